@@ -1,0 +1,173 @@
+package payonce
+
+import (
+	"fmt"
+	"log/slog"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// CardNumber is a primary account number. Every printed form (String, %v,
+// %+v, %#v, %q, slog) shows only its last four digits; JSON carries it whole.
+type CardNumber string
+
+// Last4 returns the last four digits, or "" when there are fewer than four.
+func (n CardNumber) Last4() string {
+	d := digitsOnly(string(n))
+	if len(d) < 4 {
+		return ""
+	}
+	return d[len(d)-4:]
+}
+
+// String masks the number: "************1111".
+func (n CardNumber) String() string {
+	l4 := n.Last4()
+	if l4 == "" {
+		return "****"
+	}
+	return "************" + l4
+}
+
+// GoString masks the number for %#v.
+func (n CardNumber) GoString() string { return strconv.Quote(n.String()) }
+
+// Format masks the number for every fmt verb.
+func (n CardNumber) Format(f fmt.State, verb rune) { formatMasked(f, verb, n.String()) }
+
+// LogValue masks the number in slog records.
+func (n CardNumber) LogValue() slog.Value { return slog.StringValue(n.String()) }
+
+// CVV is a card verification value. It never prints: every form is "***".
+type CVV string
+
+// String returns "***".
+func (CVV) String() string { return "***" }
+
+// GoString returns "\"***\"".
+func (CVV) GoString() string { return `"***"` }
+
+// Format prints "***" for every fmt verb.
+func (c CVV) Format(f fmt.State, verb rune) { formatMasked(f, verb, c.String()) }
+
+// LogValue hides the CVV in slog records.
+func (CVV) LogValue() slog.Value { return slog.StringValue("***") }
+
+func formatMasked(f fmt.State, verb rune, s string) {
+	if verb == 'q' || (verb == 'v' && f.Flag('#')) {
+		s = strconv.Quote(s)
+	}
+	_, _ = f.Write([]byte(s))
+}
+
+// Card is a payment card as A55's charge payload carries it. Printed, logged
+// or formatted, it shows at most the last four digits and never the CVV; its
+// JSON form (the wire form) carries every field.
+type Card struct {
+	Number          CardNumber `json:"number"`
+	HolderName      string     `json:"holder_name"`
+	ExpirationMonth string     `json:"expiration_month"`
+	ExpirationYear  string     `json:"expiration_year"`
+	CVV             CVV        `json:"cvv"`
+}
+
+// String shows the brand-free masked form: "card ************1111 exp 12/2030".
+func (c Card) String() string {
+	return fmt.Sprintf("card %s exp %s/%s", c.Number.String(), c.ExpirationMonth, c.ExpirationYear)
+}
+
+// GoString is the %#v form; it masks like String.
+func (c Card) GoString() string {
+	return fmt.Sprintf("payonce.Card{Number:%q, HolderName:%q, ExpirationMonth:%q, ExpirationYear:%q, CVV:\"***\"}",
+		c.Number.String(), c.HolderName, c.ExpirationMonth, c.ExpirationYear)
+}
+
+// Format masks the card for every fmt verb (%v, %+v, %#v, %s, %q).
+func (c Card) Format(f fmt.State, verb rune) {
+	switch {
+	case verb == 'v' && f.Flag('#'):
+		_, _ = f.Write([]byte(c.GoString()))
+	case verb == 'v' && f.Flag('+'):
+		fmt.Fprintf(f, "{Number:%s HolderName:%s ExpirationMonth:%s ExpirationYear:%s CVV:***}",
+			c.Number.String(), c.HolderName, c.ExpirationMonth, c.ExpirationYear)
+	default:
+		formatMasked(f, verb, c.String())
+	}
+}
+
+// LogValue is the slog form: last four digits and expiry only.
+func (c Card) LogValue() slog.Value {
+	return slog.GroupValue(
+		slog.String("last4", c.Number.Last4()),
+		slog.String("exp", c.ExpirationMonth+"/"+c.ExpirationYear),
+	)
+}
+
+// Validate checks the card before any request: 12 to 19 digits passing the
+// Luhn check, a holder name, a month 01-12 and a four-digit year not in the
+// past at now, and a 3 or 4 digit CVV. The error, a *ValidationError
+// wrapping ErrInvalidCard, never contains the number or the CVV.
+func (c Card) Validate(now time.Time) error {
+	n := string(c.Number)
+	if len(n) < 12 || len(n) > 19 || digitsOnly(n) != n {
+		return invalid(ErrInvalidCard, "card.number", "want 12 to 19 digits")
+	}
+	if !LuhnValid(n) {
+		return invalid(ErrInvalidCard, "card.number", "fails the Luhn check")
+	}
+	if strings.TrimSpace(c.HolderName) == "" {
+		return invalid(ErrInvalidCard, "card.holder_name", "required")
+	}
+	month, err := strconv.Atoi(c.ExpirationMonth)
+	if err != nil || month < 1 || month > 12 || len(c.ExpirationMonth) > 2 {
+		return invalid(ErrInvalidCard, "card.expiration_month", "want 01 to 12")
+	}
+	year, err := strconv.Atoi(c.ExpirationYear)
+	if err != nil || len(c.ExpirationYear) != 4 {
+		return invalid(ErrInvalidCard, "card.expiration_year", "want a four-digit year")
+	}
+	// A card is valid through the last day of its expiry month.
+	expires := time.Date(year, time.Month(month)+1, 1, 0, 0, 0, 0, time.UTC)
+	if !now.Before(expires) {
+		return invalid(ErrInvalidCard, "card.expiration_year", "card has expired")
+	}
+	cvv := string(c.CVV)
+	if (len(cvv) != 3 && len(cvv) != 4) || digitsOnly(cvv) != cvv {
+		return invalid(ErrInvalidCard, "card.cvv", "want 3 or 4 digits")
+	}
+	return nil
+}
+
+// LuhnValid reports whether the digit string passes the Luhn checksum.
+func LuhnValid(number string) bool {
+	if number == "" {
+		return false
+	}
+	sum, double := 0, false
+	for i := len(number) - 1; i >= 0; i-- {
+		d := int(number[i] - '0')
+		if d < 0 || d > 9 {
+			return false
+		}
+		if double {
+			d *= 2
+			if d > 9 {
+				d -= 9
+			}
+		}
+		sum += d
+		double = !double
+	}
+	return sum%10 == 0
+}
+
+func digitsOnly(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] >= '0' && s[i] <= '9' {
+			b.WriteByte(s[i])
+		}
+	}
+	return b.String()
+}

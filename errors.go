@@ -1,0 +1,305 @@
+package payonce
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// Sentinel errors. Every error an operation returns is an *APIError whose
+// Kind is one of these, so callers branch with errors.Is:
+//
+//	if errors.Is(err, payonce.ErrIdempotencyConflict) { ... }
+//
+// Key errors (ErrKeyRequired, ErrKeyTooShort, ErrKeyTooLong,
+// ErrKeyInvalidChars) are raised by the client before any byte is sent, and
+// also map the Coinepay server's openapi_idempotency_key_* message keys.
+var (
+	// ErrKeyRequired: the provider requires an Idempotency-Key and none was given.
+	ErrKeyRequired = errors.New("idempotency key required")
+	// ErrKeyTooShort: the key is shorter than the provider's minimum (A55: 16).
+	ErrKeyTooShort = errors.New("idempotency key too short")
+	// ErrKeyTooLong: the key is longer than the provider's maximum (128).
+	ErrKeyTooLong = errors.New("idempotency key too long")
+	// ErrKeyInvalidChars: the key holds a character the provider refuses.
+	ErrKeyInvalidChars = errors.New("idempotency key has invalid characters")
+	// ErrIdempotencyConflict: the key was already used with another payload
+	// (HTTP 409). Retrying can never succeed: fix the body or use a new key.
+	ErrIdempotencyConflict = errors.New("idempotency key reused with a different payload")
+	// ErrInsufficientBalance: the account cannot pay for the operation.
+	// Servers do not store this answer, so the same key and body succeed
+	// once the balance is topped up.
+	ErrInsufficientBalance = errors.New("insufficient balance")
+	// ErrUnauthorized: missing, unknown or expired credentials (HTTP 401).
+	ErrUnauthorized = errors.New("unauthorized")
+	// ErrForbidden: the credentials may not do this (HTTP 403).
+	ErrForbidden = errors.New("forbidden")
+	// ErrNotFound: the resource or path does not exist (HTTP 404).
+	ErrNotFound = errors.New("not found")
+	// ErrInvalidState: a 409 that is not a key conflict: the resource cannot
+	// make this move (a charge already paid, canceled or settled).
+	ErrInvalidState = errors.New("invalid state for this operation")
+	// ErrInvalidRequest: the server refused the request as malformed or
+	// invalid (HTTP 400, 405, 413, 422 without a more specific code).
+	ErrInvalidRequest = errors.New("invalid request")
+	// ErrRateLimited: too many requests (HTTP 429). APIError.RetryAfter
+	// holds the server's Retry-After.
+	ErrRateLimited = errors.New("rate limited")
+	// ErrServer: the server failed (HTTP 5xx).
+	ErrServer = errors.New("server error")
+	// ErrSignatureInvalid: the request signature was missing or wrong.
+	ErrSignatureInvalid = errors.New("signature rejected")
+	// ErrTimestampExpired: the signed timestamp was outside the server's window.
+	ErrTimestampExpired = errors.New("signature timestamp expired")
+	// ErrNonceReplayed: the server saw this nonce before.
+	ErrNonceReplayed = errors.New("signature nonce replayed")
+	// ErrCardDeclined: the issuer refused the card (CARD_DECLINED and kin).
+	ErrCardDeclined = errors.New("card declined")
+	// ErrChargeFailed: the charge ended in an error status (PROCESSING_ERROR).
+	ErrChargeFailed = errors.New("charge failed")
+
+	// ErrKeyExpired: the operation's key is older than the provider's
+	// window minus the safety margin; another attempt could be executed
+	// by the server as a new operation, so none is sent.
+	ErrKeyExpired = errors.New("idempotency key too old to retry safely")
+	// ErrRetriesExhausted: every allowed attempt failed with a retryable error.
+	ErrRetriesExhausted = errors.New("retries exhausted")
+	// ErrRetryBudgetExhausted: the client-wide retry budget is spent.
+	ErrRetryBudgetExhausted = errors.New("retry budget exhausted")
+	// ErrTransport: the request could not be sent or its answer not read.
+	ErrTransport = errors.New("transport error")
+	// ErrMalformedResponse: the server's answer could not be decoded.
+	ErrMalformedResponse = errors.New("malformed response")
+	// ErrInvalidAmount: an amount is not a valid decimal string.
+	ErrInvalidAmount = errors.New("invalid amount")
+	// ErrInvalidCard: a card fails the Luhn, expiry or CVV checks.
+	ErrInvalidCard = errors.New("invalid card")
+	// ErrInvalidConfig: a client option was refused.
+	ErrInvalidConfig = errors.New("invalid configuration")
+)
+
+// APIError is the one error type every payonce operation returns. It
+// describes the failure (the server's answer, or the client-side reason when
+// StatusCode is 0) and always carries the operation's idempotency key: store
+// Key and resume the same operation later with ResumeContext or WithKey.
+//
+// errors.Is(err, Kind) reports the kind; errors.Is and errors.As also reach
+// Err, the underlying cause (a transport error, a *ValidationError, or the
+// kind of the last answer when retries ran out).
+type APIError struct {
+	Provider   string        // "a55", "coinepay" or "" for a generic client
+	Operation  string        // e.g. "charges.create"
+	Method     string        // HTTP method
+	Path       string        // request path, never the query string
+	StatusCode int           // 0 when the error arose in the client
+	Code       string        // provider code: a Coinepay message_key or an A55 error code
+	Message    string        // provider message, UTF-8 as sent (may be Chinese), redacted
+	RequestID  string        // provider request ID when one was given
+	Key        string        // the operation's Idempotency-Key ("" for GETs)
+	KeyCreated time.Time     // when the operation's key was first used
+	Replayed   bool          // the answer was a replay of a stored response
+	Attempts   int           // attempts sent
+	RetryAfter time.Duration // the server's Retry-After, when it sent one
+	Details    []ErrorDetail // field-level details, when the provider gave them
+	Kind       error         // one of the Err* sentinels
+	Err        error         // the underlying cause, if any
+}
+
+// ErrorDetail is one field-level reason from a provider's error body.
+type ErrorDetail struct {
+	Field  string `json:"field,omitempty"`
+	Reason string `json:"reason,omitempty"`
+	Code   string `json:"code,omitempty"`
+}
+
+// Error implements error. It names the operation, status, code, key and
+// attempts; it never holds a secret, card number or query string.
+func (e *APIError) Error() string {
+	var b strings.Builder
+	b.WriteString("payonce: ")
+	if e.Provider != "" {
+		b.WriteString(e.Provider)
+		b.WriteByte(' ')
+	}
+	if e.Operation != "" {
+		b.WriteString(e.Operation)
+	} else if e.Method != "" {
+		b.WriteString(e.Method + " " + e.Path)
+	}
+	b.WriteString(": ")
+	if e.Kind != nil {
+		b.WriteString(e.Kind.Error())
+	} else {
+		b.WriteString("error")
+	}
+	if e.StatusCode != 0 {
+		fmt.Fprintf(&b, " (HTTP %d", e.StatusCode)
+		if e.Code != "" {
+			b.WriteString(" " + e.Code)
+		}
+		b.WriteByte(')')
+	} else if e.Code != "" {
+		b.WriteString(" (" + e.Code + ")")
+	}
+	if e.Message != "" {
+		b.WriteString(": " + e.Message)
+	}
+	if e.Err != nil && e.Err != e.Kind {
+		b.WriteString(": " + RedactString(e.Err.Error()))
+	}
+	if e.Key != "" {
+		fmt.Fprintf(&b, " [idempotency key %s", e.Key)
+		if e.Attempts > 0 {
+			fmt.Fprintf(&b, ", %d attempt(s)", e.Attempts)
+		}
+		b.WriteByte(']')
+	} else if e.Attempts > 0 {
+		fmt.Fprintf(&b, " [%d attempt(s)]", e.Attempts)
+	}
+	return b.String()
+}
+
+// Unwrap gives errors.Is and errors.As both the kind and the cause.
+func (e *APIError) Unwrap() []error {
+	errs := make([]error, 0, 2)
+	if e.Kind != nil {
+		errs = append(errs, e.Kind)
+	}
+	if e.Err != nil {
+		errs = append(errs, e.Err)
+	}
+	return errs
+}
+
+// Temporary reports whether the same operation, resumed later with the same
+// key, may still succeed: transport failures, 5xx, 429, spent retries or
+// budget. Conflicts, validation errors and other 4xx answers are final.
+func (e *APIError) Temporary() bool {
+	switch {
+	case errors.Is(e, ErrKeyExpired):
+		return false
+	case errors.Is(e, ErrRetriesExhausted), errors.Is(e, ErrRetryBudgetExhausted),
+		errors.Is(e, ErrTransport), errors.Is(e, ErrServer), errors.Is(e, ErrRateLimited):
+		return true
+	}
+	return false
+}
+
+// KeyOf returns the idempotency key of the operation that returned err, or ""
+// when err carries none. Store it with the failed job and resume the very
+// same operation later (ResumeContext): the server then either replays the
+// stored result or executes it once, never twice.
+func KeyOf(err error) string {
+	var e *APIError
+	if errors.As(err, &e) {
+		return e.Key
+	}
+	return ""
+}
+
+// IsTemporary reports whether err is an *APIError whose operation may still
+// succeed when resumed with the same key.
+func IsTemporary(err error) bool {
+	var e *APIError
+	return errors.As(err, &e) && e.Temporary()
+}
+
+// KindForCode maps a provider error code (a Coinepay message_key or an A55
+// error code) to its sentinel, or nil for a code it does not know.
+//
+// Sources: the Coinepay idempotency document (openapi_idempotency_key_*,
+// insufficient_balance), the project's Coinepay signing scheme
+// (openapi_signature_*, openapi_timestamp_expired, openapi_nonce_replayed,
+// openapi_api_key_invalid) and A55's public error codes
+// (https://docs.a55.tech).
+func KindForCode(code string) error {
+	switch code {
+	case "openapi_idempotency_key_required":
+		return ErrKeyRequired
+	case "openapi_idempotency_key_too_long":
+		return ErrKeyTooLong
+	case "openapi_idempotency_key_too_short", "IDEMPOTENCY_KEY_TOO_SHORT":
+		return ErrKeyTooShort
+	case "openapi_idempotency_key_invalid_chars", "IDEMPOTENCY_KEY_INVALID":
+		return ErrKeyInvalidChars
+	case "openapi_idempotency_key_conflict", "IDEMPOTENCY_KEY_CONFLICT", "DUPLICATE_REQUEST":
+		return ErrIdempotencyConflict
+	case "insufficient_balance":
+		return ErrInsufficientBalance
+	case "openapi_signature_required", "openapi_signature_invalid":
+		return ErrSignatureInvalid
+	case "openapi_api_key_invalid", "UNAUTHORIZED", "INVALID_TOKEN":
+		return ErrUnauthorized
+	case "openapi_timestamp_expired":
+		return ErrTimestampExpired
+	case "openapi_nonce_replayed":
+		return ErrNonceReplayed
+	case "FORBIDDEN":
+		return ErrForbidden
+	case "NOT_FOUND", "openapi_not_found":
+		return ErrNotFound
+	case "RATE_LIMIT_EXCEEDED", "openapi_rate_limited":
+		return ErrRateLimited
+	case "CARD_DECLINED", "INSUFFICIENT_FUNDS", "INVALID_CARD", "EXPIRED_CARD",
+		"INVALID_CVC", "3DS_REQUIRED", "3DS_FAILED", "FRAUD_SUSPECTED":
+		return ErrCardDeclined
+	case "PROCESSING_ERROR", "TIMEOUT":
+		return ErrChargeFailed
+	case "CURRENCY_NOT_SUPPORTED", "AMOUNT_INVALID", "VALIDATION_ERROR", "INVALID_REQUEST",
+		"openapi_invalid_request", "openapi_invalid_json", "openapi_method_not_allowed", "openapi_body_too_large":
+		return ErrInvalidRequest
+	case "CANCEL_NOT_ALLOWED", "CAPTURE_NOT_ALLOWED", "REFUND_NOT_ALLOWED", "REFUND_EXCEEDS_AMOUNT",
+		"CHARGE_ALREADY_PAID", "CHARGE_ALREADY_CANCELED", "CHARGE_ALREADY_SETTLED", "INVALID_STATE":
+		return ErrInvalidState
+	case "INTERNAL_ERROR", "openapi_internal_error":
+		return ErrServer
+	}
+	return nil
+}
+
+// KindForStatus maps an HTTP status to its sentinel when no code is known.
+// A 409 without a known code is taken as a key conflict, the meaning both
+// source documents give it.
+func KindForStatus(status int) error {
+	switch {
+	case status == http.StatusUnauthorized:
+		return ErrUnauthorized
+	case status == http.StatusForbidden:
+		return ErrForbidden
+	case status == http.StatusNotFound:
+		return ErrNotFound
+	case status == http.StatusConflict:
+		return ErrIdempotencyConflict
+	case status == http.StatusTooManyRequests:
+		return ErrRateLimited
+	case status >= 500:
+		return ErrServer
+	case status >= 400:
+		return ErrInvalidRequest
+	}
+	return ErrMalformedResponse
+}
+
+// ValidationError reports input refused by the client before anything was
+// sent: a bad amount, card, currency or request field. It unwraps to
+// ErrInvalidAmount, ErrInvalidCard or ErrInvalidRequest.
+type ValidationError struct {
+	Field  string // the JSON field, e.g. "card.number"
+	Reason string // what is wrong, never the value itself
+	Err    error  // the sentinel
+}
+
+func (e *ValidationError) Error() string {
+	if e.Field == "" {
+		return e.Err.Error() + ": " + e.Reason
+	}
+	return e.Err.Error() + ": " + e.Field + ": " + e.Reason
+}
+
+func (e *ValidationError) Unwrap() error { return e.Err }
+
+func invalid(sentinel error, field, reason string) *ValidationError {
+	return &ValidationError{Field: field, Reason: reason, Err: sentinel}
+}

@@ -1,0 +1,217 @@
+package payonce
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// HeaderIdempotencyKey is the request header that carries the key.
+const HeaderIdempotencyKey = "Idempotency-Key"
+
+// HeaderReplay marks an answer that is a copy of a stored response
+// (Coinepay sends "X-Idempotent-Replay: true").
+const HeaderReplay = "X-Idempotent-Replay"
+
+// DefaultKeyWindow is how long both providers remember a key.
+const DefaultKeyWindow = 24 * time.Hour
+
+// KeyRules are a provider's rules for Idempotency-Key values. They are plain
+// values: copy and adjust them for a deployment whose rules differ.
+type KeyRules struct {
+	Provider string        // used in error messages
+	Required bool          // the server refuses a keyed endpoint without a key
+	MinLen   int           // minimum length in bytes, 0 for none
+	MaxLen   int           // maximum length in bytes, 0 for none
+	Charset  string        // allowed characters; "" allows printable ASCII without spaces
+	Window   time.Duration // how long the server remembers a key
+}
+
+// A55KeyRules are A55's rules: 16 to 128 characters, a 24 h window. The
+// guide recommends UUID v4; the charset rule (printable ASCII, no spaces) is
+// a project assumption. https://docs.a55.tech (Idempotency guide)
+func A55KeyRules() KeyRules {
+	return KeyRules{Provider: "a55", MinLen: 16, MaxLen: 128, Window: DefaultKeyWindow}
+}
+
+// CoinepayKeyCharset is the URL-safe charset the project accepts for
+// Coinepay keys; the colon is in it because the document's own task-queue
+// example is "openapi:apply:{task_id}".
+const CoinepayKeyCharset = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~:"
+
+// CoinepayKeyRules are Coinepay's rules: required on card/apply and
+// card/recharge, at most 128 URL-safe characters, a 24 h window.
+func CoinepayKeyRules() KeyRules {
+	return KeyRules{Provider: "coinepay", Required: true, MaxLen: 128, Charset: CoinepayKeyCharset, Window: DefaultKeyWindow}
+}
+
+// KeyError reports a key that breaks its provider's rules. It unwraps to
+// ErrKeyRequired, ErrKeyTooShort, ErrKeyTooLong or ErrKeyInvalidChars.
+type KeyError struct {
+	Provider string
+	Rule     string // the rule broken, e.g. "at most 128 characters"
+	Err      error
+}
+
+func (e *KeyError) Error() string {
+	p := e.Provider
+	if p != "" {
+		p += " "
+	}
+	return fmt.Sprintf("%s: %srule: %s", e.Err, p, e.Rule)
+}
+
+func (e *KeyError) Unwrap() error { return e.Err }
+
+// Validate checks key against the rules. It returns nil or a *KeyError.
+// An empty key is an error only when Required is set.
+func (r KeyRules) Validate(key string) error {
+	if key == "" {
+		if r.Required {
+			return &KeyError{Provider: r.Provider, Rule: "an Idempotency-Key is required", Err: ErrKeyRequired}
+		}
+		return nil
+	}
+	if r.MinLen > 0 && len(key) < r.MinLen {
+		return &KeyError{Provider: r.Provider, Rule: fmt.Sprintf("at least %d characters, got %d", r.MinLen, len(key)), Err: ErrKeyTooShort}
+	}
+	if r.MaxLen > 0 && len(key) > r.MaxLen {
+		return &KeyError{Provider: r.Provider, Rule: fmt.Sprintf("at most %d characters, got %d", r.MaxLen, len(key)), Err: ErrKeyTooLong}
+	}
+	for i := 0; i < len(key); i++ {
+		c := key[i]
+		ok := c > 0x20 && c < 0x7f
+		if ok && r.Charset != "" {
+			ok = strings.IndexByte(r.Charset, c) >= 0
+		}
+		if !ok {
+			rule := "printable ASCII without spaces"
+			if r.Charset != "" {
+				rule = "only A-Z a-z 0-9 and " + strings.TrimLeft(r.Charset, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
+			}
+			return &KeyError{Provider: r.Provider, Rule: fmt.Sprintf("%s (bad byte at position %d)", rule, i), Err: ErrKeyInvalidChars}
+		}
+	}
+	return nil
+}
+
+// NewKey returns a fresh random UUID v4 key. It never panics: a failure of
+// the system's random source is returned as an error.
+func NewKey() (string, error) {
+	u, err := uuid.NewRandom()
+	if err != nil {
+		return "", fmt.Errorf("payonce: generate idempotency key: %w", err)
+	}
+	return u.String(), nil
+}
+
+// TaskKey builds a deterministic key for a job that a queue may retry in a
+// new process: TaskKey("openapi:apply", "42") is "openapi:apply:42". Every
+// retry of the task then sends the same key, as the Coinepay document's
+// async task pattern recommends. The caller must make taskID unique per
+// business operation and valid for the provider's charset.
+func TaskKey(prefix, taskID string) string {
+	if prefix == "" {
+		return taskID
+	}
+	return prefix + ":" + taskID
+}
+
+type keyCtxKey struct{}
+
+type boundKey struct {
+	key     string
+	created time.Time
+}
+
+// WithKey binds an idempotency key to ctx. Every operation run with the
+// returned context (and every retry of it) sends this key, so a task queue
+// that retries a job can bind the job's key once.
+func WithKey(ctx context.Context, key string) context.Context {
+	return context.WithValue(ctx, keyCtxKey{}, boundKey{key: key})
+}
+
+// WithKeyCreatedAt binds key like WithKey and records when the operation
+// first used it, so the key-age guard can refuse an attempt that the server
+// would no longer recognise (24 h later it would charge again).
+func WithKeyCreatedAt(ctx context.Context, key string, created time.Time) context.Context {
+	return context.WithValue(ctx, keyCtxKey{}, boundKey{key: key, created: created})
+}
+
+// KeyFromContext returns the key bound to ctx and when it was created (zero
+// when unknown).
+func KeyFromContext(ctx context.Context) (key string, created time.Time, ok bool) {
+	b, ok := ctx.Value(keyCtxKey{}).(boundKey)
+	return b.key, b.created, ok && b.key != ""
+}
+
+// ResumeContext binds the key (and its age) of the failed operation err to
+// ctx, so running the same operation again with the returned context resumes
+// it instead of starting a second one. When err carries no key, ctx is
+// returned unchanged.
+//
+//	ch, err := client.Charges.Create(ctx, req)
+//	if payonce.IsTemporary(err) {
+//		ch, err = client.Charges.Create(payonce.ResumeContext(ctx, err), req)
+//	}
+func ResumeContext(ctx context.Context, err error) context.Context {
+	var e *APIError
+	if !errors.As(err, &e) || e.Key == "" {
+		return ctx
+	}
+	return WithKeyCreatedAt(ctx, e.Key, e.KeyCreated)
+}
+
+// CallOption adjusts one operation.
+type CallOption func(*callOptions)
+
+type callOptions struct {
+	key     string
+	created time.Time
+}
+
+// WithIdempotencyKey sets the key of one operation; it wins over a key bound
+// to the context.
+func WithIdempotencyKey(key string) CallOption {
+	return func(o *callOptions) { o.key = key }
+}
+
+// WithKeyCreated tells the key-age guard when the operation's key was first
+// used (for a key restored from storage).
+func WithKeyCreated(t time.Time) CallOption {
+	return func(o *callOptions) { o.created = t }
+}
+
+// resolveKey picks the operation's key: per-call option, then context, then
+// a new UUID v4. It is called exactly once per operation, before the first
+// attempt.
+func resolveKey(ctx context.Context, opts []CallOption, now time.Time) (key string, created time.Time, err error) {
+	var o callOptions
+	for _, opt := range opts {
+		if opt != nil {
+			opt(&o)
+		}
+	}
+	key, created = o.key, o.created
+	if key == "" {
+		if k, c, ok := KeyFromContext(ctx); ok {
+			key = k
+			if created.IsZero() {
+				created = c
+			}
+		}
+	}
+	if key == "" {
+		if key, err = NewKey(); err != nil {
+			return "", time.Time{}, err
+		}
+	}
+	if created.IsZero() || created.After(now) {
+		created = now
+	}
+	return key, created, nil
+}

@@ -1,0 +1,300 @@
+package payonce
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Headers of the Coinepay signing scheme (../shared/docs/api-facts.md §3 in
+// the project; the README quotes it with test vectors).
+const (
+	HeaderAPIKey    = "X-Api-Key"
+	HeaderTimestamp = "X-Timestamp"
+	HeaderNonce     = "X-Nonce"
+	HeaderSignature = "X-Signature"
+)
+
+// Signer authenticates one attempt. The client calls Sign for every attempt,
+// the first and each retry, after the body and the Idempotency-Key are
+// fixed, so each attempt carries a fresh nonce, timestamp and signature
+// while the key and the body bytes stay identical. body is the exact bytes
+// that will be sent (nil for none).
+type Signer interface {
+	Sign(req *http.Request, body []byte) error
+}
+
+// SignerFunc adapts a function to Signer.
+type SignerFunc func(req *http.Request, body []byte) error
+
+// Sign calls f.
+func (f SignerFunc) Sign(req *http.Request, body []byte) error { return f(req, body) }
+
+// Recoverer is a Signer that can mend the cause of its own rejection: an
+// OAuth2 authorizer refreshes its token after a 401, the HMAC signer learns
+// the server's clock after openapi_timestamp_expired. When an answer is an
+// error, the client asks Recover once per operation; on true the attempt is
+// repeated with the same key and body and a new signature.
+type Recoverer interface {
+	Recover(ctx context.Context, header http.Header, err *APIError) bool
+}
+
+// HMACSigner signs requests with HMAC-SHA256 as the Coinepay OpenAPI
+// expects under the project's scheme:
+//
+//	canonical = METHOD \n escaped-path \n canonical-query \n timestamp \n nonce \n hex(sha256(body))
+//	X-Signature = lowercase hex(HMAC-SHA256(secret, canonical))
+//
+// with X-Api-Key, X-Timestamp (Unix seconds) and X-Nonce (16 random bytes,
+// hex). The Idempotency-Key header is not signed. It is safe for concurrent
+// use; its printed forms never show the secret.
+type HMACSigner struct {
+	keyID  string
+	secret []byte
+	now    func() time.Time
+	rand   io.Reader
+	offset atomic.Int64 // server clock minus local clock, in nanoseconds
+}
+
+// HMACOption configures an HMACSigner.
+type HMACOption func(*HMACSigner)
+
+// WithSignerClock sets the signer's clock (default time.Now).
+func WithSignerClock(now func() time.Time) HMACOption {
+	return func(s *HMACSigner) {
+		if now != nil {
+			s.now = now
+		}
+	}
+}
+
+// WithNonceReader sets the nonce source (default crypto/rand.Reader). Only
+// tests with fixed vectors should change it.
+func WithNonceReader(r io.Reader) HMACOption {
+	return func(s *HMACSigner) {
+		if r != nil {
+			s.rand = r
+		}
+	}
+}
+
+// NewHMACSigner returns a signer for the API key id and its secret.
+func NewHMACSigner(keyID, secret string, opts ...HMACOption) (*HMACSigner, error) {
+	if keyID == "" || secret == "" {
+		return nil, fmt.Errorf("%w: api key and secret are required", ErrInvalidConfig)
+	}
+	s := &HMACSigner{keyID: keyID, secret: []byte(secret), now: time.Now, rand: rand.Reader}
+	for _, o := range opts {
+		o(s)
+	}
+	return s, nil
+}
+
+// String hides the secret.
+func (s *HMACSigner) String() string { return "payonce.HMACSigner{keyID: " + s.keyID + ", secret: [REDACTED]}" }
+
+// GoString hides the secret.
+func (s *HMACSigner) GoString() string { return s.String() }
+
+// ClockOffset returns the server-minus-local clock offset the signer learned.
+func (s *HMACSigner) ClockOffset() time.Duration { return time.Duration(s.offset.Load()) }
+
+// Sign sets the four signing headers on req for body.
+func (s *HMACSigner) Sign(req *http.Request, body []byte) error {
+	var nb [16]byte
+	if _, err := io.ReadFull(s.rand, nb[:]); err != nil {
+		return fmt.Errorf("payonce: nonce: %w", err)
+	}
+	nonce := hex.EncodeToString(nb[:])
+	ts := strconv.FormatInt(s.now().Add(s.ClockOffset()).Unix(), 10)
+	canonical := CanonicalString(req.Method, req.URL.EscapedPath(), req.URL.RawQuery, ts, nonce, body)
+	req.Header.Set(HeaderAPIKey, s.keyID)
+	req.Header.Set(HeaderTimestamp, ts)
+	req.Header.Set(HeaderNonce, nonce)
+	req.Header.Set(HeaderSignature, Sign(s.secret, canonical))
+	return nil
+}
+
+// Recover learns the server's clock from the answer's Date header after an
+// openapi_timestamp_expired rejection, so the repeated attempt is signed
+// with a corrected timestamp (the way the AWS SDK corrects clock skew).
+func (s *HMACSigner) Recover(_ context.Context, header http.Header, err *APIError) bool {
+	if !errors.Is(err, ErrTimestampExpired) {
+		return false
+	}
+	date, perr := http.ParseTime(header.Get("Date"))
+	if perr != nil {
+		return false
+	}
+	// Date has one-second resolution; keep half a second of slack.
+	off := date.Sub(s.now()) + 500*time.Millisecond
+	s.offset.Store(int64(off))
+	return true
+}
+
+// CanonicalString builds the string the signature covers. method is upper
+// cased; escapedPath is the path as sent; rawQuery is canonicalised by
+// CanonicalQuery; bodyHash is the hex SHA-256 of body (of zero bytes when
+// body is empty).
+func CanonicalString(method, escapedPath, rawQuery, timestamp, nonce string, body []byte) string {
+	sum := sha256.Sum256(body)
+	var b strings.Builder
+	b.Grow(len(method) + len(escapedPath) + len(rawQuery) + len(timestamp) + len(nonce) + 70)
+	b.WriteString(strings.ToUpper(method))
+	b.WriteByte('\n')
+	b.WriteString(escapedPath)
+	b.WriteByte('\n')
+	b.WriteString(CanonicalQuery(rawQuery))
+	b.WriteByte('\n')
+	b.WriteString(timestamp)
+	b.WriteByte('\n')
+	b.WriteString(nonce)
+	b.WriteByte('\n')
+	b.WriteString(hex.EncodeToString(sum[:]))
+	return b.String()
+}
+
+// CanonicalQuery sorts the query parameters by name, then by value, and
+// encodes them as url.Values.Encode does; "" when there are none.
+func CanonicalQuery(rawQuery string) string {
+	if rawQuery == "" {
+		return ""
+	}
+	vals, _ := url.ParseQuery(rawQuery) // keeps what parses, as servers do
+	for _, vs := range vals {
+		sort.Strings(vs)
+	}
+	return vals.Encode()
+}
+
+// Sign returns lowercase hex HMAC-SHA256(secret, canonical).
+func Sign(secret []byte, canonical string) string {
+	m := hmac.New(sha256.New, secret)
+	m.Write([]byte(canonical))
+	return hex.EncodeToString(m.Sum(nil))
+}
+
+// Message keys the Coinepay server answers for signature failures (401).
+const (
+	CodeSignatureRequired = "openapi_signature_required"
+	CodeAPIKeyInvalid     = "openapi_api_key_invalid"
+	CodeTimestampExpired  = "openapi_timestamp_expired"
+	CodeNonceReplayed     = "openapi_nonce_replayed"
+	CodeSignatureInvalid  = "openapi_signature_invalid"
+)
+
+// SignatureError is a verification failure: Code is the message_key the
+// server answers (with HTTP 401), Err its sentinel.
+type SignatureError struct {
+	Code string
+	Err  error
+}
+
+func (e *SignatureError) Error() string { return e.Err.Error() + " (" + e.Code + ")" }
+
+func (e *SignatureError) Unwrap() error { return e.Err }
+
+// Verifier checks signed requests on the server side: the four headers are
+// present, the key is known, the timestamp is within TimestampWindow of the
+// server clock, the signature matches under a constant-time compare, and the
+// nonce was not seen in the last NonceWindow for that key. Seen nonces are
+// swept when they expire, so memory stays bounded. Safe for concurrent use.
+type Verifier struct {
+	secrets         func(keyID string) (secret string, ok bool)
+	now             func() time.Time
+	timestampWindow time.Duration
+	nonceWindow     time.Duration
+
+	mu        sync.Mutex
+	nonces    map[string]time.Time // keyID + "\x00" + nonce -> expiry
+	lastSweep time.Time
+}
+
+// NewVerifier returns a Verifier that looks secrets up with secrets, reads
+// the time from now (time.Now when nil), and uses the scheme's windows:
+// 300 s for timestamps and 600 s for nonces.
+func NewVerifier(secrets func(keyID string) (string, bool), now func() time.Time) *Verifier {
+	if now == nil {
+		now = time.Now
+	}
+	return &Verifier{secrets: secrets, now: now, timestampWindow: 300 * time.Second,
+		nonceWindow: 600 * time.Second, nonces: make(map[string]time.Time)}
+}
+
+// SetWindows changes the timestamp and nonce windows.
+func (v *Verifier) SetWindows(timestamp, nonce time.Duration) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.timestampWindow, v.nonceWindow = timestamp, nonce
+}
+
+// Verify checks r, whose body bytes are body, and returns the API key id.
+// Errors are *SignatureError.
+func (v *Verifier) Verify(r *http.Request, body []byte) (string, error) {
+	keyID := r.Header.Get(HeaderAPIKey)
+	ts := r.Header.Get(HeaderTimestamp)
+	nonce := r.Header.Get(HeaderNonce)
+	sig := r.Header.Get(HeaderSignature)
+	if keyID == "" || ts == "" || nonce == "" || sig == "" {
+		return "", &SignatureError{Code: CodeSignatureRequired, Err: ErrSignatureInvalid}
+	}
+	secret, ok := v.secrets(keyID)
+	if !ok {
+		return "", &SignatureError{Code: CodeAPIKeyInvalid, Err: ErrUnauthorized}
+	}
+	sec, err := strconv.ParseInt(ts, 10, 64)
+	if err != nil {
+		return keyID, &SignatureError{Code: CodeSignatureInvalid, Err: ErrSignatureInvalid}
+	}
+	now := v.now()
+	v.mu.Lock()
+	tw, nw := v.timestampWindow, v.nonceWindow
+	v.mu.Unlock()
+	if d := now.Sub(time.Unix(sec, 0)); d > tw || d < -tw {
+		return keyID, &SignatureError{Code: CodeTimestampExpired, Err: ErrTimestampExpired}
+	}
+	if len(nonce) < 32 || len(nonce) > 128 {
+		return keyID, &SignatureError{Code: CodeSignatureInvalid, Err: ErrSignatureInvalid}
+	}
+	want := Sign([]byte(secret), CanonicalString(r.Method, r.URL.EscapedPath(), r.URL.RawQuery, ts, nonce, body))
+	if !hmac.Equal([]byte(want), []byte(strings.ToLower(sig))) {
+		return keyID, &SignatureError{Code: CodeSignatureInvalid, Err: ErrSignatureInvalid}
+	}
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if now.Sub(v.lastSweep) > nw/10 {
+		for k, exp := range v.nonces {
+			if !now.Before(exp) {
+				delete(v.nonces, k)
+			}
+		}
+		v.lastSweep = now
+	}
+	nk := keyID + "\x00" + nonce
+	if exp, seen := v.nonces[nk]; seen && now.Before(exp) {
+		return keyID, &SignatureError{Code: CodeNonceReplayed, Err: ErrNonceReplayed}
+	}
+	v.nonces[nk] = now.Add(nw)
+	return keyID, nil
+}
+
+// NonceCount returns how many nonces the verifier remembers (for tests of
+// the sweep).
+func (v *Verifier) NonceCount() int {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return len(v.nonces)
+}
