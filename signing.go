@@ -104,7 +104,9 @@ func NewHMACSigner(keyID, secret string, opts ...HMACOption) (*HMACSigner, error
 }
 
 // String hides the secret.
-func (s *HMACSigner) String() string { return "payonce.HMACSigner{keyID: " + s.keyID + ", secret: [REDACTED]}" }
+func (s *HMACSigner) String() string {
+	return "payonce.HMACSigner{keyID: " + s.keyID + ", secret: [REDACTED]}"
+}
 
 // GoString hides the secret.
 func (s *HMACSigner) GoString() string { return s.String() }
