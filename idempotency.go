@@ -172,6 +172,7 @@ type CallOption func(*callOptions)
 type callOptions struct {
 	key     string
 	created time.Time
+	noKey   bool
 }
 
 // WithIdempotencyKey sets the key of one operation; it wins over a key bound
@@ -195,6 +196,9 @@ func resolveKey(ctx context.Context, opts []CallOption, now time.Time) (key stri
 		if opt != nil {
 			opt(&o)
 		}
+	}
+	if o.noKey {
+		return "", now, nil
 	}
 	key, created = o.key, o.created
 	if key == "" {

@@ -1,0 +1,316 @@
+package payonce
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// Client is the core both typed clients (a55, coinepay) embed. It runs one
+// business operation per call of Do: resolve and check the key once,
+// serialize the body once, then the retry loop, in which every attempt is
+// signed afresh, and finally decode the answer or map it to an *APIError.
+// A Client is safe for concurrent use.
+type Client struct {
+	baseURL       *url.URL
+	httpClient    *http.Client
+	policy        RetryPolicy
+	budget        *RetryBudget
+	rules         KeyRules
+	signer        Signer
+	codec         Codec
+	limiter       Limiter
+	logger        *slog.Logger
+	userAgent     string
+	provider      string
+	now           func() time.Time
+	allowInsecure bool
+}
+
+// Limiter paces attempts client-side; *rate.Limiter from golang.org/x/time
+// satisfies it.
+type Limiter interface {
+	Wait(ctx context.Context) error
+}
+
+// Option configures a Client. Options validate their input and NewClient
+// returns the first error, wrapped in ErrInvalidConfig.
+type Option func(*Client) error
+
+// WithBaseURL sets the API's base URL. Plain http:// is refused unless the
+// host is loopback or WithInsecureHTTP is given.
+func WithBaseURL(raw string) Option {
+	return func(c *Client) error {
+		u, err := url.Parse(raw)
+		if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+			return fmt.Errorf("%w: base URL must be an absolute http(s) URL", ErrInvalidConfig)
+		}
+		if u.RawQuery != "" || u.Fragment != "" || u.User != nil {
+			return fmt.Errorf("%w: base URL must not carry a query, fragment or user info", ErrInvalidConfig)
+		}
+		u.Path = strings.TrimRight(u.Path, "/")
+		u.RawPath = ""
+		c.baseURL = u
+		return nil
+	}
+}
+
+// WithHTTPClient sets the HTTP client whose transport sends every attempt.
+func WithHTTPClient(hc *http.Client) Option {
+	return func(c *Client) error {
+		if hc == nil {
+			return fmt.Errorf("%w: nil http.Client", ErrInvalidConfig)
+		}
+		c.httpClient = hc
+		return nil
+	}
+}
+
+// WithRetryPolicy sets how operations are retried.
+func WithRetryPolicy(p RetryPolicy) Option {
+	return func(c *Client) error {
+		if err := p.Validate(); err != nil {
+			return err
+		}
+		c.policy = p
+		return nil
+	}
+}
+
+// WithRetryBudget shares a retry budget (nil disables the budget).
+func WithRetryBudget(b *RetryBudget) Option {
+	return func(c *Client) error { c.budget = b; return nil }
+}
+
+// WithKeyRules sets the provider's key rules.
+func WithKeyRules(r KeyRules) Option {
+	return func(c *Client) error {
+		if r.MaxLen < 0 || r.MinLen < 0 || (r.MaxLen > 0 && r.MinLen > r.MaxLen) || r.Window < 0 {
+			return fmt.Errorf("%w: key rules", ErrInvalidConfig)
+		}
+		c.rules = r
+		return nil
+	}
+}
+
+// WithSigner sets the signer called for every attempt.
+func WithSigner(s Signer) Option {
+	return func(c *Client) error { c.signer = s; return nil }
+}
+
+// WithCodec sets how answers are decoded.
+func WithCodec(cd Codec) Option {
+	return func(c *Client) error {
+		if cd == nil {
+			return fmt.Errorf("%w: nil codec", ErrInvalidConfig)
+		}
+		c.codec = cd
+		return nil
+	}
+}
+
+// WithLimiter paces attempts (for example rate.NewLimiter for A55's
+// documented 100 requests a minute).
+func WithLimiter(l Limiter) Option {
+	return func(c *Client) error { c.limiter = l; return nil }
+}
+
+// WithLogger logs through l at debug level (attempts, retries, outcomes).
+// Every record passes through a RedactingHandler first. Without it the
+// client is silent.
+func WithLogger(l *slog.Logger) Option {
+	return func(c *Client) error {
+		if l == nil {
+			return fmt.Errorf("%w: nil logger", ErrInvalidConfig)
+		}
+		c.logger = slog.New(NewRedactingHandler(l.Handler()))
+		return nil
+	}
+}
+
+// WithUserAgent sets the User-Agent header.
+func WithUserAgent(ua string) Option {
+	return func(c *Client) error { c.userAgent = ua; return nil }
+}
+
+// WithProvider names the provider in errors and logs.
+func WithProvider(name string) Option {
+	return func(c *Client) error { c.provider = name; return nil }
+}
+
+// WithClock sets the clock the key-age guard reads (tests).
+func WithClock(now func() time.Time) Option {
+	return func(c *Client) error {
+		if now == nil {
+			return fmt.Errorf("%w: nil clock", ErrInvalidConfig)
+		}
+		c.now = now
+		return nil
+	}
+}
+
+// WithInsecureHTTP allows a plain http:// base URL to a non-loopback host.
+// Credentials then cross the network in clear text: use it only inside a
+// trusted network.
+func WithInsecureHTTP() Option {
+	return func(c *Client) error { c.allowInsecure = true; return nil }
+}
+
+// UserAgent is the default User-Agent.
+const UserAgent = "payonce-go/0.1"
+
+// NewClient returns a core client. Typed clients pass their defaults first
+// and the caller's options after them.
+func NewClient(opts ...Option) (*Client, error) {
+	c := &Client{
+		policy:    DefaultRetryPolicy(),
+		budget:    DefaultRetryBudget(),
+		codec:     JSONCodec{},
+		logger:    slog.New(slog.DiscardHandler),
+		userAgent: UserAgent,
+		now:       time.Now,
+	}
+	for _, o := range opts {
+		if o == nil {
+			continue
+		}
+		if err := o(c); err != nil {
+			return nil, err
+		}
+	}
+	if c.baseURL == nil {
+		return nil, fmt.Errorf("%w: a base URL is required", ErrInvalidConfig)
+	}
+	if c.baseURL.Scheme == "http" && !c.allowInsecure && !isLoopback(c.baseURL.Hostname()) {
+		return nil, fmt.Errorf("%w: plain http:// to non-loopback host %q (use https, or WithInsecureHTTP)", ErrInvalidConfig, c.baseURL.Hostname())
+	}
+	if c.httpClient == nil {
+		c.httpClient = DefaultHTTPClient()
+	}
+	return c, nil
+}
+
+// DefaultHTTPClient returns an http.Client with sane timeouts and a
+// connection pool sized for concurrent payment traffic.
+func DefaultHTTPClient() *http.Client {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxIdleConns = 256
+	t.MaxIdleConnsPerHost = 64
+	t.IdleConnTimeout = 90 * time.Second
+	t.TLSHandshakeTimeout = 10 * time.Second
+	t.ResponseHeaderTimeout = 30 * time.Second
+	return &http.Client{Transport: t, Timeout: 60 * time.Second}
+}
+
+func isLoopback(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// BaseURL returns the client's base URL.
+func (c *Client) BaseURL() string { return c.baseURL.String() }
+
+// KeyRules returns the client's key rules.
+func (c *Client) KeyRules() KeyRules { return c.rules }
+
+// Provider returns the provider name.
+func (c *Client) Provider() string { return c.provider }
+
+// Logger returns the client's (redacting) logger.
+func (c *Client) Logger() *slog.Logger { return c.logger }
+
+// RetryBudget returns the client's retry budget (nil when disabled).
+func (c *Client) RetryBudget() *RetryBudget { return c.budget }
+
+// Request describes one call of Do.
+type Request struct {
+	Operation string     // name for errors and logs, e.g. "charges.create"
+	Method    string     // HTTP method
+	Path      string     // escaped path below the base URL, e.g. "/api/v1/bank/wallet/charge/"
+	Query     url.Values // query parameters (never logged)
+	Body      any        // marshalled to JSON once; nil for no body
+	// Keyed marks a business operation: one Idempotency-Key, resolved before
+	// the first attempt, is sent on every attempt.
+	Keyed bool
+	// Validate runs after the key is resolved and before any byte is sent;
+	// its error is returned as an *APIError carrying the key.
+	Validate func() error
+}
+
+// Meta describes how an operation went.
+type Meta struct {
+	Key        string        // the Idempotency-Key sent ("" for unkeyed calls)
+	KeyCreated time.Time     // when the key was first used
+	Replayed   bool          // the server answered with a stored response
+	Attempts   int           // attempts sent
+	StatusCode int           // final HTTP status
+	RequestID  string        // provider request ID
+	Header     http.Header   // final answer's headers
+	Duration   time.Duration // wall time of the operation
+}
+
+// Codec decodes a provider's answers.
+type Codec interface {
+	// DecodeSuccess decodes a 2xx body into out (out may be nil). It may
+	// return an *APIError when a 2xx envelope reports a failure; any other
+	// error becomes ErrMalformedResponse.
+	DecodeSuccess(status int, header http.Header, body []byte, out any) error
+	// DecodeError fills e's Code, Message, RequestID, Details and, when it
+	// knows better than the status and code tables, Kind.
+	DecodeError(status int, header http.Header, body []byte, e *APIError)
+}
+
+// JSONCodec decodes plain JSON answers and the common error shapes:
+// {"message_key","message"}, {"error":{"code","message","details"}} and
+// {"code","message"}.
+type JSONCodec struct{}
+
+// DecodeSuccess unmarshals body into out.
+func (JSONCodec) DecodeSuccess(_ int, _ http.Header, body []byte, out any) error {
+	if out == nil || len(body) == 0 {
+		return nil
+	}
+	return json.Unmarshal(body, out)
+}
+
+// DecodeError reads the common error shapes.
+func (JSONCodec) DecodeError(_ int, _ http.Header, body []byte, e *APIError) {
+	var v struct {
+		MessageKey string          `json:"message_key"`
+		Message    json.RawMessage `json:"message"`
+		Code       json.RawMessage `json:"code"`
+		RequestID  string          `json:"request_id"`
+		Error      *struct {
+			Code    string        `json:"code"`
+			Message string        `json:"message"`
+			Details []ErrorDetail `json:"details"`
+		} `json:"error"`
+	}
+	if json.Unmarshal(body, &v) != nil {
+		return
+	}
+	if v.RequestID != "" {
+		e.RequestID = v.RequestID
+	}
+	if v.Error != nil {
+		e.Code, e.Message, e.Details = v.Error.Code, v.Error.Message, v.Error.Details
+		return
+	}
+	var msg, code string
+	_ = json.Unmarshal(v.Message, &msg)
+	_ = json.Unmarshal(v.Code, &code)
+	e.Message = msg
+	e.Code = v.MessageKey
+	if e.Code == "" {
+		e.Code = code
+	}
+}

@@ -1,0 +1,457 @@
+package payonce
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/cenkalti/backoff/v4"
+	"github.com/hashicorp/go-retryablehttp"
+)
+
+// Body caps: error answers are read up to 1 MiB, successful ones up to 16 MiB.
+const (
+	maxErrorBody   = 1 << 20
+	maxSuccessBody = 16 << 20
+)
+
+// operation is the state of one business operation: its key and body bytes,
+// fixed before the first attempt, and what the attempts learned.
+type operation struct {
+	c       *Client
+	ctx     context.Context
+	req     *Request
+	key     string
+	created time.Time
+	body    []byte
+	backoff *backoff.ExponentialBackOff
+
+	attempts  int
+	retries   int
+	spent     int  // budget tokens spent by this operation's retries
+	exhausted bool // the last answer was retryable but no retry was left
+	nextWait  time.Duration
+	lastCause string
+
+	respBody []byte // body of the final answer, read inside the loop
+}
+
+// Do runs one operation and decodes a 2xx answer into out (which may be
+// nil). Every error is an *APIError carrying the operation's key.
+func (c *Client) Do(ctx context.Context, req *Request, out any, opts ...CallOption) (Meta, error) {
+	start := time.Now()
+	op := &operation{c: c, ctx: ctx, req: req}
+	now := c.now()
+	if req.Keyed {
+		key, created, err := resolveKey(ctx, opts, now)
+		if err != nil {
+			return Meta{}, op.fail(ErrTransport, err)
+		}
+		op.key, op.created = key, created
+		if err := c.rules.Validate(key); err != nil {
+			return op.meta(nil, start), op.fail(errors.Unwrap(err), err)
+		}
+	}
+	if req.Validate != nil {
+		if err := req.Validate(); err != nil {
+			kind := ErrInvalidRequest
+			var ve *ValidationError
+			if errors.As(err, &ve) {
+				kind = ve.Err
+			}
+			return op.meta(nil, start), op.fail(kind, err)
+		}
+	}
+	if req.Body != nil {
+		b, err := json.Marshal(req.Body)
+		if err != nil {
+			return op.meta(nil, start), op.fail(ErrInvalidRequest, fmt.Errorf("encode body: %w", err))
+		}
+		op.body = b
+	}
+	op.backoff = c.policy.newBackOff()
+
+	recovered := false
+	for {
+		resp, err := op.run()
+		if err != nil {
+			return op.meta(resp, start), op.failure(resp, err)
+		}
+		meta := op.meta(resp, start)
+		if resp.StatusCode >= 200 && resp.StatusCode < 300 {
+			if c.budget != nil {
+				c.budget.release(op.spent)
+			}
+			if derr := c.codec.DecodeSuccess(resp.StatusCode, resp.Header, op.respBody, out); derr != nil {
+				var apiErr *APIError
+				if errors.As(derr, &apiErr) {
+					op.fill(apiErr, resp)
+					return meta, apiErr
+				}
+				return meta, op.fail(ErrMalformedResponse, derr)
+			}
+			c.logger.LogAttrs(ctx, slog.LevelDebug, "payonce operation done", op.attrs(
+				slog.Int("status", resp.StatusCode), slog.Bool("replayed", meta.Replayed))...)
+			return meta, nil
+		}
+		apiErr := op.apiError(resp, op.respBody)
+		if !recovered {
+			if r, ok := c.signer.(Recoverer); ok && r.Recover(ctx, resp.Header, apiErr) {
+				recovered = true
+				c.logger.LogAttrs(ctx, slog.LevelDebug, "payonce repeating attempt after signer recovery",
+					op.attrs(slog.String("code", apiErr.Code))...)
+				continue
+			}
+		}
+		return meta, apiErr
+	}
+}
+
+// run performs the attempt loop on go-retryablehttp. It returns the final
+// response (body already read into op.respBody) or an error; on an error
+// the response, when not nil, holds the last answer with its body unread.
+func (op *operation) run() (*http.Response, error) {
+	c := op.c
+	u := *c.baseURL
+	u.Path += op.req.Path
+	u.RawPath = ""
+	if strings.Contains(op.req.Path, "%") {
+		if p, err := url.PathUnescape(u.Path); err == nil {
+			u.RawPath, u.Path = u.Path, p
+		}
+	}
+	u.RawQuery = op.req.Query.Encode()
+
+	var raw any
+	if op.body != nil {
+		raw = op.body
+	}
+	rreq, err := retryablehttp.NewRequestWithContext(op.ctx, op.req.Method, u.String(), raw)
+	if err != nil {
+		return nil, &stopError{err: fmt.Errorf("build request: %w", err)}
+	}
+	h := rreq.Header
+	if op.key != "" {
+		h.Set(HeaderIdempotencyKey, op.key) // once, before the retry loop
+	}
+	h.Set("Accept", "application/json")
+	if op.body != nil {
+		h.Set("Content-Type", "application/json")
+	}
+	if c.userAgent != "" {
+		h.Set("User-Agent", c.userAgent)
+	}
+	rreq.SetResponseHandler(op.readBody)
+
+	base := c.httpClient
+	timeout := base.Timeout
+	if c.policy.AttemptTimeout > 0 {
+		timeout = c.policy.AttemptTimeout
+	}
+	rt := base.Transport
+	if rt == nil {
+		rt = http.DefaultTransport
+	}
+	remaining := c.policy.MaxAttempts - op.attempts
+	if remaining < 1 {
+		remaining = 1 // a signer recovery repeats the last attempt once
+	}
+	rc := &retryablehttp.Client{
+		HTTPClient: &http.Client{
+			Transport:     &attemptTransport{op: op, next: rt},
+			Timeout:       timeout,
+			CheckRedirect: base.CheckRedirect,
+			Jar:           base.Jar,
+		},
+		RetryMax:     remaining - 1,
+		CheckRetry:   op.checkRetry,
+		Backoff:      op.wait,
+		ErrorHandler: passThrough,
+	}
+	op.exhausted = false
+	return rc.Do(rreq)
+}
+
+// passThrough hands the last answer and error back unchanged: the default
+// error of go-retryablehttp names the URL with its query string.
+func passThrough(resp *http.Response, err error, _ int) (*http.Response, error) {
+	if err == nil && resp != nil {
+		err = errRetryable
+	}
+	return resp, err
+}
+
+var errRetryable = errors.New("retryable answer")
+
+// readBody reads a final answer's body inside the loop, so a body lost in
+// transit is retried like any other transport failure.
+func (op *operation) readBody(resp *http.Response) error {
+	limit := int64(maxErrorBody)
+	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
+		limit = maxSuccessBody
+	}
+	b, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
+	_ = resp.Body.Close()
+	if err != nil {
+		return fmt.Errorf("read answer: %w", err)
+	}
+	if int64(len(b)) > limit {
+		if resp.StatusCode < 300 {
+			return &stopError{err: fmt.Errorf("%w: answer larger than %d bytes", ErrMalformedResponse, limit)}
+		}
+		b = b[:limit]
+	}
+	op.respBody = b
+	resp.Body = io.NopCloser(bytes.NewReader(b))
+	return nil
+}
+
+// checkRetry decides after each attempt. It refuses what cannot succeed
+// (any status but 429/500/502/503/504, TLS failures, a done context) and
+// stops before the key ages past its window or the budget runs dry.
+func (op *operation) checkRetry(ctx context.Context, resp *http.Response, err error) (bool, error) {
+	if cerr := ctx.Err(); cerr != nil {
+		return false, cerr
+	}
+	var cause string
+	var retryAfter time.Duration
+	hasRetryAfter := false
+	timeout := false
+	if err != nil {
+		if !RetryableError(err) {
+			return false, err
+		}
+		timeout = isTimeout(err)
+		cause = "transport"
+		if timeout {
+			cause = "timeout"
+		}
+	} else {
+		if !RetryableStatus(resp.StatusCode) {
+			return false, nil
+		}
+		cause = http.StatusText(resp.StatusCode)
+		if cause == "" {
+			cause = fmt.Sprint(resp.StatusCode)
+		}
+		retryAfter, hasRetryAfter = ParseRetryAfter(resp.Header.Get("Retry-After"), time.Now())
+	}
+	op.lastCause = cause
+	if op.req.Keyed && op.key == "" {
+		// Without a key a repeat would be a second operation: never retry.
+		return false, err
+	}
+	if op.attempts >= op.c.policy.MaxAttempts {
+		op.exhausted = true
+		return true, nil // go-retryablehttp stops: no retry left
+	}
+	wait := op.backoff.NextBackOff()
+	if wait == backoff.Stop {
+		return false, ErrRetriesExhausted
+	}
+	if hasRetryAfter {
+		wait = min(retryAfter, op.c.policy.MaxRetryAfter)
+	}
+	if op.key != "" && !op.keyFresh(op.c.now().Add(wait)) {
+		return false, &stopError{err: ErrKeyExpired}
+	}
+	if op.c.budget != nil {
+		cost, ok := op.c.budget.acquire(timeout)
+		if !ok {
+			return false, ErrRetryBudgetExhausted
+		}
+		op.spent += cost
+	}
+	op.nextWait = wait
+	op.retries++
+	op.c.logger.LogAttrs(ctx, slog.LevelDebug, "payonce retrying", op.attrs(
+		slog.String("cause", cause), slog.Duration("wait", wait))...)
+	return true, nil
+}
+
+// wait is go-retryablehttp's Backoff: the wait checkRetry chose.
+func (op *operation) wait(_, _ time.Duration, _ int, _ *http.Response) time.Duration {
+	return op.nextWait
+}
+
+// keyFresh reports whether an attempt at t is still safely inside the key's
+// window (window minus safety margin).
+func (op *operation) keyFresh(t time.Time) bool {
+	w := op.c.rules.Window
+	if w <= 0 {
+		return true
+	}
+	return t.Sub(op.created) < w-op.c.policy.KeySafetyMargin
+}
+
+// attemptTransport is the per-attempt middleware inside the retry loop:
+// key-age guard, pacing, a fresh signature, then the real transport.
+type attemptTransport struct {
+	op   *operation
+	next http.RoundTripper
+}
+
+func (t *attemptTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	op := t.op
+	if op.key != "" && !op.keyFresh(op.c.now()) {
+		return nil, &stopError{err: ErrKeyExpired}
+	}
+	if op.c.limiter != nil {
+		if err := op.c.limiter.Wait(req.Context()); err != nil {
+			return nil, &stopError{err: err}
+		}
+	}
+	// Each attempt gets its own copy of the headers, so signing this one
+	// cannot race with a transport still finishing the last.
+	r := req.Clone(req.Context())
+	if op.c.signer != nil {
+		if err := op.c.signer.Sign(r, op.body); err != nil {
+			return nil, &stopError{err: fmt.Errorf("sign: %w", err)}
+		}
+	}
+	op.attempts++
+	op.c.logger.LogAttrs(req.Context(), slog.LevelDebug, "payonce attempt", op.attrs(slog.Int("attempt", op.attempts))...)
+	return t.next.RoundTrip(r)
+}
+
+func (op *operation) attrs(extra ...slog.Attr) []slog.Attr {
+	a := []slog.Attr{
+		slog.String("provider", op.c.provider),
+		slog.String("operation", op.req.Operation),
+		slog.String("method", op.req.Method),
+		slog.String("path", op.req.Path),
+		slog.String("idempotency_key", op.key),
+	}
+	return append(a, extra...)
+}
+
+func (op *operation) meta(resp *http.Response, start time.Time) Meta {
+	m := Meta{Key: op.key, Attempts: op.attempts, Duration: time.Since(start)}
+	if op.key != "" {
+		m.KeyCreated = op.created
+	}
+	if resp != nil {
+		m.StatusCode = resp.StatusCode
+		m.Header = resp.Header
+		m.Replayed = strings.EqualFold(resp.Header.Get(HeaderReplay), "true")
+		m.RequestID = requestID(resp.Header)
+	}
+	return m
+}
+
+func requestID(h http.Header) string {
+	if v := h.Get("X-Request-Id"); v != "" {
+		return v
+	}
+	return h.Get("Request-Id")
+}
+
+// fail builds a client-side *APIError.
+func (op *operation) fail(kind, cause error) *APIError {
+	e := &APIError{Kind: kind, Err: cause}
+	op.fill(e, nil)
+	return e
+}
+
+// fill adds what the operation knows to e.
+func (op *operation) fill(e *APIError, resp *http.Response) {
+	e.Provider, e.Operation, e.Method, e.Path = op.c.provider, op.req.Operation, op.req.Method, op.req.Path
+	e.Key, e.Attempts = op.key, op.attempts
+	if op.key != "" {
+		e.KeyCreated = op.created
+	}
+	if resp != nil {
+		e.StatusCode = resp.StatusCode
+		e.Replayed = strings.EqualFold(resp.Header.Get(HeaderReplay), "true")
+		if e.RequestID == "" {
+			e.RequestID = requestID(resp.Header)
+		}
+	}
+	e.Message = RedactString(e.Message)
+}
+
+// apiError maps an error answer to an *APIError: the codec reads the body,
+// then the code table, then the status table choose the kind.
+func (op *operation) apiError(resp *http.Response, body []byte) *APIError {
+	e := &APIError{}
+	op.c.codec.DecodeError(resp.StatusCode, resp.Header, body, e)
+	op.fill(e, resp)
+	if e.Kind == nil {
+		e.Kind = KindForCode(e.Code)
+	}
+	if e.Kind == nil {
+		e.Kind = KindForStatus(resp.StatusCode)
+	}
+	if d, ok := ParseRetryAfter(resp.Header.Get("Retry-After"), time.Now()); ok {
+		e.RetryAfter = d
+	}
+	return e
+}
+
+// failure maps a loop that ended in an error to an *APIError.
+func (op *operation) failure(resp *http.Response, err error) *APIError {
+	var last *APIError
+	if resp != nil {
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+		_ = resp.Body.Close()
+		last = op.apiError(resp, body)
+	}
+	cause := cleanTransportError(err)
+	withLast := func(kind error) *APIError {
+		if last == nil {
+			return op.fail(kind, cause)
+		}
+		e := *last
+		e.Err = last.Kind
+		e.Kind = kind
+		return &e
+	}
+	var stop *stopError
+	switch {
+	case op.ctx.Err() != nil:
+		return withLast(op.ctx.Err())
+	case errors.Is(err, ErrKeyExpired):
+		return withLast(ErrKeyExpired)
+	case errors.Is(err, ErrRetryBudgetExhausted):
+		return withLast(ErrRetryBudgetExhausted)
+	case errors.Is(err, errRetryable), op.exhausted && RetryableError(err), errors.Is(err, ErrRetriesExhausted):
+		if last == nil {
+			return op.fail(ErrRetriesExhausted, fmt.Errorf("%w: %v", ErrTransport, cause))
+		}
+		return withLast(ErrRetriesExhausted)
+	case errors.Is(err, ErrMalformedResponse):
+		return op.fail(ErrMalformedResponse, cause)
+	case errors.As(err, &stop):
+		return withLast(ErrTransport)
+	}
+	return withLast(ErrTransport)
+}
+
+// cleanTransportError drops the *url.Error wrapper, whose text holds the
+// full URL with its query string.
+func cleanTransportError(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return fmt.Errorf("%s: %w", strings.ToLower(ue.Op), ue.Err)
+	}
+	var stop *stopError
+	if errors.As(err, &stop) {
+		return stop.err
+	}
+	return err
+}
+
+// WithoutKey sends a keyed operation without an Idempotency-Key. A55 then
+// creates a new resource on every attempt (so the client makes only one);
+// Coinepay refuses it with ErrKeyRequired before anything is sent.
+func WithoutKey() CallOption {
+	return func(o *callOptions) { o.noKey = true }
+}

@@ -1,0 +1,207 @@
+package payonce
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/cenkalti/backoff/v4"
+)
+
+// RetryPolicy says how one operation is retried. The wait between attempts
+// comes from a fresh backoff/v4 ExponentialBackOff per operation (jittered
+// by RandomizationFactor), or from the server's Retry-After when it sends
+// one, capped by MaxRetryAfter.
+type RetryPolicy struct {
+	MaxAttempts         int           // attempts in all, first included (>= 1)
+	InitialInterval     time.Duration // first wait
+	MaxInterval         time.Duration // longest wait
+	Multiplier          float64       // growth per retry (>= 1)
+	RandomizationFactor float64       // jitter: each wait is within ±factor of the interval (0..1)
+	MaxElapsedTime      time.Duration // no retry starts after this long; 0 = no limit
+	MaxRetryAfter       time.Duration // cap on a server's Retry-After
+	AttemptTimeout      time.Duration // per-attempt timeout; 0 keeps the http.Client's own Timeout
+	// KeySafetyMargin: no attempt is sent once the key is older than the
+	// provider's window minus this margin (default 1 h).
+	KeySafetyMargin time.Duration
+}
+
+// DefaultRetryPolicy: 5 attempts, 250 ms doubling to at most 10 s with ±50%
+// jitter, at most 2 minutes in all, Retry-After capped at 30 s, 30 s per
+// attempt, a 1 h safety margin before the key's 24 h window ends.
+func DefaultRetryPolicy() RetryPolicy {
+	return RetryPolicy{
+		MaxAttempts:         5,
+		InitialInterval:     250 * time.Millisecond,
+		MaxInterval:         10 * time.Second,
+		Multiplier:          2,
+		RandomizationFactor: 0.5,
+		MaxElapsedTime:      2 * time.Minute,
+		MaxRetryAfter:       30 * time.Second,
+		AttemptTimeout:      30 * time.Second,
+		KeySafetyMargin:     time.Hour,
+	}
+}
+
+// Validate reports a policy that cannot work, wrapping ErrInvalidConfig.
+func (p RetryPolicy) Validate() error {
+	switch {
+	case p.MaxAttempts < 1:
+		return fmt.Errorf("%w: retry policy: MaxAttempts must be at least 1", ErrInvalidConfig)
+	case p.InitialInterval < 0 || p.MaxInterval < p.InitialInterval:
+		return fmt.Errorf("%w: retry policy: need 0 <= InitialInterval <= MaxInterval", ErrInvalidConfig)
+	case p.Multiplier < 1:
+		return fmt.Errorf("%w: retry policy: Multiplier must be at least 1", ErrInvalidConfig)
+	case p.RandomizationFactor < 0 || p.RandomizationFactor > 1:
+		return fmt.Errorf("%w: retry policy: RandomizationFactor must be within 0..1", ErrInvalidConfig)
+	case p.MaxElapsedTime < 0 || p.MaxRetryAfter < 0 || p.AttemptTimeout < 0 || p.KeySafetyMargin < 0:
+		return fmt.Errorf("%w: retry policy: durations must not be negative", ErrInvalidConfig)
+	}
+	return nil
+}
+
+// newBackOff returns the operation's own ExponentialBackOff (the type is
+// not safe to share between operations).
+func (p RetryPolicy) newBackOff() *backoff.ExponentialBackOff {
+	b := &backoff.ExponentialBackOff{
+		InitialInterval:     p.InitialInterval,
+		RandomizationFactor: p.RandomizationFactor,
+		Multiplier:          p.Multiplier,
+		MaxInterval:         p.MaxInterval,
+		MaxElapsedTime:      p.MaxElapsedTime,
+		Stop:                backoff.Stop,
+		Clock:               backoff.SystemClock,
+	}
+	b.Reset()
+	return b
+}
+
+// RetryBudget is a client-wide retry quota in the spirit of the AWS SDK's:
+// every retry spends tokens (more after a timeout), every success puts some
+// back. During an outage the budget runs dry and operations fail fast with
+// ErrRetryBudgetExhausted instead of multiplying the load a fleet puts on
+// the provider. Safe for concurrent use; share one per client.
+type RetryBudget struct {
+	mu          sync.Mutex
+	capacity    int
+	tokens      int
+	retryCost   int
+	timeoutCost int
+	successGain int
+}
+
+// NewRetryBudget returns a full budget of capacity tokens; a retry costs 5,
+// a retry after a timeout 10, and a success without retry returns 1 (a
+// success after retries returns what they cost).
+func NewRetryBudget(capacity int) *RetryBudget {
+	return &RetryBudget{capacity: capacity, tokens: capacity, retryCost: 5, timeoutCost: 10, successGain: 1}
+}
+
+// DefaultRetryBudget returns the budget a client gets by default: 500 tokens.
+func DefaultRetryBudget() *RetryBudget { return NewRetryBudget(500) }
+
+// Available returns the tokens left.
+func (b *RetryBudget) Available() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.tokens
+}
+
+// acquire spends the cost of one retry; false when not enough is left.
+func (b *RetryBudget) acquire(timeout bool) (int, bool) {
+	cost := b.retryCost
+	if timeout {
+		cost = b.timeoutCost
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.tokens < cost {
+		return 0, false
+	}
+	b.tokens -= cost
+	return cost, true
+}
+
+// release returns tokens after a success: what its retries cost, or the
+// success gain when there were none.
+func (b *RetryBudget) release(spent int) {
+	if spent == 0 {
+		spent = b.successGain
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.tokens = min(b.capacity, b.tokens+spent)
+}
+
+// RetryableStatus reports whether an HTTP status may succeed on a retry with
+// the same key: 429, 500, 502, 503 and 504. Every other status, 409 above
+// all, is final.
+func RetryableStatus(status int) bool {
+	switch status {
+	case http.StatusTooManyRequests, http.StatusInternalServerError, http.StatusBadGateway,
+		http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+		return true
+	}
+	return false
+}
+
+// stopError ends the attempt loop at once, without a retry.
+type stopError struct{ err error }
+
+func (e *stopError) Error() string { return e.err.Error() }
+func (e *stopError) Unwrap() error { return e.err }
+
+// RetryableError reports whether a transport error may succeed on a retry:
+// refused or reset connections, EOF and per-attempt timeouts may; TLS
+// certificate failures, a cancelled or expired context and the client's own
+// stops (key too old, budget spent, signer failure) may not.
+func RetryableError(err error) bool {
+	if err == nil {
+		return false
+	}
+	var stop *stopError
+	var certErr *tls.CertificateVerificationError
+	var unknownCA x509.UnknownAuthorityError
+	var invalidCert x509.CertificateInvalidError
+	var hostErr x509.HostnameError
+	switch {
+	case errors.As(err, &stop), errors.As(err, &certErr), errors.As(err, &unknownCA),
+		errors.As(err, &invalidCert), errors.As(err, &hostErr),
+		errors.Is(err, context.Canceled):
+		return false
+	}
+	return true
+}
+
+// isTimeout reports a per-attempt timeout (they cost the budget more).
+func isTimeout(err error) bool {
+	var t interface{ Timeout() bool }
+	return errors.As(err, &t) && t.Timeout()
+}
+
+// ParseRetryAfter reads a Retry-After value, in seconds or as an HTTP date
+// relative to now; ok is false when there is none or it cannot be read.
+func ParseRetryAfter(v string, now time.Time) (time.Duration, bool) {
+	if v == "" {
+		return 0, false
+	}
+	if s, err := strconv.ParseInt(v, 10, 64); err == nil {
+		if s < 0 {
+			return 0, false
+		}
+		if s > int64(365*24*time.Hour/time.Second) {
+			s = int64(365 * 24 * time.Hour / time.Second)
+		}
+		return time.Duration(s) * time.Second, true
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		return max(t.Sub(now), 0), true
+	}
+	return 0, false
+}
