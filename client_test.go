@@ -7,6 +7,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -87,48 +89,202 @@ func postReq() *Request {
 	return &Request{Operation: "things.create", Method: http.MethodPost, Path: "/things", Body: map[string]any{"amount": "1.00", "b": 2}, Keyed: true}
 }
 
-func TestSmokeRetrySameKeyAndBody(t *testing.T) {
-	rec := &recorder{statuses: []int{503, 502, 200}}
-	signer, err := NewHMACSigner("k", "s")
+func TestEveryAttemptSameKeyAndBodyFreshSignature(t *testing.T) {
+	rec := &recorder{statuses: []int{503, 502, 500, 200}}
+	var sec atomic.Int64
+	sec.Store(1767225600)
+	clock := func() time.Time { return time.Unix(sec.Add(1), 0) } // each signature a second later
+	signer, err := NewHMACSigner("k", "s", WithSignerClock(clock))
 	require.NoError(t, err)
 	c := setup(t, rec, WithSigner(signer))
 	var out struct{ OK bool }
 	meta, err := c.Do(context.Background(), postReq(), &out)
 	require.NoError(t, err)
 	assert.True(t, out.OK)
-	assert.Equal(t, 3, meta.Attempts)
+	assert.Equal(t, 4, meta.Attempts)
 	at := rec.seen()
-	require.Len(t, at, 3)
+	require.Len(t, at, 4)
+	nonces, stamps, sigs := map[string]bool{}, map[string]bool{}, map[string]bool{}
 	for _, a := range at {
-		assert.Equal(t, meta.Key, a.Key)
-		assert.Equal(t, at[0].Body, a.Body)
+		assert.Equal(t, meta.Key, a.Key, "the same key on every attempt")
+		assert.Equal(t, at[0].Body, a.Body, "the same body bytes on every attempt")
+		nonces[a.Nonce], stamps[a.Timestamp], sigs[a.Signature] = true, true, true
 	}
-	assert.NotEqual(t, at[0].Nonce, at[1].Nonce)
+	assert.Len(t, nonces, 4)
+	assert.Len(t, stamps, 4)
+	assert.Len(t, sigs, 4)
 	var body map[string]any
 	require.NoError(t, json.Unmarshal([]byte(at[0].Body), &body))
+	assert.Equal(t, "1.00", body["amount"])
 }
 
-func TestSmokeConflictNotRetried(t *testing.T) {
+func TestConflictIsTypedAndNotRetried(t *testing.T) {
 	rec := &recorder{statuses: []int{409}, body: `{"code":409,"message":"Idempotency-Key 冲突","message_key":"openapi_idempotency_key_conflict","data":null}`}
 	c := setup(t, rec)
 	_, err := c.Do(context.Background(), postReq(), nil)
 	require.Error(t, err)
-	assert.True(t, errors.Is(err, ErrIdempotencyConflict))
+	assert.ErrorIs(t, err, ErrIdempotencyConflict)
 	assert.Len(t, rec.seen(), 1)
-	assert.NotEmpty(t, KeyOf(err))
 	var ae *APIError
-	require.True(t, errors.As(err, &ae))
-	assert.Equal(t, "Idempotency-Key 冲突", ae.Message)
-	_ = atomic.Int32{}
+	require.ErrorAs(t, err, &ae)
+	assert.Equal(t, "Idempotency-Key 冲突", ae.Message, "messages keep their language")
+	assert.Equal(t, "openapi_idempotency_key_conflict", ae.Code)
+	assert.Equal(t, ae.Key, KeyOf(err))
+	assert.Equal(t, 409, ae.StatusCode)
 }
 
-func TestSmokeExhausted(t *testing.T) {
-	rec := &recorder{statuses: []int{503}}
+func TestBadKeysNeverReachTheServer(t *testing.T) {
+	rec := &recorder{}
+	c := setup(t, rec) // Coinepay rules
+	for _, tc := range []struct {
+		opt  CallOption
+		want error
+	}{
+		{WithIdempotencyKey("has space"), ErrKeyInvalidChars},
+		{WithIdempotencyKey("slash/inside"), ErrKeyInvalidChars},
+		{WithIdempotencyKey(strings.Repeat("k", 129)), ErrKeyTooLong},
+		{WithoutKey(), ErrKeyRequired},
+	} {
+		meta, err := c.Do(context.Background(), postReq(), nil, tc.opt)
+		assert.ErrorIs(t, err, tc.want)
+		var ke *KeyError
+		assert.ErrorAs(t, err, &ke)
+		assert.Zero(t, meta.Attempts)
+	}
+	a55 := setup(t, rec, WithKeyRules(A55KeyRules()))
+	_, err := a55.Do(WithKey(context.Background(), "short"), postReq(), nil)
+	assert.ErrorIs(t, err, ErrKeyTooShort)
+	assert.Equal(t, "short", KeyOf(err))
+	assert.Empty(t, rec.seen())
+}
+
+func TestValidateRunsBeforeSendingAndKeepsKey(t *testing.T) {
+	rec := &recorder{}
 	c := setup(t, rec)
-	_, err := c.Do(context.Background(), postReq(), nil)
-	require.Error(t, err)
-	assert.ErrorIs(t, err, ErrRetriesExhausted)
-	assert.ErrorIs(t, err, ErrServer)
-	assert.Len(t, rec.seen(), 5)
-	t.Log(err)
+	req := postReq()
+	req.Validate = func() error { return Amount{}.ValidatePositive("amount") }
+	_, err := c.Do(context.Background(), req, nil, WithIdempotencyKey("job-7"))
+	assert.ErrorIs(t, err, ErrInvalidAmount)
+	var ve *ValidationError
+	assert.ErrorAs(t, err, &ve)
+	assert.Equal(t, "job-7", KeyOf(err))
+	assert.Empty(t, rec.seen())
+}
+
+func TestMalformedAnswerIsAnErrorNotAPanic(t *testing.T) {
+	for _, body := range []string{`{"ok":`, `[1,2]`, `"str"`, "\x00\xff"} {
+		rec := &recorder{body: body}
+		c := setup(t, rec)
+		var out struct{ OK bool }
+		_, err := c.Do(context.Background(), postReq(), &out)
+		assert.ErrorIs(t, err, ErrMalformedResponse, body)
+		assert.NotEmpty(t, KeyOf(err))
+	}
+}
+
+func TestReplayHeaderAndRequestIDInMeta(t *testing.T) {
+	rec := &recorder{header: http.Header{HeaderReplay: {"true"}, "X-Request-Id": {"req_123"}}}
+	c := setup(t, rec)
+	meta, err := c.Do(context.Background(), postReq(), nil)
+	require.NoError(t, err)
+	assert.True(t, meta.Replayed)
+	assert.Equal(t, "req_123", meta.RequestID)
+	assert.Equal(t, 200, meta.StatusCode)
+	assert.False(t, meta.KeyCreated.IsZero())
+}
+
+func TestGetSendsNoKeyAndKeepsQueryOutOfErrors(t *testing.T) {
+	rec := &recorder{statuses: []int{404}}
+	c := setup(t, rec)
+	req := &Request{Operation: "cards.info", Method: http.MethodGet, Path: "/card/info", Query: url.Values{"card_id": {"secret-looking-id"}}}
+	_, err := c.Do(context.Background(), req, nil)
+	assert.ErrorIs(t, err, ErrNotFound)
+	assert.NotContains(t, err.Error(), "secret-looking-id")
+	assert.Empty(t, rec.seen()[0].Key)
+	assert.Empty(t, KeyOf(err))
+}
+
+// recoverOnce is a signer that fixes a 401 by switching credentials.
+type recoverOnce struct {
+	token     atomic.Value
+	recovered atomic.Int32
+}
+
+func (r *recoverOnce) Sign(req *http.Request, _ []byte) error {
+	req.Header.Set("Authorization", "Bearer "+r.token.Load().(string))
+	return nil
+}
+
+func (r *recoverOnce) Recover(_ context.Context, _ http.Header, err *APIError) bool {
+	if !errors.Is(err, ErrUnauthorized) {
+		return false
+	}
+	r.recovered.Add(1)
+	r.token.Store("fresh")
+	return true
+}
+
+func TestRecovererRepeatsAttemptOnceWithSameKey(t *testing.T) {
+	var keys []string
+	var mu sync.Mutex
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		keys = append(keys, r.Header.Get(HeaderIdempotencyKey))
+		mu.Unlock()
+		if r.Header.Get("Authorization") != "Bearer fresh" {
+			w.WriteHeader(401)
+			return
+		}
+		_, _ = io.WriteString(w, `{}`)
+	}))
+	defer srv.Close()
+	s := &recoverOnce{}
+	s.token.Store("stale")
+	c, err := NewClient(WithBaseURL(srv.URL), WithRetryPolicy(fastPolicy()), WithSigner(s))
+	require.NoError(t, err)
+	meta, err := c.Do(context.Background(), postReq(), nil)
+	require.NoError(t, err)
+	assert.Equal(t, 2, meta.Attempts)
+	require.Len(t, keys, 2)
+	assert.Equal(t, keys[0], keys[1])
+	assert.Equal(t, int32(1), s.recovered.Load())
+
+	s.token.Store("revoked-for-good")
+	srv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(401) })
+	_, err = c.Do(context.Background(), postReq(), nil)
+	assert.ErrorIs(t, err, ErrUnauthorized, "recovery is tried once, not forever")
+	assert.Equal(t, int32(2), s.recovered.Load())
+}
+
+func TestNewClientOptions(t *testing.T) {
+	_, err := NewClient()
+	assert.ErrorIs(t, err, ErrInvalidConfig, "a base URL is required")
+	for _, raw := range []string{"ftp://x", "not a url", "https://", "https://x/?a=1", "https://u:p@x"} {
+		_, err = NewClient(WithBaseURL(raw))
+		assert.ErrorIs(t, err, ErrInvalidConfig, raw)
+	}
+	_, err = NewClient(WithBaseURL("http://api.example.com"))
+	assert.ErrorIs(t, err, ErrInvalidConfig, "plain http to a remote host")
+	for _, ok := range []string{"http://127.0.0.1:8080", "http://localhost:1", "http://[::1]:80", "https://api.example.com/base/"} {
+		c, err := NewClient(WithBaseURL(ok))
+		require.NoError(t, err, ok)
+		assert.False(t, strings.HasSuffix(c.BaseURL(), "/"))
+	}
+	_, err = NewClient(WithBaseURL("http://api.example.com"), WithInsecureHTTP())
+	assert.NoError(t, err)
+	for _, o := range []Option{WithHTTPClient(nil), WithLogger(nil), WithClock(nil), WithCodec(nil), WithKeyRules(KeyRules{MinLen: 5, MaxLen: 2})} {
+		_, err = NewClient(WithBaseURL("https://x"), o)
+		assert.ErrorIs(t, err, ErrInvalidConfig)
+	}
+}
+
+func TestBasePathIsKept(t *testing.T) {
+	var path string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { path = r.URL.Path }))
+	defer srv.Close()
+	c, err := NewClient(WithBaseURL(srv.URL + "/gateway/"))
+	require.NoError(t, err)
+	_, err = c.Do(context.Background(), &Request{Method: http.MethodGet, Path: "/api/v1/x"}, nil)
+	require.NoError(t, err)
+	assert.Equal(t, "/gateway/api/v1/x", path)
 }

@@ -120,15 +120,13 @@ func (e *APIError) Error() string {
 	var b strings.Builder
 	b.WriteString("payonce: ")
 	if e.Provider != "" {
-		b.WriteString(e.Provider)
-		b.WriteByte(' ')
+		b.WriteString(e.Provider + " ")
 	}
 	if e.Operation != "" {
-		b.WriteString(e.Operation)
+		b.WriteString(e.Operation + ": ")
 	} else if e.Method != "" {
-		b.WriteString(e.Method + " " + e.Path)
+		b.WriteString(e.Method + " " + e.Path + ": ")
 	}
-	b.WriteString(": ")
 	if e.Kind != nil {
 		b.WriteString(e.Kind.Error())
 	} else {

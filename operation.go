@@ -98,16 +98,14 @@ func (c *Client) Do(ctx context.Context, req *Request, out any, opts ...CallOpti
 				}
 				return meta, op.fail(ErrMalformedResponse, derr)
 			}
-			c.logger.LogAttrs(ctx, slog.LevelDebug, "payonce operation done", op.attrs(
-				slog.Int("status", resp.StatusCode), slog.Bool("replayed", meta.Replayed))...)
+			op.debug("payonce operation done", slog.Int("status", resp.StatusCode), slog.Bool("replayed", meta.Replayed))
 			return meta, nil
 		}
 		apiErr := op.apiError(resp, op.respBody)
 		if !recovered {
 			if r, ok := c.signer.(Recoverer); ok && r.Recover(ctx, resp.Header, apiErr) {
 				recovered = true
-				c.logger.LogAttrs(ctx, slog.LevelDebug, "payonce repeating attempt after signer recovery",
-					op.attrs(slog.String("code", apiErr.Code))...)
+				op.debug("payonce repeating attempt after signer recovery", slog.String("code", apiErr.Code))
 				continue
 			}
 		}
@@ -272,8 +270,7 @@ func (op *operation) checkRetry(ctx context.Context, resp *http.Response, err er
 	}
 	op.nextWait = wait
 	op.retries++
-	op.c.logger.LogAttrs(ctx, slog.LevelDebug, "payonce retrying", op.attrs(
-		slog.String("cause", cause), slog.Duration("wait", wait))...)
+	op.debug("payonce retrying", slog.String("cause", cause), slog.Duration("wait", wait))
 	return true, nil
 }
 
@@ -318,11 +315,15 @@ func (t *attemptTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 		}
 	}
 	op.attempts++
-	op.c.logger.LogAttrs(req.Context(), slog.LevelDebug, "payonce attempt", op.attrs(slog.Int("attempt", op.attempts))...)
+	op.debug("payonce attempt", slog.Int("attempt", op.attempts))
 	return t.next.RoundTrip(r)
 }
 
-func (op *operation) attrs(extra ...slog.Attr) []slog.Attr {
+// debug logs one line about the operation, when debug logging is on.
+func (op *operation) debug(msg string, extra ...slog.Attr) {
+	if !op.c.logger.Enabled(op.ctx, slog.LevelDebug) {
+		return
+	}
 	a := []slog.Attr{
 		slog.String("provider", op.c.provider),
 		slog.String("operation", op.req.Operation),
@@ -330,7 +331,7 @@ func (op *operation) attrs(extra ...slog.Attr) []slog.Attr {
 		slog.String("path", op.req.Path),
 		slog.String("idempotency_key", op.key),
 	}
-	return append(a, extra...)
+	op.c.logger.LogAttrs(op.ctx, slog.LevelDebug, msg, append(a, extra...)...)
 }
 
 func (op *operation) meta(resp *http.Response, start time.Time) Meta {

@@ -9,7 +9,7 @@ import (
 
 // sensitiveValue matches secrets written as name=value, name: value or
 // "name":"value", and bearer tokens.
-var sensitiveValue = regexp.MustCompile(`(?i)("?(?:cvv|cvc|client_secret|secret|password|access_token|refresh_token|token|authorization|x-signature|signature|api_secret)"?\s*[:=]\s*"?)([^"&,\s}]+)|(?i)(bearer\s+)([A-Za-z0-9._~+/=-]+)`)
+var sensitiveValue = regexp.MustCompile(`(?i)("?(?:cvv|cvc|client_secret|secret|password|access_token|refresh_token|token|authorization|x-signature|signature|api_secret)"?\s*[:=]\s*"?)((?:bearer\s+)?[^"&,\s}]+)|(?i)(bearer\s+)([A-Za-z0-9._~+/=-]+)`)
 
 // urlQuery matches the query string of a URL.
 var urlQuery = regexp.MustCompile(`(https?://[^\s?"]*)\?[^\s"]*`)

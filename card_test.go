@@ -1,0 +1,136 @@
+package payonce
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+const (
+	testPAN = "4111111111111111"
+	testCVV = "737"
+)
+
+func testCard() Card {
+	return Card{Number: testPAN, HolderName: "TEST", ExpirationMonth: "12", ExpirationYear: "2030", CVV: testCVV}
+}
+
+func TestCardPrintedFormsAreMasked(t *testing.T) {
+	c := testCard()
+	type order struct {
+		ID   string
+		Card Card
+		Ptr  *Card
+	}
+	o := order{ID: "o1", Card: c, Ptr: &c}
+	var outs []string
+	for _, f := range []string{"%v", "%+v", "%#v", "%s", "%q", "%x", "%d"} {
+		outs = append(outs, fmt.Sprintf(f, c), fmt.Sprintf(f, o), fmt.Sprintf(f, &c),
+			fmt.Sprintf(f, c.Number), fmt.Sprintf(f, c.CVV))
+	}
+	outs = append(outs, c.String(), c.GoString(), fmt.Sprint(c), fmt.Sprintln(o))
+	for _, s := range outs {
+		assert.NotContains(t, s, testPAN)
+		assert.NotContains(t, s, "411111111111")
+		assert.NotContains(t, s, testCVV)
+	}
+	assert.Contains(t, c.String(), "1111")
+	assert.Contains(t, fmt.Sprintf("%+v", c), "CVV:***")
+	assert.Equal(t, "1111", c.Number.Last4())
+}
+
+func TestCardJSONCarriesEveryField(t *testing.T) {
+	b, err := json.Marshal(testCard())
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"number":"4111111111111111","holder_name":"TEST","expiration_month":"12","expiration_year":"2030","cvv":"737"}`, string(b))
+	var back Card
+	require.NoError(t, json.Unmarshal(b, &back))
+	assert.Equal(t, CardNumber(testPAN), back.Number)
+}
+
+func TestCardValidate(t *testing.T) {
+	now := time.Date(2026, 11, 29, 0, 0, 0, 0, time.UTC)
+	require.NoError(t, testCard().Validate(now))
+	cases := map[string]func(*Card){
+		"luhn":         func(c *Card) { c.Number = "4111111111111112" },
+		"short":        func(c *Card) { c.Number = "41111" },
+		"letters":      func(c *Card) { c.Number = "4111a11111111111" },
+		"holder":       func(c *Card) { c.HolderName = " " },
+		"month 13":     func(c *Card) { c.ExpirationMonth = "13" },
+		"month text":   func(c *Card) { c.ExpirationMonth = "ab" },
+		"year 2 digit": func(c *Card) { c.ExpirationYear = "30" },
+		"expired":      func(c *Card) { c.ExpirationMonth, c.ExpirationYear = "10", "2026" },
+		"cvv 2":        func(c *Card) { c.CVV = "12" },
+		"cvv text":     func(c *Card) { c.CVV = "12a" },
+	}
+	for name, mutate := range cases {
+		c := testCard()
+		mutate(&c)
+		err := c.Validate(now)
+		assert.ErrorIs(t, err, ErrInvalidCard, name)
+		var ve *ValidationError
+		require.True(t, errors.As(err, &ve), name)
+		assert.NotContains(t, err.Error(), string(c.Number), name)
+		assert.NotContains(t, err.Error(), string(c.CVV), name)
+	}
+	c := testCard()
+	c.ExpirationMonth, c.ExpirationYear = "11", "2026"
+	assert.NoError(t, c.Validate(now), "valid through the end of its month")
+}
+
+func TestLuhn(t *testing.T) {
+	for _, n := range []string{"4111111111111111", "4000000000000002", "4000000000000069", "5555555555554444", "378282246310005"} {
+		assert.True(t, LuhnValid(n), n)
+	}
+	for _, n := range []string{"", "4111111111111112", "abc", "4111-1111"} {
+		assert.False(t, LuhnValid(n), n)
+	}
+}
+
+// A card, an error and a failing operation are formatted and logged at
+// debug level; no card number, CVV, secret or token may appear anywhere.
+func TestNoSecretsInFormattedOutputOrLogs(t *testing.T) {
+	const secret, token = "S3cr3t-Value-xyz", "tok_ABCDEF123456"
+	var logs bytes.Buffer
+	// Time and wait values are dropped so that no random digits can match the CVV.
+	drop := func(_ []string, a slog.Attr) slog.Attr {
+		if a.Key == slog.TimeKey || a.Key == "wait" {
+			return slog.Attr{}
+		}
+		return a
+	}
+	logger := slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug, ReplaceAttr: drop}))
+	rec := &recorder{statuses: []int{503, 400}, body: `{"error":{"code":"INVALID_CARD","message":"card 4111111111111111 cvv=737 rejected"}}`}
+	signer, err := NewHMACSigner("demo-key", secret)
+	require.NoError(t, err)
+	bearer := SignerFunc(func(r *http.Request, _ []byte) error {
+		r.Header.Set("Authorization", "Bearer "+token)
+		return signer.Sign(r, nil)
+	})
+	c := setup(t, rec, WithLogger(logger), WithSigner(bearer))
+	card := testCard()
+	req := &Request{Operation: "charges.create", Method: http.MethodPost, Path: "/charge/", Keyed: true,
+		Query: map[string][]string{"token": {token}},
+		Body:  map[string]any{"amount": "1.00", "card": card}}
+	_, opErr := c.Do(context.Background(), req, nil, WithIdempotencyKey("order-key-fixed"))
+	require.Error(t, opErr)
+	c.Logger().Debug("merchant log", "card", card, "err", opErr, "token", token, "note", "Bearer "+token+" secret="+secret)
+
+	outputs := []string{logs.String(), opErr.Error(), fmt.Sprintf("%v", opErr), fmt.Sprintf("%+v", opErr), fmt.Sprintf("%#v", card)}
+	for _, s := range outputs {
+		for _, bad := range []string{testPAN, testCVV, secret, token} {
+			assert.NotContains(t, s, bad)
+		}
+	}
+	assert.Contains(t, logs.String(), "payonce attempt", "the client does log at debug level")
+	assert.Equal(t, 2, len(rec.seen()))
+}

@@ -1,0 +1,121 @@
+package payonce
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// Every message_key of the Coinepay document and of the project's signing
+// scheme, and A55's codes, map to a sentinel.
+func TestKindForCodeTable(t *testing.T) {
+	table := map[string]error{
+		"openapi_idempotency_key_required":      ErrKeyRequired,
+		"openapi_idempotency_key_too_long":      ErrKeyTooLong,
+		"openapi_idempotency_key_invalid_chars": ErrKeyInvalidChars,
+		"openapi_idempotency_key_conflict":      ErrIdempotencyConflict,
+		"insufficient_balance":                  ErrInsufficientBalance,
+		"openapi_signature_required":            ErrSignatureInvalid,
+		"openapi_signature_invalid":             ErrSignatureInvalid,
+		"openapi_api_key_invalid":               ErrUnauthorized,
+		"openapi_timestamp_expired":             ErrTimestampExpired,
+		"openapi_nonce_replayed":                ErrNonceReplayed,
+		"RATE_LIMIT_EXCEEDED":                   ErrRateLimited,
+		"CARD_DECLINED":                         ErrCardDeclined,
+		"INSUFFICIENT_FUNDS":                    ErrCardDeclined,
+		"PROCESSING_ERROR":                      ErrChargeFailed,
+		"CANCEL_NOT_ALLOWED":                    ErrInvalidState,
+		"IDEMPOTENCY_KEY_CONFLICT":              ErrIdempotencyConflict,
+		"IDEMPOTENCY_KEY_TOO_SHORT":             ErrKeyTooShort,
+		"AMOUNT_INVALID":                        ErrInvalidRequest,
+	}
+	for code, want := range table {
+		assert.Equal(t, want, KindForCode(code), code)
+	}
+	assert.Nil(t, KindForCode("something_new"))
+}
+
+func TestKindForStatus(t *testing.T) {
+	table := map[int]error{400: ErrInvalidRequest, 401: ErrUnauthorized, 403: ErrForbidden, 404: ErrNotFound,
+		409: ErrIdempotencyConflict, 413: ErrInvalidRequest, 422: ErrInvalidRequest, 429: ErrRateLimited, 500: ErrServer, 503: ErrServer}
+	for status, want := range table {
+		assert.Equal(t, want, KindForStatus(status), status)
+	}
+}
+
+func TestUnknownCodeKeepsRawCode(t *testing.T) {
+	rec := &recorder{statuses: []int{400}, body: `{"code":400,"message":"新错误","message_key":"openapi_brand_new","data":null}`}
+	c := setup(t, rec)
+	_, err := c.Do(t.Context(), postReq(), nil)
+	var ae *APIError
+	require.ErrorAs(t, err, &ae)
+	assert.Equal(t, "openapi_brand_new", ae.Code)
+	assert.Equal(t, "新错误", ae.Message)
+	assert.ErrorIs(t, err, ErrInvalidRequest, "falls back to the status")
+}
+
+func TestRateLimitedCarriesRetryAfter(t *testing.T) {
+	rec := &recorder{statuses: []int{429}, header: http.Header{"Retry-After": {"1"}},
+		body: `{"error":{"code":"RATE_LIMIT_EXCEEDED","message":"slow down","details":[{"field":"client_id","reason":"100/min"}]},"request_id":"req_9"}`}
+	p := fastPolicy()
+	p.MaxAttempts = 1
+	c := setup(t, rec, WithRetryPolicy(p))
+	_, err := c.Do(t.Context(), postReq(), nil)
+	var ae *APIError
+	require.ErrorAs(t, err, &ae)
+	assert.ErrorIs(t, err, ErrRateLimited)
+	assert.ErrorIs(t, err, ErrRetriesExhausted)
+	assert.Equal(t, time.Second, ae.RetryAfter)
+	assert.Equal(t, "req_9", ae.RequestID)
+	require.Len(t, ae.Details, 1)
+	assert.Equal(t, "client_id", ae.Details[0].Field)
+}
+
+func TestAPIErrorFormat(t *testing.T) {
+	e := &APIError{Provider: "coinepay", Operation: "cards.apply", StatusCode: 409, Code: "openapi_idempotency_key_conflict",
+		Message: "Idempotency-Key 冲突", Key: "k-1", Attempts: 2, Kind: ErrIdempotencyConflict}
+	assert.Equal(t, "payonce: coinepay cards.apply: idempotency key reused with a different payload (HTTP 409 openapi_idempotency_key_conflict): Idempotency-Key 冲突 [idempotency key k-1, 2 attempt(s)]", e.Error())
+	wrapped := fmt.Errorf("job 9: %w", e)
+	assert.ErrorIs(t, wrapped, ErrIdempotencyConflict)
+	assert.Equal(t, "k-1", KeyOf(wrapped))
+	assert.False(t, IsTemporary(wrapped))
+	cause := errors.New("dial tcp: connection refused")
+	e2 := &APIError{Kind: ErrRetriesExhausted, Err: cause, Method: "POST", Path: "/x"}
+	assert.ErrorIs(t, e2, cause)
+	assert.True(t, strings.HasPrefix(e2.Error(), "payonce: POST /x: retries exhausted"))
+	assert.True(t, IsTemporary(e2))
+	assert.Equal(t, "payonce: error", (&APIError{}).Error()[:14])
+}
+
+func TestValidationError(t *testing.T) {
+	_, err := ParseAmount("1.234")
+	var ve *ValidationError
+	require.ErrorAs(t, err, &ve)
+	assert.Equal(t, "amount", ve.Field)
+	assert.Contains(t, err.Error(), "invalid amount: amount:")
+}
+
+func FuzzErrorDecoding(f *testing.F) {
+	for _, s := range []string{
+		`{"code":409,"message":"Idempotency-Key 冲突","message_key":"openapi_idempotency_key_conflict","data":null}`,
+		`{"error":{"code":"RATE_LIMIT_EXCEEDED","message":"x","details":[{"field":"a","reason":"b"}]},"request_id":"req_1"}`,
+		`{"charge_uuid":"c","status":"error","message":[{"code":"CANCEL_NOT_ALLOWED","source":"charge","description":"d"}]}`,
+		`{"code":"X","message":1}`, `null`, `[]`, ``, `{"error":null}`,
+	} {
+		f.Add(409, s)
+	}
+	f.Fuzz(func(t *testing.T, status int, body string) {
+		e := &APIError{}
+		JSONCodec{}.DecodeError(status, http.Header{}, []byte(body), e)
+		_ = e.Error()
+		if KindForCode(e.Code) == nil && status >= 100 && status < 1000 && KindForStatus(status) == nil {
+			t.Fatal("no kind")
+		}
+	})
+}

@@ -1,0 +1,366 @@
+package payonce
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestFinalStatusesAreNotRetried(t *testing.T) {
+	for _, status := range []int{400, 401, 403, 404, 405, 409, 413, 422, 501} {
+		t.Run(fmt.Sprint(status), func(t *testing.T) {
+			rec := &recorder{statuses: []int{status}}
+			c := setup(t, rec)
+			meta, err := c.Do(context.Background(), postReq(), nil)
+			require.Error(t, err)
+			assert.Len(t, rec.seen(), 1, "a %d can never succeed on a retry", status)
+			assert.Equal(t, 1, meta.Attempts)
+			assert.Equal(t, meta.Key, KeyOf(err))
+			assert.False(t, IsTemporary(err) && status != 501)
+		})
+	}
+}
+
+func TestRetryableStatusesAreRetried(t *testing.T) {
+	for _, status := range []int{429, 500, 502, 503, 504} {
+		t.Run(fmt.Sprint(status), func(t *testing.T) {
+			rec := &recorder{statuses: []int{status, status, 201}}
+			c := setup(t, rec)
+			meta, err := c.Do(context.Background(), postReq(), nil)
+			require.NoError(t, err)
+			assert.Equal(t, 3, meta.Attempts)
+			assert.Equal(t, 201, meta.StatusCode)
+		})
+	}
+}
+
+func TestExhaustedCarriesKeyAndLastAnswer(t *testing.T) {
+	rec := &recorder{statuses: []int{503}, body: `{"code":503,"message":"busy","message_key":"openapi_busy"}`}
+	c := setup(t, rec, WithRetryPolicy(func() RetryPolicy { p := fastPolicy(); p.MaxAttempts = 3; return p }()))
+	_, err := c.Do(context.Background(), postReq(), nil, WithIdempotencyKey("order-42"))
+	require.Error(t, err)
+	assert.ErrorIs(t, err, ErrRetriesExhausted)
+	assert.ErrorIs(t, err, ErrServer)
+	var ae *APIError
+	require.ErrorAs(t, err, &ae)
+	assert.Equal(t, "order-42", ae.Key)
+	assert.Equal(t, 3, ae.Attempts)
+	assert.Equal(t, 503, ae.StatusCode)
+	assert.Equal(t, "openapi_busy", ae.Code)
+	assert.True(t, ae.Temporary())
+	assert.Contains(t, err.Error(), "order-42")
+	for _, a := range rec.seen() {
+		assert.Equal(t, "order-42", a.Key)
+	}
+}
+
+// hijackFirst drops the connection without an answer on the first n
+// requests (the request reached the server; the answer is lost).
+func hijackFirst(n int32, then http.Handler) (http.Handler, *atomic.Int32) {
+	var count atomic.Int32
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if count.Add(1) <= n {
+			_, _ = io.ReadAll(r.Body)
+			conn, _, err := w.(http.Hijacker).Hijack()
+			if err == nil {
+				_ = conn.Close()
+			}
+			return
+		}
+		then.ServeHTTP(w, r)
+	}), &count
+}
+
+func TestConnectionErrorsAreRetried(t *testing.T) {
+	rec := &recorder{}
+	h, count := hijackFirst(2, rec)
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	c, err := NewClient(WithBaseURL(srv.URL), WithRetryPolicy(fastPolicy()))
+	require.NoError(t, err)
+	meta, err := c.Do(context.Background(), postReq(), nil)
+	require.NoError(t, err)
+	assert.Equal(t, int32(3), count.Load())
+	assert.Equal(t, 3, meta.Attempts)
+	assert.Equal(t, meta.Key, rec.seen()[0].Key)
+}
+
+func TestConnectionRefusedIsRetriedThenExhausted(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := l.Addr().String()
+	require.NoError(t, l.Close())
+	c, err := NewClient(WithBaseURL("http://"+addr), WithRetryPolicy(fastPolicy()))
+	require.NoError(t, err)
+	_, err = c.Do(context.Background(), postReq(), nil)
+	require.Error(t, err)
+	assert.ErrorIs(t, err, ErrRetriesExhausted)
+	assert.ErrorIs(t, err, ErrTransport)
+	assert.NotEmpty(t, KeyOf(err))
+	assert.NotContains(t, err.Error(), "?")
+}
+
+func TestBodyLostMidAnswerIsRetried(t *testing.T) {
+	var n atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if n.Add(1) == 1 {
+			w.Header().Set("Content-Length", "100")
+			w.WriteHeader(200)
+			_, _ = io.WriteString(w, `{"ok":`)
+			w.(http.Flusher).Flush()
+			conn, _, _ := w.(http.Hijacker).Hijack()
+			_ = conn.Close()
+			return
+		}
+		_, _ = io.WriteString(w, `{"ok":true}`)
+	}))
+	defer srv.Close()
+	c, err := NewClient(WithBaseURL(srv.URL), WithRetryPolicy(fastPolicy()))
+	require.NoError(t, err)
+	var out struct{ OK bool }
+	meta, err := c.Do(context.Background(), postReq(), &out)
+	require.NoError(t, err)
+	assert.True(t, out.OK)
+	assert.Equal(t, 2, meta.Attempts)
+}
+
+func TestPerAttemptTimeoutIsRetried(t *testing.T) {
+	var n atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if n.Add(1) == 1 {
+			select {
+			case <-r.Context().Done():
+			case <-time.After(2 * time.Second):
+			}
+			return
+		}
+		_, _ = io.WriteString(w, `{}`)
+	}))
+	defer srv.Close()
+	p := fastPolicy()
+	p.AttemptTimeout = 50 * time.Millisecond
+	c, err := NewClient(WithBaseURL(srv.URL), WithRetryPolicy(p))
+	require.NoError(t, err)
+	meta, err := c.Do(context.Background(), postReq(), nil)
+	require.NoError(t, err)
+	assert.Equal(t, 2, meta.Attempts)
+}
+
+func TestTLSCertificateErrorsAreNotRetried(t *testing.T) {
+	var n atomic.Int32
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { n.Add(1) }))
+	defer srv.Close()
+	c, err := NewClient(WithBaseURL(srv.URL), WithRetryPolicy(fastPolicy())) // default client does not trust the test CA
+	require.NoError(t, err)
+	meta, err := c.Do(context.Background(), postReq(), nil)
+	require.Error(t, err)
+	assert.ErrorIs(t, err, ErrTransport)
+	assert.NotErrorIs(t, err, ErrRetriesExhausted)
+	assert.Equal(t, 1, meta.Attempts)
+	assert.NotEmpty(t, KeyOf(err))
+}
+
+func TestCancelDuringWaitReturnsAtOnce(t *testing.T) {
+	rec := &recorder{statuses: []int{429}, header: http.Header{"Retry-After": {"30"}}}
+	p := fastPolicy()
+	p.MaxRetryAfter = time.Minute
+	c := setup(t, rec, WithRetryPolicy(p))
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(50*time.Millisecond, cancel)
+	start := time.Now()
+	_, err := c.Do(ctx, postReq(), nil)
+	elapsed := time.Since(start)
+	require.Error(t, err)
+	assert.ErrorIs(t, err, context.Canceled)
+	assert.Less(t, elapsed, 500*time.Millisecond)
+	assert.NotEmpty(t, KeyOf(err))
+	assert.Len(t, rec.seen(), 1)
+}
+
+func TestRetryAfterHonouredAndCapped(t *testing.T) {
+	gap := func(t *testing.T, maxRetryAfter time.Duration, header string) time.Duration {
+		var mu sync.Mutex
+		var times []time.Time
+		var n atomic.Int32
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			mu.Lock()
+			times = append(times, time.Now())
+			mu.Unlock()
+			if n.Add(1) == 1 {
+				w.Header().Set("Retry-After", header)
+				w.WriteHeader(429)
+				return
+			}
+			_, _ = io.WriteString(w, `{}`)
+		}))
+		defer srv.Close()
+		p := fastPolicy()
+		p.MaxRetryAfter = maxRetryAfter
+		c, err := NewClient(WithBaseURL(srv.URL), WithRetryPolicy(p))
+		require.NoError(t, err)
+		_, err = c.Do(context.Background(), postReq(), nil)
+		require.NoError(t, err)
+		require.Len(t, times, 2)
+		return times[1].Sub(times[0])
+	}
+	t.Run("capped", func(t *testing.T) {
+		d := gap(t, 40*time.Millisecond, "60")
+		assert.GreaterOrEqual(t, d, 40*time.Millisecond)
+		assert.Less(t, d, time.Second)
+	})
+	t.Run("honoured", func(t *testing.T) {
+		d := gap(t, 5*time.Second, "1")
+		assert.GreaterOrEqual(t, d, 950*time.Millisecond)
+	})
+}
+
+func TestParseRetryAfter(t *testing.T) {
+	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	d, ok := ParseRetryAfter("7", now)
+	assert.True(t, ok)
+	assert.Equal(t, 7*time.Second, d)
+	d, ok = ParseRetryAfter(now.Add(90*time.Second).Format(http.TimeFormat), now)
+	assert.True(t, ok)
+	assert.Equal(t, 90*time.Second, d)
+	d, ok = ParseRetryAfter(now.Add(-time.Hour).Format(http.TimeFormat), now)
+	assert.True(t, ok)
+	assert.Zero(t, d)
+	for _, v := range []string{"", "-1", "soon"} {
+		_, ok = ParseRetryAfter(v, now)
+		assert.False(t, ok, v)
+	}
+}
+
+func TestKeyAgeGuardRefusesStaleKeyBeforeSending(t *testing.T) {
+	rec := &recorder{}
+	c := setup(t, rec)
+	created := time.Now().Add(-23*time.Hour - time.Minute) // window 24 h minus 1 h margin is past
+	meta, err := c.Do(context.Background(), postReq(), nil, WithIdempotencyKey("old-key"), WithKeyCreated(created))
+	require.Error(t, err)
+	assert.ErrorIs(t, err, ErrKeyExpired)
+	assert.Equal(t, "old-key", KeyOf(err))
+	assert.Empty(t, rec.seen(), "nothing may be sent with a key the server may have forgotten")
+	assert.Zero(t, meta.Attempts)
+	assert.False(t, IsTemporary(err))
+}
+
+func TestKeyAgeGuardStopsLoopCrossingTheWindow(t *testing.T) {
+	var mu sync.Mutex
+	now := time.Date(2026, 11, 29, 0, 0, 0, 0, time.UTC)
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	var hits atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		mu.Lock()
+		now = now.Add(30 * time.Minute) // each attempt "takes" half an hour
+		mu.Unlock()
+		w.WriteHeader(503)
+	}))
+	defer srv.Close()
+	p := fastPolicy()
+	p.MaxAttempts = 10
+	c, err := NewClient(WithBaseURL(srv.URL), WithRetryPolicy(p), WithClock(clock), WithKeyRules(A55KeyRules()))
+	require.NoError(t, err)
+	created := now.Add(-22 * time.Hour)
+	_, err = c.Do(context.Background(), postReq(), nil, WithIdempotencyKey("order-123456789012"), WithKeyCreated(created))
+	require.Error(t, err)
+	assert.ErrorIs(t, err, ErrKeyExpired)
+	assert.ErrorIs(t, err, ErrServer, "the last answer is kept as the cause")
+	assert.Equal(t, int32(2), hits.Load(), "attempts at 22h and 22h30m; 23h is past the window minus margin")
+	assert.Equal(t, "order-123456789012", KeyOf(err))
+}
+
+func TestRetryBudget(t *testing.T) {
+	t.Run("spent budget fails fast with the key", func(t *testing.T) {
+		rec := &recorder{statuses: []int{503}}
+		p := fastPolicy()
+		p.MaxAttempts = 10
+		budget := NewRetryBudget(10)
+		c := setup(t, rec, WithRetryPolicy(p), WithRetryBudget(budget))
+		_, err := c.Do(context.Background(), postReq(), nil)
+		require.Error(t, err)
+		assert.ErrorIs(t, err, ErrRetryBudgetExhausted)
+		assert.NotEmpty(t, KeyOf(err))
+		assert.Len(t, rec.seen(), 3, "two retries of cost 5 each, then no more")
+		assert.Equal(t, 0, budget.Available())
+		_, err = c.Do(context.Background(), postReq(), nil)
+		assert.ErrorIs(t, err, ErrRetryBudgetExhausted)
+		assert.Len(t, rec.seen(), 4, "the next operation gets its first attempt, no retry")
+	})
+	t.Run("successes refill it", func(t *testing.T) {
+		rec := &recorder{statuses: []int{503, 200}}
+		budget := NewRetryBudget(20)
+		c := setup(t, rec, WithRetryBudget(budget))
+		_, err := c.Do(context.Background(), postReq(), nil)
+		require.NoError(t, err)
+		assert.Equal(t, 20, budget.Available(), "a retry that succeeded gives back its cost")
+		budget.acquire(false)
+		rec2 := &recorder{}
+		c2 := setup(t, rec2, WithRetryBudget(budget))
+		_, err = c2.Do(context.Background(), postReq(), nil)
+		require.NoError(t, err)
+		assert.Equal(t, 16, budget.Available())
+	})
+}
+
+func TestMaxElapsedTimeStopsRetries(t *testing.T) {
+	rec := &recorder{statuses: []int{503}}
+	p := fastPolicy()
+	p.MaxAttempts = 1000
+	p.InitialInterval, p.MaxInterval = 10*time.Millisecond, 10*time.Millisecond
+	p.MaxElapsedTime = 60 * time.Millisecond
+	c := setup(t, rec, WithRetryPolicy(p))
+	_, err := c.Do(context.Background(), postReq(), nil)
+	assert.ErrorIs(t, err, ErrRetriesExhausted)
+	assert.Less(t, len(rec.seen()), 12)
+}
+
+func TestRetryPolicyValidate(t *testing.T) {
+	bad := []func(*RetryPolicy){
+		func(p *RetryPolicy) { p.MaxAttempts = 0 },
+		func(p *RetryPolicy) { p.InitialInterval = -1 },
+		func(p *RetryPolicy) { p.MaxInterval = p.InitialInterval - 1 },
+		func(p *RetryPolicy) { p.Multiplier = 0.5 },
+		func(p *RetryPolicy) { p.RandomizationFactor = 2 },
+		func(p *RetryPolicy) { p.MaxRetryAfter = -1 },
+	}
+	for i, mutate := range bad {
+		p := DefaultRetryPolicy()
+		mutate(&p)
+		assert.ErrorIs(t, p.Validate(), ErrInvalidConfig, i)
+		_, err := NewClient(WithBaseURL("https://x"), WithRetryPolicy(p))
+		assert.ErrorIs(t, err, ErrInvalidConfig, i)
+	}
+	assert.NoError(t, DefaultRetryPolicy().Validate())
+}
+
+func TestNoKeyMeansNoRetry(t *testing.T) {
+	rec := &recorder{statuses: []int{503}}
+	c := setup(t, rec, WithKeyRules(A55KeyRules()))
+	meta, err := c.Do(context.Background(), postReq(), nil, WithoutKey())
+	require.Error(t, err)
+	assert.ErrorIs(t, err, ErrServer)
+	assert.Empty(t, meta.Key)
+	assert.Len(t, rec.seen(), 1, "without a key a retry would be a second operation")
+	assert.Empty(t, rec.seen()[0].Key)
+}
+
+func TestRetryableError(t *testing.T) {
+	assert.False(t, RetryableError(nil))
+	assert.False(t, RetryableError(context.Canceled))
+	assert.False(t, RetryableError(&stopError{err: ErrKeyExpired}))
+	assert.True(t, RetryableError(io.ErrUnexpectedEOF))
+	assert.True(t, RetryableError(&net.OpError{Op: "dial", Err: fmt.Errorf("connection refused")}))
+	assert.True(t, strings.Contains(fmt.Sprint(ErrRetriesExhausted), "retries"))
+}
