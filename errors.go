@@ -214,9 +214,9 @@ func IsTemporary(err error) bool {
 // (https://docs.a55.tech).
 func KindForCode(code string) error {
 	switch code {
-	case "openapi_idempotency_key_required":
+	case "openapi_idempotency_key_required", "IDEMPOTENCY_KEY_REQUIRED":
 		return ErrKeyRequired
-	case "openapi_idempotency_key_too_long":
+	case "openapi_idempotency_key_too_long", "IDEMPOTENCY_KEY_TOO_LONG":
 		return ErrKeyTooLong
 	case "openapi_idempotency_key_too_short", "IDEMPOTENCY_KEY_TOO_SHORT":
 		return ErrKeyTooShort
@@ -236,7 +236,7 @@ func KindForCode(code string) error {
 		return ErrNonceReplayed
 	case "FORBIDDEN":
 		return ErrForbidden
-	case "NOT_FOUND", "openapi_not_found":
+	case "NOT_FOUND", "openapi_not_found", "openapi_package_not_found":
 		return ErrNotFound
 	case "RATE_LIMIT_EXCEEDED", "openapi_rate_limited":
 		return ErrRateLimited
@@ -246,7 +246,8 @@ func KindForCode(code string) error {
 	case "PROCESSING_ERROR", "TIMEOUT":
 		return ErrChargeFailed
 	case "CURRENCY_NOT_SUPPORTED", "AMOUNT_INVALID", "VALIDATION_ERROR", "INVALID_REQUEST",
-		"openapi_invalid_request", "openapi_invalid_json", "openapi_method_not_allowed", "openapi_body_too_large":
+		"openapi_invalid_request", "openapi_invalid_json", "openapi_method_not_allowed", "openapi_body_too_large",
+		"METHOD_NOT_ALLOWED", "PAYLOAD_TOO_LARGE":
 		return ErrInvalidRequest
 	case "CANCEL_NOT_ALLOWED", "CAPTURE_NOT_ALLOWED", "REFUND_NOT_ALLOWED", "REFUND_EXCEEDS_AMOUNT",
 		"CHARGE_ALREADY_PAID", "CHARGE_ALREADY_CANCELED", "CHARGE_ALREADY_SETTLED", "INVALID_STATE":

@@ -309,6 +309,19 @@ func (t *attemptTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 	// Each attempt gets its own copy of the headers, so signing this one
 	// cannot race with a transport still finishing the last.
 	r := req.Clone(req.Context())
+	// Without GetBody net/http's Transport cannot silently re-send a POST
+	// (it does for one carrying an Idempotency-Key when a reused
+	// connection fails): retries belong to this loop, where they are
+	// counted, paced and signed afresh.
+	r.GetBody = nil
+	if r.Body == nil || r.Body == http.NoBody {
+		// A body-less GET is replayable for net/http whatever GetBody says,
+		// and a re-sent GET repeats the nonce the server may already have
+		// seen (openapi_nonce_replayed). An empty body it cannot rewind
+		// makes it non-replayable; the Transport probes it, finds it empty
+		// and sends no body.
+		r.Body = io.NopCloser(http.NoBody)
+	}
 	if op.c.signer != nil {
 		if err := op.c.signer.Sign(r, op.body); err != nil {
 			return nil, &stopError{err: fmt.Errorf("sign: %w", err)}

@@ -10,7 +10,7 @@ import (
 
 func TestRedactString(t *testing.T) {
 	cases := map[string]string{
-		"card 4111111111111111 ok":                    "card ************1111 ok",
+		"card 4111111111111111 ok":                     "card ************1111 ok",
 		"short 12345 and long 12345678901234567890123": "short 12345 and long 12345678901234567890123",
 		`{"cvv":"123","client_secret":"abc"}`:          `{"cvv":"[REDACTED]","client_secret":"[REDACTED]"}`,
 		"Authorization: Bearer eyJhbGciOi.x.y":         "Authorization: [REDACTED]",

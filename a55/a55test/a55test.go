@@ -1,0 +1,268 @@
+// Package a55test runs a fake A55 wallet/charge API for tests, shaped like
+// net/http/httptest: NewServer starts it on 127.0.0.1, New does the same and
+// registers Close with a testing.TB.
+//
+// The fake serves the OAuth2 client-credentials token endpoint, checks
+// bearer tokens against its own clock, applies the per-client rate limit
+// (100 requests per rolling minute by default, X-RateLimit-* headers),
+// creates wallets and charges (sandbox test cards 4111111111111111
+// confirms, 4000000000000002 is declined, 4000000000000069 errors),
+// captures, refunds and cancels them, and implements the Idempotency-Key
+// semantics of the A55 guide: optional key of 16..128 characters, 409 on a
+// reused key with another payload, in-flight waiting, only 2xx stored, a
+// 24 h window. Faults are injected on demand and the ledger tells how many
+// times each operation really ran.
+package a55test
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/payonce/payonce/internal/fakeserver"
+	"github.com/payonce/payonce/internal/fakeserver/a55fake"
+)
+
+// Types shared with the engine (aliases, so they can be named here).
+type (
+	// Rule is a fault injection rule; see the Fault* constants.
+	Rule = fakeserver.Rule
+	// FaultKind names a fault.
+	FaultKind = fakeserver.FaultKind
+	// Ledger lists the executed operations.
+	Ledger = fakeserver.Ledger
+	// Operation is one executed operation.
+	Operation = fakeserver.Operation
+	// Attempt is one received request.
+	Attempt = fakeserver.Attempt
+	// Clock is the fake's injectable clock.
+	Clock = fakeserver.Clock
+	// Stats are running totals of requests, executions, replays, conflicts.
+	Stats = fakeserver.Stats
+)
+
+// Fault kinds.
+const (
+	FaultDropAfterCommit   = fakeserver.DropAfterCommit
+	FaultErrorBeforeCommit = fakeserver.ErrorBeforeCommit
+	FaultRateLimit         = fakeserver.RateLimit
+	FaultDelay             = fakeserver.Delay
+	FaultResetBeforeRead   = fakeserver.ResetBeforeRead
+	FaultHang              = fakeserver.Hang
+)
+
+// Default credentials and sandbox test cards.
+const (
+	DefaultClientID     = "demo-client"
+	DefaultClientSecret = "demo-secret"
+
+	CardConfirms  = a55fake.CardConfirms  // 4111111111111111: confirmed
+	CardDeclined  = a55fake.CardDeclined  // 4000000000000002: 400 CARD_DECLINED
+	CardProcError = a55fake.CardProcError // 4000000000000069: 400 PROCESSING_ERROR
+)
+
+// Paths of the API.
+const (
+	TokenPath   = a55fake.TokenPath
+	WalletPath  = "/api/v1/bank/wallet/"
+	ChargePath  = "/api/v1/bank/wallet/charge/"
+	CapturePath = "/api/v1/bank/wallet/charge/capture/"
+	RefundPath  = "/api/v1/bank/wallet/charge/refund/"
+	CancelPath  = "/api/v1/bank/wallet/charge/cancel/"
+)
+
+// NewClock returns a clock that follows real time (Advance and Set shift it).
+func NewClock() *Clock { return fakeserver.NewClock() }
+
+// NewFixedClock returns a clock frozen at t.
+func NewFixedClock(t time.Time) *Clock { return fakeserver.NewFixedClock(t) }
+
+type config struct {
+	clientID, secret string
+	fake             a55fake.Config
+	engine           fakeserver.Options
+}
+
+// Option configures a Server.
+type Option func(*config)
+
+// WithCredentials sets the OAuth2 client id and secret (default
+// demo-client / demo-secret).
+func WithCredentials(clientID, secret string) Option {
+	return func(c *config) { c.clientID, c.secret = clientID, secret }
+}
+
+// WithTokenLifetime sets how long access tokens live (default 1 h).
+func WithTokenLifetime(d time.Duration) Option { return func(c *config) { c.fake.TokenLifetime = d } }
+
+// WithRateLimit sets the per-client limit: n requests per rolling window
+// (default 100 per minute); n < 0 turns it off.
+func WithRateLimit(n int, window time.Duration) Option {
+	return func(c *config) {
+		if n == 0 {
+			n = -1
+		}
+		c.fake.RateLimit, c.fake.RateWindow = n, window
+	}
+}
+
+// WithReplayHeader marks replays with X-Idempotent-Replay: true (A55 does
+// not document the header, so it is off by default).
+func WithReplayHeader(on bool) Option { return func(c *config) { c.fake.ReplayHeader = on } }
+
+// WithClock sets the clock (default real time).
+func WithClock(clk *Clock) Option { return func(c *config) { c.engine.Clock = clk } }
+
+// WithSeed seeds fault choices and generated IDs.
+func WithSeed(seed uint64) Option { return func(c *config) { c.engine.Seed = seed } }
+
+// WithLatency adds d before every API request.
+func WithLatency(d time.Duration) Option { return func(c *config) { c.engine.Latency = d } }
+
+// WithFaultRate injects a random fault into this share (0..1) of requests.
+func WithFaultRate(rate float64) Option { return func(c *config) { c.engine.FaultRate = rate } }
+
+// Server is a running fake A55 API.
+type Server struct {
+	// URL is the base URL, http://127.0.0.1:PORT, with no trailing slash.
+	URL string
+
+	srv      *httptest.Server
+	engine   *fakeserver.Engine
+	fake     *a55fake.Fake
+	handler  http.Handler
+	clientID string
+	secret   string
+	client   *http.Client
+
+	closeOnce sync.Once
+}
+
+// NewServer starts a fake on 127.0.0.1. Close it when done.
+func NewServer(opts ...Option) *Server {
+	c := config{clientID: DefaultClientID, secret: DefaultClientSecret}
+	for _, o := range opts {
+		o(&c)
+	}
+	c.fake.Clients = map[string]string{c.clientID: c.secret}
+	e := fakeserver.New(c.engine)
+	f := a55fake.New(e, c.fake)
+	s := &Server{engine: e, fake: f, clientID: c.clientID, secret: c.secret}
+	mux := http.NewServeMux()
+	mux.Handle(fakeserver.AdminPrefix, e.AdminHandler(fakeserver.AdminConfig{}))
+	mux.Handle("/", f.Handler())
+	s.handler = mux
+	s.srv = httptest.NewServer(mux)
+	s.URL = s.srv.URL
+	s.client = &http.Client{Transport: &bearerTransport{base: s.srv.Client().Transport, s: s}}
+	return s
+}
+
+// New starts a fake and registers its Close with tb.Cleanup.
+func New(tb testing.TB, opts ...Option) *Server {
+	tb.Helper()
+	s := NewServer(opts...)
+	tb.Cleanup(s.Close)
+	return s
+}
+
+// Close ends hanging requests and shuts the server down. It is idempotent.
+func (s *Server) Close() {
+	s.closeOnce.Do(func() {
+		s.engine.Close()
+		s.srv.CloseClientConnections()
+		s.srv.Close()
+		s.client.CloseIdleConnections()
+	})
+}
+
+// HTTPClient returns a client for the fake that adds a valid bearer token
+// to every request without an Authorization header.
+func (s *Server) HTTPClient() *http.Client { return s.client }
+
+// ClientID returns the OAuth2 client id.
+func (s *Server) ClientID() string { return s.clientID }
+
+// ClientSecret returns the OAuth2 client secret.
+func (s *Server) ClientSecret() string { return s.secret }
+
+// TokenURL returns the token endpoint, URL + "/oauth2/token".
+func (s *Server) TokenURL() string { return s.URL + TokenPath }
+
+// IssueToken returns a new valid access token for the server's client.
+func (s *Server) IssueToken() string { return s.fake.IssueToken(s.clientID) }
+
+// SetRateLimit sets the per-client limit: n requests per rolling window;
+// n <= 0 turns it off. Counters restart.
+func (s *Server) SetRateLimit(n int, window time.Duration) { s.fake.SetRateLimit(n, window) }
+
+// Clock returns the fake's clock.
+func (s *Server) Clock() *Clock { return s.engine.Clock() }
+
+// AddFault adds a fault injection rule.
+func (s *Server) AddFault(r Rule) error { return s.engine.Faults().Add(r) }
+
+// ClearFaults removes every fault rule.
+func (s *Server) ClearFaults() { s.engine.Faults().Clear() }
+
+// Ledger returns the ledger of executed operations.
+func (s *Server) Ledger() *Ledger { return s.engine.Ledger() }
+
+// Stats returns running totals of requests, executions, replays,
+// conflicts and faults.
+func (s *Server) Stats() Stats { return s.engine.Stats() }
+
+// Requests returns every request received, oldest first.
+func (s *Server) Requests() []Attempt { return s.engine.Attempts().All() }
+
+// Reset empties all state: stored keys, tokens, wallets, charges, rate
+// counters, ledger, request log and faults.
+func (s *Server) Reset() {
+	s.engine.Reset()
+	if t, ok := s.client.Transport.(*bearerTransport); ok {
+		t.mu.Lock()
+		t.token = ""
+		t.mu.Unlock()
+	}
+}
+
+// Handler returns the fake's handler (API and /_fakepay/ admin), to mount
+// elsewhere.
+func (s *Server) Handler() http.Handler { return s.handler }
+
+// bearerTransport adds a cached token, renewed when the fake clock nears
+// its expiry.
+type bearerTransport struct {
+	base http.RoundTripper
+	s    *Server
+
+	mu      sync.Mutex
+	token   string
+	expires time.Time
+}
+
+func (t *bearerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.Header.Get("Authorization") != "" {
+		return t.base.RoundTrip(req)
+	}
+	now := t.s.Clock().Now()
+	t.mu.Lock()
+	if t.token == "" || !now.Before(t.expires) {
+		t.token = t.s.IssueToken()
+		t.expires = now.Add(t.s.fake.TokenLifetime() - time.Second)
+	}
+	tok := t.token
+	t.mu.Unlock()
+	out := req.Clone(req.Context())
+	out.Header.Set("Authorization", "Bearer "+tok)
+	return t.base.RoundTrip(out)
+}
+
+// CloseIdleConnections lets http.Client.CloseIdleConnections reach the base.
+func (t *bearerTransport) CloseIdleConnections() {
+	if c, ok := t.base.(interface{ CloseIdleConnections() }); ok {
+		c.CloseIdleConnections()
+	}
+}

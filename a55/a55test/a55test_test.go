@@ -1,0 +1,444 @@
+package a55test_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"golang.org/x/oauth2/clientcredentials"
+
+	"github.com/payonce/payonce"
+	"github.com/payonce/payonce/a55/a55test"
+)
+
+// seedCharge is the seed document's example payload, byte for byte.
+const seedCharge = `{
+"amount": "100.00",
+"currency": "BRL",
+"type_charge": "credit_card",
+"card": { "number": "4111111111111111", "holder_name": "TEST", "expiration_month": "12", "expiration_year": "2030", "cvv": "123" },
+"payer": { "name": "张伟", "email": "zhangwei@example.com", "document": "12345678909", "document_type": "CPF" }
+}`
+
+const key1 = "550e8400-e29b-41d4-a716-446655440000"
+
+type answer struct {
+	Status int
+	Header http.Header
+	Raw    []byte
+	JSON   map[string]any
+}
+
+func do(t testing.TB, c *http.Client, method, u, key, body string) answer {
+	t.Helper()
+	var rd io.Reader
+	if body != "" {
+		rd = strings.NewReader(body)
+	}
+	req, err := http.NewRequest(method, u, rd)
+	require.NoError(t, err)
+	if key != "" {
+		req.Header.Set(payonce.HeaderIdempotencyKey, key)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := c.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	a := answer{Status: resp.StatusCode, Header: resp.Header, Raw: raw}
+	require.NoError(t, json.Unmarshal(raw, &a.JSON), "%s", raw)
+	return a
+}
+
+func charge(t testing.TB, s *a55test.Server, key, body string) answer {
+	t.Helper()
+	return do(t, s.HTTPClient(), http.MethodPost, s.URL+a55test.ChargePath, key, body)
+}
+
+func errCode(a answer) string {
+	if e, ok := a.JSON["error"].(map[string]any); ok {
+		code, _ := e["code"].(string)
+		return code
+	}
+	if m, ok := a.JSON["message"].([]any); ok && len(m) > 0 {
+		code, _ := m[0].(map[string]any)["code"].(string)
+		return code
+	}
+	return ""
+}
+
+func withCard(number string, extra string) string {
+	return `{"amount":"100.00","currency":"BRL","type_charge":"credit_card",` + extra +
+		`"card":{"number":"` + number + `","holder_name":"TEST","expiration_month":"12","expiration_year":"2030","cvv":"123"}}`
+}
+
+func TestSeedChargeTwiceChargesOnce(t *testing.T) {
+	s := a55test.New(t)
+	a := charge(t, s, key1, seedCharge)
+	require.Equal(t, 200, a.Status, "%s", a.Raw)
+	assert.Equal(t, "confirmed", a.JSON["status"])
+	assert.Equal(t, "100.00", a.JSON["amount"])
+	assert.NotEmpty(t, a.JSON["charge_uuid"])
+	assert.NotEmpty(t, a.Header.Get("X-Request-Id"))
+	assert.NotContains(t, string(a.Raw), "4111111111111111", "never echo the card number")
+	assert.NotContains(t, string(a.Raw), `"cvv"`)
+	b := charge(t, s, key1, seedCharge)
+	assert.Equal(t, 200, b.Status)
+	assert.Equal(t, a.JSON["charge_uuid"], b.JSON["charge_uuid"])
+	assert.Empty(t, b.Header.Get(payonce.HeaderReplay), "A55 replays are not marked by default")
+	assert.True(t, s.Ledger().ExecutedOnce(key1))
+	reqs := s.Requests()
+	require.Len(t, reqs, 2)
+	assert.True(t, reqs[1].Replayed)
+	for _, op := range s.Ledger().Operations() {
+		raw, _ := json.Marshal(op)
+		assert.NotContains(t, string(raw), "4111111111111111")
+	}
+}
+
+func TestReplayHeaderOption(t *testing.T) {
+	s := a55test.New(t, a55test.WithReplayHeader(true))
+	charge(t, s, key1, seedCharge)
+	assert.Equal(t, "true", charge(t, s, key1, seedCharge).Header.Get(payonce.HeaderReplay))
+}
+
+func TestNoKeyChargesEveryTime(t *testing.T) {
+	s := a55test.New(t)
+	charge(t, s, "", seedCharge)
+	charge(t, s, "", seedCharge)
+	assert.Equal(t, 2, s.Ledger().CountKind("charge.create"))
+}
+
+func TestDifferentKeySameBodyRunsTwice(t *testing.T) {
+	s := a55test.New(t)
+	a := charge(t, s, "key-aaaaaaaaaaaaaaaa", seedCharge)
+	b := charge(t, s, "key-bbbbbbbbbbbbbbbb", seedCharge)
+	assert.NotEqual(t, a.JSON["charge_uuid"], b.JSON["charge_uuid"])
+	assert.Equal(t, 2, s.Ledger().CountKind("charge.create"))
+}
+
+func TestConflict(t *testing.T) {
+	s := a55test.New(t)
+	charge(t, s, key1, seedCharge)
+	a := charge(t, s, key1, strings.Replace(seedCharge, "100.00", "200.00", 1))
+	assert.Equal(t, 409, a.Status)
+	assert.Equal(t, "IDEMPOTENCY_KEY_CONFLICT", errCode(a))
+	assert.Contains(t, a.JSON["request_id"], "req_")
+	assert.Equal(t, 1, s.Ledger().Count(key1))
+}
+
+func TestConcurrentSameKey(t *testing.T) {
+	s := a55test.New(t)
+	require.NoError(t, s.AddFault(a55test.Rule{Fault: a55test.FaultDelay, Delay: 50 * time.Millisecond, Count: 1}))
+	const n = 8
+	answers := make([]answer, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() { defer wg.Done(); answers[i] = charge(t, s, key1, seedCharge) }()
+	}
+	wg.Wait()
+	for _, a := range answers {
+		assert.Equal(t, 200, a.Status)
+		assert.Equal(t, answers[0].JSON["charge_uuid"], a.JSON["charge_uuid"])
+	}
+	assert.True(t, s.Ledger().ExecutedOnce(key1))
+}
+
+func TestConcurrentSameKeyDifferentBody(t *testing.T) {
+	s := a55test.New(t)
+	require.NoError(t, s.AddFault(a55test.Rule{Fault: a55test.FaultDelay, Delay: 200 * time.Millisecond, Count: 1}))
+	done := make(chan answer)
+	go func() { done <- charge(t, s, key1, seedCharge) }()
+	time.Sleep(50 * time.Millisecond)
+	b := charge(t, s, key1, strings.Replace(seedCharge, "100.00", "5.00", 1))
+	assert.Equal(t, 409, b.Status)
+	assert.Equal(t, 200, (<-done).Status)
+	assert.Equal(t, 1, s.Ledger().Count(key1))
+}
+
+func TestOnly2xxStored(t *testing.T) {
+	s := a55test.New(t)
+	declined := withCard(a55test.CardDeclined, "")
+	a := charge(t, s, key1, declined)
+	assert.Equal(t, 400, a.Status)
+	assert.Equal(t, "CARD_DECLINED", errCode(a))
+	assert.Equal(t, "error", a.JSON["status"])
+	b := charge(t, s, key1, declined)
+	assert.NotEqual(t, a.JSON["charge_uuid"], b.JSON["charge_uuid"], "a 4xx is not stored: executed again")
+
+	require.NoError(t, s.AddFault(a55test.Rule{Fault: a55test.FaultErrorBeforeCommit, Status: 500, Count: 1}))
+	const k = "key-5xx-0123456789"
+	c := charge(t, s, k, seedCharge)
+	assert.Equal(t, 500, c.Status)
+	assert.Equal(t, "INTERNAL_ERROR", errCode(c))
+	assert.Equal(t, 200, charge(t, s, k, seedCharge).Status)
+	assert.True(t, s.Ledger().ExecutedOnce(k))
+}
+
+func TestKeyExpiry(t *testing.T) {
+	s := a55test.New(t)
+	a := charge(t, s, key1, seedCharge)
+	s.Clock().Advance(24*time.Hour + time.Second)
+	b := charge(t, s, key1, seedCharge)
+	require.Equal(t, 200, b.Status, "%s", b.Raw)
+	assert.NotEqual(t, a.JSON["charge_uuid"], b.JSON["charge_uuid"])
+	assert.Equal(t, 2, s.Ledger().Count(key1))
+}
+
+func TestKeyRules(t *testing.T) {
+	s := a55test.New(t)
+	for key, code := range map[string]string{
+		"short":                  "IDEMPOTENCY_KEY_TOO_SHORT",
+		strings.Repeat("k", 129): "IDEMPOTENCY_KEY_TOO_LONG",
+		"has spaces in the key!": "IDEMPOTENCY_KEY_INVALID",
+	} {
+		a := charge(t, s, key, seedCharge)
+		assert.Equal(t, 400, a.Status)
+		assert.Equal(t, code, errCode(a))
+	}
+	assert.Equal(t, 0, s.Ledger().Len())
+}
+
+func TestTestCards(t *testing.T) {
+	s := a55test.New(t)
+	a := charge(t, s, "", withCard(a55test.CardProcError, ""))
+	assert.Equal(t, 400, a.Status)
+	assert.Equal(t, "PROCESSING_ERROR", errCode(a))
+	assert.Equal(t, "error", a.JSON["status"])
+	assert.Equal(t, "INVALID_CARD", errCode(charge(t, s, "", withCard("4111111111111112", ""))))
+	assert.Equal(t, "EXPIRED_CARD", errCode(charge(t, s, "", strings.Replace(withCard(a55test.CardConfirms, ""), "2030", "2020", 1))))
+	assert.Equal(t, 0, s.Ledger().Len(), "failed charges are not in the ledger")
+	// A failed charge can still be fetched.
+	g := do(t, s.HTTPClient(), http.MethodGet, s.URL+a55test.ChargePath+a.JSON["charge_uuid"].(string)+"/", "", "")
+	assert.Equal(t, "error", g.JSON["status"])
+}
+
+func TestValidation(t *testing.T) {
+	s := a55test.New(t)
+	c := s.HTTPClient()
+	cases := []struct {
+		method, path, body string
+		status             int
+		code               string
+	}{
+		{http.MethodPost, a55test.ChargePath, `{"amount":`, 400, "INVALID_REQUEST"},
+		{http.MethodPost, a55test.ChargePath, `{"amount":"1.234","currency":"BRL","type_charge":"pix"}`, 400, "AMOUNT_INVALID"},
+		{http.MethodPost, a55test.ChargePath, `{"amount":"1.00","currency":"reais","type_charge":"pix"}`, 400, "CURRENCY_NOT_SUPPORTED"},
+		{http.MethodPost, a55test.ChargePath, `{"amount":"1.00","currency":"BRL","type_charge":"cash"}`, 400, "VALIDATION_ERROR"},
+		{http.MethodPost, a55test.ChargePath, `{"amount":"1.00","currency":"BRL","type_charge":"credit_card"}`, 400, "VALIDATION_ERROR"},
+		{http.MethodPost, a55test.ChargePath, `{"amount":"1.00","currency":"BRL","type_charge":"pix","wallet_uuid":"nope"}`, 404, "NOT_FOUND"},
+		{http.MethodGet, "/api/v1/bank/wallet/nope/", "", 404, "NOT_FOUND"},
+		{http.MethodPut, a55test.ChargePath, "", 405, "METHOD_NOT_ALLOWED"},
+		{http.MethodGet, a55test.ChargePath, "", 400, "VALIDATION_ERROR"},
+		{http.MethodPost, a55test.ChargePath, `{"x":"` + strings.Repeat("a", 1<<20) + `"}`, 413, "PAYLOAD_TOO_LARGE"},
+	}
+	for _, tc := range cases {
+		a := do(t, c, tc.method, s.URL+tc.path, "", tc.body)
+		assert.Equal(t, tc.status, a.Status, "%s %s", tc.method, tc.path)
+		assert.Equal(t, tc.code, errCode(a), "%s %s: %s", tc.method, tc.path, a.Raw)
+	}
+}
+
+func TestMoves(t *testing.T) {
+	s := a55test.New(t)
+	c := s.HTTPClient()
+	pre := charge(t, s, "", withCard(a55test.CardConfirms, `"capture":false,`))
+	require.Equal(t, "pending", pre.JSON["status"])
+	id, wallet := pre.JSON["charge_uuid"].(string), pre.JSON["wallet_uuid"].(string)
+	ids := `"charge_uuid":"` + id + `","wallet_uuid":"` + wallet + `"`
+
+	// Refund before capture: illegal.
+	r := do(t, c, http.MethodPost, s.URL+a55test.RefundPath, "", `{`+ids+`}`)
+	assert.Equal(t, 409, r.Status)
+	assert.Equal(t, "REFUND_NOT_ALLOWED", errCode(r))
+	assert.Equal(t, id, r.JSON["charge_uuid"])
+
+	// Partial capture.
+	cap1 := do(t, c, http.MethodPost, s.URL+a55test.CapturePath, "capture-key-0123456", `{`+ids+`,"amount":"80.00"}`)
+	require.Equal(t, 200, cap1.Status, "%s", cap1.Raw)
+	assert.Equal(t, "confirmed", cap1.JSON["status"])
+	assert.Equal(t, "80.00", cap1.JSON["captured_amount"])
+	assert.Equal(t, "CHARGE_ALREADY_PAID", errCode(do(t, c, http.MethodPost, s.URL+a55test.CapturePath, "", `{`+ids+`}`)))
+	assert.Equal(t, "CANCEL_NOT_ALLOWED", errCode(do(t, c, http.MethodPost, s.URL+a55test.CancelPath, "", `{`+ids+`}`)))
+
+	// Refunds: partial by body form, too much, rest by path form.
+	r1 := do(t, c, http.MethodPost, s.URL+a55test.RefundPath, "", `{`+ids+`,"amount":"30.00","reason":"customer"}`)
+	require.Equal(t, 200, r1.Status)
+	assert.Equal(t, "30.00", r1.JSON["refunded_amount"])
+	over := do(t, c, http.MethodPost, s.URL+a55test.RefundPath, "", `{`+ids+`,"amount":"60.00"}`)
+	assert.Equal(t, 409, over.Status)
+	assert.Equal(t, "REFUND_EXCEEDS_AMOUNT", errCode(over))
+	r2 := do(t, c, http.MethodPost, s.URL+"/api/v1/bank/wallet/charge/"+id+"/refund/"+wallet+"/", "", "")
+	require.Equal(t, 200, r2.Status, "%s", r2.Raw)
+	assert.Equal(t, "refunded", r2.JSON["status"])
+	assert.Equal(t, "REFUND_NOT_ALLOWED", errCode(do(t, c, http.MethodPost, s.URL+a55test.RefundPath, "", `{`+ids+`}`)))
+
+	// Cancel a pre-authorisation by path form; then every move is illegal.
+	pre2 := charge(t, s, "", withCard(a55test.CardConfirms, `"capture":false,`))
+	id2, w2 := pre2.JSON["charge_uuid"].(string), pre2.JSON["wallet_uuid"].(string)
+	cn := do(t, c, http.MethodPost, s.URL+"/api/v1/bank/wallet/charge/"+id2+"/cancel/"+w2+"/", "", `{"reason":"fraud"}`)
+	require.Equal(t, 200, cn.Status, "%s", cn.Raw)
+	assert.Equal(t, "canceled", cn.JSON["status"])
+	ids2 := `{"charge_uuid":"` + id2 + `","wallet_uuid":"` + w2 + `"}`
+	assert.Equal(t, "CHARGE_ALREADY_CANCELED", errCode(do(t, c, http.MethodPost, s.URL+a55test.CancelPath, "", ids2)))
+	assert.Equal(t, "CHARGE_ALREADY_CANCELED", errCode(do(t, c, http.MethodPost, s.URL+a55test.CapturePath, "", ids2)))
+
+	// Cancel by body form, GET by both forms.
+	pix := charge(t, s, "", `{"amount":"10.00","currency":"BRL","type_charge":"pix"}`)
+	assert.Equal(t, "pending", pix.JSON["status"])
+	assert.Equal(t, "CAPTURE_NOT_ALLOWED", errCode(do(t, c, http.MethodPost, s.URL+a55test.CapturePath, "", `{"charge_uuid":"`+pix.JSON["charge_uuid"].(string)+`"}`)))
+	cb := do(t, c, http.MethodPost, s.URL+a55test.CancelPath, "", `{"charge_uuid":"`+pix.JSON["charge_uuid"].(string)+`"}`)
+	assert.Equal(t, "canceled", cb.JSON["status"])
+	g1 := do(t, c, http.MethodGet, s.URL+a55test.ChargePath+"?"+url.Values{"charge_uuid": {id}, "wallet_uuid": {wallet}}.Encode(), "", "")
+	assert.Equal(t, "refunded", g1.JSON["status"])
+	g2 := do(t, c, http.MethodGet, s.URL+a55test.ChargePath+id2+"/", "", "")
+	assert.Equal(t, "canceled", g2.JSON["status"])
+	assert.Equal(t, 404, do(t, c, http.MethodGet, s.URL+a55test.ChargePath+"?charge_uuid="+id+"&wallet_uuid=other", "", "").Status)
+
+	assert.Equal(t, 1, s.Ledger().CountKind("charge.capture"))
+	assert.Equal(t, 2, s.Ledger().CountKind("charge.refund"))
+	assert.Equal(t, 2, s.Ledger().CountKind("charge.cancel"))
+}
+
+func TestWallet(t *testing.T) {
+	s := a55test.New(t)
+	w := do(t, s.HTTPClient(), http.MethodPost, s.URL+a55test.WalletPath, "wallet-key-0123456", `{"name":"shop"}`)
+	require.Equal(t, 200, w.Status)
+	wid := w.JSON["wallet_uuid"].(string)
+	ch := charge(t, s, "", `{"amount":"10.00","currency":"BRL","type_charge":"boleto","wallet_uuid":"`+wid+`"}`)
+	assert.Equal(t, "issued", ch.JSON["status"])
+	assert.Equal(t, wid, ch.JSON["wallet_uuid"])
+	assert.True(t, s.Ledger().ExecutedOnce("wallet-key-0123456"))
+}
+
+func TestTokenEndpoint(t *testing.T) {
+	s := a55test.New(t, a55test.WithTokenLifetime(10*time.Minute))
+	// golang.org/x/oauth2 (Basic auth or form, whichever it picks).
+	cc := clientcredentials.Config{ClientID: s.ClientID(), ClientSecret: s.ClientSecret(), TokenURL: s.TokenURL(), Scopes: []string{"api/readwrite"}}
+	tok, err := cc.Token(context.Background())
+	require.NoError(t, err)
+	assert.Equal(t, "Bearer", tok.TokenType)
+	assert.WithinDuration(t, time.Now().Add(10*time.Minute), tok.Expiry, 5*time.Second)
+
+	// Form body, as the public reference shows it.
+	form := url.Values{"grant_type": {"client_credentials"}, "client_id": {s.ClientID()}, "client_secret": {s.ClientSecret()}, "scope": {"api/readwrite"}}
+	resp, err := http.PostForm(s.TokenURL(), form)
+	require.NoError(t, err)
+	var body map[string]any
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&body))
+	resp.Body.Close()
+	assert.Equal(t, 200, resp.StatusCode)
+	assert.EqualValues(t, 600, body["expires_in"])
+	token := body["access_token"].(string)
+
+	form.Set("client_secret", "wrong")
+	bad, err := http.PostForm(s.TokenURL(), form)
+	require.NoError(t, err)
+	bad.Body.Close()
+	assert.Equal(t, 401, bad.StatusCode)
+	form.Set("grant_type", "password")
+	bad2, err := http.PostForm(s.TokenURL(), form)
+	require.NoError(t, err)
+	bad2.Body.Close()
+	assert.Equal(t, 400, bad2.StatusCode)
+
+	call := func(auth string) answer {
+		req, _ := http.NewRequest(http.MethodPost, s.URL+a55test.ChargePath, strings.NewReader(seedCharge))
+		if auth != "" {
+			req.Header.Set("Authorization", auth)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		raw, _ := io.ReadAll(resp.Body)
+		a := answer{Status: resp.StatusCode, Header: resp.Header, Raw: raw}
+		require.NoError(t, json.Unmarshal(raw, &a.JSON))
+		return a
+	}
+	assert.Equal(t, 200, call("Bearer "+token).Status)
+	assert.Equal(t, "UNAUTHORIZED", errCode(call("")))
+	assert.Equal(t, "INVALID_TOKEN", errCode(call("Bearer garbage")))
+	assert.Equal(t, 401, call("Basic Zm9vOmJhcg==").Status)
+	s.Clock().Advance(10 * time.Minute)
+	expired := call("Bearer " + token)
+	assert.Equal(t, 401, expired.Status)
+	assert.Equal(t, "INVALID_TOKEN", errCode(expired))
+	// The HTTPClient renews its token on the fake clock.
+	assert.Equal(t, 200, charge(t, s, "", seedCharge).Status)
+	assert.Equal(t, 404, do(t, s.HTTPClient(), http.MethodGet, s.URL+a55test.ChargePath+"?charge_uuid=x", "", "").Status)
+}
+
+func TestRateLimit(t *testing.T) {
+	s := a55test.New(t, a55test.WithRateLimit(3, time.Minute))
+	for i := range 3 {
+		a := charge(t, s, "", seedCharge)
+		require.Equal(t, 200, a.Status)
+		assert.Equal(t, "3", a.Header.Get("X-RateLimit-Limit"))
+		assert.Equal(t, string(rune('2'-i)), a.Header.Get("X-RateLimit-Remaining"))
+		assert.NotEmpty(t, a.Header.Get("X-RateLimit-Reset"))
+	}
+	a := charge(t, s, "", seedCharge)
+	assert.Equal(t, 429, a.Status)
+	assert.Equal(t, "RATE_LIMIT_EXCEEDED", errCode(a))
+	assert.Equal(t, "60", a.Header.Get("Retry-After"))
+	assert.Contains(t, a.JSON["request_id"], "req_")
+	assert.Equal(t, "0", a.Header.Get("X-RateLimit-Remaining"))
+	s.Clock().Advance(61 * time.Second)
+	assert.Equal(t, 200, charge(t, s, "", seedCharge).Status, "rolling window")
+	s.SetRateLimit(0, 0)
+	for range 5 {
+		assert.Equal(t, 200, charge(t, s, "", seedCharge).Status)
+	}
+	assert.Empty(t, charge(t, s, "", seedCharge).Header.Get("X-RateLimit-Limit"))
+}
+
+func TestFaultDropAfterCommitAndAdmin(t *testing.T) {
+	s := a55test.New(t)
+	resp, err := http.Post(s.URL+"/_fakepay/faults", "application/json",
+		strings.NewReader(`{"fault":"drop_after_commit","path":"/api/v1/bank/wallet/charge/","count":1}`))
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, 201, resp.StatusCode)
+
+	fresh := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+	send := func() (*http.Response, error) {
+		req, _ := http.NewRequest(http.MethodPost, s.URL+a55test.ChargePath, strings.NewReader(seedCharge))
+		req.Header.Set("Authorization", "Bearer "+s.IssueToken())
+		req.Header.Set(payonce.HeaderIdempotencyKey, key1)
+		return fresh.Do(req)
+	}
+	_, err = send()
+	require.Error(t, err, "the answer is lost")
+	r2, err := send()
+	require.NoError(t, err)
+	r2.Body.Close()
+	assert.Equal(t, 200, r2.StatusCode)
+	assert.True(t, s.Ledger().ExecutedOnce(key1))
+
+	lr, err := http.Get(s.URL + "/_fakepay/ledger")
+	require.NoError(t, err)
+	defer lr.Body.Close()
+	var ledger struct {
+		Operations []a55test.Operation `json:"operations"`
+	}
+	require.NoError(t, json.NewDecoder(lr.Body).Decode(&ledger))
+	require.Len(t, ledger.Operations, 1)
+	assert.Equal(t, "a55", ledger.Operations[0].Provider)
+	assert.Equal(t, "charge.create", ledger.Operations[0].Kind)
+	assert.Equal(t, key1, ledger.Operations[0].IdempotencyKey)
+	assert.Equal(t, "100.00", ledger.Operations[0].Amount)
+	b, err := http.Post(s.URL+"/_fakepay/balance", "application/json", strings.NewReader(`{"api_key":"demo-key","amount":"1.00"}`))
+	require.NoError(t, err)
+	b.Body.Close()
+	assert.Equal(t, 404, b.StatusCode, "no Coinepay fake here")
+}

@@ -1,0 +1,252 @@
+package a55
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/payonce/payonce"
+)
+
+// ChargesService creates, reads, captures, refunds and cancels charges
+// (https://docs.a55.tech, Charges). Every POST is one business operation
+// with one Idempotency-Key, resolved once and sent on every attempt:
+// payonce.WithIdempotencyKey, else the context's payonce.WithKey, else a
+// new UUID v4. Store the key of an operation that failed with a temporary
+// error (payonce.KeyOf) and resume it with payonce.ResumeContext within
+// 24 hours.
+type ChargesService struct{ c *Client }
+
+// ChargeCreateRequest is the charge payload of the idempotency guide plus
+// the optional fields of A55's public reference. Printed or logged it
+// masks the card; its JSON form is the wire form.
+type ChargeCreateRequest struct {
+	Amount     payonce.Amount   `json:"amount"`
+	Currency   payonce.Currency `json:"currency"`
+	TypeCharge TypeCharge       `json:"type_charge"`
+	Card       *payonce.Card    `json:"card,omitempty"`
+	Payer      *Payer           `json:"payer,omitempty"`
+
+	WalletUUID       string `json:"wallet_uuid,omitempty"`
+	Description      string `json:"description,omitempty"`
+	DueDate          string `json:"due_date,omitempty"` // YYYY-MM-DD, boleto and pix
+	InstallmentCount int    `json:"installment_count,omitempty"`
+	// Capture false asks for a pre-authorisation, captured later with
+	// Charges.Capture; nil (the default) captures at once.
+	Capture    *bool  `json:"capture,omitempty"`
+	WebhookURL string `json:"webhook_url,omitempty"`
+}
+
+func (r *ChargeCreateRequest) validate() error {
+	if r == nil {
+		return &payonce.ValidationError{Reason: "nil request", Err: payonce.ErrInvalidRequest}
+	}
+	if err := r.Amount.ValidatePositive("amount"); err != nil {
+		return err
+	}
+	if err := r.Currency.Validate(); err != nil {
+		return err
+	}
+	if r.TypeCharge == "" {
+		return &payonce.ValidationError{Field: "type_charge", Reason: "required", Err: payonce.ErrInvalidRequest}
+	}
+	if r.InstallmentCount < 0 {
+		return &payonce.ValidationError{Field: "installment_count", Reason: "must not be negative", Err: payonce.ErrInvalidRequest}
+	}
+	if r.TypeCharge.needsCard() {
+		if r.Card == nil {
+			return &payonce.ValidationError{Field: "card", Reason: "required for type_charge " + string(r.TypeCharge), Err: payonce.ErrInvalidCard}
+		}
+		return r.Card.Validate(time.Now())
+	}
+	return nil
+}
+
+// String describes the request with the card masked.
+func (r ChargeCreateRequest) String() string {
+	s := fmt.Sprintf("a55.ChargeCreateRequest{%s %s %s", r.Amount, r.Currency, r.TypeCharge)
+	if r.Card != nil {
+		s += " " + r.Card.String()
+	}
+	if r.WalletUUID != "" {
+		s += " wallet " + r.WalletUUID
+	}
+	return s + "}"
+}
+
+// LogValue is the slog form: amount, currency, type, wallet and the card's
+// last four digits, never the number, CVV or payer.
+func (r ChargeCreateRequest) LogValue() slog.Value {
+	attrs := []slog.Attr{
+		slog.String("amount", r.Amount.String()),
+		slog.String("currency", string(r.Currency)),
+		slog.String("type_charge", string(r.TypeCharge)),
+	}
+	if r.WalletUUID != "" {
+		attrs = append(attrs, slog.String("wallet_uuid", r.WalletUUID))
+	}
+	if r.Card != nil {
+		attrs = append(attrs, slog.Any("card", r.Card.LogValue()))
+	}
+	return slog.GroupValue(attrs...)
+}
+
+// Bool returns a pointer to v, for ChargeCreateRequest.Capture.
+func Bool(v bool) *bool { return &v }
+
+// chargeRef names a charge: its UUID and, optionally, its wallet's.
+type chargeRef struct {
+	ChargeUUID string `json:"charge_uuid"`
+	WalletUUID string `json:"wallet_uuid,omitempty"`
+}
+
+func (r chargeRef) validate() error {
+	if strings.TrimSpace(r.ChargeUUID) == "" {
+		return &payonce.ValidationError{Field: "charge_uuid", Reason: "required", Err: payonce.ErrInvalidRequest}
+	}
+	return nil
+}
+
+// CaptureRequest is the body of a capture. A zero Amount captures the whole
+// pre-authorised amount; a smaller one captures part of it.
+type CaptureRequest struct {
+	ChargeUUID string         `json:"charge_uuid"`
+	WalletUUID string         `json:"wallet_uuid,omitempty"`
+	Amount     payonce.Amount `json:"amount,omitzero"`
+}
+
+// RefundRequest is the body of a refund. A zero Amount refunds what remains;
+// a smaller one refunds part of it (at most what remains).
+type RefundRequest struct {
+	ChargeUUID string         `json:"charge_uuid"`
+	WalletUUID string         `json:"wallet_uuid,omitempty"`
+	Amount     payonce.Amount `json:"amount,omitzero"`
+	Reason     string         `json:"reason,omitempty"`
+}
+
+// CancelRequest is the body of a cancel; it works only before capture or
+// settlement.
+type CancelRequest struct {
+	ChargeUUID string `json:"charge_uuid"`
+	WalletUUID string `json:"wallet_uuid,omitempty"`
+	Reason     string `json:"reason,omitempty"`
+}
+
+// Create creates a charge: POST /api/v1/bank/wallet/charge/. The request
+// is checked before any byte is sent (amount above zero, currency, card
+// number by Luhn, expiry, CVV). A declined card or a failed charge is a
+// *ChargeError (errors.Is payonce.ErrCardDeclined or
+// payonce.ErrChargeFailed) that still gives the charge.
+func (s *ChargesService) Create(ctx context.Context, req *ChargeCreateRequest, opts ...payonce.CallOption) (*Charge, error) {
+	ch := new(Charge)
+	meta, err := s.c.do(ctx, &payonce.Request{
+		Operation: "charges.create", Method: http.MethodPost, Path: PathCharges,
+		Body: req, Keyed: true, Validate: req.validate,
+	}, (*createdCharge)(ch), opts)
+	if err != nil {
+		return nil, err
+	}
+	ch.Meta = meta
+	return ch, nil
+}
+
+// Get reads a charge: GET /api/v1/bank/wallet/charge/?charge_uuid=..&wallet_uuid=..
+// (walletUUID may be ""). A GET carries no key and is retried freely.
+func (s *ChargesService) Get(ctx context.Context, chargeUUID, walletUUID string) (*Charge, error) {
+	ref := chargeRef{ChargeUUID: chargeUUID, WalletUUID: walletUUID}
+	q := url.Values{"charge_uuid": {chargeUUID}}
+	if walletUUID != "" {
+		q.Set("wallet_uuid", walletUUID)
+	}
+	ch := new(Charge)
+	meta, err := s.c.do(ctx, &payonce.Request{
+		Operation: "charges.get", Method: http.MethodGet, Path: PathCharges, Query: q, Validate: ref.validate,
+	}, ch, nil)
+	if err != nil {
+		return nil, err
+	}
+	ch.Meta = meta
+	return ch, nil
+}
+
+// Capture captures a pre-authorised charge (created with Capture false):
+// POST /api/v1/bank/wallet/charge/capture/. Capturing a charge already
+// captured or canceled is payonce.ErrInvalidState.
+func (s *ChargesService) Capture(ctx context.Context, req *CaptureRequest, opts ...payonce.CallOption) (*Charge, error) {
+	return s.post(ctx, "charges.capture", PathChargeCapture, req, func() error {
+		if req == nil {
+			return errNilRequest
+		}
+		return chargeRef{ChargeUUID: req.ChargeUUID}.validate()
+	}, opts)
+}
+
+// Refund refunds a captured charge, wholly or in part:
+// POST /api/v1/bank/wallet/charge/refund/. Refunding more than remains, or
+// a charge not captured, is payonce.ErrInvalidState.
+func (s *ChargesService) Refund(ctx context.Context, req *RefundRequest, opts ...payonce.CallOption) (*Charge, error) {
+	return s.post(ctx, "charges.refund", PathChargeRefund, req, func() error {
+		if req == nil {
+			return errNilRequest
+		}
+		return chargeRef{ChargeUUID: req.ChargeUUID}.validate()
+	}, opts)
+}
+
+// Cancel cancels a charge not yet captured or settled:
+// POST /api/v1/bank/wallet/charge/cancel/; the answer's status is
+// StatusCanceled. Canceling a captured or canceled charge is
+// payonce.ErrInvalidState.
+func (s *ChargesService) Cancel(ctx context.Context, req *CancelRequest, opts ...payonce.CallOption) (*Charge, error) {
+	return s.post(ctx, "charges.cancel", PathChargeCancel, req, func() error {
+		if req == nil {
+			return errNilRequest
+		}
+		return chargeRef{ChargeUUID: req.ChargeUUID}.validate()
+	}, opts)
+}
+
+var errNilRequest = &payonce.ValidationError{Reason: "nil request", Err: payonce.ErrInvalidRequest}
+
+func (s *ChargesService) post(ctx context.Context, op, path string, body any, validate func() error, opts []payonce.CallOption) (*Charge, error) {
+	ch := new(Charge)
+	meta, err := s.c.do(ctx, &payonce.Request{
+		Operation: op, Method: http.MethodPost, Path: path, Body: body, Keyed: true, Validate: validate,
+	}, ch, opts)
+	if err != nil {
+		return nil, err
+	}
+	ch.Meta = meta
+	return ch, nil
+}
+
+// ChargeError is the error of a charge that exists but failed: the card
+// was declined (errors.Is payonce.ErrCardDeclined) or processing failed
+// (payonce.ErrChargeFailed). Charge is the charge as the answer described
+// it (at least its UUID, status and messages); Err is the
+// *payonce.APIError, so payonce.KeyOf, payonce.ResumeContext and errors.Is
+// work on a *ChargeError as on any other error of the client.
+type ChargeError struct {
+	Charge *Charge
+	Err    *payonce.APIError
+}
+
+// Error implements error; it never holds the card number or CVV.
+func (e *ChargeError) Error() string { return e.Err.Error() }
+
+// Unwrap returns the *payonce.APIError.
+func (e *ChargeError) Unwrap() error { return e.Err }
+
+// ChargeFromError returns the charge of a *ChargeError in err's chain.
+func ChargeFromError(err error) (*Charge, bool) {
+	var ce *ChargeError
+	if errors.As(err, &ce) && ce.Charge != nil {
+		return ce.Charge, true
+	}
+	return nil, false
+}

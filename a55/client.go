@@ -1,0 +1,174 @@
+package a55
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/payonce/payonce"
+	"golang.org/x/time/rate"
+)
+
+// A55's endpoints (https://docs.a55.tech).
+const (
+	// SandboxURL is the sandbox API, the default base URL.
+	SandboxURL = "https://sandbox.api.a55.tech"
+	// ProductionURL is the production API.
+	ProductionURL = "https://api.a55.tech"
+	// SandboxTokenURL is the sandbox OAuth2 token endpoint, the default.
+	SandboxTokenURL = "https://auth.sandbox.a55.tech/oauth2/token"
+)
+
+// Paths of the wallet/charge API, in the idempotency guide's form: the
+// charge and wallet identifiers travel in the body.
+const (
+	PathWallets       = "/api/v1/bank/wallet/"
+	PathCharges       = "/api/v1/bank/wallet/charge/"
+	PathChargeCapture = "/api/v1/bank/wallet/charge/capture/"
+	PathChargeRefund  = "/api/v1/bank/wallet/charge/refund/"
+	PathChargeCancel  = "/api/v1/bank/wallet/charge/cancel/"
+)
+
+// RequestsPerMinute is A55's documented rate limit per client_id, over a
+// rolling 60-second window.
+const RequestsPerMinute = 100
+
+// Client is the typed A55 client. Its services share one payonce core, so
+// one retry budget, limiter and token cache. Safe for concurrent use.
+type Client struct {
+	core *payonce.Client
+	auth *authorizer
+
+	// Wallets creates wallets.
+	Wallets *WalletsService
+	// Charges creates, reads, captures, refunds and cancels charges.
+	Charges *ChargesService
+}
+
+// NewClient returns an A55 client. The A55 defaults come first (sandbox
+// base URL, A55 key rules, the A55 codec, the bearer authorizer for auth)
+// and opts after them, so any payonce option overrides them:
+// payonce.WithBaseURL(a55.ProductionURL), payonce.WithHTTPClient,
+// payonce.WithRetryPolicy, payonce.WithLogger, WithRateLimit().
+//
+// OAuth2 token requests go through the same *http.Client as the API calls.
+// A custom payonce.WithSigner replaces the bearer authorizer.
+func NewClient(auth Auth, opts ...payonce.Option) (*Client, error) {
+	if err := auth.validate(); err != nil {
+		return nil, err
+	}
+	z := newAuthorizer(auth)
+	base := []payonce.Option{
+		payonce.WithBaseURL(SandboxURL),
+		payonce.WithKeyRules(payonce.A55KeyRules()),
+		payonce.WithProvider("a55"),
+		payonce.WithCodec(Codec{}),
+		payonce.WithSigner(z),
+	}
+	core, err := payonce.NewClient(append(base, opts...)...)
+	if err != nil {
+		return nil, err
+	}
+	if z.cfg != nil && auth.TokenURL == "" && core.BaseURL() == ProductionURL {
+		return nil, fmt.Errorf("%w: a55: set Auth.TokenURL to the production token endpoint", payonce.ErrInvalidConfig)
+	}
+	z.hc = core.HTTPClient()
+	c := &Client{core: core, auth: z}
+	c.Wallets = &WalletsService{c: c}
+	c.Charges = &ChargesService{c: c}
+	return c, nil
+}
+
+// WithProduction sets the production base URL. Production also needs
+// Auth.TokenURL, which A55 hands out with the production credentials.
+func WithProduction() payonce.Option { return payonce.WithBaseURL(ProductionURL) }
+
+// NewRateLimiter returns a token bucket that never lets more than perMinute
+// requests into any rolling 60-second window: burst requests at once, then
+// (perMinute-burst) a minute. Share one limiter among every client that
+// uses the same client_id, since A55 counts per client_id.
+func NewRateLimiter(perMinute, burst int) *rate.Limiter {
+	if burst < 1 {
+		burst = 1
+	}
+	if burst >= perMinute {
+		burst = max(perMinute/10, 1)
+	}
+	return rate.NewLimiter(rate.Limit(float64(perMinute-burst)/60), burst)
+}
+
+// WithRateLimit paces attempts client-side to A55's documented 100
+// requests a minute (bursts of 10), so a busy backend slows down instead of
+// collecting 429s. It is payonce.WithLimiter(NewRateLimiter(100, 10)).
+func WithRateLimit() payonce.Option {
+	return payonce.WithLimiter(NewRateLimiter(RequestsPerMinute, 10))
+}
+
+// Core returns the payonce core client.
+func (c *Client) Core() *payonce.Client { return c.core }
+
+// Token returns a valid access token (fetching one if needed). It is meant
+// for diagnostics and never logged by the client.
+func (c *Client) Token(ctx context.Context) (string, error) { return c.auth.Token(ctx) }
+
+// String describes the client without any credential.
+func (c *Client) String() string {
+	return "a55.Client{baseURL: " + c.core.BaseURL() + ", auth: " + c.auth.String() + "}"
+}
+
+// RateLimit is the rate-limit state of an answer, from its X-RateLimit-*
+// headers; zero values when the answer had none.
+type RateLimit struct {
+	Limit     int       // X-RateLimit-Limit: requests per window
+	Remaining int       // X-RateLimit-Remaining
+	Reset     time.Time // X-RateLimit-Reset: when the window frees up
+}
+
+// ResponseMeta describes one call: the payonce Meta (the key used, whether
+// the answer was a replay, attempts, request ID, status, headers) and the
+// rate-limit headers of the final answer.
+type ResponseMeta struct {
+	payonce.Meta
+	RateLimit RateLimit
+}
+
+func newResponseMeta(m payonce.Meta) ResponseMeta {
+	rm := ResponseMeta{Meta: m}
+	rm.RateLimit = ParseRateLimit(m.Header)
+	return rm
+}
+
+// ParseRateLimit reads the X-RateLimit-* headers (Reset in Unix seconds).
+func ParseRateLimit(h http.Header) RateLimit {
+	var rl RateLimit
+	if h == nil {
+		return rl
+	}
+	rl.Limit, _ = strconv.Atoi(h.Get("X-RateLimit-Limit"))
+	rl.Remaining, _ = strconv.Atoi(h.Get("X-RateLimit-Remaining"))
+	if s, err := strconv.ParseInt(h.Get("X-RateLimit-Reset"), 10, 64); err == nil && s > 0 {
+		rl.Reset = time.Unix(s, 0)
+	}
+	return rl
+}
+
+// do runs one call through the core and wraps a failed charge in a
+// *ChargeError.
+func (c *Client) do(ctx context.Context, req *payonce.Request, out any, opts []payonce.CallOption) (ResponseMeta, error) {
+	m, err := c.core.Do(ctx, req, out, opts...)
+	meta := newResponseMeta(m)
+	if err == nil {
+		return meta, nil
+	}
+	var apiErr *payonce.APIError
+	var cf *chargeFailure
+	if errors.As(err, &apiErr) && errors.As(err, &cf) {
+		ch := cf.charge
+		ch.Meta = meta
+		return meta, &ChargeError{Charge: ch, Err: apiErr}
+	}
+	return meta, err
+}

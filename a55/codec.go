@@ -1,0 +1,137 @@
+package a55
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/payonce/payonce"
+)
+
+// Codec decodes A55's answers for the payonce core. It reads both error
+// shapes A55 documents (https://docs.a55.tech, Errors):
+//
+//	general:      {"error":{"code":"..","message":"..","details":[{"field":"..","reason":".."}]},"request_id":"req_.."}
+//	charge-level: {"charge_uuid":"..","status":"error","message":[{"code":"..","source":"..","description":".."}]}
+//
+// A 409 in the charge-level shape is an illegal move (payonce.ErrInvalidState);
+// a 409 in the general shape, or with no body, is a key reused with another
+// payload (payonce.ErrIdempotencyConflict). A charge answered with status
+// "error", whether as 2xx or 4xx, is payonce.ErrCardDeclined or
+// payonce.ErrChargeFailed, and the charge stays reachable through
+// *ChargeError. Unknown fields are ignored.
+type Codec struct{}
+
+// DecodeSuccess implements payonce.Codec. It decodes body into out and
+// reports a newly created charge whose status is "error" as an
+// *payonce.APIError.
+func (Codec) DecodeSuccess(status int, _ http.Header, body []byte, out any) error {
+	if out == nil || len(bytes.TrimSpace(body)) == 0 {
+		return nil
+	}
+	if err := json.Unmarshal(body, out); err != nil {
+		return err
+	}
+	cc, ok := out.(*createdCharge)
+	if !ok || cc.Status != StatusError {
+		return nil
+	}
+	ch := (*Charge)(cc)
+	e := &payonce.APIError{}
+	fillFromMessages(e, ch.Messages)
+	e.Kind = chargeFailureKind(status, e.Code)
+	e.Err = &chargeFailure{charge: ch}
+	return e
+}
+
+// DecodeError implements payonce.Codec.
+func (Codec) DecodeError(status int, _ http.Header, body []byte, e *payonce.APIError) {
+	var v struct {
+		RequestID string `json:"request_id"`
+		Error     *struct {
+			Code    string                `json:"code"`
+			Message string                `json:"message"`
+			Details []payonce.ErrorDetail `json:"details"`
+		} `json:"error"`
+		ChargeUUID string          `json:"charge_uuid"`
+		Status     Status          `json:"status"`
+		Message    json.RawMessage `json:"message"`
+	}
+	if len(bytes.TrimSpace(body)) == 0 || json.Unmarshal(body, &v) != nil {
+		return // the status table decides
+	}
+	if v.RequestID != "" {
+		e.RequestID = v.RequestID
+	}
+	if v.Error != nil {
+		e.Code, e.Message, e.Details = v.Error.Code, v.Error.Message, v.Error.Details
+		return // KindForCode, then KindForStatus
+	}
+	if v.ChargeUUID == "" && v.Status == "" {
+		payonce.JSONCodec{}.DecodeError(status, nil, body, e)
+		return
+	}
+	var msgs Messages
+	_ = json.Unmarshal(v.Message, &msgs)
+	fillFromMessages(e, msgs)
+	switch {
+	case status == http.StatusConflict:
+		e.Kind = payonce.ErrInvalidState
+	case status == http.StatusUnauthorized || status == http.StatusForbidden ||
+		status == http.StatusNotFound || status == http.StatusTooManyRequests || status >= 500:
+		// the code or status table decides
+	default:
+		e.Kind = payonce.KindForCode(e.Code)
+		if e.Kind == payonce.ErrCardDeclined || e.Kind == payonce.ErrChargeFailed ||
+			(e.Kind == nil && v.Status == StatusError) {
+			e.Kind = chargeFailureKind(status, e.Code)
+			var ch Charge
+			if json.Unmarshal(body, &ch) != nil {
+				ch = Charge{UUID: v.ChargeUUID, Status: v.Status, Messages: msgs}
+			}
+			e.Err = &chargeFailure{charge: &ch}
+		}
+	}
+}
+
+// chargeFailureKind maps a failed charge's first code: declines (and 402)
+// are payonce.ErrCardDeclined, everything else payonce.ErrChargeFailed.
+func chargeFailureKind(status int, code string) error {
+	if k := payonce.KindForCode(code); k == payonce.ErrCardDeclined || k == payonce.ErrChargeFailed {
+		return k
+	}
+	if status == http.StatusPaymentRequired {
+		return payonce.ErrCardDeclined
+	}
+	return payonce.ErrChargeFailed
+}
+
+// fillFromMessages puts a charge-level message list into e: the first code,
+// the joined descriptions, and every message as a detail.
+func fillFromMessages(e *payonce.APIError, msgs Messages) {
+	if len(msgs) == 0 {
+		return
+	}
+	if codes := msgs.Codes(); len(codes) > 0 {
+		e.Code = codes[0]
+	}
+	e.Message = msgs.String()
+	for _, m := range msgs {
+		e.Details = append(e.Details, payonce.ErrorDetail{Field: m.Source, Reason: m.Description, Code: m.Code})
+	}
+}
+
+// createdCharge is the answer of Charges.Create: only there is a charge
+// with status "error" a failure (Charges.Get reads such a charge fine).
+type createdCharge Charge
+
+// chargeFailure carries the charge of a failed charge answer inside the
+// *payonce.APIError (as its Err) until the service wraps it in a
+// *ChargeError.
+type chargeFailure struct{ charge *Charge }
+
+func (c *chargeFailure) Error() string {
+	return fmt.Sprintf("charge %s status %s", c.charge.UUID, strings.TrimSpace(string(c.charge.Status)))
+}

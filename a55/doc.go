@@ -1,0 +1,43 @@
+// Package a55 is the typed client for A55's wallet and charge API
+// (https://docs.a55.tech), built on the payonce core: every POST is one
+// business operation with one Idempotency-Key, sent unchanged on every
+// retry, so a charge runs exactly once however often the network makes the
+// client try again.
+//
+// A client authenticates with OAuth2 client credentials (tokens are cached,
+// refreshed a minute before they expire, and refreshed once more when an
+// answer is 401, repeating the attempt with the same key) or with a fixed
+// access token:
+//
+//	client, err := a55.NewClient(a55.ClientCredentials(id, secret))
+//	ch, err := client.Charges.Create(ctx, &a55.ChargeCreateRequest{...})
+//
+// Services follow the style of well-known Go API clients: client.Wallets
+// and client.Charges, ctx first, one method per endpoint. Every result
+// carries a Meta field (ResponseMeta) with the key used, whether the answer
+// was a replay, the attempts, the request ID and the X-RateLimit-* values.
+//
+// Every error is a *payonce.APIError (or wraps one): branch with errors.Is
+// on the payonce sentinels and resume a failed operation with
+// payonce.ResumeContext. A declined or failed charge is a *ChargeError,
+// which still gives the charge.
+//
+// The mapping of A55's answers:
+//
+//	409, general shape or no body        payonce.ErrIdempotencyConflict (never retried)
+//	409, charge-level shape              payonce.ErrInvalidState (already paid, canceled, settled)
+//	charge with status "error"           *ChargeError: payonce.ErrCardDeclined or payonce.ErrChargeFailed
+//	401                                  token refreshed once, attempt repeated; then payonce.ErrUnauthorized
+//	403, 404, 400/422                    payonce.ErrForbidden, payonce.ErrNotFound, payonce.ErrInvalidRequest
+//	429                                  waits Retry-After (capped by the policy) and retries
+//	500, 502, 503, 504, lost answers     retried with the same key
+//
+// Webhooks are verified with WebhookVerifier (HMAC-SHA256 over timestamp,
+// "." and the raw body, five minutes of tolerance); they arrive at least
+// once, so deduplicate on charge_uuid.
+//
+// The key is taken from payonce.WithIdempotencyKey, else from the context
+// (payonce.WithKey), else a new UUID v4. A55 remembers a key for 24 hours;
+// the client refuses to send an attempt once the key is older than that
+// window minus the retry policy's safety margin.
+package a55

@@ -1,0 +1,440 @@
+package a55_test
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"net/http"
+	"regexp"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/payonce/payonce"
+	"github.com/payonce/payonce/a55"
+	"github.com/payonce/payonce/a55/a55test"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// fastPolicy retries within milliseconds so the suite stays quick.
+func fastPolicy() payonce.RetryPolicy {
+	p := payonce.DefaultRetryPolicy()
+	p.InitialInterval = time.Millisecond
+	p.MaxInterval = 5 * time.Millisecond
+	p.MaxRetryAfter = 20 * time.Millisecond
+	p.AttemptTimeout = 2 * time.Second
+	return p
+}
+
+// newFake starts the fake A55 and a client for it.
+func newFake(t *testing.T, opts ...payonce.Option) (*a55test.Server, *a55.Client) {
+	t.Helper()
+	srv := a55test.New(t, a55test.WithSeed(7))
+	c, err := srv.Client(append([]payonce.Option{payonce.WithRetryPolicy(fastPolicy())}, opts...)...)
+	require.NoError(t, err)
+	return srv, c
+}
+
+func amount(t testing.TB, s string) payonce.Amount {
+	t.Helper()
+	a, err := payonce.ParseAmount(s)
+	require.NoError(t, err)
+	return a
+}
+
+// seedCharge is the charge payload of the A55 idempotency guide.
+func seedCharge(t testing.TB, number string) *a55.ChargeCreateRequest {
+	return &a55.ChargeCreateRequest{
+		Amount: amount(t, "100.00"), Currency: payonce.BRL, TypeCharge: a55.TypeCreditCard,
+		Card: &payonce.Card{Number: payonce.CardNumber(number), HolderName: "TEST",
+			ExpirationMonth: "12", ExpirationYear: "2030", CVV: "123"},
+		Payer: &a55.Payer{Name: "张伟", Email: "zhangwei@example.com", Document: "12345678909", DocumentType: "CPF"},
+	}
+}
+
+func preauth(t testing.TB) *a55.ChargeCreateRequest {
+	r := seedCharge(t, a55test.CardConfirms)
+	r.Capture = a55.Bool(false)
+	return r
+}
+
+func key(name string) string { return "test-key-" + name + "-0123456789" }
+
+// apiAttempts returns the API attempts (not token requests) that carried key.
+func apiAttempts(srv *a55test.Server, k string) []a55test.Attempt {
+	var out []a55test.Attempt
+	for _, a := range srv.Requests() {
+		if a.IdempotencyKey == k {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+func tokenRequests(srv *a55test.Server) int {
+	n := 0
+	for _, a := range srv.Requests() {
+		if a.Path == a55test.TokenPath {
+			n++
+		}
+	}
+	return n
+}
+
+// The guide's story: the charge commits, the answer is lost, the client
+// retries with the same key and gets the original charge; one charge.
+func TestSeedStoryLostResponse(t *testing.T) {
+	srv, c := newFake(t)
+	ctx := context.Background()
+	require.NoError(t, srv.AddFault(a55test.Rule{Fault: a55test.FaultDropAfterCommit, Path: a55test.ChargePath, Count: 1}))
+
+	k := "550e8400-e29b-41d4-a716-446655440000"
+	ch, err := c.Charges.Create(ctx, seedCharge(t, a55test.CardConfirms), payonce.WithIdempotencyKey(k))
+	require.NoError(t, err)
+	assert.Equal(t, a55.StatusConfirmed, ch.Status)
+	assert.Equal(t, "100.00", ch.Amount.String())
+	assert.Equal(t, k, ch.Meta.Key)
+	assert.Equal(t, 2, ch.Meta.Attempts)
+	assert.Equal(t, 1, srv.Ledger().Count(k))
+	assert.Equal(t, 1, srv.Ledger().CountKind("charge.create"))
+	att := apiAttempts(srv, k)
+	require.Len(t, att, 2)
+	assert.True(t, att[0].Executed)
+	assert.True(t, att[1].Replayed)
+
+	// Running the operation again (a worker restart) replays it too.
+	again, err := c.Charges.Create(payonce.WithKey(ctx, k), seedCharge(t, a55test.CardConfirms))
+	require.NoError(t, err)
+	assert.Equal(t, ch.UUID, again.UUID)
+	assert.Equal(t, 1, srv.Ledger().Count(k))
+
+	got, err := c.Charges.Get(ctx, ch.UUID, ch.WalletUUID)
+	require.NoError(t, err)
+	assert.Equal(t, ch.UUID, got.UUID)
+	assert.Equal(t, a55.StatusConfirmed, got.Status)
+	assert.Empty(t, got.Meta.Key)
+	assert.Equal(t, 100, got.Meta.RateLimit.Limit)
+	assert.Positive(t, got.Meta.RateLimit.Remaining)
+	assert.False(t, got.Meta.RateLimit.Reset.IsZero())
+	assert.NotEmpty(t, got.Meta.RequestID)
+}
+
+func TestGeneratedKeyIsReusedAcrossRetries(t *testing.T) {
+	srv, c := newFake(t)
+	require.NoError(t, srv.AddFault(a55test.Rule{Fault: a55test.FaultErrorBeforeCommit, Path: a55test.ChargePath, Count: 2, Status: 503}))
+	ch, err := c.Charges.Create(context.Background(), seedCharge(t, a55test.CardConfirms))
+	require.NoError(t, err)
+	assert.Len(t, ch.Meta.Key, 36, "a UUID v4")
+	assert.Equal(t, 3, ch.Meta.Attempts)
+	assert.Len(t, apiAttempts(srv, ch.Meta.Key), 3)
+	assert.Equal(t, 1, srv.Ledger().Count(ch.Meta.Key))
+}
+
+func TestConcurrentSameKeyOneCharge(t *testing.T) {
+	srv, c := newFake(t)
+	require.NoError(t, srv.AddFault(a55test.Rule{Fault: a55test.FaultDelay, Path: a55test.ChargePath, Delay: 20 * time.Millisecond, Count: 1}))
+	k := key("concurrent")
+	var wg sync.WaitGroup
+	ids := make([]string, 8)
+	errs := make([]error, 8)
+	for i := range ids {
+		wg.Go(func() {
+			ch, err := c.Charges.Create(context.Background(), seedCharge(t, a55test.CardConfirms), payonce.WithIdempotencyKey(k))
+			errs[i] = err
+			if err == nil {
+				ids[i] = ch.UUID
+			}
+		})
+	}
+	wg.Wait()
+	for i := range ids {
+		require.NoError(t, errs[i])
+		assert.Equal(t, ids[0], ids[i])
+	}
+	assert.Equal(t, 1, srv.Ledger().Count(k))
+}
+
+func TestChangedPayloadSameKeyConflicts(t *testing.T) {
+	srv, c := newFake(t)
+	ctx := context.Background()
+	k := key("conflict")
+	_, err := c.Charges.Create(ctx, seedCharge(t, a55test.CardConfirms), payonce.WithIdempotencyKey(k))
+	require.NoError(t, err)
+
+	changed := seedCharge(t, a55test.CardConfirms)
+	changed.Amount = amount(t, "200.00")
+	ch, err := c.Charges.Create(ctx, changed, payonce.WithIdempotencyKey(k))
+	require.Error(t, err)
+	assert.Nil(t, ch)
+	assert.ErrorIs(t, err, payonce.ErrIdempotencyConflict)
+	assert.False(t, payonce.IsTemporary(err))
+	assert.Equal(t, k, payonce.KeyOf(err))
+	var ae *payonce.APIError
+	require.ErrorAs(t, err, &ae)
+	assert.Equal(t, http.StatusConflict, ae.StatusCode)
+	assert.Equal(t, "IDEMPOTENCY_KEY_CONFLICT", ae.Code)
+	assert.Equal(t, 1, ae.Attempts, "a 409 is never retried")
+	assert.Equal(t, 1, srv.Ledger().Count(k), "nothing more was charged")
+	assert.Equal(t, 1, srv.Ledger().CountKind("charge.create"))
+}
+
+// After A55's 24 h window the same key is a new operation.
+func TestSameKeyAfter24hIsNewCharge(t *testing.T) {
+	srv, c := newFake(t)
+	ctx := context.Background()
+	k := key("day-later")
+	first, err := c.Charges.Create(ctx, seedCharge(t, a55test.CardConfirms), payonce.WithIdempotencyKey(k))
+	require.NoError(t, err)
+
+	srv.Clock().Advance(24*time.Hour + time.Minute) // the token expires too
+	second, err := c.Charges.Create(ctx, seedCharge(t, a55test.CardConfirms), payonce.WithIdempotencyKey(k))
+	require.NoError(t, err)
+	assert.NotEqual(t, first.UUID, second.UUID)
+	assert.Equal(t, 2, srv.Ledger().Count(k))
+	assert.Equal(t, 2, second.Meta.Attempts, "401 on the expired token, refresh, same key")
+}
+
+// hookTransport calls after once per API round trip (token requests pass
+// untouched), e.g. to move the fake clock while an attempt is in flight.
+type hookTransport struct {
+	n     atomic.Int32
+	after func(n int)
+}
+
+func (h *hookTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := http.DefaultTransport.RoundTrip(r)
+	if strings.HasPrefix(r.URL.Path, "/api/") && h.after != nil {
+		h.after(int(h.n.Add(1)))
+	}
+	return resp, err
+}
+
+// The key-age guard stops a retry loop before an attempt that A55 could
+// take for a new operation.
+func TestKeyAgeGuardStopsRetryLoop(t *testing.T) {
+	srv := a55test.New(t)
+	clk := srv.Clock()
+	slow := &hookTransport{after: func(int) { clk.Advance(20 * time.Minute) }} // every attempt takes 20 min
+	c, err := srv.Client(payonce.WithRetryPolicy(fastPolicy()), payonce.WithClock(clk.Now),
+		payonce.WithHTTPClient(&http.Client{Transport: slow}))
+	require.NoError(t, err)
+	require.NoError(t, srv.AddFault(a55test.Rule{Fault: a55test.FaultErrorBeforeCommit, Path: a55test.ChargePath}))
+
+	k := key("old")
+	created := clk.Now().Add(-22*time.Hour - 30*time.Minute)
+	_, err = c.Charges.Create(context.Background(), seedCharge(t, a55test.CardConfirms),
+		payonce.WithIdempotencyKey(k), payonce.WithKeyCreated(created))
+	require.Error(t, err)
+	assert.ErrorIs(t, err, payonce.ErrKeyExpired)
+	assert.False(t, payonce.IsTemporary(err))
+	// 22h30 and 22h50 are inside 24 h minus the 1 h margin; 23h10 is not.
+	assert.Len(t, apiAttempts(srv, k), 2)
+	assert.Zero(t, srv.Ledger().Count(k))
+
+	// Resuming the stored operation the next day sends nothing at all.
+	srv.ClearFaults()
+	clk.Advance(24 * time.Hour)
+	_, err = c.Charges.Create(payonce.ResumeContext(context.Background(), err), seedCharge(t, a55test.CardConfirms))
+	assert.ErrorIs(t, err, payonce.ErrKeyExpired)
+	assert.Len(t, apiAttempts(srv, k), 2)
+}
+
+func TestResumeAfterTemporaryFailure(t *testing.T) {
+	srv, c := newFake(t)
+	ctx := context.Background()
+	require.NoError(t, srv.AddFault(a55test.Rule{Fault: a55test.FaultDropAfterCommit, Path: a55test.ChargePath, Count: 5}))
+	_, err := c.Charges.Create(ctx, seedCharge(t, a55test.CardConfirms))
+	require.Error(t, err)
+	assert.ErrorIs(t, err, payonce.ErrRetriesExhausted)
+	require.True(t, payonce.IsTemporary(err))
+	k := payonce.KeyOf(err)
+	assert.Equal(t, 1, srv.Ledger().Count(k), "the first attempt committed")
+
+	ch, err := c.Charges.Create(payonce.ResumeContext(ctx, err), seedCharge(t, a55test.CardConfirms))
+	require.NoError(t, err)
+	assert.Equal(t, k, ch.Meta.Key)
+	assert.Equal(t, 1, srv.Ledger().Count(k), "resuming replays, it does not charge again")
+}
+
+// The token expires between two attempts of one operation: the 401 is
+// answered by one token refresh and the attempt is repeated, same key.
+func TestTokenExpiryMidRetry(t *testing.T) {
+	srv := a55test.New(t)
+	clk := srv.Clock()
+	hook := &hookTransport{after: func(n int) {
+		if n == 1 {
+			clk.Advance(2 * time.Hour) // while the 503 travels back, the token expires
+		}
+	}}
+	c, err := srv.Client(payonce.WithRetryPolicy(fastPolicy()), payonce.WithHTTPClient(&http.Client{Transport: hook}))
+	require.NoError(t, err)
+	require.NoError(t, srv.AddFault(a55test.Rule{Fault: a55test.FaultErrorBeforeCommit, Path: a55test.ChargePath, Count: 1}))
+
+	ch, err := c.Charges.Create(context.Background(), seedCharge(t, a55test.CardConfirms), payonce.WithIdempotencyKey(key("token")))
+	require.NoError(t, err)
+	assert.Equal(t, 3, ch.Meta.Attempts)
+	att := apiAttempts(srv, key("token"))
+	require.Len(t, att, 3)
+	assert.Equal(t, []int{503, 401, 200}, []int{att[0].Status, att[1].Status, att[2].Status})
+	assert.Equal(t, 2, tokenRequests(srv), "one token at start, one refresh")
+	assert.Equal(t, 1, srv.Ledger().Count(key("token")))
+}
+
+func TestRateLimitRetryAfter(t *testing.T) {
+	srv, c := newFake(t)
+	ctx := context.Background()
+
+	require.NoError(t, srv.AddFault(a55test.Rule{Fault: a55test.FaultRateLimit, Path: a55test.ChargePath, Count: 2, RetryAfter: 1}))
+	start := time.Now()
+	ch, err := c.Charges.Create(ctx, seedCharge(t, a55test.CardConfirms))
+	require.NoError(t, err)
+	assert.Equal(t, 3, ch.Meta.Attempts)
+	assert.GreaterOrEqual(t, time.Since(start), 40*time.Millisecond, "waited Retry-After, capped at 20 ms, twice")
+	assert.Equal(t, 1, srv.Ledger().Count(ch.Meta.Key))
+
+	// The fake's own limit: 2 a minute.
+	srv.SetRateLimit(2, time.Minute)
+	ch, err = c.Charges.Create(ctx, seedCharge(t, a55test.CardConfirms))
+	require.NoError(t, err)
+	assert.Equal(t, 2, ch.Meta.RateLimit.Limit)
+	assert.Equal(t, 1, ch.Meta.RateLimit.Remaining)
+	_, err = c.Charges.Create(ctx, seedCharge(t, a55test.CardConfirms))
+	require.NoError(t, err)
+	_, err = c.Charges.Create(ctx, seedCharge(t, a55test.CardConfirms))
+	require.Error(t, err)
+	assert.ErrorIs(t, err, payonce.ErrRateLimited)
+	assert.ErrorIs(t, err, payonce.ErrRetriesExhausted)
+	assert.True(t, payonce.IsTemporary(err))
+	var ae *payonce.APIError
+	require.ErrorAs(t, err, &ae)
+	assert.Equal(t, http.StatusTooManyRequests, ae.StatusCode)
+	assert.Positive(t, ae.RetryAfter)
+	assert.Equal(t, fastPolicy().MaxAttempts, ae.Attempts)
+
+	srv.Clock().Advance(61 * time.Second)
+	ch, err = c.Charges.Create(payonce.ResumeContext(ctx, err), seedCharge(t, a55test.CardConfirms))
+	require.NoError(t, err)
+	assert.Equal(t, ae.Key, ch.Meta.Key)
+	assert.Equal(t, 1, srv.Ledger().Count(ae.Key))
+}
+
+type countingLimiter struct{ n atomic.Int32 }
+
+func (l *countingLimiter) Wait(context.Context) error { l.n.Add(1); return nil }
+
+func TestClientSideLimiterPacesEveryAttempt(t *testing.T) {
+	lim := &countingLimiter{}
+	srv, c := newFake(t, payonce.WithLimiter(lim))
+	require.NoError(t, srv.AddFault(a55test.Rule{Fault: a55test.FaultErrorBeforeCommit, Path: a55test.ChargePath, Count: 1}))
+	ch, err := c.Charges.Create(context.Background(), seedCharge(t, a55test.CardConfirms))
+	require.NoError(t, err)
+	assert.EqualValues(t, ch.Meta.Attempts, lim.n.Load())
+}
+
+func TestTestCards(t *testing.T) {
+	srv, c := newFake(t)
+	ctx := context.Background()
+
+	ok, err := c.Charges.Create(ctx, seedCharge(t, a55test.CardConfirms))
+	require.NoError(t, err)
+	assert.Equal(t, a55.StatusConfirmed, ok.Status)
+	assert.Equal(t, "1111", ok.Card.Last4)
+
+	for _, tc := range []struct {
+		number string
+		kind   error
+		code   string
+	}{
+		{a55test.CardDeclined, payonce.ErrCardDeclined, "CARD_DECLINED"},
+		{a55test.CardProcError, payonce.ErrChargeFailed, "PROCESSING_ERROR"},
+	} {
+		ch, err := c.Charges.Create(ctx, seedCharge(t, tc.number))
+		require.Error(t, err)
+		assert.Nil(t, ch)
+		assert.ErrorIs(t, err, tc.kind)
+		var ce *a55.ChargeError
+		require.ErrorAs(t, err, &ce)
+		require.NotNil(t, ce.Charge)
+		assert.NotEmpty(t, ce.Charge.UUID)
+		assert.Equal(t, a55.StatusError, ce.Charge.Status)
+		assert.Equal(t, []string{tc.code}, ce.Charge.Messages.Codes())
+		assert.Equal(t, tc.code, ce.Err.Code)
+		assert.NotEmpty(t, payonce.KeyOf(err))
+		assert.Equal(t, payonce.KeyOf(err), ce.Charge.Meta.Key)
+		assert.False(t, payonce.IsTemporary(err))
+		assert.Equal(t, 1, ce.Err.Attempts)
+		assert.NotContains(t, err.Error(), tc.number)
+
+		got, err := c.Charges.Get(ctx, ce.Charge.UUID, "")
+		require.NoError(t, err)
+		assert.Equal(t, a55.StatusError, got.Status)
+	}
+	assert.Equal(t, 1, srv.Ledger().CountKind("charge.create"), "failed charges are not in the ledger")
+}
+
+var cvvInLog = regexp.MustCompile(`(?i)cvv\W*\d`)
+
+func TestSecretsNeverInErrorsOrLogs(t *testing.T) {
+	var buf bytes.Buffer
+	var mu sync.Mutex
+	logger := slog.New(slog.NewJSONHandler(&lockedWriter{w: &buf, mu: &mu}, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	srv, c := newFake(t, payonce.WithLogger(logger))
+	ctx := context.Background()
+	require.NoError(t, srv.AddFault(a55test.Rule{Fault: a55test.FaultErrorBeforeCommit, Path: a55test.ChargePath, Count: 1}))
+	require.NoError(t, srv.AddFault(a55test.Rule{Fault: a55test.FaultDropAfterCommit, Path: a55test.ChargePath, Count: 1}))
+
+	var errs []error
+	for _, n := range []string{a55test.CardConfirms, a55test.CardDeclined, a55test.CardProcError} {
+		r := seedCharge(t, n)
+		r.Card.CVV = "9731"
+		_, err := c.Charges.Create(ctx, r, payonce.WithIdempotencyKey(key("secret-"+n[12:])))
+		errs = append(errs, err)
+	}
+	bad := seedCharge(t, "4111111111111112") // fails Luhn, refused locally
+	bad.Card.CVV = "9731"
+	_, err := c.Charges.Create(ctx, bad)
+	errs = append(errs, err)
+	_, err = c.Charges.Get(ctx, "no-such-charge", "secret-wallet-query")
+	errs = append(errs, err)
+
+	tok, terr := c.Token(ctx)
+	require.NoError(t, terr)
+	secrets := []string{a55test.CardConfirms, a55test.CardDeclined, a55test.CardProcError, "4111111111111112",
+		"9731", srv.ClientSecret(), tok, "secret-wallet-query"}
+	for i, err := range errs {
+		if i == 0 {
+			require.NoError(t, err)
+			continue
+		}
+		require.Error(t, err)
+		for _, s := range secrets {
+			assert.NotContains(t, err.Error(), s)
+		}
+	}
+	mu.Lock()
+	logs := buf.String()
+	mu.Unlock()
+	require.NotEmpty(t, logs)
+	for _, s := range secrets[:4] {
+		assert.NotContains(t, logs, s)
+	}
+	for _, s := range secrets[5:] {
+		assert.NotContains(t, logs, s)
+	}
+	assert.False(t, cvvInLog.MatchString(logs))
+	assert.NotContains(t, c.String(), srv.ClientSecret())
+}
+
+type lockedWriter struct {
+	w  *bytes.Buffer
+	mu *sync.Mutex
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}

@@ -1,0 +1,171 @@
+package a55
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"time"
+
+	"github.com/payonce/payonce"
+)
+
+// Status is the status of an A55 charge (https://docs.a55.tech).
+type Status string
+
+// Charge statuses A55 documents.
+const (
+	StatusConfirmed               Status = "confirmed"
+	StatusPending                 Status = "pending"
+	StatusIssued                  Status = "issued"
+	StatusCanceled                Status = "canceled"
+	StatusPaid                    Status = "paid"
+	StatusError                   Status = "error"
+	StatusRefunded                Status = "refunded"
+	StatusRefundError             Status = "refund_error"
+	StatusChargebackRequested     Status = "chargeback_requested"
+	StatusChargebackRefunded      Status = "chargeback_refunded"
+	StatusChargebackReversed      Status = "chargeback_reversed"
+	StatusPreChargebackResolution Status = "pre_chargeback_resolution"
+)
+
+// Statuses lists every documented status.
+func Statuses() []Status {
+	return []Status{StatusConfirmed, StatusPending, StatusIssued, StatusCanceled, StatusPaid,
+		StatusError, StatusRefunded, StatusRefundError, StatusChargebackRequested,
+		StatusChargebackRefunded, StatusChargebackReversed, StatusPreChargebackResolution}
+}
+
+// Known reports whether s is one of the documented statuses. Answers with
+// another status are still decoded: A55 may add statuses.
+func (s Status) Known() bool {
+	for _, k := range Statuses() {
+		if s == k {
+			return true
+		}
+	}
+	return false
+}
+
+// TypeCharge is a charge's payment method, the type_charge field.
+type TypeCharge string
+
+// Payment methods A55 documents.
+const (
+	TypeCreditCard TypeCharge = "credit_card"
+	TypeDebitCard  TypeCharge = "debit_card"
+	TypePix        TypeCharge = "pix"
+	TypeBoleto     TypeCharge = "boleto"
+	TypeApplePay   TypeCharge = "applepay"
+	TypeGooglePay  TypeCharge = "googlepay"
+)
+
+// needsCard reports whether a charge of type t carries a card.
+func (t TypeCharge) needsCard() bool { return t == TypeCreditCard || t == TypeDebitCard }
+
+// Payer is the person who pays a charge.
+type Payer struct {
+	Name         string `json:"name"`
+	Email        string `json:"email,omitempty"`
+	Document     string `json:"document,omitempty"`      // e.g. a CPF number
+	DocumentType string `json:"document_type,omitempty"` // e.g. "CPF"
+}
+
+// Message is one entry of the message list A55 puts in charge answers and
+// in its charge-level error shape.
+type Message struct {
+	Code        string `json:"code,omitempty"`
+	Source      string `json:"source,omitempty"`
+	Description string `json:"description,omitempty"`
+}
+
+// Messages is a charge's message list. It also reads a plain string, which
+// becomes one Message with only a Description.
+type Messages []Message
+
+// UnmarshalJSON reads a list of messages, one message object or a string.
+func (m *Messages) UnmarshalJSON(b []byte) error {
+	b = bytes.TrimSpace(b)
+	switch {
+	case len(b) == 0 || bytes.Equal(b, []byte("null")):
+		*m = nil
+	case b[0] == '"':
+		var s string
+		if err := json.Unmarshal(b, &s); err != nil {
+			return err
+		}
+		*m = Messages{{Description: s}}
+	case b[0] == '{':
+		var one Message
+		if err := json.Unmarshal(b, &one); err != nil {
+			return err
+		}
+		*m = Messages{one}
+	default:
+		var list []Message
+		if err := json.Unmarshal(b, &list); err != nil {
+			return err
+		}
+		*m = list
+	}
+	return nil
+}
+
+// Codes returns the message codes, in order.
+func (m Messages) Codes() []string {
+	out := make([]string, 0, len(m))
+	for _, x := range m {
+		if x.Code != "" {
+			out = append(out, x.Code)
+		}
+	}
+	return out
+}
+
+// String joins the descriptions.
+func (m Messages) String() string {
+	parts := make([]string, 0, len(m))
+	for _, x := range m {
+		switch {
+		case x.Description != "":
+			parts = append(parts, x.Description)
+		case x.Code != "":
+			parts = append(parts, x.Code)
+		}
+	}
+	return strings.Join(parts, "; ")
+}
+
+// Charge is an A55 charge as the API answers it. Fields A55 adds later are
+// ignored; amounts are decimal strings on the wire, never floats.
+type Charge struct {
+	UUID             string           `json:"charge_uuid"`
+	WalletUUID       string           `json:"wallet_uuid,omitempty"`
+	Status           Status           `json:"status"`
+	Amount           payonce.Amount   `json:"amount"`
+	Currency         payonce.Currency `json:"currency,omitempty"`
+	TypeCharge       TypeCharge       `json:"type_charge,omitempty"`
+	CapturedAmount   payonce.Amount   `json:"captured_amount,omitzero"`
+	RefundedAmount   payonce.Amount   `json:"refunded_amount,omitzero"`
+	Description      string           `json:"description,omitempty"`
+	InstallmentCount int              `json:"installment_count,omitempty"`
+	DueDate          string           `json:"due_date,omitempty"`
+	Card             *CardSummary     `json:"card,omitempty"`
+	Payer            *Payer           `json:"payer,omitempty"`
+	Messages         Messages         `json:"message,omitempty"`
+	CreatedAt        time.Time        `json:"created_at,omitzero"`
+	UpdatedAt        time.Time        `json:"updated_at,omitzero"`
+
+	// Meta describes the call that returned the charge.
+	Meta ResponseMeta `json:"-"`
+}
+
+// CardSummary is what an answer says about the charge's card. Should a
+// server ever echo a full number, Number masks it in every printed form.
+type CardSummary struct {
+	Number          payonce.CardNumber `json:"number,omitempty"`
+	Last4           string             `json:"last4,omitempty"`
+	Brand           string             `json:"brand,omitempty"`
+	HolderName      string             `json:"holder_name,omitempty"`
+	ExpirationMonth string             `json:"expiration_month,omitempty"`
+	ExpirationYear  string             `json:"expiration_year,omitempty"`
+}

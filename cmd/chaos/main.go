@@ -1,0 +1,35 @@
+// Command chaos proves payonce's promise: it runs a few thousand business
+// operations (A55 charges, captures, refunds, cancels; Coinepay card
+// applies and recharges) through the SDK under injected faults, resumes the
+// ones that ran out of retries with the key their error carried, then
+// checks the fake servers' ledgers against what the clients were told. It
+// exits non-zero when any operation ran twice or was lost.
+//
+//	go run ./cmd/chaos                     # in-process fakes, default fault mix
+//	go run ./cmd/chaos -n 10000 -faults 0.5 -seed 7 -json
+//	go run ./cmd/chaos -a55-url http://127.0.0.1:8080 -coinepay-url http://127.0.0.1:8080
+//
+// Against external servers (cmd/fakepay), faults are injected on the client
+// side by a transport that drops answers after the server has them.
+// Credentials come from flags or A55_CLIENT_ID, A55_CLIENT_SECRET,
+// COINEPAY_API_KEY, COINEPAY_SECRET.
+package main
+
+import (
+	"context"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr, isTerminal(os.Stderr))
+	stop()
+	os.Exit(code)
+}
+
+func isTerminal(f *os.File) bool {
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}

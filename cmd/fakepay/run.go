@@ -1,0 +1,126 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/payonce/payonce"
+	"github.com/payonce/payonce/internal/fakeserver"
+	"github.com/payonce/payonce/internal/fakeserver/a55fake"
+	"github.com/payonce/payonce/internal/fakeserver/coinepayfake"
+)
+
+// options are the command-line flags.
+type options struct {
+	addr                 string
+	a55ID, a55Secret     string
+	cpKey, cpSecret      string
+	balance              string
+	latency              time.Duration
+	faultRate            float64
+	seed                 uint64
+	rateLimit            int
+	tokenLifetime        time.Duration
+	shutdownGraceTimeout time.Duration
+}
+
+func parseFlags(args []string, out io.Writer) (options, error) {
+	var o options
+	fs := flag.NewFlagSet("fakepay", flag.ContinueOnError)
+	fs.SetOutput(out)
+	fs.StringVar(&o.addr, "addr", "127.0.0.1:8080", "listen address (port 0 picks a free port)")
+	fs.StringVar(&o.a55ID, "a55-client-id", "demo-client", "A55 OAuth2 client id")
+	fs.StringVar(&o.a55Secret, "a55-client-secret", "demo-secret", "A55 OAuth2 client secret")
+	fs.StringVar(&o.cpKey, "coinepay-key", "demo-key", "Coinepay API key id")
+	fs.StringVar(&o.cpSecret, "coinepay-secret", "demo-secret", "Coinepay API secret")
+	fs.StringVar(&o.balance, "balance", "1000.00", "starting Coinepay balance")
+	fs.DurationVar(&o.latency, "latency", 0, "delay added before every API request")
+	fs.Float64Var(&o.faultRate, "fault-rate", 0, "share (0..1) of API requests that get a random fault")
+	fs.Uint64Var(&o.seed, "seed", 1, "random seed of faults and generated IDs")
+	fs.IntVar(&o.rateLimit, "a55-rate-limit", 100, "A55 requests per minute per client (negative: off)")
+	fs.DurationVar(&o.tokenLifetime, "a55-token-lifetime", time.Hour, "A55 access token lifetime")
+	fs.DurationVar(&o.shutdownGraceTimeout, "shutdown-timeout", 5*time.Second, "grace period on SIGINT/SIGTERM")
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	if fs.NArg() > 0 {
+		return o, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	if o.faultRate < 0 || o.faultRate > 1 {
+		return o, errors.New("-fault-rate must be within 0..1")
+	}
+	return o, nil
+}
+
+// newHandler builds both fakes and the admin API on one engine.
+func newHandler(o options) (http.Handler, *fakeserver.Engine, error) {
+	bal, err := payonce.ParseAmount(o.balance)
+	if err != nil {
+		return nil, nil, fmt.Errorf("-balance: %w", err)
+	}
+	e := fakeserver.New(fakeserver.Options{Seed: o.seed, FaultRate: o.faultRate, Latency: o.latency})
+	a55 := a55fake.New(e, a55fake.Config{
+		Clients: map[string]string{o.a55ID: o.a55Secret}, RateLimit: o.rateLimit, TokenLifetime: o.tokenLifetime,
+	})
+	cp := coinepayfake.New(e, coinepayfake.Config{Keys: map[string]string{o.cpKey: o.cpSecret}, StartBalance: &bal})
+	a55h, cph := a55.Handler(), cp.Handler()
+	admin := e.AdminHandler(fakeserver.AdminConfig{SetBalance: cp.SetBalance})
+	mux := http.NewServeMux()
+	mux.Handle(fakeserver.AdminPrefix, admin)
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case a55fake.Owns(r.URL.Path):
+			a55h.ServeHTTP(w, r)
+		case coinepayfake.Owns(r.URL.Path):
+			cph.ServeHTTP(w, r)
+		default:
+			w.Header().Set("Content-Type", "application/json; charset=utf-8")
+			w.Header().Set("Date", e.Clock().Now().UTC().Format(http.TimeFormat))
+			w.WriteHeader(http.StatusNotFound)
+			_, _ = io.WriteString(w, `{"error":{"code":"NOT_FOUND","message":"unknown path"}}`)
+		}
+	})
+	return mux, e, nil
+}
+
+// run serves until ctx ends, then shuts down gracefully. It prints
+// "fakepay listening on http://HOST:PORT" once the listener is bound.
+func run(ctx context.Context, args []string, stdout io.Writer) error {
+	o, err := parseFlags(args, stdout)
+	if err != nil {
+		return err
+	}
+	h, e, err := newHandler(o)
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", o.addr)
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	fmt.Fprintf(stdout, "fakepay listening on http://%s\n", ln.Addr().String())
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	e.Close() // ends hanging and delayed requests
+	sctx, cancel := context.WithTimeout(context.Background(), o.shutdownGraceTimeout)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		return err
+	}
+	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}

@@ -1,0 +1,119 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/payonce/payonce"
+)
+
+const seedCharge = `{
+"amount": "100.00",
+"currency": "BRL",
+"type_charge": "credit_card",
+"card": { "number": "4111111111111111", "holder_name": "TEST", "expiration_month": "12", "expiration_year": "2030", "cvv": "123" },
+"payer": { "name": "张伟", "email": "zhangwei@example.com", "document": "12345678909", "document_type": "CPF" }
+}`
+
+func TestRunServesBothAPIs(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	pr, pw := io.Pipe()
+	errc := make(chan error, 1)
+	go func() { errc <- run(ctx, []string{"-addr", "127.0.0.1:0", "-seed", "3"}, pw) }()
+	line, err := bufio.NewReader(pr).ReadString('\n')
+	require.NoError(t, err)
+	go func() { _, _ = io.Copy(io.Discard, pr) }()
+	require.True(t, strings.HasPrefix(line, "fakepay listening on http://127.0.0.1:"), line)
+	base := strings.TrimSpace(strings.TrimPrefix(line, "fakepay listening on "))
+
+	// Token, as the seed's cURL needs it.
+	resp, err := http.PostForm(base+"/oauth2/token", url.Values{
+		"grant_type": {"client_credentials"}, "client_id": {"demo-client"}, "client_secret": {"demo-secret"}, "scope": {"api/readwrite"},
+	})
+	require.NoError(t, err)
+	var tok struct {
+		AccessToken string `json:"access_token"`
+		ExpiresIn   int    `json:"expires_in"`
+	}
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&tok))
+	resp.Body.Close()
+	require.NotEmpty(t, tok.AccessToken)
+	assert.Equal(t, 3600, tok.ExpiresIn)
+
+	// The seed's cURL, twice with one key.
+	for range 2 {
+		req, _ := http.NewRequest(http.MethodPost, base+"/api/v1/bank/wallet/charge/", strings.NewReader(seedCharge))
+		req.Header.Set("Authorization", "Bearer "+tok.AccessToken)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set(payonce.HeaderIdempotencyKey, "550e8400-e29b-41d4-a716-446655440000")
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		resp.Body.Close()
+		assert.Equal(t, 200, resp.StatusCode)
+	}
+
+	// Coinepay on the same address.
+	body := []byte(`{"header_id":"h","package_id":"p"}`)
+	req, _ := http.NewRequest(http.MethodPost, base+"/api/v1/openapi/card/apply", strings.NewReader(string(body)))
+	req.Header.Set(payonce.HeaderIdempotencyKey, "openapi:apply:1")
+	signer, err := payonce.NewHMACSigner("demo-key", "demo-secret")
+	require.NoError(t, err)
+	require.NoError(t, signer.Sign(req, body))
+	resp, err = http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, 200, resp.StatusCode)
+
+	lr, err := http.Get(base + "/_fakepay/ledger")
+	require.NoError(t, err)
+	var ledger struct {
+		Operations []map[string]string `json:"operations"`
+	}
+	require.NoError(t, json.NewDecoder(lr.Body).Decode(&ledger))
+	lr.Body.Close()
+	require.Len(t, ledger.Operations, 2)
+	assert.Equal(t, "a55", ledger.Operations[0]["provider"])
+	assert.Equal(t, "550e8400-e29b-41d4-a716-446655440000", ledger.Operations[0]["idempotency_key"])
+	assert.Equal(t, "coinepay", ledger.Operations[1]["provider"])
+
+	nf, err := http.Get(base + "/nowhere")
+	require.NoError(t, err)
+	nf.Body.Close()
+	assert.Equal(t, 404, nf.StatusCode)
+
+	// A hanging request does not hold the shutdown.
+	hr, err := http.Post(base+"/_fakepay/faults", "application/json", strings.NewReader(`{"fault":"hang"}`))
+	require.NoError(t, err)
+	hr.Body.Close()
+	go func() {
+		if r, err := http.Get(base + "/api/v1/bank/wallet/charge/?charge_uuid=x"); err == nil {
+			r.Body.Close()
+		}
+	}()
+	time.Sleep(20 * time.Millisecond)
+	cancel()
+	select {
+	case err := <-errc:
+		assert.NoError(t, err)
+	case <-time.After(5 * time.Second):
+		t.Fatal("run did not return after cancel")
+	}
+}
+
+func TestRunBadFlags(t *testing.T) {
+	ctx := context.Background()
+	assert.Error(t, run(ctx, []string{"-fault-rate", "2"}, io.Discard))
+	assert.Error(t, run(ctx, []string{"-balance", "lots"}, io.Discard))
+	assert.Error(t, run(ctx, []string{"-nope"}, io.Discard))
+	assert.Error(t, run(ctx, []string{"extra"}, io.Discard))
+}

@@ -1,0 +1,220 @@
+package coinepay
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/payonce/payonce"
+)
+
+// CardsService issues, funds and reads cards. Get it from Client.Cards.
+type CardsService struct {
+	client *Client
+}
+
+// Card is a card as the OpenAPI describes it. Fields the client does not
+// model are kept, undecoded, in Raw.
+type Card struct {
+	CardID    string         `json:"card_id"`
+	HeaderID  string         `json:"header_id,omitempty"`
+	PackageID string         `json:"package_id,omitempty"`
+	Status    string         `json:"status,omitempty"` // e.g. "active"
+	Currency  string         `json:"currency,omitempty"`
+	Balance   payonce.Amount `json:"balance"` // the card's own balance
+	// CreatedAt is when the card was issued (zero when the server sent no
+	// RFC 3339 time).
+	CreatedAt time.Time `json:"-"`
+	// Raw is the card object exactly as the server sent it.
+	Raw json.RawMessage `json:"-"`
+}
+
+// UnmarshalJSON decodes a card and keeps the raw object in Raw. A
+// created_at that is not an RFC 3339 time is left to Raw.
+func (c *Card) UnmarshalJSON(b []byte) error {
+	type plain Card
+	var p struct {
+		plain
+		CreatedAt json.RawMessage `json:"created_at"`
+	}
+	if err := json.Unmarshal(b, &p); err != nil {
+		return err
+	}
+	*c = Card(p.plain)
+	var ts string
+	if json.Unmarshal(p.CreatedAt, &ts) == nil {
+		c.CreatedAt, _ = time.Parse(time.RFC3339Nano, ts)
+	}
+	c.Raw = append(json.RawMessage(nil), b...)
+	return nil
+}
+
+// CardResult is a card read by Info, with the metadata of the call.
+type CardResult struct {
+	Card
+	payonce.Meta
+}
+
+// ApplyResult is the card Apply issued, what it cost, and the metadata of
+// the call: the idempotency key sent, whether the answer was a replay of a
+// stored one (X-Idempotent-Replay: true; the card is the one the first
+// attempt issued), the attempts and the request ID.
+type ApplyResult struct {
+	Card
+	Fee            payonce.Amount // the package fee charged to the API key's balance
+	AccountBalance payonce.Amount // the API key's balance after the fee
+	payonce.Meta
+}
+
+// ApplyRequest is the body of card/apply.
+type ApplyRequest struct {
+	HeaderID  string `json:"header_id"`  // the card header (BIN range) to issue under
+	PackageID string `json:"package_id"` // the fee package; its fee is charged to the balance
+}
+
+// Validate reports a field the server would refuse, as a
+// *payonce.ValidationError wrapping payonce.ErrInvalidRequest.
+func (r ApplyRequest) Validate() error {
+	if err := requireID("header_id", r.HeaderID); err != nil {
+		return err
+	}
+	return requireID("package_id", r.PackageID)
+}
+
+// RechargeRequest is the body of card/recharge.
+type RechargeRequest struct {
+	CardID string         `json:"card_id"`
+	Amount payonce.Amount `json:"amount"` // sent as a decimal string, "100.00"
+}
+
+// Validate reports a field the server would refuse: an empty card ID
+// (payonce.ErrInvalidRequest) or an amount that is not above zero
+// (payonce.ErrInvalidAmount).
+func (r RechargeRequest) Validate() error {
+	if err := requireID("card_id", r.CardID); err != nil {
+		return err
+	}
+	return r.Amount.ValidatePositive("amount")
+}
+
+// Recharge is the outcome of card/recharge.
+type Recharge struct {
+	RechargeID     string         `json:"recharge_id,omitempty"`
+	CardID         string         `json:"card_id"`
+	Amount         payonce.Amount `json:"amount"`
+	CardBalance    payonce.Amount `json:"card_balance"`    // the card's balance after the recharge
+	AccountBalance payonce.Amount `json:"account_balance"` // the API key's balance after the recharge
+	// Raw is the data object exactly as the server sent it.
+	Raw json.RawMessage `json:"-"`
+}
+
+// UnmarshalJSON decodes a recharge and keeps the raw object in Raw.
+func (r *Recharge) UnmarshalJSON(b []byte) error {
+	type plain Recharge
+	var p plain
+	if err := json.Unmarshal(b, &p); err != nil {
+		return err
+	}
+	*r = Recharge(p)
+	r.Raw = append(json.RawMessage(nil), b...)
+	return nil
+}
+
+// RechargeResult is a recharge with the metadata of its call.
+type RechargeResult struct {
+	Recharge
+	payonce.Meta
+}
+
+// Apply issues a card and charges its package fee to the API key's
+// balance. It is a business operation: one Idempotency-Key (from
+// payonce.WithIdempotencyKey, else payonce.WithKey on ctx, else a new UUID
+// v4) is sent on every attempt, so however often the request is retried
+// at most one card is issued. An answer replayed from the server's store
+// has Replayed set.
+//
+// A job queue that may run the same job again in a new process passes
+// payonce.WithIdempotencyKey(payonce.TaskKey("openapi:apply", taskID)).
+// On failure the *payonce.APIError carries the key (payonce.KeyOf) to
+// resume the same operation with.
+func (s *CardsService) Apply(ctx context.Context, req ApplyRequest, opts ...payonce.CallOption) (*ApplyResult, error) {
+	var out applyData
+	meta, err := s.client.core.Do(ctx, &payonce.Request{
+		Operation: "cards.apply",
+		Method:    http.MethodPost,
+		Path:      PathCardApply,
+		Body:      req,
+		Keyed:     true,
+		Validate:  req.Validate,
+	}, &out, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return &ApplyResult{Card: out.Card, Fee: out.Cost.Fee, AccountBalance: out.Cost.AccountBalance, Meta: meta}, nil
+}
+
+// applyCost is the part of card/apply's data that is not the card.
+type applyCost struct {
+	Fee            payonce.Amount `json:"fee"`
+	AccountBalance payonce.Amount `json:"account_balance"`
+}
+
+// applyData decodes card/apply's data twice: as the card and as its cost.
+type applyData struct {
+	Card
+	Cost applyCost
+}
+
+func (d *applyData) UnmarshalJSON(b []byte) error {
+	if err := json.Unmarshal(b, &d.Card); err != nil {
+		return err
+	}
+	return json.Unmarshal(b, &d.Cost)
+}
+
+// Recharge moves req.Amount from the API key's balance onto a card. Like
+// Apply it is a business operation with one key for all attempts: two
+// recharges of the same amount are two operations only with two keys.
+// payonce.ErrInsufficientBalance is not stored by the server: after a
+// top-up the same key and body succeed.
+func (s *CardsService) Recharge(ctx context.Context, req RechargeRequest, opts ...payonce.CallOption) (*RechargeResult, error) {
+	var rc Recharge
+	meta, err := s.client.core.Do(ctx, &payonce.Request{
+		Operation: "cards.recharge",
+		Method:    http.MethodPost,
+		Path:      PathCardRecharge,
+		Body:      req,
+		Keyed:     true,
+		Validate:  req.Validate,
+	}, &rc, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return &RechargeResult{Recharge: rc, Meta: meta}, nil
+}
+
+// Info reads one card. It sends no Idempotency-Key (reads need none).
+func (s *CardsService) Info(ctx context.Context, cardID string, opts ...payonce.CallOption) (*CardResult, error) {
+	var card Card
+	meta, err := s.client.core.Do(ctx, &payonce.Request{
+		Operation: "cards.info",
+		Method:    http.MethodGet,
+		Path:      PathCardInfo,
+		Query:     url.Values{"card_id": {cardID}},
+		Validate:  func() error { return requireID("card_id", cardID) },
+	}, &card, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return &CardResult{Card: card, Meta: meta}, nil
+}
+
+func requireID(field, v string) error {
+	if strings.TrimSpace(v) == "" {
+		return &payonce.ValidationError{Field: field, Reason: "required", Err: payonce.ErrInvalidRequest}
+	}
+	return nil
+}

@@ -1,0 +1,110 @@
+package coinepay
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+
+	"github.com/payonce/payonce"
+)
+
+// Envelope is the shape of every Coinepay OpenAPI answer, success and
+// failure alike:
+//
+//	{"code": 200, "message": "ok", "message_key": "success", "data": {...}}
+//	{"code": 409, "message": "Idempotency-Key 冲突", "message_key": "openapi_idempotency_key_conflict", "data": null}
+//
+// Code repeats the HTTP status; MessageKey is the stable machine-readable
+// code; Message is human text, often Chinese, kept as sent.
+type Envelope struct {
+	Code       int             `json:"code"`
+	Message    string          `json:"message"`
+	MessageKey string          `json:"message_key"`
+	Data       json.RawMessage `json:"data"`
+	RequestID  string          `json:"request_id,omitempty"`
+}
+
+// UnmarshalJSON reads the envelope, accepting code as a JSON number or a
+// numeric string.
+func (e *Envelope) UnmarshalJSON(b []byte) error {
+	var raw struct {
+		Code       json.RawMessage `json:"code"`
+		Message    json.RawMessage `json:"message"`
+		MessageKey string          `json:"message_key"`
+		Data       json.RawMessage `json:"data"`
+		RequestID  string          `json:"request_id"`
+	}
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return err
+	}
+	*e = Envelope{MessageKey: raw.MessageKey, Data: raw.Data, RequestID: raw.RequestID}
+	if c := bytes.Trim(bytes.TrimSpace(raw.Code), `"`); len(c) > 0 && string(c) != "null" {
+		n, err := strconv.Atoi(string(c))
+		if err != nil {
+			return errors.New("envelope: code is not a number")
+		}
+		e.Code = n
+	}
+	if len(raw.Message) > 0 && raw.Message[0] == '"' {
+		_ = json.Unmarshal(raw.Message, &e.Message)
+	}
+	return nil
+}
+
+// Codec decodes the Coinepay envelope for the core client
+// (payonce.WithCodec). NewClient installs it; it is exported for callers
+// who assemble a payonce.Client themselves.
+type Codec struct{}
+
+var _ payonce.Codec = Codec{}
+
+// DecodeSuccess unwraps the data of a 2xx envelope into out. An envelope
+// whose code is not 2xx is a failure despite the HTTP status and is
+// returned as an *payonce.APIError (the core adds the key and attempts).
+func (Codec) DecodeSuccess(_ int, _ http.Header, body []byte, out any) error {
+	if len(bytes.TrimSpace(body)) == 0 {
+		if out == nil {
+			return nil
+		}
+		return errors.New("empty answer body")
+	}
+	var env Envelope
+	if err := json.Unmarshal(body, &env); err != nil {
+		return fmt.Errorf("decode envelope: %w", err)
+	}
+	if env.Code != 0 && (env.Code < 200 || env.Code > 299) {
+		e := &payonce.APIError{Code: env.MessageKey, Message: env.Message, RequestID: env.RequestID}
+		e.Kind = payonce.KindForCode(env.MessageKey)
+		if e.Kind == nil {
+			e.Kind = payonce.KindForStatus(env.Code)
+		}
+		return e
+	}
+	if out == nil || len(env.Data) == 0 || string(env.Data) == "null" {
+		return nil
+	}
+	if err := json.Unmarshal(env.Data, out); err != nil {
+		return fmt.Errorf("decode data: %w", err)
+	}
+	return nil
+}
+
+// DecodeError reads the message_key, message and request ID of an error
+// envelope into e. The core then maps the message_key through
+// payonce.KindForCode, falling back on the HTTP status for a key it does
+// not know (e.Code still holds the raw key). A body that is not an
+// envelope (a proxy's HTML page) leaves e to the status mapping.
+func (Codec) DecodeError(_ int, _ http.Header, body []byte, e *payonce.APIError) {
+	var env Envelope
+	if json.Unmarshal(body, &env) != nil {
+		return
+	}
+	e.Code = env.MessageKey
+	e.Message = env.Message
+	if env.RequestID != "" {
+		e.RequestID = env.RequestID
+	}
+}

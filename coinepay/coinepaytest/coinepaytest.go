@@ -1,0 +1,262 @@
+// Package coinepaytest runs a fake Coinepay card OpenAPI for tests, shaped
+// like net/http/httptest: NewServer starts it on 127.0.0.1, New does the
+// same and registers Close with a testing.TB.
+//
+// The fake checks request signatures (X-Api-Key, X-Timestamp, X-Nonce,
+// X-Signature) against its own clock, keeps a USD balance per API key,
+// issues and recharges cards, and implements the Idempotency-Key semantics
+// of the Coinepay document: required key, 409 on a reused key with another
+// body, in-flight waiting, only 2xx answers stored (256 KB cap), a 24 h
+// window, X-Idempotent-Replay: true on replays. Faults (a lost response, a
+// 5xx, a 429, a delay, a reset, a hang) are injected on demand, and the
+// ledger tells how many times each operation really ran.
+package coinepaytest
+
+import (
+	"bytes"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/payonce/payonce"
+	"github.com/payonce/payonce/internal/fakeserver"
+	"github.com/payonce/payonce/internal/fakeserver/coinepayfake"
+)
+
+// Types shared with the engine (aliases, so they can be named here).
+type (
+	// Rule is a fault injection rule; see the Fault* constants.
+	Rule = fakeserver.Rule
+	// FaultKind names a fault.
+	FaultKind = fakeserver.FaultKind
+	// Ledger lists the executed operations.
+	Ledger = fakeserver.Ledger
+	// Operation is one executed operation.
+	Operation = fakeserver.Operation
+	// Attempt is one received request.
+	Attempt = fakeserver.Attempt
+	// Clock is the fake's injectable clock.
+	Clock = fakeserver.Clock
+	// Stats are running totals of requests, executions, replays, conflicts.
+	Stats = fakeserver.Stats
+	// Package is a card catalog entry (header_id, package_id, fee).
+	Package = coinepayfake.Package
+)
+
+// Fault kinds.
+const (
+	FaultDropAfterCommit   = fakeserver.DropAfterCommit
+	FaultErrorBeforeCommit = fakeserver.ErrorBeforeCommit
+	FaultRateLimit         = fakeserver.RateLimit
+	FaultDelay             = fakeserver.Delay
+	FaultResetBeforeRead   = fakeserver.ResetBeforeRead
+	FaultHang              = fakeserver.Hang
+)
+
+// Default credentials.
+const (
+	DefaultAPIKey = "demo-key"
+	DefaultSecret = "demo-secret"
+)
+
+// NewClock returns a clock that follows real time (Advance and Set shift it).
+func NewClock() *Clock { return fakeserver.NewClock() }
+
+// NewFixedClock returns a clock frozen at t.
+func NewFixedClock(t time.Time) *Clock { return fakeserver.NewFixedClock(t) }
+
+type config struct {
+	apiKey, secret string
+	fake           coinepayfake.Config
+	engine         fakeserver.Options
+}
+
+// Option configures a Server.
+type Option func(*config)
+
+// WithCredentials sets the API key and its secret (default demo-key /
+// demo-secret).
+func WithCredentials(apiKey, secret string) Option {
+	return func(c *config) { c.apiKey, c.secret = apiKey, secret }
+}
+
+// WithBalance sets the starting balance (default 1000.00).
+func WithBalance(a payonce.Amount) Option { return func(c *config) { c.fake.StartBalance = &a } }
+
+// WithFee sets the fee of a card when no catalog is set (default 1.00).
+func WithFee(a payonce.Amount) Option { return func(c *config) { c.fake.Fee = &a } }
+
+// WithCatalog restricts card/apply to these packages at their fees
+// (default: any non-empty header_id and package_id).
+func WithCatalog(pkgs ...Package) Option {
+	return func(c *config) { c.fake.Catalog = append([]Package(nil), pkgs...) }
+}
+
+// WithClock sets the clock (default real time).
+func WithClock(clk *Clock) Option { return func(c *config) { c.engine.Clock = clk } }
+
+// WithSeed seeds fault choices and generated IDs.
+func WithSeed(seed uint64) Option { return func(c *config) { c.engine.Seed = seed } }
+
+// WithLatency adds d before every API request.
+func WithLatency(d time.Duration) Option { return func(c *config) { c.engine.Latency = d } }
+
+// WithFaultRate injects a random fault into this share (0..1) of requests.
+func WithFaultRate(rate float64) Option { return func(c *config) { c.engine.FaultRate = rate } }
+
+// WithMaxStoredResponse changes the 256 KB cap of stored answers.
+func WithMaxStoredResponse(n int) Option { return func(c *config) { c.fake.MaxStoredResponse = n } }
+
+// Server is a running fake Coinepay API.
+type Server struct {
+	// URL is the base URL, http://127.0.0.1:PORT, with no trailing slash.
+	URL string
+
+	srv     *httptest.Server
+	engine  *fakeserver.Engine
+	fake    *coinepayfake.Fake
+	handler http.Handler
+	apiKey  string
+	secret  string
+	client  *http.Client
+
+	closeOnce sync.Once
+}
+
+// NewServer starts a fake on 127.0.0.1. Close it when done.
+func NewServer(opts ...Option) *Server {
+	c := config{apiKey: DefaultAPIKey, secret: DefaultSecret}
+	for _, o := range opts {
+		o(&c)
+	}
+	c.fake.Keys = map[string]string{c.apiKey: c.secret}
+	e := fakeserver.New(c.engine)
+	f := coinepayfake.New(e, c.fake)
+	s := &Server{engine: e, fake: f, apiKey: c.apiKey, secret: c.secret}
+	api := f.Handler()
+	admin := e.AdminHandler(fakeserver.AdminConfig{SetBalance: f.SetBalance})
+	mux := http.NewServeMux()
+	mux.Handle(fakeserver.AdminPrefix, admin)
+	mux.Handle("/", api)
+	s.handler = mux
+	s.srv = httptest.NewServer(mux)
+	s.URL = s.srv.URL
+	signer, _ := payonce.NewHMACSigner(c.apiKey, c.secret, payonce.WithSignerClock(e.Clock().Now))
+	s.client = &http.Client{Transport: &signingTransport{base: s.srv.Client().Transport, signer: signer}}
+	return s
+}
+
+// New starts a fake and registers its Close with tb.Cleanup.
+func New(tb testing.TB, opts ...Option) *Server {
+	tb.Helper()
+	s := NewServer(opts...)
+	tb.Cleanup(s.Close)
+	return s
+}
+
+// Close ends hanging requests and shuts the server down. It is idempotent.
+func (s *Server) Close() {
+	s.closeOnce.Do(func() {
+		s.engine.Close()
+		s.srv.CloseClientConnections()
+		s.srv.Close()
+		s.client.CloseIdleConnections()
+	})
+}
+
+// HTTPClient returns a client for the fake whose requests are signed with
+// the server's credentials on the fake's clock (a request that already
+// carries X-Signature is sent as is).
+func (s *Server) HTTPClient() *http.Client { return s.client }
+
+// Signer returns a fresh signer for the server's credentials that reads the
+// fake's clock, for SDK clients under test.
+func (s *Server) Signer() *payonce.HMACSigner {
+	signer, _ := payonce.NewHMACSigner(s.apiKey, s.secret, payonce.WithSignerClock(s.engine.Clock().Now))
+	return signer
+}
+
+// APIKey returns the API key id.
+func (s *Server) APIKey() string { return s.apiKey }
+
+// Secret returns the API secret.
+func (s *Server) Secret() string { return s.secret }
+
+// SetBalance sets the balance of apiKey (a key the server does not know is
+// ignored).
+func (s *Server) SetBalance(apiKey string, a payonce.Amount) { _ = s.fake.SetBalance(apiKey, a) }
+
+// Balance returns the balance of apiKey (zero for an unknown key).
+func (s *Server) Balance(apiKey string) payonce.Amount {
+	a, _ := s.fake.Balance(apiKey)
+	return a
+}
+
+// Clock returns the fake's clock.
+func (s *Server) Clock() *Clock { return s.engine.Clock() }
+
+// AddFault adds a fault injection rule.
+func (s *Server) AddFault(r Rule) error { return s.engine.Faults().Add(r) }
+
+// ClearFaults removes every fault rule.
+func (s *Server) ClearFaults() { s.engine.Faults().Clear() }
+
+// Ledger returns the ledger of executed operations.
+func (s *Server) Ledger() *Ledger { return s.engine.Ledger() }
+
+// Stats returns running totals of requests, executions, replays,
+// conflicts and faults.
+func (s *Server) Stats() Stats { return s.engine.Stats() }
+
+// Requests returns every request received, oldest first.
+func (s *Server) Requests() []Attempt { return s.engine.Attempts().All() }
+
+// Reset empties all state: stored keys, nonces, cards, balances (back to
+// the start), ledger, request log and faults.
+func (s *Server) Reset() { s.engine.Reset() }
+
+// Handler returns the fake's handler (API and /_fakepay/ admin), to mount
+// elsewhere.
+func (s *Server) Handler() http.Handler { return s.handler }
+
+// signingTransport signs each request with a fresh nonce and timestamp.
+type signingTransport struct {
+	base   http.RoundTripper
+	signer *payonce.HMACSigner
+}
+
+func (t *signingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.Header.Get(payonce.HeaderSignature) != "" {
+		return t.base.RoundTrip(req)
+	}
+	var body []byte
+	if req.Body != nil && req.Body != http.NoBody {
+		b, err := io.ReadAll(req.Body)
+		_ = req.Body.Close()
+		if err != nil {
+			return nil, err
+		}
+		body = b
+	}
+	out := req.Clone(req.Context())
+	out.Body, out.GetBody, out.ContentLength = http.NoBody, nil, 0
+	if len(body) > 0 {
+		out.Body = io.NopCloser(bytes.NewReader(body))
+		out.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+		out.ContentLength = int64(len(body))
+	}
+	if err := t.signer.Sign(out, body); err != nil {
+		return nil, err
+	}
+	return t.base.RoundTrip(out)
+}
+
+// CloseIdleConnections lets http.Client.CloseIdleConnections reach the base.
+func (t *signingTransport) CloseIdleConnections() {
+	if c, ok := t.base.(interface{ CloseIdleConnections() }); ok {
+		c.CloseIdleConnections()
+	}
+}

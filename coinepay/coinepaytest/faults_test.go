@@ -1,0 +1,263 @@
+package coinepaytest_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/payonce/payonce"
+	"github.com/payonce/payonce/coinepay/coinepaytest"
+)
+
+// try sends one signed attempt on a fresh connection (so net/http never
+// resends it by itself) and returns the transport error, if any.
+func try(ctx context.Context, s *coinepaytest.Server, key, body string) (answer, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.URL+"/api/v1/openapi/card/apply", strings.NewReader(body))
+	if err != nil {
+		return answer{}, err
+	}
+	req.Header.Set(payonce.HeaderIdempotencyKey, key)
+	if err := s.Signer().Sign(req, []byte(body)); err != nil {
+		return answer{}, err
+	}
+	c := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+	resp, err := c.Do(req)
+	if err != nil {
+		return answer{}, err
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return answer{}, err
+	}
+	a := answer{Status: resp.StatusCode, Header: resp.Header, Raw: raw}
+	return a, json.Unmarshal(raw, &a.Env)
+}
+
+func TestFaultDropAfterCommit(t *testing.T) {
+	s := coinepaytest.New(t)
+	require.NoError(t, s.AddFault(coinepaytest.Rule{Fault: coinepaytest.FaultDropAfterCommit, Path: "/api/v1/openapi/card/apply", Count: 1}))
+	_, err := try(context.Background(), s, "drop-1", applyBody)
+	require.Error(t, err, "the response is lost")
+	assert.Equal(t, 1, s.Ledger().Count("drop-1"), "but the card was issued")
+
+	a, err := try(context.Background(), s, "drop-1", applyBody)
+	require.NoError(t, err)
+	assert.Equal(t, 200, a.Status)
+	assert.Equal(t, "true", a.Header.Get(payonce.HeaderReplay))
+	assert.True(t, s.Ledger().ExecutedOnce("drop-1"))
+	reqs := s.Requests()
+	require.Len(t, reqs, 2)
+	assert.Equal(t, coinepaytest.FaultDropAfterCommit, reqs[0].Fault)
+	assert.Equal(t, 0, reqs[0].Status)
+	assert.True(t, reqs[0].Executed)
+}
+
+func TestFaultResetBeforeRead(t *testing.T) {
+	s := coinepaytest.New(t)
+	require.NoError(t, s.AddFault(coinepaytest.Rule{Fault: coinepaytest.FaultResetBeforeRead, IdempotencyKey: "rst-1", Count: 1}))
+	_, err := try(context.Background(), s, "rst-1", applyBody)
+	require.Error(t, err)
+	assert.Equal(t, 0, s.Ledger().Count("rst-1"), "nothing ran")
+	a, err := try(context.Background(), s, "rst-1", applyBody)
+	require.NoError(t, err)
+	assert.Equal(t, 200, a.Status)
+	assert.Empty(t, a.Header.Get(payonce.HeaderReplay))
+	assert.True(t, s.Ledger().ExecutedOnce("rst-1"))
+}
+
+func TestFaultRateLimit(t *testing.T) {
+	s := coinepaytest.New(t)
+	require.NoError(t, s.AddFault(coinepaytest.Rule{Fault: coinepaytest.FaultRateLimit, RetryAfter: 2, Count: 1}))
+	a := apply(t, s, "rl-1", applyBody)
+	assert.Equal(t, 429, a.Status)
+	assert.Equal(t, "2", a.Header.Get("Retry-After"))
+	assert.Equal(t, "openapi_rate_limited", a.Env.MessageKey)
+	assert.Equal(t, 200, apply(t, s, "rl-1", applyBody).Status)
+}
+
+func TestFaultNth(t *testing.T) {
+	s := coinepaytest.New(t)
+	require.NoError(t, s.AddFault(coinepaytest.Rule{Fault: coinepaytest.FaultErrorBeforeCommit, Nth: 2}))
+	assert.Equal(t, 200, apply(t, s, "nth-1", applyBody).Status)
+	a := apply(t, s, "nth-2", applyBody)
+	assert.Equal(t, 503, a.Status, "default status")
+	assert.Equal(t, 200, apply(t, s, "nth-3", applyBody).Status)
+}
+
+func TestFaultDelayAfterCommit(t *testing.T) {
+	s := coinepaytest.New(t)
+	require.NoError(t, s.AddFault(coinepaytest.Rule{Fault: coinepaytest.FaultDelay, Delay: 300 * time.Millisecond, When: "after", Count: 1}))
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	_, err := try(ctx, s, "late-1", applyBody)
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	require.Eventually(t, func() bool { return s.Ledger().Count("late-1") == 1 }, time.Second, time.Millisecond,
+		"the operation committed although the client gave up")
+	a, err := try(context.Background(), s, "late-1", applyBody)
+	require.NoError(t, err)
+	assert.Equal(t, "true", a.Header.Get(payonce.HeaderReplay))
+}
+
+func TestFaultHang(t *testing.T) {
+	s := coinepaytest.New(t)
+	require.NoError(t, s.AddFault(coinepaytest.Rule{Fault: coinepaytest.FaultHang, Count: 1}))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
+	defer cancel()
+	_, err := try(ctx, s, "hang-1", applyBody)
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	assert.Equal(t, 0, s.Ledger().Len())
+
+	// A hanging request also ends when the server closes.
+	require.NoError(t, s.AddFault(coinepaytest.Rule{Fault: coinepaytest.FaultHang, Count: 1}))
+	errc := make(chan error, 1)
+	go func() {
+		_, err := try(context.Background(), s, "hang-2", applyBody)
+		errc <- err
+	}()
+	require.Eventually(t, func() bool { return s.Ledger().Len() == 0 && hangFired(s) }, time.Second, time.Millisecond)
+	closed := make(chan struct{})
+	go func() { s.Close(); close(closed) }()
+	select {
+	case err := <-errc:
+		assert.Error(t, err)
+	case <-time.After(5 * time.Second):
+		t.Fatal("hanging request did not end on Close")
+	}
+	<-closed
+}
+
+func hangFired(s *coinepaytest.Server) bool {
+	for _, a := range s.Requests() {
+		if a.IdempotencyKey == "hang-1" {
+			return inFlightCount(s) == 2
+		}
+	}
+	return false
+}
+
+func inFlightCount(s *coinepaytest.Server) int {
+	resp, err := http.Get(s.URL + "/_fakepay/faults")
+	if err != nil {
+		return 0
+	}
+	defer resp.Body.Close()
+	var out struct {
+		Rules []struct {
+			Fired int `json:"fired"`
+		} `json:"rules"`
+	}
+	_ = json.NewDecoder(resp.Body).Decode(&out)
+	n := 0
+	for _, r := range out.Rules {
+		n += r.Fired
+	}
+	return n
+}
+
+func TestFaultRuleValidation(t *testing.T) {
+	s := coinepaytest.New(t)
+	assert.Error(t, s.AddFault(coinepaytest.Rule{Fault: "explode"}))
+	assert.Error(t, s.AddFault(coinepaytest.Rule{Fault: coinepaytest.FaultErrorBeforeCommit, Status: 404}))
+	assert.Error(t, s.AddFault(coinepaytest.Rule{Fault: coinepaytest.FaultDelay}))
+	assert.Error(t, s.AddFault(coinepaytest.Rule{Fault: coinepaytest.FaultDelay, Delay: time.Millisecond, When: "during"}))
+}
+
+func TestChaosDeterministicUnderSeed(t *testing.T) {
+	run := func() map[string]string {
+		s := coinepaytest.NewServer(coinepaytest.WithSeed(7), coinepaytest.WithFaultRate(0.5))
+		defer s.Close()
+		faults := map[string]string{}
+		for i := range 20 {
+			_, err := try(context.Background(), s, "chaos-"+string(rune('a'+i)), applyBody)
+			_ = err
+		}
+		// The log is in completion order; faults were picked in arrival order.
+		require.Eventually(t, func() bool { return len(s.Requests()) == 20 }, time.Second, time.Millisecond)
+		for _, a := range s.Requests() {
+			faults[a.IdempotencyKey] = string(a.Fault)
+		}
+		return faults
+	}
+	a, b := run(), run()
+	assert.Equal(t, a, b)
+	kinds := map[string]bool{}
+	for _, f := range a {
+		kinds[f] = true
+	}
+	assert.True(t, kinds[string(coinepaytest.FaultDropAfterCommit)])
+	assert.True(t, kinds[""])
+}
+
+func TestAdminOverHTTP(t *testing.T) {
+	s := coinepaytest.New(t)
+	post := func(path, body string) *http.Response {
+		resp, err := http.Post(s.URL+path, "application/json", strings.NewReader(body))
+		require.NoError(t, err)
+		t.Cleanup(func() { resp.Body.Close() })
+		return resp
+	}
+	assert.Equal(t, 201, post("/_fakepay/faults", `{"fault":"error_before_commit","status":503}`).StatusCode)
+	assert.Equal(t, 503, apply(t, s, "adm-1", applyBody).Status)
+	req, _ := http.NewRequest(http.MethodDelete, s.URL+"/_fakepay/faults", nil)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, 200, apply(t, s, "adm-1", applyBody).Status)
+
+	assert.Equal(t, 200, post("/_fakepay/balance", `{"api_key":"demo-key","amount":"500.00"}`).StatusCode)
+	assert.Equal(t, "500.00", s.Balance("demo-key").String())
+	assert.Equal(t, 404, post("/_fakepay/balance", `{"api_key":"nope","amount":"1.00"}`).StatusCode)
+	assert.Equal(t, 400, post("/_fakepay/balance", `{"api_key":`).StatusCode)
+
+	before := s.Clock().Now()
+	assert.Equal(t, 200, post("/_fakepay/clock", `{"advance":"25h"}`).StatusCode)
+	assert.WithinDuration(t, before.Add(25*time.Hour), s.Clock().Now(), time.Second)
+	assert.Equal(t, 400, post("/_fakepay/clock", `{"advance":"soon"}`).StatusCode)
+
+	lr, err := http.Get(s.URL + "/_fakepay/ledger")
+	require.NoError(t, err)
+	defer lr.Body.Close()
+	var ledger struct {
+		Operations []map[string]any `json:"operations"`
+	}
+	require.NoError(t, json.NewDecoder(lr.Body).Decode(&ledger))
+	require.Len(t, ledger.Operations, 1)
+	assert.Equal(t, "coinepay", ledger.Operations[0]["provider"])
+	assert.Equal(t, "card.apply", ledger.Operations[0]["kind"])
+	assert.Equal(t, "adm-1", ledger.Operations[0]["idempotency_key"])
+	assert.NotEmpty(t, ledger.Operations[0]["id"])
+
+	rr, err := http.Get(s.URL + "/_fakepay/requests")
+	require.NoError(t, err)
+	defer rr.Body.Close()
+	var reqs struct {
+		Requests []coinepaytest.Attempt `json:"requests"`
+	}
+	require.NoError(t, json.NewDecoder(rr.Body).Decode(&reqs))
+	require.Len(t, reqs.Requests, 2)
+	assert.Equal(t, coinepaytest.FaultErrorBeforeCommit, reqs.Requests[0].Fault)
+
+	assert.Equal(t, 200, post("/_fakepay/reset", ``).StatusCode)
+	assert.Equal(t, 0, s.Ledger().Len())
+	assert.Equal(t, 404, post("/_fakepay/nope", ``).StatusCode)
+	g, err := http.Get(s.URL + "/_fakepay/reset")
+	require.NoError(t, err)
+	g.Body.Close()
+	assert.Equal(t, 405, g.StatusCode)
+}
+
+func TestCloseIsIdempotent(t *testing.T) {
+	s := coinepaytest.NewServer()
+	s.Close()
+	s.Close()
+	_, err := http.Get(s.URL + "/_fakepay/ledger")
+	assert.Error(t, err, "closed")
+}

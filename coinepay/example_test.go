@@ -1,0 +1,171 @@
+package coinepay_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/payonce/payonce"
+	"github.com/payonce/payonce/coinepay"
+	"github.com/payonce/payonce/coinepay/coinepaytest"
+)
+
+// quickRetries keeps the examples fast; production code keeps
+// payonce.DefaultRetryPolicy.
+func quickRetries() payonce.Option {
+	p := payonce.DefaultRetryPolicy()
+	p.InitialInterval, p.MaxInterval, p.MaxRetryAfter = time.Millisecond, 5*time.Millisecond, 20*time.Millisecond
+	return payonce.WithRetryPolicy(p)
+}
+
+// Issue a card, fund it and read it back. The fake stands in for the
+// Coinepay OpenAPI; against the real one pass its base URL with
+// payonce.WithBaseURL.
+func Example() {
+	srv := coinepaytest.NewServer()
+	defer srv.Close()
+
+	client, err := coinepay.NewClient(srv.APIKey(), srv.Secret(), payonce.WithBaseURL(srv.URL))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	ctx := context.Background()
+
+	card, err := client.Cards.Apply(ctx, coinepay.ApplyRequest{HeaderID: "hdr_1", PackageID: "pkg_basic"})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println("fee:", card.Fee, "balance left:", card.AccountBalance)
+
+	amount, _ := payonce.ParseAmount("25.50")
+	rc, err := client.Cards.Recharge(ctx, coinepay.RechargeRequest{CardID: card.CardID, Amount: amount})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println("recharged:", rc.Amount, "card balance:", rc.CardBalance)
+
+	info, err := client.Cards.Info(ctx, card.CardID)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println("status:", info.Status, "card balance:", info.Balance, "key sent:", info.Key != "")
+	// Output:
+	// fee: 1.00 balance left: 999.00
+	// recharged: 25.50 card balance: 25.50
+	// status: active card balance: 25.50 key sent: false
+}
+
+// The answer of the first attempt is lost after the card was issued. The
+// client retries with the same key and a new signature; the server replays
+// the stored answer: one card, marked as a replay.
+func ExampleCardsService_Apply_lostResponse() {
+	srv := coinepaytest.NewServer()
+	defer srv.Close()
+	_ = srv.AddFault(coinepaytest.Rule{Fault: coinepaytest.FaultDropAfterCommit, Path: coinepay.PathCardApply, Count: 1})
+
+	client, _ := srv.Client(quickRetries())
+	card, err := client.Cards.Apply(context.Background(), coinepay.ApplyRequest{HeaderID: "hdr_1", PackageID: "pkg_basic"},
+		payonce.WithIdempotencyKey("order-1001"))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println("key:", card.Key)
+	fmt.Println("attempts:", card.Attempts, "replayed:", card.Replayed)
+	fmt.Println("cards issued:", srv.Ledger().Count("order-1001"))
+	// Output:
+	// key: order-1001
+	// attempts: 2 replayed: true
+	// cards issued: 1
+}
+
+// A task queue runs a job again, in a new process, after a failure. The
+// key is bound to the task, so however many runs there are, Coinepay
+// opens the card once.
+func ExampleCardsService_Apply_taskKey() {
+	srv := coinepaytest.NewServer()
+	defer srv.Close()
+	// The first run's answer is lost.
+	_ = srv.AddFault(coinepaytest.Rule{Fault: coinepaytest.FaultDropAfterCommit, Path: coinepay.PathCardApply, Count: 1})
+
+	openCardTask := func(taskID string) error {
+		policy := payonce.DefaultRetryPolicy()
+		policy.MaxAttempts = 1 // in this sketch the queue, not the client, retries
+		client, err := srv.Client(payonce.WithRetryPolicy(policy))
+		if err != nil {
+			return err
+		}
+		_, err = client.Cards.Apply(context.Background(), coinepay.ApplyRequest{HeaderID: "hdr_1", PackageID: "pkg_basic"},
+			payonce.WithIdempotencyKey(payonce.TaskKey("openapi:apply", taskID)))
+		return err
+	}
+	for run := 1; run <= 3; run++ {
+		err := openCardTask("42")
+		fmt.Printf("run %d: ok=%v temporary=%v\n", run, err == nil, payonce.IsTemporary(err))
+		if err == nil {
+			break
+		}
+	}
+	fmt.Println("cards issued:", srv.Ledger().Count("openapi:apply:42"))
+	// Output:
+	// run 1: ok=false temporary=true
+	// run 2: ok=true temporary=false
+	// cards issued: 1
+}
+
+// insufficient_balance is not stored by the server: after a top-up the
+// same operation (same key, same body) runs and succeeds.
+func ExampleCardsService_Recharge_insufficientBalance() {
+	srv := coinepaytest.NewServer()
+	defer srv.Close()
+	client, _ := srv.Client()
+	ctx := context.Background()
+	card, _ := client.Cards.Apply(ctx, coinepay.ApplyRequest{HeaderID: "hdr_1", PackageID: "pkg_basic"})
+
+	amount, _ := payonce.ParseAmount("5000.00")
+	req := coinepay.RechargeRequest{CardID: card.CardID, Amount: amount}
+	_, err := client.Cards.Recharge(ctx, req)
+	var apiErr *payonce.APIError
+	if errors.As(err, &apiErr) {
+		fmt.Println(errors.Is(err, payonce.ErrInsufficientBalance), apiErr.StatusCode, apiErr.Code, apiErr.Message)
+	}
+
+	topUp, _ := payonce.ParseAmount("6000.00")
+	srv.SetBalance(srv.APIKey(), topUp)
+	rc, err := client.Cards.Recharge(payonce.ResumeContext(ctx, err), req)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println("same key:", rc.Key == apiErr.Key, "card balance:", rc.CardBalance)
+	// Output:
+	// true 400 insufficient_balance 余额不足
+	// same key: true card balance: 5000.00
+}
+
+// All pages through every card.
+func ExampleCardsService_All() {
+	srv := coinepaytest.NewServer()
+	defer srv.Close()
+	client, _ := srv.Client()
+	ctx := context.Background()
+	for range 5 {
+		_, _ = client.Cards.Apply(ctx, coinepay.ApplyRequest{HeaderID: "hdr_1", PackageID: "pkg_basic"})
+	}
+	n := 0
+	for _, err := range client.Cards.All(ctx, coinepay.ListOptions{PageSize: 2}) {
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		n++
+	}
+	fmt.Println("cards:", n)
+	// Output:
+	// cards: 5
+}

@@ -1,0 +1,167 @@
+package coinepay
+
+import (
+	"context"
+	"encoding/json"
+	"iter"
+	"net/http"
+	"net/url"
+	"strconv"
+
+	"github.com/payonce/payonce"
+)
+
+// DefaultPageSize is the page size Cards.All asks for when ListOptions
+// leaves it zero.
+const DefaultPageSize = 50
+
+// ListOptions selects a page of card/list. Zero values are left out of the
+// query, so the server applies its defaults (page 1).
+type ListOptions struct {
+	Page     int // 1-based page number
+	PageSize int // cards per page
+}
+
+func (o ListOptions) validate() error {
+	if o.Page < 0 {
+		return &payonce.ValidationError{Field: "page", Reason: "must not be negative", Err: payonce.ErrInvalidRequest}
+	}
+	if o.PageSize < 0 {
+		return &payonce.ValidationError{Field: "page_size", Reason: "must not be negative", Err: payonce.ErrInvalidRequest}
+	}
+	return nil
+}
+
+func (o ListOptions) query() url.Values {
+	q := url.Values{}
+	if o.Page > 0 {
+		q.Set("page", strconv.Itoa(o.Page))
+	}
+	if o.PageSize > 0 {
+		q.Set("page_size", strconv.Itoa(o.PageSize))
+	}
+	return q
+}
+
+// CardPage is one page of card/list with the metadata of its call.
+type CardPage struct {
+	Cards    []Card
+	Page     int // the page number the server answered
+	PageSize int // the page size the server applied
+	Total    int // cards in all pages, when the server reports it (else -1)
+	payonce.Meta
+}
+
+// HasMore reports whether a later page may hold more cards: when the
+// server reports a total, whether it lies beyond this page; otherwise
+// whether this page was full.
+func (p *CardPage) HasMore() bool {
+	if len(p.Cards) == 0 {
+		return false
+	}
+	if p.Total >= 0 && p.Page > 0 && p.PageSize > 0 {
+		return p.Page*p.PageSize < p.Total
+	}
+	return p.PageSize > 0 && len(p.Cards) >= p.PageSize
+}
+
+// NextPage returns the options of the page after this one.
+func (p *CardPage) NextPage() ListOptions {
+	page := p.Page
+	if page < 1 {
+		page = 1
+	}
+	return ListOptions{Page: page + 1, PageSize: p.PageSize}
+}
+
+// listData is the data object of card/list.
+type listData struct {
+	Items    []Card `json:"items"`
+	Total    *int   `json:"total"`
+	Page     int    `json:"page"`
+	PageSize int    `json:"page_size"`
+}
+
+// List reads one page of the API key's cards. It sends no
+// Idempotency-Key.
+func (s *CardsService) List(ctx context.Context, opts ListOptions, callOpts ...payonce.CallOption) (*CardPage, error) {
+	var d listData
+	var raw json.RawMessage
+	meta, err := s.client.core.Do(ctx, &payonce.Request{
+		Operation: "cards.list",
+		Method:    http.MethodGet,
+		Path:      PathCardList,
+		Query:     opts.query(),
+		Validate:  opts.validate,
+	}, &raw, callOpts...)
+	if err != nil {
+		return nil, err
+	}
+	if len(raw) > 0 && string(raw) != "null" {
+		if err := json.Unmarshal(raw, &d); err != nil {
+			return nil, &payonce.APIError{Provider: ProviderName, Operation: "cards.list", Method: http.MethodGet,
+				Path: PathCardList, StatusCode: meta.StatusCode, RequestID: meta.RequestID, Attempts: meta.Attempts,
+				Kind: payonce.ErrMalformedResponse, Err: err}
+		}
+	}
+	if d.Items == nil {
+		d.Items = []Card{}
+	}
+	p := &CardPage{Cards: d.Items, Page: d.Page, PageSize: d.PageSize, Total: -1, Meta: meta}
+	if d.Total != nil {
+		p.Total = *d.Total
+	}
+	if p.Page == 0 {
+		p.Page = max(opts.Page, 1)
+	}
+	if p.PageSize == 0 {
+		p.PageSize = opts.PageSize
+	}
+	return p, nil
+}
+
+// All iterates over every card, page by page, starting at opts.Page (1
+// when zero) with opts.PageSize (DefaultPageSize when zero). It stops at
+// the first error, which it yields with a zero Card. Breaking out of the
+// loop stops the paging.
+//
+//	for card, err := range client.Cards.All(ctx, coinepay.ListOptions{}) {
+//		if err != nil {
+//			return err
+//		}
+//		fmt.Println(card.CardID)
+//	}
+func (s *CardsService) All(ctx context.Context, opts ListOptions, callOpts ...payonce.CallOption) iter.Seq2[Card, error] {
+	return func(yield func(Card, error) bool) {
+		if opts.Page < 1 {
+			opts.Page = 1
+		}
+		if opts.PageSize < 1 {
+			opts.PageSize = DefaultPageSize
+		}
+		prevFirst := ""
+		for {
+			page, err := s.List(ctx, opts, callOpts...)
+			if err != nil {
+				yield(Card{}, err)
+				return
+			}
+			// A server that ignores the page parameter would loop forever.
+			if len(page.Cards) > 0 && prevFirst != "" && page.Cards[0].CardID == prevFirst {
+				return
+			}
+			if len(page.Cards) > 0 {
+				prevFirst = page.Cards[0].CardID
+			}
+			for _, c := range page.Cards {
+				if !yield(c, nil) {
+					return
+				}
+			}
+			if !page.HasMore() {
+				return
+			}
+			opts = page.NextPage()
+		}
+	}
+}

@@ -1,0 +1,325 @@
+package chaos
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/payonce/payonce"
+	"github.com/payonce/payonce/a55/a55test"
+	"github.com/payonce/payonce/coinepay/coinepaytest"
+	"github.com/payonce/payonce/internal/fakeserver"
+)
+
+// faultMix is the share of requests each fault hits, for a total rate f:
+// a third answers lost after the commit, a third 5xx before it, a sixth
+// resets, a sixth 429 with Retry-After; plus a few short delays.
+type faultMix struct {
+	drop, errBefore, reset, rateLimit, delayBefore, delayAfter float64
+}
+
+func mixFor(f float64) faultMix {
+	return faultMix{drop: f / 3, errBefore: f / 3, reset: f / 6, rateLimit: f / 6, delayBefore: f / 12, delayAfter: f / 12}
+}
+
+// rules turns the mix into the fakes' rules. Rules are tried in order, so
+// each probability is conditional on the earlier rules not firing.
+func (m faultMix) rules() []fakeserver.Rule {
+	type entry struct {
+		p float64
+		r fakeserver.Rule
+	}
+	entries := []entry{
+		{m.drop, fakeserver.Rule{Fault: fakeserver.DropAfterCommit}},
+		{m.errBefore, fakeserver.Rule{Fault: fakeserver.ErrorBeforeCommit, Status: 503}},
+		{m.reset, fakeserver.Rule{Fault: fakeserver.ResetBeforeRead}},
+		{m.rateLimit, fakeserver.Rule{Fault: fakeserver.RateLimit, RetryAfter: 1}},
+		{m.delayBefore, fakeserver.Rule{Fault: fakeserver.Delay, Delay: 2 * time.Millisecond, When: "before"}},
+		{m.delayAfter, fakeserver.Rule{Fault: fakeserver.Delay, Delay: 2 * time.Millisecond, When: "after"}},
+	}
+	var out []fakeserver.Rule
+	left := 1.0
+	for _, e := range entries {
+		if e.p <= 0 || left <= 0 {
+			continue
+		}
+		r := e.r
+		r.Path = "/api/*"
+		r.Probability = min(e.p/left, 0.999)
+		left -= e.p
+		out = append(out, r)
+	}
+	return out
+}
+
+func (m faultMix) String() string {
+	return fmt.Sprintf("%.1f%% answer lost after commit, %.1f%% 503 before commit, %.1f%% connection reset, %.1f%% 429 Retry-After, %.1f%% delayed",
+		m.drop*100, m.errBefore*100, m.reset*100, m.rateLimit*100, (m.delayBefore+m.delayAfter)*100)
+}
+
+// env is where the run's servers are: in-process fakes, or external URLs
+// with faults injected by the client's transport.
+type env struct {
+	cfg          Config
+	mix          faultMix
+	a55URL       string
+	coinepayURL  string
+	a55Srv       *a55test.Server
+	coinepaySrv  *coinepaytest.Server
+	clientFaults []*faultTransport // external mode, one per external provider
+}
+
+func startEnv(cfg Config) (*env, error) {
+	e := &env{cfg: cfg, mix: mixFor(cfg.FaultRate)}
+	rules := e.mix.rules()
+	if cfg.A55URL != "" {
+		e.a55URL = strings.TrimRight(cfg.A55URL, "/")
+	} else {
+		e.a55Srv = a55test.NewServer(a55test.WithSeed(cfg.Seed), a55test.WithRateLimit(-1, time.Minute),
+			a55test.WithCredentials(cfg.A55ClientID, cfg.A55ClientSecret))
+		e.a55URL = e.a55Srv.URL
+		for _, r := range rules {
+			if err := e.a55Srv.AddFault(r); err != nil {
+				e.close()
+				return nil, err
+			}
+		}
+	}
+	big, _ := payonce.ParseAmount("100000000.00")
+	if cfg.CoinepayURL != "" {
+		e.coinepayURL = strings.TrimRight(cfg.CoinepayURL, "/")
+		if err := e.adminPost(e.coinepayURL+"/_fakepay/balance", map[string]string{"api_key": cfg.CoinepayKey, "amount": big.String()}); err != nil {
+			e.close()
+			return nil, fmt.Errorf("chaos: set coinepay balance: %w", err)
+		}
+	} else {
+		e.coinepaySrv = coinepaytest.NewServer(coinepaytest.WithSeed(cfg.Seed+1), coinepaytest.WithBalance(big),
+			coinepaytest.WithCredentials(cfg.CoinepayKey, cfg.CoinepaySecret))
+		e.coinepayURL = e.coinepaySrv.URL
+		for _, r := range rules {
+			if err := e.coinepaySrv.AddFault(r); err != nil {
+				e.close()
+				return nil, err
+			}
+		}
+	}
+	return e, nil
+}
+
+func (e *env) close() {
+	if e.a55Srv != nil {
+		e.a55Srv.Close()
+	}
+	if e.coinepaySrv != nil {
+		e.coinepaySrv.Close()
+	}
+}
+
+// httpClient is the client the provider's SDK client sends through: the
+// fault-injecting transport for an external server.
+func (e *env) httpClient(provider string) *http.Client {
+	hc := payonce.DefaultHTTPClient()
+	external := (provider == providerA55 && e.cfg.A55URL != "") || (provider == providerCoinepay && e.cfg.CoinepayURL != "")
+	if external {
+		ft := newFaultTransport(hc.Transport, e.mix, e.cfg.Seed+uint64(len(e.clientFaults)))
+		e.clientFaults = append(e.clientFaults, ft)
+		hc.Transport = ft
+	}
+	return hc
+}
+
+// stopFaults ends the injected faults (an outage ends) so that the last
+// resumed operations can settle.
+func (e *env) stopFaults() {
+	if e.a55Srv != nil {
+		e.a55Srv.ClearFaults()
+	}
+	if e.coinepaySrv != nil {
+		e.coinepaySrv.ClearFaults()
+	}
+	for _, ft := range e.clientFaults {
+		ft.off()
+	}
+}
+
+func (e *env) faultsDescription() string {
+	where := "server-side, in the fakes"
+	if e.cfg.A55URL != "" || e.cfg.CoinepayURL != "" {
+		where = "client-side for external servers"
+	}
+	return e.mix.String() + " (" + where + ")"
+}
+
+// ledger returns every operation the servers executed.
+func (e *env) ledger(ctx context.Context) ([]fakeserver.Operation, error) {
+	var ops []fakeserver.Operation
+	if e.a55Srv != nil {
+		ops = append(ops, e.a55Srv.Ledger().Operations()...)
+	}
+	if e.coinepaySrv != nil {
+		ops = append(ops, e.coinepaySrv.Ledger().Operations()...)
+	}
+	for _, u := range e.externalURLs() {
+		var v struct {
+			Operations []fakeserver.Operation `json:"operations"`
+		}
+		if err := e.adminGet(ctx, u+"/_fakepay/ledger", &v); err != nil {
+			return nil, err
+		}
+		for _, op := range v.Operations {
+			if (op.Provider == providerA55 && e.cfg.A55URL == u) || (op.Provider == providerCoinepay && e.cfg.CoinepayURL == u) {
+				ops = append(ops, op)
+			}
+		}
+	}
+	return ops, nil
+}
+
+// serverStats counts what the servers saw: requests, replays, conflicts.
+func (e *env) serverStats(ctx context.Context) (ServerStats, error) {
+	var st ServerStats
+	add := func(s fakeserver.Stats) {
+		st.Requests += s.Requests
+		st.Replays += s.Replayed
+		st.Conflicts += s.Conflicts
+		st.Executed += s.Executed
+	}
+	if e.a55Srv != nil {
+		add(e.a55Srv.Stats())
+	}
+	if e.coinepaySrv != nil {
+		add(e.coinepaySrv.Stats())
+	}
+	for _, u := range e.externalURLs() {
+		var s fakeserver.Stats
+		if err := e.adminGet(ctx, u+"/_fakepay/stats", &s); err != nil {
+			return st, err
+		}
+		add(s)
+	}
+	return st, nil
+}
+
+func (e *env) externalURLs() []string {
+	var out []string
+	if e.cfg.A55URL != "" {
+		out = append(out, strings.TrimRight(e.cfg.A55URL, "/"))
+	}
+	if u := strings.TrimRight(e.cfg.CoinepayURL, "/"); u != "" && (len(out) == 0 || out[0] != u) {
+		out = append(out, u)
+	}
+	return out
+}
+
+func (e *env) adminGet(ctx context.Context, url string, out any) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("GET %s: HTTP %d", req.URL.Path, resp.StatusCode)
+	}
+	return json.NewDecoder(io.LimitReader(resp.Body, 256<<20)).Decode(out)
+}
+
+func (e *env) adminPost(url string, body any) error {
+	b, _ := json.Marshal(body)
+	resp, err := http.Post(url, "application/json", bytes.NewReader(b))
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, resp.Body)
+	if resp.StatusCode/100 != 2 {
+		return fmt.Errorf("HTTP %d", resp.StatusCode)
+	}
+	return nil
+}
+
+// faultTransport injects the fault mix on the client side, for servers the
+// run does not control: it drops answers after the server has them, answers
+// 503 or 429 itself before sending, or fails as a reset connection would.
+type faultTransport struct {
+	next http.RoundTripper
+	mix  faultMix
+
+	mu      sync.Mutex
+	rng     *rand.Rand
+	stopped bool
+}
+
+func newFaultTransport(next http.RoundTripper, mix faultMix, seed uint64) *faultTransport {
+	return &faultTransport{next: next, mix: mix, rng: rand.New(rand.NewPCG(seed, seed^0xfa17))}
+}
+
+func (t *faultTransport) off() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.stopped = true
+}
+
+var errInjectedReset = errors.New("chaos: connection reset (injected)")
+var errInjectedDrop = errors.New("chaos: answer lost after the server had it (injected)")
+
+func (t *faultTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if !strings.HasPrefix(req.URL.Path, "/api/") {
+		return t.next.RoundTrip(req)
+	}
+	t.mu.Lock()
+	x := t.rng.Float64()
+	stopped := t.stopped
+	t.mu.Unlock()
+	m := t.mix
+	synth := func(status int, retryAfter string) *http.Response {
+		h := http.Header{"Content-Type": {"application/json"}}
+		if retryAfter != "" {
+			h.Set("Retry-After", retryAfter)
+		}
+		if req.Body != nil {
+			_ = req.Body.Close()
+		}
+		return &http.Response{StatusCode: status, Status: http.StatusText(status), Header: h, Request: req,
+			Body: io.NopCloser(strings.NewReader(`{}`)), ProtoMajor: 1, ProtoMinor: 1}
+	}
+	switch {
+	case stopped:
+	case x < m.drop:
+		resp, err := t.next.RoundTrip(req)
+		if err != nil {
+			return nil, err
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		_ = resp.Body.Close()
+		return nil, errInjectedDrop
+	case x < m.drop+m.errBefore:
+		return synth(http.StatusServiceUnavailable, ""), nil
+	case x < m.drop+m.errBefore+m.reset:
+		if req.Body != nil {
+			_ = req.Body.Close()
+		}
+		return nil, errInjectedReset
+	case x < m.drop+m.errBefore+m.reset+m.rateLimit:
+		return synth(http.StatusTooManyRequests, "1"), nil
+	}
+	return t.next.RoundTrip(req)
+}
+
+// CloseIdleConnections reaches the wrapped transport.
+func (t *faultTransport) CloseIdleConnections() {
+	if c, ok := t.next.(interface{ CloseIdleConnections() }); ok {
+		c.CloseIdleConnections()
+	}
+}

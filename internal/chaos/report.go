@@ -1,0 +1,203 @@
+package chaos
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/payonce/payonce/internal/fakeserver"
+)
+
+// Report is what a chaos run found.
+type Report struct {
+	Operations   int           `json:"operations"`  // business operations (one key each)
+	Submissions  int           `json:"submissions"` // calls of the SDK, parallel duplicates and resumptions included
+	Attempts     int           `json:"attempts"`    // HTTP attempts the clients sent
+	Retries      []CauseCount  `json:"retries"`     // retries by cause, from the SDK's debug log
+	Recoveries   int           `json:"recoveries"`  // attempts repeated after a signer recovery (token refresh, clock skew)
+	Replays      int           `json:"replays"`     // answers the servers served from their idempotency store
+	Conflicts    int           `json:"conflicts"`   // submissions answered 409 (same key, another body)
+	Resumed      int           `json:"resumed"`     // operations resumed with the key their error carried
+	ResumeRounds int           `json:"resume_rounds"`
+	Failed       int           `json:"failed"`     // operations that ended in a final error
+	Duplicates   int           `json:"duplicates"` // operations executed more than once
+	Lost         int           `json:"lost"`       // done for a client but not in a ledger, or the reverse
+	ByKind       []KindCount   `json:"by_kind"`
+	Server       ServerStats   `json:"server"`
+	LatencyP50   time.Duration `json:"latency_p50_ns"`
+	LatencyP99   time.Duration `json:"latency_p99_ns"`
+	Elapsed      time.Duration `json:"elapsed_ns"`
+	OpsPerSecond float64       `json:"ops_per_second"`
+	Faults       string        `json:"faults"`
+	Problems     []string      `json:"problems,omitempty"` // the first duplicates, losses and failures, described
+}
+
+// CauseCount is a number of retries for one cause.
+type CauseCount struct {
+	Cause string `json:"cause"`
+	Count int    `json:"count"`
+}
+
+// KindCount is the operations of one kind.
+type KindCount struct {
+	Provider string `json:"provider"`
+	Kind     string `json:"kind"`
+	Count    int    `json:"count"`
+	Ledger   int    `json:"ledger"`
+}
+
+// ServerStats is what the fake servers counted.
+type ServerStats struct {
+	Requests  int `json:"requests"`
+	Executed  int `json:"executed"`
+	Replays   int `json:"replays"`
+	Conflicts int `json:"conflicts"`
+}
+
+// Passed reports zero duplicates and zero lost operations.
+func (r *Report) Passed() bool { return r.Duplicates == 0 && r.Lost == 0 }
+
+// ResultLine is the report's last line.
+func (r *Report) ResultLine() string {
+	return fmt.Sprintf("RESULT operations=%d attempts=%d replays=%d resumed=%d duplicates=%d lost=%d",
+		r.Operations, r.Attempts, r.Replays, r.Resumed, r.Duplicates, r.Lost)
+}
+
+// report checks the ledgers against what the clients were told.
+func (r *runner) report(ledger []fakeserver.Operation, server ServerStats, elapsed time.Duration, rounds int) *Report {
+	rep := &Report{Server: server, ResumeRounds: rounds, Elapsed: elapsed, Replays: server.Replays}
+	problem := func(format string, args ...any) {
+		if len(rep.Problems) < 20 {
+			rep.Problems = append(rep.Problems, fmt.Sprintf(format, args...))
+		}
+	}
+	byKey := map[string][]fakeserver.Operation{}
+	for _, op := range ledger {
+		byKey[op.Provider+"\x00"+op.IdempotencyKey] = append(byKey[op.Provider+"\x00"+op.IdempotencyKey], op)
+	}
+	kinds := map[[2]string]*KindCount{}
+	kindOf := func(p, k string) *KindCount {
+		kc := kinds[[2]string{p, k}]
+		if kc == nil {
+			kc = &KindCount{Provider: p, Kind: k}
+			kinds[[2]string{p, k}] = kc
+		}
+		return kc
+	}
+	for _, op := range ledger {
+		kindOf(op.Provider, op.Kind).Ledger++
+	}
+	var lat []time.Duration
+	known := map[string]bool{}
+	for _, rec := range r.ops {
+		rep.Operations++
+		kindOf(rec.provider, rec.kind).Count++
+		rep.Conflicts += rec.conflicts
+		if rec.resumed {
+			rep.Resumed++
+		} else if rec.done {
+			lat = append(lat, rec.latency)
+		}
+		k := rec.provider + "\x00" + rec.key
+		known[k] = true
+		entries := byKey[k]
+		if len(entries) > 1 {
+			rep.Duplicates += len(entries) - 1
+			problem("duplicate: %s %s key %s executed %d times", rec.provider, rec.kind, rec.key, len(entries))
+		}
+		if len(rec.ids) > 1 {
+			rep.Duplicates += len(rec.ids) - 1
+			problem("duplicate: %s %s key %s answered with %d different resources", rec.provider, rec.kind, rec.key, len(rec.ids))
+		}
+		switch {
+		case rec.failed:
+			rep.Failed++
+			if len(entries) > 0 {
+				rep.Lost++
+				problem("lost: %s %s key %s executed, but its client was told it failed", rec.provider, rec.kind, rec.key)
+			}
+		case rec.done && len(entries) == 0:
+			rep.Lost++
+			problem("lost: %s %s key %s done for the client, missing from the ledger", rec.provider, rec.kind, rec.key)
+		case rec.done && entries[0].ID != rec.id:
+			rep.Lost++
+			problem("lost: %s %s key %s: client has %s, ledger has %s", rec.provider, rec.kind, rec.key, rec.id, entries[0].ID)
+		case !rec.done:
+			rep.Lost++
+			problem("lost: %s %s key %s never settled", rec.provider, rec.kind, rec.key)
+		}
+	}
+	for k, entries := range byKey {
+		if !known[k] {
+			rep.Lost++
+			problem("lost: %s %s key %s in the ledger, but no client learned of it", entries[0].Provider, entries[0].Kind, entries[0].IdempotencyKey)
+		}
+	}
+	rep.Submissions = int(r.subs.Load())
+	rep.Attempts = int(r.attempt.Load())
+	rep.Retries, rep.Recoveries = r.stats.snapshot()
+	for _, kc := range kinds {
+		rep.ByKind = append(rep.ByKind, *kc)
+	}
+	sort.Slice(rep.ByKind, func(i, j int) bool {
+		a, b := rep.ByKind[i], rep.ByKind[j]
+		return a.Provider < b.Provider || (a.Provider == b.Provider && a.Kind < b.Kind)
+	})
+	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+	if n := len(lat); n > 0 {
+		rep.LatencyP50 = lat[n/2]
+		rep.LatencyP99 = lat[min(n-1, n*99/100)]
+	}
+	if elapsed > 0 {
+		rep.OpsPerSecond = float64(rep.Operations) / elapsed.Seconds()
+	}
+	r.mu.Lock()
+	for _, f := range r.failed {
+		problem("failed: %s", f)
+	}
+	r.mu.Unlock()
+	return rep
+}
+
+// WriteText prints the report as a table; its last line is ResultLine.
+func (r *Report) WriteText(w io.Writer) error {
+	var b strings.Builder
+	b.WriteString("payonce chaos run\n")
+	fmt.Fprintf(&b, "faults: %s\n\n", r.Faults)
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "provider\toperation\tclient\tledger\t")
+	for _, k := range r.ByKind {
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t\n", k.Provider, k.Kind, k.Count, k.Ledger)
+	}
+	_ = tw.Flush()
+	b.WriteString("\n")
+	tw = tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	row := func(name string, v any) { fmt.Fprintf(tw, "%s\t%v\n", name, v) }
+	row("operations", r.Operations)
+	row("submissions (incl. parallel duplicates, resumptions)", r.Submissions)
+	row("attempts", r.Attempts)
+	for _, c := range r.Retries {
+		row("  retries: "+c.Cause, c.Count)
+	}
+	row("repeats after signer recovery", r.Recoveries)
+	row("server requests", r.Server.Requests)
+	row("replays (served from the idempotency store)", r.Replays)
+	row("conflicts (409, same key + other body)", r.Conflicts)
+	row("resumed (with the key from the error)", fmt.Sprintf("%d in %d round(s)", r.Resumed, r.ResumeRounds))
+	row("failed (final error)", r.Failed)
+	row("duplicates", r.Duplicates)
+	row("lost", r.Lost)
+	row("latency p50 / p99", fmt.Sprintf("%v / %v", r.LatencyP50.Round(10*time.Microsecond), r.LatencyP99.Round(10*time.Microsecond)))
+	row("elapsed", r.Elapsed.Round(time.Millisecond))
+	row("operations per second", fmt.Sprintf("%.0f", r.OpsPerSecond))
+	_ = tw.Flush()
+	for _, p := range r.Problems {
+		b.WriteString("problem: " + p + "\n")
+	}
+	b.WriteString(r.ResultLine() + "\n")
+	_, err := io.WriteString(w, b.String())
+	return err
+}

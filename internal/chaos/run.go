@@ -1,0 +1,353 @@
+package chaos
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"net/http"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/payonce/payonce"
+	"github.com/payonce/payonce/a55"
+	"github.com/payonce/payonce/coinepay"
+)
+
+// opRecord is what the clients learned about one operation (one key).
+type opRecord struct {
+	provider, kind, key string
+	id                  string // the resource the client was told of
+	ids                 map[string]bool
+	done                bool // the client believes it executed
+	failed              bool // it ended in a final error
+	resumed             bool
+	conflicts           int
+	latency             time.Duration
+}
+
+// pendingStep is a step parked after a temporary failure: the submissions
+// to resume, each with the error that carries its key.
+type pendingStep struct {
+	rec  *opRecord
+	subs []pendingSub
+}
+
+type pendingSub struct {
+	variant int
+	err     error
+}
+
+// runner holds one run's clients and tallies.
+type runner struct {
+	cfg        Config
+	a55        *a55.Client
+	coinepay   *coinepay.Client
+	walletUUID string
+	stats      *retryStats
+
+	mu      sync.Mutex
+	ops     []*opRecord
+	parked  []*scenario
+	failed  []string // descriptions of final failures
+	done    atomic.Int64
+	attempt atomic.Int64
+	subs    atomic.Int64
+}
+
+func (r *runner) newRecord(st step, key string) *opRecord {
+	rec := &opRecord{provider: st.provider(), kind: st.kind, key: key, ids: map[string]bool{}}
+	r.mu.Lock()
+	r.ops = append(r.ops, rec)
+	r.mu.Unlock()
+	return rec
+}
+
+// runStep runs step st of sc, first time: a new key, the submissions in
+// parallel. It reports whether the scenario may go on.
+func (r *runner) runStep(ctx context.Context, sc *scenario, st step) bool {
+	key, err := payonce.NewKey()
+	if err != nil {
+		r.fail(fmt.Sprintf("scenario %d: %v", sc.id, err))
+		return false
+	}
+	rec := r.newRecord(st, key)
+	variants := []int{variantMain}
+	if st.dup {
+		variants = append(variants, variantMain)
+	}
+	if st.conflict {
+		variants = append(variants, variantConflicting)
+	}
+	start := time.Now()
+	subs := make([]pendingSub, len(variants))
+	for i, v := range variants {
+		subs[i] = pendingSub{variant: v}
+	}
+	ok, parked := r.settle(ctx, sc, st, rec, subs, func(ps pendingSub) []payonce.CallOption {
+		return []payonce.CallOption{payonce.WithIdempotencyKey(key)}
+	}, func(ps pendingSub) context.Context { return ctx })
+	if ok {
+		rec.latency = time.Since(start)
+	}
+	if parked {
+		return false
+	}
+	return ok
+}
+
+// settle submits subs in parallel and sorts out the step's outcome: done
+// (state moves on), parked (temporary failures to resume later) or failed.
+func (r *runner) settle(ctx context.Context, sc *scenario, st step, rec *opRecord, subs []pendingSub,
+	opts func(pendingSub) []payonce.CallOption, ctxFor func(pendingSub) context.Context) (ok, parked bool) {
+	type outcome struct {
+		res result
+		err error
+	}
+	outs := make([]outcome, len(subs))
+	var wg sync.WaitGroup
+	for i, ps := range subs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res, err := r.submit(ctxFor(ps), sc, st, ps.variant, opts(ps)...)
+			outs[i] = outcome{res, err}
+		}()
+	}
+	wg.Wait()
+	var won *result
+	var retry []pendingSub
+	var final error
+	for i, o := range outs {
+		r.subs.Add(1)
+		r.attempt.Add(int64(o.res.attempts))
+		switch {
+		case o.err == nil:
+			rec.ids[o.res.id] = true
+			if won == nil {
+				won = &outs[i].res
+			}
+		case errors.Is(o.err, payonce.ErrIdempotencyConflict):
+			rec.conflicts++
+		case payonce.IsTemporary(o.err):
+			retry = append(retry, pendingSub{variant: subs[i].variant, err: o.err})
+		default:
+			final = o.err
+		}
+	}
+	if won != nil {
+		rec.done, rec.id = true, won.id
+		sc.apply(st, *won)
+		r.done.Add(1)
+		return true, false
+	}
+	if len(retry) > 0 {
+		sc.pending = &pendingStep{rec: rec, subs: retry}
+		r.mu.Lock()
+		r.parked = append(r.parked, sc)
+		r.mu.Unlock()
+		return false, true
+	}
+	rec.failed = true
+	r.done.Add(1)
+	r.fail(fmt.Sprintf("%s %s: %v", rec.provider, rec.kind, final))
+	return false, false
+}
+
+func (r *runner) fail(msg string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.failed) < 20 {
+		r.failed = append(r.failed, msg)
+	}
+}
+
+// runScenario runs sc from its next step until it ends or parks.
+func (r *runner) runScenario(ctx context.Context, sc *scenario) {
+	for sc.next < len(sc.steps) {
+		if !r.runStep(ctx, sc, sc.steps[sc.next]) {
+			if sc.pending == nil {
+				sc.failed = true
+			}
+			return
+		}
+		sc.next++
+	}
+}
+
+// resume retries a parked scenario's step with the keys its errors carry
+// (payonce.ResumeContext), as a merchant's job queue would, then goes on
+// with the rest of the scenario.
+func (r *runner) resume(ctx context.Context, sc *scenario) {
+	p := sc.pending
+	sc.pending = nil
+	p.rec.resumed = true
+	ok, parked := r.settle(ctx, sc, sc.steps[sc.next], p.rec, p.subs,
+		func(pendingSub) []payonce.CallOption { return nil },
+		func(ps pendingSub) context.Context { return payonce.ResumeContext(ctx, ps.err) })
+	if parked {
+		return
+	}
+	if !ok {
+		sc.failed = true
+		return
+	}
+	sc.next++
+	r.runScenario(ctx, sc)
+}
+
+// takeParked empties the resume queue.
+func (r *runner) takeParked() []*scenario {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	p := r.parked
+	r.parked = nil
+	sort.Slice(p, func(i, j int) bool { return p[i].id < p[j].id })
+	return p
+}
+
+// pool runs fn over items with n workers.
+func pool[T any](n int, items []T, fn func(T)) {
+	ch := make(chan T)
+	var wg sync.WaitGroup
+	for range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for it := range ch {
+				fn(it)
+			}
+		}()
+	}
+	for _, it := range items {
+		ch <- it
+	}
+	close(ch)
+	wg.Wait()
+}
+
+// Run performs one chaos run and returns its report. The error is for a
+// run that could not take place (bad config, a server that did not start);
+// a run that found duplicates or lost operations returns a report whose
+// Passed() is false.
+func Run(ctx context.Context, cfg Config) (*Report, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	env, err := startEnv(cfg)
+	if err != nil {
+		return nil, err
+	}
+	defer env.close()
+
+	r := &runner{cfg: cfg, stats: newRetryStats()}
+	if err := r.newClients(env); err != nil {
+		return nil, err
+	}
+	rng := rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x5eed))
+	scenarios := buildScenarios(cfg.Operations, rng, cfg.DuplicateRate, cfg.ConflictRate, r.a55 != nil, r.coinepay != nil)
+	total := 0
+	for _, sc := range scenarios {
+		total += len(sc.steps)
+	}
+	if r.a55 != nil {
+		total++
+		if err := r.createWallet(ctx); err != nil {
+			return nil, err
+		}
+	}
+	prog := newProgress(cfg, total, &r.done)
+	prog.start()
+	start := time.Now()
+	pool(cfg.Concurrency, scenarios, func(sc *scenario) { r.runScenario(ctx, sc) })
+
+	rounds := 0
+	for parked := r.takeParked(); len(parked) > 0; parked = r.takeParked() {
+		rounds++
+		if rounds > cfg.MaxResumeRounds {
+			env.stopFaults() // a merchant's outage ends too
+		}
+		if rounds > cfg.MaxResumeRounds+5 {
+			for _, sc := range parked {
+				r.fail(fmt.Sprintf("scenario %d: still failing after %d resume rounds", sc.id, rounds))
+			}
+			break
+		}
+		pool(cfg.Concurrency, parked, func(sc *scenario) { r.resume(ctx, sc) })
+	}
+	elapsed := time.Since(start)
+	prog.stop()
+
+	ledger, err := env.ledger(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("chaos: read ledger: %w", err)
+	}
+	server, err := env.serverStats(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("chaos: read request log: %w", err)
+	}
+	rep := r.report(ledger, server, elapsed, rounds)
+	rep.Faults = env.faultsDescription()
+	return rep, nil
+}
+
+// newClients builds the SDK clients exactly as a merchant would, with the
+// run's retry policy and a debug logger that counts retries by cause.
+func (r *runner) newClients(env *env) error {
+	handler := slog.Handler(r.stats)
+	if r.cfg.DebugLog != nil {
+		handler = teeHandler{r.stats, slog.NewTextHandler(r.cfg.DebugLog, &slog.HandlerOptions{Level: slog.LevelDebug})}
+	}
+	common := func(url string, hc *http.Client) []payonce.Option {
+		opts := []payonce.Option{payonce.WithBaseURL(url), payonce.WithRetryPolicy(r.cfg.Retry),
+			payonce.WithLogger(slog.New(handler)), payonce.WithHTTPClient(hc)}
+		if r.cfg.RetryBudget > 0 {
+			opts = append(opts, payonce.WithRetryBudget(payonce.NewRetryBudget(r.cfg.RetryBudget)))
+		}
+		return opts
+	}
+	var err error
+	if env.a55URL != "" {
+		auth := a55.Auth{ClientID: r.cfg.A55ClientID, ClientSecret: r.cfg.A55ClientSecret, TokenURL: env.a55URL + "/oauth2/token"}
+		if r.a55, err = a55.NewClient(auth, common(env.a55URL, env.httpClient(providerA55))...); err != nil {
+			return err
+		}
+	}
+	if env.coinepayURL != "" {
+		if r.coinepay, err = coinepay.NewClient(r.cfg.CoinepayKey, r.cfg.CoinepaySecret, common(env.coinepayURL, env.httpClient(providerCoinepay))...); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// createWallet makes the wallet the run's charges go to; it is an
+// operation like any other, resumed until it is done.
+func (r *runner) createWallet(ctx context.Context) error {
+	key, err := payonce.NewKey()
+	if err != nil {
+		return err
+	}
+	rec := r.newRecord(step{kind: kindWalletCreate}, key)
+	wctx := payonce.WithKey(ctx, key)
+	for i := 0; ; i++ {
+		w, err := r.a55.Wallets.Create(wctx, &a55.WalletCreateRequest{Name: "chaos wallet", Currency: payonce.BRL})
+		r.subs.Add(1)
+		r.attempt.Add(int64(attemptsOf(err)))
+		if err == nil {
+			r.attempt.Add(int64(w.Meta.Attempts))
+			rec.done, rec.id, rec.ids[w.UUID] = true, w.UUID, true
+			r.walletUUID = w.UUID
+			r.done.Add(1)
+			return nil
+		}
+		if !payonce.IsTemporary(err) || i > 50 {
+			return fmt.Errorf("chaos: create wallet: %w", err)
+		}
+		rec.resumed = true
+		wctx = payonce.ResumeContext(ctx, err)
+	}
+}

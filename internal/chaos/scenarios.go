@@ -1,0 +1,201 @@
+package chaos
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+
+	"github.com/payonce/payonce"
+	"github.com/payonce/payonce/a55"
+	"github.com/payonce/payonce/coinepay"
+)
+
+// Operation kinds, named as the fakes' ledgers name them.
+const (
+	kindWalletCreate   = "wallet.create"
+	kindChargeCreate   = "charge.create"
+	kindChargeCapture  = "charge.capture"
+	kindChargeRefund   = "charge.refund"
+	kindChargeCancel   = "charge.cancel"
+	kindCardApply      = "card.apply"
+	kindCardRecharge   = "card.recharge"
+	providerA55        = "a55"
+	providerCoinepay   = "coinepay"
+	variantMain        = 0 // the operation's own body
+	variantConflicting = 1 // same key, another body: must get 409 or win alone
+)
+
+// step is one business operation of a scenario and how it is submitted.
+type step struct {
+	kind     string
+	capture  bool // charge.create: capture at once
+	second   bool // charge.refund: the refund of what remains
+	dup      bool // also submitted in parallel with the same key and body
+	conflict bool // also submitted in parallel with the same key and another body
+}
+
+func (s step) provider() string {
+	if s.kind == kindCardApply || s.kind == kindCardRecharge {
+		return providerCoinepay
+	}
+	return providerA55
+}
+
+// scenario is a merchant's chain of operations on one charge or card.
+type scenario struct {
+	id    int
+	steps []step
+	next  int // the step to run
+
+	chargeUUID string
+	amount     payonce.Amount
+	cardID     string
+
+	failed  bool
+	pending *pendingStep // parked after a temporary failure
+}
+
+// buildScenarios draws chains until they hold about n operations.
+func buildScenarios(n int, rng *rand.Rand, dupRate, conflictRate float64, a55On, coinepayOn bool) []*scenario {
+	var out []*scenario
+	total := 0
+	flags := func(s step) step {
+		s.dup = rng.Float64() < dupRate
+		s.conflict = rng.Float64() < conflictRate
+		return s
+	}
+	for total < n {
+		var steps []step
+		pick := rng.IntN(4)
+		if !a55On {
+			pick = 3
+		} else if !coinepayOn && pick == 3 {
+			pick = rng.IntN(3)
+		}
+		switch pick {
+		case 0: // sale: charge, refund half, refund the rest
+			steps = []step{{kind: kindChargeCreate, capture: true}, {kind: kindChargeRefund}, {kind: kindChargeRefund, second: true}}
+		case 1: // pre-authorisation, capture, refund
+			steps = []step{{kind: kindChargeCreate}, {kind: kindChargeCapture}, {kind: kindChargeRefund, second: true}}
+		case 2: // pre-authorisation, then cancel
+			steps = []step{{kind: kindChargeCreate}, {kind: kindChargeCancel}}
+		default: // issue a card, fund it twice
+			steps = []step{{kind: kindCardApply}, {kind: kindCardRecharge}, {kind: kindCardRecharge}}
+		}
+		for i := range steps {
+			steps[i] = flags(steps[i])
+		}
+		out = append(out, &scenario{id: len(out), steps: steps})
+		total += len(steps)
+	}
+	return out
+}
+
+// testCard confirms on the A55 sandbox and the fake.
+func testCard() *payonce.Card {
+	return &payonce.Card{Number: "4111111111111111", HolderName: "CHAOS TEST", ExpirationMonth: "12", ExpirationYear: "2030", CVV: "123"}
+}
+
+// result is what one submission learned.
+type result struct {
+	id       string
+	amount   payonce.Amount
+	attempts int
+}
+
+// submit sends one submission of step st of sc. Its body is a pure
+// function of the scenario's state and the variant, so a resumed
+// submission sends the very same bytes.
+func (r *runner) submit(ctx context.Context, sc *scenario, st step, variant int, opts ...payonce.CallOption) (result, error) {
+	amountFor := func(minor int64) payonce.Amount {
+		a, _ := payonce.AmountFromMinor(minor)
+		return a
+	}
+	switch st.kind {
+	case kindChargeCreate:
+		req := &a55.ChargeCreateRequest{
+			Amount: amountFor(1000 + int64(sc.id%900)*10), Currency: payonce.BRL, TypeCharge: a55.TypeCreditCard,
+			Card:       testCard(),
+			Payer:      &a55.Payer{Name: "Chaos Payer", Email: "chaos@example.com", Document: "12345678909", DocumentType: "CPF"},
+			WalletUUID: r.walletUUID, Description: "order",
+		}
+		if !st.capture {
+			req.Capture = a55.Bool(false)
+		}
+		if variant == variantConflicting {
+			req.Description = "order (edited)"
+		}
+		ch, err := r.a55.Charges.Create(ctx, req, opts...)
+		if err != nil {
+			return result{attempts: attemptsOf(err)}, err
+		}
+		return result{id: ch.UUID, amount: ch.Amount, attempts: ch.Meta.Attempts}, nil
+	case kindChargeCapture:
+		req := &a55.CaptureRequest{ChargeUUID: sc.chargeUUID, WalletUUID: r.walletUUID}
+		if variant == variantConflicting {
+			req.Amount = sc.amount // the whole amount, written out: another body, same effect
+		}
+		return chargeResult(r.a55.Charges.Capture(ctx, req, opts...))
+	case kindChargeRefund:
+		req := &a55.RefundRequest{ChargeUUID: sc.chargeUUID, WalletUUID: r.walletUUID, Reason: "customer request"}
+		if !st.second {
+			req.Amount = amountFor(sc.amount.Minor() / 2)
+		}
+		if variant == variantConflicting {
+			req.Reason = "duplicate order"
+		}
+		return chargeResult(r.a55.Charges.Refund(ctx, req, opts...))
+	case kindChargeCancel:
+		req := &a55.CancelRequest{ChargeUUID: sc.chargeUUID, WalletUUID: r.walletUUID, Reason: "customer request"}
+		if variant == variantConflicting {
+			req.Reason = "fraud suspicion"
+		}
+		return chargeResult(r.a55.Charges.Cancel(ctx, req, opts...))
+	case kindCardApply:
+		req := coinepay.ApplyRequest{HeaderID: "hdr_chaos", PackageID: "pkg_basic"}
+		if variant == variantConflicting {
+			req.PackageID = "pkg_plus"
+		}
+		res, err := r.coinepay.Cards.Apply(ctx, req, opts...)
+		if err != nil {
+			return result{attempts: attemptsOf(err)}, err
+		}
+		return result{id: res.CardID, attempts: res.Attempts}, nil
+	case kindCardRecharge:
+		req := coinepay.RechargeRequest{CardID: sc.cardID, Amount: amountFor(500 + int64(sc.id%50))}
+		if variant == variantConflicting {
+			req.Amount = amountFor(req.Amount.Minor() + 1)
+		}
+		res, err := r.coinepay.Cards.Recharge(ctx, req, opts...)
+		if err != nil {
+			return result{attempts: attemptsOf(err)}, err
+		}
+		return result{id: res.CardID, attempts: res.Attempts}, nil
+	}
+	return result{}, errors.New("chaos: unknown step " + st.kind)
+}
+
+func chargeResult(ch *a55.Charge, err error) (result, error) {
+	if err != nil {
+		return result{attempts: attemptsOf(err)}, err
+	}
+	return result{id: ch.UUID, amount: ch.Amount, attempts: ch.Meta.Attempts}, nil
+}
+
+func attemptsOf(err error) int {
+	var e *payonce.APIError
+	if errors.As(err, &e) {
+		return e.Attempts
+	}
+	return 0
+}
+
+// apply moves the scenario's state forward after a step succeeded.
+func (sc *scenario) apply(st step, res result) {
+	switch st.kind {
+	case kindChargeCreate:
+		sc.chargeUUID, sc.amount = res.id, res.amount
+	case kindCardApply:
+		sc.cardID = res.id
+	}
+}

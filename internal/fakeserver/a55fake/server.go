@@ -1,0 +1,230 @@
+// Package a55fake is the A55 wallet/charge API served by the fakeserver
+// engine: OAuth2 client credentials, the per-client rate limit, wallets and
+// charges with the sandbox test cards. a55/a55test and cmd/fakepay serve it.
+package a55fake
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/payonce/payonce"
+	"github.com/payonce/payonce/internal/fakeserver"
+)
+
+// Provider is the provider name in the ledger and the attempt log.
+const Provider = "a55"
+
+// TokenPath is the OAuth2 token endpoint.
+const TokenPath = "/oauth2/token"
+
+const walletPrefix = "/api/v1/bank/wallet/"
+
+// Config configures the fake.
+type Config struct {
+	Clients       map[string]string // client_id -> client_secret (default demo-client/demo-secret)
+	TokenLifetime time.Duration     // default 1 h (expires_in 3600)
+	RateLimit     int               // requests per RateWindow per client_id (default 100; negative: off)
+	RateWindow    time.Duration     // default 60 s, rolling
+	ReplayHeader  bool              // mark replays with X-Idempotent-Replay (default off: undocumented for A55)
+}
+
+// Fake is the A55 fake's state. Safe for concurrent use.
+type Fake struct {
+	e   *fakeserver.Engine
+	cfg Config
+
+	mu            sync.Mutex
+	rateLimit     int
+	rateWindow    time.Duration
+	tokens        map[string]token
+	lastSweep     time.Time
+	hits          map[string][]time.Time
+	wallets       map[string]*wallet
+	defaultWallet map[string]string
+	charges       map[string]*charge
+}
+
+// New returns the fake on engine e.
+func New(e *fakeserver.Engine, cfg Config) *Fake {
+	if len(cfg.Clients) == 0 {
+		cfg.Clients = map[string]string{"demo-client": "demo-secret"}
+	}
+	if cfg.TokenLifetime <= 0 {
+		cfg.TokenLifetime = time.Hour
+	}
+	if cfg.RateLimit == 0 {
+		cfg.RateLimit = 100
+	}
+	if cfg.RateWindow <= 0 {
+		cfg.RateWindow = time.Minute
+	}
+	f := &Fake{e: e, cfg: cfg, rateLimit: cfg.RateLimit, rateWindow: cfg.RateWindow}
+	f.reset()
+	e.OnReset(f.reset)
+	return f
+}
+
+func (f *Fake) reset() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.tokens = make(map[string]token)
+	f.hits = make(map[string][]time.Time)
+	f.wallets = make(map[string]*wallet)
+	f.defaultWallet = make(map[string]string)
+	f.charges = make(map[string]*charge)
+}
+
+// Handler returns the A55 API (token endpoint and wallet/charge API).
+func (f *Fake) Handler() http.Handler {
+	return f.e.Handler(fakeserver.ProviderConfig{
+		Name: Provider, Rules: payonce.A55KeyRules(), ReplayHeader: f.cfg.ReplayHeader,
+	}, f)
+}
+
+// Owns reports whether path belongs to the A55 API.
+func Owns(path string) bool {
+	return path == TokenPath || strings.HasPrefix(path, strings.TrimSuffix(walletPrefix, "/"))
+}
+
+// Route implements fakeserver.Backend.
+func (f *Fake) Route(method, path string) (fakeserver.Route, fakeserver.Problem) {
+	if path == TokenPath {
+		if method != http.MethodPost {
+			return fakeserver.Route{}, fakeserver.ProblemMethodNotAllowed
+		}
+		return fakeserver.Route{Kind: "token", Public: true, Handle: f.token}, fakeserver.ProblemNone
+	}
+	rest, ok := strings.CutPrefix(path+"/", walletPrefix)
+	if !ok {
+		return fakeserver.Route{}, fakeserver.ProblemNotFound
+	}
+	rest = strings.Trim(rest, "/")
+	seg := strings.Split(rest, "/")
+	post := func(kind string, h func(*fakeserver.Request) fakeserver.Response) (fakeserver.Route, fakeserver.Problem) {
+		if method != http.MethodPost {
+			return fakeserver.Route{}, fakeserver.ProblemMethodNotAllowed
+		}
+		return fakeserver.Route{Kind: kind, Keyed: true, Handle: h}, fakeserver.ProblemNone
+	}
+	get := func(h func(*fakeserver.Request) fakeserver.Response) (fakeserver.Route, fakeserver.Problem) {
+		if method != http.MethodGet {
+			return fakeserver.Route{}, fakeserver.ProblemMethodNotAllowed
+		}
+		return fakeserver.Route{Kind: "charge.get", Handle: h}, fakeserver.ProblemNone
+	}
+	switch {
+	case rest == "":
+		return post("wallet.create", f.createWallet)
+	case rest == "charge":
+		if method == http.MethodGet {
+			return get(func(r *fakeserver.Request) fakeserver.Response {
+				q := r.HTTP.URL.Query()
+				return f.getCharge(r, q.Get("charge_uuid"), q.Get("wallet_uuid"))
+			})
+		}
+		return post("charge.create", f.createCharge)
+	case rest == "charge/capture":
+		return post("charge.capture", f.moveHandler(moveCapture, "", ""))
+	case rest == "charge/refund":
+		return post("charge.refund", f.moveHandler(moveRefund, "", ""))
+	case rest == "charge/cancel":
+		return post("charge.cancel", f.moveHandler(moveCancel, "", ""))
+	case len(seg) == 2 && seg[0] == "charge" && seg[1] != "":
+		return get(func(r *fakeserver.Request) fakeserver.Response {
+			return f.getCharge(r, seg[1], r.HTTP.URL.Query().Get("wallet_uuid"))
+		})
+	case len(seg) == 4 && seg[0] == "charge" && seg[1] != "" && seg[3] != "":
+		switch seg[2] {
+		case "refund":
+			return post("charge.refund", f.moveHandler(moveRefund, seg[1], seg[3]))
+		case "cancel":
+			return post("charge.cancel", f.moveHandler(moveCancel, seg[1], seg[3]))
+		case "capture":
+			return post("charge.capture", f.moveHandler(moveCapture, seg[1], seg[3]))
+		}
+	}
+	return fakeserver.Route{}, fakeserver.ProblemNotFound
+}
+
+// Problem implements fakeserver.Backend with A55's general error shape:
+// {"error":{"code":..,"message":..,"details":[..]},"request_id":"req_.."}.
+func (f *Fake) Problem(p fakeserver.Problem, status int, detail string) fakeserver.Response {
+	code, msg := problemCode(p)
+	if status == 0 {
+		status = p.Status()
+	}
+	if detail != "" {
+		msg += ": " + detail
+	}
+	return f.generalError(status, code, msg, nil)
+}
+
+func problemCode(p fakeserver.Problem) (code, msg string) {
+	switch p {
+	case fakeserver.ProblemKeyRequired:
+		return "IDEMPOTENCY_KEY_REQUIRED", "Idempotency-Key header is required"
+	case fakeserver.ProblemKeyTooShort:
+		return "IDEMPOTENCY_KEY_TOO_SHORT", "Idempotency-Key must have at least 16 characters"
+	case fakeserver.ProblemKeyTooLong:
+		return "IDEMPOTENCY_KEY_TOO_LONG", "Idempotency-Key must have at most 128 characters"
+	case fakeserver.ProblemKeyInvalidChars:
+		return "IDEMPOTENCY_KEY_INVALID", "Idempotency-Key has invalid characters"
+	case fakeserver.ProblemKeyConflict:
+		return "IDEMPOTENCY_KEY_CONFLICT", "Idempotency-Key was already used with a different payload"
+	case fakeserver.ProblemMalformedJSON:
+		return "INVALID_REQUEST", "malformed JSON body"
+	case fakeserver.ProblemInvalidRequest:
+		return "VALIDATION_ERROR", "invalid request"
+	case fakeserver.ProblemUnauthorized:
+		return "UNAUTHORIZED", "missing or invalid bearer token"
+	case fakeserver.ProblemNotFound:
+		return "NOT_FOUND", "not found"
+	case fakeserver.ProblemMethodNotAllowed:
+		return "METHOD_NOT_ALLOWED", "method not allowed"
+	case fakeserver.ProblemBodyTooLarge:
+		return "PAYLOAD_TOO_LARGE", "request body too large"
+	case fakeserver.ProblemRateLimited:
+		return "RATE_LIMIT_EXCEEDED", "rate limit exceeded"
+	}
+	return "INTERNAL_ERROR", "internal server error"
+}
+
+// Detail is one field-level reason of a general error.
+type Detail struct {
+	Field  string `json:"field"`
+	Reason string `json:"reason"`
+}
+
+func (f *Fake) generalError(status int, code, msg string, details []Detail) fakeserver.Response {
+	if details == nil {
+		details = []Detail{}
+	}
+	rid := f.e.NewID("req_")
+	resp := fakeserver.JSON(status, map[string]any{
+		"error":      map[string]any{"code": code, "message": msg, "details": details},
+		"request_id": rid,
+	})
+	resp.Header = http.Header{"X-Request-Id": {rid}}
+	return resp
+}
+
+func (f *Fake) validation(field, reason string) fakeserver.Response {
+	return f.generalError(http.StatusBadRequest, "VALIDATION_ERROR", "invalid request", []Detail{{Field: field, Reason: reason}})
+}
+
+// Decorate implements fakeserver.Backend: X-Request-Id and the
+// X-RateLimit-* headers on every answer.
+func (f *Fake) Decorate(h http.Header, req *fakeserver.Request) {
+	if h.Get("X-Request-Id") == "" {
+		h.Set("X-Request-Id", f.e.NewID("req_"))
+	}
+	limit, remaining, reset, on := f.rateState(req.Credential)
+	if on {
+		h.Set("X-RateLimit-Limit", strconv.Itoa(limit))
+		h.Set("X-RateLimit-Remaining", strconv.Itoa(remaining))
+		h.Set("X-RateLimit-Reset", strconv.FormatInt(reset.Unix(), 10))
+	}
+}

@@ -1,0 +1,259 @@
+// Package coinepayfake is the Coinepay card OpenAPI served by the
+// fakeserver engine: HMAC request signatures (payonce.Verifier on the fake
+// clock), a USD balance per API key, card apply/recharge/info/list.
+// coinepay/coinepaytest and cmd/fakepay serve it.
+package coinepayfake
+
+import (
+	"errors"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/payonce/payonce"
+	"github.com/payonce/payonce/internal/fakeserver"
+)
+
+// Provider is the provider name in the ledger and the attempt log.
+const Provider = "coinepay"
+
+// Paths of the card OpenAPI.
+const (
+	PathApply    = "/api/v1/openapi/card/apply"
+	PathRecharge = "/api/v1/openapi/card/recharge"
+	PathInfo     = "/api/v1/openapi/card/info"
+	PathList     = "/api/v1/openapi/card/list"
+	prefix       = "/api/v1/openapi/"
+)
+
+// Package is one entry of the card catalog.
+type Package struct {
+	HeaderID  string
+	PackageID string
+	Fee       payonce.Amount
+}
+
+// Config configures the fake.
+type Config struct {
+	Keys              map[string]string // API key -> secret (default demo-key/demo-secret)
+	StartBalance      *payonce.Amount   // every key's starting balance (default 1000.00)
+	Fee               *payonce.Amount   // fee per card when Catalog is empty (default 1.00)
+	Catalog           []Package         // nil: any non-empty header_id/package_id at Fee
+	TimestampWindow   time.Duration     // default 300 s
+	NonceWindow       time.Duration     // default 600 s
+	NoReplayHeader    bool              // drop X-Idempotent-Replay: true on replays
+	MaxStoredResponse int               // default 256 KB
+}
+
+// Fake is the Coinepay fake's state. Safe for concurrent use.
+type Fake struct {
+	e     *fakeserver.Engine
+	cfg   Config
+	start payonce.Amount
+	fee   payonce.Amount
+
+	mu       sync.Mutex
+	verifier *payonce.Verifier
+	balances map[string]payonce.Amount
+	cards    map[string]*card
+	order    map[string][]string // API key -> card IDs in creation order
+}
+
+// New returns the fake on engine e.
+func New(e *fakeserver.Engine, cfg Config) *Fake {
+	if len(cfg.Keys) == 0 {
+		cfg.Keys = map[string]string{"demo-key": "demo-secret"}
+	}
+	f := &Fake{e: e, cfg: cfg, start: payonce.Amount{}, fee: payonce.Amount{}}
+	f.start, _ = payonce.ParseAmount("1000.00")
+	if cfg.StartBalance != nil {
+		f.start = *cfg.StartBalance
+	}
+	f.fee, _ = payonce.ParseAmount("1.00")
+	if cfg.Fee != nil {
+		f.fee = *cfg.Fee
+	}
+	f.reset()
+	e.OnReset(f.reset)
+	return f
+}
+
+func (f *Fake) reset() {
+	v := payonce.NewVerifier(func(k string) (string, bool) {
+		s, ok := f.cfg.Keys[k]
+		return s, ok
+	}, f.e.Clock().Now)
+	if f.cfg.TimestampWindow > 0 || f.cfg.NonceWindow > 0 {
+		tw, nw := f.cfg.TimestampWindow, f.cfg.NonceWindow
+		if tw <= 0 {
+			tw = 300 * time.Second
+		}
+		if nw <= 0 {
+			nw = 600 * time.Second
+		}
+		v.SetWindows(tw, nw)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.verifier = v
+	f.balances = make(map[string]payonce.Amount, len(f.cfg.Keys))
+	for k := range f.cfg.Keys {
+		f.balances[k] = f.start
+	}
+	f.cards = make(map[string]*card)
+	f.order = make(map[string][]string)
+}
+
+// Handler returns the card OpenAPI.
+func (f *Fake) Handler() http.Handler {
+	return f.e.Handler(fakeserver.ProviderConfig{
+		Name: Provider, Rules: payonce.CoinepayKeyRules(), ReplayHeader: !f.cfg.NoReplayHeader,
+		MaxStoredBody: f.cfg.MaxStoredResponse,
+	}, f)
+}
+
+// Owns reports whether path belongs to the Coinepay API.
+func Owns(path string) bool { return strings.HasPrefix(path, prefix) }
+
+// Route implements fakeserver.Backend.
+func (f *Fake) Route(method, path string) (fakeserver.Route, fakeserver.Problem) {
+	path = strings.TrimSuffix(path, "/")
+	var rt fakeserver.Route
+	want := http.MethodPost
+	switch path {
+	case PathApply:
+		rt = fakeserver.Route{Kind: "card.apply", Keyed: true, Handle: f.apply}
+	case PathRecharge:
+		rt = fakeserver.Route{Kind: "card.recharge", Keyed: true, Handle: f.recharge}
+	case PathInfo:
+		rt, want = fakeserver.Route{Kind: "card.info", Handle: f.info}, http.MethodGet
+	case PathList:
+		rt, want = fakeserver.Route{Kind: "card.list", Handle: f.list}, http.MethodGet
+	default:
+		return rt, fakeserver.ProblemNotFound
+	}
+	if method != want {
+		return fakeserver.Route{}, fakeserver.ProblemMethodNotAllowed
+	}
+	return rt, fakeserver.ProblemNone
+}
+
+// Envelope renders Coinepay's answer shape:
+// {"code":<status>,"message":..,"message_key":..,"data":<obj|null>}.
+func Envelope(status int, key, msg string, data any) fakeserver.Response {
+	return fakeserver.JSON(status, map[string]any{"code": status, "message": msg, "message_key": key, "data": data})
+}
+
+func ok(data any) fakeserver.Response { return Envelope(http.StatusOK, "success", "成功", data) }
+
+// Problem implements fakeserver.Backend.
+func (f *Fake) Problem(p fakeserver.Problem, status int, detail string) fakeserver.Response {
+	if status == 0 {
+		status = p.Status()
+	}
+	key, msg := problemKey(p)
+	if detail != "" && p != fakeserver.ProblemKeyRequired && p != fakeserver.ProblemKeyConflict {
+		msg += ": " + detail
+	}
+	return Envelope(status, key, msg, nil)
+}
+
+func problemKey(p fakeserver.Problem) (key, msg string) {
+	switch p {
+	case fakeserver.ProblemKeyRequired:
+		return "openapi_idempotency_key_required", "缺少 Idempotency-Key 请求头"
+	case fakeserver.ProblemKeyTooShort:
+		return "openapi_idempotency_key_too_short", "Idempotency-Key 过短"
+	case fakeserver.ProblemKeyTooLong:
+		return "openapi_idempotency_key_too_long", "Idempotency-Key 超过 128 个字符"
+	case fakeserver.ProblemKeyInvalidChars:
+		return "openapi_idempotency_key_invalid_chars", "Idempotency-Key 含有非法字符"
+	case fakeserver.ProblemKeyConflict:
+		return "openapi_idempotency_key_conflict", "Idempotency-Key 冲突"
+	case fakeserver.ProblemMalformedJSON:
+		return "openapi_invalid_json", "请求体不是合法的 JSON"
+	case fakeserver.ProblemInvalidRequest:
+		return "openapi_invalid_request", "请求参数错误"
+	case fakeserver.ProblemUnauthorized:
+		return payonce.CodeSignatureRequired, "缺少签名请求头"
+	case fakeserver.ProblemNotFound:
+		return "openapi_not_found", "接口不存在"
+	case fakeserver.ProblemMethodNotAllowed:
+		return "openapi_method_not_allowed", "请求方法不允许"
+	case fakeserver.ProblemBodyTooLarge:
+		return "openapi_body_too_large", "请求体过大"
+	case fakeserver.ProblemRateLimited:
+		return "openapi_rate_limited", "请求过于频繁"
+	}
+	return "openapi_internal_error", "服务器内部错误"
+}
+
+var signatureMessages = map[string]string{
+	payonce.CodeSignatureRequired: "缺少签名请求头",
+	payonce.CodeAPIKeyInvalid:     "API Key 无效",
+	payonce.CodeTimestampExpired:  "时间戳已过期",
+	payonce.CodeNonceReplayed:     "Nonce 已被使用",
+	payonce.CodeSignatureInvalid:  "签名无效",
+}
+
+// Authenticate implements fakeserver.Backend with payonce.Verifier on the
+// fake clock.
+func (f *Fake) Authenticate(r *fakeserver.Request) *fakeserver.Response {
+	r.Attempt.Nonce = truncate(r.HTTP.Header.Get(payonce.HeaderNonce))
+	r.Attempt.Timestamp = truncate(r.HTTP.Header.Get(payonce.HeaderTimestamp))
+	f.mu.Lock()
+	v := f.verifier
+	f.mu.Unlock()
+	keyID, err := v.Verify(r.HTTP, r.Body)
+	valid := err == nil
+	r.Attempt.SignatureValid = &valid
+	if err != nil {
+		var se *payonce.SignatureError
+		code := payonce.CodeSignatureInvalid
+		if errors.As(err, &se) {
+			code = se.Code
+		}
+		resp := Envelope(http.StatusUnauthorized, code, signatureMessages[code], nil)
+		return &resp
+	}
+	r.Credential = keyID
+	return nil
+}
+
+func truncate(s string) string {
+	if len(s) > 128 {
+		return s[:128]
+	}
+	return s
+}
+
+// Decorate implements fakeserver.Backend (nothing to add).
+func (f *Fake) Decorate(http.Header, *fakeserver.Request) {}
+
+// SetBalance sets the balance of apiKey.
+func (f *Fake) SetBalance(apiKey string, a payonce.Amount) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if _, known := f.cfg.Keys[apiKey]; !known {
+		return fakeserver.ErrUnknownAPIKey
+	}
+	f.balances[apiKey] = a
+	return nil
+}
+
+// Balance returns the balance of apiKey.
+func (f *Fake) Balance(apiKey string) (payonce.Amount, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	a, known := f.balances[apiKey]
+	return a, known
+}
+
+// NonceCount returns how many nonces the verifier remembers.
+func (f *Fake) NonceCount() int {
+	f.mu.Lock()
+	v := f.verifier
+	f.mu.Unlock()
+	return v.NonceCount()
+}

@@ -1,0 +1,305 @@
+package fakeserver
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+
+	"github.com/payonce/payonce"
+)
+
+// Problem is an engine-level failure that a Backend renders in its
+// provider's error shape.
+type Problem int
+
+// The problems the engine (and the backends' helpers) raise.
+const (
+	ProblemNone             Problem = iota
+	ProblemKeyRequired              // 400
+	ProblemKeyTooShort              // 400
+	ProblemKeyTooLong               // 400
+	ProblemKeyInvalidChars          // 400
+	ProblemKeyConflict              // 409
+	ProblemMalformedJSON            // 400
+	ProblemInvalidRequest           // 400
+	ProblemUnauthorized             // 401
+	ProblemNotFound                 // 404
+	ProblemMethodNotAllowed         // 405
+	ProblemBodyTooLarge             // 413
+	ProblemRateLimited              // 429
+	ProblemInternal                 // 5xx
+)
+
+// Status returns the HTTP status of a problem (503 for ProblemInternal).
+func (p Problem) Status() int {
+	switch p {
+	case ProblemKeyRequired, ProblemKeyTooShort, ProblemKeyTooLong, ProblemKeyInvalidChars,
+		ProblemMalformedJSON, ProblemInvalidRequest:
+		return http.StatusBadRequest
+	case ProblemKeyConflict:
+		return http.StatusConflict
+	case ProblemUnauthorized:
+		return http.StatusUnauthorized
+	case ProblemNotFound:
+		return http.StatusNotFound
+	case ProblemMethodNotAllowed:
+		return http.StatusMethodNotAllowed
+	case ProblemBodyTooLarge:
+		return http.StatusRequestEntityTooLarge
+	case ProblemRateLimited:
+		return http.StatusTooManyRequests
+	}
+	return http.StatusServiceUnavailable
+}
+
+// Route is one operation of a provider.
+type Route struct {
+	Kind   string // ledger kind, e.g. "charge.create"
+	Keyed  bool   // takes an Idempotency-Key (the provider's KeyRules apply)
+	Public bool   // no authentication (the OAuth2 token endpoint)
+	Handle func(*Request) Response
+}
+
+// Request is what an operation handler sees.
+type Request struct {
+	HTTP       *http.Request
+	Body       []byte // the whole body, at most MaxRequestBody bytes
+	Key        string // the Idempotency-Key header, "" when absent
+	Credential string // set by Authenticate: A55 client_id, Coinepay API key id
+	Attempt    *Attempt
+}
+
+// Decode unmarshals the JSON body into v. It reports whether the body was
+// well-formed JSON; an empty body decodes as {} when allowEmpty.
+func (r *Request) Decode(v any, allowEmpty bool) error {
+	if len(r.Body) == 0 && allowEmpty {
+		return nil
+	}
+	return json.Unmarshal(r.Body, v)
+}
+
+// Backend is what a provider plugs into the engine.
+type Backend interface {
+	// Route finds the operation for method and path, or answers
+	// ProblemNotFound or ProblemMethodNotAllowed.
+	Route(method, path string) (Route, Problem)
+	// Authenticate checks the credentials of req (and may fill
+	// req.Credential and req.Attempt); a non-nil answer is sent instead
+	// of running the operation.
+	Authenticate(req *Request) *Response
+	// Problem renders an engine-level failure in the provider's shape.
+	// detail is a human-readable hint that never holds a secret.
+	Problem(p Problem, status int, detail string) Response
+	// Decorate adds the provider's headers to every answer (request ID,
+	// rate-limit headers). req.Credential may be "".
+	Decorate(h http.Header, req *Request)
+}
+
+// ProviderConfig is the idempotency behaviour of one provider.
+type ProviderConfig struct {
+	Name          string // "a55" or "coinepay": ledger, attempt log, fault matching
+	Rules         payonce.KeyRules
+	ReplayHeader  bool // mark replays with X-Idempotent-Replay: true
+	MaxStoredBody int  // default DefaultMaxStoredBody
+}
+
+// Handler returns the HTTP handler of a provider served by the engine.
+func (e *Engine) Handler(cfg ProviderConfig, b Backend) http.Handler {
+	window := cfg.Rules.Window
+	st := NewStore(StoreConfig{Clock: e.clock, Window: window, MaxBody: cfg.MaxStoredBody})
+	e.mu.Lock()
+	e.stores = append(e.stores, st)
+	e.mu.Unlock()
+	return &providerHandler{e: e, cfg: cfg, b: b, store: st}
+}
+
+type providerHandler struct {
+	e     *Engine
+	cfg   ProviderConfig
+	b     Backend
+	store *Store
+}
+
+func logKey(k string) string {
+	if len(k) > 160 {
+		return k[:160] + "..."
+	}
+	return k
+}
+
+func (h *providerHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	e := h.e
+	ctx := r.Context()
+	key := r.Header.Get(payonce.HeaderIdempotencyKey)
+	att := &Attempt{Time: e.clock.Now(), Provider: h.cfg.Name, Method: r.Method, Path: r.URL.Path, IdempotencyKey: logKey(key)}
+	defer func() {
+		e.attempts.Add(*att)
+		e.stats.add(att)
+	}()
+	req := &Request{HTTP: r, Key: key, Attempt: att}
+
+	fault := e.faults.Pick(h.cfg.Name, r.URL.Path, key)
+	if fault != nil {
+		att.Fault = fault.Kind
+	}
+	e.sleep(ctx, e.getLatency())
+	if fault != nil {
+		switch fault.Kind {
+		case ResetBeforeRead:
+			abortConn(w, r, true)
+			return
+		case Hang:
+			// Drain the body first: only then does net/http watch the
+			// connection and cancel ctx when the client gives up.
+			_, _ = io.Copy(io.Discard, http.MaxBytesReader(w, r.Body, MaxRequestBody))
+			select {
+			case <-ctx.Done():
+			case <-e.closing:
+			}
+			abortConn(w, r, false)
+			return
+		case RateLimit:
+			resp := h.b.Problem(ProblemRateLimited, http.StatusTooManyRequests, "injected rate limit")
+			if resp.Header == nil {
+				resp.Header = http.Header{}
+			}
+			resp.Header.Set("Retry-After", strconv.Itoa(fault.RetryAfter))
+			h.write(w, req, resp, false)
+			return
+		case ErrorBeforeCommit:
+			h.write(w, req, h.b.Problem(ProblemInternal, fault.Status, "injected failure before commit"), false)
+			return
+		}
+	}
+
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxRequestBody))
+	if err != nil {
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			h.write(w, req, h.b.Problem(ProblemBodyTooLarge, 0, "request body over 1 MiB"), false)
+		}
+		return // the client went away
+	}
+	req.Body = body
+
+	route, prob := h.b.Route(r.Method, r.URL.Path)
+	if prob != ProblemNone {
+		h.write(w, req, h.b.Problem(prob, 0, ""), false)
+		return
+	}
+	if !route.Public {
+		if resp := h.b.Authenticate(req); resp != nil {
+			h.write(w, req, *resp, false)
+			return
+		}
+	}
+	att.Credential = req.Credential
+	if route.Keyed {
+		if err := h.cfg.Rules.Validate(key); err != nil {
+			h.write(w, req, h.b.Problem(keyProblem(err), 0, keyRule(err)), false)
+			return
+		}
+	}
+
+	delayBefore := fault != nil && fault.Kind == Delay && !fault.After
+	exec := func() Response {
+		if delayBefore {
+			delayBefore = false
+			e.sleep(ctx, fault.Delay)
+		}
+		att.Executed = true
+		return route.Handle(req)
+	}
+	var resp Response
+	outcome := Executed
+	if route.Keyed && key != "" {
+		fp := FingerprintOf(r.Method, r.URL.Path, body)
+		resp, outcome, err = h.store.Do(ctx, req.Credential, key, fp, exec)
+		if err != nil {
+			return // the client gave up while waiting for the first request
+		}
+		if outcome == Conflict {
+			att.Conflict = true
+			resp = h.b.Problem(ProblemKeyConflict, 0, "")
+		}
+	} else {
+		resp = exec()
+	}
+	if delayBefore {
+		e.sleep(ctx, fault.Delay)
+	}
+	att.Replayed = outcome == Replayed || outcome == Shared
+	if fault != nil && fault.Kind == Delay && fault.After {
+		e.sleep(ctx, fault.Delay)
+	}
+	if fault != nil && fault.Kind == DropAfterCommit {
+		abortConn(w, r, false)
+		return
+	}
+	h.write(w, req, resp, outcome == Replayed)
+}
+
+func (h *providerHandler) write(w http.ResponseWriter, req *Request, resp Response, replay bool) {
+	hdr := w.Header()
+	for k, v := range resp.Header {
+		hdr[k] = v
+	}
+	hdr.Set("Content-Type", "application/json; charset=utf-8")
+	hdr.Set("Date", h.e.clock.Now().UTC().Format(http.TimeFormat))
+	h.b.Decorate(hdr, req)
+	if replay && h.cfg.ReplayHeader {
+		hdr.Set(payonce.HeaderReplay, "true")
+	}
+	req.Attempt.Status = resp.Status
+	w.WriteHeader(resp.Status)
+	_, _ = w.Write(resp.Body)
+}
+
+// abortConn closes the connection without an answer. With rst it sets
+// SO_LINGER 0 first, so the peer gets a TCP RST. HTTP/2 (or a writer that
+// cannot be hijacked) is aborted with http.ErrAbortHandler.
+func abortConn(w http.ResponseWriter, r *http.Request, rst bool) {
+	if r.ProtoMajor == 1 {
+		conn, _, err := http.NewResponseController(w).Hijack()
+		if err == nil {
+			if tc, ok := conn.(*net.TCPConn); ok && rst {
+				_ = tc.SetLinger(0)
+			}
+			_ = conn.Close()
+			return
+		}
+	}
+	panic(http.ErrAbortHandler)
+}
+
+func keyProblem(err error) Problem {
+	switch {
+	case errors.Is(err, payonce.ErrKeyRequired):
+		return ProblemKeyRequired
+	case errors.Is(err, payonce.ErrKeyTooShort):
+		return ProblemKeyTooShort
+	case errors.Is(err, payonce.ErrKeyTooLong):
+		return ProblemKeyTooLong
+	}
+	return ProblemKeyInvalidChars
+}
+
+func keyRule(err error) string {
+	var ke *payonce.KeyError
+	if errors.As(err, &ke) {
+		return ke.Rule
+	}
+	return ""
+}
+
+// JSON returns an answer with status and v encoded as JSON.
+func JSON(status int, v any) Response {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return Response{Status: http.StatusInternalServerError, Body: []byte(`{"error":"encode"}`)}
+	}
+	return Response{Status: status, Body: b}
+}
