@@ -150,9 +150,7 @@ func NewServer(opts ...Option) *Server {
 	e := fakeserver.New(c.engine)
 	f := a55fake.New(e, c.fake)
 	s := &Server{engine: e, fake: f, clientID: c.clientID, secret: c.secret}
-	mux := http.NewServeMux()
-	mux.Handle(fakeserver.AdminPrefix, e.AdminHandler(fakeserver.AdminConfig{}))
-	mux.Handle("/", f.Handler())
+	mux := fakeserver.WithAdmin(e.AdminHandler(fakeserver.AdminConfig{}), f.Handler())
 	s.handler = mux
 	s.srv = httptest.NewServer(mux)
 	s.URL = s.srv.URL

@@ -71,9 +71,7 @@ func newHandler(o options) (http.Handler, *fakeserver.Engine, error) {
 	cp := coinepayfake.New(e, coinepayfake.Config{Keys: map[string]string{o.cpKey: o.cpSecret}, StartBalance: &bal})
 	a55h, cph := a55.Handler(), cp.Handler()
 	admin := e.AdminHandler(fakeserver.AdminConfig{SetBalance: cp.SetBalance})
-	mux := http.NewServeMux()
-	mux.Handle(fakeserver.AdminPrefix, admin)
-	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+	api := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch {
 		case a55fake.Owns(r.URL.Path):
 			a55h.ServeHTTP(w, r)
@@ -86,7 +84,7 @@ func newHandler(o options) (http.Handler, *fakeserver.Engine, error) {
 			_, _ = io.WriteString(w, `{"error":{"code":"NOT_FOUND","message":"unknown path"}}`)
 		}
 	})
-	return mux, e, nil
+	return fakeserver.WithAdmin(admin, api), e, nil
 }
 
 // run serves until ctx ends, then shuts down gracefully. It prints

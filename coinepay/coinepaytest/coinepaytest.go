@@ -138,9 +138,7 @@ func NewServer(opts ...Option) *Server {
 	s := &Server{engine: e, fake: f, apiKey: c.apiKey, secret: c.secret}
 	api := f.Handler()
 	admin := e.AdminHandler(fakeserver.AdminConfig{SetBalance: f.SetBalance})
-	mux := http.NewServeMux()
-	mux.Handle(fakeserver.AdminPrefix, admin)
-	mux.Handle("/", api)
+	mux := fakeserver.WithAdmin(admin, api)
 	s.handler = mux
 	s.srv = httptest.NewServer(mux)
 	s.URL = s.srv.URL

@@ -174,3 +174,17 @@ func (a *adminHandler) serve(r *http.Request) Response {
 
 // ErrUnknownAPIKey is returned by a SetBalance hook for a key it does not know.
 var ErrUnknownAPIKey = errors.New("unknown api key")
+
+// WithAdmin sends requests under AdminPrefix to admin and every other one to
+// api. Unlike http.ServeMux it never answers on its own (ServeMux
+// redirects unclean paths such as "/." with an HTML body), so every
+// answer keeps the provider's JSON error shape.
+func WithAdmin(admin, api http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, AdminPrefix) {
+			admin.ServeHTTP(w, r)
+			return
+		}
+		api.ServeHTTP(w, r)
+	})
+}
