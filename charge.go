@@ -105,7 +105,9 @@ func (a *Amount) UnmarshalJSON(b []byte) error {
 	}
 	s := string(b)
 	if len(b) >= 2 && b[0] == '"' {
-		if err := json.Unmarshal(b, &s); err != nil {
+		if b[len(b)-1] == '"' && bytes.IndexByte(b[1:len(b)-1], '\\') < 0 && bytes.IndexByte(b[1:len(b)-1], '"') < 0 {
+			s = string(b[1 : len(b)-1]) // the common case: no escapes
+		} else if err := json.Unmarshal(b, &s); err != nil {
 			return invalid(ErrInvalidAmount, "amount", "not a JSON string")
 		}
 	}

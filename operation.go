@@ -132,10 +132,11 @@ func (op *operation) run() (*http.Response, error) {
 	if op.body != nil {
 		raw = op.body
 	}
-	rreq, err := retryablehttp.NewRequestWithContext(op.ctx, op.req.Method, u.String(), raw)
+	rreq, err := retryablehttp.NewRequestWithContext(op.ctx, op.req.Method, "", raw)
 	if err != nil {
 		return nil, &stopError{err: fmt.Errorf("build request: %w", err)}
 	}
+	rreq.URL, rreq.Host = &u, u.Host // set directly: no String-then-Parse round trip
 	h := rreq.Header
 	if op.key != "" {
 		h.Set(HeaderIdempotencyKey, op.key) // once, before the retry loop
@@ -196,7 +197,14 @@ func (op *operation) readBody(resp *http.Response) error {
 	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
 		limit = maxSuccessBody
 	}
-	b, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
+	var b []byte
+	var err error
+	if n := resp.ContentLength; n >= 0 && n <= limit {
+		b = make([]byte, n) // the usual case: one allocation of the right size
+		_, err = io.ReadFull(resp.Body, b)
+	} else {
+		b, err = io.ReadAll(io.LimitReader(resp.Body, limit+1))
+	}
 	_ = resp.Body.Close()
 	if err != nil {
 		return fmt.Errorf("read answer: %w", err)

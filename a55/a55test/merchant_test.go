@@ -1,0 +1,41 @@
+package a55test_test
+
+// This file is the "Testing your integration" example of the README, kept
+// here so that it compiles and passes.
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/payonce/payonce"
+	"github.com/payonce/payonce/a55"
+	"github.com/payonce/payonce/a55/a55test"
+	"github.com/stretchr/testify/require"
+)
+
+// checkout is the merchant code under test: it charges an order once,
+// keyed by the order, whatever the network does.
+func checkout(ctx context.Context, client *a55.Client, orderID string, amount payonce.Amount) (*a55.Charge, error) {
+	return client.Charges.Create(ctx, &a55.ChargeCreateRequest{
+		Amount: amount, Currency: payonce.BRL, TypeCharge: a55.TypeCreditCard,
+		Card: &payonce.Card{Number: "4111111111111111", HolderName: "TEST", ExpirationMonth: "12", ExpirationYear: "2030", CVV: "123"},
+	}, payonce.WithIdempotencyKey("order-"+orderID+"-payment"))
+}
+
+func TestCheckoutChargesOnceWhenTheAnswerIsLost(t *testing.T) {
+	srv := a55test.New(t) // closed by t.Cleanup
+	policy := payonce.DefaultRetryPolicy()
+	policy.InitialInterval, policy.MaxInterval = time.Millisecond, 5*time.Millisecond
+	client, err := srv.Client(payonce.WithRetryPolicy(policy))
+	require.NoError(t, err)
+
+	// The charge commits, then the connection drops before the answer.
+	require.NoError(t, srv.AddFault(a55test.Rule{Fault: a55test.FaultDropAfterCommit, Path: a55test.ChargePath, Count: 1}))
+
+	amount, _ := payonce.ParseAmount("100.00")
+	ch, err := checkout(context.Background(), client, "1001", amount)
+	require.NoError(t, err)
+	require.Equal(t, 2, ch.Meta.Attempts)                           // the SDK retried...
+	require.True(t, srv.Ledger().ExecutedOnce("order-1001-payment")) // ...and the customer paid once
+}
