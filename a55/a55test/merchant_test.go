@@ -36,6 +36,6 @@ func TestCheckoutChargesOnceWhenTheAnswerIsLost(t *testing.T) {
 	amount, _ := payonce.ParseAmount("100.00")
 	ch, err := checkout(context.Background(), client, "1001", amount)
 	require.NoError(t, err)
-	require.Equal(t, 2, ch.Meta.Attempts)                           // the SDK retried...
+	require.Equal(t, 2, ch.Meta.Attempts)                            // the SDK retried...
 	require.True(t, srv.Ledger().ExecutedOnce("order-1001-payment")) // ...and the customer paid once
 }
