@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -287,4 +288,61 @@ func TestBasePathIsKept(t *testing.T) {
 	_, err = c.Do(context.Background(), &Request{Method: http.MethodGet, Path: "/api/v1/x"}, nil)
 	require.NoError(t, err)
 	assert.Equal(t, "/gateway/api/v1/x", path)
+}
+
+// urlRecorder records the URL of every request its transport sends.
+type urlRecorder struct {
+	mu   sync.Mutex
+	urls []string
+	next http.RoundTripper
+}
+
+func (u *urlRecorder) RoundTrip(r *http.Request) (*http.Response, error) {
+	u.mu.Lock()
+	u.urls = append(u.urls, r.URL.Scheme+"://"+r.URL.Host)
+	u.mu.Unlock()
+	return u.next.RoundTrip(r)
+}
+
+func TestRedirectToPlainHTTPIsRefused(t *testing.T) {
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "http://payments.example/things", http.StatusTemporaryRedirect)
+	}))
+	defer srv.Close()
+	rt := &urlRecorder{next: srv.Client().Transport}
+	c, err := NewClient(WithBaseURL(srv.URL), WithRetryPolicy(fastPolicy()), WithHTTPClient(&http.Client{Transport: rt}))
+	require.NoError(t, err)
+	req := postReq()
+	req.Body = map[string]any{"card": map[string]any{"number": "4111111111111111", "cvv": "123"}}
+	_, err = c.Do(context.Background(), req, nil)
+	require.Error(t, err)
+	assert.NotEmpty(t, KeyOf(err))
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	for _, u := range rt.urls {
+		assert.NotEqual(t, "http://payments.example", u, "the card must never be re-sent over plain http")
+	}
+}
+
+func TestErrorDetailsAreRedacted(t *testing.T) {
+	rec := &recorder{statuses: []int{400}, body: `{"error":{"code":"INVALID_CARD","message":"card 4111111111111111 refused",` +
+		`"details":[{"field":"card.number","reason":"4111111111111111 fails the Luhn check"},{"field":"card.cvv","reason":"cvv=123 is wrong"}]}}`}
+	c := setup(t, rec)
+	_, err := c.Do(context.Background(), postReq(), nil)
+	require.Error(t, err)
+	for _, verb := range []string{"%v", "%+v", "%#v", "%s"} {
+		out := fmt.Sprintf(verb, err)
+		assert.NotContains(t, out, "4111111111111111", verb)
+		assert.NotContains(t, out, "123 is", verb)
+	}
+	var ae *APIError
+	require.ErrorAs(t, err, &ae)
+	require.Len(t, ae.Details, 2)
+	assert.Contains(t, ae.Details[0].Reason, "1111")
+}
+
+func TestNilRequestIsAnErrorNotAPanic(t *testing.T) {
+	c := setup(t, &recorder{})
+	_, err := c.Do(context.Background(), nil, nil)
+	assert.ErrorIs(t, err, ErrInvalidRequest)
 }

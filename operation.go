@@ -47,6 +47,9 @@ type operation struct {
 // Do runs one operation and decodes a 2xx answer into out (which may be
 // nil). Every error is an *APIError carrying the operation's key.
 func (c *Client) Do(ctx context.Context, req *Request, out any, opts ...CallOption) (Meta, error) {
+	if req == nil {
+		return Meta{}, &APIError{Provider: c.provider, Kind: ErrInvalidRequest, Err: errors.New("nil request")}
+	}
 	start := time.Now()
 	op := &operation{c: c, ctx: ctx, req: req}
 	now := c.now()
@@ -167,7 +170,7 @@ func (op *operation) run() (*http.Response, error) {
 		HTTPClient: &http.Client{
 			Transport:     &attemptTransport{op: op, next: rt},
 			Timeout:       timeout,
-			CheckRedirect: base.CheckRedirect,
+			CheckRedirect: c.checkRedirect(base.CheckRedirect),
 			Jar:           base.Jar,
 		},
 		RetryMax:     remaining - 1,
@@ -177,6 +180,25 @@ func (op *operation) run() (*http.Response, error) {
 	}
 	op.exhausted = false
 	return rc.Do(rreq)
+}
+
+// checkRedirect refuses a redirect to plain http:// on a non-loopback
+// host (unless WithInsecureHTTP was given): a 307/308 would re-send the
+// body, card number included, and the credentials in clear text. Otherwise
+// next decides (or the default limit of 10 redirects).
+func (c *Client) checkRedirect(next func(*http.Request, []*http.Request) error) func(*http.Request, []*http.Request) error {
+	return func(req *http.Request, via []*http.Request) error {
+		if req.URL.Scheme != "https" && !c.allowInsecure && !isLoopback(req.URL.Hostname()) {
+			return &stopError{err: fmt.Errorf("%w: redirect to plain http:// refused", ErrTransport)}
+		}
+		if next != nil {
+			return next(req, via)
+		}
+		if len(via) >= 10 {
+			return &stopError{err: fmt.Errorf("%w: stopped after 10 redirects", ErrTransport)}
+		}
+		return nil
+	}
 }
 
 // passThrough hands the last answer and error back unchanged: the default
@@ -201,12 +223,22 @@ func (op *operation) readBody(resp *http.Response) error {
 	var err error
 	if n := resp.ContentLength; n >= 0 && n <= limit {
 		b = make([]byte, n) // the usual case: one allocation of the right size
-		_, err = io.ReadFull(resp.Body, b)
+		var got int
+		got, err = io.ReadFull(resp.Body, b)
+		b = b[:got]
 	} else {
 		b, err = io.ReadAll(io.LimitReader(resp.Body, limit+1))
 	}
 	_ = resp.Body.Close()
 	if err != nil {
+		if resp.StatusCode < 200 || resp.StatusCode >= 300 {
+			// A final error answer (a 409, a 400...) stays final when its
+			// body is cut short: the status decides, and a repeat of it
+			// could never succeed. Keep what arrived.
+			op.respBody = b
+			resp.Body = io.NopCloser(bytes.NewReader(b))
+			return nil
+		}
 		return fmt.Errorf("read answer: %w", err)
 	}
 	if int64(len(b)) > limit {
@@ -251,8 +283,9 @@ func (op *operation) checkRetry(ctx context.Context, resp *http.Response, err er
 		retryAfter, hasRetryAfter = ParseRetryAfter(resp.Header.Get("Retry-After"), time.Now())
 	}
 	op.lastCause = cause
-	if op.req.Keyed && op.key == "" {
-		// Without a key a repeat would be a second operation: never retry.
+	if op.key == "" && (op.req.Keyed || !idempotentMethod(op.req.Method)) {
+		// Without a key a repeat of a business operation (or of any
+		// non-idempotent request) would be a second operation: never retry.
 		return false, err
 	}
 	if op.attempts >= op.c.policy.MaxAttempts {
@@ -280,6 +313,16 @@ func (op *operation) checkRetry(ctx context.Context, resp *http.Response, err er
 	op.retries++
 	op.debug("payonce retrying", slog.String("cause", cause), slog.Duration("wait", wait))
 	return true, nil
+}
+
+// idempotentMethod reports the methods RFC 9110 defines as idempotent: a
+// repeat of them without a key has the effect of one request.
+func idempotentMethod(m string) bool {
+	switch strings.ToUpper(m) {
+	case "", http.MethodGet, http.MethodHead, http.MethodOptions, http.MethodTrace, http.MethodPut, http.MethodDelete:
+		return true
+	}
+	return false
 }
 
 // wait is go-retryablehttp's Backoff: the wait checkRetry chose.
@@ -398,6 +441,10 @@ func (op *operation) fill(e *APIError, resp *http.Response) {
 		}
 	}
 	e.Message = RedactString(e.Message)
+	for i := range e.Details {
+		d := &e.Details[i]
+		d.Field, d.Reason, d.Code = RedactString(d.Field), RedactString(d.Reason), RedactString(d.Code)
+	}
 }
 
 // apiError maps an error answer to an *APIError: the codec reads the body,
@@ -452,9 +499,22 @@ func (op *operation) failure(resp *http.Response, err error) *APIError {
 	case errors.Is(err, ErrMalformedResponse):
 		return op.fail(ErrMalformedResponse, cause)
 	case errors.As(err, &stop):
-		return withLast(ErrTransport)
+		return withLast(stopKind(err))
 	}
 	return withLast(ErrTransport)
+}
+
+// stopKind is the kind of an error that stopped the loop in the client
+// (a signer that could not get credentials, a refused redirect): a refusal
+// keeps its kind, so that IsTemporary tells a job queue not to try again
+// with bad credentials; anything else is a transport failure.
+func stopKind(err error) error {
+	for _, k := range []error{ErrUnauthorized, ErrForbidden, ErrInvalidConfig, ErrInvalidRequest} {
+		if errors.Is(err, k) {
+			return k
+		}
+	}
+	return ErrTransport
 }
 
 // cleanTransportError drops the *url.Error wrapper, whose text holds the

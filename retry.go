@@ -25,7 +25,7 @@ type RetryPolicy struct {
 	Multiplier          float64       // growth per retry (>= 1)
 	RandomizationFactor float64       // jitter: each wait is within ±factor of the interval (0..1)
 	MaxElapsedTime      time.Duration // no retry starts after this long; 0 = no limit
-	MaxRetryAfter       time.Duration // cap on a server's Retry-After
+	MaxRetryAfter       time.Duration // cap on a server's Retry-After (> 0)
 	AttemptTimeout      time.Duration // per-attempt timeout; 0 keeps the http.Client's own Timeout
 	// KeySafetyMargin: no attempt is sent once the key is older than the
 	// provider's window minus this margin (default 1 h).
@@ -60,7 +60,9 @@ func (p RetryPolicy) Validate() error {
 		return fmt.Errorf("%w: retry policy: Multiplier must be at least 1", ErrInvalidConfig)
 	case p.RandomizationFactor < 0 || p.RandomizationFactor > 1:
 		return fmt.Errorf("%w: retry policy: RandomizationFactor must be within 0..1", ErrInvalidConfig)
-	case p.MaxElapsedTime < 0 || p.MaxRetryAfter < 0 || p.AttemptTimeout < 0 || p.KeySafetyMargin < 0:
+	case p.MaxRetryAfter <= 0:
+		return fmt.Errorf("%w: retry policy: MaxRetryAfter must be above 0 (it caps a server's Retry-After)", ErrInvalidConfig)
+	case p.MaxElapsedTime < 0 || p.AttemptTimeout < 0 || p.KeySafetyMargin < 0:
 		return fmt.Errorf("%w: retry policy: durations must not be negative", ErrInvalidConfig)
 	}
 	return nil

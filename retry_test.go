@@ -334,6 +334,7 @@ func TestRetryPolicyValidate(t *testing.T) {
 		func(p *RetryPolicy) { p.Multiplier = 0.5 },
 		func(p *RetryPolicy) { p.RandomizationFactor = 2 },
 		func(p *RetryPolicy) { p.MaxRetryAfter = -1 },
+		func(p *RetryPolicy) { p.MaxRetryAfter = 0 },
 	}
 	for i, mutate := range bad {
 		p := DefaultRetryPolicy()
@@ -363,4 +364,55 @@ func TestRetryableError(t *testing.T) {
 	assert.True(t, RetryableError(io.ErrUnexpectedEOF))
 	assert.True(t, RetryableError(&net.OpError{Op: "dial", Err: fmt.Errorf("connection refused")}))
 	assert.True(t, strings.Contains(fmt.Sprint(ErrRetriesExhausted), "retries"))
+}
+
+// A final answer (a 409 here) whose body is cut short is still final: a
+// retry of a conflict can never succeed, and a 4xx must never be repeated.
+func TestFinalAnswerWithLostBodyIsNotRetried(t *testing.T) {
+	var n atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n.Add(1)
+		_, _ = io.ReadAll(r.Body)
+		w.Header().Set("Content-Length", "200")
+		w.WriteHeader(http.StatusConflict)
+		_, _ = io.WriteString(w, `{"code":409,"message_key":"openapi_idem`)
+		w.(http.Flusher).Flush()
+		conn, _, _ := w.(http.Hijacker).Hijack()
+		_ = conn.Close()
+	}))
+	defer srv.Close()
+	c, err := NewClient(WithBaseURL(srv.URL), WithRetryPolicy(fastPolicy()))
+	require.NoError(t, err)
+	meta, err := c.Do(context.Background(), postReq(), nil)
+	require.Error(t, err)
+	assert.Equal(t, int32(1), n.Load(), "a 409 is final even when its body is lost")
+	assert.Equal(t, 1, meta.Attempts)
+	assert.ErrorIs(t, err, ErrIdempotencyConflict)
+	assert.False(t, IsTemporary(err))
+	assert.Equal(t, meta.Key, KeyOf(err))
+	assert.NotEmpty(t, KeyOf(err))
+}
+
+// An unkeyed POST (Keyed false) has nothing that lets the server tell a
+// retry from a new operation: it is never repeated. Idempotent methods are.
+func TestUnkeyedNonIdempotentMethodsAreNotRetried(t *testing.T) {
+	for _, method := range []string{http.MethodPost, http.MethodPatch} {
+		t.Run(method, func(t *testing.T) {
+			h, count := hijackFirst(1, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.WriteHeader(http.StatusServiceUnavailable)
+			}))
+			srv := httptest.NewServer(h)
+			defer srv.Close()
+			c, err := NewClient(WithBaseURL(srv.URL), WithRetryPolicy(fastPolicy()))
+			require.NoError(t, err)
+			_, err = c.Do(context.Background(), &Request{Operation: "raw", Method: method, Path: "/x", Body: map[string]int{"a": 1}}, nil)
+			require.Error(t, err)
+			assert.Equal(t, int32(1), count.Load(), "a lost answer to an unkeyed %s may hide an executed operation", method)
+		})
+	}
+	rec := &recorder{statuses: []int{503, 200}}
+	c := setup(t, rec)
+	_, err := c.Do(context.Background(), &Request{Operation: "raw", Method: http.MethodGet, Path: "/x"}, nil)
+	require.NoError(t, err)
+	assert.Len(t, rec.seen(), 2, "a GET is retried")
 }

@@ -289,7 +289,15 @@ func (v *Verifier) Verify(r *http.Request, body []byte) (string, error) {
 	if exp, seen := v.nonces[nk]; seen && now.Before(exp) {
 		return keyID, &SignatureError{Code: CodeNonceReplayed, Err: ErrNonceReplayed}
 	}
-	v.nonces[nk] = now.Add(nw)
+	// Remember the nonce at least as long as its timestamp stays
+	// acceptable (a timestamp up to tw ahead is valid until ts+tw), or a
+	// captured request could be replayed, with a fresh unsigned
+	// Idempotency-Key, once its nonce was forgotten.
+	exp := now.Add(nw)
+	if until := time.Unix(sec, 0).Add(tw + time.Second); exp.Before(until) {
+		exp = until
+	}
+	v.nonces[nk] = exp
 	return keyID, nil
 }
 

@@ -139,6 +139,19 @@ func TestVerifier(t *testing.T) {
 			assertSigCode(t, err, CodeTimestampExpired, ErrTimestampExpired)
 		}
 	})
+	t.Run("a nonce is remembered while its timestamp is acceptable", func(t *testing.T) {
+		// Signed 300 s ahead of the server (the most the window allows),
+		// the request's timestamp stays acceptable until now+600 s: the
+		// nonce must be remembered at least that long.
+		cur := now.Add(-300 * time.Second)
+		v := NewVerifier(secrets, func() time.Time { return cur })
+		r := newReq()
+		_, err := v.Verify(r, body)
+		require.NoError(t, err)
+		cur = now.Add(300 * time.Second)
+		_, err = v.Verify(r, body)
+		assertSigCode(t, err, CodeNonceReplayed, ErrNonceReplayed)
+	})
 	t.Run("nonces are swept after the window", func(t *testing.T) {
 		cur := now
 		v := NewVerifier(secrets, func() time.Time { return cur })

@@ -311,6 +311,7 @@ func TestBadCredentialsNotLeaked(t *testing.T) {
 	_, err = c.Charges.Create(context.Background(), seedCharge())
 	require.Error(t, err)
 	assert.ErrorIs(t, err, payonce.ErrUnauthorized)
+	assert.False(t, payonce.IsTemporary(err), "bad credentials are final: a job queue must not retry them")
 	assert.NotEmpty(t, payonce.KeyOf(err))
 	for _, s := range []string{"wrong-secret-value", "4111111111111111", "123\"", u.srv.URL + "/oauth2"} {
 		assert.NotContains(t, err.Error(), s)
@@ -424,3 +425,20 @@ func TestAmountOmittedWhenZero(t *testing.T) {
 type roundTripFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+func TestPlainHTTPTokenURLRefused(t *testing.T) {
+	a := ClientCredentials("id", "secret")
+	a.TokenURL = "http://auth.example/oauth2/token"
+	_, err := NewClient(a)
+	require.ErrorIs(t, err, payonce.ErrInvalidConfig, "the client secret must not cross the network in clear text")
+	assert.NotContains(t, err.Error(), "secret\"")
+	a.TokenURL = "http://127.0.0.1:8080/oauth2/token"
+	_, err = NewClient(a, payonce.WithBaseURL("http://127.0.0.1:8080"))
+	require.NoError(t, err, "loopback is fine")
+	a.TokenURL = "http://auth.internal/oauth2/token"
+	_, err = NewClient(a, payonce.WithBaseURL("http://api.internal"), payonce.WithInsecureHTTP())
+	require.NoError(t, err, "an explicit WithInsecureHTTP covers the token URL too")
+	a.TokenURL = "ftp://auth.example/token"
+	_, err = NewClient(a)
+	require.ErrorIs(t, err, payonce.ErrInvalidConfig)
+}

@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
+	"net/url"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/payonce/payonce"
@@ -75,11 +78,43 @@ func NewClient(auth Auth, opts ...payonce.Option) (*Client, error) {
 	if z.cfg != nil && auth.TokenURL == "" && core.BaseURL() == ProductionURL {
 		return nil, fmt.Errorf("%w: a55: set Auth.TokenURL to the production token endpoint", payonce.ErrInvalidConfig)
 	}
+	if z.cfg != nil {
+		if err := checkTokenURL(z.cfg.TokenURL, core.BaseURL()); err != nil {
+			return nil, err
+		}
+	}
 	z.hc = core.HTTPClient()
 	c := &Client{core: core, auth: z}
 	c.Wallets = &WalletsService{c: c}
 	c.Charges = &ChargesService{c: c}
 	return c, nil
+}
+
+// checkTokenURL refuses a token URL that would send the client secret in
+// clear text: plain http:// is accepted only to a loopback host, or when
+// the API itself is reached over plain http:// to a non-loopback host
+// (which payonce.NewClient allows only with payonce.WithInsecureHTTP).
+func checkTokenURL(raw, baseURL string) error {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+		return fmt.Errorf("%w: a55: token URL must be an absolute http(s) URL", payonce.ErrInvalidConfig)
+	}
+	if u.Scheme == "https" || isLoopback(u.Hostname()) {
+		return nil
+	}
+	if b, err := url.Parse(baseURL); err == nil && b.Scheme == "http" && !isLoopback(b.Hostname()) {
+		return nil // the caller opted into plain HTTP with payonce.WithInsecureHTTP
+	}
+	return fmt.Errorf("%w: a55: plain http:// token URL to non-loopback host %q would send the client secret in clear text (use https)",
+		payonce.ErrInvalidConfig, u.Hostname())
+}
+
+func isLoopback(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 // WithProduction sets the production base URL. Production also needs

@@ -242,9 +242,12 @@ func (t *signingTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 	out := req.Clone(req.Context())
 	out.Body, out.GetBody, out.ContentLength = http.NoBody, nil, 0
 	if len(body) > 0 {
+		// No GetBody: net/http must not re-send a signed request on its own
+		// (it would repeat the nonce and be refused as a replay).
 		out.Body = io.NopCloser(bytes.NewReader(body))
-		out.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
 		out.ContentLength = int64(len(body))
+	} else {
+		out.Body = io.NopCloser(http.NoBody) // not replayable either
 	}
 	if err := t.signer.Sign(out, body); err != nil {
 		return nil, err

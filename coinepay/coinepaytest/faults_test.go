@@ -3,6 +3,7 @@ package coinepaytest_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -260,4 +261,17 @@ func TestCloseIsIdempotent(t *testing.T) {
 	s.Close()
 	_, err := http.Get(s.URL + "/_fakepay/ledger")
 	assert.Error(t, err, "closed")
+}
+
+// The attempt log holds an attempt as soon as its client has the answer
+// (or lost it): a test may assert on Requests() right after its call.
+func TestRequestLoggedBeforeClientSeesOutcome(t *testing.T) {
+	s := coinepaytest.New(t)
+	for i := range 40 {
+		if i%2 == 0 {
+			require.NoError(t, s.AddFault(coinepaytest.Rule{Fault: coinepaytest.FaultDropAfterCommit, Count: 1}))
+		}
+		_, _ = try(context.Background(), s, fmt.Sprintf("log-key-%02d", i), applyBody)
+		require.Len(t, s.Requests(), i+1, "attempt %d must be logged before its client sees the outcome", i+1)
+	}
 }

@@ -70,6 +70,20 @@ type Request struct {
 	Key        string // the Idempotency-Key header, "" when absent
 	Credential string // set by Authenticate: A55 client_id, Coinepay API key id
 	Attempt    *Attempt
+
+	logged     bool
+	logAttempt func()
+}
+
+// log records the attempt once, before the answer (or the dropped
+// connection) reaches the client, so a test reading the attempt log right
+// after its call sees every attempt the call made.
+func (r *Request) log() {
+	if r.logged || r.logAttempt == nil {
+		return
+	}
+	r.logged = true
+	r.logAttempt()
 }
 
 // Decode unmarshals the JSON body into v. It reports whether the body was
@@ -135,11 +149,11 @@ func (h *providerHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	key := r.Header.Get(payonce.HeaderIdempotencyKey)
 	att := &Attempt{Time: e.clock.Now(), Provider: h.cfg.Name, Method: r.Method, Path: r.URL.Path, IdempotencyKey: logKey(key)}
-	defer func() {
+	req := &Request{HTTP: r, Key: key, Attempt: att, logAttempt: func() {
 		e.attempts.Add(*att)
 		e.stats.add(att)
-	}()
-	req := &Request{HTTP: r, Key: key, Attempt: att}
+	}}
+	defer req.log() // the paths that send nothing
 
 	fault := e.faults.Pick(h.cfg.Name, r.URL.Path, key)
 	if fault != nil {
@@ -149,6 +163,7 @@ func (h *providerHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if fault != nil {
 		switch fault.Kind {
 		case ResetBeforeRead:
+			req.log()
 			abortConn(w, r, true)
 			return
 		case Hang:
@@ -159,6 +174,7 @@ func (h *providerHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			case <-ctx.Done():
 			case <-e.closing:
 			}
+			req.log()
 			abortConn(w, r, false)
 			return
 		case RateLimit:
@@ -236,6 +252,7 @@ func (h *providerHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		e.sleep(ctx, fault.Delay)
 	}
 	if fault != nil && fault.Kind == DropAfterCommit {
+		req.log()
 		abortConn(w, r, false)
 		return
 	}
@@ -254,6 +271,7 @@ func (h *providerHandler) write(w http.ResponseWriter, req *Request, resp Respon
 		hdr.Set(payonce.HeaderReplay, "true")
 	}
 	req.Attempt.Status = resp.Status
+	req.log()
 	w.WriteHeader(resp.Status)
 	_, _ = w.Write(resp.Body)
 }
