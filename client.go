@@ -222,6 +222,10 @@ func (c *Client) BaseURL() string { return c.baseURL.String() }
 // KeyRules returns the client's key rules.
 func (c *Client) KeyRules() KeyRules { return c.rules }
 
+// Now returns the client's clock reading (time.Now unless WithClock set
+// another); typed clients check card expiry against it.
+func (c *Client) Now() time.Time { return c.now() }
+
 // Provider returns the provider name.
 func (c *Client) Provider() string { return c.provider }
 
