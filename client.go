@@ -101,7 +101,13 @@ func WithKeyRules(r KeyRules) Option {
 
 // WithSigner sets the signer called for every attempt.
 func WithSigner(s Signer) Option {
-	return func(c *Client) error { c.signer = s; return nil }
+	return func(c *Client) error {
+		if s == nil {
+			return fmt.Errorf("%w: nil signer", ErrInvalidConfig)
+		}
+		c.signer = s
+		return nil
+	}
 }
 
 // WithCodec sets how answers are decoded.
@@ -118,7 +124,13 @@ func WithCodec(cd Codec) Option {
 // WithLimiter paces attempts (for example rate.NewLimiter for A55's
 // documented 100 requests a minute).
 func WithLimiter(l Limiter) Option {
-	return func(c *Client) error { c.limiter = l; return nil }
+	return func(c *Client) error {
+		if l == nil {
+			return fmt.Errorf("%w: nil limiter", ErrInvalidConfig)
+		}
+		c.limiter = l
+		return nil
+	}
 }
 
 // WithLogger logs through l at debug level (attempts, retries, outcomes).

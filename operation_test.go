@@ -1,0 +1,130 @@
+package payonce
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// An error answer over the 1 MiB cap is read up to the cap and still
+// decoded into a typed error; it is not retried.
+func TestHugeErrorBodyIsCapped(t *testing.T) {
+	var n atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n.Add(1)
+		w.WriteHeader(http.StatusBadRequest)
+		_, _ = io.WriteString(w, `{"code":400,"message_key":"openapi_invalid_request","message":"`+strings.Repeat("x", 3<<20)+`"}`)
+	}))
+	defer srv.Close()
+	c, err := NewClient(WithBaseURL(srv.URL), WithRetryPolicy(fastPolicy()))
+	require.NoError(t, err)
+	_, err = c.Do(context.Background(), postReq(), nil)
+	require.Error(t, err)
+	assert.ErrorIs(t, err, ErrInvalidRequest)
+	assert.Less(t, len(err.Error()), maxErrorBody+1024, "no more than the cap is kept")
+	assert.Equal(t, int32(1), n.Load())
+	assert.NotEmpty(t, KeyOf(err))
+}
+
+// The give-up error of exhausted retries never holds the query string.
+func TestExhaustedErrorHasNoQueryString(t *testing.T) {
+	rec := &recorder{statuses: []int{503}}
+	c := setup(t, rec)
+	req := &Request{Operation: "cards.list", Method: http.MethodGet, Path: "/cards", Query: url.Values{"token": {"SECRETQ123"}}}
+	_, err := c.Do(context.Background(), req, nil)
+	require.Error(t, err)
+	assert.ErrorIs(t, err, ErrRetriesExhausted)
+	assert.NotContains(t, err.Error(), "SECRETQ123")
+	assert.NotContains(t, err.Error(), "token=")
+	assert.Len(t, rec.seen(), 5, "a GET is retried without a key")
+}
+
+// Each operation's wait schedule grows exponentially within the jitter.
+func TestBackOffScheduleIsJitteredExponential(t *testing.T) {
+	p := DefaultRetryPolicy()
+	p.InitialInterval, p.MaxInterval, p.Multiplier, p.RandomizationFactor = 100*time.Millisecond, 10*time.Second, 2, 0.5
+	seen := map[time.Duration]bool{}
+	for range 20 {
+		b := p.newBackOff()
+		interval := p.InitialInterval
+		for i := 0; i < 5; i++ {
+			d := b.NextBackOff()
+			lo := time.Duration(float64(interval) * (1 - p.RandomizationFactor))
+			hi := time.Duration(float64(interval) * (1 + p.RandomizationFactor))
+			assert.GreaterOrEqual(t, d, lo, "retry %d", i)
+			assert.LessOrEqual(t, d, hi, "retry %d", i)
+			seen[d] = true
+			interval *= 2
+		}
+	}
+	assert.Greater(t, len(seen), 50, "waits are jittered, not fixed")
+	a, b := p.newBackOff(), p.newBackOff()
+	assert.NotSame(t, a, b, "one schedule per operation")
+}
+
+// An expired context is never retried.
+func TestExpiredContextIsNotRetried(t *testing.T) {
+	rec := &recorder{statuses: []int{503}}
+	p := fastPolicy()
+	p.MaxAttempts = 100
+	p.InitialInterval, p.MaxInterval = 20*time.Millisecond, 20*time.Millisecond
+	c := setup(t, rec, WithRetryPolicy(p))
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	_, err := c.Do(ctx, postReq(), nil)
+	require.Error(t, err)
+	assert.ErrorIs(t, err, context.DeadlineExceeded)
+	assert.NotEmpty(t, KeyOf(err))
+	assert.LessOrEqual(t, len(rec.seen()), 4)
+}
+
+// A cancel during a long wait ends it within milliseconds.
+func TestCancelEndsWaitWithinMilliseconds(t *testing.T) {
+	rec := &recorder{statuses: []int{503}, header: http.Header{"Retry-After": {"30"}}}
+	p := fastPolicy()
+	p.MaxRetryAfter = time.Minute
+	c := setup(t, rec, WithRetryPolicy(p))
+	ctx, cancel := context.WithCancel(context.Background())
+	var cancelled atomic.Int64
+	time.AfterFunc(30*time.Millisecond, func() { cancelled.Store(time.Now().UnixNano()); cancel() })
+	_, err := c.Do(ctx, postReq(), nil)
+	returned := time.Now()
+	assert.ErrorIs(t, err, context.Canceled)
+	assert.Less(t, returned.Sub(time.Unix(0, cancelled.Load())), 50*time.Millisecond)
+}
+
+// The defaults: a User-Agent, sane timeouts, and no log output.
+func TestClientDefaults(t *testing.T) {
+	var ua atomic.Value
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { ua.Store(r.UserAgent()) }))
+	defer srv.Close()
+	c, err := NewClient(WithBaseURL(srv.URL))
+	require.NoError(t, err)
+	_, err = c.Do(context.Background(), postReq(), nil)
+	require.NoError(t, err)
+	assert.Equal(t, UserAgent, ua.Load())
+	assert.False(t, c.Logger().Enabled(context.Background(), slog.LevelError), "silent by default")
+	assert.Equal(t, 60*time.Second, c.HTTPClient().Timeout)
+	tr := c.HTTPClient().Transport.(*http.Transport)
+	assert.Equal(t, 10*time.Second, tr.TLSHandshakeTimeout)
+	assert.Equal(t, 30*time.Second, tr.ResponseHeaderTimeout)
+	c2, err := NewClient(WithBaseURL(srv.URL), WithUserAgent("merchant/1.0"))
+	require.NoError(t, err)
+	_, err = c2.Do(context.Background(), postReq(), nil)
+	require.NoError(t, err)
+	assert.Equal(t, "merchant/1.0", ua.Load())
+	_, err = NewClient(WithBaseURL(srv.URL), WithSigner(nil))
+	assert.ErrorIs(t, err, ErrInvalidConfig)
+	_, err = NewClient(WithBaseURL(srv.URL), WithLimiter(nil))
+	assert.ErrorIs(t, err, ErrInvalidConfig)
+}
