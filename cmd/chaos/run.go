@@ -21,7 +21,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, terminal 
 	fs.SetOutput(stderr)
 	fs.IntVar(&cfg.Operations, "n", cfg.Operations, "business operations to run")
 	fs.IntVar(&cfg.Concurrency, "concurrency", cfg.Concurrency, "operations in flight at once")
-	fs.Float64Var(&cfg.FaultRate, "faults", cfg.FaultRate, "share of requests hit by a fault (0..0.9)")
+	fs.Float64Var(&cfg.FaultRate, "faults", cfg.FaultRate, "total share of requests hit by a fault (0..0.9), split 2:2:1:1:1 into answers lost after commit, 503 before commit, connection resets, 429 Retry-After and delays")
 	fs.Uint64Var(&cfg.Seed, "seed", cfg.Seed, "random seed: same seed, same faults")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	fs.StringVar(&cfg.A55URL, "a55-url", "", "external A55 server (e.g. cmd/fakepay); default: in-process fake")

@@ -4,11 +4,19 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"maps"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/payonce/payonce"
+	"github.com/payonce/payonce/a55/a55test"
+	"github.com/payonce/payonce/coinepay/coinepaytest"
 )
 
 func TestRunPrintsTableAndResultLine(t *testing.T) {
@@ -49,4 +57,96 @@ func TestRunBadFlags(t *testing.T) {
 	assert.Contains(t, errOut.String(), "-n must be at least 1")
 	assert.Equal(t, 2, run(context.Background(), []string{"-nope"}, &out, &errOut, false))
 	assert.Equal(t, 0, run(context.Background(), []string{"-h"}, &out, &errOut, false))
+}
+
+// tamperLedger serves srv's handler, but answers GET /_fakepay/ledger with
+// the real ledger after tamper: a broken server, or a broken client, as
+// the reconciliation would see it.
+func tamperLedger(t *testing.T, h http.Handler, tamper func([]map[string]any) []map[string]any) *httptest.Server {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet || r.URL.Path != "/_fakepay/ledger" {
+			h.ServeHTTP(w, r)
+			return
+		}
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, r)
+		var v struct {
+			Operations []map[string]any `json:"operations"`
+		}
+		if !assert.NoError(t, json.Unmarshal(rec.Body.Bytes(), &v)) {
+			w.WriteHeader(http.StatusInternalServerError)
+			return
+		}
+		v.Operations = tamper(v.Operations)
+		w.Header().Set("Content-Type", "application/json")
+		assert.NoError(t, json.NewEncoder(w).Encode(v))
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+func TestRunExitsOneWhenTheProofFails(t *testing.T) {
+	big, err := payonce.ParseAmount("100000000.00")
+	require.NoError(t, err)
+	for _, tt := range []struct {
+		name   string
+		tamper func([]map[string]any) []map[string]any
+		result string
+		reason string
+		code   int
+	}{
+		{
+			name:   "untouched ledger passes",
+			tamper: func(ops []map[string]any) []map[string]any { return ops },
+			result: "duplicates=0 lost=0",
+			reason: "RESULT operations=",
+			code:   0,
+		},
+		{
+			name: "duplicate",
+			tamper: func(ops []map[string]any) []map[string]any {
+				for _, op := range ops {
+					if op["kind"] == "charge.create" {
+						twin := maps.Clone(op)
+						twin["id"] = "charge-twin"
+						return append(ops, twin) // one key executed twice
+					}
+				}
+				t.Error("no charge in the ledger")
+				return ops
+			},
+			result: "duplicates=1 lost=0",
+			reason: "problem: duplicate: a55 charge.create key ",
+			code:   1,
+		},
+		{
+			name: "lost",
+			tamper: func(ops []map[string]any) []map[string]any {
+				for i, op := range ops {
+					if op["kind"] == "charge.refund" {
+						return append(ops[:i:i], ops[i+1:]...) // a refund the server forgot
+					}
+				}
+				t.Error("no refund in the ledger")
+				return ops
+			},
+			result: "duplicates=0 lost=1",
+			reason: "done for the client, missing from the ledger",
+			code:   1,
+		},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			a55Srv := a55test.New(t, a55test.WithRateLimit(-1, time.Minute))
+			cpSrv := coinepaytest.New(t, coinepaytest.WithBalance(big))
+			a55URL := tamperLedger(t, a55Srv.Handler(), tt.tamper).URL
+			var out, errOut bytes.Buffer
+			code := run(context.Background(), []string{"-n", "60", "-quiet", "-seed", "5",
+				"-a55-url", a55URL, "-coinepay-url", cpSrv.URL}, &out, &errOut, false)
+			assert.Equal(t, tt.code, code, "a report that does not pass exits 1\n%s%s", out.String(), errOut.String())
+			assert.Contains(t, out.String(), tt.reason)
+			lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+			assert.True(t, strings.HasSuffix(lines[len(lines)-1], tt.result), lines[len(lines)-1])
+		})
+	}
 }

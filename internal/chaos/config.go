@@ -8,6 +8,7 @@ package chaos
 import (
 	"fmt"
 	"io"
+	"net/http"
 	"time"
 
 	"github.com/payonce/payonce"
@@ -17,7 +18,7 @@ import (
 type Config struct {
 	Operations  int     // business operations to start (about; scenarios are chains)
 	Concurrency int     // scenarios in flight at once
-	FaultRate   float64 // share of requests hit by a fault (split into the default mix)
+	FaultRate   float64 // share of requests hit by any fault, split into the mix (see mixFor)
 	Seed        uint64  // same seed, same faults and choices
 	// DuplicateRate is the share of operations submitted twice in parallel
 	// with the same key and body; ConflictRate the share also submitted in
@@ -41,6 +42,10 @@ type Config struct {
 	ProgressIsTerminal bool          // a live bar instead of plain lines
 	ProgressInterval   time.Duration // plain lines: how often
 	DebugLog           io.Writer     // optional: every client's debug log lines (redacted)
+
+	// wrapTransport, for tests, wraps the transport of each provider's
+	// SDK client (outside any client-side fault transport).
+	wrapTransport func(provider string, next http.RoundTripper) http.RoundTripper
 }
 
 // DefaultConfig is the run `go run ./cmd/chaos` makes with no flags.
@@ -55,7 +60,7 @@ func DefaultConfig() Config {
 	return Config{
 		Operations:       3000,
 		Concurrency:      32,
-		FaultRate:        0.30,
+		FaultRate:        0.35, // 10 % drop, 10 % 503, 5 % reset, 5 % 429, 5 % delay
 		Seed:             1,
 		DuplicateRate:    0.05,
 		ConflictRate:     0.01,

@@ -19,15 +19,22 @@ import (
 	"github.com/payonce/payonce/internal/fakeserver"
 )
 
-// faultMix is the share of requests each fault hits, for a total rate f:
-// a third answers lost after the commit, a third 5xx before it, a sixth
-// resets, a sixth 429 with Retry-After; plus a few short delays.
+// faultMix is the share of requests each fault hits. For a total rate f
+// the shares sum to exactly f: two sevenths answer lost after the commit,
+// two sevenths 5xx before it, a seventh resets, a seventh 429 with
+// Retry-After, a seventh short delays (half before, half after the
+// commit). At the default f = 0.35 that is 10 %, 10 %, 5 %, 5 % and 5 %.
 type faultMix struct {
 	drop, errBefore, reset, rateLimit, delayBefore, delayAfter float64
 }
 
 func mixFor(f float64) faultMix {
-	return faultMix{drop: f / 3, errBefore: f / 3, reset: f / 6, rateLimit: f / 6, delayBefore: f / 12, delayAfter: f / 12}
+	return faultMix{drop: f * 2 / 7, errBefore: f * 2 / 7, reset: f / 7, rateLimit: f / 7, delayBefore: f / 14, delayAfter: f / 14}
+}
+
+// total is the share of requests hit by any fault.
+func (m faultMix) total() float64 {
+	return m.drop + m.errBefore + m.reset + m.rateLimit + m.delayBefore + m.delayAfter
 }
 
 // rules turns the mix into the fakes' rules. Rules are tried in order, so
@@ -42,8 +49,8 @@ func (m faultMix) rules() []fakeserver.Rule {
 		{m.errBefore, fakeserver.Rule{Fault: fakeserver.ErrorBeforeCommit, Status: 503}},
 		{m.reset, fakeserver.Rule{Fault: fakeserver.ResetBeforeRead}},
 		{m.rateLimit, fakeserver.Rule{Fault: fakeserver.RateLimit, RetryAfter: 1}},
-		{m.delayBefore, fakeserver.Rule{Fault: fakeserver.Delay, Delay: 2 * time.Millisecond, When: "before"}},
-		{m.delayAfter, fakeserver.Rule{Fault: fakeserver.Delay, Delay: 2 * time.Millisecond, When: "after"}},
+		{m.delayBefore, fakeserver.Rule{Fault: fakeserver.Delay, Delay: faultDelay, When: "before"}},
+		{m.delayAfter, fakeserver.Rule{Fault: fakeserver.Delay, Delay: faultDelay, When: "after"}},
 	}
 	var out []fakeserver.Rule
 	left := 1.0
@@ -133,6 +140,9 @@ func (e *env) httpClient(provider string) *http.Client {
 		e.clientFaults = append(e.clientFaults, ft)
 		hc.Transport = ft
 	}
+	if e.cfg.wrapTransport != nil {
+		hc.Transport = e.cfg.wrapTransport(provider, hc.Transport)
+	}
 	return hc
 }
 
@@ -175,7 +185,7 @@ func (e *env) ledger(ctx context.Context) ([]fakeserver.Operation, error) {
 			return nil, err
 		}
 		for _, op := range v.Operations {
-			if (op.Provider == providerA55 && e.cfg.A55URL == u) || (op.Provider == providerCoinepay && e.cfg.CoinepayURL == u) {
+			if (op.Provider == providerA55 && e.a55URL == u) || (op.Provider == providerCoinepay && e.coinepayURL == u) {
 				ops = append(ops, op)
 			}
 		}
@@ -251,7 +261,8 @@ func (e *env) adminPost(url string, body any) error {
 
 // faultTransport injects the fault mix on the client side, for servers the
 // run does not control: it drops answers after the server has them, answers
-// 503 or 429 itself before sending, or fails as a reset connection would.
+// 503 or 429 itself before sending, fails as a reset connection would, or
+// delays a request before sending it or its answer after.
 type faultTransport struct {
 	next http.RoundTripper
 	mix  faultMix
@@ -313,8 +324,35 @@ func (t *faultTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, errInjectedReset
 	case x < m.drop+m.errBefore+m.reset+m.rateLimit:
 		return synth(http.StatusTooManyRequests, "1"), nil
+	case x < m.drop+m.errBefore+m.reset+m.rateLimit+m.delayBefore:
+		if err := sleepCtx(req, faultDelay); err != nil {
+			return nil, err
+		}
+	case x < m.total():
+		resp, err := t.next.RoundTrip(req)
+		if err == nil {
+			if err := sleepCtx(req, faultDelay); err != nil {
+				_ = resp.Body.Close()
+				return nil, err
+			}
+		}
+		return resp, err
 	}
 	return t.next.RoundTrip(req)
+}
+
+// faultDelay is how long a delay fault holds a request.
+const faultDelay = 2 * time.Millisecond
+
+func sleepCtx(req *http.Request, d time.Duration) error {
+	tm := time.NewTimer(d)
+	defer tm.Stop()
+	select {
+	case <-tm.C:
+		return nil
+	case <-req.Context().Done():
+		return req.Context().Err()
+	}
 }
 
 // CloseIdleConnections reaches the wrapped transport.

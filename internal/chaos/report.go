@@ -66,18 +66,48 @@ func (r *Report) ResultLine() string {
 		r.Operations, r.Attempts, r.Replays, r.Resumed, r.Duplicates, r.Lost)
 }
 
-// report checks the ledgers against what the clients were told.
+// maxProblems caps the problems a report describes.
+const maxProblems = 20
+
+// report checks the ledgers against what the clients were told and adds
+// the run's tallies.
 func (r *runner) report(ledger []fakeserver.Operation, server ServerStats, elapsed time.Duration, rounds int) *Report {
-	rep := &Report{Server: server, ResumeRounds: rounds, Elapsed: elapsed, Replays: server.Replays}
-	problem := func(format string, args ...any) {
-		if len(rep.Problems) < 20 {
-			rep.Problems = append(rep.Problems, fmt.Sprintf(format, args...))
-		}
+	r.mu.Lock()
+	ops := r.ops
+	failed := r.failed
+	r.mu.Unlock()
+	rep := reconcile(ops, ledger)
+	rep.Server, rep.ResumeRounds, rep.Elapsed, rep.Replays = server, rounds, elapsed, server.Replays
+	rep.Submissions = int(r.subs.Load())
+	rep.Attempts = int(r.attempt.Load())
+	rep.Retries, rep.Recoveries = r.stats.snapshot()
+	if elapsed > 0 {
+		rep.OpsPerSecond = float64(rep.Operations) / elapsed.Seconds()
 	}
+	for _, f := range failed {
+		rep.problem("failed: %s", f)
+	}
+	return rep
+}
+
+func (r *Report) problem(format string, args ...any) {
+	if len(r.Problems) < maxProblems {
+		r.Problems = append(r.Problems, fmt.Sprintf(format, args...))
+	}
+}
+
+// reconcile is the proof's verdict, a pure function of what the clients
+// were told (one record per operation, that is per key) and the ledger of
+// what the servers executed. An operation executed more than once (several
+// ledger entries for its key, or its submissions answered with different
+// resources) counts once in Duplicates. Lost counts an operation a client
+// believes done that the ledger lacks or holds under another id, one the
+// ledger holds although its client was told it failed, one that never
+// settled, and a ledger key no client knows of.
+func reconcile(ops []*opRecord, ledger []fakeserver.Operation) *Report {
+	rep := &Report{}
+	keyOf := func(provider, key string) string { return provider + "\x00" + key }
 	byKey := map[string][]fakeserver.Operation{}
-	for _, op := range ledger {
-		byKey[op.Provider+"\x00"+op.IdempotencyKey] = append(byKey[op.Provider+"\x00"+op.IdempotencyKey], op)
-	}
 	kinds := map[[2]string]*KindCount{}
 	kindOf := func(p, k string) *KindCount {
 		kc := kinds[[2]string{p, k}]
@@ -88,11 +118,13 @@ func (r *runner) report(ledger []fakeserver.Operation, server ServerStats, elaps
 		return kc
 	}
 	for _, op := range ledger {
+		k := keyOf(op.Provider, op.IdempotencyKey)
+		byKey[k] = append(byKey[k], op)
 		kindOf(op.Provider, op.Kind).Ledger++
 	}
 	var lat []time.Duration
 	known := map[string]bool{}
-	for _, rec := range r.ops {
+	for _, rec := range ops {
 		rep.Operations++
 		kindOf(rec.provider, rec.kind).Count++
 		rep.Conflicts += rec.conflicts
@@ -101,44 +133,54 @@ func (r *runner) report(ledger []fakeserver.Operation, server ServerStats, elaps
 		} else if rec.done {
 			lat = append(lat, rec.latency)
 		}
-		k := rec.provider + "\x00" + rec.key
+		k := keyOf(rec.provider, rec.key)
 		known[k] = true
 		entries := byKey[k]
+		duplicate := false
 		if len(entries) > 1 {
-			rep.Duplicates += len(entries) - 1
-			problem("duplicate: %s %s key %s executed %d times", rec.provider, rec.kind, rec.key, len(entries))
+			duplicate = true
+			rep.problem("duplicate: %s %s key %s executed %d times", rec.provider, rec.kind, rec.key, len(entries))
 		}
 		if len(rec.ids) > 1 {
-			rep.Duplicates += len(rec.ids) - 1
-			problem("duplicate: %s %s key %s answered with %d different resources", rec.provider, rec.kind, rec.key, len(rec.ids))
+			duplicate = true
+			rep.problem("duplicate: %s %s key %s answered with %d different resources", rec.provider, rec.kind, rec.key, len(rec.ids))
+		}
+		if duplicate {
+			rep.Duplicates++
 		}
 		switch {
 		case rec.failed:
 			rep.Failed++
 			if len(entries) > 0 {
 				rep.Lost++
-				problem("lost: %s %s key %s executed, but its client was told it failed", rec.provider, rec.kind, rec.key)
+				rep.problem("lost: %s %s key %s executed, but its client was told it failed", rec.provider, rec.kind, rec.key)
 			}
 		case rec.done && len(entries) == 0:
 			rep.Lost++
-			problem("lost: %s %s key %s done for the client, missing from the ledger", rec.provider, rec.kind, rec.key)
+			rep.problem("lost: %s %s key %s done for the client, missing from the ledger", rec.provider, rec.kind, rec.key)
 		case rec.done && entries[0].ID != rec.id:
 			rep.Lost++
-			problem("lost: %s %s key %s: client has %s, ledger has %s", rec.provider, rec.kind, rec.key, rec.id, entries[0].ID)
+			rep.problem("lost: %s %s key %s: client has %s, ledger has %s", rec.provider, rec.kind, rec.key, rec.id, entries[0].ID)
 		case !rec.done:
 			rep.Lost++
-			problem("lost: %s %s key %s never settled", rec.provider, rec.kind, rec.key)
+			rep.problem("lost: %s %s key %s never settled", rec.provider, rec.kind, rec.key)
 		}
 	}
-	for k, entries := range byKey {
-		if !known[k] {
-			rep.Lost++
-			problem("lost: %s %s key %s in the ledger, but no client learned of it", entries[0].Provider, entries[0].Kind, entries[0].IdempotencyKey)
+	// Keys no client knows, in ledger order so that the problems are stable.
+	for _, op := range ledger {
+		k := keyOf(op.Provider, op.IdempotencyKey)
+		if known[k] {
+			continue
+		}
+		known[k] = true
+		entries := byKey[k]
+		rep.Lost++
+		rep.problem("lost: %s %s key %s in the ledger, but no client learned of it", op.Provider, op.Kind, op.IdempotencyKey)
+		if len(entries) > 1 {
+			rep.Duplicates++
+			rep.problem("duplicate: %s %s key %s executed %d times", op.Provider, op.Kind, op.IdempotencyKey, len(entries))
 		}
 	}
-	rep.Submissions = int(r.subs.Load())
-	rep.Attempts = int(r.attempt.Load())
-	rep.Retries, rep.Recoveries = r.stats.snapshot()
 	for _, kc := range kinds {
 		rep.ByKind = append(rep.ByKind, *kc)
 	}
@@ -151,14 +193,6 @@ func (r *runner) report(ledger []fakeserver.Operation, server ServerStats, elaps
 		rep.LatencyP50 = lat[n/2]
 		rep.LatencyP99 = lat[min(n-1, n*99/100)]
 	}
-	if elapsed > 0 {
-		rep.OpsPerSecond = float64(rep.Operations) / elapsed.Seconds()
-	}
-	r.mu.Lock()
-	for _, f := range r.failed {
-		problem("failed: %s", f)
-	}
-	r.mu.Unlock()
 	return rep
 }
 

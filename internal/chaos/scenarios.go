@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"math/rand/v2"
+	"strconv"
+	"time"
 
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/a55"
@@ -91,9 +93,11 @@ func buildScenarios(n int, rng *rand.Rand, dupRate, conflictRate float64, a55On,
 	return out
 }
 
-// testCard confirms on the A55 sandbox and the fake.
+// testCard confirms on the A55 sandbox and the fake. It expires five years
+// from now, so that the run never ages into refused charges.
 func testCard() *payonce.Card {
-	return &payonce.Card{Number: "4111111111111111", HolderName: "CHAOS TEST", ExpirationMonth: "12", ExpirationYear: "2030", CVV: "123"}
+	return &payonce.Card{Number: "4111111111111111", HolderName: "CHAOS TEST", ExpirationMonth: "12",
+		ExpirationYear: strconv.Itoa(time.Now().Year() + 5), CVV: "123"}
 }
 
 // result is what one submission learned.
