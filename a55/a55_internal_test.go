@@ -60,7 +60,10 @@ func setup(t *testing.T, opts ...payonce.Option) *unit {
 	})
 	auth := ClientCredentials(testID, testSecret)
 	auth.TokenURL = u.srv.URL + "/oauth2/token"
-	base := []payonce.Option{payonce.WithBaseURL(u.srv.URL), payonce.WithRetryPolicy(fastPolicy())}
+	// The client's clock is fixed before the seed card's expiry (12/2030),
+	// which seedCharge keeps byte for byte; opts may set another.
+	base := []payonce.Option{payonce.WithBaseURL(u.srv.URL), payonce.WithRetryPolicy(fastPolicy()),
+		payonce.WithClock(func() time.Time { return seedTime })}
 	c, err := NewClient(auth, append(base, opts...)...)
 	require.NoError(t, err)
 	u.client = c
@@ -73,6 +76,10 @@ func writeJSON(w http.ResponseWriter, status int, body string) {
 	_, _ = io.WriteString(w, body)
 }
 
+// seedTime is before the seed card's expiry (12/2030).
+var seedTime = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+
+// seedCharge is the seed document's payload (card expiring 12/2030).
 func seedCharge() *ChargeCreateRequest {
 	amt, _ := payonce.ParseAmount("100.00")
 	return &ChargeCreateRequest{
@@ -112,6 +119,39 @@ func TestCreateSendsSeedPayloadAndBearer(t *testing.T) {
 	assert.Equal(t, 1, ch.Meta.Attempts)
 	assert.Equal(t, "req_1", ch.Meta.RequestID)
 	assert.Equal(t, RateLimit{Limit: 100, Remaining: 99, Reset: time.Unix(1900000000, 0)}, ch.Meta.RateLimit)
+}
+
+func TestCardExpiryReadsTheCoreClock(t *testing.T) {
+	// The seed card expires after December 2030: on a client whose clock
+	// (payonce.WithClock) reads January 2031 it is refused before sending;
+	// on one that reads 2030-12-31 it goes out.
+	for _, tc := range []struct {
+		now     time.Time
+		refused bool
+	}{
+		{time.Date(2031, 1, 1, 0, 0, 0, 0, time.UTC), true},
+		{time.Date(2030, 12, 31, 23, 0, 0, 0, time.UTC), false},
+		{seedTime, false},
+	} {
+		t.Run(tc.now.Format(time.DateOnly), func(t *testing.T) {
+			u := setup(t, payonce.WithClock(func() time.Time { return tc.now }))
+			require.Equal(t, tc.now, u.client.Core().Now())
+			var hits atomic.Int32
+			u.mux.HandleFunc("POST "+PathCharges, func(w http.ResponseWriter, r *http.Request) {
+				hits.Add(1)
+				writeJSON(w, 200, `{"charge_uuid":"ch_1","status":"confirmed","amount":"100.00","currency":"BRL"}`)
+			})
+			_, err := u.client.Charges.Create(context.Background(), seedCharge())
+			if tc.refused {
+				require.Error(t, err)
+				assert.ErrorIs(t, err, payonce.ErrInvalidCard)
+				assert.EqualValues(t, 0, hits.Load(), "refused before any byte is sent")
+				return
+			}
+			require.NoError(t, err)
+			assert.EqualValues(t, 1, hits.Load())
+		})
+	}
 }
 
 func TestValidationBeforeSending(t *testing.T) {

@@ -28,7 +28,7 @@ func BenchmarkChargeCreate(b *testing.B) {
 	newReq := func() *a55.ChargeCreateRequest {
 		return &a55.ChargeCreateRequest{
 			Amount: amount, Currency: payonce.BRL, TypeCharge: a55.TypeCreditCard,
-			Card: &payonce.Card{Number: a55test.CardConfirms, HolderName: "TEST", ExpirationMonth: "12", ExpirationYear: "2030", CVV: "123"},
+			Card: &payonce.Card{Number: a55test.CardConfirms, HolderName: "TEST", ExpirationMonth: "12", ExpirationYear: "2099", CVV: "123"},
 		}
 	}
 	url := srv.URL + a55.PathCharges

@@ -42,7 +42,9 @@ type ChargeCreateRequest struct {
 	WebhookURL string `json:"webhook_url,omitempty"`
 }
 
-func (r *ChargeCreateRequest) validate() error {
+// validate checks the request; the card's expiry is checked against now
+// (the core client's clock, so payonce.WithClock governs it).
+func (r *ChargeCreateRequest) validate(now time.Time) error {
 	if r == nil {
 		return &payonce.ValidationError{Reason: "nil request", Err: payonce.ErrInvalidRequest}
 	}
@@ -62,7 +64,7 @@ func (r *ChargeCreateRequest) validate() error {
 		if r.Card == nil {
 			return &payonce.ValidationError{Field: "card", Reason: "required for type_charge " + string(r.TypeCharge), Err: payonce.ErrInvalidCard}
 		}
-		return r.Card.Validate(time.Now())
+		return r.Card.Validate(now)
 	}
 	return nil
 }
@@ -139,14 +141,15 @@ type CancelRequest struct {
 
 // Create creates a charge: POST /api/v1/bank/wallet/charge/. The request
 // is checked before any byte is sent (amount above zero, currency, card
-// number by Luhn, expiry, CVV). A declined card or a failed charge is a
+// number by Luhn, expiry against the client's clock, payonce.WithClock,
+// CVV). A declined card or a failed charge is a
 // *ChargeError (errors.Is payonce.ErrCardDeclined or
 // payonce.ErrChargeFailed) that still gives the charge.
 func (s *ChargesService) Create(ctx context.Context, req *ChargeCreateRequest, opts ...payonce.CallOption) (*Charge, error) {
 	ch := new(Charge)
 	meta, err := s.c.do(ctx, &payonce.Request{
 		Operation: "charges.create", Method: http.MethodPost, Path: PathCharges,
-		Body: req, Keyed: true, Validate: req.validate,
+		Body: req, Keyed: true, Validate: func() error { return req.validate(s.c.core.Now()) },
 	}, (*createdCharge)(ch), opts)
 	if err != nil {
 		return nil, err

@@ -42,7 +42,7 @@ func exampleCharge(number string, capture bool) *a55.ChargeCreateRequest {
 		Currency:   payonce.BRL,
 		TypeCharge: a55.TypeCreditCard,
 		Card: &payonce.Card{Number: payonce.CardNumber(number), HolderName: "TEST",
-			ExpirationMonth: "12", ExpirationYear: "2030", CVV: "123"},
+			ExpirationMonth: "12", ExpirationYear: "2099", CVV: "123"},
 		Payer: &a55.Payer{Name: "张伟", Email: "zhangwei@example.com", Document: "12345678909", DocumentType: "CPF"},
 	}
 	if !capture {

@@ -14,7 +14,7 @@ import (
 
 // Capture, partial and full refund and cancel, each through a lost
 // response, a 503 and a connection reset, with exactly one ledger entry per
-// operation; then the moves A55 refuses.
+// operation; then the moves A55 refuses, each through the same faults.
 
 var faults = []struct {
 	name string
@@ -111,53 +111,56 @@ func TestIllegalMoves(t *testing.T) {
 	require.NoError(t, err)
 	before := srv.Ledger().Len()
 
-	// A 503 first: the move is retried, then refused for good.
-	require.NoError(t, srv.AddFault(a55test.Rule{Fault: a55test.FaultErrorBeforeCommit, Path: "/api/v1/bank/wallet/charge/*", Count: 1}))
 	cases := []struct {
 		name string
+		path string
 		call func() (*a55.Charge, error)
 		code string
 	}{
-		{"cancel captured", func() (*a55.Charge, error) {
+		{"cancel captured", a55test.CancelPath, func() (*a55.Charge, error) {
 			return c.Charges.Cancel(ctx, &a55.CancelRequest{ChargeUUID: confirmed.UUID})
 		}, "CANCEL_NOT_ALLOWED"},
-		{"capture captured", func() (*a55.Charge, error) {
+		{"capture captured", a55test.CapturePath, func() (*a55.Charge, error) {
 			return c.Charges.Capture(ctx, &a55.CaptureRequest{ChargeUUID: confirmed.UUID})
 		}, "CHARGE_ALREADY_PAID"},
-		{"refund too much", func() (*a55.Charge, error) {
+		{"refund too much", a55test.RefundPath, func() (*a55.Charge, error) {
 			return c.Charges.Refund(ctx, &a55.RefundRequest{ChargeUUID: confirmed.UUID, Amount: amount(t, "100.01")})
 		}, "REFUND_EXCEEDS_AMOUNT"},
-		{"cancel canceled", func() (*a55.Charge, error) {
+		{"cancel canceled", a55test.CancelPath, func() (*a55.Charge, error) {
 			return c.Charges.Cancel(ctx, &a55.CancelRequest{ChargeUUID: canceled.UUID})
 		}, "CHARGE_ALREADY_CANCELED"},
-		{"capture canceled", func() (*a55.Charge, error) {
+		{"capture canceled", a55test.CapturePath, func() (*a55.Charge, error) {
 			return c.Charges.Capture(ctx, &a55.CaptureRequest{ChargeUUID: canceled.UUID})
 		}, "CHARGE_ALREADY_CANCELED"},
-		{"refund canceled", func() (*a55.Charge, error) {
+		{"refund canceled", a55test.RefundPath, func() (*a55.Charge, error) {
 			return c.Charges.Refund(ctx, &a55.RefundRequest{ChargeUUID: canceled.UUID})
 		}, "CHARGE_ALREADY_CANCELED"},
 	}
-	for i, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			ch, err := tc.call()
-			require.Error(t, err)
-			assert.Nil(t, ch)
-			assert.ErrorIs(t, err, payonce.ErrInvalidState)
-			assert.NotErrorIs(t, err, payonce.ErrIdempotencyConflict)
-			assert.False(t, payonce.IsTemporary(err))
-			var ae *payonce.APIError
-			require.ErrorAs(t, err, &ae)
-			assert.Equal(t, http.StatusConflict, ae.StatusCode)
-			assert.Equal(t, tc.code, ae.Code)
-			assert.NotEmpty(t, ae.Key)
-			if i == 0 {
-				assert.Equal(t, 2, ae.Attempts, "503, then the 409")
-			} else {
-				assert.Equal(t, 1, ae.Attempts)
-			}
-		})
+	// Each illegal move through each fault: the fault makes the SDK retry
+	// (a lost 409 is not stored, so the retry is refused again), then the
+	// move is refused for good and nothing is executed.
+	for _, f := range faults {
+		for _, tc := range cases {
+			t.Run(f.name+"/"+tc.name, func(t *testing.T) {
+				require.NoError(t, srv.AddFault(f.rule(tc.path)))
+				ch, err := tc.call()
+				require.Error(t, err)
+				assert.Nil(t, ch)
+				assert.ErrorIs(t, err, payonce.ErrInvalidState)
+				assert.NotErrorIs(t, err, payonce.ErrIdempotencyConflict)
+				assert.False(t, payonce.IsTemporary(err))
+				var ae *payonce.APIError
+				require.ErrorAs(t, err, &ae)
+				assert.Equal(t, http.StatusConflict, ae.StatusCode)
+				assert.Equal(t, tc.code, ae.Code)
+				assert.NotEmpty(t, ae.Key)
+				assert.Equal(t, 2, ae.Attempts, "the fault, then the 409")
+				assert.Equal(t, before, srv.Ledger().Len(), "the illegal move was not executed")
+			})
+		}
 	}
 	assert.Equal(t, before, srv.Ledger().Len(), "no illegal move was executed")
+	assert.Equal(t, len(faults)*len(cases), srv.Stats().Faults, "every fault fired")
 
 	_, err = c.Charges.Get(ctx, "no-such-charge", "")
 	assert.ErrorIs(t, err, payonce.ErrNotFound)

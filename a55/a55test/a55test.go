@@ -81,6 +81,7 @@ func NewFixedClock(t time.Time) *Clock { return fakeserver.NewFixedClock(t) }
 
 type config struct {
 	clientID, secret string
+	extra            [][2]string // further client_id, secret pairs
 	fake             a55fake.Config
 	engine           fakeserver.Options
 }
@@ -92,6 +93,16 @@ type Option func(*config)
 // demo-client / demo-secret).
 func WithCredentials(clientID, secret string) Option {
 	return func(c *config) { c.clientID, c.secret = clientID, secret }
+}
+
+// WithExtraCredentials makes the fake accept one more OAuth2 client besides
+// the primary one (WithCredentials); give it once per extra client. Each
+// client gets its own tokens, rate-limit counter and idempotency-key
+// scope. HTTPClient, Client and IssueToken keep using the primary client;
+// get an SDK client for an extra one with a55.ClientCredentials against
+// TokenURL, or a token with IssueTokenFor.
+func WithExtraCredentials(clientID, secret string) Option {
+	return func(c *config) { c.extra = append(c.extra, [2]string{clientID, secret}) }
 }
 
 // WithTokenLifetime sets how long access tokens live (default 1 h).
@@ -146,7 +157,11 @@ func NewServer(opts ...Option) *Server {
 	for _, o := range opts {
 		o(&c)
 	}
-	c.fake.Clients = map[string]string{c.clientID: c.secret}
+	c.fake.Clients = make(map[string]string, 1+len(c.extra))
+	for _, kv := range c.extra {
+		c.fake.Clients[kv[0]] = kv[1]
+	}
+	c.fake.Clients[c.clientID] = c.secret
 	e := fakeserver.New(c.engine)
 	f := a55fake.New(e, c.fake)
 	s := &Server{engine: e, fake: f, clientID: c.clientID, secret: c.secret}
@@ -191,6 +206,11 @@ func (s *Server) TokenURL() string { return s.URL + TokenPath }
 
 // IssueToken returns a new valid access token for the server's client.
 func (s *Server) IssueToken() string { return s.fake.IssueToken(s.clientID) }
+
+// IssueTokenFor returns a new valid access token for clientID, the primary
+// client or one added with WithExtraCredentials (the fake does not check
+// that it knows clientID).
+func (s *Server) IssueTokenFor(clientID string) string { return s.fake.IssueToken(clientID) }
 
 // SetRateLimit sets the per-client limit: n requests per rolling window;
 // n <= 0 turns it off. Counters restart.

@@ -28,6 +28,17 @@ const seedCharge = `{
 "payer": { "name": "张伟", "email": "zhangwei@example.com", "document": "12345678909", "document_type": "CPF" }
 }`
 
+// seedTime is before the seed card's expiry (12/2030): servers that take
+// seedCharge run on a fixed clock set to it, so the suite does not expire.
+var seedTime = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+
+// newFake starts a fake on a fixed clock at seedTime (an opts WithClock
+// wins).
+func newFake(t testing.TB, opts ...a55test.Option) *a55test.Server {
+	t.Helper()
+	return a55test.New(t, append([]a55test.Option{a55test.WithClock(a55test.NewFixedClock(seedTime))}, opts...)...)
+}
+
 const key1 = "550e8400-e29b-41d4-a716-446655440000"
 
 type answer struct {
@@ -78,11 +89,11 @@ func errCode(a answer) string {
 
 func withCard(number string, extra string) string {
 	return `{"amount":"100.00","currency":"BRL","type_charge":"credit_card",` + extra +
-		`"card":{"number":"` + number + `","holder_name":"TEST","expiration_month":"12","expiration_year":"2030","cvv":"123"}}`
+		`"card":{"number":"` + number + `","holder_name":"TEST","expiration_month":"12","expiration_year":"2099","cvv":"123"}}`
 }
 
 func TestSeedChargeTwiceChargesOnce(t *testing.T) {
-	s := a55test.New(t)
+	s := newFake(t)
 	a := charge(t, s, key1, seedCharge)
 	require.Equal(t, 200, a.Status, "%s", a.Raw)
 	assert.Equal(t, "confirmed", a.JSON["status"])
@@ -106,20 +117,20 @@ func TestSeedChargeTwiceChargesOnce(t *testing.T) {
 }
 
 func TestReplayHeaderOption(t *testing.T) {
-	s := a55test.New(t, a55test.WithReplayHeader(true))
+	s := newFake(t, a55test.WithReplayHeader(true))
 	charge(t, s, key1, seedCharge)
 	assert.Equal(t, "true", charge(t, s, key1, seedCharge).Header.Get(payonce.HeaderReplay))
 }
 
 func TestNoKeyChargesEveryTime(t *testing.T) {
-	s := a55test.New(t)
+	s := newFake(t)
 	charge(t, s, "", seedCharge)
 	charge(t, s, "", seedCharge)
 	assert.Equal(t, 2, s.Ledger().CountKind("charge.create"))
 }
 
 func TestDifferentKeySameBodyRunsTwice(t *testing.T) {
-	s := a55test.New(t)
+	s := newFake(t)
 	a := charge(t, s, "key-aaaaaaaaaaaaaaaa", seedCharge)
 	b := charge(t, s, "key-bbbbbbbbbbbbbbbb", seedCharge)
 	assert.NotEqual(t, a.JSON["charge_uuid"], b.JSON["charge_uuid"])
@@ -127,7 +138,7 @@ func TestDifferentKeySameBodyRunsTwice(t *testing.T) {
 }
 
 func TestConflict(t *testing.T) {
-	s := a55test.New(t)
+	s := newFake(t)
 	charge(t, s, key1, seedCharge)
 	a := charge(t, s, key1, strings.Replace(seedCharge, "100.00", "200.00", 1))
 	assert.Equal(t, 409, a.Status)
@@ -137,7 +148,7 @@ func TestConflict(t *testing.T) {
 }
 
 func TestConcurrentSameKey(t *testing.T) {
-	s := a55test.New(t)
+	s := newFake(t)
 	require.NoError(t, s.AddFault(a55test.Rule{Fault: a55test.FaultDelay, Delay: 50 * time.Millisecond, Count: 1}))
 	const n = 8
 	answers := make([]answer, n)
@@ -155,7 +166,7 @@ func TestConcurrentSameKey(t *testing.T) {
 }
 
 func TestConcurrentSameKeyDifferentBody(t *testing.T) {
-	s := a55test.New(t)
+	s := newFake(t)
 	require.NoError(t, s.AddFault(a55test.Rule{Fault: a55test.FaultDelay, Delay: 200 * time.Millisecond, Count: 1}))
 	done := make(chan answer)
 	go func() { done <- charge(t, s, key1, seedCharge) }()
@@ -167,7 +178,7 @@ func TestConcurrentSameKeyDifferentBody(t *testing.T) {
 }
 
 func TestOnly2xxStored(t *testing.T) {
-	s := a55test.New(t)
+	s := newFake(t)
 	declined := withCard(a55test.CardDeclined, "")
 	a := charge(t, s, key1, declined)
 	assert.Equal(t, 400, a.Status)
@@ -186,7 +197,7 @@ func TestOnly2xxStored(t *testing.T) {
 }
 
 func TestKeyExpiry(t *testing.T) {
-	s := a55test.New(t)
+	s := newFake(t)
 	a := charge(t, s, key1, seedCharge)
 	s.Clock().Advance(24*time.Hour + time.Second)
 	b := charge(t, s, key1, seedCharge)
@@ -196,7 +207,7 @@ func TestKeyExpiry(t *testing.T) {
 }
 
 func TestKeyRules(t *testing.T) {
-	s := a55test.New(t)
+	s := newFake(t)
 	for key, code := range map[string]string{
 		"short":                  "IDEMPOTENCY_KEY_TOO_SHORT",
 		strings.Repeat("k", 129): "IDEMPOTENCY_KEY_TOO_LONG",
@@ -210,13 +221,13 @@ func TestKeyRules(t *testing.T) {
 }
 
 func TestTestCards(t *testing.T) {
-	s := a55test.New(t)
+	s := newFake(t)
 	a := charge(t, s, "", withCard(a55test.CardProcError, ""))
 	assert.Equal(t, 400, a.Status)
 	assert.Equal(t, "PROCESSING_ERROR", errCode(a))
 	assert.Equal(t, "error", a.JSON["status"])
 	assert.Equal(t, "INVALID_CARD", errCode(charge(t, s, "", withCard("4111111111111112", ""))))
-	assert.Equal(t, "EXPIRED_CARD", errCode(charge(t, s, "", strings.Replace(withCard(a55test.CardConfirms, ""), "2030", "2020", 1))))
+	assert.Equal(t, "EXPIRED_CARD", errCode(charge(t, s, "", strings.Replace(withCard(a55test.CardConfirms, ""), "2099", "2020", 1))))
 	assert.Equal(t, 0, s.Ledger().Len(), "failed charges are not in the ledger")
 	// A failed charge can still be fetched.
 	g := do(t, s.HTTPClient(), http.MethodGet, s.URL+a55test.ChargePath+a.JSON["charge_uuid"].(string)+"/", "", "")
@@ -224,7 +235,7 @@ func TestTestCards(t *testing.T) {
 }
 
 func TestValidation(t *testing.T) {
-	s := a55test.New(t)
+	s := newFake(t)
 	c := s.HTTPClient()
 	cases := []struct {
 		method, path, body string
@@ -250,7 +261,7 @@ func TestValidation(t *testing.T) {
 }
 
 func TestMoves(t *testing.T) {
-	s := a55test.New(t)
+	s := newFake(t)
 	c := s.HTTPClient()
 	pre := charge(t, s, "", withCard(a55test.CardConfirms, `"capture":false,`))
 	require.Equal(t, "pending", pre.JSON["status"])
@@ -311,7 +322,7 @@ func TestMoves(t *testing.T) {
 }
 
 func TestWallet(t *testing.T) {
-	s := a55test.New(t)
+	s := newFake(t)
 	w := do(t, s.HTTPClient(), http.MethodPost, s.URL+a55test.WalletPath, "wallet-key-0123456", `{"name":"shop"}`)
 	require.Equal(t, 200, w.Status)
 	wid := w.JSON["wallet_uuid"].(string)
@@ -322,7 +333,7 @@ func TestWallet(t *testing.T) {
 }
 
 func TestTokenEndpoint(t *testing.T) {
-	s := a55test.New(t, a55test.WithTokenLifetime(10*time.Minute))
+	s := newFake(t, a55test.WithTokenLifetime(10*time.Minute))
 	// golang.org/x/oauth2 (Basic auth or form, whichever it picks).
 	cc := clientcredentials.Config{ClientID: s.ClientID(), ClientSecret: s.ClientSecret(), TokenURL: s.TokenURL(), Scopes: []string{"api/readwrite"}}
 	tok, err := cc.Token(context.Background())
@@ -379,7 +390,7 @@ func TestTokenEndpoint(t *testing.T) {
 }
 
 func TestRateLimit(t *testing.T) {
-	s := a55test.New(t, a55test.WithRateLimit(3, time.Minute))
+	s := newFake(t, a55test.WithRateLimit(3, time.Minute))
 	for i := range 3 {
 		a := charge(t, s, "", seedCharge)
 		require.Equal(t, 200, a.Status)
@@ -403,7 +414,7 @@ func TestRateLimit(t *testing.T) {
 }
 
 func TestFaultDropAfterCommitAndAdmin(t *testing.T) {
-	s := a55test.New(t)
+	s := newFake(t)
 	resp, err := http.Post(s.URL+"/_fakepay/faults", "application/json",
 		strings.NewReader(`{"fault":"drop_after_commit","path":"/api/v1/bank/wallet/charge/","count":1}`))
 	require.NoError(t, err)

@@ -21,7 +21,7 @@ func Example() {
 	send := func() (*http.Response, error) {
 		req, _ := http.NewRequest(http.MethodPost, srv.URL+a55test.ChargePath, strings.NewReader(
 			`{"amount":"100.00","currency":"BRL","type_charge":"credit_card",`+
-				`"card":{"number":"4111111111111111","holder_name":"TEST","expiration_month":"12","expiration_year":"2030","cvv":"123"}}`))
+				`"card":{"number":"4111111111111111","holder_name":"TEST","expiration_month":"12","expiration_year":"2099","cvv":"123"}}`))
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set(payonce.HeaderIdempotencyKey, key)
 		req.Close = true                // a fresh connection per attempt

@@ -19,7 +19,7 @@ import (
 func checkout(ctx context.Context, client *a55.Client, orderID string, amount payonce.Amount) (*a55.Charge, error) {
 	return client.Charges.Create(ctx, &a55.ChargeCreateRequest{
 		Amount: amount, Currency: payonce.BRL, TypeCharge: a55.TypeCreditCard,
-		Card: &payonce.Card{Number: "4111111111111111", HolderName: "TEST", ExpirationMonth: "12", ExpirationYear: "2030", CVV: "123"},
+		Card: &payonce.Card{Number: "4111111111111111", HolderName: "TEST", ExpirationMonth: "12", ExpirationYear: "2099", CVV: "123"},
 	}, payonce.WithIdempotencyKey("order-"+orderID+"-payment"))
 }
 

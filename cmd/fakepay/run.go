@@ -88,9 +88,13 @@ func newHandler(o options) (http.Handler, *fakeserver.Engine, error) {
 }
 
 // run serves until ctx ends, then shuts down gracefully. It prints
-// "fakepay listening on http://HOST:PORT" once the listener is bound.
+// "fakepay listening on http://HOST:PORT" once the listener is bound. With
+// -h or -help it prints the usage and returns nil.
 func run(ctx context.Context, args []string, stdout io.Writer) error {
 	o, err := parseFlags(args, stdout)
+	if errors.Is(err, flag.ErrHelp) {
+		return nil // -h or -help: the usage is printed, which is success
+	}
 	if err != nil {
 		return err
 	}

@@ -25,6 +25,18 @@ const seedCharge = `{
 "payer": { "name": "张伟", "email": "zhangwei@example.com", "document": "12345678909", "document_type": "CPF" }
 }`
 
+// seedTime is before the seed card's expiry (12/2030).
+var seedTime = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+
+// setClock sets the fake's clock through the admin API.
+func setClock(t *testing.T, base string, at time.Time) {
+	t.Helper()
+	resp, err := http.Post(base+"/_fakepay/clock", "application/json", strings.NewReader(`{"set":"`+at.Format(time.RFC3339)+`"}`))
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, 200, resp.StatusCode)
+}
+
 func TestRunServesBothAPIs(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	pr, pw := io.Pipe()
@@ -35,6 +47,8 @@ func TestRunServesBothAPIs(t *testing.T) {
 	go func() { _, _ = io.Copy(io.Discard, pr) }()
 	require.True(t, strings.HasPrefix(line, "fakepay listening on http://127.0.0.1:"), line)
 	base := strings.TrimSpace(strings.TrimPrefix(line, "fakepay listening on "))
+	// The seed's card expires after 12/2030: run the fake before that.
+	setClock(t, base, seedTime)
 
 	// Token, as the seed's cURL needs it.
 	resp, err := http.PostForm(base+"/oauth2/token", url.Values{
@@ -66,7 +80,7 @@ func TestRunServesBothAPIs(t *testing.T) {
 	body := []byte(`{"header_id":"h","package_id":"p"}`)
 	req, _ := http.NewRequest(http.MethodPost, base+"/api/v1/openapi/card/apply", strings.NewReader(string(body)))
 	req.Header.Set(payonce.HeaderIdempotencyKey, "openapi:apply:1")
-	signer, err := payonce.NewHMACSigner("demo-key", "demo-secret")
+	signer, err := payonce.NewHMACSigner("demo-key", "demo-secret", payonce.WithSignerClock(func() time.Time { return seedTime }))
 	require.NoError(t, err)
 	require.NoError(t, signer.Sign(req, body))
 	resp, err = http.DefaultClient.Do(req)

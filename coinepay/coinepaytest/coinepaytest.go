@@ -70,6 +70,7 @@ func NewFixedClock(t time.Time) *Clock { return fakeserver.NewFixedClock(t) }
 
 type config struct {
 	apiKey, secret string
+	extra          [][2]string // further API key, secret pairs
 	fake           coinepayfake.Config
 	engine         fakeserver.Options
 }
@@ -81,6 +82,15 @@ type Option func(*config)
 // demo-secret).
 func WithCredentials(apiKey, secret string) Option {
 	return func(c *config) { c.apiKey, c.secret = apiKey, secret }
+}
+
+// WithExtraCredentials makes the fake accept one more API key besides the
+// primary one (WithCredentials); give it once per extra key. Each key has
+// its own balance (starting at WithBalance), nonces and idempotency-key
+// scope. HTTPClient, Signer and Client keep using the primary key; sign for
+// an extra one with SignerFor.
+func WithExtraCredentials(apiKey, secret string) Option {
+	return func(c *config) { c.extra = append(c.extra, [2]string{apiKey, secret}) }
 }
 
 // WithBalance sets the starting balance (default 1000.00).
@@ -121,6 +131,7 @@ type Server struct {
 	handler http.Handler
 	apiKey  string
 	secret  string
+	keys    map[string]string // every known API key -> secret (read only)
 	client  *http.Client
 
 	closeOnce sync.Once
@@ -132,10 +143,14 @@ func NewServer(opts ...Option) *Server {
 	for _, o := range opts {
 		o(&c)
 	}
-	c.fake.Keys = map[string]string{c.apiKey: c.secret}
+	c.fake.Keys = make(map[string]string, 1+len(c.extra))
+	for _, kv := range c.extra {
+		c.fake.Keys[kv[0]] = kv[1]
+	}
+	c.fake.Keys[c.apiKey] = c.secret
 	e := fakeserver.New(c.engine)
 	f := coinepayfake.New(e, c.fake)
-	s := &Server{engine: e, fake: f, apiKey: c.apiKey, secret: c.secret}
+	s := &Server{engine: e, fake: f, apiKey: c.apiKey, secret: c.secret, keys: c.fake.Keys}
 	api := f.Handler()
 	admin := e.AdminHandler(fakeserver.AdminConfig{SetBalance: f.SetBalance})
 	mux := fakeserver.WithAdmin(admin, api)
@@ -175,6 +190,18 @@ func (s *Server) HTTPClient() *http.Client { return s.client }
 func (s *Server) Signer() *payonce.HMACSigner {
 	signer, _ := payonce.NewHMACSigner(s.apiKey, s.secret, payonce.WithSignerClock(s.engine.Clock().Now))
 	return signer
+}
+
+// SignerFor returns a fresh signer on the fake's clock for apiKey, the
+// primary key or one added with WithExtraCredentials; ok is false for a
+// key the server does not know.
+func (s *Server) SignerFor(apiKey string) (signer *payonce.HMACSigner, ok bool) {
+	secret, ok := s.keys[apiKey]
+	if !ok {
+		return nil, false
+	}
+	signer, err := payonce.NewHMACSigner(apiKey, secret, payonce.WithSignerClock(s.engine.Clock().Now))
+	return signer, err == nil
 }
 
 // APIKey returns the API key id.

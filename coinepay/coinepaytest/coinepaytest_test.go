@@ -271,12 +271,65 @@ func TestKeyRules(t *testing.T) {
 	assert.Equal(t, 2, s.Ledger().Len())
 }
 
+// applyAs sends a card/apply signed for apiKey (a key the server knows).
+func applyAs(t testing.TB, s *coinepaytest.Server, apiKey, key, body string) answer {
+	t.Helper()
+	signer, ok := s.SignerFor(apiKey)
+	require.True(t, ok, "unknown API key %q", apiKey)
+	req, err := http.NewRequest(http.MethodPost, s.URL+"/api/v1/openapi/card/apply", strings.NewReader(body))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set(payonce.HeaderIdempotencyKey, key)
+	require.NoError(t, signer.Sign(req, []byte(body)))
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	a := answer{Status: resp.StatusCode, Header: resp.Header, Raw: raw}
+	require.NoError(t, json.Unmarshal(raw, &a.Env), "body %s", raw)
+	return a
+}
+
 func TestKeyScopePerAPIKey(t *testing.T) {
-	s := coinepaytest.New(t)
-	require.Equal(t, 200, apply(t, s, "shared-key", applyBody).Status)
-	other := coinepaytest.New(t, coinepaytest.WithCredentials("key-2", "secret-2"))
-	require.Equal(t, 200, apply(t, other, "shared-key", applyBody).Status)
-	assert.Equal(t, 1, other.Ledger().Count("shared-key"))
+	// One server, two API keys: an Idempotency-Key is scoped per key, so
+	// the same key and body under each runs twice, and each pays from its
+	// own balance.
+	s := coinepaytest.New(t, coinepaytest.WithBalance(amt("50.00")),
+		coinepaytest.WithExtraCredentials("key-2", "secret-2"),
+		coinepaytest.WithExtraCredentials("key-3", "secret-3"))
+	_, ok := s.SignerFor("nope")
+	assert.False(t, ok)
+
+	a := applyAs(t, s, coinepaytest.DefaultAPIKey, "shared-key", applyBody)
+	require.Equal(t, 200, a.Status, "%s", a.Raw)
+	b := applyAs(t, s, "key-2", "shared-key", applyBody)
+	require.Equal(t, 200, b.Status, "%s", b.Raw)
+	assert.Empty(t, b.Header.Get(payonce.HeaderReplay), "another key's stored answer is not replayed")
+	assert.NotEqual(t, cardID(t, a), cardID(t, b))
+
+	// A retry under key-2 is a replay of key-2's answer, not of the first.
+	c := applyAs(t, s, "key-2", "shared-key", applyBody)
+	require.Equal(t, 200, c.Status)
+	assert.Equal(t, "true", c.Header.Get(payonce.HeaderReplay))
+	assert.Equal(t, cardID(t, b), cardID(t, c))
+
+	ops := s.Ledger().ByKey("shared-key")
+	require.Len(t, ops, 2)
+	assert.Equal(t, coinepaytest.DefaultAPIKey, ops[0].Credential)
+	assert.Equal(t, "key-2", ops[1].Credential)
+
+	// Balances are per API key: each paid its own fee, key-3 paid nothing.
+	assert.Equal(t, "49.00", s.Balance(coinepaytest.DefaultAPIKey).String())
+	assert.Equal(t, "49.00", s.Balance("key-2").String())
+	assert.Equal(t, "50.00", s.Balance("key-3").String())
+	s.SetBalance("key-3", amt("0.50"))
+	assert.Equal(t, "49.00", s.Balance("key-2").String())
+	d := applyAs(t, s, "key-3", "shared-key", applyBody)
+	assert.Equal(t, 400, d.Status, "%s", d.Raw)
+	assert.Equal(t, "insufficient_balance", d.Env.MessageKey, "key-3 pays from its own balance")
+	assert.Equal(t, "49.00", s.Balance(coinepaytest.DefaultAPIKey).String())
+	assert.Equal(t, 2, s.Ledger().Count("shared-key"))
 }
 
 func signed(t *testing.T, s *coinepaytest.Server, method, path string, body []byte, mutate func(*http.Request)) answer {

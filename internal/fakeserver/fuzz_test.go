@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/payonce/payonce/a55/a55test"
 	"github.com/payonce/payonce/coinepay/coinepaytest"
@@ -16,12 +17,14 @@ import (
 // must never panic, and every answer is JSON with a status a real server
 // could send.
 func FuzzFakeRequest(f *testing.F) {
-	a := a55test.NewServer()
+	// A fixed clock before 12/2030: the seed corpus's card (seed-curl-charge)
+	// does not expire, and neither does the token during a long run.
+	a := a55test.NewServer(a55test.WithClock(a55test.NewFixedClock(time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC))))
 	defer a.Close()
 	c := coinepaytest.NewServer()
 	defer c.Close()
 	token := a.IssueToken()
-	f.Add("POST", "/api/v1/bank/wallet/charge/", "k-1234567890abcdef", true, []byte(`{"amount":"100.00","currency":"BRL","type_charge":"credit_card","card":{"number":"4111111111111111","holder_name":"T","expiration_month":"12","expiration_year":"2030","cvv":"123"}}`))
+	f.Add("POST", "/api/v1/bank/wallet/charge/", "k-1234567890abcdef", true, []byte(`{"amount":"100.00","currency":"BRL","type_charge":"credit_card","card":{"number":"4111111111111111","holder_name":"T","expiration_month":"12","expiration_year":"2099","cvv":"123"}}`))
 	f.Add("POST", "/api/v1/bank/wallet/charge/refund/", "k-1234567890abcdef", true, []byte(`{"charge_uuid":"x"`))
 	f.Add("GET", "/api/v1/bank/wallet/charge/?charge_uuid=%zz", "", true, []byte(nil))
 	f.Add("POST", "/api/v1/openapi/card/apply", "openapi:apply:1", false, []byte(`{"header_id":"h","package_id":"p"}`))

@@ -1,0 +1,172 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/payonce/payonce"
+)
+
+// start runs fakepay with args on a free port until the test ends and
+// returns its base URL.
+func start(t *testing.T, args ...string) string {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	pr, pw := io.Pipe()
+	errc := make(chan error, 1)
+	go func() { errc <- run(ctx, append([]string{"-addr", "127.0.0.1:0"}, args...), pw) }()
+	line, err := bufio.NewReader(pr).ReadString('\n')
+	require.NoError(t, err)
+	go func() { _, _ = io.Copy(io.Discard, pr) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case err := <-errc:
+			assert.NoError(t, err)
+		case <-time.After(5 * time.Second):
+			t.Error("run did not return after cancel")
+		}
+	})
+	return strings.TrimSpace(strings.TrimPrefix(line, "fakepay listening on "))
+}
+
+// apply sends a signed Coinepay card/apply and returns the status and the
+// decoded envelope.
+func apply(t *testing.T, base, apiKey, secret, key string) (int, map[string]any) {
+	t.Helper()
+	body := []byte(`{"header_id":"h","package_id":"p"}`)
+	req, err := http.NewRequest(http.MethodPost, base+"/api/v1/openapi/card/apply", bytes.NewReader(body))
+	require.NoError(t, err)
+	req.Header.Set(payonce.HeaderIdempotencyKey, key)
+	signer, err := payonce.NewHMACSigner(apiKey, secret)
+	require.NoError(t, err)
+	require.NoError(t, signer.Sign(req, body))
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	var env map[string]any
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&env))
+	return resp.StatusCode, env
+}
+
+func token(t *testing.T, base, id, secret string) int {
+	t.Helper()
+	resp, err := http.PostForm(base+"/oauth2/token", url.Values{
+		"grant_type": {"client_credentials"}, "client_id": {id}, "client_secret": {secret},
+	})
+	require.NoError(t, err)
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+func TestFlagBalance(t *testing.T) {
+	base := start(t, "-balance", "5.00")
+	status, env := apply(t, base, "demo-key", "demo-secret", "openapi:apply:b1")
+	require.Equal(t, 200, status, "%v", env)
+	assert.Equal(t, "4.00", env["data"].(map[string]any)["account_balance"], "5.00 less the 1.00 fee")
+}
+
+func TestFlagCoinepayCredentials(t *testing.T) {
+	base := start(t, "-coinepay-key", "k2", "-coinepay-secret", "s2")
+	status, env := apply(t, base, "k2", "s2", "openapi:apply:c1")
+	assert.Equal(t, 200, status, "%v", env)
+	status, env = apply(t, base, "demo-key", "demo-secret", "openapi:apply:c2")
+	assert.Equal(t, 401, status, "the default key is gone: %v", env)
+	status, _ = apply(t, base, "k2", "demo-secret", "openapi:apply:c3")
+	assert.Equal(t, 401, status, "k2 needs its own secret")
+}
+
+func TestFlagA55Credentials(t *testing.T) {
+	base := start(t, "-a55-client-id", "c2", "-a55-client-secret", "s2")
+	assert.Equal(t, 200, token(t, base, "c2", "s2"))
+	assert.Equal(t, 401, token(t, base, "demo-client", "demo-secret"), "the default client is gone")
+	assert.Equal(t, 401, token(t, base, "c2", "demo-secret"))
+}
+
+func TestFlagFaultRateOne(t *testing.T) {
+	base := start(t, "-fault-rate", "1", "-seed", "7")
+	// A fresh connection per request: net/http would silently retry a GET
+	// reset on a reused connection.
+	c := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+	const n = 12
+	for i := range n {
+		var req *http.Request
+		if i%2 == 0 {
+			form := url.Values{"grant_type": {"client_credentials"}, "client_id": {"demo-client"}, "client_secret": {"demo-secret"}}
+			req, _ = http.NewRequest(http.MethodPost, base+"/oauth2/token", strings.NewReader(form.Encode()))
+			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		} else {
+			body := []byte(`{"header_id":"h","package_id":"p"}`)
+			req, _ = http.NewRequest(http.MethodPost, base+"/api/v1/openapi/card/apply", bytes.NewReader(body))
+			req.Header.Set(payonce.HeaderIdempotencyKey, "openapi:apply:f"+strconv.Itoa(i))
+			signer, err := payonce.NewHMACSigner("demo-key", "demo-secret")
+			require.NoError(t, err)
+			require.NoError(t, signer.Sign(req, body))
+		}
+		resp, err := c.Do(req)
+		if err != nil {
+			continue // a lost answer or a reset: a fault
+		}
+		resp.Body.Close()
+		assert.Contains(t, []int{429, 500, 502, 503}, resp.StatusCode, "request %d (%s) not faulted", i, req.URL.Path)
+	}
+	resp, err := http.Get(base + "/_fakepay/stats")
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	var st struct{ Requests, Faults int }
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&st))
+	assert.Equal(t, n, st.Requests)
+	assert.Equal(t, n, st.Faults, "every API request is faulted")
+}
+
+func TestFlagLatency(t *testing.T) {
+	const d = 150 * time.Millisecond
+	base := start(t, "-latency", d.String())
+	for _, path := range []string{"/api/v1/bank/wallet/charge/?charge_uuid=x", "/api/v1/openapi/card/info?card_id=x"} {
+		began := time.Now()
+		resp, err := http.Get(base + path)
+		require.NoError(t, err)
+		resp.Body.Close()
+		assert.Equal(t, 401, resp.StatusCode)
+		assert.GreaterOrEqual(t, time.Since(began), d, path)
+	}
+}
+
+func TestRunHelpIsSuccess(t *testing.T) {
+	for _, arg := range []string{"-h", "-help"} {
+		var out bytes.Buffer
+		require.NoError(t, run(context.Background(), []string{arg}, &out), arg)
+		assert.Contains(t, out.String(), "-fault-rate", arg)
+	}
+}
+
+// TestMainHelpExitsZero runs main in a child process: -h prints the usage
+// and exits 0, not "flag: help requested" and 1.
+func TestMainHelpExitsZero(t *testing.T) {
+	if os.Getenv("FAKEPAY_RUN_MAIN") == "1" {
+		os.Args = []string{"fakepay", "-h"}
+		main()
+		os.Exit(0)
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestMainHelpExitsZero$")
+	cmd.Env = append(os.Environ(), "FAKEPAY_RUN_MAIN=1", "GORACE=atexit_sleep_ms=0")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	require.NoError(t, cmd.Run(), "stderr: %s", stderr.String())
+	assert.Contains(t, stdout.String(), "Usage of fakepay")
+	assert.NotContains(t, stderr.String(), "help requested")
+}
