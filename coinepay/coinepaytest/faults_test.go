@@ -275,3 +275,17 @@ func TestRequestLoggedBeforeClientSeesOutcome(t *testing.T) {
 		require.Len(t, s.Requests(), i+1, "attempt %d must be logged before its client sees the outcome", i+1)
 	}
 }
+
+// A fault that acts at or after the commit is not counted when the request
+// never gets that far (here: refused for its missing signature).
+func TestFaultNotCountedWhenNotApplied(t *testing.T) {
+	s := coinepaytest.New(t)
+	require.NoError(t, s.AddFault(coinepaytest.Rule{Fault: coinepaytest.FaultDropAfterCommit, Count: 1}))
+	resp, err := http.Post(s.URL+"/api/v1/openapi/card/apply", "application/json", strings.NewReader(applyBody))
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusUnauthorized, resp.StatusCode)
+	assert.Zero(t, s.Stats().Faults)
+	require.Len(t, s.Requests(), 1)
+	assert.Empty(t, s.Requests()[0].Fault)
+}

@@ -156,8 +156,8 @@ func (h *providerHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer req.log() // the paths that send nothing
 
 	fault := e.faults.Pick(h.cfg.Name, r.URL.Path, key)
-	if fault != nil {
-		att.Fault = fault.Kind
+	if fault != nil && fault.Kind != DropAfterCommit && fault.Kind != Delay {
+		att.Fault = fault.Kind // applied now; the other two only once the request gets that far
 	}
 	e.sleep(ctx, e.getLatency())
 	if fault != nil {
@@ -220,6 +220,9 @@ func (h *providerHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 
+	if fault != nil && fault.Kind == Delay {
+		att.Fault = Delay
+	}
 	delayBefore := fault != nil && fault.Kind == Delay && !fault.After
 	exec := func() Response {
 		if delayBefore {
@@ -252,6 +255,7 @@ func (h *providerHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		e.sleep(ctx, fault.Delay)
 	}
 	if fault != nil && fault.Kind == DropAfterCommit {
+		att.Fault = DropAfterCommit
 		req.log()
 		abortConn(w, r, false)
 		return
