@@ -1,6 +1,7 @@
 package payonce
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -173,13 +174,17 @@ func (e *APIError) Unwrap() []error {
 
 // Temporary reports whether the same operation, resumed later with the same
 // key, may still succeed: transport failures, 5xx, 429, spent retries or
-// budget. Conflicts, validation errors and other 4xx answers are final.
+// budget, and a context canceled or past its deadline (an attempt may
+// already have reached the server: the outcome is unknown until the
+// operation is resumed with its key). Conflicts, validation errors and other
+// 4xx answers are final.
 func (e *APIError) Temporary() bool {
 	switch {
 	case errors.Is(e, ErrKeyExpired):
 		return false
 	case errors.Is(e, ErrRetriesExhausted), errors.Is(e, ErrRetryBudgetExhausted),
-		errors.Is(e, ErrTransport), errors.Is(e, ErrServer), errors.Is(e, ErrRateLimited):
+		errors.Is(e, ErrTransport), errors.Is(e, ErrServer), errors.Is(e, ErrRateLimited),
+		errors.Is(e.Kind, context.Canceled), errors.Is(e.Kind, context.DeadlineExceeded):
 		return true
 	}
 	return false
@@ -290,6 +295,7 @@ type ValidationError struct {
 	Err    error  // the sentinel
 }
 
+// Error names the sentinel, the field and the reason, never the value.
 func (e *ValidationError) Error() string {
 	if e.Field == "" {
 		return e.Err.Error() + ": " + e.Reason
@@ -297,6 +303,8 @@ func (e *ValidationError) Error() string {
 	return e.Err.Error() + ": " + e.Field + ": " + e.Reason
 }
 
+// Unwrap returns the sentinel (ErrInvalidAmount, ErrInvalidCard or
+// ErrInvalidRequest).
 func (e *ValidationError) Unwrap() error { return e.Err }
 
 func invalid(sentinel error, field, reason string) *ValidationError {

@@ -57,6 +57,7 @@ type KeyError struct {
 	Err      error
 }
 
+// Error names the sentinel, the provider and the rule broken.
 func (e *KeyError) Error() string {
 	p := e.Provider
 	if p != "" {
@@ -65,6 +66,8 @@ func (e *KeyError) Error() string {
 	return fmt.Sprintf("%s: %srule: %s", e.Err, p, e.Rule)
 }
 
+// Unwrap returns the sentinel (ErrKeyRequired, ErrKeyTooShort,
+// ErrKeyTooLong or ErrKeyInvalidChars).
 func (e *KeyError) Unwrap() error { return e.Err }
 
 // Validate checks key against the rules. It returns nil or a *KeyError.

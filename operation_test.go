@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -127,4 +128,48 @@ func TestClientDefaults(t *testing.T) {
 	assert.ErrorIs(t, err, ErrInvalidConfig)
 	_, err = NewClient(WithBaseURL(srv.URL), WithLimiter(nil))
 	assert.ErrorIs(t, err, ErrInvalidConfig)
+}
+
+// A context that ends while an attempt is in flight leaves the operation in
+// doubt (the server may have executed it): the error is temporary, so a job
+// queue that branches on IsTemporary resumes it with the same key instead
+// of giving up on it.
+func TestContextEndedInFlightIsTemporaryAndResumable(t *testing.T) {
+	var mu sync.Mutex
+	executed := map[string]int{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		key := r.Header.Get(HeaderIdempotencyKey)
+		mu.Lock()
+		executed[key]++
+		first := executed[key] == 1
+		mu.Unlock()
+		if first {
+			time.Sleep(200 * time.Millisecond) // committed, answer late
+		}
+		_, _ = io.WriteString(w, `{}`)
+	}))
+	defer srv.Close()
+	c, err := NewClient(WithBaseURL(srv.URL), WithRetryPolicy(fastPolicy()))
+	require.NoError(t, err)
+	for _, end := range []func(context.Context) (context.Context, context.CancelFunc){
+		func(ctx context.Context) (context.Context, context.CancelFunc) {
+			return context.WithTimeout(ctx, 30*time.Millisecond)
+		},
+		func(ctx context.Context) (context.Context, context.CancelFunc) {
+			ctx, cancel := context.WithCancel(ctx)
+			time.AfterFunc(30*time.Millisecond, cancel)
+			return ctx, cancel
+		},
+	} {
+		ctx, cancel := end(context.Background())
+		_, err = c.Do(ctx, postReq(), nil)
+		cancel()
+		require.Error(t, err)
+		assert.True(t, IsTemporary(err), "an operation cut off in flight must be resumed, not dropped: %v", err)
+		key := KeyOf(err)
+		require.NotEmpty(t, key)
+		meta, err := c.Do(ResumeContext(context.Background(), err), postReq(), nil)
+		require.NoError(t, err)
+		assert.Equal(t, key, meta.Key, "resumed with the same key")
+	}
 }

@@ -32,9 +32,10 @@ type RetryPolicy struct {
 	KeySafetyMargin time.Duration
 }
 
-// DefaultRetryPolicy: 5 attempts, 250 ms doubling to at most 10 s with ±50%
-// jitter, at most 2 minutes in all, Retry-After capped at 30 s, 30 s per
-// attempt, a 1 h safety margin before the key's 24 h window ends.
+// DefaultRetryPolicy returns the default policy: 5 attempts, 250 ms
+// doubling to at most 10 s with ±50% jitter, at most 2 minutes in all,
+// Retry-After capped at 30 s, 30 s per attempt, a 1 h safety margin before
+// the key's 24 h window ends.
 func DefaultRetryPolicy() RetryPolicy {
 	return RetryPolicy{
 		MaxAttempts:         5,

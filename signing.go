@@ -62,8 +62,12 @@ type Recoverer interface {
 // hex). The Idempotency-Key header is not signed. It is safe for concurrent
 // use; its printed forms never show the secret.
 type HMACSigner struct {
-	keyID  string
-	secret []byte
+	keyID string
+	// secret is held in a closure: fmt prints a func as an address under
+	// every verb, while a []byte (or a pointer to one, under a verb such as
+	// %s) would be printed whole by %d, %x or %s of the core client, which
+	// holds the signer in an unexported field out of reach of String.
+	secret func() []byte
 	now    func() time.Time
 	rand   io.Reader
 	offset atomic.Int64 // server clock minus local clock, in nanoseconds
@@ -96,7 +100,8 @@ func NewHMACSigner(keyID, secret string, opts ...HMACOption) (*HMACSigner, error
 	if keyID == "" || secret == "" {
 		return nil, fmt.Errorf("%w: api key and secret are required", ErrInvalidConfig)
 	}
-	s := &HMACSigner{keyID: keyID, secret: []byte(secret), now: time.Now, rand: rand.Reader}
+	key := []byte(secret)
+	s := &HMACSigner{keyID: keyID, secret: func() []byte { return key }, now: time.Now, rand: rand.Reader}
 	for _, o := range opts {
 		o(s)
 	}
@@ -126,7 +131,7 @@ func (s *HMACSigner) Sign(req *http.Request, body []byte) error {
 	req.Header.Set(HeaderAPIKey, s.keyID)
 	req.Header.Set(HeaderTimestamp, ts)
 	req.Header.Set(HeaderNonce, nonce)
-	req.Header.Set(HeaderSignature, Sign(s.secret, canonical))
+	req.Header.Set(HeaderSignature, Sign(s.secret(), canonical))
 	return nil
 }
 
@@ -205,8 +210,10 @@ type SignatureError struct {
 	Err  error
 }
 
+// Error names the sentinel and the message_key.
 func (e *SignatureError) Error() string { return e.Err.Error() + " (" + e.Code + ")" }
 
+// Unwrap returns the sentinel.
 func (e *SignatureError) Unwrap() error { return e.Err }
 
 // Verifier checks signed requests on the server side: the four headers are

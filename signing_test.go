@@ -211,3 +211,22 @@ func FuzzCanonicalString(f *testing.F) {
 		}
 	})
 }
+
+// No fmt verb prints the HMAC secret, neither of the signer nor of a core
+// client holding it in an unexported field, where String and GoString are
+// out of fmt's reach.
+func TestSignerSecretNeverPrinted(t *testing.T) {
+	const secret = "hmac-s3cr3t-value"
+	s, err := NewHMACSigner("kid", secret)
+	require.NoError(t, err)
+	c, err := NewClient(WithBaseURL("https://api.example"), WithSigner(s))
+	require.NoError(t, err)
+	for _, v := range []any{s, c} {
+		for _, verb := range []string{"%v", "%+v", "%#v", "%s", "%q", "%d", "%x", "%X"} {
+			out := fmt.Sprintf(verb, v)
+			for _, form := range []string{secret, fmt.Sprint([]byte(secret)), fmt.Sprintf("%x", secret), fmt.Sprintf("%X", secret)} {
+				assert.NotContains(t, out, form, "%T %s", v, verb)
+			}
+		}
+	}
+}

@@ -364,9 +364,15 @@ func TestPrintedFormsHideSecrets(t *testing.T) {
 	require.NoError(t, err)
 	auth := ClientCredentials(testID, testSecret)
 	fixed := AccessToken("fixed-token-value")
-	for _, v := range []any{auth, &auth, fixed, u.client.auth, u.client, newAuthorizer(fixed)} {
-		for _, verb := range []string{"%v", "%+v", "%#v", "%s"} {
+	fixedClient, err := NewClient(fixed, payonce.WithBaseURL(u.srv.URL))
+	require.NoError(t, err)
+	wv, err := NewWebhookVerifier(testSecret, nil)
+	require.NoError(t, err)
+	for _, v := range []any{auth, &auth, fixed, u.client.auth, u.client, newAuthorizer(fixed),
+		u.client.Core(), fixedClient, fixedClient.Core(), wv, *wv} {
+		for _, verb := range []string{"%v", "%+v", "%#v", "%s", "%q", "%d", "%x"} {
 			s := fmt.Sprintf(verb, v)
+			assert.NotContains(t, s, fmt.Sprint([]byte(testSecret)), verb)
 			assert.NotContains(t, s, testSecret, verb)
 			assert.NotContains(t, s, "fixed-token-value", verb)
 			assert.NotContains(t, s, "tok-1", verb)

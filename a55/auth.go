@@ -95,6 +95,10 @@ func (a Auth) String() string {
 // GoString hides the secret and the token.
 func (a Auth) GoString() string { return a.String() }
 
+// Format hides the secret and the token for every fmt verb (%d and %x
+// would otherwise print the fields).
+func (a Auth) Format(f fmt.State, _ rune) { _, _ = f.Write([]byte(a.String())) }
+
 // LogValue hides the secret and the token in slog records.
 func (a Auth) LogValue() slog.Value { return slog.StringValue(a.String()) }
 
@@ -104,7 +108,12 @@ func (a Auth) LogValue() slog.Value { return slog.StringValue(a.String()) }
 // payonce.Recoverer, drops it after a 401 so the core repeats the attempt
 // once, with the same key, under a fresh token.
 type authorizer struct {
-	fixed string
+	// fixed returns the fixed access token; nil with client credentials.
+	// It is a closure because fmt prints a func as an address under every
+	// verb: %s or %d of the core client, which holds the authorizer in an
+	// unexported field out of reach of String and Format, would otherwise
+	// print the token.
+	fixed func() string
 	cfg   *clientcredentials.Config
 	hc    *http.Client // token requests go through the client's own *http.Client
 	now   func() time.Time
@@ -115,7 +124,8 @@ type authorizer struct {
 
 func newAuthorizer(a Auth) *authorizer {
 	if a.AccessToken != "" {
-		return &authorizer{fixed: a.AccessToken, now: time.Now}
+		tok := a.AccessToken
+		return &authorizer{fixed: func() string { return tok }, now: time.Now}
 	}
 	scopes := a.Scopes
 	if len(scopes) == 0 {
@@ -144,8 +154,8 @@ func (z *authorizer) Sign(req *http.Request, _ []byte) error {
 // Token returns a valid access token, fetching one when the cache is empty
 // or the cached one expires within a minute.
 func (z *authorizer) Token(ctx context.Context) (string, error) {
-	if z.fixed != "" {
-		return z.fixed, nil
+	if z.fixed != nil {
+		return z.fixed(), nil
 	}
 	z.mu.Lock()
 	defer z.mu.Unlock()
@@ -174,7 +184,7 @@ func (z *authorizer) fresh(t *oauth2.Token) bool {
 // Recover implements payonce.Recoverer: after a 401 it drops the cached
 // token and asks the core to repeat the attempt (same key, same body).
 func (z *authorizer) Recover(_ context.Context, _ http.Header, err *payonce.APIError) bool {
-	if z.fixed != "" || !errors.Is(err, payonce.ErrUnauthorized) {
+	if z.fixed != nil || !errors.Is(err, payonce.ErrUnauthorized) {
 		return false
 	}
 	z.mu.Lock()
@@ -185,7 +195,7 @@ func (z *authorizer) Recover(_ context.Context, _ http.Header, err *payonce.APIE
 
 // String hides the secret and the token.
 func (z *authorizer) String() string {
-	if z.fixed != "" {
+	if z.fixed != nil {
 		return "a55.authorizer{token: [REDACTED]}"
 	}
 	return "a55.authorizer{clientID: " + z.cfg.ClientID + ", secret: [REDACTED], token: [REDACTED]}"

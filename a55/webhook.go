@@ -57,7 +57,7 @@ type WebhookEvent struct {
 
 // WebhookVerifier checks A55 webhook signatures. Safe for concurrent use.
 type WebhookVerifier struct {
-	secret    []byte
+	secret    func() []byte // a closure: fmt prints a func as an address under every verb
 	tolerance time.Duration
 	now       func() time.Time
 }
@@ -71,7 +71,8 @@ func NewWebhookVerifier(secret string, now func() time.Time) (*WebhookVerifier, 
 	if now == nil {
 		now = time.Now
 	}
-	return &WebhookVerifier{secret: []byte(secret), tolerance: WebhookTolerance, now: now}, nil
+	key := []byte(secret)
+	return &WebhookVerifier{secret: func() []byte { return key }, tolerance: WebhookTolerance, now: now}, nil
 }
 
 // String hides the secret.
@@ -95,7 +96,7 @@ func (v *WebhookVerifier) Verify(header http.Header, body []byte) error {
 	}
 	// Check the signature first: an unsigned request learns nothing about
 	// the receiver's clock.
-	want := webhookMAC(v.secret, ts, body)
+	want := webhookMAC(v.secret(), ts, body)
 	got, err := hex.DecodeString(strings.ToLower(sig))
 	if err != nil || !hmac.Equal(want, got) {
 		return ErrWebhookSignature
