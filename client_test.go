@@ -19,15 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// fastPolicy retries within milliseconds so tests stay quick.
-func fastPolicy() RetryPolicy {
-	p := DefaultRetryPolicy()
-	p.InitialInterval = time.Millisecond
-	p.MaxInterval = 5 * time.Millisecond
-	p.MaxRetryAfter = 20 * time.Millisecond
-	p.AttemptTimeout = 2 * time.Second
-	return p
-}
+func fastPolicy() RetryPolicy { return FastRetryPolicy() }
 
 type seen struct {
 	Key, Nonce, Timestamp, Signature string

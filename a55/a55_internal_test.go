@@ -23,14 +23,7 @@ const (
 	testSecret = "unit-secret-s3cr3t"
 )
 
-func fastPolicy() payonce.RetryPolicy {
-	p := payonce.DefaultRetryPolicy()
-	p.InitialInterval = time.Millisecond
-	p.MaxInterval = 5 * time.Millisecond
-	p.MaxRetryAfter = 20 * time.Millisecond
-	p.AttemptTimeout = 2 * time.Second
-	return p
-}
+func fastPolicy() payonce.RetryPolicy { return payonce.FastRetryPolicy() }
 
 // unit is a go-github style test rig: a mux behind an httptest server with
 // an OAuth2 token endpoint, and a client pointed at both.

@@ -19,15 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// fastPolicy retries within milliseconds so the suite stays quick.
-func fastPolicy() payonce.RetryPolicy {
-	p := payonce.DefaultRetryPolicy()
-	p.InitialInterval = time.Millisecond
-	p.MaxInterval = 5 * time.Millisecond
-	p.MaxRetryAfter = 20 * time.Millisecond
-	p.AttemptTimeout = 2 * time.Second
-	return p
-}
+func fastPolicy() payonce.RetryPolicy { return payonce.FastRetryPolicy() }
 
 // newFake starts the fake A55 and a client for it.
 func newFake(t *testing.T, opts ...payonce.Option) (*a55test.Server, *a55.Client) {

@@ -25,15 +25,7 @@ const (
 	testSecret = "sk_unit_very_secret_value"
 )
 
-// fastPolicy retries within milliseconds so the tests stay quick.
-func fastPolicy() payonce.RetryPolicy {
-	p := payonce.DefaultRetryPolicy()
-	p.InitialInterval = time.Millisecond
-	p.MaxInterval = 5 * time.Millisecond
-	p.MaxRetryAfter = 20 * time.Millisecond
-	p.AttemptTimeout = 2 * time.Second
-	return p
-}
+func fastPolicy() payonce.RetryPolicy { return payonce.FastRetryPolicy() }
 
 // seenRequest is one request the unit-test server received.
 type seenRequest struct {
