@@ -190,6 +190,13 @@ func WithKeyCreated(t time.Time) CallOption {
 	return func(o *callOptions) { o.created = t }
 }
 
+// WithoutKey sends a keyed operation without an Idempotency-Key. A55 then
+// creates a new resource on every attempt (so the client makes only one);
+// Coinepay refuses it with ErrKeyRequired before anything is sent.
+func WithoutKey() CallOption {
+	return func(o *callOptions) { o.noKey = true }
+}
+
 // resolveKey picks the operation's key: per-call option, then context, then
 // a new UUID v4. It is called exactly once per operation, before the first
 // attempt.

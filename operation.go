@@ -530,10 +530,3 @@ func cleanTransportError(err error) error {
 	}
 	return err
 }
-
-// WithoutKey sends a keyed operation without an Idempotency-Key. A55 then
-// creates a new resource on every attempt (so the client makes only one);
-// Coinepay refuses it with ErrKeyRequired before anything is sent.
-func WithoutKey() CallOption {
-	return func(o *callOptions) { o.noKey = true }
-}

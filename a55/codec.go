@@ -49,12 +49,7 @@ func (Codec) DecodeSuccess(status int, _ http.Header, body []byte, out any) erro
 // DecodeError implements payonce.Codec.
 func (Codec) DecodeError(status int, _ http.Header, body []byte, e *payonce.APIError) {
 	var v struct {
-		RequestID string `json:"request_id"`
-		Error     *struct {
-			Code    string                `json:"code"`
-			Message string                `json:"message"`
-			Details []payonce.ErrorDetail `json:"details"`
-		} `json:"error"`
+		RequestID  string          `json:"request_id"`
 		ChargeUUID string          `json:"charge_uuid"`
 		Status     Status          `json:"status"`
 		Message    json.RawMessage `json:"message"`
@@ -62,16 +57,14 @@ func (Codec) DecodeError(status int, _ http.Header, body []byte, e *payonce.APIE
 	if len(bytes.TrimSpace(body)) == 0 || json.Unmarshal(body, &v) != nil {
 		return // the status table decides
 	}
-	if v.RequestID != "" {
-		e.RequestID = v.RequestID
-	}
-	if v.Error != nil {
-		e.Code, e.Message, e.Details = v.Error.Code, v.Error.Message, v.Error.Details
-		return // KindForCode, then KindForStatus
-	}
 	if v.ChargeUUID == "" && v.Status == "" {
+		// The general shape {"error":{"code","message","details"}} is the
+		// core codec's; KindForCode, then KindForStatus decide the kind.
 		payonce.JSONCodec{}.DecodeError(status, nil, body, e)
 		return
+	}
+	if v.RequestID != "" {
+		e.RequestID = v.RequestID
 	}
 	var msgs Messages
 	_ = json.Unmarshal(v.Message, &msgs)

@@ -21,6 +21,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/payonce/payonce/a55"
 	"github.com/payonce/payonce/internal/fakeserver"
 	"github.com/payonce/payonce/internal/fakeserver/a55fake"
 )
@@ -66,11 +67,11 @@ const (
 // Paths of the API.
 const (
 	TokenPath   = a55fake.TokenPath
-	WalletPath  = "/api/v1/bank/wallet/"
-	ChargePath  = "/api/v1/bank/wallet/charge/"
-	CapturePath = "/api/v1/bank/wallet/charge/capture/"
-	RefundPath  = "/api/v1/bank/wallet/charge/refund/"
-	CancelPath  = "/api/v1/bank/wallet/charge/cancel/"
+	WalletPath  = a55.PathWallets
+	ChargePath  = a55.PathCharges
+	CapturePath = a55.PathChargeCapture
+	RefundPath  = a55.PathChargeRefund
+	CancelPath  = a55.PathChargeCancel
 )
 
 // NewClock returns a clock that follows real time (Advance and Set shift it).

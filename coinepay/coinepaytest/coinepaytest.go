@@ -157,8 +157,7 @@ func NewServer(opts ...Option) *Server {
 	s.handler = mux
 	s.srv = httptest.NewServer(mux)
 	s.URL = s.srv.URL
-	signer, _ := payonce.NewHMACSigner(c.apiKey, c.secret, payonce.WithSignerClock(e.Clock().Now))
-	s.client = &http.Client{Transport: &signingTransport{base: s.srv.Client().Transport, signer: signer}}
+	s.client = &http.Client{Transport: &signingTransport{base: s.srv.Client().Transport, signer: s.Signer()}}
 	return s
 }
 
@@ -188,7 +187,7 @@ func (s *Server) HTTPClient() *http.Client { return s.client }
 // Signer returns a fresh signer for the server's credentials that reads the
 // fake's clock, for SDK clients under test.
 func (s *Server) Signer() *payonce.HMACSigner {
-	signer, _ := payonce.NewHMACSigner(s.apiKey, s.secret, payonce.WithSignerClock(s.engine.Clock().Now))
+	signer, _ := s.SignerFor(s.apiKey)
 	return signer
 }
 

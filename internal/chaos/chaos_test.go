@@ -103,6 +103,45 @@ func assertNoSecrets(t *testing.T, cfg Config, tokens []string, outputs map[stri
 	}
 }
 
+// observed is a run with everything it printed captured.
+type observed struct {
+	rep                  *Report
+	text, logs, progress string
+	tokens               []string
+}
+
+// observedRun runs cfg capturing the report, the debug log, the progress
+// output and every access token the A55 client used, and checks that the
+// run passed and that none of it holds a secret.
+func observedRun(t *testing.T, cfg Config) observed {
+	t.Helper()
+	var logs, progress syncBuffer
+	var tokens tokenRecorder
+	cfg.DebugLog = &logs
+	cfg.Progress, cfg.ProgressInterval = &progress, 5*time.Millisecond
+	cfg.wrapTransport = tokens.wrap
+	rep, err := Run(context.Background(), cfg)
+	require.NoError(t, err)
+	var out bytes.Buffer
+	require.NoError(t, rep.WriteText(&out))
+	t.Log("\n" + out.String())
+	o := observed{rep: rep, text: out.String(), logs: logs.String(), progress: progress.String(), tokens: tokens.all()}
+
+	assert.Zero(t, rep.Duplicates, "no operation may run twice")
+	assert.Zero(t, rep.Lost, "no operation may be lost")
+	assert.Zero(t, rep.Failed)
+	assert.True(t, rep.Passed())
+	assert.Positive(t, rep.Resumed, "operations that exhausted their retries are resumed")
+	assert.Contains(t, o.logs, "payonce attempt")
+	assert.Contains(t, o.progress, "progress:")
+	js, err := json.Marshal(rep)
+	require.NoError(t, err)
+	assertNoSecrets(t, cfg, o.tokens, map[string]string{
+		"report": o.text, "JSON report": string(js), "debug log": o.logs, "progress": o.progress,
+	})
+	return o
+}
+
 func TestChaosExactlyOnce(t *testing.T) {
 	n := 2000
 	if testing.Short() {
@@ -114,37 +153,15 @@ func TestChaosExactlyOnce(t *testing.T) {
 	cfg.Retry.MaxAttempts = 3
 	// Distinct secrets, so that finding one in the output means a leak.
 	cfg.A55ClientSecret, cfg.CoinepaySecret = "a55-secret-9f3c1e", "coinepay-secret-7b2d40"
-	var logs, progress syncBuffer
-	var tokens tokenRecorder
-	cfg.DebugLog = &logs
-	cfg.Progress, cfg.ProgressInterval = &progress, 5*time.Millisecond
-	cfg.wrapTransport = tokens.wrap
-	rep, err := Run(context.Background(), cfg)
-	require.NoError(t, err)
-	var out bytes.Buffer
-	require.NoError(t, rep.WriteText(&out))
-	t.Log("\n" + out.String())
-	assert.Zero(t, rep.Duplicates, "no operation may run twice")
-	assert.Zero(t, rep.Lost, "no operation may be lost")
-	assert.Zero(t, rep.Failed)
-	assert.True(t, rep.Passed())
+	o := observedRun(t, cfg)
+	rep := o.rep
 	assert.GreaterOrEqual(t, rep.Operations, n)
 	assert.Greater(t, rep.Replays, 0, "lost answers are replayed")
 	assert.Greater(t, rep.Attempts, rep.Operations, "faults force retries")
-	assert.Greater(t, rep.Resumed, 0, "operations that exhausted their retries are resumed")
 	assert.GreaterOrEqual(t, rep.ResumeRounds, 1)
 	assert.NotEmpty(t, rep.Retries)
-	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	lines := strings.Split(strings.TrimSpace(o.text), "\n")
 	assert.Regexp(t, `^RESULT operations=\d+ attempts=\d+ replays=\d+ resumed=[1-9]\d* duplicates=0 lost=0$`, lines[len(lines)-1])
-
-	// Nothing secret in the report, any debug line or the progress output.
-	assert.Contains(t, logs.String(), "payonce attempt")
-	assert.Contains(t, progress.String(), "progress:")
-	js, err := json.Marshal(rep)
-	require.NoError(t, err)
-	assertNoSecrets(t, cfg, tokens.all(), map[string]string{
-		"report": out.String(), "JSON report": string(js), "debug log": logs.String(), "progress": progress.String(),
-	})
 }
 
 func TestChaosSameSeedSameFaults(t *testing.T) {
@@ -249,22 +266,10 @@ func TestChaosExternalServers(t *testing.T) {
 	cfg.A55ClientID, cfg.A55ClientSecret = a55Srv.ClientID(), a55Srv.ClientSecret()
 	cfg.CoinepayKey, cfg.CoinepaySecret = coinepaytest.DefaultAPIKey, coinepaytest.DefaultSecret
 	cfg.Retry.MaxAttempts = 3
-	var logs, progress syncBuffer
-	var tokens tokenRecorder
-	cfg.DebugLog = &logs
-	cfg.Progress, cfg.ProgressInterval = &progress, 5*time.Millisecond
-	cfg.wrapTransport = tokens.wrap
-	rep, err := Run(context.Background(), cfg)
-	require.NoError(t, err)
-	var out bytes.Buffer
-	require.NoError(t, rep.WriteText(&out))
-	t.Log("\n" + out.String())
+	o := observedRun(t, cfg)
+	rep := o.rep
 
 	assert.Contains(t, rep.Faults, "client-side for external servers")
-	assert.Zero(t, rep.Duplicates)
-	assert.Zero(t, rep.Lost)
-	assert.Zero(t, rep.Failed)
-	assert.True(t, rep.Passed())
 	assert.GreaterOrEqual(t, rep.Operations, 400)
 	var retries int
 	for _, c := range rep.Retries {
@@ -283,10 +288,6 @@ func TestChaosExternalServers(t *testing.T) {
 	assert.Equal(t, st.Replayed+cs.Replayed, rep.Replays)
 	assert.Equal(t, st.Requests+cs.Requests, rep.Server.Requests)
 	assert.Less(t, rep.Server.Requests, rep.Attempts, "some attempts never reached the servers")
-
-	assertNoSecrets(t, cfg, tokens.all(), map[string]string{
-		"report": out.String(), "debug log": logs.String(), "progress": progress.String(),
-	})
 }
 
 // An external server that is not reachable is a run that could not take
