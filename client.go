@@ -177,6 +177,10 @@ func WithInsecureHTTP() Option {
 // UserAgent is the default User-Agent.
 const UserAgent = "payonce-go/0.1"
 
+// maxResponseHeaderBytes caps the response header bytes the default
+// transport reads (net/http allows 10 MB otherwise).
+const maxResponseHeaderBytes = 256 << 10
+
 // NewClient returns a core client. Typed clients pass their defaults first
 // and the caller's options after them.
 func NewClient(opts ...Option) (*Client, error) {
@@ -205,11 +209,17 @@ func NewClient(opts ...Option) (*Client, error) {
 	if c.httpClient == nil {
 		c.httpClient = DefaultHTTPClient()
 	}
+	if c.policy.AttemptTimeout == 0 && c.httpClient.Timeout <= 0 {
+		// An attempt must not block until the caller's context ends.
+		return nil, fmt.Errorf("%w: an attempt needs a timeout: set RetryPolicy.AttemptTimeout or the http.Client's Timeout", ErrInvalidConfig)
+	}
 	return c, nil
 }
 
-// DefaultHTTPClient returns an http.Client with sane timeouts and a
-// connection pool sized for concurrent payment traffic.
+// DefaultHTTPClient returns an http.Client with sane timeouts, a
+// connection pool sized for concurrent payment traffic and response headers
+// capped at 256 KiB (net/http's own cap is 10 MB), so a hostile server
+// cannot make the client hold megabytes of headers.
 func DefaultHTTPClient() *http.Client {
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	t.MaxIdleConns = 256
@@ -217,6 +227,7 @@ func DefaultHTTPClient() *http.Client {
 	t.IdleConnTimeout = 90 * time.Second
 	t.TLSHandshakeTimeout = 10 * time.Second
 	t.ResponseHeaderTimeout = 30 * time.Second
+	t.MaxResponseHeaderBytes = maxResponseHeaderBytes
 	return &http.Client{Transport: t, Timeout: 60 * time.Second}
 }
 

@@ -106,6 +106,8 @@ type APIError struct {
 	Details    []ErrorDetail // field-level details, when the provider gave them
 	Kind       error         // one of the Err* sentinels
 	Err        error         // the underlying cause, if any
+
+	noResume bool // set by the operation: no key and not idempotent, so never resumable
 }
 
 // ErrorDetail is one field-level reason from a provider's error body.
@@ -180,7 +182,7 @@ func (e *APIError) Unwrap() []error {
 // 4xx answers are final.
 func (e *APIError) Temporary() bool {
 	switch {
-	case errors.Is(e, ErrKeyExpired):
+	case e.noResume, errors.Is(e, ErrKeyExpired):
 		return false
 	case errors.Is(e, ErrRetriesExhausted), errors.Is(e, ErrRetryBudgetExhausted),
 		errors.Is(e, ErrTransport), errors.Is(e, ErrServer), errors.Is(e, ErrRateLimited),

@@ -176,6 +176,10 @@ type callOptions struct {
 	key     string
 	created time.Time
 	noKey   bool
+	policy  *RetryPolicy  // WithCallRetryPolicy
+	timeout time.Duration // WithCallTimeout
+	headers []string      // WithHeader: canonical name, value, name, value...
+	err     error         // the first invalid option
 }
 
 // WithIdempotencyKey sets the key of one operation; it wins over a key bound
@@ -202,11 +206,22 @@ func WithoutKey() CallOption {
 // attempt.
 func resolveKey(ctx context.Context, opts []CallOption, now time.Time) (key string, created time.Time, err error) {
 	var o callOptions
+	o.apply(opts)
+	return o.resolveKey(ctx, now)
+}
+
+// apply runs opts on o.
+func (o *callOptions) apply(opts []CallOption) {
 	for _, opt := range opts {
 		if opt != nil {
-			opt(&o)
+			opt(o)
 		}
 	}
+}
+
+// resolveKey picks the key from the options o holds, then ctx, then a new
+// UUID v4.
+func (o *callOptions) resolveKey(ctx context.Context, now time.Time) (key string, created time.Time, err error) {
 	if o.noKey {
 		return "", now, nil
 	}

@@ -17,10 +17,13 @@ import (
 	"github.com/hashicorp/go-retryablehttp"
 )
 
-// Body caps: error answers are read up to 1 MiB, successful ones up to 16 MiB.
+// Body caps: error answers are read up to 1 MiB, successful ones up to
+// 16 MiB. A body is read into a buffer of at most maxPrealloc bytes that
+// grows as bytes arrive, whatever Content-Length announces.
 const (
 	maxErrorBody   = 1 << 20
 	maxSuccessBody = 16 << 20
+	maxPrealloc    = 64 << 10
 )
 
 // operation is the state of one business operation: its key and body bytes,
@@ -33,6 +36,10 @@ type operation struct {
 	created time.Time
 	body    []byte
 	backoff *backoff.ExponentialBackOff
+	opts    callOptions   // the call's options, applied once
+	policy  RetryPolicy   // the client's, or the call's (WithCallRetryPolicy)
+	timeout time.Duration // per-attempt timeout, always above 0
+	paceErr error         // the limiter's refusal of the next attempt
 
 	attempts  int
 	retries   int
@@ -51,10 +58,13 @@ func (c *Client) Do(ctx context.Context, req *Request, out any, opts ...CallOpti
 		return Meta{}, &APIError{Provider: c.provider, Kind: ErrInvalidRequest, Err: errors.New("nil request")}
 	}
 	start := time.Now()
-	op := &operation{c: c, ctx: ctx, req: req}
+	op := &operation{c: c, ctx: ctx, req: req, policy: c.policy}
+	if len(opts) > 0 {
+		op.opts.apply(opts)
+	}
 	now := c.now()
 	if req.Keyed {
-		key, created, err := resolveKey(ctx, opts, now)
+		key, created, err := op.opts.resolveKey(ctx, now)
 		if err != nil {
 			return Meta{}, op.fail(ErrTransport, err)
 		}
@@ -62,6 +72,13 @@ func (c *Client) Do(ctx context.Context, req *Request, out any, opts ...CallOpti
 		if err := c.rules.Validate(key); err != nil {
 			return op.meta(nil, start), op.fail(errors.Unwrap(err), err)
 		}
+	}
+	if err := op.setPolicy(); err != nil {
+		kind := ErrInvalidRequest
+		if errors.Is(err, ErrInvalidConfig) {
+			kind = ErrInvalidConfig
+		}
+		return op.meta(nil, start), op.fail(kind, err)
 	}
 	if req.Validate != nil {
 		if err := req.Validate(); err != nil {
@@ -80,7 +97,7 @@ func (c *Client) Do(ctx context.Context, req *Request, out any, opts ...CallOpti
 		}
 		op.body = b
 	}
-	op.backoff = c.policy.newBackOff()
+	op.backoff = op.policy.newBackOff()
 
 	recovered := false
 	for {
@@ -89,6 +106,17 @@ func (c *Client) Do(ctx context.Context, req *Request, out any, opts ...CallOpti
 			return op.meta(resp, start), op.failure(resp, err)
 		}
 		meta := op.meta(resp, start)
+		if resp.StatusCode >= 300 && resp.StatusCode < 400 {
+			if resp.StatusCode != http.StatusNotModified || !op.conditional() {
+				e := op.fail(ErrRedirectRefused, unfollowed(req.Method, resp))
+				op.fill(e, resp)
+				return meta, e
+			}
+			if c.budget != nil {
+				c.budget.release(op.spent)
+			}
+			return meta, nil // the caller's copy is current
+		}
 		if resp.StatusCode >= 200 && resp.StatusCode < 300 {
 			if c.budget != nil {
 				c.budget.release(op.spent)
@@ -114,6 +142,39 @@ func (c *Client) Do(ctx context.Context, req *Request, out any, opts ...CallOpti
 		}
 		return meta, apiErr
 	}
+}
+
+// setPolicy applies the call's policy, timeout and header options: an
+// invalid one, or an attempt left without any timeout, is refused.
+func (op *operation) setPolicy() error {
+	if op.opts.err != nil {
+		return op.opts.err
+	}
+	if op.opts.policy != nil {
+		op.policy = *op.opts.policy
+	}
+	op.timeout = op.policy.AttemptTimeout
+	if op.opts.timeout > 0 {
+		op.timeout = op.opts.timeout
+	}
+	if op.timeout == 0 {
+		op.timeout = op.c.httpClient.Timeout
+	}
+	if op.timeout <= 0 {
+		return fmt.Errorf("%w: an attempt needs a timeout: set AttemptTimeout, WithCallTimeout or the http.Client's Timeout", ErrInvalidConfig)
+	}
+	return nil
+}
+
+// conditional reports whether the call sent a header that makes a 304 a
+// valid answer.
+func (op *operation) conditional() bool {
+	for i := 0; i < len(op.opts.headers); i += 2 {
+		if n := op.opts.headers[i]; n == "If-None-Match" || n == "If-Modified-Since" {
+			return true
+		}
+	}
+	return false
 }
 
 // run performs the attempt loop on go-retryablehttp. It returns the final
@@ -151,54 +212,35 @@ func (op *operation) run() (*http.Response, error) {
 	if c.userAgent != "" {
 		h.Set("User-Agent", c.userAgent)
 	}
+	for i := 0; i+1 < len(op.opts.headers); i += 2 {
+		h[op.opts.headers[i]] = []string{op.opts.headers[i+1]} // canonical and checked by WithHeader
+	}
 	rreq.SetResponseHandler(op.readBody)
 
 	base := c.httpClient
-	timeout := base.Timeout
-	if c.policy.AttemptTimeout > 0 {
-		timeout = c.policy.AttemptTimeout
-	}
 	rt := base.Transport
 	if rt == nil {
 		rt = http.DefaultTransport
 	}
-	remaining := c.policy.MaxAttempts - op.attempts
+	remaining := op.policy.MaxAttempts - op.attempts
 	if remaining < 1 {
 		remaining = 1 // a signer recovery repeats the last attempt once
 	}
 	rc := &retryablehttp.Client{
 		HTTPClient: &http.Client{
 			Transport:     &attemptTransport{op: op, next: rt},
-			Timeout:       timeout,
-			CheckRedirect: c.checkRedirect(base.CheckRedirect),
+			Timeout:       op.timeout,
+			CheckRedirect: op.checkRedirect(base.CheckRedirect),
 			Jar:           base.Jar,
 		},
-		RetryMax:     remaining - 1,
-		CheckRetry:   op.checkRetry,
-		Backoff:      op.wait,
-		ErrorHandler: passThrough,
+		RetryMax:       remaining - 1,
+		CheckRetry:     op.checkRetry,
+		Backoff:        op.wait,
+		ErrorHandler:   passThrough,
+		RequestLogHook: op.pace,
 	}
 	op.exhausted = false
 	return rc.Do(rreq)
-}
-
-// checkRedirect refuses a redirect to plain http:// on a non-loopback
-// host (unless WithInsecureHTTP was given): a 307/308 would re-send the
-// body, card number included, and the credentials in clear text. Otherwise
-// next decides (or the default limit of 10 redirects).
-func (c *Client) checkRedirect(next func(*http.Request, []*http.Request) error) func(*http.Request, []*http.Request) error {
-	return func(req *http.Request, via []*http.Request) error {
-		if req.URL.Scheme != "https" && !c.allowInsecure && !isLoopback(req.URL.Hostname()) {
-			return &stopError{err: fmt.Errorf("%w: redirect to plain http:// refused", ErrTransport)}
-		}
-		if next != nil {
-			return next(req, via)
-		}
-		if len(via) >= 10 {
-			return &stopError{err: fmt.Errorf("%w: stopped after 10 redirects", ErrTransport)}
-		}
-		return nil
-	}
 }
 
 // passThrough hands the last answer and error back unchanged: the default
@@ -213,22 +255,21 @@ func passThrough(resp *http.Response, err error, _ int) (*http.Response, error) 
 var errRetryable = errors.New("retryable answer")
 
 // readBody reads a final answer's body inside the loop, so a body lost in
-// transit is retried like any other transport failure.
+// transit is retried like any other transport failure. HEAD, 1xx, 204 and
+// 304 answers have no body, whatever their Content-Length says.
 func (op *operation) readBody(resp *http.Response) error {
+	if resp.StatusCode < 200 || resp.StatusCode == http.StatusNoContent || resp.StatusCode == http.StatusNotModified ||
+		op.req.Method == http.MethodHead {
+		_ = resp.Body.Close()
+		op.respBody = nil
+		resp.Body = http.NoBody
+		return nil
+	}
 	limit := int64(maxErrorBody)
 	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
 		limit = maxSuccessBody
 	}
-	var b []byte
-	var err error
-	if n := resp.ContentLength; n >= 0 && n <= limit {
-		b = make([]byte, n) // the usual case: one allocation of the right size
-		var got int
-		got, err = io.ReadFull(resp.Body, b)
-		b = b[:got]
-	} else {
-		b, err = io.ReadAll(io.LimitReader(resp.Body, limit+1))
-	}
+	b, err := readCapped(resp.Body, resp.ContentLength, limit)
 	_ = resp.Body.Close()
 	if err != nil {
 		if resp.StatusCode < 200 || resp.StatusCode >= 300 {
@@ -243,13 +284,47 @@ func (op *operation) readBody(resp *http.Response) error {
 	}
 	if int64(len(b)) > limit {
 		if resp.StatusCode < 300 {
-			return &stopError{err: fmt.Errorf("%w: answer larger than %d bytes", ErrMalformedResponse, limit)}
+			// The operation ran but its answer cannot be kept: a transport
+			// failure (temporary, resumable with the key), not retried
+			// since the same answer would come back.
+			return &stopError{err: fmt.Errorf("answer larger than %d bytes", limit)}
 		}
 		b = b[:limit]
 	}
 	op.respBody = b
 	resp.Body = io.NopCloser(bytes.NewReader(b))
 	return nil
+}
+
+// readCapped reads r up to limit+1 bytes. A body of known small length is
+// read into one buffer of that size; any other grows as bytes arrive from
+// at most maxPrealloc bytes, so an announced length costs nothing unless
+// the bytes come.
+func readCapped(r io.Reader, announced, limit int64) ([]byte, error) {
+	if announced >= 0 && announced <= maxPrealloc && announced <= limit {
+		b := make([]byte, announced)
+		n, err := io.ReadFull(r, b)
+		return b[:n], err
+	}
+	size := int64(512)
+	if announced > 0 {
+		size = min(announced, maxPrealloc)
+	}
+	lr := io.LimitReader(r, limit+1)
+	b := make([]byte, 0, size)
+	for {
+		n, err := lr.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err != nil {
+			if err == io.EOF {
+				err = nil
+			}
+			return b, err
+		}
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+	}
 }
 
 // checkRetry decides after each attempt. It refuses what cannot succeed
@@ -288,7 +363,7 @@ func (op *operation) checkRetry(ctx context.Context, resp *http.Response, err er
 		// non-idempotent request) would be a second operation: never retry.
 		return false, err
 	}
-	if op.attempts >= op.c.policy.MaxAttempts {
+	if op.attempts >= op.policy.MaxAttempts {
 		op.exhausted = true
 		return true, nil // go-retryablehttp stops: no retry left
 	}
@@ -297,7 +372,7 @@ func (op *operation) checkRetry(ctx context.Context, resp *http.Response, err er
 		return false, ErrRetriesExhausted
 	}
 	if hasRetryAfter {
-		wait = min(retryAfter, op.c.policy.MaxRetryAfter)
+		wait = min(retryAfter, op.policy.MaxRetryAfter)
 	}
 	if op.key != "" && !op.keyFresh(op.c.now().Add(wait)) {
 		return false, &stopError{err: ErrKeyExpired}
@@ -337,11 +412,24 @@ func (op *operation) keyFresh(t time.Time) bool {
 	if w <= 0 {
 		return true
 	}
-	return t.Sub(op.created) < w-op.c.policy.KeySafetyMargin
+	return t.Sub(op.created) < w-op.policy.KeySafetyMargin
+}
+
+// pace waits for the client's limiter before each attempt, on the
+// operation's context and before the attempt's timer starts (it is
+// go-retryablehttp's RequestLogHook, called just before each attempt). A
+// refusal is kept for RoundTrip to return.
+func (op *operation) pace(_ retryablehttp.Logger, _ *http.Request, _ int) {
+	op.paceErr = nil
+	if op.c.limiter != nil {
+		op.paceErr = op.c.limiter.Wait(op.ctx)
+	}
 }
 
 // attemptTransport is the per-attempt middleware inside the retry loop:
-// key-age guard, pacing, a fresh signature, then the real transport.
+// origin check, key-age guard, a fresh signature, then the real transport.
+// It sees the first request of each attempt and each redirect hop the
+// http.Client follows; only the former count as attempts.
 type attemptTransport struct {
 	op   *operation
 	next http.RoundTripper
@@ -349,11 +437,17 @@ type attemptTransport struct {
 
 func (t *attemptTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	op := t.op
+	if !op.c.sameOrigin(req.URL) {
+		// Credentials, key and body go to the configured origin only.
+		return nil, &stopError{err: &RedirectError{Method: req.Method, Target: req.URL.Scheme + "://" + req.URL.Host, Reason: "to another origin"}}
+	}
 	if op.key != "" && !op.keyFresh(op.c.now()) {
 		return nil, &stopError{err: ErrKeyExpired}
 	}
-	if op.c.limiter != nil {
-		if err := op.c.limiter.Wait(req.Context()); err != nil {
+	hop := req.Response != nil // a redirect hop of the current attempt
+	if !hop {
+		if err := op.paceErr; err != nil {
+			op.paceErr = nil
 			return nil, &stopError{err: err}
 		}
 	}
@@ -378,8 +472,12 @@ func (t *attemptTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 			return nil, &stopError{err: fmt.Errorf("sign: %w", err)}
 		}
 	}
-	op.attempts++
-	op.debug("payonce attempt", slog.Int("attempt", op.attempts))
+	if hop {
+		op.debug("payonce redirect hop", slog.Int("attempt", op.attempts))
+	} else {
+		op.attempts++
+		op.debug("payonce attempt", slog.Int("attempt", op.attempts))
+	}
 	return t.next.RoundTrip(r)
 }
 
@@ -430,6 +528,9 @@ func (op *operation) fail(kind, cause error) *APIError {
 func (op *operation) fill(e *APIError, resp *http.Response) {
 	e.Provider, e.Operation, e.Method, e.Path = op.c.provider, op.req.Operation, op.req.Method, op.req.Path
 	e.Key, e.Attempts = op.key, op.attempts
+	// Without a key a non-idempotent operation can never be resumed: a
+	// second run would be a second operation.
+	e.noResume = op.key == "" && (op.req.Keyed || !idempotentMethod(op.req.Method))
 	if op.key != "" {
 		e.KeyCreated = op.created
 	}
@@ -468,7 +569,10 @@ func (op *operation) apiError(resp *http.Response, body []byte) *APIError {
 // failure maps a loop that ended in an error to an *APIError.
 func (op *operation) failure(resp *http.Response, err error) *APIError {
 	var last *APIError
-	if resp != nil {
+	if resp != nil && (resp.StatusCode < 200 || resp.StatusCode >= 300) {
+		// The last answer was an error answer (a 503 when retries ran
+		// out): it becomes the cause. A 2xx here is an answer whose body
+		// could not be read: the cause is the transport failure.
 		body, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
 		_ = resp.Body.Close()
 		last = op.apiError(resp, body)
@@ -476,7 +580,11 @@ func (op *operation) failure(resp *http.Response, err error) *APIError {
 	cause := cleanTransportError(err)
 	withLast := func(kind error) *APIError {
 		if last == nil {
-			return op.fail(kind, cause)
+			e := op.fail(kind, cause)
+			if resp != nil {
+				op.fill(e, resp)
+			}
+			return e
 		}
 		e := *last
 		e.Err = last.Kind
@@ -484,16 +592,28 @@ func (op *operation) failure(resp *http.Response, err error) *APIError {
 		return &e
 	}
 	var stop *stopError
+	var redirect *RedirectError
 	switch {
 	case op.ctx.Err() != nil:
 		return withLast(op.ctx.Err())
+	case errors.As(err, &redirect):
+		// A redirect means the server did not execute the request: final.
+		e := op.fail(ErrRedirectRefused, redirect)
+		if resp != nil {
+			op.fill(e, resp)
+		}
+		return e
 	case errors.Is(err, ErrKeyExpired):
 		return withLast(ErrKeyExpired)
 	case errors.Is(err, ErrRetryBudgetExhausted):
 		return withLast(ErrRetryBudgetExhausted)
 	case errors.Is(err, errRetryable), op.exhausted && RetryableError(err), errors.Is(err, ErrRetriesExhausted):
 		if last == nil {
-			return op.fail(ErrRetriesExhausted, fmt.Errorf("%w: %v", ErrTransport, cause))
+			e := op.fail(ErrRetriesExhausted, fmt.Errorf("%w: %w", ErrTransport, cause))
+			if resp != nil {
+				op.fill(e, resp)
+			}
+			return e
 		}
 		return withLast(ErrRetriesExhausted)
 	case errors.Is(err, ErrMalformedResponse):

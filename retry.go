@@ -6,8 +6,10 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -175,24 +177,60 @@ func (e *stopError) Unwrap() error { return e.err }
 
 // RetryableError reports whether a transport error may succeed on a retry:
 // refused or reset connections, EOF and per-attempt timeouts may; TLS
-// certificate failures, a cancelled or expired context and the client's own
-// stops (key too old, budget spent, signer failure) may not.
+// failures (certificate and x509 errors, alerts sent or received such as
+// a protocol version refused, a peer that does not speak TLS), a cancelled
+// or expired context and the client's own stops (key too old, budget spent,
+// signer failure, refused redirect) may not.
 func RetryableError(err error) bool {
 	if err == nil {
 		return false
 	}
-	var stop *stopError
-	var certErr *tls.CertificateVerificationError
-	var unknownCA x509.UnknownAuthorityError
-	var invalidCert x509.CertificateInvalidError
-	var hostErr x509.HostnameError
-	switch {
-	case errors.As(err, &stop), errors.As(err, &certErr), errors.As(err, &unknownCA),
-		errors.As(err, &invalidCert), errors.As(err, &hostErr),
-		errors.Is(err, context.Canceled):
+	if errors.Is(err, context.Canceled) || tlsFailure(err) {
 		return false
 	}
-	return true
+	var stop *stopError
+	return !errors.As(err, &stop)
+}
+
+// tlsFailure reports a TLS failure a retry cannot mend.
+func tlsFailure(err error) bool {
+	var (
+		certErr       *tls.CertificateVerificationError
+		recordErr     tls.RecordHeaderError
+		alertErr      tls.AlertError
+		echErr        *tls.ECHRejectionError
+		unknownCA     x509.UnknownAuthorityError
+		invalidCert   x509.CertificateInvalidError
+		hostErr       x509.HostnameError
+		rootsErr      x509.SystemRootsError
+		constraintErr x509.ConstraintViolationError
+		criticalErr   x509.UnhandledCriticalExtension
+		algorithmErr  x509.InsecureAlgorithmError
+		opErr         *net.OpError
+	)
+	switch {
+	case errors.As(err, &certErr), errors.As(err, &recordErr), errors.As(err, &alertErr), errors.As(err, &echErr),
+		errors.As(err, &unknownCA), errors.As(err, &invalidCert), errors.As(err, &hostErr), errors.As(err, &rootsErr),
+		errors.As(err, &constraintErr), errors.As(err, &criticalErr), errors.As(err, &algorithmErr):
+		return true
+	case errors.As(err, &opErr) && (opErr.Op == "remote error" || opErr.Op == "local error"):
+		// crypto/tls reports an alert received ("remote error: tls:
+		// protocol version not supported") or sent this way.
+		return true
+	}
+	// crypto/tls reports some handshake failures as plain errors ("tls:
+	// server selected unsupported protocol version 301").
+	if isTimeout(err) {
+		return false
+	}
+	// net/http turns a peer that answers TLS with plain HTTP into a plain
+	// error too.
+	for e := err; e != nil; e = errors.Unwrap(e) {
+		if msg := e.Error(); strings.HasPrefix(msg, "tls: ") || strings.HasSuffix(msg, "server gave HTTP response to HTTPS client") {
+			return true
+		}
+	}
+	return false
 }
 
 // isTimeout reports a per-attempt timeout (they cost the budget more).

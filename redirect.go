@@ -1,0 +1,119 @@
+package payonce
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+)
+
+// ErrRedirectRefused: the server answered an API call with a redirect the
+// client does not follow (to another origin, one that would change the
+// method or drop the body, one to plain http://, or too many). A redirect
+// means the server did not execute the request, so the error is final:
+// nothing is retried and IsTemporary reports false.
+var ErrRedirectRefused = errors.New("redirect refused")
+
+// RedirectError says why a redirect was refused. It unwraps to
+// ErrRedirectRefused. It never holds the target's path or query string,
+// only its origin.
+type RedirectError struct {
+	StatusCode int    // the redirect status, e.g. 307
+	Method     string // the method of the request that was redirected
+	Target     string // the target's origin (scheme://host[:port]), "" when unknown
+	Reason     string // why it was refused, e.g. "to another origin", "not followed"
+}
+
+// Error says why and names the target's origin; the status is in the
+// *APIError that carries it.
+func (e *RedirectError) Error() string {
+	msg := "redirect " + e.Reason
+	if e.Target != "" {
+		msg += " (" + e.Target + ")"
+	}
+	return msg
+}
+
+// Unwrap returns ErrRedirectRefused.
+func (e *RedirectError) Unwrap() error { return ErrRedirectRefused }
+
+// maxRedirects is how many same-origin hops one attempt may follow.
+const maxRedirects = 10
+
+func portOf(u *url.URL) string {
+	if p := u.Port(); p != "" {
+		return p
+	}
+	switch strings.ToLower(u.Scheme) {
+	case "https":
+		return "443"
+	case "http":
+		return "80"
+	}
+	return ""
+}
+
+// sameOrigin reports whether u has the scheme, host and port of the
+// client's base URL: only such requests are ever signed.
+func (c *Client) sameOrigin(u *url.URL) bool {
+	b := c.baseURL
+	return strings.EqualFold(u.Scheme, b.Scheme) && strings.EqualFold(u.Hostname(), b.Hostname()) && portOf(u) == portOf(b)
+}
+
+// checkRedirect decides on each redirect hop of an attempt. A payment API
+// call follows a redirect only when it stays on the configured origin and
+// keeps the method and body (a 307 or 308, or a 301/302/303 of a GET or
+// HEAD without a body); anything else ends the operation with a
+// *RedirectError. After those checks next (the http.Client's own
+// CheckRedirect) decides, or the limit of 10 hops.
+func (op *operation) checkRedirect(next func(*http.Request, []*http.Request) error) func(*http.Request, []*http.Request) error {
+	return func(req *http.Request, via []*http.Request) error {
+		status := 0
+		if req.Response != nil {
+			status = req.Response.StatusCode
+		}
+		first := via[0]
+		refuse := func(reason string) error {
+			return &stopError{err: &RedirectError{StatusCode: status, Method: first.Method, Target: req.URL.Scheme + "://" + req.URL.Host, Reason: reason}}
+		}
+		c := op.c
+		switch {
+		case req.URL.Scheme != "https" && !c.allowInsecure && !isLoopback(req.URL.Hostname()):
+			return refuse("to plain http://")
+		case !c.sameOrigin(req.URL):
+			return refuse("to another origin")
+		case req.Method != first.Method || (len(op.body) > 0 && (status == http.StatusMovedPermanently ||
+			status == http.StatusFound || status == http.StatusSeeOther)) ||
+			(first.Method != http.MethodGet && first.Method != http.MethodHead && status != http.StatusTemporaryRedirect &&
+				status != http.StatusPermanentRedirect):
+			return refuse("that would change the method or drop the body")
+		}
+		if next != nil {
+			if err := next(req, via); err != nil {
+				if errors.Is(err, http.ErrUseLastResponse) {
+					return err
+				}
+				return refuse("by the http.Client's CheckRedirect")
+			}
+			return nil
+		}
+		if len(via) >= maxRedirects {
+			return refuse(fmt.Sprintf("after %d redirects", maxRedirects))
+		}
+		return nil
+	}
+}
+
+// unfollowed is the error of a final 3xx answer (other than a 304 to a
+// conditional request): a redirect the http.Client did not follow.
+func unfollowed(method string, resp *http.Response) *RedirectError {
+	e := &RedirectError{StatusCode: resp.StatusCode, Method: method, Reason: "not followed"}
+	if resp.StatusCode == http.StatusNotModified {
+		e.Reason = "not followed: 304 answer to a request without If-None-Match or If-Modified-Since"
+	}
+	if loc, err := resp.Location(); err == nil {
+		e.Target = loc.Scheme + "://" + loc.Host
+	}
+	return e
+}

@@ -1,0 +1,200 @@
+package payonce
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// hopLog records every request a test server receives.
+type hopLog struct {
+	mu   sync.Mutex
+	hops []*http.Request
+	body []string
+}
+
+func (l *hopLog) add(r *http.Request) {
+	b, _ := io.ReadAll(r.Body)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.hops = append(l.hops, r)
+	l.body = append(l.body, string(b))
+}
+
+func (l *hopLog) len() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.hops)
+}
+
+// bearerSigner sets a bearer token like the A55 authorizer and an HMAC
+// signature like Coinepay's, and counts its calls.
+type bearerSigner struct {
+	calls atomic.Int32
+	hmac  *HMACSigner
+}
+
+func (s *bearerSigner) Sign(r *http.Request, body []byte) error {
+	s.calls.Add(1)
+	r.Header.Set("Authorization", "Bearer TOKEN-SECRET-123")
+	return s.hmac.Sign(r, body)
+}
+
+func newBearerSigner(t *testing.T) *bearerSigner {
+	h, err := NewHMACSigner("key-id", "hmac-secret")
+	require.NoError(t, err)
+	return &bearerSigner{hmac: h}
+}
+
+func cardReq() *Request {
+	return &Request{Operation: "charges.create", Method: http.MethodPost, Path: "/charge", Keyed: true,
+		Body: map[string]any{"card": map[string]any{"number": "4111111111111111", "cvv": "123"}}}
+}
+
+// A 307/308 to another origin is refused: the other host never receives
+// the token, the key, a signature or the card, and the error is final,
+// carries the key and says why.
+func TestRedirectToAnotherOriginIsRefused(t *testing.T) {
+	for _, status := range []int{http.StatusTemporaryRedirect, http.StatusPermanentRedirect} {
+		other := &hopLog{}
+		evil := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			other.add(r)
+			_, _ = io.WriteString(w, `{"status":"confirmed"}`)
+		}))
+		defer evil.Close()
+		var originHits atomic.Int32
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			originHits.Add(1)
+			http.Redirect(w, r, evil.URL+"/steal?x=1", status)
+		}))
+		defer srv.Close()
+		sig := newBearerSigner(t)
+		c, err := NewClient(WithBaseURL(srv.URL), WithRetryPolicy(fastPolicy()), WithSigner(sig))
+		require.NoError(t, err)
+		var out map[string]any
+		meta, err := c.Do(context.Background(), cardReq(), &out)
+		require.Error(t, err, "status %d", status)
+		assert.Zero(t, other.len(), "another origin must receive nothing (status %d)", status)
+		assert.ErrorIs(t, err, ErrRedirectRefused)
+		var re *RedirectError
+		require.ErrorAs(t, err, &re)
+		assert.Equal(t, status, re.StatusCode)
+		assert.Contains(t, err.Error(), "another origin")
+		assert.NotContains(t, err.Error(), "steal", "no path or query of the target")
+		assert.NotContains(t, err.Error(), "malformed")
+		assert.False(t, IsTemporary(err), "a redirect was not executed: final")
+		assert.NotEmpty(t, KeyOf(err))
+		var ae *APIError
+		require.ErrorAs(t, err, &ae)
+		assert.False(t, ae.KeyCreated.IsZero())
+		assert.Equal(t, 1, meta.Attempts)
+		assert.Equal(t, int32(1), originHits.Load(), "not retried")
+		assert.Equal(t, int32(1), sig.calls.Load(), "only the origin's request is signed")
+	}
+}
+
+// A 301/302/303 after a POST would turn it into a body-less GET signed for
+// the original body: refused, same origin or not, and nothing is sent.
+func TestRedirectChangingMethodIsRefused(t *testing.T) {
+	for _, status := range []int{http.StatusMovedPermanently, http.StatusFound, http.StatusSeeOther} {
+		log := &hopLog{}
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			log.add(r)
+			if r.URL.Path == "/charge" {
+				http.Redirect(w, r, "/elsewhere", status)
+				return
+			}
+			_, _ = io.WriteString(w, `{}`)
+		}))
+		defer srv.Close()
+		c, err := NewClient(WithBaseURL(srv.URL), WithRetryPolicy(fastPolicy()), WithSigner(newBearerSigner(t)))
+		require.NoError(t, err)
+		_, err = c.Do(context.Background(), cardReq(), nil)
+		require.Error(t, err)
+		assert.ErrorIs(t, err, ErrRedirectRefused, "status %d", status)
+		assert.Contains(t, err.Error(), "method")
+		assert.False(t, IsTemporary(err))
+		assert.NotEmpty(t, KeyOf(err))
+		assert.Equal(t, 1, log.len(), "the GET is never sent (status %d)", status)
+	}
+}
+
+// A GET may follow a same-origin 302.
+func TestGetFollowsSameOriginRedirect(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/old" {
+			http.Redirect(w, r, "/new", http.StatusFound)
+			return
+		}
+		_, _ = io.WriteString(w, `{"ok":true}`)
+	}))
+	defer srv.Close()
+	c, err := NewClient(WithBaseURL(srv.URL), WithRetryPolicy(fastPolicy()))
+	require.NoError(t, err)
+	var out struct{ OK bool }
+	meta, err := c.Do(context.Background(), &Request{Operation: "x.get", Method: http.MethodGet, Path: "/old"}, &out)
+	require.NoError(t, err)
+	assert.True(t, out.OK)
+	assert.Equal(t, 1, meta.Attempts)
+}
+
+// A same-origin 307 keeps the method, the body and the key, is signed
+// afresh, and is one attempt: MaxAttempts 1 is enough.
+func TestSameOriginRedirectIsOneAttempt(t *testing.T) {
+	log := &hopLog{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		log.add(r)
+		if r.URL.Path == "/charge" {
+			http.Redirect(w, r, "/charge/v2", http.StatusTemporaryRedirect)
+			return
+		}
+		_, _ = io.WriteString(w, `{"ok":true}`)
+	}))
+	defer srv.Close()
+	p := fastPolicy()
+	p.MaxAttempts = 1
+	sig := newBearerSigner(t)
+	c, err := NewClient(WithBaseURL(srv.URL), WithRetryPolicy(p), WithSigner(sig))
+	require.NoError(t, err)
+	var out struct{ OK bool }
+	meta, err := c.Do(context.Background(), cardReq(), &out)
+	require.NoError(t, err)
+	assert.True(t, out.OK)
+	assert.Equal(t, 1, meta.Attempts, "a hop is not an attempt")
+	require.Equal(t, 2, log.len())
+	log.mu.Lock()
+	defer log.mu.Unlock()
+	assert.Equal(t, log.body[0], log.body[1], "same body bytes")
+	assert.Equal(t, meta.Key, log.hops[1].Header.Get(HeaderIdempotencyKey))
+	assert.Equal(t, http.MethodPost, log.hops[1].Method)
+	assert.NotEqual(t, log.hops[0].Header.Get(HeaderNonce), log.hops[1].Header.Get(HeaderNonce), "the hop is signed afresh")
+	assert.Equal(t, int32(2), sig.calls.Load())
+}
+
+// A 3xx the http.Client does not follow says so, instead of "malformed
+// response".
+func TestUnfollowedRedirectSaysWhy(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "/moved", http.StatusTemporaryRedirect)
+	}))
+	defer srv.Close()
+	hc := &http.Client{Timeout: 0, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	p := fastPolicy()
+	c, err := NewClient(WithBaseURL(srv.URL), WithRetryPolicy(p), WithHTTPClient(hc))
+	require.NoError(t, err)
+	_, err = c.Do(context.Background(), postReq(), nil)
+	require.Error(t, err)
+	assert.ErrorIs(t, err, ErrRedirectRefused)
+	assert.False(t, errors.Is(err, ErrMalformedResponse), "%v", err)
+	assert.Contains(t, err.Error(), "not followed")
+	assert.False(t, IsTemporary(err))
+	assert.NotEmpty(t, KeyOf(err))
+}
