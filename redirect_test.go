@@ -198,3 +198,33 @@ func TestUnfollowedRedirectSaysWhy(t *testing.T) {
 	assert.False(t, IsTemporary(err))
 	assert.NotEmpty(t, KeyOf(err))
 }
+
+// The per-attempt transport itself never signs nor sends a request for
+// another origin, whatever let it through.
+func TestAttemptTransportRefusesAnotherOrigin(t *testing.T) {
+	sig := newBearerSigner(t)
+	c, err := NewClient(WithBaseURL("https://api.example"), WithSigner(sig))
+	require.NoError(t, err)
+	var sent atomic.Int32
+	next := roundTripFunc(func(*http.Request) (*http.Response, error) { sent.Add(1); return nil, errors.New("sent") })
+	op := &operation{c: c, ctx: context.Background(), req: cardReq(), policy: c.policy}
+	tr := &attemptTransport{op: op, next: next}
+	for _, target := range []string{"https://evil.example/charge", "http://api.example/charge", "https://api.example:8443/charge"} {
+		r, err := http.NewRequest(http.MethodPost, target, nil)
+		require.NoError(t, err)
+		_, err = tr.RoundTrip(r)
+		assert.ErrorIs(t, err, ErrRedirectRefused, target)
+		assert.Empty(t, r.Header.Get("Authorization"))
+	}
+	assert.Zero(t, sig.calls.Load())
+	assert.Zero(t, sent.Load())
+	r, err := http.NewRequest(http.MethodPost, "https://API.example:443/charge", nil)
+	require.NoError(t, err)
+	_, _ = tr.RoundTrip(r)
+	assert.Equal(t, int32(1), sig.calls.Load(), "the configured origin, default port and any case, is signed")
+	assert.Equal(t, int32(1), sent.Load())
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
