@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -322,7 +323,7 @@ func readCapped(r io.Reader, announced, limit int64) ([]byte, error) {
 			return b, err
 		}
 		if len(b) == cap(b) {
-			b = append(b, 0)[:len(b)]
+			b = slices.Grow(b, len(b)) // double: at most twice what arrived
 		}
 	}
 }
