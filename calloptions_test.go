@@ -29,17 +29,7 @@ func TestCallOptionsApplyToOneCall(t *testing.T) {
 	require.Error(t, err)
 	assert.Len(t, rec.seen(), 2+5, "the client's policy again")
 
-	var n atomic.Int32
-	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if n.Add(1) == 1 {
-			select {
-			case <-r.Context().Done():
-			case <-time.After(2 * time.Second):
-			}
-			return
-		}
-		_, _ = io.WriteString(w, `{}`)
-	}))
+	slow := httptest.NewServer(hangFirst())
 	defer slow.Close()
 	c, err = NewClient(WithBaseURL(slow.URL), WithRetryPolicy(fastPolicy()))
 	require.NoError(t, err)

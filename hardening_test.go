@@ -119,14 +119,7 @@ func TestLimiterWaitIsOutsideTheAttemptTimeout(t *testing.T) {
 // A 2xx whose body is cut short on the last attempt is a temporary
 // transport failure with its cause, resumable with the key.
 func TestCutShortSuccessOnLastAttemptKeepsItsCause(t *testing.T) {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Length", "100")
-		w.WriteHeader(200)
-		_, _ = io.WriteString(w, `{"ok":`)
-		w.(http.Flusher).Flush()
-		conn, _, _ := w.(http.Hijacker).Hijack()
-		_ = conn.Close()
-	}))
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { cutShort(w) }))
 	defer srv.Close()
 	p := fastPolicy()
 	p.MaxAttempts = 2

@@ -111,16 +111,38 @@ func TestConnectionRefusedIsRetriedThenExhausted(t *testing.T) {
 	assert.NotContains(t, err.Error(), "?")
 }
 
+// cutShort answers 200 announcing 100 bytes, sends 6 and drops the
+// connection.
+func cutShort(w http.ResponseWriter) {
+	w.Header().Set("Content-Length", "100")
+	w.WriteHeader(200)
+	_, _ = io.WriteString(w, `{"ok":`)
+	w.(http.Flusher).Flush()
+	conn, _, _ := w.(http.Hijacker).Hijack()
+	_ = conn.Close()
+}
+
+// hangFirst is a handler that leaves the first request without an answer
+// (until the client gives up on it) and answers the others with {}.
+func hangFirst() http.Handler {
+	var n atomic.Int32
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if n.Add(1) == 1 {
+			select {
+			case <-r.Context().Done():
+			case <-time.After(2 * time.Second):
+			}
+			return
+		}
+		_, _ = io.WriteString(w, `{}`)
+	})
+}
+
 func TestBodyLostMidAnswerIsRetried(t *testing.T) {
 	var n atomic.Int32
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if n.Add(1) == 1 {
-			w.Header().Set("Content-Length", "100")
-			w.WriteHeader(200)
-			_, _ = io.WriteString(w, `{"ok":`)
-			w.(http.Flusher).Flush()
-			conn, _, _ := w.(http.Hijacker).Hijack()
-			_ = conn.Close()
+			cutShort(w)
 			return
 		}
 		_, _ = io.WriteString(w, `{"ok":true}`)
@@ -136,17 +158,7 @@ func TestBodyLostMidAnswerIsRetried(t *testing.T) {
 }
 
 func TestPerAttemptTimeoutIsRetried(t *testing.T) {
-	var n atomic.Int32
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if n.Add(1) == 1 {
-			select {
-			case <-r.Context().Done():
-			case <-time.After(2 * time.Second):
-			}
-			return
-		}
-		_, _ = io.WriteString(w, `{}`)
-	}))
+	srv := httptest.NewServer(hangFirst())
 	defer srv.Close()
 	p := fastPolicy()
 	p.AttemptTimeout = 50 * time.Millisecond
