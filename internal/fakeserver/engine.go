@@ -24,6 +24,12 @@ type Options struct {
 	FaultRate      float64       // probability of a random chaos fault per request
 	Latency        time.Duration // added before every provider request
 	AttemptLogSize int           // attempts kept (default DefaultAttemptLogSize)
+	// MaxOperations caps a long-running sandbox's memory (0: no cap). The
+	// ledger keeps the last MaxOperations operations, and each provider's
+	// idempotency store keeps the last MaxOperations answers in full;
+	// older keys stay as small markers until their window ends, answering
+	// ProblemAnswerNotKept (409) to a repeat instead of executing again.
+	MaxOperations int
 }
 
 // Engine holds the state shared by every provider served from it: clock,
@@ -39,6 +45,8 @@ type Engine struct {
 	closing   chan struct{}
 	closeOnce sync.Once
 
+	maxOps int
+
 	mu      sync.Mutex
 	latency time.Duration
 	stores  []*Store
@@ -52,12 +60,13 @@ func New(o Options) *Engine {
 	}
 	return &Engine{
 		clock:    o.Clock,
-		ledger:   &Ledger{},
+		ledger:   &Ledger{max: max(o.MaxOperations, 0)},
 		attempts: NewAttemptLog(o.AttemptLogSize),
 		faults:   NewFaults(o.Seed, o.FaultRate),
 		ids:      newIDGen(o.Seed),
 		closing:  make(chan struct{}),
 		latency:  o.Latency,
+		maxOps:   max(o.MaxOperations, 0),
 	}
 }
 
@@ -94,8 +103,9 @@ func (e *Engine) OnReset(f func()) {
 }
 
 // Reset empties all state: stored answers, ledger, attempt log, fault
-// rules and every backend's state (balances go back to their start).
-// The clock is left where it is.
+// rules and every backend's state (balances go back to their start), and
+// puts the clock back (Clock.Reset), so signed calls work again after an
+// earlier test moved it. Ledger sequence numbers keep counting.
 func (e *Engine) Reset() {
 	e.mu.Lock()
 	stores := append([]*Store(nil), e.stores...)
@@ -108,6 +118,7 @@ func (e *Engine) Reset() {
 	e.attempts.Reset()
 	e.stats.reset()
 	e.faults.Clear()
+	e.clock.Reset()
 	for _, f := range resets {
 		f()
 	}
