@@ -72,7 +72,11 @@ func (a *adminHandler) serve(r *http.Request) Response {
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, MaxRequestBody))
 	if err != nil {
-		return adminError(http.StatusRequestEntityTooLarge, "body_too_large", "request body over 1 MiB")
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			return adminError(http.StatusRequestEntityTooLarge, "body_too_large", "request body over 1 MiB")
+		}
+		return adminError(http.StatusBadRequest, "invalid_request", "request body could not be read")
 	}
 	decode := func(v any) *Response {
 		if err := json.Unmarshal(body, v); err != nil {

@@ -9,6 +9,7 @@ package fakeserver
 
 import (
 	"context"
+	"net/http"
 	"sync"
 	"time"
 )
@@ -159,4 +160,24 @@ func (e *Engine) sleep(ctx context.Context, d time.Duration) bool {
 	case <-e.closing:
 	}
 	return false
+}
+
+// Limits of the fakes' HTTP servers.
+const (
+	MaxHeaderBytes    = 64 << 10         // request line and headers
+	ReadHeaderTimeout = 10 * time.Second // to read the request line and headers
+	ReadTimeout       = time.Minute      // to read a whole request, body included
+	IdleTimeout       = 2 * time.Minute  // an idle keep-alive connection
+)
+
+// Harden sets the fakes' limits on srv (cmd/fakepay, or the Config of an
+// httptest server before it starts): a slow body, a slow header or an
+// idle keep-alive connection is closed instead of held open forever, and a
+// header over MaxHeaderBytes answers 431. ReadTimeout also bounds how long
+// a hang or delay fault can hold a request.
+func Harden(srv *http.Server) {
+	srv.MaxHeaderBytes = MaxHeaderBytes
+	srv.ReadHeaderTimeout = ReadHeaderTimeout
+	srv.ReadTimeout = ReadTimeout
+	srv.IdleTimeout = IdleTimeout
 }
