@@ -71,6 +71,10 @@ func New(o Options) *Engine {
 	}
 }
 
+// MaxOperations returns the cap of Options.MaxOperations (0: none); a
+// backend keeps at most that many of its oldest resources of a kind.
+func (e *Engine) MaxOperations() int { return e.maxOps }
+
 // Clock returns the engine's clock.
 func (e *Engine) Clock() *Clock { return e.clock }
 

@@ -57,6 +57,7 @@ type Fake struct {
 	balances map[string]payonce.Amount
 	cards    map[string]*card
 	order    map[string][]string // API key -> card IDs in creation order
+	all      []string            // every card ID in creation order (for the cap)
 }
 
 // New returns the fake on engine e.
@@ -96,6 +97,34 @@ func (f *Fake) reset() {
 	}
 	f.cards = make(map[string]*card)
 	f.order = make(map[string][]string)
+	f.all = nil
+}
+
+// evictLocked drops the oldest cards over the engine's MaxOperations cap:
+// info and recharge of a dropped card answer 404 and the list no longer
+// holds it. Nothing runs twice: a repeated apply or recharge key is
+// answered by the idempotency store, never by the card table.
+func (f *Fake) evictLocked() {
+	max := f.e.MaxOperations()
+	if max <= 0 || len(f.all) <= max {
+		return
+	}
+	drop := len(f.all) - max
+	for _, id := range f.all[:drop] {
+		c := f.cards[id]
+		delete(f.cards, id)
+		if c == nil {
+			continue
+		}
+		if ids := f.order[c.apiKey]; len(ids) > 0 && ids[0] == id {
+			f.order[c.apiKey] = ids[1:]
+			if len(ids) == 1 {
+				delete(f.order, c.apiKey)
+			}
+		}
+	}
+	clear(f.all[:drop]) // the backing array's head is freed when append next grows it
+	f.all = f.all[drop:]
 }
 
 // KeyCharset is the URL-safe charset the fake accepts in an
