@@ -170,32 +170,6 @@ func cardProblem(c *cardRequest, now time.Time) (code, desc string) {
 	return "", ""
 }
 
-// luhnValid reports whether n is all digits and passes the Luhn check,
-// computed here rather than with the client's helper so that a wrong
-// client check is caught by the fake.
-func luhnValid(n string) bool {
-	if n == "" {
-		return false
-	}
-	sum := 0
-	double := false
-	for i := len(n) - 1; i >= 0; i-- {
-		d := int(n[i]) - '0'
-		if d < 0 || d > 9 {
-			return false
-		}
-		if double {
-			d *= 2
-			if d > 9 {
-				d -= 9
-			}
-		}
-		sum += d
-		double = !double
-	}
-	return sum%10 == 0
-}
-
 func last4(n string) string {
 	if len(n) < 4 {
 		return ""
@@ -214,7 +188,7 @@ func (f *Fake) createCharge(r *fakeserver.Request) fakeserver.Response {
 			[]Detail{{Field: "amount", Reason: "must be greater than 0.00"}})
 	case in.Currency == "":
 		return f.validation("currency", "required")
-	case payonce.Currency(in.Currency).Validate() != nil:
+	case !currencyValid(in.Currency):
 		return f.generalError(http.StatusBadRequest, "CURRENCY_NOT_SUPPORTED", "currency not supported",
 			[]Detail{{Field: "currency", Reason: "want a three-letter ISO 4217 code"}})
 	case !typeCharges[in.TypeCharge]:

@@ -120,3 +120,12 @@ func TestA55RateLimitAfterClockMovedBack(t *testing.T) {
 	assert.Equal(t, 404, resp.StatusCode, "hits after the new now are forgotten")
 	assert.Equal(t, "1", resp.Header.Get("X-RateLimit-Remaining"))
 }
+
+// The fake checks currencies on its own: three upper-case letters.
+func TestA55CurrencyOwnCheck(t *testing.T) {
+	h := newHarness(t, nil)
+	for cur, want := range map[string]int{"BRL": 200, "USD": 200, "brl": 400, "BR": 400, "BRLX": 400, "B1L": 400} {
+		body, _ := json.Marshal(map[string]any{"amount": "1.00", "currency": cur, "type_charge": "pix"})
+		assert.Equal(t, want, h.post(t, "/api/v1/bank/wallet/charge/", "", body).StatusCode, cur)
+	}
+}
