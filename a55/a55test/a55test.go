@@ -168,7 +168,9 @@ func NewServer(opts ...Option) *Server {
 	s := &Server{engine: e, fake: f, clientID: c.clientID, secret: c.secret}
 	mux := fakeserver.WithAdmin(e.AdminHandler(fakeserver.AdminConfig{}), f.Handler())
 	s.handler = mux
-	s.srv = httptest.NewServer(mux)
+	s.srv = httptest.NewUnstartedServer(mux)
+	fakeserver.Harden(s.srv.Config) // header, read and idle limits of cmd/fakepay
+	s.srv.Start()
 	s.URL = s.srv.URL
 	s.client = &http.Client{Transport: &bearerTransport{base: s.srv.Client().Transport, s: s}}
 	return s
@@ -237,7 +239,8 @@ func (s *Server) Stats() Stats { return s.engine.Stats() }
 func (s *Server) Requests() []Attempt { return s.engine.Attempts().All() }
 
 // Reset empties all state: stored keys, tokens, wallets, charges, rate
-// counters, ledger, request log and faults.
+// counters, ledger, request log and faults, and puts the clock back to
+// its start.
 func (s *Server) Reset() {
 	s.engine.Reset()
 	if t, ok := s.client.Transport.(*bearerTransport); ok {

@@ -78,7 +78,9 @@ func tamperLedger(t *testing.T, h http.Handler, tamper func([]map[string]any) []
 			w.WriteHeader(http.StatusInternalServerError)
 			return
 		}
-		v.Operations = tamper(v.Operations)
+		if len(v.Operations) > 0 { // the run first reads where the empty ledger stands
+			v.Operations = tamper(v.Operations)
+		}
 		w.Header().Set("Content-Type", "application/json")
 		assert.NoError(t, json.NewEncoder(w).Encode(v))
 	}))

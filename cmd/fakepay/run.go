@@ -28,6 +28,9 @@ type options struct {
 	rateLimit            int
 	tokenLifetime        time.Duration
 	shutdownGraceTimeout time.Duration
+	maxOperations        int
+	readTimeout          time.Duration
+	idleTimeout          time.Duration
 }
 
 func parseFlags(args []string, out io.Writer) (options, error) {
@@ -46,6 +49,9 @@ func parseFlags(args []string, out io.Writer) (options, error) {
 	fs.IntVar(&o.rateLimit, "a55-rate-limit", 100, "A55 requests per minute per client (negative: off)")
 	fs.DurationVar(&o.tokenLifetime, "a55-token-lifetime", time.Hour, "A55 access token lifetime")
 	fs.DurationVar(&o.shutdownGraceTimeout, "shutdown-timeout", 5*time.Second, "grace period on SIGINT/SIGTERM")
+	fs.IntVar(&o.maxOperations, "max-operations", 0, "keep at most N ledger operations and N full stored answers per provider (0: no cap)")
+	fs.DurationVar(&o.readTimeout, "read-timeout", time.Minute, "longest time to read one request, body included (also ends hang and delay faults)")
+	fs.DurationVar(&o.idleTimeout, "idle-timeout", 2*time.Minute, "longest time an idle keep-alive connection stays open")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -54,6 +60,12 @@ func parseFlags(args []string, out io.Writer) (options, error) {
 	}
 	if o.faultRate < 0 || o.faultRate > 1 {
 		return o, errors.New("-fault-rate must be within 0..1")
+	}
+	if o.maxOperations < 0 {
+		return o, errors.New("-max-operations must not be negative")
+	}
+	if o.readTimeout <= 0 || o.idleTimeout <= 0 {
+		return o, errors.New("-read-timeout and -idle-timeout must be positive")
 	}
 	return o, nil
 }
@@ -64,7 +76,7 @@ func newHandler(o options) (http.Handler, *fakeserver.Engine, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("-balance: %w", err)
 	}
-	e := fakeserver.New(fakeserver.Options{Seed: o.seed, FaultRate: o.faultRate, Latency: o.latency})
+	e := fakeserver.New(fakeserver.Options{Seed: o.seed, FaultRate: o.faultRate, Latency: o.latency, MaxOperations: o.maxOperations})
 	a55 := a55fake.New(e, a55fake.Config{
 		Clients: map[string]string{o.a55ID: o.a55Secret}, RateLimit: o.rateLimit, TokenLifetime: o.tokenLifetime,
 	})
@@ -106,7 +118,9 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: h}
+	fakeserver.Harden(srv)
+	srv.ReadTimeout, srv.IdleTimeout = o.readTimeout, o.idleTimeout
 	fmt.Fprintf(stdout, "fakepay listening on http://%s\n", ln.Addr().String())
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()

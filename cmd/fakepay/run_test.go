@@ -91,7 +91,7 @@ func TestRunServesBothAPIs(t *testing.T) {
 	lr, err := http.Get(base + "/_fakepay/ledger")
 	require.NoError(t, err)
 	var ledger struct {
-		Operations []map[string]string `json:"operations"`
+		Operations []map[string]any `json:"operations"`
 	}
 	require.NoError(t, json.NewDecoder(lr.Body).Decode(&ledger))
 	lr.Body.Close()

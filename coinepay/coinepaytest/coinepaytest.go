@@ -155,7 +155,9 @@ func NewServer(opts ...Option) *Server {
 	admin := e.AdminHandler(fakeserver.AdminConfig{SetBalance: f.SetBalance})
 	mux := fakeserver.WithAdmin(admin, api)
 	s.handler = mux
-	s.srv = httptest.NewServer(mux)
+	s.srv = httptest.NewUnstartedServer(mux)
+	fakeserver.Harden(s.srv.Config) // header, read and idle limits of cmd/fakepay
+	s.srv.Start()
 	s.URL = s.srv.URL
 	s.client = &http.Client{Transport: &signingTransport{base: s.srv.Client().Transport, signer: s.Signer()}}
 	return s
@@ -239,7 +241,8 @@ func (s *Server) Stats() Stats { return s.engine.Stats() }
 func (s *Server) Requests() []Attempt { return s.engine.Attempts().All() }
 
 // Reset empties all state: stored keys, nonces, cards, balances (back to
-// the start), ledger, request log and faults.
+// the start), ledger, request log and faults, and puts the clock back to
+// its start.
 func (s *Server) Reset() { s.engine.Reset() }
 
 // Handler returns the fake's handler (API and /_fakepay/ admin), to mount

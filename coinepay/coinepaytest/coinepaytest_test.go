@@ -226,9 +226,9 @@ func TestLargeResponseNotStored(t *testing.T) {
 	s := coinepaytest.New(t, coinepaytest.WithMaxStoredResponse(64))
 	require.Equal(t, 200, apply(t, s, "key-big", applyBody).Status)
 	b := apply(t, s, "key-big", applyBody)
-	assert.Equal(t, 200, b.Status)
-	assert.Empty(t, b.Header.Get(payonce.HeaderReplay))
-	assert.Equal(t, 2, s.Ledger().Count("key-big"), "an answer over the cap is not stored")
+	assert.Equal(t, 409, b.Status, "not stored, so not replayed, but never executed again")
+	assert.Equal(t, "openapi_idempotency_answer_not_kept", b.Env.MessageKey)
+	assert.Equal(t, 1, s.Ledger().Count("key-big"))
 }
 
 func TestKeyExpiresAfter24h(t *testing.T) {

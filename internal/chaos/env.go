@@ -9,6 +9,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -82,6 +83,11 @@ type env struct {
 	a55Srv       *a55test.Server
 	coinepaySrv  *coinepaytest.Server
 	clientFaults []*faultTransport // external mode, one per external provider
+
+	// External servers may have served earlier runs: the run reads only
+	// the ledger entries after ledgerBase and counts stats above statsBase.
+	ledgerBase map[string]uint64
+	statsBase  map[string]fakeserver.Stats
 }
 
 func startEnv(cfg Config) (*env, error) {
@@ -118,7 +124,35 @@ func startEnv(cfg Config) (*env, error) {
 			}
 		}
 	}
+	if err := e.markExternal(); err != nil {
+		e.close()
+		return nil, fmt.Errorf("chaos: read the external ledger: %w", err)
+	}
 	return e, nil
+}
+
+// markExternal notes where each external server's ledger and counters
+// stand before the run, so that operations and requests of earlier runs
+// are neither taken as lost nor counted.
+func (e *env) markExternal() error {
+	e.ledgerBase = map[string]uint64{}
+	e.statsBase = map[string]fakeserver.Stats{}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for _, u := range e.externalURLs() {
+		var page struct {
+			LastSeq uint64 `json:"last_seq"`
+		}
+		if err := e.adminGet(ctx, u+"/_fakepay/ledger?limit=1", &page); err != nil {
+			return err
+		}
+		var st fakeserver.Stats
+		if err := e.adminGet(ctx, u+"/_fakepay/stats", &st); err != nil {
+			return err
+		}
+		e.ledgerBase[u], e.statsBase[u] = page.LastSeq, st
+	}
+	return nil
 }
 
 func (e *env) close() {
@@ -178,16 +212,24 @@ func (e *env) ledger(ctx context.Context) ([]fakeserver.Operation, error) {
 		ops = append(ops, e.coinepaySrv.Ledger().Operations()...)
 	}
 	for _, u := range e.externalURLs() {
-		var v struct {
-			Operations []fakeserver.Operation `json:"operations"`
-		}
-		if err := e.adminGet(ctx, u+"/_fakepay/ledger", &v); err != nil {
-			return nil, err
-		}
-		for _, op := range v.Operations {
-			if (op.Provider == providerA55 && e.a55URL == u) || (op.Provider == providerCoinepay && e.coinepayURL == u) {
-				ops = append(ops, op)
+		after := strconv.FormatUint(e.ledgerBase[u], 10)
+		for {
+			var v struct {
+				Operations []fakeserver.Operation `json:"operations"`
+				Next       string                 `json:"next"`
 			}
+			if err := e.adminGet(ctx, u+"/_fakepay/ledger?limit=1000&after="+after, &v); err != nil {
+				return nil, err
+			}
+			for _, op := range v.Operations {
+				if (op.Provider == providerA55 && e.a55URL == u) || (op.Provider == providerCoinepay && e.coinepayURL == u) {
+					ops = append(ops, op)
+				}
+			}
+			if v.Next == "" || v.Next == after {
+				break
+			}
+			after = v.Next
 		}
 	}
 	return ops, nil
@@ -212,6 +254,12 @@ func (e *env) serverStats(ctx context.Context) (ServerStats, error) {
 		var s fakeserver.Stats
 		if err := e.adminGet(ctx, u+"/_fakepay/stats", &s); err != nil {
 			return st, err
+		}
+		if b, ok := e.statsBase[u]; ok && s.Requests >= b.Requests {
+			s.Requests -= b.Requests
+			s.Replayed -= b.Replayed
+			s.Conflicts -= b.Conflicts
+			s.Executed -= b.Executed
 		}
 		add(s)
 	}

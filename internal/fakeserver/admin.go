@@ -5,6 +5,8 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -20,10 +22,13 @@ type AdminConfig struct {
 	SetBalance func(apiKey string, amount payonce.Amount) error
 }
 
-// AdminHandler returns the admin API, served under AdminPrefix:
+// AdminHandler returns the admin API, served under AdminPrefix
+// (docs/fakepay.md has every shape):
 //
-//	GET    /_fakepay/ledger    {"operations":[...]}
-//	GET    /_fakepay/requests  {"requests":[...]}
+//	GET    /_fakepay/ledger    {"operations":[...],"next":"..","last_seq":..}
+//	                           ?idempotency_key=&kind=&provider=&since=&after=&limit=
+//	GET    /_fakepay/requests  {"requests":[...],"next":".."}
+//	                           ?idempotency_key=&provider=&after=&limit=
 //	GET    /_fakepay/stats     {"requests":..,"executed":..,"replayed":..,"conflicts":..,"faults":..}
 //	GET    /_fakepay/faults    {"rules":[...]}
 //	POST   /_fakepay/faults    add a Rule
@@ -67,7 +72,11 @@ func (a *adminHandler) serve(r *http.Request) Response {
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, MaxRequestBody))
 	if err != nil {
-		return adminError(http.StatusRequestEntityTooLarge, "body_too_large", "request body over 1 MiB")
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			return adminError(http.StatusRequestEntityTooLarge, "body_too_large", "request body over 1 MiB")
+		}
+		return adminError(http.StatusBadRequest, "invalid_request", "request body could not be read")
 	}
 	decode := func(v any) *Response {
 		if err := json.Unmarshal(body, v); err != nil {
@@ -81,11 +90,12 @@ func (a *adminHandler) serve(r *http.Request) Response {
 		if !allow(http.MethodGet) {
 			break
 		}
-		ops := a.e.ledger.Operations()
-		if ops == nil {
-			ops = []Operation{}
+		f, bad := ledgerFilter(r.URL.Query())
+		if bad != nil {
+			return *bad
 		}
-		return JSON(http.StatusOK, map[string]any{"operations": ops})
+		ops, next := a.e.ledger.Page(f)
+		return JSON(http.StatusOK, ledgerPage{Operations: ops, Next: cursor(next), LastSeq: a.e.ledger.LastSeq()})
 	case "stats":
 		if !allow(http.MethodGet) {
 			break
@@ -95,8 +105,13 @@ func (a *adminHandler) serve(r *http.Request) Response {
 		if !allow(http.MethodGet) {
 			break
 		}
-		atts := a.e.attempts.All()
-		return JSON(http.StatusOK, map[string]any{"requests": atts})
+		q := r.URL.Query()
+		after, limit, bad := pageParams(q, MaxAttemptPage)
+		if bad != nil {
+			return *bad
+		}
+		atts, next := a.e.attempts.Page(after, limit, q.Get("idempotency_key"), q.Get("provider"))
+		return JSON(http.StatusOK, attemptPage{Requests: atts, Next: cursor(next)})
 	case "faults":
 		switch r.Method {
 		case http.MethodGet:
@@ -129,9 +144,13 @@ func (a *adminHandler) serve(r *http.Request) Response {
 				if err != nil {
 					return adminError(http.StatusBadRequest, "invalid_duration", "advance: want a duration such as \"25h\"")
 				}
-				a.e.clock.Advance(d)
+				if err := a.e.clock.TryAdvance(d); err != nil {
+					return adminError(http.StatusBadRequest, "clock_out_of_range", "advance: "+err.Error())
+				}
 			case !req.Set.IsZero():
-				a.e.clock.Set(req.Set)
+				if err := a.e.clock.TrySet(req.Set); err != nil {
+					return adminError(http.StatusBadRequest, "clock_out_of_range", "set: "+err.Error())
+				}
 			default:
 				return adminError(http.StatusBadRequest, "invalid_request", "want advance or set")
 			}
@@ -187,4 +206,64 @@ func WithAdmin(admin, api http.Handler) http.Handler {
 		}
 		api.ServeHTTP(w, r)
 	})
+}
+
+// ledgerPage is the answer of GET /_fakepay/ledger.
+type ledgerPage struct {
+	Operations []Operation `json:"operations"`
+	Next       string      `json:"next,omitempty"` // pass as ?after= for the next page
+	LastSeq    uint64      `json:"last_seq"`       // Seq of the latest operation recorded
+}
+
+// attemptPage is the answer of GET /_fakepay/requests.
+type attemptPage struct {
+	Requests []Attempt `json:"requests"`
+	Next     string    `json:"next,omitempty"`
+}
+
+func cursor(seq uint64) string {
+	if seq == 0 {
+		return ""
+	}
+	return strconv.FormatUint(seq, 10)
+}
+
+// pageParams reads ?after= and ?limit= (1..max).
+func pageParams(q url.Values, max int) (after uint64, limit int, bad *Response) {
+	if s := q.Get("after"); s != "" {
+		n, err := strconv.ParseUint(s, 10, 64)
+		if err != nil {
+			resp := adminError(http.StatusBadRequest, "invalid_request", "after: want the next value of a previous page")
+			return 0, 0, &resp
+		}
+		after = n
+	}
+	if s := q.Get("limit"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 || n > max {
+			resp := adminError(http.StatusBadRequest, "invalid_request", "limit: want 1 to "+strconv.Itoa(max))
+			return 0, 0, &resp
+		}
+		limit = n
+	}
+	return after, limit, nil
+}
+
+// ledgerFilter reads the ledger's query parameters.
+func ledgerFilter(q url.Values) (LedgerFilter, *Response) {
+	after, limit, bad := pageParams(q, MaxLedgerPage)
+	if bad != nil {
+		return LedgerFilter{}, bad
+	}
+	f := LedgerFilter{IdempotencyKey: q.Get("idempotency_key"), Kind: q.Get("kind"), Provider: q.Get("provider"),
+		After: after, Limit: limit}
+	if s := q.Get("since"); s != "" {
+		t, err := time.Parse(time.RFC3339Nano, s)
+		if err != nil {
+			resp := adminError(http.StatusBadRequest, "invalid_request", "since: want an RFC 3339 time such as 2030-01-01T00:00:00Z")
+			return LedgerFilter{}, &resp
+		}
+		f.Since = t
+	}
+	return f, nil
 }

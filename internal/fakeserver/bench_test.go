@@ -1,14 +1,16 @@
 package fakeserver_test
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
-	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/internal/fakeserver"
 )
 
@@ -42,7 +44,7 @@ func (benchBackend) Decorate(http.Header, *fakeserver.Request) {}
 // handler answering the same JSON, over loopback HTTP/1.1 with keep-alive.
 func BenchmarkFakeKeyedPOST(b *testing.B) {
 	e := fakeserver.New(fakeserver.Options{AttemptLogSize: 1024})
-	fake := httptest.NewServer(e.Handler(fakeserver.ProviderConfig{Name: "bench", Rules: payonce.A55KeyRules()}, benchBackend{e}))
+	fake := httptest.NewServer(e.Handler(fakeserver.ProviderConfig{Name: "bench", Rules: fakeserver.KeyRules{MinLen: 16, MaxLen: 128}}, benchBackend{e}))
 	defer fake.Close()
 	bare := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.Copy(io.Discard, r.Body)
@@ -61,7 +63,7 @@ func BenchmarkFakeKeyedPOST(b *testing.B) {
 				i++
 				req, _ := http.NewRequest(http.MethodPost, tc.srv.URL+"/charge", strings.NewReader(benchBody))
 				req.Header.Set("Content-Type", "application/json")
-				req.Header.Set(payonce.HeaderIdempotencyKey, fmt.Sprintf("bench-key-%016d", i))
+				req.Header.Set(fakeserver.HeaderIdempotencyKey, fmt.Sprintf("bench-key-%016d", i))
 				resp, err := c.Do(req)
 				if err != nil {
 					b.Fatal(err)
@@ -73,5 +75,19 @@ func BenchmarkFakeKeyedPOST(b *testing.B) {
 				resp.Body.Close()
 			}
 		})
+	}
+}
+
+// BenchmarkStoreFixedClock runs 20,000 keyed operations on a fixed clock,
+// the set-up of tests on the fake clock: the store must not sweep every
+// entry on every request while time stands still.
+func BenchmarkStoreFixedClock(b *testing.B) {
+	for b.Loop() {
+		clk := fakeserver.NewFixedClock(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
+		s := fakeserver.NewStore(fakeserver.StoreConfig{Clock: clk})
+		ok := func() fakeserver.Response { return fakeserver.Response{Status: 200, Body: []byte(benchAnswer)} }
+		for i := range 20000 {
+			_, _, _ = s.Do(context.Background(), "c", strconv.Itoa(i), fakeserver.Fingerprint{}, ok)
+		}
 	}
 }

@@ -1,6 +1,8 @@
 package fakeserver
 
 import (
+	"errors"
+	"math"
 	"sync"
 	"time"
 )
@@ -13,44 +15,82 @@ import (
 type Clock struct {
 	mu     sync.Mutex
 	fixed  bool
+	start  time.Time     // the fixed clock's first time, for Reset
 	at     time.Time     // the fixed time, when fixed
 	offset time.Duration // added to time.Now, when not fixed
 }
+
+// The range a Clock may be moved within: the times whose Unix nanoseconds
+// fit an int64 (1970 to 2262), so that every duration the fakes compute
+// from the clock is exact.
+var (
+	MinClockTime = time.Unix(0, 0).UTC()
+	MaxClockTime = time.Unix(0, math.MaxInt64).UTC()
+)
+
+// ErrClockRange is returned when a move would take a Clock outside
+// MinClockTime..MaxClockTime; the clock is left where it was.
+var ErrClockRange = errors.New("clock out of range: want a time from 1970-01-01 to 2262-04-11")
 
 // NewClock returns a clock that follows real time.
 func NewClock() *Clock { return &Clock{} }
 
 // NewFixedClock returns a clock frozen at t; only Advance and Set move it.
-func NewFixedClock(t time.Time) *Clock { return &Clock{fixed: true, at: t} }
+func NewFixedClock(t time.Time) *Clock { return &Clock{fixed: true, at: t, start: t} }
 
 // Now returns the clock's current time.
 func (c *Clock) Now() time.Time {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	return c.nowLocked()
+}
+
+func (c *Clock) nowLocked() time.Time {
 	if c.fixed {
 		return c.at
 	}
 	return time.Now().Add(c.offset)
 }
 
-// Advance moves the clock forward by d (backward when d is negative).
-func (c *Clock) Advance(d time.Duration) {
+// Advance moves the clock forward by d (backward when d is negative). A
+// move out of range is ignored; TryAdvance reports it.
+func (c *Clock) Advance(d time.Duration) { _ = c.TryAdvance(d) }
+
+// TryAdvance moves the clock by d, or returns ErrClockRange and leaves it
+// when the result would be out of range.
+func (c *Clock) TryAdvance(d time.Duration) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.fixed {
-		c.at = c.at.Add(d)
-		return
-	}
-	c.offset += d
+	return c.setLocked(c.nowLocked().Add(d))
 }
 
-// Set moves the clock to t. A real-time clock keeps running from t.
-func (c *Clock) Set(t time.Time) {
+// Set moves the clock to t. A real-time clock keeps running from t. A time
+// out of range is ignored; TrySet reports it.
+func (c *Clock) Set(t time.Time) { _ = c.TrySet(t) }
+
+// TrySet moves the clock to t, or returns ErrClockRange and leaves it.
+func (c *Clock) TrySet(t time.Time) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	return c.setLocked(t)
+}
+
+func (c *Clock) setLocked(t time.Time) error {
+	if t.Before(MinClockTime) || t.After(MaxClockTime) {
+		return ErrClockRange
+	}
 	if c.fixed {
 		c.at = t
-		return
+		return nil
 	}
-	c.offset = time.Until(t)
+	c.offset = time.Until(t) // exact: both ends are within the int64 nanosecond range
+	return nil
+}
+
+// Reset puts the clock back: a fixed clock to its first time, a real-time
+// clock to real time.
+func (c *Clock) Reset() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.at, c.offset = c.start, 0
 }

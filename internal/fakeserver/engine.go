@@ -9,6 +9,7 @@ package fakeserver
 
 import (
 	"context"
+	"net/http"
 	"sync"
 	"time"
 )
@@ -24,6 +25,12 @@ type Options struct {
 	FaultRate      float64       // probability of a random chaos fault per request
 	Latency        time.Duration // added before every provider request
 	AttemptLogSize int           // attempts kept (default DefaultAttemptLogSize)
+	// MaxOperations caps a long-running sandbox's memory (0: no cap). The
+	// ledger keeps the last MaxOperations operations, and each provider's
+	// idempotency store keeps the last MaxOperations answers in full;
+	// older keys stay as small markers until their window ends, answering
+	// ProblemAnswerNotKept (409) to a repeat instead of executing again.
+	MaxOperations int
 }
 
 // Engine holds the state shared by every provider served from it: clock,
@@ -39,6 +46,8 @@ type Engine struct {
 	closing   chan struct{}
 	closeOnce sync.Once
 
+	maxOps int
+
 	mu      sync.Mutex
 	latency time.Duration
 	stores  []*Store
@@ -52,14 +61,19 @@ func New(o Options) *Engine {
 	}
 	return &Engine{
 		clock:    o.Clock,
-		ledger:   &Ledger{},
+		ledger:   &Ledger{max: max(o.MaxOperations, 0)},
 		attempts: NewAttemptLog(o.AttemptLogSize),
 		faults:   NewFaults(o.Seed, o.FaultRate),
 		ids:      newIDGen(o.Seed),
 		closing:  make(chan struct{}),
 		latency:  o.Latency,
+		maxOps:   max(o.MaxOperations, 0),
 	}
 }
+
+// MaxOperations returns the cap of Options.MaxOperations (0: none); a
+// backend keeps at most that many of its oldest resources of a kind.
+func (e *Engine) MaxOperations() int { return e.maxOps }
 
 // Clock returns the engine's clock.
 func (e *Engine) Clock() *Clock { return e.clock }
@@ -94,8 +108,9 @@ func (e *Engine) OnReset(f func()) {
 }
 
 // Reset empties all state: stored answers, ledger, attempt log, fault
-// rules and every backend's state (balances go back to their start).
-// The clock is left where it is.
+// rules and every backend's state (balances go back to their start), and
+// puts the clock back (Clock.Reset), so signed calls work again after an
+// earlier test moved it. Ledger sequence numbers keep counting.
 func (e *Engine) Reset() {
 	e.mu.Lock()
 	stores := append([]*Store(nil), e.stores...)
@@ -108,6 +123,7 @@ func (e *Engine) Reset() {
 	e.attempts.Reset()
 	e.stats.reset()
 	e.faults.Clear()
+	e.clock.Reset()
 	for _, f := range resets {
 		f()
 	}
@@ -148,4 +164,24 @@ func (e *Engine) sleep(ctx context.Context, d time.Duration) bool {
 	case <-e.closing:
 	}
 	return false
+}
+
+// Limits of the fakes' HTTP servers.
+const (
+	MaxHeaderBytes    = 64 << 10         // request line and headers
+	ReadHeaderTimeout = 10 * time.Second // to read the request line and headers
+	ReadTimeout       = time.Minute      // to read a whole request, body included
+	IdleTimeout       = 2 * time.Minute  // an idle keep-alive connection
+)
+
+// Harden sets the fakes' limits on srv (cmd/fakepay, or the Config of an
+// httptest server before it starts): a slow body, a slow header or an
+// idle keep-alive connection is closed instead of held open forever, and a
+// header over MaxHeaderBytes answers 431. ReadTimeout also bounds how long
+// a hang or delay fault can hold a request.
+func Harden(srv *http.Server) {
+	srv.MaxHeaderBytes = MaxHeaderBytes
+	srv.ReadHeaderTimeout = ReadHeaderTimeout
+	srv.ReadTimeout = ReadTimeout
+	srv.IdleTimeout = IdleTimeout
 }

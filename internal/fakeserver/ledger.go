@@ -1,6 +1,7 @@
 package fakeserver
 
 import (
+	"sort"
 	"sync"
 	"time"
 )
@@ -10,6 +11,7 @@ import (
 // or recharged. Answers that were replays, conflicts or errors add none.
 // It never holds a card number, CVV, secret or token.
 type Operation struct {
+	Seq            uint64    `json:"seq"`      // position in the engine's ledger, from 1, never reused (not even by Reset)
 	Provider       string    `json:"provider"` // "a55" or "coinepay"
 	Kind           string    `json:"kind"`     // e.g. "charge.create", "card.apply"
 	IdempotencyKey string    `json:"idempotency_key"`
@@ -21,17 +23,33 @@ type Operation struct {
 
 // Ledger is the list of executed operations, in commit order. A merchant
 // test asserts "charged exactly once" with Ledger().Count(key) == 1 or
-// ExecutedOnce(key). Safe for concurrent use.
+// ExecutedOnce(key). With a cap (Engine option MaxOperations) the oldest
+// operations are dropped first. Safe for concurrent use.
 type Ledger struct {
-	mu  sync.Mutex
-	ops []Operation
+	mu      sync.Mutex
+	ops     []Operation
+	seq     uint64
+	max     int
+	evicted int
 }
 
-// Record appends an operation.
+// Record appends an operation, numbering it (Seq).
 func (l *Ledger) Record(op Operation) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	l.seq++
+	op.Seq = l.seq
 	l.ops = append(l.ops, op)
+	if l.max > 0 && len(l.ops) > l.max {
+		drop := len(l.ops) - l.max
+		if cap(l.ops) > 2*l.max {
+			l.ops = append(make([]Operation, 0, l.max+l.max/4+1), l.ops[drop:]...)
+		} else {
+			clear(l.ops[:drop])
+			l.ops = l.ops[drop:]
+		}
+		l.evicted += drop
+	}
 }
 
 // Operations returns a copy of every operation.
@@ -39,6 +57,66 @@ func (l *Ledger) Operations() []Operation {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return append([]Operation(nil), l.ops...)
+}
+
+// LedgerFilter selects operations for Ledger.Page. Empty fields match all.
+type LedgerFilter struct {
+	IdempotencyKey string
+	Kind           string
+	Provider       string
+	Since          time.Time // operations at or after Since
+	After          uint64    // operations with Seq > After (the cursor)
+	Limit          int       // at most Limit operations (default and maximum MaxLedgerPage)
+}
+
+// MaxLedgerPage is the most operations one Ledger.Page (and one GET
+// /_fakepay/ledger) returns.
+const MaxLedgerPage = 1000
+
+func (f *LedgerFilter) match(op *Operation) bool {
+	return (f.IdempotencyKey == "" || op.IdempotencyKey == f.IdempotencyKey) &&
+		(f.Kind == "" || op.Kind == f.Kind) &&
+		(f.Provider == "" || op.Provider == f.Provider) &&
+		(f.Since.IsZero() || !op.Time.Before(f.Since))
+}
+
+// Page returns the operations matching f in commit order, and next: the
+// Seq to pass as After for the following page, 0 when there is none.
+func (l *Ledger) Page(f LedgerFilter) (ops []Operation, next uint64) {
+	if f.Limit <= 0 || f.Limit > MaxLedgerPage {
+		f.Limit = MaxLedgerPage
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	i := sort.Search(len(l.ops), func(i int) bool { return l.ops[i].Seq > f.After })
+	ops = []Operation{}
+	for ; i < len(l.ops); i++ {
+		op := &l.ops[i]
+		if !f.match(op) {
+			continue
+		}
+		if len(ops) == f.Limit {
+			return ops, ops[len(ops)-1].Seq
+		}
+		ops = append(ops, *op)
+	}
+	return ops, 0
+}
+
+// LastSeq returns the Seq of the latest operation recorded (0 for none):
+// a run that reads it first and pages with After = LastSeq later sees only
+// its own operations.
+func (l *Ledger) LastSeq() uint64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.seq
+}
+
+// Evicted returns how many operations the cap dropped since the last Reset.
+func (l *Ledger) Evicted() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.evicted
 }
 
 // ByKey returns the operations executed under an idempotency key.
@@ -80,15 +158,17 @@ func (l *Ledger) Len() int {
 	return len(l.ops)
 }
 
-// Reset empties the ledger.
+// Reset empties the ledger. Seq keeps counting, so a cursor taken before
+// a reset never skips an operation recorded after it.
 func (l *Ledger) Reset() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.ops = nil
+	l.ops, l.evicted = nil, 0
 }
 
 // Attempt is one request a fake received, whatever became of it.
 type Attempt struct {
+	Seq            uint64    `json:"seq"` // position in the log, from 1, never reused
 	Time           time.Time `json:"time"`
 	Provider       string    `json:"provider"`
 	Method         string    `json:"method"`
@@ -115,6 +195,7 @@ type AttemptLog struct {
 	max   int
 	buf   []Attempt
 	start int
+	seq   uint64
 }
 
 // NewAttemptLog returns a log keeping the last max attempts
@@ -126,10 +207,13 @@ func NewAttemptLog(max int) *AttemptLog {
 	return &AttemptLog{max: max}
 }
 
-// Add appends an attempt, dropping the oldest when full.
+// Add appends an attempt, numbering it (Seq) and dropping the oldest when
+// full.
 func (l *AttemptLog) Add(a Attempt) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	l.seq++
+	a.Seq = l.seq
 	if len(l.buf) < l.max {
 		l.buf = append(l.buf, a)
 		return
@@ -145,6 +229,31 @@ func (l *AttemptLog) All() []Attempt {
 	out := make([]Attempt, 0, len(l.buf))
 	out = append(out, l.buf[l.start:]...)
 	return append(out, l.buf[:l.start]...)
+}
+
+// MaxAttemptPage is the most attempts one AttemptLog.Page (and one GET
+// /_fakepay/requests) returns.
+const MaxAttemptPage = 1000
+
+// Page returns up to limit attempts (default and maximum MaxAttemptPage)
+// with Seq > after that match key and provider when those are set, oldest
+// first, and next: the Seq to pass as after for the following page, 0 when
+// there is none.
+func (l *AttemptLog) Page(after uint64, limit int, key, provider string) (atts []Attempt, next uint64) {
+	if limit <= 0 || limit > MaxAttemptPage {
+		limit = MaxAttemptPage
+	}
+	atts = []Attempt{}
+	for _, a := range l.All() {
+		if a.Seq <= after || (key != "" && a.IdempotencyKey != key) || (provider != "" && a.Provider != provider) {
+			continue
+		}
+		if len(atts) == limit {
+			return atts, atts[len(atts)-1].Seq
+		}
+		atts = append(atts, a)
+	}
+	return atts, 0
 }
 
 // ByKey returns the attempts that carried an idempotency key.

@@ -7,8 +7,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
-
-	"github.com/payonce/payonce"
+	"strings"
 )
 
 // Problem is an engine-level failure that a Backend renders in its
@@ -23,6 +22,7 @@ const (
 	ProblemKeyTooLong               // 400
 	ProblemKeyInvalidChars          // 400
 	ProblemKeyConflict              // 409
+	ProblemAnswerNotKept            // 409: the key executed, its answer was not kept
 	ProblemMalformedJSON            // 400
 	ProblemInvalidRequest           // 400
 	ProblemUnauthorized             // 401
@@ -39,7 +39,7 @@ func (p Problem) Status() int {
 	case ProblemKeyRequired, ProblemKeyTooShort, ProblemKeyTooLong, ProblemKeyInvalidChars,
 		ProblemMalformedJSON, ProblemInvalidRequest:
 		return http.StatusBadRequest
-	case ProblemKeyConflict:
+	case ProblemKeyConflict, ProblemAnswerNotKept:
 		return http.StatusConflict
 	case ProblemUnauthorized:
 		return http.StatusUnauthorized
@@ -115,15 +115,15 @@ type Backend interface {
 // ProviderConfig is the idempotency behaviour of one provider.
 type ProviderConfig struct {
 	Name          string // "a55" or "coinepay": ledger, attempt log, fault matching
-	Rules         payonce.KeyRules
+	Rules         KeyRules
 	ReplayHeader  bool // mark replays with X-Idempotent-Replay: true
-	MaxStoredBody int  // default DefaultMaxStoredBody
+	MaxStoredBody int  // default DefaultMaxStoredBody; negative: no cap
 }
 
 // Handler returns the HTTP handler of a provider served by the engine.
 func (e *Engine) Handler(cfg ProviderConfig, b Backend) http.Handler {
 	window := cfg.Rules.Window
-	st := NewStore(StoreConfig{Clock: e.clock, Window: window, MaxBody: cfg.MaxStoredBody})
+	st := NewStore(StoreConfig{Clock: e.clock, Window: window, MaxBody: cfg.MaxStoredBody, MaxStored: e.maxOps})
 	e.mu.Lock()
 	e.stores = append(e.stores, st)
 	e.mu.Unlock()
@@ -137,18 +137,25 @@ type providerHandler struct {
 	store *Store
 }
 
-func logKey(k string) string {
-	if len(k) > 160 {
-		return k[:160] + "..."
+// MaxLogField is the most bytes the attempt log keeps of a path, key or
+// header value; longer values are cut and marked with "...".
+const MaxLogField = 160
+
+// Clip returns at most MaxLogField bytes of s as a fresh string: a
+// substring would keep the whole request line or header alive as long as
+// the attempt log holds the attempt.
+func Clip(s string) string {
+	if len(s) > MaxLogField {
+		return strings.Clone(s[:MaxLogField]) + "..."
 	}
-	return k
+	return strings.Clone(s)
 }
 
 func (h *providerHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	e := h.e
 	ctx := r.Context()
-	key := r.Header.Get(payonce.HeaderIdempotencyKey)
-	att := &Attempt{Time: e.clock.Now(), Provider: h.cfg.Name, Method: r.Method, Path: r.URL.Path, IdempotencyKey: logKey(key)}
+	key := r.Header.Get(HeaderIdempotencyKey)
+	att := &Attempt{Time: e.clock.Now(), Provider: h.cfg.Name, Method: Clip(r.Method), Path: Clip(r.URL.Path), IdempotencyKey: Clip(key)}
 	req := &Request{HTTP: r, Key: key, Attempt: att, logAttempt: func() {
 		e.attempts.Add(*att)
 		e.stats.add(att)
@@ -212,10 +219,10 @@ func (h *providerHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	att.Credential = req.Credential
+	att.Credential = Clip(req.Credential)
 	if route.Keyed {
-		if err := h.cfg.Rules.Validate(key); err != nil {
-			h.write(w, req, h.b.Problem(keyProblem(err), 0, keyRule(err)), false)
+		if p, rule := h.cfg.Rules.Check(key); p != ProblemNone {
+			h.write(w, req, h.b.Problem(p, 0, rule), false)
 			return
 		}
 	}
@@ -229,7 +236,7 @@ func (h *providerHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			delayBefore = false
 			e.sleep(ctx, fault.Delay)
 		}
-		att.Executed = true
+		att.Executed = !route.Public // the token endpoint is no business operation
 		return route.Handle(req)
 	}
 	var resp Response
@@ -240,9 +247,12 @@ func (h *providerHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if err != nil {
 			return // the client gave up while waiting for the first request
 		}
-		if outcome == Conflict {
+		switch outcome {
+		case Conflict:
 			att.Conflict = true
 			resp = h.b.Problem(ProblemKeyConflict, 0, "")
+		case Unavailable:
+			resp = h.b.Problem(ProblemAnswerNotKept, 0, "the operation already executed under this key; its answer was not kept")
 		}
 	} else {
 		resp = exec()
@@ -272,7 +282,7 @@ func (h *providerHandler) write(w http.ResponseWriter, req *Request, resp Respon
 	hdr.Set("Date", h.e.clock.Now().UTC().Format(http.TimeFormat))
 	h.b.Decorate(hdr, req)
 	if replay && h.cfg.ReplayHeader {
-		hdr.Set(payonce.HeaderReplay, "true")
+		hdr.Set(HeaderReplay, "true")
 	}
 	req.Attempt.Status = resp.Status
 	req.log()
@@ -295,26 +305,6 @@ func abortConn(w http.ResponseWriter, r *http.Request, rst bool) {
 		}
 	}
 	panic(http.ErrAbortHandler)
-}
-
-func keyProblem(err error) Problem {
-	switch {
-	case errors.Is(err, payonce.ErrKeyRequired):
-		return ProblemKeyRequired
-	case errors.Is(err, payonce.ErrKeyTooShort):
-		return ProblemKeyTooShort
-	case errors.Is(err, payonce.ErrKeyTooLong):
-		return ProblemKeyTooLong
-	}
-	return ProblemKeyInvalidChars
-}
-
-func keyRule(err error) string {
-	var ke *payonce.KeyError
-	if errors.As(err, &ke) {
-		return ke.Rule
-	}
-	return ""
 }
 
 // JSON returns an answer with status and v encoded as JSON.

@@ -8,11 +8,12 @@ import (
 	"net/http"
 	"sync"
 	"time"
+	"unicode/utf8"
 )
 
 // DefaultMaxStoredBody is the largest response body the store keeps (the
-// Coinepay document's 256 KB cap); a larger 2xx answer is not stored and
-// the same key and body execute again.
+// Coinepay document's 256 KB cap). A larger 2xx answer is not kept, but
+// the key is: a repeat answers Unavailable and never executes again.
 const DefaultMaxStoredBody = 256 << 10
 
 // Response is a complete answer of a fake: what the store keeps and replays.
@@ -33,7 +34,9 @@ func (r Response) clone() Response {
 
 // Fingerprint identifies a payload: SHA-256 over method, path and the
 // canonical JSON of the body (object key order and whitespace do not
-// matter). A body that is not JSON is hashed as sent.
+// matter). A body that is not JSON, or not valid UTF-8, is hashed as sent:
+// JSON decoding would turn every invalid byte into U+FFFD and make two
+// different payloads one.
 type Fingerprint [32]byte
 
 // FingerprintOf returns the fingerprint of a request.
@@ -57,6 +60,9 @@ func canonicalJSON(body []byte) []byte {
 	if len(trimmed) == 0 {
 		return []byte("empty:")
 	}
+	if !utf8.Valid(body) {
+		return append([]byte("raw:"), body...)
+	}
 	dec := json.NewDecoder(bytes.NewReader(trimmed))
 	dec.UseNumber()
 	var v any
@@ -79,35 +85,61 @@ const (
 	Replayed                // a stored answer was copied
 	Shared                  // the request waited for the in-flight first one and got its answer
 	Conflict                // the key was used with another payload
+	// Unavailable: the key already executed within its window but its
+	// answer was not kept (larger than MaxBody, or dropped by MaxStored);
+	// the operation is not run again and the provider answers an error.
+	Unavailable
 )
 
 // StoreConfig configures a Store.
 type StoreConfig struct {
 	Clock   *Clock
 	Window  time.Duration // how long a stored answer counts (default 24 h)
-	MaxBody int           // largest body stored (default DefaultMaxStoredBody)
+	MaxBody int           // largest body stored (default DefaultMaxStoredBody; negative: no cap)
+	// MaxStored caps the answers kept in full (0: no cap). Over it, the
+	// oldest answer's body is dropped and its key becomes a marker that
+	// answers Unavailable for the rest of its window: memory is bounded,
+	// and a key is still never executed twice.
+	MaxStored int
 }
 
 // Store is the server-side idempotency store: one per provider, keyed by
-// credential scope and key. Only 2xx answers up to MaxBody bytes are kept,
-// for Window on the injectable clock; expired entries are swept as time
-// passes, so memory stays bounded. Safe for concurrent use.
+// credential scope and key. A 2xx answer means the operation executed: its
+// key is remembered for Window on the injectable clock, with the answer
+// when it is at most MaxBody bytes, as a marker otherwise. Any other answer
+// commits nothing and is forgotten. Expired entries are swept as the clock
+// moves, so memory stays bounded. Safe for concurrent use.
+//
+// The invariant: within the window, exec runs at most once to a 2xx answer
+// per scope and key.
 type Store struct {
-	clock   *Clock
-	window  time.Duration
-	maxBody int
+	clock     *Clock
+	window    time.Duration
+	maxBody   int
+	maxStored int
 
 	mu        sync.Mutex
 	entries   map[string]*entry
+	kept      []string // ids of entries with a kept answer, oldest first (may hold stale ids)
+	nkept     int
 	lastSweep time.Time
+	sweeps    int // full sweeps run (for tests)
 }
+
+type entryState int
+
+const (
+	inFlight  entryState = iota
+	stored               // 2xx answer kept for replays
+	committed            // 2xx answer not kept: a marker
+)
 
 type entry struct {
 	fp      Fingerprint
 	created time.Time
 	done    chan struct{} // closed when the first request finished
 	final   *Response     // the first request's answer, set before done closes
-	stored  bool          // final is kept for replays
+	state   entryState
 }
 
 // NewStore returns an empty store.
@@ -118,10 +150,11 @@ func NewStore(cfg StoreConfig) *Store {
 	if cfg.Window <= 0 {
 		cfg.Window = 24 * time.Hour
 	}
-	if cfg.MaxBody <= 0 {
+	if cfg.MaxBody == 0 {
 		cfg.MaxBody = DefaultMaxStoredBody
 	}
-	return &Store{clock: cfg.Clock, window: cfg.Window, maxBody: cfg.MaxBody, entries: make(map[string]*entry)}
+	return &Store{clock: cfg.Clock, window: cfg.Window, maxBody: cfg.MaxBody, maxStored: cfg.MaxStored,
+		entries: make(map[string]*entry)}
 }
 
 // Do runs exec at most once for scope and key within the window:
@@ -131,12 +164,12 @@ func NewStore(cfg StoreConfig) *Store {
 //     the first request is still running;
 //   - the same key and fingerprint while the first request runs waits for
 //     it and returns its final answer (Shared);
-//   - the same key and fingerprint after a stored 2xx answer returns a copy
-//     (Replayed).
+//   - the same key and fingerprint after a kept 2xx answer returns a copy
+//     (Replayed), after a 2xx answer that was not kept returns Unavailable
+//     without running exec.
 //
-// Only a 2xx answer of at most MaxBody bytes is stored; after any other
-// answer the next request with the key runs exec again. A waiting request
-// whose ctx ends returns ctx.Err().
+// After an answer that is not 2xx the next request with the key runs exec
+// again. A waiting request whose ctx ends returns ctx.Err().
 func (s *Store) Do(ctx context.Context, scope, key string, fp Fingerprint, exec func() Response) (Response, Outcome, error) {
 	id := scope + "\x00" + key
 	for {
@@ -144,8 +177,8 @@ func (s *Store) Do(ctx context.Context, scope, key string, fp Fingerprint, exec 
 		now := s.clock.Now()
 		s.sweepLocked(now)
 		e := s.entries[id]
-		if e != nil && e.stored && !now.Before(e.created.Add(s.window)) {
-			delete(s.entries, id)
+		if e != nil && e.state != inFlight && !now.Before(e.created.Add(s.window)) {
+			s.deleteLocked(id, e)
 			e = nil
 		}
 		if e == nil {
@@ -158,10 +191,14 @@ func (s *Store) Do(ctx context.Context, scope, key string, fp Fingerprint, exec 
 			s.mu.Unlock()
 			return Response{}, Conflict, nil
 		}
-		if e.stored {
+		switch e.state {
+		case stored:
 			resp := e.final.clone()
 			s.mu.Unlock()
 			return resp, Replayed, nil
+		case committed:
+			s.mu.Unlock()
+			return Response{}, Unavailable, nil
 		}
 		done := e.done
 		s.mu.Unlock()
@@ -172,7 +209,7 @@ func (s *Store) Do(ctx context.Context, scope, key string, fp Fingerprint, exec 
 		}
 		if e.final != nil {
 			out := Replayed
-			if !e.stored {
+			if e.state != stored {
 				out = Shared
 			}
 			return e.final.clone(), out, nil
@@ -186,9 +223,14 @@ func (s *Store) run(id string, e *entry, exec func() Response) (resp Response) {
 	finished := false
 	defer func() {
 		s.mu.Lock()
-		if !finished || !e.stored {
-			if s.entries[id] == e {
+		if s.entries[id] == e {
+			switch {
+			case !finished || !ok2xx(e.final.Status):
 				delete(s.entries, id)
+			case e.state == committed:
+				// Waiters read e.final once done closes; the map keeps a
+				// marker without the body.
+				s.entries[id] = &entry{fp: e.fp, created: e.created, done: e.done, state: committed}
 			}
 		}
 		s.mu.Unlock()
@@ -198,39 +240,98 @@ func (s *Store) run(id string, e *entry, exec func() Response) (resp Response) {
 	final := resp.clone()
 	s.mu.Lock()
 	e.final = &final
-	e.stored = resp.Status >= 200 && resp.Status < 300 && len(resp.Body) <= s.maxBody
+	if ok2xx(resp.Status) {
+		e.state = committed
+		if s.maxBody < 0 || len(resp.Body) <= s.maxBody {
+			e.state = stored
+			s.keepLocked(id)
+		}
+	}
 	finished = true
 	s.mu.Unlock()
 	return resp
 }
 
-// sweepLocked drops expired stored entries, at most once per window/100.
-func (s *Store) sweepLocked(now time.Time) {
-	if now.Sub(s.lastSweep) < s.window/100 && now.After(s.lastSweep) {
-		return
-	}
-	s.lastSweep = now
-	for id, e := range s.entries {
-		if e.stored && !now.Before(e.created.Add(s.window)) {
-			delete(s.entries, id)
+func ok2xx(status int) bool { return status >= 200 && status < 300 }
+
+// keepLocked counts a kept answer and, over MaxStored, turns the oldest
+// kept answer into a marker.
+func (s *Store) keepLocked(id string) {
+	s.kept = append(s.kept, id)
+	s.nkept++
+	for s.maxStored > 0 && s.nkept > s.maxStored && len(s.kept) > 0 {
+		old := s.kept[0]
+		s.kept = s.kept[1:]
+		if e := s.entries[old]; e != nil && e.state == stored {
+			s.entries[old] = &entry{fp: e.fp, created: e.created, done: e.done, state: committed}
+			s.nkept--
 		}
+	}
+	if len(s.kept) > 64 && len(s.kept) > 2*s.nkept {
+		s.compactLocked()
 	}
 }
 
-// Len returns how many keys the store holds (stored or in flight).
+// compactLocked drops the stale ids of kept.
+func (s *Store) compactLocked() {
+	out := s.kept[:0:0]
+	for _, id := range s.kept {
+		if e := s.entries[id]; e != nil && e.state == stored {
+			out = append(out, id)
+		}
+	}
+	s.kept, s.nkept = out, len(out)
+}
+
+func (s *Store) deleteLocked(id string, e *entry) {
+	if e.state == stored {
+		s.nkept--
+	}
+	delete(s.entries, id)
+}
+
+// sweepLocked drops expired entries once the clock moved by window/100
+// since the last sweep. A clock that stands still (a fixed test clock)
+// never sweeps again, and one moved back restarts the count from there:
+// Do checks the expiry of the entry it reads in any case.
+func (s *Store) sweepLocked(now time.Time) {
+	if s.sweeps > 0 {
+		if now.Before(s.lastSweep) {
+			s.lastSweep = now
+			return
+		}
+		if now.Sub(s.lastSweep) < s.window/100 {
+			return
+		}
+	}
+	s.lastSweep = now
+	s.sweeps++
+	for id, e := range s.entries {
+		if e.state != inFlight && !now.Before(e.created.Add(s.window)) {
+			s.deleteLocked(id, e)
+		}
+	}
+	if len(s.kept) > 64 && len(s.kept) > 2*s.nkept {
+		s.compactLocked()
+	}
+}
+
+// Len returns how many keys the store holds (stored, markers or in flight).
 func (s *Store) Len() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return len(s.entries)
 }
 
-// Reset forgets every stored answer. Requests in flight finish normally.
+// Reset forgets every stored answer and marker. Requests in flight finish
+// normally.
 func (s *Store) Reset() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for id, e := range s.entries {
-		if e.stored {
+		if e.state != inFlight {
 			delete(s.entries, id)
 		}
 	}
+	s.kept, s.nkept = nil, 0
 }

@@ -75,8 +75,8 @@ func TestStoreSizeCap(t *testing.T) {
 	exec := func() Response { n++; return Response{Status: 200, Body: big} }
 	s.Do(ctx, "c", "k", fp, exec)
 	_, out, _ := s.Do(ctx, "c", "k", fp, exec)
-	assert.Equal(t, Executed, out)
-	assert.Equal(t, 2, n)
+	assert.Equal(t, Unavailable, out, "not kept, but never executed twice")
+	assert.Equal(t, 1, n)
 	exact := func() Response { return Response{Status: 200, Body: big[:DefaultMaxStoredBody]} }
 	s.Do(ctx, "c", "k2", fp, exact)
 	_, out, _ = s.Do(ctx, "c", "k2", fp, exact)

@@ -49,7 +49,7 @@ func (f *Fake) token(r *fakeserver.Request) fakeserver.Response {
 		return f.oauthError(http.StatusUnauthorized, "invalid_client", "unknown client or wrong secret")
 	}
 	r.Credential = id
-	r.Attempt.Credential = id
+	r.Attempt.Credential = fakeserver.Clip(id)
 	tok := f.IssueToken(id)
 	resp := map[string]any{
 		"access_token": tok,
@@ -157,12 +157,19 @@ func (f *Fake) hit(client string, now time.Time) (retryAfter int, limited bool) 
 	return 0, false
 }
 
+// prune keeps the hits within the window before now; hits after now (the
+// clock was moved back) are dropped, or they would hold the limit for as
+// long as the clock was moved.
 func prune(hs []time.Time, now time.Time, window time.Duration) []time.Time {
 	i := 0
 	for i < len(hs) && !hs[i].After(now.Add(-window)) {
 		i++
 	}
-	return hs[i:]
+	j := len(hs)
+	for j > i && hs[j-1].After(now) {
+		j--
+	}
+	return hs[i:j]
 }
 
 // rateState returns the X-RateLimit-* values of client.

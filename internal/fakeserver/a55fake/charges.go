@@ -142,7 +142,7 @@ type cardRequest struct {
 // cardProblem checks a card at now; it returns an A55 code or "".
 func cardProblem(c *cardRequest, now time.Time) (code, desc string) {
 	n := c.Number
-	if len(n) < 12 || len(n) > 19 || !payonce.LuhnValid(n) {
+	if len(n) < 12 || len(n) > 19 || !luhnValid(n) {
 		return "INVALID_CARD", "card number is invalid"
 	}
 	month, err1 := strconv.Atoi(c.ExpirationMonth)
@@ -188,7 +188,7 @@ func (f *Fake) createCharge(r *fakeserver.Request) fakeserver.Response {
 			[]Detail{{Field: "amount", Reason: "must be greater than 0.00"}})
 	case in.Currency == "":
 		return f.validation("currency", "required")
-	case payonce.Currency(in.Currency).Validate() != nil:
+	case !currencyValid(in.Currency):
 		return f.generalError(http.StatusBadRequest, "CURRENCY_NOT_SUPPORTED", "currency not supported",
 			[]Detail{{Field: "currency", Reason: "want a three-letter ISO 4217 code"}})
 	case !typeCharges[in.TypeCharge]:

@@ -10,7 +10,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/internal/fakeserver"
 )
 
@@ -77,10 +76,18 @@ func (f *Fake) reset() {
 	f.charges = make(map[string]*charge)
 }
 
-// Handler returns the A55 API (token endpoint and wallet/charge API).
+// KeyRules returns A55's documented Idempotency-Key rules, which the fake
+// enforces on its own: optional, 16 to 128 printable ASCII characters
+// without spaces, remembered for 24 hours.
+func KeyRules() fakeserver.KeyRules {
+	return fakeserver.KeyRules{MinLen: 16, MaxLen: 128, Window: 24 * time.Hour}
+}
+
+// Handler returns the A55 API (token endpoint and wallet/charge API). A55
+// documents no size cap for stored answers: every 2xx answer is kept.
 func (f *Fake) Handler() http.Handler {
 	return f.e.Handler(fakeserver.ProviderConfig{
-		Name: Provider, Rules: payonce.A55KeyRules(), ReplayHeader: f.cfg.ReplayHeader,
+		Name: Provider, Rules: KeyRules(), ReplayHeader: f.cfg.ReplayHeader, MaxStoredBody: -1,
 	}, f)
 }
 
@@ -174,6 +181,8 @@ func problemCode(p fakeserver.Problem) (code, msg string) {
 		return "IDEMPOTENCY_KEY_INVALID", "Idempotency-Key has invalid characters"
 	case fakeserver.ProblemKeyConflict:
 		return "IDEMPOTENCY_KEY_CONFLICT", "Idempotency-Key was already used with a different payload"
+	case fakeserver.ProblemAnswerNotKept:
+		return "IDEMPOTENCY_KEY_ANSWER_NOT_KEPT", "Idempotency-Key already executed; the answer is no longer kept"
 	case fakeserver.ProblemMalformedJSON:
 		return "INVALID_REQUEST", "malformed JSON body"
 	case fakeserver.ProblemInvalidRequest:

@@ -76,6 +76,8 @@ func (f *Fake) apply(r *fakeserver.Request) fakeserver.Response {
 	f.balances[r.Credential] = rest
 	f.cards[c.CardID] = c
 	f.order[r.Credential] = append(f.order[r.Credential], c.CardID)
+	f.all = append(f.all, c.CardID)
+	f.evictLocked()
 	f.e.Record(fakeserver.Operation{Provider: Provider, Kind: "card.apply", IdempotencyKey: r.Key, ID: c.CardID,
 		Credential: r.Credential, Amount: fee.String()})
 	return ok(map[string]any{

@@ -1,11 +1,10 @@
 // Package coinepayfake is the Coinepay card OpenAPI served by the
-// fakeserver engine: HMAC request signatures (payonce.Verifier on the fake
+// fakeserver engine: HMAC request signatures (its own verifier on the fake
 // clock), a USD balance per API key, card apply/recharge/info/list.
 // coinepay/coinepaytest and cmd/fakepay serve it.
 package coinepayfake
 
 import (
-	"errors"
 	"net/http"
 	"strings"
 	"sync"
@@ -54,10 +53,11 @@ type Fake struct {
 	fee   payonce.Amount
 
 	mu       sync.Mutex
-	verifier *payonce.Verifier
+	verifier *verifier
 	balances map[string]payonce.Amount
 	cards    map[string]*card
 	order    map[string][]string // API key -> card IDs in creation order
+	all      []string            // every card ID in creation order (for the cap)
 }
 
 // New returns the fake on engine e.
@@ -80,20 +80,14 @@ func New(e *fakeserver.Engine, cfg Config) *Fake {
 }
 
 func (f *Fake) reset() {
-	v := payonce.NewVerifier(func(k string) (string, bool) {
-		s, ok := f.cfg.Keys[k]
-		return s, ok
-	}, f.e.Clock().Now)
-	if f.cfg.TimestampWindow > 0 || f.cfg.NonceWindow > 0 {
-		tw, nw := f.cfg.TimestampWindow, f.cfg.NonceWindow
-		if tw <= 0 {
-			tw = 300 * time.Second
-		}
-		if nw <= 0 {
-			nw = 600 * time.Second
-		}
-		v.SetWindows(tw, nw)
+	tw, nw := f.cfg.TimestampWindow, f.cfg.NonceWindow
+	if tw <= 0 {
+		tw = 300 * time.Second
 	}
+	if nw <= 0 {
+		nw = 600 * time.Second
+	}
+	v := newVerifier(f.cfg.Keys, f.e.Clock().Now, tw, nw)
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.verifier = v
@@ -103,12 +97,53 @@ func (f *Fake) reset() {
 	}
 	f.cards = make(map[string]*card)
 	f.order = make(map[string][]string)
+	f.all = nil
 }
 
-// Handler returns the card OpenAPI.
+// evictLocked drops the oldest cards over the engine's MaxOperations cap:
+// info and recharge of a dropped card answer 404 and the list no longer
+// holds it. Nothing runs twice: a repeated apply or recharge key is
+// answered by the idempotency store, never by the card table.
+func (f *Fake) evictLocked() {
+	max := f.e.MaxOperations()
+	if max <= 0 || len(f.all) <= max {
+		return
+	}
+	drop := len(f.all) - max
+	for _, id := range f.all[:drop] {
+		c := f.cards[id]
+		delete(f.cards, id)
+		if c == nil {
+			continue
+		}
+		if ids := f.order[c.apiKey]; len(ids) > 0 && ids[0] == id {
+			f.order[c.apiKey] = ids[1:]
+			if len(ids) == 1 {
+				delete(f.order, c.apiKey)
+			}
+		}
+	}
+	clear(f.all[:drop]) // the backing array's head is freed when append next grows it
+	f.all = f.all[drop:]
+}
+
+// KeyCharset is the URL-safe charset the fake accepts in an
+// Idempotency-Key.
+const KeyCharset = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~:"
+
+// KeyRules returns Coinepay's Idempotency-Key rules as the fake enforces
+// them on its own: required on the keyed routes, at most 128 characters of
+// KeyCharset, remembered for 24 hours.
+func KeyRules() fakeserver.KeyRules {
+	return fakeserver.KeyRules{Required: true, MaxLen: 128, Charset: KeyCharset, Window: 24 * time.Hour}
+}
+
+// Handler returns the card OpenAPI. An answer over MaxStoredResponse is
+// not kept: a repeat of its key answers 409
+// openapi_idempotency_answer_not_kept and never executes again.
 func (f *Fake) Handler() http.Handler {
 	return f.e.Handler(fakeserver.ProviderConfig{
-		Name: Provider, Rules: payonce.CoinepayKeyRules(), ReplayHeader: !f.cfg.NoReplayHeader,
+		Name: Provider, Rules: KeyRules(), ReplayHeader: !f.cfg.NoReplayHeader,
 		MaxStoredBody: f.cfg.MaxStoredResponse,
 	}, f)
 }
@@ -171,12 +206,14 @@ func problemKey(p fakeserver.Problem) (key, msg string) {
 		return "openapi_idempotency_key_invalid_chars", "Idempotency-Key 含有非法字符"
 	case fakeserver.ProblemKeyConflict:
 		return "openapi_idempotency_key_conflict", "Idempotency-Key 冲突"
+	case fakeserver.ProblemAnswerNotKept:
+		return "openapi_idempotency_answer_not_kept", "该 Idempotency-Key 已执行，响应未保存"
 	case fakeserver.ProblemMalformedJSON:
 		return "openapi_invalid_json", "请求体不是合法的 JSON"
 	case fakeserver.ProblemInvalidRequest:
 		return "openapi_invalid_request", "请求参数错误"
 	case fakeserver.ProblemUnauthorized:
-		return payonce.CodeSignatureRequired, "缺少签名请求头"
+		return CodeSignatureRequired, "缺少签名请求头"
 	case fakeserver.ProblemNotFound:
 		return "openapi_not_found", "接口不存在"
 	case fakeserver.ProblemMethodNotAllowed:
@@ -189,43 +226,38 @@ func problemKey(p fakeserver.Problem) (key, msg string) {
 	return "openapi_internal_error", "服务器内部错误"
 }
 
-var signatureMessages = map[string]string{
-	payonce.CodeSignatureRequired: "缺少签名请求头",
-	payonce.CodeAPIKeyInvalid:     "API Key 无效",
-	payonce.CodeTimestampExpired:  "时间戳已过期",
-	payonce.CodeNonceReplayed:     "Nonce 已被使用",
-	payonce.CodeSignatureInvalid:  "签名无效",
+// signatureMessage returns the message of a signature failure's key.
+func signatureMessage(code string) string {
+	switch code {
+	case CodeSignatureRequired:
+		return "缺少签名请求头"
+	case CodeAPIKeyInvalid:
+		return "API Key 无效"
+	case CodeTimestampExpired:
+		return "时间戳已过期"
+	case CodeNonceReplayed:
+		return "Nonce 已被使用"
+	}
+	return "签名无效"
 }
 
-// Authenticate implements fakeserver.Backend with payonce.Verifier on the
-// fake clock.
+// Authenticate implements fakeserver.Backend with the fake's own verifier
+// on the fake clock.
 func (f *Fake) Authenticate(r *fakeserver.Request) *fakeserver.Response {
-	r.Attempt.Nonce = truncate(r.HTTP.Header.Get(payonce.HeaderNonce))
-	r.Attempt.Timestamp = truncate(r.HTTP.Header.Get(payonce.HeaderTimestamp))
+	r.Attempt.Nonce = fakeserver.Clip(r.HTTP.Header.Get(HeaderNonce))
+	r.Attempt.Timestamp = fakeserver.Clip(r.HTTP.Header.Get(HeaderTimestamp))
 	f.mu.Lock()
 	v := f.verifier
 	f.mu.Unlock()
-	keyID, err := v.Verify(r.HTTP, r.Body)
-	valid := err == nil
+	keyID, code := v.verify(r.HTTP, r.Body)
+	valid := code == ""
 	r.Attempt.SignatureValid = &valid
-	if err != nil {
-		var se *payonce.SignatureError
-		code := payonce.CodeSignatureInvalid
-		if errors.As(err, &se) {
-			code = se.Code
-		}
-		resp := Envelope(http.StatusUnauthorized, code, signatureMessages[code], nil)
+	if !valid {
+		resp := Envelope(http.StatusUnauthorized, code, signatureMessage(code), nil)
 		return &resp
 	}
 	r.Credential = keyID
 	return nil
-}
-
-func truncate(s string) string {
-	if len(s) > 128 {
-		return s[:128]
-	}
-	return s
 }
 
 // Decorate implements fakeserver.Backend (nothing to add).
@@ -255,5 +287,5 @@ func (f *Fake) NonceCount() int {
 	f.mu.Lock()
 	v := f.verifier
 	f.mu.Unlock()
-	return v.NonceCount()
+	return v.count()
 }
