@@ -52,21 +52,25 @@ func (c *Card) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// CardResult is a card read by Info, with the metadata of the call.
+// CardResult is a card read by Info, with the metadata of the call in
+// Meta (res.Meta.RequestID, res.Meta.Attempts).
 type CardResult struct {
 	Card
-	payonce.Meta
+	// Meta describes the call: attempts, status, request ID, headers.
+	Meta payonce.Meta
 }
 
 // ApplyResult is the card Apply issued, what it cost, and the metadata of
-// the call: the idempotency key sent, whether the answer was a replay of a
-// stored one (X-Idempotent-Replay: true; the card is the one the first
-// attempt issued), the attempts and the request ID.
+// the call in Meta: the idempotency key sent (res.Meta.Key), whether the
+// answer was a replay of a stored one (res.Meta.Replayed,
+// X-Idempotent-Replay: true; the card is the one the first attempt
+// issued), the attempts and the request ID.
 type ApplyResult struct {
 	Card
 	Fee            payonce.Amount // the package fee charged to the API key's balance
 	AccountBalance payonce.Amount // the API key's balance after the fee
-	payonce.Meta
+	// Meta describes the call: key, replay, attempts, status, request ID.
+	Meta payonce.Meta
 }
 
 // ApplyRequest is the body of card/apply.
@@ -75,9 +79,12 @@ type ApplyRequest struct {
 	PackageID string `json:"package_id"` // the fee package; its fee is charged to the balance
 }
 
-// Validate reports a field the server would refuse, as a
+// Validate reports a nil request or a field the server would refuse, as a
 // *payonce.ValidationError wrapping payonce.ErrInvalidRequest.
-func (r ApplyRequest) Validate() error {
+func (r *ApplyRequest) Validate() error {
+	if r == nil {
+		return errNilRequest
+	}
 	if err := requireID("header_id", r.HeaderID); err != nil {
 		return err
 	}
@@ -90,10 +97,13 @@ type RechargeRequest struct {
 	Amount payonce.Amount `json:"amount"` // sent as a decimal string, "100.00"
 }
 
-// Validate reports a field the server would refuse: an empty card ID
-// (payonce.ErrInvalidRequest) or an amount that is not above zero
-// (payonce.ErrInvalidAmount).
-func (r RechargeRequest) Validate() error {
+// Validate reports a nil request or a field the server would refuse: an
+// empty card ID (payonce.ErrInvalidRequest) or an amount that is not above
+// zero (payonce.ErrInvalidAmount).
+func (r *RechargeRequest) Validate() error {
+	if r == nil {
+		return errNilRequest
+	}
 	if err := requireID("card_id", r.CardID); err != nil {
 		return err
 	}
@@ -123,10 +133,12 @@ func (r *Recharge) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// RechargeResult is a recharge with the metadata of its call.
+// RechargeResult is a recharge with the metadata of its call in Meta
+// (res.Meta.Key, res.Meta.Replayed).
 type RechargeResult struct {
 	Recharge
-	payonce.Meta
+	// Meta describes the call: key, replay, attempts, status, request ID.
+	Meta payonce.Meta
 }
 
 // Apply issues a card and charges its package fee to the API key's
@@ -134,13 +146,14 @@ type RechargeResult struct {
 // payonce.WithIdempotencyKey, else payonce.WithKey on ctx, else a new UUID
 // v4) is sent on every attempt, so however often the request is retried
 // at most one card is issued. An answer replayed from the server's store
-// has Replayed set.
+// has Meta.Replayed set. A nil req is payonce.ErrInvalidRequest, refused
+// before anything is sent.
 //
 // A job queue that may run the same job again in a new process passes
 // payonce.WithIdempotencyKey(payonce.TaskKey("openapi:apply", taskID)).
 // On failure the *payonce.APIError carries the key (payonce.KeyOf) to
 // resume the same operation with.
-func (s *CardsService) Apply(ctx context.Context, req ApplyRequest, opts ...payonce.CallOption) (*ApplyResult, error) {
+func (s *CardsService) Apply(ctx context.Context, req *ApplyRequest, opts ...payonce.CallOption) (*ApplyResult, error) {
 	var out applyData
 	meta, err := s.client.core.Do(ctx, &payonce.Request{
 		Operation: "cards.apply",
@@ -180,7 +193,7 @@ func (d *applyData) UnmarshalJSON(b []byte) error {
 // recharges of the same amount are two operations only with two keys.
 // payonce.ErrInsufficientBalance is not stored by the server: after a
 // top-up the same key and body succeed.
-func (s *CardsService) Recharge(ctx context.Context, req RechargeRequest, opts ...payonce.CallOption) (*RechargeResult, error) {
+func (s *CardsService) Recharge(ctx context.Context, req *RechargeRequest, opts ...payonce.CallOption) (*RechargeResult, error) {
 	var rc Recharge
 	meta, err := s.client.core.Do(ctx, &payonce.Request{
 		Operation: "cards.recharge",
@@ -211,6 +224,9 @@ func (s *CardsService) Info(ctx context.Context, cardID string, opts ...payonce.
 	}
 	return &CardResult{Card: card, Meta: meta}, nil
 }
+
+// errNilRequest refuses a nil request before anything is sent.
+var errNilRequest = &payonce.ValidationError{Reason: "nil request", Err: payonce.ErrInvalidRequest}
 
 func requireID(field, v string) error {
 	if strings.TrimSpace(v) == "" {

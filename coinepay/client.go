@@ -10,7 +10,7 @@
 // attempt afresh (new nonce, timestamp and HMAC signature), retries only
 // what can succeed, and maps every message_key to a payonce sentinel:
 //
-//	res, err := client.Cards.Apply(ctx, coinepay.ApplyRequest{HeaderID: "h1", PackageID: "p1"})
+//	res, err := client.Cards.Apply(ctx, &coinepay.ApplyRequest{HeaderID: "h1", PackageID: "p1"})
 //	switch {
 //	case errors.Is(err, payonce.ErrInsufficientBalance):
 //		// top up, then run the same operation again with payonce.ResumeContext(ctx, err)
@@ -19,7 +19,7 @@
 //	case err != nil:
 //		// payonce.KeyOf(err) is the key to resume with
 //	}
-//	fmt.Println(res.CardID, res.Replayed, res.Attempts)
+//	fmt.Println(res.CardID, res.Meta.Replayed, res.Meta.Attempts)
 //
 // There is no public Coinepay base URL: pass payonce.WithBaseURL.
 package coinepay

@@ -107,14 +107,14 @@ func TestApplySendsSignedKeyedRequest(t *testing.T) {
 		writeEnvelope(w, 200, "success", "成功", map[string]any{"card_id": "card_1", "header_id": "h1", "package_id": "p1", "balance": "0.00", "extra": 7,
 			"fee": "1.00", "account_balance": "99.00", "created_at": "2026-01-01T00:00:00Z"})
 	})
-	res, err := c.Cards.Apply(context.Background(), coinepay.ApplyRequest{HeaderID: "h1", PackageID: "p1"},
+	res, err := c.Cards.Apply(context.Background(), &coinepay.ApplyRequest{HeaderID: "h1", PackageID: "p1"},
 		payonce.WithIdempotencyKey("order-42"))
 	require.NoError(t, err)
 	assert.Equal(t, "card_1", res.CardID)
-	assert.Equal(t, "order-42", res.Key)
-	assert.Equal(t, 1, res.Attempts)
-	assert.False(t, res.Replayed)
-	assert.Equal(t, "req_1", res.RequestID)
+	assert.Equal(t, "order-42", res.Meta.Key)
+	assert.Equal(t, 1, res.Meta.Attempts)
+	assert.False(t, res.Meta.Replayed)
+	assert.Equal(t, "req_1", res.Meta.RequestID)
 	assert.Equal(t, "1.00", res.Fee.String())
 	assert.Equal(t, "99.00", res.AccountBalance.String())
 	assert.Equal(t, time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), res.CreatedAt.UTC())
@@ -138,16 +138,16 @@ func TestApplyGeneratesUUIDAndReadsReplay(t *testing.T) {
 		w.Header().Set(payonce.HeaderReplay, "true")
 		writeEnvelope(w, 200, "success", "成功", map[string]any{"card_id": "card_1"})
 	})
-	res, err := c.Cards.Apply(context.Background(), coinepay.ApplyRequest{HeaderID: "h1", PackageID: "p1"})
+	res, err := c.Cards.Apply(context.Background(), &coinepay.ApplyRequest{HeaderID: "h1", PackageID: "p1"})
 	require.NoError(t, err)
-	assert.True(t, res.Replayed)
-	assert.Len(t, res.Key, 36, "a UUID v4")
-	assert.Equal(t, res.Key, seen()[0].Header.Get(payonce.HeaderIdempotencyKey))
+	assert.True(t, res.Meta.Replayed)
+	assert.Len(t, res.Meta.Key, 36, "a UUID v4")
+	assert.Equal(t, res.Meta.Key, seen()[0].Header.Get(payonce.HeaderIdempotencyKey))
 
 	// The key bound to the context is used when no call option gives one.
-	res, err = c.Cards.Apply(payonce.WithKey(context.Background(), "ctx-key"), coinepay.ApplyRequest{HeaderID: "h1", PackageID: "p1"})
+	res, err = c.Cards.Apply(payonce.WithKey(context.Background(), "ctx-key"), &coinepay.ApplyRequest{HeaderID: "h1", PackageID: "p1"})
 	require.NoError(t, err)
-	assert.Equal(t, "ctx-key", res.Key)
+	assert.Equal(t, "ctx-key", res.Meta.Key)
 }
 
 func TestRetriesKeepKeyAndBodyAndResign(t *testing.T) {
@@ -165,9 +165,9 @@ func TestRetriesKeepKeyAndBodyAndResign(t *testing.T) {
 		}
 		writeEnvelope(w, 200, "success", "成功", map[string]any{"card_id": "card_1", "amount": "12.50", "card_balance": "12.50"})
 	})
-	res, err := c.Cards.Recharge(context.Background(), coinepay.RechargeRequest{CardID: "card_1", Amount: mustAmount(t, "12.50")})
+	res, err := c.Cards.Recharge(context.Background(), &coinepay.RechargeRequest{CardID: "card_1", Amount: mustAmount(t, "12.50")})
 	require.NoError(t, err)
-	assert.Equal(t, 3, res.Attempts)
+	assert.Equal(t, 3, res.Meta.Attempts)
 	assert.Equal(t, "12.50", res.Amount.String())
 	assert.Equal(t, "12.50", res.CardBalance.String())
 
@@ -176,7 +176,7 @@ func TestRetriesKeepKeyAndBodyAndResign(t *testing.T) {
 	assert.JSONEq(t, `{"card_id":"card_1","amount":"12.50"}`, string(reqs[0].Body))
 	nonces, sigs := map[string]bool{}, map[string]bool{}
 	for _, r := range reqs {
-		assert.Equal(t, res.Key, r.Header.Get(payonce.HeaderIdempotencyKey))
+		assert.Equal(t, res.Meta.Key, r.Header.Get(payonce.HeaderIdempotencyKey))
 		assert.Equal(t, reqs[0].Body, r.Body, "body bytes never change")
 		nonces[r.Header.Get(payonce.HeaderNonce)] = true
 		sigs[r.Header.Get(payonce.HeaderSignature)] = true
@@ -196,33 +196,41 @@ func TestValidationBeforeSending(t *testing.T) {
 		key  string
 	}{
 		{"empty header_id", func() error {
-			_, err := c.Cards.Apply(ctx, coinepay.ApplyRequest{PackageID: "p"}, payonce.WithIdempotencyKey("k1"))
+			_, err := c.Cards.Apply(ctx, &coinepay.ApplyRequest{PackageID: "p"}, payonce.WithIdempotencyKey("k1"))
 			return err
 		}, payonce.ErrInvalidRequest, "k1"},
 		{"blank package_id", func() error {
-			_, err := c.Cards.Apply(ctx, coinepay.ApplyRequest{HeaderID: "h", PackageID: "  "}, payonce.WithIdempotencyKey("k2"))
+			_, err := c.Cards.Apply(ctx, &coinepay.ApplyRequest{HeaderID: "h", PackageID: "  "}, payonce.WithIdempotencyKey("k2"))
 			return err
 		}, payonce.ErrInvalidRequest, "k2"},
 		{"empty card_id", func() error {
-			_, err := c.Cards.Recharge(ctx, coinepay.RechargeRequest{Amount: mustAmount(t, "1")}, payonce.WithIdempotencyKey("k3"))
+			_, err := c.Cards.Recharge(ctx, &coinepay.RechargeRequest{Amount: mustAmount(t, "1")}, payonce.WithIdempotencyKey("k3"))
 			return err
 		}, payonce.ErrInvalidRequest, "k3"},
 		{"zero amount", func() error {
-			_, err := c.Cards.Recharge(ctx, coinepay.RechargeRequest{CardID: "c"}, payonce.WithIdempotencyKey("k4"))
+			_, err := c.Cards.Recharge(ctx, &coinepay.RechargeRequest{CardID: "c"}, payonce.WithIdempotencyKey("k4"))
 			return err
 		}, payonce.ErrInvalidAmount, "k4"},
+		{"nil apply request", func() error {
+			_, err := c.Cards.Apply(ctx, nil, payonce.WithIdempotencyKey("k5"))
+			return err
+		}, payonce.ErrInvalidRequest, "k5"},
+		{"nil recharge request", func() error {
+			_, err := c.Cards.Recharge(ctx, nil, payonce.WithIdempotencyKey("k6"))
+			return err
+		}, payonce.ErrInvalidRequest, "k6"},
 		{"info without id", func() error { _, err := c.Cards.Info(ctx, ""); return err }, payonce.ErrInvalidRequest, ""},
-		{"negative page", func() error { _, err := c.Cards.List(ctx, coinepay.ListOptions{Page: -1}); return err }, payonce.ErrInvalidRequest, ""},
+		{"negative page", func() error { _, err := c.Cards.List(ctx, &coinepay.ListOptions{Page: -1}); return err }, payonce.ErrInvalidRequest, ""},
 		{"key missing", func() error {
-			_, err := c.Cards.Apply(ctx, coinepay.ApplyRequest{HeaderID: "h", PackageID: "p"}, payonce.WithoutKey())
+			_, err := c.Cards.Apply(ctx, &coinepay.ApplyRequest{HeaderID: "h", PackageID: "p"}, payonce.WithoutKey())
 			return err
 		}, payonce.ErrKeyRequired, ""},
 		{"key too long", func() error {
-			_, err := c.Cards.Apply(ctx, coinepay.ApplyRequest{HeaderID: "h", PackageID: "p"}, payonce.WithIdempotencyKey(long))
+			_, err := c.Cards.Apply(ctx, &coinepay.ApplyRequest{HeaderID: "h", PackageID: "p"}, payonce.WithIdempotencyKey(long))
 			return err
 		}, payonce.ErrKeyTooLong, long},
 		{"key invalid chars", func() error {
-			_, err := c.Cards.Recharge(ctx, coinepay.RechargeRequest{CardID: "c", Amount: mustAmount(t, "1")}, payonce.WithIdempotencyKey("order 42/x"))
+			_, err := c.Cards.Recharge(ctx, &coinepay.RechargeRequest{CardID: "c", Amount: mustAmount(t, "1")}, payonce.WithIdempotencyKey("order 42/x"))
 			return err
 		}, payonce.ErrKeyInvalidChars, "order 42/x"},
 	}
@@ -255,9 +263,9 @@ func TestInfoAndListSendNoKey(t *testing.T) {
 	assert.Equal(t, "card 1&x", info.CardID)
 	assert.Equal(t, "5.00", info.Balance.String())
 	assert.Equal(t, "active", info.Status)
-	assert.Empty(t, info.Key)
+	assert.Empty(t, info.Meta.Key)
 
-	page, err := c.Cards.List(ctx, coinepay.ListOptions{Page: 1, PageSize: 20})
+	page, err := c.Cards.List(ctx, &coinepay.ListOptions{Page: 1, PageSize: 20})
 	require.NoError(t, err)
 	assert.Equal(t, 1, page.Total)
 	assert.False(t, page.HasMore())
@@ -288,7 +296,7 @@ func TestAllPages(t *testing.T) {
 		writeEnvelope(w, 200, "success", "成功", map[string]any{"items": list, "total": total, "page": page, "page_size": size})
 	})
 	var ids []string
-	for card, err := range c.Cards.All(context.Background(), coinepay.ListOptions{PageSize: 3}) {
+	for card, err := range c.Cards.All(context.Background(), &coinepay.ListOptions{PageSize: 3}) {
 		require.NoError(t, err)
 		ids = append(ids, card.CardID)
 	}
@@ -298,12 +306,37 @@ func TestAllPages(t *testing.T) {
 
 	// Breaking out stops the paging.
 	n := 0
-	for range c.Cards.All(context.Background(), coinepay.ListOptions{PageSize: 3}) {
+	for range c.Cards.All(context.Background(), &coinepay.ListOptions{PageSize: 3}) {
 		n++
 		break
 	}
 	assert.Equal(t, 1, n)
 	assert.Len(t, seen(), 4)
+}
+
+func TestListAndAllTakeNilOptions(t *testing.T) {
+	c, mux, seen := setup(t)
+	var queries []string
+	mux.HandleFunc("GET "+coinepay.PathCardList, func(w http.ResponseWriter, r *http.Request) {
+		queries = append(queries, r.URL.RawQuery)
+		writeEnvelope(w, 200, "success", "成功", map[string]any{"items": []map[string]any{{"card_id": "a"}}, "total": 1})
+	})
+	page, err := c.Cards.List(context.Background(), nil)
+	require.NoError(t, err)
+	assert.Equal(t, 1, page.Page)
+	require.Len(t, page.Cards, 1)
+	assert.Equal(t, 1, page.Meta.Attempts)
+
+	opts := &coinepay.ListOptions{}
+	var ids []string
+	for card, err := range c.Cards.All(context.Background(), opts) {
+		require.NoError(t, err)
+		ids = append(ids, card.CardID)
+	}
+	assert.Equal(t, []string{"a"}, ids)
+	assert.Equal(t, coinepay.ListOptions{}, *opts, "All does not change the caller's options")
+	assert.Equal(t, []string{"", "page=1&page_size=50"}, queries)
+	assert.Len(t, seen(), 2)
 }
 
 func TestAllStopsOnError(t *testing.T) {
@@ -312,7 +345,8 @@ func TestAllStopsOnError(t *testing.T) {
 		writeEnvelope(w, http.StatusForbidden, "openapi_forbidden", "无权限", nil)
 	})
 	var errs []error
-	for _, err := range c.Cards.All(context.Background(), coinepay.ListOptions{}) {
+	for card, err := range c.Cards.All(context.Background(), nil) {
+		assert.Nil(t, card)
 		errs = append(errs, err)
 	}
 	require.Len(t, errs, 1)

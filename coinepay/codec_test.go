@@ -45,7 +45,7 @@ func TestMessageKeysMapToSentinels(t *testing.T) {
 			mux.HandleFunc("POST "+coinepay.PathCardApply, func(w http.ResponseWriter, _ *http.Request) {
 				writeEnvelope(w, tc.status, tc.key, tc.msg, nil)
 			})
-			_, err := c.Cards.Apply(context.Background(), coinepay.ApplyRequest{HeaderID: "h", PackageID: "p"},
+			_, err := c.Cards.Apply(context.Background(), &coinepay.ApplyRequest{HeaderID: "h", PackageID: "p"},
 				payonce.WithIdempotencyKey("job-1"))
 			require.ErrorIs(t, err, tc.kind)
 			var ae *payonce.APIError
@@ -74,7 +74,7 @@ func TestDecodeSuccessEnvelopeWithErrorCode(t *testing.T) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = fmt.Fprint(w, `{"code":"400","message":"余额不足","message_key":"insufficient_balance","data":null}`)
 	})
-	_, err := c.Cards.Apply(context.Background(), coinepay.ApplyRequest{HeaderID: "h", PackageID: "p"}, payonce.WithIdempotencyKey("k-200"))
+	_, err := c.Cards.Apply(context.Background(), &coinepay.ApplyRequest{HeaderID: "h", PackageID: "p"}, payonce.WithIdempotencyKey("k-200"))
 	require.ErrorIs(t, err, payonce.ErrInsufficientBalance)
 	var ae *payonce.APIError
 	require.ErrorAs(t, err, &ae)
@@ -92,7 +92,7 @@ func TestDecodeMalformedAnswers(t *testing.T) {
 		w.WriteHeader(http.StatusBadGateway)
 		_, _ = fmt.Fprint(w, `<html>bad gateway</html>`)
 	})
-	_, err := c.Cards.Apply(context.Background(), coinepay.ApplyRequest{HeaderID: "h", PackageID: "p"})
+	_, err := c.Cards.Apply(context.Background(), &coinepay.ApplyRequest{HeaderID: "h", PackageID: "p"})
 	require.ErrorIs(t, err, payonce.ErrMalformedResponse)
 	assert.NotEmpty(t, payonce.KeyOf(err))
 

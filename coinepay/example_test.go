@@ -33,7 +33,7 @@ func Example() {
 	}
 	ctx := context.Background()
 
-	card, err := client.Cards.Apply(ctx, coinepay.ApplyRequest{HeaderID: "hdr_1", PackageID: "pkg_basic"})
+	card, err := client.Cards.Apply(ctx, &coinepay.ApplyRequest{HeaderID: "hdr_1", PackageID: "pkg_basic"})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -41,7 +41,7 @@ func Example() {
 	fmt.Println("fee:", card.Fee, "balance left:", card.AccountBalance)
 
 	amount, _ := payonce.ParseAmount("25.50")
-	rc, err := client.Cards.Recharge(ctx, coinepay.RechargeRequest{CardID: card.CardID, Amount: amount})
+	rc, err := client.Cards.Recharge(ctx, &coinepay.RechargeRequest{CardID: card.CardID, Amount: amount})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -53,7 +53,7 @@ func Example() {
 		fmt.Println(err)
 		return
 	}
-	fmt.Println("status:", info.Status, "card balance:", info.Balance, "key sent:", info.Key != "")
+	fmt.Println("status:", info.Status, "card balance:", info.Balance, "key sent:", info.Meta.Key != "")
 	// Output:
 	// fee: 1.00 balance left: 999.00
 	// recharged: 25.50 card balance: 25.50
@@ -69,14 +69,14 @@ func ExampleCardsService_Apply_lostResponse() {
 	_ = srv.AddFault(coinepaytest.Rule{Fault: coinepaytest.FaultDropAfterCommit, Path: coinepay.PathCardApply, Count: 1})
 
 	client, _ := srv.Client(quickRetries())
-	card, err := client.Cards.Apply(context.Background(), coinepay.ApplyRequest{HeaderID: "hdr_1", PackageID: "pkg_basic"},
+	card, err := client.Cards.Apply(context.Background(), &coinepay.ApplyRequest{HeaderID: "hdr_1", PackageID: "pkg_basic"},
 		payonce.WithIdempotencyKey("order-1001"))
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	fmt.Println("key:", card.Key)
-	fmt.Println("attempts:", card.Attempts, "replayed:", card.Replayed)
+	fmt.Println("key:", card.Meta.Key)
+	fmt.Println("attempts:", card.Meta.Attempts, "replayed:", card.Meta.Replayed)
 	fmt.Println("cards issued:", srv.Ledger().Count("order-1001"))
 	// Output:
 	// key: order-1001
@@ -100,7 +100,7 @@ func ExampleCardsService_Apply_taskKey() {
 		if err != nil {
 			return err
 		}
-		_, err = client.Cards.Apply(context.Background(), coinepay.ApplyRequest{HeaderID: "hdr_1", PackageID: "pkg_basic"},
+		_, err = client.Cards.Apply(context.Background(), &coinepay.ApplyRequest{HeaderID: "hdr_1", PackageID: "pkg_basic"},
 			payonce.WithIdempotencyKey(payonce.TaskKey("openapi:apply", taskID)))
 		return err
 	}
@@ -125,10 +125,10 @@ func ExampleCardsService_Recharge_insufficientBalance() {
 	defer srv.Close()
 	client, _ := srv.Client()
 	ctx := context.Background()
-	card, _ := client.Cards.Apply(ctx, coinepay.ApplyRequest{HeaderID: "hdr_1", PackageID: "pkg_basic"})
+	card, _ := client.Cards.Apply(ctx, &coinepay.ApplyRequest{HeaderID: "hdr_1", PackageID: "pkg_basic"})
 
 	amount, _ := payonce.ParseAmount("5000.00")
-	req := coinepay.RechargeRequest{CardID: card.CardID, Amount: amount}
+	req := &coinepay.RechargeRequest{CardID: card.CardID, Amount: amount}
 	_, err := client.Cards.Recharge(ctx, req)
 	var apiErr *payonce.APIError
 	if errors.As(err, &apiErr) {
@@ -142,7 +142,7 @@ func ExampleCardsService_Recharge_insufficientBalance() {
 		fmt.Println(err)
 		return
 	}
-	fmt.Println("same key:", rc.Key == apiErr.Key, "card balance:", rc.CardBalance)
+	fmt.Println("same key:", rc.Meta.Key == apiErr.Key, "card balance:", rc.CardBalance)
 	// Output:
 	// true 400 insufficient_balance 余额不足
 	// same key: true card balance: 5000.00
@@ -155,10 +155,10 @@ func ExampleCardsService_All() {
 	client, _ := srv.Client()
 	ctx := context.Background()
 	for range 5 {
-		_, _ = client.Cards.Apply(ctx, coinepay.ApplyRequest{HeaderID: "hdr_1", PackageID: "pkg_basic"})
+		_, _ = client.Cards.Apply(ctx, &coinepay.ApplyRequest{HeaderID: "hdr_1", PackageID: "pkg_basic"})
 	}
 	n := 0
-	for _, err := range client.Cards.All(ctx, coinepay.ListOptions{PageSize: 2}) {
+	for _, err := range client.Cards.All(ctx, &coinepay.ListOptions{PageSize: 2}) {
 		if err != nil {
 			fmt.Println(err)
 			return

@@ -23,7 +23,7 @@ import (
 	"github.com/payonce/payonce/coinepay/coinepaytest"
 )
 
-var applyReq = coinepay.ApplyRequest{HeaderID: "hdr_1", PackageID: "pkg_basic"}
+var applyReq = &coinepay.ApplyRequest{HeaderID: "hdr_1", PackageID: "pkg_basic"}
 
 // newFake starts the fake and a fast-retrying client for it.
 func newFake(t *testing.T, opts ...payonce.Option) (*coinepaytest.Server, *coinepay.Client) {
@@ -79,15 +79,15 @@ func TestLostResponseReturnsFirstCardAsReplay(t *testing.T) {
 
 	res, err := c.Cards.Apply(context.Background(), applyReq)
 	require.NoError(t, err)
-	assert.True(t, res.Replayed, "the second attempt got the stored answer")
-	assert.Equal(t, 2, res.Attempts)
+	assert.True(t, res.Meta.Replayed, "the second attempt got the stored answer")
+	assert.Equal(t, 2, res.Meta.Attempts)
 	assert.NotEmpty(t, res.CardID)
 	assert.Equal(t, "1.00", res.Fee.String())
 
 	ops := srv.Ledger().Operations()
 	require.Len(t, ops, 1, "one card in the ledger")
 	assert.Equal(t, res.CardID, ops[0].ID, "the replay is the first attempt's card")
-	assert.True(t, srv.Ledger().ExecutedOnce(res.Key))
+	assert.True(t, srv.Ledger().ExecutedOnce(res.Meta.Key))
 	assert.Equal(t, "999.00", srv.Balance(srv.APIKey()).String(), "the fee was charged once")
 
 	info, err := c.Cards.Info(context.Background(), res.CardID)
@@ -95,7 +95,7 @@ func TestLostResponseReturnsFirstCardAsReplay(t *testing.T) {
 	assert.Equal(t, res.CardID, info.CardID)
 	assert.Equal(t, "active", info.Status)
 	assert.False(t, info.CreatedAt.IsZero())
-	assert.Empty(t, info.Key, "info sends no key")
+	assert.Empty(t, info.Meta.Key, "info sends no key")
 }
 
 func TestLostRechargeMovesMoneyOnce(t *testing.T) {
@@ -105,10 +105,10 @@ func TestLostRechargeMovesMoneyOnce(t *testing.T) {
 	require.NoError(t, err)
 	addFault(t, srv, coinepaytest.Rule{Fault: coinepaytest.FaultDropAfterCommit, Path: coinepay.PathCardRecharge, Count: 2})
 
-	rc, err := c.Cards.Recharge(ctx, coinepay.RechargeRequest{CardID: card.CardID, Amount: mustAmount(t, "25.50")})
+	rc, err := c.Cards.Recharge(ctx, &coinepay.RechargeRequest{CardID: card.CardID, Amount: mustAmount(t, "25.50")})
 	require.NoError(t, err)
-	assert.True(t, rc.Replayed)
-	assert.Equal(t, 3, rc.Attempts)
+	assert.True(t, rc.Meta.Replayed)
+	assert.Equal(t, 3, rc.Meta.Attempts)
 	assert.Equal(t, "25.50", rc.CardBalance.String())
 	assert.Equal(t, "973.50", srv.Balance(srv.APIKey()).String())
 	assert.Equal(t, 1, srv.Ledger().CountKind("card.recharge"))
@@ -143,8 +143,8 @@ func TestAsyncTaskPatternNewClientEachRun(t *testing.T) {
 		}
 		require.NoError(t, err)
 	}
-	assert.Equal(t, "openapi:apply:"+taskID, res.Key)
-	assert.True(t, res.Replayed)
+	assert.Equal(t, "openapi:apply:"+taskID, res.Meta.Key)
+	assert.True(t, res.Meta.Replayed)
 	assert.Equal(t, 1, srv.Ledger().CountKind("card.apply"), "exactly one card")
 	assert.Equal(t, res.CardID, srv.Ledger().ByKey(key)[0].ID)
 	assert.Len(t, srv.Requests(), 5)
@@ -196,8 +196,8 @@ func TestInsufficientBalanceNotStored(t *testing.T) {
 	srv.SetBalance(srv.APIKey(), mustAmount(t, "10.00"))
 	res, err := c.Cards.Apply(payonce.ResumeContext(ctx, err), applyReq)
 	require.NoError(t, err)
-	assert.Equal(t, "order-1001", res.Key, "the same key")
-	assert.False(t, res.Replayed, "executed now, not replayed")
+	assert.Equal(t, "order-1001", res.Meta.Key, "the same key")
+	assert.False(t, res.Meta.Replayed, "executed now, not replayed")
 	assert.Equal(t, 1, srv.Ledger().Count("order-1001"))
 	assert.Equal(t, "9.00", res.AccountBalance.String())
 }
@@ -207,7 +207,7 @@ func TestConflictNotRetried(t *testing.T) {
 	ctx := context.Background()
 	_, err := c.Cards.Apply(ctx, applyReq, payonce.WithIdempotencyKey("dup-1"))
 	require.NoError(t, err)
-	_, err = c.Cards.Apply(ctx, coinepay.ApplyRequest{HeaderID: "hdr_1", PackageID: "pkg_gold"}, payonce.WithIdempotencyKey("dup-1"))
+	_, err = c.Cards.Apply(ctx, &coinepay.ApplyRequest{HeaderID: "hdr_1", PackageID: "pkg_gold"}, payonce.WithIdempotencyKey("dup-1"))
 	require.ErrorIs(t, err, payonce.ErrIdempotencyConflict)
 	var ae *payonce.APIError
 	require.ErrorAs(t, err, &ae)
@@ -224,8 +224,8 @@ func TestRateLimitAndServerErrorsRetried(t *testing.T) {
 	start := time.Now()
 	res, err := c.Cards.Apply(context.Background(), applyReq)
 	require.NoError(t, err)
-	assert.Equal(t, 4, res.Attempts)
-	assert.False(t, res.Replayed)
+	assert.Equal(t, 4, res.Meta.Attempts)
+	assert.False(t, res.Meta.Replayed)
 	assert.Less(t, time.Since(start), time.Second, "Retry-After capped by MaxRetryAfter")
 	assert.Equal(t, 1, srv.Ledger().Len())
 }
@@ -248,7 +248,7 @@ func TestKeyRulesClientAndServer(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := c.Cards.Apply(ctx, applyReq, tc.opt)
 			require.ErrorIs(t, err, tc.kind)
-			_, err = c.Cards.Recharge(ctx, coinepay.RechargeRequest{CardID: "card_x", Amount: mustAmount(t, "1")}, tc.opt)
+			_, err = c.Cards.Recharge(ctx, &coinepay.RechargeRequest{CardID: "card_x", Amount: mustAmount(t, "1")}, tc.opt)
 			require.ErrorIs(t, err, tc.kind)
 			assert.Empty(t, srv.Requests(), "refused before sending")
 
@@ -281,7 +281,7 @@ func TestServerClockTenMinutesAhead(t *testing.T) {
 
 	res, err := c.Cards.Apply(context.Background(), applyReq)
 	require.NoError(t, err)
-	assert.Equal(t, 2, res.Attempts)
+	assert.Equal(t, 2, res.Meta.Attempts)
 	reqs := srv.Requests()
 	require.Len(t, reqs, 2)
 	assert.Equal(t, http.StatusUnauthorized, reqs[0].Status, "first attempt stale")
@@ -297,7 +297,7 @@ func TestServerClockTenMinutesAhead(t *testing.T) {
 	// Later calls use the learned offset at once.
 	info, err := c.Cards.Info(context.Background(), res.CardID)
 	require.NoError(t, err)
-	assert.Equal(t, 1, info.Attempts)
+	assert.Equal(t, 1, info.Meta.Attempts)
 }
 
 func TestCapturedSignatureReplayRefused(t *testing.T) {
@@ -345,9 +345,9 @@ func TestEveryAttemptResignedSameKeyAndBody(t *testing.T) {
 
 	card, err := c.Cards.Apply(context.Background(), applyReq)
 	require.NoError(t, err)
-	rc, err := c.Cards.Recharge(context.Background(), coinepay.RechargeRequest{CardID: card.CardID, Amount: mustAmount(t, "5")})
+	rc, err := c.Cards.Recharge(context.Background(), &coinepay.RechargeRequest{CardID: card.CardID, Amount: mustAmount(t, "5")})
 	require.NoError(t, err)
-	assert.Equal(t, 3, rc.Attempts)
+	assert.Equal(t, 3, rc.Meta.Attempts)
 
 	// The fake's request log: one key, new nonce and timestamp each time,
 	// every signature checked valid (the first attempt failed before the
@@ -356,7 +356,7 @@ func TestEveryAttemptResignedSameKeyAndBody(t *testing.T) {
 	require.Len(t, logged, 3)
 	nonces, stamps := map[string]bool{}, map[string]bool{}
 	for i, a := range logged {
-		assert.Equal(t, rc.Key, a.IdempotencyKey)
+		assert.Equal(t, rc.Meta.Key, a.IdempotencyKey)
 		if i > 0 {
 			require.NotNil(t, a.SignatureValid)
 			assert.True(t, *a.SignatureValid)
@@ -372,7 +372,7 @@ func TestEveryAttemptResignedSameKeyAndBody(t *testing.T) {
 	sigs := map[string]bool{}
 	for _, s := range sent {
 		assert.Equal(t, sent[0].Body, s.Body)
-		assert.Equal(t, rc.Key, s.Header.Get(payonce.HeaderIdempotencyKey))
+		assert.Equal(t, rc.Meta.Key, s.Header.Get(payonce.HeaderIdempotencyKey))
 		sigs[s.Header.Get(payonce.HeaderSignature)] = true
 	}
 	assert.Len(t, sigs, 3)
@@ -391,7 +391,7 @@ func TestLostReadOnReusedConnection(t *testing.T) {
 	addFault(t, srv, coinepaytest.Rule{Fault: coinepaytest.FaultDropAfterCommit, Path: coinepay.PathCardInfo, Count: 1})
 	info, err := c.Cards.Info(ctx, card.CardID)
 	require.NoError(t, err)
-	assert.Equal(t, 2, info.Attempts)
+	assert.Equal(t, 2, info.Meta.Attempts)
 	reqs := srv.Requests()[1:]
 	require.Len(t, reqs, 2)
 	assert.NotEqual(t, reqs[0].Nonce, reqs[1].Nonce)
@@ -406,17 +406,17 @@ func TestListAndAllAgainstFake(t *testing.T) {
 		require.NoError(t, err)
 		ids = append(ids, res.CardID)
 	}
-	page, err := c.Cards.List(ctx, coinepay.ListOptions{Page: 2, PageSize: 2})
+	page, err := c.Cards.List(ctx, &coinepay.ListOptions{Page: 2, PageSize: 2})
 	require.NoError(t, err)
 	assert.Equal(t, 5, page.Total)
 	assert.Equal(t, 2, page.Page)
 	require.Len(t, page.Cards, 2)
 	assert.Equal(t, ids[2], page.Cards[0].CardID)
 	assert.True(t, page.HasMore())
-	assert.Empty(t, page.Key)
+	assert.Empty(t, page.Meta.Key)
 
 	var got []string
-	for card, err := range c.Cards.All(ctx, coinepay.ListOptions{PageSize: 2}) {
+	for card, err := range c.Cards.All(ctx, &coinepay.ListOptions{PageSize: 2}) {
 		require.NoError(t, err)
 		got = append(got, card.CardID)
 	}
@@ -424,7 +424,7 @@ func TestListAndAllAgainstFake(t *testing.T) {
 
 	_, err = c.Cards.Info(ctx, "card_missing")
 	require.ErrorIs(t, err, payonce.ErrNotFound)
-	_, err = c.Cards.List(ctx, coinepay.ListOptions{PageSize: 1000})
+	_, err = c.Cards.List(ctx, &coinepay.ListOptions{PageSize: 1000})
 	require.ErrorIs(t, err, payonce.ErrInvalidRequest)
 }
 
@@ -460,7 +460,7 @@ func TestNoSecretsInLogsOrErrors(t *testing.T) {
 
 	_, err := c.Cards.Apply(ctx, applyReq, payonce.WithIdempotencyKey("log-1"))
 	require.NoError(t, err)
-	_, err = c.Cards.Apply(ctx, coinepay.ApplyRequest{HeaderID: "hdr_2", PackageID: "pkg_basic"}, payonce.WithIdempotencyKey("log-1"))
+	_, err = c.Cards.Apply(ctx, &coinepay.ApplyRequest{HeaderID: "hdr_2", PackageID: "pkg_basic"}, payonce.WithIdempotencyKey("log-1"))
 	require.ErrorIs(t, err, payonce.ErrIdempotencyConflict)
 	_, infoErr := c.Cards.Info(ctx, "card_secret_lookup")
 	require.ErrorIs(t, infoErr, payonce.ErrNotFound)

@@ -16,13 +16,17 @@ import (
 const DefaultPageSize = 50
 
 // ListOptions selects a page of card/list. Zero values are left out of the
-// query, so the server applies its defaults (page 1).
+// query, so the server applies its defaults (page 1); a nil *ListOptions
+// is the same as a zero one.
 type ListOptions struct {
 	Page     int // 1-based page number
 	PageSize int // cards per page
 }
 
-func (o ListOptions) validate() error {
+func (o *ListOptions) validate() error {
+	if o == nil {
+		return nil
+	}
 	if o.Page < 0 {
 		return &payonce.ValidationError{Field: "page", Reason: "must not be negative", Err: payonce.ErrInvalidRequest}
 	}
@@ -32,8 +36,21 @@ func (o ListOptions) validate() error {
 	return nil
 }
 
-func (o ListOptions) query() url.Values {
+// copy returns a copy of o the caller's value cannot change (a zero one
+// for nil).
+func (o *ListOptions) copy() *ListOptions {
+	if o == nil {
+		return &ListOptions{}
+	}
+	c := *o
+	return &c
+}
+
+func (o *ListOptions) query() url.Values {
 	q := url.Values{}
+	if o == nil {
+		return q
+	}
 	if o.Page > 0 {
 		q.Set("page", strconv.Itoa(o.Page))
 	}
@@ -43,13 +60,15 @@ func (o ListOptions) query() url.Values {
 	return q
 }
 
-// CardPage is one page of card/list with the metadata of its call.
+// CardPage is one page of card/list with the metadata of its call in
+// Meta.
 type CardPage struct {
 	Cards    []Card
 	Page     int // the page number the server answered
 	PageSize int // the page size the server applied
 	Total    int // cards in all pages, when the server reports it (else -1)
-	payonce.Meta
+	// Meta describes the call: attempts, status, request ID, headers.
+	Meta payonce.Meta
 }
 
 // HasMore reports whether a later page may hold more cards: when the
@@ -66,12 +85,12 @@ func (p *CardPage) HasMore() bool {
 }
 
 // NextPage returns the options of the page after this one.
-func (p *CardPage) NextPage() ListOptions {
+func (p *CardPage) NextPage() *ListOptions {
 	page := p.Page
 	if page < 1 {
 		page = 1
 	}
-	return ListOptions{Page: page + 1, PageSize: p.PageSize}
+	return &ListOptions{Page: page + 1, PageSize: p.PageSize}
 }
 
 // listData is the data object of card/list.
@@ -82,9 +101,9 @@ type listData struct {
 	PageSize int    `json:"page_size"`
 }
 
-// List reads one page of the API key's cards. It sends no
-// Idempotency-Key.
-func (s *CardsService) List(ctx context.Context, opts ListOptions, callOpts ...payonce.CallOption) (*CardPage, error) {
+// List reads one page of the API key's cards (opts may be nil: the
+// server's first page). It sends no Idempotency-Key.
+func (s *CardsService) List(ctx context.Context, opts *ListOptions, callOpts ...payonce.CallOption) (*CardPage, error) {
 	var d listData
 	var raw json.RawMessage
 	meta, err := s.client.core.Do(ctx, &payonce.Request{
@@ -112,27 +131,31 @@ func (s *CardsService) List(ctx context.Context, opts ListOptions, callOpts ...p
 		p.Total = *d.Total
 	}
 	if p.Page == 0 {
-		p.Page = max(opts.Page, 1)
+		p.Page = 1
+		if opts != nil {
+			p.Page = max(opts.Page, 1)
+		}
 	}
-	if p.PageSize == 0 {
+	if p.PageSize == 0 && opts != nil {
 		p.PageSize = opts.PageSize
 	}
 	return p, nil
 }
 
 // All iterates over every card, page by page, starting at opts.Page (1
-// when zero) with opts.PageSize (DefaultPageSize when zero). It stops at
-// the first error, which it yields with a zero Card. Breaking out of the
-// loop stops the paging.
+// when zero or opts is nil) with opts.PageSize (DefaultPageSize when zero).
+// It stops at the first error, which it yields with a nil card. Breaking
+// out of the loop stops the paging.
 //
-//	for card, err := range client.Cards.All(ctx, coinepay.ListOptions{}) {
+//	for card, err := range client.Cards.All(ctx, nil) {
 //		if err != nil {
 //			return err
 //		}
 //		fmt.Println(card.CardID)
 //	}
-func (s *CardsService) All(ctx context.Context, opts ListOptions, callOpts ...payonce.CallOption) iter.Seq2[Card, error] {
-	return func(yield func(Card, error) bool) {
+func (s *CardsService) All(ctx context.Context, opts *ListOptions, callOpts ...payonce.CallOption) iter.Seq2[*Card, error] {
+	return func(yield func(*Card, error) bool) {
+		opts := opts.copy()
 		if opts.Page < 1 {
 			opts.Page = 1
 		}
@@ -143,7 +166,7 @@ func (s *CardsService) All(ctx context.Context, opts ListOptions, callOpts ...pa
 		for {
 			page, err := s.List(ctx, opts, callOpts...)
 			if err != nil {
-				yield(Card{}, err)
+				yield(nil, err)
 				return
 			}
 			// A server that ignores the page parameter would loop forever.
@@ -153,8 +176,8 @@ func (s *CardsService) All(ctx context.Context, opts ListOptions, callOpts ...pa
 			if len(page.Cards) > 0 {
 				prevFirst = page.Cards[0].CardID
 			}
-			for _, c := range page.Cards {
-				if !yield(c, nil) {
+			for i := range page.Cards {
+				if !yield(&page.Cards[i], nil) {
 					return
 				}
 			}

@@ -49,17 +49,17 @@ func TestClockSkewCorrectedOnce(t *testing.T) {
 	c, err := coinepay.NewClient(testAPIKey, testSecret, payonce.WithBaseURL(srv.URL), payonce.WithRetryPolicy(fastPolicy()))
 	require.NoError(t, err)
 
-	res, err := c.Cards.Apply(context.Background(), coinepay.ApplyRequest{HeaderID: "h", PackageID: "p"})
+	res, err := c.Cards.Apply(context.Background(), &coinepay.ApplyRequest{HeaderID: "h", PackageID: "p"})
 	require.NoError(t, err)
 	assert.Equal(t, "card_skew", res.CardID)
-	assert.Equal(t, 2, res.Attempts, "stale first attempt, corrected second")
+	assert.Equal(t, 2, res.Meta.Attempts, "stale first attempt, corrected second")
 	assert.EqualValues(t, 2, n.Load())
 	assert.InDelta(t, (10 * time.Minute).Seconds(), c.ClockOffset().Seconds(), 2)
 
 	// The offset is kept: the next call is right the first time.
 	info, err := c.Cards.Info(context.Background(), "card_skew")
 	require.NoError(t, err)
-	assert.Equal(t, 1, info.Attempts)
+	assert.Equal(t, 1, info.Meta.Attempts)
 }
 
 func TestClockSkewWithoutDateFails(t *testing.T) {
@@ -77,7 +77,7 @@ func TestClockSkewWithoutDateFails(t *testing.T) {
 	t.Cleanup(srv.Close)
 	c, err := coinepay.NewClient(testAPIKey, testSecret, payonce.WithBaseURL(srv.URL), payonce.WithRetryPolicy(fastPolicy()))
 	require.NoError(t, err)
-	_, err = c.Cards.Apply(context.Background(), coinepay.ApplyRequest{HeaderID: "h", PackageID: "p"})
+	_, err = c.Cards.Apply(context.Background(), &coinepay.ApplyRequest{HeaderID: "h", PackageID: "p"})
 	require.ErrorIs(t, err, payonce.ErrTimestampExpired)
 	assert.EqualValues(t, 1, n.Load(), "no Date header, nothing to learn, no repeat")
 }

@@ -156,7 +156,7 @@ func (r *runner) submit(ctx context.Context, sc *scenario, st step, variant int,
 		}
 		return chargeResult(r.a55.Charges.Cancel(ctx, req, opts...))
 	case kindCardApply:
-		req := coinepay.ApplyRequest{HeaderID: "hdr_chaos", PackageID: "pkg_basic"}
+		req := &coinepay.ApplyRequest{HeaderID: "hdr_chaos", PackageID: "pkg_basic"}
 		if variant == variantConflicting {
 			req.PackageID = "pkg_plus"
 		}
@@ -164,9 +164,9 @@ func (r *runner) submit(ctx context.Context, sc *scenario, st step, variant int,
 		if err != nil {
 			return result{attempts: attemptsOf(err)}, err
 		}
-		return result{id: res.CardID, attempts: res.Attempts}, nil
+		return result{id: res.CardID, attempts: res.Meta.Attempts}, nil
 	case kindCardRecharge:
-		req := coinepay.RechargeRequest{CardID: sc.cardID, Amount: amountFor(500 + int64(sc.id%50))}
+		req := &coinepay.RechargeRequest{CardID: sc.cardID, Amount: amountFor(500 + int64(sc.id%50))}
 		if variant == variantConflicting {
 			req.Amount = amountFor(req.Amount.Minor() + 1)
 		}
@@ -174,7 +174,7 @@ func (r *runner) submit(ctx context.Context, sc *scenario, st step, variant int,
 		if err != nil {
 			return result{attempts: attemptsOf(err)}, err
 		}
-		return result{id: res.CardID, attempts: res.Attempts}, nil
+		return result{id: res.CardID, attempts: res.Meta.Attempts}, nil
 	}
 	return result{}, errors.New("chaos: unknown step " + st.kind)
 }
