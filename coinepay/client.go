@@ -55,14 +55,18 @@ type Client struct {
 // NewClient returns a client for the API key apiKey (sent as X-Api-Key)
 // and its secret (the HMAC key; it never leaves the process). The
 // Coinepay defaults come first: Coinepay's key rules, the envelope codec
-// and an HMAC-SHA256 signer under the project's scheme. The caller's
+// and an HMAC-SHA256 signer under the project's scheme that reads the
+// client's clock (payonce.WithClock, default time.Now). The caller's
 // options follow and win: payonce.WithBaseURL is required,
 // payonce.WithSigner replaces the default signer for a deployment whose
 // scheme differs, payonce.WithRetryPolicy, payonce.WithLogger and
 // payonce.WithHTTPClient tune the rest. Errors wrap
 // payonce.ErrInvalidConfig and never contain the secret.
 func NewClient(apiKey, secret string, opts ...payonce.Option) (*Client, error) {
-	signer, err := payonce.NewHMACSigner(apiKey, secret)
+	// The default signer reads the client's clock (payonce.WithClock), so
+	// that one clock dates both the key-age guard and the signatures.
+	var core *payonce.Client
+	signer, err := payonce.NewHMACSigner(apiKey, secret, payonce.WithSignerClock(func() time.Time { return core.Now() }))
 	if err != nil {
 		return nil, fmt.Errorf("coinepay: %w", err)
 	}
@@ -72,7 +76,7 @@ func NewClient(apiKey, secret string, opts ...payonce.Option) (*Client, error) {
 		payonce.WithCodec(Codec{}),
 		payonce.WithSigner(signer),
 	}
-	core, err := payonce.NewClient(append(base, opts...)...)
+	core, err = payonce.NewClient(append(base, opts...)...)
 	if err != nil {
 		return nil, fmt.Errorf("coinepay: %w", err)
 	}

@@ -26,34 +26,6 @@ import (
 	"github.com/payonce/payonce/internal/fakeserver/a55fake"
 )
 
-// Types shared with the engine (aliases, so they can be named here).
-type (
-	// Rule is a fault injection rule; see the Fault* constants.
-	Rule = fakeserver.Rule
-	// FaultKind names a fault.
-	FaultKind = fakeserver.FaultKind
-	// Ledger lists the executed operations.
-	Ledger = fakeserver.Ledger
-	// Operation is one executed operation.
-	Operation = fakeserver.Operation
-	// Attempt is one received request.
-	Attempt = fakeserver.Attempt
-	// Clock is the fake's injectable clock.
-	Clock = fakeserver.Clock
-	// Stats are running totals of requests, executions, replays, conflicts.
-	Stats = fakeserver.Stats
-)
-
-// Fault kinds.
-const (
-	FaultDropAfterCommit   = fakeserver.DropAfterCommit
-	FaultErrorBeforeCommit = fakeserver.ErrorBeforeCommit
-	FaultRateLimit         = fakeserver.RateLimit
-	FaultDelay             = fakeserver.Delay
-	FaultResetBeforeRead   = fakeserver.ResetBeforeRead
-	FaultHang              = fakeserver.Hang
-)
-
 // Default credentials and sandbox test cards.
 const (
 	DefaultClientID     = "demo-client"
@@ -74,17 +46,12 @@ const (
 	CancelPath  = a55.PathChargeCancel
 )
 
-// NewClock returns a clock that follows real time (Advance and Set shift it).
-func NewClock() *Clock { return fakeserver.NewClock() }
-
-// NewFixedClock returns a clock frozen at t.
-func NewFixedClock(t time.Time) *Clock { return fakeserver.NewFixedClock(t) }
-
 type config struct {
 	clientID, secret string
 	extra            [][2]string // further client_id, secret pairs
 	fake             a55fake.Config
 	engine           fakeserver.Options
+	clock            SharedClock // nil: a real-time clock
 }
 
 // Option configures a Server.
@@ -124,8 +91,16 @@ func WithRateLimit(n int, window time.Duration) Option {
 // not document the header, so it is off by default).
 func WithReplayHeader(on bool) Option { return func(c *config) { c.fake.ReplayHeader = on } }
 
-// WithClock sets the clock (default real time).
-func WithClock(clk *Clock) Option { return func(c *config) { c.engine.Clock = clk } }
+// WithClock sets the fake's clock (default real time): a *Clock from
+// NewClock or NewFixedClock, or the clock of another fake, so that one
+// clock drives both. A nil clk keeps the default.
+func WithClock(clk SharedClock) Option {
+	return func(c *config) {
+		if clk != nil {
+			c.clock = clk
+		}
+	}
+}
 
 // WithSeed seeds fault choices and generated IDs.
 func WithSeed(seed uint64) Option { return func(c *config) { c.engine.Seed = seed } }
@@ -144,6 +119,7 @@ type Server struct {
 	srv      *httptest.Server
 	engine   *fakeserver.Engine
 	fake     *a55fake.Fake
+	clock    *Clock
 	handler  http.Handler
 	clientID string
 	secret   string
@@ -163,9 +139,17 @@ func NewServer(opts ...Option) *Server {
 		c.fake.Clients[kv[0]] = kv[1]
 	}
 	c.fake.Clients[c.clientID] = c.secret
+	clk, ok := c.clock.(*Clock)
+	if !ok {
+		clk = NewClock()
+		if c.clock != nil {
+			clk = &Clock{c: c.clock.EngineClock()}
+		}
+	}
+	c.engine.Clock = clk.c
 	e := fakeserver.New(c.engine)
 	f := a55fake.New(e, c.fake)
-	s := &Server{engine: e, fake: f, clientID: c.clientID, secret: c.secret}
+	s := &Server{engine: e, fake: f, clock: clk, clientID: c.clientID, secret: c.secret}
 	mux := fakeserver.WithAdmin(e.AdminHandler(fakeserver.AdminConfig{}), f.Handler())
 	s.handler = mux
 	s.srv = httptest.NewUnstartedServer(mux)
@@ -219,24 +203,27 @@ func (s *Server) IssueTokenFor(clientID string) string { return s.fake.IssueToke
 // n <= 0 turns it off. Counters restart.
 func (s *Server) SetRateLimit(n int, window time.Duration) { s.fake.SetRateLimit(n, window) }
 
-// Clock returns the fake's clock.
-func (s *Server) Clock() *Clock { return s.engine.Clock() }
+// Clock returns the fake's clock. The clients Client returns read it too,
+// so Clock().Advance(25 * time.Hour) ages their keys as it ages the
+// server's.
+func (s *Server) Clock() *Clock { return s.clock }
 
-// AddFault adds a fault injection rule.
-func (s *Server) AddFault(r Rule) error { return s.engine.Faults().Add(r) }
+// AddFault adds a fault injection rule; an invalid rule (no Fault, a
+// Status outside 5xx, a negative Count) is an error.
+func (s *Server) AddFault(r Rule) error { return s.engine.Faults().Add(r.engine()) }
 
 // ClearFaults removes every fault rule.
 func (s *Server) ClearFaults() { s.engine.Faults().Clear() }
 
 // Ledger returns the ledger of executed operations.
-func (s *Server) Ledger() *Ledger { return s.engine.Ledger() }
+func (s *Server) Ledger() *Ledger { return &Ledger{l: s.engine.Ledger()} }
 
 // Stats returns running totals of requests, executions, replays,
 // conflicts and faults.
-func (s *Server) Stats() Stats { return s.engine.Stats() }
+func (s *Server) Stats() Stats { return stats(s.engine.Stats()) }
 
 // Requests returns every request received, oldest first.
-func (s *Server) Requests() []Attempt { return s.engine.Attempts().All() }
+func (s *Server) Requests() []Attempt { return attempts(s.engine.Attempts().All()) }
 
 // Reset empties all state: stored keys, tokens, wallets, charges, rate
 // counters, ledger, request log and faults, and puts the clock back to

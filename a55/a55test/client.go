@@ -7,12 +7,20 @@ import (
 
 // Client returns an a55.Client ready for the fake: OAuth2 client
 // credentials against the fake's token endpoint, the fake's URL as base URL
-// and an *http.Client for it (API calls and token requests). opts come
-// last and win; a test usually adds payonce.WithRetryPolicy with
-// millisecond backoff.
+// and an *http.Client for it (API calls and token requests), the fake's
+// clock (payonce.WithClock: Clock().Advance ages the client's keys and
+// card expiry checks as it ages the server's) and millisecond retries
+// (payonce.FastRetryPolicy). opts come last and win:
+// payonce.WithRetryPolicy(payonce.DefaultRetryPolicy()) restores the real
+// backoff, payonce.WithClock(time.Now) the local clock.
 func (s *Server) Client(opts ...payonce.Option) (*a55.Client, error) {
 	auth := a55.ClientCredentials(s.clientID, s.secret)
 	auth.TokenURL = s.TokenURL()
-	base := []payonce.Option{payonce.WithBaseURL(s.URL), payonce.WithHTTPClient(s.srv.Client())}
+	base := []payonce.Option{
+		payonce.WithBaseURL(s.URL),
+		payonce.WithHTTPClient(s.srv.Client()),
+		payonce.WithClock(s.clock.Now),
+		payonce.WithRetryPolicy(payonce.FastRetryPolicy()),
+	}
 	return a55.NewClient(auth, append(base, opts...)...)
 }

@@ -6,16 +6,20 @@ import (
 )
 
 // Client returns a coinepay.Client configured for the fake: its base URL,
-// its credentials and an HTTP client for its listener. The client signs
-// with the local clock, as a merchant's would; the fake's clock may differ
-// (Clock().Advance), which the client corrects from the Date header of the
-// first openapi_timestamp_expired answer. Pass payonce.WithSigner(s.Signer())
-// to sign on the fake's clock instead. The caller's options come last and
-// win (a fast payonce.WithRetryPolicy keeps tests quick).
+// its credentials, an HTTP client for its listener, the fake's clock
+// (payonce.WithClock: the client's key-age guard and its signatures read
+// it, so Clock().Advance moves what both sides see) and millisecond
+// retries (payonce.FastRetryPolicy). The caller's options come last and
+// win: payonce.WithRetryPolicy(payonce.DefaultRetryPolicy()) restores the
+// real backoff; payonce.WithClock(time.Now) signs with the local clock, as
+// a merchant's host would, so that a moved fake clock exercises the
+// client's clock-skew correction.
 func (s *Server) Client(opts ...payonce.Option) (*coinepay.Client, error) {
 	base := []payonce.Option{
 		payonce.WithBaseURL(s.URL),
 		payonce.WithHTTPClient(s.srv.Client()),
+		payonce.WithClock(s.clock.Now),
+		payonce.WithRetryPolicy(payonce.FastRetryPolicy()),
 	}
 	return coinepay.NewClient(s.apiKey, s.secret, append(base, opts...)...)
 }

@@ -26,53 +26,18 @@ import (
 	"github.com/payonce/payonce/internal/fakeserver/coinepayfake"
 )
 
-// Types shared with the engine (aliases, so they can be named here).
-type (
-	// Rule is a fault injection rule; see the Fault* constants.
-	Rule = fakeserver.Rule
-	// FaultKind names a fault.
-	FaultKind = fakeserver.FaultKind
-	// Ledger lists the executed operations.
-	Ledger = fakeserver.Ledger
-	// Operation is one executed operation.
-	Operation = fakeserver.Operation
-	// Attempt is one received request.
-	Attempt = fakeserver.Attempt
-	// Clock is the fake's injectable clock.
-	Clock = fakeserver.Clock
-	// Stats are running totals of requests, executions, replays, conflicts.
-	Stats = fakeserver.Stats
-	// Package is a card catalog entry (header_id, package_id, fee).
-	Package = coinepayfake.Package
-)
-
-// Fault kinds.
-const (
-	FaultDropAfterCommit   = fakeserver.DropAfterCommit
-	FaultErrorBeforeCommit = fakeserver.ErrorBeforeCommit
-	FaultRateLimit         = fakeserver.RateLimit
-	FaultDelay             = fakeserver.Delay
-	FaultResetBeforeRead   = fakeserver.ResetBeforeRead
-	FaultHang              = fakeserver.Hang
-)
-
 // Default credentials.
 const (
 	DefaultAPIKey = "demo-key"
 	DefaultSecret = "demo-secret"
 )
 
-// NewClock returns a clock that follows real time (Advance and Set shift it).
-func NewClock() *Clock { return fakeserver.NewClock() }
-
-// NewFixedClock returns a clock frozen at t.
-func NewFixedClock(t time.Time) *Clock { return fakeserver.NewFixedClock(t) }
-
 type config struct {
 	apiKey, secret string
 	extra          [][2]string // further API key, secret pairs
 	fake           coinepayfake.Config
 	engine         fakeserver.Options
+	clock          SharedClock // nil: a real-time clock
 }
 
 // Option configures a Server.
@@ -102,11 +67,19 @@ func WithFee(a payonce.Amount) Option { return func(c *config) { c.fake.Fee = &a
 // WithCatalog restricts card/apply to these packages at their fees
 // (default: any non-empty header_id and package_id).
 func WithCatalog(pkgs ...Package) Option {
-	return func(c *config) { c.fake.Catalog = append([]Package(nil), pkgs...) }
+	return func(c *config) { c.fake.Catalog = catalog(pkgs) }
 }
 
-// WithClock sets the clock (default real time).
-func WithClock(clk *Clock) Option { return func(c *config) { c.engine.Clock = clk } }
+// WithClock sets the fake's clock (default real time): a *Clock from
+// NewClock or NewFixedClock, or the clock of another fake, so that one
+// clock drives both. A nil clk keeps the default.
+func WithClock(clk SharedClock) Option {
+	return func(c *config) {
+		if clk != nil {
+			c.clock = clk
+		}
+	}
+}
 
 // WithSeed seeds fault choices and generated IDs.
 func WithSeed(seed uint64) Option { return func(c *config) { c.engine.Seed = seed } }
@@ -128,6 +101,7 @@ type Server struct {
 	srv     *httptest.Server
 	engine  *fakeserver.Engine
 	fake    *coinepayfake.Fake
+	clock   *Clock
 	handler http.Handler
 	apiKey  string
 	secret  string
@@ -148,9 +122,17 @@ func NewServer(opts ...Option) *Server {
 		c.fake.Keys[kv[0]] = kv[1]
 	}
 	c.fake.Keys[c.apiKey] = c.secret
+	clk, ok := c.clock.(*Clock)
+	if !ok {
+		clk = NewClock()
+		if c.clock != nil {
+			clk = &Clock{c: c.clock.EngineClock()}
+		}
+	}
+	c.engine.Clock = clk.c
 	e := fakeserver.New(c.engine)
 	f := coinepayfake.New(e, c.fake)
-	s := &Server{engine: e, fake: f, apiKey: c.apiKey, secret: c.secret, keys: c.fake.Keys}
+	s := &Server{engine: e, fake: f, clock: clk, apiKey: c.apiKey, secret: c.secret, keys: c.fake.Keys}
 	api := f.Handler()
 	admin := e.AdminHandler(fakeserver.AdminConfig{SetBalance: f.SetBalance})
 	mux := fakeserver.WithAdmin(admin, api)
@@ -221,24 +203,27 @@ func (s *Server) Balance(apiKey string) payonce.Amount {
 	return a
 }
 
-// Clock returns the fake's clock.
-func (s *Server) Clock() *Clock { return s.engine.Clock() }
+// Clock returns the fake's clock. The clients Client returns read it too,
+// so Clock().Advance(25 * time.Hour) ages their keys as it ages the
+// server's.
+func (s *Server) Clock() *Clock { return s.clock }
 
-// AddFault adds a fault injection rule.
-func (s *Server) AddFault(r Rule) error { return s.engine.Faults().Add(r) }
+// AddFault adds a fault injection rule; an invalid rule (no Fault, a
+// Status outside 5xx, a negative Count) is an error.
+func (s *Server) AddFault(r Rule) error { return s.engine.Faults().Add(r.engine()) }
 
 // ClearFaults removes every fault rule.
 func (s *Server) ClearFaults() { s.engine.Faults().Clear() }
 
 // Ledger returns the ledger of executed operations.
-func (s *Server) Ledger() *Ledger { return s.engine.Ledger() }
+func (s *Server) Ledger() *Ledger { return &Ledger{l: s.engine.Ledger()} }
 
 // Stats returns running totals of requests, executions, replays,
 // conflicts and faults.
-func (s *Server) Stats() Stats { return s.engine.Stats() }
+func (s *Server) Stats() Stats { return stats(s.engine.Stats()) }
 
 // Requests returns every request received, oldest first.
-func (s *Server) Requests() []Attempt { return s.engine.Attempts().All() }
+func (s *Server) Requests() []Attempt { return attempts(s.engine.Attempts().All()) }
 
 // Reset empties all state: stored keys, nonces, cards, balances (back to
 // the start), ledger, request log and faults, and puts the clock back to

@@ -100,7 +100,8 @@ func startEnv(cfg Config) (*env, error) {
 			a55test.WithCredentials(cfg.A55ClientID, cfg.A55ClientSecret))
 		e.a55URL = e.a55Srv.URL
 		for _, r := range rules {
-			if err := e.a55Srv.AddFault(r); err != nil {
+			if err := e.a55Srv.AddFault(a55test.Rule{Fault: a55test.FaultKind(r.Fault), Path: r.Path, Probability: r.Probability,
+				Status: r.Status, RetryAfter: r.RetryAfter, Delay: r.Delay, When: r.When}); err != nil {
 				e.close()
 				return nil, err
 			}
@@ -118,7 +119,8 @@ func startEnv(cfg Config) (*env, error) {
 			coinepaytest.WithCredentials(cfg.CoinepayKey, cfg.CoinepaySecret))
 		e.coinepayURL = e.coinepaySrv.URL
 		for _, r := range rules {
-			if err := e.coinepaySrv.AddFault(r); err != nil {
+			if err := e.coinepaySrv.AddFault(coinepaytest.Rule{Fault: coinepaytest.FaultKind(r.Fault), Path: r.Path, Probability: r.Probability,
+				Status: r.Status, RetryAfter: r.RetryAfter, Delay: r.Delay, When: r.When}); err != nil {
 				e.close()
 				return nil, err
 			}
@@ -206,10 +208,14 @@ func (e *env) faultsDescription() string {
 func (e *env) ledger(ctx context.Context) ([]fakeserver.Operation, error) {
 	var ops []fakeserver.Operation
 	if e.a55Srv != nil {
-		ops = append(ops, e.a55Srv.Ledger().Operations()...)
+		for _, op := range e.a55Srv.Ledger().Operations() {
+			ops = append(ops, fakeserver.Operation{Provider: op.Provider, Kind: op.Kind, IdempotencyKey: op.IdempotencyKey, ID: op.ID})
+		}
 	}
 	if e.coinepaySrv != nil {
-		ops = append(ops, e.coinepaySrv.Ledger().Operations()...)
+		for _, op := range e.coinepaySrv.Ledger().Operations() {
+			ops = append(ops, fakeserver.Operation{Provider: op.Provider, Kind: op.Kind, IdempotencyKey: op.IdempotencyKey, ID: op.ID})
+		}
 	}
 	for _, u := range e.externalURLs() {
 		after := strconv.FormatUint(e.ledgerBase[u], 10)
@@ -245,10 +251,12 @@ func (e *env) serverStats(ctx context.Context) (ServerStats, error) {
 		st.Executed += s.Executed
 	}
 	if e.a55Srv != nil {
-		add(e.a55Srv.Stats())
+		s := e.a55Srv.Stats()
+		add(fakeserver.Stats{Requests: s.Requests, Executed: s.Executed, Replayed: s.Replayed, Conflicts: s.Conflicts})
 	}
 	if e.coinepaySrv != nil {
-		add(e.coinepaySrv.Stats())
+		s := e.coinepaySrv.Stats()
+		add(fakeserver.Stats{Requests: s.Requests, Executed: s.Executed, Replayed: s.Replayed, Conflicts: s.Conflicts})
 	}
 	for _, u := range e.externalURLs() {
 		var s fakeserver.Stats
