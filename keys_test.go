@@ -1,0 +1,124 @@
+package payonce
+
+import (
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestOperationKeyForms(t *testing.T) {
+	cases := []struct {
+		name  string
+		parts []string
+		want  string // the whole key, or its readable prefix when hashed
+		hash  bool
+	}{
+		{"fits: the join", []string{"order", "1001", "payment"}, "order:1001:payment", false},
+		{"fits: TaskKey's value", []string{"openapi:apply", "task-0042"}, TaskKey("openapi:apply", "task-0042"), false},
+		{"uuid", []string{"550e8400-e29b-41d4-a716-446655440000"}, "550e8400-e29b-41d4-a716-446655440000", false},
+		{"too short for A55", []string{"order", "1", "payment"}, "order:1:payment~", true},
+		{"one short part", []string{"x"}, "x~", true},
+		{"outside the charset", []string{"pedido", "ação-001", "payment"}, "pedido:a__o-001:payment~", true},
+		{"space and slash", []string{"order 42/x", "payment"}, "order_42_x:payment~", true},
+		{"tilde is reserved", []string{"order~0000000001"}, "order_0000000001~", true},
+		{"too long", []string{strings.Repeat("a", 200)}, strings.Repeat("a", 95) + "~", true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			key, err := OperationKey(tc.parts...)
+			require.NoError(t, err)
+			requireValidForBoth(t, key)
+			if !tc.hash {
+				assert.Equal(t, tc.want, key)
+				return
+			}
+			require.True(t, strings.HasPrefix(key, tc.want), key)
+			assert.Len(t, key, len(tc.want)+operationKeyHashLen)
+			assert.Regexp(t, `~[0-9a-f]{32}$`, key)
+		})
+	}
+}
+
+func TestOperationKeyJoinIsTheInput(t *testing.T) {
+	a, err := OperationKey("a:b", "c-0123456789abcdef")
+	require.NoError(t, err)
+	b, err := OperationKey("a", "b:c-0123456789abcdef")
+	require.NoError(t, err)
+	assert.Equal(t, a, b, "parts whose join is the same name the same operation")
+
+	// A hashed key and a plain one never meet: the plain form has no '~'.
+	hashed, err := OperationKey("order", "1")
+	require.NoError(t, err)
+	plain, err := OperationKey(hashed)
+	require.NoError(t, err)
+	assert.NotEqual(t, hashed, plain)
+}
+
+func TestOperationKeyRefusesEmptyParts(t *testing.T) {
+	for _, parts := range [][]string{nil, {""}, {"order", "", "payment"}, {"order", " \t", "payment"}} {
+		key, err := OperationKey(parts...)
+		require.ErrorIs(t, err, ErrKeyRequired, "%q", parts)
+		var ke *KeyError
+		require.ErrorAs(t, err, &ke)
+		assert.Empty(t, key)
+	}
+}
+
+// Property: for any parts, the key is valid for both providers, the same
+// parts give the same key, and different joins give different keys.
+func TestOperationKeyProperties(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	alphabet := []rune("ab0-._~:/ é中\x00")
+	seen := map[string]string{} // key -> join
+	for range 20000 {
+		parts := make([]string, 1+rng.IntN(4))
+		for i := range parts {
+			var b strings.Builder
+			b.WriteByte('p') // never blank
+			for range rng.IntN(12) {
+				b.WriteRune(alphabet[rng.IntN(len(alphabet))])
+			}
+			if rng.IntN(50) == 0 {
+				b.WriteString(strings.Repeat("z", 130))
+			}
+			parts[i] = b.String()
+		}
+		key, err := OperationKey(parts...)
+		require.NoError(t, err)
+		requireValidForBoth(t, key)
+		again, err := OperationKey(parts...)
+		require.NoError(t, err)
+		require.Equal(t, key, again)
+		join := strings.Join(parts, ":")
+		if prev, ok := seen[key]; ok {
+			require.Equal(t, prev, join, "two different operations got the key %q", key)
+		}
+		seen[key] = join
+	}
+	assert.Greater(t, len(seen), 15000)
+}
+
+func FuzzOperationKey(f *testing.F) {
+	for _, s := range []string{"order:1", "order:1001:payment", "pedido:ação", "a~b", strings.Repeat("x", 300), "\xff"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		key, err := OperationKey(strings.Split(s, "|")...)
+		if err != nil {
+			require.ErrorIs(t, err, ErrKeyRequired)
+			return
+		}
+		requireValidForBoth(t, key)
+		again, _ := OperationKey(strings.Split(s, "|")...)
+		require.Equal(t, key, again)
+	})
+}
+
+func requireValidForBoth(t *testing.T, key string) {
+	t.Helper()
+	require.NoError(t, A55KeyRules().Validate(key), key)
+	require.NoError(t, CoinepayKeyRules().Validate(key), key)
+}
