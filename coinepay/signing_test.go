@@ -62,6 +62,21 @@ func TestClockSkewCorrectedOnce(t *testing.T) {
 	assert.Equal(t, 1, info.Meta.Attempts)
 }
 
+// The default signer reads the client's clock (payonce.WithClock): a
+// client given the server's clock signs right the first time.
+func TestDefaultSignerReadsTheClientClock(t *testing.T) {
+	srv, n := skewServer(t, 2*time.Hour)
+	serverNow := func() time.Time { return time.Now().Add(2 * time.Hour) }
+	c, err := coinepay.NewClient(testAPIKey, testSecret, payonce.WithBaseURL(srv.URL),
+		payonce.WithRetryPolicy(fastPolicy()), payonce.WithClock(serverNow))
+	require.NoError(t, err)
+	res, err := c.Cards.Apply(context.Background(), &coinepay.ApplyRequest{HeaderID: "h", PackageID: "p"})
+	require.NoError(t, err)
+	assert.Equal(t, 1, res.Meta.Attempts)
+	assert.EqualValues(t, 1, n.Load())
+	assert.Zero(t, c.ClockOffset())
+}
+
 func TestClockSkewWithoutDateFails(t *testing.T) {
 	now := func() time.Time { return time.Now().Add(-10 * time.Minute) }
 	v := payonce.NewVerifier(func(string) (string, bool) { return testSecret, true }, now)

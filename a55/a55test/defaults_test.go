@@ -1,0 +1,108 @@
+package a55test_test
+
+import (
+	"context"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/payonce/payonce"
+	"github.com/payonce/payonce/a55"
+	"github.com/payonce/payonce/a55/a55test"
+)
+
+func chargeReq(t *testing.T) *a55.ChargeCreateRequest {
+	t.Helper()
+	amount, err := payonce.ParseAmount("100.00")
+	require.NoError(t, err)
+	return &a55.ChargeCreateRequest{Amount: amount, Currency: payonce.BRL, TypeCharge: a55.TypeCreditCard,
+		Card: &payonce.Card{Number: a55test.CardConfirms, HolderName: "TEST", ExpirationMonth: "12", ExpirationYear: "2099", CVV: "123"}}
+}
+
+// The README's recipe "advance 25 h and resume": the test client reads the
+// fake's clock, so its key-age guard sees the 25 hours too and refuses to
+// send a key the server has forgotten (which would charge a second time).
+func TestClientKeyAgesWithTheFakeClock(t *testing.T) {
+	srv := a55test.New(t)
+	client, err := srv.Client()
+	require.NoError(t, err)
+	// Every answer is lost after the charge commits: the operation fails
+	// with its key, and the customer has paid once.
+	require.NoError(t, srv.AddFault(a55test.Rule{Fault: a55test.FaultDropAfterCommit, Path: a55test.ChargePath}))
+	key, err := payonce.OperationKey("order", "4242", "payment")
+	require.NoError(t, err)
+	_, err = client.Charges.Create(context.Background(), chargeReq(t), payonce.WithIdempotencyKey(key))
+	require.Error(t, err)
+	require.True(t, payonce.IsTemporary(err))
+	require.Equal(t, 1, srv.Ledger().Count(key))
+	srv.ClearFaults()
+
+	srv.Clock().Advance(25 * time.Hour)
+	sent := len(srv.Requests())
+	_, err = client.Charges.Create(payonce.ResumeContext(context.Background(), err), chargeReq(t))
+	require.ErrorIs(t, err, payonce.ErrKeyExpired)
+	assert.Equal(t, key, payonce.KeyOf(err))
+	assert.Len(t, srv.Requests(), sent, "nothing sent")
+	assert.Equal(t, 1, srv.Ledger().Count(key), "charged once")
+}
+
+// The test client retries on millisecond waits by default: a 429 asking for
+// a second is retried after FastRetryPolicy's 20 ms cap; the caller's
+// policy still wins.
+func TestClientRetriesFastByDefault(t *testing.T) {
+	gap := func(t *testing.T, opts ...payonce.Option) time.Duration {
+		srv := a55test.New(t)
+		client, err := srv.Client(opts...)
+		require.NoError(t, err)
+		require.NoError(t, srv.AddFault(a55test.Rule{Fault: a55test.FaultRateLimit, Path: a55test.ChargePath, RetryAfter: 1, Count: 1}))
+		ch, err := client.Charges.Create(context.Background(), chargeReq(t))
+		require.NoError(t, err)
+		require.Equal(t, 2, ch.Meta.Attempts)
+		var at []time.Time
+		for _, a := range srv.Requests() {
+			if a.Path == a55test.ChargePath {
+				at = append(at, a.Time)
+			}
+		}
+		require.Len(t, at, 2)
+		return at[1].Sub(at[0])
+	}
+	assert.Less(t, gap(t), 900*time.Millisecond, "Retry-After capped at 20 ms")
+	assert.GreaterOrEqual(t, gap(t, payonce.WithRetryPolicy(payonce.DefaultRetryPolicy())), time.Second, "the caller's policy wins")
+}
+
+// What a test uses is the test package's own API, so go doc shows it: no
+// type of a55test or coinepaytest is an alias of the engine's.
+func TestTypesAreTheirOwn(t *testing.T) {
+	requireOwnTypes(t, ".", "Rule", "FaultKind", "Ledger", "Operation", "Attempt", "Stats", "Clock")
+	requireOwnTypes(t, "../../coinepay/coinepaytest", "Rule", "FaultKind", "Ledger", "Operation", "Attempt", "Stats", "Clock", "Package")
+}
+
+func requireOwnTypes(t *testing.T, dir string, names ...string) {
+	t.Helper()
+	pkgs, err := parser.ParseDir(token.NewFileSet(), dir, nil, 0)
+	require.NoError(t, err)
+	specs := map[string]*ast.TypeSpec{}
+	for _, p := range pkgs {
+		for _, f := range p.Files {
+			for _, d := range f.Decls {
+				if g, ok := d.(*ast.GenDecl); ok && g.Tok == token.TYPE {
+					for _, s := range g.Specs {
+						ts := s.(*ast.TypeSpec)
+						specs[ts.Name.Name] = ts
+					}
+				}
+			}
+		}
+	}
+	for _, n := range names {
+		ts, ok := specs[n]
+		require.True(t, ok, "type %s is not declared here", n)
+		assert.False(t, ts.Assign.IsValid(), "type %s is an alias", n)
+	}
+}

@@ -1,0 +1,76 @@
+package coinepaytest_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/payonce/payonce"
+	"github.com/payonce/payonce/coinepay"
+	"github.com/payonce/payonce/coinepay/coinepaytest"
+)
+
+// The README's recipe "advance 25 h and resume": the test client reads the
+// fake's clock, so its key-age guard sees the 25 hours too and refuses to
+// send a key the server has forgotten (which would issue a second card).
+func TestClientKeyAgesWithTheFakeClock(t *testing.T) {
+	srv := coinepaytest.New(t)
+	client, err := srv.Client()
+	require.NoError(t, err)
+	require.NoError(t, srv.AddFault(coinepaytest.Rule{Fault: coinepaytest.FaultDropAfterCommit, Path: coinepay.PathCardApply}))
+	key, err := payonce.OperationKey("openapi:apply", "job-77")
+	require.NoError(t, err)
+	req := &coinepay.ApplyRequest{HeaderID: "hdr_1", PackageID: "pkg_basic"}
+	_, err = client.Cards.Apply(context.Background(), req, payonce.WithIdempotencyKey(key))
+	require.Error(t, err)
+	require.True(t, payonce.IsTemporary(err))
+	require.Equal(t, 1, srv.Ledger().Count(key))
+	srv.ClearFaults()
+
+	srv.Clock().Advance(25 * time.Hour)
+	sent := len(srv.Requests())
+	_, err = client.Cards.Apply(payonce.ResumeContext(context.Background(), err), req)
+	require.ErrorIs(t, err, payonce.ErrKeyExpired)
+	assert.Equal(t, key, payonce.KeyOf(err))
+	assert.Len(t, srv.Requests(), sent, "nothing sent")
+	assert.Equal(t, 1, srv.Ledger().Count(key), "one card")
+}
+
+// The test client signs on the fake's clock: a moved fake clock costs no
+// stale first attempt. A client on the local clock (the caller's option
+// wins) learns the offset as a merchant's would.
+func TestClientSignsOnTheFakeClock(t *testing.T) {
+	srv := coinepaytest.New(t)
+	srv.Clock().Advance(10 * time.Minute)
+	client, err := srv.Client()
+	require.NoError(t, err)
+	res, err := client.Cards.Apply(context.Background(), &coinepay.ApplyRequest{HeaderID: "h", PackageID: "p"})
+	require.NoError(t, err)
+	assert.Equal(t, 1, res.Meta.Attempts)
+	assert.Zero(t, client.ClockOffset())
+
+	local, err := srv.Client(payonce.WithClock(time.Now))
+	require.NoError(t, err)
+	res, err = local.Cards.Apply(context.Background(), &coinepay.ApplyRequest{HeaderID: "h", PackageID: "p"})
+	require.NoError(t, err)
+	assert.Equal(t, 2, res.Meta.Attempts, "stale first attempt, corrected second")
+	assert.InDelta(t, 600, local.ClockOffset().Seconds(), 2)
+}
+
+// The test client retries on millisecond waits by default: a 429 asking for
+// a second is retried after FastRetryPolicy's 20 ms cap.
+func TestClientRetriesFastByDefault(t *testing.T) {
+	srv := coinepaytest.New(t)
+	client, err := srv.Client()
+	require.NoError(t, err)
+	require.NoError(t, srv.AddFault(coinepaytest.Rule{Fault: coinepaytest.FaultRateLimit, Path: coinepay.PathCardApply, RetryAfter: 1, Count: 1}))
+	res, err := client.Cards.Apply(context.Background(), &coinepay.ApplyRequest{HeaderID: "h", PackageID: "p"})
+	require.NoError(t, err)
+	require.Equal(t, 2, res.Meta.Attempts)
+	reqs := srv.Requests()
+	require.Len(t, reqs, 2)
+	assert.Less(t, reqs[1].Time.Sub(reqs[0].Time), 900*time.Millisecond, "Retry-After capped at 20 ms")
+}
