@@ -1,6 +1,8 @@
 package payonce
 
 import (
+	"errors"
+	"fmt"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -121,4 +123,23 @@ func requireValidForBoth(t *testing.T, key string) {
 	t.Helper()
 	require.NoError(t, A55KeyRules().Validate(key), key)
 	require.NoError(t, CoinepayKeyRules().Validate(key), key)
+}
+
+func ExampleOperationKey() {
+	// An order payment: the same key on every run of the job, in any
+	// process, valid for A55 (16 characters at least) and Coinepay.
+	key, _ := OperationKey("order", "2026-000123", "payment")
+	fmt.Println(key)
+
+	// Too short for A55, or characters outside Coinepay's set: a readable
+	// prefix and a hash of the parts.
+	short, _ := OperationKey("order", "1", "payment")
+	fmt.Println(len(short), short[:16])
+
+	_, err := OperationKey("order", "", "payment")
+	fmt.Println(errors.Is(err, ErrKeyRequired))
+	// Output:
+	// order:2026-000123:payment
+	// 48 order:1:payment~
+	// true
 }

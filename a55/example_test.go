@@ -15,13 +15,12 @@ import (
 	"github.com/payonce/payonce/a55/a55test"
 )
 
-// exampleClient starts the fake A55 API and a client for it with
-// millisecond retries. Real code calls a55.NewClient with its credentials.
+// exampleClient starts the fake A55 API and a client for it (on the fake's
+// clock, with millisecond retries). Real code calls a55.NewClient with its
+// credentials.
 func exampleClient() (*a55test.Server, *a55.Client) {
 	srv := a55test.NewServer()
-	p := payonce.DefaultRetryPolicy()
-	p.InitialInterval, p.MaxInterval, p.MaxRetryAfter = time.Millisecond, 5*time.Millisecond, 20*time.Millisecond
-	client, err := srv.Client(payonce.WithRetryPolicy(p))
+	client, err := srv.Client()
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -4,20 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/coinepay"
 	"github.com/payonce/payonce/coinepay/coinepaytest"
 )
-
-// quickRetries keeps the examples fast; production code keeps
-// payonce.DefaultRetryPolicy.
-func quickRetries() payonce.Option {
-	p := payonce.DefaultRetryPolicy()
-	p.InitialInterval, p.MaxInterval, p.MaxRetryAfter = time.Millisecond, 5*time.Millisecond, 20*time.Millisecond
-	return payonce.WithRetryPolicy(p)
-}
 
 // Issue a card, fund it and read it back. The fake stands in for the
 // Coinepay OpenAPI; against the real one pass its base URL with
@@ -68,9 +59,9 @@ func ExampleCardsService_Apply_lostResponse() {
 	defer srv.Close()
 	_ = srv.AddFault(coinepaytest.Rule{Fault: coinepaytest.FaultDropAfterCommit, Path: coinepay.PathCardApply, Count: 1})
 
-	client, _ := srv.Client(quickRetries())
+	client, _ := srv.Client() // the fake's clock, millisecond retries
 	card, err := client.Cards.Apply(context.Background(), &coinepay.ApplyRequest{HeaderID: "hdr_1", PackageID: "pkg_basic"},
-		payonce.WithIdempotencyKey("order-1001"))
+		payonce.WithIdempotencyKey("order-1001")) // Coinepay has no minimum length
 	if err != nil {
 		fmt.Println(err)
 		return

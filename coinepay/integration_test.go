@@ -29,7 +29,7 @@ var applyReq = &coinepay.ApplyRequest{HeaderID: "hdr_1", PackageID: "pkg_basic"}
 func newFake(t *testing.T, opts ...payonce.Option) (*coinepaytest.Server, *coinepay.Client) {
 	t.Helper()
 	srv := coinepaytest.New(t)
-	c, err := srv.Client(append([]payonce.Option{payonce.WithRetryPolicy(fastPolicy())}, opts...)...)
+	c, err := srv.Client(opts...) // the fake's clock, millisecond retries
 	require.NoError(t, err)
 	return srv, c
 }
@@ -339,7 +339,7 @@ func TestEveryAttemptResignedSameKeyAndBody(t *testing.T) {
 	srv := coinepaytest.New(t)
 	signer, err := payonce.NewHMACSigner(srv.APIKey(), srv.Secret(), payonce.WithSignerClock(tickingClock()))
 	require.NoError(t, err)
-	c, err := srv.Client(payonce.WithRetryPolicy(fastPolicy()), payonce.WithSigner(signer),
+	c, err := srv.Client(payonce.WithSigner(signer),
 		payonce.WithHTTPClient(&http.Client{Transport: capture}))
 	require.NoError(t, err)
 	addFault(t, srv, coinepaytest.Rule{Fault: coinepaytest.FaultErrorBeforeCommit, Path: coinepay.PathCardRecharge, Count: 1, Status: 503})

@@ -106,3 +106,26 @@ func requireOwnTypes(t *testing.T, dir string, names ...string) {
 		assert.False(t, ts.Assign.IsValid(), "type %s is an alias", n)
 	}
 }
+
+// payonce.OperationKey fits A55's rules where a hand-made key does not:
+// "order-1-payment" has 15 characters and is refused before sending.
+func TestOperationKeyFitsA55(t *testing.T) {
+	srv := a55test.New(t)
+	client, err := srv.Client()
+	require.NoError(t, err)
+	_, err = client.Charges.Create(context.Background(), chargeReq(t), payonce.WithIdempotencyKey("order-"+"1"+"-payment"))
+	require.ErrorIs(t, err, payonce.ErrKeyTooShort)
+	assert.Empty(t, srv.Requests())
+
+	for _, id := range []string{"1", "42/x", "pedido ação", "0123456789012345678901234567890123456789"} {
+		key, err := payonce.OperationKey("order", id, "payment")
+		require.NoError(t, err)
+		ch, err := client.Charges.Create(context.Background(), chargeReq(t), payonce.WithIdempotencyKey(key))
+		require.NoError(t, err, id)
+		assert.Equal(t, key, ch.Meta.Key)
+		again, err := client.Charges.Create(context.Background(), chargeReq(t), payonce.WithIdempotencyKey(key))
+		require.NoError(t, err)
+		assert.Equal(t, ch.UUID, again.UUID, "a second run is the same charge")
+		assert.True(t, srv.Ledger().ExecutedOnce(key), id)
+	}
+}

@@ -74,3 +74,28 @@ func TestClientRetriesFastByDefault(t *testing.T) {
 	require.Len(t, reqs, 2)
 	assert.Less(t, reqs[1].Time.Sub(reqs[0].Time), 900*time.Millisecond, "Retry-After capped at 20 ms")
 }
+
+// payonce.OperationKey fits Coinepay's charset where a hand-made key does
+// not: "order 42/x" is refused before sending.
+func TestOperationKeyFitsCoinepay(t *testing.T) {
+	srv := coinepaytest.New(t)
+	client, err := srv.Client()
+	require.NoError(t, err)
+	req := &coinepay.ApplyRequest{HeaderID: "hdr_1", PackageID: "pkg_basic"}
+	_, err = client.Cards.Apply(context.Background(), req, payonce.WithIdempotencyKey("order 42/x"))
+	require.ErrorIs(t, err, payonce.ErrKeyInvalidChars)
+	assert.Empty(t, srv.Requests())
+
+	for _, id := range []string{"1", "42/x", "pedido ação", "~tilde"} {
+		key, err := payonce.OperationKey("openapi:apply", id)
+		require.NoError(t, err)
+		card, err := client.Cards.Apply(context.Background(), req, payonce.WithIdempotencyKey(key))
+		require.NoError(t, err, id)
+		assert.Equal(t, key, card.Meta.Key)
+		again, err := client.Cards.Apply(context.Background(), req, payonce.WithIdempotencyKey(key))
+		require.NoError(t, err)
+		assert.True(t, again.Meta.Replayed)
+		assert.Equal(t, card.CardID, again.CardID)
+		assert.True(t, srv.Ledger().ExecutedOnce(key), id)
+	}
+}
