@@ -12,6 +12,11 @@
 // reused key with another payload, in-flight waiting, only 2xx stored, a
 // 24 h window. Faults are injected on demand and the ledger tells how many
 // times each operation really ran.
+//
+// Server.Client returns a ready SDK client that reads the fake's clock (so
+// Clock().Advance ages the client's keys as it ages the server's) and
+// retries after milliseconds (payonce.FastRetryPolicy); options passed to
+// it come last and win. Ledger, Requests and Stats tell what really ran.
 package a55test
 
 import (

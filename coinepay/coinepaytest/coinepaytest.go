@@ -10,6 +10,11 @@
 // window, X-Idempotent-Replay: true on replays. Faults (a lost response, a
 // 5xx, a 429, a delay, a reset, a hang) are injected on demand, and the
 // ledger tells how many times each operation really ran.
+//
+// Server.Client returns a ready SDK client that reads the fake's clock (so
+// Clock().Advance ages the client's keys as it ages the server's) and
+// retries after milliseconds (payonce.FastRetryPolicy); options passed to
+// it come last and win. Ledger, Requests and Stats tell what really ran.
 package coinepaytest
 
 import (
