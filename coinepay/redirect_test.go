@@ -30,7 +30,7 @@ func TestApplyRedirectToAnotherOriginIsRefused(t *testing.T) {
 	defer srv.Close()
 	c, err := coinepay.NewClient(testAPIKey, testSecret, payonce.WithBaseURL(srv.URL), payonce.WithRetryPolicy(fastPolicy()))
 	require.NoError(t, err)
-	_, err = c.Cards.Apply(context.Background(), coinepay.ApplyRequest{HeaderID: "h1", PackageID: "p1"},
+	_, err = c.Cards.Apply(context.Background(), &coinepay.ApplyRequest{HeaderID: "h1", PackageID: "p1"},
 		payonce.WithIdempotencyKey("apply-redirect-1"), payonce.WithHeader("X-Correlation-Id", "corr-1"))
 	require.Error(t, err)
 	assert.ErrorIs(t, err, payonce.ErrRedirectRefused)
