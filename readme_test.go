@@ -1,7 +1,11 @@
 package payonce
 
 import (
+	"bytes"
+	"io/fs"
 	"os"
+	"path"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -10,8 +14,32 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// The README quotes code and figures that live elsewhere; these tests keep
-// the quotes true.
+// The README and the pages under docs/ quote code, vectors and commands that
+// live elsewhere; these tests keep the quotes true and the links working.
+
+// maxReadmeSize keeps the README readable in a few minutes; long material
+// belongs in docs/.
+const maxReadmeSize = 12 << 10
+
+// pendingPages are pages linked from the README that other branches are
+// writing. A link to one of them may point to a missing file until that
+// branch lands; every other relative link must resolve. Remove an entry
+// once its page exists, and the list once it is empty.
+var pendingPages = map[string]bool{
+	"docs/fakepay.md":       true,
+	"docs/a55.md":           true,
+	"docs/crash-safety.md":  true,
+	"docs/observability.md": true,
+	"docs/conventions.md":   true,
+}
+
+// readDoc returns the text of a documentation file of the repository.
+func readDoc(t *testing.T, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(name)
+	require.NoError(t, err)
+	return string(b)
+}
 
 // funcSource returns the Go function named name from src, up to its closing
 // brace at the start of a line.
@@ -24,31 +52,166 @@ func funcSource(t *testing.T, src, name string) string {
 	return src[i : i+j+2]
 }
 
-func TestReadmeMerchantTestIsTheRealOne(t *testing.T) {
-	readme, err := os.ReadFile("README.md")
-	require.NoError(t, err)
-	src, err := os.ReadFile("a55/a55test/merchant_test.go")
-	require.NoError(t, err)
+func TestDocsMerchantTestIsTheRealOne(t *testing.T) {
+	page := readDoc(t, "docs/testing.md")
+	src := readDoc(t, "a55/a55test/merchant_test.go")
 	for _, name := range []string{"checkout", "TestCheckoutChargesOnceWhenTheAnswerIsLost"} {
-		assert.Equal(t, funcSource(t, string(src), name), funcSource(t, string(readme), name), name)
+		assert.Equal(t, funcSource(t, src, name), funcSource(t, page, name), name)
 	}
 }
 
-func TestReadmeSigningVectorIsTheRealOne(t *testing.T) {
-	readme, err := os.ReadFile("README.md")
-	require.NoError(t, err)
+func TestDocsSigningVectorIsTheRealOne(t *testing.T) {
+	page := readDoc(t, "docs/signing.md")
 	v := loadVectors(t)[0]
-	assert.Contains(t, string(readme), "signature "+v.Signature)
-	assert.Contains(t, string(readme), strings.ReplaceAll(v.Canonical, "\n", `\n`))
+	assert.Contains(t, page, "secret    "+v.Secret+"\n")
+	assert.Contains(t, page, "canonical "+strings.ReplaceAll(v.Canonical, "\n", `\n`)+"\n")
+	assert.Contains(t, page, "(body "+v.Body+")")
+	assert.Contains(t, page, "signature "+v.Signature+"\n")
+}
+
+func TestReadmeStartsWithTheInstallLine(t *testing.T) {
+	readme := readDoc(t, "README.md")
+	first := regexp.MustCompile("(?s)```(\\w*)\n(.*?)```").FindStringSubmatch(readme)
+	require.Len(t, first, 3, "no code block")
+	assert.Equal(t, "sh", first[1])
+	assert.Equal(t, "go get github.com/payonce/payonce", strings.TrimSpace(first[2]), "the README's first code block is the install line")
 }
 
 func TestReadmeHasTheTwoSetUpCommands(t *testing.T) {
-	readme, err := os.ReadFile("README.md")
-	require.NoError(t, err)
-	block := regexp.MustCompile("(?s)## Set-up: the two commands\n\n```sh\n(.*?)```").FindStringSubmatch(string(readme))
+	readme := readDoc(t, "README.md")
+	block := regexp.MustCompile("(?s)## Set-up: the two commands\n\n```sh\n(.*?)```").FindStringSubmatch(readme)
 	require.Len(t, block, 2)
 	lines := strings.Split(strings.TrimSpace(block[1]), "\n")
 	require.Len(t, lines, 2)
 	assert.True(t, strings.HasPrefix(lines[0], "go run ./cmd/chaos "))
 	assert.True(t, strings.HasPrefix(lines[1], "go test -race ./... "))
+}
+
+func TestReadmeIsShort(t *testing.T) {
+	fi, err := os.Stat("README.md")
+	require.NoError(t, err)
+	assert.LessOrEqual(t, fi.Size(), int64(maxReadmeSize), "README.md is %d bytes: move long material into docs/", fi.Size())
+}
+
+// Every module the project requires directly has a row, with its version,
+// in the README's Dependencies table.
+func TestReadmeListsEveryDependency(t *testing.T) {
+	readme := readDoc(t, "README.md")
+	mods := directRequirements(t, readDoc(t, "go.mod"))
+	require.NotEmpty(t, mods)
+	for mod, version := range mods {
+		assert.True(t, strings.Contains(readme, "| "+mod+" | "+version+" |"), "README.md's Dependencies table lacks a row for %s %s and why it is needed", mod, version)
+	}
+}
+
+// directRequirements returns the modules go.mod requires without an
+// "// indirect" comment, with their versions.
+func directRequirements(t *testing.T, gomod string) map[string]string {
+	t.Helper()
+	mods := map[string]string{}
+	inBlock := false
+	for line := range strings.Lines(gomod) {
+		line = strings.TrimSpace(line)
+		switch {
+		case line == "require (":
+			inBlock = true
+			continue
+		case inBlock && line == ")":
+			inBlock = false
+			continue
+		case strings.HasPrefix(line, "require "):
+			line = strings.TrimPrefix(line, "require ")
+		case !inBlock:
+			continue
+		}
+		if line == "" || strings.Contains(line, "// indirect") {
+			continue
+		}
+		f := strings.Fields(line)
+		require.GreaterOrEqual(t, len(f), 2, "go.mod line %q", line)
+		mods[f[0]] = f[1]
+	}
+	return mods
+}
+
+// No file of the repository cites documents that live outside it: what the
+// project relies on is written in its own words, in docs/. The needles are
+// built from parts so that this file does not match itself. .ci/ is left
+// out (its scripts may name the machine's paths); so is .git/.
+func TestNoFileCitesOutsideDocuments(t *testing.T) {
+	needles := [][]byte{
+		[]byte("shared" + "/seeds"),
+		[]byte("shared" + "/docs"),
+		[]byte("api" + "-facts"),
+		[]byte("seed " + "document"),
+	}
+	err := filepath.WalkDir(".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if p == ".git" || p == ".ci" {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !d.Type().IsRegular() {
+			return nil
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		for _, n := range needles {
+			if i := bytes.Index(bytes.ToLower(b), n); i >= 0 {
+				line := bytes.Count(b[:i], []byte("\n")) + 1
+				t.Errorf("%s:%d cites %q, a document outside the repository", p, line, n)
+			}
+		}
+		return nil
+	})
+	require.NoError(t, err)
+}
+
+// markdownLink matches the target of an inline link or image, [text](target)
+// or [text](target "title"), and of a reference definition, [id]: target.
+var markdownLink = regexp.MustCompile(`\]\(\s*<?([^)\s>]+)>?(?:\s+"[^"]*")?\s*\)|(?m)^\s*\[[^\]]+\]:\s*<?(\S+?)>?\s*$`)
+
+// Every relative link of README.md and docs/*.md points to a file or
+// directory of the repository (anchors are not checked).
+func TestDocLinksResolve(t *testing.T) {
+	pages, err := filepath.Glob("docs/*.md")
+	require.NoError(t, err)
+	pages = append([]string{"README.md"}, pages...)
+	checked := 0
+	for _, page := range pages {
+		text := readDoc(t, page)
+		for _, m := range markdownLink.FindAllStringSubmatch(stripCodeBlocks(text), -1) {
+			target := m[1] + m[2]
+			if strings.HasPrefix(target, "#") || strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
+				continue
+			}
+			target, _, _ = strings.Cut(target, "#")
+			target, _, _ = strings.Cut(target, "?")
+			resolved := path.Clean(path.Join(path.Dir(filepath.ToSlash(page)), target))
+			checked++
+			if strings.HasPrefix(resolved, "../") || path.IsAbs(target) {
+				t.Errorf("%s links %q, outside the repository", page, target)
+				continue
+			}
+			if _, err := os.Stat(filepath.FromSlash(resolved)); err != nil {
+				if pendingPages[resolved] {
+					continue // written on another branch; see pendingPages
+				}
+				t.Errorf("%s links %q: %s does not exist", page, target, resolved)
+			}
+		}
+	}
+	assert.Greater(t, checked, 10, "the link pattern found almost no links")
+}
+
+// stripCodeBlocks blanks fenced code blocks, whose brackets are code, not
+// links.
+func stripCodeBlocks(md string) string {
+	return regexp.MustCompile("(?s)```.*?```").ReplaceAllString(md, "")
 }

@@ -19,8 +19,8 @@ import (
 	"time"
 )
 
-// Headers of the Coinepay signing scheme (../shared/docs/api-facts.md §3 in
-// the project; the README quotes it with test vectors).
+// Headers of the Coinepay signing scheme, the project's own decision since
+// Coinepay publishes none (docs/signing.md describes it, with test vectors).
 const (
 	HeaderAPIKey    = "X-Api-Key"
 	HeaderTimestamp = "X-Timestamp"

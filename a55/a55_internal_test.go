@@ -53,7 +53,7 @@ func setup(t *testing.T, opts ...payonce.Option) *unit {
 	})
 	auth := ClientCredentials(testID, testSecret)
 	auth.TokenURL = u.srv.URL + "/oauth2/token"
-	// The client's clock is fixed before the seed card's expiry (12/2030),
+	// The client's clock is fixed before the example card's expiry (12/2030),
 	// which seedCharge keeps byte for byte; opts may set another.
 	base := []payonce.Option{payonce.WithBaseURL(u.srv.URL), payonce.WithRetryPolicy(fastPolicy()),
 		payonce.WithClock(func() time.Time { return seedTime })}
@@ -69,10 +69,11 @@ func writeJSON(w http.ResponseWriter, status int, body string) {
 	_, _ = io.WriteString(w, body)
 }
 
-// seedTime is before the seed card's expiry (12/2030).
+// seedTime is before the example card's expiry (12/2030).
 var seedTime = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 
-// seedCharge is the seed document's payload (card expiring 12/2030).
+// seedCharge is the example payload of A55's idempotency guide (card
+// expiring 12/2030).
 func seedCharge() *ChargeCreateRequest {
 	amt, _ := payonce.ParseAmount("100.00")
 	return &ChargeCreateRequest{
@@ -115,7 +116,7 @@ func TestCreateSendsSeedPayloadAndBearer(t *testing.T) {
 }
 
 func TestCardExpiryReadsTheCoreClock(t *testing.T) {
-	// The seed card expires after December 2030: on a client whose clock
+	// The example card expires after December 2030: on a client whose clock
 	// (payonce.WithClock) reads January 2031 it is refused before sending;
 	// on one that reads 2030-12-31 it goes out.
 	for _, tc := range []struct {

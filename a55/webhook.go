@@ -29,7 +29,7 @@ const (
 // receiver's clock, either way.
 const WebhookTolerance = 5 * time.Minute
 
-// MaxWebhookBody is the largest webhook body ParseWebhook reads.
+// MaxWebhookBody is the largest webhook body WebhookVerifier.Parse reads.
 const MaxWebhookBody = 1 << 20
 
 // Webhook verification errors; VerifyWebhook's errors wrap one of them.

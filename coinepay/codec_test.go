@@ -15,8 +15,9 @@ import (
 )
 
 // TestMessageKeysMapToSentinels sends every message_key of the Coinepay
-// idempotency document and of api-facts.md §3/§4 through the client and
-// checks the sentinel, the raw code and the untranslated message.
+// idempotency document and of the project's signing scheme (docs/signing.md)
+// through the client and checks the sentinel, the raw code and the
+// untranslated message.
 func TestMessageKeysMapToSentinels(t *testing.T) {
 	cases := []struct {
 		status int

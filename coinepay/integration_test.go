@@ -118,7 +118,7 @@ func TestLostRechargeMovesMoneyOnce(t *testing.T) {
 	assert.Equal(t, "25.50", info.Balance.String())
 }
 
-// TestAsyncTaskPatternNewClientEachRun follows the seed's task-queue
+// TestAsyncTaskPatternNewClientEachRun follows Coinepay's task-queue
 // pattern: the job runs five times, each run in a "new process" (a new
 // client), all with TaskKey("openapi:apply", taskID). The first four runs
 // lose their answer; the fifth gets the card the first one opened.

@@ -19,7 +19,7 @@ import (
 	"github.com/payonce/payonce/a55/a55test"
 )
 
-// seedCharge is the seed document's example payload, byte for byte.
+// seedCharge is the example payload of A55's idempotency guide, byte for byte.
 const seedCharge = `{
 "amount": "100.00",
 "currency": "BRL",
@@ -28,7 +28,7 @@ const seedCharge = `{
 "payer": { "name": "张伟", "email": "zhangwei@example.com", "document": "12345678909", "document_type": "CPF" }
 }`
 
-// seedTime is before the seed card's expiry (12/2030): servers that take
+// seedTime is before the example card's expiry (12/2030): servers that take
 // seedCharge run on a fixed clock set to it, so the suite does not expire.
 var seedTime = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 

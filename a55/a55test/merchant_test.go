@@ -1,7 +1,7 @@
 package a55test_test
 
-// This file is the "Testing your integration" example of the README, kept
-// here so that it compiles and passes.
+// This file is the merchant test quoted in docs/testing.md, kept here so
+// that it compiles and passes (readme_test.go checks the quote).
 
 import (
 	"context"

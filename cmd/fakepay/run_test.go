@@ -25,7 +25,7 @@ const seedCharge = `{
 "payer": { "name": "张伟", "email": "zhangwei@example.com", "document": "12345678909", "document_type": "CPF" }
 }`
 
-// seedTime is before the seed card's expiry (12/2030).
+// seedTime is before the example card's expiry (12/2030).
 var seedTime = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 
 // setClock sets the fake's clock through the admin API.
@@ -47,10 +47,10 @@ func TestRunServesBothAPIs(t *testing.T) {
 	go func() { _, _ = io.Copy(io.Discard, pr) }()
 	require.True(t, strings.HasPrefix(line, "fakepay listening on http://127.0.0.1:"), line)
 	base := strings.TrimSpace(strings.TrimPrefix(line, "fakepay listening on "))
-	// The seed's card expires after 12/2030: run the fake before that.
+	// The example card expires after 12/2030: run the fake before that.
 	setClock(t, base, seedTime)
 
-	// Token, as the seed's cURL needs it.
+	// Token, as A55's cURL example needs it.
 	resp, err := http.PostForm(base+"/oauth2/token", url.Values{
 		"grant_type": {"client_credentials"}, "client_id": {"demo-client"}, "client_secret": {"demo-secret"}, "scope": {"api/readwrite"},
 	})
@@ -64,7 +64,7 @@ func TestRunServesBothAPIs(t *testing.T) {
 	require.NotEmpty(t, tok.AccessToken)
 	assert.Equal(t, 3600, tok.ExpiresIn)
 
-	// The seed's cURL, twice with one key.
+	// A55's cURL example, twice with one key.
 	for range 2 {
 		req, _ := http.NewRequest(http.MethodPost, base+"/api/v1/bank/wallet/charge/", strings.NewReader(seedCharge))
 		req.Header.Set("Authorization", "Bearer "+tok.AccessToken)
