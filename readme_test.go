@@ -29,7 +29,6 @@ var pendingPages = map[string]bool{
 	"docs/a55.md":           true,
 	"docs/crash-safety.md":  true,
 	"docs/observability.md": true,
-	"docs/conventions.md":   true,
 }
 
 // readDoc returns the text of a documentation file of the repository.
