@@ -26,7 +26,7 @@ func chargeReq(t *testing.T) *a55.ChargeCreateRequest {
 		Card: &payonce.Card{Number: a55test.CardConfirms, HolderName: "TEST", ExpirationMonth: "12", ExpirationYear: "2099", CVV: "123"}}
 }
 
-// The README's recipe "advance 25 h and resume": the test client reads the
+// The recipe "advance 25 h and resume" of docs/testing.md: the test client reads the
 // fake's clock, so its key-age guard sees the 25 hours too and refuses to
 // send a key the server has forgotten (which would charge a second time).
 func TestClientKeyAgesWithTheFakeClock(t *testing.T) {

@@ -13,7 +13,7 @@ import (
 	"github.com/payonce/payonce/coinepay/coinepaytest"
 )
 
-// The README's recipe "advance 25 h and resume": the test client reads the
+// The recipe "advance 25 h and resume" of docs/testing.md: the test client reads the
 // fake's clock, so its key-age guard sees the 25 hours too and refuses to
 // send a key the server has forgotten (which would issue a second card).
 func TestClientKeyAgesWithTheFakeClock(t *testing.T) {
