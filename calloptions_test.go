@@ -33,7 +33,7 @@ func TestCallOptionsApplyToOneCall(t *testing.T) {
 	defer slow.Close()
 	c, err = NewClient(WithBaseURL(slow.URL), WithRetryPolicy(fastPolicy()))
 	require.NoError(t, err)
-	meta, err := c.Do(context.Background(), postReq(), nil, WithCallTimeout(30*time.Millisecond))
+	meta, err := c.Do(context.Background(), postReq(), nil, WithCallTimeout(750*time.Millisecond))
 	require.NoError(t, err)
 	assert.Equal(t, 2, meta.Attempts, "the first attempt timed out after the call's timeout")
 }

@@ -130,7 +130,7 @@ func hangFirst() http.Handler {
 		if n.Add(1) == 1 {
 			select {
 			case <-r.Context().Done():
-			case <-time.After(2 * time.Second):
+			case <-time.After(10 * time.Second):
 			}
 			return
 		}
@@ -161,7 +161,9 @@ func TestPerAttemptTimeoutIsRetried(t *testing.T) {
 	srv := httptest.NewServer(hangFirst())
 	defer srv.Close()
 	p := fastPolicy()
-	p.AttemptTimeout = 50 * time.Millisecond
+	// Long enough for a loaded -race run to answer the second attempt,
+	// far shorter than the first attempt's 10 s hang.
+	p.AttemptTimeout = 750 * time.Millisecond
 	c, err := NewClient(WithBaseURL(srv.URL), WithRetryPolicy(p))
 	require.NoError(t, err)
 	meta, err := c.Do(context.Background(), postReq(), nil)
