@@ -251,7 +251,6 @@ func (z *authorizer) fetch(ctx context.Context, f *tokenFetch) {
 		err = fmt.Errorf("%w: a55: the token endpoint answered without an access_token", payonce.ErrInvalidConfig)
 	}
 	z.mu.Lock()
-	defer z.mu.Unlock()
 	z.inflight = nil
 	f.tok, f.err = t, err
 	if err == nil {
@@ -266,7 +265,8 @@ func (z *authorizer) fetch(ctx context.Context, f *tokenFetch) {
 			z.expiry = start.Add(z.lifetime)
 		}
 	}
-	close(f.done)
+	z.mu.Unlock()
+	close(f.done) // after the unlock: a waiter may return and read z at once
 }
 
 // freshLocked reports whether the cached token may still be used: it has
