@@ -547,11 +547,7 @@ func (op *operation) fill(e *APIError, resp *http.Response) {
 			e.RequestID = requestID(resp.Header)
 		}
 	}
-	e.Message = RedactString(e.Message)
-	for i := range e.Details {
-		d := &e.Details[i]
-		d.Field, d.Reason, d.Code = RedactString(d.Field), RedactString(d.Reason), RedactString(d.Code)
-	}
+	e.redactFields()
 }
 
 // apiError maps an error answer to an *APIError: the codec reads the body,
