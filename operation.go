@@ -518,9 +518,9 @@ func (op *operation) meta(resp *http.Response, start time.Time) Meta {
 
 func requestID(h http.Header) string {
 	if v := h.Get("X-Request-Id"); v != "" {
-		return v
+		return RedactString(v)
 	}
-	return h.Get("Request-Id")
+	return RedactString(h.Get("Request-Id"))
 }
 
 // fail builds a client-side *APIError.
