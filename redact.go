@@ -24,10 +24,11 @@ var namedValue = regexp.MustCompile(`(?i)(^|[^\p{L}\p{N}])(` + secretNames + `)(
 	`(?:(\\?")((?:[^"\\]|\\[^"])*)|(')([^']*)|((?:bearer\s+|basic\s+)?[^\s"'\\&,;}\])\[]+))`)
 
 // spokenValue matches a secret named in prose: "token abc", "Bearer abc",
-// "cvv 123". Values that are plain words (stopWords) are kept: "the token
-// endpoint" names no token.
+// "cvv 123". Credentials are ASCII; values that are plain words
+// (stopWords) are kept: "the token endpoint" names no token, nor does
+// "API Key 无效".
 var spokenValue = regexp.MustCompile(`(?i)(^|[^\p{L}\p{N}])(bearer|basic|token|secret|password|passwd|` +
-	`api[ _-]?key|client[ _-]?secret|access[ _-]?token|cvv2?|cvc2?|cvn|csc|security code|pin)(\s+)([^\s"'\\,;&)}\]\[]+)`)
+	`api[ _-]?key|client[ _-]?secret|access[ _-]?token|cvv2?|cvc2?|cvn|csc|security code|pin)(\s+)([A-Za-z0-9._~+/=:@!$%*#-]+)`)
 
 // stopWords are words that follow "token", "secret" or "password" in
 // prose and are never a credential.

@@ -80,6 +80,7 @@ func TestRedactStringHostileEchoes(t *testing.T) {
 		{"the token endpoint refused the request", "the token endpoint refused the request"},
 		{"send the client secret in clear text", "send the client secret in clear text"},
 		{"Japan: 1", "Japan: 1"},
+		{"API Key 无效", "API Key 无效"},
 		{"signature rejected (openapi_signature_invalid)", "signature rejected (openapi_signature_invalid)"},
 		{"key 11111111-2222-4333-8444-555555555555", "key ********-****-****-****-************"},
 		{"[idempotency key 550e8400-e29b-41d4-a716-446655440000, 2 attempt(s)]", "[idempotency key 550e8400-e29b-41d4-a716-446655440000, 2 attempt(s)]"},

