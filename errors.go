@@ -118,9 +118,9 @@ type ErrorDetail struct {
 }
 
 // Error implements error. It names the operation, kind, status, code,
-// message, cause, key and attempts, each once: a cause that already says
-// the kind (a *ValidationError, a *KeyError, a wrapped sentinel) stands in
-// its place, and a cause's own "provider: " prefix is dropped under a head
+// message, cause, key and attempts, each once: a cause whose text already
+// says the kind (a *ValidationError, a *KeyError, a wrapped sentinel)
+// stands in its place, and a cause's own "provider: " prefix is dropped under a head
 // that names the provider. The whole text passes through RedactString, so
 // it never holds a secret, card number, CVV, token or query string, even
 // when a server echoes one.
@@ -148,7 +148,7 @@ func (e *APIError) Error() string {
 		cause = ""
 	case e.Kind == nil:
 		b.WriteString("error")
-	case cause != "" && (errors.Is(e.Err, e.Kind) || strings.HasPrefix(cause, e.Kind.Error())):
+	case cause != "" && strings.Contains(cause, e.Kind.Error()):
 		b.WriteString(cause) // the cause says the kind itself
 		cause = ""
 	default:

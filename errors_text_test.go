@@ -21,7 +21,7 @@ func repeated(s string) string {
 		ErrInsufficientBalance, ErrUnauthorized, ErrForbidden, ErrNotFound, ErrInvalidState, ErrInvalidRequest,
 		ErrRateLimited, ErrServer, ErrSignatureInvalid, ErrTimestampExpired, ErrNonceReplayed, ErrCardDeclined,
 		ErrChargeFailed, ErrKeyExpired, ErrRetriesExhausted, ErrRetryBudgetExhausted, ErrTransport,
-		ErrMalformedResponse, ErrInvalidAmount, ErrInvalidCard, ErrInvalidConfig, ErrSignerTemporary} {
+		ErrMalformedResponse, ErrInvalidAmount, ErrInvalidCard, ErrInvalidConfig, ErrSignerTemporary, ErrRedirectRefused} {
 		if strings.Count(s, k.Error()) > 1 {
 			return k.Error()
 		}
@@ -69,6 +69,10 @@ func TestErrorTextSaysEachThingOnce(t *testing.T) {
 		{Provider: "a55", Operation: "charges.create", Kind: ErrInvalidConfig,
 			Err: fmt.Errorf("sign: %w", fmt.Errorf("%w: a55: the token endpoint answered a redirect", ErrInvalidConfig))},
 		{Provider: "test", Operation: "op", Kind: context.Canceled, Err: ErrServer, StatusCode: 500},
+		{Provider: "a55", Operation: "charges.create", Kind: ErrRedirectRefused, StatusCode: 307,
+			Err: &RedirectError{StatusCode: 307, Method: "POST", Reason: "not followed"}},
+		{Provider: "test", Operation: "op", Kind: ErrRetriesExhausted, Attempts: 5, Key: "k-0123456789abcdef",
+			Err: fmt.Errorf("%w: %w", ErrTransport, fmt.Errorf("sign: %w", fmt.Errorf("%w: a55: the token endpoint refused the request (HTTP 503)", ErrSignerTemporary)))},
 		{Kind: ErrInvalidRequest, Err: errors.New("nil request")},
 		{Err: errors.New("only a cause")},
 		{},

@@ -189,7 +189,7 @@ func TestCoinepayHostileEchoes(t *testing.T) {
 					payonce.WithRetryPolicy(payonce.FastRetryPolicy()),
 					payonce.WithLogger(slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))))
 				require.NoError(t, err)
-				_, err = c.Cards.Apply(t.Context(), coinepay.ApplyRequest{HeaderID: "h1", PackageID: "p1"},
+				_, err = c.Cards.Apply(t.Context(), &coinepay.ApplyRequest{HeaderID: "h1", PackageID: "p1"},
 					payonce.WithIdempotencyKey("hostile-key-0123456789"))
 				require.Error(t, err)
 				assertClean(t, "coinepay error", printed(err))
