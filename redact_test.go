@@ -3,9 +3,11 @@ package payonce
 import (
 	"bytes"
 	"log/slog"
+	"net/http"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestRedactString(t *testing.T) {
@@ -90,4 +92,19 @@ func TestRedactStringHostileEchoes(t *testing.T) {
 		assert.Equal(t, c.want, got, c.in)
 		assert.Equal(t, got, RedactString(got), "idempotent: %s", c.in)
 	}
+}
+
+// A request ID header is server text like any other: the Meta of a result
+// and the APIError of a failure both hold it redacted.
+func TestRequestIDHeaderRedacted(t *testing.T) {
+	rec := &recorder{header: http.Header{"X-Request-Id": {"req token tok_hostile_42 4111 1111 1111 1111"}}}
+	c := setup(t, rec)
+	meta, err := c.Do(t.Context(), postReq(), nil)
+	require.NoError(t, err)
+	assert.Equal(t, "req token [REDACTED] **** **** **** 1111", meta.RequestID)
+	rec.statuses = []int{400}
+	_, err = c.Do(t.Context(), postReq(), nil)
+	var ae *APIError
+	require.ErrorAs(t, err, &ae)
+	assert.Equal(t, "req token [REDACTED] **** **** **** 1111", ae.RequestID)
 }
