@@ -75,6 +75,9 @@ func RedactString(s string) string {
 		return s
 	}
 	s = maskDigitRuns(s)
+	if !strings.ContainsAny(s, ":=? \t\n\f\r") {
+		return s // every pattern below needs one of these (a request ID, a code)
+	}
 	s = namedValue.ReplaceAllStringFunc(s, redactNamed)
 	s = spokenValue.ReplaceAllStringFunc(s, redactSpoken)
 	s = urlQuery.ReplaceAllString(s, "${1}?[REDACTED]")
@@ -113,6 +116,18 @@ func isSeparator(r rune) bool {
 // maskDigitRuns masks card-number-like digit runs (see RedactString).
 // Digits are any Unicode decimal digits (full-width ones included).
 func maskDigitRuns(s string) string {
+	digits := 0
+	for i := 0; i < len(s) && digits < 13; i++ {
+		switch c := s[i]; {
+		case c >= 0x80:
+			digits = 13 // non-ASCII: may hold other digits, take the slow path
+		case c >= '0' && c <= '9':
+			digits++
+		}
+	}
+	if digits < 13 {
+		return s // too few digits for a card number
+	}
 	rs := []rune(s)
 	changed := false
 	for i := 0; i < len(rs); {
