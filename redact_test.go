@@ -108,3 +108,29 @@ func TestRequestIDHeaderRedacted(t *testing.T) {
 	require.ErrorAs(t, err, &ae)
 	assert.Equal(t, "req token [REDACTED] **** **** **** 1111", ae.RequestID)
 }
+
+// Whatever the input, no 13 digits in a row survive and redacting the
+// output again changes nothing.
+func FuzzRedactString(f *testing.F) {
+	for _, s := range []string{"card 4111 1111 1111 1111 cvv 123", `{"cvv":"123","token":"a b"}`, "Bearer x?y=1",
+		"4111-1111-1111-1111-1111", "a716-446655440000", "token token token x", "cvv: cvv: 1"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		out := RedactString(s)
+		run := 0
+		for i := 0; i < len(out); i++ {
+			if out[i] >= '0' && out[i] <= '9' {
+				run++
+				if run >= 13 {
+					t.Fatalf("13 digits survive in %q -> %q", s, out)
+				}
+			} else {
+				run = 0
+			}
+		}
+		if again := RedactString(out); again != out {
+			t.Fatalf("not idempotent: %q -> %q -> %q", s, out, again)
+		}
+	})
+}
