@@ -117,8 +117,13 @@ type ErrorDetail struct {
 	Code   string `json:"code,omitempty"`
 }
 
-// Error implements error. It names the operation, status, code, key and
-// attempts; it never holds a secret, card number or query string.
+// Error implements error. It names the operation, kind, status, code,
+// message, cause, key and attempts, each once: a cause whose text already
+// says the kind (a *ValidationError, a *KeyError, a wrapped sentinel)
+// stands in its place, and a cause's own "provider: " prefix is dropped under a head
+// that names the provider. The whole text passes through RedactString, so
+// it never holds a secret, card number, CVV, token or query string, even
+// when a server echoes one.
 func (e *APIError) Error() string {
 	var b strings.Builder
 	b.WriteString("payonce: ")
@@ -130,10 +135,24 @@ func (e *APIError) Error() string {
 	} else if e.Method != "" {
 		b.WriteString(e.Method + " " + e.Path + ": ")
 	}
-	if e.Kind != nil {
-		b.WriteString(e.Kind.Error())
-	} else {
+	cause := ""
+	if e.Err != nil && e.Err != e.Kind {
+		cause = e.Err.Error()
+		if e.Provider != "" {
+			cause = strings.ReplaceAll(cause, e.Provider+": ", "")
+		}
+	}
+	switch {
+	case e.Kind == nil && cause != "":
+		b.WriteString(cause)
+		cause = ""
+	case e.Kind == nil:
 		b.WriteString("error")
+	case cause != "" && strings.Contains(cause, e.Kind.Error()):
+		b.WriteString(cause) // the cause says the kind itself
+		cause = ""
+	default:
+		b.WriteString(e.Kind.Error())
 	}
 	if e.StatusCode != 0 {
 		fmt.Fprintf(&b, " (HTTP %d", e.StatusCode)
@@ -144,11 +163,11 @@ func (e *APIError) Error() string {
 	} else if e.Code != "" {
 		b.WriteString(" (" + e.Code + ")")
 	}
-	if e.Message != "" {
+	if e.Message != "" && e.Message != e.Code {
 		b.WriteString(": " + e.Message)
 	}
-	if e.Err != nil && e.Err != e.Kind {
-		b.WriteString(": " + RedactString(e.Err.Error()))
+	if cause != "" {
+		b.WriteString(": " + cause)
 	}
 	if e.Key != "" {
 		fmt.Fprintf(&b, " [idempotency key %s", e.Key)
@@ -159,7 +178,19 @@ func (e *APIError) Error() string {
 	} else if e.Attempts > 0 {
 		fmt.Fprintf(&b, " [%d attempt(s)]", e.Attempts)
 	}
-	return b.String()
+	return RedactString(b.String())
+}
+
+// redactFields passes every text field a server fills (Code, Message,
+// RequestID, Details) through RedactString, so that no printed form of the
+// error (%+v, %d, a log of its fields) shows what a hostile server echoed.
+// The client calls it on every *APIError it returns.
+func (e *APIError) redactFields() {
+	e.Code, e.Message, e.RequestID = RedactString(e.Code), RedactString(e.Message), RedactString(e.RequestID)
+	for i := range e.Details {
+		d := &e.Details[i]
+		d.Field, d.Reason, d.Code = RedactString(d.Field), RedactString(d.Reason), RedactString(d.Code)
+	}
 }
 
 // Unwrap gives errors.Is and errors.As both the kind and the cause.
@@ -192,6 +223,21 @@ func (e *APIError) Temporary() bool {
 	return false
 }
 
+// Resumable reports whether running the very same operation again, with
+// the same key and body, may succeed later: it is Temporary (network, 5xx,
+// 429, spent retries or budget, a context that ended while an attempt may
+// have been in flight) or the account lacked the balance
+// (ErrInsufficientBalance: servers do not store that answer). It is false
+// for an operation without a key (nothing ties a new run to this one),
+// for a key past its window, and for conflicts, validation errors,
+// declined or failed charges and refused credentials.
+func (e *APIError) Resumable() bool {
+	if e.Key == "" || errors.Is(e, ErrKeyExpired) {
+		return false
+	}
+	return e.Temporary() || errors.Is(e, ErrInsufficientBalance)
+}
+
 // KeyOf returns the idempotency key of the operation that returned err, or ""
 // when err carries none. Store it with the failed job and resume the very
 // same operation later (ResumeContext): the server then either replays the
@@ -204,11 +250,29 @@ func KeyOf(err error) string {
 	return ""
 }
 
-// IsTemporary reports whether err is an *APIError whose operation may still
-// succeed when resumed with the same key.
+// IsTemporary reports whether err is an *APIError whose failure may pass
+// (APIError.Temporary): a network failure, 5xx, 429, spent retries or
+// budget, or a context that ended. It says nothing of the key: for a job
+// queue deciding whether to run an operation again, IsResumable is the
+// question to ask.
 func IsTemporary(err error) bool {
 	var e *APIError
 	return errors.As(err, &e) && e.Temporary()
+}
+
+// IsResumable reports whether err is an *APIError whose operation, run
+// again later with the same key (ResumeContext), may succeed
+// (APIError.Resumable). A job queue can rely on it alone: retry the job
+// when it is true, give up when it is false. Unlike IsTemporary it is
+// true for ErrInsufficientBalance (a top-up makes the same key succeed)
+// and false for an operation that had no key.
+//
+//	if payonce.IsResumable(err) {
+//		job.Key = payonce.KeyOf(err) // retry later with payonce.ResumeContext
+//	}
+func IsResumable(err error) bool {
+	var e *APIError
+	return errors.As(err, &e) && e.Resumable()
 }
 
 // KindForCode maps a provider error code (a Coinepay message_key or an A55

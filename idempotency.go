@@ -57,13 +57,13 @@ type KeyError struct {
 	Err      error
 }
 
-// Error names the sentinel, the provider and the rule broken.
+// Error names the sentinel, the provider and the rule broken, each once:
+// "idempotency key too short: a55: at least 16 characters, got 5".
 func (e *KeyError) Error() string {
-	p := e.Provider
-	if p != "" {
-		p += " "
+	if e.Provider == "" {
+		return fmt.Sprintf("%s: %s", e.Err, e.Rule)
 	}
-	return fmt.Sprintf("%s: %srule: %s", e.Err, p, e.Rule)
+	return fmt.Sprintf("%s: %s: %s", e.Err, e.Provider, e.Rule)
 }
 
 // Unwrap returns the sentinel (ErrKeyRequired, ErrKeyTooShort,
@@ -75,7 +75,7 @@ func (e *KeyError) Unwrap() error { return e.Err }
 func (r KeyRules) Validate(key string) error {
 	if key == "" {
 		if r.Required {
-			return &KeyError{Provider: r.Provider, Rule: "an Idempotency-Key is required", Err: ErrKeyRequired}
+			return &KeyError{Provider: r.Provider, Rule: "this endpoint needs one", Err: ErrKeyRequired}
 		}
 		return nil
 	}

@@ -43,6 +43,7 @@ type operation struct {
 	paceErr error         // the limiter's refusal of the next attempt
 
 	attempts  int
+	unsent    int // attempts a temporary signer failure kept from being sent
 	retries   int
 	spent     int  // budget tokens spent by this operation's retries
 	exhausted bool // the last answer was retryable but no retry was left
@@ -135,7 +136,7 @@ func (c *Client) Do(ctx context.Context, req *Request, out any, opts ...CallOpti
 		}
 		apiErr := op.apiError(resp, op.respBody)
 		if !recovered {
-			if r, ok := c.signer.(Recoverer); ok && r.Recover(ctx, resp.Header, apiErr) {
+			if recoverSigner(ctx, c.signer, resp, apiErr) {
 				recovered = true
 				op.debug("payonce repeating attempt after signer recovery", slog.String("code", apiErr.Code))
 				continue
@@ -364,7 +365,7 @@ func (op *operation) checkRetry(ctx context.Context, resp *http.Response, err er
 		// non-idempotent request) would be a second operation: never retry.
 		return false, err
 	}
-	if op.attempts >= op.policy.MaxAttempts {
+	if op.attempts+op.unsent >= op.policy.MaxAttempts {
 		op.exhausted = true
 		return true, nil // go-retryablehttp stops: no retry left
 	}
@@ -470,6 +471,10 @@ func (t *attemptTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 	}
 	if op.c.signer != nil {
 		if err := op.c.signer.Sign(r, op.body); err != nil {
+			if errors.Is(err, ErrSignerTemporary) {
+				op.unsent++ // nothing sent: not an attempt, but a place in the schedule
+				return nil, fmt.Errorf("sign: %w", err)
+			}
 			return nil, &stopError{err: fmt.Errorf("sign: %w", err)}
 		}
 	}
@@ -513,9 +518,9 @@ func (op *operation) meta(resp *http.Response, start time.Time) Meta {
 
 func requestID(h http.Header) string {
 	if v := h.Get("X-Request-Id"); v != "" {
-		return v
+		return RedactString(v)
 	}
-	return h.Get("Request-Id")
+	return RedactString(h.Get("Request-Id"))
 }
 
 // fail builds a client-side *APIError.
@@ -542,11 +547,7 @@ func (op *operation) fill(e *APIError, resp *http.Response) {
 			e.RequestID = requestID(resp.Header)
 		}
 	}
-	e.Message = RedactString(e.Message)
-	for i := range e.Details {
-		d := &e.Details[i]
-		d.Field, d.Reason, d.Code = RedactString(d.Field), RedactString(d.Reason), RedactString(d.Code)
-	}
+	e.redactFields()
 }
 
 // apiError maps an error answer to an *APIError: the codec reads the body,

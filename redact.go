@@ -5,62 +5,201 @@ import (
 	"log/slog"
 	"regexp"
 	"strings"
+	"unicode"
 )
 
-// sensitiveValue matches secrets written as name=value, name: value or
-// "name":"value", and bearer tokens.
-var sensitiveValue = regexp.MustCompile(`(?i)("?(?:cvv|cvc|client_secret|secret|password|access_token|refresh_token|token|authorization|x-signature|signature|api_secret)"?\s*[:=]\s*"?)((?:bearer\s+)?[^"&,\s}]+)|(?i)(bearer\s+)([A-Za-z0-9._~+/=-]+)`)
+// secretNames are the names whose values RedactString hides. A name
+// matches on its own or as the end of a longer one (my_token, x-api-key),
+// never inside a word (Japan is not a pan).
+const secretNames = `cvv2?|cvc2?|cvn|csc|security[_ -]?code|card[_ -]?verification(?:[_ -]?(?:value|code))?|pin|` +
+	`client[_-]?secret|api[_-]?secret|app[_-]?secret|secret[_-]?key|secret|api[_-]?key|apikey|private[_-]?key|` +
+	`password|passwd|pwd|access[_-]?token|refresh[_-]?token|id[_-]?token|auth[_-]?token|token|` +
+	`authorization|proxy-authorization|x-signature|signature|card[_-]?number|pan`
+
+// namedValue matches name=value, name: value, "name":"value" (also with
+// escaped quotes, as in JSON quoted inside a message) and 'name': 'value'.
+// A quoted value runs to its closing quote; a bare one to the next space
+// or delimiter, after an optional Bearer or Basic scheme.
+var namedValue = regexp.MustCompile(`(?i)(^|[^\p{L}\p{N}])(` + secretNames + `)(\\?["']?\s*[:=]\s*)` +
+	`(?:(\\?")((?:[^"\\]|\\[^"])*)|(')([^']*)|((?:bearer\s+|basic\s+)?[^\s"'\\&,;}\])\[]+))`)
+
+// spokenValue matches a secret named in prose: "token abc", "Bearer abc",
+// "cvv 123". Credentials are ASCII; values that are plain words
+// (stopWords) are kept: "the token endpoint" names no token, nor does
+// "API Key 无效".
+var spokenValue = regexp.MustCompile(`(?i)(^|[^\p{L}\p{N}])(bearer|basic|token|secret|password|passwd|` +
+	`api[ _-]?key|client[ _-]?secret|access[ _-]?token|cvv2?|cvc2?|cvn|csc|security code|pin)(\s+)([A-Za-z0-9._~+/=:@!$%*#-]+)`)
+
+// stopWords are words that follow "token", "secret" or "password" in
+// prose and are never a credential.
+var stopWords = map[string]bool{
+	"a": true, "an": true, "the": true, "and": true, "or": true, "is": true, "are": true, "was": true, "were": true,
+	"be": true, "been": true, "has": true, "have": true, "had": true, "not": true, "no": true, "in": true, "on": true,
+	"of": true, "for": true, "from": true, "to": true, "with": true, "without": true, "by": true, "at": true, "as": true,
+	"if": true, "it": true, "its": true, "this": true, "that": true, "than": true, "then": true, "into": true,
+	"when": true, "while": true, "which": true, "endpoint": true, "endpoints": true, "request": true, "requests": true,
+	"url": true, "uri": true, "refused": true, "rejected": true, "expired": true, "invalid": true, "missing": true,
+	"required": true, "unknown": true, "revoked": true, "failed": true, "answered": true, "error": true,
+	"mismatch": true, "too": true, "may": true, "must": true, "can": true, "cannot": true, "could": true,
+	"would": true, "should": true, "will": true, "used": true, "given": true, "sent": true, "type": true,
+	"format": true, "header": true, "field": true, "value": true, "ended": true, "fetch": true, "fetched": true,
+	"refresh": true, "cache": true, "cached": true, "auth": true, "authentication": true,
+}
+
+// bareQuery matches a query string without its URL: "?a=b&c=d".
+var bareQuery = regexp.MustCompile(`\?[^\s"'?#=&]+=[^\s"']*`)
 
 // urlQuery matches the query string of a URL.
 var urlQuery = regexp.MustCompile(`(https?://[^\s?"]*)\?[^\s"]*`)
 
-// RedactString masks what must never reach a log or an error: digit runs of
-// 12 to 19 digits (card numbers) keep only their last four digits; the
-// values of secret-looking fields (cvv, secret, token, password,
-// authorization, signature) and bearer tokens become [REDACTED]; URL query
-// strings are cut.
+// RedactString masks what must never reach a log or an error, whatever a
+// server echoes:
+//
+//   - card numbers: a run of 13 to 19 digits keeps only its last four; a
+//     run of 13 or more digits in groups split by spaces or dashes
+//     ("4111 1111 1111 1111", "4111-1111-...") keeps only its last group
+//     when that group has four digits and the run is at most 19 digits,
+//     and nothing otherwise (a CVV written after the number is masked
+//     with it); runs of 20 or more digits are masked whole; groups glued
+//     to a word (the end of a UUID) count one by one;
+//   - the values of secret-looking names in name=value, name: value and
+//     "name":"value" forms (cvv, cvc, pin, secret, client_secret,
+//     api_key, password, token, access_token, authorization, signature,
+//     card_number...) and in prose ("Bearer abc", "token abc",
+//     "cvv 123") become [REDACTED];
+//   - query strings, of a URL or bare ("?a=b"), are cut.
+//
+// It is idempotent: redacting twice gives the same text.
 func RedactString(s string) string {
 	if s == "" {
 		return s
 	}
 	s = maskDigitRuns(s)
-	s = sensitiveValue.ReplaceAllString(s, "${1}${3}[REDACTED]")
-	return urlQuery.ReplaceAllString(s, "${1}?[REDACTED]")
+	if !strings.ContainsAny(s, ":=? \t\n\f\r") {
+		return s // every pattern below needs one of these (a request ID, a code)
+	}
+	s = namedValue.ReplaceAllStringFunc(s, redactNamed)
+	s = spokenValue.ReplaceAllStringFunc(s, redactSpoken)
+	s = urlQuery.ReplaceAllString(s, "${1}?[REDACTED]")
+	return bareQuery.ReplaceAllString(s, "?[REDACTED]")
 }
 
+func redactNamed(m string) string {
+	g := namedValue.FindStringSubmatch(m)
+	switch {
+	case g[4] != "": // double-quoted (maybe escaped): keep the quote
+		return g[1] + g[2] + g[3] + g[4] + "[REDACTED]"
+	case g[6] != "":
+		return g[1] + g[2] + g[3] + g[6] + "[REDACTED]"
+	}
+	return g[1] + g[2] + g[3] + "[REDACTED]"
+}
+
+func redactSpoken(m string) string {
+	g := spokenValue.FindStringSubmatch(m)
+	if stopWords[strings.ToLower(g[4])] {
+		return m
+	}
+	return g[1] + g[2] + g[3] + "[REDACTED]"
+}
+
+// isSeparator reports a rune that may split the digit groups of a card
+// number: spaces and dashes of any kind.
+func isSeparator(r rune) bool {
+	switch r {
+	case ' ', '-', '\u00a0', '\u2007', '\u2009', '\u202f', '\u2010', '\u2011', '\u2012', '\u2013', '\u2014', '\u2212':
+		return true
+	}
+	return false
+}
+
+// maskDigitRuns masks card-number-like digit runs (see RedactString).
+// Digits are any Unicode decimal digits (full-width ones included).
 func maskDigitRuns(s string) string {
-	var b strings.Builder
+	digits := 0
+	for i := 0; i < len(s) && digits < 13; i++ {
+		switch c := s[i]; {
+		case c >= 0x80:
+			digits = 13 // non-ASCII: may hold other digits, take the slow path
+		case c >= '0' && c <= '9':
+			digits++
+		}
+	}
+	if digits < 13 {
+		return s // too few digits for a card number
+	}
+	rs := []rune(s)
 	changed := false
-	for i := 0; i < len(s); {
-		if s[i] < '0' || s[i] > '9' {
-			b.WriteByte(s[i])
+	for i := 0; i < len(rs); {
+		if !unicode.IsDigit(rs[i]) {
 			i++
 			continue
 		}
+		// A run: digit groups split by 1 to 3 separators.
+		var groups [][2]int // [start, end) of each group
 		j := i
-		for j < len(s) && s[j] >= '0' && s[j] <= '9' {
-			j++
+		for {
+			k := j
+			for k < len(rs) && unicode.IsDigit(rs[k]) {
+				k++
+			}
+			groups = append(groups, [2]int{j, k})
+			n := k
+			for n < len(rs) && n-k < 3 && isSeparator(rs[n]) {
+				n++
+			}
+			if n == k || n >= len(rs) || !unicode.IsDigit(rs[n]) {
+				j = k
+				break
+			}
+			j = n
 		}
-		if n := j - i; n >= 12 && n <= 19 {
-			b.WriteString(strings.Repeat("*", n-4))
-			b.WriteString(s[j-4 : j])
-			changed = true
-		} else {
-			b.WriteString(s[i:j])
+		if len(groups) > 1 && (i > 0 && unicode.IsLetter(rs[i-1]) || j < len(rs) && unicode.IsLetter(rs[j])) {
+			// Glued to a word ("a716-446655440000" ends a UUID): not a
+			// grouped number; look at its first group alone.
+			groups, j = groups[:1], groups[0][1]
 		}
+		digits := 0
+		for _, g := range groups {
+			digits += g[1] - g[0]
+		}
+		keep := -1 // start of the digits left in clear
+		switch {
+		case len(groups) == 1 && digits >= 13 && digits <= 19:
+			keep = groups[0][1] - 4
+		case len(groups) > 1 && digits >= 13 && digits <= 19 && groups[len(groups)-1][1]-groups[len(groups)-1][0] == 4:
+			keep = groups[len(groups)-1][0]
+		case len(groups) == 1 && digits < 20, len(groups) > 1 && digits < 13:
+			// not a card number: keep it, but look again at its last
+			// group, which may start a run of its own
+			if len(groups) > 1 {
+				j = groups[len(groups)-1][0]
+			}
+			i = j
+			continue
+		default:
+			keep = j // 20 digits or more, or groups ending oddly: mask all
+		}
+		for _, g := range groups {
+			for p := g[0]; p < g[1] && p < keep; p++ {
+				rs[p] = '*'
+			}
+		}
+		changed = true
 		i = j
 	}
 	if !changed {
 		return s
 	}
-	return b.String()
+	return string(rs)
 }
 
 // sensitiveAttr reports whether a log attribute's name marks a secret.
 func sensitiveAttr(key string) bool {
 	switch strings.ToLower(key) {
-	case "authorization", "token", "access_token", "refresh_token", "secret", "client_secret",
-		"api_secret", "password", "cvv", "cvc", "card_number", "pan", "signature", "x-signature":
+	case "authorization", "token", "access_token", "refresh_token", "id_token", "secret", "client_secret",
+		"api_secret", "api_key", "apikey", "x-api-key", "password", "cvv", "cvc", "pin", "card_number", "pan",
+		"signature", "x-signature":
 		return true
 	}
 	return false

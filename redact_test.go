@@ -3,15 +3,17 @@ package payonce
 import (
 	"bytes"
 	"log/slog"
+	"net/http"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestRedactString(t *testing.T) {
 	cases := map[string]string{
 		"card 4111111111111111 ok":                     "card ************1111 ok",
-		"short 12345 and long 12345678901234567890123": "short 12345 and long 12345678901234567890123",
+		"short 12345 and long 12345678901234567890123": "short 12345 and long ***********************",
 		`{"cvv":"123","client_secret":"abc"}`:          `{"cvv":"[REDACTED]","client_secret":"[REDACTED]"}`,
 		"Authorization: Bearer eyJhbGciOi.x.y":         "Authorization: [REDACTED]",
 		"got bearer abc.def":                           "got bearer [REDACTED]",
@@ -36,4 +38,99 @@ func TestRedactingHandler(t *testing.T) {
 	assert.Contains(t, out, "************0002")
 	h := NewRedactingHandler(slog.DiscardHandler)
 	assert.Same(t, h, NewRedactingHandler(h), "wrapping twice is a no-op")
+}
+
+// Hostile echoes: whatever a server sends back, no card number, CVV,
+// secret, token or query string survives RedactString, and redacting
+// twice changes nothing.
+func TestRedactStringHostileEchoes(t *testing.T) {
+	cases := []struct{ in, want string }{
+		{"card 4111 1111 1111 1111 refused", "card **** **** **** 1111 refused"},
+		{"card 4111-1111-1111-1111", "card ****-****-****-1111"},
+		{"pan 4111 1111 1111 1111 123", "pan **** **** **** **** ***"},
+		{"amex 3782 822463 10005", "amex **** ****** *****"},
+		{"13 digits 4222222222222 x", "13 digits *********2222 x"},
+		{"19 digits 6011000990139424123", "19 digits ***************4123"},
+		{"spaced 4111  1111  1111  1111", "spaced ****  ****  ****  1111"},
+		{"full-width ４１１１１１１１１１１１１１１１", "full-width ************１１１１"},
+		{"nbsp 4111\u00a01111\u00a01111\u00a01111", "nbsp ****\u00a0****\u00a0****\u00a01111"},
+		{"date 2026-11-29 and amount 100.00", "date 2026-11-29 and amount 100.00"},
+		{"phone 11 91234", "phone 11 91234"},
+		{"cvv: 123", "cvv: [REDACTED]"},
+		{"CVV=1234", "CVV=[REDACTED]"},
+		{`"cvv":"123"`, `"cvv":"[REDACTED]"`},
+		{`{\"cvv\":\"123\"}`, `{\"cvv\":\"[REDACTED]\"}`},
+		{`'cvc': '999'`, `'cvc': '[REDACTED]'`},
+		{"cvc=123&x=1", "cvc=[REDACTED]&x=1"},
+		{"bad cvv 123 given", "bad cvv [REDACTED] given"},
+		{"Bearer xyz", "Bearer [REDACTED]"},
+		{"invalid token xyz", "invalid token [REDACTED]"},
+		{"token tok_live_abc.def", "token [REDACTED]"},
+		{"access_token=at-1&scope=x", "access_token=[REDACTED]&scope=x"},
+		{`"client_secret": "s3cr3t with spaces"`, `"client_secret": "[REDACTED]"`},
+		{"client_secret=abc", "client_secret=[REDACTED]"},
+		{"api_key: ak_live_1", "api_key: [REDACTED]"},
+		{"X-Api-Key=ak_1", "X-Api-Key=[REDACTED]"},
+		{"secret=hunter2", "secret=[REDACTED]"},
+		{"my_token=abc", "my_token=[REDACTED]"},
+		{"password: pw", "password: [REDACTED]"},
+		{"Authorization: Basic dXNlcjpwdw==", "Authorization: [REDACTED]"},
+		{"see /charge/?charge_uuid=1&t=2 now", "see /charge/?[REDACTED] now"},
+		{"?a=b", "?[REDACTED]"},
+		{"https://x.test/p?q=1", "https://x.test/p?[REDACTED]"},
+		{"is it ok? yes", "is it ok? yes"},
+		{"the token endpoint refused the request", "the token endpoint refused the request"},
+		{"send the client secret in clear text", "send the client secret in clear text"},
+		{"Japan: 1", "Japan: 1"},
+		{"API Key 无效", "API Key 无效"},
+		{"signature rejected (openapi_signature_invalid)", "signature rejected (openapi_signature_invalid)"},
+		{"key 11111111-2222-4333-8444-555555555555", "key ********-****-****-****-************"},
+		{"[idempotency key 550e8400-e29b-41d4-a716-446655440000, 2 attempt(s)]", "[idempotency key 550e8400-e29b-41d4-a716-446655440000, 2 attempt(s)]"},
+	}
+	for _, c := range cases {
+		got := RedactString(c.in)
+		assert.Equal(t, c.want, got, c.in)
+		assert.Equal(t, got, RedactString(got), "idempotent: %s", c.in)
+	}
+}
+
+// A request ID header is server text like any other: the Meta of a result
+// and the APIError of a failure both hold it redacted.
+func TestRequestIDHeaderRedacted(t *testing.T) {
+	rec := &recorder{header: http.Header{"X-Request-Id": {"req token tok_hostile_42 4111 1111 1111 1111"}}}
+	c := setup(t, rec)
+	meta, err := c.Do(t.Context(), postReq(), nil)
+	require.NoError(t, err)
+	assert.Equal(t, "req token [REDACTED] **** **** **** 1111", meta.RequestID)
+	rec.statuses = []int{400}
+	_, err = c.Do(t.Context(), postReq(), nil)
+	var ae *APIError
+	require.ErrorAs(t, err, &ae)
+	assert.Equal(t, "req token [REDACTED] **** **** **** 1111", ae.RequestID)
+}
+
+// Whatever the input, no 13 digits in a row survive and redacting the
+// output again changes nothing.
+func FuzzRedactString(f *testing.F) {
+	for _, s := range []string{"card 4111 1111 1111 1111 cvv 123", `{"cvv":"123","token":"a b"}`, "Bearer x?y=1",
+		"4111-1111-1111-1111-1111", "a716-446655440000", "token token token x", "cvv: cvv: 1"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		out := RedactString(s)
+		run := 0
+		for i := 0; i < len(out); i++ {
+			if out[i] >= '0' && out[i] <= '9' {
+				run++
+				if run >= 13 {
+					t.Fatalf("13 digits survive in %q -> %q", s, out)
+				}
+			} else {
+				run = 0
+			}
+		}
+		if again := RedactString(out); again != out {
+			t.Fatalf("not idempotent: %q -> %q -> %q", s, out, again)
+		}
+	})
 }

@@ -2,10 +2,12 @@ package a55
 
 import (
 	"context"
+	"crypto/subtle"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"os"
 	"strings"
 	"sync"
@@ -28,8 +30,19 @@ const (
 )
 
 // tokenRefreshMargin is how long before its expiry a cached token is
-// replaced.
+// replaced, at most: a token living less than two margins is replaced
+// once half its lifetime has passed (refreshMargin).
 const tokenRefreshMargin = time.Minute
+
+// tokenFetchTimeout bounds one shared token fetch when the client's
+// *http.Client sets no Timeout of its own.
+const tokenFetchTimeout = 30 * time.Second
+
+// ErrTokenRedirect is the cause of a token request answered with a
+// redirect: token requests follow none, since a redirect could carry the
+// client secret to another host or over plain http://. It comes wrapped in
+// payonce.ErrInvalidConfig and is final.
+var ErrTokenRedirect = errors.New("a55: token endpoint answered a redirect, which token requests never follow")
 
 // Auth says how a Client authenticates: OAuth2 client credentials
 // (ClientID, ClientSecret, TokenURL, Scopes) or a fixed AccessToken, which
@@ -104,9 +117,13 @@ func (a Auth) LogValue() slog.Value { return slog.StringValue(a.String()) }
 
 // authorizer is the client's payonce.Signer: it sets "Authorization:
 // Bearer <token>" on every attempt. With client credentials it caches the
-// token, replaces it a minute before it expires and, as a
-// payonce.Recoverer, drops it after a 401 so the core repeats the attempt
-// once, with the same key, under a fresh token.
+// token and replaces it before it expires (refreshMargin). Concurrent
+// callers share one fetch, which runs on a context of its own (detached
+// from the caller that started it, with its own timeout), while each caller
+// waits only as long as its own context allows. As a payonce.Recoverer it
+// drops the cached token after a 401, but only when it is the token the
+// rejected attempt carried, so the core repeats the attempt once, with the
+// same key, under a fresh token.
 type authorizer struct {
 	// fixed returns the fixed access token; nil with client credentials.
 	// It is a closure because fmt prints a func as an address under every
@@ -115,11 +132,22 @@ type authorizer struct {
 	// print the token.
 	fixed func() string
 	cfg   *clientcredentials.Config
-	hc    *http.Client // token requests go through the client's own *http.Client
+	hc    *http.Client // token requests go through the client's own transport, following no redirect
 	now   func() time.Time
 
-	mu    sync.Mutex
-	token *oauth2.Token
+	mu       sync.Mutex
+	token    *oauth2.Token
+	expiry   time.Time     // by z.now; zero when the endpoint gave no lifetime
+	lifetime time.Duration // expires_in of the cached token
+	inflight *tokenFetch   // the shared fetch under way, if any
+}
+
+// tokenFetch is one token request shared by every caller that needs a
+// token while it runs; done is closed when tok or err is set.
+type tokenFetch struct {
+	done chan struct{}
+	tok  *oauth2.Token
+	err  error
 }
 
 func newAuthorizer(a Auth) *authorizer {
@@ -135,16 +163,38 @@ func newAuthorizer(a Auth) *authorizer {
 	if tu == "" {
 		tu = SandboxTokenURL
 	}
-	return &authorizer{now: time.Now, cfg: &clientcredentials.Config{
+	z := &authorizer{now: time.Now, cfg: &clientcredentials.Config{
 		ClientID: a.ClientID, ClientSecret: a.ClientSecret, TokenURL: tu, Scopes: scopes,
 		AuthStyle: oauth2.AuthStyleInParams,
 	}}
+	z.useHTTPClient(nil)
+	return z
 }
 
-// Sign implements payonce.Signer.
+// useHTTPClient sends token requests through hc's transport, cookie jar and
+// timeout, but never follows a redirect: the answer to a token request
+// must come from the token URL itself.
+func (z *authorizer) useHTTPClient(hc *http.Client) {
+	if hc == nil {
+		hc = http.DefaultClient
+	}
+	nc := *hc
+	nc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	z.hc = &nc
+}
+
+// Sign implements payonce.Signer. A token fetch that failed for a reason
+// that may pass (a 5xx or 429 from the token endpoint, a network failure
+// or timeout, or this attempt's context ending while it waited) is marked
+// payonce.ErrSignerTemporary: nothing was sent, so the core retries it
+// within the operation's retry policy. Refused credentials stay
+// payonce.ErrUnauthorized, final.
 func (z *authorizer) Sign(req *http.Request, _ []byte) error {
 	tok, err := z.Token(req.Context())
 	if err != nil {
+		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+			return fmt.Errorf("%w: a55: gave up waiting for an access token: %w", payonce.ErrSignerTemporary, err)
+		}
 		return err
 	}
 	req.Header.Set("Authorization", "Bearer "+tok)
@@ -152,43 +202,110 @@ func (z *authorizer) Sign(req *http.Request, _ []byte) error {
 }
 
 // Token returns a valid access token, fetching one when the cache is empty
-// or the cached one expires within a minute.
+// or the cached one is due for refresh. Callers arriving while a fetch
+// runs share it; each leaves when its own ctx ends, without ending the
+// fetch for the others.
 func (z *authorizer) Token(ctx context.Context) (string, error) {
 	if z.fixed != nil {
 		return z.fixed(), nil
 	}
 	z.mu.Lock()
-	defer z.mu.Unlock()
-	if z.token != nil && z.fresh(z.token) {
-		return z.token.AccessToken, nil
+	if z.token != nil && z.freshLocked() {
+		tok := z.token.AccessToken
+		z.mu.Unlock()
+		return tok, nil
 	}
-	hc := z.hc
-	if hc == nil {
-		hc = http.DefaultClient
+	f := z.inflight
+	if f == nil {
+		f = &tokenFetch{done: make(chan struct{})}
+		z.inflight = f
+		go z.fetch(context.WithoutCancel(ctx), f)
 	}
-	t, err := z.cfg.Token(context.WithValue(ctx, oauth2.HTTPClient, hc))
+	z.mu.Unlock()
+	select {
+	case <-f.done:
+		if f.err != nil {
+			return "", f.err
+		}
+		return f.tok.AccessToken, nil
+	case <-ctx.Done():
+		return "", ctx.Err()
+	}
+}
+
+// fetch runs one shared token request on a context detached from the
+// caller that started it, bounded by the http.Client's Timeout (or
+// tokenFetchTimeout), and hands its result to every waiter.
+func (z *authorizer) fetch(ctx context.Context, f *tokenFetch) {
+	timeout := z.hc.Timeout
+	if timeout <= 0 {
+		timeout = tokenFetchTimeout
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	start := z.now()
+	t, err := z.cfg.Token(context.WithValue(ctx, oauth2.HTTPClient, z.hc))
 	if err != nil {
-		return "", tokenError(err)
+		err = tokenError(err)
+	} else if t.AccessToken == "" {
+		err = fmt.Errorf("%w: a55: the token endpoint answered without an access_token", payonce.ErrInvalidConfig)
 	}
-	if t.AccessToken == "" {
-		return "", errors.New("a55: token endpoint answered no access_token")
+	z.mu.Lock()
+	z.inflight = nil
+	f.tok, f.err = t, err
+	if err == nil {
+		z.token, z.expiry, z.lifetime = t, time.Time{}, 0
+		switch {
+		case t.ExpiresIn > 0:
+			z.lifetime = time.Duration(t.ExpiresIn) * time.Second
+		case !t.Expiry.IsZero():
+			z.lifetime = time.Until(t.Expiry)
+		}
+		if z.lifetime != 0 {
+			z.expiry = start.Add(z.lifetime)
+		}
 	}
-	z.token = t
-	return t.AccessToken, nil
+	z.mu.Unlock()
+	close(f.done) // after the unlock: a waiter may return and read z at once
 }
 
-func (z *authorizer) fresh(t *oauth2.Token) bool {
-	return t.Expiry.IsZero() || z.now().Add(tokenRefreshMargin).Before(t.Expiry)
+// freshLocked reports whether the cached token may still be used: it has
+// no known expiry, or more than refreshMargin of its life is left.
+func (z *authorizer) freshLocked() bool {
+	if z.expiry.IsZero() {
+		return true
+	}
+	return z.now().Add(refreshMargin(z.lifetime)).Before(z.expiry)
 }
 
-// Recover implements payonce.Recoverer: after a 401 it drops the cached
-// token and asks the core to repeat the attempt (same key, same body).
-func (z *authorizer) Recover(_ context.Context, _ http.Header, err *payonce.APIError) bool {
+// refreshMargin is how long before its expiry a token of the given
+// lifetime is replaced: a minute, or half the lifetime when that is
+// shorter, so a token valid for 60 s or less is not fetched anew on every
+// call.
+func refreshMargin(lifetime time.Duration) time.Duration {
+	return max(min(tokenRefreshMargin, lifetime/2), 0)
+}
+
+// Recover implements payonce.Recoverer: after a 401 it asks the core to
+// repeat the attempt (same key, same body) under a fresh token. The cached
+// token is dropped only when it is the one the rejected attempt carried
+// (or when that is unknown): a late 401 for an old token must not throw
+// away the one a concurrent caller has just fetched.
+func (z *authorizer) Recover(ctx context.Context, _ http.Header, err *payonce.APIError) bool {
 	if z.fixed != nil || !errors.Is(err, payonce.ErrUnauthorized) {
 		return false
 	}
+	sent, known := payonce.RejectedRequest(ctx)
 	z.mu.Lock()
-	z.token = nil
+	if z.token != nil {
+		used := ""
+		if known {
+			used = strings.TrimPrefix(sent.Header.Get("Authorization"), "Bearer ")
+		}
+		if !known || subtle.ConstantTimeCompare([]byte(used), []byte(z.token.AccessToken)) == 1 {
+			z.token = nil
+		}
+	}
 	z.mu.Unlock()
 	return true
 }
@@ -212,7 +329,10 @@ func (z *authorizer) LogValue() slog.Value { return slog.StringValue(z.String())
 
 // tokenError keeps the token endpoint's status and error code and drops
 // everything else: a *url.Error would name the token URL, and the
-// endpoint's body is not ours to log.
+// endpoint's body is not ours to log. Refused credentials (400, 401, 403)
+// are payonce.ErrUnauthorized; a redirect is ErrTokenRedirect; a 5xx, a
+// 429, a network failure or a timeout may pass and is
+// payonce.ErrSignerTemporary; anything else is payonce.ErrInvalidConfig.
 func tokenError(err error) error {
 	var re *oauth2.RetrieveError
 	if errors.As(err, &re) {
@@ -220,22 +340,37 @@ func tokenError(err error) error {
 		if re.Response != nil {
 			status = re.Response.StatusCode
 		}
-		msg := fmt.Sprintf("a55: token request refused (HTTP %d", status)
+		msg := fmt.Sprintf("a55: the token endpoint refused the request (HTTP %d", status)
 		if re.ErrorCode != "" {
-			msg += " " + re.ErrorCode
+			msg += " " + payonce.RedactString(re.ErrorCode)
 		}
 		msg += ")"
-		if status == http.StatusUnauthorized || status == http.StatusBadRequest || status == http.StatusForbidden {
+		switch {
+		case status == http.StatusUnauthorized || status == http.StatusBadRequest || status == http.StatusForbidden:
 			return fmt.Errorf("%s: %w", msg, payonce.ErrUnauthorized)
+		case status >= 300 && status < 400:
+			return fmt.Errorf("%w: %w (HTTP %d)", payonce.ErrInvalidConfig, ErrTokenRedirect, status)
+		case status == http.StatusTooManyRequests || status >= 500:
+			return fmt.Errorf("%w: %s", payonce.ErrSignerTemporary, msg)
 		}
-		return errors.New(msg)
+		return fmt.Errorf("%w: %s", payonce.ErrInvalidConfig, msg)
 	}
+	var ue *url.Error
+	if errors.As(err, &ue) || errors.Is(err, context.DeadlineExceeded) {
+		cause := err
+		if ue != nil {
+			cause = ue.Err // the *url.Error's text names the token URL
+		}
+		return fmt.Errorf("%w: a55: the token endpoint could not be reached: %s", payonce.ErrSignerTemporary,
+			payonce.RedactString(cause.Error()))
+	}
+	// The answer could not be read as a token (not JSON, no access_token):
+	// the token URL points at something that is not a token endpoint.
 	s := err.Error()
 	if i := strings.Index(s, "://"); i >= 0 {
-		// "oauth2: cannot fetch token: Post \"https://...\": dial tcp ..."
 		if j := strings.LastIndex(s, "\": "); j > i {
 			s = s[j+3:]
 		}
 	}
-	return fmt.Errorf("a55: token request failed: %s", payonce.RedactString(s))
+	return fmt.Errorf("%w: a55: the token endpoint answered no usable token: %s", payonce.ErrInvalidConfig, payonce.RedactString(s))
 }

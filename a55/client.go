@@ -83,7 +83,7 @@ func NewClient(auth Auth, opts ...payonce.Option) (*Client, error) {
 			return nil, err
 		}
 	}
-	z.hc = core.HTTPClient()
+	z.useHTTPClient(core.HTTPClient())
 	c := &Client{core: core, auth: z}
 	c.Wallets = &WalletsService{c: c}
 	c.Charges = &ChargesService{c: c}

@@ -4,10 +4,10 @@
 // retry, so a charge runs exactly once however often the network makes the
 // client try again.
 //
-// A client authenticates with OAuth2 client credentials (tokens are cached,
-// refreshed a minute before they expire, and refreshed once more when an
-// answer is 401, repeating the attempt with the same key) or with a fixed
-// access token:
+// A client authenticates with OAuth2 client credentials (one shared token
+// fetch, cached, refreshed min(1 minute, lifetime/2) before it expires and
+// once more when an answer is 401, repeating the attempt with the same key;
+// token requests follow no redirect) or with a fixed access token:
 //
 //	client, err := a55.NewClient(a55.ClientCredentials(id, secret))
 //	ch, err := client.Charges.Create(ctx, &a55.ChargeCreateRequest{...})

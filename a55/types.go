@@ -82,7 +82,9 @@ type Message struct {
 // becomes one Message with only a Description.
 type Messages []Message
 
-// UnmarshalJSON reads a list of messages, one message object or a string.
+// UnmarshalJSON reads a list of messages, one message object or a string,
+// and passes every text through payonce.RedactString: no card number,
+// CVV, secret or token a server echoes survives in a Message.
 func (m *Messages) UnmarshalJSON(b []byte) error {
 	b = bytes.TrimSpace(b)
 	switch {
@@ -106,6 +108,10 @@ func (m *Messages) UnmarshalJSON(b []byte) error {
 			return err
 		}
 		*m = list
+	}
+	for i := range *m { // what a server echoes here reaches errors and logs
+		x := &(*m)[i]
+		x.Code, x.Source, x.Description = payonce.RedactString(x.Code), payonce.RedactString(x.Source), payonce.RedactString(x.Description)
 	}
 	return nil
 }

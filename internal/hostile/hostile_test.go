@@ -1,0 +1,201 @@
+package hostile
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/payonce/payonce"
+	"github.com/payonce/payonce/a55"
+	"github.com/payonce/payonce/coinepay"
+)
+
+// echoes are what a hostile server puts in every text field of its error
+// answers.
+var echoes = []string{
+	"card 4111 1111 1111 1111 cvv 9173 declined",
+	"card 4111-1111-1111-1111 exp 12/30",
+	"4111111111111111",
+	"５５５５５５５５５５５５４４４４",
+	`{"number":"5555 5555 5555 4444","cvv":"9173"}`,
+	"cvv: 9173",
+	"cvc=9173&amount=1",
+	"Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.hostile.sig",
+	"Bearer eyJhbGciOiJIUzI1NiJ9.hostile.sig",
+	"invalid token tok_live_hostile42",
+	"access_token=at_hostile_42&client_secret=cs_hostile_42",
+	"api_key: ak_hostile_42; secret=sec_hostile_42",
+	"GET /api/v1/bank/wallet/charge/?charge_uuid=c1&wallet_uuid=query_hostile_42",
+	"see https://evil.test/cb?session=query_hostile_42",
+	"13 digits 4222222222222 and 19 digits 6011000990139424123",
+}
+
+// forbidden are the secrets of echoes; none may be printed anywhere. The
+// CVV is looked for with its name: its four digits alone may turn up in a
+// printed time or duration.
+var forbidden = []string{
+	"4111111111111111", "4111 1111 1111", "4111-1111-1111", "5555 5555 5555", "555555555555", "５５５５５５５５",
+	"cvv 9173", `"cvv":"9173"`, `cvv\":\"9173`, "cvv: 9173", "cvc=9173", "eyJhbGciOiJIUzI1NiJ9", "hostile.sig", "tok_live_hostile42", "at_hostile_42", "cs_hostile_42",
+	"ak_hostile_42", "sec_hostile_42", "query_hostile_42", "charge_uuid=c1", "session=", "422222222",
+	"601100099013",
+}
+
+type shape struct {
+	name   string
+	status int
+	body   func(echo string) string
+}
+
+func jsonString(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
+var a55Shapes = []shape{
+	{"general", 400, func(e string) string {
+		q := jsonString(e)
+		return `{"error":{"code":` + q + `,"message":` + q + `,"details":[{"field":` + q + `,"reason":` + q + `,"code":` + q + `}]},"request_id":` + q + `}`
+	}},
+	{"charge-level 402", 402, func(e string) string {
+		q := jsonString(e)
+		return `{"charge_uuid":"c1","status":"error","amount":"100.00","message":[{"code":` + q + `,"source":` + q + `,"description":` + q + `},{"code":` + q + `}]}`
+	}},
+	{"charge-level 200", 200, func(e string) string {
+		q := jsonString(e)
+		return `{"charge_uuid":"c1","status":"error","amount":"100.00","message":[{"code":` + q + `,"source":` + q + `,"description":` + q + `}]}`
+	}},
+	{"charge-level message string", 422, func(e string) string {
+		return `{"charge_uuid":"c1","status":"error","message":` + jsonString(e) + `}`
+	}},
+}
+
+var coinepayShapes = []shape{
+	{"envelope 400", 400, func(e string) string {
+		q := jsonString(e)
+		return `{"code":400,"message":` + q + `,"message_key":` + q + `,"data":null,"request_id":` + q + `}`
+	}},
+	{"envelope 200 with code 402", 200, func(e string) string {
+		q := jsonString(e)
+		return `{"code":402,"message":` + q + `,"message_key":` + q + `,"data":null,"request_id":` + q + `}`
+	}},
+}
+
+// syncBuffer is a log sink safe for the client's concurrent writes.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// printed is every form of err (and of extra values) a caller may print or
+// log: err.Error(), %v, %+v, %s, %q, %d, %#v, and a plain (not
+// redacting) slog JSON line.
+func printed(err error, extra ...any) string {
+	var b strings.Builder
+	b.WriteString(err.Error() + "\n")
+	for _, verb := range []string{"%v", "%+v", "%s", "%q", "%d", "%#v"} {
+		fmt.Fprintf(&b, verb+"\n", err)
+		var ae *payonce.APIError
+		if errorsAs(err, &ae) {
+			fmt.Fprintf(&b, verb+"\n", ae)
+			fmt.Fprintf(&b, verb+"\n", *ae)
+		}
+		for _, x := range extra {
+			fmt.Fprintf(&b, verb+"\n", x)
+		}
+	}
+	slog.New(slog.NewJSONHandler(&b, nil)).Error("failed", "err", err, "extra", extra)
+	return b.String()
+}
+
+func assertClean(t *testing.T, what, out string) {
+	t.Helper()
+	for _, bad := range forbidden {
+		assert.NotContains(t, out, bad, "%s leaks %q", what, bad)
+	}
+}
+
+func TestA55HostileEchoes(t *testing.T) {
+	for _, sh := range a55Shapes {
+		for i, echo := range echoes {
+			t.Run(fmt.Sprintf("%s/%d", sh.name, i), func(t *testing.T) {
+				mux := http.NewServeMux()
+				mux.HandleFunc("POST /oauth2/token", func(w http.ResponseWriter, r *http.Request) {
+					w.Header().Set("Content-Type", "application/json")
+					_, _ = fmt.Fprint(w, `{"access_token":"tok-a","expires_in":3600,"token_type":"Bearer"}`)
+				})
+				mux.HandleFunc("POST "+a55.PathCharges, func(w http.ResponseWriter, r *http.Request) {
+					w.Header().Set("Content-Type", "application/json")
+					w.WriteHeader(sh.status)
+					_, _ = fmt.Fprint(w, sh.body(echo))
+				})
+				srv := httptest.NewServer(mux)
+				defer srv.Close()
+				var logs syncBuffer
+				auth := a55.ClientCredentials("id", "client-secret-value")
+				auth.TokenURL = srv.URL + "/oauth2/token"
+				c, err := a55.NewClient(auth, payonce.WithBaseURL(srv.URL), payonce.WithRetryPolicy(payonce.FastRetryPolicy()),
+					payonce.WithLogger(slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))))
+				require.NoError(t, err)
+				req := &a55.ChargeCreateRequest{Amount: payonce.MustParseAmount("100.00"), Currency: payonce.BRL, TypeCharge: a55.TypeCreditCard,
+					Card: &payonce.Card{Number: "4111111111111111", HolderName: "TEST", ExpirationMonth: "12", ExpirationYear: "2099", CVV: "9173"}}
+				_, err = c.Charges.Create(t.Context(), req, payonce.WithIdempotencyKey("hostile-key-0123456789"))
+				require.Error(t, err)
+				var extra []any
+				if ch, ok := a55.ChargeFromError(err); ok {
+					extra = append(extra, ch, *ch, ch.Messages)
+				}
+				assertClean(t, "a55 error", printed(err, extra...))
+				assertClean(t, "a55 logs", logs.String())
+				assert.Contains(t, err.Error(), "hostile-key-0123456789", "the key stays readable")
+			})
+		}
+	}
+}
+
+func TestCoinepayHostileEchoes(t *testing.T) {
+	for _, sh := range coinepayShapes {
+		for i, echo := range echoes {
+			t.Run(fmt.Sprintf("%s/%d", sh.name, i), func(t *testing.T) {
+				srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					w.Header().Set("Content-Type", "application/json")
+					w.Header().Set("X-Request-Id", echo) // the request ID header reaches APIError.RequestID
+					w.WriteHeader(sh.status)
+					_, _ = fmt.Fprint(w, sh.body(echo))
+				}))
+				defer srv.Close()
+				var logs syncBuffer
+				c, err := coinepay.NewClient("ak_unit", "sk_unit_secret", payonce.WithBaseURL(srv.URL),
+					payonce.WithRetryPolicy(payonce.FastRetryPolicy()),
+					payonce.WithLogger(slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))))
+				require.NoError(t, err)
+				_, err = c.Cards.Apply(t.Context(), &coinepay.ApplyRequest{HeaderID: "h1", PackageID: "p1"},
+					payonce.WithIdempotencyKey("hostile-key-0123456789"))
+				require.Error(t, err)
+				assertClean(t, "coinepay error", printed(err))
+				assertClean(t, "coinepay logs", logs.String())
+				assert.NotContains(t, printed(err), "sk_unit_secret")
+			})
+		}
+	}
+}
