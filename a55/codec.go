@@ -76,7 +76,7 @@ func (Codec) DecodeError(status int, _ http.Header, body []byte, e *payonce.APIE
 		status == http.StatusNotFound || status == http.StatusTooManyRequests || status >= 500:
 		// the code or status table decides
 	default:
-		e.Kind = payonce.KindForCode(e.Code)
+		e.Kind = chargeCodeKind(e.Code)
 		if e.Kind == payonce.ErrCardDeclined || e.Kind == payonce.ErrChargeFailed ||
 			(e.Kind == nil && v.Status == StatusError) {
 			e.Kind = chargeFailureKind(status, e.Code)
@@ -89,10 +89,10 @@ func (Codec) DecodeError(status int, _ http.Header, body []byte, e *payonce.APIE
 	}
 }
 
-// chargeFailureKind maps a failed charge's first code: declines (and 402)
+// chargeFailureKind maps a failed charge's first code (chargeCodeKind): declines (and 402)
 // are payonce.ErrCardDeclined, everything else payonce.ErrChargeFailed.
 func chargeFailureKind(status int, code string) error {
-	if k := payonce.KindForCode(code); k == payonce.ErrCardDeclined || k == payonce.ErrChargeFailed {
+	if k := chargeCodeKind(code); k == payonce.ErrCardDeclined || k == payonce.ErrChargeFailed {
 		return k
 	}
 	if status == http.StatusPaymentRequired {

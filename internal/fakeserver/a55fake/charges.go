@@ -161,12 +161,6 @@ func cardProblem(c *cardRequest, now time.Time) (code, desc string) {
 			return "INVALID_CVC", "cvv must have 3 or 4 digits"
 		}
 	}
-	switch n {
-	case CardDeclined:
-		return "CARD_DECLINED", "the issuer declined the card"
-	case CardProcError:
-		return "PROCESSING_ERROR", "the charge could not be processed"
-	}
 	return "", ""
 }
 
@@ -220,7 +214,11 @@ func (f *Fake) createCharge(r *fakeserver.Request) fakeserver.Response {
 	if in.Card != nil {
 		c.Card = &cardView{Last4: last4(in.Card.Number), HolderName: in.Card.HolderName,
 			ExpirationMonth: in.Card.ExpirationMonth, ExpirationYear: in.Card.ExpirationYear}
-		if code, desc := cardProblem(in.Card, now); code != "" {
+		code, desc := cardProblem(in.Card, now)
+		if code == "" {
+			code, desc = testCardOutcome(in.Card.Number, r.Key, c.UUID)
+		}
+		if code != "" {
 			c.Status = StatusError
 			c.Message = []ChargeMessage{{Code: code, Source: "card", Description: desc}}
 			f.charges[c.UUID] = c
