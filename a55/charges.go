@@ -159,8 +159,10 @@ func (s *ChargesService) Create(ctx context.Context, req *ChargeCreateRequest, o
 }
 
 // Get reads a charge: GET /api/v1/bank/wallet/charge/?charge_uuid=..&wallet_uuid=..
-// (walletUUID may be ""). A GET carries no key and is retried freely.
-func (s *ChargesService) Get(ctx context.Context, chargeUUID, walletUUID string) (*Charge, error) {
+// (walletUUID may be "", though A55 documents it as required). A GET
+// carries no key and is retried freely; opts are the per-call options
+// (a read takes the same shape as coinepay's Cards.Info).
+func (s *ChargesService) Get(ctx context.Context, chargeUUID, walletUUID string, opts ...payonce.CallOption) (*Charge, error) {
 	ref := chargeRef{ChargeUUID: chargeUUID, WalletUUID: walletUUID}
 	q := url.Values{"charge_uuid": {chargeUUID}}
 	if walletUUID != "" {
@@ -169,7 +171,7 @@ func (s *ChargesService) Get(ctx context.Context, chargeUUID, walletUUID string)
 	ch := new(Charge)
 	meta, err := s.c.do(ctx, &payonce.Request{
 		Operation: "charges.get", Method: http.MethodGet, Path: PathCharges, Query: q, Validate: ref.validate,
-	}, ch, nil)
+	}, ch, opts)
 	if err != nil {
 		return nil, err
 	}

@@ -160,6 +160,10 @@ type Charge struct {
 	Messages         Messages         `json:"message,omitempty"`
 	CreatedAt        time.Time        `json:"created_at,omitzero"`
 	UpdatedAt        time.Time        `json:"updated_at,omitzero"`
+	// IdempotencyKey is the key of the request that created the charge.
+	// Only the payonce fake reports it (an extension: A55 documents no
+	// such field); it is empty from A55.
+	IdempotencyKey string `json:"idempotency_key,omitempty"`
 
 	// Meta describes the call that returned the charge.
 	Meta ResponseMeta `json:"-"`

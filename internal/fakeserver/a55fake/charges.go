@@ -73,8 +73,12 @@ type charge struct {
 	Message          []ChargeMessage `json:"message"`
 	CreatedAt        time.Time       `json:"created_at"`
 	UpdatedAt        time.Time       `json:"updated_at"`
-	client           string
-	preauth          bool
+	// IdempotencyKey is the key of the request that created the charge,
+	// a fake-only extension that lets a merchant find the charge of a
+	// lost answer (A55 documents no such field).
+	IdempotencyKey string `json:"idempotency_key,omitempty"`
+	client         string
+	preauth        bool
 }
 
 func (f *Fake) chargeError(status int, chargeUUID, code, source, desc string) fakeserver.Response {
@@ -198,7 +202,7 @@ func (f *Fake) createCharge(r *fakeserver.Request) fakeserver.Response {
 		UUID: f.e.NewUUID(), Amount: *in.Amount, Currency: in.Currency, TypeCharge: in.TypeCharge,
 		Capture: capture, Description: in.Description, DueDate: in.DueDate, InstallmentCount: in.InstallmentCount,
 		WebhookURL: in.WebhookURL, Payer: in.Payer, Message: []ChargeMessage{}, CreatedAt: now, UpdatedAt: now,
-		client: r.Credential,
+		IdempotencyKey: r.Key, client: r.Credential,
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -221,7 +225,7 @@ func (f *Fake) createCharge(r *fakeserver.Request) fakeserver.Response {
 		if code != "" {
 			c.Status = StatusError
 			c.Message = []ChargeMessage{{Code: code, Source: "card", Description: desc}}
-			f.charges[c.UUID] = c
+			f.addChargeLocked(c)
 			return f.chargeError(http.StatusBadRequest, c.UUID, code, "card", desc)
 		}
 	}
@@ -235,7 +239,7 @@ func (f *Fake) createCharge(r *fakeserver.Request) fakeserver.Response {
 	default:
 		c.Status, c.CapturedAmount = StatusConfirmed, c.Amount
 	}
-	f.charges[c.UUID] = c
+	f.addChargeLocked(c)
 	f.e.Record(fakeserver.Operation{Provider: Provider, Kind: "charge.create", IdempotencyKey: r.Key, ID: c.UUID,
 		Credential: r.Credential, Amount: c.Amount.String()})
 	return fakeserver.JSON(http.StatusOK, c)

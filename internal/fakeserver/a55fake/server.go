@@ -44,6 +44,7 @@ type Fake struct {
 	wallets       map[string]*wallet
 	defaultWallet map[string]string
 	charges       map[string]*charge
+	chargeOrder   []*charge // every charge, oldest first, for the list
 }
 
 // New returns the fake on engine e.
@@ -74,6 +75,7 @@ func (f *Fake) reset() {
 	f.wallets = make(map[string]*wallet)
 	f.defaultWallet = make(map[string]string)
 	f.charges = make(map[string]*charge)
+	f.chargeOrder = nil
 }
 
 // KeyRules returns A55's documented Idempotency-Key rules, which the fake
@@ -133,6 +135,11 @@ func (f *Fake) Route(method, path string) (fakeserver.Route, fakeserver.Problem)
 			})
 		}
 		return post("charge.create", f.createCharge)
+	case rest == "charges":
+		if method != http.MethodGet {
+			return fakeserver.Route{}, fakeserver.ProblemMethodNotAllowed
+		}
+		return fakeserver.Route{Kind: "charge.list", Handle: f.listCharges}, fakeserver.ProblemNone
 	case rest == "charge/capture":
 		return post("charge.capture", f.moveHandler(moveCapture, "", ""))
 	case rest == "charge/refund":

@@ -1,0 +1,236 @@
+package a55_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/payonce/payonce"
+	"github.com/payonce/payonce/a55"
+	"github.com/payonce/payonce/a55/a55test"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func listRequests(srv *a55test.Server) int {
+	n := 0
+	for _, a := range srv.Requests() {
+		if a.Path == a55.PathChargeList {
+			n++
+		}
+	}
+	return n
+}
+
+func TestChargeListRefusesBadOptionsBeforeSending(t *testing.T) {
+	srv, c := newFake(t)
+	ctx := context.Background()
+	for name, o := range map[string]a55.ChargeListOptions{
+		"limit 0":          {},
+		"limit 101":        {Limit: 101},
+		"negative limit":   {Limit: -1},
+		"negative page":    {Limit: 10, Page: -1},
+		"unknown status":   {Limit: 10, Status: "approved"},
+		"end before start": {Limit: 10, DateStart: time.Now(), DateEnd: time.Now().Add(-time.Hour)},
+	} {
+		_, err := c.Charges.List(ctx, o)
+		require.ErrorIs(t, err, payonce.ErrInvalidRequest, name)
+		var ve *payonce.ValidationError
+		require.ErrorAs(t, err, &ve, name)
+		var ae *payonce.APIError
+		require.ErrorAs(t, err, &ae, name)
+		assert.Zero(t, ae.Attempts, name)
+	}
+	for range c.Charges.All(ctx, a55.ChargeListOptions{Limit: 500}) {
+	}
+	assert.Zero(t, listRequests(srv), "nothing was sent")
+}
+
+func TestChargeListPagesAndAll(t *testing.T) {
+	_, c := newFake(t)
+	ctx := context.Background()
+	w, err := c.Wallets.Create(ctx, &a55.WalletCreateRequest{Name: "list"})
+	require.NoError(t, err)
+	var created []string
+	for i := range 25 {
+		r := seedCharge(t, a55test.CardConfirms)
+		r.WalletUUID = w.UUID
+		r.Description = fmt.Sprintf("order-%d", i)
+		ch, err := c.Charges.Create(ctx, r)
+		require.NoError(t, err)
+		created = append(created, ch.UUID)
+	}
+	// A charge in another wallet is not listed.
+	_, err = c.Charges.Create(ctx, seedCharge(t, a55test.CardConfirms))
+	require.NoError(t, err)
+
+	var got []string
+	for page := 1; ; page++ {
+		p, err := c.Charges.List(ctx, a55.ChargeListOptions{WalletUUID: w.UUID, Page: page, Limit: 10})
+		require.NoError(t, err)
+		assert.Equal(t, page, p.Page)
+		assert.Equal(t, 10, p.Limit)
+		assert.Equal(t, 25, p.Total)
+		assert.Equal(t, 3, p.TotalPages)
+		for _, ch := range p.Charges {
+			got = append(got, ch.UUID)
+		}
+		if !p.HasMore() {
+			assert.Len(t, p.Charges, 5)
+			break
+		}
+		require.Less(t, page, 3)
+	}
+	assert.Equal(t, created, got)
+
+	got = got[:0]
+	for ch, err := range c.Charges.All(ctx, a55.ChargeListOptions{WalletUUID: w.UUID, Limit: 7}) {
+		require.NoError(t, err)
+		got = append(got, ch.UUID)
+	}
+	assert.Equal(t, created, got)
+
+	// Breaking out stops the paging.
+	n := 0
+	for range c.Charges.All(ctx, a55.ChargeListOptions{WalletUUID: w.UUID, Limit: 2}) {
+		n++
+		if n == 3 {
+			break
+		}
+	}
+	assert.Equal(t, 3, n)
+
+	// Description (a merchant reference; a fake extension, filtered by the
+	// client too).
+	p, err := c.Charges.List(ctx, a55.ChargeListOptions{WalletUUID: w.UUID, Limit: 100, Description: "order-7"})
+	require.NoError(t, err)
+	require.Len(t, p.Charges, 1)
+	assert.Equal(t, created[7], p.Charges[0].UUID)
+}
+
+func TestChargeListFiltersOnStatusAndDates(t *testing.T) {
+	srv, c := newFake(t)
+	ctx := context.Background()
+	confirmed, err := c.Charges.Create(ctx, seedCharge(t, a55test.CardConfirms))
+	require.NoError(t, err)
+	srv.Clock().Advance(time.Hour)
+	pending, err := c.Charges.Create(ctx, preauth(t))
+	require.NoError(t, err)
+	require.Equal(t, a55.StatusPending, pending.Status)
+
+	ids := func(o a55.ChargeListOptions) []string {
+		t.Helper()
+		var out []string
+		for ch, err := range c.Charges.All(ctx, o) {
+			require.NoError(t, err)
+			out = append(out, ch.UUID)
+		}
+		return out
+	}
+	assert.Equal(t, []string{pending.UUID}, ids(a55.ChargeListOptions{Status: a55.StatusPending}))
+	assert.Equal(t, []string{confirmed.UUID}, ids(a55.ChargeListOptions{Status: a55.StatusConfirmed}))
+	assert.Empty(t, ids(a55.ChargeListOptions{Status: a55.StatusRefunded}))
+	assert.Equal(t, []string{pending.UUID}, ids(a55.ChargeListOptions{DateStart: pending.CreatedAt.Add(-time.Minute)}))
+	assert.Equal(t, []string{confirmed.UUID}, ids(a55.ChargeListOptions{DateEnd: pending.CreatedAt.Add(-time.Minute)}))
+
+	_, err = c.Charges.List(ctx, a55.ChargeListOptions{Limit: 5, WalletUUID: "no-such-wallet"})
+	require.ErrorIs(t, err, payonce.ErrNotFound)
+}
+
+// The story the list exists for: the charge commits, every answer is lost
+// and the retries run out. The merchant settles the outcome by listing the
+// charges its key created, without sending the card again.
+func TestLostAnswerIsSettledByListingNotByResending(t *testing.T) {
+	srv := a55test.New(t)
+	one := payonce.FastRetryPolicy()
+	one.MaxAttempts = 1
+	c, err := srv.Client(payonce.WithRetryPolicy(one))
+	require.NoError(t, err)
+	ctx := context.Background()
+	require.NoError(t, srv.AddFault(a55test.Rule{Fault: a55test.FaultDropAfterCommit, Path: a55test.ChargePath, Count: 1}))
+
+	k := key("lost-answer")
+	_, err = c.Charges.Create(ctx, seedCharge(t, a55test.CardConfirms), payonce.WithIdempotencyKey(k))
+	require.Error(t, err)
+	require.True(t, payonce.IsTemporary(err))
+	stored := payonce.KeyOf(err) // what the job keeps: the key, not the card
+
+	p, err := c.Charges.List(ctx, a55.ChargeListOptions{Limit: 10, IdempotencyKey: stored})
+	require.NoError(t, err)
+	require.Len(t, p.Charges, 1)
+	assert.Equal(t, a55.StatusConfirmed, p.Charges[0].Status)
+	assert.Equal(t, k, p.Charges[0].IdempotencyKey)
+	assert.True(t, srv.Ledger().ExecutedOnce(k))
+
+	got, err := c.Charges.Get(ctx, p.Charges[0].UUID, p.Charges[0].WalletUUID, payonce.WithIdempotencyKey("ignored-on-reads-0001"))
+	require.NoError(t, err)
+	assert.Equal(t, p.Charges[0].UUID, got.UUID)
+	assert.Empty(t, got.Meta.Key, "a read carries no key")
+}
+
+// A server that ignores the key filter cannot make another charge look
+// like the one searched for: the client filters the answer too.
+func TestChargeListFiltersTheAnswerItself(t *testing.T) {
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"items":[{"charge_uuid":"a","status":"confirmed","amount":"1.00"},` +
+			`{"charge_uuid":"b","status":"confirmed","amount":"1.00","idempotency_key":"wanted-key-0000001"}],"total":2}`))
+	}))
+	defer ts.Close()
+	c, err := a55.NewClient(a55.AccessToken("tok"), payonce.WithBaseURL(ts.URL), payonce.WithRetryPolicy(fastPolicy()))
+	require.NoError(t, err)
+	p, err := c.Charges.List(context.Background(), a55.ChargeListOptions{Limit: 10, IdempotencyKey: "wanted-key-0000001"})
+	require.NoError(t, err)
+	require.Len(t, p.Charges, 1)
+	assert.Equal(t, "b", p.Charges[0].UUID)
+	assert.False(t, p.HasMore())
+}
+
+// Hostile or odd list answers: errors, never panics, never endless paging.
+func TestChargeListHostileAnswers(t *testing.T) {
+	var calls atomic.Int32
+	var bodyV atomic.Value
+	setBody := func(b string) { bodyV.Store(b) }
+	setBody("")
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(bodyV.Load().(string)))
+	}))
+	defer ts.Close()
+	c, err := a55.NewClient(a55.AccessToken("tok"), payonce.WithBaseURL(ts.URL), payonce.WithRetryPolicy(fastPolicy()))
+	require.NoError(t, err)
+	ctx := context.Background()
+
+	for _, b := range []string{`{"data":"x"}`, `[1,2]`, `{"data":[{"created_at":5}]}`, `nope`} {
+		setBody(b)
+		_, err := c.Charges.List(ctx, a55.ChargeListOptions{Limit: 10})
+		require.ErrorIs(t, err, payonce.ErrMalformedResponse, b)
+	}
+
+	// A server that ignores page and always claims more: All stops once it
+	// sees the same page again.
+	setBody(`{"data":[{"charge_uuid":"x","status":"confirmed"},{"charge_uuid":"y","status":"confirmed"}],"total_pages":1000}`)
+	calls.Store(0)
+	n := 0
+	for _, err := range c.Charges.All(ctx, a55.ChargeListOptions{Limit: 2}) {
+		require.NoError(t, err)
+		n++
+	}
+	assert.Equal(t, 2, n)
+	assert.Equal(t, int32(2), calls.Load())
+
+	// A bare array is a page too; null members are skipped.
+	setBody(`[{"charge_uuid":"z","status":"pending"},null]`)
+	p, err := c.Charges.List(ctx, a55.ChargeListOptions{Limit: 10})
+	require.NoError(t, err)
+	require.Len(t, p.Charges, 1)
+	assert.Equal(t, -1, p.Total)
+	assert.False(t, p.HasMore())
+	assert.False(t, strings.Contains(fmt.Sprint(p.Charges[0]), "tok"))
+}
