@@ -155,7 +155,7 @@ func NewServer(opts ...Option) *Server {
 	e := fakeserver.New(c.engine)
 	f := a55fake.New(e, c.fake)
 	s := &Server{engine: e, fake: f, clock: clk, clientID: c.clientID, secret: c.secret}
-	mux := fakeserver.WithAdmin(e.AdminHandler(fakeserver.AdminConfig{}), f.Handler())
+	mux := fakeserver.WithAdmin(f.AdminHandler(e.AdminHandler(fakeserver.AdminConfig{})), f.Handler())
 	s.handler = mux
 	s.srv = httptest.NewUnstartedServer(mux)
 	fakeserver.Harden(s.srv.Config) // header, read and idle limits of cmd/fakepay

@@ -52,6 +52,7 @@ type Engine struct {
 	latency time.Duration
 	stores  []*Store
 	resets  []func()
+	closers []func()
 }
 
 // New returns an engine.
@@ -129,10 +130,27 @@ func (e *Engine) Reset() {
 	}
 }
 
+// OnClose registers f to run once on Close (a backend stops its own
+// goroutines, such as webhook deliveries).
+func (e *Engine) OnClose(f func()) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.closers = append(e.closers, f)
+}
+
 // Close ends every hanging or delayed request, so an http.Server or
-// httptest.Server holding them can shut down. It is idempotent.
+// httptest.Server holding them can shut down, and runs the OnClose
+// functions. It is idempotent.
 func (e *Engine) Close() {
-	e.closeOnce.Do(func() { close(e.closing) })
+	e.closeOnce.Do(func() {
+		close(e.closing)
+		e.mu.Lock()
+		closers := append([]func(){}, e.closers...)
+		e.mu.Unlock()
+		for _, f := range closers {
+			f()
+		}
+	})
 }
 
 // NewUUID returns a UUID v4 string from the engine's seeded generator.

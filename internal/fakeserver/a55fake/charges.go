@@ -226,6 +226,7 @@ func (f *Fake) createCharge(r *fakeserver.Request) fakeserver.Response {
 			c.Status = StatusError
 			c.Message = []ChargeMessage{{Code: code, Source: "card", Description: desc}}
 			f.addChargeLocked(c)
+			f.hooks.enqueue(c)
 			return f.chargeError(http.StatusBadRequest, c.UUID, code, "card", desc)
 		}
 	}
@@ -240,6 +241,7 @@ func (f *Fake) createCharge(r *fakeserver.Request) fakeserver.Response {
 		c.Status, c.CapturedAmount = StatusConfirmed, c.Amount
 	}
 	f.addChargeLocked(c)
+	f.hooks.enqueue(c)
 	f.e.Record(fakeserver.Operation{Provider: Provider, Kind: "charge.create", IdempotencyKey: r.Key, ID: c.UUID,
 		Credential: r.Credential, Amount: c.Amount.String()})
 	return fakeserver.JSON(http.StatusOK, c)
@@ -319,6 +321,7 @@ func (f *Fake) moveHandler(m move, pathCharge, pathWallet string) func(*fakeserv
 		}
 		var kind string
 		var amount payonce.Amount
+		before := c.Status
 		switch m {
 		case moveCapture:
 			kind = "charge.capture"
@@ -371,6 +374,9 @@ func (f *Fake) moveHandler(m move, pathCharge, pathWallet string) func(*fakeserv
 			c.Status, amount = StatusCanceled, c.Amount
 		}
 		c.UpdatedAt = f.e.Clock().Now().UTC()
+		if c.Status != before {
+			f.hooks.enqueue(c)
+		}
 		f.e.Record(fakeserver.Operation{Provider: Provider, Kind: kind, IdempotencyKey: r.Key, ID: c.UUID,
 			Credential: r.Credential, Amount: amount.String()})
 		return fakeserver.JSON(http.StatusOK, c)

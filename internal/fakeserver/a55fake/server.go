@@ -28,6 +28,13 @@ type Config struct {
 	RateLimit     int               // requests per RateWindow per client_id (default 100; negative: off)
 	RateWindow    time.Duration     // default 60 s, rolling
 	ReplayHeader  bool              // mark replays with X-Idempotent-Replay (default off: undocumented for A55)
+
+	// Webhooks: a charge with a webhook_url gets a signed POST on every
+	// status change (see webhooks.go).
+	WebhookSecret       string        // signs deliveries (default DefaultWebhookSecret)
+	WebhookTimeout      time.Duration // per attempt (default DefaultWebhookTimeout)
+	WebhookQueue        int           // deliveries waiting at once (default DefaultWebhookQueue)
+	WebhookAllowAnyHost bool          // also deliver to non-loopback hosts (default off: the fake is no proxy)
 }
 
 // Fake is the A55 fake's state. Safe for concurrent use.
@@ -45,6 +52,7 @@ type Fake struct {
 	defaultWallet map[string]string
 	charges       map[string]*charge
 	chargeOrder   []*charge // every charge, oldest first, for the list
+	hooks         *webhooks
 }
 
 // New returns the fake on engine e.
@@ -62,8 +70,10 @@ func New(e *fakeserver.Engine, cfg Config) *Fake {
 		cfg.RateWindow = time.Minute
 	}
 	f := &Fake{e: e, cfg: cfg, rateLimit: cfg.RateLimit, rateWindow: cfg.RateWindow}
+	f.hooks = newWebhooks(cfg, e.Clock(), func() string { return e.NewID("whd_") })
 	f.reset()
 	e.OnReset(f.reset)
+	e.OnClose(f.hooks.close)
 	return f
 }
 
@@ -76,6 +86,7 @@ func (f *Fake) reset() {
 	f.defaultWallet = make(map[string]string)
 	f.charges = make(map[string]*charge)
 	f.chargeOrder = nil
+	f.hooks.reset()
 }
 
 // KeyRules returns A55's documented Idempotency-Key rules, which the fake

@@ -1,0 +1,403 @@
+package a55fake
+
+import (
+	"bytes"
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/payonce/payonce"
+	"github.com/payonce/payonce/internal/fakeserver"
+)
+
+// Webhook defaults.
+const (
+	// DefaultWebhookSecret signs deliveries when Config.WebhookSecret is empty.
+	DefaultWebhookSecret = "demo-webhook-secret"
+	// DefaultWebhookTimeout is how long one delivery attempt may take (A55: 30 s).
+	DefaultWebhookTimeout = 30 * time.Second
+	// DefaultWebhookQueue is how many deliveries may wait for an attempt at once.
+	DefaultWebhookQueue = 1024
+	// maxWebhookRecords is how many deliveries the fake remembers; the
+	// oldest finished ones go first.
+	maxWebhookRecords = 10000
+	// webhookPoll is how often, in real time, the delivery goroutine looks
+	// at the fake clock while deliveries wait.
+	webhookPoll = 10 * time.Millisecond
+)
+
+// States of a webhook delivery.
+const (
+	WebhookPending   = "pending"   // waiting for its next attempt
+	WebhookDelivered = "delivered" // the receiver answered 2xx
+	WebhookFailed    = "failed"    // a 4xx (or 3xx) answer, or every attempt failed
+	WebhookBlocked   = "blocked"   // the URL is not loopback (or not http/https) and other hosts are not allowed
+	WebhookDropped   = "dropped"   // the queue was full
+)
+
+// WebhookSchedule returns when each attempt of a delivery is made, as the
+// wait after the attempt before it: at once, then 1 min, 5 min, 30 min,
+// 2 h, 6 h and 24 h later, on the fake clock. Only 5xx answers, timeouts
+// and connection failures are retried.
+func WebhookSchedule() []time.Duration {
+	return []time.Duration{0, time.Minute, 5 * time.Minute, 30 * time.Minute, 2 * time.Hour, 6 * time.Hour, 24 * time.Hour}
+}
+
+// WebhookAttempt is one attempt of a delivery.
+type WebhookAttempt struct {
+	At         time.Time `json:"at"`                    // on the fake clock
+	StatusCode int       `json:"status_code,omitempty"` // the receiver's answer, 0 when none
+	Error      string    `json:"error,omitempty"`       // timeout, connection refused, connection failed, blocked
+}
+
+// WebhookDelivery is one charge event and its delivery to the charge's
+// webhook_url.
+type WebhookDelivery struct {
+	ID          string           `json:"id"`
+	ChargeUUID  string           `json:"charge_uuid"`
+	Status      string           `json:"status"` // the charge status the event reports
+	URL         string           `json:"url"`    // scheme, host and path: never the query or user info
+	State       string           `json:"state"`
+	Attempts    []WebhookAttempt `json:"attempts"`
+	NextAttempt time.Time        `json:"next_attempt,omitzero"` // when pending
+	Body        json.RawMessage  `json:"body"`                  // the signed JSON body, the same on every attempt
+
+	target *url.URL
+}
+
+func (d *WebhookDelivery) clone() WebhookDelivery {
+	c := *d
+	c.Attempts = append([]WebhookAttempt(nil), d.Attempts...)
+	c.Body = append(json.RawMessage(nil), d.Body...)
+	c.target = nil
+	return c
+}
+
+// webhookEvent is the body of a charge webhook: the fields A55 sends
+// (charge_uuid, status, amount, currency, created_at, updated_at, and
+// error_code/error_message for a failed charge) plus wallet_uuid.
+type webhookEvent struct {
+	ChargeUUID   string         `json:"charge_uuid"`
+	WalletUUID   string         `json:"wallet_uuid"`
+	Status       string         `json:"status"`
+	Amount       payonce.Amount `json:"amount"`
+	Currency     string         `json:"currency"`
+	RefundAmount string         `json:"refund_amount,omitempty"`
+	ErrorCode    string         `json:"error_code,omitempty"`
+	ErrorMessage string         `json:"error_message,omitempty"`
+	CreatedAt    time.Time      `json:"created_at"`
+	UpdatedAt    time.Time      `json:"updated_at"`
+}
+
+// webhooks delivers charge events. A goroutine runs only while deliveries
+// wait; Close stops it and any attempt in flight.
+type webhooks struct {
+	clock    *fakeserver.Clock
+	secret   func() []byte // a closure, so that no fmt verb prints it
+	anyHost  bool
+	queueMax int
+	newID    func() string
+	client   *http.Client
+
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	pass sync.Mutex // one delivery pass at a time: a pass returns once its attempts are done
+
+	mu      sync.Mutex
+	records []*WebhookDelivery // oldest first, at most maxWebhookRecords
+	pending []*WebhookDelivery
+	running bool
+	closed  bool
+	wake    chan struct{}
+}
+
+func newWebhooks(cfg Config, clock *fakeserver.Clock, newID func() string) *webhooks {
+	secret := []byte(cfg.WebhookSecret)
+	if len(secret) == 0 {
+		secret = []byte(DefaultWebhookSecret)
+	}
+	timeout := cfg.WebhookTimeout
+	if timeout <= 0 {
+		timeout = DefaultWebhookTimeout
+	}
+	queue := cfg.WebhookQueue
+	if queue <= 0 {
+		queue = DefaultWebhookQueue
+	}
+	w := &webhooks{clock: clock, secret: func() []byte { return secret }, anyHost: cfg.WebhookAllowAnyHost,
+		queueMax: queue, newID: newID, wake: make(chan struct{}, 1)}
+	w.ctx, w.cancel = context.WithCancel(context.Background())
+	dialer := &net.Dialer{Timeout: timeout}
+	if !w.anyHost {
+		// The address dialed, after name resolution: a name that resolves
+		// elsewhere cannot turn the fake into a proxy to other hosts.
+		dialer.Control = func(_, address string, _ syscall.RawConn) error {
+			host, _, err := net.SplitHostPort(address)
+			if ip := net.ParseIP(host); err != nil || ip == nil || !ip.IsLoopback() {
+				return errNotLoopback
+			}
+			return nil
+		}
+	}
+	w.client = &http.Client{
+		Timeout: timeout,
+		Transport: &http.Transport{
+			DialContext:       dialer.DialContext,
+			DisableKeepAlives: true, // no idle connection outlives a delivery
+			Proxy:             nil,
+		},
+		// A redirect is an answer (3xx: not delivered), never followed.
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+	return w
+}
+
+var errNotLoopback = errors.New("not a loopback address")
+
+// allowed reports whether deliveries to u may be attempted.
+func (w *webhooks) allowed(u *url.URL) bool {
+	if u == nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return false
+	}
+	if w.anyHost {
+		return true
+	}
+	h := u.Hostname()
+	ip := net.ParseIP(h)
+	return strings.EqualFold(h, "localhost") || (ip != nil && ip.IsLoopback())
+}
+
+// enqueue records an event for c and schedules its first attempt. The
+// caller holds the Fake's lock; webhooks never takes it.
+func (w *webhooks) enqueue(c *charge) *WebhookDelivery {
+	if c.WebhookURL == "" {
+		return nil
+	}
+	ev := webhookEvent{ChargeUUID: c.UUID, WalletUUID: c.WalletUUID, Status: c.Status, Amount: c.Amount,
+		Currency: c.Currency, CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt}
+	if c.Status == StatusRefunded {
+		ev.RefundAmount = c.RefundedAmount.String()
+	}
+	if c.Status == StatusError && len(c.Message) > 0 {
+		ev.ErrorCode, ev.ErrorMessage = c.Message[0].Code, c.Message[0].Description
+	}
+	body := fakeserver.JSON(http.StatusOK, ev).Body
+	u, err := url.Parse(c.WebhookURL)
+	d := &WebhookDelivery{ID: w.newID(), ChargeUUID: c.UUID, Status: c.Status, Body: body, Attempts: []WebhookAttempt{}}
+	if err == nil {
+		d.target = u
+		d.URL = (&url.URL{Scheme: u.Scheme, Host: u.Host, Path: u.Path}).String()
+	}
+	now := w.clock.Now()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	switch {
+	case !w.allowed(d.target):
+		d.State = WebhookBlocked
+	case len(w.pending) >= w.queueMax:
+		d.State = WebhookDropped
+	default:
+		d.State, d.NextAttempt = WebhookPending, now
+		w.pending = append(w.pending, d)
+		w.startLocked()
+	}
+	w.recordLocked(d)
+	return d
+}
+
+func (w *webhooks) recordLocked(d *WebhookDelivery) {
+	w.records = append(w.records, d)
+	if len(w.records) <= maxWebhookRecords {
+		return
+	}
+	for i, r := range w.records {
+		if r.State != WebhookPending {
+			w.records = append(w.records[:i], w.records[i+1:]...)
+			return
+		}
+	}
+}
+
+// startLocked wakes the delivery goroutine, starting it when needed.
+func (w *webhooks) startLocked() {
+	if w.closed {
+		return
+	}
+	select {
+	case w.wake <- struct{}{}:
+	default:
+	}
+	if w.running {
+		return
+	}
+	w.running = true
+	w.wg.Add(1)
+	go w.loop()
+}
+
+// loop delivers what is due, then waits for the clock (polled), a new
+// event or Close; it ends when nothing waits.
+func (w *webhooks) loop() {
+	defer w.wg.Done()
+	t := time.NewTicker(webhookPoll)
+	defer t.Stop()
+	for {
+		w.deliverDue()
+		w.mu.Lock()
+		if len(w.pending) == 0 || w.closed {
+			w.running = false
+			w.mu.Unlock()
+			return
+		}
+		w.mu.Unlock()
+		select {
+		case <-w.ctx.Done():
+			w.mu.Lock()
+			w.running = false
+			w.mu.Unlock()
+			return
+		case <-w.wake:
+		case <-t.C:
+		}
+	}
+}
+
+// deliverDue makes every attempt due on the fake clock and returns how
+// many it made. It waits for a pass already running, so that when it
+// returns every attempt due at its call has been made.
+func (w *webhooks) deliverDue() int {
+	w.pass.Lock()
+	defer w.pass.Unlock()
+	now := w.clock.Now()
+	w.mu.Lock()
+	if w.closed {
+		w.mu.Unlock()
+		return 0
+	}
+	var due []*WebhookDelivery
+	for _, d := range w.pending {
+		if !d.NextAttempt.After(now) {
+			due = append(due, d)
+		}
+	}
+	w.mu.Unlock()
+	for _, d := range due {
+		w.attempt(d)
+	}
+	return len(due)
+}
+
+// attempt sends d once, signed at the fake clock's time, and schedules
+// the next attempt or ends the delivery.
+func (w *webhooks) attempt(d *WebhookDelivery) {
+	at := w.clock.Now()
+	ts := strconv.FormatInt(at.Unix(), 10)
+	m := hmac.New(sha256.New, w.secret())
+	m.Write([]byte(ts + "."))
+	m.Write(d.Body)
+	rec := WebhookAttempt{At: at}
+	retry := false
+	req, err := http.NewRequestWithContext(w.ctx, http.MethodPost, d.target.String(), bytes.NewReader(d.Body))
+	if err == nil {
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("User-Agent", "payonce-fakepay-a55-webhooks")
+		req.Header.Set("X-Webhook-Timestamp", ts)
+		req.Header.Set("X-Webhook-Signature", hex.EncodeToString(m.Sum(nil)))
+		var resp *http.Response
+		resp, err = w.client.Do(req)
+		if err == nil {
+			_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+			_ = resp.Body.Close()
+			rec.StatusCode = resp.StatusCode
+			retry = resp.StatusCode >= 500
+		}
+	}
+	if err != nil {
+		// Never err.Error(): it names the URL, query string included.
+		rec.Error, retry = classifyDeliveryError(err)
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	d.Attempts = append(d.Attempts, rec)
+	schedule := WebhookSchedule()
+	switch {
+	case rec.StatusCode >= 200 && rec.StatusCode < 300:
+		d.State = WebhookDelivered
+	case rec.Error == "blocked":
+		d.State = WebhookBlocked
+	case retry && len(d.Attempts) < len(schedule) && !w.closed:
+		d.NextAttempt = w.clock.Now().Add(schedule[len(d.Attempts)])
+		return
+	default:
+		d.State = WebhookFailed
+	}
+	d.NextAttempt = time.Time{}
+	for i, p := range w.pending {
+		if p == d {
+			w.pending = append(w.pending[:i], w.pending[i+1:]...)
+			break
+		}
+	}
+}
+
+// classifyDeliveryError names a failed attempt and says whether it is
+// retried: timeouts and connection failures are, a blocked address not.
+func classifyDeliveryError(err error) (string, bool) {
+	var ne net.Error
+	switch {
+	case errors.Is(err, errNotLoopback):
+		return "blocked", false
+	case errors.Is(err, context.Canceled):
+		return "canceled", false
+	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &ne) && ne.Timeout():
+		return "timeout", true
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return "connection refused", true
+	}
+	return "connection failed", true
+}
+
+// deliveries returns copies of the recorded deliveries, oldest first,
+// those of chargeUUID only when it is not empty.
+func (w *webhooks) deliveries(chargeUUID string) []WebhookDelivery {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := make([]WebhookDelivery, 0, len(w.records))
+	for _, d := range w.records {
+		if chargeUUID == "" || d.ChargeUUID == chargeUUID {
+			out = append(out, d.clone())
+		}
+	}
+	return out
+}
+
+func (w *webhooks) reset() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.records, w.pending = nil, nil
+}
+
+// close stops the goroutine and any attempt in flight; later events are
+// recorded but never attempted.
+func (w *webhooks) close() {
+	w.mu.Lock()
+	w.closed = true
+	w.mu.Unlock()
+	w.cancel()
+	w.wg.Wait()
+	w.client.CloseIdleConnections()
+}
