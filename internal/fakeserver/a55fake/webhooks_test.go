@@ -1,0 +1,56 @@
+package a55fake
+
+import (
+	"fmt"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/payonce/payonce/internal/fakeserver"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// The queue is bounded: past WebhookQueue waiting deliveries, new events
+// are recorded as dropped, never queued; the record list is bounded too.
+func TestWebhookQueueIsBounded(t *testing.T) {
+	e := fakeserver.New(fakeserver.Options{Clock: fakeserver.NewFixedClock(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))})
+	defer e.Close()
+	f := New(e, Config{WebhookQueue: 2})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	refused := "http://" + ln.Addr().String() + "/hook"
+	require.NoError(t, ln.Close())
+
+	f.mu.Lock()
+	for i := range 3 {
+		f.hooks.enqueue(&charge{UUID: fmt.Sprint("c", i), Status: StatusConfirmed, WebhookURL: refused})
+	}
+	f.mu.Unlock()
+	f.DeliverDueWebhooks()
+	var states []string
+	for _, d := range f.WebhookDeliveries("") {
+		states = append(states, d.State)
+	}
+	assert.Equal(t, []string{WebhookPending, WebhookPending, WebhookDropped}, states)
+
+	// Records: the oldest finished ones go first, waiting ones stay.
+	for i := range maxWebhookRecords + 5 {
+		f.hooks.enqueue(&charge{UUID: fmt.Sprint("x", i), Status: StatusConfirmed, WebhookURL: "http://192.0.2.1/"})
+	}
+	all := f.WebhookDeliveries("")
+	assert.Len(t, all, maxWebhookRecords)
+	assert.Equal(t, "c0", all[0].ChargeUUID)
+	assert.Equal(t, "c1", all[1].ChargeUUID)
+
+	e.Reset()
+	assert.Empty(t, f.WebhookDeliveries(""))
+}
+
+func TestWebhookSecretNeverPrinted(t *testing.T) {
+	e := fakeserver.New(fakeserver.Options{})
+	defer e.Close()
+	f := New(e, Config{WebhookSecret: "very-secret-value"})
+	assert.NotContains(t, fmt.Sprintf("%v %+v %#v", f.hooks, f.hooks, f.hooks), "very-secret-value")
+	assert.Equal(t, "very-secret-value", f.WebhookSecret())
+}
