@@ -31,6 +31,8 @@ type options struct {
 	maxOperations        int
 	readTimeout          time.Duration
 	idleTimeout          time.Duration
+	webhookSecret        string
+	webhookAnyHost       bool
 }
 
 func parseFlags(args []string, out io.Writer) (options, error) {
@@ -48,6 +50,8 @@ func parseFlags(args []string, out io.Writer) (options, error) {
 	fs.Uint64Var(&o.seed, "seed", 1, "random seed of faults and generated IDs")
 	fs.IntVar(&o.rateLimit, "a55-rate-limit", 100, "A55 requests per minute per client (negative: off)")
 	fs.DurationVar(&o.tokenLifetime, "a55-token-lifetime", time.Hour, "A55 access token lifetime")
+	fs.StringVar(&o.webhookSecret, "a55-webhook-secret", a55fake.DefaultWebhookSecret, "secret that signs the A55 charge webhooks")
+	fs.BoolVar(&o.webhookAnyHost, "a55-webhook-any-host", false, "also deliver A55 webhooks to non-loopback hosts (default: loopback only)")
 	fs.DurationVar(&o.shutdownGraceTimeout, "shutdown-timeout", 5*time.Second, "grace period on SIGINT/SIGTERM")
 	fs.IntVar(&o.maxOperations, "max-operations", 0, "keep at most N ledger operations and N full stored answers per provider (0: no cap)")
 	fs.DurationVar(&o.readTimeout, "read-timeout", time.Minute, "longest time to read one request, body included (also ends hang and delay faults)")
@@ -79,10 +83,11 @@ func newHandler(o options) (http.Handler, *fakeserver.Engine, error) {
 	e := fakeserver.New(fakeserver.Options{Seed: o.seed, FaultRate: o.faultRate, Latency: o.latency, MaxOperations: o.maxOperations})
 	a55 := a55fake.New(e, a55fake.Config{
 		Clients: map[string]string{o.a55ID: o.a55Secret}, RateLimit: o.rateLimit, TokenLifetime: o.tokenLifetime,
+		WebhookSecret: o.webhookSecret, WebhookAllowAnyHost: o.webhookAnyHost,
 	})
 	cp := coinepayfake.New(e, coinepayfake.Config{Keys: map[string]string{o.cpKey: o.cpSecret}, StartBalance: &bal})
 	a55h, cph := a55.Handler(), cp.Handler()
-	admin := e.AdminHandler(fakeserver.AdminConfig{SetBalance: cp.SetBalance})
+	admin := a55.AdminHandler(e.AdminHandler(fakeserver.AdminConfig{SetBalance: cp.SetBalance}))
 	api := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch {
 		case a55fake.Owns(r.URL.Path):
