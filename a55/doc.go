@@ -26,11 +26,16 @@
 //
 //	409, general shape or no body        payonce.ErrIdempotencyConflict (never retried)
 //	409, charge-level shape              payonce.ErrInvalidState (already paid, canceled, settled)
-//	charge with status "error"           *ChargeError: payonce.ErrCardDeclined or payonce.ErrChargeFailed
+//	charge with status "error"           *ChargeError: payonce.ErrCardDeclined (codes 05, 57, 77, 78,
+//	                                     CARD_DECLINED...) or payonce.ErrChargeFailed (70, 99, PROCESSING_ERROR...)
 //	401                                  token refreshed once, attempt repeated; then payonce.ErrUnauthorized
 //	403, 404, 400/422                    payonce.ErrForbidden, payonce.ErrNotFound, payonce.ErrInvalidRequest
 //	429                                  waits Retry-After (capped by the policy) and retries
 //	500, 502, 503, 504, lost answers     retried with the same key
+//
+// Charges.Get, Charges.List and Charges.All read charges back: a charge
+// whose answer was lost is settled by reading it (docs/a55.md), never by
+// keeping the card and CVV to send them again.
 //
 // Webhooks are verified with WebhookVerifier (HMAC-SHA256 over timestamp,
 // "." and the raw body, five minutes of tolerance); they arrive at least

@@ -20,7 +20,7 @@ import (
 // duplicate.
 func ExampleServer_DeliverDueWebhooks() {
 	srv := a55test.NewServer(a55test.WithClock(a55test.NewFixedClock(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))))
-	defer srv.Close() // in a test: a55test.New(t, ...)
+	defer srv.Close()                    // in a test: a55test.New(t, ...)
 	verifier, _ := srv.WebhookVerifier() // the fake's secret, the fake's clock
 
 	var mu sync.Mutex
