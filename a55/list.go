@@ -239,7 +239,7 @@ func (s *ChargesService) List(ctx context.Context, opts ChargeListOptions, callO
 
 // All iterates over every charge the options select, page by page from
 // opts.Page (1 when zero) with opts.Limit (DefaultChargeListLimit when
-// zero). It stops at the first error, which it yields with a nil charge;
+// zero); other options are checked as List checks them. It stops at the first error, which it yields with a nil charge;
 // breaking out of the loop stops the paging.
 //
 //	for ch, err := range client.Charges.All(ctx, a55.ChargeListOptions{WalletUUID: w}) {
@@ -250,7 +250,9 @@ func (s *ChargesService) List(ctx context.Context, opts ChargeListOptions, callO
 //	}
 func (s *ChargesService) All(ctx context.Context, opts ChargeListOptions, callOpts ...payonce.CallOption) iter.Seq2[*Charge, error] {
 	return func(yield func(*Charge, error) bool) {
-		opts.Page = max(opts.Page, 1)
+		if opts.Page == 0 {
+			opts.Page = 1
+		}
 		if opts.Limit == 0 {
 			opts.Limit = DefaultChargeListLimit
 		}

@@ -46,7 +46,14 @@ func TestChargeListRefusesBadOptionsBeforeSending(t *testing.T) {
 		require.ErrorAs(t, err, &ae, name)
 		assert.Zero(t, ae.Attempts, name)
 	}
-	for range c.Charges.All(ctx, a55.ChargeListOptions{Limit: 500}) {
+	for _, bad := range []a55.ChargeListOptions{{Limit: 500}, {Page: -2}, {Status: "nope"}} {
+		n := 0
+		for ch, err := range c.Charges.All(ctx, bad) {
+			require.Nil(t, ch)
+			require.ErrorIs(t, err, payonce.ErrInvalidRequest)
+			n++
+		}
+		require.Equal(t, 1, n)
 	}
 	assert.Zero(t, listRequests(srv), "nothing was sent")
 }
