@@ -66,15 +66,7 @@ func apiAttempts(srv *a55test.Server, k string) []a55test.Attempt {
 	return out
 }
 
-func tokenRequests(srv *a55test.Server) int {
-	n := 0
-	for _, a := range srv.Requests() {
-		if a.Path == a55test.TokenPath {
-			n++
-		}
-	}
-	return n
-}
+func tokenRequests(srv *a55test.Server) int { return pathRequests(srv, a55test.TokenPath) }
 
 // The guide's story: the charge commits, the answer is lost, the client
 // retries with the same key and gets the original charge; one charge.

@@ -17,10 +17,11 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func listRequests(srv *a55test.Server) int {
+// pathRequests counts the requests the fake received on path.
+func pathRequests(srv *a55test.Server, path string) int {
 	n := 0
 	for _, a := range srv.Requests() {
-		if a.Path == a55.PathChargeList {
+		if a.Path == path {
 			n++
 		}
 	}
@@ -55,7 +56,7 @@ func TestChargeListRefusesBadOptionsBeforeSending(t *testing.T) {
 		}
 		require.Equal(t, 1, n)
 	}
-	assert.Zero(t, listRequests(srv), "nothing was sent")
+	assert.Zero(t, pathRequests(srv, a55.PathChargeList), "nothing was sent")
 }
 
 func TestChargeListPagesAndAll(t *testing.T) {
