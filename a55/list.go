@@ -210,7 +210,7 @@ func firstPositive(vs ...int) int {
 // the fake, by Description or date range against A55) instead of keeping
 // the card and CVV to resend them (docs/a55.md).
 func (s *ChargesService) List(ctx context.Context, opts ChargeListOptions, callOpts ...payonce.CallOption) (*ChargePage, error) {
-	var l chargeList
+	l := chargeList{total: -1, totalPages: -1} // an empty body reports neither
 	meta, err := s.c.do(ctx, &payonce.Request{
 		Operation: "charges.list", Method: http.MethodGet, Path: PathChargeList,
 		Query: opts.query(), Validate: opts.validate,
