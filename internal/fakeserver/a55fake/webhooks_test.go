@@ -3,6 +3,7 @@ package a55fake
 import (
 	"fmt"
 	"net"
+	"net/url"
 	"testing"
 	"time"
 
@@ -53,4 +54,30 @@ func TestWebhookSecretNeverPrinted(t *testing.T) {
 	f := New(e, Config{WebhookSecret: "very-secret-value"})
 	assert.NotContains(t, fmt.Sprintf("%v %+v %#v", f.hooks, f.hooks, f.hooks), "very-secret-value")
 	assert.Equal(t, "very-secret-value", f.WebhookSecret())
+}
+
+// The address actually dialed is checked: a URL that got past the host
+// check but leads elsewhere is refused before any packet is sent.
+func TestWebhookDialRefusesNonLoopback(t *testing.T) {
+	clk := fakeserver.NewFixedClock(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
+	w := newWebhooks(Config{}, clk, func() string { return "whd_1" })
+	defer w.close()
+	u, err := url.Parse("http://192.0.2.1:9/hook")
+	require.NoError(t, err)
+	assert.False(t, w.allowed(u))
+	d := &WebhookDelivery{target: u, Body: []byte(`{}`), State: WebhookPending}
+	w.pending = append(w.pending, d)
+	w.attempt(d)
+	assert.Equal(t, WebhookBlocked, d.State)
+	require.Len(t, d.Attempts, 1)
+	assert.Equal(t, "blocked", d.Attempts[0].Error)
+	assert.Empty(t, w.pending)
+
+	open := newWebhooks(Config{WebhookAllowAnyHost: true}, clk, func() string { return "whd_2" })
+	defer open.close()
+	assert.True(t, open.allowed(u))
+	for _, bad := range []string{"ftp://127.0.0.1/", "http:///path", "mailto:a@b"} {
+		v, _ := url.Parse(bad)
+		assert.False(t, open.allowed(v), bad)
+	}
 }
