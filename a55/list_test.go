@@ -242,3 +242,27 @@ func TestChargeListHostileAnswers(t *testing.T) {
 	assert.False(t, p.HasMore())
 	assert.False(t, strings.Contains(fmt.Sprint(p.Charges[0]), "tok"))
 }
+
+// Reads take per-call options like every other call.
+func TestReadsTakeCallOptions(t *testing.T) {
+	var seen atomic.Value
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		seen.Store(r.URL.Path + " " + r.Header.Get("X-Trace-Id"))
+		w.Header().Set("Content-Type", "application/json")
+		if r.URL.Path == a55.PathChargeList {
+			_, _ = w.Write([]byte(`{"data":[]}`))
+			return
+		}
+		_, _ = w.Write([]byte(`{"charge_uuid":"c1","status":"confirmed"}`))
+	}))
+	defer ts.Close()
+	c, err := a55.NewClient(a55.AccessToken("tok"), payonce.WithBaseURL(ts.URL), payonce.WithRetryPolicy(fastPolicy()))
+	require.NoError(t, err)
+	ctx := context.Background()
+	_, err = c.Charges.Get(ctx, "c1", "w1", payonce.WithHeader("X-Trace-Id", "trace-get"))
+	require.NoError(t, err)
+	assert.Equal(t, a55.PathCharges+" trace-get", seen.Load())
+	_, err = c.Charges.List(ctx, a55.ChargeListOptions{Limit: 5}, payonce.WithHeader("X-Trace-Id", "trace-list"))
+	require.NoError(t, err)
+	assert.Equal(t, a55.PathChargeList+" trace-list", seen.Load())
+}
