@@ -199,17 +199,21 @@ func firstPositive(vs ...int) int {
 	return 0
 }
 
-// List reads one page of charges: GET /api/v1/bank/wallet/charges/. It
-// sends no Idempotency-Key and, like every read, is retried freely. A bad
-// option (a limit outside 1..100, a negative page, an unknown status, an
-// end before the start) is refused before anything is sent with
-// payonce.ErrInvalidRequest.
+// List reads one page of charges: GET /api/v1/bank/wallet/charges/. opts
+// may be nil: the first page of DefaultChargeListLimit charges of every
+// wallet. It sends no Idempotency-Key and, like every read, is retried
+// freely. A bad option (a limit outside 1..100, zero included, a negative
+// page, an unknown status, an end before the start) is refused before
+// anything is sent with payonce.ErrInvalidRequest.
 //
 // It is how a merchant settles a charge whose answer was lost without
 // sending the card again: list the wallet's charges (by IdempotencyKey on
 // the fake, by Description or date range against A55) instead of keeping
 // the card and CVV to resend them (docs/a55.md).
-func (s *ChargesService) List(ctx context.Context, opts ChargeListOptions, callOpts ...payonce.CallOption) (*ChargePage, error) {
+func (s *ChargesService) List(ctx context.Context, opts *ChargeListOptions, callOpts ...payonce.CallOption) (*ChargePage, error) {
+	if opts == nil {
+		opts = &ChargeListOptions{Limit: DefaultChargeListLimit}
+	}
 	l := chargeList{total: -1, totalPages: -1} // an empty body reports neither
 	meta, err := s.c.do(ctx, &payonce.Request{
 		Operation: "charges.list", Method: http.MethodGet, Path: PathChargeList,
@@ -237,28 +241,34 @@ func (s *ChargesService) List(ctx context.Context, opts ChargeListOptions, callO
 	return p, nil
 }
 
-// All iterates over every charge the options select, page by page from
-// opts.Page (1 when zero) with opts.Limit (DefaultChargeListLimit when
-// zero); other options are checked as List checks them. It stops at the first error, which it yields with a nil charge;
-// breaking out of the loop stops the paging.
+// All iterates over every charge the options select (nil: every charge),
+// page by page from opts.Page (1 when zero) with opts.Limit
+// (DefaultChargeListLimit when zero); other options are checked as List
+// checks them, and opts itself is left unchanged. It stops at the first
+// error, which it yields with a nil charge; breaking out of the loop stops
+// the paging.
 //
-//	for ch, err := range client.Charges.All(ctx, a55.ChargeListOptions{WalletUUID: w}) {
+//	for ch, err := range client.Charges.All(ctx, &a55.ChargeListOptions{WalletUUID: w}) {
 //		if err != nil {
 //			return err
 //		}
 //		fmt.Println(ch.UUID, ch.Status)
 //	}
-func (s *ChargesService) All(ctx context.Context, opts ChargeListOptions, callOpts ...payonce.CallOption) iter.Seq2[*Charge, error] {
+func (s *ChargesService) All(ctx context.Context, opts *ChargeListOptions, callOpts ...payonce.CallOption) iter.Seq2[*Charge, error] {
 	return func(yield func(*Charge, error) bool) {
-		if opts.Page == 0 {
-			opts.Page = 1
+		var o ChargeListOptions
+		if opts != nil {
+			o = *opts
 		}
-		if opts.Limit == 0 {
-			opts.Limit = DefaultChargeListLimit
+		if o.Page == 0 {
+			o.Page = 1
+		}
+		if o.Limit == 0 {
+			o.Limit = DefaultChargeListLimit
 		}
 		prevFirst := ""
 		for {
-			page, err := s.List(ctx, opts, callOpts...)
+			page, err := s.List(ctx, &o, callOpts...)
 			if err != nil {
 				yield(nil, err)
 				return
@@ -273,10 +283,10 @@ func (s *ChargesService) All(ctx context.Context, opts ChargeListOptions, callOp
 					return
 				}
 			}
-			if !page.HasMore() || page.Page < opts.Page {
+			if !page.HasMore() || page.Page < o.Page {
 				return
 			}
-			opts.Page = page.Page + 1
+			o.Page = page.Page + 1
 		}
 	}
 }

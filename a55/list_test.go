@@ -31,7 +31,7 @@ func pathRequests(srv *a55test.Server, path string) int {
 func TestChargeListRefusesBadOptionsBeforeSending(t *testing.T) {
 	srv, c := newFake(t)
 	ctx := context.Background()
-	for name, o := range map[string]a55.ChargeListOptions{
+	for name, o := range map[string]*a55.ChargeListOptions{
 		"limit 0":          {},
 		"limit 101":        {Limit: 101},
 		"negative limit":   {Limit: -1},
@@ -47,7 +47,7 @@ func TestChargeListRefusesBadOptionsBeforeSending(t *testing.T) {
 		require.ErrorAs(t, err, &ae, name)
 		assert.Zero(t, ae.Attempts, name)
 	}
-	for _, bad := range []a55.ChargeListOptions{{Limit: 500}, {Page: -2}, {Status: "nope"}} {
+	for _, bad := range []*a55.ChargeListOptions{{Limit: 500}, {Page: -2}, {Status: "nope"}} {
 		n := 0
 		for ch, err := range c.Charges.All(ctx, bad) {
 			require.Nil(t, ch)
@@ -79,7 +79,7 @@ func TestChargeListPagesAndAll(t *testing.T) {
 
 	var got []string
 	for page := 1; ; page++ {
-		p, err := c.Charges.List(ctx, a55.ChargeListOptions{WalletUUID: w.UUID, Page: page, Limit: 10})
+		p, err := c.Charges.List(ctx, &a55.ChargeListOptions{WalletUUID: w.UUID, Page: page, Limit: 10})
 		require.NoError(t, err)
 		assert.Equal(t, page, p.Page)
 		assert.Equal(t, 10, p.Limit)
@@ -97,15 +97,34 @@ func TestChargeListPagesAndAll(t *testing.T) {
 	assert.Equal(t, created, got)
 
 	got = got[:0]
-	for ch, err := range c.Charges.All(ctx, a55.ChargeListOptions{WalletUUID: w.UUID, Limit: 7}) {
+	for ch, err := range c.Charges.All(ctx, &a55.ChargeListOptions{WalletUUID: w.UUID, Limit: 7}) {
 		require.NoError(t, err)
 		got = append(got, ch.UUID)
 	}
 	assert.Equal(t, created, got)
 
-	// Breaking out stops the paging.
+	// nil options: the first page of every wallet, then every charge; the
+	// caller's options are left as they were.
+	p1, err := c.Charges.List(ctx, nil)
+	require.NoError(t, err)
+	assert.Equal(t, a55.DefaultChargeListLimit, p1.Limit)
+	assert.Len(t, p1.Charges, a55.DefaultChargeListLimit)
+	assert.Equal(t, 26, p1.Total)
 	n := 0
-	for range c.Charges.All(ctx, a55.ChargeListOptions{WalletUUID: w.UUID, Limit: 2}) {
+	for _, err := range c.Charges.All(ctx, nil) {
+		require.NoError(t, err)
+		n++
+	}
+	assert.Equal(t, 26, n)
+	mine := &a55.ChargeListOptions{WalletUUID: w.UUID}
+	for _, err := range c.Charges.All(ctx, mine) {
+		require.NoError(t, err)
+	}
+	assert.Equal(t, a55.ChargeListOptions{WalletUUID: w.UUID}, *mine)
+
+	// Breaking out stops the paging.
+	n = 0
+	for range c.Charges.All(ctx, &a55.ChargeListOptions{WalletUUID: w.UUID, Limit: 2}) {
 		n++
 		if n == 3 {
 			break
@@ -115,7 +134,7 @@ func TestChargeListPagesAndAll(t *testing.T) {
 
 	// Description (a merchant reference; a fake extension, filtered by the
 	// client too).
-	p, err := c.Charges.List(ctx, a55.ChargeListOptions{WalletUUID: w.UUID, Limit: 100, Description: "order-7"})
+	p, err := c.Charges.List(ctx, &a55.ChargeListOptions{WalletUUID: w.UUID, Limit: 100, Description: "order-7"})
 	require.NoError(t, err)
 	require.Len(t, p.Charges, 1)
 	assert.Equal(t, created[7], p.Charges[0].UUID)
@@ -131,7 +150,7 @@ func TestChargeListFiltersOnStatusAndDates(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, a55.StatusPending, pending.Status)
 
-	ids := func(o a55.ChargeListOptions) []string {
+	ids := func(o *a55.ChargeListOptions) []string {
 		t.Helper()
 		var out []string
 		for ch, err := range c.Charges.All(ctx, o) {
@@ -140,13 +159,13 @@ func TestChargeListFiltersOnStatusAndDates(t *testing.T) {
 		}
 		return out
 	}
-	assert.Equal(t, []string{pending.UUID}, ids(a55.ChargeListOptions{Status: a55.StatusPending}))
-	assert.Equal(t, []string{confirmed.UUID}, ids(a55.ChargeListOptions{Status: a55.StatusConfirmed}))
-	assert.Empty(t, ids(a55.ChargeListOptions{Status: a55.StatusRefunded}))
-	assert.Equal(t, []string{pending.UUID}, ids(a55.ChargeListOptions{DateStart: pending.CreatedAt.Add(-time.Minute)}))
-	assert.Equal(t, []string{confirmed.UUID}, ids(a55.ChargeListOptions{DateEnd: pending.CreatedAt.Add(-time.Minute)}))
+	assert.Equal(t, []string{pending.UUID}, ids(&a55.ChargeListOptions{Status: a55.StatusPending}))
+	assert.Equal(t, []string{confirmed.UUID}, ids(&a55.ChargeListOptions{Status: a55.StatusConfirmed}))
+	assert.Empty(t, ids(&a55.ChargeListOptions{Status: a55.StatusRefunded}))
+	assert.Equal(t, []string{pending.UUID}, ids(&a55.ChargeListOptions{DateStart: pending.CreatedAt.Add(-time.Minute)}))
+	assert.Equal(t, []string{confirmed.UUID}, ids(&a55.ChargeListOptions{DateEnd: pending.CreatedAt.Add(-time.Minute)}))
 
-	_, err = c.Charges.List(ctx, a55.ChargeListOptions{Limit: 5, WalletUUID: "no-such-wallet"})
+	_, err = c.Charges.List(ctx, &a55.ChargeListOptions{Limit: 5, WalletUUID: "no-such-wallet"})
 	require.ErrorIs(t, err, payonce.ErrNotFound)
 }
 
@@ -168,7 +187,7 @@ func TestLostAnswerIsSettledByListingNotByResending(t *testing.T) {
 	require.True(t, payonce.IsTemporary(err))
 	stored := payonce.KeyOf(err) // what the job keeps: the key, not the card
 
-	p, err := c.Charges.List(ctx, a55.ChargeListOptions{Limit: 10, IdempotencyKey: stored})
+	p, err := c.Charges.List(ctx, &a55.ChargeListOptions{Limit: 10, IdempotencyKey: stored})
 	require.NoError(t, err)
 	require.Len(t, p.Charges, 1)
 	assert.Equal(t, a55.StatusConfirmed, p.Charges[0].Status)
@@ -192,7 +211,7 @@ func TestChargeListFiltersTheAnswerItself(t *testing.T) {
 	defer ts.Close()
 	c, err := a55.NewClient(a55.AccessToken("tok"), payonce.WithBaseURL(ts.URL), payonce.WithRetryPolicy(fastPolicy()))
 	require.NoError(t, err)
-	p, err := c.Charges.List(context.Background(), a55.ChargeListOptions{Limit: 10, IdempotencyKey: "wanted-key-0000001"})
+	p, err := c.Charges.List(context.Background(), &a55.ChargeListOptions{Limit: 10, IdempotencyKey: "wanted-key-0000001"})
 	require.NoError(t, err)
 	require.Len(t, p.Charges, 1)
 	assert.Equal(t, "b", p.Charges[0].UUID)
@@ -217,7 +236,7 @@ func TestChargeListHostileAnswers(t *testing.T) {
 
 	for _, b := range []string{`{"data":"x"}`, `[1,2]`, `{"data":[{"created_at":5}]}`, `nope`} {
 		setBody(b)
-		_, err := c.Charges.List(ctx, a55.ChargeListOptions{Limit: 10})
+		_, err := c.Charges.List(ctx, &a55.ChargeListOptions{Limit: 10})
 		require.ErrorIs(t, err, payonce.ErrMalformedResponse, b)
 	}
 
@@ -226,7 +245,7 @@ func TestChargeListHostileAnswers(t *testing.T) {
 	setBody(`{"data":[{"charge_uuid":"x","status":"confirmed"},{"charge_uuid":"y","status":"confirmed"}],"total_pages":1000}`)
 	calls.Store(0)
 	n := 0
-	for _, err := range c.Charges.All(ctx, a55.ChargeListOptions{Limit: 2}) {
+	for _, err := range c.Charges.All(ctx, &a55.ChargeListOptions{Limit: 2}) {
 		require.NoError(t, err)
 		n++
 	}
@@ -235,7 +254,7 @@ func TestChargeListHostileAnswers(t *testing.T) {
 
 	// A bare array is a page too; null members are skipped.
 	setBody(`[{"charge_uuid":"z","status":"pending"},null]`)
-	p, err := c.Charges.List(ctx, a55.ChargeListOptions{Limit: 10})
+	p, err := c.Charges.List(ctx, &a55.ChargeListOptions{Limit: 10})
 	require.NoError(t, err)
 	require.Len(t, p.Charges, 1)
 	assert.Equal(t, -1, p.Total)
@@ -262,7 +281,7 @@ func TestReadsTakeCallOptions(t *testing.T) {
 	_, err = c.Charges.Get(ctx, "c1", "w1", payonce.WithHeader("X-Trace-Id", "trace-get"))
 	require.NoError(t, err)
 	assert.Equal(t, a55.PathCharges+" trace-get", seen.Load())
-	_, err = c.Charges.List(ctx, a55.ChargeListOptions{Limit: 5}, payonce.WithHeader("X-Trace-Id", "trace-list"))
+	_, err = c.Charges.List(ctx, &a55.ChargeListOptions{Limit: 5}, payonce.WithHeader("X-Trace-Id", "trace-list"))
 	require.NoError(t, err)
 	assert.Equal(t, a55.PathChargeList+" trace-list", seen.Load())
 }
