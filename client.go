@@ -31,6 +31,8 @@ type Client struct {
 	provider      string
 	now           func() time.Time
 	allowInsecure bool
+	journal       Journal // WithJournal
+	scope         string  // WithScope
 }
 
 // Limiter paces attempts client-side; *rate.Limiter from golang.org/x/time
@@ -287,6 +289,10 @@ type Meta struct {
 	RequestID  string        // provider request ID
 	Header     http.Header   // final answer's headers
 	Duration   time.Duration // wall time of the operation
+	// FromJournal: nothing was sent, the result is the one the journal
+	// recorded for Reference.
+	FromJournal bool
+	Reference   string // the journal reference (WithReference), "" without one
 }
 
 // Codec decodes a provider's answers.

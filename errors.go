@@ -79,6 +79,12 @@ var (
 	ErrInvalidCard = errors.New("invalid card")
 	// ErrInvalidConfig: a client option was refused.
 	ErrInvalidConfig = errors.New("invalid configuration")
+	// ErrOutcomeUnknown: the journal holds a pending entry whose key is too
+	// old to send again; nothing was sent (JournalEntryOf gives the entry).
+	ErrOutcomeUnknown = errors.New("outcome unknown: reconciliation needed")
+	// ErrJournal: the journal failed (see JournalWriteError for a failure
+	// after the operation ran).
+	ErrJournal = errors.New("journal error")
 )
 
 // APIError is the one error type every payonce operation returns. It

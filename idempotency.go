@@ -180,6 +180,10 @@ type callOptions struct {
 	timeout time.Duration // WithCallTimeout
 	headers []string      // WithHeader: canonical name, value, name, value...
 	err     error         // the first invalid option
+
+	reference    string // WithReference
+	hasReference bool
+	tokenErr     error // WithResumeToken with a bad token
 }
 
 // WithIdempotencyKey sets the key of one operation; it wins over a key bound
@@ -222,6 +226,9 @@ func (o *callOptions) apply(opts []CallOption) {
 // resolveKey picks the key from the options o holds, then ctx, then a new
 // UUID v4.
 func (o *callOptions) resolveKey(ctx context.Context, now time.Time) (key string, created time.Time, err error) {
+	if o.tokenErr != nil {
+		return "", time.Time{}, o.tokenErr
+	}
 	if o.noKey {
 		return "", now, nil
 	}

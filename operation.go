@@ -65,10 +65,13 @@ func (c *Client) Do(ctx context.Context, req *Request, out any, opts ...CallOpti
 		op.opts.apply(opts)
 	}
 	now := c.now()
+	if err := c.checkReference(req, op.opts); err != nil {
+		return Meta{}, op.fail(errKind(err, ErrInvalidRequest), err)
+	}
 	if req.Keyed {
 		key, created, err := op.opts.resolveKey(ctx, now)
 		if err != nil {
-			return Meta{}, op.fail(ErrTransport, err)
+			return Meta{}, op.fail(errKind(err, ErrTransport), err)
 		}
 		op.key, op.created = key, created
 		if err := c.rules.Validate(key); err != nil {
@@ -100,7 +103,15 @@ func (c *Client) Do(ctx context.Context, req *Request, out any, opts ...CallOpti
 		op.body = b
 	}
 	op.backoff = op.policy.newBackOff()
+	if op.opts.hasReference {
+		return op.journaled(op.opts.reference, out, start)
+	}
+	return op.execute(out, start)
+}
 
+// execute runs the attempt loop and decodes the final answer.
+func (op *operation) execute(out any, start time.Time) (Meta, error) {
+	c, ctx, req := op.c, op.ctx, op.req
 	recovered := false
 	for {
 		resp, err := op.run()

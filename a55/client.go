@@ -68,6 +68,7 @@ func NewClient(auth Auth, opts ...payonce.Option) (*Client, error) {
 		payonce.WithBaseURL(SandboxURL),
 		payonce.WithKeyRules(payonce.A55KeyRules()),
 		payonce.WithProvider("a55"),
+		payonce.WithScope("a55:" + auth.ClientID), // journal scope: the credential identity, never the secret
 		payonce.WithCodec(Codec{}),
 		payonce.WithSigner(z),
 	}

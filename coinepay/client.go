@@ -73,6 +73,7 @@ func NewClient(apiKey, secret string, opts ...payonce.Option) (*Client, error) {
 	base := []payonce.Option{
 		payonce.WithKeyRules(payonce.CoinepayKeyRules()),
 		payonce.WithProvider(ProviderName),
+		payonce.WithScope(ProviderName + ":" + apiKey), // journal scope: the API key, never the secret
 		payonce.WithCodec(Codec{}),
 		payonce.WithSigner(signer),
 	}

@@ -1,0 +1,192 @@
+// Package journal holds the in-memory journal and what the journal
+// backends share. See docs/crash-safety.md for when to use a journal.
+package journal
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/payonce/payonce"
+)
+
+// Memory is an in-memory payonce.Journal for tests and single-process
+// tools: it is safe for concurrent use but forgets everything when the
+// process ends. Use sqlitejournal or pgjournal for durability.
+type Memory struct {
+	mu      sync.Mutex
+	entries map[entryID]*payonce.JournalEntry
+	now     func() time.Time
+}
+
+type entryID struct{ scope, reference string }
+
+// NewMemory returns an empty in-memory journal.
+func NewMemory() *Memory {
+	return &Memory{entries: map[entryID]*payonce.JournalEntry{}, now: time.Now}
+}
+
+// WithClock sets the clock leases are measured against and returns m.
+func (m *Memory) WithClock(now func() time.Time) *Memory {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.now = now
+	return m
+}
+
+// Reserve inserts e as pending unless (Scope, Reference) exists.
+func (m *Memory) Reserve(ctx context.Context, e payonce.JournalEntry) (payonce.JournalEntry, bool, error) {
+	if err := ctx.Err(); err != nil {
+		return payonce.JournalEntry{}, false, err
+	}
+	if err := CheckReserve(e); err != nil {
+		return payonce.JournalEntry{}, false, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	id := entryID{e.Scope, e.Reference}
+	if old, ok := m.entries[id]; ok {
+		return clone(*old), false, nil
+	}
+	e = NormalizeReserve(e, m.now())
+	c := clone(e)
+	m.entries[id] = &c
+	return clone(e), true, nil
+}
+
+// Update overwrites the mutable fields of an entry.
+func (m *Memory) Update(ctx context.Context, e payonce.JournalEntry) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := CheckState(e.State); err != nil {
+		return err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	old, ok := m.entries[entryID{e.Scope, e.Reference}]
+	if !ok {
+		return fmt.Errorf("journal: update %q: %w", e.Reference, payonce.ErrJournalNotFound)
+	}
+	if old.Settled() && old.State != e.State {
+		return fmt.Errorf("journal: update %q from %s to %s: %w", e.Reference, old.State, e.State, payonce.ErrJournalSettled)
+	}
+	old.State, old.Result, old.StatusCode, old.RequestID, old.Replayed = e.State, append([]byte(nil), e.Result...), e.StatusCode, e.RequestID, e.Replayed
+	old.ErrorKind, old.ErrorCode, old.ErrorMessage = e.ErrorKind, e.ErrorCode, e.ErrorMessage
+	old.Attempts, old.LastCause = e.Attempts, e.LastCause
+	old.UpdatedAt = e.UpdatedAt
+	if old.UpdatedAt.IsZero() {
+		old.UpdatedAt = m.now()
+	}
+	old.UpdatedAt = Time(old.UpdatedAt)
+	if old.Settled() {
+		old.LeaseOwner, old.LeaseUntil = "", time.Time{}
+	}
+	return nil
+}
+
+// Get returns the entry of (scope, reference).
+func (m *Memory) Get(ctx context.Context, scope, reference string) (payonce.JournalEntry, error) {
+	if err := ctx.Err(); err != nil {
+		return payonce.JournalEntry{}, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	e, ok := m.entries[entryID{scope, reference}]
+	if !ok {
+		return payonce.JournalEntry{}, fmt.Errorf("journal: get %q: %w", reference, payonce.ErrJournalNotFound)
+	}
+	return clone(*e), nil
+}
+
+// Pending lists pending entries, oldest first.
+func (m *Memory) Pending(ctx context.Context, q payonce.PendingQuery) ([]payonce.JournalEntry, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.pendingLocked(q.Scope, q.Before, q.Limit, nil), nil
+}
+
+func (m *Memory) pendingLocked(scope string, before time.Time, limit int, keep func(*payonce.JournalEntry) bool) []payonce.JournalEntry {
+	var sel []*payonce.JournalEntry
+	for _, e := range m.entries {
+		if e.State != payonce.JournalPending || (scope != "" && e.Scope != scope) {
+			continue
+		}
+		if !before.IsZero() && !e.UpdatedAt.Before(before) {
+			continue
+		}
+		if keep != nil && !keep(e) {
+			continue
+		}
+		sel = append(sel, e)
+	}
+	sort.Slice(sel, func(i, j int) bool {
+		if !sel[i].CreatedAt.Equal(sel[j].CreatedAt) {
+			return sel[i].CreatedAt.Before(sel[j].CreatedAt)
+		}
+		if sel[i].Scope != sel[j].Scope {
+			return sel[i].Scope < sel[j].Scope
+		}
+		return sel[i].Reference < sel[j].Reference
+	})
+	if limit > 0 && len(sel) > limit {
+		sel = sel[:limit]
+	}
+	out := make([]payonce.JournalEntry, len(sel))
+	for i, e := range sel {
+		out[i] = clone(*e)
+	}
+	return out
+}
+
+// Claim leases free or expired pending entries to c.Owner.
+func (m *Memory) Claim(ctx context.Context, c payonce.ClaimRequest) ([]payonce.JournalEntry, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := CheckClaim(c); err != nil {
+		return nil, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	now := Time(m.now())
+	sel := m.pendingLocked(c.Scope, time.Time{}, c.Limit, func(e *payonce.JournalEntry) bool {
+		return e.LeaseOwner == "" || !e.LeaseUntil.After(now)
+	})
+	until := now.Add(c.Lease)
+	for i := range sel {
+		e := m.entries[entryID{sel[i].Scope, sel[i].Reference}]
+		e.LeaseOwner, e.LeaseUntil = c.Owner, until
+		sel[i].LeaseOwner, sel[i].LeaseUntil = c.Owner, until
+	}
+	return sel, nil
+}
+
+// Purge deletes settled entries last updated before settledBefore.
+func (m *Memory) Purge(ctx context.Context, settledBefore time.Time) (int64, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var n int64
+	for id, e := range m.entries {
+		if e.Settled() && e.UpdatedAt.Before(settledBefore) {
+			delete(m.entries, id)
+			n++
+		}
+	}
+	return n, nil
+}
+
+func clone(e payonce.JournalEntry) payonce.JournalEntry {
+	if e.Result != nil {
+		e.Result = append([]byte(nil), e.Result...)
+	}
+	return e
+}

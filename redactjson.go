@@ -1,0 +1,120 @@
+package payonce
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+)
+
+// RedactJSON returns a redacted copy of a JSON document, for storage: the
+// values of secret fields (cvv, cvc, security code, pin, token, secret,
+// password, authorization, signature) become "[REDACTED]" (null when not a
+// string); card numbers, in any field and with or without separators, keep
+// only their last four digits; integers of 13 to 19 digits that pass the
+// Luhn check become null; every other string passes through RedactString.
+// A body that is not JSON is stored as a JSON string of its redacted text.
+func RedactJSON(b []byte) []byte {
+	if len(bytes.TrimSpace(b)) == 0 {
+		return nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil || dec.More() {
+		out, _ := json.Marshal(redactCardLike(RedactString(string(b))))
+		return out
+	}
+	out, err := json.Marshal(redactValue(v))
+	if err != nil {
+		return []byte("null")
+	}
+	return out
+}
+
+// secretField reports whether a JSON field name marks a secret; the name
+// is compared without case, underscores or hyphens.
+func secretField(k string) bool {
+	n := strings.NewReplacer("_", "", "-", "").Replace(strings.ToLower(k))
+	switch n {
+	case "cvv", "cvv2", "cvc", "cvc2", "cid", "securitycode", "cardsecuritycode", "pin",
+		"token", "accesstoken", "refreshtoken", "idtoken", "cardtoken", "bearer",
+		"secret", "clientsecret", "apisecret", "password", "authorization",
+		"signature", "xsignature", "privatekey", "apikeysecret":
+		return true
+	}
+	return strings.HasSuffix(n, "secret") || strings.HasSuffix(n, "password") || strings.HasSuffix(n, "token")
+}
+
+func redactValue(v any) any {
+	switch t := v.(type) {
+	case map[string]any:
+		for k, val := range t {
+			if secretField(k) {
+				if _, ok := val.(string); ok {
+					t[k] = "[REDACTED]"
+				} else if val != nil {
+					t[k] = nil
+				}
+				continue
+			}
+			t[k] = redactValue(val)
+		}
+		return t
+	case []any:
+		for i := range t {
+			t[i] = redactValue(t[i])
+		}
+		return t
+	case string:
+		return redactCardLike(RedactString(t))
+	case json.Number:
+		s := t.String()
+		if len(s) >= 13 && len(s) <= 19 && strings.Trim(s, "0123456789") == "" && LuhnValid(s) {
+			return nil
+		}
+		return t
+	}
+	return v
+}
+
+// redactCardLike masks card numbers written with spaces or hyphens between
+// digit groups ("4111 1111 1111 1111"): all but the last four digits
+// become '*'.
+func redactCardLike(s string) string {
+	b := []byte(s)
+	for i := 0; i < len(b); {
+		if b[i] < '0' || b[i] > '9' {
+			i++
+			continue
+		}
+		// extend over digits and single separators between digits
+		j, end, digits := i, i, 0
+		for j < len(b) {
+			if b[j] >= '0' && b[j] <= '9' {
+				digits++
+				j++
+				end = j
+				continue
+			}
+			if (b[j] == ' ' || b[j] == '-') && j+1 < len(b) && b[j+1] >= '0' && b[j+1] <= '9' {
+				j++
+				continue
+			}
+			break
+		}
+		if digits >= 12 && digits <= 19 {
+			keep := 4
+			for k := end - 1; k >= i; k-- {
+				if b[k] >= '0' && b[k] <= '9' {
+					if keep > 0 {
+						keep--
+					} else {
+						b[k] = '*'
+					}
+				}
+			}
+		}
+		i = end
+	}
+	return string(b)
+}
