@@ -1,0 +1,72 @@
+package sqlitejournal
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"time"
+)
+
+// migrations are applied in order; migration i brings the schema to
+// version i+1. A released migration never changes: add a new one.
+var migrations = []string{
+	`CREATE TABLE payonce_journal (
+		scope         TEXT    NOT NULL,
+		reference     TEXT    NOT NULL,
+		operation     TEXT    NOT NULL DEFAULT '',
+		method        TEXT    NOT NULL DEFAULT '',
+		path          TEXT    NOT NULL DEFAULT '',
+		idem_key      TEXT    NOT NULL,
+		key_created   INTEGER NOT NULL,
+		fingerprint   TEXT    NOT NULL,
+		state         TEXT    NOT NULL CHECK (state IN ('pending', 'succeeded', 'failed')),
+		result        BLOB,
+		status_code   INTEGER NOT NULL DEFAULT 0,
+		request_id    TEXT    NOT NULL DEFAULT '',
+		replayed      INTEGER NOT NULL DEFAULT 0,
+		error_kind    TEXT    NOT NULL DEFAULT '',
+		error_code    TEXT    NOT NULL DEFAULT '',
+		error_message TEXT    NOT NULL DEFAULT '',
+		attempts      INTEGER NOT NULL DEFAULT 0,
+		last_cause    TEXT    NOT NULL DEFAULT '',
+		created_at    INTEGER NOT NULL,
+		updated_at    INTEGER NOT NULL,
+		lease_owner   TEXT    NOT NULL DEFAULT '',
+		lease_until   INTEGER NOT NULL DEFAULT 0,
+		PRIMARY KEY (scope, reference)
+	);
+	CREATE INDEX payonce_journal_pending ON payonce_journal (state, created_at);
+	CREATE INDEX payonce_journal_settled ON payonce_journal (state, updated_at);`,
+}
+
+// SchemaVersion is the schema version this package writes.
+func SchemaVersion() int { return len(migrations) }
+
+// migrate creates the version table and applies the missing migrations,
+// under the write lock, so that processes opening one file at once
+// migrate it once. A file of a newer version is refused.
+func (j *Journal) migrate(ctx context.Context) error {
+	return j.inTx(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS payonce_journal_migrations (
+			version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)`); err != nil {
+			return fmt.Errorf("sqlitejournal: migrate: %w", err)
+		}
+		var v int
+		if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM payonce_journal_migrations`).Scan(&v); err != nil {
+			return fmt.Errorf("sqlitejournal: migrate: %w", err)
+		}
+		if v > len(migrations) {
+			return fmt.Errorf("sqlitejournal: schema version %d is newer than this package's %d", v, len(migrations))
+		}
+		for i := v; i < len(migrations); i++ {
+			if _, err := tx.ExecContext(ctx, migrations[i]); err != nil {
+				return fmt.Errorf("sqlitejournal: migration %d: %w", i+1, err)
+			}
+			if _, err := tx.ExecContext(ctx, `INSERT INTO payonce_journal_migrations (version, applied_at) VALUES (?, ?)`,
+				i+1, time.Now().UnixMicro()); err != nil {
+				return fmt.Errorf("sqlitejournal: migration %d: %w", i+1, err)
+			}
+		}
+		return nil
+	})
+}

@@ -1,0 +1,342 @@
+// Package sqlitejournal is the embedded payonce.Journal: one SQLite file
+// (pure Go, modernc.org/sqlite) in WAL mode, safe for several goroutines
+// and several processes sharing the file. Writes take SQLite's write lock
+// up front (BEGIN IMMEDIATE) and wait for it up to the busy timeout.
+package sqlitejournal
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"time"
+
+	"github.com/payonce/payonce"
+	"github.com/payonce/payonce/journal"
+	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
+)
+
+// DefaultBusyTimeout is how long a write waits for another connection or
+// process holding the file's write lock.
+const DefaultBusyTimeout = 10 * time.Second
+
+// Journal is a payonce.Journal in one SQLite file. It is safe for
+// concurrent use by goroutines and processes.
+type Journal struct {
+	db  *sql.DB
+	now func() time.Time
+}
+
+// Option configures Open.
+type Option func(*config) error
+
+type config struct {
+	busy time.Duration
+	now  func() time.Time
+}
+
+// WithBusyTimeout sets how long a write waits for the write lock (default
+// DefaultBusyTimeout).
+func WithBusyTimeout(d time.Duration) Option {
+	return func(c *config) error {
+		if d <= 0 {
+			return fmt.Errorf("%w: sqlitejournal: busy timeout must be positive", payonce.ErrInvalidConfig)
+		}
+		c.busy = d
+		return nil
+	}
+}
+
+// WithClock sets the clock leases are measured against (tests).
+func WithClock(now func() time.Time) Option {
+	return func(c *config) error {
+		if now == nil {
+			return fmt.Errorf("%w: sqlitejournal: nil clock", payonce.ErrInvalidConfig)
+		}
+		c.now = now
+		return nil
+	}
+}
+
+// Open opens (creating when absent) the journal file at path, switches it
+// to WAL and migrates its schema to the current version.
+func Open(ctx context.Context, path string, opts ...Option) (*Journal, error) {
+	cfg := config{busy: DefaultBusyTimeout, now: time.Now}
+	for _, o := range opts {
+		if o == nil {
+			continue
+		}
+		if err := o(&cfg); err != nil {
+			return nil, err
+		}
+	}
+	if path == "" {
+		return nil, fmt.Errorf("%w: sqlitejournal: empty path", payonce.ErrInvalidConfig)
+	}
+	q := url.Values{}
+	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", cfg.busy.Milliseconds()))
+	q.Add("_pragma", "journal_mode(WAL)")
+	q.Add("_pragma", "synchronous(FULL)")
+	q.Add("_pragma", "foreign_keys(ON)")
+	q.Set("_txlock", "immediate")
+	dsn := (&url.URL{Scheme: "file", Opaque: url.PathEscape(path), RawQuery: q.Encode()}).String()
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("sqlitejournal: open: %w", err)
+	}
+	db.SetMaxOpenConns(8)
+	j := &Journal{db: db, now: cfg.now}
+	if err := j.migrate(ctx); err != nil {
+		_ = db.Close()
+		return nil, err
+	}
+	return j, nil
+}
+
+// Close closes the database.
+func (j *Journal) Close() error { return j.db.Close() }
+
+// DB returns the underlying database, for a merchant keeping its own
+// tables in the same file (see ReserveTx).
+func (j *Journal) DB() *sql.DB { return j.db }
+
+const columns = `scope, reference, operation, method, path, idem_key, key_created, fingerprint, state, result,
+	status_code, request_id, replayed, error_kind, error_code, error_message, attempts, last_cause,
+	created_at, updated_at, lease_owner, lease_until`
+
+type queryer interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// Reserve inserts e as pending unless (Scope, Reference) exists.
+func (j *Journal) Reserve(ctx context.Context, e payonce.JournalEntry) (payonce.JournalEntry, bool, error) {
+	var out payonce.JournalEntry
+	var created bool
+	err := j.inTx(ctx, func(tx *sql.Tx) error {
+		var err error
+		out, created, err = j.reserve(ctx, tx, e)
+		return err
+	})
+	return out, created, err
+}
+
+// ReserveTx reserves e inside the caller's transaction on this journal's
+// database (DB), so that the merchant's own rows (the order) and the intent
+// to run the operation commit or roll back together. A later Do with the
+// reference finds the pending entry and uses its key. e needs Scope (the
+// client's, see payonce.Client.Scope), Reference, Method, Path, Key,
+// KeyCreated and the Fingerprint of the request Do will send
+// (payonce.Fingerprint of the marshalled body).
+func (j *Journal) ReserveTx(ctx context.Context, tx *sql.Tx, e payonce.JournalEntry) (payonce.JournalEntry, bool, error) {
+	if tx == nil {
+		return payonce.JournalEntry{}, false, fmt.Errorf("%w: sqlitejournal: nil transaction", payonce.ErrInvalidConfig)
+	}
+	return j.reserve(ctx, tx, e)
+}
+
+func (j *Journal) reserve(ctx context.Context, q queryer, e payonce.JournalEntry) (payonce.JournalEntry, bool, error) {
+	if err := journal.CheckReserve(e); err != nil {
+		return payonce.JournalEntry{}, false, err
+	}
+	e = journal.NormalizeReserve(e, j.now())
+	res, err := q.ExecContext(ctx, `INSERT INTO payonce_journal (`+columns+`)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (scope, reference) DO NOTHING`,
+		e.Scope, e.Reference, e.Operation, e.Method, e.Path, e.Key, micro(e.KeyCreated), e.Fingerprint, string(e.State), e.Result,
+		e.StatusCode, e.RequestID, e.Replayed, e.ErrorKind, e.ErrorCode, e.ErrorMessage, e.Attempts, e.LastCause,
+		micro(e.CreatedAt), micro(e.UpdatedAt), "", int64(0))
+	if err != nil {
+		return payonce.JournalEntry{}, false, fmt.Errorf("sqlitejournal: reserve: %w", err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return payonce.JournalEntry{}, false, fmt.Errorf("sqlitejournal: reserve: %w", err)
+	}
+	got, err := get(ctx, q, e.Scope, e.Reference)
+	if err != nil {
+		return payonce.JournalEntry{}, false, err
+	}
+	return got, n == 1, nil
+}
+
+// Update overwrites the mutable fields of an entry; it never moves a
+// settled entry to another state.
+func (j *Journal) Update(ctx context.Context, e payonce.JournalEntry) error {
+	if err := journal.CheckState(e.State); err != nil {
+		return err
+	}
+	upd := journal.Time(e.UpdatedAt)
+	if upd.IsZero() {
+		upd = journal.Time(j.now())
+	}
+	return j.inTx(ctx, func(tx *sql.Tx) error {
+		var state string
+		err := tx.QueryRowContext(ctx, `SELECT state FROM payonce_journal WHERE scope = ? AND reference = ?`, e.Scope, e.Reference).Scan(&state)
+		if errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("sqlitejournal: update %q: %w", e.Reference, payonce.ErrJournalNotFound)
+		}
+		if err != nil {
+			return fmt.Errorf("sqlitejournal: update: %w", err)
+		}
+		if st := payonce.JournalState(state); st != payonce.JournalPending && st != e.State {
+			return fmt.Errorf("sqlitejournal: update %q from %s to %s: %w", e.Reference, st, e.State, payonce.ErrJournalSettled)
+		}
+		settled := e.State != payonce.JournalPending
+		_, err = tx.ExecContext(ctx, `UPDATE payonce_journal SET state = ?, result = ?, status_code = ?, request_id = ?, replayed = ?,
+			error_kind = ?, error_code = ?, error_message = ?, attempts = ?, last_cause = ?, updated_at = ?,
+			lease_owner = CASE WHEN ? THEN '' ELSE lease_owner END, lease_until = CASE WHEN ? THEN 0 ELSE lease_until END
+			WHERE scope = ? AND reference = ?`,
+			string(e.State), e.Result, e.StatusCode, e.RequestID, e.Replayed, e.ErrorKind, e.ErrorCode, e.ErrorMessage,
+			e.Attempts, e.LastCause, micro(upd), settled, settled, e.Scope, e.Reference)
+		if err != nil {
+			return fmt.Errorf("sqlitejournal: update: %w", err)
+		}
+		return nil
+	})
+}
+
+// Get returns the entry of (scope, reference).
+func (j *Journal) Get(ctx context.Context, scope, reference string) (payonce.JournalEntry, error) {
+	return get(ctx, j.db, scope, reference)
+}
+
+func get(ctx context.Context, q queryer, scope, reference string) (payonce.JournalEntry, error) {
+	rows, err := q.QueryContext(ctx, `SELECT `+columns+` FROM payonce_journal WHERE scope = ? AND reference = ?`, scope, reference)
+	if err != nil {
+		return payonce.JournalEntry{}, fmt.Errorf("sqlitejournal: get: %w", err)
+	}
+	es, err := scanAll(rows)
+	if err != nil {
+		return payonce.JournalEntry{}, err
+	}
+	if len(es) == 0 {
+		return payonce.JournalEntry{}, fmt.Errorf("sqlitejournal: get %q: %w", reference, payonce.ErrJournalNotFound)
+	}
+	return es[0], nil
+}
+
+// Pending lists pending entries, oldest first.
+func (j *Journal) Pending(ctx context.Context, q payonce.PendingQuery) ([]payonce.JournalEntry, error) {
+	before := int64(0)
+	if !q.Before.IsZero() {
+		before = micro(journal.Time(q.Before))
+	}
+	rows, err := j.db.QueryContext(ctx, `SELECT `+columns+` FROM payonce_journal
+		WHERE state = 'pending' AND (? = '' OR scope = ?) AND (? = 0 OR updated_at < ?)
+		ORDER BY created_at, scope, reference LIMIT ?`,
+		q.Scope, q.Scope, before, before, limit(q.Limit))
+	if err != nil {
+		return nil, fmt.Errorf("sqlitejournal: pending: %w", err)
+	}
+	return scanAll(rows)
+}
+
+// Claim leases free or expired pending entries to c.Owner until now plus
+// c.Lease. The write lock makes concurrent claims, in any process, see
+// each other: an entry is leased to one owner at a time.
+func (j *Journal) Claim(ctx context.Context, c payonce.ClaimRequest) ([]payonce.JournalEntry, error) {
+	if err := journal.CheckClaim(c); err != nil {
+		return nil, err
+	}
+	var out []payonce.JournalEntry
+	err := j.inTx(ctx, func(tx *sql.Tx) error {
+		now := journal.Time(j.now())
+		rows, err := tx.QueryContext(ctx, `SELECT `+columns+` FROM payonce_journal
+			WHERE state = 'pending' AND (? = '' OR scope = ?) AND (lease_owner = '' OR lease_until <= ?)
+			ORDER BY created_at, scope, reference LIMIT ?`, c.Scope, c.Scope, micro(now), limit(c.Limit))
+		if err != nil {
+			return fmt.Errorf("sqlitejournal: claim: %w", err)
+		}
+		es, err := scanAll(rows)
+		if err != nil {
+			return err
+		}
+		until := now.Add(c.Lease)
+		for i := range es {
+			if _, err := tx.ExecContext(ctx, `UPDATE payonce_journal SET lease_owner = ?, lease_until = ? WHERE scope = ? AND reference = ?`,
+				c.Owner, micro(until), es[i].Scope, es[i].Reference); err != nil {
+				return fmt.Errorf("sqlitejournal: claim: %w", err)
+			}
+			es[i].LeaseOwner, es[i].LeaseUntil = c.Owner, until
+		}
+		out = es
+		return nil
+	})
+	return out, err
+}
+
+// Purge deletes settled entries last updated before settledBefore.
+func (j *Journal) Purge(ctx context.Context, settledBefore time.Time) (int64, error) {
+	res, err := j.db.ExecContext(ctx, `DELETE FROM payonce_journal WHERE state IN ('succeeded', 'failed') AND updated_at < ?`,
+		micro(journal.Time(settledBefore)))
+	if err != nil {
+		return 0, fmt.Errorf("sqlitejournal: purge: %w", err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return 0, fmt.Errorf("sqlitejournal: purge: %w", err)
+	}
+	return n, nil
+}
+
+// inTx runs fn in a write transaction (BEGIN IMMEDIATE).
+func (j *Journal) inTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	tx, err := j.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("sqlitejournal: begin: %w", err)
+	}
+	if err := fn(tx); err != nil {
+		_ = tx.Rollback()
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("sqlitejournal: commit: %w", err)
+	}
+	return nil
+}
+
+func scanAll(rows *sql.Rows) ([]payonce.JournalEntry, error) {
+	defer func() { _ = rows.Close() }()
+	var out []payonce.JournalEntry
+	for rows.Next() {
+		var e payonce.JournalEntry
+		var state string
+		var keyCreated, created, updated, leaseUntil int64
+		if err := rows.Scan(&e.Scope, &e.Reference, &e.Operation, &e.Method, &e.Path, &e.Key, &keyCreated, &e.Fingerprint, &state, &e.Result,
+			&e.StatusCode, &e.RequestID, &e.Replayed, &e.ErrorKind, &e.ErrorCode, &e.ErrorMessage, &e.Attempts, &e.LastCause,
+			&created, &updated, &e.LeaseOwner, &leaseUntil); err != nil {
+			return nil, fmt.Errorf("sqlitejournal: scan: %w", err)
+		}
+		e.State = payonce.JournalState(state)
+		e.KeyCreated, e.CreatedAt, e.UpdatedAt, e.LeaseUntil = fromMicro(keyCreated), fromMicro(created), fromMicro(updated), fromMicro(leaseUntil)
+		out = append(out, e)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlitejournal: scan: %w", err)
+	}
+	return out, nil
+}
+
+func micro(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixMicro()
+}
+
+func fromMicro(us int64) time.Time {
+	if us == 0 {
+		return time.Time{}
+	}
+	return time.UnixMicro(us).UTC()
+}
+
+func limit(n int) int {
+	if n <= 0 {
+		return -1 // SQLite: no limit
+	}
+	return n
+}

@@ -1,0 +1,170 @@
+package sqlitejournal_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/payonce/payonce"
+	"github.com/payonce/payonce/journal/journaltest"
+	"github.com/payonce/payonce/journal/sqlitejournal"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func open(t *testing.T) *sqlitejournal.Journal {
+	t.Helper()
+	j, err := sqlitejournal.Open(t.Context(), filepath.Join(t.TempDir(), "journal.db"))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = j.Close() })
+	return j
+}
+
+func TestConformance(t *testing.T) {
+	journaltest.Run(t, func(t *testing.T) payonce.Journal { return open(t) })
+}
+
+func TestOpenCreatesOneWALFileAndMigratesOnce(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "dir with space", "j.db")
+	require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
+	j, err := sqlitejournal.Open(t.Context(), path)
+	require.NoError(t, err)
+	_, err = os.Stat(path)
+	require.NoError(t, err, "the journal is the file at path")
+	var mode string
+	require.NoError(t, j.DB().QueryRowContext(t.Context(), "PRAGMA journal_mode").Scan(&mode))
+	assert.Equal(t, "wal", mode)
+	_, _, err = j.Reserve(t.Context(), journaltest.Entry("s", "kept"))
+	require.NoError(t, err)
+	require.NoError(t, j.Close())
+
+	j2, err := sqlitejournal.Open(t.Context(), path)
+	require.NoError(t, err)
+	var versions, max int
+	require.NoError(t, j2.DB().QueryRowContext(t.Context(), "SELECT COUNT(*), MAX(version) FROM payonce_journal_migrations").Scan(&versions, &max))
+	assert.Equal(t, sqlitejournal.SchemaVersion(), versions)
+	assert.Equal(t, sqlitejournal.SchemaVersion(), max)
+	_, err = j2.Get(t.Context(), "s", "kept")
+	require.NoError(t, err, "reopening keeps the entries")
+
+	// A file written by a newer version is refused, not mangled.
+	_, err = j2.DB().ExecContext(t.Context(), "INSERT INTO payonce_journal_migrations (version, applied_at) VALUES (?, 0)", sqlitejournal.SchemaVersion()+1)
+	require.NoError(t, err)
+	require.NoError(t, j2.Close())
+	_, err = sqlitejournal.Open(t.Context(), path)
+	require.ErrorContains(t, err, "newer")
+}
+
+func TestOpenRefusesBadOptions(t *testing.T) {
+	_, err := sqlitejournal.Open(t.Context(), "")
+	require.ErrorIs(t, err, payonce.ErrInvalidConfig)
+	_, err = sqlitejournal.Open(t.Context(), filepath.Join(t.TempDir(), "j.db"), sqlitejournal.WithBusyTimeout(0))
+	require.ErrorIs(t, err, payonce.ErrInvalidConfig)
+	_, err = sqlitejournal.Open(t.Context(), filepath.Join(t.TempDir(), "j.db"), sqlitejournal.WithClock(nil))
+	require.ErrorIs(t, err, payonce.ErrInvalidConfig)
+}
+
+// ReserveTx joins the merchant's transaction: rolled back, nothing is
+// reserved; committed, the order row and the entry exist together.
+func TestReserveTxJoinsTheMerchantsTransaction(t *testing.T) {
+	j := open(t)
+	ctx := t.Context()
+	_, err := j.DB().ExecContext(ctx, "CREATE TABLE orders (id TEXT PRIMARY KEY)")
+	require.NoError(t, err)
+
+	tx, err := j.DB().BeginTx(ctx, nil)
+	require.NoError(t, err)
+	_, err = tx.ExecContext(ctx, "INSERT INTO orders (id) VALUES ('o-1')")
+	require.NoError(t, err)
+	_, created, err := j.ReserveTx(ctx, tx, journaltest.Entry("s", "o-1/charge"))
+	require.NoError(t, err)
+	require.True(t, created)
+	require.NoError(t, tx.Rollback())
+	_, err = j.Get(ctx, "s", "o-1/charge")
+	require.ErrorIs(t, err, payonce.ErrJournalNotFound)
+
+	tx, err = j.DB().BeginTx(ctx, nil)
+	require.NoError(t, err)
+	_, err = tx.ExecContext(ctx, "INSERT INTO orders (id) VALUES ('o-1')")
+	require.NoError(t, err)
+	e, created, err := j.ReserveTx(ctx, tx, journaltest.Entry("s", "o-1/charge"))
+	require.NoError(t, err)
+	require.True(t, created)
+	require.NoError(t, tx.Commit())
+	got, err := j.Get(ctx, "s", "o-1/charge")
+	require.NoError(t, err)
+	assert.Equal(t, e.Key, got.Key)
+
+	_, _, err = j.ReserveTx(ctx, nil, journaltest.Entry("s", "x"))
+	require.ErrorIs(t, err, payonce.ErrInvalidConfig)
+}
+
+// Several processes share one file: each reserves the same references;
+// every reference is created exactly once, all see the same key.
+func TestSeveralProcessesShareOneFile(t *testing.T) {
+	if os.Getenv("SQLITEJOURNAL_HELPER") != "" {
+		t.Skip("helper process")
+	}
+	path := filepath.Join(t.TempDir(), "shared.db")
+	const procs, refs = 4, 30
+	var cmds []*exec.Cmd
+	var outs []*bytes.Buffer
+	for p := range procs {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestHelperProcess$")
+		cmd.Env = append(os.Environ(), "SQLITEJOURNAL_HELPER=1", "SQLITEJOURNAL_PATH="+path,
+			"SQLITEJOURNAL_PROC="+strconv.Itoa(p), "SQLITEJOURNAL_REFS="+strconv.Itoa(refs))
+		out := &bytes.Buffer{}
+		cmd.Stdout, cmd.Stderr = out, out
+		require.NoError(t, cmd.Start())
+		cmds, outs = append(cmds, cmd), append(outs, out)
+	}
+	created := map[string]int{}
+	keys := map[string]map[string]bool{}
+	for i, cmd := range cmds {
+		require.NoError(t, cmd.Wait(), outs[i].String())
+		for line := range strings.SplitSeq(outs[i].String(), "\n") {
+			var ref, key string
+			var c bool
+			if n, _ := fmt.Sscanf(line, "RESERVED %s %s %t", &ref, &key, &c); n == 3 {
+				if c {
+					created[ref]++
+				}
+				if keys[ref] == nil {
+					keys[ref] = map[string]bool{}
+				}
+				keys[ref][key] = true
+			}
+		}
+	}
+	require.Len(t, keys, refs)
+	for ref, ks := range keys {
+		assert.Equal(t, 1, created[ref], ref)
+		assert.Len(t, ks, 1, ref)
+	}
+}
+
+// TestHelperProcess is one process of TestSeveralProcessesShareOneFile.
+func TestHelperProcess(t *testing.T) {
+	path := os.Getenv("SQLITEJOURNAL_PATH")
+	if os.Getenv("SQLITEJOURNAL_HELPER") == "" || path == "" {
+		t.Skip("run by TestSeveralProcessesShareOneFile")
+	}
+	proc := os.Getenv("SQLITEJOURNAL_PROC")
+	refs, _ := strconv.Atoi(os.Getenv("SQLITEJOURNAL_REFS"))
+	j, err := sqlitejournal.Open(context.Background(), path)
+	require.NoError(t, err)
+	defer func() { _ = j.Close() }()
+	for i := range refs {
+		e := journaltest.Entry("s", fmt.Sprintf("ref-%02d", i))
+		e.Key = fmt.Sprintf("key-proc-%s-%02d", proc, i)
+		got, created, err := j.Reserve(context.Background(), e)
+		require.NoError(t, err)
+		fmt.Printf("RESERVED %s %s %t\n", got.Reference, got.Key, created)
+	}
+}
