@@ -1,0 +1,87 @@
+package pgjournal
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// migrations are applied in order; migration i brings the schema to
+// version i+1. $T is the journal table, $S the schema. A released
+// migration never changes: add a new one.
+var migrations = []string{
+	`CREATE TABLE $T (
+		scope         text        NOT NULL,
+		reference     text        NOT NULL,
+		operation     text        NOT NULL DEFAULT '',
+		method        text        NOT NULL DEFAULT '',
+		path          text        NOT NULL DEFAULT '',
+		idem_key      text        NOT NULL,
+		key_created   timestamptz NOT NULL,
+		fingerprint   text        NOT NULL,
+		state         text        NOT NULL CHECK (state IN ('pending', 'succeeded', 'failed')),
+		result        bytea,
+		status_code   integer     NOT NULL DEFAULT 0,
+		request_id    text        NOT NULL DEFAULT '',
+		replayed      boolean     NOT NULL DEFAULT false,
+		error_kind    text        NOT NULL DEFAULT '',
+		error_code    text        NOT NULL DEFAULT '',
+		error_message text        NOT NULL DEFAULT '',
+		attempts      integer     NOT NULL DEFAULT 0,
+		last_cause    text        NOT NULL DEFAULT '',
+		created_at    timestamptz NOT NULL,
+		updated_at    timestamptz NOT NULL,
+		lease_owner   text        NOT NULL DEFAULT '',
+		lease_until   timestamptz,
+		PRIMARY KEY (scope, reference)
+	);
+	CREATE INDEX ON $T (created_at) WHERE state = 'pending';
+	CREATE INDEX ON $T (updated_at) WHERE state <> 'pending';`,
+}
+
+// SchemaVersion is the schema version this package writes.
+func SchemaVersion() int { return len(migrations) }
+
+// migrate creates the schema and the version table and applies the
+// missing migrations in one transaction, under an advisory lock, so that
+// workers starting together migrate once. A newer schema is refused.
+func (j *Journal) migrate(ctx context.Context) error {
+	tx, err := j.pool.Begin(ctx)
+	if err != nil {
+		return fmt.Errorf("pgjournal: migrate: %w", err)
+	}
+	defer func() { _ = tx.Rollback(ctx) }()
+	schema := pgx.Identifier{j.schema}.Sanitize()
+	versions := pgx.Identifier{j.schema, "payonce_journal_migrations"}.Sanitize()
+	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext('payonce_journal_migrate:' || $1))`, j.schema); err != nil {
+		return fmt.Errorf("pgjournal: migrate: %w", err)
+	}
+	if _, err := tx.Exec(ctx, `CREATE SCHEMA IF NOT EXISTS `+schema); err != nil {
+		return fmt.Errorf("pgjournal: migrate: %w", err)
+	}
+	if _, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS `+versions+` (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`); err != nil {
+		return fmt.Errorf("pgjournal: migrate: %w", err)
+	}
+	var v int
+	if err := tx.QueryRow(ctx, `SELECT COALESCE(MAX(version), 0) FROM `+versions).Scan(&v); err != nil {
+		return fmt.Errorf("pgjournal: migrate: %w", err)
+	}
+	if v > len(migrations) {
+		return fmt.Errorf("pgjournal: schema version %d is newer than this package's %d", v, len(migrations))
+	}
+	for i := v; i < len(migrations); i++ {
+		stmt := strings.NewReplacer("$T", j.table, "$S", schema).Replace(migrations[i])
+		if _, err := tx.Exec(ctx, stmt); err != nil {
+			return fmt.Errorf("pgjournal: migration %d: %w", i+1, err)
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO `+versions+` (version) VALUES ($1)`, i+1); err != nil {
+			return fmt.Errorf("pgjournal: migration %d: %w", i+1, err)
+		}
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return fmt.Errorf("pgjournal: migrate: %w", err)
+	}
+	return nil
+}

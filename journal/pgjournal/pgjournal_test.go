@@ -1,0 +1,178 @@
+package pgjournal_test
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/payonce/payonce"
+	"github.com/payonce/payonce/journal/journaltest"
+	"github.com/payonce/payonce/journal/pgjournal"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// EnvURL names the variable that points the tests at a PostgreSQL database.
+const EnvURL = "PAYONCE_POSTGRES_URL"
+
+// pool returns a pool on the test database, or skips the test.
+func pool(t *testing.T) *pgxpool.Pool {
+	t.Helper()
+	url := os.Getenv(EnvURL)
+	if url == "" {
+		t.Skip(EnvURL + " is not set: skipping the PostgreSQL tests (e.g. " + EnvURL + "=postgres://postgres@127.0.0.1:5432/test?sslmode=disable)")
+	}
+	p, err := pgxpool.New(t.Context(), url)
+	require.NoError(t, err)
+	t.Cleanup(p.Close)
+	return p
+}
+
+// schema returns a fresh random schema name, dropped when the test ends.
+func schema(t *testing.T, p *pgxpool.Pool) string {
+	t.Helper()
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	name := "payonce_test_" + hex.EncodeToString(b)
+	t.Cleanup(func() {
+		_, err := p.Exec(context.Background(), "DROP SCHEMA IF EXISTS "+pgx.Identifier{name}.Sanitize()+" CASCADE")
+		assert.NoError(t, err)
+	})
+	return name
+}
+
+func open(t *testing.T) *pgjournal.Journal {
+	t.Helper()
+	p := pool(t)
+	j, err := pgjournal.New(t.Context(), p, pgjournal.WithSchema(schema(t, p)))
+	require.NoError(t, err)
+	return j
+}
+
+func TestConformance(t *testing.T) {
+	journaltest.Run(t, func(t *testing.T) payonce.Journal { return open(t) })
+}
+
+func TestOpenMigratesOnceAndRefusesNewerSchema(t *testing.T) {
+	p := pool(t)
+	name := schema(t, p)
+	url := os.Getenv(EnvURL)
+	// Workers starting together migrate once.
+	var wg sync.WaitGroup
+	errs := make(chan error, 5)
+	for range 5 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			j, err := pgjournal.Open(context.Background(), url, pgjournal.WithSchema(name))
+			if err == nil {
+				j.Close()
+			}
+			errs <- err
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		require.NoError(t, err)
+	}
+	var n, v int
+	require.NoError(t, p.QueryRow(t.Context(), fmt.Sprintf("SELECT COUNT(*), MAX(version) FROM %s.payonce_journal_migrations", name)).Scan(&n, &v))
+	assert.Equal(t, pgjournal.SchemaVersion(), n)
+	assert.Equal(t, pgjournal.SchemaVersion(), v)
+
+	_, err := p.Exec(t.Context(), fmt.Sprintf("INSERT INTO %s.payonce_journal_migrations (version) VALUES ($1)", name), pgjournal.SchemaVersion()+1)
+	require.NoError(t, err)
+	_, err = pgjournal.New(t.Context(), p, pgjournal.WithSchema(name))
+	require.ErrorContains(t, err, "newer")
+}
+
+func TestOptionsAreValidated(t *testing.T) {
+	_, err := pgjournal.New(t.Context(), nil)
+	require.ErrorIs(t, err, payonce.ErrInvalidConfig)
+	for _, bad := range []string{"", "Upper", "x;drop", "1abc", "a-b"} {
+		require.Error(t, pgjournal.WithSchema(bad)(nil), bad)
+	}
+	_, err = pgjournal.Open(t.Context(), "postgres://user:hunter2@[::1", pgjournal.WithSchema("x"))
+	require.ErrorIs(t, err, payonce.ErrInvalidConfig)
+	assert.NotContains(t, err.Error(), "hunter2")
+}
+
+// ReserveTx joins the merchant's transaction: rolled back, nothing is
+// reserved; committed, the order row and the entry exist together.
+func TestReserveTxJoinsTheMerchantsTransaction(t *testing.T) {
+	j := open(t)
+	ctx := t.Context()
+	p := j.Pool()
+	orders := schemaOf(t, j) + ".orders"
+	_, err := p.Exec(ctx, "CREATE TABLE "+orders+" (id text PRIMARY KEY)")
+	require.NoError(t, err)
+
+	tx, err := p.Begin(ctx)
+	require.NoError(t, err)
+	_, err = tx.Exec(ctx, "INSERT INTO "+orders+" (id) VALUES ('o-1')")
+	require.NoError(t, err)
+	_, created, err := j.ReserveTx(ctx, tx, journaltest.Entry("s", "o-1/charge"))
+	require.NoError(t, err)
+	require.True(t, created)
+	require.NoError(t, tx.Rollback(ctx))
+	_, err = j.Get(ctx, "s", "o-1/charge")
+	require.ErrorIs(t, err, payonce.ErrJournalNotFound)
+
+	tx, err = p.Begin(ctx)
+	require.NoError(t, err)
+	_, err = tx.Exec(ctx, "INSERT INTO "+orders+" (id) VALUES ('o-1')")
+	require.NoError(t, err)
+	e, created, err := j.ReserveTx(ctx, tx, journaltest.Entry("s", "o-1/charge"))
+	require.NoError(t, err)
+	require.True(t, created)
+	require.NoError(t, tx.Commit(ctx))
+	got, err := j.Get(ctx, "s", "o-1/charge")
+	require.NoError(t, err)
+	assert.Equal(t, e.Key, got.Key)
+
+	_, _, err = j.ReserveTx(ctx, nil, journaltest.Entry("s", "x"))
+	require.ErrorIs(t, err, payonce.ErrInvalidConfig)
+}
+
+// A claim holds its rows while its statement runs: a worker claiming at
+// the same time skips them instead of waiting or sharing.
+func TestClaimSkipsRowsLockedByAnotherWorker(t *testing.T) {
+	j := open(t)
+	ctx := t.Context()
+	for i := range 3 {
+		_, _, err := j.Reserve(ctx, journaltest.Entry("s", fmt.Sprintf("r%d", i)))
+		require.NoError(t, err)
+	}
+	tx, err := j.Pool().Begin(ctx)
+	require.NoError(t, err)
+	defer func() { _ = tx.Rollback(ctx) }()
+	_, err = tx.Exec(ctx, "SELECT 1 FROM "+schemaOf(t, j)+".payonce_journal WHERE reference = 'r0' FOR UPDATE")
+	require.NoError(t, err)
+
+	done := make(chan []payonce.JournalEntry, 1)
+	go func() {
+		got, err := j.Claim(context.Background(), payonce.ClaimRequest{Owner: "w", Lease: time.Hour})
+		assert.NoError(t, err)
+		done <- got
+	}()
+	select {
+	case got := <-done:
+		assert.ElementsMatch(t, []string{"r1", "r2"}, []string{got[0].Reference, got[1].Reference})
+		assert.Len(t, got, 2)
+	case <-time.After(30 * time.Second):
+		t.Fatal("Claim waited for a locked row instead of skipping it")
+	}
+}
+
+func schemaOf(t *testing.T, j *pgjournal.Journal) string {
+	t.Helper()
+	return pgx.Identifier{j.Schema()}.Sanitize()
+}
