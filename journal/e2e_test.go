@@ -1,0 +1,276 @@
+package journal_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/payonce/payonce"
+	"github.com/payonce/payonce/a55"
+	"github.com/payonce/payonce/a55/a55test"
+	"github.com/payonce/payonce/coinepay"
+	"github.com/payonce/payonce/coinepay/coinepaytest"
+	"github.com/payonce/payonce/journal"
+	"github.com/payonce/payonce/journal/pgjournal"
+	"github.com/payonce/payonce/journal/sqlitejournal"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// backend opens a journal; "process" is a second handle on the same
+// storage, as another process would open it.
+type backend struct {
+	name string
+	open func(t *testing.T) (payonce.Journal, func(t *testing.T) payonce.Journal)
+}
+
+func backends(t *testing.T) []backend {
+	bs := []backend{
+		{"memory", func(t *testing.T) (payonce.Journal, func(t *testing.T) payonce.Journal) {
+			m := journal.NewMemory()
+			return m, func(*testing.T) payonce.Journal { return m }
+		}},
+		{"sqlite", func(t *testing.T) (payonce.Journal, func(t *testing.T) payonce.Journal) {
+			path := filepath.Join(t.TempDir(), "journal.db")
+			open := func(t *testing.T) payonce.Journal {
+				j, err := sqlitejournal.Open(t.Context(), path)
+				require.NoError(t, err)
+				t.Cleanup(func() { _ = j.Close() })
+				return j
+			}
+			return open(t), open
+		}},
+	}
+	if url := os.Getenv("PAYONCE_POSTGRES_URL"); url != "" {
+		bs = append(bs, backend{"postgres", func(t *testing.T) (payonce.Journal, func(t *testing.T) payonce.Journal) {
+			pool, err := pgxpool.New(t.Context(), url)
+			require.NoError(t, err)
+			t.Cleanup(pool.Close)
+			schema := fmt.Sprintf("payonce_e2e_%d", time.Now().UnixNano())
+			t.Cleanup(func() {
+				_, _ = pool.Exec(context.Background(), "DROP SCHEMA IF EXISTS "+pgx.Identifier{schema}.Sanitize()+" CASCADE")
+			})
+			open := func(t *testing.T) payonce.Journal {
+				j, err := pgjournal.Open(t.Context(), url, pgjournal.WithSchema(schema))
+				require.NoError(t, err)
+				t.Cleanup(j.Close)
+				return j
+			}
+			return open(t), open
+		}})
+	} else {
+		t.Log("PAYONCE_POSTGRES_URL is not set: the end-to-end tests run without PostgreSQL")
+	}
+	return bs
+}
+
+func a55Client(t *testing.T, srv *a55test.Server, j payonce.Journal, extra ...payonce.Option) *a55.Client {
+	t.Helper()
+	opts := []payonce.Option{payonce.WithRetryPolicy(payonce.FastRetryPolicy()), payonce.WithClock(srv.Clock().Now)}
+	if j != nil {
+		opts = append(opts, payonce.WithJournal(j))
+	}
+	c, err := srv.Client(append(opts, extra...)...)
+	require.NoError(t, err)
+	return c
+}
+
+func coinepayClient(t *testing.T, srv *coinepaytest.Server, j payonce.Journal) *coinepay.Client {
+	t.Helper()
+	opts := []payonce.Option{payonce.WithRetryPolicy(payonce.FastRetryPolicy()), payonce.WithClock(srv.Clock().Now),
+		payonce.WithSigner(srv.Signer())}
+	if j != nil {
+		opts = append(opts, payonce.WithJournal(j))
+	}
+	c, err := srv.Client(opts...)
+	require.NoError(t, err)
+	return c
+}
+
+func chargeRequest(number string) *a55.ChargeCreateRequest {
+	amount, _ := payonce.ParseAmount("100.00")
+	return &a55.ChargeCreateRequest{
+		Amount: amount, Currency: payonce.BRL, TypeCharge: a55.TypeCreditCard,
+		Card: &payonce.Card{Number: payonce.CardNumber(number), HolderName: "TEST", ExpirationMonth: "12", ExpirationYear: "2099", CVV: "987"},
+	}
+}
+
+// Story: an A55 charge resumed 25 hours later with the journal returns the
+// stored result; the customer is charged once.
+func TestA55ChargeResumed25HoursLaterIsAnsweredByTheJournal(t *testing.T) {
+	for _, b := range backends(t) {
+		t.Run(b.name, func(t *testing.T) {
+			srv := a55test.New(t)
+			j, reopen := b.open(t)
+			ch, err := a55Client(t, srv, j).Charges.Create(t.Context(), chargeRequest("4111111111111111"), payonce.WithReference("order-42/charge"))
+			require.NoError(t, err)
+			require.True(t, srv.Ledger().ExecutedOnce(ch.Meta.Key))
+
+			srv.Clock().Advance(25 * time.Hour) // the server has forgotten the key
+			again, err := a55Client(t, srv, reopen(t)).Charges.Create(t.Context(), chargeRequest("4111111111111111"), payonce.WithReference("order-42/charge"))
+			require.NoError(t, err)
+			assert.True(t, again.Meta.FromJournal)
+			assert.Equal(t, ch.UUID, again.UUID)
+			assert.Equal(t, ch.Status, again.Status)
+			assert.Equal(t, ch.Meta.Key, again.Meta.Key)
+			assert.Equal(t, 1, srv.Ledger().Len(), "charged once")
+		})
+	}
+}
+
+// Story: a queue job redelivered 25 hours later to a fresh process opens
+// no second card: with a journal the stored result answers; with only
+// WithTaskKey the key-age guard refuses (ErrKeyExpired), nothing sent.
+func TestCoinepayJobRedelivered25HoursLaterOpensNoSecondCard(t *testing.T) {
+	for _, b := range backends(t) {
+		t.Run(b.name, func(t *testing.T) {
+			srv := coinepaytest.New(t)
+			j, reopen := b.open(t)
+			jobCreated := srv.Clock().Now()
+			ctx := payonce.WithTaskKey(t.Context(), "openapi:apply", "job-42", jobCreated)
+			req := coinepay.ApplyRequest{HeaderID: "h1", PackageID: "p1"}
+			res, err := coinepayClient(t, srv, j).Cards.Apply(ctx, req, payonce.WithReference("job-42"))
+			require.NoError(t, err)
+			assert.Equal(t, "openapi:apply:job-42", res.Key)
+
+			srv.Clock().Advance(25 * time.Hour)
+			again, err := coinepayClient(t, srv, reopen(t)).Cards.Apply(ctx, req, payonce.WithReference("job-42"))
+			require.NoError(t, err)
+			assert.True(t, again.FromJournal)
+			assert.Equal(t, res.Card.CardID, again.Card.CardID)
+			assert.Equal(t, 1, srv.Ledger().Count("openapi:apply:job-42"), "one card")
+
+			// Without a journal, the job's creation time still protects.
+			_, err = coinepayClient(t, srv, nil).Cards.Apply(ctx, req)
+			require.ErrorIs(t, err, payonce.ErrKeyExpired)
+			assert.Equal(t, 1, srv.Ledger().Len(), "one card")
+		})
+	}
+}
+
+// Story: a key stored as a resume token in one process is resumed in
+// another with its creation time: 23.5 hours on, the guard refuses it.
+func TestResumeTokenFromAnotherProcessKeepsTheGuard(t *testing.T) {
+	srv := a55test.New(t)
+	require.NoError(t, srv.AddFault(a55test.Rule{Fault: a55test.FaultErrorBeforeCommit, Path: a55test.ChargePath, Count: 100, Status: 503}))
+	_, err := a55Client(t, srv, nil).Charges.Create(t.Context(), chargeRequest("4111111111111111"))
+	require.ErrorIs(t, err, payonce.ErrRetriesExhausted)
+	token := payonce.ResumeTokenOf(err)
+	srv.ClearFaults()
+
+	srv.Clock().Advance(23*time.Hour + 30*time.Minute)
+	before := len(srv.Requests())
+	_, err = a55Client(t, srv, nil).Charges.Create(t.Context(), chargeRequest("4111111111111111"), payonce.WithResumeToken(token))
+	require.ErrorIs(t, err, payonce.ErrKeyExpired)
+	assert.Equal(t, before, len(srv.Requests()), "nothing sent")
+	assert.Zero(t, srv.Ledger().Len())
+}
+
+// failOnce fails the next Update: the process "dies" after the server
+// executed and before the journal recorded the outcome.
+type failOnce struct {
+	payonce.Journal
+	fail bool
+}
+
+func (f *failOnce) Update(ctx context.Context, e payonce.JournalEntry) error {
+	if f.fail {
+		f.fail = false
+		return errors.New("process died")
+	}
+	return f.Journal.Update(ctx, e)
+}
+
+// Crash between send and answer: the charge committed but neither the
+// answer nor the journal's record survived. The next run with the
+// reference resumes with the recorded key: the server replays, one charge.
+func TestCrashBetweenSendAndAnswerChargesOnce(t *testing.T) {
+	for _, b := range backends(t) {
+		t.Run(b.name, func(t *testing.T) {
+			srv := a55test.New(t)
+			j, reopen := b.open(t)
+			// The answer is lost after the commit, and no retry is allowed.
+			policy := payonce.FastRetryPolicy()
+			policy.MaxAttempts = 1
+			require.NoError(t, srv.AddFault(a55test.Rule{Fault: a55test.FaultDropAfterCommit, Path: a55test.ChargePath, Count: 1}))
+			_, err := a55Client(t, srv, j, payonce.WithRetryPolicy(policy)).Charges.Create(t.Context(), chargeRequest("4111111111111111"), payonce.WithReference("order-7"))
+			require.Error(t, err)
+			require.True(t, payonce.IsTemporary(err))
+			require.Equal(t, 1, srv.Ledger().Len())
+
+			// The second run executes (replay) but dies before recording.
+			f := &failOnce{Journal: reopen(t), fail: true}
+			_, err = a55Client(t, srv, f).Charges.Create(t.Context(), chargeRequest("4111111111111111"), payonce.WithReference("order-7"))
+			require.ErrorIs(t, err, payonce.ErrJournal)
+
+			ch, err := a55Client(t, srv, reopen(t)).Charges.Create(t.Context(), chargeRequest("4111111111111111"), payonce.WithReference("order-7"))
+			require.NoError(t, err)
+			assert.Equal(t, 1, srv.Ledger().Len(), "charged once")
+			assert.True(t, srv.Ledger().ExecutedOnce(ch.Meta.Key))
+			e, err := reopen(t).Get(t.Context(), "a55:"+srv.ClientID(), "order-7")
+			require.NoError(t, err)
+			assert.Equal(t, payonce.JournalSucceeded, e.State)
+			assert.Equal(t, 2, e.Attempts, "the attempt of the run that died is not recorded")
+		})
+	}
+}
+
+func TestSameReferenceOtherBodyDeclinedAndOutcomeUnknown(t *testing.T) {
+	for _, b := range backends(t) {
+		t.Run(b.name, func(t *testing.T) {
+			srv := a55test.New(t)
+			j, _ := b.open(t)
+			c := a55Client(t, srv, j)
+			ctx := t.Context()
+
+			// Same reference, another body: a conflict before sending.
+			_, err := c.Charges.Create(ctx, chargeRequest("4111111111111111"), payonce.WithReference("order-1"))
+			require.NoError(t, err)
+			other := chargeRequest("4111111111111111")
+			other.Description = "another order"
+			sent := len(srv.Requests())
+			_, err = c.Charges.Create(ctx, other, payonce.WithReference("order-1"))
+			require.ErrorIs(t, err, payonce.ErrIdempotencyConflict)
+			assert.Equal(t, sent, len(srv.Requests()))
+
+			// Declined: recorded as failed, the same typed error again.
+			_, err1 := c.Charges.Create(ctx, chargeRequest("4000000000000002"), payonce.WithReference("order-2"))
+			require.ErrorIs(t, err1, payonce.ErrCardDeclined)
+			sent = len(srv.Requests())
+			_, err2 := c.Charges.Create(ctx, chargeRequest("4000000000000002"), payonce.WithReference("order-2"))
+			require.ErrorIs(t, err2, payonce.ErrCardDeclined)
+			assert.Equal(t, sent, len(srv.Requests()), "nothing sent")
+			var a1, a2 *payonce.APIError
+			require.ErrorAs(t, err1, &a1)
+			require.ErrorAs(t, err2, &a2)
+			assert.Equal(t, a1.Code, a2.Code)
+			assert.Equal(t, a1.StatusCode, a2.StatusCode)
+
+			// Pending past the guard: ErrOutcomeUnknown, nothing sent.
+			require.NoError(t, srv.AddFault(a55test.Rule{Fault: a55test.FaultErrorBeforeCommit, Path: a55test.ChargePath, Count: 100, Status: 503}))
+			_, err = c.Charges.Create(ctx, chargeRequest("4111111111111111"), payonce.WithReference("order-3"))
+			require.ErrorIs(t, err, payonce.ErrRetriesExhausted)
+			srv.ClearFaults()
+			srv.Clock().Advance(23*time.Hour + 30*time.Minute)
+			sent = len(srv.Requests())
+			_, err = c.Charges.Create(ctx, chargeRequest("4111111111111111"), payonce.WithReference("order-3"))
+			require.ErrorIs(t, err, payonce.ErrOutcomeUnknown)
+			assert.Equal(t, sent, len(srv.Requests()))
+			entry, ok := payonce.JournalEntryOf(err)
+			require.True(t, ok)
+			assert.Equal(t, payonce.JournalPending, entry.State)
+
+			// Recovery lists it.
+			pending, err := j.Pending(ctx, payonce.PendingQuery{Scope: "a55:" + srv.ClientID()})
+			require.NoError(t, err)
+			require.Len(t, pending, 1)
+			assert.Equal(t, "order-3", pending[0].Reference)
+		})
+	}
+}
