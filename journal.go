@@ -290,13 +290,17 @@ func (op *operation) journaled(ref string, out any, start time.Time) (Meta, erro
 		up.Result = RedactJSON(op.respBody)
 		up.LastCause = ""
 	case errors.As(runErr, &apiErr):
-		up.ErrorKind, up.ErrorCode, up.ErrorMessage = KindName(apiErr.Kind), RedactString(apiErr.Code), RedactString(apiErr.Message)
+		kind := apiErr.Kind
+		if kind == nil {
+			kind = KindForStatus(apiErr.StatusCode)
+		}
+		up.ErrorKind, up.ErrorCode, up.ErrorMessage = KindName(kind), redactStored(apiErr.Code), redactStored(apiErr.Message)
 		if apiErr.StatusCode != 0 {
 			up.StatusCode = apiErr.StatusCode
 		}
 		if resumable(apiErr) {
 			up.State = JournalPending
-			up.LastCause = RedactString(apiErr.Kind.Error())
+			up.LastCause = redactStored(kind.Error())
 			if op.lastCause != "" {
 				up.LastCause += " (" + op.lastCause + ")"
 			}

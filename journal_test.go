@@ -451,9 +451,9 @@ func TestKindNames(t *testing.T) {
 func TestRedactJSON(t *testing.T) {
 	in := `{"id":"ch_1","amount":"10.00","created":1764412800123,"card":{"number":"4111 1111 1111 1111","cvv":"123","CVC":456,"holder":"ANA"},
 		"items":[{"pan":"5555555555554444"},{"note":"card 4000-0000-0000-0002 ok"}],"client_secret":"s3cr3t","accessToken":"abc","Authorization":"Bearer xyz",
-		"echo":"password=hunter2&x=1","raw_pan":4111111111111111}`
+		"echo":"password=hunter2&x=1","raw_pan":4111111111111111,"single":"{'cvv': '987', 'api_token':'t0k3n'} Authorization: Bearer b3ar3r"}`
 	out := string(payonce.RedactJSON([]byte(in)))
-	for _, secret := range []string{"4111 1111 1111 1111", "4111111111111111", "5555555555554444", "4000-0000-0000-0002", `"123"`, "456", "s3cr3t", "abc", "xyz", "hunter2"} {
+	for _, secret := range []string{"4111 1111 1111 1111", "4111111111111111", "5555555555554444", "4000-0000-0000-0002", `"123"`, "456", "s3cr3t", "abc", "xyz", "hunter2", "987", "t0k3n", "b3ar3r"} {
 		assert.NotContains(t, out, secret)
 	}
 	var v map[string]any

@@ -3,6 +3,7 @@ package payonce
 import (
 	"bytes"
 	"encoding/json"
+	"regexp"
 	"strings"
 )
 
@@ -21,7 +22,7 @@ func RedactJSON(b []byte) []byte {
 	dec.UseNumber()
 	var v any
 	if err := dec.Decode(&v); err != nil || dec.More() {
-		out, _ := json.Marshal(redactCardLike(RedactString(string(b))))
+		out, _ := json.Marshal(redactStored(string(b)))
 		return out
 	}
 	out, err := json.Marshal(redactValue(v))
@@ -66,7 +67,7 @@ func redactValue(v any) any {
 		}
 		return t
 	case string:
-		return redactCardLike(RedactString(t))
+		return redactStored(t)
 	case json.Number:
 		s := t.String()
 		if len(s) >= 13 && len(s) <= 19 && strings.Trim(s, "0123456789") == "" && LuhnValid(s) {
@@ -117,4 +118,19 @@ func redactCardLike(s string) string {
 		i = end
 	}
 	return string(b)
+}
+
+// storedSecret matches a secret field written in text with any quoting
+// (double, single or none) and ':' or '=', as a server may echo a request.
+var storedSecret = regexp.MustCompile(`(?i)(\b(?:cvv2?|cvc2?|security_?code|pin|[a-z_]*token|[a-z_]*secret|password|authorization|signature)['"]?\s*[:=]\s*['"]?)((?:bearer\s+)?[^'"&,\s}]+)`)
+
+// redactStored redacts free text before it is stored: RedactString, then
+// secret fields in any quoting, then card numbers written with separators.
+func redactStored(s string) string {
+	if s == "" {
+		return s
+	}
+	s = RedactString(s)
+	s = storedSecret.ReplaceAllString(s, "${1}[REDACTED]")
+	return redactCardLike(s)
 }

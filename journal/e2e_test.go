@@ -28,6 +28,8 @@ import (
 type backend struct {
 	name string
 	open func(t *testing.T) (payonce.Journal, func(t *testing.T) payonce.Journal)
+	// dump returns every column of every row of j, as text.
+	dump func(t *testing.T, j payonce.Journal) string
 }
 
 func backends(t *testing.T) []backend {
@@ -35,7 +37,7 @@ func backends(t *testing.T) []backend {
 		{"memory", func(t *testing.T) (payonce.Journal, func(t *testing.T) payonce.Journal) {
 			m := journal.NewMemory()
 			return m, func(*testing.T) payonce.Journal { return m }
-		}},
+		}, dumpMemory},
 		{"sqlite", func(t *testing.T) (payonce.Journal, func(t *testing.T) payonce.Journal) {
 			path := filepath.Join(t.TempDir(), "journal.db")
 			open := func(t *testing.T) payonce.Journal {
@@ -45,7 +47,7 @@ func backends(t *testing.T) []backend {
 				return j
 			}
 			return open(t), open
-		}},
+		}, dumpSQLite},
 	}
 	if url := os.Getenv("PAYONCE_POSTGRES_URL"); url != "" {
 		bs = append(bs, backend{"postgres", func(t *testing.T) (payonce.Journal, func(t *testing.T) payonce.Journal) {
@@ -63,7 +65,7 @@ func backends(t *testing.T) []backend {
 				return j
 			}
 			return open(t), open
-		}})
+		}, dumpPostgres})
 	} else {
 		t.Log("PAYONCE_POSTGRES_URL is not set: the end-to-end tests run without PostgreSQL")
 	}
