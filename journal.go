@@ -263,7 +263,10 @@ func (op *operation) journaled(ref string, out any, start time.Time) (Meta, erro
 	}
 	if !created {
 		op.key, op.created = stored.Key, stored.KeyCreated
-		if stored.Fingerprint != e.Fingerprint {
+		if err := c.rules.Validate(stored.Key); err != nil {
+			return op.journalMeta(nil, start, ref), op.fail(errors.Unwrap(err), err)
+		}
+		if stored.Fingerprint != "" && stored.Fingerprint != e.Fingerprint {
 			return op.journalMeta(nil, start, ref), op.fail(ErrIdempotencyConflict,
 				fmt.Errorf("reference %q was recorded with another request", ref))
 		}

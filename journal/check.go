@@ -30,6 +30,18 @@ func CheckReserve(e payonce.JournalEntry) error {
 	return nil
 }
 
+// CheckReserveTx validates an entry given to a backend's ReserveTx: like
+// CheckReserve, but Fingerprint may be empty (a merchant reserving inside
+// its own transaction may not have the exact body bytes yet; Do then does
+// not compare bodies for the entry, and the server still refuses another
+// body under the key within its window).
+func CheckReserveTx(e payonce.JournalEntry) error {
+	if e.Fingerprint == "" {
+		e.Fingerprint = "-"
+	}
+	return CheckReserve(e)
+}
+
 // CheckState validates a state given to Update.
 func CheckState(s payonce.JournalState) error {
 	switch s {

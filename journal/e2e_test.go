@@ -276,3 +276,110 @@ func TestSameReferenceOtherBodyDeclinedAndOutcomeUnknown(t *testing.T) {
 		})
 	}
 }
+
+// The merchant reserves the charge in its own transaction, with the order
+// row; a later Do with the reference uses the reserved key.
+func TestReserveTxThenDoUsesTheReservedKey(t *testing.T) {
+	srv := a55test.New(t)
+	scope := "a55:" + srv.ClientID()
+	entry := func(ref string) payonce.JournalEntry {
+		return payonce.JournalEntry{Scope: scope, Reference: ref, Operation: "charges.create", Method: "POST", Path: a55.PathCharges,
+			Key: "reserved-key-" + ref, KeyCreated: srv.Clock().Now()}
+	}
+	check := func(t *testing.T, j payonce.Journal, ref string) {
+		ch, err := a55Client(t, srv, j).Charges.Create(t.Context(), chargeRequest("4111111111111111"), payonce.WithReference(ref))
+		require.NoError(t, err)
+		assert.Equal(t, "reserved-key-"+ref, ch.Meta.Key)
+		assert.True(t, srv.Ledger().ExecutedOnce("reserved-key-"+ref))
+	}
+	t.Run("sqlite", func(t *testing.T) {
+		j, err := sqlitejournal.Open(t.Context(), filepath.Join(t.TempDir(), "shop.db"))
+		require.NoError(t, err)
+		defer j.Close()
+		_, err = j.DB().ExecContext(t.Context(), "CREATE TABLE orders (id TEXT PRIMARY KEY)")
+		require.NoError(t, err)
+		tx, err := j.DB().BeginTx(t.Context(), nil)
+		require.NoError(t, err)
+		_, err = tx.ExecContext(t.Context(), "INSERT INTO orders (id) VALUES ('o-77')")
+		require.NoError(t, err)
+		_, created, err := j.ReserveTx(t.Context(), tx, entry("o-77/charge"))
+		require.NoError(t, err)
+		require.True(t, created)
+		require.NoError(t, tx.Commit())
+		check(t, j, "o-77/charge")
+	})
+	t.Run("postgres", func(t *testing.T) {
+		url := os.Getenv("PAYONCE_POSTGRES_URL")
+		if url == "" {
+			t.Skip("PAYONCE_POSTGRES_URL is not set: skipping the PostgreSQL part")
+		}
+		schema := fmt.Sprintf("payonce_e2e_tx_%d", time.Now().UnixNano())
+		j, err := pgjournal.Open(t.Context(), url, pgjournal.WithSchema(schema))
+		require.NoError(t, err)
+		defer j.Close()
+		defer func() {
+			_, _ = j.Pool().Exec(context.Background(), "DROP SCHEMA IF EXISTS "+pgx.Identifier{schema}.Sanitize()+" CASCADE")
+		}()
+		orders := pgx.Identifier{schema, "orders"}.Sanitize()
+		_, err = j.Pool().Exec(t.Context(), "CREATE TABLE "+orders+" (id text PRIMARY KEY)")
+		require.NoError(t, err)
+		tx, err := j.Pool().Begin(t.Context())
+		require.NoError(t, err)
+		_, err = tx.Exec(t.Context(), "INSERT INTO "+orders+" (id) VALUES ('o-78')")
+		require.NoError(t, err)
+		_, created, err := j.ReserveTx(t.Context(), tx, entry("o-78/charge"))
+		require.NoError(t, err)
+		require.True(t, created)
+		require.NoError(t, tx.Commit(t.Context()))
+		check(t, j, "o-78/charge")
+	})
+}
+
+// Recovery in a fleet: workers claim pending entries with a lease, one
+// worker per entry; even two workers resuming one entry execute it once.
+func TestWorkersClaimAndResumePendingEntriesOnce(t *testing.T) {
+	for _, b := range backends(t) {
+		t.Run(b.name, func(t *testing.T) {
+			srv := a55test.New(t)
+			j, reopen := b.open(t)
+			require.NoError(t, srv.AddFault(a55test.Rule{Fault: a55test.FaultDropAfterCommit, Path: a55test.ChargePath, Count: 3}))
+			policy := payonce.FastRetryPolicy()
+			policy.MaxAttempts = 1
+			c := a55Client(t, srv, j, payonce.WithRetryPolicy(policy))
+			for i := range 3 {
+				_, err := c.Charges.Create(t.Context(), chargeRequest("4111111111111111"), payonce.WithReference(fmt.Sprintf("order-%d", i)))
+				require.Error(t, err)
+			}
+			require.Equal(t, 3, srv.Ledger().Len())
+
+			w1, err := j.Claim(t.Context(), payonce.ClaimRequest{Owner: "worker-1", Lease: time.Minute, Limit: 2})
+			require.NoError(t, err)
+			w2, err := reopen(t).Claim(t.Context(), payonce.ClaimRequest{Owner: "worker-2", Lease: time.Minute})
+			require.NoError(t, err)
+			require.Len(t, w1, 2)
+			require.Len(t, w2, 1)
+			assert.NotEqual(t, w1[0].Reference, w2[0].Reference)
+			assert.NotEqual(t, w1[1].Reference, w2[0].Reference)
+
+			// Each worker resumes its entries; worker 2 also (wrongly) resumes
+			// one of worker 1's: the same key, so one execution.
+			resume := func(j payonce.Journal, ref string) error {
+				_, err := a55Client(t, srv, j).Charges.Create(context.Background(), chargeRequest("4111111111111111"), payonce.WithReference(ref))
+				return err
+			}
+			errs := make(chan error, 4)
+			for _, e := range w1 {
+				go func() { errs <- resume(j, e.Reference) }()
+			}
+			go func() { errs <- resume(reopen(t), w2[0].Reference) }()
+			go func() { errs <- resume(reopen(t), w1[0].Reference) }()
+			for range 4 {
+				require.NoError(t, <-errs)
+			}
+			assert.Equal(t, 3, srv.Ledger().Len(), "three orders, three charges")
+			pending, err := j.Pending(t.Context(), payonce.PendingQuery{})
+			require.NoError(t, err)
+			assert.Empty(t, pending)
+		})
+	}
+}

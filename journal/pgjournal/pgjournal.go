@@ -134,6 +134,9 @@ func (j *Journal) sql(s string) string { return strings.ReplaceAll(s, "$T", j.ta
 
 // Reserve inserts e as pending unless (Scope, Reference) exists.
 func (j *Journal) Reserve(ctx context.Context, e payonce.JournalEntry) (payonce.JournalEntry, bool, error) {
+	if err := journal.CheckReserve(e); err != nil {
+		return payonce.JournalEntry{}, false, err
+	}
 	return j.reserve(ctx, j.pool, e)
 }
 
@@ -142,18 +145,19 @@ func (j *Journal) Reserve(ctx context.Context, e payonce.JournalEntry) (payonce.
 // commit or roll back together. A later Do with the reference finds the
 // pending entry and uses its key. e needs Scope (the client's, see
 // payonce.Client.Scope), Reference, Method, Path, Key, KeyCreated and the
-// Fingerprint of the request Do will send (payonce.Fingerprint).
+// Fingerprint of the request Do will send (payonce.Fingerprint; empty
+// skips the journal's body check for this entry).
 func (j *Journal) ReserveTx(ctx context.Context, tx pgx.Tx, e payonce.JournalEntry) (payonce.JournalEntry, bool, error) {
 	if tx == nil {
 		return payonce.JournalEntry{}, false, fmt.Errorf("%w: pgjournal: nil transaction", payonce.ErrInvalidConfig)
+	}
+	if err := journal.CheckReserveTx(e); err != nil {
+		return payonce.JournalEntry{}, false, err
 	}
 	return j.reserve(ctx, tx, e)
 }
 
 func (j *Journal) reserve(ctx context.Context, q querier, e payonce.JournalEntry) (payonce.JournalEntry, bool, error) {
-	if err := journal.CheckReserve(e); err != nil {
-		return payonce.JournalEntry{}, false, err
-	}
 	e = journal.NormalizeReserve(e, j.now())
 	rows, err := q.Query(ctx, j.sql(`INSERT INTO $T (`+columns+`)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, '', NULL)

@@ -113,6 +113,9 @@ type queryer interface {
 
 // Reserve inserts e as pending unless (Scope, Reference) exists.
 func (j *Journal) Reserve(ctx context.Context, e payonce.JournalEntry) (payonce.JournalEntry, bool, error) {
+	if err := journal.CheckReserve(e); err != nil {
+		return payonce.JournalEntry{}, false, err
+	}
 	var out payonce.JournalEntry
 	var created bool
 	err := j.inTx(ctx, func(tx *sql.Tx) error {
@@ -129,18 +132,19 @@ func (j *Journal) Reserve(ctx context.Context, e payonce.JournalEntry) (payonce.
 // reference finds the pending entry and uses its key. e needs Scope (the
 // client's, see payonce.Client.Scope), Reference, Method, Path, Key,
 // KeyCreated and the Fingerprint of the request Do will send
-// (payonce.Fingerprint of the marshalled body).
+// (payonce.Fingerprint of the marshalled body; empty skips the journal's
+// body check for this entry).
 func (j *Journal) ReserveTx(ctx context.Context, tx *sql.Tx, e payonce.JournalEntry) (payonce.JournalEntry, bool, error) {
 	if tx == nil {
 		return payonce.JournalEntry{}, false, fmt.Errorf("%w: sqlitejournal: nil transaction", payonce.ErrInvalidConfig)
+	}
+	if err := journal.CheckReserveTx(e); err != nil {
+		return payonce.JournalEntry{}, false, err
 	}
 	return j.reserve(ctx, tx, e)
 }
 
 func (j *Journal) reserve(ctx context.Context, q queryer, e payonce.JournalEntry) (payonce.JournalEntry, bool, error) {
-	if err := journal.CheckReserve(e); err != nil {
-		return payonce.JournalEntry{}, false, err
-	}
 	e = journal.NormalizeReserve(e, j.now())
 	res, err := q.ExecContext(ctx, `INSERT INTO payonce_journal (`+columns+`)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
