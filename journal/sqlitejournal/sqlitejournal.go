@@ -32,8 +32,18 @@ type Journal struct {
 type Option func(*config) error
 
 type config struct {
-	busy time.Duration
-	now  func() time.Time
+	busy       time.Duration
+	now        func() time.Time
+	syncNormal bool
+}
+
+// WithSynchronousNormal trades durability against power loss for speed:
+// SQLite's synchronous=NORMAL in WAL mode survives any process crash, but
+// an operating-system crash or power loss may drop the last commits (a
+// pending entry among them, whose operation could then run again under a
+// new key). The default, synchronous=FULL, syncs every commit.
+func WithSynchronousNormal() Option {
+	return func(c *config) error { c.syncNormal = true; return nil }
 }
 
 // WithBusyTimeout sets how long a write waits for the write lock (default
@@ -77,7 +87,11 @@ func Open(ctx context.Context, path string, opts ...Option) (*Journal, error) {
 	q := url.Values{}
 	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", cfg.busy.Milliseconds()))
 	q.Add("_pragma", "journal_mode(WAL)")
-	q.Add("_pragma", "synchronous(FULL)")
+	if cfg.syncNormal {
+		q.Add("_pragma", "synchronous(NORMAL)")
+	} else {
+		q.Add("_pragma", "synchronous(FULL)")
+	}
 	q.Add("_pragma", "foreign_keys(ON)")
 	q.Set("_txlock", "immediate")
 	dsn := (&url.URL{Scheme: "file", Opaque: url.PathEscape(path), RawQuery: q.Encode()}).String()

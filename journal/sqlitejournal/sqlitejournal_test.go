@@ -168,3 +168,17 @@ func TestHelperProcess(t *testing.T) {
 		fmt.Printf("RESERVED %s %s %t\n", got.Reference, got.Key, created)
 	}
 }
+
+func TestSynchronousMode(t *testing.T) {
+	for _, c := range []struct {
+		opts []sqlitejournal.Option
+		want int
+	}{{nil, 2}, {[]sqlitejournal.Option{sqlitejournal.WithSynchronousNormal()}, 1}} {
+		j, err := sqlitejournal.Open(t.Context(), filepath.Join(t.TempDir(), "j.db"), c.opts...)
+		require.NoError(t, err)
+		var mode int
+		require.NoError(t, j.DB().QueryRowContext(t.Context(), "PRAGMA synchronous").Scan(&mode))
+		assert.Equal(t, c.want, mode)
+		require.NoError(t, j.Close())
+	}
+}
