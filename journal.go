@@ -26,6 +26,10 @@ const (
 	JournalFailed JournalState = "failed"
 )
 
+// journalWriteTimeout bounds recording an outcome after the caller's
+// context ended.
+const journalWriteTimeout = 10 * time.Second
+
 // MaxReferenceLen is the longest reference WithReference accepts, in bytes.
 const MaxReferenceLen = 255
 
@@ -259,7 +263,11 @@ func (op *operation) journaled(ref string, out any, start time.Time) (Meta, erro
 	}
 	stored, created, err := c.journal.Reserve(op.ctx, e)
 	if err != nil {
-		return op.journalMeta(nil, start, ref), op.fail(ErrJournal, fmt.Errorf("reserve: %w", err))
+		kind := ErrJournal
+		if cerr := op.ctx.Err(); cerr != nil {
+			kind = cerr
+		}
+		return op.journalMeta(nil, start, ref), op.fail(kind, fmt.Errorf("reserve: %w", err))
 	}
 	if !created {
 		op.key, op.created = stored.Key, stored.KeyCreated
@@ -315,11 +323,15 @@ func (op *operation) journaled(ref string, out any, start time.Time) (Meta, erro
 		up.State = JournalPending
 		up.LastCause = "unknown error"
 	}
-	if err := c.journal.Update(op.ctx, up); err != nil {
+	// The outcome is recorded even when the caller's context ended with
+	// the operation: an unrecorded success would stay pending.
+	uctx, cancel := context.WithTimeout(context.WithoutCancel(op.ctx), journalWriteTimeout)
+	defer cancel()
+	if err := c.journal.Update(uctx, up); err != nil {
 		if errors.Is(err, ErrJournalSettled) {
 			// A concurrent run with the same key settled the entry first:
 			// its recorded outcome is the operation's outcome.
-			if got, gerr := c.journal.Get(op.ctx, stored.Scope, stored.Reference); gerr == nil && got.Settled() {
+			if got, gerr := c.journal.Get(uctx, stored.Scope, stored.Reference); gerr == nil && got.Settled() {
 				if got.State == JournalSucceeded {
 					return op.fromJournal(got, out, start)
 				}

@@ -514,3 +514,36 @@ func TestJournalConcurrentSettlementWins(t *testing.T) {
 	assert.True(t, meta.FromJournal)
 	assert.Equal(t, "ch_won", out.ID)
 }
+
+// cancelAfter cancels the call's context once the answer has arrived.
+type cancelAfter struct {
+	cancel context.CancelFunc
+}
+
+func (c cancelAfter) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := http.DefaultTransport.RoundTrip(r)
+	c.cancel()
+	return resp, err
+}
+
+// The caller's context ending with the operation does not stop the journal
+// from recording the outcome.
+func TestJournalRecordsTheOutcomeAfterTheContextEnded(t *testing.T) {
+	j := journal.NewMemory()
+	s := newStub(t, func(_ int, w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusServiceUnavailable) })
+	ctx, cancel := context.WithCancel(t.Context())
+	c := journalClient(t, s, j, newClock(), payonce.WithHTTPClient(&http.Client{Transport: cancelAfter{cancel}}))
+	_, err := c.Do(ctx, chargeReq("1.00"), nil, payonce.WithReference("order-14"))
+	require.ErrorIs(t, err, context.Canceled)
+	assert.NotErrorIs(t, err, payonce.ErrJournal)
+	e, gerr := j.Get(t.Context(), "a55:client-1", "order-14")
+	require.NoError(t, gerr)
+	assert.Equal(t, 1, e.Attempts, "the attempt is recorded")
+	assert.Equal(t, payonce.JournalPending, e.State)
+
+	done, cancelDone := context.WithCancel(t.Context())
+	cancelDone()
+	_, err = c.Do(done, chargeReq("1.00"), nil, payonce.WithReference("order-15"))
+	require.ErrorIs(t, err, context.Canceled)
+	assert.Equal(t, int32(1), s.calls.Load())
+}
