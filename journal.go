@@ -1,5 +1,14 @@
 package payonce
 
+// The journal API follows issue 10 with these additions (no removals):
+// ErrJournal (a journal failure; nothing sent when Reserve fails),
+// *JournalWriteError (the outcome could not be recorded), ErrJournalNotFound,
+// ErrJournalSettled, ErrJournalRecorded (the Err of an error rebuilt from a
+// failed entry), Fingerprint, MaxReferenceLen, JournalEntry.Settled,
+// Client.Scope, Client.Journal and RedactJSON. ReserveTx accepts an entry
+// without a Fingerprint (no body check for it), and pgjournal.New takes a
+// context first because it migrates the schema.
+
 import (
 	"context"
 	"crypto/sha256"

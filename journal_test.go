@@ -547,3 +547,19 @@ func TestJournalRecordsTheOutcomeAfterTheContextEnded(t *testing.T) {
 	require.ErrorIs(t, err, context.Canceled)
 	assert.Equal(t, int32(1), s.calls.Load())
 }
+
+func FuzzRedactJSON(f *testing.F) {
+	f.Add([]byte(`{"card":{"number":"4111111111111111","cvv":"123"},"token":"t"}`))
+	f.Add([]byte(`["4111 1111 1111 1111", 4111111111111111, {"x": null}]`))
+	f.Add([]byte(`not json 4111111111111111`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		out := payonce.RedactJSON(b)
+		if out == nil {
+			return
+		}
+		require.True(t, json.Valid(out), "%q -> %q", b, out)
+		// A card number is a run of 12 to 19 digits (separators allowed);
+		// a longer digit run (a barcode) is not one and is kept.
+		assert.NotRegexp(t, `(^|[^0-9])4111[ -]?1111[ -]?1111[ -]?1111([^0-9]|$)`, string(out))
+	})
+}

@@ -100,3 +100,20 @@ func TestWithTaskKeyRefusesARedeliveryPastTheWindow(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, jobCreated.Equal(meta.KeyCreated))
 }
+
+func FuzzParseResumeToken(f *testing.F) {
+	f.Add(payonce.Meta{Key: "order-2026-000123", KeyCreated: time.Unix(1764412800, 5)}.ResumeToken())
+	f.Add("po1.")
+	f.Add("po1.eyJrIjoiIiwidCI6MX0")
+	f.Fuzz(func(t *testing.T, s string) {
+		tok, err := payonce.ParseResumeToken(s)
+		if err != nil {
+			require.ErrorIs(t, err, payonce.ErrInvalidRequest)
+			return
+		}
+		again, err := payonce.ParseResumeToken(tok.String())
+		require.NoError(t, err)
+		assert.Equal(t, tok.Key, again.Key)
+		assert.True(t, tok.Created.Equal(again.Created))
+	})
+}
