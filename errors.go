@@ -223,7 +223,8 @@ func (e *APIError) Temporary() bool {
 		return false
 	case errors.Is(e, ErrRetriesExhausted), errors.Is(e, ErrRetryBudgetExhausted),
 		errors.Is(e, ErrTransport), errors.Is(e, ErrServer), errors.Is(e, ErrRateLimited),
-		errors.Is(e.Kind, context.Canceled), errors.Is(e.Kind, context.DeadlineExceeded):
+		errors.Is(e.Kind, context.Canceled), errors.Is(e.Kind, context.DeadlineExceeded),
+		errors.Is(e.Kind, ErrJournal): // call again with the reference: it resumes or returns the outcome
 		return true
 	}
 	return false

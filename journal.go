@@ -276,25 +276,25 @@ func (op *operation) journaled(ref string, out any, start time.Time) (Meta, erro
 		if cerr := op.ctx.Err(); cerr != nil {
 			kind = cerr
 		}
-		return op.journalMeta(nil, start, ref), op.fail(kind, fmt.Errorf("reserve: %w", err))
+		return op.journalMeta(start, ref), op.fail(kind, fmt.Errorf("reserve: %w", err))
 	}
 	if !created {
 		op.key, op.created = stored.Key, stored.KeyCreated
 		if err := c.rules.Validate(stored.Key); err != nil {
-			return op.journalMeta(nil, start, ref), op.fail(errors.Unwrap(err), err)
+			return op.journalMeta(start, ref), op.fail(errors.Unwrap(err), err)
 		}
 		if stored.Fingerprint != "" && stored.Fingerprint != e.Fingerprint {
-			return op.journalMeta(nil, start, ref), op.fail(ErrIdempotencyConflict,
+			return op.journalMeta(start, ref), op.fail(ErrIdempotencyConflict,
 				fmt.Errorf("reference %q was recorded with another request", ref))
 		}
 		switch stored.State {
 		case JournalSucceeded:
 			return op.fromJournal(stored, out, start)
 		case JournalFailed:
-			return op.journalMeta(nil, start, ref), op.storedError(stored)
+			return op.journalMeta(start, ref), op.storedError(stored)
 		}
 		if !op.keyFresh(now) {
-			return op.journalMeta(nil, start, ref), op.fail(ErrOutcomeUnknown, &OutcomeUnknownError{Entry: stored})
+			return op.journalMeta(start, ref), op.fail(ErrOutcomeUnknown, &OutcomeUnknownError{Entry: stored})
 		}
 	}
 	meta, runErr := op.execute(out, start)
@@ -344,7 +344,7 @@ func (op *operation) journaled(ref string, out any, start time.Time) (Meta, erro
 				if got.State == JournalSucceeded {
 					return op.fromJournal(got, out, start)
 				}
-				return op.journalMeta(nil, start, ref), op.storedError(got)
+				return op.journalMeta(start, ref), op.storedError(got)
 			}
 		}
 		e := op.fail(ErrJournal, &JournalWriteError{Outcome: runErr, Err: err})
@@ -368,7 +368,7 @@ func resumable(e *APIError) bool {
 		return true
 	}
 	for _, k := range []error{ErrInsufficientBalance, ErrRateLimited, ErrKeyExpired, ErrMalformedResponse, ErrIdempotencyConflict,
-		ErrUnauthorized, ErrSignatureInvalid, ErrTimestampExpired, ErrNonceReplayed, ErrInvalidConfig, ErrJournal} {
+		ErrUnauthorized, ErrSignatureInvalid, ErrTimestampExpired, ErrNonceReplayed, ErrInvalidConfig} {
 		if errors.Is(e.Kind, k) {
 			return true
 		}
@@ -376,7 +376,8 @@ func resumable(e *APIError) bool {
 	return false
 }
 
-func (op *operation) journalMeta(_ any, start time.Time, ref string) Meta {
+// journalMeta is the Meta of a journaled call that sent nothing (yet).
+func (op *operation) journalMeta(start time.Time, ref string) Meta {
 	m := op.meta(nil, start)
 	m.Reference = ref
 	return m
@@ -384,7 +385,7 @@ func (op *operation) journalMeta(_ any, start time.Time, ref string) Meta {
 
 // fromJournal answers a succeeded entry from the journal: nothing is sent.
 func (op *operation) fromJournal(e JournalEntry, out any, start time.Time) (Meta, error) {
-	m := op.journalMeta(nil, start, e.Reference)
+	m := op.journalMeta(start, e.Reference)
 	m.FromJournal, m.StatusCode, m.RequestID, m.Replayed = true, e.StatusCode, e.RequestID, e.Replayed
 	if derr := op.c.codec.DecodeSuccess(e.StatusCode, nil, e.Result, out); derr != nil {
 		var apiErr *APIError

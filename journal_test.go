@@ -347,6 +347,7 @@ func TestJournalReserveFailureSendsNothing(t *testing.T) {
 	_, err := c.Do(t.Context(), chargeReq("1.00"), nil, payonce.WithReference("order-8"))
 	require.ErrorIs(t, err, payonce.ErrJournal)
 	assert.NotEmpty(t, payonce.KeyOf(err))
+	assert.True(t, payonce.IsTemporary(err), "nothing was sent: call again")
 	assert.Zero(t, s.calls.Load())
 }
 
@@ -375,6 +376,7 @@ func TestJournalUpdateFailureAfterTheOperationRan(t *testing.T) {
 	require.ErrorAs(t, err, &we)
 	assert.NoError(t, we.Outcome, "the operation succeeded")
 	assert.Contains(t, err.Error(), "recorded only in this error")
+	assert.True(t, payonce.IsTemporary(err), "call again with the reference")
 	assert.Equal(t, meta.Key, payonce.KeyOf(err))
 	assert.Equal(t, "ch_1", out.ID, "the result was decoded")
 	assert.NotEmpty(t, payonce.ResumeTokenOf(err))
