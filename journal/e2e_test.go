@@ -136,15 +136,15 @@ func TestCoinepayJobRedelivered25HoursLaterOpensNoSecondCard(t *testing.T) {
 			j, reopen := b.open(t)
 			jobCreated := srv.Clock().Now()
 			ctx := payonce.WithTaskKey(t.Context(), "openapi:apply", "job-42", jobCreated)
-			req := coinepay.ApplyRequest{HeaderID: "h1", PackageID: "p1"}
+			req := &coinepay.ApplyRequest{HeaderID: "h1", PackageID: "p1"}
 			res, err := coinepayClient(t, srv, j).Cards.Apply(ctx, req, payonce.WithReference("job-42"))
 			require.NoError(t, err)
-			assert.Equal(t, "openapi:apply:job-42", res.Key)
+			assert.Equal(t, "openapi:apply:job-42", res.Meta.Key)
 
 			srv.Clock().Advance(25 * time.Hour)
 			again, err := coinepayClient(t, srv, reopen(t)).Cards.Apply(ctx, req, payonce.WithReference("job-42"))
 			require.NoError(t, err)
-			assert.True(t, again.FromJournal)
+			assert.True(t, again.Meta.FromJournal)
 			assert.Equal(t, res.Card.CardID, again.Card.CardID)
 			assert.Equal(t, 1, srv.Ledger().Count("openapi:apply:job-42"), "one card")
 
