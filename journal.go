@@ -240,8 +240,8 @@ func (c *Client) checkReference(req *Request, o callOptions) error {
 		return invalid(ErrInvalidRequest, "reference", fmt.Sprintf("longer than %d bytes", MaxReferenceLen))
 	case !printable(o.reference):
 		return invalid(ErrInvalidRequest, "reference", "holds a control character")
-	case !req.Keyed:
-		return invalid(ErrInvalidRequest, "reference", "only a keyed business operation can be journaled")
+	case !req.Keyed || o.noKey:
+		return invalid(ErrInvalidRequest, "reference", "only an operation with an idempotency key can be journaled")
 	}
 	return nil
 }

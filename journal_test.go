@@ -295,6 +295,8 @@ func TestReferenceIsValidatedBeforeSending(t *testing.T) {
 	get := &payonce.Request{Operation: "charges.get", Method: http.MethodGet, Path: "/charge/1"}
 	_, err = c.Do(t.Context(), get, nil, payonce.WithReference("read"))
 	require.ErrorIs(t, err, payonce.ErrInvalidRequest, "an unkeyed call cannot be journaled")
+	_, err = c.Do(t.Context(), chargeReq("1.00"), nil, payonce.WithReference("nokey"), payonce.WithoutKey())
+	require.ErrorIs(t, err, payonce.ErrInvalidRequest, "a call without a key cannot be journaled")
 	assert.Zero(t, s.calls.Load())
 	pending, err := j.Pending(t.Context(), payonce.PendingQuery{})
 	require.NoError(t, err)
