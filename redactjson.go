@@ -35,7 +35,7 @@ func RedactJSON(b []byte) []byte {
 // secretField reports whether a JSON field name marks a secret; the name
 // is compared without case, underscores or hyphens.
 func secretField(k string) bool {
-	n := strings.NewReplacer("_", "", "-", "").Replace(strings.ToLower(k))
+	n := normalizeField(k)
 	switch n {
 	case "cvv", "cvv2", "cvc", "cvc2", "cid", "securitycode", "cardsecuritycode", "pin",
 		"token", "accesstoken", "refreshtoken", "idtoken", "cardtoken", "bearer",
@@ -44,6 +44,22 @@ func secretField(k string) bool {
 		return true
 	}
 	return strings.HasSuffix(n, "secret") || strings.HasSuffix(n, "password") || strings.HasSuffix(n, "token")
+}
+
+// normalizeField lower-cases a field name and drops '_' and '-'.
+func normalizeField(k string) string {
+	b := make([]byte, 0, len(k))
+	for i := 0; i < len(k); i++ {
+		c := k[i]
+		switch {
+		case c == '_' || c == '-':
+			continue
+		case c >= 'A' && c <= 'Z':
+			c += 'a' - 'A'
+		}
+		b = append(b, c)
+	}
+	return string(b)
 }
 
 func redactValue(v any) any {

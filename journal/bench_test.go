@@ -1,12 +1,14 @@
 package journal_test
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -17,42 +19,74 @@ import (
 	"github.com/payonce/payonce/journal/sqlitejournal"
 )
 
-// BenchmarkOperation runs one keyed operation (a POST answered 200 by a
-// loopback server) per iteration with no journal and with each backend:
-// the difference is the journal's cost (Reserve before, Update after).
-func BenchmarkOperation(b *testing.B) {
+// benchServer is a loopback provider answering every charge with 200.
+func benchServer(b *testing.B) (string, *payonce.Request) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.Copy(io.Discard, r.Body)
 		_, _ = io.WriteString(w, `{"charge_uuid":"ch_1","status":"confirmed","card":{"number":"************1111"}}`)
 	}))
-	defer srv.Close()
-	req := &payonce.Request{Operation: "charges.create", Method: http.MethodPost, Path: "/charge/",
+	b.Cleanup(srv.Close)
+	return srv.URL, &payonce.Request{Operation: "charges.create", Method: http.MethodPost, Path: "/charge/",
 		Body: map[string]string{"amount": "100.00", "currency": "BRL"}, Keyed: true}
+}
 
-	run := func(b *testing.B, j payonce.Journal) {
-		opts := []payonce.Option{payonce.WithBaseURL(srv.URL), payonce.WithKeyRules(payonce.A55KeyRules()), payonce.WithScope("bench")}
+// BenchmarkOperation runs one keyed operation (a POST answered 200 by a
+// loopback server) per iteration with no journal and with each backend:
+// the difference is the journal's cost (Reserve before, Update after).
+func BenchmarkOperation(b *testing.B) {
+	url, req := benchServer(b)
+	benchBackends(b, func(b *testing.B, j payonce.Journal) { runBench(b, url, req, j, false) })
+}
+
+// BenchmarkOperationParallel is BenchmarkOperation with 4×GOMAXPROCS
+// concurrent callers: the journals' throughput under concurrency.
+func BenchmarkOperationParallel(b *testing.B) {
+	url, req := benchServer(b)
+	benchBackends(b, func(b *testing.B, j payonce.Journal) { runBench(b, url, req, j, true) })
+}
+
+func runBench(b *testing.B, url string, req *payonce.Request, j payonce.Journal, parallel bool) {
+	opts := []payonce.Option{payonce.WithBaseURL(url), payonce.WithKeyRules(payonce.A55KeyRules()), payonce.WithScope("bench"),
+		payonce.WithRetryBudget(nil)}
+	if j != nil {
+		opts = append(opts, payonce.WithJournal(j))
+	}
+	c, err := payonce.NewClient(opts...)
+	if err != nil {
+		b.Fatal(err)
+	}
+	prefix := fmt.Sprintf("%d", time.Now().UnixNano())
+	var n atomic.Int64
+	one := func() error {
+		var call []payonce.CallOption
 		if j != nil {
-			opts = append(opts, payonce.WithJournal(j))
+			call = append(call, payonce.WithReference(fmt.Sprintf("%s-%d", prefix, n.Add(1))))
 		}
-		c, err := payonce.NewClient(opts...)
-		if err != nil {
+		_, err := c.Do(context.Background(), req, nil, call...)
+		return err
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	if parallel {
+		b.SetParallelism(4)
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				if err := one(); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		})
+		return
+	}
+	for b.Loop() {
+		if err := one(); err != nil {
 			b.Fatal(err)
 		}
-		prefix := fmt.Sprintf("%d", time.Now().UnixNano())
-		b.ReportAllocs()
-		b.ResetTimer()
-		i := 0
-		for b.Loop() {
-			var call []payonce.CallOption
-			if j != nil {
-				call = append(call, payonce.WithReference(fmt.Sprintf("%s-%d", prefix, i)))
-			}
-			i++
-			if _, err := c.Do(b.Context(), req, nil, call...); err != nil {
-				b.Fatal(err)
-			}
-		}
 	}
+}
+
+func benchBackends(b *testing.B, run func(b *testing.B, j payonce.Journal)) {
 	b.Run("none", func(b *testing.B) { run(b, nil) })
 	b.Run("memory", func(b *testing.B) { run(b, journal.NewMemory()) })
 	b.Run("sqlite", func(b *testing.B) {
