@@ -438,7 +438,7 @@ func TestKindNames(t *testing.T) {
 		payonce.ErrSignatureInvalid, payonce.ErrTimestampExpired, payonce.ErrNonceReplayed, payonce.ErrCardDeclined,
 		payonce.ErrChargeFailed, payonce.ErrKeyExpired, payonce.ErrRetriesExhausted, payonce.ErrRetryBudgetExhausted,
 		payonce.ErrTransport, payonce.ErrMalformedResponse, payonce.ErrInvalidAmount, payonce.ErrInvalidCard,
-		payonce.ErrInvalidConfig, payonce.ErrRedirectRefused, payonce.ErrOutcomeUnknown, payonce.ErrJournal, context.Canceled, context.DeadlineExceeded}
+		payonce.ErrInvalidConfig, payonce.ErrRedirectRefused, payonce.ErrSignerTemporary, payonce.ErrOutcomeUnknown, payonce.ErrJournal, context.Canceled, context.DeadlineExceeded}
 	names := map[string]bool{}
 	for _, k := range kinds {
 		n := payonce.KindName(k)

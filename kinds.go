@@ -38,6 +38,7 @@ var kindNames = []struct {
 	{"invalid_card", ErrInvalidCard},
 	{"invalid_config", ErrInvalidConfig},
 	{"redirect_refused", ErrRedirectRefused},
+	{"signer_temporary", ErrSignerTemporary},
 	{"outcome_unknown", ErrOutcomeUnknown},
 	{"journal", ErrJournal},
 	{"canceled", context.Canceled},
