@@ -3,6 +3,8 @@ package journal
 import (
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/payonce/payonce"
@@ -82,4 +84,18 @@ func Time(t time.Time) time.Time {
 		return time.Time{}
 	}
 	return t.UTC().Truncate(time.Microsecond)
+}
+
+// SortEntries orders entries oldest first (creation time, then scope and
+// reference), the order Pending and Claim return.
+func SortEntries(es []payonce.JournalEntry) {
+	slices.SortFunc(es, func(a, b payonce.JournalEntry) int {
+		if c := a.CreatedAt.Compare(b.CreatedAt); c != 0 {
+			return c
+		}
+		if c := strings.Compare(a.Scope, b.Scope); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Reference, b.Reference)
+	})
 }

@@ -5,7 +5,6 @@ package journal
 import (
 	"context"
 	"fmt"
-	"sort"
 	"sync"
 	"time"
 
@@ -112,7 +111,7 @@ func (m *Memory) Pending(ctx context.Context, q payonce.PendingQuery) ([]payonce
 }
 
 func (m *Memory) pendingLocked(scope string, before time.Time, limit int, keep func(*payonce.JournalEntry) bool) []payonce.JournalEntry {
-	var sel []*payonce.JournalEntry
+	var out []payonce.JournalEntry
 	for _, e := range m.entries {
 		if e.State != payonce.JournalPending || (scope != "" && e.Scope != scope) {
 			continue
@@ -123,23 +122,11 @@ func (m *Memory) pendingLocked(scope string, before time.Time, limit int, keep f
 		if keep != nil && !keep(e) {
 			continue
 		}
-		sel = append(sel, e)
+		out = append(out, clone(*e))
 	}
-	sort.Slice(sel, func(i, j int) bool {
-		if !sel[i].CreatedAt.Equal(sel[j].CreatedAt) {
-			return sel[i].CreatedAt.Before(sel[j].CreatedAt)
-		}
-		if sel[i].Scope != sel[j].Scope {
-			return sel[i].Scope < sel[j].Scope
-		}
-		return sel[i].Reference < sel[j].Reference
-	})
-	if limit > 0 && len(sel) > limit {
-		sel = sel[:limit]
-	}
-	out := make([]payonce.JournalEntry, len(sel))
-	for i, e := range sel {
-		out[i] = clone(*e)
+	SortEntries(out)
+	if limit > 0 && len(out) > limit {
+		out = out[:limit]
 	}
 	return out
 }

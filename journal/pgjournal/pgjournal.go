@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
-	"slices"
 	"strings"
 	"time"
 
@@ -272,15 +271,7 @@ func (j *Journal) Claim(ctx context.Context, c payonce.ClaimRequest) ([]payonce.
 	if err != nil {
 		return nil, err
 	}
-	slices.SortFunc(es, func(a, b payonce.JournalEntry) int {
-		if c := a.CreatedAt.Compare(b.CreatedAt); c != 0 {
-			return c
-		}
-		if c := strings.Compare(a.Scope, b.Scope); c != 0 {
-			return c
-		}
-		return strings.Compare(a.Reference, b.Reference)
-	})
+	journal.SortEntries(es)
 	return es, nil
 }
 
