@@ -383,3 +383,29 @@ func TestWorkersClaimAndResumePendingEntriesOnce(t *testing.T) {
 		})
 	}
 }
+
+// An insufficient balance stays pending (the server does not store that
+// answer): after a top-up the same reference resumes with the same key and
+// the card is issued once.
+func TestInsufficientBalanceStaysPendingAndResumesAfterTopUp(t *testing.T) {
+	for _, b := range backends(t) {
+		t.Run(b.name, func(t *testing.T) {
+			srv := coinepaytest.New(t)
+			j, reopen := b.open(t)
+			srv.SetBalance(srv.APIKey(), payonce.MustParseAmount("0.00"))
+			req := &coinepay.ApplyRequest{HeaderID: "h1", PackageID: "p1"}
+			_, err := coinepayClient(t, srv, j).Cards.Apply(t.Context(), req, payonce.WithReference("job-9"))
+			require.ErrorIs(t, err, payonce.ErrInsufficientBalance)
+			e, err := j.Get(t.Context(), "coinepay:"+srv.APIKey(), "job-9")
+			require.NoError(t, err)
+			assert.Equal(t, payonce.JournalPending, e.State)
+			assert.Equal(t, "insufficient_balance", e.ErrorKind)
+
+			srv.SetBalance(srv.APIKey(), payonce.MustParseAmount("1000.00"))
+			res, err := coinepayClient(t, srv, reopen(t)).Cards.Apply(t.Context(), req, payonce.WithReference("job-9"))
+			require.NoError(t, err)
+			assert.Equal(t, e.Key, res.Meta.Key)
+			assert.Equal(t, 1, srv.Ledger().Count(e.Key), "one card")
+		})
+	}
+}
