@@ -2,8 +2,12 @@ package payonce_test
 
 import (
 	"context"
+	"fmt"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -116,4 +120,29 @@ func FuzzParseResumeToken(f *testing.F) {
 		assert.Equal(t, tok.Key, again.Key)
 		assert.True(t, tok.Created.Equal(again.Created))
 	})
+}
+
+// A job stores the resume token of a failed charge; a later run, in any
+// process, resumes the very same operation: same key, same creation time.
+func ExampleWithResumeToken() {
+	var calls atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if calls.Add(1) == 1 {
+			w.WriteHeader(http.StatusBadGateway)
+			return
+		}
+		_, _ = io.WriteString(w, `{"charge_uuid":"ch_1"}`)
+	}))
+	defer srv.Close()
+	policy := payonce.FastRetryPolicy()
+	policy.MaxAttempts = 1
+	client, _ := payonce.NewClient(payonce.WithBaseURL(srv.URL), payonce.WithRetryPolicy(policy))
+	req := &payonce.Request{Operation: "charges.create", Method: http.MethodPost, Path: "/charge/", Body: map[string]string{"amount": "1.00"}, Keyed: true}
+
+	_, err := client.Do(context.Background(), req, nil, payonce.WithIdempotencyKey("order-2026-000777"))
+	token := payonce.ResumeTokenOf(err) // store it with the job
+
+	meta, err := client.Do(context.Background(), req, nil, payonce.WithResumeToken(token))
+	fmt.Println(meta.Key, err)
+	// Output: order-2026-000777 <nil>
 }
