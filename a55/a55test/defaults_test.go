@@ -1,13 +1,10 @@
 package a55test_test
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"go/ast"
 	"go/parser"
 	"go/token"
-	"log/slog"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -19,6 +16,7 @@ import (
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/a55"
 	"github.com/payonce/payonce/a55/a55test"
+	"github.com/payonce/payonce/internal/logtest"
 )
 
 func chargeReq(t *testing.T) *a55.ChargeCreateRequest {
@@ -63,37 +61,19 @@ func TestClientKeyAgesWithTheFakeClock(t *testing.T) {
 func TestClientRetriesFastByDefault(t *testing.T) {
 	wait := func(t *testing.T, opts ...payonce.Option) time.Duration {
 		srv := a55test.New(t)
-		var log bytes.Buffer
-		logger := slog.New(slog.NewJSONHandler(&log, &slog.HandlerOptions{Level: slog.LevelDebug}))
+		log, logger := logtest.New()
 		client, err := srv.Client(append([]payonce.Option{payonce.WithLogger(logger)}, opts...)...)
 		require.NoError(t, err)
 		require.NoError(t, srv.AddFault(a55test.Rule{Fault: a55test.FaultRateLimit, Path: a55test.ChargePath, RetryAfter: 1, Count: 1}))
 		ch, err := client.Charges.Create(context.Background(), chargeReq(t))
 		require.NoError(t, err)
 		require.Equal(t, 2, ch.Meta.Attempts)
-		return retryWait(t, &log)
+		waits := log.RetryWaits(t)
+		require.Len(t, waits, 1, "one retry logged")
+		return waits[0]
 	}
 	assert.Equal(t, 20*time.Millisecond, wait(t), "Retry-After capped by FastRetryPolicy")
 	assert.Equal(t, time.Second, wait(t, payonce.WithRetryPolicy(payonce.DefaultRetryPolicy())), "the caller's policy wins")
-}
-
-// retryWait returns the wait of the one "payonce retrying" record in a
-// JSON log.
-func retryWait(t *testing.T, log *bytes.Buffer) time.Duration {
-	t.Helper()
-	var waits []time.Duration
-	for line := range strings.Lines(log.String()) {
-		var rec struct {
-			Msg  string        `json:"msg"`
-			Wait time.Duration `json:"wait"`
-		}
-		require.NoError(t, json.Unmarshal([]byte(line), &rec))
-		if rec.Msg == "payonce retrying" {
-			waits = append(waits, rec.Wait)
-		}
-	}
-	require.Len(t, waits, 1, "one retry logged")
-	return waits[0]
 }
 
 // What a test uses is the test package's own API, so go doc shows it: no

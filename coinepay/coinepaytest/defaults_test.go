@@ -1,11 +1,7 @@
 package coinepaytest_test
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-	"log/slog"
-	"strings"
 	"testing"
 	"time"
 
@@ -15,6 +11,7 @@ import (
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/coinepay"
 	"github.com/payonce/payonce/coinepay/coinepaytest"
+	"github.com/payonce/payonce/internal/logtest"
 )
 
 // The recipe "advance 25 h and resume" of docs/testing.md: the test client reads the
@@ -71,25 +68,14 @@ func TestClientSignsOnTheFakeClock(t *testing.T) {
 func TestClientRetriesFastByDefault(t *testing.T) {
 	wait := func(t *testing.T, opts ...payonce.Option) time.Duration {
 		srv := coinepaytest.New(t)
-		var log bytes.Buffer
-		logger := slog.New(slog.NewJSONHandler(&log, &slog.HandlerOptions{Level: slog.LevelDebug}))
+		log, logger := logtest.New()
 		client, err := srv.Client(append([]payonce.Option{payonce.WithLogger(logger)}, opts...)...)
 		require.NoError(t, err)
 		require.NoError(t, srv.AddFault(coinepaytest.Rule{Fault: coinepaytest.FaultRateLimit, Path: coinepay.PathCardApply, RetryAfter: 1, Count: 1}))
 		res, err := client.Cards.Apply(context.Background(), &coinepay.ApplyRequest{HeaderID: "h", PackageID: "p"})
 		require.NoError(t, err)
 		require.Equal(t, 2, res.Meta.Attempts)
-		var waits []time.Duration
-		for line := range strings.Lines(log.String()) {
-			var rec struct {
-				Msg  string        `json:"msg"`
-				Wait time.Duration `json:"wait"`
-			}
-			require.NoError(t, json.Unmarshal([]byte(line), &rec))
-			if rec.Msg == "payonce retrying" {
-				waits = append(waits, rec.Wait)
-			}
-		}
+		waits := log.RetryWaits(t)
 		require.Len(t, waits, 1, "one retry logged")
 		return waits[0]
 	}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -15,43 +14,40 @@ import (
 	"github.com/payonce/payonce/internal/fakeserver"
 )
 
-// evictHarness serves the fake on an engine with a MaxOperations cap.
+// evictHarness calls the fake's handler on an engine with a
+// MaxOperations cap.
 type evictHarness struct {
 	e   *fakeserver.Engine
 	f   *Fake
-	srv *httptest.Server
+	h   http.Handler
 	tok string
 }
 
 func newEvictHarness(t *testing.T, maxOps int) *evictHarness {
 	e := fakeserver.New(fakeserver.Options{MaxOperations: maxOps})
 	f := New(e, Config{RateLimit: -1})
-	srv := httptest.NewServer(f.Handler())
-	t.Cleanup(srv.Close)
-	return &evictHarness{e: e, f: f, srv: srv, tok: f.IssueToken("demo-client")}
+	t.Cleanup(e.Close)
+	return &evictHarness{e: e, f: f, h: f.Handler(), tok: f.IssueToken("demo-client")}
 }
 
+// do serves one request and decodes its JSON answer.
 func (h *evictHarness) do(t *testing.T, method, path, key string, body any) (int, map[string]any) {
 	t.Helper()
-	var rd io.Reader
-	if body != nil {
-		b, err := json.Marshal(body)
-		require.NoError(t, err)
-		rd = bytes.NewReader(b)
-	}
-	req, err := http.NewRequest(method, h.srv.URL+path, rd)
+	b, err := json.Marshal(body)
 	require.NoError(t, err)
-	req.Header.Set("Authorization", "Bearer "+h.tok)
-	req.Header.Set("Content-Type", "application/json")
+	r := httptest.NewRequest(method, path, bytes.NewReader(b))
+	if body == nil {
+		r = httptest.NewRequest(method, path, nil)
+	}
+	r.Header.Set("Authorization", "Bearer "+h.tok)
 	if key != "" {
-		req.Header.Set("Idempotency-Key", key)
+		r.Header.Set("Idempotency-Key", key)
 	}
-	resp, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	defer resp.Body.Close()
+	w := httptest.NewRecorder()
+	h.h.ServeHTTP(w, r)
 	var out map[string]any
-	require.NoError(t, json.NewDecoder(resp.Body).Decode(&out))
-	return resp.StatusCode, out
+	require.NoError(t, json.Unmarshal(w.Body.Bytes(), &out), w.Body.String())
+	return w.Code, out
 }
 
 func (h *evictHarness) sizes() (charges, order, wallets int) {
