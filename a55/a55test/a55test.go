@@ -11,7 +11,9 @@
 // semantics of the A55 guide: optional key of 16..128 characters, 409 on a
 // reused key with another payload, in-flight waiting, only 2xx stored, a
 // 24 h window. Faults are injected on demand and the ledger tells how many
-// times each operation really ran.
+// times each operation really ran. It also simulates the sandbox's test
+// cards by last digit (TestCard) and sends signed charge webhooks (see
+// docs/a55.md).
 //
 // Server.Client returns a ready SDK client that reads the fake's clock (so
 // Clock().Advance ages the client's keys as it ages the server's) and

@@ -26,8 +26,10 @@ type Options struct {
 	Latency        time.Duration // added before every provider request
 	AttemptLogSize int           // attempts kept (default DefaultAttemptLogSize)
 	// MaxOperations caps a long-running sandbox's memory (0: no cap). The
-	// ledger keeps the last MaxOperations operations, and each provider's
-	// idempotency store keeps the last MaxOperations answers in full;
+	// ledger keeps the last MaxOperations operations, each provider's
+	// idempotency store keeps the last MaxOperations answers in full, and
+	// the providers' own tables (A55 charges and wallets, Coinepay cards)
+	// keep their newest MaxOperations entries;
 	// older keys stay as small markers until their window ends, answering
 	// ProblemAnswerNotKept (409) to a repeat instead of executing again.
 	MaxOperations int

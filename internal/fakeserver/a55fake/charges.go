@@ -115,7 +115,7 @@ func (f *Fake) createWallet(r *fakeserver.Request) fakeserver.Response {
 	}
 	w := &wallet{UUID: f.e.NewUUID(), Name: in.Name, Status: "active", CreatedAt: f.e.Clock().Now().UTC(), client: r.Credential}
 	f.mu.Lock()
-	f.wallets[w.UUID] = w
+	f.addWalletLocked(w)
 	f.mu.Unlock()
 	f.e.Record(fakeserver.Operation{Provider: Provider, Kind: "wallet.create", IdempotencyKey: r.Key, ID: w.UUID, Credential: r.Credential})
 	return fakeserver.JSON(http.StatusOK, w)

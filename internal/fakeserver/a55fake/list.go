@@ -147,9 +147,3 @@ func (f *Fake) listCharges(r *fakeserver.Request) fakeserver.Response {
 		"total_pages": (total + q.limit - 1) / q.limit,
 	})
 }
-
-// addChargeLocked stores a new charge; f.mu is held.
-func (f *Fake) addChargeLocked(c *charge) {
-	f.charges[c.UUID] = c
-	f.chargeOrder = append(f.chargeOrder, c)
-}

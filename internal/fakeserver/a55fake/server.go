@@ -49,6 +49,7 @@ type Fake struct {
 	lastSweep     time.Time
 	hits          map[string][]time.Time
 	wallets       map[string]*wallet
+	walletOrder   []string // wallets created on request, oldest first, for the cap
 	defaultWallet map[string]string
 	charges       map[string]*charge
 	chargeOrder   []*charge // every charge, oldest first, for the list
@@ -83,6 +84,7 @@ func (f *Fake) reset() {
 	f.tokens = make(map[string]token)
 	f.hits = make(map[string][]time.Time)
 	f.wallets = make(map[string]*wallet)
+	f.walletOrder = nil
 	f.defaultWallet = make(map[string]string)
 	f.charges = make(map[string]*charge)
 	f.chargeOrder = nil

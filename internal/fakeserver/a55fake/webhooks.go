@@ -79,7 +79,7 @@ type WebhookDelivery struct {
 
 func (d *WebhookDelivery) clone() WebhookDelivery {
 	c := *d
-	c.Attempts = append([]WebhookAttempt(nil), d.Attempts...)
+	c.Attempts = append([]WebhookAttempt{}, d.Attempts...) // [] in JSON, never null
 	c.Body = append(json.RawMessage(nil), d.Body...)
 	c.target = nil
 	return c
