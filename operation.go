@@ -495,7 +495,14 @@ func (t *attemptTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 		op.attempts++
 		op.debug("payonce attempt", slog.Int("attempt", op.attempts))
 	}
-	return t.next.RoundTrip(r)
+	resp, err := t.next.RoundTrip(r)
+	if err == nil {
+		if rerr := badLocation(req, resp); rerr != nil {
+			_ = resp.Body.Close()
+			return nil, &stopError{err: rerr}
+		}
+	}
+	return resp, err
 }
 
 // debug logs one line about the operation, when debug logging is on.
@@ -614,6 +621,8 @@ func (op *operation) failure(resp *http.Response, err error) *APIError {
 		e := op.fail(ErrRedirectRefused, redirect)
 		if resp != nil {
 			op.fill(e, resp)
+		} else {
+			e.StatusCode = redirect.StatusCode
 		}
 		return e
 	case errors.Is(err, ErrKeyExpired):
