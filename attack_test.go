@@ -41,3 +41,28 @@ func TestUnparseableLocationIsARefusedRedirectWithoutItsQuery(t *testing.T) {
 	}
 	assert.NotContains(t, ae.Err.Error(), "SECRETVALUE")
 }
+
+// Whatever a server echoes in its error code stays out of the error text.
+func TestServerErrorCodeIsRedacted(t *testing.T) {
+	rec := &recorder{statuses: []int{400}, body: `{"code":"card 4111111111111111 refused, token=SECRETTOKEN","message":"no"}`}
+	c := setup(t, rec)
+	_, err := c.Do(context.Background(), postReq(), nil)
+	require.ErrorIs(t, err, ErrInvalidRequest)
+	assert.NotContains(t, err.Error(), "4111111111111111")
+	assert.NotContains(t, err.Error(), "SECRETTOKEN")
+	assert.NotContains(t, KeyOf(err), "4111")
+	var ae *APIError
+	require.ErrorAs(t, err, &ae)
+	assert.NotContains(t, ae.Code, "4111111111111111")
+}
+
+// A known code is still recognised after redaction.
+func TestKnownServerCodeKeepsItsKind(t *testing.T) {
+	rec := &recorder{statuses: []int{409}, body: `{"message_key":"openapi_idempotency_key_conflict","message":"conflict"}`}
+	c := setup(t, rec)
+	_, err := c.Do(context.Background(), postReq(), nil)
+	require.ErrorIs(t, err, ErrIdempotencyConflict)
+	var ae *APIError
+	require.ErrorAs(t, err, &ae)
+	assert.Equal(t, "openapi_idempotency_key_conflict", ae.Code)
+}
