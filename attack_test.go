@@ -84,3 +84,38 @@ func TestUnderscoreSpellingOfAReservedHeaderIsRefused(t *testing.T) {
 	_, err := c.Do(context.Background(), postReq(), nil, WithHeader("X_Correlation_Id", "abc"))
 	require.NoError(t, err, "an underscore name that is no alias stays allowed")
 }
+
+// An HTTP/1.1 answer without Content-Length or chunked encoding ends when
+// the server closes the connection, so a connection cut mid-answer looks
+// like a complete body. A 2xx JSON answer framed that way that is not
+// whole JSON was cut short: the operation ran and its answer was lost, a
+// temporary transport failure retried with the same key, never a final
+// malformed answer nor (for an empty body) a success with nothing decoded.
+func TestCloseDelimitedSuccessCutShortIsALostAnswer(t *testing.T) {
+	for name, answer := range map[string]string{
+		"cut mid-body": "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n{\"id\":\"ch_1\",\"sta",
+		"cut at once":  "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n",
+	} {
+		url, n := rawServer(t, answer)
+		p := fastPolicy()
+		p.MaxAttempts = 3
+		c, err := NewClient(WithBaseURL(url), WithRetryPolicy(p))
+		require.NoError(t, err)
+		var out struct{ ID string }
+		_, err = c.Do(context.Background(), postReq(), &out)
+		require.Error(t, err, name)
+		assert.ErrorIs(t, err, ErrTransport, name)
+		assert.NotErrorIs(t, err, ErrMalformedResponse, name)
+		assert.True(t, IsTemporary(err), name)
+		assert.NotEmpty(t, KeyOf(err), name)
+		assert.Equal(t, int32(3), n.Load(), name)
+	}
+	// A whole close-delimited answer is fine.
+	url, _ := rawServer(t, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n{\"id\":\"ch_1\"}")
+	c, err := NewClient(WithBaseURL(url), WithRetryPolicy(fastPolicy()))
+	require.NoError(t, err)
+	var out struct{ ID string }
+	_, err = c.Do(context.Background(), postReq(), &out)
+	require.NoError(t, err)
+	assert.Equal(t, "ch_1", out.ID)
+}
