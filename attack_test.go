@@ -119,3 +119,13 @@ func TestCloseDelimitedSuccessCutShortIsALostAnswer(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "ch_1", out.ID)
 }
+
+// A call may run its attempts longer than 30 s (WithCallTimeout(45*time.Second)
+// for a background job, or AttemptTimeout): the default transport must not
+// cut the wait for the answer's headers shorter than the attempt's own
+// timeout, which always bounds it.
+func TestDefaultTransportLeavesTheAttemptTimeoutAlone(t *testing.T) {
+	tr := DefaultHTTPClient().Transport.(*http.Transport)
+	assert.Zero(t, tr.ResponseHeaderTimeout, "a fixed header timeout silently caps WithCallTimeout and AttemptTimeout")
+	assert.Positive(t, DefaultHTTPClient().Timeout, "the http.Client alone is still bounded")
+}
