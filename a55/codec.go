@@ -3,6 +3,7 @@ package a55
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -28,11 +29,25 @@ type Codec struct{}
 // reports a newly created charge whose status is "error" as an
 // *payonce.APIError.
 func (Codec) DecodeSuccess(status int, _ http.Header, body []byte, out any) error {
-	if out == nil || len(bytes.TrimSpace(body)) == 0 {
+	if out == nil {
 		return nil
 	}
-	if err := json.Unmarshal(body, out); err != nil {
-		return err
+	if len(bytes.TrimSpace(body)) > 0 {
+		if err := json.Unmarshal(body, out); err != nil {
+			return err
+		}
+	}
+	// A charge answer that names no charge (an empty body, {}, a proxy's
+	// page) is no charge: never a success with an empty Charge.
+	switch v := out.(type) {
+	case *createdCharge:
+		if v.UUID == "" {
+			return errNoChargeUUID
+		}
+	case *Charge:
+		if v.UUID == "" {
+			return errNoChargeUUID
+		}
 	}
 	cc, ok := out.(*createdCharge)
 	if !ok || cc.Status != StatusError {
@@ -45,6 +60,8 @@ func (Codec) DecodeSuccess(status int, _ http.Header, body []byte, out any) erro
 	e.Err = &chargeFailure{charge: ch}
 	return e
 }
+
+var errNoChargeUUID = errors.New("charge answer without charge_uuid")
 
 // DecodeError implements payonce.Codec.
 func (Codec) DecodeError(status int, _ http.Header, body []byte, e *payonce.APIError) {
