@@ -14,9 +14,9 @@ import (
 	"github.com/payonce/payonce"
 )
 
-// A 2xx answer to a charge move that names no charge (an empty body, {},
-// a proxy's blank page) is no charge: a malformed answer carrying the key,
-// never a success with an empty Charge.
+// A 2xx answer to a charge move or a wallet creation that names no charge
+// or wallet (an empty body, {}, a proxy's blank page) is none: a malformed
+// answer carrying the key, never a success with an empty Charge or Wallet.
 func TestChargeAnswerWithoutUUIDIsMalformed(t *testing.T) {
 	for _, body := range []string{"", "{}", `{"status":"confirmed"}`, "null"} {
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -32,8 +32,12 @@ func TestChargeAnswerWithoutUUIDIsMalformed(t *testing.T) {
 			payonce.WithClock(func() time.Time { return seedTime }))
 		require.NoError(t, err)
 		ch, err := c.Charges.Create(context.Background(), seedCharge())
-		srv.Close()
 		assert.Nil(t, ch, "%q", body)
+		require.ErrorIs(t, err, payonce.ErrMalformedResponse, "%q", body)
+		assert.NotEmpty(t, payonce.KeyOf(err))
+		w, err := c.Wallets.Create(context.Background(), &WalletCreateRequest{Name: "store-1"})
+		srv.Close()
+		assert.Nil(t, w, "%q", body)
 		require.ErrorIs(t, err, payonce.ErrMalformedResponse, "%q", body)
 		assert.NotEmpty(t, payonce.KeyOf(err))
 	}

@@ -37,8 +37,8 @@ func (Codec) DecodeSuccess(status int, _ http.Header, body []byte, out any) erro
 			return err
 		}
 	}
-	// A charge answer that names no charge (an empty body, {}, a proxy's
-	// page) is no charge: never a success with an empty Charge.
+	// A charge or wallet answer that names none (an empty body, {}, a
+	// proxy's page) is never a success with an empty Charge or Wallet.
 	switch v := out.(type) {
 	case *createdCharge:
 		if v.UUID == "" {
@@ -47,6 +47,10 @@ func (Codec) DecodeSuccess(status int, _ http.Header, body []byte, out any) erro
 	case *Charge:
 		if v.UUID == "" {
 			return errNoChargeUUID
+		}
+	case *Wallet:
+		if v.UUID == "" {
+			return errors.New("wallet answer without wallet_uuid")
 		}
 	}
 	cc, ok := out.(*createdCharge)
