@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -128,4 +129,25 @@ func TestDefaultTransportLeavesTheAttemptTimeoutAlone(t *testing.T) {
 	tr := DefaultHTTPClient().Transport.(*http.Transport)
 	assert.Zero(t, tr.ResponseHeaderTimeout, "a fixed header timeout silently caps WithCallTimeout and AttemptTimeout")
 	assert.Positive(t, DefaultHTTPClient().Timeout, "the http.Client alone is still bounded")
+}
+
+// A key the rules refuse is still given back (KeyOf), but the error text
+// cannot be used to forge log lines with it, nor grow without end.
+func TestRefusedKeyCannotForgeTheErrorText(t *testing.T) {
+	rec := &recorder{}
+	c := setup(t, rec)
+	forged := "abcdefghijklmnop\nlevel=ERROR msg=\"forged\"\r\x1b[2J"
+	_, err := c.Do(context.Background(), postReq(), nil, WithIdempotencyKey(forged))
+	require.ErrorIs(t, err, ErrKeyInvalidChars)
+	assert.Equal(t, forged, KeyOf(err))
+	assert.NotContains(t, err.Error(), "\n")
+	assert.NotContains(t, err.Error(), "\r")
+	assert.NotContains(t, err.Error(), "\x1b")
+
+	long := strings.Repeat("k", 5000)
+	_, err = c.Do(context.Background(), postReq(), nil, WithIdempotencyKey(long))
+	require.ErrorIs(t, err, ErrKeyTooLong)
+	assert.Equal(t, long, KeyOf(err))
+	assert.Less(t, len(err.Error()), 600)
+	assert.Empty(t, rec.seen())
 }

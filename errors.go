@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -176,7 +177,7 @@ func (e *APIError) Error() string {
 		b.WriteString(": " + cause)
 	}
 	if e.Key != "" {
-		fmt.Fprintf(&b, " [idempotency key %s", e.Key)
+		fmt.Fprintf(&b, " [idempotency key %s", printableKey(e.Key))
 		if e.Attempts > 0 {
 			fmt.Fprintf(&b, ", %d attempt(s)", e.Attempts)
 		}
@@ -382,4 +383,22 @@ func (e *ValidationError) Unwrap() error { return e.Err }
 
 func invalid(sentinel error, field, reason string) *ValidationError {
 	return &ValidationError{Field: field, Reason: reason, Err: sentinel}
+}
+
+// maxPrintedKey is the most bytes of a key an error text shows.
+const maxPrintedKey = 256
+
+// printableKey is key as an error text shows it: as is when it is printable
+// ASCII of at most maxPrintedKey bytes (every key the providers accept),
+// else quoted and cut, so that a refused key can neither forge a log line
+// (CR, LF, escapes) nor make the text grow without end. APIError.Key keeps
+// the key whole.
+func printableKey(key string) string {
+	if len(key) <= maxPrintedKey && strings.IndexFunc(key, func(r rune) bool { return r <= 0x20 || r >= 0x7f }) < 0 {
+		return key
+	}
+	if len(key) > maxPrintedKey {
+		return strconv.Quote(key[:maxPrintedKey]) + "..."
+	}
+	return strconv.Quote(key)
 }
