@@ -151,3 +151,23 @@ func TestRefusedKeyCannotForgeTheErrorText(t *testing.T) {
 	assert.Less(t, len(err.Error()), 600)
 	assert.Empty(t, rec.seen())
 }
+
+// A hostile server cannot forge log lines through the text of its error
+// answer: control characters (CR, LF, escapes) in its code, message,
+// request ID or details never reach the error.
+func TestServerTextCannotForgeTheErrorText(t *testing.T) {
+	rec := &recorder{statuses: []int{400}, header: http.Header{"X-Request-Id": {"req_1"}},
+		body: `{"error":{"code":"x\ny","message":"declined\nlevel=INFO msg=\"payment ok\"\u001b[2J\u0085","details":[{"field":"a\rb","reason":"c\nd"}]}}`}
+	c := setup(t, rec)
+	_, err := c.Do(context.Background(), postReq(), nil)
+	require.ErrorIs(t, err, ErrInvalidRequest)
+	var ae *APIError
+	require.ErrorAs(t, err, &ae)
+	for _, s := range []string{err.Error(), ae.Code, ae.Message, ae.Details[0].Field, ae.Details[0].Reason} {
+		assert.NotContains(t, s, "\n")
+		assert.NotContains(t, s, "\r")
+		assert.NotContains(t, s, "\x1b")
+		assert.NotContains(t, s, "\u0085")
+	}
+	assert.Contains(t, ae.Message, "declined")
+}

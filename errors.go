@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 )
 
 // Sentinel errors. Every error an operation returns is an *APIError whose
@@ -189,14 +190,15 @@ func (e *APIError) Error() string {
 }
 
 // redactFields passes every text field a server fills (Code, Message,
-// RequestID, Details) through RedactString, so that no printed form of the
-// error (%+v, %d, a log of its fields) shows what a hostile server echoed.
+// RequestID, Details) through RedactString and turns their control
+// characters into spaces, so that no printed form of the error (%+v, %d, a
+// log of its fields) shows what a hostile server echoed or forges a line.
 // The client calls it on every *APIError it returns.
 func (e *APIError) redactFields() {
-	e.Code, e.Message, e.RequestID = RedactString(e.Code), RedactString(e.Message), RedactString(e.RequestID)
+	e.Code, e.Message, e.RequestID = serverText(e.Code), serverText(e.Message), serverText(e.RequestID)
 	for i := range e.Details {
 		d := &e.Details[i]
-		d.Field, d.Reason, d.Code = RedactString(d.Field), RedactString(d.Reason), RedactString(d.Code)
+		d.Field, d.Reason, d.Code = serverText(d.Field), serverText(d.Reason), serverText(d.Code)
 	}
 }
 
@@ -401,4 +403,20 @@ func printableKey(key string) string {
 		return strconv.Quote(key[:maxPrintedKey]) + "..."
 	}
 	return strconv.Quote(key)
+}
+
+// serverText is a text a server sent, fit for an error: redacted, and with
+// every control character (CR, LF, escapes) turned into a space so that it
+// cannot forge a log line.
+func serverText(s string) string {
+	s = RedactString(s)
+	if strings.IndexFunc(s, unicode.IsControl) < 0 {
+		return s
+	}
+	return strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return ' '
+		}
+		return r
+	}, s)
 }
