@@ -171,3 +171,22 @@ func TestServerTextCannotForgeTheErrorText(t *testing.T) {
 	}
 	assert.Contains(t, ae.Message, "declined")
 }
+
+type echoingSigner struct{}
+
+// Sign fails like a token endpoint that echoes a hostile error_description.
+func (echoingSigner) Sign(*http.Request, []byte) error {
+	return errors.New("token endpoint said: bad\nlevel=INFO msg=\"ok\"\x1b[2J")
+}
+
+// Nor through a cause whose text came from a server (a token endpoint's
+// error description).
+func TestCauseTextCannotForgeTheErrorText(t *testing.T) {
+	rec := &recorder{}
+	c := setup(t, rec, WithSigner(echoingSigner{}))
+	_, err := c.Do(context.Background(), postReq(), nil)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "token endpoint said")
+	assert.NotContains(t, err.Error(), "\n")
+	assert.NotContains(t, err.Error(), "\x1b")
+}

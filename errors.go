@@ -129,7 +129,8 @@ type ErrorDetail struct {
 // message, cause, key and attempts, each once: a cause whose text already
 // says the kind (a *ValidationError, a *KeyError, a wrapped sentinel)
 // stands in its place, and a cause's own "provider: " prefix is dropped under a head
-// that names the provider. The whole text passes through RedactString, so
+// that names the provider. The whole text passes through RedactString (its
+// control characters turned into spaces, so it cannot forge a log line), so
 // it never holds a secret, card number, CVV, token or query string, even
 // when a server echoes one.
 func (e *APIError) Error() string {
@@ -186,7 +187,7 @@ func (e *APIError) Error() string {
 	} else if e.Attempts > 0 {
 		fmt.Fprintf(&b, " [%d attempt(s)]", e.Attempts)
 	}
-	return RedactString(b.String())
+	return serverText(b.String())
 }
 
 // redactFields passes every text field a server fills (Code, Message,
