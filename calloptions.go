@@ -3,6 +3,7 @@ package payonce
 import (
 	"fmt"
 	"net/http"
+	"strings"
 	"time"
 )
 
@@ -44,7 +45,8 @@ func WithCallTimeout(d time.Duration) CallOption {
 // signing headers (X-Api-Key, X-Timestamp, X-Nonce, X-Signature), Host,
 // Content-Type, Content-Length and the connection-level ones; so are a
 // name that is not an HTTP token and a value holding CR, LF or another
-// control character.
+// control character. A name that reads as one of those once "_" is taken
+// for "-" (Idempotency_Key) is refused too.
 func WithHeader(name, value string) CallOption {
 	return func(o *callOptions) {
 		if err := checkHeader(name, value); err != nil {
@@ -88,7 +90,9 @@ func checkHeader(name, value string) error {
 			return bad("a header name must be an HTTP token (no spaces, separators or control characters)")
 		}
 	}
-	if canon := http.CanonicalHeaderKey(name); reservedHeader(canon) {
+	// Many servers (CGI, WSGI, Rack) read "_" as "-": Idempotency_Key
+	// would reach them as Idempotency-Key.
+	if canon := http.CanonicalHeaderKey(strings.ReplaceAll(name, "_", "-")); reservedHeader(canon) {
 		return bad(fmt.Sprintf("%q is set by the client and cannot be set per call", canon))
 	}
 	for i := 0; i < len(value); i++ {

@@ -218,7 +218,9 @@ func NewClient(opts ...Option) (*Client, error) {
 	return c, nil
 }
 
-// DefaultHTTPClient returns an http.Client with sane timeouts, a
+// DefaultHTTPClient returns an http.Client with sane timeouts (60 s in
+// all, 10 s for a TLS handshake; no separate wait for the answer's headers,
+// which would cap a longer AttemptTimeout or WithCallTimeout), a
 // connection pool sized for concurrent payment traffic and response headers
 // capped at 256 KiB (net/http's own cap is 10 MB), so a hostile server
 // cannot make the client hold megabytes of headers.
@@ -228,7 +230,6 @@ func DefaultHTTPClient() *http.Client {
 	t.MaxIdleConnsPerHost = 64
 	t.IdleConnTimeout = 90 * time.Second
 	t.TLSHandshakeTimeout = 10 * time.Second
-	t.ResponseHeaderTimeout = 30 * time.Second
 	t.MaxResponseHeaderBytes = maxResponseHeaderBytes
 	return &http.Client{Transport: t, Timeout: 60 * time.Second}
 }

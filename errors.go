@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
+	"unicode"
 )
 
 // Sentinel errors. Every error an operation returns is an *APIError whose
@@ -127,7 +129,8 @@ type ErrorDetail struct {
 // message, cause, key and attempts, each once: a cause whose text already
 // says the kind (a *ValidationError, a *KeyError, a wrapped sentinel)
 // stands in its place, and a cause's own "provider: " prefix is dropped under a head
-// that names the provider. The whole text passes through RedactString, so
+// that names the provider. The whole text passes through RedactString (its
+// control characters turned into spaces, so it cannot forge a log line), so
 // it never holds a secret, card number, CVV, token or query string, even
 // when a server echoes one.
 func (e *APIError) Error() string {
@@ -176,7 +179,7 @@ func (e *APIError) Error() string {
 		b.WriteString(": " + cause)
 	}
 	if e.Key != "" {
-		fmt.Fprintf(&b, " [idempotency key %s", e.Key)
+		fmt.Fprintf(&b, " [idempotency key %s", printableKey(e.Key))
 		if e.Attempts > 0 {
 			fmt.Fprintf(&b, ", %d attempt(s)", e.Attempts)
 		}
@@ -184,18 +187,19 @@ func (e *APIError) Error() string {
 	} else if e.Attempts > 0 {
 		fmt.Fprintf(&b, " [%d attempt(s)]", e.Attempts)
 	}
-	return RedactString(b.String())
+	return serverText(b.String())
 }
 
 // redactFields passes every text field a server fills (Code, Message,
-// RequestID, Details) through RedactString, so that no printed form of the
-// error (%+v, %d, a log of its fields) shows what a hostile server echoed.
+// RequestID, Details) through RedactString and turns their control
+// characters into spaces, so that no printed form of the error (%+v, %d, a
+// log of its fields) shows what a hostile server echoed or forges a line.
 // The client calls it on every *APIError it returns.
 func (e *APIError) redactFields() {
-	e.Code, e.Message, e.RequestID = RedactString(e.Code), RedactString(e.Message), RedactString(e.RequestID)
+	e.Code, e.Message, e.RequestID = serverText(e.Code), serverText(e.Message), serverText(e.RequestID)
 	for i := range e.Details {
 		d := &e.Details[i]
-		d.Field, d.Reason, d.Code = RedactString(d.Field), RedactString(d.Reason), RedactString(d.Code)
+		d.Field, d.Reason, d.Code = serverText(d.Field), serverText(d.Reason), serverText(d.Code)
 	}
 }
 
@@ -382,4 +386,38 @@ func (e *ValidationError) Unwrap() error { return e.Err }
 
 func invalid(sentinel error, field, reason string) *ValidationError {
 	return &ValidationError{Field: field, Reason: reason, Err: sentinel}
+}
+
+// maxPrintedKey is the most bytes of a key an error text shows.
+const maxPrintedKey = 256
+
+// printableKey is key as an error text shows it: as is when it is printable
+// ASCII of at most maxPrintedKey bytes (every key the providers accept),
+// else quoted and cut, so that a refused key can neither forge a log line
+// (CR, LF, escapes) nor make the text grow without end. APIError.Key keeps
+// the key whole.
+func printableKey(key string) string {
+	if len(key) <= maxPrintedKey && strings.IndexFunc(key, func(r rune) bool { return r <= 0x20 || r >= 0x7f }) < 0 {
+		return key
+	}
+	if len(key) > maxPrintedKey {
+		return strconv.Quote(key[:maxPrintedKey]) + "..."
+	}
+	return strconv.Quote(key)
+}
+
+// serverText is a text a server sent, fit for an error: redacted, and with
+// every control character (CR, LF, escapes) turned into a space so that it
+// cannot forge a log line.
+func serverText(s string) string {
+	s = RedactString(s)
+	if strings.IndexFunc(s, unicode.IsControl) < 0 {
+		return s
+	}
+	return strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return ' '
+		}
+		return r
+	}, s)
 }

@@ -304,9 +304,32 @@ func (op *operation) readBody(resp *http.Response) error {
 		}
 		b = b[:limit]
 	}
+	if resp.StatusCode < 300 && closeDelimited(resp) && jsonContent(resp.Header) && !json.Valid(b) {
+		// Ended by the server closing the connection: a cut connection
+		// looks like a whole body, and only its JSON can tell. The
+		// operation ran and its answer was lost, like any body cut short.
+		return fmt.Errorf("read answer without a length: %w", io.ErrUnexpectedEOF)
+	}
 	op.respBody = b
 	resp.Body = io.NopCloser(bytes.NewReader(b))
 	return nil
+}
+
+// closeDelimited reports an HTTP/1 answer whose body ends when the server
+// closes the connection (no Content-Length, not chunked, not gzip, whose
+// own framing would catch a cut).
+func closeDelimited(resp *http.Response) bool {
+	return resp.ProtoMajor == 1 && resp.ContentLength < 0 && len(resp.TransferEncoding) == 0 && !resp.Uncompressed
+}
+
+// jsonContent reports a JSON answer, or one without a Content-Type.
+func jsonContent(h http.Header) bool {
+	ct := strings.ToLower(h.Get("Content-Type"))
+	if i := strings.IndexByte(ct, ';'); i >= 0 {
+		ct = ct[:i]
+	}
+	ct = strings.TrimSpace(ct)
+	return ct == "" || ct == "application/json" || strings.HasSuffix(ct, "+json")
 }
 
 // readCapped reads r up to limit+1 bytes. A body of known small length is
@@ -495,7 +518,14 @@ func (t *attemptTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 		op.attempts++
 		op.debug("payonce attempt", slog.Int("attempt", op.attempts))
 	}
-	return t.next.RoundTrip(r)
+	resp, err := t.next.RoundTrip(r)
+	if err == nil {
+		if rerr := badLocation(req, resp); rerr != nil {
+			_ = resp.Body.Close()
+			return nil, &stopError{err: rerr}
+		}
+	}
+	return resp, err
 }
 
 // debug logs one line about the operation, when debug logging is on.
@@ -614,6 +644,8 @@ func (op *operation) failure(resp *http.Response, err error) *APIError {
 		e := op.fail(ErrRedirectRefused, redirect)
 		if resp != nil {
 			op.fill(e, resp)
+		} else {
+			e.StatusCode = redirect.StatusCode
 		}
 		return e
 	case errors.Is(err, ErrKeyExpired):

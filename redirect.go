@@ -117,3 +117,24 @@ func unfollowed(method string, resp *http.Response) *RedirectError {
 	}
 	return e
 }
+
+// badLocation refuses a redirect whose Location cannot be parsed before
+// the http.Client sees it: net/http would put the raw Location, query
+// string included, in its error, and the failure would look like a
+// transport error worth retrying.
+func badLocation(req *http.Request, resp *http.Response) *RedirectError {
+	switch resp.StatusCode {
+	case http.StatusMovedPermanently, http.StatusFound, http.StatusSeeOther,
+		http.StatusTemporaryRedirect, http.StatusPermanentRedirect:
+	default:
+		return nil
+	}
+	loc := resp.Header.Get("Location")
+	if loc == "" {
+		return nil
+	}
+	if _, err := req.URL.Parse(loc); err != nil {
+		return &RedirectError{StatusCode: resp.StatusCode, Method: req.Method, Reason: "with a Location that cannot be parsed"}
+	}
+	return nil
+}

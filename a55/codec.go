@@ -3,6 +3,7 @@ package a55
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -28,11 +29,29 @@ type Codec struct{}
 // reports a newly created charge whose status is "error" as an
 // *payonce.APIError.
 func (Codec) DecodeSuccess(status int, _ http.Header, body []byte, out any) error {
-	if out == nil || len(bytes.TrimSpace(body)) == 0 {
+	if out == nil {
 		return nil
 	}
-	if err := json.Unmarshal(body, out); err != nil {
-		return err
+	if len(bytes.TrimSpace(body)) > 0 {
+		if err := json.Unmarshal(body, out); err != nil {
+			return err
+		}
+	}
+	// A charge or wallet answer that names none (an empty body, {}, a
+	// proxy's page) is never a success with an empty Charge or Wallet.
+	switch v := out.(type) {
+	case *createdCharge:
+		if v.UUID == "" {
+			return errNoChargeUUID
+		}
+	case *Charge:
+		if v.UUID == "" {
+			return errNoChargeUUID
+		}
+	case *Wallet:
+		if v.UUID == "" {
+			return errors.New("wallet answer without wallet_uuid")
+		}
 	}
 	cc, ok := out.(*createdCharge)
 	if !ok || cc.Status != StatusError {
@@ -45,6 +64,8 @@ func (Codec) DecodeSuccess(status int, _ http.Header, body []byte, out any) erro
 	e.Err = &chargeFailure{charge: ch}
 	return e
 }
+
+var errNoChargeUUID = errors.New("charge answer without charge_uuid")
 
 // DecodeError implements payonce.Codec.
 func (Codec) DecodeError(status int, _ http.Header, body []byte, e *payonce.APIError) {

@@ -83,11 +83,31 @@ func (Codec) DecodeSuccess(_ int, _ http.Header, body []byte, out any) error {
 		}
 		return e
 	}
-	if out == nil || len(env.Data) == 0 || string(env.Data) == "null" {
+	if out == nil {
 		return nil
 	}
-	if err := json.Unmarshal(env.Data, out); err != nil {
-		return fmt.Errorf("decode data: %w", err)
+	if len(env.Data) > 0 && string(env.Data) != "null" {
+		if err := json.Unmarshal(env.Data, out); err != nil {
+			return fmt.Errorf("decode data: %w", err)
+		}
+	}
+	return requireCardID(out)
+}
+
+// requireCardID refuses a card or recharge answer that names no card (data
+// null, {}, missing): never a success with an empty Card.
+func requireCardID(out any) error {
+	id := "-"
+	switch v := out.(type) {
+	case *applyData:
+		id = v.CardID
+	case *Card:
+		id = v.CardID
+	case *Recharge:
+		id = v.CardID
+	}
+	if id == "" {
+		return errors.New("answer data without card_id")
 	}
 	return nil
 }

@@ -138,7 +138,14 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	sctx, cancel := context.WithTimeout(context.Background(), o.shutdownGraceTimeout)
 	defer cancel()
 	if err := srv.Shutdown(sctx); err != nil {
-		return err
+		if !errors.Is(err, context.DeadlineExceeded) {
+			return err
+		}
+		// The grace period is over: a client still sending its request
+		// (or not reading its answer) is cut off, and that is no failure.
+		if err := srv.Close(); err != nil {
+			return err
+		}
 	}
 	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
 		return err

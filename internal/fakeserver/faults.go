@@ -209,13 +209,27 @@ func NewFaults(seed uint64, rate float64) *Faults {
 	return &Faults{rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)), rate: rate}
 }
 
-// Add validates and appends a rule.
+// Bounds of the rule set: every request scans the rules and GET
+// /_fakepay/faults lists them, so neither may grow without end.
+const (
+	MaxFaultRules = 1000 // rules held at once
+	MaxRuleField  = 1024 // bytes of a rule's provider, path or idempotency_key
+)
+
+// Add validates and appends a rule. A rule past MaxFaultRules, or with a
+// field over MaxRuleField bytes, is refused.
 func (f *Faults) Add(r Rule) error {
 	if err := r.Validate(); err != nil {
 		return err
 	}
+	if len(r.Provider) > MaxRuleField || len(r.Path) > MaxRuleField || len(r.IdempotencyKey) > MaxRuleField {
+		return fmt.Errorf("provider, path and idempotency_key must be at most %d bytes", MaxRuleField)
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if len(f.rules) >= MaxFaultRules {
+		return fmt.Errorf("at most %d rules: clear them with DELETE /_fakepay/faults", MaxFaultRules)
+	}
 	f.rules = append(f.rules, &RuleState{Rule: r})
 	return nil
 }
