@@ -8,6 +8,13 @@
 //	go run ./cmd/chaos                     # in-process fakes, default fault mix
 //	go run ./cmd/chaos -n 10000 -faults 0.5 -seed 7 -json
 //	go run ./cmd/chaos -a55-url http://127.0.0.1:8080 -coinepay-url http://127.0.0.1:8080
+//	go run ./cmd/chaos -crash                          # worker processes SIGKILLed mid-operation
+//	go run ./cmd/chaos -crash -journal postgres://postgres@127.0.0.1:5432/test
+//	go run ./cmd/chaos -compare-journals -journal-pg postgres://...
+//
+// The default run ends with a short crash run: worker processes (this
+// binary re-executed with PAYONCE_CHAOS_WORKER=1) share a journal while
+// the parent kills them at chosen moments and moves the fakes' clock 25 h.
 //
 // Against external servers (cmd/fakepay), faults are injected on the client
 // side by a transport that drops answers after the server has them.
@@ -20,10 +27,17 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/payonce/payonce/internal/chaos"
 )
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	if os.Getenv(chaos.WorkerEnv) == "1" {
+		code := chaos.WorkerMain(ctx, os.Stdin, os.Stdout)
+		stop()
+		os.Exit(code)
+	}
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr, isTerminal(os.Stderr))
 	stop()
 	os.Exit(code)

@@ -31,6 +31,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, terminal 
 	fs.StringVar(&cfg.CoinepayKey, "coinepay-key", env("COINEPAY_API_KEY", cfg.CoinepayKey), "Coinepay API key id")
 	fs.StringVar(&cfg.CoinepaySecret, "coinepay-secret", env("COINEPAY_SECRET", cfg.CoinepaySecret), "Coinepay API secret")
 	quiet := fs.Bool("quiet", false, "no progress output")
+	crash := fs.Bool("crash", false, "run only the crash run: worker processes SIGKILLed mid-operation, with a shared journal")
+	crashPhase := fs.Bool("crash-phase", true, "end the default run with a short crash run (in-process fakes only)")
+	ccfg := chaos.DefaultCrashConfig()
+	fs.IntVar(&ccfg.References, "crash-n", ccfg.References, "crash run: references (business operations) in the plan")
+	fs.IntVar(&ccfg.Workers, "workers", ccfg.Workers, "crash run: worker processes at once")
+	fs.Float64Var(&ccfg.KillRate, "kill-rate", ccfg.KillRate, "crash run: chance of a SIGKILL at each sync point")
+	fs.StringVar(&ccfg.Journal, "journal", "", "crash run's journal: a SQLite file (default: a new temporary one) or a postgres:// URL (the run uses a schema of its own and drops it)")
+	compare := fs.Bool("compare-journals", false, "measure operations per second with no journal, the SQLite journal and (with -journal-pg) the PostgreSQL journal")
+	journalPG := fs.String("journal-pg", os.Getenv("PAYONCE_POSTGRES_URL"), "-compare-journals: PostgreSQL URL (default $PAYONCE_POSTGRES_URL)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -39,26 +48,80 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, terminal 
 	}
 	if !*quiet {
 		cfg.Progress, cfg.ProgressIsTerminal = stderr, terminal
+		ccfg.Progress = stderr
+	}
+	ccfg.Seed = cfg.Seed
+	ccfg.A55ClientID, ccfg.A55ClientSecret = cfg.A55ClientID, cfg.A55ClientSecret
+	ccfg.CoinepayKey, ccfg.CoinepaySecret = cfg.CoinepayKey, cfg.CoinepaySecret
+	external := cfg.A55URL != "" || cfg.CoinepayURL != ""
+	switch {
+	case *compare:
+		return runCompare(ctx, cfg, *journalPG, *asJSON, stdout, stderr)
+	case *crash && external:
+		fmt.Fprintln(stderr, "chaos: -crash runs its own fakes; it takes no -a55-url or -coinepay-url")
+		return 2
+	case *crash:
+		return runCrash(ctx, ccfg, *asJSON, stdout, stderr)
+	}
+	if err := ccfg.Validate(); err != nil {
+		fmt.Fprintln(stderr, err)
+		return 2
 	}
 	rep, err := chaos.Run(ctx, cfg)
 	if err != nil {
 		fmt.Fprintln(stderr, "chaos:", err)
 		return 2
 	}
-	if *asJSON {
+	if *crashPhase && !external {
+		short := chaos.ShortCrashConfig()
+		short.Seed, short.Journal, short.Progress = ccfg.Seed, ccfg.Journal, ccfg.Progress
+		short.A55ClientID, short.A55ClientSecret, short.CoinepayKey, short.CoinepaySecret =
+			ccfg.A55ClientID, ccfg.A55ClientSecret, ccfg.CoinepayKey, ccfg.CoinepaySecret
+		if rep.Crash, err = chaos.RunCrash(ctx, short); err != nil {
+			fmt.Fprintln(stderr, "chaos:", err)
+			return 2
+		}
+	}
+	return printReport(rep, rep.WriteText, rep.ResultLine, rep.Passed, *asJSON, stdout)
+}
+
+// runCrash performs the crash run alone.
+func runCrash(ctx context.Context, cfg chaos.CrashConfig, asJSON bool, stdout, stderr io.Writer) int {
+	rep, err := chaos.RunCrash(ctx, cfg)
+	if err != nil {
+		fmt.Fprintln(stderr, "chaos:", err)
+		return 2
+	}
+	return printReport(rep, rep.WriteText, rep.ResultLine, rep.Passed, asJSON, stdout)
+}
+
+// printReport prints a report as text or JSON (then its result line) and
+// returns the exit code: 1 when it did not pass.
+func printReport(rep any, text func(io.Writer) error, result func() string, passed func() bool, asJSON bool, stdout io.Writer) int {
+	if asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(rep); err != nil {
 			return 2
 		}
-		fmt.Fprintln(stdout, rep.ResultLine())
-	} else if err := rep.WriteText(stdout); err != nil {
+		fmt.Fprintln(stdout, result())
+	} else if err := text(stdout); err != nil {
 		return 2
 	}
-	if !rep.Passed() {
+	if !passed() {
 		return 1
 	}
 	return 0
+}
+
+// runCompare measures the journals' cost at the run's concurrency.
+func runCompare(ctx context.Context, cfg chaos.Config, pgURL string, asJSON bool, stdout, stderr io.Writer) int {
+	cmp, err := chaos.CompareJournals(ctx, chaos.CompareConfig{Operations: cfg.Operations, Concurrency: cfg.Concurrency, PostgresURL: pgURL})
+	if err != nil {
+		fmt.Fprintln(stderr, "chaos:", err)
+		return 2
+	}
+	return printReport(cmp, cmp.WriteText, cmp.ResultLine, cmp.Passed, asJSON, stdout)
 }
 
 func env(name, def string) string {

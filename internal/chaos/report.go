@@ -33,6 +33,9 @@ type Report struct {
 	OpsPerSecond float64       `json:"ops_per_second"`
 	Faults       string        `json:"faults"`
 	Problems     []string      `json:"problems,omitempty"` // the first duplicates, losses and failures, described
+	// Crash is the crash phase's report (worker processes killed), when
+	// the run had one.
+	Crash *CrashReport `json:"crash,omitempty"`
 }
 
 // CauseCount is a number of retries for one cause.
@@ -57,13 +60,22 @@ type ServerStats struct {
 	Conflicts int `json:"conflicts"`
 }
 
-// Passed reports zero duplicates and zero lost operations.
-func (r *Report) Passed() bool { return r.Duplicates == 0 && r.Lost == 0 }
+// Passed reports zero duplicates and zero lost operations, in the crash
+// phase too.
+func (r *Report) Passed() bool {
+	return r.Duplicates == 0 && r.Lost == 0 && (r.Crash == nil || r.Crash.Passed())
+}
 
-// ResultLine is the report's last line.
+// ResultLine is the report's last line. With a crash phase, its figures
+// are the sums of both phases and crashes counts the workers killed.
 func (r *Report) ResultLine() string {
-	return fmt.Sprintf("RESULT operations=%d attempts=%d replays=%d resumed=%d duplicates=%d lost=%d",
-		r.Operations, r.Attempts, r.Replays, r.Resumed, r.Duplicates, r.Lost)
+	ops, attempts, replays, dups, lost, crashes := r.Operations, r.Attempts, r.Replays, r.Duplicates, r.Lost, 0
+	if c := r.Crash; c != nil {
+		ops, attempts, replays = ops+c.Operations, attempts+c.Attempts, replays+c.Server.Replays
+		dups, lost, crashes = dups+c.Duplicates, lost+c.Lost, c.Crashes
+	}
+	return fmt.Sprintf("RESULT operations=%d attempts=%d replays=%d resumed=%d crashes=%d duplicates=%d lost=%d",
+		ops, attempts, replays, r.Resumed, crashes, dups, lost)
 }
 
 // maxProblems caps the problems a report describes.
@@ -228,8 +240,17 @@ func (r *Report) WriteText(w io.Writer) error {
 	row("elapsed", r.Elapsed.Round(time.Millisecond))
 	row("operations per second", fmt.Sprintf("%.0f", r.OpsPerSecond))
 	_ = tw.Flush()
+	if r.Crash != nil {
+		b.WriteString("\n")
+		r.Crash.writeSection(&b)
+	}
 	for _, p := range r.Problems {
 		b.WriteString("problem: " + p + "\n")
+	}
+	if r.Crash != nil {
+		for _, p := range r.Crash.Problems {
+			b.WriteString("problem: crash run: " + p + "\n")
+		}
 	}
 	b.WriteString(r.ResultLine() + "\n")
 	_, err := io.WriteString(w, b.String())

@@ -1,0 +1,520 @@
+package chaos
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"os/exec"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/payonce/payonce"
+	"github.com/payonce/payonce/a55"
+	"github.com/payonce/payonce/a55/a55test"
+	"github.com/payonce/payonce/coinepay"
+	"github.com/payonce/payonce/coinepay/coinepaytest"
+	"github.com/payonce/payonce/internal/fakeserver"
+)
+
+// CrashConfig is one crash run: worker processes share a journal and work
+// through a plan of references while the parent SIGKILLs them at chosen
+// moments, starts replacements and, once, moves the fakes' clock 25 hours.
+type CrashConfig struct {
+	References int     // business operations in the plan, one reference each
+	Workers    int     // worker processes at once
+	Seed       uint64  // same seed, same plan and same kill decisions
+	KillRate   float64 // chance of a kill at each sync point
+	HoldRate   float64 // chance, after a request left, of a kill while the fake holds it
+	DualRate   float64 // share of references delivered to two workers at once
+	LateRate   float64 // share of killed references redelivered only after the 25 h move
+	// RevisitRate is the share of settled references delivered once more
+	// after the 25 h move (they must answer from the journal).
+	RevisitRate float64
+	FaultRate   float64 // share of requests the fakes fault (lost answers, 503, delays)
+	MaxKills    int     // kills per reference at most, so that every reference settles
+
+	// Journal is where the workers' journal lives: "" for a new SQLite
+	// file in a temporary directory, a file path for SQLite, or a
+	// postgres:// URL (the run works in a schema of its own and drops it).
+	Journal string
+
+	A55ClientID, A55ClientSecret string
+	CoinepayKey, CoinepaySecret  string
+
+	Progress io.Writer // one line per phase (nil: none)
+
+	// WorkerCommand returns the command of a new worker process; nil
+	// re-executes the running binary with WorkerEnv=1.
+	WorkerCommand func() (*exec.Cmd, error)
+}
+
+// DefaultCrashConfig is `go run ./cmd/chaos -crash`.
+func DefaultCrashConfig() CrashConfig {
+	return CrashConfig{
+		References: 300, Workers: 6, Seed: 1,
+		KillRate: 0.06, HoldRate: 0.05, DualRate: 0.1, LateRate: 0.4, RevisitRate: 0.15,
+		FaultRate: 0.1, MaxKills: 3,
+		A55ClientID: "demo-client", A55ClientSecret: "demo-secret",
+		CoinepayKey: "demo-key", CoinepaySecret: "demo-secret",
+	}
+}
+
+// ShortCrashConfig is the crash phase of the default run: a few seconds.
+func ShortCrashConfig() CrashConfig {
+	c := DefaultCrashConfig()
+	c.References, c.Workers = 40, 3
+	c.KillRate = 0.1
+	return c
+}
+
+// Validate refuses a crash config that cannot run.
+func (c CrashConfig) Validate() error {
+	rate := func(f float64) bool { return f >= 0 && f <= 1 }
+	switch {
+	case c.References < 1:
+		return errors.New("chaos: crash references must be at least 1")
+	case c.Workers < 1:
+		return errors.New("chaos: crash workers must be at least 1")
+	case !rate(c.KillRate) || !rate(c.HoldRate) || !rate(c.DualRate) || !rate(c.LateRate) || !rate(c.RevisitRate):
+		return errors.New("chaos: crash rates must be within 0..1")
+	case c.FaultRate < 0 || c.FaultRate > 0.5:
+		return errors.New("chaos: crash fault rate must be within 0..0.5")
+	case c.MaxKills < 0:
+		return errors.New("chaos: crash max kills must not be negative")
+	}
+	return nil
+}
+
+// holdDelay is how long the fakes hold a request in the crash run's delay
+// faults: long enough for a kill to land while it is held.
+const holdDelay = 20 * time.Millisecond
+
+// crashFaultRules are the crash run's server faults, a share f of the API
+// requests: a third answers lost after the commit, a third 503 before it,
+// a third held (half before the commit, half after).
+func crashFaultRules(f float64) []fakeserver.Rule {
+	if f <= 0 {
+		return nil
+	}
+	p := f / 3
+	return []fakeserver.Rule{
+		{Fault: fakeserver.DropAfterCommit, Path: "/api/*", Probability: p},
+		{Fault: fakeserver.ErrorBeforeCommit, Status: 503, Path: "/api/*", Probability: p / (1 - p)},
+		{Fault: fakeserver.Delay, Delay: holdDelay, When: "before", Path: "/api/*", Probability: p / 2 / (1 - 2*p)},
+		{Fault: fakeserver.Delay, Delay: holdDelay, When: "after", Path: "/api/*", Probability: p / 2 / (1 - 2.5*p)},
+	}
+}
+
+// refState is what the parent knows of one reference.
+type refState struct {
+	item       planItem
+	deliveries int
+	kills      int
+	temporary  int
+	late       bool // its redelivery waits for the 25 h move
+	settled    bool
+	reports    []doneReport // every delivery's report, in order
+	afterMove  []doneReport // the reports of deliveries after the 25 h move
+	sentSettled bool        // a delivery answered from the journal (or in doubt) sent a request
+}
+
+// crashRun is one crash run's parent.
+type crashRun struct {
+	cfg    CrashConfig
+	newCmd func() (*exec.Cmd, error)
+	a55    *a55test.Server
+	cp     *coinepaytest.Server
+	clock  *fakeserver.Clock
+	wcfg   workerConfig
+
+	mu       sync.Mutex
+	refs     map[string]*refState
+	moved    bool // the fakes' clock moved 25 h
+	crashes  map[string]int
+	problems []string
+	setupErr error
+}
+
+// chance is a seeded draw in [0,1) for the given decision: the same seed
+// decides the same way whatever the timing.
+func (r *crashRun) chance(parts ...any) float64 {
+	h := fnv.New64a()
+	fmt.Fprint(h, r.cfg.Seed)
+	for _, p := range parts {
+		fmt.Fprintf(h, "\x00%v", p)
+	}
+	x := h.Sum64()
+	x ^= x >> 33 // fnv's low bits mix poorly: fold the high ones in
+	x *= 0xff51afd7ed558ccd
+	x ^= x >> 33
+	return float64(x>>11) / (1 << 53)
+}
+
+// decide plays the parent at a worker's sync point: kill there, or ack and
+// perhaps kill a little later while the fake holds the request.
+func (r *crashRun) decide(d delivery, phase string, i int) (bool, time.Duration) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	rs := r.refs[d.item.ref]
+	if rs.kills >= r.cfg.MaxKills {
+		return false, 0
+	}
+	if r.chance(d.item.ref, d.n, phase, i) < r.cfg.KillRate {
+		rs.kills++
+		return true, 0
+	}
+	if phase == phaseSend && r.chance(d.item.ref, d.n, "hold", i) < r.cfg.HoldRate {
+		rs.kills++ // counted as a crash when it lands (the request may answer first)
+		return false, time.Duration(r.chance(d.item.ref, d.n, "delay", i) * float64(2*holdDelay))
+	}
+	return false, 0
+}
+
+// queue is the run's job queue: deliveries wait in it, and a phase ends
+// when none waits or is being worked on.
+type queue struct {
+	mu    sync.Mutex
+	cond  *sync.Cond
+	items []delivery
+	open  int // deliveries pushed and not yet finished
+}
+
+func newQueue() *queue {
+	q := &queue{}
+	q.cond = sync.NewCond(&q.mu)
+	return q
+}
+
+func (q *queue) push(d delivery) {
+	q.mu.Lock()
+	q.items = append(q.items, d)
+	q.open++
+	q.mu.Unlock()
+	q.cond.Broadcast()
+}
+
+// pop waits for a delivery; false when the phase is over.
+func (q *queue) pop() (delivery, bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for len(q.items) == 0 && q.open > 0 {
+		q.cond.Wait()
+	}
+	if len(q.items) == 0 {
+		return delivery{}, false
+	}
+	d := q.items[0]
+	q.items = q.items[1:]
+	return d, true
+}
+
+// finish ends a popped delivery (after any redelivery it caused was pushed).
+func (q *queue) finish() {
+	q.mu.Lock()
+	q.open--
+	q.mu.Unlock()
+	q.cond.Broadcast()
+}
+
+// RunCrash performs one crash run and returns its report. The error is for
+// a run that could not take place; a run that found duplicates or lost
+// operations returns a report whose Passed() is false.
+func RunCrash(ctx context.Context, cfg CrashConfig) (*CrashReport, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	r := &crashRun{cfg: cfg, newCmd: cfg.WorkerCommand, refs: map[string]*refState{}, crashes: map[string]int{}}
+	if r.newCmd == nil {
+		r.newCmd = defaultWorkerCommand
+	}
+	r.startFakes()
+	defer r.closeFakes()
+
+	jr, err := prepareJournal(ctx, cfg.Journal)
+	if err != nil {
+		return nil, err
+	}
+	defer jr.cleanup()
+	setupKeys, err := r.setup(ctx)
+	if err != nil {
+		return nil, err
+	}
+	r.wcfg.Journal, r.wcfg.Schema, r.wcfg.Sync = jr.dsn, jr.schema, true
+	for _, rule := range crashFaultRules(cfg.FaultRate) {
+		if err := r.a55.AddFault(rule); err != nil {
+			return nil, err
+		}
+		if err := r.cp.AddFault(rule); err != nil {
+			return nil, err
+		}
+	}
+
+	start := time.Now()
+	plan := buildPlan(cfg.References, cfg.Seed)
+	q := newQueue()
+	dual := 0
+	for _, it := range plan {
+		rs := &refState{item: it, late: r.chance(it.ref, "late") < cfg.LateRate}
+		r.refs[it.ref] = rs
+		q.push(r.nextDelivery(rs))
+		if r.chance(it.ref, "dual") < cfg.DualRate {
+			q.push(r.nextDelivery(rs))
+			dual++
+		}
+	}
+	r.progress("crash: phase 1, %d references (%d delivered twice at once) to %d workers", len(plan), dual, cfg.Workers)
+	if err := r.phase(ctx, q); err != nil {
+		return nil, err
+	}
+
+	// A day and an hour later: the servers forgot every key.
+	r.clock.Advance(25 * time.Hour)
+	r.mu.Lock()
+	r.moved = true
+	q = newQueue()
+	late, revisit := 0, 0
+	for _, it := range plan {
+		rs := r.refs[it.ref]
+		switch {
+		case !rs.settled:
+			late++
+			q.push(r.nextDeliveryLocked(rs))
+		case r.chance(it.ref, "revisit") < cfg.RevisitRate:
+			revisit++
+			q.push(r.nextDeliveryLocked(rs))
+		}
+	}
+	r.mu.Unlock()
+	r.progress("crash: phase 2, fakes' clock +25h: %d references redelivered late, %d settled ones again", late, revisit)
+	if err := r.phase(ctx, q); err != nil {
+		return nil, err
+	}
+	elapsed := time.Since(start)
+
+	rep, err := r.report(ctx, jr, plan, setupKeys)
+	if err != nil {
+		return nil, err
+	}
+	rep.Dual, rep.Late, rep.Revisited, rep.Elapsed = dual, late, revisit, elapsed
+	if elapsed > 0 {
+		rep.OpsPerSecond = float64(rep.Operations) / elapsed.Seconds()
+	}
+	return rep, nil
+}
+
+// startFakes starts both fakes in-process on one clock.
+func (r *crashRun) startFakes() {
+	big, _ := payonce.ParseAmount("100000000.00")
+	r.clock = fakeserver.NewClock()
+	r.a55 = a55test.NewServer(a55test.WithSeed(r.cfg.Seed), a55test.WithRateLimit(-1, time.Minute), a55test.WithClock(r.clock),
+		a55test.WithCredentials(r.cfg.A55ClientID, r.cfg.A55ClientSecret))
+	r.cp = coinepaytest.NewServer(coinepaytest.WithSeed(r.cfg.Seed+1), coinepaytest.WithBalance(big), coinepaytest.WithClock(r.clock),
+		coinepaytest.WithCredentials(r.cfg.CoinepayKey, r.cfg.CoinepaySecret))
+}
+
+func (r *crashRun) closeFakes() {
+	r.a55.Close()
+	r.cp.Close()
+}
+
+func (r *crashRun) progress(format string, args ...any) {
+	if r.cfg.Progress != nil {
+		fmt.Fprintf(r.cfg.Progress, format+"\n", args...)
+	}
+}
+
+func (r *crashRun) nextDelivery(rs *refState) delivery {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.nextDeliveryLocked(rs)
+}
+
+func (r *crashRun) nextDeliveryLocked(rs *refState) delivery {
+	rs.deliveries++
+	return delivery{item: rs.item, n: rs.deliveries}
+}
+
+// setup creates, without faults and without a journal, what the plan
+// needs: the wallet the charges go to and the cards the recharges fund.
+// It returns the keys it used, which the reconciliation leaves out.
+func (r *crashRun) setup(ctx context.Context) (map[string]bool, error) {
+	keys := map[string]bool{}
+	clock := payonce.WithClock(r.clock.Now)
+	a, err := a55.NewClient(a55.Auth{ClientID: r.cfg.A55ClientID, ClientSecret: r.cfg.A55ClientSecret, TokenURL: r.a55.TokenURL()},
+		payonce.WithBaseURL(r.a55.URL), clock)
+	if err != nil {
+		return nil, err
+	}
+	w, err := a.Wallets.Create(ctx, &a55.WalletCreateRequest{Name: "crash wallet", Currency: payonce.BRL})
+	if err != nil {
+		return nil, fmt.Errorf("chaos: create wallet: %w", err)
+	}
+	keys[w.Meta.Key] = true
+	c, err := coinepay.NewClient(r.cfg.CoinepayKey, r.cfg.CoinepaySecret, payonce.WithBaseURL(r.cp.URL), clock)
+	if err != nil {
+		return nil, err
+	}
+	var cards []string
+	for range 8 {
+		res, err := c.Cards.Apply(ctx, coinepay.ApplyRequest{HeaderID: "hdr_chaos", PackageID: "pkg_basic"})
+		if err != nil {
+			return nil, fmt.Errorf("chaos: issue card: %w", err)
+		}
+		keys[res.Key] = true
+		cards = append(cards, res.CardID)
+	}
+	r.wcfg = workerConfig{
+		A55URL: r.a55.URL, A55ClientID: r.cfg.A55ClientID, A55ClientSecret: r.cfg.A55ClientSecret,
+		CoinepayURL: r.cp.URL, CoinepayKey: r.cfg.CoinepayKey, CoinepaySecret: r.cfg.CoinepaySecret,
+		Wallet: w.UUID, Cards: cards,
+	}
+	return keys, nil
+}
+
+// phase runs the queue to its end with cfg.Workers worker processes,
+// replacing each killed one.
+func (r *crashRun) phase(ctx context.Context, q *queue) error {
+	wcfg := r.wcfg
+	wcfg.ClockOffset = time.Until(r.clock.Now())
+	var wg sync.WaitGroup
+	errs := make([]error, r.cfg.Workers)
+	for s := range r.cfg.Workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[s] = r.slot(ctx, q, wcfg)
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// slot is one worker place: it keeps a worker process running and feeds
+// it deliveries until the queue is done.
+func (r *crashRun) slot(ctx context.Context, q *queue, wcfg workerConfig) error {
+	var p *workerProc
+	defer func() {
+		if p != nil {
+			_ = p.stop()
+		}
+	}()
+	for {
+		d, ok := q.pop()
+		if !ok {
+			return nil
+		}
+		if err := ctx.Err(); err != nil {
+			q.finish()
+			return err
+		}
+		if p == nil {
+			var err error
+			if p, err = startWorker(r.newCmd, wcfg); err != nil {
+				q.push(d)
+				q.finish()
+				r.abandon(q)
+				return err
+			}
+		}
+		res := deliver(p, d, r.decide)
+		r.settle(q, d, res)
+		if k := p.killedAt(); k != "" {
+			if res.killed == "" && k == phaseHold {
+				r.countCrash(phaseHold) // the hold kill landed after the answer
+			}
+			_ = p.reap()
+			p = nil
+		}
+		q.finish()
+	}
+}
+
+// abandon empties the queue after a worker could not start: the run
+// cannot go on.
+func (r *crashRun) abandon(q *queue) {
+	for {
+		q.mu.Lock()
+		n := len(q.items)
+		q.items = nil
+		q.open -= n
+		q.mu.Unlock()
+		q.cond.Broadcast()
+		if n == 0 {
+			return
+		}
+	}
+}
+
+func (r *crashRun) countCrash(phase string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.crashes[phase]++
+}
+
+// maxTemporary bounds the redeliveries after temporary failures.
+const maxTemporary = 20
+
+// settle records how a delivery ended and redelivers as a queue would: a
+// killed worker's reference goes to another worker (or, for a late one in
+// the first phase, waits for the 25 h move); a temporary failure goes back
+// to the queue.
+func (r *crashRun) settle(q *queue, d delivery, res deliveryResult) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	rs := r.refs[d.item.ref]
+	switch {
+	case res.err != nil:
+		r.problemLocked("worker: %v", res.err)
+		q.push(r.nextDeliveryLocked(rs))
+	case res.killed != "":
+		r.crashes[res.killed]++
+		if rs.settled {
+			return // its twin settled it
+		}
+		if rs.late && !r.moved {
+			return // redelivered after the 25 h move
+		}
+		q.push(r.nextDeliveryLocked(rs))
+	default:
+		rs.reports = append(rs.reports, res.done)
+		if r.moved {
+			rs.afterMove = append(rs.afterMove, res.done)
+		}
+		settledBefore := rs.settled
+		if res.done.status == statusTemporary {
+			rs.temporary++
+			if rs.temporary <= maxTemporary && !rs.settled {
+				q.push(r.nextDeliveryLocked(rs))
+			}
+			return
+		}
+		rs.settled = true
+		if res.sends > 0 && (res.done.status == statusJournal || res.done.status == statusUnknown ||
+			(settledBefore && r.moved)) {
+			rs.sentSettled = true
+		}
+	}
+}
+
+func (r *crashRun) problemLocked(format string, args ...any) {
+	if len(r.problems) < maxProblems {
+		r.problems = append(r.problems, fmt.Sprintf(format, args...))
+	}
+}
+
+// crashCounts returns the crashes by phase, sorted by phase name.
+func (r *crashRun) crashCounts() ([]CauseCount, int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make([]CauseCount, 0, len(r.crashes))
+	total := 0
+	for p, n := range r.crashes {
+		out = append(out, CauseCount{Cause: p, Count: n})
+		total += n
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Cause < out[j].Cause })
+	return out, total
+}

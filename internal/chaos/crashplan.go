@@ -1,0 +1,167 @@
+package chaos
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+
+	"github.com/payonce/payonce"
+	"github.com/payonce/payonce/a55"
+	"github.com/payonce/payonce/a55/a55test"
+	"github.com/payonce/payonce/coinepay"
+)
+
+// Kinds of work in the crash run's plan. A reference names the order and
+// its step, "order-17/charge": the worker rebuilds the body from it alone,
+// as a merchant's job re-runs its business logic for an order, so no card
+// data ever crosses the pipes.
+const (
+	workCharge   = "charge"   // A55 charge with a card that confirms
+	workDeclined = "declined" // A55 charge with a card the issuer declines: a final failure
+	workApply    = "apply"    // Coinepay card issue
+	workRecharge = "recharge" // Coinepay recharge of one of the run's cards
+)
+
+// planItem is one business operation of the crash run.
+type planItem struct {
+	index int
+	work  string
+	ref   string
+}
+
+// provider is the provider the item's operation goes to.
+func (p planItem) provider() string {
+	if p.work == workApply || p.work == workRecharge {
+		return providerCoinepay
+	}
+	return providerA55
+}
+
+// kind is the ledger's name of the item's operation.
+func (p planItem) kind() string {
+	switch p.work {
+	case workApply:
+		return kindCardApply
+	case workRecharge:
+		return kindCardRecharge
+	}
+	return kindChargeCreate
+}
+
+// buildPlan draws n references: about 40 % card charges, 5 % declined
+// charges, 25 % card issues and 30 % recharges.
+func buildPlan(n int, seed uint64) []planItem {
+	rng := rand.New(rand.NewPCG(seed, seed^0xc7a5))
+	out := make([]planItem, n)
+	for i := range out {
+		x := rng.Float64()
+		w := workRecharge
+		switch {
+		case x < 0.40:
+			w = workCharge
+		case x < 0.45:
+			w = workDeclined
+		case x < 0.70:
+			w = workApply
+		}
+		out[i] = planItem{index: i, work: w, ref: fmt.Sprintf("order-%d/%s", i, w)}
+	}
+	return out
+}
+
+// parseRef turns a reference back into its plan item.
+func parseRef(ref string) (planItem, error) {
+	order, w, ok := strings.Cut(ref, "/")
+	num, ok2 := strings.CutPrefix(order, "order-")
+	i, err := strconv.Atoi(num)
+	if !ok || !ok2 || err != nil || i < 0 {
+		return planItem{}, fmt.Errorf("chaos: bad reference %q", ref)
+	}
+	switch w {
+	case workCharge, workDeclined, workApply, workRecharge:
+	default:
+		return planItem{}, fmt.Errorf("chaos: bad reference %q", ref)
+	}
+	return planItem{index: i, work: w, ref: ref}, nil
+}
+
+// crashCVV is the CVV of the crash run's cards: distinctive, so that a
+// test finding it in the journal finds a leak.
+const crashCVV = "7391"
+
+// itemAmount is the item's amount in minor units: unique per reference
+// within a kind, so that the ledger's amount names the reference even
+// under a key the journal never saw.
+func itemAmount(p planItem) int64 {
+	if p.work == workRecharge {
+		return 500 + int64(p.index)
+	}
+	return 1000 + int64(p.index)
+}
+
+// crashClients are one worker's SDK clients and the resources the parent
+// set up for the run.
+type crashClients struct {
+	a55      *a55.Client
+	coinepay *coinepay.Client
+	wallet   string
+	cards    []string
+	journal  bool // the clients have a journal: calls carry their reference
+}
+
+// outcome is what one delivery of a reference ended with.
+type outcome struct {
+	id          string // the resource the answer named (ledger ID)
+	attempts    int
+	fromJournal bool
+}
+
+// execute runs the item's operation with its reference, exactly as a
+// merchant's job would. The body is a pure function of the reference.
+func (cc *crashClients) execute(ctx context.Context, p planItem) (outcome, error) {
+	amount, err := payonce.AmountFromMinor(itemAmount(p))
+	if err != nil {
+		return outcome{}, err
+	}
+	var opts []payonce.CallOption
+	if cc.journal {
+		opts = append(opts, payonce.WithReference(p.ref))
+	}
+	switch p.work {
+	case workCharge, workDeclined:
+		card := &payonce.Card{Number: "4111111111111111", HolderName: "CHAOS CRASH", ExpirationMonth: "12",
+			ExpirationYear: testCard().ExpirationYear, CVV: crashCVV}
+		if p.work == workDeclined {
+			card.Number = a55test.CardDeclined
+		}
+		ch, err := cc.a55.Charges.Create(ctx, &a55.ChargeCreateRequest{
+			Amount: amount, Currency: payonce.BRL, TypeCharge: a55.TypeCreditCard, Card: card,
+			Payer:      &a55.Payer{Name: "Crash Payer", Email: "crash@example.com", Document: "12345678909", DocumentType: "CPF"},
+			WalletUUID: cc.wallet, Description: p.ref,
+		}, opts...)
+		if err != nil {
+			return outcome{attempts: attemptsOf(err)}, err
+		}
+		return outcome{id: ch.UUID, attempts: ch.Meta.Attempts, fromJournal: ch.Meta.FromJournal}, nil
+	case workApply:
+		res, err := cc.coinepay.Cards.Apply(ctx, coinepay.ApplyRequest{HeaderID: "hdr_chaos", PackageID: "pkg_basic"}, opts...)
+		if err != nil {
+			return outcome{attempts: attemptsOf(err)}, err
+		}
+		return outcome{id: res.CardID, attempts: res.Attempts, fromJournal: res.FromJournal}, nil
+	case workRecharge:
+		if len(cc.cards) == 0 {
+			return outcome{}, errors.New("chaos: no card to recharge")
+		}
+		req := coinepay.RechargeRequest{CardID: cc.cards[p.index%len(cc.cards)], Amount: amount}
+		res, err := cc.coinepay.Cards.Recharge(ctx, req, opts...)
+		if err != nil {
+			return outcome{attempts: attemptsOf(err)}, err
+		}
+		return outcome{id: res.CardID, attempts: res.Attempts, fromJournal: res.FromJournal}, nil
+	}
+	return outcome{}, fmt.Errorf("chaos: unknown work %q", p.work)
+}

@@ -1,0 +1,232 @@
+package chaos
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"time"
+)
+
+// workerProc is one worker process as the parent sees it: its pipes, the
+// lines it printed and whether the parent killed it.
+type workerProc struct {
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	lines  chan string // closed when the worker's stdout ends
+	stderr *tailBuffer
+
+	mu        sync.Mutex
+	killPhase string // the phase the parent killed it at ("" while alive)
+}
+
+// defaultWorkerCommand re-executes the running binary in worker mode.
+func defaultWorkerCommand() (*exec.Cmd, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("chaos: find own executable: %w", err)
+	}
+	cmd := exec.Command(exe)
+	cmd.Env = append(os.Environ(), WorkerEnv+"=1")
+	return cmd, nil
+}
+
+// startWorker starts a worker process, sends it cfg and waits until it
+// is ready.
+func startWorker(newCmd func() (*exec.Cmd, error), cfg workerConfig) (*workerProc, error) {
+	cmd, err := newCmd()
+	if err != nil {
+		return nil, err
+	}
+	p := &workerProc{cmd: cmd, lines: make(chan string, 16), stderr: &tailBuffer{max: 4 << 10}}
+	cmd.Stderr = p.stderr
+	if p.stdin, err = cmd.StdinPipe(); err != nil {
+		return nil, err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("chaos: start worker: %w", err)
+	}
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		sc.Buffer(make([]byte, 64<<10), 1<<20)
+		for sc.Scan() {
+			p.lines <- sc.Text()
+		}
+		close(p.lines)
+	}()
+	b, err := json.Marshal(cfg)
+	if err != nil {
+		p.kill("")
+		return nil, err
+	}
+	p.send("config " + string(b))
+	tm := time.NewTimer(time.Minute)
+	defer tm.Stop()
+	select {
+	case line, ok := <-p.lines:
+		if ok && line == "ready" {
+			return p, nil
+		}
+		p.kill("")
+		return nil, fmt.Errorf("chaos: worker did not start: %s %s", oneLine(line), p.stderr.String())
+	case <-tm.C:
+		p.kill("")
+		return nil, errors.New("chaos: worker did not start within a minute")
+	}
+}
+
+// send writes one line to the worker. A worker that died does not read
+// it; its end of the story is the closed stdout.
+func (p *workerProc) send(line string) {
+	_, _ = io.WriteString(p.stdin, line+"\n")
+}
+
+// kill SIGKILLs the worker, once, and remembers at which phase.
+func (p *workerProc) kill(phase string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.killPhase != "" {
+		return
+	}
+	if phase == "" {
+		phase = "setup"
+	}
+	p.killPhase = phase
+	_ = p.cmd.Process.Kill()
+}
+
+// killedAt returns the phase the worker was killed at, "" while alive.
+func (p *workerProc) killedAt() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.killPhase
+}
+
+// reap waits for the worker's exit after its stdout ended or it was
+// killed.
+func (p *workerProc) reap() error {
+	for range p.lines {
+	}
+	return p.cmd.Wait()
+}
+
+// stop ends a live worker the ordinary way: no more work (stdin closed).
+func (p *workerProc) stop() error {
+	_ = p.stdin.Close()
+	return p.reap()
+}
+
+// tailBuffer keeps the last max bytes written to it.
+type tailBuffer struct {
+	mu  sync.Mutex
+	max int
+	b   []byte
+}
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.b = append(t.b, p...)
+	if len(t.b) > t.max {
+		t.b = t.b[len(t.b)-t.max:]
+	}
+	return len(p), nil
+}
+
+func (t *tailBuffer) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return strings.TrimSpace(string(t.b))
+}
+
+// delivery is one hand-over of a reference to a worker, as a queue makes
+// it: the first, a parallel twin, or a redelivery.
+type delivery struct {
+	item planItem
+	n    int // this reference's nth delivery (1-based)
+}
+
+// deliveryResult is how one delivery ended: a report, or a kill.
+type deliveryResult struct {
+	done   doneReport
+	killed string // the phase the worker was killed at
+	sends  int    // requests the worker was about to send
+	err    error  // the worker died on its own or broke the protocol
+}
+
+// deliver hands d to the worker p and plays the parent's part at each of
+// its sync points: ack, or kill (decided by decide).
+func deliver(p *workerProc, d delivery, decide func(d delivery, phase string, i int) (kill bool, hold time.Duration)) deliveryResult {
+	var res deliveryResult
+	var hold *time.Timer
+	stopHold := func() {
+		if hold != nil {
+			hold.Stop()
+		}
+	}
+	p.send("job " + d.item.ref)
+	i := 0
+	for line := range p.lines {
+		switch {
+		case strings.HasPrefix(line, "sync "):
+			f := strings.Fields(line)
+			if len(f) != 3 || f[2] != d.item.ref {
+				stopHold()
+				p.kill(phaseSetup)
+				res.err = fmt.Errorf("chaos: worker sync line %q for %s", oneLine(line), d.item.ref)
+				return res
+			}
+			phase := f[1]
+			i++
+			kill, holdFor := decide(d, phase, i)
+			if kill {
+				stopHold()
+				p.kill(phase)
+				res.killed = p.killedAt()
+				return res
+			}
+			if phase == phaseSend {
+				res.sends++
+			}
+			p.send("ack")
+			if holdFor > 0 && hold == nil {
+				hold = time.AfterFunc(holdFor, func() { p.kill(phaseHold) })
+			}
+		case strings.HasPrefix(line, "done "):
+			stopHold()
+			dr, ok := parseDone(line)
+			if !ok || dr.ref != d.item.ref {
+				p.kill(phaseSetup)
+				res.err = fmt.Errorf("chaos: worker done line %q for %s", oneLine(line), d.item.ref)
+				return res
+			}
+			res.done = dr
+			return res
+		case strings.HasPrefix(line, "fatal "):
+			stopHold()
+			p.kill(phaseSetup)
+			res.err = fmt.Errorf("chaos: worker failed: %s", strings.TrimPrefix(line, "fatal "))
+			return res
+		}
+	}
+	stopHold()
+	if k := p.killedAt(); k != "" {
+		res.killed = k
+		return res
+	}
+	res.err = fmt.Errorf("chaos: worker exited on its own during %s: %s", d.item.ref, p.stderr.String())
+	return res
+}
+
+// phaseSetup marks a worker the parent ended because it broke the
+// protocol (not a planned crash).
+const phaseSetup = "setup"

@@ -1,0 +1,278 @@
+package chaos
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/payonce/payonce"
+	"github.com/payonce/payonce/internal/fakeserver"
+)
+
+// CrashReport is what a crash run found: the workers' and the journal's
+// view of every reference checked against the fakes' ledgers.
+type CrashReport struct {
+	Journal     string       `json:"journal"`     // the backend: "sqlite" or "postgres"
+	Operations  int          `json:"operations"`  // references in the plan
+	Deliveries  int          `json:"deliveries"`  // hand-overs to workers, twins and redeliveries included
+	Dual        int          `json:"dual"`        // references delivered to two workers at once
+	Redelivered int          `json:"redelivered"` // deliveries after a kill or a temporary failure, or after 25 h
+	Late        int          `json:"late"`        // killed references redelivered only after the 25 h move
+	Revisited   int          `json:"revisited"`   // settled references delivered again after the 25 h move
+	Crashes     int          `json:"crashes"`     // workers SIGKILLed
+	CrashesAt   []CauseCount `json:"crashes_at"`  // kills by phase
+	Attempts    int          `json:"attempts"`    // HTTP attempts the workers reported
+	Succeeded   int          `json:"succeeded"`   // journal entries succeeded
+	Failed      int          `json:"failed"`      // journal entries failed (declined cards)
+	FromJournal int          `json:"from_journal"`
+	// InDoubt counts entries left pending past the key's window: the SDK
+	// answered ErrOutcomeUnknown and sent nothing. The run settles them
+	// against the ledger, as a merchant would with a provider lookup.
+	InDoubt            int           `json:"in_doubt"`
+	InDoubtExecuted    int           `json:"in_doubt_executed"`
+	InDoubtNotExecuted int           `json:"in_doubt_not_executed"`
+	SentWhenSettled    int           `json:"sent_when_settled"` // deliveries that sent although the journal had the answer
+	Server             ServerStats   `json:"server"`
+	Duplicates         int           `json:"duplicates"`
+	Lost               int           `json:"lost"`
+	Elapsed            time.Duration `json:"elapsed_ns"`
+	OpsPerSecond       float64       `json:"ops_per_second"`
+	Problems           []string      `json:"problems,omitempty"`
+}
+
+// Passed reports no duplicate, nothing lost and nothing sent for a
+// reference the journal had settled.
+func (r *CrashReport) Passed() bool {
+	return r.Duplicates == 0 && r.Lost == 0 && r.SentWhenSettled == 0
+}
+
+// ResultLine is the crash run's last line.
+func (r *CrashReport) ResultLine() string {
+	return fmt.Sprintf("RESULT operations=%d attempts=%d crashes=%d redelivered=%d in_doubt=%d duplicates=%d lost=%d",
+		r.Operations, r.Attempts, r.Crashes, r.Redelivered, r.InDoubt, r.Duplicates, r.Lost)
+}
+
+func (r *CrashReport) problem(format string, args ...any) {
+	if len(r.Problems) < maxProblems {
+		r.Problems = append(r.Problems, fmt.Sprintf(format, args...))
+	}
+}
+
+// report reads the journal and the ledgers and reconciles them.
+func (r *crashRun) report(ctx context.Context, jr *journalRun, plan []planItem, setupKeys map[string]bool) (*CrashReport, error) {
+	j, closeJ, err := openJournal(ctx, jr.dsn, jr.schema)
+	if err != nil {
+		return nil, err
+	}
+	defer closeJ()
+	scopes := map[string]string{providerA55: "a55:" + r.cfg.A55ClientID, providerCoinepay: "coinepay:" + r.cfg.CoinepayKey}
+	entries := map[string]payonce.JournalEntry{}
+	for _, it := range plan {
+		e, err := j.Get(ctx, scopes[it.provider()], it.ref)
+		switch {
+		case errors.Is(err, payonce.ErrJournalNotFound):
+		case err != nil:
+			return nil, fmt.Errorf("chaos: read journal: %w", err)
+		default:
+			entries[it.ref] = e
+		}
+	}
+	ledger := append(r.a55.Ledger().Operations(), r.cp.Ledger().Operations()...)
+	r.mu.Lock()
+	rep := reconcileCrash(plan, r.refs, entries, ledger, setupKeys)
+	rep.Problems = append(r.problems, rep.Problems...)
+	if len(rep.Problems) > maxProblems {
+		rep.Problems = rep.Problems[:maxProblems]
+	}
+	r.mu.Unlock()
+	rep.CrashesAt, rep.Crashes = r.crashCounts()
+	rep.Journal = jr.kind
+	a, c := r.a55.Stats(), r.cp.Stats()
+	rep.Server = ServerStats{Requests: a.Requests + c.Requests, Executed: a.Executed + c.Executed,
+		Replays: a.Replayed + c.Replayed, Conflicts: a.Conflicts + c.Conflicts}
+	return rep, nil
+}
+
+// reconcileCrash is the crash run's verdict, a pure function of the plan,
+// what the workers reported, the journal's entries (by reference) and the
+// ledgers. For every reference: the ledger executed it at most once, under
+// its journal key or any other (Duplicates); a succeeded entry is in the
+// ledger exactly once under its key and with the resource the workers
+// were told of, a failed one not at all, and an executed one has a
+// succeeded or pending entry (Lost counts each violation, a reference
+// that never settled, and a ledger operation no reference explains).
+// Pending entries are in doubt and settled against the ledger.
+func reconcileCrash(plan []planItem, refs map[string]*refState, entries map[string]payonce.JournalEntry,
+	ledger []fakeserver.Operation, setupKeys map[string]bool) *CrashReport {
+	rep := &CrashReport{Operations: len(plan)}
+	keyOf := func(provider, key string) string { return provider + "\x00" + key }
+	byKey := map[string][]fakeserver.Operation{}
+	for _, op := range ledger {
+		if !setupKeys[op.IdempotencyKey] {
+			byKey[keyOf(op.Provider, op.IdempotencyKey)] = append(byKey[keyOf(op.Provider, op.IdempotencyKey)], op)
+		}
+	}
+	// A charge or recharge names its reference by its amount.
+	byAmount := map[string]string{}
+	for _, it := range plan {
+		if it.work != workApply {
+			a, _ := payonce.AmountFromMinor(itemAmount(it))
+			byAmount[it.kind()+"\x00"+a.String()] = it.ref
+		}
+	}
+	explained := map[string]bool{}
+	for _, it := range plan {
+		rs := refs[it.ref]
+		if rs == nil {
+			rs = &refState{item: it}
+		}
+		rep.Deliveries += rs.deliveries
+		rep.Redelivered += max(0, rs.deliveries-1)
+		for _, d := range rs.reports {
+			rep.Attempts += d.attempts
+			if d.status == statusJournal {
+				rep.FromJournal++
+			}
+		}
+		if rs.sentSettled {
+			rep.SentWhenSettled++
+			rep.problem("sent: %s went out although the journal had settled it", it.ref)
+		}
+		e, has := entries[it.ref]
+		var execs []fakeserver.Operation
+		if has {
+			k := keyOf(it.provider(), e.Key)
+			execs = byKey[k]
+			explained[k] = true
+		}
+		// Executions of this reference under another key.
+		for _, op := range ledger {
+			if setupKeys[op.IdempotencyKey] || op.Provider != it.provider() || op.Kind != it.kind() ||
+				byAmount[op.Kind+"\x00"+op.Amount] != it.ref || (has && op.IdempotencyKey == e.Key) {
+				continue
+			}
+			execs = append(execs, op)
+			explained[keyOf(op.Provider, op.IdempotencyKey)] = true
+		}
+		if len(execs) > 1 {
+			rep.Duplicates++
+			rep.problem("duplicate: %s executed %d times", it.ref, len(execs))
+		}
+		if !rs.settled {
+			rep.Lost++
+			rep.problem("lost: %s never settled (%d deliveries)", it.ref, rs.deliveries)
+		}
+		if !has {
+			if len(execs) > 0 || rs.settled {
+				rep.Lost++
+				rep.problem("lost: %s has no journal entry", it.ref)
+			}
+			continue
+		}
+		last := doneReport{}
+		if n := len(rs.reports); n > 0 {
+			last = rs.reports[n-1]
+		}
+		switch e.State {
+		case payonce.JournalSucceeded:
+			rep.Succeeded++
+			switch {
+			case len(execs) == 0 || execs[0].IdempotencyKey != e.Key:
+				rep.Lost++
+				rep.problem("lost: %s succeeded in the journal, missing from the ledger", it.ref)
+			case !idsAgree(rs.reports, execs[0].ID):
+				rep.Lost++
+				rep.problem("lost: %s: workers were told of another resource than the ledger's %s", it.ref, execs[0].ID)
+			case last.status != statusOK && last.status != statusJournal:
+				rep.Lost++
+				rep.problem("lost: %s succeeded, but its last delivery ended %s", it.ref, last.status)
+			}
+		case payonce.JournalFailed:
+			rep.Failed++
+			if len(execs) > 0 {
+				rep.Lost++
+				rep.problem("lost: %s failed in the journal, but the ledger executed it", it.ref)
+			}
+			if last.status != statusFailed || last.detail != e.ErrorKind {
+				rep.Lost++
+				rep.problem("lost: %s failed with %s, but its last delivery ended %s %s", it.ref, e.ErrorKind, last.status, last.detail)
+			}
+		default:
+			rep.InDoubt++
+			if len(execs) > 0 {
+				rep.InDoubtExecuted++
+			} else {
+				rep.InDoubtNotExecuted++
+			}
+			if rs.settled && last.status != statusUnknown {
+				rep.Lost++
+				rep.problem("lost: %s pending in the journal, but its last delivery ended %s", it.ref, last.status)
+			}
+		}
+	}
+	for _, op := range ledger {
+		k := keyOf(op.Provider, op.IdempotencyKey)
+		if setupKeys[op.IdempotencyKey] || explained[k] {
+			continue
+		}
+		explained[k] = true
+		rep.Lost++
+		rep.problem("lost: %s %s key %s in the ledger, but no reference explains it", op.Provider, op.Kind, op.IdempotencyKey)
+	}
+	return rep
+}
+
+// idsAgree reports whether every successful delivery named the ledger's
+// resource.
+func idsAgree(reports []doneReport, id string) bool {
+	for _, d := range reports {
+		if (d.status == statusOK || d.status == statusJournal) && d.detail != id {
+			return false
+		}
+	}
+	return true
+}
+
+// WriteText prints the crash report; its last line is ResultLine.
+func (r *CrashReport) WriteText(w io.Writer) error {
+	var b strings.Builder
+	r.writeSection(&b)
+	for _, p := range r.Problems {
+		b.WriteString("problem: " + p + "\n")
+	}
+	b.WriteString(r.ResultLine() + "\n")
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// writeSection writes the crash figures without problems or result line.
+func (r *CrashReport) writeSection(b *strings.Builder) {
+	b.WriteString("payonce crash run (worker processes SIGKILLed, journal: " + r.Journal + ")\n")
+	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', 0)
+	row := func(name string, v any) { fmt.Fprintf(tw, "%s\t%v\n", name, v) }
+	row("operations (references)", r.Operations)
+	row("deliveries", r.Deliveries)
+	row("  delivered to two workers at once", r.Dual)
+	row("  redelivered", r.Redelivered)
+	row("  redelivered after the clock moved 25 h", fmt.Sprintf("%d killed + %d settled", r.Late, r.Revisited))
+	row("crashes (SIGKILL)", r.Crashes)
+	for _, c := range r.CrashesAt {
+		row("  at "+c.Cause, c.Count)
+	}
+	row("attempts", r.Attempts)
+	row("server requests / replays", strconv.Itoa(r.Server.Requests)+" / "+strconv.Itoa(r.Server.Replays))
+	row("journal: succeeded / failed", fmt.Sprintf("%d / %d", r.Succeeded, r.Failed))
+	row("answered from the journal", r.FromJournal)
+	row("in_doubt (ErrOutcomeUnknown)", fmt.Sprintf("%d (executed %d, not executed %d)", r.InDoubt, r.InDoubtExecuted, r.InDoubtNotExecuted))
+	row("sent although settled", r.SentWhenSettled)
+	row("duplicates", r.Duplicates)
+	row("lost", r.Lost)
+	row("elapsed", r.Elapsed.Round(time.Millisecond))
+	row("operations per second", fmt.Sprintf("%.0f", r.OpsPerSecond))
+	_ = tw.Flush()
+}

@@ -1,0 +1,323 @@
+package chaos
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/payonce/payonce"
+	"github.com/payonce/payonce/a55"
+	"github.com/payonce/payonce/coinepay"
+)
+
+// WorkerEnv is the environment variable that starts a binary of the crash
+// run (cmd/chaos, or a test binary through its TestMain) in worker mode:
+// when it is set to "1" the program calls WorkerMain instead of its own
+// main.
+const WorkerEnv = "PAYONCE_CHAOS_WORKER"
+
+// The phases at which a worker stops and waits for the parent's word: the
+// parent answers "ack" or kills the worker there.
+const (
+	phaseReserve = "reserve" // before the journal records the reference
+	phaseSend    = "send"    // journal written, before the request leaves
+	phaseAnswer  = "answer"  // the server's answer arrived, journal not updated
+	phaseUpdate  = "update"  // before the journal settles the entry
+	phaseHold    = "hold"    // killed after acking send, while the fake holds the request
+)
+
+// Statuses a worker reports for one delivery of a reference.
+const (
+	statusOK        = "ok"        // executed now (or replayed by the server)
+	statusJournal   = "journal"   // answered from the journal, nothing sent
+	statusFailed    = "failed"    // final failure; the detail is its kind name
+	statusUnknown   = "unknown"   // ErrOutcomeUnknown: in doubt, nothing sent
+	statusTemporary = "temporary" // a temporary failure: the queue redelivers it
+	statusConflict  = "conflict"  // ErrIdempotencyConflict: must never happen here
+)
+
+// workerConfig is the first line the parent writes to a worker: where the
+// servers and the journal are, and the fakes' clock.
+type workerConfig struct {
+	A55URL          string        `json:"a55_url"`
+	A55ClientID     string        `json:"a55_client_id"`
+	A55ClientSecret string        `json:"a55_client_secret"`
+	CoinepayURL     string        `json:"coinepay_url"`
+	CoinepayKey     string        `json:"coinepay_key"`
+	CoinepaySecret  string        `json:"coinepay_secret"`
+	Journal         string        `json:"journal"` // SQLite file or postgres:// URL
+	Schema          string        `json:"schema,omitempty"`
+	ClockOffset     time.Duration `json:"clock_offset"` // the fakes' clock minus the local clock
+	Wallet          string        `json:"wallet"`
+	Cards           []string      `json:"cards"`
+	Sync            bool          `json:"sync"` // stop at every phase for the parent's word
+}
+
+// worker is one worker process's state. It runs one reference at a time.
+type worker struct {
+	in  *bufio.Scanner
+	out *bufio.Writer
+
+	mu   sync.Mutex // guards out and the sync exchange
+	sync bool
+	ref  string // the reference in progress
+}
+
+// WorkerMain is the crash run's worker process: it reads its configuration
+// and then references from in, runs each through the SDK with the shared
+// journal, and reports on out. It returns the process's exit code. The
+// parent may kill it at any moment; that is the point.
+func WorkerMain(ctx context.Context, in io.Reader, out io.Writer) int {
+	w := &worker{in: bufio.NewScanner(in), out: bufio.NewWriter(out)}
+	w.in.Buffer(make([]byte, 64<<10), 1<<20)
+	if err := w.main(ctx); err != nil {
+		w.send("fatal " + oneLine(err.Error()))
+		return 1
+	}
+	return 0
+}
+
+func (w *worker) main(ctx context.Context) error {
+	line, ok := w.read()
+	cfgJSON, isCfg := strings.CutPrefix(line, "config ")
+	if !ok || !isCfg {
+		return errors.New("chaos worker: want a config line first")
+	}
+	var cfg workerConfig
+	if err := json.Unmarshal([]byte(cfgJSON), &cfg); err != nil {
+		return fmt.Errorf("chaos worker: config: %w", err)
+	}
+	w.sync = cfg.Sync
+	j, closeJournal, err := openJournal(ctx, cfg.Journal, cfg.Schema)
+	if err != nil {
+		return err
+	}
+	defer closeJournal()
+	cc, err := newCrashClients(cfg, &syncJournal{Journal: j, w: w}, func(next http.RoundTripper) http.RoundTripper {
+		return &syncTransport{next: next, w: w}
+	})
+	if err != nil {
+		return err
+	}
+	w.send("ready")
+	for {
+		line, ok := w.read()
+		if !ok {
+			return nil
+		}
+		ref, isJob := strings.CutPrefix(line, "job ")
+		if !isJob {
+			return fmt.Errorf("chaos worker: unexpected line %q", oneLine(line))
+		}
+		p, err := parseRef(ref)
+		if err != nil {
+			return err
+		}
+		w.mu.Lock()
+		w.ref = ref
+		w.mu.Unlock()
+		res, err := cc.execute(ctx, p)
+		w.send(doneLine(ref, res, err))
+	}
+}
+
+// doneLine is the report of one delivery: "done <ref> <status> <detail>
+// <attempts>". The detail is a resource ID or an error's kind name, never
+// an error text (which could hold what a server echoed).
+func doneLine(ref string, res outcome, err error) string {
+	status, detail := statusOK, res.id
+	switch {
+	case err == nil && res.fromJournal:
+		status = statusJournal
+	case err == nil:
+	case errors.Is(err, payonce.ErrOutcomeUnknown):
+		status, detail = statusUnknown, "-"
+	case errors.Is(err, payonce.ErrIdempotencyConflict):
+		status, detail = statusConflict, "-"
+	case payonce.IsTemporary(err):
+		status, detail = statusTemporary, kindNameOf(err)
+	default:
+		status, detail = statusFailed, kindNameOf(err)
+	}
+	if detail == "" {
+		detail = "-"
+	}
+	return fmt.Sprintf("done %s %s %s %d", ref, status, detail, res.attempts)
+}
+
+func kindNameOf(err error) string {
+	var e *payonce.APIError
+	if errors.As(err, &e) && e.Kind != nil {
+		if n := payonce.KindName(e.Kind); n != "" {
+			return n
+		}
+	}
+	return "other"
+}
+
+// newCrashClients builds the SDK clients as a merchant's process would,
+// on the fakes' clock (cfg.ClockOffset), with journal j (nil: none) and
+// wrap around each HTTP transport (nil: none).
+func newCrashClients(cfg workerConfig, j payonce.Journal, wrap func(http.RoundTripper) http.RoundTripper) (*crashClients, error) {
+	clock := func() time.Time { return time.Now().Add(cfg.ClockOffset) }
+	p := crashRetryPolicy()
+	common := func(url string) []payonce.Option {
+		hc := payonce.DefaultHTTPClient()
+		if wrap != nil {
+			hc.Transport = wrap(hc.Transport)
+		}
+		opts := []payonce.Option{payonce.WithBaseURL(url), payonce.WithRetryPolicy(p), payonce.WithHTTPClient(hc), payonce.WithClock(clock)}
+		if j != nil {
+			opts = append(opts, payonce.WithJournal(j))
+		}
+		return opts
+	}
+	auth := a55.Auth{ClientID: cfg.A55ClientID, ClientSecret: cfg.A55ClientSecret, TokenURL: cfg.A55URL + "/oauth2/token"}
+	a, err := a55.NewClient(auth, common(cfg.A55URL)...)
+	if err != nil {
+		return nil, err
+	}
+	signer, err := payonce.NewHMACSigner(cfg.CoinepayKey, cfg.CoinepaySecret, payonce.WithSignerClock(clock))
+	if err != nil {
+		return nil, err
+	}
+	c, err := coinepay.NewClient(cfg.CoinepayKey, cfg.CoinepaySecret, append(common(cfg.CoinepayURL), payonce.WithSigner(signer))...)
+	if err != nil {
+		return nil, err
+	}
+	return &crashClients{a55: a, coinepay: c, wallet: cfg.Wallet, cards: cfg.Cards, journal: j != nil}, nil
+}
+
+// crashRetryPolicy retries fast: the crash run's faults are short.
+func crashRetryPolicy() payonce.RetryPolicy {
+	p := payonce.DefaultRetryPolicy()
+	p.MaxAttempts = 4
+	p.InitialInterval = 2 * time.Millisecond
+	p.MaxInterval = 20 * time.Millisecond
+	p.MaxElapsedTime = 10 * time.Second
+	p.MaxRetryAfter = 10 * time.Millisecond
+	p.AttemptTimeout = 2 * time.Second
+	return p
+}
+
+func (w *worker) read() (string, bool) {
+	if !w.in.Scan() {
+		return "", false
+	}
+	return w.in.Text(), true
+}
+
+func (w *worker) send(line string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.sendLocked(line)
+}
+
+func (w *worker) sendLocked(line string) {
+	_, _ = w.out.WriteString(line + "\n")
+	_ = w.out.Flush()
+}
+
+// syncPoint tells the parent the worker reached phase and waits for its
+// ack; the parent may kill the process instead. Without the parent's
+// answer (its end of the pipe closed) the worker stops there too.
+func (w *worker) syncPoint(phase string) error {
+	if !w.sync {
+		return nil
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.sendLocked("sync " + phase + " " + w.ref)
+	line, ok := w.read()
+	if !ok || line != "ack" {
+		return fmt.Errorf("chaos worker: no ack at %s", phase)
+	}
+	return nil
+}
+
+// syncJournal stops at a sync point before the journal records or settles
+// an entry.
+type syncJournal struct {
+	payonce.Journal
+	w *worker
+}
+
+func (j *syncJournal) Reserve(ctx context.Context, e payonce.JournalEntry) (payonce.JournalEntry, bool, error) {
+	if err := j.w.syncPoint(phaseReserve); err != nil {
+		return payonce.JournalEntry{}, false, err
+	}
+	return j.Journal.Reserve(ctx, e)
+}
+
+func (j *syncJournal) Update(ctx context.Context, e payonce.JournalEntry) error {
+	if err := j.w.syncPoint(phaseUpdate); err != nil {
+		return err
+	}
+	return j.Journal.Update(ctx, e)
+}
+
+// syncTransport stops at a sync point before each API request leaves and
+// after its answer arrives.
+type syncTransport struct {
+	next http.RoundTripper
+	w    *worker
+}
+
+func (t *syncTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if !strings.HasPrefix(req.URL.Path, "/api/") {
+		return t.next.RoundTrip(req)
+	}
+	if err := t.w.syncPoint(phaseSend); err != nil {
+		if req.Body != nil {
+			_ = req.Body.Close()
+		}
+		return nil, err
+	}
+	resp, err := t.next.RoundTrip(req)
+	if err != nil {
+		return nil, err
+	}
+	if err := t.w.syncPoint(phaseAnswer); err != nil {
+		_ = resp.Body.Close()
+		return nil, err
+	}
+	return resp, nil
+}
+
+// CloseIdleConnections reaches the wrapped transport.
+func (t *syncTransport) CloseIdleConnections() {
+	if c, ok := t.next.(interface{ CloseIdleConnections() }); ok {
+		c.CloseIdleConnections()
+	}
+}
+
+// oneLine keeps a message on one line for the pipe protocol.
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}
+
+// doneReport is a parsed "done" line.
+type doneReport struct {
+	ref, status, detail string
+	attempts            int
+}
+
+func parseDone(line string) (doneReport, bool) {
+	f := strings.Fields(line)
+	if len(f) != 5 || f[0] != "done" {
+		return doneReport{}, false
+	}
+	n, err := strconv.Atoi(f[4])
+	if err != nil {
+		return doneReport{}, false
+	}
+	return doneReport{ref: f[1], status: f[2], detail: f[3], attempts: n}, true
+}
