@@ -62,6 +62,33 @@ func normalizeField(k string) string {
 	return string(b)
 }
 
+// identifierField reports whether a JSON field name marks a resource
+// identifier (id, card_id, charge_uuid, requestId): its value is kept
+// verbatim unless it is itself a card number, since hex IDs often hold
+// long runs of decimal digits that are not card numbers.
+func identifierField(k string) bool {
+	suffix := func(sfx string) bool {
+		return len(k) >= len(sfx) && strings.EqualFold(k[len(k)-len(sfx):], sfx)
+	}
+	return strings.EqualFold(k, "id") || suffix("_id") || suffix("-id") || suffix("uuid") ||
+		strings.HasSuffix(k, "Id") || strings.HasSuffix(k, "ID")
+}
+
+// wholeCardNumber reports whether s, without spaces and hyphens, is 12 to
+// 19 digits: a card number whatever field holds it.
+func wholeCardNumber(s string) bool {
+	n := 0
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c >= '0' && c <= '9':
+			n++
+		case c != ' ' && c != '-':
+			return false
+		}
+	}
+	return n >= 12 && n <= 19
+}
+
 func redactValue(v any) any {
 	switch t := v.(type) {
 	case map[string]any:
@@ -73,6 +100,9 @@ func redactValue(v any) any {
 					t[k] = nil
 				}
 				continue
+			}
+			if s, ok := val.(string); ok && identifierField(k) && !wholeCardNumber(s) {
+				continue // a resource ID comes back exactly as the server sent it
 			}
 			t[k] = redactValue(val)
 		}

@@ -110,15 +110,15 @@ func crashFaultRules(f float64) []fakeserver.Rule {
 
 // refState is what the parent knows of one reference.
 type refState struct {
-	item       planItem
-	deliveries int
-	kills      int
-	temporary  int
-	late       bool // its redelivery waits for the 25 h move
-	settled    bool
-	reports    []doneReport // every delivery's report, in order
-	afterMove  []doneReport // the reports of deliveries after the 25 h move
-	sentSettled bool        // a delivery answered from the journal (or in doubt) sent a request
+	item        planItem
+	deliveries  int
+	kills       int
+	temporary   int
+	late        bool // its redelivery waits for the 25 h move
+	settled     bool
+	reports     []doneReport // every delivery's report, in order
+	afterMove   []doneReport // the reports of deliveries after the 25 h move
+	sentSettled bool         // a delivery answered from the journal (or in doubt) sent a request
 }
 
 // crashRun is one crash run's parent.
@@ -410,6 +410,9 @@ func (r *crashRun) slot(ctx context.Context, q *queue, wcfg workerConfig) error 
 			q.finish()
 			return err
 		}
+		r.mu.Lock()
+		d.settled = r.refs[d.item.ref].settled
+		r.mu.Unlock()
 		if p == nil {
 			var err error
 			if p, err = startWorker(r.newCmd, wcfg); err != nil {
@@ -483,7 +486,6 @@ func (r *crashRun) settle(q *queue, d delivery, res deliveryResult) {
 		if r.moved {
 			rs.afterMove = append(rs.afterMove, res.done)
 		}
-		settledBefore := rs.settled
 		if res.done.status == statusTemporary {
 			rs.temporary++
 			if rs.temporary <= maxTemporary && !rs.settled {
@@ -492,8 +494,7 @@ func (r *crashRun) settle(q *queue, d delivery, res deliveryResult) {
 			return
 		}
 		rs.settled = true
-		if res.sends > 0 && (res.done.status == statusJournal || res.done.status == statusUnknown ||
-			(settledBefore && r.moved)) {
+		if res.sends > 0 && (d.settled || res.done.status == statusUnknown) {
 			rs.sentSettled = true
 		}
 	}

@@ -153,6 +153,9 @@ func (t *tailBuffer) String() string {
 type delivery struct {
 	item planItem
 	n    int // this reference's nth delivery (1-based)
+	// settled: the reference had settled before this delivery began, so
+	// the journal holds its outcome and nothing may be sent.
+	settled bool
 }
 
 // deliveryResult is how one delivery ended: a report, or a kill.

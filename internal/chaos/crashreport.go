@@ -141,7 +141,7 @@ func reconcileCrash(plan []planItem, refs map[string]*refState, entries map[stri
 		}
 		if rs.sentSettled {
 			rep.SentWhenSettled++
-			rep.problem("sent: %s went out although the journal had settled it", it.ref)
+			rep.problem("sent: %s went out although the journal had settled it (deliveries ended: %s)", it.ref, endings(rs.reports))
 		}
 		e, has := entries[it.ref]
 		var execs []fakeserver.Operation
@@ -187,7 +187,7 @@ func reconcileCrash(plan []planItem, refs map[string]*refState, entries map[stri
 				rep.problem("lost: %s succeeded in the journal, missing from the ledger", it.ref)
 			case !idsAgree(rs.reports, execs[0].ID):
 				rep.Lost++
-				rep.problem("lost: %s: workers were told of another resource than the ledger's %s", it.ref, execs[0].ID)
+				rep.problem("lost: %s: workers were told of another resource than the ledger's %s (deliveries ended: %s)", it.ref, execs[0].ID, endings(rs.reports))
 			case last.status != statusOK && last.status != statusJournal:
 				rep.Lost++
 				rep.problem("lost: %s succeeded, but its last delivery ended %s", it.ref, last.status)
@@ -225,6 +225,15 @@ func reconcileCrash(plan []planItem, refs map[string]*refState, entries map[stri
 		rep.problem("lost: %s %s key %s in the ledger, but no reference explains it", op.Provider, op.Kind, op.IdempotencyKey)
 	}
 	return rep
+}
+
+// endings lists how a reference's deliveries ended, for a problem line.
+func endings(reports []doneReport) string {
+	var parts []string
+	for _, d := range reports {
+		parts = append(parts, d.status+":"+d.detail)
+	}
+	return strings.Join(parts, ", ")
 }
 
 // idsAgree reports whether every successful delivery named the ledger's

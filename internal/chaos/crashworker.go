@@ -142,7 +142,7 @@ func doneLine(ref string, res outcome, err error) string {
 		status, detail = statusUnknown, "-"
 	case errors.Is(err, payonce.ErrIdempotencyConflict):
 		status, detail = statusConflict, "-"
-	case payonce.IsTemporary(err):
+	case queueRetries(err):
 		status, detail = statusTemporary, kindNameOf(err)
 	default:
 		status, detail = statusFailed, kindNameOf(err)
@@ -151,6 +151,21 @@ func doneLine(ref string, res outcome, err error) string {
 		detail = "-"
 	}
 	return fmt.Sprintf("done %s %s %s %d", ref, status, detail, res.attempts)
+}
+
+// queueRetries reports whether a merchant's queue would run the job again
+// later: a temporary failure, a journal that failed, a rate limit or an
+// insufficient balance (the journal keeps such an entry pending).
+func queueRetries(err error) bool {
+	if payonce.IsTemporary(err) {
+		return true
+	}
+	for _, k := range []error{payonce.ErrJournal, payonce.ErrRateLimited, payonce.ErrInsufficientBalance, payonce.ErrKeyExpired} {
+		if errors.Is(err, k) {
+			return true
+		}
+	}
+	return false
 }
 
 func kindNameOf(err error) string {

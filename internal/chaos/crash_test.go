@@ -1,0 +1,199 @@
+package chaos
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	_ "modernc.org/sqlite"
+
+	"github.com/payonce/payonce/a55/a55test"
+)
+
+// TestMain makes the test binary a crash-run worker when the parent
+// re-executes it with WorkerEnv=1 (the helper-process pattern).
+func TestMain(m *testing.M) {
+	if os.Getenv(WorkerEnv) == "1" {
+		os.Exit(WorkerMain(context.Background(), os.Stdin, os.Stdout))
+	}
+	os.Exit(m.Run())
+}
+
+// crashTestConfig is a bounded crash run for go test -race: a few
+// seconds, a fixed seed, distinct secrets (finding one is a leak).
+func crashTestConfig(t *testing.T) CrashConfig {
+	cfg := DefaultCrashConfig()
+	cfg.References, cfg.Workers, cfg.Seed = 60, 3, 7
+	cfg.KillRate, cfg.LateRate = 0.1, 0.6
+	cfg.A55ClientSecret, cfg.CoinepaySecret = "a55-secret-c4e81a", "coinepay-secret-5d93bf"
+	cfg.Journal = filepath.Join(t.TempDir(), "journal.db")
+	return cfg
+}
+
+// assertCrashRunPassed checks a crash run's report: it passed, and every
+// kind of crash and redelivery the run exists for happened.
+func assertCrashRunPassed(t *testing.T, rep *CrashReport) {
+	t.Helper()
+	var out bytes.Buffer
+	require.NoError(t, rep.WriteText(&out))
+	t.Log("\n" + out.String())
+	assert.Zero(t, rep.Duplicates, "no reference may run twice")
+	assert.Zero(t, rep.Lost, "no reference may be lost")
+	assert.Zero(t, rep.SentWhenSettled, "a settled reference sends nothing")
+	assert.True(t, rep.Passed())
+	assert.Positive(t, rep.Crashes)
+	assert.Positive(t, rep.Redelivered)
+	assert.Positive(t, rep.Dual, "some references go to two workers at once")
+	assert.Positive(t, rep.Late, "some killed references come back after 25 h")
+	assert.Positive(t, rep.Revisited)
+	assert.Positive(t, rep.FromJournal, "settled references redelivered after 25 h answer from the journal")
+	assert.Positive(t, rep.InDoubt, "pending past the key's window: ErrOutcomeUnknown")
+	assert.Equal(t, rep.InDoubt, rep.InDoubtExecuted+rep.InDoubtNotExecuted)
+	assert.Positive(t, rep.Failed, "declined cards are recorded failed")
+	phases := map[string]int{}
+	for _, c := range rep.CrashesAt {
+		phases[c.Cause] = c.Count
+	}
+	for _, p := range []string{phaseReserve, phaseSend, phaseAnswer} {
+		assert.Positive(t, phases[p], "crashes at %s", p)
+	}
+	assert.Equal(t, rep.Operations, rep.Succeeded+rep.Failed+rep.InDoubt, "every reference has a journal entry")
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	assert.Regexp(t, `^RESULT operations=60 attempts=\d+ crashes=[1-9]\d* redelivered=[1-9]\d* in_doubt=[1-9]\d* duplicates=0 lost=0$`, lines[len(lines)-1])
+}
+
+// TestCrashRunSQLite is the crash run's bounded twin: worker processes
+// (this test binary) share a SQLite journal file while the parent kills
+// them. Then no row of the journal may hold a card number, CVV, secret or
+// token.
+func TestCrashRunSQLite(t *testing.T) {
+	cfg := crashTestConfig(t)
+	rep, err := RunCrash(context.Background(), cfg)
+	require.NoError(t, err)
+	assert.Equal(t, "sqlite", rep.Journal)
+	assertCrashRunPassed(t, rep)
+
+	js, err := json.Marshal(rep)
+	require.NoError(t, err)
+	needles := []string{"4111111111111111", a55test.CardDeclined, `"` + crashCVV + `"`, "cvv=" + crashCVV,
+		cfg.A55ClientSecret, cfg.CoinepaySecret, "a55tok_", "Bearer "}
+	for _, bad := range needles {
+		assert.NotContains(t, string(js), bad, "the report holds a secret")
+	}
+	rows := journalCells(t, cfg.Journal)
+	require.NotEmpty(t, rows)
+	charges := 0
+	for _, cell := range rows {
+		for _, bad := range needles {
+			assert.NotContains(t, cell, bad, "a journal cell holds a secret")
+		}
+		if strings.Contains(cell, "charge_uuid") {
+			charges++
+		}
+	}
+	assert.Positive(t, charges, "the journal recorded card charges' results")
+}
+
+// journalCells reads every column of every row of every table of the
+// SQLite file at path, as text.
+func journalCells(t *testing.T, path string) []string {
+	t.Helper()
+	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
+	require.NoError(t, err)
+	defer db.Close()
+	tables, err := db.Query(`SELECT name FROM sqlite_master WHERE type = 'table'`)
+	require.NoError(t, err)
+	var names []string
+	for tables.Next() {
+		var n string
+		require.NoError(t, tables.Scan(&n))
+		names = append(names, n)
+	}
+	require.NoError(t, tables.Err())
+	require.NoError(t, tables.Close())
+	require.NotEmpty(t, names)
+	var cells []string
+	for _, n := range names {
+		rows, err := db.Query(`SELECT * FROM "` + strings.ReplaceAll(n, `"`, `""`) + `"`)
+		require.NoError(t, err)
+		cols, err := rows.Columns()
+		require.NoError(t, err)
+		for rows.Next() {
+			vals := make([]any, len(cols))
+			ptrs := make([]any, len(cols))
+			for i := range vals {
+				ptrs[i] = &vals[i]
+			}
+			require.NoError(t, rows.Scan(ptrs...))
+			for _, v := range vals {
+				if b, ok := v.([]byte); ok {
+					v = string(b)
+				}
+				cells = append(cells, fmt.Sprint(v))
+			}
+		}
+		require.NoError(t, rows.Err())
+		require.NoError(t, rows.Close())
+	}
+	return cells
+}
+
+// TestCrashRunPostgres is the same run on a PostgreSQL journal, in a
+// schema of its own that the run drops.
+func TestCrashRunPostgres(t *testing.T) {
+	url := os.Getenv("PAYONCE_POSTGRES_URL")
+	if url == "" {
+		t.Skip("PAYONCE_POSTGRES_URL is not set: the crash run on PostgreSQL needs a database (e.g. postgres://postgres@127.0.0.1:5432/test?sslmode=disable)")
+	}
+	cfg := crashTestConfig(t)
+	cfg.Journal = url
+	rep, err := RunCrash(context.Background(), cfg)
+	require.NoError(t, err)
+	assert.Equal(t, "postgres", rep.Journal)
+	assertCrashRunPassed(t, rep)
+}
+
+func TestCrashConfigValidate(t *testing.T) {
+	for _, mutate := range []func(*CrashConfig){
+		func(c *CrashConfig) { c.References = 0 },
+		func(c *CrashConfig) { c.Workers = 0 },
+		func(c *CrashConfig) { c.KillRate = 1.5 },
+		func(c *CrashConfig) { c.DualRate = -0.1 },
+		func(c *CrashConfig) { c.FaultRate = 0.9 },
+		func(c *CrashConfig) { c.MaxKills = -1 },
+	} {
+		cfg := DefaultCrashConfig()
+		mutate(&cfg)
+		_, err := RunCrash(context.Background(), cfg)
+		assert.Error(t, err)
+	}
+	assert.NoError(t, DefaultCrashConfig().Validate())
+	assert.NoError(t, ShortCrashConfig().Validate())
+}
+
+func TestPlanReferencesRoundTrip(t *testing.T) {
+	plan := buildPlan(200, 3)
+	works := map[string]int{}
+	for _, it := range plan {
+		back, err := parseRef(it.ref)
+		require.NoError(t, err)
+		assert.Equal(t, it, back)
+		works[it.work]++
+	}
+	for _, w := range []string{workCharge, workDeclined, workApply, workRecharge} {
+		assert.Positive(t, works[w], w)
+	}
+	assert.Equal(t, plan, buildPlan(200, 3), "same seed, same plan")
+	for _, bad := range []string{"", "order-1", "order-x/charge", "order--1/charge", "order-1/refund", "x-1/charge"} {
+		_, err := parseRef(bad)
+		assert.Error(t, err, bad)
+	}
+}

@@ -1,0 +1,29 @@
+package payonce
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// A result answered from the journal must name the same resources as the
+// answer that was stored: identifiers whose hex digits happen to hold a
+// long run of decimal digits are not card numbers. (The crash run found
+// card IDs such as card_486314928837d1e5850d507d coming back masked.)
+func TestRedactJSONKeepsIdentifiers(t *testing.T) {
+	in := `{"card_id":"card_486314928837d1e5850d507d","recharge_id":"card_4415d17307521799828029a7",` +
+		`"charge_uuid":"0e8a4f2c-4111-1111-1111-a1b2c3d4e5f6","id":"tx_12345678901234567","wallet_uuid":"ba7c0f44-67eb-49a4-8ab9-aebdff9b772c"}`
+	var got, want map[string]any
+	require.NoError(t, json.Unmarshal(RedactJSON([]byte(in)), &got))
+	require.NoError(t, json.Unmarshal([]byte(in), &want))
+	assert.Equal(t, want, got)
+
+	// An identifier field that holds a card number itself is still masked,
+	// and so is a card number in any other field.
+	out := string(RedactJSON([]byte(`{"card_id":"4111111111111111","token_id":"4111 1111 1111 1111","note":"card 4111111111111111 declined"}`)))
+	assert.NotContains(t, out, "4111111111111111")
+	assert.NotContains(t, out, "4111 1111 1111 1111")
+	assert.Contains(t, out, "1111")
+}
