@@ -24,14 +24,18 @@ func TestRunPrintsTableAndResultLine(t *testing.T) {
 	code := run(context.Background(), []string{"-n", "200", "-concurrency", "8", "-seed", "3"}, &out, &errOut, false)
 	require.Equal(t, 0, code, errOut.String())
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
-	assert.Regexp(t, `^RESULT operations=\d+ attempts=\d+ replays=\d+ resumed=\d+ duplicates=0 lost=0$`, lines[len(lines)-1])
+	// The default run ends with its crash phase: worker processes killed.
+	assert.Regexp(t, `^RESULT operations=\d+ attempts=\d+ replays=\d+ resumed=\d+ crashes=[1-9]\d* duplicates=0 lost=0$`, lines[len(lines)-1])
 	assert.Contains(t, out.String(), "charge.create")
+	assert.Contains(t, out.String(), "payonce crash run (worker processes SIGKILLed, journal: sqlite)")
+	assert.Regexp(t, `in_doubt \(ErrOutcomeUnknown\)\s+\d+`, out.String())
 	assert.Contains(t, errOut.String(), "progress:", "plain progress lines when not a terminal")
+	assert.Contains(t, errOut.String(), "crash: phase 2, fakes' clock +25h")
 }
 
 func TestRunJSON(t *testing.T) {
 	var out, errOut bytes.Buffer
-	code := run(context.Background(), []string{"-n", "100", "-json", "-quiet"}, &out, &errOut, false)
+	code := run(context.Background(), []string{"-n", "100", "-json", "-quiet", "-crash-phase=false"}, &out, &errOut, false)
 	require.Equal(t, 0, code, errOut.String())
 	s := strings.TrimSpace(out.String())
 	i := strings.LastIndex(s, "\n")
@@ -46,7 +50,7 @@ func TestRunJSON(t *testing.T) {
 
 func TestRunTerminalProgressBar(t *testing.T) {
 	var out, errOut bytes.Buffer
-	require.Equal(t, 0, run(context.Background(), []string{"-n", "50"}, &out, &errOut, true))
+	require.Equal(t, 0, run(context.Background(), []string{"-n", "50", "-crash-phase=false"}, &out, &errOut, true))
 	assert.Contains(t, errOut.String(), "\r[")
 	assert.Contains(t, errOut.String(), "100.0%")
 }
@@ -57,6 +61,27 @@ func TestRunBadFlags(t *testing.T) {
 	assert.Contains(t, errOut.String(), "-n must be at least 1")
 	assert.Equal(t, 2, run(context.Background(), []string{"-nope"}, &out, &errOut, false))
 	assert.Equal(t, 0, run(context.Background(), []string{"-h"}, &out, &errOut, false))
+	assert.Equal(t, 2, run(context.Background(), []string{"-crash", "-a55-url", "http://127.0.0.1:1"}, &out, &errOut, false))
+	assert.Contains(t, errOut.String(), "-crash runs its own fakes")
+	assert.Equal(t, 2, run(context.Background(), []string{"-crash", "-workers", "0"}, &out, &errOut, false))
+}
+
+// go run ./cmd/chaos -crash: the crash run alone, as JSON here.
+func TestRunCrashJSON(t *testing.T) {
+	var out, errOut bytes.Buffer
+	code := run(context.Background(), []string{"-crash", "-crash-n", "30", "-workers", "2", "-kill-rate", "0.15", "-json", "-quiet"}, &out, &errOut, false)
+	require.Equal(t, 0, code, out.String()+errOut.String())
+	s := strings.TrimSpace(out.String())
+	i := strings.LastIndex(s, "\n")
+	require.Positive(t, i)
+	var rep map[string]any
+	require.NoError(t, json.Unmarshal([]byte(s[:i]), &rep))
+	for _, k := range []string{"crashes", "redelivered", "in_doubt", "duplicates", "lost", "crashes_at", "journal"} {
+		assert.Contains(t, rep, k)
+	}
+	assert.EqualValues(t, 30, rep["operations"])
+	assert.Positive(t, rep["crashes"])
+	assert.Regexp(t, `^RESULT operations=30 attempts=\d+ crashes=[1-9]\d* redelivered=\d+ in_doubt=\d+ duplicates=0 lost=0$`, s[i+1:])
 }
 
 // tamperLedger serves srv's handler, but answers GET /_fakepay/ledger with

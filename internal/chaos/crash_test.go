@@ -5,8 +5,10 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -15,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 	_ "modernc.org/sqlite"
 
+	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/a55/a55test"
 )
 
@@ -22,7 +25,11 @@ import (
 // re-executes it with WorkerEnv=1 (the helper-process pattern).
 func TestMain(m *testing.M) {
 	if os.Getenv(WorkerEnv) == "1" {
-		os.Exit(WorkerMain(context.Background(), os.Stdin, os.Stdout))
+		var wrap func(payonce.Journal) payonce.Journal
+		if os.Getenv(amnesiacEnv) == "1" {
+			wrap = func(j payonce.Journal) payonce.Journal { return amnesiacJournal{j} }
+		}
+		os.Exit(workerMain(context.Background(), os.Stdin, os.Stdout, wrap))
 	}
 	os.Exit(m.Run())
 }
@@ -159,6 +166,52 @@ func TestCrashRunPostgres(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "postgres", rep.Journal)
 	assertCrashRunPassed(t, rep)
+}
+
+// amnesiacEnv makes a test worker's journal forget every entry.
+const amnesiacEnv = "PAYONCE_CHAOS_TEST_AMNESIAC_JOURNAL"
+
+// amnesiacJournal reserves every reference anew: a journal that lost its
+// entries (or a merchant with no journal at all).
+type amnesiacJournal struct{ payonce.Journal }
+
+func (j amnesiacJournal) Reserve(ctx context.Context, e payonce.JournalEntry) (payonce.JournalEntry, bool, error) {
+	stored, created, err := j.Journal.Reserve(ctx, e)
+	if err != nil || created || stored.Key == e.Key {
+		return stored, created, err
+	}
+	return e, true, nil
+}
+
+func (j amnesiacJournal) Update(ctx context.Context, e payonce.JournalEntry) error {
+	err := j.Journal.Update(ctx, e)
+	if errors.Is(err, payonce.ErrJournalSettled) {
+		return nil
+	}
+	return err
+}
+
+// The proof must fail when the journal does not hold: the same crashes
+// with workers whose journal forgets entries execute references twice,
+// and the run says so.
+func TestCrashRunCatchesAJournalThatForgets(t *testing.T) {
+	cfg := crashTestConfig(t)
+	cfg.WorkerCommand = func() (*exec.Cmd, error) {
+		cmd, err := defaultWorkerCommand()
+		if err == nil {
+			cmd.Env = append(cmd.Env, amnesiacEnv+"=1")
+		}
+		return cmd, err
+	}
+	rep, err := RunCrash(context.Background(), cfg)
+	require.NoError(t, err)
+	var out bytes.Buffer
+	require.NoError(t, rep.WriteText(&out))
+	t.Log("\n" + out.String())
+	assert.False(t, rep.Passed())
+	assert.Positive(t, rep.Duplicates, "references executed again under new keys")
+	assert.Contains(t, out.String(), "problem: duplicate: order-")
+	assert.Regexp(t, `duplicates=[1-9]\d* lost=\d+\n$`, out.String())
 }
 
 func TestCrashConfigValidate(t *testing.T) {

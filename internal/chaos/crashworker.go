@@ -69,6 +69,7 @@ type worker struct {
 	mu   sync.Mutex // guards out and the sync exchange
 	sync bool
 	ref  string // the reference in progress
+	wrap func(payonce.Journal) payonce.Journal
 }
 
 // WorkerMain is the crash run's worker process: it reads its configuration
@@ -76,7 +77,13 @@ type worker struct {
 // journal, and reports on out. It returns the process's exit code. The
 // parent may kill it at any moment; that is the point.
 func WorkerMain(ctx context.Context, in io.Reader, out io.Writer) int {
-	w := &worker{in: bufio.NewScanner(in), out: bufio.NewWriter(out)}
+	return workerMain(ctx, in, out, nil)
+}
+
+// workerMain is WorkerMain with a wrapper around the journal (tests break
+// the journal with it, to see the proof fail).
+func workerMain(ctx context.Context, in io.Reader, out io.Writer, wrap func(payonce.Journal) payonce.Journal) int {
+	w := &worker{in: bufio.NewScanner(in), out: bufio.NewWriter(out), wrap: wrap}
 	w.in.Buffer(make([]byte, 64<<10), 1<<20)
 	if err := w.main(ctx); err != nil {
 		w.send("fatal " + oneLine(err.Error()))
@@ -101,6 +108,9 @@ func (w *worker) main(ctx context.Context) error {
 		return err
 	}
 	defer closeJournal()
+	if w.wrap != nil {
+		j = w.wrap(j)
+	}
 	cc, err := newCrashClients(cfg, &syncJournal{Journal: j, w: w}, func(next http.RoundTripper) http.RoundTripper {
 		return &syncTransport{next: next, w: w}
 	})

@@ -1,0 +1,135 @@
+package chaos
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/payonce/payonce"
+	"github.com/payonce/payonce/internal/fakeserver"
+)
+
+// reconcileCase is a two-reference world: a card charge (order-0) and a
+// card issue (order-1), both settled and in the ledger once.
+type reconcileCase struct {
+	plan    []planItem
+	refs    map[string]*refState
+	entries map[string]payonce.JournalEntry
+	ledger  []fakeserver.Operation
+	setup   map[string]bool
+}
+
+func newReconcileCase() *reconcileCase {
+	charge := planItem{index: 0, work: workCharge, ref: "order-0/charge"}
+	apply := planItem{index: 1, work: workApply, ref: "order-1/apply"}
+	amount, _ := payonce.AmountFromMinor(itemAmount(charge))
+	return &reconcileCase{
+		plan: []planItem{charge, apply},
+		refs: map[string]*refState{
+			charge.ref: {item: charge, deliveries: 1, settled: true, reports: []doneReport{{ref: charge.ref, status: statusOK, detail: "ch-1", attempts: 1}}},
+			apply.ref:  {item: apply, deliveries: 1, settled: true, reports: []doneReport{{ref: apply.ref, status: statusOK, detail: "card-1", attempts: 1}}},
+		},
+		entries: map[string]payonce.JournalEntry{
+			charge.ref: {Reference: charge.ref, Key: "k-charge", State: payonce.JournalSucceeded},
+			apply.ref:  {Reference: apply.ref, Key: "k-apply", State: payonce.JournalSucceeded},
+		},
+		ledger: []fakeserver.Operation{
+			{Provider: providerA55, Kind: kindWalletCreate, IdempotencyKey: "k-wallet", ID: "w-1"},
+			{Provider: providerA55, Kind: kindChargeCreate, IdempotencyKey: "k-charge", ID: "ch-1", Amount: amount.String()},
+			{Provider: providerCoinepay, Kind: kindCardApply, IdempotencyKey: "k-apply", ID: "card-1", Amount: "1.00"},
+		},
+		setup: map[string]bool{"k-wallet": true},
+	}
+}
+
+func (c *reconcileCase) run() *CrashReport {
+	return reconcileCrash(c.plan, c.refs, c.entries, c.ledger, c.setup)
+}
+
+func TestReconcileCrashClean(t *testing.T) {
+	rep := newReconcileCase().run()
+	assert.True(t, rep.Passed(), rep.Problems)
+	assert.Equal(t, 2, rep.Succeeded)
+	assert.Equal(t, 2, rep.Attempts)
+	assert.Empty(t, rep.Problems)
+}
+
+func TestReconcileCrashFindsDuplicatesAndLosses(t *testing.T) {
+	for _, tt := range []struct {
+		name       string
+		mutate     func(c *reconcileCase)
+		dups, lost int
+		problem    string
+	}{
+		{"same key executed twice", func(c *reconcileCase) {
+			c.ledger = append(c.ledger, c.ledger[1])
+		}, 1, 0, "duplicate: order-0/charge executed 2 times"},
+		{"executed again under another key", func(c *reconcileCase) {
+			again := c.ledger[1]
+			again.IdempotencyKey, again.ID = "k-new", "ch-2"
+			c.ledger = append(c.ledger, again)
+		}, 1, 0, "duplicate: order-0/charge executed 2 times"},
+		{"issued again under a key no entry has", func(c *reconcileCase) {
+			again := c.ledger[2]
+			again.IdempotencyKey, again.ID = "k-new", "card-2"
+			c.ledger = append(c.ledger, again)
+		}, 0, 1, "no reference explains it"},
+		{"succeeded but not in the ledger", func(c *reconcileCase) {
+			c.ledger = c.ledger[:2]
+		}, 0, 1, "lost: order-1/apply succeeded in the journal, missing from the ledger"},
+		{"failed but executed", func(c *reconcileCase) {
+			e := c.entries["order-0/charge"]
+			e.State, e.ErrorKind = payonce.JournalFailed, "card_declined"
+			c.entries["order-0/charge"] = e
+			c.refs["order-0/charge"].reports[0] = doneReport{ref: "order-0/charge", status: statusFailed, detail: "card_declined"}
+		}, 0, 1, "failed in the journal, but the ledger executed it"},
+		{"told of another resource", func(c *reconcileCase) {
+			c.refs["order-1/apply"].reports = append(c.refs["order-1/apply"].reports, doneReport{status: statusJournal, detail: "card-x"})
+		}, 0, 1, "workers were told of another resource"},
+		{"never settled", func(c *reconcileCase) {
+			c.refs["order-1/apply"].settled = false
+		}, 0, 1, "lost: order-1/apply never settled"},
+		{"no journal entry", func(c *reconcileCase) {
+			delete(c.entries, "order-1/apply")
+		}, 0, 2, "lost: order-1/apply has no journal entry"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c := newReconcileCase()
+			tt.mutate(c)
+			rep := c.run()
+			assert.Equal(t, tt.dups, rep.Duplicates, rep.Problems)
+			assert.Equal(t, tt.lost, rep.Lost, rep.Problems)
+			assert.False(t, rep.Passed())
+			assert.Contains(t, rep.Problems[0], tt.problem)
+		})
+	}
+}
+
+// An entry left pending past the key's window is in doubt, not lost: the
+// run settles it against the ledger.
+func TestReconcileCrashInDoubt(t *testing.T) {
+	c := newReconcileCase()
+	for ref, e := range c.entries {
+		e.State = payonce.JournalPending
+		c.entries[ref] = e
+		c.refs[ref].reports = []doneReport{{ref: ref, status: statusUnknown, detail: "-"}}
+	}
+	c.ledger = c.ledger[:2] // the charge ran before the crash, the card issue did not
+	rep := c.run()
+	assert.True(t, rep.Passed(), rep.Problems)
+	assert.Equal(t, 2, rep.InDoubt)
+	assert.Equal(t, 1, rep.InDoubtExecuted)
+	assert.Equal(t, 1, rep.InDoubtNotExecuted)
+
+	// In doubt, but its client was told it succeeded: the records disagree.
+	c.refs["order-0/charge"].reports[0].status = statusOK
+	assert.Equal(t, 1, c.run().Lost)
+}
+
+func TestCrashReportSentWhenSettledFails(t *testing.T) {
+	c := newReconcileCase()
+	c.refs["order-0/charge"].sentSettled = true
+	rep := c.run()
+	assert.Equal(t, 1, rep.SentWhenSettled)
+	assert.False(t, rep.Passed())
+}
