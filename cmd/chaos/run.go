@@ -39,6 +39,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, terminal 
 	fs.Float64Var(&ccfg.KillRate, "kill-rate", ccfg.KillRate, "crash run: chance of a SIGKILL at each sync point")
 	fs.StringVar(&ccfg.Journal, "journal", "", "crash run's journal: a SQLite file (default: a new temporary one) or a postgres:// URL (the run uses a schema of its own and drops it)")
 	compare := fs.Bool("compare-journals", false, "measure operations per second with no journal, the SQLite journal and (with -journal-pg) the PostgreSQL journal")
+	latency := fs.Duration("latency", 0, "-compare-journals: the fakes' answer time, as a provider's")
 	journalPG := fs.String("journal-pg", os.Getenv("PAYONCE_POSTGRES_URL"), "-compare-journals: PostgreSQL URL (default $PAYONCE_POSTGRES_URL)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -56,7 +57,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, terminal 
 	external := cfg.A55URL != "" || cfg.CoinepayURL != ""
 	switch {
 	case *compare:
-		return runCompare(ctx, cfg, *journalPG, *asJSON, stdout, stderr)
+		return runCompare(ctx, chaos.CompareConfig{Operations: cfg.Operations, Concurrency: cfg.Concurrency, PostgresURL: *journalPG,
+			Seed: cfg.Seed, Latency: *latency}, *asJSON, stdout, stderr)
 	case *crash && external:
 		fmt.Fprintln(stderr, "chaos: -crash runs its own fakes; it takes no -a55-url or -coinepay-url")
 		return 2
@@ -115,8 +117,8 @@ func printReport(rep any, text func(io.Writer) error, result func() string, pass
 }
 
 // runCompare measures the journals' cost at the run's concurrency.
-func runCompare(ctx context.Context, cfg chaos.Config, pgURL string, asJSON bool, stdout, stderr io.Writer) int {
-	cmp, err := chaos.CompareJournals(ctx, chaos.CompareConfig{Operations: cfg.Operations, Concurrency: cfg.Concurrency, PostgresURL: pgURL})
+func runCompare(ctx context.Context, cfg chaos.CompareConfig, asJSON bool, stdout, stderr io.Writer) int {
+	cmp, err := chaos.CompareJournals(ctx, cfg)
 	if err != nil {
 		fmt.Fprintln(stderr, "chaos:", err)
 		return 2

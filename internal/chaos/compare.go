@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"text/tabwriter"
@@ -19,8 +20,12 @@ import (
 type CompareConfig struct {
 	Operations  int
 	Concurrency int
-	PostgresURL string // "" leaves PostgreSQL out
+	// PostgresURL is the PostgreSQL database ("" leaves PostgreSQL out).
+	// Without a pool_max_conns parameter the pool gets Concurrency
+	// connections, so that the journal runs at the same concurrency.
+	PostgresURL string
 	Seed        uint64
+	Latency     time.Duration // the fakes' answer time, as a provider's (0: none)
 }
 
 // JournalFigure is one backend's throughput.
@@ -35,6 +40,7 @@ type JournalFigure struct {
 // Comparison is CompareJournals' result.
 type Comparison struct {
 	Concurrency int             `json:"concurrency"`
+	Latency     time.Duration   `json:"latency_ns"`
 	Figures     []JournalFigure `json:"figures"`
 }
 
@@ -64,8 +70,8 @@ func (c *Comparison) ResultLine() string {
 // WriteText prints the figures as a table; its last line is ResultLine.
 func (c *Comparison) WriteText(w io.Writer) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "payonce journal cost: the same operations at concurrency %d, no faults (goal: each journal keeps at least %.0f%% of no journal)\n\n",
-		c.Concurrency, journalGoal*100)
+	fmt.Fprintf(&b, "payonce journal cost: the same operations at concurrency %d, server latency %v, no faults (goal: each journal keeps at least %.0f%% of no journal)\n\n",
+		c.Concurrency, c.Latency, journalGoal*100)
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "journal\toperations\telapsed\tops/s\tof none\t")
 	for _, f := range c.Figures {
@@ -89,7 +95,14 @@ func CompareJournals(ctx context.Context, cfg CompareConfig) (*Comparison, error
 	if cfg.PostgresURL != "" {
 		backends = append(backends, "postgres")
 	}
-	out := &Comparison{Concurrency: cfg.Concurrency}
+	if cfg.PostgresURL != "" && !strings.Contains(cfg.PostgresURL, "pool_max_conns=") {
+		sep := "?"
+		if strings.Contains(cfg.PostgresURL, "?") {
+			sep = "&"
+		}
+		cfg.PostgresURL += sep + "pool_max_conns=" + strconv.Itoa(cfg.Concurrency)
+	}
+	out := &Comparison{Concurrency: cfg.Concurrency, Latency: cfg.Latency}
 	for _, b := range backends {
 		f, err := measureJournal(ctx, cfg, b)
 		if err != nil {
@@ -108,7 +121,7 @@ func CompareJournals(ctx context.Context, cfg CompareConfig) (*Comparison, error
 func measureJournal(ctx context.Context, cfg CompareConfig, backend string) (JournalFigure, error) {
 	ccfg := DefaultCrashConfig()
 	ccfg.Seed = cfg.Seed
-	r := &crashRun{cfg: ccfg}
+	r := &crashRun{cfg: ccfg, latency: cfg.Latency}
 	r.startFakes()
 	defer r.closeFakes()
 	if _, err := r.setup(ctx); err != nil {

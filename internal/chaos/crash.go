@@ -123,8 +123,9 @@ type refState struct {
 
 // crashRun is one crash run's parent.
 type crashRun struct {
-	cfg    CrashConfig
-	newCmd func() (*exec.Cmd, error)
+	cfg     CrashConfig
+	latency time.Duration // the fakes' latency per request (CompareJournals)
+	newCmd  func() (*exec.Cmd, error)
 	a55    *a55test.Server
 	cp     *coinepaytest.Server
 	clock  *fakeserver.Clock
@@ -310,9 +311,9 @@ func (r *crashRun) startFakes() {
 	big, _ := payonce.ParseAmount("100000000.00")
 	r.clock = fakeserver.NewClock()
 	r.a55 = a55test.NewServer(a55test.WithSeed(r.cfg.Seed), a55test.WithRateLimit(-1, time.Minute), a55test.WithClock(r.clock),
-		a55test.WithCredentials(r.cfg.A55ClientID, r.cfg.A55ClientSecret))
+		a55test.WithCredentials(r.cfg.A55ClientID, r.cfg.A55ClientSecret), a55test.WithLatency(r.latency))
 	r.cp = coinepaytest.NewServer(coinepaytest.WithSeed(r.cfg.Seed+1), coinepaytest.WithBalance(big), coinepaytest.WithClock(r.clock),
-		coinepaytest.WithCredentials(r.cfg.CoinepayKey, r.cfg.CoinepaySecret))
+		coinepaytest.WithCredentials(r.cfg.CoinepayKey, r.cfg.CoinepaySecret), coinepaytest.WithLatency(r.latency))
 }
 
 func (r *crashRun) closeFakes() {

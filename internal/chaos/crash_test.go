@@ -250,3 +250,36 @@ func TestPlanReferencesRoundTrip(t *testing.T) {
 		assert.Error(t, err, bad)
 	}
 }
+
+// CompareJournals measures the same plan with no journal and each
+// journal; it asserts what the figures are, not how fast they are.
+func TestCompareJournals(t *testing.T) {
+	cfg := CompareConfig{Operations: 40, Concurrency: 4, Seed: 3, PostgresURL: os.Getenv("PAYONCE_POSTGRES_URL")}
+	cmp, err := CompareJournals(context.Background(), cfg)
+	require.NoError(t, err)
+	want := []string{"none", "sqlite"}
+	if cfg.PostgresURL != "" {
+		want = append(want, "postgres")
+	}
+	require.Len(t, cmp.Figures, len(want))
+	for i, f := range cmp.Figures {
+		assert.Equal(t, want[i], f.Journal)
+		assert.Equal(t, 40, f.Operations)
+		assert.Positive(t, f.OpsPerSecond)
+		assert.InDelta(t, f.OpsPerSecond/cmp.Figures[0].OpsPerSecond, f.Ratio, 1e-9)
+	}
+	var out bytes.Buffer
+	require.NoError(t, cmp.WriteText(&out))
+	assert.Regexp(t, `RESULT none=\d+ sqlite=\d+ .*goal_met=(true|false)\n$`, out.String())
+
+	_, err = CompareJournals(context.Background(), CompareConfig{Operations: 0, Concurrency: 1})
+	assert.Error(t, err)
+}
+
+func TestComparisonGoal(t *testing.T) {
+	c := &Comparison{Figures: []JournalFigure{{Journal: "none", Ratio: 1}, {Journal: "sqlite", Ratio: 0.6}, {Journal: "postgres", Ratio: 0.5}}}
+	assert.True(t, c.Passed())
+	c.Figures[1].Ratio = 0.49
+	assert.False(t, c.Passed(), "a journal below half of no journal misses the goal")
+	assert.False(t, (&Comparison{}).Passed())
+}
