@@ -126,10 +126,10 @@ type crashRun struct {
 	cfg     CrashConfig
 	latency time.Duration // the fakes' latency per request (CompareJournals)
 	newCmd  func() (*exec.Cmd, error)
-	a55    *a55test.Server
-	cp     *coinepaytest.Server
-	clock  *fakeserver.Clock
-	wcfg   workerConfig
+	a55     *a55test.Server
+	cp      *coinepaytest.Server
+	clock   *fakeserver.Clock
+	wcfg    workerConfig
 
 	mu       sync.Mutex
 	refs     map[string]*refState
