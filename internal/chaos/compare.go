@@ -12,11 +12,13 @@ import (
 	"time"
 
 	"github.com/payonce/payonce"
+	"github.com/payonce/payonce/journal/sqlitejournal"
 )
 
 // CompareConfig is one measurement of what a journal costs: the same
 // operations at the same concurrency with no journal, the SQLite journal
-// and, when PostgresURL is set, the PostgreSQL journal.
+// (synchronous=FULL, the default, and synchronous=NORMAL) and, when
+// PostgresURL is set, the PostgreSQL journal.
 type CompareConfig struct {
 	Operations  int
 	Concurrency int
@@ -30,7 +32,7 @@ type CompareConfig struct {
 
 // JournalFigure is one backend's throughput.
 type JournalFigure struct {
-	Journal      string        `json:"journal"` // "none", "sqlite", "postgres"
+	Journal      string        `json:"journal"` // "none", "sqlite", "sqlite-normal" (WithSynchronousNormal), "postgres"
 	Operations   int           `json:"operations"`
 	Elapsed      time.Duration `json:"elapsed_ns"`
 	OpsPerSecond float64       `json:"ops_per_second"`
@@ -91,7 +93,7 @@ func CompareJournals(ctx context.Context, cfg CompareConfig) (*Comparison, error
 	if cfg.Operations < 1 || cfg.Concurrency < 1 {
 		return nil, errors.New("chaos: compare needs at least one operation and one in flight")
 	}
-	backends := []string{"none", "sqlite"}
+	backends := []string{"none", "sqlite", "sqlite-normal"}
 	if cfg.PostgresURL != "" {
 		backends = append(backends, "postgres")
 	}
@@ -128,8 +130,7 @@ func measureJournal(ctx context.Context, cfg CompareConfig, backend string) (Jou
 		return JournalFigure{}, err
 	}
 	var j payonce.Journal
-	switch backend {
-	case "sqlite", "postgres":
+	if backend != "none" {
 		spec := ""
 		if backend == "postgres" {
 			spec = cfg.PostgresURL
@@ -139,7 +140,11 @@ func measureJournal(ctx context.Context, cfg CompareConfig, backend string) (Jou
 			return JournalFigure{}, err
 		}
 		defer jr.cleanup()
-		jj, closeJ, err := openJournal(ctx, jr.dsn, jr.schema)
+		var sqliteOpts []sqlitejournal.Option
+		if backend == "sqlite-normal" {
+			sqliteOpts = append(sqliteOpts, sqlitejournal.WithSynchronousNormal())
+		}
+		jj, closeJ, err := openJournal(ctx, jr.dsn, jr.schema, sqliteOpts...)
 		if err != nil {
 			return JournalFigure{}, err
 		}

@@ -257,7 +257,7 @@ func TestCompareJournals(t *testing.T) {
 	cfg := CompareConfig{Operations: 40, Concurrency: 4, Seed: 3, PostgresURL: os.Getenv("PAYONCE_POSTGRES_URL")}
 	cmp, err := CompareJournals(context.Background(), cfg)
 	require.NoError(t, err)
-	want := []string{"none", "sqlite"}
+	want := []string{"none", "sqlite", "sqlite-normal"}
 	if cfg.PostgresURL != "" {
 		want = append(want, "postgres")
 	}

@@ -24,7 +24,7 @@ func isPostgres(dsn string) bool {
 
 // openJournal opens the run's journal: PostgreSQL in schema for a
 // postgres:// URL, else the SQLite file at dsn.
-func openJournal(ctx context.Context, dsn, schema string) (payonce.Journal, func(), error) {
+func openJournal(ctx context.Context, dsn, schema string, sqliteOpts ...sqlitejournal.Option) (payonce.Journal, func(), error) {
 	if isPostgres(dsn) {
 		j, err := pgjournal.Open(ctx, dsn, pgjournal.WithSchema(schema))
 		if err != nil {
@@ -32,7 +32,7 @@ func openJournal(ctx context.Context, dsn, schema string) (payonce.Journal, func
 		}
 		return j, j.Close, nil
 	}
-	j, err := sqlitejournal.Open(ctx, dsn)
+	j, err := sqlitejournal.Open(ctx, dsn, sqliteOpts...)
 	if err != nil {
 		return nil, nil, fmt.Errorf("chaos: open sqlite journal: %w", err)
 	}
