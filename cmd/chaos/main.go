@@ -32,12 +32,12 @@ import (
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	if os.Getenv(chaos.WorkerEnv) == "1" {
-		code := chaos.WorkerMain(ctx, os.Stdin, os.Stdout)
-		stop()
-		os.Exit(code)
+		// A worker keeps the default signal handling: an interrupt ends it
+		// at once, as a kill would.
+		os.Exit(chaos.WorkerMain(context.Background(), os.Stdin, os.Stdout))
 	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr, isTerminal(os.Stderr))
 	stop()
 	os.Exit(code)

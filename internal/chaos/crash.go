@@ -423,7 +423,14 @@ func (r *crashRun) slot(ctx context.Context, q *queue, wcfg workerConfig) error 
 				return err
 			}
 		}
-		res := deliver(p, d, r.decide)
+		res := deliver(ctx, p, d, r.decide)
+		if res.err != nil && ctx.Err() != nil {
+			_ = p.reap()
+			p = nil
+			q.finish()
+			r.abandon(q)
+			return ctx.Err()
+		}
 		r.settle(q, d, res)
 		if k := p.killedAt(); k != "" {
 			if res.killed == "" && k == phaseHold {

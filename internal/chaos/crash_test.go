@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -282,4 +283,22 @@ func TestComparisonGoal(t *testing.T) {
 	c.Figures[1].Ratio = 0.49
 	assert.False(t, c.Passed(), "a journal below half of no journal misses the goal")
 	assert.False(t, (&Comparison{}).Passed())
+}
+
+// Canceling the run (Ctrl-C) kills the workers and returns; it does not
+// wait for the plan to finish.
+func TestCrashRunCanceled(t *testing.T) {
+	cfg := crashTestConfig(t)
+	cfg.References = 100000
+	ctx, cancel := context.WithCancel(context.Background())
+	var progress syncBuffer
+	cfg.Progress = &progress
+	go func() {
+		for !strings.Contains(progress.String(), "phase 1") {
+			time.Sleep(time.Millisecond)
+		}
+		cancel()
+	}()
+	_, err := RunCrash(ctx, cfg)
+	require.ErrorIs(t, err, context.Canceled)
 }

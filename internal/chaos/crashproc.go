@@ -2,6 +2,7 @@ package chaos
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -168,7 +169,7 @@ type deliveryResult struct {
 
 // deliver hands d to the worker p and plays the parent's part at each of
 // its sync points: ack, or kill (decided by decide).
-func deliver(p *workerProc, d delivery, decide func(d delivery, phase string, i int) (kill bool, hold time.Duration)) deliveryResult {
+func deliver(ctx context.Context, p *workerProc, d delivery, decide func(d delivery, phase string, i int) (kill bool, hold time.Duration)) deliveryResult {
 	var res deliveryResult
 	var hold *time.Timer
 	stopHold := func() {
@@ -178,7 +179,20 @@ func deliver(p *workerProc, d delivery, decide func(d delivery, phase string, i 
 	}
 	p.send("job " + d.item.ref)
 	i := 0
-	for line := range p.lines {
+	for {
+		var line string
+		var ok bool
+		select {
+		case line, ok = <-p.lines:
+		case <-ctx.Done():
+			stopHold()
+			p.kill(phaseCanceled)
+			res.err = ctx.Err()
+			return res
+		}
+		if !ok {
+			break
+		}
 		switch {
 		case strings.HasPrefix(line, "sync "):
 			f := strings.Fields(line)
@@ -231,5 +245,9 @@ func deliver(p *workerProc, d delivery, decide func(d delivery, phase string, i 
 }
 
 // phaseSetup marks a worker the parent ended because it broke the
-// protocol (not a planned crash).
-const phaseSetup = "setup"
+// protocol (not a planned crash), phaseCanceled one ended because the run
+// was canceled.
+const (
+	phaseSetup    = "setup"
+	phaseCanceled = "canceled"
+)
