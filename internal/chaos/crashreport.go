@@ -273,7 +273,7 @@ func (r *CrashReport) writeSection(b *strings.Builder) {
 	for _, c := range r.CrashesAt {
 		row("  at "+c.Cause, c.Count)
 	}
-	row("attempts", r.Attempts)
+	row("attempts (reported by deliveries that finished)", r.Attempts)
 	row("server requests / replays", strconv.Itoa(r.Server.Requests)+" / "+strconv.Itoa(r.Server.Replays))
 	row("journal: succeeded / failed", fmt.Sprintf("%d / %d", r.Succeeded, r.Failed))
 	row("answered from the journal", r.FromJournal)
