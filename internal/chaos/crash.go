@@ -136,7 +136,10 @@ type crashRun struct {
 	moved    bool // the fakes' clock moved 25 h
 	crashes  map[string]int
 	problems []string
-	setupErr error
+	// workerFailures counts workers that died on their own or broke the
+	// protocol: never planned, so the run fails.
+	workerFailures int
+	setupErr       error
 }
 
 // chance is a seeded draw in [0,1) for the given decision: the same seed
@@ -431,17 +434,26 @@ func (r *crashRun) slot(ctx context.Context, q *queue, wcfg workerConfig) error 
 			r.abandon(q)
 			return ctx.Err()
 		}
-		r.settle(q, d, res)
-		if k := p.killedAt(); k != "" {
+		failures := r.settle(q, d, res)
+		if k := p.killedAt(); k != "" || res.err != nil {
 			if res.killed == "" && k == phaseHold {
 				r.countCrash(phaseHold) // the hold kill landed after the answer
 			}
+			p.kill(phaseSetup) // a worker that broke the protocol goes too
 			_ = p.reap()
 			p = nil
 		}
 		q.finish()
+		if failures > maxWorkerFailures {
+			r.abandon(q)
+			return fmt.Errorf("chaos: %d workers failed unplanned, the last: %w", failures, res.err)
+		}
 	}
 }
+
+// maxWorkerFailures is how many unplanned worker deaths a run survives
+// before it gives up: beyond a few, the workers cannot run at all.
+const maxWorkerFailures = 10
 
 // abandon empties the queue after a worker could not start: the run
 // cannot go on.
@@ -471,13 +483,19 @@ const maxTemporary = 20
 // settle records how a delivery ended and redelivers as a queue would: a
 // killed worker's reference goes to another worker (or, for a late one in
 // the first phase, waits for the 25 h move); a temporary failure goes back
-// to the queue.
-func (r *crashRun) settle(q *queue, d delivery, res deliveryResult) {
+// to the queue. It returns the unplanned worker failures so far.
+func (r *crashRun) settle(q *queue, d delivery, res deliveryResult) int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.settleLocked(q, d, res)
+	return r.workerFailures
+}
+
+func (r *crashRun) settleLocked(q *queue, d delivery, res deliveryResult) {
 	rs := r.refs[d.item.ref]
 	switch {
 	case res.err != nil:
+		r.workerFailures++
 		r.problemLocked("worker: %v", res.err)
 		q.push(r.nextDeliveryLocked(rs))
 	case res.killed != "":

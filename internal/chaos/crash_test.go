@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -56,6 +57,7 @@ func assertCrashRunPassed(t *testing.T, rep *CrashReport) {
 	assert.Zero(t, rep.Duplicates, "no reference may run twice")
 	assert.Zero(t, rep.Lost, "no reference may be lost")
 	assert.Zero(t, rep.SentWhenSettled, "a settled reference sends nothing")
+	assert.Zero(t, rep.WorkerFailures, "no worker dies unplanned")
 	assert.True(t, rep.Passed())
 	assert.Positive(t, rep.Crashes)
 	assert.Positive(t, rep.Redelivered)
@@ -301,4 +303,45 @@ func TestCrashRunCanceled(t *testing.T) {
 	}()
 	_, err := RunCrash(ctx, cfg)
 	require.ErrorIs(t, err, context.Canceled)
+}
+
+// A worker that dies on its own (a panic, an exit) is no planned crash:
+// the run says so and fails, even when a replacement settles the work.
+func TestCrashRunWorkerDyingUnplannedFails(t *testing.T) {
+	cfg := crashTestConfig(t)
+	cfg.References, cfg.KillRate, cfg.HoldRate = 10, 0, 0
+	var started atomic.Int64
+	cfg.WorkerCommand = func() (*exec.Cmd, error) {
+		if started.Add(1) == 1 {
+			// Ready, then gone at the first reference.
+			return exec.Command("sh", "-c", `read cfg; echo ready; read job; echo "dying" >&2; exit 3`), nil
+		}
+		return defaultWorkerCommand()
+	}
+	rep, err := RunCrash(context.Background(), cfg)
+	require.NoError(t, err)
+	assert.Equal(t, 1, rep.WorkerFailures)
+	assert.Zero(t, rep.Duplicates)
+	assert.Zero(t, rep.Lost, "the reference went to a replacement")
+	assert.False(t, rep.Passed())
+	require.NotEmpty(t, rep.Problems)
+	assert.Contains(t, rep.Problems[0], "exited on its own")
+	assert.Contains(t, rep.Problems[0], "dying")
+}
+
+// Workers that cannot run at all end the run with an error, not a loop.
+func TestCrashRunWorkersThatCannotRun(t *testing.T) {
+	cfg := crashTestConfig(t)
+	cfg.References = 30
+	cfg.WorkerCommand = func() (*exec.Cmd, error) {
+		return exec.Command("sh", "-c", `read cfg; echo ready; read job; exit 3`), nil
+	}
+	_, err := RunCrash(context.Background(), cfg)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "workers failed unplanned")
+
+	cfg.WorkerCommand = func() (*exec.Cmd, error) { return exec.Command("sh", "-c", `echo nonsense`), nil }
+	_, err = RunCrash(context.Background(), cfg)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "worker did not start")
 }

@@ -37,6 +37,7 @@ type CrashReport struct {
 	InDoubtExecuted    int           `json:"in_doubt_executed"`
 	InDoubtNotExecuted int           `json:"in_doubt_not_executed"`
 	SentWhenSettled    int           `json:"sent_when_settled"` // deliveries that sent although the journal had the answer
+	WorkerFailures     int           `json:"worker_failures"`   // workers that died on their own or broke the protocol
 	Server             ServerStats   `json:"server"`
 	Duplicates         int           `json:"duplicates"`
 	Lost               int           `json:"lost"`
@@ -45,10 +46,10 @@ type CrashReport struct {
 	Problems           []string      `json:"problems,omitempty"`
 }
 
-// Passed reports no duplicate, nothing lost and nothing sent for a
-// reference the journal had settled.
+// Passed reports no duplicate, nothing lost, nothing sent for a
+// reference the journal had settled and no worker that died unplanned.
 func (r *CrashReport) Passed() bool {
-	return r.Duplicates == 0 && r.Lost == 0 && r.SentWhenSettled == 0
+	return r.Duplicates == 0 && r.Lost == 0 && r.SentWhenSettled == 0 && r.WorkerFailures == 0
 }
 
 // ResultLine is the crash run's last line.
@@ -91,6 +92,7 @@ func (r *crashRun) report(ctx context.Context, jr *journalRun, plan []planItem, 
 	}
 	r.mu.Unlock()
 	rep.CrashesAt, rep.Crashes = r.crashCounts()
+	rep.WorkerFailures = r.workerFailures
 	rep.Journal = jr.kind
 	a, c := r.a55.Stats(), r.cp.Stats()
 	rep.Server = ServerStats{Requests: a.Requests + c.Requests, Executed: a.Executed + c.Executed,
@@ -279,6 +281,7 @@ func (r *CrashReport) writeSection(b *strings.Builder) {
 	row("answered from the journal", r.FromJournal)
 	row("in_doubt (ErrOutcomeUnknown)", fmt.Sprintf("%d (executed %d, not executed %d)", r.InDoubt, r.InDoubtExecuted, r.InDoubtNotExecuted))
 	row("sent although settled", r.SentWhenSettled)
+	row("workers failed unplanned", r.WorkerFailures)
 	row("duplicates", r.Duplicates)
 	row("lost", r.Lost)
 	row("elapsed", r.Elapsed.Round(time.Millisecond))

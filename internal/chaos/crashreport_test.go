@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/internal/fakeserver"
@@ -132,4 +133,11 @@ func TestCrashReportSentWhenSettledFails(t *testing.T) {
 	rep := c.run()
 	assert.Equal(t, 1, rep.SentWhenSettled)
 	assert.False(t, rep.Passed())
+}
+
+func TestCrashReportWorkerFailureFails(t *testing.T) {
+	rep := newReconcileCase().run()
+	require.True(t, rep.Passed())
+	rep.WorkerFailures = 1
+	assert.False(t, rep.Passed(), "a worker that died unplanned fails the run")
 }
