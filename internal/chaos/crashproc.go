@@ -24,6 +24,9 @@ type workerProc struct {
 
 	mu        sync.Mutex
 	killPhase string // the phase the parent killed it at ("" while alive)
+
+	reaped  sync.Once
+	waitErr error
 }
 
 // defaultWorkerCommand re-executes the running binary in worker mode.
@@ -67,6 +70,7 @@ func startWorker(newCmd func() (*exec.Cmd, error), cfg workerConfig) (*workerPro
 	b, err := json.Marshal(cfg)
 	if err != nil {
 		p.kill("")
+		_ = p.reap()
 		return nil, err
 	}
 	p.send("config " + string(b))
@@ -78,9 +82,11 @@ func startWorker(newCmd func() (*exec.Cmd, error), cfg workerConfig) (*workerPro
 			return p, nil
 		}
 		p.kill("")
+		_ = p.reap()
 		return nil, fmt.Errorf("chaos: worker did not start: %s %s", oneLine(line), p.stderr.String())
 	case <-tm.C:
 		p.kill("")
+		_ = p.reap()
 		return nil, errors.New("chaos: worker did not start within a minute")
 	}
 }
@@ -113,11 +119,14 @@ func (p *workerProc) killedAt() string {
 }
 
 // reap waits for the worker's exit after its stdout ended or it was
-// killed.
+// killed; after it, stderr holds everything the worker wrote there.
 func (p *workerProc) reap() error {
-	for range p.lines {
-	}
-	return p.cmd.Wait()
+	p.reaped.Do(func() {
+		for range p.lines {
+		}
+		p.waitErr = p.cmd.Wait()
+	})
+	return p.waitErr
 }
 
 // stop ends a live worker the ordinary way: no more work (stdin closed).
@@ -240,6 +249,7 @@ func deliver(ctx context.Context, p *workerProc, d delivery, decide func(d deliv
 		res.killed = k
 		return res
 	}
+	_ = p.reap()
 	res.err = fmt.Errorf("chaos: worker exited on its own during %s: %s", d.item.ref, p.stderr.String())
 	return res
 }
