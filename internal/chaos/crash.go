@@ -139,7 +139,6 @@ type crashRun struct {
 	// workerFailures counts workers that died on their own or broke the
 	// protocol: never planned, so the run fails.
 	workerFailures int
-	setupErr       error
 }
 
 // chance is a seeded draw in [0,1) for the given decision: the same seed
