@@ -128,7 +128,7 @@ type crashRun struct {
 	newCmd  func() (*exec.Cmd, error)
 	a55     *a55test.Server
 	cp      *coinepaytest.Server
-	clock   *fakeserver.Clock
+	clock   *a55test.Clock // both fakes' clock
 	wcfg    workerConfig
 
 	mu       sync.Mutex
@@ -247,10 +247,12 @@ func RunCrash(ctx context.Context, cfg CrashConfig) (*CrashReport, error) {
 	}
 	r.wcfg.Journal, r.wcfg.Schema, r.wcfg.Sync = jr.dsn, jr.schema, true
 	for _, rule := range crashFaultRules(cfg.FaultRate) {
-		if err := r.a55.AddFault(rule); err != nil {
+		if err := r.a55.AddFault(a55test.Rule{Fault: a55test.FaultKind(rule.Fault), Path: rule.Path, Probability: rule.Probability,
+			Status: rule.Status, Delay: rule.Delay, When: rule.When}); err != nil {
 			return nil, err
 		}
-		if err := r.cp.AddFault(rule); err != nil {
+		if err := r.cp.AddFault(coinepaytest.Rule{Fault: coinepaytest.FaultKind(rule.Fault), Path: rule.Path, Probability: rule.Probability,
+			Status: rule.Status, Delay: rule.Delay, When: rule.When}); err != nil {
 			return nil, err
 		}
 	}
@@ -311,7 +313,7 @@ func RunCrash(ctx context.Context, cfg CrashConfig) (*CrashReport, error) {
 // startFakes starts both fakes in-process on one clock.
 func (r *crashRun) startFakes() {
 	big, _ := payonce.ParseAmount("100000000.00")
-	r.clock = fakeserver.NewClock()
+	r.clock = a55test.NewClock()
 	r.a55 = a55test.NewServer(a55test.WithSeed(r.cfg.Seed), a55test.WithRateLimit(-1, time.Minute), a55test.WithClock(r.clock),
 		a55test.WithCredentials(r.cfg.A55ClientID, r.cfg.A55ClientSecret), a55test.WithLatency(r.latency))
 	r.cp = coinepaytest.NewServer(coinepaytest.WithSeed(r.cfg.Seed+1), coinepaytest.WithBalance(big), coinepaytest.WithClock(r.clock),
@@ -362,11 +364,11 @@ func (r *crashRun) setup(ctx context.Context) (map[string]bool, error) {
 	}
 	var cards []string
 	for range 8 {
-		res, err := c.Cards.Apply(ctx, coinepay.ApplyRequest{HeaderID: "hdr_chaos", PackageID: "pkg_basic"})
+		res, err := c.Cards.Apply(ctx, &coinepay.ApplyRequest{HeaderID: "hdr_chaos", PackageID: "pkg_basic"})
 		if err != nil {
 			return nil, fmt.Errorf("chaos: issue card: %w", err)
 		}
-		keys[res.Key] = true
+		keys[res.Meta.Key] = true
 		cards = append(cards, res.CardID)
 	}
 	r.wcfg = workerConfig{

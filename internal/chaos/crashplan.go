@@ -147,21 +147,21 @@ func (cc *crashClients) execute(ctx context.Context, p planItem) (outcome, error
 		}
 		return outcome{id: ch.UUID, attempts: ch.Meta.Attempts, fromJournal: ch.Meta.FromJournal}, nil
 	case workApply:
-		res, err := cc.coinepay.Cards.Apply(ctx, coinepay.ApplyRequest{HeaderID: "hdr_chaos", PackageID: "pkg_basic"}, opts...)
+		res, err := cc.coinepay.Cards.Apply(ctx, &coinepay.ApplyRequest{HeaderID: "hdr_chaos", PackageID: "pkg_basic"}, opts...)
 		if err != nil {
 			return outcome{attempts: attemptsOf(err)}, err
 		}
-		return outcome{id: res.CardID, attempts: res.Attempts, fromJournal: res.FromJournal}, nil
+		return outcome{id: res.CardID, attempts: res.Meta.Attempts, fromJournal: res.Meta.FromJournal}, nil
 	case workRecharge:
 		if len(cc.cards) == 0 {
 			return outcome{}, errors.New("chaos: no card to recharge")
 		}
-		req := coinepay.RechargeRequest{CardID: cc.cards[p.index%len(cc.cards)], Amount: amount}
+		req := &coinepay.RechargeRequest{CardID: cc.cards[p.index%len(cc.cards)], Amount: amount}
 		res, err := cc.coinepay.Cards.Recharge(ctx, req, opts...)
 		if err != nil {
 			return outcome{attempts: attemptsOf(err)}, err
 		}
-		return outcome{id: res.CardID, attempts: res.Attempts, fromJournal: res.FromJournal}, nil
+		return outcome{id: res.CardID, attempts: res.Meta.Attempts, fromJournal: res.Meta.FromJournal}, nil
 	}
 	return outcome{}, fmt.Errorf("chaos: unknown work %q", p.work)
 }

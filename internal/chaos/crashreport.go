@@ -83,7 +83,13 @@ func (r *crashRun) report(ctx context.Context, jr *journalRun, plan []planItem, 
 			entries[it.ref] = e
 		}
 	}
-	ledger := append(r.a55.Ledger().Operations(), r.cp.Ledger().Operations()...)
+	var ledger []fakeserver.Operation
+	for _, op := range r.a55.Ledger().Operations() {
+		ledger = append(ledger, fakeserver.Operation{Provider: op.Provider, Kind: op.Kind, IdempotencyKey: op.IdempotencyKey, ID: op.ID, Amount: op.Amount})
+	}
+	for _, op := range r.cp.Ledger().Operations() {
+		ledger = append(ledger, fakeserver.Operation{Provider: op.Provider, Kind: op.Kind, IdempotencyKey: op.IdempotencyKey, ID: op.ID, Amount: op.Amount})
+	}
 	r.mu.Lock()
 	rep := reconcileCrash(plan, r.refs, entries, ledger, setupKeys)
 	rep.Problems = append(r.problems, rep.Problems...)

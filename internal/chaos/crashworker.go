@@ -210,11 +210,7 @@ func newCrashClients(cfg workerConfig, j payonce.Journal, wrap func(http.RoundTr
 	if err != nil {
 		return nil, err
 	}
-	signer, err := payonce.NewHMACSigner(cfg.CoinepayKey, cfg.CoinepaySecret, payonce.WithSignerClock(clock))
-	if err != nil {
-		return nil, err
-	}
-	c, err := coinepay.NewClient(cfg.CoinepayKey, cfg.CoinepaySecret, append(common(cfg.CoinepayURL), payonce.WithSigner(signer))...)
+	c, err := coinepay.NewClient(cfg.CoinepayKey, cfg.CoinepaySecret, common(cfg.CoinepayURL)...) // signs on the fakes' clock
 	if err != nil {
 		return nil, err
 	}
