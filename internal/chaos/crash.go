@@ -130,6 +130,7 @@ type crashRun struct {
 	cp      *coinepaytest.Server
 	clock   *a55test.Clock // both fakes' clock
 	wcfg    workerConfig
+	scopes  map[string]string // the journal scope of each provider's client
 
 	mu       sync.Mutex
 	refs     map[string]*refState
@@ -371,6 +372,7 @@ func (r *crashRun) setup(ctx context.Context) (map[string]bool, error) {
 		keys[res.Meta.Key] = true
 		cards = append(cards, res.CardID)
 	}
+	r.scopes = map[string]string{providerA55: a.Core().Scope(), providerCoinepay: c.Core().Scope()}
 	r.wcfg = workerConfig{
 		A55URL: r.a55.URL, A55ClientID: r.cfg.A55ClientID, A55ClientSecret: r.cfg.A55ClientSecret,
 		CoinepayURL: r.cp.URL, CoinepayKey: r.cfg.CoinepayKey, CoinepaySecret: r.cfg.CoinepaySecret,

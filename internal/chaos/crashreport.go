@@ -71,10 +71,9 @@ func (r *crashRun) report(ctx context.Context, jr *journalRun, plan []planItem, 
 		return nil, err
 	}
 	defer closeJ()
-	scopes := map[string]string{providerA55: "a55:" + r.cfg.A55ClientID, providerCoinepay: "coinepay:" + r.cfg.CoinepayKey}
 	entries := map[string]payonce.JournalEntry{}
 	for _, it := range plan {
-		e, err := j.Get(ctx, scopes[it.provider()], it.ref)
+		e, err := j.Get(ctx, r.scopes[it.provider()], it.ref)
 		switch {
 		case errors.Is(err, payonce.ErrJournalNotFound):
 		case err != nil:
