@@ -57,73 +57,60 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, terminal 
 	external := cfg.A55URL != "" || cfg.CoinepayURL != ""
 	switch {
 	case *compare:
-		return runCompare(ctx, chaos.CompareConfig{Operations: cfg.Operations, Concurrency: cfg.Concurrency, PostgresURL: *journalPG,
-			Seed: cfg.Seed, Latency: *latency}, *asJSON, stdout, stderr)
+		cmp, err := chaos.CompareJournals(ctx, chaos.CompareConfig{Operations: cfg.Operations, Concurrency: cfg.Concurrency,
+			PostgresURL: *journalPG, Seed: cfg.Seed, Latency: *latency})
+		return finish(cmp, err, *asJSON, stdout, stderr)
 	case *crash && external:
 		fmt.Fprintln(stderr, "chaos: -crash runs its own fakes; it takes no -a55-url or -coinepay-url")
 		return 2
 	case *crash:
-		return runCrash(ctx, ccfg, *asJSON, stdout, stderr)
+		rep, err := chaos.RunCrash(ctx, ccfg)
+		return finish(rep, err, *asJSON, stdout, stderr)
 	}
 	if err := ccfg.Validate(); err != nil {
 		fmt.Fprintln(stderr, err)
 		return 2
 	}
 	rep, err := chaos.Run(ctx, cfg)
-	if err != nil {
-		fmt.Fprintln(stderr, "chaos:", err)
-		return 2
-	}
-	if *crashPhase && !external {
+	if err == nil && *crashPhase && !external {
 		short := chaos.ShortCrashConfig()
 		short.Seed, short.Journal, short.Progress = ccfg.Seed, ccfg.Journal, ccfg.Progress
 		short.A55ClientID, short.A55ClientSecret, short.CoinepayKey, short.CoinepaySecret =
 			ccfg.A55ClientID, ccfg.A55ClientSecret, ccfg.CoinepayKey, ccfg.CoinepaySecret
-		if rep.Crash, err = chaos.RunCrash(ctx, short); err != nil {
-			fmt.Fprintln(stderr, "chaos:", err)
-			return 2
-		}
+		rep.Crash, err = chaos.RunCrash(ctx, short)
 	}
-	return printReport(rep, rep.WriteText, rep.ResultLine, rep.Passed, *asJSON, stdout)
+	return finish(rep, err, *asJSON, stdout, stderr)
 }
 
-// runCrash performs the crash run alone.
-func runCrash(ctx context.Context, cfg chaos.CrashConfig, asJSON bool, stdout, stderr io.Writer) int {
-	rep, err := chaos.RunCrash(ctx, cfg)
+// report is what each kind of run returns.
+type report interface {
+	WriteText(w io.Writer) error
+	ResultLine() string
+	Passed() bool
+}
+
+// finish prints a run's report as text or JSON (then its result line) and
+// returns the exit code: 2 when the run could not take place, 1 when it
+// did not pass.
+func finish(rep report, err error, asJSON bool, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintln(stderr, "chaos:", err)
 		return 2
 	}
-	return printReport(rep, rep.WriteText, rep.ResultLine, rep.Passed, asJSON, stdout)
-}
-
-// printReport prints a report as text or JSON (then its result line) and
-// returns the exit code: 1 when it did not pass.
-func printReport(rep any, text func(io.Writer) error, result func() string, passed func() bool, asJSON bool, stdout io.Writer) int {
 	if asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(rep); err != nil {
 			return 2
 		}
-		fmt.Fprintln(stdout, result())
-	} else if err := text(stdout); err != nil {
+		fmt.Fprintln(stdout, rep.ResultLine())
+	} else if err := rep.WriteText(stdout); err != nil {
 		return 2
 	}
-	if !passed() {
+	if !rep.Passed() {
 		return 1
 	}
 	return 0
-}
-
-// runCompare measures the journals' cost at the run's concurrency.
-func runCompare(ctx context.Context, cfg chaos.CompareConfig, asJSON bool, stdout, stderr io.Writer) int {
-	cmp, err := chaos.CompareJournals(ctx, cfg)
-	if err != nil {
-		fmt.Fprintln(stderr, "chaos:", err)
-		return 2
-	}
-	return printReport(cmp, cmp.WriteText, cmp.ResultLine, cmp.Passed, asJSON, stdout)
 }
 
 func env(name, def string) string {

@@ -193,7 +193,7 @@ func kindNameOf(err error) string {
 // wrap around each HTTP transport (nil: none).
 func newCrashClients(cfg workerConfig, j payonce.Journal, wrap func(http.RoundTripper) http.RoundTripper) (*crashClients, error) {
 	clock := func() time.Time { return time.Now().Add(cfg.ClockOffset) }
-	p := crashRetryPolicy()
+	p := DefaultConfig().Retry // fast retries: the faults are short
 	common := func(url string) []payonce.Option {
 		hc := payonce.DefaultHTTPClient()
 		if wrap != nil {
@@ -215,18 +215,6 @@ func newCrashClients(cfg workerConfig, j payonce.Journal, wrap func(http.RoundTr
 		return nil, err
 	}
 	return &crashClients{a55: a, coinepay: c, wallet: cfg.Wallet, cards: cfg.Cards, journal: j != nil}, nil
-}
-
-// crashRetryPolicy retries fast: the crash run's faults are short.
-func crashRetryPolicy() payonce.RetryPolicy {
-	p := payonce.DefaultRetryPolicy()
-	p.MaxAttempts = 4
-	p.InitialInterval = 2 * time.Millisecond
-	p.MaxInterval = 20 * time.Millisecond
-	p.MaxElapsedTime = 10 * time.Second
-	p.MaxRetryAfter = 10 * time.Millisecond
-	p.AttemptTimeout = 2 * time.Second
-	return p
 }
 
 func (w *worker) read() (string, bool) {
