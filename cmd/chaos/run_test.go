@@ -35,7 +35,7 @@ func TestRunPrintsTableAndResultLine(t *testing.T) {
 
 func TestRunJSON(t *testing.T) {
 	var out, errOut bytes.Buffer
-	code := run(context.Background(), []string{"-n", "100", "-json", "-quiet", "-crash-phase=false"}, &out, &errOut, false)
+	code := run(context.Background(), []string{"-n", "100", "-json", "-quiet"}, &out, &errOut, false)
 	require.Equal(t, 0, code, errOut.String())
 	s := strings.TrimSpace(out.String())
 	i := strings.LastIndex(s, "\n")
@@ -44,6 +44,11 @@ func TestRunJSON(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(s[:i]), &rep))
 	assert.EqualValues(t, 0, rep["duplicates"])
 	assert.EqualValues(t, 0, rep["lost"])
+	crash, ok := rep["crash"].(map[string]any)
+	require.True(t, ok, "the JSON report holds the crash phase")
+	for _, k := range []string{"crashes", "redelivered", "in_doubt", "duplicates", "lost"} {
+		assert.Contains(t, crash, k)
+	}
 	assert.True(t, strings.HasPrefix(s[i+1:], "RESULT "))
 	assert.Empty(t, errOut.String(), "-quiet prints no progress")
 }
