@@ -199,6 +199,7 @@ func (j amnesiacJournal) Update(ctx context.Context, e payonce.JournalEntry) err
 // and the run says so.
 func TestCrashRunCatchesAJournalThatForgets(t *testing.T) {
 	cfg := crashTestConfig(t)
+	cfg.References = 30
 	cfg.WorkerCommand = func() (*exec.Cmd, error) {
 		cmd, err := defaultWorkerCommand()
 		if err == nil {
