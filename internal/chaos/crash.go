@@ -131,6 +131,7 @@ type crashRun struct {
 	clock   *a55test.Clock // both fakes' clock
 	wcfg    workerConfig
 	scopes  map[string]string // the journal scope of each provider's client
+	a55c    *a55.Client       // the parent's A55 client: setup, and settling charges in doubt
 
 	mu       sync.Mutex
 	refs     map[string]*refState
@@ -373,6 +374,7 @@ func (r *crashRun) setup(ctx context.Context) (map[string]bool, error) {
 		cards = append(cards, res.CardID)
 	}
 	r.scopes = map[string]string{providerA55: a.Core().Scope(), providerCoinepay: c.Core().Scope()}
+	r.a55c = a
 	r.wcfg = workerConfig{
 		A55URL: r.a55.URL, A55ClientID: r.cfg.A55ClientID, A55ClientSecret: r.cfg.A55ClientSecret,
 		CoinepayURL: r.cp.URL, CoinepayKey: r.cfg.CoinepayKey, CoinepaySecret: r.cfg.CoinepaySecret,

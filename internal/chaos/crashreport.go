@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/payonce/payonce"
+	"github.com/payonce/payonce/a55"
 	"github.com/payonce/payonce/internal/fakeserver"
 )
 
@@ -33,17 +34,22 @@ type CrashReport struct {
 	// InDoubt counts entries left pending past the key's window: the SDK
 	// answered ErrOutcomeUnknown and sent nothing. The run settles them
 	// against the ledger, as a merchant would with a provider lookup.
-	InDoubt            int           `json:"in_doubt"`
-	InDoubtExecuted    int           `json:"in_doubt_executed"`
-	InDoubtNotExecuted int           `json:"in_doubt_not_executed"`
-	SentWhenSettled    int           `json:"sent_when_settled"` // deliveries that sent although the journal had the answer
-	WorkerFailures     int           `json:"worker_failures"`   // workers that died on their own or broke the protocol
-	Server             ServerStats   `json:"server"`
-	Duplicates         int           `json:"duplicates"`
-	Lost               int           `json:"lost"`
-	Elapsed            time.Duration `json:"elapsed_ns"`
-	OpsPerSecond       float64       `json:"ops_per_second"`
-	Problems           []string      `json:"problems,omitempty"`
+	InDoubt            int `json:"in_doubt"`
+	InDoubtExecuted    int `json:"in_doubt_executed"`
+	InDoubtNotExecuted int `json:"in_doubt_not_executed"`
+	// InDoubtLookedUp counts the in-doubt card charges settled by listing
+	// the wallet's charges through the A55 client (the charge's
+	// description is its reference), as a merchant would; the others are
+	// settled from the fakes' ledgers.
+	InDoubtLookedUp int           `json:"in_doubt_looked_up"`
+	SentWhenSettled int           `json:"sent_when_settled"` // deliveries that sent although the journal had the answer
+	WorkerFailures  int           `json:"worker_failures"`   // workers that died on their own or broke the protocol
+	Server          ServerStats   `json:"server"`
+	Duplicates      int           `json:"duplicates"`
+	Lost            int           `json:"lost"`
+	Elapsed         time.Duration `json:"elapsed_ns"`
+	OpsPerSecond    float64       `json:"ops_per_second"`
+	Problems        []string      `json:"problems,omitempty"`
 }
 
 // Passed reports no duplicate, nothing lost, nothing sent for a
@@ -89,8 +95,12 @@ func (r *crashRun) report(ctx context.Context, jr *journalRun, plan []planItem, 
 	for _, op := range r.cp.Ledger().Operations() {
 		ledger = append(ledger, fakeserver.Operation{Provider: op.Provider, Kind: op.Kind, IdempotencyKey: op.IdempotencyKey, ID: op.ID, Amount: op.Amount})
 	}
+	lookup, err := r.lookUpCharges(ctx, plan, entries)
+	if err != nil {
+		return nil, err
+	}
 	r.mu.Lock()
-	rep := reconcileCrash(plan, r.refs, entries, ledger, setupKeys)
+	rep := reconcileCrash(plan, r.refs, entries, ledger, setupKeys, lookup)
 	rep.Problems = append(r.problems, rep.Problems...)
 	if len(rep.Problems) > maxProblems {
 		rep.Problems = rep.Problems[:maxProblems]
@@ -114,8 +124,11 @@ func (r *crashRun) report(ctx context.Context, jr *journalRun, plan []planItem, 
 // succeeded or pending entry (Lost counts each violation, a reference
 // that never settled, and a ledger operation no reference explains).
 // Pending entries are in doubt and settled against the ledger.
+//
+// lookup holds, for the in-doubt references a provider lookup settled,
+// whether the provider has the resource; it must agree with the ledger.
 func reconcileCrash(plan []planItem, refs map[string]*refState, entries map[string]payonce.JournalEntry,
-	ledger []fakeserver.Operation, setupKeys map[string]bool) *CrashReport {
+	ledger []fakeserver.Operation, setupKeys map[string]bool, lookup map[string]bool) *CrashReport {
 	rep := &CrashReport{Operations: len(plan)}
 	keyOf := func(provider, key string) string { return provider + "\x00" + key }
 	byKey := map[string][]fakeserver.Operation{}
@@ -216,6 +229,13 @@ func reconcileCrash(plan []planItem, refs map[string]*refState, entries map[stri
 			} else {
 				rep.InDoubtNotExecuted++
 			}
+			if found, looked := lookup[it.ref]; looked {
+				rep.InDoubtLookedUp++
+				if found != (len(execs) > 0) {
+					rep.Lost++
+					rep.problem("lost: %s in doubt: the provider lookup found it %t, the ledger executed it %d times", it.ref, found, len(execs))
+				}
+			}
 			if rs.settled && last.status != statusUnknown {
 				rep.Lost++
 				rep.problem("lost: %s pending in the journal, but its last delivery ended %s", it.ref, last.status)
@@ -241,6 +261,31 @@ func endings(reports []doneReport) string {
 		parts = append(parts, d.status+":"+d.detail)
 	}
 	return strings.Join(parts, ", ")
+}
+
+// lookUpCharges settles the in-doubt card charges as a merchant would:
+// it lists the run's wallet through the A55 client and finds each charge
+// by its description, which is its reference. It returns, per in-doubt
+// charge reference, whether the provider has it.
+func (r *crashRun) lookUpCharges(ctx context.Context, plan []planItem, entries map[string]payonce.JournalEntry) (map[string]bool, error) {
+	doubt := map[string]bool{}
+	for _, it := range plan {
+		if e, ok := entries[it.ref]; ok && e.State == payonce.JournalPending && it.provider() == providerA55 {
+			doubt[it.ref] = false
+		}
+	}
+	if len(doubt) == 0 {
+		return nil, nil
+	}
+	for ch, err := range r.a55c.Charges.All(ctx, &a55.ChargeListOptions{WalletUUID: r.wcfg.Wallet, Limit: a55.MaxChargeListLimit}) {
+		if err != nil {
+			return nil, fmt.Errorf("chaos: list charges: %w", err)
+		}
+		if _, ok := doubt[ch.Description]; ok {
+			doubt[ch.Description] = true
+		}
+	}
+	return doubt, nil
 }
 
 // idsAgree reports whether every successful delivery named the ledger's
@@ -284,7 +329,8 @@ func (r *CrashReport) writeSection(b *strings.Builder) {
 	row("server requests / replays", strconv.Itoa(r.Server.Requests)+" / "+strconv.Itoa(r.Server.Replays))
 	row("journal: succeeded / failed", fmt.Sprintf("%d / %d", r.Succeeded, r.Failed))
 	row("answered from the journal", r.FromJournal)
-	row("in_doubt (ErrOutcomeUnknown)", fmt.Sprintf("%d (executed %d, not executed %d)", r.InDoubt, r.InDoubtExecuted, r.InDoubtNotExecuted))
+	row("in_doubt (ErrOutcomeUnknown)", fmt.Sprintf("%d (executed %d, not executed %d; %d settled by listing charges)",
+		r.InDoubt, r.InDoubtExecuted, r.InDoubtNotExecuted, r.InDoubtLookedUp))
 	row("sent although settled", r.SentWhenSettled)
 	row("workers failed unplanned", r.WorkerFailures)
 	row("duplicates", r.Duplicates)

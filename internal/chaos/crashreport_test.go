@@ -18,6 +18,7 @@ type reconcileCase struct {
 	entries map[string]payonce.JournalEntry
 	ledger  []fakeserver.Operation
 	setup   map[string]bool
+	lookup  map[string]bool
 }
 
 func newReconcileCase() *reconcileCase {
@@ -44,7 +45,7 @@ func newReconcileCase() *reconcileCase {
 }
 
 func (c *reconcileCase) run() *CrashReport {
-	return reconcileCrash(c.plan, c.refs, c.entries, c.ledger, c.setup)
+	return reconcileCrash(c.plan, c.refs, c.entries, c.ledger, c.setup, c.lookup)
 }
 
 func TestReconcileCrashClean(t *testing.T) {
@@ -121,6 +122,18 @@ func TestReconcileCrashInDoubt(t *testing.T) {
 	assert.Equal(t, 2, rep.InDoubt)
 	assert.Equal(t, 1, rep.InDoubtExecuted)
 	assert.Equal(t, 1, rep.InDoubtNotExecuted)
+
+	// The provider lookup agrees with the ledger: the charge is there.
+	c.lookup = map[string]bool{"order-0/charge": true}
+	rep = c.run()
+	assert.True(t, rep.Passed(), rep.Problems)
+	assert.Equal(t, 1, rep.InDoubtLookedUp)
+	// A lookup that disagrees with the ledger is a loss.
+	c.lookup["order-0/charge"] = false
+	rep = c.run()
+	assert.Equal(t, 1, rep.Lost)
+	assert.Contains(t, rep.Problems[0], "the provider lookup found it false, the ledger executed it 1 times")
+	c.lookup = nil
 
 	// In doubt, but its client was told it succeeded: the records disagree.
 	c.refs["order-0/charge"].reports[0].status = statusOK
