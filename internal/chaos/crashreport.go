@@ -266,7 +266,7 @@ func endings(reports []doneReport) string {
 // lookUpCharges settles the in-doubt card charges as a merchant would:
 // it lists the run's wallet through the A55 client and finds each charge
 // by its description, which is its reference. It returns, per in-doubt
-// charge reference, whether the provider has it.
+// charge reference, whether the provider executed it.
 func (r *crashRun) lookUpCharges(ctx context.Context, plan []planItem, entries map[string]payonce.JournalEntry) (map[string]bool, error) {
 	doubt := map[string]bool{}
 	for _, it := range plan {
@@ -281,7 +281,9 @@ func (r *crashRun) lookUpCharges(ctx context.Context, plan []planItem, entries m
 		if err != nil {
 			return nil, fmt.Errorf("chaos: list charges: %w", err)
 		}
-		if _, ok := doubt[ch.Description]; ok {
+		// A declined charge is listed too, in status error: it did not
+		// execute.
+		if _, ok := doubt[ch.Description]; ok && ch.Status != a55.StatusError {
 			doubt[ch.Description] = true
 		}
 	}
