@@ -117,8 +117,7 @@ type refState struct {
 	late        bool // its redelivery waits for the 25 h move
 	settled     bool
 	reports     []doneReport // every delivery's report, in order
-	afterMove   []doneReport // the reports of deliveries after the 25 h move
-	sentSettled bool         // a delivery answered from the journal (or in doubt) sent a request
+	sentSettled bool         // a delivery that began after it settled (or ended in doubt) sent a request
 }
 
 // crashRun is one crash run's parent.
@@ -514,9 +513,6 @@ func (r *crashRun) settleLocked(q *queue, d delivery, res deliveryResult) {
 		q.push(r.nextDeliveryLocked(rs))
 	default:
 		rs.reports = append(rs.reports, res.done)
-		if r.moved {
-			rs.afterMove = append(rs.afterMove, res.done)
-		}
 		if res.done.status == statusTemporary {
 			rs.temporary++
 			if rs.temporary <= maxTemporary && !rs.settled {
