@@ -89,6 +89,41 @@ func wholeCardNumber(s string) bool {
 	return n >= 12 && n <= 19
 }
 
+// holdsCardNumber reports whether s contains a run of 13 to 19 digits
+// (single spaces or hyphens allowed between them) that passes the Luhn
+// check: a card number glued into an identifier ("card_4111111111111111")
+// is never stored, while the shorter or non-Luhn digit runs of ordinary hex
+// IDs are kept.
+func holdsCardNumber(s string) bool {
+	digits := make([]byte, 0, 19)
+	for i := 0; i <= len(s); i++ {
+		if i < len(s) {
+			c := s[i]
+			if c >= '0' && c <= '9' {
+				digits = append(digits, c)
+				continue
+			}
+			if (c == ' ' || c == '-') && len(digits) > 0 && i+1 < len(s) && s[i+1] >= '0' && s[i+1] <= '9' {
+				continue
+			}
+		}
+		if n := len(digits); n >= 13 && n <= 19 && LuhnValid(string(digits)) {
+			return true
+		} else if n > 19 {
+			// a longer run may still hide a card number at any offset
+			for j := 0; j+13 <= n; j++ {
+				for l := 13; l <= 19 && j+l <= n; l++ {
+					if LuhnValid(string(digits[j : j+l])) {
+						return true
+					}
+				}
+			}
+		}
+		digits = digits[:0]
+	}
+	return false
+}
+
 func redactValue(v any) any {
 	switch t := v.(type) {
 	case map[string]any:
@@ -101,7 +136,7 @@ func redactValue(v any) any {
 				}
 				continue
 			}
-			if s, ok := val.(string); ok && identifierField(k) && !wholeCardNumber(s) {
+			if s, ok := val.(string); ok && identifierField(k) && !wholeCardNumber(s) && !holdsCardNumber(s) {
 				continue // a resource ID comes back exactly as the server sent it
 			}
 			t[k] = redactValue(val)

@@ -27,3 +27,17 @@ func TestRedactJSONKeepsIdentifiers(t *testing.T) {
 	assert.NotContains(t, out, "4111 1111 1111 1111")
 	assert.Contains(t, out, "1111")
 }
+
+// A card number glued into an identifier ("card_4111111111111111") is not
+// kept verbatim: only the digit runs of ordinary IDs are.
+func TestRedactJSONMasksCardNumbersInsideIdentifiers(t *testing.T) {
+	for _, in := range []string{
+		`{"card_id":"card_4111111111111111"}`,
+		`{"id":"ch_4111-1111-1111-1111_x"}`,
+		`{"chargeId":"x99994111111111111111"}`,
+	} {
+		out := string(RedactJSON([]byte(in)))
+		assert.NotContains(t, out, "4111111111111111", in)
+		assert.NotContains(t, out, "4111-1111-1111-1111", in)
+	}
+}
