@@ -187,7 +187,8 @@ type callOptions struct {
 }
 
 // WithIdempotencyKey sets the key of one operation; it wins over a key bound
-// to the context.
+// to the context. When the context carries the same key (ResumeContext), the
+// key keeps the age recorded there.
 func WithIdempotencyKey(key string) CallOption {
 	return func(o *callOptions) { o.key = key }
 }
@@ -233,12 +234,13 @@ func (o *callOptions) resolveKey(ctx context.Context, now time.Time) (key string
 		return "", now, nil
 	}
 	key, created = o.key, o.created
-	if key == "" {
-		if k, c, ok := KeyFromContext(ctx); ok {
-			key = k
-			if created.IsZero() {
-				created = c
-			}
+	// The context's key, and its age, apply when no other key is given
+	// per call, and also when the same one is: a job that passes its own
+	// key on every run and resumes with ResumeContext keeps the key's age.
+	if k, c, ok := KeyFromContext(ctx); ok && (key == "" || key == k) {
+		key = k
+		if created.IsZero() {
+			created = c
 		}
 	}
 	if key == "" {
