@@ -134,7 +134,7 @@ func (c Card) Validate(now time.Time) error {
 	}
 	cvv := string(c.CVV)
 	if (len(cvv) != 3 && len(cvv) != 4) || digitsOnly(cvv) != cvv {
-		return invalid(ErrInvalidCard, "card.cvv", "want 3 or 4 digits")
+		return invalid(ErrInvalidCard, "card.cvv", "must be 3 or 4 digits")
 	}
 	return nil
 }

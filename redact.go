@@ -66,7 +66,8 @@ var urlQuery = regexp.MustCompile(`(https?://[^\s?"]*)\?[^\s"]*`)
 //     "name":"value" forms (cvv, cvc, pin, secret, client_secret,
 //     api_key, password, token, access_token, authorization, signature,
 //     card_number...) and in prose ("Bearer abc", "token abc",
-//     "cvv 123") become [REDACTED];
+//     "cvv 123") become [REDACTED], except an unquoted plain word of prose
+//     ("client_secret: required", "card.cvv: must be 3 or 4 digits");
 //   - query strings, of a URL or bare ("?a=b"), are cut.
 //
 // It is idempotent: redacting twice gives the same text.
@@ -91,6 +92,8 @@ func redactNamed(m string) string {
 		return g[1] + g[2] + g[3] + g[4] + "[REDACTED]"
 	case g[6] != "":
 		return g[1] + g[2] + g[3] + g[6] + "[REDACTED]"
+	case stopWords[strings.ToLower(g[8])]:
+		return m // prose, as in "card.cvv: must be 3 or 4 digits"
 	}
 	return g[1] + g[2] + g[3] + "[REDACTED]"
 }

@@ -1,0 +1,38 @@
+package payonce
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// The client's own validation messages read whole once redacted: a field
+// named like a secret ("card.cvv") followed by prose is not a value.
+func TestCardValidationMessagesSurviveRedaction(t *testing.T) {
+	card := Card{Number: "4111111111111111", HolderName: "TEST", ExpirationMonth: "12", ExpirationYear: "2099", CVV: "12a"}
+	c := setup(t, &recorder{})
+	req := postReq()
+	req.Validate = func() error { return card.Validate(time.Now()) }
+	_, err := c.Do(t.Context(), req, nil)
+	require.ErrorIs(t, err, ErrInvalidCard)
+	assert.Contains(t, err.Error(), "invalid card: card.cvv: must be 3 or 4 digits")
+	assert.NotContains(t, err.Error(), "REDACTED")
+	assert.NotContains(t, err.Error(), "12a")
+}
+
+// A secret's name followed by a plain word of prose keeps the word, as in
+// the spoken form; a value is still masked.
+func TestRedactKeepsProseAfterASecretName(t *testing.T) {
+	for in, want := range map[string]string{
+		"client_secret: required":      "client_secret: required",
+		"cvv: must be 3 or 4 digits":   "cvv: must be 3 or 4 digits",
+		"cvv: 123":                     "cvv: [REDACTED]",
+		"client_secret=s3cr3t-value":   "client_secret=[REDACTED]",
+		`{"cvv":"must"}`:               `{"cvv":"[REDACTED]"}`,
+		"password: hunter2 is invalid": "password: [REDACTED] is invalid",
+	} {
+		assert.Equal(t, want, RedactString(in), in)
+	}
+}
