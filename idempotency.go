@@ -133,7 +133,9 @@ type boundKey struct {
 
 // WithKey binds an idempotency key to ctx. Every operation run with the
 // returned context (and every retry of it) sends this key, so a task queue
-// that retries a job can bind the job's key once.
+// that retries a job can bind the job's key once. A keyed operation run
+// under an empty bound key is refused (ErrKeyRequired) before anything is
+// sent.
 func WithKey(ctx context.Context, key string) context.Context {
 	return context.WithValue(ctx, keyCtxKey{}, boundKey{key: key})
 }
@@ -174,6 +176,7 @@ type CallOption func(*callOptions)
 
 type callOptions struct {
 	key     string
+	keySet  bool // WithIdempotencyKey was given, maybe with ""
 	created time.Time
 	noKey   bool
 	policy  *RetryPolicy  // WithCallRetryPolicy
@@ -187,10 +190,12 @@ type callOptions struct {
 }
 
 // WithIdempotencyKey sets the key of one operation; it wins over a key bound
-// to the context. When the context carries the same key (ResumeContext), the
-// key keeps the age recorded there.
+// to the context. An empty key is refused (ErrKeyRequired) before anything
+// is sent, never replaced by a random one. When the context carries the
+// same key (ResumeContext, WithTaskKey), the key keeps the age recorded
+// there.
 func WithIdempotencyKey(key string) CallOption {
-	return func(o *callOptions) { o.key = key }
+	return func(o *callOptions) { o.key, o.keySet = key, true }
 }
 
 // WithKeyCreated tells the key-age guard when the operation's key was first
@@ -230,8 +235,19 @@ func (o *callOptions) resolveKey(ctx context.Context, now time.Time) (key string
 	if o.tokenErr != nil {
 		return "", time.Time{}, o.tokenErr
 	}
+	if o.noKey && o.keySet {
+		return "", time.Time{}, invalid(ErrInvalidRequest, "", "WithoutKey and WithIdempotencyKey contradict each other")
+	}
 	if o.noKey {
 		return "", now, nil
+	}
+	// An empty key given on purpose is a missing ID, not a request for a
+	// fresh one: a random key would make every redelivery a new operation.
+	if o.keySet && o.key == "" {
+		return "", time.Time{}, &KeyError{Rule: "WithIdempotencyKey was given an empty key", Err: ErrKeyRequired}
+	}
+	if b, ok := ctx.Value(keyCtxKey{}).(boundKey); ok && b.key == "" && !o.keySet {
+		return "", time.Time{}, &KeyError{Rule: "the context binds an empty key (WithKey)", Err: ErrKeyRequired}
 	}
 	key, created = o.key, o.created
 	// The context's key, and its age, apply when no other key is given

@@ -71,7 +71,12 @@ func (c *Client) Do(ctx context.Context, req *Request, out any, opts ...CallOpti
 	if req.Keyed {
 		key, created, err := op.opts.resolveKey(ctx, now)
 		if err != nil {
-			return Meta{}, op.fail(errKind(err, ErrTransport), err)
+			kind := errKind(err, ErrTransport) // ErrTransport: no random source for a new key
+			var ke *KeyError
+			if errors.As(err, &ke) {
+				kind = ke.Err
+			}
+			return Meta{}, op.fail(kind, err)
 		}
 		op.key, op.created = key, created
 		if err := c.rules.Validate(key); err != nil {
