@@ -172,7 +172,7 @@ func (e *APIError) Error() string {
 	} else if e.Code != "" {
 		b.WriteString(" (" + e.Code + ")")
 	}
-	if e.Message != "" && e.Message != e.Code {
+	if e.Message != "" && e.Message != e.Code && !saysOnlyKind(e.Message, e.Kind) {
 		b.WriteString(": " + e.Message)
 	}
 	if cause != "" {
@@ -188,6 +188,12 @@ func (e *APIError) Error() string {
 		fmt.Fprintf(&b, " [%d attempt(s)]", e.Attempts)
 	}
 	return serverText(b.String())
+}
+
+// saysOnlyKind reports whether a server message only repeats the kind's
+// text ("Invalid request.", "Not found"), which the error already says.
+func saysOnlyKind(msg string, kind error) bool {
+	return kind != nil && strings.EqualFold(strings.TrimRight(strings.TrimSpace(msg), ".!"), kind.Error())
 }
 
 // redactFields passes every text field a server fills (Code, Message,

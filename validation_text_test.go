@@ -1,6 +1,7 @@
 package payonce
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -35,4 +36,21 @@ func TestRedactKeepsProseAfterASecretName(t *testing.T) {
 	} {
 		assert.Equal(t, want, RedactString(in), in)
 	}
+}
+
+// A server message that only repeats the kind ("invalid request", "Not
+// found", "Internal Server Error") is said once.
+func TestServerMessageThatRepeatsTheKindIsSaidOnce(t *testing.T) {
+	for _, e := range []*APIError{
+		{Provider: "a55", Operation: "charges.create", Kind: ErrInvalidRequest, StatusCode: 400, Code: "VALIDATION_ERROR", Message: "invalid request"},
+		{Provider: "a55", Operation: "charges.get", Kind: ErrNotFound, StatusCode: 404, Code: "NOT_FOUND", Message: "Not found"},
+		{Provider: "coinepay", Operation: "cards.apply", Kind: ErrServer, StatusCode: 500, Message: "Server error."},
+	} {
+		s := e.Error()
+		assert.Equal(t, 1, strings.Count(strings.ToLower(s), e.Kind.Error()), s)
+		assert.Empty(t, repeated(strings.ToLower(s)), s)
+	}
+	// A message that says more is kept.
+	e := &APIError{Kind: ErrNotFound, StatusCode: 404, Message: "charge not found"}
+	assert.Contains(t, e.Error(), "charge not found")
 }
