@@ -1,6 +1,7 @@
 package fakeserver
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"io"
@@ -79,7 +80,9 @@ func (a *adminHandler) serve(r *http.Request) Response {
 		return adminError(http.StatusBadRequest, "invalid_request", "request body could not be read")
 	}
 	decode := func(v any) *Response {
-		if err := json.Unmarshal(body, v); err != nil {
+		dec := json.NewDecoder(bytes.NewReader(body))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(v); err != nil {
 			resp := adminError(http.StatusBadRequest, "invalid_json", "malformed JSON: "+err.Error())
 			return &resp
 		}
@@ -110,6 +113,9 @@ func (a *adminHandler) serve(r *http.Request) Response {
 		if bad != nil {
 			return *bad
 		}
+		if p := q.Get("provider"); p != "" && !a.e.servesProvider(p) {
+			return adminError(http.StatusBadRequest, "invalid_request", "provider: not a provider this server serves")
+		}
 		atts, next := a.e.attempts.Page(after, limit, q.Get("idempotency_key"), q.Get("provider"))
 		return JSON(http.StatusOK, attemptPage{Requests: atts, Next: cursor(next)})
 	case "faults":
@@ -120,6 +126,9 @@ func (a *adminHandler) serve(r *http.Request) Response {
 			var rule Rule
 			if bad := decode(&rule); bad != nil {
 				return *bad
+			}
+			if rule.Provider != "" && !a.e.servesProvider(rule.Provider) {
+				return adminError(http.StatusBadRequest, "invalid_rule", "provider: not a provider this server serves")
 			}
 			if err := a.e.faults.Add(rule); err != nil {
 				return adminError(http.StatusBadRequest, "invalid_rule", err.Error())

@@ -10,6 +10,7 @@ package fakeserver
 import (
 	"context"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 )
@@ -50,11 +51,12 @@ type Engine struct {
 
 	maxOps int
 
-	mu      sync.Mutex
-	latency time.Duration
-	stores  []*Store
-	resets  []func()
-	closers []func()
+	mu        sync.Mutex
+	latency   time.Duration
+	stores    []*Store
+	providers []string // the names of the providers Handler serves
+	resets    []func()
+	closers   []func()
 }
 
 // New returns an engine.
@@ -204,4 +206,12 @@ func Harden(srv *http.Server) {
 	srv.ReadHeaderTimeout = ReadHeaderTimeout
 	srv.ReadTimeout = ReadTimeout
 	srv.IdleTimeout = IdleTimeout
+}
+
+// servesProvider reports whether a provider of that name is served, for
+// admin filters and fault rules that name one.
+func (e *Engine) servesProvider(name string) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return slices.Contains(e.providers, name)
 }

@@ -1,6 +1,7 @@
 package fakeserver
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -79,7 +80,9 @@ func (r *Rule) UnmarshalJSON(b []byte) error {
 		plain
 		Delay json.RawMessage `json:"delay,omitempty"`
 	}
-	if err := json.Unmarshal(b, &j); err != nil {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields() // a misspelt field would leave a rule that never does what it says
+	if err := dec.Decode(&j); err != nil {
 		return err
 	}
 	*r = Rule(j.plain)

@@ -126,6 +126,7 @@ func (e *Engine) Handler(cfg ProviderConfig, b Backend) http.Handler {
 	st := NewStore(StoreConfig{Clock: e.clock, Window: window, MaxBody: cfg.MaxStoredBody, MaxStored: e.maxOps})
 	e.mu.Lock()
 	e.stores = append(e.stores, st)
+	e.providers = append(e.providers, cfg.Name)
 	e.mu.Unlock()
 	return &providerHandler{e: e, cfg: cfg, b: b, store: st}
 }

@@ -1,0 +1,41 @@
+package fakeserver
+
+import (
+	"net/http"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
+
+// A fault rule or a filter that can never match is a mistake the caller
+// must hear about: a misspelt field ("retryAfter") or an unknown provider
+// would otherwise be accepted and the test would silently run without
+// its fault.
+func TestAdminRefusesRulesAndFiltersThatCannotMatch(t *testing.T) {
+	_, srv := newTestServer(t, Options{})
+	for _, body := range []string{
+		`{"fault":"rate_limit","provider":"visa"}`,
+		`{"fault":"rate_limit","retryAfter":5}`,
+		`{"fault":"drop_after_commit","idempotencyKey":"k-1"}`,
+	} {
+		status, v := do(t, http.MethodPost, srv.URL+"/_fakepay/faults", "", body)
+		assert.Equal(t, http.StatusBadRequest, status, body)
+		assert.NotNil(t, v["error"], body)
+	}
+	status, v := do(t, http.MethodGet, srv.URL+"/_fakepay/faults", "", "")
+	assert.Equal(t, http.StatusOK, status)
+	assert.Empty(t, v["rules"], "no rule was added")
+
+	// The attempt log holds only requests to the providers served. (The
+	// ledger may also hold operations recorded directly, so its filter
+	// stays free.)
+	status, _ = do(t, http.MethodGet, srv.URL+"/_fakepay/requests?provider=visa", "", "")
+	assert.Equal(t, http.StatusBadRequest, status)
+	// The provider the engine serves is accepted everywhere.
+	status, _ = do(t, http.MethodPost, srv.URL+"/_fakepay/faults", "", `{"fault":"rate_limit","provider":"test","delay":"1ms"}`)
+	assert.Equal(t, http.StatusCreated, status)
+	for _, q := range []string{"/_fakepay/ledger?provider=test", "/_fakepay/requests?provider=test"} {
+		status, _ := do(t, http.MethodGet, srv.URL+q, "", "")
+		assert.Equal(t, http.StatusOK, status, q)
+	}
+}
