@@ -84,7 +84,7 @@ func WithExtraCredentials(clientID, secret string) Option {
 func WithTokenLifetime(d time.Duration) Option { return func(c *config) { c.fake.TokenLifetime = d } }
 
 // WithRateLimit sets the per-client limit: n requests per rolling window
-// (default 100 per minute); n < 0 turns it off.
+// (default 100 per minute); n <= 0 turns it off.
 func WithRateLimit(n int, window time.Duration) Option {
 	return func(c *config) {
 		if n == 0 {
