@@ -52,7 +52,7 @@ type WebhookEvent struct {
 	Status     Status          `json:"status"`
 	Amount     payonce.Amount  `json:"amount,omitzero"`
 	Event      string          `json:"event,omitempty"`
-	Raw        json.RawMessage `json:"-"` // the whole verified body
+	Raw        payonce.RawJSON `json:"-"` // the whole verified body; printed redacted
 }
 
 // WebhookVerifier checks A55 webhook signatures. Safe for concurrent use.

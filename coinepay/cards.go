@@ -28,8 +28,8 @@ type Card struct {
 	// CreatedAt is when the card was issued (zero when the server sent no
 	// RFC 3339 time).
 	CreatedAt time.Time `json:"-"`
-	// Raw is the card object exactly as the server sent it.
-	Raw json.RawMessage `json:"-"`
+	// Raw is the card object exactly as the server sent it (printed redacted).
+	Raw payonce.RawJSON `json:"-"`
 }
 
 // UnmarshalJSON decodes a card and keeps the raw object in Raw. A
@@ -48,7 +48,7 @@ func (c *Card) UnmarshalJSON(b []byte) error {
 	if json.Unmarshal(p.CreatedAt, &ts) == nil {
 		c.CreatedAt, _ = time.Parse(time.RFC3339Nano, ts)
 	}
-	c.Raw = append(json.RawMessage(nil), b...)
+	c.Raw = append(payonce.RawJSON(nil), b...)
 	return nil
 }
 
@@ -117,8 +117,8 @@ type Recharge struct {
 	Amount         payonce.Amount `json:"amount"`
 	CardBalance    payonce.Amount `json:"card_balance"`    // the card's balance after the recharge
 	AccountBalance payonce.Amount `json:"account_balance"` // the API key's balance after the recharge
-	// Raw is the data object exactly as the server sent it.
-	Raw json.RawMessage `json:"-"`
+	// Raw is the data object exactly as the server sent it (printed redacted).
+	Raw payonce.RawJSON `json:"-"`
 }
 
 // UnmarshalJSON decodes a recharge and keeps the raw object in Raw.
@@ -129,7 +129,7 @@ func (r *Recharge) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*r = Recharge(p)
-	r.Raw = append(json.RawMessage(nil), b...)
+	r.Raw = append(payonce.RawJSON(nil), b...)
 	return nil
 }
 
