@@ -175,6 +175,7 @@ func (e *APIError) Error() string {
 	if e.Message != "" && e.Message != e.Code && !saysOnlyKind(e.Message, e.Kind) {
 		b.WriteString(": " + e.Message)
 	}
+	writeDetails(&b, e.Details)
 	if cause != "" {
 		b.WriteString(": " + cause)
 	}
@@ -188,6 +189,43 @@ func (e *APIError) Error() string {
 		fmt.Fprintf(&b, " [%d attempt(s)]", e.Attempts)
 	}
 	return serverText(b.String())
+}
+
+// maxDetailsInText is how many field-level details Error names; the rest
+// are counted.
+const maxDetailsInText = 3
+
+// writeDetails appends the provider's field-level details ("type_charge:
+// want one of ...") so the text says what to fix.
+func writeDetails(b *strings.Builder, details []ErrorDetail) {
+	written := false
+	for i, d := range details {
+		if i == maxDetailsInText {
+			fmt.Fprintf(b, " (and %d more)", len(details)-i)
+			return
+		}
+		reason := d.Reason
+		if reason == "" {
+			reason = d.Code
+		}
+		if d.Field == "" && reason == "" {
+			continue
+		}
+		if written {
+			b.WriteString("; ")
+		} else {
+			b.WriteString(": ")
+		}
+		written = true
+		switch {
+		case d.Field == "":
+			b.WriteString(reason)
+		case reason == "":
+			b.WriteString(d.Field)
+		default:
+			b.WriteString(d.Field + ": " + reason)
+		}
+	}
 }
 
 // saysOnlyKind reports whether a server message only repeats the kind's

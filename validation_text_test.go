@@ -54,3 +54,21 @@ func TestServerMessageThatRepeatsTheKindIsSaidOnce(t *testing.T) {
 	e := &APIError{Kind: ErrNotFound, StatusCode: 404, Message: "charge not found"}
 	assert.Contains(t, e.Error(), "charge not found")
 }
+
+// A provider's field-level details say what to fix: the error text names
+// them (a few, not an unbounded list a hostile server could send).
+func TestErrorTextNamesTheServersFieldDetails(t *testing.T) {
+	e := &APIError{Provider: "a55", Operation: "charges.create", Kind: ErrInvalidRequest, StatusCode: 400,
+		Code: "VALIDATION_ERROR", Message: "invalid request",
+		Details: []ErrorDetail{{Field: "type_charge", Reason: "want one of credit_card, debit_card, pix"}}}
+	assert.Equal(t, "payonce: a55 charges.create: invalid request (HTTP 400 VALIDATION_ERROR): type_charge: want one of credit_card, debit_card, pix", e.Error())
+
+	many := &APIError{Kind: ErrInvalidRequest, StatusCode: 400, Message: "bad fields"}
+	for range 50 {
+		many.Details = append(many.Details, ErrorDetail{Field: "f", Reason: "r", Code: "c"})
+	}
+	s := many.Error()
+	assert.Equal(t, 3, strings.Count(s, "f: r"), s)
+	assert.Contains(t, s, "47 more")
+	assert.Contains(t, s, "bad fields")
+}
