@@ -148,6 +148,8 @@ func (a *adminHandler) serve(r *http.Request) Response {
 				return *bad
 			}
 			switch {
+			case req.Advance != "" && !req.Set.IsZero():
+				return adminError(http.StatusBadRequest, "invalid_request", "want advance or set, not both")
 			case req.Advance != "":
 				d, err := time.ParseDuration(req.Advance)
 				if err != nil {

@@ -3,6 +3,7 @@ package fakeserver
 import (
 	"net/http"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 )
@@ -38,4 +39,15 @@ func TestAdminRefusesRulesAndFiltersThatCannotMatch(t *testing.T) {
 		status, _ := do(t, http.MethodGet, srv.URL+q, "", "")
 		assert.Equal(t, http.StatusOK, status, q)
 	}
+}
+
+// A clock move that names both an advance and a time is ambiguous: one of
+// them would be ignored without a word.
+func TestAdminClockRefusesAdvanceAndSetTogether(t *testing.T) {
+	e, srv := newTestServer(t, Options{})
+	before := e.clock.Now()
+	status, v := do(t, http.MethodPost, srv.URL+"/_fakepay/clock", "", `{"advance":"1h","set":"2030-01-01T00:00:00Z"}`)
+	assert.Equal(t, http.StatusBadRequest, status)
+	assert.NotNil(t, v["error"])
+	assert.Less(t, e.clock.Now().Sub(before), time.Hour, "the clock did not move")
 }
