@@ -83,7 +83,16 @@ func (a *adminHandler) serve(r *http.Request) Response {
 		dec := json.NewDecoder(bytes.NewReader(body))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(v); err != nil {
-			resp := adminError(http.StatusBadRequest, "invalid_json", "malformed JSON: "+err.Error())
+			var syntax *json.SyntaxError
+			var typ *json.UnmarshalTypeError
+			if errors.As(err, &syntax) || errors.As(err, &typ) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) ||
+				strings.HasPrefix(err.Error(), "json: unknown field") {
+				resp := adminError(http.StatusBadRequest, "invalid_json", "malformed JSON: "+err.Error())
+				return &resp
+			}
+			// Well-formed JSON with a value a field refuses ("delay": "soon",
+			// "amount": "-5").
+			resp := adminError(http.StatusBadRequest, "invalid_request", err.Error())
 			return &resp
 		}
 		return nil

@@ -51,3 +51,17 @@ func TestAdminClockRefusesAdvanceAndSetTogether(t *testing.T) {
 	assert.NotNil(t, v["error"])
 	assert.Less(t, e.clock.Now().Sub(before), time.Hour, "the clock did not move")
 }
+
+// A well-formed body with a bad value is an invalid request, not malformed
+// JSON, and its message says what is wrong once.
+func TestAdminBadValueIsAnInvalidRequest(t *testing.T) {
+	_, srv := newTestServer(t, Options{})
+	status, v := do(t, http.MethodPost, srv.URL+"/_fakepay/faults", "", `{"fault":"delay","delay":"soon"}`)
+	assert.Equal(t, http.StatusBadRequest, status)
+	e, _ := v["error"].(map[string]any)
+	assert.Equal(t, "invalid_request", e["code"], v)
+	status, v = do(t, http.MethodPost, srv.URL+"/_fakepay/faults", "", `{"fault":`)
+	assert.Equal(t, http.StatusBadRequest, status)
+	e, _ = v["error"].(map[string]any)
+	assert.Equal(t, "invalid_json", e["code"], v)
+}
