@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
 // secretNames are the names whose values RedactString hides. A name
@@ -104,17 +105,46 @@ func redactSpoken(m string) string {
 }
 
 // isSeparator reports a rune that may split the digit groups of a card
-// number: spaces and dashes of any kind.
+// number: any space (tabs, line breaks, NBSP, ideographic space), any
+// dash, an invisible format character (zero-width space, joiner, soft
+// hyphen, BOM), and the dots, slashes, underscores and plus signs a
+// template or an encoder may put between groups.
 func isSeparator(r rune) bool {
 	switch r {
-	case ' ', '-', '\u00a0', '\u2007', '\u2009', '\u202f', '\u2010', '\u2011', '\u2012', '\u2013', '\u2014', '\u2212':
+	case '.', '/', '_', '+', '\u2212', '\u2043':
 		return true
 	}
-	return false
+	return unicode.IsSpace(r) || unicode.Is(unicode.Pd, r) || unicode.Is(unicode.Cf, r)
+}
+
+// uuidPattern matches a canonical UUID. One holding a hex letter is an
+// identifier (a charge, wallet or key) and is never masked: its digit
+// groups could otherwise add up to a card-number-like run.
+var uuidPattern = regexp.MustCompile(`[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}`)
+
+// uuidRunes marks, by rune index, the runes of s inside a UUID holding a
+// hex letter; nil when s has none.
+func uuidRunes(s string, n int) []bool {
+	locs := uuidPattern.FindAllStringIndex(s, -1)
+	var marked []bool
+	for _, l := range locs {
+		if !strings.ContainsAny(s[l[0]:l[1]], "abcdefABCDEF") {
+			continue // all digits: it may be a card number in disguise
+		}
+		if marked == nil {
+			marked = make([]bool, n)
+		}
+		first := utf8.RuneCountInString(s[:l[0]])
+		for i := range l[1] - l[0] { // a UUID is ASCII: one rune per byte
+			marked[first+i] = true
+		}
+	}
+	return marked
 }
 
 // maskDigitRuns masks card-number-like digit runs (see RedactString).
-// Digits are any Unicode decimal digits (full-width ones included).
+// Digits are any Unicode decimal digits (full-width ones included). It
+// reads each rune at most twice, whatever the input.
 func maskDigitRuns(s string) string {
 	digits := 0
 	for i := 0; i < len(s) && digits < 13; i++ {
@@ -129,18 +159,22 @@ func maskDigitRuns(s string) string {
 		return s // too few digits for a card number
 	}
 	rs := []rune(s)
+	inUUID := uuidRunes(s, len(rs))
+	isDigit := func(p int) bool { return unicode.IsDigit(rs[p]) && (inUUID == nil || !inUUID[p]) }
 	changed := false
+	var groups [][2]int // [start, end) of each group of the current run
 	for i := 0; i < len(rs); {
-		if !unicode.IsDigit(rs[i]) {
+		if !isDigit(i) {
 			i++
 			continue
 		}
-		// A run: digit groups split by 1 to 3 separators.
-		var groups [][2]int // [start, end) of each group
+		// A run: digit groups split by 1 to 3 separators. Letters around
+		// it change nothing: "pan4111 1111 1111 1111x" is a card number.
+		groups = groups[:0]
 		j := i
 		for {
 			k := j
-			for k < len(rs) && unicode.IsDigit(rs[k]) {
+			for k < len(rs) && isDigit(k) {
 				k++
 			}
 			groups = append(groups, [2]int{j, k})
@@ -148,32 +182,28 @@ func maskDigitRuns(s string) string {
 			for n < len(rs) && n-k < 3 && isSeparator(rs[n]) {
 				n++
 			}
-			if n == k || n >= len(rs) || !unicode.IsDigit(rs[n]) {
+			if n == k || n >= len(rs) || !isDigit(n) {
 				j = k
 				break
 			}
 			j = n
 		}
-		if len(groups) > 1 && (i > 0 && unicode.IsLetter(rs[i-1]) || j < len(rs) && unicode.IsLetter(rs[j])) {
-			// Glued to a word ("a716-446655440000" ends a UUID): not a
-			// grouped number; look at its first group alone.
-			groups, j = groups[:1], groups[0][1]
-		}
 		digits := 0
 		for _, g := range groups {
 			digits += g[1] - g[0]
 		}
+		last := groups[len(groups)-1]
 		keep := -1 // start of the digits left in clear
 		switch {
 		case len(groups) == 1 && digits >= 13 && digits <= 19:
-			keep = groups[0][1] - 4
-		case len(groups) > 1 && digits >= 13 && digits <= 19 && groups[len(groups)-1][1]-groups[len(groups)-1][0] == 4:
-			keep = groups[len(groups)-1][0]
+			keep = last[1] - 4
+		case len(groups) > 1 && digits >= 13 && digits <= 19 && last[1]-last[0] == 4:
+			keep = last[0]
 		case len(groups) == 1 && digits < 20, len(groups) > 1 && digits < 13:
 			// not a card number: keep it, but look again at its last
 			// group, which may start a run of its own
 			if len(groups) > 1 {
-				j = groups[len(groups)-1][0]
+				j = last[0]
 			}
 			i = j
 			continue
