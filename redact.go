@@ -47,6 +47,10 @@ var stopWords = map[string]bool{
 	"refresh": true, "cache": true, "cached": true, "auth": true, "authentication": true,
 }
 
+// bareJWT matches a JSON Web Token (header.payload.signature, the header
+// base64url of '{"'), a bearer token whatever name stands before it.
+var bareJWT = regexp.MustCompile(`eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*`)
+
 // bareQuery matches a query string without its URL: "?a=b&c=d".
 var bareQuery = regexp.MustCompile(`\?[^\s"'?#=&]+=[^\s"']*`)
 
@@ -68,6 +72,7 @@ var urlQuery = regexp.MustCompile(`(https?://[^\s?"]*)\?[^\s"]*`)
 //     api_key, password, token, access_token, authorization, signature,
 //     card_number...) and in prose ("Bearer abc", "token abc",
 //     "cvv 123") become [REDACTED];
+//   - JSON Web Tokens ("eyJ...") become [REDACTED] wherever they stand;
 //   - query strings, of a URL or bare ("?a=b"), are cut.
 //
 // It is idempotent: redacting twice gives the same text.
@@ -76,6 +81,9 @@ func RedactString(s string) string {
 		return s
 	}
 	s = maskDigitRuns(s)
+	if strings.Contains(s, "eyJ") {
+		s = bareJWT.ReplaceAllLiteralString(s, "[REDACTED]")
+	}
 	if !strings.ContainsAny(s, ":=? \t\n\f\r") {
 		return s // every pattern below needs one of these (a request ID, a code)
 	}
