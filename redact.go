@@ -81,16 +81,16 @@ func RedactString(s string) string {
 		return s
 	}
 	s = maskDigitRuns(s)
+	if strings.ContainsAny(s, ":=? \t\n\f\r") { // every pattern here needs one (a request ID, a code has none)
+		s = namedValue.ReplaceAllStringFunc(s, redactNamed)
+		s = spokenValue.ReplaceAllStringFunc(s, redactSpoken)
+		s = urlQuery.ReplaceAllString(s, "${1}?[REDACTED]")
+		s = bareQuery.ReplaceAllString(s, "?[REDACTED]")
+	}
 	if strings.Contains(s, "eyJ") {
 		s = bareJWT.ReplaceAllLiteralString(s, "[REDACTED]")
 	}
-	if !strings.ContainsAny(s, ":=? \t\n\f\r") {
-		return s // every pattern below needs one of these (a request ID, a code)
-	}
-	s = namedValue.ReplaceAllStringFunc(s, redactNamed)
-	s = spokenValue.ReplaceAllStringFunc(s, redactSpoken)
-	s = urlQuery.ReplaceAllString(s, "${1}?[REDACTED]")
-	return bareQuery.ReplaceAllString(s, "?[REDACTED]")
+	return s
 }
 
 func redactNamed(m string) string {
