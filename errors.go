@@ -129,10 +129,11 @@ type ErrorDetail struct {
 // message, cause, key and attempts, each once: a cause whose text already
 // says the kind (a *ValidationError, a *KeyError, a wrapped sentinel)
 // stands in its place, and a cause's own "provider: " prefix is dropped under a head
-// that names the provider. The whole text passes through RedactString (its
-// control characters turned into spaces, so it cannot forge a log line), so
-// it never holds a secret, card number, CVV, token or query string, even
-// when a server echoes one.
+// that names the provider. The whole text but the idempotency key (the
+// client's own, shown as it is when printable) passes through RedactString
+// (its control characters turned into spaces, so it cannot forge a log
+// line), so it never holds a secret, card number, CVV, token or query
+// string, even when a server echoes one.
 func (e *APIError) Error() string {
 	var b strings.Builder
 	b.WriteString("payonce: ")
@@ -178,16 +179,19 @@ func (e *APIError) Error() string {
 	if cause != "" {
 		b.WriteString(": " + cause)
 	}
-	if e.Key != "" {
-		fmt.Fprintf(&b, " [idempotency key %s", printableKey(e.Key))
+	if e.Key == "" {
 		if e.Attempts > 0 {
-			fmt.Fprintf(&b, ", %d attempt(s)", e.Attempts)
+			fmt.Fprintf(&b, " [%d attempt(s)]", e.Attempts)
 		}
-		b.WriteByte(']')
-	} else if e.Attempts > 0 {
-		fmt.Fprintf(&b, " [%d attempt(s)]", e.Attempts)
+		return serverText(b.String())
 	}
-	return serverText(b.String())
+	// The key is the client's own, never a server's text: it stays
+	// readable whatever digits it holds (a date, an order number).
+	s := serverText(b.String()) + " [idempotency key " + printableKey(e.Key)
+	if e.Attempts > 0 {
+		s += fmt.Sprintf(", %d attempt(s)", e.Attempts)
+	}
+	return s + "]"
 }
 
 // redactFields passes every text field a server fills (Code, Message,

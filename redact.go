@@ -245,7 +245,8 @@ func sensitiveAttr(key string) bool {
 
 // RedactingHandler wraps a slog.Handler so that no record it passes on holds
 // a secret: attributes named like secrets are replaced by [REDACTED], every
-// string is passed through RedactString. Clients wrap any logger they are
+// string is passed through RedactString, but for the idempotency_key
+// attribute, which the client fills with the operation's own key. Clients wrap any logger they are
 // given in one.
 type RedactingHandler struct {
 	next slog.Handler
@@ -295,6 +296,9 @@ func redactAttr(a slog.Attr) slog.Attr {
 	}
 	switch a.Value.Kind() {
 	case slog.KindString:
+		if a.Key == "idempotency_key" {
+			return a // the client's own handle on the operation, kept readable
+		}
 		return slog.String(a.Key, RedactString(a.Value.String()))
 	case slog.KindGroup:
 		g := a.Value.Group()

@@ -1,6 +1,7 @@
 package payonce
 
 import (
+	"log/slog"
 	"strings"
 	"testing"
 	"unicode"
@@ -75,4 +76,33 @@ func TestRedactBareJWT(t *testing.T) {
 		assert.NotContains(t, got, "eyJzdWIiOiJtZXJjaGFudCJ9", in)
 		assert.Equal(t, got, RedactString(got), "idempotent")
 	}
+}
+
+// The idempotency key is the merchant's own handle on the operation: the
+// error text shows it as it is, whatever digits it holds (dates, epoch
+// milliseconds, order numbers), while the server's text around it is
+// still redacted.
+func TestErrorKeepsKeyReadable(t *testing.T) {
+	for _, key := range []string{"order-20261129-0001-000123", "order:1732881234567", "invoice_2026_11_29_000123",
+		"charges.create:550e8400-e29b-41d4-a716-446655440000"} {
+		e := &APIError{Provider: "a55", Operation: "charges.create", Kind: ErrServer, StatusCode: 500,
+			Message: "card 4111 1111 1111 1111 token tok_hostile", Key: key, Attempts: 3}
+		s := e.Error()
+		assert.Contains(t, s, "[idempotency key "+key+", 3 attempt(s)]")
+		assert.NotContains(t, s, "4111 1111")
+		assert.NotContains(t, s, "tok_hostile")
+	}
+}
+
+// The core's debug lines name the key in an idempotency_key attribute:
+// the redacting handler leaves it readable, and still redacts the rest.
+func TestRedactingHandlerKeepsKey(t *testing.T) {
+	var buf strings.Builder
+	log := slog.New(NewRedactingHandler(slog.NewTextHandler(&buf, nil)))
+	log.Info("attempt card 4111 1111 1111 1111", slog.String("idempotency_key", "order:1732881234567"),
+		slog.String("note", "order:1732881234567"))
+	out := buf.String()
+	assert.Contains(t, out, "idempotency_key=order:1732881234567")
+	assert.Contains(t, out, "note=order:*********4567")
+	assert.NotContains(t, out, "4111 1111")
 }
