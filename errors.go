@@ -199,11 +199,21 @@ func (e *APIError) Error() string {
 // characters into spaces, so that no printed form of the error (%+v, %d, a
 // log of its fields) shows what a hostile server echoed or forges a line.
 // The client calls it on every *APIError it returns.
+// Each text is first cut to its bound (maxServerText, maxServerCode,
+// maxServerDetails), so that a hostile server cannot make the error cost
+// a megabyte on every print.
 func (e *APIError) redactFields() {
-	e.Code, e.Message, e.RequestID = serverText(e.Code), serverText(e.Message), serverText(e.RequestID)
+	e.Code = serverText(cutServerText(e.Code, maxServerCode))
+	e.Message = serverText(cutServerText(e.Message, maxServerText))
+	e.RequestID = serverText(cutServerText(e.RequestID, maxServerCode))
+	if len(e.Details) > maxServerDetails {
+		e.Details = e.Details[:maxServerDetails:maxServerDetails]
+	}
 	for i := range e.Details {
 		d := &e.Details[i]
-		d.Field, d.Reason, d.Code = serverText(d.Field), serverText(d.Reason), serverText(d.Code)
+		d.Field = serverText(cutServerText(d.Field, maxServerCode))
+		d.Reason = serverText(cutServerText(d.Reason, maxServerText))
+		d.Code = serverText(cutServerText(d.Code, maxServerCode))
 	}
 }
 
