@@ -21,8 +21,18 @@ const secretNames = `cvv2?|cvc2?|cvn|csc|security[_ -]?code|card[_ -]?verificati
 // escaped quotes, as in JSON quoted inside a message) and 'name': 'value'.
 // A quoted value runs to its closing quote; a bare one to the next space
 // or delimiter, after an optional Bearer or Basic scheme.
-var namedValue = regexp.MustCompile(`(?i)(^|[^\p{L}\p{N}])(` + secretNames + `)(\\?["']?\s*[:=]\s*)` +
-	`(?:(\\?")((?:[^"\\]|\\[^"])*)|(')([^']*)|((?:bearer\s+|basic\s+)?[^\s"'\\&,;}\])\[]+))`)
+var namedValue = regexp.MustCompile(`(?i)(^|[^\p{L}\p{N}])(` + secretNames + `)` + secretValue)
+
+// secretValue is what follows a secret's name: the separator, then the
+// value (see namedValue).
+const secretValue = `(\\?["']?\s*[:=]\s*)` +
+	`(?:(\\?")((?:[^"\\]|\\[^"])*)|(')([^']*)|((?i:bearer\s+|basic\s+)?[^\s"'\\&,;}\])\[]+))`
+
+// camelValue matches a secret name ending a camelCase word, as JavaScript
+// and Java servers write them: hmacSecret, sessionToken, userPassword,
+// cardCvv. A word ending in Key is not taken (idempotencyKey).
+var camelValue = regexp.MustCompile(`([\p{Ll}\p{N}])((?:Secret|Token|Password|Passwd|Pwd|Cvv2?|Cvc2?|Cvn|Signature|Pin)(?:Key|Value|Code)?)` +
+	secretValue)
 
 // spokenValue matches a secret named in prose: "token abc", "Bearer abc",
 // "cvv 123". Credentials are ASCII; values that are plain words
@@ -61,16 +71,20 @@ var urlQuery = regexp.MustCompile(`(https?://[^\s?"]*)\?[^\s"]*`)
 // server echoes:
 //
 //   - card numbers: a run of 13 to 19 digits keeps only its last four; a
-//     run of 13 or more digits in groups split by spaces or dashes
-//     ("4111 1111 1111 1111", "4111-1111-...") keeps only its last group
+//     run of 13 or more digits in groups split by one to three
+//     separators (any space or dash, an invisible character such as a
+//     zero-width space, a dot, slash, underscore or plus:
+//     "4111 1111 1111 1111", "4111.1111...") keeps only its last group
 //     when that group has four digits and the run is at most 19 digits,
 //     and nothing otherwise (a CVV written after the number is masked
-//     with it); runs of 20 or more digits are masked whole; groups glued
-//     to a word (the end of a UUID) count one by one;
+//     with it); runs of 20 or more digits are masked whole; letters
+//     glued to a run change nothing, but a UUID holding a hex letter is
+//     never masked;
 //   - the values of secret-looking names in name=value, name: value and
 //     "name":"value" forms (cvv, cvc, pin, secret, client_secret,
 //     api_key, password, token, access_token, authorization, signature,
-//     card_number...) and in prose ("Bearer abc", "token abc",
+//     card_number..., also ending a camelCase word: hmacSecret,
+//     sessionToken) and in prose ("Bearer abc", "token abc",
 //     "cvv 123") become [REDACTED];
 //   - JSON Web Tokens ("eyJ...") become [REDACTED] wherever they stand;
 //   - query strings, of a URL or bare ("?a=b"), are cut.
@@ -83,6 +97,7 @@ func RedactString(s string) string {
 	s = maskDigitRuns(s)
 	if strings.ContainsAny(s, ":=? \t\n\f\r") { // every pattern here needs one (a request ID, a code has none)
 		s = namedValue.ReplaceAllStringFunc(s, redactNamed)
+		s = camelValue.ReplaceAllStringFunc(s, redactCamel)
 		s = spokenValue.ReplaceAllStringFunc(s, redactSpoken)
 		s = urlQuery.ReplaceAllString(s, "${1}?[REDACTED]")
 		s = bareQuery.ReplaceAllString(s, "?[REDACTED]")
@@ -93,8 +108,13 @@ func RedactString(s string) string {
 	return s
 }
 
-func redactNamed(m string) string {
-	g := namedValue.FindStringSubmatch(m)
+func redactNamed(m string) string { return redactMatch(namedValue, m) }
+
+func redactCamel(m string) string { return redactMatch(camelValue, m) }
+
+// redactMatch replaces the value of the secret re matched in m.
+func redactMatch(re *regexp.Regexp, m string) string {
+	g := re.FindStringSubmatch(m)
 	switch {
 	case g[4] != "": // double-quoted (maybe escaped): keep the quote
 		return g[1] + g[2] + g[3] + g[4] + "[REDACTED]"

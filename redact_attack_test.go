@@ -106,3 +106,23 @@ func TestRedactingHandlerKeepsKey(t *testing.T) {
 	assert.Contains(t, out, "note=order:*********4567")
 	assert.NotContains(t, out, "4111 1111")
 }
+
+// Secret names in camelCase (hmacSecret, sessionToken, userPassword), as
+// JavaScript and Java servers echo them, hide their values like the
+// snake_case ones; a camelCase name ending in Key (idempotencyKey) is no
+// secret.
+func TestRedactCamelCaseNames(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"hmacSecret=abc123", "hmacSecret=[REDACTED]"},
+		{`{"sessionToken":"st_live_42"}`, `{"sessionToken":"[REDACTED]"}`},
+		{"userPassword: hunter2", "userPassword: [REDACTED]"},
+		{"cardCvv=123 ok", "cardCvv=[REDACTED] ok"},
+		{"webhookSignature=abc", "webhookSignature=[REDACTED]"},
+		{"idempotencyKey: order-1", "idempotencyKey: order-1"},
+		{"pinned=1 tokens=2", "pinned=1 tokens=2"},
+	} {
+		got := RedactString(c.in)
+		assert.Equal(t, c.want, got, c.in)
+		assert.Equal(t, got, RedactString(got))
+	}
+}
