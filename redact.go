@@ -252,13 +252,27 @@ func maskDigitRuns(s string) string {
 	return string(rs)
 }
 
-// sensitiveAttr reports whether a log attribute's name marks a secret.
+// sensitiveAttr reports whether a log attribute's name marks a secret,
+// in any casing or spelling: the name, lowercased and without '_', '-',
+// '.' or spaces, is one of the secret names or ends like one
+// (clientSecret, X-Api-Key, hmac_secret, sessionToken, userPassword).
 func sensitiveAttr(key string) bool {
-	switch strings.ToLower(key) {
-	case "authorization", "token", "access_token", "refresh_token", "id_token", "secret", "client_secret",
-		"api_secret", "api_key", "apikey", "x-api-key", "password", "cvv", "cvc", "pin", "card_number", "pan",
-		"signature", "x-signature":
+	k := strings.Map(func(r rune) rune {
+		switch r {
+		case '_', '-', '.', ' ':
+			return -1
+		}
+		return unicode.ToLower(r)
+	}, key)
+	switch k {
+	case "authorization", "proxyauthorization", "cvv", "cvv2", "cvc", "cvc2", "cvn", "csc", "pin", "pan",
+		"cardnumber", "securitycode":
 		return true
+	}
+	for _, end := range []string{"secret", "secretkey", "token", "apikey", "password", "passwd", "signature", "privatekey"} {
+		if strings.HasSuffix(k, end) {
+			return true
+		}
 	}
 	return false
 }

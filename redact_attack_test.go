@@ -126,3 +126,21 @@ func TestRedactCamelCaseNames(t *testing.T) {
 		assert.Equal(t, got, RedactString(got))
 	}
 }
+
+// Log attributes named like secrets in any casing or spelling
+// (clientSecret, accessToken, api-key, X-Api-Key, hmac_secret,
+// userPassword, Card-Number) are hidden whole, whatever their value
+// looks like.
+func TestRedactingHandlerSecretAttrNames(t *testing.T) {
+	var buf strings.Builder
+	log := slog.New(NewRedactingHandler(slog.NewJSONHandler(&buf, nil)))
+	names := []string{"clientSecret", "accessToken", "api-key", "X-Api-Key", "hmac_secret", "userPassword",
+		"Card-Number", "CVV", "sessionToken", "Authorization", "webhook_signature"}
+	for _, n := range names {
+		log.Info("x", slog.String(n, "plainvalue42"), slog.Group("g", slog.String(n, "plainvalue42")))
+	}
+	log.Info("x", slog.String("token_type", "Bearer"), slog.String("description", "plainvalue43"))
+	out := buf.String()
+	assert.NotContains(t, out, "plainvalue42")
+	assert.Contains(t, out, "plainvalue43", "other names are kept")
+}
