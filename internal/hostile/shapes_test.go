@@ -43,12 +43,8 @@ var moreForbidden = []string{"4111.1111", "4111/1111", "4111_1111", "1111\u200b1
 func TestA55HostileShapes(t *testing.T) {
 	for i, echo := range moreEchoes {
 		t.Run(fmt.Sprint(i), func(t *testing.T) {
-			mux := http.NewServeMux()
-			mux.HandleFunc("POST /oauth2/token", func(w http.ResponseWriter, r *http.Request) {
-				w.Header().Set("Content-Type", "application/json")
-				_, _ = fmt.Fprint(w, `{"access_token":"tok-a","expires_in":3600,"token_type":"Bearer"}`)
-			})
-			mux.HandleFunc("POST "+a55.PathCharges, func(w http.ResponseWriter, r *http.Request) {
+			var logs syncBuffer
+			c := a55Hostile(t, func(w http.ResponseWriter, r *http.Request) {
 				h := w.Header()
 				h.Set("Content-Type", "application/json")
 				h.Set("X-Request-Id", echo+" token tok_header_42")
@@ -58,19 +54,10 @@ func TestA55HostileShapes(t *testing.T) {
 				w.WriteHeader(400)
 				q := jsonString(echo)
 				_, _ = fmt.Fprint(w, `{"error":{"code":`+q+`,"message":`+q+`,"details":[{"field":`+q+`,"reason":`+q+`}]}}`)
-			})
-			srv := httptest.NewServer(mux)
-			defer srv.Close()
-			var logs syncBuffer
-			auth := a55.ClientCredentials("id", "client-secret-value")
-			auth.TokenURL = srv.URL + "/oauth2/token"
-			c, err := a55.NewClient(auth, payonce.WithBaseURL(srv.URL), payonce.WithRetryPolicy(payonce.FastRetryPolicy()),
-				payonce.WithLogger(slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))))
-			require.NoError(t, err)
-			req := &a55.ChargeCreateRequest{Amount: payonce.MustParseAmount("100.00"), Currency: payonce.BRL, TypeCharge: a55.TypeCreditCard,
-				Card: &payonce.Card{Number: "4111111111111111", HolderName: "TEST", ExpirationMonth: "12", ExpirationYear: "2099", CVV: "9173"}}
+			}, slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+			req := cardCharge()
 			key := "order-20261129-0001-000123"
-			_, err = c.Charges.Create(t.Context(), req, payonce.WithIdempotencyKey(key))
+			_, err := c.Charges.Create(t.Context(), req, payonce.WithIdempotencyKey(key))
 			require.Error(t, err)
 			out := printed(err)
 			for _, verb := range []string{"%v", "%+v", "%#v", "%s", "%d", "%q", "%x", "%t"} {
@@ -93,4 +80,30 @@ func TestA55HostileShapes(t *testing.T) {
 			assert.Less(t, len(err.Error()), 10000)
 		})
 	}
+}
+
+// a55Hostile is a real a55 client, logging through h, against a server
+// whose token endpoint works and whose charge endpoint is answer.
+func a55Hostile(t *testing.T, answer http.HandlerFunc, h slog.Handler) *a55.Client {
+	t.Helper()
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /oauth2/token", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = fmt.Fprint(w, `{"access_token":"tok-a","expires_in":3600,"token_type":"Bearer"}`)
+	})
+	mux.HandleFunc("POST "+a55.PathCharges, answer)
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	auth := a55.ClientCredentials("id", "client-secret-value")
+	auth.TokenURL = srv.URL + "/oauth2/token"
+	c, err := a55.NewClient(auth, payonce.WithBaseURL(srv.URL), payonce.WithRetryPolicy(payonce.FastRetryPolicy()),
+		payonce.WithLogger(slog.New(h)))
+	require.NoError(t, err)
+	return c
+}
+
+// cardCharge is a card charge whose number and CVV no output may show.
+func cardCharge() *a55.ChargeCreateRequest {
+	return &a55.ChargeCreateRequest{Amount: payonce.MustParseAmount("100.00"), Currency: payonce.BRL, TypeCharge: a55.TypeCreditCard,
+		Card: &payonce.Card{Number: "4111111111111111", HolderName: "TEST", ExpirationMonth: "12", ExpirationYear: "2099", CVV: "9173"}}
 }
