@@ -64,6 +64,9 @@ var bareJWT = regexp.MustCompile(`eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_
 // bareQuery matches a query string without its URL: "?a=b&c=d".
 var bareQuery = regexp.MustCompile(`\?[^\s"'?#=&]+=[^\s"']*`)
 
+// urlUserinfo matches the credentials of a URL (scheme://user:password@).
+var urlUserinfo = regexp.MustCompile(`([A-Za-z][A-Za-z0-9+.-]*://)[^\s/?#@"'\[\]]+@`)
+
 // urlQuery matches the query string of a URL.
 var urlQuery = regexp.MustCompile(`(https?://[^\s?"]*)\?[^\s"]*`)
 
@@ -87,7 +90,8 @@ var urlQuery = regexp.MustCompile(`(https?://[^\s?"]*)\?[^\s"]*`)
 //     sessionToken) and in prose ("Bearer abc", "token abc",
 //     "cvv 123") become [REDACTED];
 //   - JSON Web Tokens ("eyJ...") become [REDACTED] wherever they stand;
-//   - query strings, of a URL or bare ("?a=b"), are cut.
+//   - the credentials of a URL (scheme://user:password@host) and query
+//     strings, of a URL or bare ("?a=b"), are cut.
 //
 // It is idempotent: redacting twice gives the same text.
 func RedactString(s string) string {
@@ -99,6 +103,9 @@ func RedactString(s string) string {
 		s = namedValue.ReplaceAllStringFunc(s, redactNamed)
 		s = camelValue.ReplaceAllStringFunc(s, redactCamel)
 		s = spokenValue.ReplaceAllStringFunc(s, redactSpoken)
+		if strings.Contains(s, "://") {
+			s = urlUserinfo.ReplaceAllString(s, "${1}[REDACTED]@")
+		}
 		s = urlQuery.ReplaceAllString(s, "${1}?[REDACTED]")
 		s = bareQuery.ReplaceAllString(s, "?[REDACTED]")
 	}

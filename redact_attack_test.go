@@ -144,3 +144,18 @@ func TestRedactingHandlerSecretAttrNames(t *testing.T) {
 	assert.NotContains(t, out, "plainvalue42")
 	assert.Contains(t, out, "plainvalue43", "other names are kept")
 }
+
+// Credentials written into a URL (https://user:password@host) are
+// hidden; the host stays readable.
+func TestRedactURLUserinfo(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"proxy https://merchant:s3cr3t_pw@api.test/v1 refused", "proxy https://[REDACTED]@api.test/v1 refused"},
+		{"HTTP://a:b@h.test", "HTTP://[REDACTED]@h.test"},
+		{"postgres://postgres:pw42@127.0.0.1:5432/test", "postgres://[REDACTED]@127.0.0.1:5432/test"},
+		{"mail user@example.test", "mail user@example.test"},
+	} {
+		got := RedactString(c.in)
+		assert.Equal(t, c.want, got)
+		assert.Equal(t, got, RedactString(got))
+	}
+}
