@@ -129,10 +129,11 @@ type ErrorDetail struct {
 // message, cause, key and attempts, each once: a cause whose text already
 // says the kind (a *ValidationError, a *KeyError, a wrapped sentinel)
 // stands in its place, and a cause's own "provider: " prefix is dropped under a head
-// that names the provider. The whole text passes through RedactString (its
-// control characters turned into spaces, so it cannot forge a log line), so
-// it never holds a secret, card number, CVV, token or query string, even
-// when a server echoes one.
+// that names the provider. The whole text but the idempotency key (the
+// client's own, shown as it is when printable) passes through RedactString
+// (its control characters turned into spaces, so it cannot forge a log
+// line), so it never holds a secret, card number, CVV, token or query
+// string, even when a server echoes one.
 func (e *APIError) Error() string {
 	var b strings.Builder
 	b.WriteString("payonce: ")
@@ -179,16 +180,19 @@ func (e *APIError) Error() string {
 	if cause != "" {
 		b.WriteString(": " + cause)
 	}
-	if e.Key != "" {
-		fmt.Fprintf(&b, " [idempotency key %s", printableKey(e.Key))
+	if e.Key == "" {
 		if e.Attempts > 0 {
-			fmt.Fprintf(&b, ", %d attempt(s)", e.Attempts)
+			fmt.Fprintf(&b, " [%d attempt(s)]", e.Attempts)
 		}
-		b.WriteByte(']')
-	} else if e.Attempts > 0 {
-		fmt.Fprintf(&b, " [%d attempt(s)]", e.Attempts)
+		return serverText(b.String())
 	}
-	return serverText(b.String())
+	// The key is the client's own, never a server's text: it stays
+	// readable whatever digits it holds (a date, an order number).
+	s := serverText(b.String()) + " [idempotency key " + printableKey(e.Key)
+	if e.Attempts > 0 {
+		s += fmt.Sprintf(", %d attempt(s)", e.Attempts)
+	}
+	return s + "]"
 }
 
 // maxDetailsInText is how many field-level details Error names; the rest
@@ -239,11 +243,21 @@ func saysOnlyKind(msg string, kind error) bool {
 // characters into spaces, so that no printed form of the error (%+v, %d, a
 // log of its fields) shows what a hostile server echoed or forges a line.
 // The client calls it on every *APIError it returns.
+// Each text is first cut to its bound (maxServerText, maxServerCode,
+// maxServerDetails), so that a hostile server cannot make the error cost
+// a megabyte on every print.
 func (e *APIError) redactFields() {
-	e.Code, e.Message, e.RequestID = serverText(e.Code), serverText(e.Message), serverText(e.RequestID)
+	e.Code = serverText(cutServerText(e.Code, maxServerCode))
+	e.Message = serverText(cutServerText(e.Message, maxServerText))
+	e.RequestID = serverText(cutServerText(e.RequestID, maxServerCode))
+	if len(e.Details) > maxServerDetails {
+		e.Details = e.Details[:maxServerDetails:maxServerDetails]
+	}
 	for i := range e.Details {
 		d := &e.Details[i]
-		d.Field, d.Reason, d.Code = serverText(d.Field), serverText(d.Reason), serverText(d.Code)
+		d.Field = serverText(cutServerText(d.Field, maxServerCode))
+		d.Reason = serverText(cutServerText(d.Reason, maxServerText))
+		d.Code = serverText(cutServerText(d.Code, maxServerCode))
 	}
 }
 

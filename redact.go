@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
 // secretNames are the names whose values RedactString hides. A name
@@ -20,8 +21,18 @@ const secretNames = `cvv2?|cvc2?|cvn|csc|security[_ -]?code|card[_ -]?verificati
 // escaped quotes, as in JSON quoted inside a message) and 'name': 'value'.
 // A quoted value runs to its closing quote; a bare one to the next space
 // or delimiter, after an optional Bearer or Basic scheme.
-var namedValue = regexp.MustCompile(`(?i)(^|[^\p{L}\p{N}])(` + secretNames + `)(\\?["']?\s*[:=]\s*)` +
-	`(?:(\\?")((?:[^"\\]|\\[^"])*)|(')([^']*)|((?:bearer\s+|basic\s+)?[^\s"'\\&,;}\])\[]+))`)
+var namedValue = regexp.MustCompile(`(?i)(^|[^\p{L}\p{N}])(` + secretNames + `)` + secretValue)
+
+// secretValue is what follows a secret's name: the separator, then the
+// value (see namedValue).
+const secretValue = `(\\?["']?\s*[:=]\s*)` +
+	`(?:(\\?")((?:[^"\\]|\\[^"])*)|(')([^']*)|((?i:bearer\s+|basic\s+)?[^\s"'\\&,;}\])\[]+))`
+
+// camelValue matches a secret name ending a camelCase word, as JavaScript
+// and Java servers write them: hmacSecret, sessionToken, userPassword,
+// cardCvv. A word ending in Key is not taken (idempotencyKey).
+var camelValue = regexp.MustCompile(`([\p{Ll}\p{N}])((?:Secret|Token|Password|Passwd|Pwd|Cvv2?|Cvc2?|Cvn|Signature|Pin)(?:Key|Value|Code)?)` +
+	secretValue)
 
 // spokenValue matches a secret named in prose: "token abc", "Bearer abc",
 // "cvv 123". Credentials are ASCII; values that are plain words
@@ -46,8 +57,15 @@ var stopWords = map[string]bool{
 	"refresh": true, "cache": true, "cached": true, "auth": true, "authentication": true,
 }
 
+// bareJWT matches a JSON Web Token (header.payload.signature, the header
+// base64url of '{"'), a bearer token whatever name stands before it.
+var bareJWT = regexp.MustCompile(`eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*`)
+
 // bareQuery matches a query string without its URL: "?a=b&c=d".
 var bareQuery = regexp.MustCompile(`\?[^\s"'?#=&]+=[^\s"']*`)
+
+// urlUserinfo matches the credentials of a URL (scheme://user:password@).
+var urlUserinfo = regexp.MustCompile(`([A-Za-z][A-Za-z0-9+.-]*://)[^\s/?#@"'\[\]]+@`)
 
 // urlQuery matches the query string of a URL.
 var urlQuery = regexp.MustCompile(`(https?://[^\s?"]*)\?[^\s"]*`)
@@ -56,19 +74,25 @@ var urlQuery = regexp.MustCompile(`(https?://[^\s?"]*)\?[^\s"]*`)
 // server echoes:
 //
 //   - card numbers: a run of 13 to 19 digits keeps only its last four; a
-//     run of 13 or more digits in groups split by spaces or dashes
-//     ("4111 1111 1111 1111", "4111-1111-...") keeps only its last group
+//     run of 13 or more digits in groups split by one to three
+//     separators (any space or dash, an invisible character such as a
+//     zero-width space, a dot, slash, underscore or plus:
+//     "4111 1111 1111 1111", "4111.1111...") keeps only its last group
 //     when that group has four digits and the run is at most 19 digits,
 //     and nothing otherwise (a CVV written after the number is masked
-//     with it); runs of 20 or more digits are masked whole; groups glued
-//     to a word (the end of a UUID) count one by one;
+//     with it); runs of 20 or more digits are masked whole; letters
+//     glued to a run change nothing, but a UUID holding a hex letter is
+//     never masked;
 //   - the values of secret-looking names in name=value, name: value and
 //     "name":"value" forms (cvv, cvc, pin, secret, client_secret,
 //     api_key, password, token, access_token, authorization, signature,
-//     card_number...) and in prose ("Bearer abc", "token abc",
+//     card_number..., also ending a camelCase word: hmacSecret,
+//     sessionToken) and in prose ("Bearer abc", "token abc",
 //     "cvv 123") become [REDACTED], except an unquoted plain word of prose
 //     ("client_secret: required", "card.cvv: must be 3 or 4 digits");
-//   - query strings, of a URL or bare ("?a=b"), are cut.
+//   - JSON Web Tokens ("eyJ...") become [REDACTED] wherever they stand;
+//   - the credentials of a URL (scheme://user:password@host) and query
+//     strings, of a URL or bare ("?a=b"), are cut.
 //
 // It is idempotent: redacting twice gives the same text.
 func RedactString(s string) string {
@@ -76,17 +100,29 @@ func RedactString(s string) string {
 		return s
 	}
 	s = maskDigitRuns(s)
-	if !strings.ContainsAny(s, ":=? \t\n\f\r") {
-		return s // every pattern below needs one of these (a request ID, a code)
+	if strings.ContainsAny(s, ":=? \t\n\f\r") { // every pattern here needs one (a request ID, a code has none)
+		s = namedValue.ReplaceAllStringFunc(s, redactNamed)
+		s = camelValue.ReplaceAllStringFunc(s, redactCamel)
+		s = spokenValue.ReplaceAllStringFunc(s, redactSpoken)
+		if strings.Contains(s, "://") {
+			s = urlUserinfo.ReplaceAllString(s, "${1}[REDACTED]@")
+		}
+		s = urlQuery.ReplaceAllString(s, "${1}?[REDACTED]")
+		s = bareQuery.ReplaceAllString(s, "?[REDACTED]")
 	}
-	s = namedValue.ReplaceAllStringFunc(s, redactNamed)
-	s = spokenValue.ReplaceAllStringFunc(s, redactSpoken)
-	s = urlQuery.ReplaceAllString(s, "${1}?[REDACTED]")
-	return bareQuery.ReplaceAllString(s, "?[REDACTED]")
+	if strings.Contains(s, "eyJ") {
+		s = bareJWT.ReplaceAllLiteralString(s, "[REDACTED]")
+	}
+	return s
 }
 
-func redactNamed(m string) string {
-	g := namedValue.FindStringSubmatch(m)
+func redactNamed(m string) string { return redactMatch(namedValue, m) }
+
+func redactCamel(m string) string { return redactMatch(camelValue, m) }
+
+// redactMatch replaces the value of the secret re matched in m.
+func redactMatch(re *regexp.Regexp, m string) string {
+	g := re.FindStringSubmatch(m)
 	switch {
 	case g[4] != "": // double-quoted (maybe escaped): keep the quote
 		return g[1] + g[2] + g[3] + g[4] + "[REDACTED]"
@@ -107,17 +143,46 @@ func redactSpoken(m string) string {
 }
 
 // isSeparator reports a rune that may split the digit groups of a card
-// number: spaces and dashes of any kind.
+// number: any space (tabs, line breaks, NBSP, ideographic space), any
+// dash, an invisible format character (zero-width space, joiner, soft
+// hyphen, BOM), and the dots, slashes, underscores and plus signs a
+// template or an encoder may put between groups.
 func isSeparator(r rune) bool {
 	switch r {
-	case ' ', '-', '\u00a0', '\u2007', '\u2009', '\u202f', '\u2010', '\u2011', '\u2012', '\u2013', '\u2014', '\u2212':
+	case '.', '/', '_', '+', '\u2212', '\u2043':
 		return true
 	}
-	return false
+	return unicode.IsSpace(r) || unicode.Is(unicode.Pd, r) || unicode.Is(unicode.Cf, r)
+}
+
+// uuidPattern matches a canonical UUID. One holding a hex letter is an
+// identifier (a charge, wallet or key) and is never masked: its digit
+// groups could otherwise add up to a card-number-like run.
+var uuidPattern = regexp.MustCompile(`[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}`)
+
+// uuidRunes marks, by rune index, the runes of s inside a UUID holding a
+// hex letter; nil when s has none.
+func uuidRunes(s string, n int) []bool {
+	locs := uuidPattern.FindAllStringIndex(s, -1)
+	var marked []bool
+	for _, l := range locs {
+		if !strings.ContainsAny(s[l[0]:l[1]], "abcdefABCDEF") {
+			continue // all digits: it may be a card number in disguise
+		}
+		if marked == nil {
+			marked = make([]bool, n)
+		}
+		first := utf8.RuneCountInString(s[:l[0]])
+		for i := range l[1] - l[0] { // a UUID is ASCII: one rune per byte
+			marked[first+i] = true
+		}
+	}
+	return marked
 }
 
 // maskDigitRuns masks card-number-like digit runs (see RedactString).
-// Digits are any Unicode decimal digits (full-width ones included).
+// Digits are any Unicode decimal digits (full-width ones included). It
+// reads each rune at most twice, whatever the input.
 func maskDigitRuns(s string) string {
 	digits := 0
 	for i := 0; i < len(s) && digits < 13; i++ {
@@ -132,18 +197,22 @@ func maskDigitRuns(s string) string {
 		return s // too few digits for a card number
 	}
 	rs := []rune(s)
+	inUUID := uuidRunes(s, len(rs))
+	isDigit := func(p int) bool { return unicode.IsDigit(rs[p]) && (inUUID == nil || !inUUID[p]) }
 	changed := false
+	var groups [][2]int // [start, end) of each group of the current run
 	for i := 0; i < len(rs); {
-		if !unicode.IsDigit(rs[i]) {
+		if !isDigit(i) {
 			i++
 			continue
 		}
-		// A run: digit groups split by 1 to 3 separators.
-		var groups [][2]int // [start, end) of each group
+		// A run: digit groups split by 1 to 3 separators. Letters around
+		// it change nothing: "pan4111 1111 1111 1111x" is a card number.
+		groups = groups[:0]
 		j := i
 		for {
 			k := j
-			for k < len(rs) && unicode.IsDigit(rs[k]) {
+			for k < len(rs) && isDigit(k) {
 				k++
 			}
 			groups = append(groups, [2]int{j, k})
@@ -151,32 +220,28 @@ func maskDigitRuns(s string) string {
 			for n < len(rs) && n-k < 3 && isSeparator(rs[n]) {
 				n++
 			}
-			if n == k || n >= len(rs) || !unicode.IsDigit(rs[n]) {
+			if n == k || n >= len(rs) || !isDigit(n) {
 				j = k
 				break
 			}
 			j = n
 		}
-		if len(groups) > 1 && (i > 0 && unicode.IsLetter(rs[i-1]) || j < len(rs) && unicode.IsLetter(rs[j])) {
-			// Glued to a word ("a716-446655440000" ends a UUID): not a
-			// grouped number; look at its first group alone.
-			groups, j = groups[:1], groups[0][1]
-		}
 		digits := 0
 		for _, g := range groups {
 			digits += g[1] - g[0]
 		}
+		last := groups[len(groups)-1]
 		keep := -1 // start of the digits left in clear
 		switch {
 		case len(groups) == 1 && digits >= 13 && digits <= 19:
-			keep = groups[0][1] - 4
-		case len(groups) > 1 && digits >= 13 && digits <= 19 && groups[len(groups)-1][1]-groups[len(groups)-1][0] == 4:
-			keep = groups[len(groups)-1][0]
+			keep = last[1] - 4
+		case len(groups) > 1 && digits >= 13 && digits <= 19 && last[1]-last[0] == 4:
+			keep = last[0]
 		case len(groups) == 1 && digits < 20, len(groups) > 1 && digits < 13:
 			// not a card number: keep it, but look again at its last
 			// group, which may start a run of its own
 			if len(groups) > 1 {
-				j = groups[len(groups)-1][0]
+				j = last[0]
 			}
 			i = j
 			continue
@@ -197,20 +262,35 @@ func maskDigitRuns(s string) string {
 	return string(rs)
 }
 
-// sensitiveAttr reports whether a log attribute's name marks a secret.
+// sensitiveAttr reports whether a log attribute's name marks a secret,
+// in any casing or spelling: the name, lowercased and without '_', '-',
+// '.' or spaces, is one of the secret names or ends like one
+// (clientSecret, X-Api-Key, hmac_secret, sessionToken, userPassword).
 func sensitiveAttr(key string) bool {
-	switch strings.ToLower(key) {
-	case "authorization", "token", "access_token", "refresh_token", "id_token", "secret", "client_secret",
-		"api_secret", "api_key", "apikey", "x-api-key", "password", "cvv", "cvc", "pin", "card_number", "pan",
-		"signature", "x-signature":
+	k := strings.Map(func(r rune) rune {
+		switch r {
+		case '_', '-', '.', ' ':
+			return -1
+		}
+		return unicode.ToLower(r)
+	}, key)
+	switch k {
+	case "authorization", "proxyauthorization", "cvv", "cvv2", "cvc", "cvc2", "cvn", "csc", "pin", "pan",
+		"cardnumber", "securitycode":
 		return true
+	}
+	for _, end := range []string{"secret", "secretkey", "token", "apikey", "password", "passwd", "signature", "privatekey"} {
+		if strings.HasSuffix(k, end) {
+			return true
+		}
 	}
 	return false
 }
 
 // RedactingHandler wraps a slog.Handler so that no record it passes on holds
 // a secret: attributes named like secrets are replaced by [REDACTED], every
-// string is passed through RedactString. Clients wrap any logger they are
+// string is passed through RedactString, but for the idempotency_key
+// attribute, which the client fills with the operation's own key. Clients wrap any logger they are
 // given in one.
 type RedactingHandler struct {
 	next slog.Handler
@@ -260,6 +340,9 @@ func redactAttr(a slog.Attr) slog.Attr {
 	}
 	switch a.Value.Kind() {
 	case slog.KindString:
+		if a.Key == "idempotency_key" {
+			return a // the client's own handle on the operation, kept readable
+		}
 		return slog.String(a.Key, RedactString(a.Value.String()))
 	case slog.KindGroup:
 		g := a.Value.Group()

@@ -1,6 +1,9 @@
 package payonce
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func BenchmarkRedactStringShort(b *testing.B) {
 	for b.Loop() {
@@ -12,5 +15,14 @@ func BenchmarkRedactStringError(b *testing.B) {
 	s := "payonce: a55 charges.create: card declined (HTTP 402 CARD_DECLINED): insufficient funds [idempotency key 550e8400-e29b-41d4-a716-446655440000, 1 attempt(s)]"
 	for b.Loop() {
 		_ = RedactString(s)
+	}
+}
+
+// A long run of short digit groups glued to a word at its end: each rune
+// is read a bounded number of times (it was quadratic).
+func BenchmarkRedactStringGluedGroups(b *testing.B) {
+	s := strings.Repeat("1 ", 1<<17) + "a"
+	for b.Loop() {
+		_ = maskDigitRuns(s)
 	}
 }

@@ -139,27 +139,14 @@ func TestA55HostileEchoes(t *testing.T) {
 	for _, sh := range a55Shapes {
 		for i, echo := range echoes {
 			t.Run(fmt.Sprintf("%s/%d", sh.name, i), func(t *testing.T) {
-				mux := http.NewServeMux()
-				mux.HandleFunc("POST /oauth2/token", func(w http.ResponseWriter, r *http.Request) {
-					w.Header().Set("Content-Type", "application/json")
-					_, _ = fmt.Fprint(w, `{"access_token":"tok-a","expires_in":3600,"token_type":"Bearer"}`)
-				})
-				mux.HandleFunc("POST "+a55.PathCharges, func(w http.ResponseWriter, r *http.Request) {
+				var logs syncBuffer
+				c := a55Hostile(t, func(w http.ResponseWriter, r *http.Request) {
 					w.Header().Set("Content-Type", "application/json")
 					w.WriteHeader(sh.status)
 					_, _ = fmt.Fprint(w, sh.body(echo))
-				})
-				srv := httptest.NewServer(mux)
-				defer srv.Close()
-				var logs syncBuffer
-				auth := a55.ClientCredentials("id", "client-secret-value")
-				auth.TokenURL = srv.URL + "/oauth2/token"
-				c, err := a55.NewClient(auth, payonce.WithBaseURL(srv.URL), payonce.WithRetryPolicy(payonce.FastRetryPolicy()),
-					payonce.WithLogger(slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))))
-				require.NoError(t, err)
-				req := &a55.ChargeCreateRequest{Amount: payonce.MustParseAmount("100.00"), Currency: payonce.BRL, TypeCharge: a55.TypeCreditCard,
-					Card: &payonce.Card{Number: "4111111111111111", HolderName: "TEST", ExpirationMonth: "12", ExpirationYear: "2099", CVV: "9173"}}
-				_, err = c.Charges.Create(t.Context(), req, payonce.WithIdempotencyKey("hostile-key-0123456789"))
+				}, slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+				req := cardCharge()
+				_, err := c.Charges.Create(t.Context(), req, payonce.WithIdempotencyKey("hostile-key-0123456789"))
 				require.Error(t, err)
 				var extra []any
 				if ch, ok := a55.ChargeFromError(err); ok {

@@ -1,0 +1,30 @@
+package a55
+
+import (
+	"encoding/json"
+
+	"github.com/payonce/payonce"
+)
+
+// UnmarshalJSON reads a card summary and keeps no more of the card than
+// its last four digits, whatever the server sends: a whole number in
+// number or last4 would otherwise reach the merchant's JSON store, and
+// fmt prints the fields of a *CardSummary inside a Charge without its
+// masking methods when the verb does not suit a struct (%s, %d).
+func (c *CardSummary) UnmarshalJSON(b []byte) error {
+	type plain CardSummary // the same fields without this method
+	var p plain
+	if err := json.Unmarshal(b, &p); err != nil {
+		return err
+	}
+	*c = CardSummary(p)
+	if c.Number != "" {
+		c.Number = payonce.CardNumber(c.Number.String()) // "************1111"
+	}
+	if len(c.Last4) > 4 {
+		c.Last4 = payonce.CardNumber(c.Last4).Last4()
+	}
+	c.Brand, c.HolderName = payonce.RedactString(c.Brand), payonce.RedactString(c.HolderName)
+	c.ExpirationMonth, c.ExpirationYear = payonce.RedactString(c.ExpirationMonth), payonce.RedactString(c.ExpirationYear)
+	return nil
+}
