@@ -283,7 +283,7 @@ func (op *operation) journaled(ref string, out any, start time.Time) (Meta, erro
 		if err := c.rules.Validate(stored.Key); err != nil {
 			return op.journalMeta(start, ref), op.fail(errors.Unwrap(err), err)
 		}
-		if stored.Fingerprint != "" && stored.Fingerprint != e.Fingerprint {
+		if !sameRequest(stored, e) {
 			return op.journalMeta(start, ref), op.fail(ErrIdempotencyConflict,
 				fmt.Errorf("reference %q was recorded with another request", ref))
 		}
@@ -354,6 +354,17 @@ func (op *operation) journaled(ref string, out any, start time.Time) (Meta, erro
 		return meta, e
 	}
 	return meta, runErr
+}
+
+// sameRequest reports whether a stored entry was recorded for the request
+// e describes: the same fingerprint or, for an entry reserved without one
+// (ReserveTx), the same method and path, so that a reference never runs
+// another operation under its key.
+func sameRequest(stored, e JournalEntry) bool {
+	if stored.Fingerprint != "" {
+		return stored.Fingerprint == e.Fingerprint
+	}
+	return (stored.Method == "" || strings.EqualFold(stored.Method, e.Method)) && (stored.Path == "" || stored.Path == e.Path)
 }
 
 // resumable reports whether a failed operation stays pending: a same-key
