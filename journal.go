@@ -55,7 +55,7 @@ type JournalEntry struct {
 	KeyCreated   time.Time    // when the key was first used
 	Fingerprint  string       // hex SHA-256 of method, path and the body bytes
 	State        JournalState // pending, succeeded or failed
-	Result       []byte       // the 2xx answer body, redacted JSON, for succeeded
+	Result       []byte       // the answer body, redacted JSON, for succeeded (and failed, to rebuild its error)
 	StatusCode   int          // final HTTP status, when there was one
 	RequestID    string       // provider request ID
 	Replayed     bool         // the final answer was a server replay
@@ -291,7 +291,7 @@ func (op *operation) journaled(ref string, out any, start time.Time) (Meta, erro
 		case JournalSucceeded:
 			return op.fromJournal(stored, out, start)
 		case JournalFailed:
-			return op.journalMeta(start, ref), op.storedError(stored)
+			return op.journalMeta(start, ref), op.storedError(stored, out)
 		}
 		if !op.keyFresh(now) {
 			return op.journalMeta(start, ref), op.fail(ErrOutcomeUnknown, &OutcomeUnknownError{Entry: stored})
@@ -326,6 +326,7 @@ func (op *operation) journaled(ref string, out any, start time.Time) (Meta, erro
 			}
 		} else {
 			up.State = JournalFailed
+			up.Result = RedactJSON(op.respBody) // the codec rebuilds the same error from it
 			up.LastCause = ""
 		}
 	default:
@@ -344,7 +345,7 @@ func (op *operation) journaled(ref string, out any, start time.Time) (Meta, erro
 				if got.State == JournalSucceeded {
 					return op.fromJournal(got, out, start)
 				}
-				return op.journalMeta(start, ref), op.storedError(got)
+				return op.journalMeta(start, ref), op.storedError(got, out)
 			}
 		}
 		e := op.fail(ErrJournal, &JournalWriteError{Outcome: runErr, Err: err})
@@ -410,16 +411,48 @@ func (op *operation) fromJournal(e JournalEntry, out any, start time.Time) (Meta
 }
 
 // storedError rebuilds the typed error of a failed entry: nothing is sent.
-func (op *operation) storedError(e JournalEntry) *APIError {
+// When the entry holds the (redacted) answer, the client's codec decodes it
+// again, so what the codec attached to the first error (an A55 charge
+// declined, for a55.ChargeFromError) is there too.
+func (op *operation) storedError(e JournalEntry, out any) *APIError {
 	kind := KindByName(e.ErrorKind)
 	if kind == nil {
 		kind = ErrServer
 	}
 	ae := &APIError{Kind: kind, Code: e.ErrorCode, Message: e.ErrorMessage, Err: ErrJournalRecorded}
+	if inner := op.decodedError(e, out); inner != nil {
+		ae.Err = &recordedError{err: inner}
+	}
 	op.fill(ae, nil)
 	ae.StatusCode, ae.RequestID, ae.Replayed = e.StatusCode, e.RequestID, e.Replayed
 	return ae
 }
+
+// decodedError is the Err the codec gives the recorded answer of a failed
+// entry, or nil.
+func (op *operation) decodedError(e JournalEntry, out any) error {
+	if len(e.Result) == 0 || e.StatusCode == 0 {
+		return nil
+	}
+	var got *APIError
+	if e.StatusCode >= 200 && e.StatusCode < 300 {
+		if derr := op.c.codec.DecodeSuccess(e.StatusCode, nil, e.Result, out); !errors.As(derr, &got) {
+			return nil
+		}
+	} else {
+		got = &APIError{}
+		op.c.codec.DecodeError(e.StatusCode, nil, e.Result, got)
+	}
+	return got.Err
+}
+
+// recordedError is the Err of an error rebuilt from a failed entry whose
+// answer the codec decoded again: errors.Is and errors.As see both
+// ErrJournalRecorded and what the codec attached.
+type recordedError struct{ err error }
+
+func (e *recordedError) Error() string   { return ErrJournalRecorded.Error() }
+func (e *recordedError) Unwrap() []error { return []error{ErrJournalRecorded, e.err} }
 
 // ErrJournalRecorded is the Err of an *APIError rebuilt from a failed
 // journal entry: the failure was recorded earlier and nothing was sent.

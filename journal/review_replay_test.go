@@ -1,0 +1,44 @@
+package journal_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/payonce/payonce"
+	"github.com/payonce/payonce/a55"
+	"github.com/payonce/payonce/a55/a55test"
+)
+
+// A declined charge replayed from the journal still gives the charge
+// (its UUID and status) through a55.ChargeFromError, as the first call did.
+func TestDeclinedChargeReplayedFromTheJournalKeepsTheCharge(t *testing.T) {
+	for _, b := range backends(t) {
+		t.Run(b.name, func(t *testing.T) {
+			j, _ := b.open(t)
+			srv := a55test.New(t)
+			c := a55Client(t, srv, j)
+			_, first := c.Charges.Create(t.Context(), chargeRequest("4000000000000002"), payonce.WithReference("order-2/charge"))
+			require.ErrorIs(t, first, payonce.ErrCardDeclined)
+			want, ok := a55.ChargeFromError(first)
+			require.True(t, ok)
+
+			_, again := c.Charges.Create(t.Context(), chargeRequest("4000000000000002"), payonce.WithReference("order-2/charge"))
+			require.ErrorIs(t, again, payonce.ErrCardDeclined)
+			require.ErrorIs(t, again, payonce.ErrJournalRecorded)
+			got, ok := a55.ChargeFromError(again)
+			require.True(t, ok, "the replayed error gives the charge")
+			assert.Equal(t, want.UUID, got.UUID)
+			assert.Equal(t, want.Status, got.Status)
+			assert.Equal(t, payonce.KeyOf(first), payonce.KeyOf(again))
+			charges := 0
+			for _, r := range srv.Requests() {
+				if r.Path == a55test.ChargePath {
+					charges++
+				}
+			}
+			assert.Equal(t, 1, charges, "the replay sent nothing")
+		})
+	}
+}
