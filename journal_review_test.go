@@ -1,11 +1,14 @@
 package payonce_test
 
 import (
-	"context"
+	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/journal"
@@ -59,4 +62,87 @@ func TestJournalRowHoldsNoPrefixedSecretOrNumberInOtherNotation(t *testing.T) {
 	assert.Contains(t, string(ok.Result), `"big":12345678901234567890123`)
 }
 
-var _ = context.Background
+// The key-age guard of a pending entry, at its edge: window 24 h, margin
+// 1 h. A key 23 h minus a microsecond old is resumed with the stored key;
+// at 23 h it is ErrOutcomeUnknown and nothing is sent, however often the
+// reference is called again.
+func TestJournalGuardEdgeIsExact(t *testing.T) {
+	for _, tc := range []struct {
+		age    time.Duration
+		resume bool
+	}{{23*time.Hour - time.Microsecond, true}, {23 * time.Hour, false}, {48 * time.Hour, false}} {
+		t.Run(tc.age.String(), func(t *testing.T) {
+			j := journal.NewMemory()
+			clk := newClock()
+			fail := true
+			s := newStub(t, func(n int, w http.ResponseWriter, r *http.Request) {
+				if fail {
+					w.WriteHeader(http.StatusBadGateway)
+					return
+				}
+				okCharge(n, w, r)
+			})
+			c := journalClient(t, s, j, clk)
+			_, err := c.Do(t.Context(), chargeReq("10.00"), nil, payonce.WithReference("edge"))
+			require.ErrorIs(t, err, payonce.ErrRetriesExhausted)
+			key, sent := payonce.KeyOf(err), s.calls.Load()
+			fail = false
+			clk.Advance(tc.age)
+			for range 3 {
+				var out chargeOut
+				meta, err := c.Do(t.Context(), chargeReq("10.00"), &out, payonce.WithReference("edge"))
+				if tc.resume {
+					require.NoError(t, err)
+					assert.Equal(t, key, meta.Key)
+					assert.Equal(t, key, s.sentKeys()[len(s.sentKeys())-1])
+					continue
+				}
+				require.ErrorIs(t, err, payonce.ErrOutcomeUnknown)
+				assert.Equal(t, key, payonce.KeyOf(err))
+				assert.Equal(t, sent, s.calls.Load(), "nothing sent")
+			}
+		})
+	}
+}
+
+// Hostile resume tokens are typed errors before anything is sent, never a
+// panic: a key the provider's rules refuse, a key with bytes a header
+// cannot carry, a time far out of range.
+func TestHostileResumeTokensSendNothing(t *testing.T) {
+	tok := func(v any) string {
+		b, err := json.Marshal(v)
+		require.NoError(t, err)
+		return "po1." + base64.RawURLEncoding.EncodeToString(b)
+	}
+	s := newStub(t, okCharge)
+	c := journalClient(t, s, journal.NewMemory(), newClock())
+	for name, token := range map[string]string{
+		"short key":       tok(map[string]any{"k": "abc", "t": 1}),
+		"non-ascii key":   tok(map[string]any{"k": "ключ-идемпотентности-0001", "t": 1}),
+		"space in key":    tok(map[string]any{"k": "key with spaces 0001", "t": 1}),
+		"DEL in key":      tok(map[string]any{"k": "key-0001-0001-0001\u007f", "t": 1}),
+		"negative time":   tok(map[string]any{"k": "key-0001-0001-0001", "t": -5}),
+		"time overflow":   `po1.eyJrIjoia2V5LTAwMDEtMDAwMS0wMDAxIiwidCI6MWUzMDB9`,
+		"array":           tok([]any{"k", 1}),
+		"huge":            "po1." + strings.Repeat("QUFB", 300),
+		"padded base64":   "po1.eyJrIjoia2V5LTAwMDEtMDAwMS0wMDAxIiwidCI6MX0=",
+		"trailing object": "po1." + base64.RawURLEncoding.EncodeToString([]byte(`{"k":"key-0001-0001-0001","t":1}{"k":"x"}`)),
+	} {
+		for _, ref := range []bool{false, true} {
+			opts := []payonce.CallOption{payonce.WithResumeToken(token)}
+			if ref {
+				opts = append(opts, payonce.WithReference("tok-"+name))
+			}
+			_, err := c.Do(t.Context(), chargeReq("10.00"), nil, opts...)
+			require.Error(t, err, name)
+			var apiErr *payonce.APIError
+			require.ErrorAs(t, err, &apiErr, name)
+			assert.True(t, errors.Is(err, payonce.ErrInvalidRequest) || errors.Is(err, payonce.ErrKeyTooShort) ||
+				errors.Is(err, payonce.ErrKeyInvalidChars), "%s: %v", name, err)
+		}
+	}
+	assert.Zero(t, s.calls.Load(), "nothing sent")
+	pending, err := c.Journal().Pending(t.Context(), payonce.PendingQuery{})
+	require.NoError(t, err)
+	assert.Empty(t, pending, "nothing recorded")
+}
