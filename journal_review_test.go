@@ -29,7 +29,7 @@ func rowText(t *testing.T, e payonce.JournalEntry) string {
 // number in any notation: no row keeps them, in the result or in the
 // error text.
 func TestJournalRowHoldsNoPrefixedSecretOrNumberInOtherNotation(t *testing.T) {
-	const success = `{"id":"ch_1","status":"confirmed","card_cvv":"987","cardCvc":"987","cvv_code":"987","card_pin":"987",` +
+	const success = `{"id":"ch_1","status":"confirmed","api_key":"ak_hostile_42","X-Api-Key":"ak_hostile_42","card_cvv":"987","cardCvc":"987","cvv_code":"987","card_pin":"987",` +
 		`"e":4.111111111111111e15,"E":4111111111111111E0,"neg":-4111111111111111,"f":4111111111111111.0,"amount":100.5,"big":12345678901234567890123}`
 	s := newStub(t, func(_ int, w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get(payonce.HeaderIdempotencyKey) == "hostile-400-key-0001" {
@@ -54,6 +54,7 @@ func TestJournalRowHoldsNoPrefixedSecretOrNumberInOtherNotation(t *testing.T) {
 		row := rowText(t, e)
 		assert.NotContains(t, row, "987", ref)
 		assert.NotRegexp(t, `4\.?111111111111111`, row, ref)
+		assert.NotContains(t, row, "ak_hostile_42", ref)
 	}
 	ok, err := j.Get(ctx, "a55:client-1", "ok")
 	require.NoError(t, err)

@@ -9,7 +9,7 @@ import (
 )
 
 // RedactJSON returns a redacted copy of a JSON document, for storage: the
-// values of secret fields (cvv, cvc, security code, pin, token, secret,
+// values of secret fields (cvv, cvc, security code, pin, token, secret, api key,
 // password, authorization, signature) become "[REDACTED]" (null when not a
 // string); card numbers, in any field and with or without separators, keep
 // only their last four digits; integers of 13 to 19 digits that pass the
@@ -47,7 +47,8 @@ func secretField(k string) bool {
 	// A prefixed or suffixed CVV, security code or PIN ("card_cvv",
 	// "cardCvc", "cvv_code", "card_pin") is as secret as the bare name.
 	return strings.HasSuffix(n, "secret") || strings.HasSuffix(n, "password") || strings.HasSuffix(n, "token") ||
-		strings.Contains(n, "cvv") || strings.Contains(n, "cvc") || strings.HasSuffix(n, "securitycode") || strings.HasSuffix(n, "cardpin")
+		strings.Contains(n, "cvv") || strings.Contains(n, "cvc") || strings.HasSuffix(n, "securitycode") || strings.HasSuffix(n, "cardpin") ||
+		strings.HasSuffix(n, "apikey") // as RedactString and the log handler treat it
 }
 
 // normalizeField lower-cases a field name and drops '_' and '-'.
