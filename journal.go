@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // JournalState is the state of a journal entry.
@@ -194,7 +195,7 @@ func WithJournal(j Journal) Option {
 func WithScope(s string) Option {
 	return func(c *Client) error {
 		if len(s) > MaxReferenceLen || !printable(s) {
-			return fmt.Errorf("%w: scope must be printable and at most %d bytes", ErrInvalidConfig, MaxReferenceLen)
+			return fmt.Errorf("%w: scope must be printable UTF-8 and at most %d bytes", ErrInvalidConfig, MaxReferenceLen)
 		}
 		c.scope = s
 		return nil
@@ -216,7 +217,12 @@ func (c *Client) Scope() string { return c.scope }
 // Journal returns the client's journal (nil when none).
 func (c *Client) Journal() Journal { return c.journal }
 
+// printable reports whether s is valid UTF-8 without control characters:
+// every backend can store it (PostgreSQL's text refuses invalid UTF-8).
 func printable(s string) bool {
+	if !utf8.ValidString(s) {
+		return false
+	}
 	for i := 0; i < len(s); i++ {
 		if s[i] < 0x20 || s[i] == 0x7f {
 			return false
@@ -239,7 +245,7 @@ func (c *Client) checkReference(req *Request, o callOptions) error {
 	case len(o.reference) > MaxReferenceLen:
 		return invalid(ErrInvalidRequest, "reference", fmt.Sprintf("longer than %d bytes", MaxReferenceLen))
 	case !printable(o.reference):
-		return invalid(ErrInvalidRequest, "reference", "holds a control character")
+		return invalid(ErrInvalidRequest, "reference", "holds a control character or is not UTF-8")
 	case !req.Keyed || o.noKey:
 		return invalid(ErrInvalidRequest, "reference", "only an operation with an idempotency key can be journaled")
 	}

@@ -224,3 +224,22 @@ func TestPostgresConnectionsAreBoundedAndReleased(t *testing.T) {
 	j.Close()
 	assert.Eventually(t, func() bool { return count() == 0 }, 5*time.Second, 20*time.Millisecond, "connections left open")
 }
+
+// A reference that is not valid UTF-8 is refused as bad input, before
+// anything is recorded or sent, whatever the backend (PostgreSQL's text
+// columns cannot hold it; SQLite would).
+func TestReferenceThatIsNotUTF8IsInvalidInput(t *testing.T) {
+	for _, b := range backends(t) {
+		t.Run(b.name, func(t *testing.T) {
+			j, _ := b.open(t)
+			srv := a55test.New(t)
+			_, err := a55Client(t, srv, j).Charges.Create(t.Context(), chargeRequest("4111111111111111"), payonce.WithReference("order-\xff/charge"))
+			require.ErrorIs(t, err, payonce.ErrInvalidRequest)
+			assert.NotErrorIs(t, err, payonce.ErrJournal)
+			assert.Empty(t, srv.Requests(), "nothing sent")
+			pending, err := j.Pending(t.Context(), payonce.PendingQuery{})
+			require.NoError(t, err)
+			assert.Empty(t, pending)
+		})
+	}
+}
