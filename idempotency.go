@@ -129,6 +129,7 @@ type keyCtxKey struct{}
 type boundKey struct {
 	key     string
 	created time.Time
+	err     error // a binding that must refuse the operation (WithTaskKey without a job time)
 }
 
 // WithKey binds an idempotency key to ctx. Every operation run with the
@@ -234,6 +235,9 @@ func (o *callOptions) resolveKey(ctx context.Context, now time.Time) (key string
 	}
 	key, created = o.key, o.created
 	if key == "" {
+		if b, _ := ctx.Value(keyCtxKey{}).(boundKey); b.err != nil {
+			return "", time.Time{}, b.err
+		}
 		if k, c, ok := KeyFromContext(ctx); ok {
 			key = k
 			if created.IsZero() {

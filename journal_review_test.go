@@ -147,3 +147,24 @@ func TestHostileResumeTokensSendNothing(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, pending, "nothing recorded")
 }
+
+// WithTaskKey with a zero job time (a queue message whose creation time was
+// never filled in) would make every redelivery look brand new, so a
+// redelivery after the provider forgot the key would run the job again: it
+// is refused before anything is sent.
+func TestWithTaskKeyZeroJobTimeIsRefused(t *testing.T) {
+	s := newStub(t, okCharge)
+	c := journalClient(t, s, nil, newClock())
+	ctx := payonce.WithTaskKey(t.Context(), "jobs:charge", "job-0000000042", time.Time{})
+	_, err := c.Do(ctx, chargeReq("10.00"), nil)
+	require.ErrorIs(t, err, payonce.ErrInvalidRequest)
+	var ve *payonce.ValidationError
+	require.ErrorAs(t, err, &ve)
+	assert.Zero(t, s.calls.Load(), "nothing sent")
+
+	// A real job time works as before.
+	ctx = payonce.WithTaskKey(t.Context(), "jobs:charge", "job-0000000042", newClock().Now().Add(-time.Hour))
+	meta, err := c.Do(ctx, chargeReq("10.00"), nil)
+	require.NoError(t, err)
+	assert.Equal(t, "jobs:charge:job-0000000042", meta.Key)
+}
