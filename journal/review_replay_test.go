@@ -2,6 +2,7 @@ package journal_test
 
 import (
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -39,6 +40,31 @@ func TestDeclinedChargeReplayedFromTheJournalKeepsTheCharge(t *testing.T) {
 				}
 			}
 			assert.Equal(t, 1, charges, "the replay sent nothing")
+		})
+	}
+}
+
+// A charge answered from the journal equals the one the first call
+// returned (UUID, status, amounts, card summary, times), with the same key,
+// key creation time (to the microsecond the journal keeps) and status.
+func TestChargeFromTheJournalEqualsTheOriginal(t *testing.T) {
+	for _, b := range backends(t) {
+		t.Run(b.name, func(t *testing.T) {
+			j, reopen := b.open(t)
+			srv := a55test.New(t)
+			first, err := a55Client(t, srv, j).Charges.Create(t.Context(), chargeRequest("4111111111111111"), payonce.WithReference("o-eq"))
+			require.NoError(t, err)
+			srv.Clock().Advance(25 * time.Hour)
+			again, err := a55Client(t, srv, reopen(t)).Charges.Create(t.Context(), chargeRequest("4111111111111111"), payonce.WithReference("o-eq"))
+			require.NoError(t, err)
+			assert.True(t, again.Meta.FromJournal)
+			assert.Equal(t, first.Meta.Key, again.Meta.Key)
+			assert.True(t, first.Meta.KeyCreated.Truncate(time.Microsecond).Equal(again.Meta.KeyCreated), "%v %v", first.Meta.KeyCreated, again.Meta.KeyCreated)
+			assert.Equal(t, first.Meta.StatusCode, again.Meta.StatusCode)
+			assert.Equal(t, first.Meta.RequestID, again.Meta.RequestID)
+			a, b := *first, *again
+			a.Meta, b.Meta = a55.ResponseMeta{}, a55.ResponseMeta{}
+			assert.Equal(t, a, b)
 		})
 	}
 }
