@@ -22,6 +22,8 @@ import (
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/a55"
 	"github.com/payonce/payonce/a55/a55test"
+	"github.com/payonce/payonce/coinepay"
+	"github.com/payonce/payonce/coinepay/coinepaytest"
 	"github.com/payonce/payonce/journal/pgjournal"
 	"github.com/payonce/payonce/journal/sqlitejournal"
 )
@@ -240,6 +242,59 @@ func TestReferenceThatIsNotUTF8IsInvalidInput(t *testing.T) {
 			pending, err := j.Pending(t.Context(), payonce.PendingQuery{})
 			require.NoError(t, err)
 			assert.Empty(t, pending)
+		})
+	}
+}
+
+// Coinepay: many workers, each with its own client and journal handle and
+// no key of their own, open one card for one reference while the fake
+// loses answers, answers 503 and resets: the journal gives all of them one
+// key and the fake opens one card.
+func TestCoinepayOneReferenceFromManyWorkersWithFaultsOpensOneCard(t *testing.T) {
+	for _, b := range backends(t) {
+		t.Run(b.name, func(t *testing.T) {
+			_, reopen := b.open(t)
+			srv := coinepaytest.New(t)
+			for _, f := range []coinepaytest.Rule{
+				{Fault: coinepaytest.FaultDropAfterCommit, Path: coinepay.PathCardApply, Count: 2},
+				{Fault: coinepaytest.FaultErrorBeforeCommit, Path: coinepay.PathCardApply, Status: 503, Probability: 0.3},
+				{Fault: coinepaytest.FaultResetBeforeRead, Path: coinepay.PathCardApply, Probability: 0.2},
+			} {
+				require.NoError(t, srv.AddFault(f))
+			}
+			req := &coinepay.ApplyRequest{HeaderID: "h1", PackageID: "p1"}
+			const workers = 10
+			clients := make([]*coinepay.Client, workers)
+			for i := range clients {
+				clients[i] = coinepayClient(t, srv, reopen(t))
+			}
+			var mu sync.Mutex
+			cards, keys := map[string]bool{}, map[string]bool{}
+			var wg sync.WaitGroup
+			for _, c := range clients {
+				wg.Go(func() {
+					for range 5 {
+						res, err := c.Cards.Apply(t.Context(), req, payonce.WithReference("job-7"))
+						mu.Lock()
+						if err == nil {
+							cards[res.Card.CardID], keys[res.Meta.Key] = true, true
+							mu.Unlock()
+							return
+						}
+						keys[payonce.KeyOf(err)] = true
+						mu.Unlock()
+						require.True(t, payonce.IsTemporary(err) || errors.Is(err, payonce.ErrIdempotencyConflict), "%v", err)
+					}
+				})
+			}
+			wg.Wait()
+			srv.ClearFaults()
+			res, err := clients[0].Cards.Apply(t.Context(), req, payonce.WithReference("job-7"))
+			require.NoError(t, err)
+			cards[res.Card.CardID] = true
+			assert.Len(t, keys, 1, "one key for the reference")
+			assert.Len(t, cards, 1, "one card")
+			assert.Equal(t, 1, srv.Ledger().Len())
 		})
 	}
 }
