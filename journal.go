@@ -51,7 +51,7 @@ type JournalEntry struct {
 	Reference    string       // the merchant's name of the operation, e.g. "order-42/charge"
 	Operation    string       // e.g. "charges.create"
 	Method       string       // HTTP method
-	Path         string       // request path, never the query string
+	Path         string       // request path, redacted, never the query string
 	Key          string       // the Idempotency-Key every attempt sends
 	KeyCreated   time.Time    // when the key was first used
 	Fingerprint  string       // hex SHA-256 of method, path and the body bytes
@@ -271,7 +271,7 @@ func (op *operation) journaled(ref string, out any, start time.Time) (Meta, erro
 	now := c.now()
 	e := JournalEntry{
 		Scope: c.scope, Reference: ref,
-		Operation: op.req.Operation, Method: op.req.Method, Path: op.req.Path,
+		Operation: op.req.Operation, Method: op.req.Method, Path: redactStored(op.req.Path),
 		Key: op.key, KeyCreated: op.created,
 		Fingerprint: Fingerprint(op.req.Method, op.req.Path, op.body),
 		State:       JournalPending, CreatedAt: now, UpdatedAt: now,
@@ -371,7 +371,7 @@ func sameRequest(stored, e JournalEntry) bool {
 	if stored.Fingerprint != "" {
 		return stored.Fingerprint == e.Fingerprint
 	}
-	return (stored.Method == "" || strings.EqualFold(stored.Method, e.Method)) && (stored.Path == "" || stored.Path == e.Path)
+	return (stored.Method == "" || strings.EqualFold(stored.Method, e.Method)) && (stored.Path == "" || redactStored(stored.Path) == e.Path)
 }
 
 // resumable reports whether a failed operation stays pending: a same-key

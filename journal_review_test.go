@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -167,4 +168,44 @@ func TestWithTaskKeyZeroJobTimeIsRefused(t *testing.T) {
 	meta, err := c.Do(ctx, chargeReq("10.00"), nil)
 	require.NoError(t, err)
 	assert.Equal(t, "jobs:charge:job-0000000042", meta.Key)
+}
+
+// A path carrying a secret or a card number (a raw Do with a query glued to
+// its path, an ID that is a card number) does not put it in the row: the
+// stored path is redacted like every other stored text.
+func TestJournalRowPathHoldsNoSecret(t *testing.T) {
+	s := newStub(t, okCharge)
+	j := journal.NewMemory()
+	c := journalClient(t, s, j, newClock())
+	for i, p := range []string{"/charge/?access_token=tok_in_path_1", "/cards/4111111111111111/charge", "/charge;cvv=987"} {
+		req := &payonce.Request{Operation: "charges.create", Method: http.MethodPost, Path: p, Body: map[string]string{"amount": "1.00"}, Keyed: true}
+		_, _ = c.Do(t.Context(), req, nil, payonce.WithReference(fmt.Sprintf("path-%d", i)))
+		e, err := j.Get(t.Context(), "a55:client-1", fmt.Sprintf("path-%d", i))
+		require.NoError(t, err)
+		row := rowText(t, e)
+		assert.NotContains(t, row, "tok_in_path_1")
+		assert.NotContains(t, row, "4111111111111111")
+		assert.NotContains(t, row, "987")
+	}
+}
+
+// A request ID a hostile server fills with a card number or a secret does
+// not reach the row.
+func TestJournalRowRequestIDHoldsNoSecret(t *testing.T) {
+	for i, rid := range []string{"4111111111111111", "req cvv=987", "access_token=tok_in_reqid_1"} {
+		s := newStub(t, func(_ int, w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("X-Request-Id", rid)
+			_, _ = io.WriteString(w, `{"id":"ch_1","status":"confirmed"}`)
+		})
+		j := journal.NewMemory()
+		c := journalClient(t, s, j, newClock())
+		_, err := c.Do(t.Context(), chargeReq("1.00"), nil, payonce.WithReference(fmt.Sprintf("rid-%d", i)))
+		require.NoError(t, err)
+		e, err := j.Get(t.Context(), "a55:client-1", fmt.Sprintf("rid-%d", i))
+		require.NoError(t, err)
+		row := rowText(t, e)
+		assert.NotContains(t, row, "4111111111111111")
+		assert.NotContains(t, row, "987")
+		assert.NotContains(t, row, "tok_in_reqid_1")
+	}
 }
