@@ -24,6 +24,7 @@ import (
 	"github.com/payonce/payonce/a55/a55test"
 	"github.com/payonce/payonce/coinepay"
 	"github.com/payonce/payonce/coinepay/coinepaytest"
+	"github.com/payonce/payonce/journal"
 	"github.com/payonce/payonce/journal/pgjournal"
 	"github.com/payonce/payonce/journal/sqlitejournal"
 )
@@ -297,4 +298,21 @@ func TestCoinepayOneReferenceFromManyWorkersWithFaultsOpensOneCard(t *testing.T)
 			assert.Equal(t, 1, srv.Ledger().Len())
 		})
 	}
+}
+
+// An entry reserved in the merchant's transaction without a key creation
+// time could never run (the key-age guard would call it unknown on the
+// first Do): ReserveTx refuses it, typed, and records nothing.
+func TestReserveTxRefusesAnEntryWithoutKeyCreationTime(t *testing.T) {
+	j, err := sqlitejournal.Open(t.Context(), filepath.Join(t.TempDir(), "shop.db"))
+	require.NoError(t, err)
+	defer j.Close()
+	tx, err := j.DB().BeginTx(t.Context(), nil)
+	require.NoError(t, err)
+	_, _, err = j.ReserveTx(t.Context(), tx, payonce.JournalEntry{Scope: "a55:x", Reference: "o-10/charge",
+		Method: "POST", Path: a55.PathCharges, Key: "reserved-key-o10-0001"})
+	require.ErrorIs(t, err, journal.ErrInvalidEntry)
+	require.NoError(t, tx.Commit())
+	_, err = j.Get(t.Context(), "a55:x", "o-10/charge")
+	require.ErrorIs(t, err, payonce.ErrJournalNotFound)
 }
