@@ -314,7 +314,7 @@ func (op *operation) journaled(ref string, out any, start time.Time) (Meta, erro
 	case runErr == nil:
 		up.State = JournalSucceeded
 		up.Result = RedactJSON(op.respBody)
-		up.LastCause = ""
+		up.ErrorKind, up.ErrorCode, up.ErrorMessage, up.LastCause = "", "", "", ""
 	case errors.As(runErr, &apiErr):
 		kind := apiErr.Kind
 		if kind == nil {

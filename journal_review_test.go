@@ -209,3 +209,30 @@ func TestJournalRowRequestIDHoldsNoSecret(t *testing.T) {
 		assert.NotContains(t, row, "tok_in_reqid_1")
 	}
 }
+
+// An entry that failed temporarily and then succeeded keeps no error of
+// the earlier run: a succeeded row names no error kind, code or message.
+func TestJournalSucceededAfterAFailureKeepsNoStaleError(t *testing.T) {
+	fail := true
+	s := newStub(t, func(n int, w http.ResponseWriter, r *http.Request) {
+		if fail {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			_, _ = io.WriteString(w, `{"error":{"code":"DOWN","message":"maintenance"}}`)
+			return
+		}
+		okCharge(n, w, r)
+	})
+	j := journal.NewMemory()
+	c := journalClient(t, s, j, newClock())
+	_, err := c.Do(t.Context(), chargeReq("10.00"), nil, payonce.WithReference("stale"))
+	require.Error(t, err)
+	fail = false
+	_, err = c.Do(t.Context(), chargeReq("10.00"), nil, payonce.WithReference("stale"))
+	require.NoError(t, err)
+	e, err := j.Get(t.Context(), "a55:client-1", "stale")
+	require.NoError(t, err)
+	assert.Equal(t, payonce.JournalSucceeded, e.State)
+	assert.Empty(t, e.ErrorKind)
+	assert.Empty(t, e.ErrorCode)
+	assert.Empty(t, e.ErrorMessage)
+}
