@@ -51,30 +51,13 @@ func TestOneReferenceFromManyWorkersWithFaultsChargesOnce(t *testing.T) {
 			for i := range clients {
 				clients[i] = a55Client(t, srv, reopen(t))
 			}
-			var mu sync.Mutex
-			ids := map[string]bool{}
-			keys := map[string]bool{}
-			var wg sync.WaitGroup
-			for _, c := range clients {
-				wg.Go(func() {
-					for range 5 {
-						ch, err := c.Charges.Create(t.Context(), chargeRequest("4111111111111111"), payonce.WithReference("order-1/charge"))
-						mu.Lock()
-						if err == nil {
-							ids[ch.UUID] = true
-							keys[ch.Meta.Key] = true
-							mu.Unlock()
-							return
-						}
-						if k := payonce.KeyOf(err); k != "" {
-							keys[k] = true
-						}
-						mu.Unlock()
-						require.True(t, payonce.IsTemporary(err) || errors.Is(err, payonce.ErrIdempotencyConflict), "%v", err)
-					}
-				})
-			}
-			wg.Wait()
+			ids, keys := callTogether(t, workers, func(w int) (string, string, error) {
+				ch, err := clients[w].Charges.Create(t.Context(), chargeRequest("4111111111111111"), payonce.WithReference("order-1/charge"))
+				if err != nil {
+					return "", "", err
+				}
+				return ch.UUID, ch.Meta.Key, nil
+			})
 			srv.ClearFaults()
 			ch, err := clients[0].Charges.Create(t.Context(), chargeRequest("4111111111111111"), payonce.WithReference("order-1/charge"))
 			require.NoError(t, err)
@@ -269,26 +252,13 @@ func TestCoinepayOneReferenceFromManyWorkersWithFaultsOpensOneCard(t *testing.T)
 			for i := range clients {
 				clients[i] = coinepayClient(t, srv, reopen(t))
 			}
-			var mu sync.Mutex
-			cards, keys := map[string]bool{}, map[string]bool{}
-			var wg sync.WaitGroup
-			for _, c := range clients {
-				wg.Go(func() {
-					for range 5 {
-						res, err := c.Cards.Apply(t.Context(), req, payonce.WithReference("job-7"))
-						mu.Lock()
-						if err == nil {
-							cards[res.Card.CardID], keys[res.Meta.Key] = true, true
-							mu.Unlock()
-							return
-						}
-						keys[payonce.KeyOf(err)] = true
-						mu.Unlock()
-						require.True(t, payonce.IsTemporary(err) || errors.Is(err, payonce.ErrIdempotencyConflict), "%v", err)
-					}
-				})
-			}
-			wg.Wait()
+			cards, keys := callTogether(t, workers, func(w int) (string, string, error) {
+				res, err := clients[w].Cards.Apply(t.Context(), req, payonce.WithReference("job-7"))
+				if err != nil {
+					return "", "", err
+				}
+				return res.Card.CardID, res.Meta.Key, nil
+			})
 			srv.ClearFaults()
 			res, err := clients[0].Cards.Apply(t.Context(), req, payonce.WithReference("job-7"))
 			require.NoError(t, err)
@@ -315,4 +285,33 @@ func TestReserveTxRefusesAnEntryWithoutKeyCreationTime(t *testing.T) {
 	require.NoError(t, tx.Commit())
 	_, err = j.Get(t.Context(), "a55:x", "o-10/charge")
 	require.ErrorIs(t, err, payonce.ErrJournalNotFound)
+}
+
+// callTogether runs call from workers goroutines at once, each until it
+// succeeds (at most 5 tries; a failure must be temporary or a conflict of
+// a run in flight), and returns the IDs the successes gave and every key
+// seen, successes and failures alike.
+func callTogether(t *testing.T, workers int, call func(w int) (id, key string, err error)) (ids, keys map[string]bool) {
+	t.Helper()
+	var mu sync.Mutex
+	ids, keys = map[string]bool{}, map[string]bool{}
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			for range 5 {
+				id, key, err := call(w)
+				mu.Lock()
+				if err == nil {
+					ids[id], keys[key] = true, true
+					mu.Unlock()
+					return
+				}
+				keys[payonce.KeyOf(err)] = true
+				mu.Unlock()
+				assert.True(t, payonce.IsTemporary(err) || errors.Is(err, payonce.ErrIdempotencyConflict), "%v", err)
+			}
+		})
+	}
+	wg.Wait()
+	return ids, keys
 }
