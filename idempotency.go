@@ -129,6 +129,7 @@ type keyCtxKey struct{}
 type boundKey struct {
 	key     string
 	created time.Time
+	err     error // a binding that must refuse the operation (WithTaskKey without a job time)
 }
 
 // WithKey binds an idempotency key to ctx. Every operation run with the
@@ -250,6 +251,11 @@ func (o *callOptions) resolveKey(ctx context.Context, now time.Time) (key string
 		return "", time.Time{}, &KeyError{Rule: "the context binds an empty key (WithKey)", Err: ErrKeyRequired}
 	}
 	key, created = o.key, o.created
+	if key == "" {
+		if b, _ := ctx.Value(keyCtxKey{}).(boundKey); b.err != nil {
+			return "", time.Time{}, b.err
+		}
+	}
 	// The context's key, and its age, apply when no other key is given
 	// per call, and also when the same one is: a job that passes its own
 	// key on every run and resumes with ResumeContext keeps the key's age.

@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // JournalState is the state of a journal entry.
@@ -50,12 +51,12 @@ type JournalEntry struct {
 	Reference    string       // the merchant's name of the operation, e.g. "order-42/charge"
 	Operation    string       // e.g. "charges.create"
 	Method       string       // HTTP method
-	Path         string       // request path, never the query string
+	Path         string       // request path, redacted, never the query string
 	Key          string       // the Idempotency-Key every attempt sends
 	KeyCreated   time.Time    // when the key was first used
 	Fingerprint  string       // hex SHA-256 of method, path and the body bytes
 	State        JournalState // pending, succeeded or failed
-	Result       []byte       // the 2xx answer body, redacted JSON, for succeeded
+	Result       []byte       // the answer body, redacted JSON, for succeeded (and failed, to rebuild its error)
 	StatusCode   int          // final HTTP status, when there was one
 	RequestID    string       // provider request ID
 	Replayed     bool         // the final answer was a server replay
@@ -194,7 +195,7 @@ func WithJournal(j Journal) Option {
 func WithScope(s string) Option {
 	return func(c *Client) error {
 		if len(s) > MaxReferenceLen || !printable(s) {
-			return fmt.Errorf("%w: scope must be printable and at most %d bytes", ErrInvalidConfig, MaxReferenceLen)
+			return fmt.Errorf("%w: scope must be printable UTF-8 and at most %d bytes", ErrInvalidConfig, MaxReferenceLen)
 		}
 		c.scope = s
 		return nil
@@ -216,7 +217,12 @@ func (c *Client) Scope() string { return c.scope }
 // Journal returns the client's journal (nil when none).
 func (c *Client) Journal() Journal { return c.journal }
 
+// printable reports whether s is valid UTF-8 without control characters:
+// every backend can store it (PostgreSQL's text refuses invalid UTF-8).
 func printable(s string) bool {
+	if !utf8.ValidString(s) {
+		return false
+	}
 	for i := 0; i < len(s); i++ {
 		if s[i] < 0x20 || s[i] == 0x7f {
 			return false
@@ -239,7 +245,7 @@ func (c *Client) checkReference(req *Request, o callOptions) error {
 	case len(o.reference) > MaxReferenceLen:
 		return invalid(ErrInvalidRequest, "reference", fmt.Sprintf("longer than %d bytes", MaxReferenceLen))
 	case !printable(o.reference):
-		return invalid(ErrInvalidRequest, "reference", "holds a control character")
+		return invalid(ErrInvalidRequest, "reference", "holds a control character or is not UTF-8")
 	case !req.Keyed || o.noKey:
 		return invalid(ErrInvalidRequest, "reference", "only an operation with an idempotency key can be journaled")
 	}
@@ -265,7 +271,7 @@ func (op *operation) journaled(ref string, out any, start time.Time) (Meta, erro
 	now := c.now()
 	e := JournalEntry{
 		Scope: c.scope, Reference: ref,
-		Operation: op.req.Operation, Method: op.req.Method, Path: op.req.Path,
+		Operation: op.req.Operation, Method: op.req.Method, Path: redactStored(op.req.Path),
 		Key: op.key, KeyCreated: op.created,
 		Fingerprint: Fingerprint(op.req.Method, op.req.Path, op.body),
 		State:       JournalPending, CreatedAt: now, UpdatedAt: now,
@@ -283,7 +289,7 @@ func (op *operation) journaled(ref string, out any, start time.Time) (Meta, erro
 		if err := c.rules.Validate(stored.Key); err != nil {
 			return op.journalMeta(start, ref), op.fail(errors.Unwrap(err), err)
 		}
-		if stored.Fingerprint != "" && stored.Fingerprint != e.Fingerprint {
+		if !sameRequest(stored, e) {
 			return op.journalMeta(start, ref), op.fail(ErrIdempotencyConflict,
 				fmt.Errorf("reference %q was recorded with another request", ref))
 		}
@@ -291,7 +297,7 @@ func (op *operation) journaled(ref string, out any, start time.Time) (Meta, erro
 		case JournalSucceeded:
 			return op.fromJournal(stored, out, start)
 		case JournalFailed:
-			return op.journalMeta(start, ref), op.storedError(stored)
+			return op.journalMeta(start, ref), op.storedError(stored, out)
 		}
 		if !op.keyFresh(now) {
 			return op.journalMeta(start, ref), op.fail(ErrOutcomeUnknown, &OutcomeUnknownError{Entry: stored})
@@ -308,7 +314,7 @@ func (op *operation) journaled(ref string, out any, start time.Time) (Meta, erro
 	case runErr == nil:
 		up.State = JournalSucceeded
 		up.Result = RedactJSON(op.respBody)
-		up.LastCause = ""
+		up.ErrorKind, up.ErrorCode, up.ErrorMessage, up.LastCause = "", "", "", ""
 	case errors.As(runErr, &apiErr):
 		kind := apiErr.Kind
 		if kind == nil {
@@ -326,6 +332,7 @@ func (op *operation) journaled(ref string, out any, start time.Time) (Meta, erro
 			}
 		} else {
 			up.State = JournalFailed
+			up.Result = RedactJSON(op.respBody) // the codec rebuilds the same error from it
 			up.LastCause = ""
 		}
 	default:
@@ -344,7 +351,7 @@ func (op *operation) journaled(ref string, out any, start time.Time) (Meta, erro
 				if got.State == JournalSucceeded {
 					return op.fromJournal(got, out, start)
 				}
-				return op.journalMeta(start, ref), op.storedError(got)
+				return op.journalMeta(start, ref), op.storedError(got, out)
 			}
 		}
 		e := op.fail(ErrJournal, &JournalWriteError{Outcome: runErr, Err: err})
@@ -354,6 +361,17 @@ func (op *operation) journaled(ref string, out any, start time.Time) (Meta, erro
 		return meta, e
 	}
 	return meta, runErr
+}
+
+// sameRequest reports whether a stored entry was recorded for the request
+// e describes: the same fingerprint or, for an entry reserved without one
+// (ReserveTx), the same method and path, so that a reference never runs
+// another operation under its key.
+func sameRequest(stored, e JournalEntry) bool {
+	if stored.Fingerprint != "" {
+		return stored.Fingerprint == e.Fingerprint
+	}
+	return (stored.Method == "" || strings.EqualFold(stored.Method, e.Method)) && (stored.Path == "" || redactStored(stored.Path) == e.Path)
 }
 
 // resumable reports whether a failed operation stays pending: a same-key
@@ -399,16 +417,48 @@ func (op *operation) fromJournal(e JournalEntry, out any, start time.Time) (Meta
 }
 
 // storedError rebuilds the typed error of a failed entry: nothing is sent.
-func (op *operation) storedError(e JournalEntry) *APIError {
+// When the entry holds the (redacted) answer, the client's codec decodes it
+// again, so what the codec attached to the first error (an A55 charge
+// declined, for a55.ChargeFromError) is there too.
+func (op *operation) storedError(e JournalEntry, out any) *APIError {
 	kind := KindByName(e.ErrorKind)
 	if kind == nil {
 		kind = ErrServer
 	}
 	ae := &APIError{Kind: kind, Code: e.ErrorCode, Message: e.ErrorMessage, Err: ErrJournalRecorded}
+	if inner := op.decodedError(e, out); inner != nil {
+		ae.Err = &recordedError{err: inner}
+	}
 	op.fill(ae, nil)
 	ae.StatusCode, ae.RequestID, ae.Replayed = e.StatusCode, e.RequestID, e.Replayed
 	return ae
 }
+
+// decodedError is the Err the codec gives the recorded answer of a failed
+// entry, or nil.
+func (op *operation) decodedError(e JournalEntry, out any) error {
+	if len(e.Result) == 0 || e.StatusCode == 0 {
+		return nil
+	}
+	var got *APIError
+	if e.StatusCode >= 200 && e.StatusCode < 300 {
+		if derr := op.c.codec.DecodeSuccess(e.StatusCode, nil, e.Result, out); !errors.As(derr, &got) {
+			return nil
+		}
+	} else {
+		got = &APIError{}
+		op.c.codec.DecodeError(e.StatusCode, nil, e.Result, got)
+	}
+	return got.Err
+}
+
+// recordedError is the Err of an error rebuilt from a failed entry whose
+// answer the codec decoded again: errors.Is and errors.As see both
+// ErrJournalRecorded and what the codec attached.
+type recordedError struct{ err error }
+
+func (e *recordedError) Error() string   { return ErrJournalRecorded.Error() }
+func (e *recordedError) Unwrap() []error { return []error{ErrJournalRecorded, e.err} }
 
 // ErrJournalRecorded is the Err of an *APIError rebuilt from a failed
 // journal entry: the failure was recorded earlier and nothing was sent.

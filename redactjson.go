@@ -3,12 +3,13 @@ package payonce
 import (
 	"bytes"
 	"encoding/json"
+	"math/big"
 	"regexp"
 	"strings"
 )
 
 // RedactJSON returns a redacted copy of a JSON document, for storage: the
-// values of secret fields (cvv, cvc, security code, pin, token, secret,
+// values of secret fields (cvv, cvc, security code, pin, token, secret, api key,
 // password, authorization, signature) become "[REDACTED]" (null when not a
 // string); card numbers, in any field and with or without separators, keep
 // only their last four digits; integers of 13 to 19 digits that pass the
@@ -43,7 +44,11 @@ func secretField(k string) bool {
 		"signature", "xsignature", "privatekey", "apikeysecret":
 		return true
 	}
-	return strings.HasSuffix(n, "secret") || strings.HasSuffix(n, "password") || strings.HasSuffix(n, "token")
+	// A prefixed or suffixed CVV, security code or PIN ("card_cvv",
+	// "cardCvc", "cvv_code", "card_pin") is as secret as the bare name.
+	return strings.HasSuffix(n, "secret") || strings.HasSuffix(n, "password") || strings.HasSuffix(n, "token") ||
+		strings.Contains(n, "cvv") || strings.Contains(n, "cvc") || strings.HasSuffix(n, "securitycode") || strings.HasSuffix(n, "cardpin") ||
+		strings.HasSuffix(n, "apikey") // as RedactString and the log handler treat it
 }
 
 // normalizeField lower-cases a field name and drops '_' and '-'.
@@ -150,13 +155,31 @@ func redactValue(v any) any {
 	case string:
 		return redactStored(t)
 	case json.Number:
-		s := t.String()
-		if len(s) >= 13 && len(s) <= 19 && strings.Trim(s, "0123456789") == "" && LuhnValid(s) {
+		if s, ok := integerDigits(t.String()); ok && len(s) >= 13 && len(s) <= 19 && LuhnValid(s) {
 			return nil
 		}
 		return t
 	}
 	return v
+}
+
+// integerDigits returns the digits of a JSON number that is an integer in
+// any notation ("4111111111111111", "-4111111111111111",
+// "4111111111111111.0", "4.111111111111111e15"), without sign; ok is false
+// for a number with a fractional part or too large to be a card number.
+func integerDigits(s string) (string, bool) {
+	s = strings.TrimPrefix(s, "-")
+	if strings.Trim(s, "0123456789") == "" {
+		return s, true
+	}
+	if len(s) > 64 {
+		return "", false
+	}
+	f, _, err := big.ParseFloat(s, 10, 128, big.ToNearestEven)
+	if err != nil || !f.IsInt() || f.MantExp(nil) > 70 {
+		return "", false
+	}
+	return f.Text('f', 0), true
 }
 
 // redactCardLike masks card numbers written with spaces or hyphens between
@@ -203,7 +226,7 @@ func redactCardLike(s string) string {
 
 // storedSecret matches a secret field written in text with any quoting
 // (double, single or none) and ':' or '=', as a server may echo a request.
-var storedSecret = regexp.MustCompile(`(?i)(\b(?:cvv2?|cvc2?|security_?code|pin|[a-z_]*token|[a-z_]*secret|password|authorization|signature)['"]?\s*[:=]\s*['"]?)((?:bearer\s+)?[^'"&,\s}]+)`)
+var storedSecret = regexp.MustCompile(`(?i)(\b(?:[a-z_]*(?:cvv2?|cvc2?|security_?code)|(?:card_?)?pin|[a-z_]*token|[a-z_]*secret|password|authorization|signature)['"]?\s*[:=]\s*['"]?)((?:bearer\s+)?[^'"&,\s}]+)`)
 
 // redactStored redacts free text before it is stored: RedactString, then
 // secret fields in any quoting, then card numbers written with separators.

@@ -102,7 +102,13 @@ func WithResumeToken(token string) CallOption {
 // WithTaskKey binds the key TaskKey(prefix, taskID) to ctx with the job's
 // creation time as the key's creation time: a queue that redelivers the
 // job after the provider forgot the key gets ErrKeyExpired, nothing sent,
-// instead of a second operation.
+// instead of a second operation. A zero jobCreated would make every
+// redelivery look new: an operation run with the returned context is then
+// refused with ErrInvalidRequest, nothing sent.
 func WithTaskKey(ctx context.Context, prefix, taskID string, jobCreated time.Time) context.Context {
+	if jobCreated.IsZero() {
+		return context.WithValue(ctx, keyCtxKey{}, boundKey{key: TaskKey(prefix, taskID),
+			err: invalid(ErrInvalidRequest, "job creation time", "zero: WithTaskKey needs the job's creation time")})
+	}
 	return WithKeyCreatedAt(ctx, TaskKey(prefix, taskID), jobCreated)
 }

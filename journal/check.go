@@ -14,8 +14,8 @@ import (
 var ErrInvalidEntry = errors.New("journal: invalid entry")
 
 // CheckReserve validates an entry given to Reserve: scope-and-reference
-// identity, a key and a fingerprint are required and the state must be
-// pending. Backends call it before writing.
+// identity, a key, its creation time and a fingerprint are required and
+// the state must be pending. Backends call it before writing.
 func CheckReserve(e payonce.JournalEntry) error {
 	switch {
 	case e.Reference == "" || len(e.Reference) > payonce.MaxReferenceLen:
@@ -24,6 +24,10 @@ func CheckReserve(e payonce.JournalEntry) error {
 		return fmt.Errorf("%w: scope longer than %d bytes", ErrInvalidEntry, payonce.MaxReferenceLen)
 	case e.Key == "":
 		return fmt.Errorf("%w: key required", ErrInvalidEntry)
+	case e.KeyCreated.IsZero():
+		// Without it the key-age guard would call the entry unknown on
+		// the first call: it could never run.
+		return fmt.Errorf("%w: key creation time required", ErrInvalidEntry)
 	case e.Fingerprint == "":
 		return fmt.Errorf("%w: fingerprint required", ErrInvalidEntry)
 	case e.State != "" && e.State != payonce.JournalPending:

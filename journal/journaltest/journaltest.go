@@ -105,6 +105,7 @@ func testReserveRefusesInvalid(t *testing.T, j payonce.Journal) {
 		"no reference":   func(e *payonce.JournalEntry) { e.Reference = "" },
 		"long reference": func(e *payonce.JournalEntry) { e.Reference = strings.Repeat("r", payonce.MaxReferenceLen+1) },
 		"no key":         func(e *payonce.JournalEntry) { e.Key = "" },
+		"no key time":    func(e *payonce.JournalEntry) { e.KeyCreated = time.Time{} },
 		"no fingerprint": func(e *payonce.JournalEntry) { e.Fingerprint = "" },
 		"settled":        func(e *payonce.JournalEntry) { e.State = payonce.JournalSucceeded },
 	} {
