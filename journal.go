@@ -190,8 +190,8 @@ func WithJournal(j Journal) Option {
 }
 
 // WithScope names the provider and credential identity journal entries are
-// recorded under (typed clients set "a55:<client_id>" and
-// "coinepay:<api key>"). It must never hold a secret.
+// recorded under (typed clients set "a55:<client_id>" and coinepay.Scope
+// of the API key, a digest). It must never hold a secret.
 func WithScope(s string) Option {
 	return func(c *Client) error {
 		if len(s) > MaxReferenceLen || !printable(s) {

@@ -25,6 +25,8 @@
 package coinepay
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"time"
 
@@ -73,7 +75,7 @@ func NewClient(apiKey, secret string, opts ...payonce.Option) (*Client, error) {
 	base := []payonce.Option{
 		payonce.WithKeyRules(payonce.CoinepayKeyRules()),
 		payonce.WithProvider(ProviderName),
-		payonce.WithScope(ProviderName + ":" + apiKey), // journal scope: the API key, never the secret
+		payonce.WithScope(Scope(apiKey)), // journal scope: a digest of the API key, never the key or the secret
 		payonce.WithCodec(Codec{}),
 		payonce.WithSigner(signer),
 	}
@@ -94,3 +96,11 @@ func (c *Client) Core() *payonce.Client { return c.core }
 // signer learned from an openapi_timestamp_expired answer (0 until then, or
 // when a caller's signer replaced the default).
 func (c *Client) ClockOffset() time.Duration { return c.signer.ClockOffset() }
+
+// Scope is the journal scope a client with this API key records its
+// operations under: "coinepay:" and the first 16 hex digits of the key's
+// SHA-256, so that journal rows identify the credential without holding it.
+func Scope(apiKey string) string {
+	sum := sha256.Sum256([]byte(apiKey))
+	return ProviderName + ":" + hex.EncodeToString(sum[:8])
+}

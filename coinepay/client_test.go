@@ -359,3 +359,13 @@ func mustAmount(t *testing.T, s string) payonce.Amount {
 	require.NoError(t, err)
 	return a
 }
+
+// The journal scope names the credential without holding the API key.
+func TestScopeHoldsNoAPIKey(t *testing.T) {
+	c, err := coinepay.NewClient("ak_live_1234567890", "s3cr3t", payonce.WithBaseURL("https://openapi.example"))
+	require.NoError(t, err)
+	assert.Equal(t, coinepay.Scope("ak_live_1234567890"), c.Core().Scope())
+	assert.NotContains(t, c.Core().Scope(), "ak_live_1234567890")
+	assert.Regexp(t, `^coinepay:[0-9a-f]{16}$`, c.Core().Scope())
+	assert.NotEqual(t, coinepay.Scope("ak_live_1234567890"), coinepay.Scope("ak_live_1234567891"))
+}

@@ -396,7 +396,7 @@ func TestInsufficientBalanceStaysPendingAndResumesAfterTopUp(t *testing.T) {
 			req := &coinepay.ApplyRequest{HeaderID: "h1", PackageID: "p1"}
 			_, err := coinepayClient(t, srv, j).Cards.Apply(t.Context(), req, payonce.WithReference("job-9"))
 			require.ErrorIs(t, err, payonce.ErrInsufficientBalance)
-			e, err := j.Get(t.Context(), "coinepay:"+srv.APIKey(), "job-9")
+			e, err := j.Get(t.Context(), coinepay.Scope(srv.APIKey()), "job-9")
 			require.NoError(t, err)
 			assert.Equal(t, payonce.JournalPending, e.State)
 			assert.Equal(t, "insufficient_balance", e.ErrorKind)
