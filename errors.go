@@ -275,21 +275,28 @@ func (e *APIError) Unwrap() []error {
 
 // Temporary reports whether the same operation, resumed later with the same
 // key, may still succeed: transport failures, 5xx, 429, spent retries or
-// budget, and a context canceled or past its deadline (an attempt may
-// already have reached the server: the outcome is unknown until the
-// operation is resumed with its key). Conflicts, validation errors and other
-// 4xx answers are final.
+// budget, a context canceled or past its deadline, and a refused 301/302/303
+// answering a POST (an attempt may already have reached the server or run:
+// the outcome is unknown until the operation is resumed with its key).
+// Conflicts, validation errors and other 4xx answers are final.
 func (e *APIError) Temporary() bool {
 	switch {
 	case e.noResume, errors.Is(e, ErrKeyExpired):
 		return false
-	case errors.Is(e, ErrRetriesExhausted), errors.Is(e, ErrRetryBudgetExhausted),
+	case redirectMayHaveRun(e), errors.Is(e, ErrRetriesExhausted), errors.Is(e, ErrRetryBudgetExhausted),
 		errors.Is(e, ErrTransport), errors.Is(e, ErrServer), errors.Is(e, ErrRateLimited),
 		errors.Is(e.Kind, context.Canceled), errors.Is(e.Kind, context.DeadlineExceeded),
 		errors.Is(e.Kind, ErrJournal): // call again with the reference: it resumes or returns the outcome
 		return true
 	}
 	return false
+}
+
+// redirectMayHaveRun reports a refused redirect that likely means the
+// request ran (RedirectError.MayHaveRun): its outcome is unknown.
+func redirectMayHaveRun(e *APIError) bool {
+	var re *RedirectError
+	return errors.As(e.Err, &re) && re.MayHaveRun
 }
 
 // Resumable reports whether running the very same operation again, with

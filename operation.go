@@ -126,7 +126,7 @@ func (op *operation) execute(out any, start time.Time) (Meta, error) {
 		meta := op.meta(resp, start)
 		if resp.StatusCode >= 300 && resp.StatusCode < 400 {
 			if resp.StatusCode != http.StatusNotModified || !op.conditional() {
-				e := op.fail(ErrRedirectRefused, unfollowed(req.Method, resp))
+				e := op.fail(ErrRedirectRefused, unfollowed(req.Method, len(op.body) > 0, resp))
 				op.fill(e, resp)
 				return meta, e
 			}
@@ -480,7 +480,12 @@ func (t *attemptTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 	op := t.op
 	if !op.c.sameOrigin(req.URL) {
 		// Credentials, key and body go to the configured origin only.
-		return nil, &stopError{err: &RedirectError{Method: req.Method, Target: req.URL.Scheme + "://" + req.URL.Host, Reason: "to another origin"}}
+		re := &RedirectError{Method: req.Method, Target: req.URL.Scheme + "://" + req.URL.Host, Reason: "to another origin"}
+		if req.Response != nil {
+			re.StatusCode = req.Response.StatusCode
+			re.MayHaveRun = mayHaveRun(re.StatusCode, op.req.Method, len(op.body) > 0)
+		}
+		return nil, &stopError{err: re}
 	}
 	if op.key != "" && !op.keyFresh(op.c.now()) {
 		return nil, &stopError{err: ErrKeyExpired}
@@ -525,7 +530,7 @@ func (t *attemptTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 	}
 	resp, err := t.next.RoundTrip(r)
 	if err == nil {
-		if rerr := badLocation(req, resp); rerr != nil {
+		if rerr := badLocation(req, len(op.body) > 0, resp); rerr != nil {
 			_ = resp.Body.Close()
 			return nil, &stopError{err: rerr}
 		}
@@ -645,7 +650,8 @@ func (op *operation) failure(resp *http.Response, err error) *APIError {
 	case op.ctx.Err() != nil:
 		return withLast(op.ctx.Err())
 	case errors.As(err, &redirect):
-		// A redirect means the server did not execute the request: final.
+		// A 307/308 means the server did not execute the request: final.
+		// A 301/302/303 to a POST means it may have: Temporary says so.
 		e := op.fail(ErrRedirectRefused, redirect)
 		if resp != nil {
 			op.fill(e, resp)

@@ -10,9 +10,13 @@ import (
 
 // ErrRedirectRefused: the server answered an API call with a redirect the
 // client does not follow (to another origin, one that would change the
-// method or drop the body, one to plain http://, or too many). A redirect
-// means the server did not execute the request, so the error is final:
-// nothing is retried and IsTemporary reports false.
+// method or drop the body, one to plain http://, or too many). It is never
+// retried in the call. A 307/308 (or any redirect of a GET or HEAD without
+// a body) means the server did not execute the request: the error is final
+// and IsTemporary reports false. A 301/302/303 answering a request with a
+// body or another method (a POST) usually means the request ran
+// (RedirectError.MayHaveRun): the outcome is unknown, the error is
+// temporary and resumable with the same key.
 var ErrRedirectRefused = errors.New("redirect refused")
 
 // RedirectError says why a redirect was refused. It unwraps to
@@ -23,6 +27,10 @@ type RedirectError struct {
 	Method     string // the method of the request that was redirected
 	Target     string // the target's origin (scheme://host[:port]), "" when unknown
 	Reason     string // why it was refused, e.g. "to another origin", "not followed"
+	// MayHaveRun is true for a 301/302/303 answering a request with a body
+	// or a method other than GET and HEAD: the server usually ran it, so
+	// the operation must be resumed with its key, never run with a new one.
+	MayHaveRun bool
 }
 
 // Error says why and names the target's origin; the status is in the
@@ -37,6 +45,17 @@ func (e *RedirectError) Error() string {
 
 // Unwrap returns ErrRedirectRefused.
 func (e *RedirectError) Unwrap() error { return ErrRedirectRefused }
+
+// mayHaveRun reports whether a redirect with this status, answering a
+// request with this method and body, likely means the request ran: a
+// 301/302/303 to anything but a body-less GET or HEAD.
+func mayHaveRun(status int, method string, hasBody bool) bool {
+	switch status {
+	case http.StatusMovedPermanently, http.StatusFound, http.StatusSeeOther:
+		return hasBody || (method != http.MethodGet && method != http.MethodHead)
+	}
+	return false
+}
 
 // maxRedirects is how many same-origin hops one attempt may follow.
 const maxRedirects = 10
@@ -75,7 +94,8 @@ func (op *operation) checkRedirect(next func(*http.Request, []*http.Request) err
 		}
 		first := via[0]
 		refuse := func(reason string) error {
-			return &stopError{err: &RedirectError{StatusCode: status, Method: first.Method, Target: req.URL.Scheme + "://" + req.URL.Host, Reason: reason}}
+			return &stopError{err: &RedirectError{StatusCode: status, Method: first.Method, Target: req.URL.Scheme + "://" + req.URL.Host,
+				Reason: reason, MayHaveRun: mayHaveRun(status, first.Method, len(op.body) > 0)}}
 		}
 		c := op.c
 		switch {
@@ -107,8 +127,9 @@ func (op *operation) checkRedirect(next func(*http.Request, []*http.Request) err
 
 // unfollowed is the error of a final 3xx answer (other than a 304 to a
 // conditional request): a redirect the http.Client did not follow.
-func unfollowed(method string, resp *http.Response) *RedirectError {
-	e := &RedirectError{StatusCode: resp.StatusCode, Method: method, Reason: "not followed"}
+func unfollowed(method string, hasBody bool, resp *http.Response) *RedirectError {
+	e := &RedirectError{StatusCode: resp.StatusCode, Method: method, Reason: "not followed",
+		MayHaveRun: mayHaveRun(resp.StatusCode, method, hasBody)}
 	if resp.StatusCode == http.StatusNotModified {
 		e.Reason = "not followed: 304 answer to a request without If-None-Match or If-Modified-Since"
 	}
@@ -122,7 +143,7 @@ func unfollowed(method string, resp *http.Response) *RedirectError {
 // the http.Client sees it: net/http would put the raw Location, query
 // string included, in its error, and the failure would look like a
 // transport error worth retrying.
-func badLocation(req *http.Request, resp *http.Response) *RedirectError {
+func badLocation(req *http.Request, hasBody bool, resp *http.Response) *RedirectError {
 	switch resp.StatusCode {
 	case http.StatusMovedPermanently, http.StatusFound, http.StatusSeeOther,
 		http.StatusTemporaryRedirect, http.StatusPermanentRedirect:
@@ -134,7 +155,8 @@ func badLocation(req *http.Request, resp *http.Response) *RedirectError {
 		return nil
 	}
 	if _, err := req.URL.Parse(loc); err != nil {
-		return &RedirectError{StatusCode: resp.StatusCode, Method: req.Method, Reason: "with a Location that cannot be parsed"}
+		return &RedirectError{StatusCode: resp.StatusCode, Method: req.Method, Reason: "with a Location that cannot be parsed",
+			MayHaveRun: mayHaveRun(resp.StatusCode, req.Method, hasBody)}
 	}
 	return nil
 }

@@ -102,7 +102,10 @@ func TestRedirectToAnotherOriginIsRefused(t *testing.T) {
 }
 
 // A 301/302/303 after a POST would turn it into a body-less GET signed for
-// the original body: refused, same origin or not, and nothing is sent.
+// the original body: refused, same origin or not, and nothing is sent. But
+// such an answer usually means the POST ran (RFC 9110: a 303 points at its
+// result), so the error is temporary and resumable with the key: a new key
+// could charge twice.
 func TestRedirectChangingMethodIsRefused(t *testing.T) {
 	for _, status := range []int{http.StatusMovedPermanently, http.StatusFound, http.StatusSeeOther} {
 		log := &hopLog{}
@@ -121,10 +124,56 @@ func TestRedirectChangingMethodIsRefused(t *testing.T) {
 		require.Error(t, err)
 		assert.ErrorIs(t, err, ErrRedirectRefused, "status %d", status)
 		assert.Contains(t, err.Error(), "method")
-		assert.False(t, IsTemporary(err))
+		assert.True(t, IsTemporary(err), "the POST may have run (status %d)", status)
+		assert.True(t, IsResumable(err), "resume with the same key (status %d)", status)
+		var re *RedirectError
+		require.ErrorAs(t, err, &re)
+		assert.True(t, re.MayHaveRun)
 		assert.NotEmpty(t, KeyOf(err))
 		assert.Equal(t, 1, log.len(), "the GET is never sent (status %d)", status)
 	}
+}
+
+// A 301/302/303 to another origin after a POST is never followed nor
+// signed there, and is resumable with the key like a same-origin one: the
+// POST may have run. A 307/308 to another origin stays final (see
+// TestRedirectToAnotherOriginIsRefused).
+func TestSeeOtherAfterPostToAnotherOriginIsResumable(t *testing.T) {
+	for _, status := range []int{http.StatusMovedPermanently, http.StatusFound, http.StatusSeeOther} {
+		other := &hopLog{}
+		evil := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { other.add(r) }))
+		defer evil.Close()
+		var hits atomic.Int32
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			hits.Add(1)
+			http.Redirect(w, r, evil.URL+"/result", status)
+		}))
+		defer srv.Close()
+		sig := newBearerSigner(t)
+		c, err := NewClient(WithBaseURL(srv.URL), WithRetryPolicy(fastPolicy()), WithSigner(sig))
+		require.NoError(t, err)
+		_, err = c.Do(context.Background(), cardReq(), nil)
+		require.ErrorIs(t, err, ErrRedirectRefused, "status %d", status)
+		assert.True(t, IsResumable(err), "status %d", status)
+		assert.Zero(t, other.len())
+		assert.Equal(t, int32(1), hits.Load(), "not retried in the call")
+		assert.Equal(t, int32(1), sig.calls.Load())
+	}
+}
+
+// A GET refused a redirect to another origin stays final: nothing ran.
+func TestGetRedirectToAnotherOriginStaysFinal(t *testing.T) {
+	evil := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	defer evil.Close()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, evil.URL+"/x", http.StatusFound)
+	}))
+	defer srv.Close()
+	c, err := NewClient(WithBaseURL(srv.URL), WithRetryPolicy(fastPolicy()))
+	require.NoError(t, err)
+	_, err = c.Do(context.Background(), &Request{Operation: "charges.get", Method: http.MethodGet, Path: "/charge/1"}, nil)
+	require.ErrorIs(t, err, ErrRedirectRefused)
+	assert.False(t, IsTemporary(err))
 }
 
 // A GET may follow a same-origin 302.
@@ -197,6 +246,21 @@ func TestUnfollowedRedirectSaysWhy(t *testing.T) {
 	assert.Contains(t, err.Error(), "not followed")
 	assert.False(t, IsTemporary(err))
 	assert.NotEmpty(t, KeyOf(err))
+}
+
+// A 303 the http.Client does not follow, answering a POST, is resumable
+// with the key: the POST may have run.
+func TestUnfollowedSeeOtherAfterPostIsResumable(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "/result", http.StatusSeeOther)
+	}))
+	defer srv.Close()
+	hc := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	c, err := NewClient(WithBaseURL(srv.URL), WithRetryPolicy(fastPolicy()), WithHTTPClient(hc))
+	require.NoError(t, err)
+	_, err = c.Do(context.Background(), postReq(), nil)
+	require.ErrorIs(t, err, ErrRedirectRefused)
+	assert.True(t, IsResumable(err), "%v", err)
 }
 
 // The per-attempt transport itself never signs nor sends a request for
