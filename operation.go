@@ -181,6 +181,10 @@ func (op *operation) setPolicy() error {
 	if op.timeout <= 0 {
 		return fmt.Errorf("%w: an attempt needs a timeout: set AttemptTimeout, WithCallTimeout or the http.Client's Timeout", ErrInvalidConfig)
 	}
+	if op.key != "" && op.c.rules.Window > 0 && op.policy.KeySafetyMargin < op.timeout {
+		// The last attempt, sent just inside the window, could arrive after it.
+		return fmt.Errorf("%w: KeySafetyMargin (%s) must be at least the attempt timeout (%s)", ErrInvalidConfig, op.policy.KeySafetyMargin, op.timeout)
+	}
 	return nil
 }
 

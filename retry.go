@@ -30,7 +30,10 @@ type RetryPolicy struct {
 	MaxRetryAfter       time.Duration // cap on a server's Retry-After (> 0)
 	AttemptTimeout      time.Duration // per-attempt timeout; 0 keeps the http.Client's own Timeout
 	// KeySafetyMargin: no attempt is sent once the key is older than the
-	// provider's window minus this margin (default 1 h).
+	// provider's window minus this margin (default 1 h). It must be above
+	// 0 and at least the attempt's timeout: an attempt sent just inside
+	// the window may take that long to arrive, and one arriving after it
+	// could be executed a second time.
 	KeySafetyMargin time.Duration
 }
 
@@ -80,6 +83,10 @@ func (p RetryPolicy) Validate() error {
 		return fmt.Errorf("%w: retry policy: MaxRetryAfter must be above 0 (it caps a server's Retry-After)", ErrInvalidConfig)
 	case p.MaxElapsedTime < 0 || p.AttemptTimeout < 0 || p.KeySafetyMargin < 0:
 		return fmt.Errorf("%w: retry policy: durations must not be negative", ErrInvalidConfig)
+	case p.KeySafetyMargin == 0:
+		return fmt.Errorf("%w: retry policy: KeySafetyMargin must be above 0 (an attempt takes time to arrive)", ErrInvalidConfig)
+	case p.KeySafetyMargin < p.AttemptTimeout:
+		return fmt.Errorf("%w: retry policy: KeySafetyMargin must be at least AttemptTimeout (an attempt may take that long to arrive)", ErrInvalidConfig)
 	}
 	return nil
 }

@@ -349,6 +349,9 @@ func TestRetryPolicyValidate(t *testing.T) {
 		func(p *RetryPolicy) { p.RandomizationFactor = 2 },
 		func(p *RetryPolicy) { p.MaxRetryAfter = -1 },
 		func(p *RetryPolicy) { p.MaxRetryAfter = 0 },
+		func(p *RetryPolicy) { p.KeySafetyMargin = 0 },
+		func(p *RetryPolicy) { p.KeySafetyMargin = p.AttemptTimeout - time.Nanosecond },
+		func(p *RetryPolicy) { p.AttemptTimeout = 0; p.KeySafetyMargin = 0 },
 	}
 	for i, mutate := range bad {
 		p := DefaultRetryPolicy()
@@ -358,6 +361,41 @@ func TestRetryPolicyValidate(t *testing.T) {
 		assert.ErrorIs(t, err, ErrInvalidConfig, i)
 	}
 	assert.NoError(t, DefaultRetryPolicy().Validate())
+	assert.NoError(t, FastRetryPolicy().Validate())
+	p := DefaultRetryPolicy()
+	p.KeySafetyMargin = p.AttemptTimeout
+	assert.NoError(t, p.Validate(), "a margin of one attempt timeout is enough")
+}
+
+// An attempt sent just inside the key's window can arrive after it: the
+// margin must cover the attempt's whole timeout, whichever sets it (the
+// policy, the call or the http.Client), and a policy without one is
+// refused per call as well, before anything is sent.
+func TestKeySafetyMarginCoversTheAttemptTimeout(t *testing.T) {
+	rec := &recorder{}
+	srv := httptest.NewServer(rec)
+	defer srv.Close()
+	c, err := NewClient(WithBaseURL(srv.URL), WithRetryPolicy(fastPolicy()), WithKeyRules(A55KeyRules()))
+	require.NoError(t, err)
+	p := fastPolicy()
+	p.KeySafetyMargin = 0
+	_, err = c.Do(context.Background(), postReq(), nil, WithCallRetryPolicy(p))
+	require.ErrorIs(t, err, ErrInvalidConfig)
+	assert.Contains(t, err.Error(), "KeySafetyMargin")
+	long := fastPolicy()
+	long.KeySafetyMargin = time.Minute
+	_, err = c.Do(context.Background(), postReq(), nil, WithCallRetryPolicy(long), WithCallTimeout(2*time.Minute))
+	require.ErrorIs(t, err, ErrInvalidConfig)
+	assert.Contains(t, err.Error(), "KeySafetyMargin")
+	long.AttemptTimeout = 0
+	hc, err := NewClient(WithBaseURL(srv.URL), WithRetryPolicy(long), WithKeyRules(A55KeyRules()),
+		WithHTTPClient(&http.Client{Timeout: 2 * time.Minute}))
+	require.NoError(t, err)
+	_, err = hc.Do(context.Background(), postReq(), nil)
+	require.ErrorIs(t, err, ErrInvalidConfig)
+	assert.Empty(t, rec.seen(), "nothing was sent")
+	_, err = c.Do(context.Background(), postReq(), nil, WithCallRetryPolicy(long), WithCallTimeout(time.Second))
+	require.NoError(t, err)
 }
 
 func TestNoKeyMeansNoRetry(t *testing.T) {
