@@ -126,14 +126,12 @@ type ErrorDetail struct {
 }
 
 // Error implements error. It names the operation, kind, status, code,
-// message, cause, key and attempts, each once: a cause whose text already
-// says the kind (a *ValidationError, a *KeyError, a wrapped sentinel)
-// stands in its place, and a cause's own "provider: " prefix is dropped under a head
-// that names the provider. The whole text but the idempotency key (the
-// client's own, shown as it is when printable) passes through RedactString
-// (its control characters turned into spaces, so it cannot forge a log
-// line), so it never holds a secret, card number, CVV, token or query
-// string, even when a server echoes one.
+// message, details, cause, key and attempts, each once (see summary). The
+// whole text but the idempotency key (the client's own, shown as it is
+// when printable) passes through RedactString (its control characters
+// turned into spaces, so it cannot forge a log line), so it never holds a
+// secret, card number, CVV, token or query string, even when a server
+// echoes one.
 func (e *APIError) Error() string {
 	var b strings.Builder
 	b.WriteString("payonce: ")
@@ -145,41 +143,7 @@ func (e *APIError) Error() string {
 	} else if e.Method != "" {
 		b.WriteString(e.Method + " " + e.Path + ": ")
 	}
-	cause := ""
-	if e.Err != nil && e.Err != e.Kind {
-		cause = e.Err.Error()
-		if e.Provider != "" {
-			cause = strings.ReplaceAll(cause, e.Provider+": ", "")
-		}
-	}
-	switch {
-	case e.Kind == nil && cause != "":
-		b.WriteString(cause)
-		cause = ""
-	case e.Kind == nil:
-		b.WriteString("error")
-	case cause != "" && strings.Contains(cause, e.Kind.Error()):
-		b.WriteString(cause) // the cause says the kind itself
-		cause = ""
-	default:
-		b.WriteString(e.Kind.Error())
-	}
-	if e.StatusCode != 0 {
-		fmt.Fprintf(&b, " (HTTP %d", e.StatusCode)
-		if e.Code != "" {
-			b.WriteString(" " + e.Code)
-		}
-		b.WriteByte(')')
-	} else if e.Code != "" {
-		b.WriteString(" (" + e.Code + ")")
-	}
-	if e.Message != "" && e.Message != e.Code && !saysOnlyKind(e.Message, e.Kind) {
-		b.WriteString(": " + e.Message)
-	}
-	writeDetails(&b, e.Details)
-	if cause != "" {
-		b.WriteString(": " + cause)
-	}
+	b.WriteString(e.summary())
 	if e.Key == "" {
 		if e.Attempts > 0 {
 			fmt.Fprintf(&b, " [%d attempt(s)]", e.Attempts)
@@ -236,6 +200,55 @@ func writeDetails(b *strings.Builder, details []ErrorDetail) {
 // text ("Invalid request.", "Not found"), which the error already says.
 func saysOnlyKind(msg string, kind error) bool {
 	return kind != nil && strings.EqualFold(strings.TrimRight(strings.TrimSpace(msg), ".!"), kind.Error())
+}
+
+// summary is what went wrong, without the operation and key that Error
+// adds around it: the kind, the status and code, the message, the
+// provider's field-level details and the cause, each said once. A cause whose text already says the kind (a
+// *ValidationError, a *KeyError, a wrapped sentinel) stands in its place;
+// a status, code or message the cause already says (an error of the same
+// operation carried as a cause) or that repeats the kind is left out; a
+// cause's own "provider: " prefix is dropped under a head that names the
+// provider.
+func (e *APIError) summary() string {
+	var b strings.Builder
+	cause := ""
+	if e.Err != nil && e.Err != e.Kind {
+		cause = e.Err.Error()
+		if e.Provider != "" {
+			cause = strings.ReplaceAll(cause, e.Provider+": ", "")
+		}
+	}
+	switch {
+	case e.Kind == nil && cause != "":
+		b.WriteString(cause)
+		cause = ""
+	case e.Kind == nil:
+		b.WriteString("error")
+	case cause != "" && strings.Contains(cause, e.Kind.Error()):
+		b.WriteString(cause) // the cause says the kind itself
+		cause = ""
+	default:
+		b.WriteString(e.Kind.Error())
+	}
+	said := b.String() + cause
+	if e.StatusCode != 0 && !strings.Contains(said, fmt.Sprintf("(HTTP %d", e.StatusCode)) {
+		fmt.Fprintf(&b, " (HTTP %d", e.StatusCode)
+		if e.Code != "" {
+			b.WriteString(" " + e.Code)
+		}
+		b.WriteByte(')')
+	} else if e.StatusCode == 0 && e.Code != "" && !strings.Contains(said, e.Code) {
+		b.WriteString(" (" + e.Code + ")")
+	}
+	if e.Message != "" && e.Message != e.Code && !saysOnlyKind(e.Message, e.Kind) && !strings.Contains(said, e.Message) {
+		b.WriteString(": " + e.Message)
+	}
+	writeDetails(&b, e.Details)
+	if cause != "" {
+		b.WriteString(": " + cause)
+	}
+	return b.String()
 }
 
 // redactFields passes every text field a server fills (Code, Message,

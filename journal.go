@@ -134,10 +134,11 @@ type OutcomeUnknownError struct {
 	Entry JournalEntry
 }
 
-// Error names the reference and key, never a body.
+// Error names the reference and when its key was created, never a body;
+// the *APIError that carries it names the key.
 func (e *OutcomeUnknownError) Error() string {
-	return fmt.Sprintf("reference %q with key %s pending since %s: reconcile it with the provider",
-		e.Entry.Reference, e.Entry.Key, e.Entry.KeyCreated.UTC().Format(time.RFC3339))
+	return fmt.Sprintf("reference %q pending since %s, its key too old to send again",
+		e.Entry.Reference, e.Entry.KeyCreated.UTC().Format(time.RFC3339))
 }
 
 // JournalWriteError is the Err of an *APIError whose Kind is ErrJournal
@@ -153,7 +154,10 @@ type JournalWriteError struct {
 // Error says that the outcome is recorded only in this error.
 func (e *JournalWriteError) Error() string {
 	o := "succeeded"
-	if e.Outcome != nil {
+	if ae, ok := e.Outcome.(*APIError); ok {
+		// The APIError that carries this one names the operation and key.
+		o = "failed: " + ae.summary()
+	} else if e.Outcome != nil {
 		o = "failed: " + e.Outcome.Error()
 	}
 	return "operation ran and " + o + "; the journal could not record it (outcome recorded only in this error): " + RedactString(e.Err.Error())

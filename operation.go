@@ -700,11 +700,14 @@ func stopKind(err error) error {
 // cleanTransportError drops the *url.Error wrapper, whose text holds the
 // full URL with its query string.
 func cleanTransportError(err error) error {
+	var stop *stopError
 	var ue *url.Error
 	if errors.As(err, &ue) {
+		if errors.As(ue.Err, &stop) {
+			return stop.err // the client's own stop: the method adds nothing
+		}
 		return fmt.Errorf("%s: %w", strings.ToLower(ue.Op), ue.Err)
 	}
-	var stop *stopError
 	if errors.As(err, &stop) {
 		return stop.err
 	}
