@@ -406,7 +406,7 @@ func KindForCode(code string) error {
 	case "PROCESSING_ERROR", "TIMEOUT":
 		return ErrChargeFailed
 	case "CURRENCY_NOT_SUPPORTED", "AMOUNT_INVALID", "VALIDATION_ERROR", "INVALID_REQUEST",
-		"openapi_invalid_request", "openapi_invalid_json", "openapi_method_not_allowed", "openapi_body_too_large",
+		"openapi_invalid_request", "openapi_invalid_json", "INVALID_JSON", "openapi_method_not_allowed", "openapi_body_too_large",
 		"METHOD_NOT_ALLOWED", "PAYLOAD_TOO_LARGE":
 		return ErrInvalidRequest
 	case "CANCEL_NOT_ALLOWED", "CAPTURE_NOT_ALLOWED", "REFUND_NOT_ALLOWED", "REFUND_EXCEEDS_AMOUNT",

@@ -31,13 +31,16 @@ const (
 	ProblemBodyTooLarge             // 413
 	ProblemRateLimited              // 429
 	ProblemInternal                 // 5xx
+	// ProblemDuplicateKey: a JSON body holds an object key twice (compared
+	// case-insensitively, at any depth); 400, before anything runs.
+	ProblemDuplicateKey
 )
 
 // Status returns the HTTP status of a problem (503 for ProblemInternal).
 func (p Problem) Status() int {
 	switch p {
 	case ProblemKeyRequired, ProblemKeyTooShort, ProblemKeyTooLong, ProblemKeyInvalidChars,
-		ProblemMalformedJSON, ProblemInvalidRequest:
+		ProblemMalformedJSON, ProblemInvalidRequest, ProblemDuplicateKey:
 		return http.StatusBadRequest
 	case ProblemKeyConflict, ProblemAnswerNotKept:
 		return http.StatusConflict
@@ -228,6 +231,12 @@ func (h *providerHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 
+	if duplicateKey(body) {
+		// Refused before the fingerprint or the handler sees it: they would
+		// read the two keys differently.
+		h.write(w, req, h.b.Problem(ProblemDuplicateKey, 0, "duplicate object key"), false)
+		return
+	}
 	if fault != nil && fault.Kind == Delay {
 		att.Fault = Delay
 	}

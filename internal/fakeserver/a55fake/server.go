@@ -205,6 +205,8 @@ func problemCode(p fakeserver.Problem) (code, msg string) {
 		return "IDEMPOTENCY_KEY_ANSWER_NOT_KEPT", "Idempotency-Key already executed; the answer is no longer kept"
 	case fakeserver.ProblemMalformedJSON:
 		return "INVALID_REQUEST", "malformed JSON body"
+	case fakeserver.ProblemDuplicateKey:
+		return "INVALID_JSON", "invalid JSON body"
 	case fakeserver.ProblemInvalidRequest:
 		return "VALIDATION_ERROR", "invalid request"
 	case fakeserver.ProblemUnauthorized:

@@ -208,7 +208,7 @@ func problemKey(p fakeserver.Problem) (key, msg string) {
 		return "openapi_idempotency_key_conflict", "Idempotency-Key 冲突"
 	case fakeserver.ProblemAnswerNotKept:
 		return "openapi_idempotency_answer_not_kept", "该 Idempotency-Key 已执行，响应未保存"
-	case fakeserver.ProblemMalformedJSON:
+	case fakeserver.ProblemMalformedJSON, fakeserver.ProblemDuplicateKey:
 		return "openapi_invalid_json", "请求体不是合法的 JSON"
 	case fakeserver.ProblemInvalidRequest:
 		return "openapi_invalid_request", "请求参数错误"
