@@ -179,7 +179,8 @@ func TestJournalRowPathHoldsNoSecret(t *testing.T) {
 	c := journalClient(t, s, j, newClock())
 	for i, p := range []string{"/charge/?access_token=tok_in_path_1", "/cards/4111111111111111/charge", "/charge;cvv=987"} {
 		req := &payonce.Request{Operation: "charges.create", Method: http.MethodPost, Path: p, Body: map[string]string{"amount": "1.00"}, Keyed: true}
-		_, _ = c.Do(t.Context(), req, nil, payonce.WithReference(fmt.Sprintf("path-%d", i)))
+		// A fixed key: a random UUID may itself hold the digits "987".
+		_, _ = c.Do(t.Context(), req, nil, payonce.WithReference(fmt.Sprintf("path-%d", i)), payonce.WithIdempotencyKey(fmt.Sprintf("path-key-%04d-abcdef", i)))
 		e, err := j.Get(t.Context(), "a55:client-1", fmt.Sprintf("path-%d", i))
 		require.NoError(t, err)
 		row := rowText(t, e)
@@ -199,7 +200,8 @@ func TestJournalRowRequestIDHoldsNoSecret(t *testing.T) {
 		})
 		j := journal.NewMemory()
 		c := journalClient(t, s, j, newClock())
-		_, err := c.Do(t.Context(), chargeReq("1.00"), nil, payonce.WithReference(fmt.Sprintf("rid-%d", i)))
+		// A fixed key: a random UUID may itself hold the digits "987".
+		_, err := c.Do(t.Context(), chargeReq("1.00"), nil, payonce.WithReference(fmt.Sprintf("rid-%d", i)), payonce.WithIdempotencyKey(fmt.Sprintf("rid-key-%04d-abcdef", i)))
 		require.NoError(t, err)
 		e, err := j.Get(t.Context(), "a55:client-1", fmt.Sprintf("rid-%d", i))
 		require.NoError(t, err)
