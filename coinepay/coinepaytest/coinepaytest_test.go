@@ -161,7 +161,7 @@ func TestConcurrentSameKeyDifferentBodyConflictsInFlight(t *testing.T) {
 	require.NoError(t, s.AddFault(coinepaytest.Rule{Fault: coinepaytest.FaultDelay, Delay: 200 * time.Millisecond, Count: 1}))
 	done := make(chan answer)
 	go func() { done <- apply(t, s, "key-if", applyBody) }()
-	require.Eventually(t, func() bool { return len(s.Requests()) == 0 && inFlight(s) }, time.Second, time.Millisecond)
+	require.Eventually(t, func() bool { return len(s.Requests()) == 0 && inFlight(s) }, 10*time.Second, time.Millisecond)
 	b := apply(t, s, "key-if", `{"header_id":"h9","package_id":"p9"}`)
 	a := <-done
 	// Whichever request reached the store first runs (the delayed one,
