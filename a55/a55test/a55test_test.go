@@ -17,6 +17,7 @@ import (
 
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/a55/a55test"
+	"github.com/payonce/payonce/internal/admintest"
 )
 
 // seedCharge is the example payload of A55's idempotency guide, byte for byte.
@@ -172,7 +173,7 @@ func TestConcurrentSameKeyDifferentBody(t *testing.T) {
 	go func() { done <- charge(t, s, key1, seedCharge) }()
 	// The first request is held by the delay (its fault fired), not
 	// merely started after a sleep a loaded machine can outrun.
-	require.Eventually(t, func() bool { return faultsFired(s) == 1 }, 10*time.Second, time.Millisecond)
+	require.Eventually(t, func() bool { fired, _ := admintest.FaultsFired(s.URL); return fired == 1 }, 10*time.Second, time.Millisecond)
 	b := charge(t, s, key1, strings.Replace(seedCharge, "100.00", "5.00", 1))
 	a := <-done
 	// The delayed request runs (in the rare case where the second one
@@ -184,27 +185,6 @@ func TestConcurrentSameKeyDifferentBody(t *testing.T) {
 	assert.Equal(t, 409, b.Status)
 	assert.Equal(t, 200, a.Status)
 	assert.Equal(t, 1, s.Ledger().Count(key1))
-}
-
-// faultsFired reads how many times the fake's fault rules fired, from its
-// admin API.
-func faultsFired(s *a55test.Server) int {
-	resp, err := http.Get(s.URL + "/_fakepay/faults")
-	if err != nil {
-		return 0
-	}
-	defer resp.Body.Close()
-	var out struct {
-		Rules []struct {
-			Fired int `json:"fired"`
-		} `json:"rules"`
-	}
-	_ = json.NewDecoder(resp.Body).Decode(&out)
-	n := 0
-	for _, r := range out.Rules {
-		n += r.Fired
-	}
-	return n
 }
 
 func TestOnly2xxStored(t *testing.T) {

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/payonce/payonce"
+	"github.com/payonce/payonce/internal/admintest"
 )
 
 const seedCharge = `{
@@ -117,17 +118,8 @@ func TestRunServesBothAPIs(t *testing.T) {
 	// Cancelled once the request hangs (its fault fired), not after a
 	// sleep a loaded machine can outlast before the request arrives.
 	require.Eventually(t, func() bool {
-		fr, err := http.Get(base + "/_fakepay/faults")
-		if err != nil {
-			return false
-		}
-		defer fr.Body.Close()
-		var out struct {
-			Rules []struct {
-				Fired int `json:"fired"`
-			} `json:"rules"`
-		}
-		return json.NewDecoder(fr.Body).Decode(&out) == nil && len(out.Rules) == 1 && out.Rules[0].Fired == 1
+		fired, rules := admintest.FaultsFired(base)
+		return rules == 1 && fired == 1
 	}, 10*time.Second, time.Millisecond)
 	cancel()
 	select {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/coinepay/coinepaytest"
+	"github.com/payonce/payonce/internal/admintest"
 )
 
 type envelope struct {
@@ -178,18 +179,8 @@ func TestConcurrentSameKeyDifferentBodyConflictsInFlight(t *testing.T) {
 // inFlight reports whether the delayed first request has been picked by its
 // fault rule (it is then in flight).
 func inFlight(s *coinepaytest.Server) bool {
-	resp, err := http.Get(s.URL + "/_fakepay/faults")
-	if err != nil {
-		return false
-	}
-	defer resp.Body.Close()
-	var out struct {
-		Rules []struct {
-			Fired int `json:"fired"`
-		} `json:"rules"`
-	}
-	_ = json.NewDecoder(resp.Body).Decode(&out)
-	return len(out.Rules) == 1 && out.Rules[0].Fired == 1
+	fired, rules := admintest.FaultsFired(s.URL)
+	return rules == 1 && fired == 1
 }
 
 func TestInsufficientBalanceNotStored(t *testing.T) {

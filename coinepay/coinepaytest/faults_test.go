@@ -15,6 +15,7 @@ import (
 
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/coinepay/coinepaytest"
+	"github.com/payonce/payonce/internal/admintest"
 )
 
 // try sends one signed attempt on a fresh connection (so net/http never
@@ -156,22 +157,8 @@ func hangFired(s *coinepaytest.Server) bool {
 }
 
 func inFlightCount(s *coinepaytest.Server) int {
-	resp, err := http.Get(s.URL + "/_fakepay/faults")
-	if err != nil {
-		return 0
-	}
-	defer resp.Body.Close()
-	var out struct {
-		Rules []struct {
-			Fired int `json:"fired"`
-		} `json:"rules"`
-	}
-	_ = json.NewDecoder(resp.Body).Decode(&out)
-	n := 0
-	for _, r := range out.Rules {
-		n += r.Fired
-	}
-	return n
+	fired, _ := admintest.FaultsFired(s.URL)
+	return fired
 }
 
 func TestFaultRuleValidation(t *testing.T) {
