@@ -31,9 +31,11 @@ func TestCallOptionsApplyToOneCall(t *testing.T) {
 
 	slow := httptest.NewServer(hangFirst())
 	defer slow.Close()
-	c, err = NewClient(WithBaseURL(slow.URL), WithRetryPolicy(fastPolicy()))
+	slowPolicy := fastPolicy()
+	slowPolicy.AttemptTimeout = generousAttemptTimeout // only the call's timeout can end the hang
+	c, err = NewClient(WithBaseURL(slow.URL), WithRetryPolicy(slowPolicy))
 	require.NoError(t, err)
-	meta, err := c.Do(context.Background(), postReq(), nil, WithCallTimeout(750*time.Millisecond))
+	meta, err := c.Do(context.Background(), postReq(), nil, WithCallTimeout(hangTimeout))
 	require.NoError(t, err)
 	assert.Equal(t, 2, meta.Attempts, "the first attempt timed out after the call's timeout")
 }

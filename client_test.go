@@ -19,7 +19,16 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func fastPolicy() RetryPolicy { return FastRetryPolicy() }
+// fastPolicy is FastRetryPolicy with a generous attempt timeout: the
+// root tests count attempts, and on a loaded -race machine an attempt can
+// outlast FastRetryPolicy's 2 s (100 concurrent operations on one core;
+// the process's first certificate check) and be retried, rightly. Tests
+// about the attempt timeout set their own.
+func fastPolicy() RetryPolicy {
+	p := FastRetryPolicy()
+	p.AttemptTimeout = generousAttemptTimeout
+	return p
+}
 
 type seen struct {
 	Key, Nonce, Timestamp, Signature string

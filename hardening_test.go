@@ -105,8 +105,11 @@ func TestAttemptWithoutTimeoutIsRefused(t *testing.T) {
 func TestLimiterWaitIsOutsideTheAttemptTimeout(t *testing.T) {
 	rec := &recorder{}
 	p := fastPolicy()
-	p.AttemptTimeout = 20 * time.Millisecond
-	lim := rate.NewLimiter(rate.Every(150*time.Millisecond), 1)
+	// The second call waits 3 s for the limiter, longer than the 2 s
+	// attempt timeout, which still leaves an attempt on a loaded machine
+	// ample time for a loopback answer.
+	p.AttemptTimeout = 2 * time.Second
+	lim := rate.NewLimiter(rate.Every(3*time.Second), 1)
 	c := setup(t, rec, WithRetryPolicy(p), WithLimiter(lim))
 	for range 2 {
 		meta, err := c.Do(context.Background(), postReq(), nil)
@@ -160,7 +163,12 @@ func TestOversizedSuccessIsTemporary(t *testing.T) {
 		_, _ = io.WriteString(w, `"}`)
 	}))
 	defer srv.Close()
-	c, err := NewClient(WithBaseURL(srv.URL), WithRetryPolicy(fastPolicy()))
+	// 17 MiB through a loaded -race run can take longer than
+	// FastRetryPolicy's 2 s: a timed-out read is rightly retried, which
+	// is not what this test is about.
+	p := fastPolicy()
+	p.AttemptTimeout = generousAttemptTimeout
+	c, err := NewClient(WithBaseURL(srv.URL), WithRetryPolicy(p))
 	require.NoError(t, err)
 	_, err = c.Do(context.Background(), postReq(), nil)
 	require.Error(t, err)

@@ -122,15 +122,23 @@ func cutShort(w http.ResponseWriter) {
 	_ = conn.Close()
 }
 
+// hangTimeout is the attempt timeout of tests against hangFirst: it ends
+// the hung first attempt and leaves the second ample time to be answered
+// on a loaded machine.
+const hangTimeout = 3 * time.Second
+
 // hangFirst is a handler that leaves the first request without an answer
 // (until the client gives up on it) and answers the others with {}.
 func hangFirst() http.Handler {
 	var n atomic.Int32
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if n.Add(1) == 1 {
+			// net/http notices a client that hangs up (and cancels the
+			// request's context) only once the body has been read.
+			_, _ = io.Copy(io.Discard, r.Body)
 			select {
 			case <-r.Context().Done():
-			case <-time.After(10 * time.Second):
+			case <-time.After(time.Minute):
 			}
 			return
 		}
@@ -161,9 +169,10 @@ func TestPerAttemptTimeoutIsRetried(t *testing.T) {
 	srv := httptest.NewServer(hangFirst())
 	defer srv.Close()
 	p := fastPolicy()
-	// Long enough for a loaded -race run to answer the second attempt,
-	// far shorter than the first attempt's 10 s hang.
-	p.AttemptTimeout = 750 * time.Millisecond
+	// Long enough for a loaded -race run to answer the second attempt
+	// (a loopback answer takes milliseconds), far shorter than the first
+	// attempt's one-minute hang.
+	p.AttemptTimeout = hangTimeout
 	c, err := NewClient(WithBaseURL(srv.URL), WithRetryPolicy(p))
 	require.NoError(t, err)
 	meta, err := c.Do(context.Background(), postReq(), nil)
@@ -175,7 +184,13 @@ func TestTLSCertificateErrorsAreNotRetried(t *testing.T) {
 	var n atomic.Int32
 	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { n.Add(1) }))
 	defer srv.Close()
-	c, err := NewClient(WithBaseURL(srv.URL), WithRetryPolicy(fastPolicy())) // default client does not trust the test CA
+	// The first certificate check in a process loads the system roots
+	// once; in a loaded -race run that can outlast FastRetryPolicy's 2 s
+	// attempt timeout, and a timed-out handshake is rightly retried. The
+	// point here is the certificate error alone.
+	p := fastPolicy()
+	p.AttemptTimeout = generousAttemptTimeout
+	c, err := NewClient(WithBaseURL(srv.URL), WithRetryPolicy(p)) // default client does not trust the test CA
 	require.NoError(t, err)
 	meta, err := c.Do(context.Background(), postReq(), nil)
 	require.Error(t, err)
@@ -183,21 +198,25 @@ func TestTLSCertificateErrorsAreNotRetried(t *testing.T) {
 	assert.NotErrorIs(t, err, ErrRetriesExhausted)
 	assert.Equal(t, 1, meta.Attempts)
 	assert.NotEmpty(t, KeyOf(err))
+	assert.Zero(t, n.Load())
 }
 
 func TestCancelDuringWaitReturnsAtOnce(t *testing.T) {
 	rec := &recorder{statuses: []int{429}, header: http.Header{"Retry-After": {"30"}}}
 	p := fastPolicy()
 	p.MaxRetryAfter = time.Minute
-	c := setup(t, rec, WithRetryPolicy(p))
+	p.AttemptTimeout = generousAttemptTimeout
 	ctx, cancel := context.WithCancel(context.Background())
-	time.AfterFunc(50*time.Millisecond, cancel)
-	start := time.Now()
+	var cancelled time.Time
+	// Cancelled when the 30 s wait begins, not on a timer that a loaded
+	// machine could fire before the first answer arrives.
+	c := setup(t, rec, WithRetryPolicy(p), WithLogger(onRetry(func() { cancelled = time.Now(); cancel() })))
 	_, err := c.Do(ctx, postReq(), nil)
-	elapsed := time.Since(start)
+	elapsed := time.Since(cancelled)
 	require.Error(t, err)
 	assert.ErrorIs(t, err, context.Canceled)
-	assert.Less(t, elapsed, 500*time.Millisecond)
+	require.False(t, cancelled.IsZero(), "cancelled during the wait")
+	assert.Less(t, elapsed, 3*time.Second, "a tenth of the 30 s Retry-After it would otherwise wait")
 	assert.NotEmpty(t, KeyOf(err))
 	assert.Len(t, rec.seen(), 1)
 }
@@ -231,7 +250,7 @@ func TestRetryAfterHonouredAndCapped(t *testing.T) {
 	t.Run("capped", func(t *testing.T) {
 		d := gap(t, 40*time.Millisecond, "60")
 		assert.GreaterOrEqual(t, d, 40*time.Millisecond)
-		assert.Less(t, d, time.Second)
+		assert.Less(t, d, 6*time.Second, "a tenth of the 60 s asked for")
 	})
 	t.Run("honoured", func(t *testing.T) {
 		d := gap(t, 5*time.Second, "1")

@@ -21,6 +21,7 @@ import (
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/coinepay"
 	"github.com/payonce/payonce/coinepay/coinepaytest"
+	"github.com/payonce/payonce/internal/logtest"
 )
 
 var applyReq = &coinepay.ApplyRequest{HeaderID: "hdr_1", PackageID: "pkg_basic"}
@@ -217,16 +218,24 @@ func TestConflictNotRetried(t *testing.T) {
 }
 
 func TestRateLimitAndServerErrorsRetried(t *testing.T) {
-	srv, c := newFake(t)
+	log, logger := logtest.New()
+	srv, c := newFake(t, payonce.WithLogger(logger))
 	addFault(t, srv, coinepaytest.Rule{Fault: coinepaytest.FaultRateLimit, Path: coinepay.PathCardApply, Count: 1, RetryAfter: 1})
 	addFault(t, srv, coinepaytest.Rule{Fault: coinepaytest.FaultErrorBeforeCommit, Path: coinepay.PathCardApply, Count: 1, Status: 502})
 	addFault(t, srv, coinepaytest.Rule{Fault: coinepaytest.FaultResetBeforeRead, Path: coinepay.PathCardApply, Count: 1})
-	start := time.Now()
 	res, err := c.Cards.Apply(context.Background(), applyReq)
 	require.NoError(t, err)
 	assert.Equal(t, 4, res.Meta.Attempts)
 	assert.False(t, res.Meta.Replayed)
-	assert.Less(t, time.Since(start), time.Second, "Retry-After capped by MaxRetryAfter")
+	// The waits the client chose, read from its log rather than timed: a
+	// loaded machine cannot make them look longer.
+	waits := log.RetryWaits(t)
+	require.Len(t, waits, 3)
+	capped := payonce.FastRetryPolicy().MaxRetryAfter
+	assert.Contains(t, waits, capped, "the 1 s Retry-After capped by MaxRetryAfter")
+	for _, w := range waits {
+		assert.LessOrEqual(t, w, capped)
+	}
 	assert.Equal(t, 1, srv.Ledger().Len())
 }
 

@@ -17,6 +17,7 @@ import (
 
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/a55/a55test"
+	"github.com/payonce/payonce/internal/admintest"
 )
 
 // seedCharge is the example payload of A55's idempotency guide, byte for byte.
@@ -170,10 +171,19 @@ func TestConcurrentSameKeyDifferentBody(t *testing.T) {
 	require.NoError(t, s.AddFault(a55test.Rule{Fault: a55test.FaultDelay, Delay: 200 * time.Millisecond, Count: 1}))
 	done := make(chan answer)
 	go func() { done <- charge(t, s, key1, seedCharge) }()
-	time.Sleep(50 * time.Millisecond)
+	// The first request is held by the delay (its fault fired), not
+	// merely started after a sleep a loaded machine can outrun.
+	require.Eventually(t, func() bool { fired, _ := admintest.FaultsFired(s.URL); return fired == 1 }, 10*time.Second, time.Millisecond)
 	b := charge(t, s, key1, strings.Replace(seedCharge, "100.00", "5.00", 1))
+	a := <-done
+	// The delayed request runs (in the rare case where the second one
+	// reached the store between the fault and the store, they swap
+	// roles); the other, same key and another body, gets 409.
+	if a.Status == 409 {
+		a, b = b, a
+	}
 	assert.Equal(t, 409, b.Status)
-	assert.Equal(t, 200, (<-done).Status)
+	assert.Equal(t, 200, a.Status)
 	assert.Equal(t, 1, s.Ledger().Count(key1))
 }
 

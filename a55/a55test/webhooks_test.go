@@ -180,7 +180,10 @@ func TestWebhookClientErrorIsNotRetried(t *testing.T) {
 }
 
 func TestWebhookTimeoutAndRefusedConnectionAreRetried(t *testing.T) {
-	srv, c := fixedServer(t, a55test.WithWebhookTimeout(50*time.Millisecond))
+	// The slow receiver never answers, so any timeout reads "timeout";
+	// 1 s leaves the refused dial ample time to be reported as refused
+	// on a loaded machine.
+	srv, c := fixedServer(t, a55test.WithWebhookTimeout(time.Second))
 	release := make(chan struct{})
 	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		select {

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/payonce/payonce"
+	"github.com/payonce/payonce/internal/admintest"
 )
 
 const seedCharge = `{
@@ -114,7 +115,12 @@ func TestRunServesBothAPIs(t *testing.T) {
 			r.Body.Close()
 		}
 	}()
-	time.Sleep(20 * time.Millisecond)
+	// Cancelled once the request hangs (its fault fired), not after a
+	// sleep a loaded machine can outlast before the request arrives.
+	require.Eventually(t, func() bool {
+		fired, rules := admintest.FaultsFired(base)
+		return rules == 1 && fired == 1
+	}, 10*time.Second, time.Millisecond)
 	cancel()
 	select {
 	case err := <-errc:

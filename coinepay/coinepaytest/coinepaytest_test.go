@@ -16,6 +16,7 @@ import (
 
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/coinepay/coinepaytest"
+	"github.com/payonce/payonce/internal/admintest"
 )
 
 type envelope struct {
@@ -161,7 +162,7 @@ func TestConcurrentSameKeyDifferentBodyConflictsInFlight(t *testing.T) {
 	require.NoError(t, s.AddFault(coinepaytest.Rule{Fault: coinepaytest.FaultDelay, Delay: 200 * time.Millisecond, Count: 1}))
 	done := make(chan answer)
 	go func() { done <- apply(t, s, "key-if", applyBody) }()
-	require.Eventually(t, func() bool { return len(s.Requests()) == 0 && inFlight(s) }, time.Second, time.Millisecond)
+	require.Eventually(t, func() bool { return len(s.Requests()) == 0 && inFlight(s) }, 10*time.Second, time.Millisecond)
 	b := apply(t, s, "key-if", `{"header_id":"h9","package_id":"p9"}`)
 	a := <-done
 	// Whichever request reached the store first runs (the delayed one,
@@ -178,18 +179,8 @@ func TestConcurrentSameKeyDifferentBodyConflictsInFlight(t *testing.T) {
 // inFlight reports whether the delayed first request has been picked by its
 // fault rule (it is then in flight).
 func inFlight(s *coinepaytest.Server) bool {
-	resp, err := http.Get(s.URL + "/_fakepay/faults")
-	if err != nil {
-		return false
-	}
-	defer resp.Body.Close()
-	var out struct {
-		Rules []struct {
-			Fired int `json:"fired"`
-		} `json:"rules"`
-	}
-	_ = json.NewDecoder(resp.Body).Decode(&out)
-	return len(out.Rules) == 1 && out.Rules[0].Fired == 1
+	fired, rules := admintest.FaultsFired(s.URL)
+	return rules == 1 && fired == 1
 }
 
 func TestInsufficientBalanceNotStored(t *testing.T) {

@@ -27,6 +27,13 @@ func testConfig(n int) Config {
 	cfg.Operations = n
 	cfg.Concurrency = 16
 	cfg.Seed = 42
+	// Under -race on a loaded machine an attempt can outlast the
+	// default 2 s and be retried, which adds an attempt the tests that
+	// compare counts (same seed, same faults; one attempt per submission
+	// without faults) do not expect. The injected faults do not rely on
+	// timeouts: a delay fault holds a request 2 ms.
+	cfg.Retry.AttemptTimeout = time.Minute
+	cfg.Retry.MaxElapsedTime = 2 * time.Minute
 	return cfg
 }
 

@@ -99,7 +99,7 @@ func TestStoreInFlight(t *testing.T) {
 	outcomes := make([]Outcome, 6)
 	wg.Add(1)
 	go func() { defer wg.Done(); results[0], outcomes[0], _ = s.Do(ctx, "c", "k", fp, exec) }()
-	require.Eventually(t, func() bool { return runs.Load() == 1 }, time.Second, time.Millisecond)
+	require.Eventually(t, func() bool { return runs.Load() == 1 }, 10*time.Second, time.Millisecond)
 	for i := 1; i < 6; i++ {
 		wg.Add(1)
 		go func() { defer wg.Done(); results[i], outcomes[i], _ = s.Do(ctx, "c", "k", fp, exec) }()
@@ -133,8 +133,11 @@ func TestStoreInFlightFailureIsShared(t *testing.T) {
 	go s.Do(ctx, "c", "k", fp, func() Response { close(started); <-release; return Response{Status: 400, Body: []byte("no")} })
 	<-started
 	done := make(chan Outcome)
-	go func() { _, out, _ := s.Do(ctx, "c", "k", fp, ok200("yes")); done <- out }()
-	time.Sleep(5 * time.Millisecond)
+	// Released once the second request waits on the first (it asks its
+	// context for Done only there), not after a sleep it can outlast.
+	waiting := &doneSpy{Context: ctx, called: make(chan struct{})}
+	go func() { _, out, _ := s.Do(waiting, "c", "k", fp, ok200("yes")); done <- out }()
+	<-waiting.called
 	close(release)
 	assert.Equal(t, Shared, <-done)
 	_, out, _ := s.Do(ctx, "c", "k", fp, ok200("yes"))
@@ -281,4 +284,17 @@ func TestEngineStatsAndAdmin(t *testing.T) {
 	assert.Equal(t, Stats{Requests: 1, Executed: 1, Replayed: 1, Conflicts: 1, Faults: 1}, e.Stats())
 	e.Reset()
 	assert.Equal(t, Stats{}, e.Stats())
+}
+
+// doneSpy is a context that reports the first call of its Done method: a
+// request waiting on one in flight selects on it.
+type doneSpy struct {
+	context.Context
+	once   sync.Once
+	called chan struct{}
+}
+
+func (c *doneSpy) Done() <-chan struct{} {
+	c.once.Do(func() { close(c.called) })
+	return c.Context.Done()
 }
