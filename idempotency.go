@@ -67,8 +67,9 @@ func (e *KeyError) Error() string {
 }
 
 // Unwrap returns the sentinel (ErrKeyRequired, ErrKeyTooShort,
-// ErrKeyTooLong or ErrKeyInvalidChars).
-func (e *KeyError) Unwrap() error { return e.Err }
+// ErrKeyTooLong or ErrKeyInvalidChars) and ErrInvalidRequest: a key the
+// client refuses is a refusal of input like any other.
+func (e *KeyError) Unwrap() []error { return []error{e.Err, ErrInvalidRequest} }
 
 // Validate checks key against the rules. It returns nil or a *KeyError.
 // An empty key is an error only when Required is set.
