@@ -2,6 +2,7 @@ package a55test
 
 import (
 	"encoding/json"
+	"fmt"
 	"time"
 
 	"github.com/payonce/payonce/a55"
@@ -57,6 +58,13 @@ type WebhookDelivery struct {
 	Attempts    []WebhookAttempt `json:"attempts"`
 	NextAttempt time.Time        `json:"next_attempt,omitzero"` // when pending, on the fake clock
 	Body        json.RawMessage  `json:"body"`                  // the signed JSON body, the same on every attempt
+}
+
+// String prints the delivery with %v and %+v field by field, its body as
+// text rather than a list of byte values.
+func (d WebhookDelivery) String() string {
+	return fmt.Sprintf("{ID:%s ChargeUUID:%s Status:%s URL:%s State:%s Attempts:%+v NextAttempt:%s Body:%s}",
+		d.ID, d.ChargeUUID, d.Status, d.URL, d.State, d.Attempts, d.NextAttempt.Format(time.RFC3339Nano), d.Body)
 }
 
 func webhookDeliveries(in []a55fake.WebhookDelivery) []WebhookDelivery {
