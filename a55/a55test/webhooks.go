@@ -100,9 +100,15 @@ func WithWebhookSecret(secret string) Option {
 }
 
 // WithWebhookTimeout sets how long one delivery attempt may take before it
-// counts as a timeout and is retried (default 30 s).
+// counts as a timeout and is retried (default 30 s). A timeout of 0 or
+// less is refused (NewServer panics, New fails the test).
 func WithWebhookTimeout(d time.Duration) Option {
-	return func(c *config) { c.fake.WebhookTimeout = d }
+	return func(c *config) {
+		if d <= 0 {
+			c.refuse(fmt.Sprintf("WithWebhookTimeout(%v)", d), "want a timeout above 0")
+		}
+		c.fake.WebhookTimeout = d
+	}
 }
 
 // WithWebhookAnyHost lets the fake deliver webhooks to non-loopback hosts.
