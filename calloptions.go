@@ -60,7 +60,7 @@ func WithHeader(name, value string) CallOption {
 // fail keeps the first invalid option's error.
 func (o *callOptions) fail(err error) {
 	if o.err == nil {
-		o.err = err
+		o.err = &callOptionError{err: err}
 	}
 }
 
@@ -115,3 +115,13 @@ func isTokenChar(c byte) bool {
 	}
 	return false
 }
+
+// callOptionError is a refused call option: it reads and unwraps as the
+// refusal itself (ErrInvalidConfig for a policy or timeout, a
+// *ValidationError for a header) and also matches ErrInvalidRequest, as
+// every refusal of input before sending does; the kind stays the specific
+// one.
+type callOptionError struct{ err error }
+
+func (e *callOptionError) Error() string   { return e.err.Error() }
+func (e *callOptionError) Unwrap() []error { return []error{e.err, ErrInvalidRequest} }

@@ -103,6 +103,10 @@ func TestBadCallOptionsAreRefusedBeforeSending(t *testing.T) {
 		meta, err := c.Do(context.Background(), postReq(), nil, WithIdempotencyKey("order-1234567890"), tc.opt)
 		require.Error(t, err)
 		assert.ErrorIs(t, err, tc.kind, "%v", err)
+		assert.ErrorIs(t, err, ErrInvalidRequest, "a refused call option is a refusal of input: %v", err)
+		var ae *APIError
+		require.ErrorAs(t, err, &ae)
+		assert.Equal(t, tc.kind == ErrInvalidConfig, ae.Kind == ErrInvalidConfig, "the kind stays the specific one")
 		assert.NotContains(t, err.Error(), "SECRETVALUE")
 		assert.NotContains(t, err.Error(), "\n")
 		assert.Equal(t, "order-1234567890", KeyOf(err))

@@ -148,14 +148,35 @@ func WithLogger(l *slog.Logger) Option {
 	}
 }
 
-// WithUserAgent sets the User-Agent header.
+// maxUserAgent and maxProvider bound WithUserAgent and WithProvider.
+const (
+	maxUserAgent = 1024
+	maxProvider  = 64
+)
+
+// WithUserAgent sets the User-Agent header. One with a control character
+// (it would forge a header) or longer than 1024 bytes is refused
+// (ErrInvalidConfig).
 func WithUserAgent(ua string) Option {
-	return func(c *Client) error { c.userAgent = ua; return nil }
+	return func(c *Client) error {
+		if len(ua) > maxUserAgent || !printable(ua) {
+			return fmt.Errorf("%w: user agent must be printable and at most %d bytes", ErrInvalidConfig, maxUserAgent)
+		}
+		c.userAgent = ua
+		return nil
+	}
 }
 
-// WithProvider names the provider in errors and logs.
+// WithProvider names the provider in errors and logs. A name with a
+// control character or longer than 64 bytes is refused (ErrInvalidConfig).
 func WithProvider(name string) Option {
-	return func(c *Client) error { c.provider = name; return nil }
+	return func(c *Client) error {
+		if len(name) > maxProvider || !printable(name) {
+			return fmt.Errorf("%w: provider name must be printable and at most %d bytes", ErrInvalidConfig, maxProvider)
+		}
+		c.provider = name
+		return nil
+	}
 }
 
 // WithClock sets the clock the key-age guard reads (tests).

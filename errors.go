@@ -442,25 +442,39 @@ func KindForStatus(status int) error {
 }
 
 // ValidationError reports input refused by the client before anything was
-// sent: a bad amount, card, currency or request field. It unwraps to
-// ErrInvalidAmount, ErrInvalidCard or ErrInvalidRequest.
+// sent: a bad amount, card, currency or request field. Its sentinel is
+// ErrInvalidAmount, ErrInvalidCard or ErrInvalidRequest, and it always
+// matches ErrInvalidRequest too: errors.Is(err, ErrInvalidRequest) catches
+// every refusal of input, errors.Is(err, ErrInvalidCard) the specific kind.
 type ValidationError struct {
 	Field  string // the JSON field, e.g. "card.number"
 	Reason string // what is wrong, never the value itself
 	Err    error  // the sentinel
 }
 
-// Error names the sentinel, the field and the reason, never the value.
+// Error names the sentinel, the field and the reason, each once, never the
+// value: a field the sentinel's text already names ("invalid amount" and
+// "amount") is not repeated.
 func (e *ValidationError) Error() string {
-	if e.Field == "" {
-		return e.Err.Error() + ": " + e.Reason
+	head := "invalid request"
+	if e.Err != nil {
+		head = e.Err.Error()
 	}
-	return e.Err.Error() + ": " + e.Field + ": " + e.Reason
+	if e.Field == "" || strings.HasSuffix(head, " "+e.Field) {
+		return head + ": " + e.Reason
+	}
+	return head + ": " + e.Field + ": " + e.Reason
 }
 
 // Unwrap returns the sentinel (ErrInvalidAmount, ErrInvalidCard or
-// ErrInvalidRequest).
-func (e *ValidationError) Unwrap() error { return e.Err }
+// ErrInvalidRequest) and ErrInvalidRequest, of which every refusal of input
+// is a kind.
+func (e *ValidationError) Unwrap() []error {
+	if e.Err == nil || e.Err == ErrInvalidRequest {
+		return []error{ErrInvalidRequest}
+	}
+	return []error{e.Err, ErrInvalidRequest}
+}
 
 func invalid(sentinel error, field, reason string) *ValidationError {
 	return &ValidationError{Field: field, Reason: reason, Err: sentinel}

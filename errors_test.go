@@ -98,7 +98,19 @@ func TestValidationError(t *testing.T) {
 	var ve *ValidationError
 	require.ErrorAs(t, err, &ve)
 	assert.Equal(t, "amount", ve.Field)
-	assert.Contains(t, err.Error(), "invalid amount: amount:")
+	assert.Equal(t, `invalid amount: want a decimal string with at most two decimals, like "100.00"`, err.Error(), "the field the sentinel names is said once")
+	assert.ErrorIs(t, err, ErrInvalidAmount)
+	assert.ErrorIs(t, err, ErrInvalidRequest, "a refused amount is a kind of invalid request")
+	ke := (KeyRules{Provider: "a55", MinLen: 16}).Validate("short")
+	assert.ErrorIs(t, ke, ErrKeyTooShort)
+	assert.ErrorIs(t, ke, ErrInvalidRequest, "a refused key is a kind of invalid request")
+	card := Card{Number: "4111111111111112"}
+	assert.ErrorIs(t, card.Validate(time.Now()), ErrInvalidRequest)
+	other := &ValidationError{Field: "amount_total", Reason: "x", Err: ErrInvalidAmount}
+	assert.Equal(t, "invalid amount: amount_total: x", other.Error(), "another field is named")
+	// The kind of the operation's error, and so its journal name and
+	// IsTemporary/IsResumable, stay the specific sentinel.
+	assert.Equal(t, ErrInvalidAmount, errKind(err, ErrInvalidRequest))
 }
 
 func FuzzErrorDecoding(f *testing.F) {

@@ -154,7 +154,7 @@ func TestInsufficientBalanceResumable(t *testing.T) {
 
 func TestMustParseAmount(t *testing.T) {
 	assert.Equal(t, "100.50", MustParseAmount("100.5").String())
-	assert.PanicsWithValue(t, `payonce: MustParseAmount("1.234"): invalid amount: amount: want a decimal string with at most two decimals, like "100.00"`,
+	assert.PanicsWithValue(t, `payonce: MustParseAmount("1.234"): invalid amount: want a decimal string with at most two decimals, like "100.00"`,
 		func() { MustParseAmount("1.234") })
 	assert.Panics(t, func() { MustParseAmount("") })
 }

@@ -67,8 +67,9 @@ func (e *KeyError) Error() string {
 }
 
 // Unwrap returns the sentinel (ErrKeyRequired, ErrKeyTooShort,
-// ErrKeyTooLong or ErrKeyInvalidChars).
-func (e *KeyError) Unwrap() error { return e.Err }
+// ErrKeyTooLong or ErrKeyInvalidChars) and ErrInvalidRequest: a key the
+// client refuses is a refusal of input like any other.
+func (e *KeyError) Unwrap() []error { return []error{e.Err, ErrInvalidRequest} }
 
 // Validate checks key against the rules. It returns nil or a *KeyError.
 // An empty key is an error only when Required is set.
@@ -188,10 +189,14 @@ type callOptions struct {
 	reference    string // WithReference
 	hasReference bool
 	tokenErr     error // WithResumeToken with a bad token
+	tokenKey     string
+	tokenSet     bool // WithResumeToken was given
+	tokenClash   bool // two tokens with different keys
 }
 
 // WithIdempotencyKey sets the key of one operation; it wins over a key bound
-// to the context. An empty key is refused (ErrKeyRequired) before anything
+// to the context. With WithResumeToken it must name the token's key, else
+// the call is refused (ErrInvalidRequest) before anything is sent. An empty key is refused (ErrKeyRequired) before anything
 // is sent, never replaced by a random one. When the context carries the
 // same key (ResumeContext, WithTaskKey), the key keeps the age recorded
 // there.
@@ -221,6 +226,26 @@ func resolveKey(ctx context.Context, opts []CallOption, now time.Time) (key stri
 	return o.resolveKey(ctx, now)
 }
 
+// checkToken refuses a resume token given with another source naming a
+// different key (WithIdempotencyKey, a second token, the context's key) or
+// with WithoutKey: which one should win is the caller's bug, not a rule to
+// guess. The same key from two sources is fine.
+func (o *callOptions) checkToken(ctx context.Context) error {
+	const field = "idempotency key"
+	switch {
+	case o.tokenClash:
+		return invalid(ErrInvalidRequest, field, "two WithResumeToken options name different keys")
+	case o.noKey:
+		return invalid(ErrInvalidRequest, field, "WithoutKey and WithResumeToken contradict each other")
+	case o.keySet && o.key != o.tokenKey:
+		return invalid(ErrInvalidRequest, field, "WithResumeToken and WithIdempotencyKey name different keys")
+	}
+	if k, _, ok := KeyFromContext(ctx); ok && k != o.tokenKey {
+		return invalid(ErrInvalidRequest, field, "WithResumeToken and the context's key (WithKey, WithTaskKey, ResumeContext) name different keys")
+	}
+	return nil
+}
+
 // apply runs opts on o.
 func (o *callOptions) apply(opts []CallOption) {
 	for _, opt := range opts {
@@ -238,6 +263,12 @@ func (o *callOptions) resolveKey(ctx context.Context, now time.Time) (key string
 	}
 	if o.noKey && o.keySet {
 		return "", time.Time{}, invalid(ErrInvalidRequest, "", "WithoutKey and WithIdempotencyKey contradict each other")
+	}
+	if o.tokenSet {
+		if err := o.checkToken(ctx); err != nil {
+			return "", time.Time{}, err
+		}
+		o.key, o.keySet = o.tokenKey, true
 	}
 	if o.noKey {
 		return "", now, nil

@@ -86,8 +86,11 @@ func ParseResumeToken(s string) (ResumeToken, error) {
 }
 
 // WithResumeToken resumes the operation a resume token describes: its key
-// and creation time win over the context's. A malformed token is an
-// ErrInvalidRequest error before anything is sent.
+// and its creation time. A malformed token, or another key source naming a
+// different key in the same call (WithIdempotencyKey, a second token, the
+// context's WithKey, WithTaskKey or ResumeContext key) or WithoutKey, is an
+// ErrInvalidRequest error before anything is sent; the same key from two
+// sources is fine.
 func WithResumeToken(token string) CallOption {
 	t, err := ParseResumeToken(token)
 	return func(o *callOptions) {
@@ -95,7 +98,10 @@ func WithResumeToken(token string) CallOption {
 			o.tokenErr = err
 			return
 		}
-		o.key, o.created = t.Key, t.Created
+		if o.tokenSet && o.tokenKey != t.Key {
+			o.tokenClash = true
+		}
+		o.tokenKey, o.tokenSet, o.created = t.Key, true, t.Created
 	}
 }
 

@@ -57,6 +57,9 @@ func (r *ChargeCreateRequest) validate(now time.Time) error {
 	if r.TypeCharge == "" {
 		return &payonce.ValidationError{Field: "type_charge", Reason: "required", Err: payonce.ErrInvalidRequest}
 	}
+	if !r.TypeCharge.valid() {
+		return &payonce.ValidationError{Field: "type_charge", Reason: "want one of " + typeChargeList, Err: payonce.ErrInvalidRequest}
+	}
 	if r.InstallmentCount < 0 {
 		return &payonce.ValidationError{Field: "installment_count", Reason: "must not be negative", Err: payonce.ErrInvalidRequest}
 	}

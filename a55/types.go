@@ -59,6 +59,19 @@ const (
 	TypeGooglePay  TypeCharge = "googlepay"
 )
 
+// typeChargeList names the documented payment methods, in A55's order.
+const typeChargeList = "credit_card, pix, boleto, applepay, googlepay, debit_card"
+
+// valid reports whether t is one of the payment methods A55 documents; the
+// client refuses any other before sending.
+func (t TypeCharge) valid() bool {
+	switch t {
+	case TypeCreditCard, TypePix, TypeBoleto, TypeApplePay, TypeGooglePay, TypeDebitCard:
+		return true
+	}
+	return false
+}
+
 // needsCard reports whether a charge of type t carries a card.
 func (t TypeCharge) needsCard() bool { return t == TypeCreditCard || t == TypeDebitCard }
 

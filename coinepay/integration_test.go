@@ -296,8 +296,8 @@ func TestServerClockTenMinutesAhead(t *testing.T) {
 	reqs := srv.Requests()
 	require.Len(t, reqs, 2)
 	assert.Equal(t, http.StatusUnauthorized, reqs[0].Status, "first attempt stale")
-	require.NotNil(t, reqs[0].SignatureValid)
-	assert.False(t, *reqs[0].SignatureValid)
+	require.True(t, reqs[0].SignatureChecked)
+	assert.False(t, reqs[0].SignatureValid)
 	assert.Equal(t, http.StatusOK, reqs[1].Status, "corrected retry accepted")
 	assert.Equal(t, reqs[0].IdempotencyKey, reqs[1].IdempotencyKey)
 	assert.NotEqual(t, reqs[0].Nonce, reqs[1].Nonce)
@@ -369,8 +369,8 @@ func TestEveryAttemptResignedSameKeyAndBody(t *testing.T) {
 	for i, a := range logged {
 		assert.Equal(t, rc.Meta.Key, a.IdempotencyKey)
 		if i > 0 {
-			require.NotNil(t, a.SignatureValid)
-			assert.True(t, *a.SignatureValid)
+			require.True(t, a.SignatureChecked)
+			assert.True(t, a.SignatureValid)
 		}
 		nonces[a.Nonce], stamps[a.Timestamp] = true, true
 	}

@@ -22,6 +22,8 @@
 package a55test
 
 import (
+	"fmt"
+	"github.com/payonce/payonce"
 	"net/http"
 	"net/http/httptest"
 	"sync"
@@ -59,7 +61,19 @@ type config struct {
 	fake             a55fake.Config
 	engine           fakeserver.Options
 	clock            SharedClock // nil: a real-time clock
+	err              error       // the first option refused
 }
+
+// refuse records the first invalid option: NewServer panics with it and
+// New fails the test with it, before anything starts.
+func (c *config) refuse(option, reason string) {
+	if c.err == nil {
+		c.err = fmt.Errorf("%w: a55test.%s: %s", payonce.ErrInvalidConfig, option, reason)
+	}
+}
+
+// validShare reports whether rate is a share from 0 to 1 (NaN is not).
+func validShare(rate float64) bool { return rate >= 0 && rate <= 1 }
 
 // Option configures a Server.
 type Option func(*config)
@@ -80,13 +94,25 @@ func WithExtraCredentials(clientID, secret string) Option {
 	return func(c *config) { c.extra = append(c.extra, [2]string{clientID, secret}) }
 }
 
-// WithTokenLifetime sets how long access tokens live (default 1 h).
-func WithTokenLifetime(d time.Duration) Option { return func(c *config) { c.fake.TokenLifetime = d } }
+// WithTokenLifetime sets how long access tokens live (default 1 h). A
+// lifetime of 0 or less is refused (NewServer panics, New fails the test).
+func WithTokenLifetime(d time.Duration) Option {
+	return func(c *config) {
+		if d <= 0 {
+			c.refuse(fmt.Sprintf("WithTokenLifetime(%v)", d), "want a lifetime above 0")
+		}
+		c.fake.TokenLifetime = d
+	}
+}
 
 // WithRateLimit sets the per-client limit: n requests per rolling window
-// (default 100 per minute); n <= 0 turns it off.
+// (default 100 per minute); n <= 0 turns it off. A limit with a window of
+// 0 or less is refused (NewServer panics, New fails the test).
 func WithRateLimit(n int, window time.Duration) Option {
 	return func(c *config) {
+		if n > 0 && window <= 0 {
+			c.refuse(fmt.Sprintf("WithRateLimit(%d, %v)", n, window), "want a window above 0")
+		}
 		if n == 0 {
 			n = -1
 		}
@@ -112,11 +138,28 @@ func WithClock(clk SharedClock) Option {
 // WithSeed seeds fault choices and generated IDs.
 func WithSeed(seed uint64) Option { return func(c *config) { c.engine.Seed = seed } }
 
-// WithLatency adds d before every API request.
-func WithLatency(d time.Duration) Option { return func(c *config) { c.engine.Latency = d } }
+// WithLatency adds d before every API request. A negative d is refused
+// (NewServer panics, New fails the test, naming the option).
+func WithLatency(d time.Duration) Option {
+	return func(c *config) {
+		if d < 0 {
+			c.refuse(fmt.Sprintf("WithLatency(%v)", d), "want a duration of 0 or more")
+		}
+		c.engine.Latency = d
+	}
+}
 
 // WithFaultRate injects a random fault into this share (0..1) of requests.
-func WithFaultRate(rate float64) Option { return func(c *config) { c.engine.FaultRate = rate } }
+// A rate outside [0, 1] is refused (NewServer panics, New fails the test,
+// naming the option).
+func WithFaultRate(rate float64) Option {
+	return func(c *config) {
+		if !validShare(rate) {
+			c.refuse(fmt.Sprintf("WithFaultRate(%v)", rate), "want a share from 0 to 1")
+		}
+		c.engine.FaultRate = rate
+	}
+}
 
 // Server is a running fake A55 API.
 type Server struct {
@@ -139,7 +182,12 @@ type Server struct {
 func NewServer(opts ...Option) *Server {
 	c := config{clientID: DefaultClientID, secret: DefaultClientSecret}
 	for _, o := range opts {
-		o(&c)
+		if o != nil {
+			o(&c)
+		}
+	}
+	if c.err != nil {
+		panic(c.err.Error())
 	}
 	c.fake.Clients = make(map[string]string, 1+len(c.extra))
 	for _, kv := range c.extra {
@@ -167,9 +215,20 @@ func NewServer(opts ...Option) *Server {
 	return s
 }
 
-// New starts a fake and registers its Close with tb.Cleanup.
+// New starts a fake and registers its Close with tb.Cleanup. An invalid
+// option fails the test (tb.Fatalf) with a message naming it.
 func New(tb testing.TB, opts ...Option) *Server {
 	tb.Helper()
+	var c config
+	for _, o := range opts {
+		if o != nil {
+			o(&c)
+		}
+	}
+	if c.err != nil {
+		tb.Fatalf("%v", c.err)
+		return nil
+	}
 	s := NewServer(opts...)
 	tb.Cleanup(s.Close)
 	return s

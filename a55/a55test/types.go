@@ -1,6 +1,7 @@
 package a55test
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/payonce/payonce/internal/fakeserver"
@@ -116,6 +117,16 @@ func (l *Ledger) CountKind(kind string) int { return l.l.CountKind(kind) }
 // Len returns how many operations ran in all.
 func (l *Ledger) Len() int { return l.l.Len() }
 
+// String says how many operations the ledger holds, so that %v and %+v
+// print the ledger, not an address.
+func (l *Ledger) String() string {
+	n := l.l.Len()
+	if n == 1 {
+		return "a55test.Ledger{1 operation}"
+	}
+	return fmt.Sprintf("a55test.Ledger{%d operations}", n)
+}
+
 // Attempt is one request the fake received, whatever became of it.
 type Attempt struct {
 	Time           time.Time `json:"time"`     // when it arrived, on the fake's clock
@@ -170,6 +181,10 @@ func NewFixedClock(t time.Time) *Clock { return &Clock{c: fakeserver.NewFixedClo
 
 // Now returns the clock's current time.
 func (c *Clock) Now() time.Time { return c.c.Now() }
+
+// String is the clock's current time, so that %v and %+v print the time,
+// not an address.
+func (c *Clock) String() string { return "a55test.Clock{" + c.c.Now().Format(time.RFC3339Nano) + "}" }
 
 // Advance moves the clock forward by d (backward when d is negative).
 func (c *Clock) Advance(d time.Duration) { c.c.Advance(d) }

@@ -2,6 +2,7 @@ package a55test
 
 import (
 	"encoding/json"
+	"fmt"
 	"time"
 
 	"github.com/payonce/payonce/a55"
@@ -59,6 +60,13 @@ type WebhookDelivery struct {
 	Body        json.RawMessage  `json:"body"`                  // the signed JSON body, the same on every attempt
 }
 
+// String prints the delivery with %v and %+v field by field, its body as
+// text rather than a list of byte values.
+func (d WebhookDelivery) String() string {
+	return fmt.Sprintf("{ID:%s ChargeUUID:%s Status:%s URL:%s State:%s Attempts:%+v NextAttempt:%s Body:%s}",
+		d.ID, d.ChargeUUID, d.Status, d.URL, d.State, d.Attempts, d.NextAttempt.Format(time.RFC3339Nano), d.Body)
+}
+
 func webhookDeliveries(in []a55fake.WebhookDelivery) []WebhookDelivery {
 	out := make([]WebhookDelivery, len(in))
 	for i, d := range in {
@@ -92,9 +100,15 @@ func WithWebhookSecret(secret string) Option {
 }
 
 // WithWebhookTimeout sets how long one delivery attempt may take before it
-// counts as a timeout and is retried (default 30 s).
+// counts as a timeout and is retried (default 30 s). A timeout of 0 or
+// less is refused (NewServer panics, New fails the test).
 func WithWebhookTimeout(d time.Duration) Option {
-	return func(c *config) { c.fake.WebhookTimeout = d }
+	return func(c *config) {
+		if d <= 0 {
+			c.refuse(fmt.Sprintf("WithWebhookTimeout(%v)", d), "want a timeout above 0")
+		}
+		c.fake.WebhookTimeout = d
+	}
 }
 
 // WithWebhookAnyHost lets the fake deliver webhooks to non-loopback hosts.

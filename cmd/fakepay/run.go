@@ -62,16 +62,36 @@ func parseFlags(args []string, out io.Writer) (options, error) {
 	if fs.NArg() > 0 {
 		return o, fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
-	if o.faultRate < 0 || o.faultRate > 1 {
-		return o, errors.New("-fault-rate must be within 0..1")
+	return o, o.validate()
+}
+
+// validate refuses every flag value fakepay cannot run with, naming the
+// flag, before anything listens.
+func (o options) validate() error {
+	switch {
+	case !(o.faultRate >= 0 && o.faultRate <= 1): // NaN too
+		return errors.New("-fault-rate must be within 0..1")
+	case o.latency < 0:
+		return errors.New("-latency must not be negative")
+	case o.tokenLifetime <= 0:
+		return errors.New("-a55-token-lifetime must be positive")
+	case o.maxOperations < 0:
+		return errors.New("-max-operations must not be negative")
+	case o.shutdownGraceTimeout < 0:
+		return errors.New("-shutdown-timeout must not be negative")
+	case o.readTimeout <= 0 || o.idleTimeout <= 0:
+		return errors.New("-read-timeout and -idle-timeout must be positive")
+	case o.a55ID == "", o.a55Secret == "":
+		return errors.New("-a55-client-id and -a55-client-secret must not be empty")
+	case o.cpKey == "", o.cpSecret == "":
+		return errors.New("-coinepay-key and -coinepay-secret must not be empty")
+	case o.webhookSecret == "":
+		return errors.New("-a55-webhook-secret must not be empty")
 	}
-	if o.maxOperations < 0 {
-		return o, errors.New("-max-operations must not be negative")
+	if _, err := payonce.ParseAmount(o.balance); err != nil {
+		return fmt.Errorf("-balance: %w", err)
 	}
-	if o.readTimeout <= 0 || o.idleTimeout <= 0 {
-		return o, errors.New("-read-timeout and -idle-timeout must be positive")
-	}
-	return o, nil
+	return nil
 }
 
 // newHandler builds both fakes and the admin API on one engine.

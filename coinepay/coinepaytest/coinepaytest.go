@@ -19,6 +19,7 @@ package coinepaytest
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -43,7 +44,19 @@ type config struct {
 	fake           coinepayfake.Config
 	engine         fakeserver.Options
 	clock          SharedClock // nil: a real-time clock
+	err            error       // the first option refused
 }
+
+// refuse records the first invalid option: NewServer panics with it and
+// New fails the test with it, before anything starts.
+func (c *config) refuse(option, reason string) {
+	if c.err == nil {
+		c.err = fmt.Errorf("%w: coinepaytest.%s: %s", payonce.ErrInvalidConfig, option, reason)
+	}
+}
+
+// validShare reports whether rate is a share from 0 to 1 (NaN is not).
+func validShare(rate float64) bool { return rate >= 0 && rate <= 1 }
 
 // Option configures a Server.
 type Option func(*config)
@@ -89,14 +102,39 @@ func WithClock(clk SharedClock) Option {
 // WithSeed seeds fault choices and generated IDs.
 func WithSeed(seed uint64) Option { return func(c *config) { c.engine.Seed = seed } }
 
-// WithLatency adds d before every API request.
-func WithLatency(d time.Duration) Option { return func(c *config) { c.engine.Latency = d } }
+// WithLatency adds d before every API request. A negative d is refused
+// (NewServer panics, New fails the test, naming the option).
+func WithLatency(d time.Duration) Option {
+	return func(c *config) {
+		if d < 0 {
+			c.refuse(fmt.Sprintf("WithLatency(%v)", d), "want a duration of 0 or more")
+		}
+		c.engine.Latency = d
+	}
+}
 
 // WithFaultRate injects a random fault into this share (0..1) of requests.
-func WithFaultRate(rate float64) Option { return func(c *config) { c.engine.FaultRate = rate } }
+// A rate outside [0, 1] is refused (NewServer panics, New fails the test,
+// naming the option).
+func WithFaultRate(rate float64) Option {
+	return func(c *config) {
+		if !validShare(rate) {
+			c.refuse(fmt.Sprintf("WithFaultRate(%v)", rate), "want a share from 0 to 1")
+		}
+		c.engine.FaultRate = rate
+	}
+}
 
-// WithMaxStoredResponse changes the 256 KB cap of stored answers.
-func WithMaxStoredResponse(n int) Option { return func(c *config) { c.fake.MaxStoredResponse = n } }
+// WithMaxStoredResponse changes the 256 KB cap of stored answers. A
+// negative n is refused (NewServer panics, New fails the test).
+func WithMaxStoredResponse(n int) Option {
+	return func(c *config) {
+		if n < 0 {
+			c.refuse(fmt.Sprintf("WithMaxStoredResponse(%d)", n), "want a size of 0 or more")
+		}
+		c.fake.MaxStoredResponse = n
+	}
+}
 
 // Server is a running fake Coinepay API.
 type Server struct {
@@ -120,7 +158,12 @@ type Server struct {
 func NewServer(opts ...Option) *Server {
 	c := config{apiKey: DefaultAPIKey, secret: DefaultSecret}
 	for _, o := range opts {
-		o(&c)
+		if o != nil {
+			o(&c)
+		}
+	}
+	if c.err != nil {
+		panic(c.err.Error())
 	}
 	c.fake.Keys = make(map[string]string, 1+len(c.extra))
 	for _, kv := range c.extra {
@@ -150,9 +193,20 @@ func NewServer(opts ...Option) *Server {
 	return s
 }
 
-// New starts a fake and registers its Close with tb.Cleanup.
+// New starts a fake and registers its Close with tb.Cleanup. An invalid
+// option fails the test (tb.Fatalf) with a message naming it.
 func New(tb testing.TB, opts ...Option) *Server {
 	tb.Helper()
+	var c config
+	for _, o := range opts {
+		if o != nil {
+			o(&c)
+		}
+	}
+	if c.err != nil {
+		tb.Fatalf("%v", c.err)
+		return nil
+	}
 	s := NewServer(opts...)
 	tb.Cleanup(s.Close)
 	return s

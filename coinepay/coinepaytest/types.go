@@ -1,6 +1,7 @@
 package coinepaytest
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/payonce/payonce"
@@ -117,29 +118,41 @@ func (l *Ledger) CountKind(kind string) int { return l.l.CountKind(kind) }
 // Len returns how many operations ran in all.
 func (l *Ledger) Len() int { return l.l.Len() }
 
+// String says how many operations the ledger holds, so that %v and %+v
+// print the ledger, not an address.
+func (l *Ledger) String() string {
+	n := l.l.Len()
+	if n == 1 {
+		return "coinepaytest.Ledger{1 operation}"
+	}
+	return fmt.Sprintf("coinepaytest.Ledger{%d operations}", n)
+}
+
 // Attempt is one request the fake received, whatever became of it.
 type Attempt struct {
-	Time           time.Time `json:"time"`     // when it arrived, on the fake's clock
-	Provider       string    `json:"provider"` // "coinepay"
-	Method         string    `json:"method"`
-	Path           string    `json:"path"`
-	IdempotencyKey string    `json:"idempotency_key,omitempty"` // "" when none was sent
-	Credential     string    `json:"credential,omitempty"`      // the X-Api-Key sent
-	Nonce          string    `json:"nonce,omitempty"`           // the X-Nonce sent
-	Timestamp      string    `json:"timestamp,omitempty"`       // the X-Timestamp sent
-	SignatureValid *bool     `json:"signature_valid,omitempty"` // whether the signature checked out; nil when not checked
-	Replayed       bool      `json:"replayed"`                  // answered from the store or a shared in-flight result
-	Conflict       bool      `json:"conflict,omitempty"`        // 409 for a key reused with another payload
-	Executed       bool      `json:"executed"`                  // the operation ran on this request
-	Fault          FaultKind `json:"fault,omitempty"`           // the fault injected, "" for none
-	Status         int       `json:"status"`                    // the HTTP status answered, 0 when none was sent
+	Time             time.Time `json:"time"`     // when it arrived, on the fake's clock
+	Provider         string    `json:"provider"` // "coinepay"
+	Method           string    `json:"method"`
+	Path             string    `json:"path"`
+	IdempotencyKey   string    `json:"idempotency_key,omitempty"` // "" when none was sent
+	Credential       string    `json:"credential,omitempty"`      // the X-Api-Key sent
+	Nonce            string    `json:"nonce,omitempty"`           // the X-Nonce sent
+	Timestamp        string    `json:"timestamp,omitempty"`       // the X-Timestamp sent
+	SignatureChecked bool      `json:"signature_checked"`         // the fake checked the signature (false for a request refused before)
+	SignatureValid   bool      `json:"signature_valid"`           // the signature checked out; meaningful when SignatureChecked
+	Replayed         bool      `json:"replayed"`                  // answered from the store or a shared in-flight result
+	Conflict         bool      `json:"conflict,omitempty"`        // 409 for a key reused with another payload
+	Executed         bool      `json:"executed"`                  // the operation ran on this request
+	Fault            FaultKind `json:"fault,omitempty"`           // the fault injected, "" for none
+	Status           int       `json:"status"`                    // the HTTP status answered, 0 when none was sent
 }
 
 func attempts(in []fakeserver.Attempt) []Attempt {
 	out := make([]Attempt, len(in))
 	for i, a := range in {
+		checked, valid := a.SignatureValid != nil, a.SignatureValid != nil && *a.SignatureValid
 		out[i] = Attempt{Time: a.Time, Provider: a.Provider, Method: a.Method, Path: a.Path, IdempotencyKey: a.IdempotencyKey,
-			Credential: a.Credential, Nonce: a.Nonce, Timestamp: a.Timestamp, SignatureValid: a.SignatureValid, Replayed: a.Replayed, Conflict: a.Conflict, Executed: a.Executed,
+			Credential: a.Credential, Nonce: a.Nonce, Timestamp: a.Timestamp, SignatureChecked: checked, SignatureValid: valid, Replayed: a.Replayed, Conflict: a.Conflict, Executed: a.Executed,
 			Fault: FaultKind(a.Fault), Status: a.Status}
 	}
 	return out
@@ -175,6 +188,12 @@ func NewFixedClock(t time.Time) *Clock { return &Clock{c: fakeserver.NewFixedClo
 
 // Now returns the clock's current time.
 func (c *Clock) Now() time.Time { return c.c.Now() }
+
+// String is the clock's current time, so that %v and %+v print the time,
+// not an address.
+func (c *Clock) String() string {
+	return "coinepaytest.Clock{" + c.c.Now().Format(time.RFC3339Nano) + "}"
+}
 
 // Advance moves the clock forward by d (backward when d is negative).
 func (c *Clock) Advance(d time.Duration) { c.c.Advance(d) }

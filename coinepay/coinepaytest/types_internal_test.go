@@ -3,6 +3,8 @@ package coinepaytest
 import (
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+
 	"github.com/payonce/payonce/internal/fakeserver"
 	"github.com/payonce/payonce/internal/fieldtest"
 )
@@ -19,7 +21,14 @@ func TestConversionsCarryEveryField(t *testing.T) {
 
 	var a fakeserver.Attempt
 	fieldtest.Fill(t, &a)
-	fieldtest.SameFields(t, a, attempts([]fakeserver.Attempt{a})[0])
+	got := attempts([]fakeserver.Attempt{a})[0]
+	fieldtest.SameFieldsExcept(t, a, got, "SignatureChecked", "SignatureValid")
+	assert.True(t, got.SignatureChecked)
+	assert.Equal(t, *a.SignatureValid, got.SignatureValid)
+	a.SignatureValid = nil
+	got = attempts([]fakeserver.Attempt{a})[0]
+	assert.False(t, got.SignatureChecked, "nil: not checked")
+	assert.False(t, got.SignatureValid)
 
 	var st fakeserver.Stats
 	fieldtest.Fill(t, &st)

@@ -93,6 +93,9 @@ func CompareJournals(ctx context.Context, cfg CompareConfig) (*Comparison, error
 	if cfg.Operations < 1 || cfg.Concurrency < 1 {
 		return nil, errors.New("chaos: compare needs at least one operation and one in flight")
 	}
+	if cfg.Latency < 0 {
+		return nil, errors.New("chaos: compare -latency must not be negative")
+	}
 	backends := []string{"none", "sqlite", "sqlite-normal"}
 	if cfg.PostgresURL != "" {
 		backends = append(backends, "postgres")

@@ -81,9 +81,9 @@ func (c Config) Validate() error {
 		return fmt.Errorf("chaos: -n must be at least 1")
 	case c.Concurrency < 1:
 		return fmt.Errorf("chaos: -concurrency must be at least 1")
-	case c.FaultRate < 0 || c.FaultRate > 0.9:
+	case !(c.FaultRate >= 0 && c.FaultRate <= 0.9): // NaN too
 		return fmt.Errorf("chaos: -faults must be within 0..0.9")
-	case c.DuplicateRate < 0 || c.DuplicateRate > 1 || c.ConflictRate < 0 || c.ConflictRate > 1:
+	case !(c.DuplicateRate >= 0 && c.DuplicateRate <= 1) || !(c.ConflictRate >= 0 && c.ConflictRate <= 1):
 		return fmt.Errorf("chaos: duplicate and conflict rates must be within 0..1")
 	case c.MaxResumeRounds < 1:
 		return fmt.Errorf("chaos: resume rounds must be at least 1")

@@ -80,7 +80,7 @@ func (c CrashConfig) Validate() error {
 		return errors.New("chaos: crash workers must be at least 1")
 	case !rate(c.KillRate) || !rate(c.HoldRate) || !rate(c.DualRate) || !rate(c.LateRate) || !rate(c.RevisitRate):
 		return errors.New("chaos: crash rates must be within 0..1")
-	case c.FaultRate < 0 || c.FaultRate > 0.5:
+	case !(c.FaultRate >= 0 && c.FaultRate <= 0.5): // NaN too
 		return errors.New("chaos: crash fault rate must be within 0..0.5")
 	case c.MaxKills < 0:
 		return errors.New("chaos: crash max kills must not be negative")
