@@ -51,16 +51,22 @@ type operation struct {
 	lastCause string
 
 	respBody []byte // body of the final answer, read inside the loop
+
+	ob observation // the observer's state (observer.go), used only with one
 }
 
 // Do runs one operation and decodes a 2xx answer into out (which may be
 // nil). Every error is an *APIError carrying the operation's key.
-func (c *Client) Do(ctx context.Context, req *Request, out any, opts ...CallOption) (Meta, error) {
+func (c *Client) Do(ctx context.Context, req *Request, out any, opts ...CallOption) (m Meta, err error) {
 	if req == nil {
 		return Meta{}, &APIError{Provider: c.provider, Kind: ErrInvalidRequest, Err: errors.New("nil request")}
 	}
 	start := time.Now()
 	op := &operation{c: c, ctx: ctx, req: req, policy: c.policy}
+	if c.observer != nil {
+		op.startObserving(start)
+		defer func() { op.endObserving(m, err) }()
+	}
 	if len(opts) > 0 {
 		op.opts.apply(opts)
 	}
@@ -237,7 +243,11 @@ func (op *operation) run() (*http.Response, error) {
 	for i := 0; i+1 < len(op.opts.headers); i += 2 {
 		h[op.opts.headers[i]] = []string{op.opts.headers[i+1]} // canonical and checked by WithHeader
 	}
-	rreq.SetResponseHandler(op.readBody)
+	check, handler := op.checkRetry, op.readBody
+	if c.observer != nil {
+		check, handler = op.observedCheckRetry, op.observedReadBody
+	}
+	rreq.SetResponseHandler(handler)
 
 	base := c.httpClient
 	rt := base.Transport
@@ -256,7 +266,7 @@ func (op *operation) run() (*http.Response, error) {
 			Jar:           base.Jar,
 		},
 		RetryMax:       remaining - 1,
-		CheckRetry:     op.checkRetry,
+		CheckRetry:     check,
 		Backoff:        op.wait,
 		ErrorHandler:   passThrough,
 		RequestLogHook: op.pace,
@@ -516,6 +526,9 @@ func (t *attemptTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 		// makes it non-replayable; the Transport probes it, finds it empty
 		// and sends no body.
 		r.Body = io.NopCloser(http.NoBody)
+	}
+	if op.c.observer != nil {
+		r = op.observeAttempt(r, req.Header, hop) // before signing: the signer sees the headers it adds
 	}
 	if op.c.signer != nil {
 		if err := op.c.signer.Sign(r, op.body); err != nil {
