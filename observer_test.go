@@ -312,19 +312,19 @@ func TestObserverFuncsAndObservers(t *testing.T) {
 
 func TestRoute(t *testing.T) {
 	cases := map[string]string{
-		"/api/v1/bank/wallet/charge/":                                  "/api/v1/bank/wallet/charge/",
-		"/api/v1/openapi/card/apply":                                   "/api/v1/openapi/card/apply",
-		"/v1/charges/5f0c6a1e-3b9d-4c1f-9e0a-2f6b7d8c9e01/refund":      "/v1/charges/{id}/refund",
-		"/v1/charges/12345":                                            "/v1/charges/{id}",
-		"/v1/cards/card_8f3k2j":                                        "/v1/cards/{id}",
-		"/v1/users/a%40b.example/x":                                    "/v1/users/{id}/x",
-		"/v1/cards/4111111111111111?token=SECRET":                      "/v1/cards/{id}",
-		"/v1/charges/{charge_uuid}/capture":                            "/v1/charges/{charge_uuid}/capture",
-		"/api/v2/things":                                               "/api/v2/things",
-		"/wallets/ZXhhbXBsZS10b2tlbi12YWx1ZQ":                          "/wallets/{id}",
-		"":                                                             "",
-		"/":                                                            "/",
-		"/a/b:c":                                                       "/a/{id}",
+		"/api/v1/bank/wallet/charge/":                             "/api/v1/bank/wallet/charge/",
+		"/api/v1/openapi/card/apply":                              "/api/v1/openapi/card/apply",
+		"/v1/charges/5f0c6a1e-3b9d-4c1f-9e0a-2f6b7d8c9e01/refund": "/v1/charges/{id}/refund",
+		"/v1/charges/12345":                                       "/v1/charges/{id}",
+		"/v1/cards/card_8f3k2j":                                   "/v1/cards/{id}",
+		"/v1/users/a%40b.example/x":                               "/v1/users/{id}/x",
+		"/v1/cards/4111111111111111?token=SECRET":                 "/v1/cards/{id}",
+		"/v1/charges/{charge_uuid}/capture":                       "/v1/charges/{charge_uuid}/capture",
+		"/api/v2/things":                                          "/api/v2/things",
+		"/wallets/ZXhhbXBsZS10b2tlbi12YWx1ZQ":                     "/wallets/{id}",
+		"":                                                        "",
+		"/":                                                       "/",
+		"/a/b:c":                                                  "/a/{id}",
 		"/v1/bank/wallet/0123456789abcdef0123456789abcdef/charge/list": "/v1/bank/wallet/{id}/charge/list",
 	}
 	for in, want := range cases {
