@@ -1,4 +1,4 @@
-package payonce
+package payonce_test
 
 import (
 	"bytes"
@@ -8,10 +8,15 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
+
+	"github.com/payonce/payonce"
+	"github.com/payonce/payonce/otelpayonce"
+	"go.opentelemetry.io/otel/sdk/metric"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 )
 
 func BenchmarkSignAttempt(b *testing.B) {
-	s, err := NewHMACSigner("demo-key", "demo-secret")
+	s, err := payonce.NewHMACSigner("demo-key", "demo-secret")
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -28,7 +33,9 @@ func BenchmarkSignAttempt(b *testing.B) {
 // BenchmarkOperation compares one successful keyed operation through the
 // SDK (key, JSON, retry loop, signing, decode) with the same POST done with
 // a bare net/http client, on the same httptest server. The README reports
-// the ratio.
+// the ratio. sdk-otel adds the OpenTelemetry observer on SDK providers
+// whose spans and metrics go nowhere (a no-op span exporter behind the
+// batch processor, a manual metric reader never read).
 func BenchmarkOperation(b *testing.B) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.Copy(io.Discard, r.Body)
@@ -36,7 +43,7 @@ func BenchmarkOperation(b *testing.B) {
 		_, _ = io.WriteString(w, `{"code":200,"message":"ok","message_key":"ok","data":{"card_id":"card_1","status":"active"}}`)
 	}))
 	defer srv.Close()
-	hc := DefaultHTTPClient()
+	hc := payonce.DefaultHTTPClient()
 	payload := map[string]string{"header_id": "hdr_1", "package_id": "pkg_basic"}
 	type result struct {
 		Data struct {
@@ -47,11 +54,11 @@ func BenchmarkOperation(b *testing.B) {
 	b.Run("bare-net-http", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			key, _ := NewKey()
+			key, _ := payonce.NewKey()
 			body, _ := json.Marshal(payload)
 			req, _ := http.NewRequestWithContext(context.Background(), http.MethodPost, srv.URL+"/api/v1/openapi/card/apply", bytes.NewReader(body))
 			req.Header.Set("Content-Type", "application/json")
-			req.Header.Set(HeaderIdempotencyKey, key)
+			req.Header.Set(payonce.HeaderIdempotencyKey, key)
 			resp, err := hc.Do(req)
 			if err != nil {
 				b.Fatal(err)
@@ -65,14 +72,14 @@ func BenchmarkOperation(b *testing.B) {
 		}
 	})
 	b.Run("sdk", func(b *testing.B) {
-		c, err := NewClient(WithBaseURL(srv.URL), WithHTTPClient(hc))
+		c, err := payonce.NewClient(payonce.WithBaseURL(srv.URL), payonce.WithHTTPClient(hc))
 		if err != nil {
 			b.Fatal(err)
 		}
 		b.ReportAllocs()
 		for b.Loop() {
 			var out result
-			_, err := c.Do(context.Background(), &Request{Operation: "cards.apply", Method: http.MethodPost,
+			_, err := c.Do(context.Background(), &payonce.Request{Operation: "cards.apply", Method: http.MethodPost,
 				Path: "/api/v1/openapi/card/apply", Body: payload, Keyed: true}, &out)
 			if err != nil || out.Data.CardID == "" {
 				b.Fatal(err)
@@ -80,15 +87,37 @@ func BenchmarkOperation(b *testing.B) {
 		}
 	})
 	b.Run("sdk-signed", func(b *testing.B) {
-		s, _ := NewHMACSigner("demo-key", "demo-secret")
-		c, err := NewClient(WithBaseURL(srv.URL), WithHTTPClient(hc), WithSigner(s))
+		s, _ := payonce.NewHMACSigner("demo-key", "demo-secret")
+		c, err := payonce.NewClient(payonce.WithBaseURL(srv.URL), payonce.WithHTTPClient(hc), payonce.WithSigner(s))
 		if err != nil {
 			b.Fatal(err)
 		}
 		b.ReportAllocs()
 		for b.Loop() {
 			var out result
-			_, err := c.Do(context.Background(), &Request{Operation: "cards.apply", Method: http.MethodPost,
+			_, err := c.Do(context.Background(), &payonce.Request{Operation: "cards.apply", Method: http.MethodPost,
+				Path: "/api/v1/openapi/card/apply", Body: payload, Keyed: true}, &out)
+			if err != nil || out.Data.CardID == "" {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("sdk-otel", func(b *testing.B) {
+		tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(noopExporter{}))
+		defer func() { _ = tp.Shutdown(context.Background()) }()
+		mp := metric.NewMeterProvider(metric.WithReader(metric.NewManualReader()))
+		obs, err := otelpayonce.New(otelpayonce.WithTracerProvider(tp), otelpayonce.WithMeterProvider(mp))
+		if err != nil {
+			b.Fatal(err)
+		}
+		c, err := payonce.NewClient(payonce.WithBaseURL(srv.URL), payonce.WithHTTPClient(hc), payonce.WithObserver(obs))
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportAllocs()
+		for b.Loop() {
+			var out result
+			_, err := c.Do(context.Background(), &payonce.Request{Operation: "cards.apply", Method: http.MethodPost,
 				Path: "/api/v1/openapi/card/apply", Body: payload, Keyed: true}, &out)
 			if err != nil || out.Data.CardID == "" {
 				b.Fatal(err)
@@ -96,3 +125,9 @@ func BenchmarkOperation(b *testing.B) {
 		}
 	})
 }
+
+// noopExporter drops every span.
+type noopExporter struct{}
+
+func (noopExporter) ExportSpans(context.Context, []sdktrace.ReadOnlySpan) error { return nil }
+func (noopExporter) Shutdown(context.Context) error                             { return nil }
