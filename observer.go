@@ -96,6 +96,28 @@ func (a AttemptInfo) SetHeader(name, value string) bool {
 	return true
 }
 
+// Carrier returns the attempt's headers as a write-only carrier: its
+// methods are those of OpenTelemetry's propagation.TextMapCarrier, so a
+// propagator injects trace context with
+// prop.Inject(ctx, info.Carrier()).
+func (a AttemptInfo) Carrier() HeaderCarrier { return HeaderCarrier{req: a.req} }
+
+// HeaderCarrier adds headers to one attempt through AttemptInfo.SetHeader;
+// it reads none (Get and Keys see nothing), so what an observer retains
+// never exposes the attempt's signed headers. Converting it to an
+// interface does not allocate.
+type HeaderCarrier struct{ req *http.Request }
+
+// Set adds the header key: value to the attempt, unless SetHeader refuses
+// it.
+func (c HeaderCarrier) Set(key, value string) { AttemptInfo{req: c.req}.SetHeader(key, value) }
+
+// Get returns "": the carrier is write-only.
+func (c HeaderCarrier) Get(string) string { return "" }
+
+// Keys returns nil: the carrier is write-only.
+func (c HeaderCarrier) Keys() []string { return nil }
+
 // AttemptResult describes how one attempt ended.
 type AttemptResult struct {
 	OperationInfo

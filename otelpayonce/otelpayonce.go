@@ -183,18 +183,33 @@ func (o *Observer) Close() error { return o.budgetReg.Unregister() }
 // routeKey identifies the attribute sets of one operation on one route.
 type routeKey struct{ provider, operation, method, route string }
 
-// route holds what every event of one operation kind reuses: names,
-// attribute sets (built once, so recording allocates none) and the sets
-// by outcome, cause and status, filled as they are seen.
+// route holds what every event of one operation kind reuses: names, span
+// options and metric attribute sets, built once so that recording
+// allocates as little as the SDK allows, and the sets by outcome, cause
+// and status, filled as they are seen.
 type route struct {
 	opSpanName, attemptSpanName string
 	spanAttrs                   []attribute.KeyValue
-	base                        metric.MeasurementOption
+	opStart                     []trace.SpanStartOption // the operation span's
+	firstAttempt                []trace.SpanStartOption // attempt 1's
+	base                        measure
 
 	mu        sync.RWMutex
-	byOutcome map[string]metric.MeasurementOption
-	byCause   map[string]metric.MeasurementOption
-	byStatus  map[statusKey]metric.MeasurementOption
+	byOutcome map[string]measure
+	byCause   map[string]measure
+	byStatus  map[statusKey]measure
+}
+
+// measure is one attribute set as the options counters and histograms
+// take, built once.
+type measure struct {
+	add []metric.AddOption
+	rec []metric.RecordOption
+}
+
+func newMeasure(kvs ...attribute.KeyValue) measure {
+	opt := metric.WithAttributeSet(attribute.NewSet(kvs...))
+	return measure{add: []metric.AddOption{opt}, rec: []metric.RecordOption{opt}}
 }
 
 type statusKey struct {
@@ -215,35 +230,36 @@ func (o *Observer) route(info payonce.OperationInfo) *route {
 	if name == "" {
 		name = attemptName
 	}
-	base := attribute.NewSet(AttrProvider.String(info.Provider), AttrOperation.String(info.Operation))
+	spanAttrs := []attribute.KeyValue{AttrProvider.String(info.Provider), AttrOperation.String(info.Operation),
+		AttrMethod.String(info.Method), AttrRoute.String(info.Route)}
 	r := &route{
-		opSpanName: name, attemptSpanName: attemptName,
-		spanAttrs: []attribute.KeyValue{AttrProvider.String(info.Provider), AttrOperation.String(info.Operation),
-			AttrMethod.String(info.Method), AttrRoute.String(info.Route)},
-		base:      metric.WithAttributeSet(base),
-		byOutcome: map[string]metric.MeasurementOption{},
-		byCause:   map[string]metric.MeasurementOption{},
-		byStatus:  map[statusKey]metric.MeasurementOption{},
+		opSpanName: name, attemptSpanName: attemptName, spanAttrs: spanAttrs,
+		opStart: []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(spanAttrs...)},
+		firstAttempt: []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindClient),
+			trace.WithAttributes(append(spanAttrs[:len(spanAttrs):len(spanAttrs)], AttrAttempt.Int(1))...)},
+		base:      newMeasure(spanAttrs[0], spanAttrs[1]),
+		byOutcome: map[string]measure{},
+		byCause:   map[string]measure{},
+		byStatus:  map[statusKey]measure{},
 	}
 	actual, _ := o.routes.LoadOrStore(k, r)
 	return actual.(*route)
 }
 
-// cached returns the measurement option of the base attributes plus
-// extra(), built once per k and kept in m.
-func cached[K comparable](r *route, m map[K]metric.MeasurementOption, k K, extra func() []attribute.KeyValue) metric.MeasurementOption {
+// cached returns the measure of the base attributes plus extra(), built
+// once per k and kept in m.
+func cached[K comparable](r *route, m map[K]measure, k K, extra func() []attribute.KeyValue) measure {
 	r.mu.RLock()
-	opt, ok := m[k]
+	ms, ok := m[k]
 	r.mu.RUnlock()
 	if ok {
-		return opt
+		return ms
 	}
-	kvs := append([]attribute.KeyValue{r.spanAttrs[0], r.spanAttrs[1]}, extra()...)
-	opt = metric.WithAttributeSet(attribute.NewSet(kvs...))
+	ms = newMeasure(append([]attribute.KeyValue{r.spanAttrs[0], r.spanAttrs[1]}, extra()...)...)
 	r.mu.Lock()
-	m[k] = opt
+	m[k] = ms
 	r.mu.Unlock()
-	return opt
+	return ms
 }
 
 // StartOperation starts the operation's span.
@@ -255,7 +271,7 @@ func (o *Observer) StartOperation(ctx context.Context, info payonce.OperationInf
 			o.budgets.Store(w, attribute.NewSet(AttrProvider.String(info.Provider)))
 		}
 	}
-	ctx, _ = o.tracer.Start(ctx, r.opSpanName, trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(r.spanAttrs...))
+	ctx, _ = o.tracer.Start(ctx, r.opSpanName, r.opStart...)
 	return ctx
 }
 
@@ -264,23 +280,27 @@ func (o *Observer) StartOperation(ctx context.Context, info payonce.OperationInf
 // attempt (and the retry, when it is one).
 func (o *Observer) StartAttempt(ctx context.Context, info payonce.AttemptInfo) context.Context {
 	r := o.route(info.OperationInfo)
-	attrs := make([]attribute.KeyValue, 0, len(r.spanAttrs)+3)
-	attrs = append(attrs, r.spanAttrs...)
-	attrs = append(attrs, AttrAttempt.Int(info.Attempt))
-	if info.Attempt > 1 {
-		attrs = append(attrs, AttrResendCount.Int(info.Attempt-1))
+	start := r.firstAttempt
+	if info.Attempt != 1 || info.Cause != "" {
+		attrs := make([]attribute.KeyValue, 0, len(r.spanAttrs)+3)
+		attrs = append(attrs, r.spanAttrs...)
+		attrs = append(attrs, AttrAttempt.Int(info.Attempt))
+		if info.Attempt > 1 {
+			attrs = append(attrs, AttrResendCount.Int(info.Attempt-1))
+		}
+		if info.Cause != "" {
+			attrs = append(attrs, AttrRetryCause.String(info.Cause))
+		}
+		start = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...)}
 	}
-	if info.Cause != "" {
-		attrs = append(attrs, AttrRetryCause.String(info.Cause))
-	}
-	ctx, _ = o.tracer.Start(ctx, r.attemptSpanName, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))
-	o.prop.Inject(ctx, carrier{&info})
-	o.attempts.Add(ctx, 1, r.base)
+	ctx, _ = o.tracer.Start(ctx, r.attemptSpanName, start...)
+	o.prop.Inject(ctx, info.Carrier())
+	o.attempts.Add(ctx, 1, r.base.add...)
 	if info.Cause != "" {
 		cause := info.Cause
 		o.retries.Add(ctx, 1, cached(r, r.byCause, cause, func() []attribute.KeyValue {
 			return []attribute.KeyValue{AttrRetryCause.String(cause)}
-		}))
+		}).add...)
 	}
 	return ctx
 }
@@ -300,19 +320,21 @@ func (o *Observer) EndAttempt(ctx context.Context, res payonce.AttemptResult) {
 		errType = strconv.Itoa(res.StatusCode)
 	}
 	if span.IsRecording() {
+		attrs := make([]attribute.KeyValue, 0, 4)
 		if res.StatusCode != 0 {
-			span.SetAttributes(AttrStatusCode.Int(res.StatusCode))
+			attrs = append(attrs, AttrStatusCode.Int(res.StatusCode))
 		}
 		if res.Replayed {
-			span.SetAttributes(AttrReplayed.Bool(true))
+			attrs = append(attrs, AttrReplayed.Bool(true))
 		}
 		if res.RequestID != "" {
-			span.SetAttributes(AttrRequestID.String(res.RequestID))
+			attrs = append(attrs, AttrRequestID.String(res.RequestID))
 		}
 		if errType != "" {
-			span.SetAttributes(AttrErrorType.String(errType))
+			attrs = append(attrs, AttrErrorType.String(errType))
 			span.SetStatus(codes.Error, errType)
 		}
+		span.SetAttributes(attrs...)
 		if res.RetryCause != "" {
 			span.AddEvent("payonce.retry", trace.WithAttributes(AttrRetryCause.String(res.RetryCause),
 				attribute.Float64("payonce.retry.wait_seconds", res.RetryWait.Seconds())))
@@ -320,7 +342,7 @@ func (o *Observer) EndAttempt(ctx context.Context, res payonce.AttemptResult) {
 	}
 	span.End()
 	if res.Replayed {
-		o.replays.Add(ctx, 1, r.base)
+		o.replays.Add(ctx, 1, r.base.add...)
 	}
 	status := res.StatusCode
 	o.attemptTime.Record(ctx, res.Duration.Seconds(), cached(r, r.byStatus, statusKey{status, errType}, func() []attribute.KeyValue {
@@ -332,7 +354,7 @@ func (o *Observer) EndAttempt(ctx context.Context, res payonce.AttemptResult) {
 			kvs = append(kvs, AttrErrorType.String(errType))
 		}
 		return kvs
-	}))
+	}).rec...)
 }
 
 // EndOperation ends the operation's span and counts the operation by
@@ -341,7 +363,8 @@ func (o *Observer) EndOperation(ctx context.Context, res payonce.OperationResult
 	r := o.route(res.OperationInfo)
 	span := trace.SpanFromContext(ctx)
 	if span.IsRecording() {
-		attrs := []attribute.KeyValue{AttrOutcome.String(res.Outcome), AttrAttempts.Int(res.Attempts)}
+		attrs := make([]attribute.KeyValue, 0, 8)
+		attrs = append(attrs, AttrOutcome.String(res.Outcome), AttrAttempts.Int(res.Attempts))
 		if res.Key != "" {
 			attrs = append(attrs, AttrIdempotencyKey.String(res.Key))
 		}
@@ -365,11 +388,11 @@ func (o *Observer) EndOperation(ctx context.Context, res payonce.OperationResult
 	}
 	span.End()
 	outcome := res.Outcome
-	opt := cached(r, r.byOutcome, outcome, func() []attribute.KeyValue {
+	ms := cached(r, r.byOutcome, outcome, func() []attribute.KeyValue {
 		return []attribute.KeyValue{AttrOutcome.String(outcome)}
 	})
-	o.operations.Add(ctx, 1, opt)
-	o.opTime.Record(ctx, res.Duration.Seconds(), opt)
+	o.operations.Add(ctx, 1, ms.add...)
+	o.opTime.Record(ctx, res.Duration.Seconds(), ms.rec...)
 }
 
 // errorCode is the provider's error code of err, redacted like the rest
@@ -381,12 +404,3 @@ func errorCode(err error) string {
 	}
 	return ""
 }
-
-// carrier lets a propagator add headers to an attempt; it reads none.
-type carrier struct{ info *payonce.AttemptInfo }
-
-func (c carrier) Get(string) string     { return "" }
-func (c carrier) Keys() []string        { return nil }
-func (c carrier) Set(key, value string) { c.info.SetHeader(key, value) }
-
-var _ propagation.TextMapCarrier = carrier{}
