@@ -56,7 +56,7 @@ func ExampleNew() {
 		if sum, ok := m.Data.(metricdata.Sum[int64]); ok {
 			for _, p := range sum.DataPoints {
 				cause, _ := p.Attributes.Value(otelpayonce.AttrRetryCause)
-				fmt.Println(strings.TrimSpace(fmt.Sprint("metric: ", m.Name, " ", p.Value, " ", cause.Emit())))
+				fmt.Println(strings.TrimSpace(fmt.Sprint("metric: ", m.Name, " ", p.Value, " ", cause.AsString())))
 			}
 		}
 	}
