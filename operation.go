@@ -52,6 +52,14 @@ type operation struct {
 
 	respBody []byte // body of the final answer, read inside the loop
 
+	// Kept inside the operation rather than allocated apart: one
+	// allocation per operation instead of one each (see run).
+	bo  backoff.ExponentialBackOff
+	url url.URL
+	rc  retryablehttp.Client
+	hc  http.Client
+	at  attemptTransport
+
 	ob observation // the observer's state (observer.go), used only with one
 }
 
@@ -113,7 +121,7 @@ func (c *Client) Do(ctx context.Context, req *Request, out any, opts ...CallOpti
 		}
 		op.body = b
 	}
-	op.backoff = op.policy.newBackOff()
+	op.backoff = op.policy.initBackOff(&op.bo)
 	if op.opts.hasReference {
 		return op.journaled(op.opts.reference, out, start)
 	}
@@ -210,7 +218,8 @@ func (op *operation) conditional() bool {
 // the response, when not nil, holds the last answer with its body unread.
 func (op *operation) run() (*http.Response, error) {
 	c := op.c
-	u := *c.baseURL
+	op.url = *c.baseURL
+	u := &op.url
 	u.Path += op.req.Path
 	u.RawPath = ""
 	if strings.Contains(op.req.Path, "%") {
@@ -228,7 +237,7 @@ func (op *operation) run() (*http.Response, error) {
 	if err != nil {
 		return nil, &stopError{err: fmt.Errorf("build request: %w", err)}
 	}
-	rreq.URL, rreq.Host = &u, u.Host // set directly: no String-then-Parse round trip
+	rreq.URL, rreq.Host = u, u.Host // set directly: no String-then-Parse round trip
 	h := rreq.Header
 	if op.key != "" {
 		h.Set(HeaderIdempotencyKey, op.key) // once, before the retry loop
@@ -258,21 +267,25 @@ func (op *operation) run() (*http.Response, error) {
 	if remaining < 1 {
 		remaining = 1 // a signer recovery repeats the last attempt once
 	}
-	rc := &retryablehttp.Client{
-		HTTPClient: &http.Client{
-			Transport:     &attemptTransport{op: op, next: rt},
-			Timeout:       op.timeout,
-			CheckRedirect: op.checkRedirect(base.CheckRedirect),
-			Jar:           base.Jar,
-		},
-		RetryMax:       remaining - 1,
-		CheckRetry:     check,
-		Backoff:        op.wait,
-		ErrorHandler:   passThrough,
-		RequestLogHook: op.pace,
+	op.at = attemptTransport{op: op, next: rt}
+	op.hc = http.Client{
+		Transport:     &op.at,
+		Timeout:       op.timeout,
+		CheckRedirect: op.checkRedirect(base.CheckRedirect),
+		Jar:           base.Jar,
+	}
+	op.rc = retryablehttp.Client{
+		HTTPClient:   &op.hc,
+		RetryMax:     remaining - 1,
+		CheckRetry:   check,
+		Backoff:      op.wait,
+		ErrorHandler: passThrough,
+	}
+	if c.limiter != nil {
+		op.rc.RequestLogHook = op.pace
 	}
 	op.exhausted = false
-	return rc.Do(rreq)
+	return op.rc.Do(rreq)
 }
 
 // passThrough hands the last answer and error back unchanged: the default
