@@ -60,6 +60,11 @@ type operation struct {
 	hc  http.Client
 	at  attemptTransport
 
+	firstBody  bodyReader // the request body of the length probe and the first attempt
+	bodyCalls  int        // calls of newBody
+	answerBody bodyReader // the final answer's body, once read
+	hv         [4]string  // the request's header values, one backing array
+
 	ob observation // the observer's state (observer.go), used only with one
 }
 
@@ -231,23 +236,26 @@ func (op *operation) run() (*http.Response, error) {
 
 	var raw any
 	if op.body != nil {
-		raw = op.body
+		raw = retryablehttp.ReaderFunc(op.newBody)
 	}
 	rreq, err := retryablehttp.NewRequestWithContext(op.ctx, op.req.Method, "", raw)
 	if err != nil {
 		return nil, &stopError{err: fmt.Errorf("build request: %w", err)}
 	}
 	rreq.URL, rreq.Host = u, u.Host // set directly: no String-then-Parse round trip
+	// The values live in op.hv (one allocation, not four); each slice is
+	// capped, so an append copies instead of overwriting a neighbour.
 	h := rreq.Header
+	op.hv = [4]string{op.key, "application/json", "application/json", c.userAgent}
 	if op.key != "" {
-		h.Set(HeaderIdempotencyKey, op.key) // once, before the retry loop
+		h[HeaderIdempotencyKey] = op.hv[0:1:1] // once, before the retry loop
 	}
-	h.Set("Accept", "application/json")
+	h["Accept"] = op.hv[1:2:2]
 	if op.body != nil {
-		h.Set("Content-Type", "application/json")
+		h["Content-Type"] = op.hv[2:3:3]
 	}
 	if c.userAgent != "" {
-		h.Set("User-Agent", c.userAgent)
+		h["User-Agent"] = op.hv[3:4:4]
 	}
 	for i := 0; i+1 < len(op.opts.headers); i += 2 {
 		h[op.opts.headers[i]] = []string{op.opts.headers[i+1]} // canonical and checked by WithHeader
@@ -343,7 +351,8 @@ func (op *operation) readBody(resp *http.Response) error {
 		return fmt.Errorf("read answer without a length: %w", io.ErrUnexpectedEOF)
 	}
 	op.respBody = b
-	resp.Body = io.NopCloser(bytes.NewReader(b))
+	op.answerBody.Reset(b)
+	resp.Body = &op.answerBody
 	return nil
 }
 
@@ -362,6 +371,29 @@ func jsonContent(h http.Header) bool {
 	}
 	ct = strings.TrimSpace(ct)
 	return ct == "" || ct == "application/json" || strings.HasSuffix(ct, "+json")
+}
+
+// bodyReader is a bytes.Reader that is also an io.ReadCloser, so that
+// neither go-retryablehttp nor net/http wraps it in another allocation.
+type bodyReader struct{ bytes.Reader }
+
+// Close does nothing: the bytes stay the operation's.
+func (*bodyReader) Close() error { return nil }
+
+// newBody is the request body's go-retryablehttp ReaderFunc: called once
+// to learn the length, then once per attempt. The probe and the first
+// attempt share the reader kept in the operation; every later attempt
+// gets its own, since net/http may still be reading the last attempt's
+// body after that attempt failed.
+func (op *operation) newBody() (io.Reader, error) {
+	op.bodyCalls++
+	if op.bodyCalls <= 2 {
+		op.firstBody.Reset(op.body)
+		return &op.firstBody, nil
+	}
+	r := new(bodyReader)
+	r.Reset(op.body)
+	return r, nil
 }
 
 // readCapped reads r up to limit+1 bytes. A body of known small length is
