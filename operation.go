@@ -557,8 +557,10 @@ func (t *attemptTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 		}
 	}
 	// Each attempt gets its own copy of the headers, so signing this one
-	// cannot race with a transport still finishing the last.
-	r := req.Clone(req.Context())
+	// cannot race with a transport still finishing the last. The rest is
+	// shared, as WithContext does: nothing below writes to the URL.
+	r := req.WithContext(req.Context())
+	r.Header = req.Header.Clone()
 	// Without GetBody net/http's Transport cannot silently re-send a POST
 	// (it does for one carrying an Idempotency-Key when a reused
 	// connection fails): retries belong to this loop, where they are
