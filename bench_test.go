@@ -35,7 +35,8 @@ func BenchmarkSignAttempt(b *testing.B) {
 // a bare net/http client, on the same httptest server. The README reports
 // the ratio. sdk-otel adds the OpenTelemetry observer on SDK providers
 // whose spans and metrics go nowhere (a no-op span exporter behind the
-// batch processor, a manual metric reader never read).
+// batch processor, a manual metric reader never read); sdk-otel-unsampled
+// is the same with spans sampled out.
 func BenchmarkOperation(b *testing.B) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.Copy(io.Discard, r.Body)
@@ -105,29 +106,33 @@ func BenchmarkOperation(b *testing.B) {
 			}
 		}
 	})
-	b.Run("sdk-otel", func(b *testing.B) {
-		tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(noopExporter{}))
-		defer func() { _ = tp.Shutdown(context.Background()) }()
-		mp := metric.NewMeterProvider(metric.WithReader(metric.NewManualReader()))
-		obs, err := otelpayonce.New(otelpayonce.WithTracerProvider(tp), otelpayonce.WithMeterProvider(mp))
-		if err != nil {
-			b.Fatal(err)
-		}
-		c, err := payonce.NewClient(payonce.WithBaseURL(srv.URL), payonce.WithHTTPClient(hc), payonce.WithObserver(obs))
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.ReportAllocs()
-		defer reportCPU(b)()
-		for b.Loop() {
-			var out result
-			_, err := c.Do(context.Background(), &payonce.Request{Operation: "cards.apply", Method: http.MethodPost,
-				Path: "/api/v1/openapi/card/apply", Body: payload, Keyed: true}, &out)
-			if err != nil || out.Data.CardID == "" {
+	otel := func(name string, sampler sdktrace.Sampler) {
+		b.Run(name, func(b *testing.B) {
+			tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(noopExporter{}), sdktrace.WithSampler(sampler))
+			defer func() { _ = tp.Shutdown(context.Background()) }()
+			mp := metric.NewMeterProvider(metric.WithReader(metric.NewManualReader()))
+			obs, err := otelpayonce.New(otelpayonce.WithTracerProvider(tp), otelpayonce.WithMeterProvider(mp))
+			if err != nil {
 				b.Fatal(err)
 			}
-		}
-	})
+			c, err := payonce.NewClient(payonce.WithBaseURL(srv.URL), payonce.WithHTTPClient(hc), payonce.WithObserver(obs))
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			defer reportCPU(b)()
+			for b.Loop() {
+				var out result
+				_, err := c.Do(context.Background(), &payonce.Request{Operation: "cards.apply", Method: http.MethodPost,
+					Path: "/api/v1/openapi/card/apply", Body: payload, Keyed: true}, &out)
+				if err != nil || out.Data.CardID == "" {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+	otel("sdk-otel", sdktrace.AlwaysSample())          // every operation traced: two spans
+	otel("sdk-otel-unsampled", sdktrace.NeverSample()) // metrics and trace context only, as for the operations a ratio sampler leaves out
 }
 
 // reportCPU reports the process's CPU time (user and system, every

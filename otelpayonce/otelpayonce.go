@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"weak"
 
 	"github.com/payonce/payonce"
@@ -193,6 +194,7 @@ type route struct {
 	opStart                     []trace.SpanStartOption // the operation span's
 	firstAttempt                []trace.SpanStartOption // attempt 1's
 	base                        measure
+	budget                      atomic.Pointer[payonce.RetryBudget] // the last budget registered from this route
 
 	mu        sync.RWMutex
 	byOutcome map[string]measure
@@ -265,7 +267,11 @@ func cached[K comparable](r *route, m map[K]measure, k K, extra func() []attribu
 // StartOperation starts the operation's span.
 func (o *Observer) StartOperation(ctx context.Context, info payonce.OperationInfo) context.Context {
 	r := o.route(info)
-	if b := info.RetryBudget; b != nil {
+	if b := info.RetryBudget; b != nil && r.budget.Load() != b {
+		// Once per budget and route: the route keeps the last one it
+		// registered (one pointer, so at most one budget per route stays
+		// reachable because of it).
+		r.budget.Store(b)
 		w := weak.Make(b)
 		if _, ok := o.budgets.Load(w); !ok {
 			o.budgets.Store(w, attribute.NewSet(AttrProvider.String(info.Provider)))
