@@ -40,7 +40,7 @@ func ExampleNew() {
 		fmt.Println(err)
 		return
 	}
-	_, err = client.Cards.Apply(context.Background(), coinepay.ApplyRequest{HeaderID: "h1", PackageID: "p1"},
+	_, err = client.Cards.Apply(context.Background(), &coinepay.ApplyRequest{HeaderID: "h1", PackageID: "p1"},
 		payonce.WithIdempotencyKey("order-42-card"))
 	if err != nil {
 		fmt.Println(err)

@@ -233,13 +233,13 @@ func TestApplyWith503sAndReplayMetrics(t *testing.T) {
 	budget := payonce.NewRetryBudget(100)
 	client, err := srv.Client(payonce.WithRetryPolicy(payonce.FastRetryPolicy()), payonce.WithObserver(tm.obs), payonce.WithRetryBudget(budget))
 	require.NoError(t, err)
-	req := coinepay.ApplyRequest{HeaderID: "h1", PackageID: "p1"}
+	req := &coinepay.ApplyRequest{HeaderID: "h1", PackageID: "p1"}
 	card, err := client.Cards.Apply(context.Background(), req, payonce.WithIdempotencyKey("order-1-card"))
 	require.NoError(t, err)
-	require.Equal(t, 3, card.Attempts)
+	require.Equal(t, 3, card.Meta.Attempts)
 	again, err := client.Cards.Apply(context.Background(), req, payonce.WithIdempotencyKey("order-1-card"))
 	require.NoError(t, err)
-	require.True(t, again.Replayed)
+	require.True(t, again.Meta.Replayed)
 
 	base := []attribute.KeyValue{otelpayonce.AttrProvider.String("coinepay"), otelpayonce.AttrOperation.String("cards.apply")}
 	assert.Equal(t, int64(4), tm.sum(t, otelpayonce.MetricAttempts, base...))
@@ -272,9 +272,9 @@ func TestFailuresAndNoSecrets(t *testing.T) {
 	client, err := srv.Client(payonce.WithRetryPolicy(payonce.FastRetryPolicy()), payonce.WithObserver(tm.obs))
 	require.NoError(t, err)
 	ctx := context.Background()
-	_, err = client.Cards.Apply(ctx, coinepay.ApplyRequest{HeaderID: "h1", PackageID: "p1"}, payonce.WithIdempotencyKey("k-conflict"))
+	_, err = client.Cards.Apply(ctx, &coinepay.ApplyRequest{HeaderID: "h1", PackageID: "p1"}, payonce.WithIdempotencyKey("k-conflict"))
 	require.NoError(t, err)
-	_, err = client.Cards.Apply(ctx, coinepay.ApplyRequest{HeaderID: "h1", PackageID: "p2"}, payonce.WithIdempotencyKey("k-conflict"))
+	_, err = client.Cards.Apply(ctx, &coinepay.ApplyRequest{HeaderID: "h1", PackageID: "p2"}, payonce.WithIdempotencyKey("k-conflict"))
 	require.ErrorIs(t, err, payonce.ErrIdempotencyConflict)
 	require.NoError(t, srv.AddFault(coinepaytest.Rule{Fault: coinepaytest.FaultErrorBeforeCommit, Status: 503, Path: coinepay.PathCardInfo}))
 	_, err = client.Cards.Info(ctx, "card-4111111111111111")
@@ -312,7 +312,7 @@ func TestNoopProviders(t *testing.T) {
 	hl := &headerLog{byPath: map[string][]string{}, next: http.DefaultTransport}
 	client, err := srv.Client(payonce.WithObserver(obs), payonce.WithHTTPClient(&http.Client{Transport: hl}))
 	require.NoError(t, err)
-	_, err = client.Cards.Apply(context.Background(), coinepay.ApplyRequest{HeaderID: "h1", PackageID: "p1"})
+	_, err = client.Cards.Apply(context.Background(), &coinepay.ApplyRequest{HeaderID: "h1", PackageID: "p1"})
 	require.NoError(t, err)
 	assert.Equal(t, []string{""}, hl.byPath[coinepay.PathCardApply], "no span, no traceparent")
 }
@@ -326,7 +326,7 @@ func TestCallerSpanIsParent(t *testing.T) {
 	srv := coinepaytest.New(t)
 	client, err := srv.Client(payonce.WithObserver(tm.obs))
 	require.NoError(t, err)
-	_, err = client.Cards.Apply(ctx, coinepay.ApplyRequest{HeaderID: "h1", PackageID: "p1"})
+	_, err = client.Cards.Apply(ctx, &coinepay.ApplyRequest{HeaderID: "h1", PackageID: "p1"})
 	require.NoError(t, err)
 	parent.End()
 	for _, s := range tm.spans.Ended() {
