@@ -121,8 +121,12 @@ func (c HeaderCarrier) Keys() []string { return nil }
 // AttemptResult describes how one attempt ended.
 type AttemptResult struct {
 	OperationInfo
-	Key        string
-	Attempt    int
+	Key     string
+	Attempt int
+	// Sent is false when the attempt failed before anything was sent (the
+	// signer could not sign it): it takes a place in the retry schedule
+	// but is not counted in Meta.Attempts.
+	Sent       bool
 	StatusCode int           // the answer's status; 0 when none arrived
 	Replayed   bool          // the server marked the answer as a stored replay
 	RequestID  string        // the provider's request ID, when it sent one
@@ -398,6 +402,7 @@ type attemptObservation struct {
 	ctx   context.Context
 	start time.Time
 	req   *http.Request // the attempt's own request
+	sent  int           // op.attempts when it started: it was sent once op.attempts grew
 	added [4]string     // headers StartAttempt added, for redirect hops
 }
 
@@ -481,7 +486,7 @@ func (op *operation) startAttempt(r *http.Request, orig http.Header) *http.Reque
 	ob.cause, ob.wait, ob.bodyRead = "", 0, false
 	before := len(r.Header)
 	ctx := op.c.observer.StartAttempt(r.Context(), info)
-	ob.attempt = attemptObservation{open: true, n: info.Attempt, ctx: ctx, start: time.Now(), req: r}
+	ob.attempt = attemptObservation{open: true, n: info.Attempt, ctx: ctx, start: time.Now(), req: r, sent: op.attempts}
 	if len(r.Header) > before {
 		n := 0
 		for k := range r.Header {
@@ -503,7 +508,7 @@ func (op *operation) endAttempt(resp *http.Response, err error, retry bool) {
 	ob := &op.ob
 	a := ob.attempt
 	ob.attempt = attemptObservation{}
-	res := AttemptResult{OperationInfo: ob.info, Key: op.key, Attempt: a.n, Duration: time.Since(a.start)}
+	res := AttemptResult{OperationInfo: ob.info, Key: op.key, Attempt: a.n, Sent: op.attempts > a.sent, Duration: time.Since(a.start)}
 	if err != nil {
 		res.Err = cleanTransportError(err)
 	} else if resp != nil {

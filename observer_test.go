@@ -390,3 +390,30 @@ func TestRedirectHopIsPartOfTheObservedAttempt(t *testing.T) {
 	assert.Equal(t, []string{"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01", "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}, traceparents)
 	assert.Equal(t, []any{"attempt-1", "op"}, marks, "the hop runs on its own context, below the operation's")
 }
+
+// A signer that cannot sign for now (ErrSignerTemporary) costs a place in
+// the schedule but sends nothing: the observer sees that attempt end
+// unsent, and Meta.Attempts counts only what was sent.
+func TestObserverSeesUnsentAttempt(t *testing.T) {
+	failed := false
+	signer := signerFunc(func(*http.Request, []byte) error {
+		if !failed {
+			failed = true
+			return fmt.Errorf("%w: token endpoint answered 503", ErrSignerTemporary)
+		}
+		return nil
+	})
+	obs := &eventLog{}
+	rec := &recorder{}
+	c := setup(t, rec, WithSigner(signer), WithObserver(obs))
+	meta, err := c.Do(context.Background(), postReq(), nil)
+	require.NoError(t, err)
+	assert.Equal(t, 1, meta.Attempts)
+	assert.Len(t, rec.seen(), 1)
+	require.Len(t, obs.attempts, 2)
+	assert.False(t, obs.attempts[0].Sent)
+	assert.Error(t, obs.attempts[0].Err)
+	assert.NotEmpty(t, obs.attempts[0].RetryCause)
+	assert.True(t, obs.attempts[1].Sent)
+	assert.Equal(t, 1, obs.ops[0].Attempts)
+}

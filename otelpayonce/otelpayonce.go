@@ -283,7 +283,7 @@ func (o *Observer) StartOperation(ctx context.Context, info payonce.OperationInf
 
 // StartAttempt starts the attempt's span, a child of the operation's,
 // injects its trace context into the attempt's headers and counts the
-// attempt (and the retry, when it is one).
+// retry, when it is one.
 func (o *Observer) StartAttempt(ctx context.Context, info payonce.AttemptInfo) context.Context {
 	r := o.route(info.OperationInfo)
 	start := r.firstAttempt
@@ -301,7 +301,6 @@ func (o *Observer) StartAttempt(ctx context.Context, info payonce.AttemptInfo) c
 	}
 	ctx, _ = o.tracer.Start(ctx, r.attemptSpanName, start...)
 	o.prop.Inject(ctx, info.Carrier())
-	o.attempts.Add(ctx, 1, r.base.add...)
 	if info.Cause != "" {
 		cause := info.Cause
 		o.retries.Add(ctx, 1, cached(r, r.byCause, cause, func() []attribute.KeyValue {
@@ -311,12 +310,15 @@ func (o *Observer) StartAttempt(ctx context.Context, info payonce.AttemptInfo) c
 	return ctx
 }
 
-// EndAttempt ends the attempt's span and records its duration and replay.
+// EndAttempt ends the attempt's span, counts it when it was sent and
+// records its duration and replay.
 func (o *Observer) EndAttempt(ctx context.Context, res payonce.AttemptResult) {
 	r := o.route(res.OperationInfo)
 	span := trace.SpanFromContext(ctx)
 	errType := ""
 	switch {
+	case !res.Sent:
+		errType = "not_sent" // the signer failed: nothing left the client
 	case res.Err != nil:
 		errType = "transport"
 		if res.RetryCause == "timeout" {
@@ -347,6 +349,9 @@ func (o *Observer) EndAttempt(ctx context.Context, res payonce.AttemptResult) {
 		}
 	}
 	span.End()
+	if res.Sent {
+		o.attempts.Add(ctx, 1, r.base.add...)
+	}
 	if res.Replayed {
 		o.replays.Add(ctx, 1, r.base.add...)
 	}
