@@ -51,6 +51,19 @@ func BenchmarkOperation(b *testing.B) {
 			CardID string `json:"card_id"`
 		} `json:"data"`
 	}
+	// runSDK runs the benchmark's operation through c.
+	runSDK := func(b *testing.B, c *payonce.Client) {
+		b.ReportAllocs()
+		defer reportCPU(b)()
+		for b.Loop() {
+			var out result
+			_, err := c.Do(context.Background(), &payonce.Request{Operation: "cards.apply", Method: http.MethodPost,
+				Path: "/api/v1/openapi/card/apply", Body: payload, Keyed: true}, &out)
+			if err != nil || out.Data.CardID == "" {
+				b.Fatal(err)
+			}
+		}
+	}
 
 	b.Run("bare-net-http", func(b *testing.B) {
 		b.ReportAllocs()
@@ -78,16 +91,7 @@ func BenchmarkOperation(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		b.ReportAllocs()
-		defer reportCPU(b)()
-		for b.Loop() {
-			var out result
-			_, err := c.Do(context.Background(), &payonce.Request{Operation: "cards.apply", Method: http.MethodPost,
-				Path: "/api/v1/openapi/card/apply", Body: payload, Keyed: true}, &out)
-			if err != nil || out.Data.CardID == "" {
-				b.Fatal(err)
-			}
-		}
+		runSDK(b, c)
 	})
 	b.Run("sdk-signed", func(b *testing.B) {
 		s, _ := payonce.NewHMACSigner("demo-key", "demo-secret")
@@ -95,16 +99,7 @@ func BenchmarkOperation(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		b.ReportAllocs()
-		defer reportCPU(b)()
-		for b.Loop() {
-			var out result
-			_, err := c.Do(context.Background(), &payonce.Request{Operation: "cards.apply", Method: http.MethodPost,
-				Path: "/api/v1/openapi/card/apply", Body: payload, Keyed: true}, &out)
-			if err != nil || out.Data.CardID == "" {
-				b.Fatal(err)
-			}
-		}
+		runSDK(b, c)
 	})
 	otel := func(name string, sampler sdktrace.Sampler) {
 		b.Run(name, func(b *testing.B) {
@@ -119,16 +114,7 @@ func BenchmarkOperation(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			b.ReportAllocs()
-			defer reportCPU(b)()
-			for b.Loop() {
-				var out result
-				_, err := c.Do(context.Background(), &payonce.Request{Operation: "cards.apply", Method: http.MethodPost,
-					Path: "/api/v1/openapi/card/apply", Body: payload, Keyed: true}, &out)
-				if err != nil || out.Data.CardID == "" {
-					b.Fatal(err)
-				}
-			}
+			runSDK(b, c)
 		})
 	}
 	otel("sdk-otel", sdktrace.AlwaysSample())          // every operation traced: two spans

@@ -328,16 +328,7 @@ func (o *Observer) EndAttempt(ctx context.Context, res payonce.AttemptResult) {
 		errType = strconv.Itoa(res.StatusCode)
 	}
 	if span.IsRecording() {
-		attrs := make([]attribute.KeyValue, 0, 4)
-		if res.StatusCode != 0 {
-			attrs = append(attrs, AttrStatusCode.Int(res.StatusCode))
-		}
-		if res.Replayed {
-			attrs = append(attrs, AttrReplayed.Bool(true))
-		}
-		if res.RequestID != "" {
-			attrs = append(attrs, AttrRequestID.String(res.RequestID))
-		}
+		attrs := answerAttrs(make([]attribute.KeyValue, 0, 4), res.StatusCode, res.Replayed, res.RequestID)
 		if errType != "" {
 			attrs = append(attrs, AttrErrorType.String(errType))
 			span.SetStatus(codes.Error, errType)
@@ -379,15 +370,7 @@ func (o *Observer) EndOperation(ctx context.Context, res payonce.OperationResult
 		if res.Key != "" {
 			attrs = append(attrs, AttrIdempotencyKey.String(res.Key))
 		}
-		if res.StatusCode != 0 {
-			attrs = append(attrs, AttrStatusCode.Int(res.StatusCode))
-		}
-		if res.Replayed {
-			attrs = append(attrs, AttrReplayed.Bool(true))
-		}
-		if res.RequestID != "" {
-			attrs = append(attrs, AttrRequestID.String(res.RequestID))
-		}
+		attrs = answerAttrs(attrs, res.StatusCode, res.Replayed, res.RequestID)
 		if res.Err != nil {
 			attrs = append(attrs, AttrErrorType.String(res.Outcome))
 			if code := errorCode(res.Err); code != "" {
@@ -404,6 +387,21 @@ func (o *Observer) EndOperation(ctx context.Context, res payonce.OperationResult
 	})
 	o.operations.Add(ctx, 1, ms.add...)
 	o.opTime.Record(ctx, res.Duration.Seconds(), ms.rec...)
+}
+
+// answerAttrs appends what an answer said: its status, whether it was a
+// replay, its request ID (each only when there is one).
+func answerAttrs(attrs []attribute.KeyValue, status int, replayed bool, requestID string) []attribute.KeyValue {
+	if status != 0 {
+		attrs = append(attrs, AttrStatusCode.Int(status))
+	}
+	if replayed {
+		attrs = append(attrs, AttrReplayed.Bool(true))
+	}
+	if requestID != "" {
+		attrs = append(attrs, AttrRequestID.String(requestID))
+	}
+	return attrs
 }
 
 // errorCode is the provider's error code of err, redacted like the rest
