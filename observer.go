@@ -510,7 +510,7 @@ func (op *operation) endAttempt(resp *http.Response, err error, retry bool) {
 	ob.attempt = attemptObservation{}
 	res := AttemptResult{OperationInfo: ob.info, Key: op.key, Attempt: a.n, Sent: op.attempts > a.sent, Duration: time.Since(a.start)}
 	if err != nil {
-		res.Err = cleanTransportError(err)
+		res.Err = redactedError{cleanTransportError(err)}
 	} else if resp != nil {
 		res.StatusCode = resp.StatusCode
 		res.Replayed = strings.EqualFold(resp.Header.Get(HeaderReplay), "true")
@@ -522,6 +522,13 @@ func (op *operation) endAttempt(resp *http.Response, err error, retry bool) {
 	}
 	op.c.observer.EndAttempt(a.ctx, res)
 }
+
+// redactedError is an attempt's failure as hooks see it: its text passes
+// through RedactString, whatever a signer or a transport put in it.
+type redactedError struct{ err error }
+
+func (e redactedError) Error() string { return RedactString(e.err.Error()) }
+func (e redactedError) Unwrap() error { return e.err }
 
 // observedCheckRetry is checkRetry that also ends the attempt's
 // observation once the client has decided. A final answer without an

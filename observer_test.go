@@ -399,7 +399,7 @@ func TestObserverSeesUnsentAttempt(t *testing.T) {
 	signer := signerFunc(func(*http.Request, []byte) error {
 		if !failed {
 			failed = true
-			return fmt.Errorf("%w: token endpoint answered 503", ErrSignerTemporary)
+			return fmt.Errorf("%w: token endpoint answered 503 for card 4111111111111111", ErrSignerTemporary)
 		}
 		return nil
 	})
@@ -412,7 +412,8 @@ func TestObserverSeesUnsentAttempt(t *testing.T) {
 	assert.Len(t, rec.seen(), 1)
 	require.Len(t, obs.attempts, 2)
 	assert.False(t, obs.attempts[0].Sent)
-	assert.Error(t, obs.attempts[0].Err)
+	assert.ErrorIs(t, obs.attempts[0].Err, ErrSignerTemporary)
+	assert.NotContains(t, obs.attempts[0].Err.Error(), "4111111111111111", "an attempt's error text is redacted")
 	assert.NotEmpty(t, obs.attempts[0].RetryCause)
 	assert.True(t, obs.attempts[1].Sent)
 	assert.Equal(t, 1, obs.ops[0].Attempts)
