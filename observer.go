@@ -263,7 +263,7 @@ func WithObserver(o Observer) Option {
 }
 
 // Outcome names how an operation ended, for metrics and span attributes:
-// "success" for a nil error, else the name of the *APIError's kind
+// "success" for a nil error, else KindName of the *APIError's kind
 // ("idempotency_conflict", "retries_exhausted", "card_declined",
 // "canceled", ...), "error" for anything else. The set of names is fixed,
 // so it is safe as a metric attribute.
@@ -275,46 +275,10 @@ func Outcome(err error) string {
 	if !errors.As(err, &e) {
 		return "error"
 	}
-	for _, k := range outcomeNames {
-		if e.Kind == k.kind {
-			return k.name
-		}
+	if name := KindName(e.Kind); name != "" {
+		return name
 	}
 	return "error"
-}
-
-var outcomeNames = [...]struct {
-	kind error
-	name string
-}{
-	{ErrKeyRequired, "key_required"},
-	{ErrKeyTooShort, "key_too_short"},
-	{ErrKeyTooLong, "key_too_long"},
-	{ErrKeyInvalidChars, "key_invalid_chars"},
-	{ErrIdempotencyConflict, "idempotency_conflict"},
-	{ErrInsufficientBalance, "insufficient_balance"},
-	{ErrUnauthorized, "unauthorized"},
-	{ErrForbidden, "forbidden"},
-	{ErrNotFound, "not_found"},
-	{ErrInvalidState, "invalid_state"},
-	{ErrInvalidRequest, "invalid_request"},
-	{ErrRateLimited, "rate_limited"},
-	{ErrServer, "server"},
-	{ErrSignatureInvalid, "signature_invalid"},
-	{ErrTimestampExpired, "timestamp_expired"},
-	{ErrNonceReplayed, "nonce_replayed"},
-	{ErrCardDeclined, "card_declined"},
-	{ErrChargeFailed, "charge_failed"},
-	{ErrKeyExpired, "key_expired"},
-	{ErrRetriesExhausted, "retries_exhausted"},
-	{ErrRetryBudgetExhausted, "retry_budget_exhausted"},
-	{ErrTransport, "transport"},
-	{ErrMalformedResponse, "malformed_response"},
-	{ErrInvalidAmount, "invalid_amount"},
-	{ErrInvalidCard, "invalid_card"},
-	{ErrInvalidConfig, "invalid_config"},
-	{context.Canceled, "canceled"},
-	{context.DeadlineExceeded, "deadline_exceeded"},
 }
 
 // Route returns the route template of a request path: path itself when no
