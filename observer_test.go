@@ -239,20 +239,11 @@ func TestAttemptRequestCarriesObserverContext(t *testing.T) {
 // A signer recovery repeats the attempt: the observer sees the repeat
 // with CauseSignerRecovery.
 func TestObserverSeesSignerRecovery(t *testing.T) {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Header.Get("Authorization") != "Bearer fresh" {
-			w.WriteHeader(401)
-			return
-		}
-		_, _ = io.WriteString(w, `{}`)
-	}))
-	defer srv.Close()
 	s := &recoverOnce{}
 	s.token.Store("stale")
 	obs := &eventLog{}
-	c, err := NewClient(WithBaseURL(srv.URL), WithRetryPolicy(fastPolicy()), WithSigner(s), WithObserver(obs))
-	require.NoError(t, err)
-	_, err = c.Do(context.Background(), postReq(), nil)
+	c := setup(t, &recorder{statuses: []int{401, 200}}, WithSigner(s), WithObserver(obs))
+	_, err := c.Do(context.Background(), postReq(), nil)
 	require.NoError(t, err)
 	require.Len(t, obs.starts, 2)
 	assert.Equal(t, CauseSignerRecovery, obs.starts[1].Cause)
