@@ -1,4 +1,4 @@
-package payonce
+package payonce_test
 
 import (
 	"bytes"
@@ -8,10 +8,15 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
+
+	"github.com/payonce/payonce"
+	"github.com/payonce/payonce/otelpayonce"
+	"go.opentelemetry.io/otel/sdk/metric"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 )
 
 func BenchmarkSignAttempt(b *testing.B) {
-	s, err := NewHMACSigner("demo-key", "demo-secret")
+	s, err := payonce.NewHMACSigner("demo-key", "demo-secret")
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -28,7 +33,10 @@ func BenchmarkSignAttempt(b *testing.B) {
 // BenchmarkOperation compares one successful keyed operation through the
 // SDK (key, JSON, retry loop, signing, decode) with the same POST done with
 // a bare net/http client, on the same httptest server. The README reports
-// the ratio.
+// the ratio. sdk-otel adds the OpenTelemetry observer on SDK providers
+// whose spans and metrics go nowhere (a no-op span exporter behind the
+// batch processor, a manual metric reader never read); sdk-otel-unsampled
+// is the same with spans sampled out.
 func BenchmarkOperation(b *testing.B) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.Copy(io.Discard, r.Body)
@@ -36,22 +44,36 @@ func BenchmarkOperation(b *testing.B) {
 		_, _ = io.WriteString(w, `{"code":200,"message":"ok","message_key":"ok","data":{"card_id":"card_1","status":"active"}}`)
 	}))
 	defer srv.Close()
-	hc := DefaultHTTPClient()
+	hc := payonce.DefaultHTTPClient()
 	payload := map[string]string{"header_id": "hdr_1", "package_id": "pkg_basic"}
 	type result struct {
 		Data struct {
 			CardID string `json:"card_id"`
 		} `json:"data"`
 	}
+	// runSDK runs the benchmark's operation through c.
+	runSDK := func(b *testing.B, c *payonce.Client) {
+		b.ReportAllocs()
+		defer reportCPU(b)()
+		for b.Loop() {
+			var out result
+			_, err := c.Do(context.Background(), &payonce.Request{Operation: "cards.apply", Method: http.MethodPost,
+				Path: "/api/v1/openapi/card/apply", Body: payload, Keyed: true}, &out)
+			if err != nil || out.Data.CardID == "" {
+				b.Fatal(err)
+			}
+		}
+	}
 
 	b.Run("bare-net-http", func(b *testing.B) {
 		b.ReportAllocs()
+		defer reportCPU(b)()
 		for b.Loop() {
-			key, _ := NewKey()
+			key, _ := payonce.NewKey()
 			body, _ := json.Marshal(payload)
 			req, _ := http.NewRequestWithContext(context.Background(), http.MethodPost, srv.URL+"/api/v1/openapi/card/apply", bytes.NewReader(body))
 			req.Header.Set("Content-Type", "application/json")
-			req.Header.Set(HeaderIdempotencyKey, key)
+			req.Header.Set(payonce.HeaderIdempotencyKey, key)
 			resp, err := hc.Do(req)
 			if err != nil {
 				b.Fatal(err)
@@ -65,34 +87,56 @@ func BenchmarkOperation(b *testing.B) {
 		}
 	})
 	b.Run("sdk", func(b *testing.B) {
-		c, err := NewClient(WithBaseURL(srv.URL), WithHTTPClient(hc))
+		c, err := payonce.NewClient(payonce.WithBaseURL(srv.URL), payonce.WithHTTPClient(hc))
 		if err != nil {
 			b.Fatal(err)
 		}
-		b.ReportAllocs()
-		for b.Loop() {
-			var out result
-			_, err := c.Do(context.Background(), &Request{Operation: "cards.apply", Method: http.MethodPost,
-				Path: "/api/v1/openapi/card/apply", Body: payload, Keyed: true}, &out)
-			if err != nil || out.Data.CardID == "" {
-				b.Fatal(err)
-			}
-		}
+		runSDK(b, c)
 	})
 	b.Run("sdk-signed", func(b *testing.B) {
-		s, _ := NewHMACSigner("demo-key", "demo-secret")
-		c, err := NewClient(WithBaseURL(srv.URL), WithHTTPClient(hc), WithSigner(s))
+		s, _ := payonce.NewHMACSigner("demo-key", "demo-secret")
+		c, err := payonce.NewClient(payonce.WithBaseURL(srv.URL), payonce.WithHTTPClient(hc), payonce.WithSigner(s))
 		if err != nil {
 			b.Fatal(err)
 		}
-		b.ReportAllocs()
-		for b.Loop() {
-			var out result
-			_, err := c.Do(context.Background(), &Request{Operation: "cards.apply", Method: http.MethodPost,
-				Path: "/api/v1/openapi/card/apply", Body: payload, Keyed: true}, &out)
-			if err != nil || out.Data.CardID == "" {
+		runSDK(b, c)
+	})
+	otel := func(name string, sampler sdktrace.Sampler) {
+		b.Run(name, func(b *testing.B) {
+			tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(noopExporter{}), sdktrace.WithSampler(sampler))
+			defer func() { _ = tp.Shutdown(context.Background()) }()
+			mp := metric.NewMeterProvider(metric.WithReader(metric.NewManualReader()))
+			obs, err := otelpayonce.New(otelpayonce.WithTracerProvider(tp), otelpayonce.WithMeterProvider(mp))
+			if err != nil {
 				b.Fatal(err)
 			}
-		}
-	})
+			c, err := payonce.NewClient(payonce.WithBaseURL(srv.URL), payonce.WithHTTPClient(hc), payonce.WithObserver(obs))
+			if err != nil {
+				b.Fatal(err)
+			}
+			runSDK(b, c)
+		})
+	}
+	otel("sdk-otel", sdktrace.AlwaysSample())          // every operation traced: two spans
+	otel("sdk-otel-unsampled", sdktrace.NeverSample()) // metrics and trace context only, as for the operations a ratio sampler leaves out
 }
+
+// reportCPU reports the process's CPU time (user and system, every
+// goroutine: the client, the httptest server, the GC) per operation as
+// cpu-ns/op. On a loaded machine wall time mostly measures the other
+// processes; CPU time stays the work one operation costs. Call it as
+// defer reportCPU(b)().
+func reportCPU(b *testing.B) func() {
+	start := cpuTime()
+	return func() {
+		if b.N > 0 {
+			b.ReportMetric(float64(cpuTime()-start)/float64(b.N), "cpu-ns/op")
+		}
+	}
+}
+
+// noopExporter drops every span.
+type noopExporter struct{}
+
+func (noopExporter) ExportSpans(context.Context, []sdktrace.ReadOnlySpan) error { return nil }
+func (noopExporter) Shutdown(context.Context) error                             { return nil }

@@ -31,8 +31,9 @@ type Client struct {
 	provider      string
 	now           func() time.Time
 	allowInsecure bool
-	journal       Journal // WithJournal
-	scope         string  // WithScope
+	journal       Journal  // WithJournal
+	scope         string   // WithScope
+	observer      Observer // WithObserver (observer.go); nil: no hooks
 }
 
 // Limiter paces attempts client-side; *rate.Limiter from golang.org/x/time
@@ -299,6 +300,10 @@ type Request struct {
 	// Validate runs after the key is resolved and before any byte is sent;
 	// its error is returned as an *APIError carrying the key.
 	Validate func() error
+	// Route is Path's template for observers, e.g. "/v1/charges/{id}":
+	// spans and metrics are named by it, never by raw IDs. When empty,
+	// Route(Path) derives one.
+	Route string
 }
 
 // Meta describes how an operation went.

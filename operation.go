@@ -51,16 +51,35 @@ type operation struct {
 	lastCause string
 
 	respBody []byte // body of the final answer, read inside the loop
+
+	// Kept inside the operation rather than allocated apart: one
+	// allocation per operation instead of one each (see run).
+	bo  backoff.ExponentialBackOff
+	url url.URL
+	rc  retryablehttp.Client
+	hc  http.Client
+	at  attemptTransport
+
+	firstBody  bodyReader // the request body of the length probe and the first attempt
+	bodyCalls  int        // calls of newBody
+	answerBody bodyReader // the final answer's body, once read
+	hv         [4]string  // the request's header values, one backing array
+
+	ob observation // the observer's state (observer.go), used only with one
 }
 
 // Do runs one operation and decodes a 2xx answer into out (which may be
 // nil). Every error is an *APIError carrying the operation's key.
-func (c *Client) Do(ctx context.Context, req *Request, out any, opts ...CallOption) (Meta, error) {
+func (c *Client) Do(ctx context.Context, req *Request, out any, opts ...CallOption) (m Meta, err error) {
 	if req == nil {
 		return Meta{}, &APIError{Provider: c.provider, Kind: ErrInvalidRequest, Err: errors.New("nil request")}
 	}
 	start := time.Now()
 	op := &operation{c: c, ctx: ctx, req: req, policy: c.policy}
+	if c.observer != nil {
+		op.startObserving(start)
+		defer func() { op.endObserving(m, err) }()
+	}
 	if len(opts) > 0 {
 		op.opts.apply(opts)
 	}
@@ -107,7 +126,7 @@ func (c *Client) Do(ctx context.Context, req *Request, out any, opts ...CallOpti
 		}
 		op.body = b
 	}
-	op.backoff = op.policy.newBackOff()
+	op.backoff = op.policy.initBackOff(&op.bo)
 	if op.opts.hasReference {
 		return op.journaled(op.opts.reference, out, start)
 	}
@@ -204,7 +223,8 @@ func (op *operation) conditional() bool {
 // the response, when not nil, holds the last answer with its body unread.
 func (op *operation) run() (*http.Response, error) {
 	c := op.c
-	u := *c.baseURL
+	op.url = *c.baseURL
+	u := &op.url
 	u.Path += op.req.Path
 	u.RawPath = ""
 	if strings.Contains(op.req.Path, "%") {
@@ -216,28 +236,35 @@ func (op *operation) run() (*http.Response, error) {
 
 	var raw any
 	if op.body != nil {
-		raw = op.body
+		raw = retryablehttp.ReaderFunc(op.newBody)
 	}
 	rreq, err := retryablehttp.NewRequestWithContext(op.ctx, op.req.Method, "", raw)
 	if err != nil {
 		return nil, &stopError{err: fmt.Errorf("build request: %w", err)}
 	}
-	rreq.URL, rreq.Host = &u, u.Host // set directly: no String-then-Parse round trip
+	rreq.URL, rreq.Host = u, u.Host // set directly: no String-then-Parse round trip
+	// The values live in op.hv (one allocation, not four); each slice is
+	// capped, so an append copies instead of overwriting a neighbour.
 	h := rreq.Header
+	op.hv = [4]string{op.key, "application/json", "application/json", c.userAgent}
 	if op.key != "" {
-		h.Set(HeaderIdempotencyKey, op.key) // once, before the retry loop
+		h[HeaderIdempotencyKey] = op.hv[0:1:1] // once, before the retry loop
 	}
-	h.Set("Accept", "application/json")
+	h["Accept"] = op.hv[1:2:2]
 	if op.body != nil {
-		h.Set("Content-Type", "application/json")
+		h["Content-Type"] = op.hv[2:3:3]
 	}
 	if c.userAgent != "" {
-		h.Set("User-Agent", c.userAgent)
+		h["User-Agent"] = op.hv[3:4:4]
 	}
 	for i := 0; i+1 < len(op.opts.headers); i += 2 {
 		h[op.opts.headers[i]] = []string{op.opts.headers[i+1]} // canonical and checked by WithHeader
 	}
-	rreq.SetResponseHandler(op.readBody)
+	check, handler := op.checkRetry, op.readBody
+	if c.observer != nil {
+		check, handler = op.observedCheckRetry, op.observedReadBody
+	}
+	rreq.SetResponseHandler(handler)
 
 	base := c.httpClient
 	rt := base.Transport
@@ -248,21 +275,25 @@ func (op *operation) run() (*http.Response, error) {
 	if remaining < 1 {
 		remaining = 1 // a signer recovery repeats the last attempt once
 	}
-	rc := &retryablehttp.Client{
-		HTTPClient: &http.Client{
-			Transport:     &attemptTransport{op: op, next: rt},
-			Timeout:       op.timeout,
-			CheckRedirect: op.checkRedirect(base.CheckRedirect),
-			Jar:           base.Jar,
-		},
-		RetryMax:       remaining - 1,
-		CheckRetry:     op.checkRetry,
-		Backoff:        op.wait,
-		ErrorHandler:   passThrough,
-		RequestLogHook: op.pace,
+	op.at = attemptTransport{op: op, next: rt}
+	op.hc = http.Client{
+		Transport:     &op.at,
+		Timeout:       op.timeout,
+		CheckRedirect: op.checkRedirect(base.CheckRedirect),
+		Jar:           base.Jar,
+	}
+	op.rc = retryablehttp.Client{
+		HTTPClient:   &op.hc,
+		RetryMax:     remaining - 1,
+		CheckRetry:   check,
+		Backoff:      op.wait,
+		ErrorHandler: passThrough,
+	}
+	if c.limiter != nil {
+		op.rc.RequestLogHook = op.pace
 	}
 	op.exhausted = false
-	return rc.Do(rreq)
+	return op.rc.Do(rreq)
 }
 
 // passThrough hands the last answer and error back unchanged: the default
@@ -320,7 +351,8 @@ func (op *operation) readBody(resp *http.Response) error {
 		return fmt.Errorf("read answer without a length: %w", io.ErrUnexpectedEOF)
 	}
 	op.respBody = b
-	resp.Body = io.NopCloser(bytes.NewReader(b))
+	op.answerBody.Reset(b)
+	resp.Body = &op.answerBody
 	return nil
 }
 
@@ -339,6 +371,29 @@ func jsonContent(h http.Header) bool {
 	}
 	ct = strings.TrimSpace(ct)
 	return ct == "" || ct == "application/json" || strings.HasSuffix(ct, "+json")
+}
+
+// bodyReader is a bytes.Reader that is also an io.ReadCloser, so that
+// neither go-retryablehttp nor net/http wraps it in another allocation.
+type bodyReader struct{ bytes.Reader }
+
+// Close does nothing: the bytes stay the operation's.
+func (*bodyReader) Close() error { return nil }
+
+// newBody is the request body's go-retryablehttp ReaderFunc: called once
+// to learn the length, then once per attempt. The probe and the first
+// attempt share the reader kept in the operation; every later attempt
+// gets its own, since net/http may still be reading the last attempt's
+// body after that attempt failed.
+func (op *operation) newBody() (io.Reader, error) {
+	op.bodyCalls++
+	if op.bodyCalls <= 2 {
+		op.firstBody.Reset(op.body)
+		return &op.firstBody, nil
+	}
+	r := new(bodyReader)
+	r.Reset(op.body)
+	return r, nil
 }
 
 // readCapped reads r up to limit+1 bytes. A body of known small length is
@@ -502,8 +557,10 @@ func (t *attemptTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 		}
 	}
 	// Each attempt gets its own copy of the headers, so signing this one
-	// cannot race with a transport still finishing the last.
-	r := req.Clone(req.Context())
+	// cannot race with a transport still finishing the last. The rest is
+	// shared, as WithContext does: nothing below writes to the URL.
+	r := req.WithContext(req.Context())
+	r.Header = req.Header.Clone()
 	// Without GetBody net/http's Transport cannot silently re-send a POST
 	// (it does for one carrying an Idempotency-Key when a reused
 	// connection fails): retries belong to this loop, where they are
@@ -516,6 +573,9 @@ func (t *attemptTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 		// makes it non-replayable; the Transport probes it, finds it empty
 		// and sends no body.
 		r.Body = io.NopCloser(http.NoBody)
+	}
+	if op.c.observer != nil {
+		r = op.observeAttempt(r, req.Header, hop) // before signing: the signer sees the headers it adds
 	}
 	if op.c.signer != nil {
 		if err := op.c.signer.Sign(r, op.body); err != nil {

@@ -94,7 +94,13 @@ func (p RetryPolicy) Validate() error {
 // newBackOff returns the operation's own ExponentialBackOff (the type is
 // not safe to share between operations).
 func (p RetryPolicy) newBackOff() *backoff.ExponentialBackOff {
-	b := &backoff.ExponentialBackOff{
+	return p.initBackOff(new(backoff.ExponentialBackOff))
+}
+
+// initBackOff sets b up for a new operation and returns it (an operation
+// keeps its ExponentialBackOff inside itself: one allocation less).
+func (p RetryPolicy) initBackOff(b *backoff.ExponentialBackOff) *backoff.ExponentialBackOff {
+	*b = backoff.ExponentialBackOff{
 		InitialInterval:     p.InitialInterval,
 		RandomizationFactor: p.RandomizationFactor,
 		Multiplier:          p.Multiplier,

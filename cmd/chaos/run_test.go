@@ -33,6 +33,19 @@ func TestRunPrintsTableAndResultLine(t *testing.T) {
 	assert.Contains(t, errOut.String(), "crash: phase 2, fakes' clock +25h")
 }
 
+func TestRunOtelPrintsTelemetry(t *testing.T) {
+	var out, errOut bytes.Buffer
+	code := run(context.Background(), []string{"-n", "200", "-concurrency", "8", "-seed", "3", "-otel", "-quiet"}, &out, &errOut, false)
+	require.Equal(t, 0, code, errOut.String())
+	s := out.String()
+	require.Contains(t, s, "telemetry (OpenTelemetry metrics, otelpayonce)")
+	tel := s[strings.Index(s, "telemetry ("):]
+	assert.Regexp(t, `operations: success +\d+`, tel)
+	assert.Regexp(t, `attempts +\d+`, tel)
+	assert.Regexp(t, `retries: transport +\d+`, tel)
+	assert.Regexp(t, `replayed answers +\d+`, tel)
+}
+
 func TestRunJSON(t *testing.T) {
 	var out, errOut bytes.Buffer
 	code := run(context.Background(), []string{"-n", "100", "-json", "-quiet"}, &out, &errOut, false)

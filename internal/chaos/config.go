@@ -42,6 +42,9 @@ type Config struct {
 	ProgressIsTerminal bool          // a live bar instead of plain lines
 	ProgressInterval   time.Duration // plain lines: how often
 	DebugLog           io.Writer     // optional: every client's debug log lines (redacted)
+	// Telemetry reports the run through otelpayonce too (the -otel flag):
+	// its metrics, read from a ManualReader, land in Report.Telemetry.
+	Telemetry bool
 
 	// wrapTransport, for tests, wraps the transport of each provider's
 	// SDK client (outside any client-side fault transport).

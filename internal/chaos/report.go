@@ -36,6 +36,12 @@ type Report struct {
 	// Crash is the crash phase's report (worker processes killed), when
 	// the run had one.
 	Crash *CrashReport `json:"crash,omitempty"`
+	// ReplayedAnswers counts the answers clients got marked as a replay
+	// (X-Idempotent-Replay: true), from the results' Meta.
+	ReplayedAnswers int `json:"replayed_answers"`
+	// Telemetry is what otelpayonce's instruments counted (-otel), nil
+	// without it.
+	Telemetry *Telemetry `json:"telemetry,omitempty"`
 }
 
 // CauseCount is a number of retries for one cause.
@@ -92,6 +98,7 @@ func (r *runner) report(ledger []fakeserver.Operation, server ServerStats, elaps
 	rep.Server, rep.ResumeRounds, rep.Elapsed, rep.Replays = server, rounds, elapsed, server.Replays
 	rep.Submissions = int(r.subs.Load())
 	rep.Attempts = int(r.attempt.Load())
+	rep.ReplayedAnswers = int(r.replays.Load())
 	rep.Retries, rep.Recoveries = r.stats.snapshot()
 	if elapsed > 0 {
 		rep.OpsPerSecond = float64(rep.Operations) / elapsed.Seconds()
@@ -239,6 +246,11 @@ func (r *Report) WriteText(w io.Writer) error {
 	row("latency p50 / p99", fmt.Sprintf("%v / %v", r.LatencyP50.Round(10*time.Microsecond), r.LatencyP99.Round(10*time.Microsecond)))
 	row("elapsed", r.Elapsed.Round(time.Millisecond))
 	row("operations per second", fmt.Sprintf("%.0f", r.OpsPerSecond))
+	if r.Telemetry != nil {
+		row("replayed answers (marked X-Idempotent-Replay, from results)", r.ReplayedAnswers)
+		row("telemetry (OpenTelemetry metrics, otelpayonce)", "")
+		r.Telemetry.rows(row)
+	}
 	_ = tw.Flush()
 	if r.Crash != nil {
 		b.WriteString("\n")

@@ -48,6 +48,7 @@ type runner struct {
 	coinepay   *coinepay.Client
 	walletUUID string
 	stats      *retryStats
+	telemetry  *telemetry // Config.Telemetry
 
 	mu      sync.Mutex
 	ops     []*opRecord
@@ -56,6 +57,7 @@ type runner struct {
 	done    atomic.Int64
 	attempt atomic.Int64
 	subs    atomic.Int64
+	replays atomic.Int64 // answers the clients saw marked as replays
 }
 
 func (r *runner) newRecord(st step, key string) *opRecord {
@@ -124,6 +126,9 @@ func (r *runner) settle(ctx context.Context, sc *scenario, st step, rec *opRecor
 	for i, o := range outs {
 		r.subs.Add(1)
 		r.attempt.Add(int64(o.res.attempts))
+		if o.res.replayed {
+			r.replays.Add(1)
+		}
 		switch {
 		case o.err == nil:
 			rec.ids[o.res.id] = true
@@ -244,6 +249,12 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	defer env.close()
 
 	r := &runner{cfg: cfg, stats: newRetryStats()}
+	if cfg.Telemetry {
+		if r.telemetry, err = newTelemetry(); err != nil {
+			return nil, err
+		}
+		defer r.telemetry.close()
+	}
 	if err := r.newClients(env); err != nil {
 		return nil, err
 	}
@@ -290,6 +301,11 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		return nil, fmt.Errorf("chaos: read request log: %w", err)
 	}
 	rep := r.report(ledger, server, elapsed, rounds)
+	if r.telemetry != nil {
+		if rep.Telemetry, err = r.telemetry.collect(ctx); err != nil {
+			return nil, err
+		}
+	}
 	rep.Faults = env.faultsDescription()
 	return rep, nil
 }
@@ -304,6 +320,9 @@ func (r *runner) newClients(env *env) error {
 	common := func(url string, hc *http.Client) []payonce.Option {
 		opts := []payonce.Option{payonce.WithBaseURL(url), payonce.WithRetryPolicy(r.cfg.Retry),
 			payonce.WithLogger(slog.New(handler)), payonce.WithHTTPClient(hc)}
+		if r.telemetry != nil {
+			opts = append(opts, payonce.WithObserver(r.telemetry.obs))
+		}
 		if r.cfg.RetryBudget > 0 {
 			opts = append(opts, payonce.WithRetryBudget(payonce.NewRetryBudget(r.cfg.RetryBudget)))
 		}
@@ -339,6 +358,9 @@ func (r *runner) createWallet(ctx context.Context) error {
 		r.attempt.Add(int64(attemptsOf(err)))
 		if err == nil {
 			r.attempt.Add(int64(w.Meta.Attempts))
+			if w.Meta.Replayed {
+				r.replays.Add(1)
+			}
 			rec.done, rec.id, rec.ids[w.UUID] = true, w.UUID, true
 			r.walletUUID = w.UUID
 			r.done.Add(1)

@@ -105,6 +105,7 @@ type result struct {
 	id       string
 	amount   payonce.Amount
 	attempts int
+	replayed bool // the answer was marked as a stored replay
 }
 
 // submit sends one submission of step st of sc. Its body is a pure
@@ -133,7 +134,7 @@ func (r *runner) submit(ctx context.Context, sc *scenario, st step, variant int,
 		if err != nil {
 			return result{attempts: attemptsOf(err)}, err
 		}
-		return result{id: ch.UUID, amount: ch.Amount, attempts: ch.Meta.Attempts}, nil
+		return result{id: ch.UUID, amount: ch.Amount, attempts: ch.Meta.Attempts, replayed: ch.Meta.Replayed}, nil
 	case kindChargeCapture:
 		req := &a55.CaptureRequest{ChargeUUID: sc.chargeUUID, WalletUUID: r.walletUUID}
 		if variant == variantConflicting {
@@ -164,7 +165,7 @@ func (r *runner) submit(ctx context.Context, sc *scenario, st step, variant int,
 		if err != nil {
 			return result{attempts: attemptsOf(err)}, err
 		}
-		return result{id: res.CardID, attempts: res.Meta.Attempts}, nil
+		return result{id: res.CardID, attempts: res.Meta.Attempts, replayed: res.Meta.Replayed}, nil
 	case kindCardRecharge:
 		req := &coinepay.RechargeRequest{CardID: sc.cardID, Amount: amountFor(500 + int64(sc.id%50))}
 		if variant == variantConflicting {
@@ -174,7 +175,7 @@ func (r *runner) submit(ctx context.Context, sc *scenario, st step, variant int,
 		if err != nil {
 			return result{attempts: attemptsOf(err)}, err
 		}
-		return result{id: res.CardID, attempts: res.Meta.Attempts}, nil
+		return result{id: res.CardID, attempts: res.Meta.Attempts, replayed: res.Meta.Replayed}, nil
 	}
 	return result{}, errors.New("chaos: unknown step " + st.kind)
 }
@@ -183,7 +184,7 @@ func chargeResult(ch *a55.Charge, err error) (result, error) {
 	if err != nil {
 		return result{attempts: attemptsOf(err)}, err
 	}
-	return result{id: ch.UUID, amount: ch.Amount, attempts: ch.Meta.Attempts}, nil
+	return result{id: ch.UUID, amount: ch.Amount, attempts: ch.Meta.Attempts, replayed: ch.Meta.Replayed}, nil
 }
 
 func attemptsOf(err error) int {

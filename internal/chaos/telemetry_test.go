@@ -1,0 +1,36 @@
+package chaos
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// The OpenTelemetry instruments and the run's own tallies count the same
+// run from two sources (the observer hooks; the results' Meta and the
+// SDK's debug log) and agree: attempts, retries by cause, signer
+// recoveries, replayed answers, and one operation per SDK call.
+func TestTelemetryAgreesWithTheReport(t *testing.T) {
+	cfg := testConfig(600)
+	cfg.Telemetry = true
+	rep, err := Run(context.Background(), cfg)
+	require.NoError(t, err)
+	require.True(t, rep.Passed(), rep.Problems)
+	tel := rep.Telemetry
+	require.NotNil(t, tel)
+
+	assert.Equal(t, rep.Attempts, tel.Attempts)
+	assert.Equal(t, rep.Retries, tel.Retries)
+	assert.NotEmpty(t, tel.Retries, "the fault mix makes the clients retry")
+	assert.Equal(t, rep.Recoveries, tel.Recoveries)
+	assert.Equal(t, rep.ReplayedAnswers, tel.Replays)
+	assert.Positive(t, tel.Replays, "lost Coinepay answers come back as replays")
+	ops := 0
+	for _, o := range tel.Operations {
+		ops += o.Count
+	}
+	assert.Equal(t, rep.Submissions, ops)
+
+}

@@ -1,0 +1,514 @@
+package payonce
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/textproto"
+	"strings"
+	"time"
+)
+
+// Observer receives the life of every operation a Client runs: its start,
+// each attempt's start and end, and its end. Set one with WithObserver;
+// without one the client pays a nil check per hook and nothing else.
+//
+// The hooks are called synchronously on the goroutine that runs the
+// operation, so they must be quick and must not block. Nothing passed to
+// them holds a card number, CVV, secret, token or query string: requests
+// are described by their route template (see Route), errors are the
+// SDK's redacted ones, and headers can only be added, never read.
+type Observer interface {
+	// StartOperation is called once, before the key is resolved and before
+	// anything is sent. The context it returns (derived from ctx, for
+	// example carrying a trace span) becomes the operation's: every
+	// attempt's request carries it, and it is handed to EndOperation.
+	StartOperation(ctx context.Context, info OperationInfo) context.Context
+	// StartAttempt is called for every attempt, before it is signed and
+	// sent. info.SetHeader adds a header to this attempt only (W3C
+	// traceparent, for example), so the signer sees it. The context it
+	// returns (derived from ctx) is the attempt request's context and is
+	// handed to EndAttempt.
+	StartAttempt(ctx context.Context, info AttemptInfo) context.Context
+	// EndAttempt is called once per attempt StartAttempt saw, when its
+	// answer has been read (or its failure is known) and the client has
+	// decided whether to retry.
+	EndAttempt(ctx context.Context, res AttemptResult)
+	// EndOperation is called once per operation, when Do returns.
+	EndOperation(ctx context.Context, res OperationResult)
+}
+
+// OperationInfo describes an operation as it starts.
+type OperationInfo struct {
+	Provider  string // "a55", "coinepay" or "" for a generic client
+	Operation string // e.g. "charges.create"
+	Method    string // HTTP method
+	// Route is the request's path template, e.g.
+	// "/api/v1/bank/wallet/charge/" or "/v1/charges/{id}": never a raw
+	// resource ID, never the query string (see Route).
+	Route string
+	Keyed bool // a business operation: one Idempotency-Key on every attempt
+	// RetryBudget is the client's retry budget (nil when disabled), for an
+	// observer that reports the tokens left.
+	RetryBudget *RetryBudget
+}
+
+// AttemptInfo describes one attempt as it starts.
+type AttemptInfo struct {
+	OperationInfo
+	Key     string        // the operation's Idempotency-Key ("" for unkeyed calls)
+	Attempt int           // 1 for the first attempt
+	Wait    time.Duration // how long the client waited before this attempt
+	// Cause is why this attempt repeats the last one: "" for the first,
+	// else the retry cause of the last attempt's AttemptResult (for
+	// example "Service Unavailable", "transport", "timeout"), or
+	// CauseSignerRecovery.
+	Cause string
+
+	// req is the attempt's request, kept as a pointer (which %v prints as
+	// an address) so that no formatting of an AttemptInfo shows its
+	// headers, the signer's included.
+	req *http.Request
+}
+
+// CauseSignerRecovery is the Cause of an attempt repeated once because the
+// signer recovered from the last answer (a refreshed token after a 401, a
+// corrected clock after openapi_timestamp_expired).
+const CauseSignerRecovery = "signer_recovery"
+
+// SetHeader adds the header name: value to this attempt only, before it is
+// signed. It refuses (and reports false) a header the attempt already
+// carries and the ones the SDK or the signer own: Idempotency-Key,
+// Authorization, Cookie, Host and Content-*. Propagators use it to inject
+// trace context.
+func (a AttemptInfo) SetHeader(name, value string) bool {
+	if a.req == nil {
+		return false
+	}
+	h := a.req.Header
+	name = textproto.CanonicalMIMEHeaderKey(name)
+	switch {
+	case name == "", name == HeaderIdempotencyKey, name == "Authorization", name == "Cookie", name == "Host",
+		strings.HasPrefix(name, "Content-"), len(h[name]) > 0:
+		return false
+	}
+	h[name] = []string{value}
+	return true
+}
+
+// Carrier returns the attempt's headers as a write-only carrier: its
+// methods are those of OpenTelemetry's propagation.TextMapCarrier, so a
+// propagator injects trace context with
+// prop.Inject(ctx, info.Carrier()).
+func (a AttemptInfo) Carrier() HeaderCarrier { return HeaderCarrier{req: a.req} }
+
+// HeaderCarrier adds headers to one attempt through AttemptInfo.SetHeader;
+// it reads none (Get and Keys see nothing), so what an observer retains
+// never exposes the attempt's signed headers. Converting it to an
+// interface does not allocate.
+type HeaderCarrier struct{ req *http.Request }
+
+// Set adds the header key: value to the attempt, unless SetHeader refuses
+// it.
+func (c HeaderCarrier) Set(key, value string) { AttemptInfo{req: c.req}.SetHeader(key, value) }
+
+// Get returns "": the carrier is write-only.
+func (c HeaderCarrier) Get(string) string { return "" }
+
+// Keys returns nil: the carrier is write-only.
+func (c HeaderCarrier) Keys() []string { return nil }
+
+// AttemptResult describes how one attempt ended.
+type AttemptResult struct {
+	OperationInfo
+	Key     string
+	Attempt int
+	// Sent is false when the attempt failed before anything was sent (the
+	// signer could not sign it): it takes a place in the retry schedule
+	// but is not counted in Meta.Attempts.
+	Sent       bool
+	StatusCode int           // the answer's status; 0 when none arrived
+	Replayed   bool          // the server marked the answer as a stored replay
+	RequestID  string        // the provider's request ID, when it sent one
+	Duration   time.Duration // from the attempt's start to its end
+	// Err is the attempt's failure when no usable answer arrived (a reset
+	// connection, an answer lost in transit, a timeout), without the URL;
+	// nil when an answer was read, whatever its status.
+	Err error
+	// RetryCause is why the client decided to retry after this attempt ("",
+	// when it did not): "transport", "timeout" or the status text of a
+	// retryable answer ("Too Many Requests", "Service Unavailable", ...).
+	RetryCause string
+	RetryWait  time.Duration // the wait chosen before the retry
+}
+
+// OperationResult describes how an operation ended.
+type OperationResult struct {
+	OperationInfo
+	Key        string    // the Idempotency-Key sent ("" for unkeyed calls)
+	KeyCreated time.Time // when the key was first used (zero without a key)
+	// Outcome is "success" or the name of the error's kind (see Outcome).
+	Outcome    string
+	Err        error         // the *APIError Do returned, nil on success
+	Attempts   int           // attempts sent
+	Retries    int           // attempts that repeated an earlier one (Attempts - 1 when any was sent)
+	StatusCode int           // final HTTP status, 0 when none arrived
+	Replayed   bool          // the final answer was a stored replay
+	RequestID  string        // the final answer's request ID
+	Duration   time.Duration // wall time of the operation
+}
+
+// ObserverFuncs is an Observer made of optional functions, for callers who
+// want one callback (per retry, per operation) and not a type: a nil field
+// is skipped.
+//
+//	payonce.WithObserver(payonce.ObserverFuncs{
+//		OnAttemptEnd: func(ctx context.Context, r payonce.AttemptResult) {
+//			if r.RetryCause != "" {
+//				log.Printf("%s attempt %d: retrying (%s)", r.Operation, r.Attempt, r.RetryCause)
+//			}
+//		},
+//	})
+type ObserverFuncs struct {
+	OnOperationStart func(ctx context.Context, info OperationInfo)
+	OnAttemptStart   func(ctx context.Context, info AttemptInfo)
+	OnAttemptEnd     func(ctx context.Context, res AttemptResult)
+	OnOperationEnd   func(ctx context.Context, res OperationResult)
+}
+
+// StartOperation calls OnOperationStart and returns ctx.
+func (f ObserverFuncs) StartOperation(ctx context.Context, info OperationInfo) context.Context {
+	if f.OnOperationStart != nil {
+		f.OnOperationStart(ctx, info)
+	}
+	return ctx
+}
+
+// StartAttempt calls OnAttemptStart and returns ctx.
+func (f ObserverFuncs) StartAttempt(ctx context.Context, info AttemptInfo) context.Context {
+	if f.OnAttemptStart != nil {
+		f.OnAttemptStart(ctx, info)
+	}
+	return ctx
+}
+
+// EndAttempt calls OnAttemptEnd.
+func (f ObserverFuncs) EndAttempt(ctx context.Context, res AttemptResult) {
+	if f.OnAttemptEnd != nil {
+		f.OnAttemptEnd(ctx, res)
+	}
+}
+
+// EndOperation calls OnOperationEnd.
+func (f ObserverFuncs) EndOperation(ctx context.Context, res OperationResult) {
+	if f.OnOperationEnd != nil {
+		f.OnOperationEnd(ctx, res)
+	}
+}
+
+// Observers combines several observers into one: each hook calls them in
+// order, the context one returns feeding the next (so a tracer's span is
+// visible to the observers after it).
+func Observers(obs ...Observer) Observer {
+	var list multiObserver
+	for _, o := range obs {
+		if o != nil {
+			list = append(list, o)
+		}
+	}
+	if len(list) == 1 {
+		return list[0]
+	}
+	return list
+}
+
+type multiObserver []Observer
+
+func (m multiObserver) StartOperation(ctx context.Context, info OperationInfo) context.Context {
+	for _, o := range m {
+		ctx = o.StartOperation(ctx, info)
+	}
+	return ctx
+}
+
+func (m multiObserver) StartAttempt(ctx context.Context, info AttemptInfo) context.Context {
+	for _, o := range m {
+		ctx = o.StartAttempt(ctx, info)
+	}
+	return ctx
+}
+
+func (m multiObserver) EndAttempt(ctx context.Context, res AttemptResult) {
+	for _, o := range m {
+		o.EndAttempt(ctx, res)
+	}
+}
+
+func (m multiObserver) EndOperation(ctx context.Context, res OperationResult) {
+	for _, o := range m {
+		o.EndOperation(ctx, res)
+	}
+}
+
+// WithObserver sets the observer of every operation the client runs (nil
+// removes it). Combine several with Observers.
+func WithObserver(o Observer) Option {
+	return func(c *Client) error {
+		if m, ok := o.(multiObserver); ok && len(m) == 0 {
+			o = nil
+		}
+		c.observer = o
+		return nil
+	}
+}
+
+// Outcome names how an operation ended, for metrics and span attributes:
+// "success" for a nil error, else KindName of the *APIError's kind
+// ("idempotency_conflict", "retries_exhausted", "card_declined",
+// "canceled", ...), "error" for anything else. The set of names is fixed,
+// so it is safe as a metric attribute.
+func Outcome(err error) string {
+	if err == nil {
+		return "success"
+	}
+	var e *APIError
+	if !errors.As(err, &e) {
+		return "error"
+	}
+	if name := KindName(e.Kind); name != "" {
+		return name
+	}
+	return "error"
+}
+
+// Route returns the route template of a request path: path itself when no
+// segment looks like a resource ID, else a copy with each such segment
+// replaced by "{id}" ("/v1/charges/5f0c…/refund" becomes
+// "/v1/charges/{id}/refund"). A segment is ID-like when it is a UUID, holds
+// a digit and is at least 6 bytes long or all digits, is 16 bytes or
+// longer, or holds a percent escape, '@', '+', '=' or ':'. The query
+// string is never part of a route. Observers name spans and label
+// metrics with it, so that their cardinality stays that of the API.
+func Route(path string) string {
+	if i := strings.IndexAny(path, "?#"); i >= 0 {
+		path = path[:i]
+	}
+	if !hasIDSegment(path) {
+		return path
+	}
+	var b strings.Builder
+	b.Grow(len(path))
+	for i, seg := range strings.Split(path, "/") {
+		if i > 0 {
+			b.WriteByte('/')
+		}
+		if idLike(seg) {
+			b.WriteString("{id}")
+		} else {
+			b.WriteString(seg)
+		}
+	}
+	return b.String()
+}
+
+func hasIDSegment(path string) bool {
+	for path != "" {
+		seg := path
+		if i := strings.IndexByte(path, '/'); i >= 0 {
+			seg, path = path[:i], path[i+1:]
+		} else {
+			path = ""
+		}
+		if idLike(seg) {
+			return true
+		}
+	}
+	return false
+}
+
+// idLike reports a path segment that names one resource rather than a
+// kind of resource.
+func idLike(seg string) bool {
+	if seg == "" || (seg[0] == '{' && seg[len(seg)-1] == '}') {
+		return false
+	}
+	if len(seg) >= 16 {
+		return true
+	}
+	digits := 0
+	for i := 0; i < len(seg); i++ {
+		switch c := seg[i]; {
+		case c >= '0' && c <= '9':
+			digits++
+		case c == '%', c == '@', c == '+', c == '=', c == ':':
+			return true
+		}
+	}
+	return digits == len(seg) || (digits > 0 && len(seg) >= 6)
+}
+
+// observation is what the observer hooks of one operation need: set only
+// when the client has an observer.
+type observation struct {
+	info     OperationInfo
+	ctx      context.Context // the operation's context, as StartOperation returned it
+	start    time.Time
+	attempt  attemptObservation
+	sent     int // attempts StartAttempt saw
+	cause    string
+	wait     time.Duration
+	bodyRead bool
+}
+
+type attemptObservation struct {
+	open  bool
+	n     int
+	ctx   context.Context
+	start time.Time
+	req   *http.Request // the attempt's own request
+	sent  int           // op.attempts when it started: it was sent once op.attempts grew
+	added [4]string     // headers StartAttempt added, for redirect hops
+}
+
+// startObserving calls StartOperation and makes its context the
+// operation's.
+func (op *operation) startObserving(start time.Time) {
+	c, req := op.c, op.req
+	route := req.Route
+	if route == "" {
+		route = Route(req.Path)
+	}
+	ob := &op.ob
+	ob.info = OperationInfo{Provider: c.provider, Operation: req.Operation, Method: req.Method, Route: route,
+		Keyed: req.Keyed, RetryBudget: c.budget}
+	ob.start = start
+	ctx := c.observer.StartOperation(op.ctx, ob.info)
+	if ctx == nil {
+		ctx = op.ctx
+	}
+	ob.ctx, op.ctx = ctx, ctx
+}
+
+// endObserving closes an attempt still open and calls EndOperation.
+func (op *operation) endObserving(m Meta, err error) {
+	ob := &op.ob
+	if ob.attempt.open {
+		op.endAttempt(nil, nil, false)
+	}
+	res := OperationResult{OperationInfo: ob.info, Key: op.key, Outcome: Outcome(err), Attempts: op.attempts,
+		StatusCode: m.StatusCode, Replayed: m.Replayed, RequestID: m.RequestID, Duration: time.Since(ob.start)}
+	if op.key != "" {
+		res.KeyCreated = op.created
+	}
+	if ob.sent > 1 {
+		res.Retries = ob.sent - 1
+	}
+	if err != nil {
+		res.Err = err
+		var e *APIError
+		if errors.As(err, &e) {
+			res.StatusCode, res.Replayed, res.RequestID = e.StatusCode, e.Replayed, e.RequestID
+		}
+	}
+	op.c.observer.EndOperation(ob.ctx, res)
+}
+
+// observeAttempt starts the observation of the attempt r is about to send
+// (see startAttempt) or, for a redirect hop of the current attempt, gives
+// the hop the headers the observer added to the attempt (its trace
+// context). The hop keeps its own context: the http.Client ends the
+// context of the attempt's first request when it follows the redirect.
+// orig holds the headers r was cloned from.
+func (op *operation) observeAttempt(r *http.Request, orig http.Header, hop bool) *http.Request {
+	if !hop {
+		return op.startAttempt(r, orig)
+	}
+	a := &op.ob.attempt
+	if !a.open {
+		return r
+	}
+	for _, k := range a.added {
+		if v := a.req.Header[k]; k != "" && len(v) > 0 && len(r.Header[k]) == 0 {
+			r.Header[k] = v
+		}
+	}
+	return r
+}
+
+// startAttempt calls StartAttempt for the attempt r is about to send and
+// returns r carrying the attempt's context. r's headers are the attempt's
+// own copy (cloned from orig): headers the observer adds go to this
+// attempt only.
+func (op *operation) startAttempt(r *http.Request, orig http.Header) *http.Request {
+	ob := &op.ob
+	ob.sent++
+	cause := ob.cause
+	if cause == "" && ob.sent > 1 {
+		cause = CauseSignerRecovery // no retry was decided: Do repeats the last attempt
+	}
+	info := AttemptInfo{OperationInfo: ob.info, Key: op.key, Attempt: op.attempts + 1, Wait: ob.wait, Cause: cause, req: r}
+	ob.cause, ob.wait, ob.bodyRead = "", 0, false
+	before := len(r.Header)
+	ctx := op.c.observer.StartAttempt(r.Context(), info)
+	ob.attempt = attemptObservation{open: true, n: info.Attempt, ctx: ctx, start: time.Now(), req: r, sent: op.attempts}
+	if len(r.Header) > before {
+		n := 0
+		for k := range r.Header {
+			if _, ok := orig[k]; !ok && n < len(ob.attempt.added) {
+				ob.attempt.added[n] = k
+				n++
+			}
+		}
+	}
+	if ctx == nil || ctx == r.Context() {
+		ob.attempt.ctx = r.Context()
+		return r
+	}
+	return r.WithContext(ctx)
+}
+
+// endAttempt calls EndAttempt for the open attempt.
+func (op *operation) endAttempt(resp *http.Response, err error, retry bool) {
+	ob := &op.ob
+	a := ob.attempt
+	ob.attempt = attemptObservation{}
+	res := AttemptResult{OperationInfo: ob.info, Key: op.key, Attempt: a.n, Sent: op.attempts > a.sent, Duration: time.Since(a.start)}
+	if err != nil {
+		res.Err = redactedError{cleanTransportError(err)}
+	} else if resp != nil {
+		res.StatusCode = resp.StatusCode
+		res.Replayed = strings.EqualFold(resp.Header.Get(HeaderReplay), "true")
+		res.RequestID = requestID(resp.Header)
+	}
+	if retry && !op.exhausted {
+		res.RetryCause, res.RetryWait = op.lastCause, op.nextWait
+		ob.cause, ob.wait = op.lastCause, op.nextWait
+	}
+	op.c.observer.EndAttempt(a.ctx, res)
+}
+
+// redactedError is an attempt's failure as hooks see it: its text passes
+// through RedactString, whatever a signer or a transport put in it.
+type redactedError struct{ err error }
+
+func (e redactedError) Error() string { return RedactString(e.err.Error()) }
+func (e redactedError) Unwrap() error { return e.err }
+
+// observedCheckRetry is checkRetry that also ends the attempt's
+// observation once the client has decided. A final answer without an
+// error is decided twice (before and after its body is read): its attempt
+// ends on the second decision.
+func (op *operation) observedCheckRetry(ctx context.Context, resp *http.Response, err error) (bool, error) {
+	retry, cerr := op.checkRetry(ctx, resp, err)
+	if !op.ob.attempt.open || (err == nil && resp != nil && !retry && !op.ob.bodyRead) {
+		return retry, cerr
+	}
+	op.endAttempt(resp, err, retry)
+	return retry, cerr
+}
+
+// observedReadBody is readBody that marks the body as read.
+func (op *operation) observedReadBody(resp *http.Response) error {
+	op.ob.bodyRead = true
+	return op.readBody(resp)
+}

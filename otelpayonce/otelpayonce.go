@@ -1,0 +1,415 @@
+// Package otelpayonce reports payonce operations to OpenTelemetry: one
+// span per business operation with a child span per attempt, W3C trace
+// context on every attempt, and metrics (operations by outcome, attempts,
+// retries by cause, replays, durations, retry budget left).
+//
+//	obs, err := otelpayonce.New() // the global TracerProvider and MeterProvider
+//	client, err := a55.NewClient(auth, payonce.WithObserver(obs))
+//
+// Spans and metrics are named by the operation and the route template
+// (payonce.Route), never by raw IDs, so their cardinality is that of the
+// API. The idempotency key and the request ID are span attributes only,
+// never metric attributes. Nothing reported holds a card number, CVV,
+// secret, token or query string.
+package otelpayonce
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"weak"
+
+	"github.com/payonce/payonce"
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// ScopeName is the instrumentation scope of the tracer and the meter.
+const ScopeName = "github.com/payonce/payonce/otelpayonce"
+
+// Attribute keys. The HTTP ones are OpenTelemetry's semantic conventions;
+// the payonce.* ones are this package's.
+const (
+	AttrProvider       = attribute.Key("payonce.provider")        // "a55", "coinepay"
+	AttrOperation      = attribute.Key("payonce.operation")       // "charges.create"
+	AttrOutcome        = attribute.Key("payonce.outcome")         // payonce.Outcome: "success", "retries_exhausted", ...
+	AttrAttempt        = attribute.Key("payonce.attempt")         // 1 for the first attempt
+	AttrAttempts       = attribute.Key("payonce.attempts")        // attempts an operation sent
+	AttrRetryCause     = attribute.Key("payonce.retry.cause")     // why an attempt repeats the last one
+	AttrReplayed       = attribute.Key("payonce.replayed")        // the answer was a stored replay
+	AttrIdempotencyKey = attribute.Key("payonce.idempotency_key") // spans only
+	AttrRequestID      = attribute.Key("payonce.request_id")      // spans only
+	AttrErrorCode      = attribute.Key("payonce.error.code")      // the provider's error code, spans only
+	AttrMethod         = attribute.Key("http.request.method")
+	AttrRoute          = attribute.Key("url.template")
+	AttrStatusCode     = attribute.Key("http.response.status_code")
+	AttrResendCount    = attribute.Key("http.request.resend_count")
+	AttrErrorType      = attribute.Key("error.type")
+)
+
+// Metric names.
+const (
+	MetricOperations      = "payonce.operations"             // counter: provider, operation, outcome
+	MetricAttempts        = "payonce.attempts"               // counter: provider, operation
+	MetricRetries         = "payonce.retries"                // counter: provider, operation, payonce.retry.cause
+	MetricReplays         = "payonce.replays"                // counter: provider, operation
+	MetricOperationTime   = "payonce.operation.duration"     // histogram (s): provider, operation, outcome
+	MetricAttemptTime     = "payonce.attempt.duration"       // histogram (s): provider, operation, http.response.status_code, error.type
+	MetricBudgetAvailable = "payonce.retry_budget.available" // gauge: provider
+)
+
+// Observer is a payonce.Observer that reports to OpenTelemetry. It is safe
+// for concurrent use; share one between clients.
+type Observer struct {
+	tracer trace.Tracer
+	prop   propagation.TextMapPropagator
+
+	operations, attempts, retries, replays metric.Int64Counter
+	opTime, attemptTime                    metric.Float64Histogram
+	budgetReg                              metric.Registration
+
+	routes sync.Map // routeKey -> *route
+	// budgets are the retry budgets seen, weakly held: a client dropped by
+	// its owner stops being reported.
+	budgets sync.Map // weak.Pointer[payonce.RetryBudget] -> attribute.Set
+}
+
+// Option configures an Observer.
+type Option func(*config)
+
+type config struct {
+	tp   trace.TracerProvider
+	mp   metric.MeterProvider
+	prop propagation.TextMapPropagator
+}
+
+// WithTracerProvider sets where spans go (default: otel.GetTracerProvider()).
+func WithTracerProvider(tp trace.TracerProvider) Option { return func(c *config) { c.tp = tp } }
+
+// WithMeterProvider sets where metrics go (default: otel.GetMeterProvider()).
+func WithMeterProvider(mp metric.MeterProvider) Option { return func(c *config) { c.mp = mp } }
+
+// WithPropagator sets how trace context is injected into each attempt's
+// headers (default: W3C Trace Context, propagation.TraceContext{}). Pass
+// otel.GetTextMapPropagator() to use the global one.
+func WithPropagator(p propagation.TextMapPropagator) Option { return func(c *config) { c.prop = p } }
+
+// New returns an Observer. Pass it to payonce.WithObserver.
+func New(opts ...Option) (*Observer, error) {
+	cfg := config{}
+	for _, o := range opts {
+		if o != nil {
+			o(&cfg)
+		}
+	}
+	if cfg.tp == nil {
+		cfg.tp = otel.GetTracerProvider()
+	}
+	if cfg.mp == nil {
+		cfg.mp = otel.GetMeterProvider()
+	}
+	if cfg.prop == nil {
+		cfg.prop = propagation.TraceContext{}
+	}
+	o := &Observer{tracer: cfg.tp.Tracer(ScopeName), prop: cfg.prop}
+	m := cfg.mp.Meter(ScopeName)
+	var err error
+	counter := func(name, desc string) metric.Int64Counter {
+		c, cerr := m.Int64Counter(name, metric.WithDescription(desc), metric.WithUnit("{"+unitOf(name)+"}"))
+		if err == nil {
+			err = cerr
+		}
+		return c
+	}
+	o.operations = counter(MetricOperations, "Business operations run, by outcome.")
+	o.attempts = counter(MetricAttempts, "HTTP attempts sent.")
+	o.retries = counter(MetricRetries, "Attempts that repeated an earlier one, by cause.")
+	o.replays = counter(MetricReplays, "Answers the server marked as a replay of a stored response.")
+	hist := func(name, desc string) metric.Float64Histogram {
+		h, herr := m.Float64Histogram(name, metric.WithDescription(desc), metric.WithUnit("s"),
+			metric.WithExplicitBucketBoundaries(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120))
+		if err == nil {
+			err = herr
+		}
+		return h
+	}
+	o.opTime = hist(MetricOperationTime, "Wall time of business operations, retries and waits included.")
+	o.attemptTime = hist(MetricAttemptTime, "Time of single HTTP attempts.")
+	if err != nil {
+		return nil, fmt.Errorf("otelpayonce: create instruments: %w", err)
+	}
+	gauge, err := m.Int64ObservableGauge(MetricBudgetAvailable, metric.WithDescription("Retry budget tokens left."), metric.WithUnit("{token}"))
+	if err != nil {
+		return nil, fmt.Errorf("otelpayonce: create instruments: %w", err)
+	}
+	o.budgetReg, err = m.RegisterCallback(func(_ context.Context, ob metric.Observer) error {
+		o.budgets.Range(func(k, v any) bool {
+			b := k.(weak.Pointer[payonce.RetryBudget]).Value()
+			if b == nil {
+				o.budgets.Delete(k)
+				return true
+			}
+			ob.ObserveInt64(gauge, int64(b.Available()), metric.WithAttributeSet(v.(attribute.Set)))
+			return true
+		})
+		return nil
+	}, gauge)
+	if err != nil {
+		return nil, fmt.Errorf("otelpayonce: register retry budget gauge: %w", err)
+	}
+	return o, nil
+}
+
+func unitOf(metricName string) string {
+	switch metricName {
+	case MetricOperations:
+		return "operation"
+	case MetricAttempts, MetricRetries:
+		return "attempt"
+	}
+	return "answer"
+}
+
+// Close stops reporting the retry budget gauge. Spans and counters need
+// no closing; the providers own their exporters.
+func (o *Observer) Close() error { return o.budgetReg.Unregister() }
+
+// routeKey identifies the attribute sets of one operation on one route.
+type routeKey struct{ provider, operation, method, route string }
+
+// route holds what every event of one operation kind reuses: names, span
+// options and metric attribute sets, built once so that recording
+// allocates as little as the SDK allows, and the sets by outcome, cause
+// and status, filled as they are seen.
+type route struct {
+	opSpanName, attemptSpanName string
+	spanAttrs                   []attribute.KeyValue
+	opStart                     []trace.SpanStartOption // the operation span's
+	firstAttempt                []trace.SpanStartOption // attempt 1's
+	base                        measure
+	budget                      atomic.Pointer[payonce.RetryBudget] // the last budget registered from this route
+
+	mu        sync.RWMutex
+	byOutcome map[string]measure
+	byCause   map[string]measure
+	byStatus  map[statusKey]measure
+}
+
+// measure is one attribute set as the options counters and histograms
+// take, built once.
+type measure struct {
+	add []metric.AddOption
+	rec []metric.RecordOption
+}
+
+func newMeasure(kvs ...attribute.KeyValue) measure {
+	opt := metric.WithAttributeSet(attribute.NewSet(kvs...))
+	return measure{add: []metric.AddOption{opt}, rec: []metric.RecordOption{opt}}
+}
+
+type statusKey struct {
+	status  int
+	errType string
+}
+
+func (o *Observer) route(info payonce.OperationInfo) *route {
+	k := routeKey{info.Provider, info.Operation, info.Method, info.Route}
+	if r, ok := o.routes.Load(k); ok {
+		return r.(*route)
+	}
+	name := info.Operation
+	if info.Provider != "" && name != "" {
+		name = info.Provider + " " + name
+	}
+	attemptName := info.Method + " " + info.Route
+	if name == "" {
+		name = attemptName
+	}
+	spanAttrs := []attribute.KeyValue{AttrProvider.String(info.Provider), AttrOperation.String(info.Operation),
+		AttrMethod.String(info.Method), AttrRoute.String(info.Route)}
+	r := &route{
+		opSpanName: name, attemptSpanName: attemptName, spanAttrs: spanAttrs,
+		opStart: []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(spanAttrs...)},
+		firstAttempt: []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindClient),
+			trace.WithAttributes(append(spanAttrs[:len(spanAttrs):len(spanAttrs)], AttrAttempt.Int(1))...)},
+		base:      newMeasure(spanAttrs[0], spanAttrs[1]),
+		byOutcome: map[string]measure{},
+		byCause:   map[string]measure{},
+		byStatus:  map[statusKey]measure{},
+	}
+	actual, _ := o.routes.LoadOrStore(k, r)
+	return actual.(*route)
+}
+
+// cached returns the measure of the base attributes plus extra(), built
+// once per k and kept in m.
+func cached[K comparable](r *route, m map[K]measure, k K, extra func() []attribute.KeyValue) measure {
+	r.mu.RLock()
+	ms, ok := m[k]
+	r.mu.RUnlock()
+	if ok {
+		return ms
+	}
+	ms = newMeasure(append([]attribute.KeyValue{r.spanAttrs[0], r.spanAttrs[1]}, extra()...)...)
+	r.mu.Lock()
+	m[k] = ms
+	r.mu.Unlock()
+	return ms
+}
+
+// StartOperation starts the operation's span.
+func (o *Observer) StartOperation(ctx context.Context, info payonce.OperationInfo) context.Context {
+	r := o.route(info)
+	if b := info.RetryBudget; b != nil && r.budget.Load() != b {
+		// Once per budget and route: the route keeps the last one it
+		// registered (one pointer, so at most one budget per route stays
+		// reachable because of it).
+		r.budget.Store(b)
+		w := weak.Make(b)
+		if _, ok := o.budgets.Load(w); !ok {
+			o.budgets.Store(w, attribute.NewSet(AttrProvider.String(info.Provider)))
+		}
+	}
+	ctx, _ = o.tracer.Start(ctx, r.opSpanName, r.opStart...)
+	return ctx
+}
+
+// StartAttempt starts the attempt's span, a child of the operation's,
+// injects its trace context into the attempt's headers and counts the
+// retry, when it is one.
+func (o *Observer) StartAttempt(ctx context.Context, info payonce.AttemptInfo) context.Context {
+	r := o.route(info.OperationInfo)
+	start := r.firstAttempt
+	if info.Attempt != 1 || info.Cause != "" {
+		attrs := make([]attribute.KeyValue, 0, len(r.spanAttrs)+3)
+		attrs = append(attrs, r.spanAttrs...)
+		attrs = append(attrs, AttrAttempt.Int(info.Attempt))
+		if info.Attempt > 1 {
+			attrs = append(attrs, AttrResendCount.Int(info.Attempt-1))
+		}
+		if info.Cause != "" {
+			attrs = append(attrs, AttrRetryCause.String(info.Cause))
+		}
+		start = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...)}
+	}
+	ctx, _ = o.tracer.Start(ctx, r.attemptSpanName, start...)
+	o.prop.Inject(ctx, info.Carrier())
+	if info.Cause != "" {
+		cause := info.Cause
+		o.retries.Add(ctx, 1, cached(r, r.byCause, cause, func() []attribute.KeyValue {
+			return []attribute.KeyValue{AttrRetryCause.String(cause)}
+		}).add...)
+	}
+	return ctx
+}
+
+// EndAttempt ends the attempt's span, counts it when it was sent and
+// records its duration and replay.
+func (o *Observer) EndAttempt(ctx context.Context, res payonce.AttemptResult) {
+	r := o.route(res.OperationInfo)
+	span := trace.SpanFromContext(ctx)
+	errType := ""
+	switch {
+	case !res.Sent:
+		errType = "not_sent" // the signer failed: nothing left the client
+	case res.Err != nil:
+		errType = "transport"
+		if res.RetryCause == "timeout" {
+			errType = "timeout"
+		}
+	case res.StatusCode >= 400:
+		errType = strconv.Itoa(res.StatusCode)
+	}
+	if span.IsRecording() {
+		attrs := answerAttrs(make([]attribute.KeyValue, 0, 4), res.StatusCode, res.Replayed, res.RequestID)
+		if errType != "" {
+			attrs = append(attrs, AttrErrorType.String(errType))
+			span.SetStatus(codes.Error, errType)
+		}
+		span.SetAttributes(attrs...)
+		if res.RetryCause != "" {
+			span.AddEvent("payonce.retry", trace.WithAttributes(AttrRetryCause.String(res.RetryCause),
+				attribute.Float64("payonce.retry.wait_seconds", res.RetryWait.Seconds())))
+		}
+	}
+	span.End()
+	if res.Sent {
+		o.attempts.Add(ctx, 1, r.base.add...)
+	}
+	if res.Replayed {
+		o.replays.Add(ctx, 1, r.base.add...)
+	}
+	status := res.StatusCode
+	o.attemptTime.Record(ctx, res.Duration.Seconds(), cached(r, r.byStatus, statusKey{status, errType}, func() []attribute.KeyValue {
+		var kvs []attribute.KeyValue
+		if status != 0 {
+			kvs = append(kvs, AttrStatusCode.Int(status))
+		}
+		if errType != "" {
+			kvs = append(kvs, AttrErrorType.String(errType))
+		}
+		return kvs
+	}).rec...)
+}
+
+// EndOperation ends the operation's span and counts the operation by
+// outcome.
+func (o *Observer) EndOperation(ctx context.Context, res payonce.OperationResult) {
+	r := o.route(res.OperationInfo)
+	span := trace.SpanFromContext(ctx)
+	if span.IsRecording() {
+		attrs := make([]attribute.KeyValue, 0, 8)
+		attrs = append(attrs, AttrOutcome.String(res.Outcome), AttrAttempts.Int(res.Attempts))
+		if res.Key != "" {
+			attrs = append(attrs, AttrIdempotencyKey.String(res.Key))
+		}
+		attrs = answerAttrs(attrs, res.StatusCode, res.Replayed, res.RequestID)
+		if res.Err != nil {
+			attrs = append(attrs, AttrErrorType.String(res.Outcome))
+			if code := errorCode(res.Err); code != "" {
+				attrs = append(attrs, AttrErrorCode.String(code))
+			}
+			span.SetStatus(codes.Error, res.Outcome)
+		}
+		span.SetAttributes(attrs...)
+	}
+	span.End()
+	outcome := res.Outcome
+	ms := cached(r, r.byOutcome, outcome, func() []attribute.KeyValue {
+		return []attribute.KeyValue{AttrOutcome.String(outcome)}
+	})
+	o.operations.Add(ctx, 1, ms.add...)
+	o.opTime.Record(ctx, res.Duration.Seconds(), ms.rec...)
+}
+
+// answerAttrs appends what an answer said: its status, whether it was a
+// replay, its request ID (each only when there is one).
+func answerAttrs(attrs []attribute.KeyValue, status int, replayed bool, requestID string) []attribute.KeyValue {
+	if status != 0 {
+		attrs = append(attrs, AttrStatusCode.Int(status))
+	}
+	if replayed {
+		attrs = append(attrs, AttrReplayed.Bool(true))
+	}
+	if requestID != "" {
+		attrs = append(attrs, AttrRequestID.String(requestID))
+	}
+	return attrs
+}
+
+// errorCode is the provider's error code of err, redacted like the rest
+// of the error.
+func errorCode(err error) string {
+	var e *payonce.APIError
+	if errors.As(err, &e) {
+		return payonce.RedactString(e.Code)
+	}
+	return ""
+}

@@ -1,0 +1,338 @@
+package otelpayonce_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/payonce/payonce"
+	"github.com/payonce/payonce/a55"
+	"github.com/payonce/payonce/a55/a55test"
+	"github.com/payonce/payonce/coinepay"
+	"github.com/payonce/payonce/coinepay/coinepaytest"
+	"github.com/payonce/payonce/otelpayonce"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// telemetry is an in-memory OpenTelemetry pipeline: a span recorder and a
+// manual metric reader.
+type telemetry struct {
+	spans  *tracetest.SpanRecorder
+	reader *sdkmetric.ManualReader
+	obs    *otelpayonce.Observer
+}
+
+func newTelemetry(t *testing.T) *telemetry {
+	t.Helper()
+	tm := &telemetry{spans: tracetest.NewSpanRecorder(), reader: sdkmetric.NewManualReader()}
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(tm.spans))
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(tm.reader))
+	obs, err := otelpayonce.New(otelpayonce.WithTracerProvider(tp), otelpayonce.WithMeterProvider(mp))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = obs.Close() })
+	tm.obs = obs
+	return tm
+}
+
+// sum returns the value of counter name for the data point whose
+// attributes include want (every point when want is empty), summed.
+func (tm *telemetry) sum(t *testing.T, name string, want ...attribute.KeyValue) int64 {
+	t.Helper()
+	var rm metricdata.ResourceMetrics
+	require.NoError(t, tm.reader.Collect(context.Background(), &rm))
+	var total int64
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			if m.Name != name {
+				continue
+			}
+			switch d := m.Data.(type) {
+			case metricdata.Sum[int64]:
+				for _, p := range d.DataPoints {
+					if hasAll(p.Attributes, want) {
+						total += p.Value
+					}
+				}
+			case metricdata.Gauge[int64]:
+				for _, p := range d.DataPoints {
+					if hasAll(p.Attributes, want) {
+						total += p.Value
+					}
+				}
+			case metricdata.Histogram[float64]:
+				for _, p := range d.DataPoints {
+					if hasAll(p.Attributes, want) {
+						total += int64(p.Count)
+					}
+				}
+			}
+		}
+	}
+	return total
+}
+
+// attributeKeys lists every attribute key used by any data point of any
+// payonce metric.
+func (tm *telemetry) attributeKeys(t *testing.T) map[attribute.Key]bool {
+	var rm metricdata.ResourceMetrics
+	require.NoError(t, tm.reader.Collect(context.Background(), &rm))
+	keys := map[attribute.Key]bool{}
+	add := func(s attribute.Set) {
+		for _, kv := range s.ToSlice() {
+			keys[kv.Key] = true
+		}
+	}
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			switch d := m.Data.(type) {
+			case metricdata.Sum[int64]:
+				for _, p := range d.DataPoints {
+					add(p.Attributes)
+				}
+			case metricdata.Histogram[float64]:
+				for _, p := range d.DataPoints {
+					add(p.Attributes)
+				}
+			}
+		}
+	}
+	return keys
+}
+
+func hasAll(s attribute.Set, want []attribute.KeyValue) bool {
+	for _, kv := range want {
+		v, ok := s.Value(kv.Key)
+		if !ok || v != kv.Value {
+			return false
+		}
+	}
+	return true
+}
+
+func attr(s sdktrace.ReadOnlySpan, k attribute.Key) (attribute.Value, bool) {
+	for _, kv := range s.Attributes() {
+		if kv.Key == k {
+			return kv.Value, true
+		}
+	}
+	return attribute.Value{}, false
+}
+
+// headerLog records the traceparent of every request the SDK sends.
+type headerLog struct {
+	mu     sync.Mutex
+	byPath map[string][]string
+	next   http.RoundTripper
+}
+
+func (h *headerLog) RoundTrip(r *http.Request) (*http.Response, error) {
+	h.mu.Lock()
+	h.byPath[r.URL.Path] = append(h.byPath[r.URL.Path], r.Header.Get("Traceparent"))
+	h.mu.Unlock()
+	return h.next.RoundTrip(r)
+}
+
+// A charge whose answer is lost after the commit: one operation span with
+// two attempt spans below it, the second marked as a retry after a
+// transport failure; each attempt carried its own span's traceparent; the
+// customer paid once.
+func TestChargeWithLostAnswerTraces(t *testing.T) {
+	tm := newTelemetry(t)
+	srv := a55test.New(t)
+	require.NoError(t, srv.AddFault(a55test.Rule{Fault: a55test.FaultDropAfterCommit, Path: a55test.ChargePath, Count: 1}))
+	hl := &headerLog{byPath: map[string][]string{}, next: http.DefaultTransport}
+	client, err := srv.Client(payonce.WithRetryPolicy(payonce.FastRetryPolicy()), payonce.WithObserver(tm.obs),
+		payonce.WithHTTPClient(&http.Client{Transport: hl}))
+	require.NoError(t, err)
+	amount, _ := payonce.ParseAmount("100.00")
+	ch, err := client.Charges.Create(context.Background(), &a55.ChargeCreateRequest{
+		Amount: amount, Currency: payonce.BRL, TypeCharge: a55.TypeCreditCard,
+		Card: &payonce.Card{Number: "4111111111111111", HolderName: "TEST", ExpirationMonth: "12", ExpirationYear: "2099", CVV: "123"},
+	})
+	require.NoError(t, err)
+	require.Equal(t, 2, ch.Meta.Attempts)
+	require.True(t, srv.Ledger().ExecutedOnce(ch.Meta.Key))
+
+	spans := tm.spans.Ended()
+	require.Len(t, spans, 3)
+	var op sdktrace.ReadOnlySpan
+	var attempts []sdktrace.ReadOnlySpan
+	for _, s := range spans {
+		if s.Name() == "a55 charges.create" {
+			op = s
+		} else {
+			attempts = append(attempts, s)
+		}
+	}
+	require.NotNil(t, op)
+	assert.Equal(t, trace.SpanKindInternal, op.SpanKind())
+	v, _ := attr(op, otelpayonce.AttrIdempotencyKey)
+	assert.Equal(t, ch.Meta.Key, v.AsString())
+	v, _ = attr(op, otelpayonce.AttrOutcome)
+	assert.Equal(t, "success", v.AsString())
+	v, _ = attr(op, otelpayonce.AttrAttempts)
+	assert.Equal(t, int64(2), v.AsInt64())
+	v, _ = attr(op, otelpayonce.AttrRoute)
+	assert.Equal(t, a55.PathCharges, v.AsString())
+	assert.Equal(t, codes.Unset, op.Status().Code)
+
+	require.Len(t, attempts, 2)
+	sent := hl.byPath[a55test.ChargePath]
+	require.Len(t, sent, 2)
+	for i, a := range attempts {
+		assert.Equal(t, "POST "+a55.PathCharges, a.Name())
+		assert.Equal(t, trace.SpanKindClient, a.SpanKind())
+		assert.Equal(t, op.SpanContext().SpanID(), a.Parent().SpanID(), "attempt spans are children of the operation span")
+		assert.Equal(t, op.SpanContext().TraceID(), a.SpanContext().TraceID())
+		want := fmt.Sprintf("00-%s-%s-01", a.SpanContext().TraceID(), a.SpanContext().SpanID())
+		assert.Equal(t, want, sent[i], "attempt %d carries its own span's traceparent", i+1)
+		n, _ := attr(a, otelpayonce.AttrAttempt)
+		assert.Equal(t, int64(i+1), n.AsInt64())
+	}
+	assert.Equal(t, codes.Error, attempts[0].Status().Code, "the lost answer is an error on the first attempt")
+	et, _ := attr(attempts[0], otelpayonce.AttrErrorType)
+	assert.Equal(t, "transport", et.AsString())
+	require.Len(t, attempts[0].Events(), 1)
+	assert.Equal(t, "payonce.retry", attempts[0].Events()[0].Name)
+	cause, _ := attr(attempts[1], otelpayonce.AttrRetryCause)
+	assert.Equal(t, "transport", cause.AsString())
+	resend, _ := attr(attempts[1], otelpayonce.AttrResendCount)
+	assert.Equal(t, int64(1), resend.AsInt64())
+	status, _ := attr(attempts[1], otelpayonce.AttrStatusCode)
+	assert.Equal(t, int64(200), status.AsInt64())
+	for _, tp := range hl.byPath[a55test.TokenPath] {
+		assert.Empty(t, tp, "token requests are not operations")
+	}
+
+	base := []attribute.KeyValue{otelpayonce.AttrProvider.String("a55"), otelpayonce.AttrOperation.String("charges.create")}
+	assert.Equal(t, int64(2), tm.sum(t, otelpayonce.MetricAttempts, base...))
+	assert.Equal(t, int64(1), tm.sum(t, otelpayonce.MetricRetries, append(base, otelpayonce.AttrRetryCause.String("transport"))...))
+	assert.Equal(t, int64(1), tm.sum(t, otelpayonce.MetricOperations, append(base, otelpayonce.AttrOutcome.String("success"))...))
+	assert.Equal(t, int64(1), tm.sum(t, otelpayonce.MetricOperationTime, base...))
+	assert.Equal(t, int64(2), tm.sum(t, otelpayonce.MetricAttemptTime, base...))
+}
+
+// A card apply that meets two 503s, then a replay of it: the metrics
+// count the attempts, the retries by cause, the replay and the outcome;
+// the retry budget gauge reports the tokens left.
+func TestApplyWith503sAndReplayMetrics(t *testing.T) {
+	tm := newTelemetry(t)
+	srv := coinepaytest.New(t)
+	require.NoError(t, srv.AddFault(coinepaytest.Rule{Fault: coinepaytest.FaultErrorBeforeCommit, Status: 503, Path: coinepay.PathCardApply, Count: 2}))
+	budget := payonce.NewRetryBudget(100)
+	client, err := srv.Client(payonce.WithRetryPolicy(payonce.FastRetryPolicy()), payonce.WithObserver(tm.obs), payonce.WithRetryBudget(budget))
+	require.NoError(t, err)
+	req := &coinepay.ApplyRequest{HeaderID: "h1", PackageID: "p1"}
+	card, err := client.Cards.Apply(context.Background(), req, payonce.WithIdempotencyKey("order-1-card"))
+	require.NoError(t, err)
+	require.Equal(t, 3, card.Meta.Attempts)
+	again, err := client.Cards.Apply(context.Background(), req, payonce.WithIdempotencyKey("order-1-card"))
+	require.NoError(t, err)
+	require.True(t, again.Meta.Replayed)
+
+	base := []attribute.KeyValue{otelpayonce.AttrProvider.String("coinepay"), otelpayonce.AttrOperation.String("cards.apply")}
+	assert.Equal(t, int64(4), tm.sum(t, otelpayonce.MetricAttempts, base...))
+	assert.Equal(t, int64(2), tm.sum(t, otelpayonce.MetricRetries, append(base, otelpayonce.AttrRetryCause.String("Service Unavailable"))...))
+	assert.Equal(t, int64(2), tm.sum(t, otelpayonce.MetricRetries, base...))
+	assert.Equal(t, int64(1), tm.sum(t, otelpayonce.MetricReplays, base...))
+	assert.Equal(t, int64(2), tm.sum(t, otelpayonce.MetricOperations, append(base, otelpayonce.AttrOutcome.String("success"))...))
+	assert.Equal(t, int64(2), tm.sum(t, otelpayonce.MetricAttemptTime, append(base, otelpayonce.AttrStatusCode.Int(503), otelpayonce.AttrErrorType.String("503"))...))
+	assert.Equal(t, int64(100), tm.sum(t, otelpayonce.MetricBudgetAvailable, otelpayonce.AttrProvider.String("coinepay")),
+		"a success gives back what its retries cost")
+	require.NoError(t, srv.AddFault(coinepaytest.Rule{Fault: coinepaytest.FaultErrorBeforeCommit, Status: 503, Path: coinepay.PathCardInfo}))
+	_, err = client.Cards.Info(context.Background(), card.CardID)
+	require.ErrorIs(t, err, payonce.ErrRetriesExhausted)
+	assert.Equal(t, 80, budget.Available(), "four retries spent 5 tokens each")
+	assert.Equal(t, int64(80), tm.sum(t, otelpayonce.MetricBudgetAvailable, otelpayonce.AttrProvider.String("coinepay")))
+
+	// Low cardinality: no metric carries a key, a request ID or a path.
+	keys := tm.attributeKeys(t)
+	for _, k := range []attribute.Key{otelpayonce.AttrIdempotencyKey, otelpayonce.AttrRequestID, "url.path", "url.full"} {
+		assert.False(t, keys[k], "metric attribute %s", k)
+	}
+}
+
+// A conflict (same key, another body) and retries that run out end the
+// operation span in error with the outcome; nothing reported holds the
+// card number, the secret or the query string.
+func TestFailuresAndNoSecrets(t *testing.T) {
+	tm := newTelemetry(t)
+	srv := coinepaytest.New(t)
+	client, err := srv.Client(payonce.WithRetryPolicy(payonce.FastRetryPolicy()), payonce.WithObserver(tm.obs))
+	require.NoError(t, err)
+	ctx := context.Background()
+	_, err = client.Cards.Apply(ctx, &coinepay.ApplyRequest{HeaderID: "h1", PackageID: "p1"}, payonce.WithIdempotencyKey("k-conflict"))
+	require.NoError(t, err)
+	_, err = client.Cards.Apply(ctx, &coinepay.ApplyRequest{HeaderID: "h1", PackageID: "p2"}, payonce.WithIdempotencyKey("k-conflict"))
+	require.ErrorIs(t, err, payonce.ErrIdempotencyConflict)
+	require.NoError(t, srv.AddFault(coinepaytest.Rule{Fault: coinepaytest.FaultErrorBeforeCommit, Status: 503, Path: coinepay.PathCardInfo}))
+	_, err = client.Cards.Info(ctx, "card-4111111111111111")
+	require.ErrorIs(t, err, payonce.ErrRetriesExhausted)
+
+	var outcomes []string
+	var dump strings.Builder
+	for _, s := range tm.spans.Ended() {
+		fmt.Fprintf(&dump, "%s %v %v %v\n", s.Name(), s.Attributes(), s.Events(), s.Status())
+		if s.SpanKind() != trace.SpanKindInternal {
+			continue
+		}
+		v, _ := attr(s, otelpayonce.AttrOutcome)
+		outcomes = append(outcomes, v.AsString())
+		if v.AsString() != "success" {
+			assert.Equal(t, codes.Error, s.Status().Code)
+		}
+	}
+	assert.Equal(t, []string{"success", "idempotency_conflict", "retries_exhausted"}, outcomes)
+	assert.Equal(t, int64(1), tm.sum(t, otelpayonce.MetricOperations, otelpayonce.AttrOutcome.String("retries_exhausted")))
+	assert.Equal(t, int64(4), tm.sum(t, otelpayonce.MetricRetries, otelpayonce.AttrOperation.String("cards.info")))
+	assert.NotContains(t, dump.String(), "4111111111111111")
+	assert.NotContains(t, dump.String(), "card_id=")
+	assert.NotContains(t, dump.String(), coinepaytest.DefaultSecret)
+	assert.Contains(t, dump.String(), "k-conflict", "the key is a span attribute")
+}
+
+// With the global no-op providers the observer still propagates nothing
+// and records nothing, and the operation works.
+func TestNoopProviders(t *testing.T) {
+	obs, err := otelpayonce.New()
+	require.NoError(t, err)
+	defer obs.Close()
+	srv := coinepaytest.New(t)
+	hl := &headerLog{byPath: map[string][]string{}, next: http.DefaultTransport}
+	client, err := srv.Client(payonce.WithObserver(obs), payonce.WithHTTPClient(&http.Client{Transport: hl}))
+	require.NoError(t, err)
+	_, err = client.Cards.Apply(context.Background(), &coinepay.ApplyRequest{HeaderID: "h1", PackageID: "p1"})
+	require.NoError(t, err)
+	assert.Equal(t, []string{""}, hl.byPath[coinepay.PathCardApply], "no span, no traceparent")
+}
+
+// A caller's own span is the parent of the operation span, and the trace
+// continues into the provider.
+func TestCallerSpanIsParent(t *testing.T) {
+	tm := newTelemetry(t)
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(tm.spans))
+	ctx, parent := tp.Tracer("merchant").Start(context.Background(), "checkout")
+	srv := coinepaytest.New(t)
+	client, err := srv.Client(payonce.WithObserver(tm.obs))
+	require.NoError(t, err)
+	_, err = client.Cards.Apply(ctx, &coinepay.ApplyRequest{HeaderID: "h1", PackageID: "p1"})
+	require.NoError(t, err)
+	parent.End()
+	for _, s := range tm.spans.Ended() {
+		assert.Equal(t, parent.SpanContext().TraceID(), s.SpanContext().TraceID(), s.Name())
+		if s.SpanKind() == trace.SpanKindInternal && s.Name() != "checkout" {
+			assert.Equal(t, parent.SpanContext().SpanID(), s.Parent().SpanID())
+		}
+	}
+}
