@@ -30,6 +30,7 @@ type Journal struct {
 	schema string
 	table  string // quoted schema.table
 	now    func() time.Time
+	batch  *journal.Batcher[write] // group commit of Reserve and Update (group.go)
 }
 
 // Option configures Open and New.
@@ -98,14 +99,17 @@ func New(ctx context.Context, pool *pgxpool.Pool, opts ...Option) (*Journal, err
 		}
 	}
 	j := &Journal{pool: pool, schema: cfg.schema, table: pgx.Identifier{cfg.schema, "payonce_journal"}.Sanitize(), now: cfg.now}
+	j.batch = newBatcher(j)
 	if err := j.migrate(ctx); err != nil {
 		return nil, err
 	}
 	return j, nil
 }
 
-// Close closes the pool when Open made it.
+// Close waits for the writes already queued to commit, refuses new ones
+// and closes the pool when Open made it.
 func (j *Journal) Close() {
+	j.batch.Close()
 	if j.owned {
 		j.pool.Close()
 	}
@@ -136,7 +140,17 @@ func (j *Journal) Reserve(ctx context.Context, e payonce.JournalEntry) (payonce.
 	if err := journal.CheckReserve(e); err != nil {
 		return payonce.JournalEntry{}, false, err
 	}
-	return j.reserve(ctx, j.pool, e)
+	var out payonce.JournalEntry
+	var created bool
+	err := j.commitWrite(ctx, func(ctx context.Context, tx querier) error {
+		var err error
+		out, created, err = j.reserve(ctx, tx, e)
+		return err
+	})
+	if err != nil {
+		return payonce.JournalEntry{}, false, err
+	}
+	return out, created, nil
 }
 
 // ReserveTx reserves e inside the caller's transaction, so that the
@@ -189,27 +203,29 @@ func (j *Journal) Update(ctx context.Context, e payonce.JournalEntry) error {
 		upd = journal.Time(j.now())
 	}
 	settled := e.State != payonce.JournalPending
-	tag, err := j.pool.Exec(ctx, j.sql(`UPDATE $T SET state = $3, result = $4, status_code = $5, request_id = $6, replayed = $7,
-		error_kind = $8, error_code = $9, error_message = $10, attempts = $11, last_cause = $12, updated_at = $13,
-		lease_owner = CASE WHEN $14 THEN '' ELSE lease_owner END, lease_until = CASE WHEN $14 THEN NULL ELSE lease_until END
-		WHERE scope = $1 AND reference = $2 AND (state = 'pending' OR state = $3)`),
-		e.Scope, e.Reference, string(e.State), e.Result, e.StatusCode, e.RequestID, e.Replayed, e.ErrorKind, e.ErrorCode, e.ErrorMessage,
-		e.Attempts, e.LastCause, upd, settled)
-	if err != nil {
-		return fmt.Errorf("pgjournal: update: %w", err)
-	}
-	if tag.RowsAffected() == 1 {
-		return nil
-	}
-	var state string
-	err = j.pool.QueryRow(ctx, j.sql(`SELECT state FROM $T WHERE scope = $1 AND reference = $2`), e.Scope, e.Reference).Scan(&state)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return fmt.Errorf("pgjournal: update %q: %w", e.Reference, payonce.ErrJournalNotFound)
-	}
-	if err != nil {
-		return fmt.Errorf("pgjournal: update: %w", err)
-	}
-	return fmt.Errorf("pgjournal: update %q from %s to %s: %w", e.Reference, state, e.State, payonce.ErrJournalSettled)
+	return j.commitWrite(ctx, func(ctx context.Context, tx querier) error {
+		tag, err := tx.Exec(ctx, j.sql(`UPDATE $T SET state = $3, result = $4, status_code = $5, request_id = $6, replayed = $7,
+			error_kind = $8, error_code = $9, error_message = $10, attempts = $11, last_cause = $12, updated_at = $13,
+			lease_owner = CASE WHEN $14 THEN '' ELSE lease_owner END, lease_until = CASE WHEN $14 THEN NULL ELSE lease_until END
+			WHERE scope = $1 AND reference = $2 AND (state = 'pending' OR state = $3)`),
+			e.Scope, e.Reference, string(e.State), e.Result, e.StatusCode, e.RequestID, e.Replayed, e.ErrorKind, e.ErrorCode, e.ErrorMessage,
+			e.Attempts, e.LastCause, upd, settled)
+		if err != nil {
+			return fmt.Errorf("pgjournal: update: %w", err)
+		}
+		if tag.RowsAffected() == 1 {
+			return nil
+		}
+		var state string
+		err = tx.QueryRow(ctx, j.sql(`SELECT state FROM $T WHERE scope = $1 AND reference = $2`), e.Scope, e.Reference).Scan(&state)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return fmt.Errorf("pgjournal: update %q: %w", e.Reference, payonce.ErrJournalNotFound)
+		}
+		if err != nil {
+			return fmt.Errorf("pgjournal: update: %w", err)
+		}
+		return fmt.Errorf("pgjournal: update %q from %s to %s: %w", e.Reference, state, e.State, payonce.ErrJournalSettled)
+	})
 }
 
 // Get returns the entry of (scope, reference).
