@@ -40,43 +40,50 @@ type BatchItem[T any] struct {
 type BatchFunc[T any] func(ctx context.Context, items []BatchItem[T]) []error
 
 // Batcher is group commit: concurrent Do calls are gathered into batches of
-// at most max items, each committed in one transaction by run. The first
-// caller to find no batch running becomes the leader: it runs one batch
-// (its own write and whatever queued before it started), hands every
-// caller its own result and passes the lead to the first caller still
-// queued. No goroutine of its own runs: nothing is left behind by Close.
+// at most max items, each committed in one transaction by run. A caller
+// finding fewer than lanes batches running becomes a leader: it runs one
+// batch (its own write and whatever queued before it started, in arrival
+// order), hands every caller its own result and passes the lead to the
+// first caller still queued. With one lane (SQLite: one writer at a time)
+// batches follow each other; with more (PostgreSQL) a batch is gathered
+// while another commits. No goroutine of its own runs: nothing is left
+// behind by Close.
 type Batcher[T any] struct {
 	run     BatchFunc[T]
 	max     int
+	lanes   int
 	timeout time.Duration
 
-	mu     sync.Mutex
-	idle   *sync.Cond
-	queue  []*waiter[T]
-	busy   bool // a leader is running or has been chosen
-	closed bool
+	mu      sync.Mutex
+	idle    *sync.Cond
+	queue   []*waiter[T]
+	leaders int // callers holding a lane: leading, or promoted and waking up
+	closed  bool
 }
 
 type waiter[T any] struct {
 	item     BatchItem[T]
-	wake     chan struct{} // one signal: done or promoted
+	wake     chan struct{} // at most two signals: promoted, done
+	promoted bool          // holds a lane
+	leading  bool          // has used its lane
 	taken    bool          // inside a running batch
 	done     bool
-	promoted bool
 	err      error
 }
 
-// NewBatcher returns a Batcher committing with run, at most max items per
-// batch (DefaultMaxBatch when max <= 0), each batch bounded by timeout
-// (DefaultBatchTimeout when timeout <= 0).
-func NewBatcher[T any](run BatchFunc[T], max int, timeout time.Duration) *Batcher[T] {
-	if max <= 0 {
-		max = DefaultMaxBatch
+// NewBatcher returns a Batcher committing with run, at most maxItems per
+// batch (DefaultMaxBatch when max <= 0), at most lanes batches at once (1
+// when lanes <= 0), each batch bounded by timeout (DefaultBatchTimeout
+// when timeout <= 0).
+func NewBatcher[T any](run BatchFunc[T], maxItems, lanes int, timeout time.Duration) *Batcher[T] {
+	if maxItems <= 0 {
+		maxItems = DefaultMaxBatch
 	}
+	lanes = min(max(lanes, 1), maxItems)
 	if timeout <= 0 {
 		timeout = DefaultBatchTimeout
 	}
-	b := &Batcher[T]{run: run, max: max, timeout: timeout}
+	b := &Batcher[T]{run: run, max: maxItems, lanes: lanes, timeout: timeout}
 	b.idle = sync.NewCond(&b.mu)
 	return b
 }
@@ -95,52 +102,87 @@ func (b *Batcher[T]) Do(ctx context.Context, w T) error {
 		b.mu.Unlock()
 		return ErrBatcherClosed
 	}
-	p := &waiter[T]{item: BatchItem[T]{Ctx: ctx, Write: w}, wake: make(chan struct{}, 1)}
+	p := &waiter[T]{item: BatchItem[T]{Ctx: ctx, Write: w}, wake: make(chan struct{}, 2)}
 	b.queue = append(b.queue, p)
-	if !b.busy {
-		b.busy = true
-		b.mu.Unlock()
-		return b.lead(p)
+	if b.leaders < b.lanes {
+		b.leaders++
+		p.promoted = true
 	}
 	b.mu.Unlock()
-	select {
-	case <-p.wake:
-	case <-ctx.Done():
+	return b.wait(ctx, p)
+}
+
+// wait blocks until p is done, or leads when p is promoted.
+func (b *Batcher[T]) wait(ctx context.Context, p *waiter[T]) error {
+	for {
 		b.mu.Lock()
 		switch {
 		case p.done:
+			b.release(p)
 			b.mu.Unlock()
 			return p.err
-		case p.taken:
+		case p.promoted && !p.leading:
+			p.leading = true
 			b.mu.Unlock()
-			return fmt.Errorf("%w: %w", ErrWriteInDoubt, ctx.Err())
-		default: // still queued, perhaps just promoted: leave, pass the lead on
-			b.remove(p)
-			if p.promoted {
-				b.handOff()
+			if done := b.lead(p); done {
+				return p.err
 			}
+			continue
+		}
+		b.mu.Unlock()
+		select {
+		case <-p.wake:
+		case <-ctx.Done():
+			b.mu.Lock()
+			b.release(p)
+			switch {
+			case p.done:
+				b.mu.Unlock()
+				return p.err
+			case p.taken:
+				b.mu.Unlock()
+				return fmt.Errorf("%w: %w", ErrWriteInDoubt, ctx.Err())
+			}
+			// Still queued: leave, nothing was written.
+			b.remove(p)
 			b.mu.Unlock()
 			return ctx.Err()
 		}
 	}
-	b.mu.Lock()
-	if p.done {
-		b.mu.Unlock()
-		return p.err
-	}
-	b.mu.Unlock()
-	return b.lead(p) // promoted
 }
 
-// lead runs the batch holding p (p is first in the queue) and passes the
-// lead on.
-func (b *Batcher[T]) lead(p *waiter[T]) error {
+// release passes on the lane p holds but has not used, as p leaves.
+// b.mu is held.
+func (b *Batcher[T]) release(p *waiter[T]) {
+	if p.promoted && !p.leading {
+		p.leading = true
+		b.handOff()
+	}
+}
+
+// lead runs a batch holding p, then passes p's lane on. It reports false
+// when another leader had already taken p (p then waits for that batch).
+func (b *Batcher[T]) lead(p *waiter[T]) bool {
 	b.mu.Lock()
-	n := min(len(b.queue), b.max)
-	batch := make([]*waiter[T], n)
-	copy(batch, b.queue)
-	b.queue = append(b.queue[:0:0], b.queue[n:]...)
-	items := make([]BatchItem[T], n)
+	if p.taken {
+		b.handOff()
+		b.mu.Unlock()
+		return false
+	}
+	batch := make([]*waiter[T], 0, min(len(b.queue), b.max))
+	batch = append(batch, p)
+	rest := b.queue[:0:0]
+	for _, w := range b.queue {
+		switch {
+		case w == p:
+		case len(batch) < b.max:
+			batch = append(batch, w)
+		default:
+			rest = append(rest, w)
+		}
+	}
+	b.queue = rest
+	items := make([]BatchItem[T], len(batch))
 	for i, w := range batch {
 		w.taken = true
 		items[i] = w.item
@@ -158,7 +200,7 @@ func (b *Batcher[T]) lead(p *waiter[T]) error {
 	}
 	b.handOff()
 	b.mu.Unlock()
-	return p.err
+	return true
 }
 
 // runBatch runs items under a context no caller can cancel, bounded by the
@@ -187,17 +229,20 @@ func (b *Batcher[T]) runBatch(items []BatchItem[T]) (errs []error) {
 	return errs
 }
 
-// handOff promotes the first queued caller to leader, or marks the
-// batcher idle. b.mu is held.
+// handOff passes a lane to the first queued caller not holding one, or
+// frees it. b.mu is held.
 func (b *Batcher[T]) handOff() {
-	if len(b.queue) > 0 {
-		next := b.queue[0]
-		next.promoted = true
-		next.wake <- struct{}{}
-		return
+	for _, w := range b.queue {
+		if !w.promoted {
+			w.promoted = true
+			w.wake <- struct{}{}
+			return
+		}
 	}
-	b.busy = false
-	b.idle.Broadcast()
+	b.leaders--
+	if b.leaders == 0 {
+		b.idle.Broadcast()
+	}
 }
 
 func (b *Batcher[T]) remove(p *waiter[T]) {
@@ -214,7 +259,7 @@ func (b *Batcher[T]) remove(p *waiter[T]) {
 func (b *Batcher[T]) Close() {
 	b.mu.Lock()
 	b.closed = true
-	for b.busy {
+	for b.leaders > 0 || len(b.queue) > 0 {
 		b.idle.Wait()
 	}
 	b.mu.Unlock()

@@ -29,7 +29,7 @@ type write interface {
 }
 
 func newBatcher(j *Journal) *journal.Batcher[write] {
-	return journal.NewBatcher(j.runBatch, journal.DefaultMaxBatch, 0)
+	return journal.NewBatcher(j.runBatch, journal.DefaultMaxBatch, writeLanes, 0)
 }
 
 func (j *Journal) runBatch(ctx context.Context, items []journal.BatchItem[write]) []error {
@@ -153,3 +153,8 @@ func (w *updateWrite) read(_ *Journal, br pgx.BatchResults) error {
 	}
 	return updateOutcome(w.e, tag.RowsAffected(), state, err)
 }
+
+// writeLanes is how many batches commit at once: while one waits for its
+// WAL flush the next is gathered and sent, and the server flushes
+// concurrent commits together.
+const writeLanes = 2

@@ -17,7 +17,7 @@ type write func(ctx context.Context, tx *sql.Tx) error
 // write is committed.
 
 func newBatcher(j *Journal) *journal.Batcher[write] {
-	return journal.NewBatcher(j.runBatch, journal.DefaultMaxBatch, 0)
+	return journal.NewBatcher(j.runBatch, journal.DefaultMaxBatch, 1, 0)
 }
 
 // commitWrite runs w through the batcher.
