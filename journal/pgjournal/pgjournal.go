@@ -30,6 +30,7 @@ type Journal struct {
 	schema string
 	table  string // quoted schema.table
 	now    func() time.Time
+	batch  *journal.Batcher[write] // group commit of Reserve and Update (group.go)
 }
 
 // Option configures Open and New.
@@ -98,14 +99,17 @@ func New(ctx context.Context, pool *pgxpool.Pool, opts ...Option) (*Journal, err
 		}
 	}
 	j := &Journal{pool: pool, schema: cfg.schema, table: pgx.Identifier{cfg.schema, "payonce_journal"}.Sanitize(), now: cfg.now}
+	j.batch = newBatcher(j)
 	if err := j.migrate(ctx); err != nil {
 		return nil, err
 	}
 	return j, nil
 }
 
-// Close closes the pool when Open made it.
+// Close waits for the writes already queued to commit, refuses new ones
+// and closes the pool when Open made it.
 func (j *Journal) Close() {
+	j.batch.Close()
 	if j.owned {
 		j.pool.Close()
 	}
@@ -136,7 +140,11 @@ func (j *Journal) Reserve(ctx context.Context, e payonce.JournalEntry) (payonce.
 	if err := journal.CheckReserve(e); err != nil {
 		return payonce.JournalEntry{}, false, err
 	}
-	return j.reserve(ctx, j.pool, e)
+	w := &reserveWrite{e: journal.NormalizeReserve(e, j.now())}
+	if err := j.batch.Do(ctx, w); err != nil {
+		return payonce.JournalEntry{}, false, err
+	}
+	return w.out, w.created, nil
 }
 
 // ReserveTx reserves e inside the caller's transaction, so that the
@@ -156,11 +164,13 @@ func (j *Journal) ReserveTx(ctx context.Context, tx pgx.Tx, e payonce.JournalEnt
 	return j.reserve(ctx, tx, e)
 }
 
+const insertSQL = `INSERT INTO $T (` + columns + `)
+	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, '', NULL)
+	ON CONFLICT (scope, reference) DO NOTHING RETURNING ` + columns
+
 func (j *Journal) reserve(ctx context.Context, q querier, e payonce.JournalEntry) (payonce.JournalEntry, bool, error) {
 	e = journal.NormalizeReserve(e, j.now())
-	rows, err := q.Query(ctx, j.sql(`INSERT INTO $T (`+columns+`)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, '', NULL)
-		ON CONFLICT (scope, reference) DO NOTHING RETURNING `+columns),
+	rows, err := q.Query(ctx, j.sql(insertSQL),
 		e.Scope, e.Reference, e.Operation, e.Method, e.Path, e.Key, e.KeyCreated, e.Fingerprint, string(e.State), e.Result,
 		e.StatusCode, e.RequestID, e.Replayed, e.ErrorKind, e.ErrorCode, e.ErrorMessage, e.Attempts, e.LastCause,
 		e.CreatedAt, e.UpdatedAt)
@@ -188,13 +198,20 @@ func (j *Journal) Update(ctx context.Context, e payonce.JournalEntry) error {
 	if upd.IsZero() {
 		upd = journal.Time(j.now())
 	}
-	settled := e.State != payonce.JournalPending
-	tag, err := j.pool.Exec(ctx, j.sql(`UPDATE $T SET state = $3, result = $4, status_code = $5, request_id = $6, replayed = $7,
-		error_kind = $8, error_code = $9, error_message = $10, attempts = $11, last_cause = $12, updated_at = $13,
-		lease_owner = CASE WHEN $14 THEN '' ELSE lease_owner END, lease_until = CASE WHEN $14 THEN NULL ELSE lease_until END
-		WHERE scope = $1 AND reference = $2 AND (state = 'pending' OR state = $3)`),
+	e.UpdatedAt = upd
+	return j.batch.Do(ctx, &updateWrite{e: e})
+}
+
+const updateSQL = `UPDATE $T SET state = $3, result = $4, status_code = $5, request_id = $6, replayed = $7,
+	error_kind = $8, error_code = $9, error_message = $10, attempts = $11, last_cause = $12, updated_at = $13,
+	lease_owner = CASE WHEN $14 THEN '' ELSE lease_owner END, lease_until = CASE WHEN $14 THEN NULL ELSE lease_until END
+	WHERE scope = $1 AND reference = $2 AND (state = 'pending' OR state = $3)`
+
+// update applies e (UpdatedAt set) on q, committed as it runs.
+func (j *Journal) update(ctx context.Context, q querier, e payonce.JournalEntry) error {
+	tag, err := q.Exec(ctx, j.sql(updateSQL),
 		e.Scope, e.Reference, string(e.State), e.Result, e.StatusCode, e.RequestID, e.Replayed, e.ErrorKind, e.ErrorCode, e.ErrorMessage,
-		e.Attempts, e.LastCause, upd, settled)
+		e.Attempts, e.LastCause, e.UpdatedAt, e.State != payonce.JournalPending)
 	if err != nil {
 		return fmt.Errorf("pgjournal: update: %w", err)
 	}
@@ -202,14 +219,24 @@ func (j *Journal) Update(ctx context.Context, e payonce.JournalEntry) error {
 		return nil
 	}
 	var state string
-	err = j.pool.QueryRow(ctx, j.sql(`SELECT state FROM $T WHERE scope = $1 AND reference = $2`), e.Scope, e.Reference).Scan(&state)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return fmt.Errorf("pgjournal: update %q: %w", e.Reference, payonce.ErrJournalNotFound)
-	}
-	if err != nil {
+	err = q.QueryRow(ctx, j.sql(`SELECT state FROM $T WHERE scope = $1 AND reference = $2`), e.Scope, e.Reference).Scan(&state)
+	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
 		return fmt.Errorf("pgjournal: update: %w", err)
 	}
-	return fmt.Errorf("pgjournal: update %q from %s to %s: %w", e.Reference, state, e.State, payonce.ErrJournalSettled)
+	return updateOutcome(e, tag.RowsAffected(), state, err)
+}
+
+// updateOutcome is an Update's result from the rows it changed and the
+// state then read (readErr pgx.ErrNoRows: no entry).
+func updateOutcome(e payonce.JournalEntry, changed int64, state string, readErr error) error {
+	switch {
+	case changed == 1:
+		return nil
+	case errors.Is(readErr, pgx.ErrNoRows):
+		return fmt.Errorf("pgjournal: update %q: %w", e.Reference, payonce.ErrJournalNotFound)
+	default:
+		return fmt.Errorf("pgjournal: update %q from %s to %s: %w", e.Reference, state, e.State, payonce.ErrJournalSettled)
+	}
 }
 
 // Get returns the entry of (scope, reference).

@@ -24,8 +24,9 @@ const DefaultBusyTimeout = 10 * time.Second
 // Journal is a payonce.Journal in one SQLite file. It is safe for
 // concurrent use by goroutines and processes.
 type Journal struct {
-	db  *sql.DB
-	now func() time.Time
+	db    *sql.DB
+	now   func() time.Time
+	batch *journal.Batcher[write] // group commit of Reserve and Update (group.go)
 }
 
 // Option configures Open.
@@ -101,6 +102,7 @@ func Open(ctx context.Context, path string, opts ...Option) (*Journal, error) {
 	}
 	db.SetMaxOpenConns(8)
 	j := &Journal{db: db, now: cfg.now}
+	j.batch = newBatcher(j)
 	if err := j.migrate(ctx); err != nil {
 		_ = db.Close()
 		return nil, err
@@ -108,8 +110,12 @@ func Open(ctx context.Context, path string, opts ...Option) (*Journal, error) {
 	return j, nil
 }
 
-// Close closes the database.
-func (j *Journal) Close() error { return j.db.Close() }
+// Close waits for the writes already queued to commit, refuses new ones
+// and closes the database.
+func (j *Journal) Close() error {
+	j.batch.Close()
+	return j.db.Close()
+}
 
 // DB returns the underlying database, for a merchant keeping its own
 // tables in the same file (see ReserveTx).
@@ -132,12 +138,15 @@ func (j *Journal) Reserve(ctx context.Context, e payonce.JournalEntry) (payonce.
 	}
 	var out payonce.JournalEntry
 	var created bool
-	err := j.inTx(ctx, func(tx *sql.Tx) error {
+	err := j.commitWrite(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		var err error
 		out, created, err = j.reserve(ctx, tx, e)
 		return err
 	})
-	return out, created, err
+	if err != nil {
+		return payonce.JournalEntry{}, false, err
+	}
+	return out, created, nil
 }
 
 // ReserveTx reserves e inside the caller's transaction on this journal's
@@ -190,7 +199,7 @@ func (j *Journal) Update(ctx context.Context, e payonce.JournalEntry) error {
 	if upd.IsZero() {
 		upd = journal.Time(j.now())
 	}
-	return j.inTx(ctx, func(tx *sql.Tx) error {
+	return j.commitWrite(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		var state string
 		err := tx.QueryRowContext(ctx, `SELECT state FROM payonce_journal WHERE scope = ? AND reference = ?`, e.Scope, e.Reference).Scan(&state)
 		if errors.Is(err, sql.ErrNoRows) {

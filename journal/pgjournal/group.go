@@ -1,0 +1,160 @@
+package pgjournal
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/payonce/payonce"
+	"github.com/payonce/payonce/journal"
+)
+
+// Group commit: Reserve and Update of one process go through a
+// journal.Batcher. A batch of several writes is sent as one pgx.Batch: the
+// statements of every write are pipelined on one connection and run in
+// one implicit transaction (one round trip, one WAL flush), which commits
+// at the batch's end or not at all. Each caller still returns only once
+// its own write is committed. When any statement fails, nothing of the
+// batch is committed and every write runs again alone, so one write's
+// failure never fails another.
+
+// write is one Reserve or Update. alone runs it on the pool (its own
+// commit); queue adds its statements to a batch and read consumes their
+// results, in the same order.
+type write interface {
+	alone(ctx context.Context, j *Journal) error
+	queue(j *Journal, b *pgx.Batch)
+	read(j *Journal, br pgx.BatchResults) error
+}
+
+func newBatcher(j *Journal) *journal.Batcher[write] {
+	return journal.NewBatcher(j.runBatch, journal.DefaultMaxBatch, writeLanes, 0)
+}
+
+func (j *Journal) runBatch(ctx context.Context, items []journal.BatchItem[write]) []error {
+	errs := make([]error, len(items))
+	var live []int
+	for i, it := range items {
+		if err := it.Ctx.Err(); err != nil {
+			errs[i] = err // never sent: nothing written
+			continue
+		}
+		live = append(live, i)
+	}
+	if len(live) > 1 && j.pipelined(ctx, items, live, errs) {
+		return errs
+	}
+	for _, i := range live {
+		errs[i] = items[i].Write.alone(ctx, j)
+	}
+	return errs
+}
+
+// pipelined sends the live items as one pgx.Batch. It reports false when
+// a statement or the commit failed: then no write of the batch may be
+// relied upon, and the caller runs each alone (a Reserve that did commit
+// is found again, an Update is applied again, both harmless).
+func (j *Journal) pipelined(ctx context.Context, items []journal.BatchItem[write], live []int, errs []error) bool {
+	b := &pgx.Batch{}
+	for _, i := range live {
+		items[i].Write.queue(j, b)
+	}
+	br := j.pool.SendBatch(ctx, b)
+	got := make([]error, len(live))
+	ok := true
+	for k, i := range live {
+		err := items[i].Write.read(j, br)
+		if err != nil && !journal.Verdict(err) {
+			ok = false
+			break
+		}
+		got[k] = err
+	}
+	if err := br.Close(); err != nil || !ok {
+		return false
+	}
+	for k, i := range live {
+		errs[i] = got[k]
+	}
+	return true
+}
+
+// reserveWrite is a Reserve; out and created are its result.
+type reserveWrite struct {
+	e       payonce.JournalEntry // normalized
+	out     payonce.JournalEntry
+	created bool
+}
+
+func (w *reserveWrite) alone(ctx context.Context, j *Journal) error {
+	var err error
+	w.out, w.created, err = j.reserve(ctx, j.pool, w.e)
+	return err
+}
+
+func (w *reserveWrite) queue(j *Journal, b *pgx.Batch) {
+	e := w.e
+	b.Queue(j.sql(insertSQL), e.Scope, e.Reference, e.Operation, e.Method, e.Path, e.Key, e.KeyCreated, e.Fingerprint, string(e.State), e.Result,
+		e.StatusCode, e.RequestID, e.Replayed, e.ErrorKind, e.ErrorCode, e.ErrorMessage, e.Attempts, e.LastCause,
+		e.CreatedAt, e.UpdatedAt)
+	b.Queue(j.sql(`SELECT `+columns+` FROM $T WHERE scope = $1 AND reference = $2`), e.Scope, e.Reference)
+}
+
+func (w *reserveWrite) read(_ *Journal, br pgx.BatchResults) error {
+	ins, err := br.Query()
+	if err != nil {
+		return fmt.Errorf("pgjournal: reserve: %w", err)
+	}
+	mine, err := scanAll(ins)
+	if err != nil {
+		return err
+	}
+	rows, err := br.Query()
+	if err != nil {
+		return fmt.Errorf("pgjournal: reserve: %w", err)
+	}
+	es, err := scanAll(rows)
+	if err != nil {
+		return err
+	}
+	if len(es) != 1 {
+		return fmt.Errorf("pgjournal: reserve %q: entry not readable after insert", w.e.Reference)
+	}
+	w.out, w.created = es[0], len(mine) == 1
+	return nil
+}
+
+// updateWrite is an Update.
+type updateWrite struct {
+	e payonce.JournalEntry // UpdatedAt set
+}
+
+func (w *updateWrite) alone(ctx context.Context, j *Journal) error {
+	return j.update(ctx, j.pool, w.e)
+}
+
+func (w *updateWrite) queue(j *Journal, b *pgx.Batch) {
+	e := w.e
+	b.Queue(j.sql(updateSQL), e.Scope, e.Reference, string(e.State), e.Result, e.StatusCode, e.RequestID, e.Replayed,
+		e.ErrorKind, e.ErrorCode, e.ErrorMessage, e.Attempts, e.LastCause, e.UpdatedAt, e.State != payonce.JournalPending)
+	b.Queue(j.sql(`SELECT state FROM $T WHERE scope = $1 AND reference = $2`), e.Scope, e.Reference)
+}
+
+func (w *updateWrite) read(_ *Journal, br pgx.BatchResults) error {
+	tag, err := br.Exec()
+	if err != nil {
+		return fmt.Errorf("pgjournal: update: %w", err)
+	}
+	var state string
+	err = br.QueryRow().Scan(&state)
+	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+		return fmt.Errorf("pgjournal: update: %w", err)
+	}
+	return updateOutcome(w.e, tag.RowsAffected(), state, err)
+}
+
+// writeLanes is how many batches commit at once: while one waits for its
+// WAL flush the next is gathered and sent, and the server flushes
+// concurrent commits together.
+const writeLanes = 2

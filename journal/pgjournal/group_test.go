@@ -1,0 +1,118 @@
+package pgjournal
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"os"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/payonce/payonce"
+	"github.com/payonce/payonce/journal"
+	"github.com/payonce/payonce/journal/journaltest"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func openInternal(t *testing.T) *Journal {
+	t.Helper()
+	url := os.Getenv("PAYONCE_POSTGRES_URL")
+	if url == "" {
+		t.Skip("PAYONCE_POSTGRES_URL is not set: skipping the PostgreSQL tests")
+	}
+	p, err := pgxpool.New(t.Context(), url)
+	require.NoError(t, err)
+	t.Cleanup(p.Close)
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	name := "payonce_test_" + hex.EncodeToString(b)
+	t.Cleanup(func() {
+		_, err := p.Exec(context.Background(), "DROP SCHEMA IF EXISTS "+pgx.Identifier{name}.Sanitize()+" CASCADE")
+		assert.NoError(t, err)
+	})
+	j, err := New(t.Context(), p, WithSchema(name))
+	require.NoError(t, err)
+	t.Cleanup(j.Close)
+	return j
+}
+
+func TestGroupCommitManyWriters(t *testing.T) {
+	journaltest.ManyWriters(t, openInternal(t))
+}
+
+// badWrite fails in a batch and alone.
+type badWrite struct{}
+
+var errBadAlone = errors.New("bad write")
+
+func (badWrite) alone(context.Context, *Journal) error { return errBadAlone }
+func (badWrite) queue(_ *Journal, b *pgx.Batch)        { b.Queue(`SELECT * FROM no_such_table`) }
+func (badWrite) read(_ *Journal, br pgx.BatchResults) error {
+	_, err := br.Exec()
+	return err
+}
+
+func TestGroupCommitOneFailingWriteFailsOnlyItself(t *testing.T) {
+	j := openInternal(t)
+	a := &reserveWrite{e: journal.NormalizeReserve(journaltest.Entry("scope", "a"), j.now())}
+	dupe := &reserveWrite{e: journal.NormalizeReserve(journaltest.Entry("scope", "a"), j.now())}
+	b := &reserveWrite{e: journal.NormalizeReserve(journaltest.Entry("scope", "b"), j.now())}
+	c := &reserveWrite{e: journal.NormalizeReserve(journaltest.Entry("scope", "c"), j.now())}
+	canceled, cancel := context.WithCancel(t.Context())
+	cancel()
+	errs := j.runBatch(t.Context(), []journal.BatchItem[write]{
+		{Ctx: t.Context(), Write: a}, {Ctx: t.Context(), Write: badWrite{}}, {Ctx: t.Context(), Write: dupe},
+		{Ctx: canceled, Write: c}, {Ctx: t.Context(), Write: b},
+	})
+	require.Len(t, errs, 5)
+	require.NoError(t, errs[0])
+	require.ErrorIs(t, errs[1], errBadAlone)
+	require.NoError(t, errs[2])
+	require.ErrorIs(t, errs[3], context.Canceled)
+	require.NoError(t, errs[4])
+	// The pipelined batch was rolled back as a whole and each write re-run
+	// alone: a is created by its first caller only.
+	assert.True(t, a.created)
+	assert.False(t, dupe.created)
+	assert.True(t, b.created)
+	_, err := j.Get(t.Context(), "scope", "c")
+	require.ErrorIs(t, err, payonce.ErrJournalNotFound, "a write whose context ended first is not made")
+}
+
+func TestGroupCommitPipelinedBatch(t *testing.T) {
+	j := openInternal(t)
+	a := &reserveWrite{e: journal.NormalizeReserve(journaltest.Entry("scope", "a"), j.now())}
+	dupe := &reserveWrite{e: journal.NormalizeReserve(journaltest.Entry("scope", "a"), j.now())}
+	settle := journaltest.Entry("scope", "a")
+	settle.State, settle.UpdatedAt = payonce.JournalSucceeded, j.now()
+	back := settle
+	back.State = payonce.JournalPending
+	absent := journaltest.Entry("scope", "absent")
+	absent.UpdatedAt = j.now()
+	errs := j.runBatch(t.Context(), []journal.BatchItem[write]{
+		{Ctx: t.Context(), Write: a}, {Ctx: t.Context(), Write: dupe},
+		{Ctx: t.Context(), Write: &updateWrite{e: settle}}, {Ctx: t.Context(), Write: &updateWrite{e: back}},
+		{Ctx: t.Context(), Write: &updateWrite{e: absent}},
+	})
+	require.NoError(t, errs[0])
+	require.NoError(t, errs[1])
+	require.NoError(t, errs[2])
+	require.ErrorIs(t, errs[3], payonce.ErrJournalSettled)
+	require.ErrorIs(t, errs[4], payonce.ErrJournalNotFound)
+	assert.True(t, a.created)
+	assert.False(t, dupe.created, "a second reserve in the same batch sees the first")
+	assert.Equal(t, payonce.JournalPending, dupe.out.State)
+	got, err := j.Get(t.Context(), "scope", "a")
+	require.NoError(t, err)
+	assert.Equal(t, payonce.JournalSucceeded, got.State)
+}
+
+func TestCloseRefusesWrites(t *testing.T) {
+	j := openInternal(t)
+	j.Close()
+	_, _, err := j.Reserve(t.Context(), journaltest.Entry("scope", "late"))
+	require.ErrorIs(t, err, journal.ErrBatcherClosed)
+}

@@ -1,0 +1,48 @@
+package sqlitejournal
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+
+	"github.com/payonce/payonce/journal"
+)
+
+// write is one Reserve or Update run inside a (batch) transaction.
+type write func(ctx context.Context, tx *sql.Tx) error
+
+// Group commit: Reserve and Update of one process go through a
+// journal.Batcher, so concurrent writes share one BEGIN IMMEDIATE
+// transaction and one fsync. Each caller still returns only once its own
+// write is committed.
+
+func newBatcher(j *Journal) *journal.Batcher[write] {
+	return journal.NewBatcher(j.runBatch, journal.DefaultMaxBatch, 1, 0)
+}
+
+// commitWrite runs w through the batcher.
+func (j *Journal) commitWrite(ctx context.Context, w write) error {
+	return j.batch.Do(ctx, w)
+}
+
+func (j *Journal) runBatch(ctx context.Context, items []journal.BatchItem[write]) []error {
+	return journal.RunBatch(ctx, items,
+		func(ctx context.Context) (*sql.Tx, error) {
+			tx, err := j.db.BeginTx(ctx, nil)
+			if err != nil {
+				return nil, fmt.Errorf("sqlitejournal: begin: %w", err)
+			}
+			return tx, nil
+		},
+		func(ctx context.Context, tx *sql.Tx, w write) error { return w(ctx, tx) },
+		func(_ context.Context, tx *sql.Tx) error {
+			if err := tx.Commit(); err != nil {
+				return fmt.Errorf("sqlitejournal: commit: %w", err)
+			}
+			return nil
+		},
+		func(tx *sql.Tx) { _ = tx.Rollback() },
+		func(ctx context.Context, w write) error {
+			return j.inTx(ctx, func(tx *sql.Tx) error { return w(ctx, tx) })
+		})
+}
