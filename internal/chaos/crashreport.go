@@ -119,8 +119,9 @@ func (r *crashRun) report(ctx context.Context, jr *journalRun, plan []planItem, 
 // what the workers reported, the journal's entries (by reference) and the
 // ledgers. For every reference: the ledger executed it at most once, under
 // its journal key or any other (Duplicates); a succeeded entry is in the
-// ledger exactly once under its key and with the resource the workers
-// were told of, a failed one not at all, and an executed one has a
+// ledger exactly once under its key, as the reference's own operation
+// (kind and amount) and with the resource the workers were told of, a
+// pending one executed at most under its own key, a failed one not at all, and an executed one has a
 // succeeded or pending entry (Lost counts each violation, a reference
 // that never settled, and a ledger operation no reference explains).
 // Pending entries are in doubt and settled against the ledger.
@@ -205,6 +206,9 @@ func reconcileCrash(plan []planItem, refs map[string]*refState, entries map[stri
 			case len(execs) == 0 || execs[0].IdempotencyKey != e.Key:
 				rep.Lost++
 				rep.problem("lost: %s succeeded in the journal, missing from the ledger", it.ref)
+			case !ownOperation(it, execs[0]):
+				rep.Lost++
+				rep.problem("lost: %s succeeded in the journal, but the ledger executed another operation under its key (%s %s)", it.ref, execs[0].Kind, execs[0].Amount)
 			case !idsAgree(rs.reports, execs[0].ID):
 				rep.Lost++
 				rep.problem("lost: %s: workers were told of another resource than the ledger's %s (deliveries ended: %s)", it.ref, execs[0].ID, endings(rs.reports))
@@ -229,6 +233,16 @@ func reconcileCrash(plan []planItem, refs map[string]*refState, entries map[stri
 			} else {
 				rep.InDoubtNotExecuted++
 			}
+			for _, op := range execs {
+				switch {
+				case op.IdempotencyKey != e.Key:
+					rep.Lost++
+					rep.problem("lost: %s executed under a key its journal entry does not hold (%s)", it.ref, op.IdempotencyKey)
+				case !ownOperation(it, op):
+					rep.Lost++
+					rep.problem("lost: %s: the ledger executed another operation under its key (%s %s)", it.ref, op.Kind, op.Amount)
+				}
+			}
 			if found, looked := lookup[it.ref]; looked {
 				rep.InDoubtLookedUp++
 				if found != (len(execs) > 0) {
@@ -252,6 +266,20 @@ func reconcileCrash(plan []planItem, refs map[string]*refState, entries map[stri
 		rep.problem("lost: %s %s key %s in the ledger, but no reference explains it", op.Provider, op.Kind, op.IdempotencyKey)
 	}
 	return rep
+}
+
+// ownOperation reports whether op is the item's own operation: its kind
+// and, for a charge or recharge, its amount (a card issue has no amount of
+// its own).
+func ownOperation(it planItem, op fakeserver.Operation) bool {
+	if op.Kind != it.kind() {
+		return false
+	}
+	if it.work == workApply {
+		return true
+	}
+	a, err := payonce.AmountFromMinor(itemAmount(it))
+	return err == nil && op.Amount == a.String()
 }
 
 // endings lists how a reference's deliveries ended, for a problem line.
