@@ -95,23 +95,31 @@ func wholeCardNumber(s string) bool {
 }
 
 // holdsCardNumber reports whether s contains a run of 13 to 19 digits
-// (single spaces or hyphens allowed between them) that passes the Luhn
+// (single spaces or hyphens allowed after groups of 4 or 6) that passes the Luhn
 // check: a card number glued into an identifier ("card_4111111111111111")
 // is never stored, while the shorter or non-Luhn digit runs of ordinary hex
 // IDs are kept.
 func holdsCardNumber(s string) bool {
 	digits := make([]byte, 0, 19)
+	group := 0 // digits since the last separator
 	for i := 0; i <= len(s); i++ {
 		if i < len(s) {
 			c := s[i]
 			if c >= '0' && c <= '9' {
 				digits = append(digits, c)
+				group++
 				continue
 			}
-			if (c == ' ' || c == '-') && len(digits) > 0 && i+1 < len(s) && s[i+1] >= '0' && s[i+1] <= '9' {
+			// A separator joins groups as a card is written (4111 1111 …,
+			// 3782-822463-10005): after a group of 4 or 6 digits. Other
+			// groups, such as a UUID's digits glued to its hex letters
+			// (4ed1-9573-71482498dcfd), end the run.
+			if (c == ' ' || c == '-') && (group == 4 || group == 6) && i+1 < len(s) && s[i+1] >= '0' && s[i+1] <= '9' {
+				group = 0
 				continue
 			}
 		}
+		group = 0
 		if n := len(digits); n >= 13 && n <= 19 && LuhnValid(string(digits)) {
 			return true
 		} else if n > 19 {
