@@ -25,17 +25,11 @@ func TestReconcileCrashHoles(t *testing.T) {
 			c.ledger[2].Kind = kindCardRecharge
 		}, "lost: order-1/apply succeeded in the journal, but the ledger executed another operation under its key"},
 		{"in doubt, executed once under a key the journal does not hold", func(c *reconcileCase) {
-			e := c.entries["order-0/charge"]
-			e.State = payonce.JournalPending
-			c.entries["order-0/charge"] = e
-			c.refs["order-0/charge"].reports = []doneReport{{ref: "order-0/charge", status: statusUnknown, detail: "-"}}
+			c.inDoubt("order-0/charge")
 			c.ledger[1].IdempotencyKey = "k-fresh" // the journal's key never executed, a fresh one did
 		}, "lost: order-0/charge executed under a key its journal entry does not hold"},
 		{"in doubt, its key executed another amount", func(c *reconcileCase) {
-			e := c.entries["order-0/charge"]
-			e.State = payonce.JournalPending
-			c.entries["order-0/charge"] = e
-			c.refs["order-0/charge"].reports = []doneReport{{ref: "order-0/charge", status: statusUnknown, detail: "-"}}
+			c.inDoubt("order-0/charge")
 			c.ledger[1].Amount = "99.99"
 		}, "lost: order-0/charge: the ledger executed another operation under its key"},
 	} {
@@ -54,4 +48,13 @@ func TestReconcileCrashHoles(t *testing.T) {
 			assert.True(t, found, "want %q in %v", tt.problem, rep.Problems)
 		})
 	}
+}
+
+// inDoubt leaves ref's entry pending, its delivery answered
+// ErrOutcomeUnknown.
+func (c *reconcileCase) inDoubt(ref string) {
+	e := c.entries[ref]
+	e.State = payonce.JournalPending
+	c.entries[ref] = e
+	c.refs[ref].reports = []doneReport{{ref: ref, status: statusUnknown, detail: "-"}}
 }
