@@ -94,6 +94,29 @@ func wholeCardNumber(s string) bool {
 	return n >= 12 && n <= 19
 }
 
+// canonicalUUID reports whether s is a UUID in its canonical form
+// (8-4-4-4-12 hex digits). Its groups hold at most 12 digits in a row, so
+// no card number is written in it; the digits of its groups read across
+// the hyphens often make a Luhn-valid run, which must not mask the ID.
+func canonicalUUID(s string) bool {
+	if len(s) != 36 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case i == 8 || i == 13 || i == 18 || i == 23:
+			if c != '-' {
+				return false
+			}
+		case c >= '0' && c <= '9', c >= 'a' && c <= 'f', c >= 'A' && c <= 'F':
+		default:
+			return false
+		}
+	}
+	return true
+}
+
 // holdsCardNumber reports whether s contains a run of 13 to 19 digits
 // (single spaces or hyphens allowed after groups of 4 or 6) that passes the Luhn
 // check: a card number glued into an identifier ("card_4111111111111111")
@@ -149,7 +172,7 @@ func redactValue(v any) any {
 				}
 				continue
 			}
-			if s, ok := val.(string); ok && identifierField(k) && !wholeCardNumber(s) && !holdsCardNumber(s) {
+			if s, ok := val.(string); ok && identifierField(k) && (canonicalUUID(s) || !wholeCardNumber(s) && !holdsCardNumber(s)) {
 				continue // a resource ID comes back exactly as the server sent it
 			}
 			t[k] = redactValue(val)

@@ -8,22 +8,29 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// A UUID whose digits run across its hyphens into 13 Luhn-valid digits
-// ("4ed1-9573-71482498": 1957371482498) is a resource ID, not a card
-// number: the journal keeps it verbatim, or a replay would hand back
-// another ID than the server's. Card numbers written in groups inside an
-// ID are still masked.
+// A UUID whose digits run across its hyphens into 13 to 19 Luhn-valid
+// digits ("4ed1-9573-71482498": 1957371482498) is a resource ID, not a
+// card number: the journal keeps it verbatim, or a replay would hand back
+// another ID than the server's. Card numbers written in groups inside any
+// other ID are still masked.
 func TestRedactJSONKeepsUUIDsWithLuhnDigitRuns(t *testing.T) {
-	const id = "724d9f31-3df0-4ed1-9573-71482498dcfd"
-	require.True(t, LuhnValid("1957371482498"))
-	out := RedactJSON([]byte(`{"uuid":"` + id + `","charge_id":"` + id + `"}`))
-	var m map[string]string
-	require.NoError(t, json.Unmarshal(out, &m))
-	assert.Equal(t, id, m["uuid"])
-	assert.Equal(t, id, m["charge_id"])
+	// IDs the crash run saw come back masked: 1957371482498,
+	// 95204122920949 and 15662624484291 pass the Luhn check.
+	for _, id := range []string{
+		"724d9f31-3df0-4ed1-9573-71482498dcfd",
+		"73ffbaea-9520-4122-9209-49a98bc56df5",
+		"df156626-2448-4291-a920-c8de0e704d0e",
+	} {
+		out := RedactJSON([]byte(`{"uuid":"` + id + `","charge_id":"` + id + `"}`))
+		var m map[string]string
+		require.NoError(t, json.Unmarshal(out, &m))
+		assert.Equal(t, id, m["uuid"])
+		assert.Equal(t, id, m["charge_id"])
+	}
 
 	for _, hostile := range []string{
-		"abcd4111-1111-1111-1111-abcdefabcdef",
+		"abcd4111-1111-1111-1111-abcdefabcdefx",
+		"card-4111-1111-1111-1111",
 		"card_4111 1111 1111 1111",
 		"amex-3782-822463-10005",
 		"x4111111111111111y",
