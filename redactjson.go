@@ -94,6 +94,9 @@ func wholeCardNumber(s string) bool {
 	return n >= 12 && n <= 19
 }
 
+// hexLetter reports whether c is a hex digit that is not decimal.
+func hexLetter(c byte) bool { return c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F' }
+
 // canonicalUUID reports whether s is a UUID in its canonical form
 // (8-4-4-4-12 hex digits). Its groups hold at most 12 digits in a row, so
 // no card number is written in it; the digits of its groups read across
@@ -124,11 +127,15 @@ func canonicalUUID(s string) bool {
 // IDs are kept.
 func holdsCardNumber(s string) bool {
 	digits := make([]byte, 0, 19)
-	group := 0 // digits since the last separator
+	group := 0  // digits since the last separator
+	start := -1 // where the run began
 	for i := 0; i <= len(s); i++ {
 		if i < len(s) {
 			c := s[i]
 			if c >= '0' && c <= '9' {
+				if len(digits) == 0 {
+					start = i
+				}
 				digits = append(digits, c)
 				group++
 				continue
@@ -143,6 +150,12 @@ func holdsCardNumber(s string) bool {
 			}
 		}
 		group = 0
+		if len(digits) > 0 && start > 0 && hexLetter(s[start-1]) && i < len(s) && hexLetter(s[i]) {
+			// digits between hex letters (card_60fc99c4830198454379ff58)
+			// are part of a hex number, not a card number
+			digits = digits[:0]
+			continue
+		}
 		if n := len(digits); n >= 13 && n <= 19 && LuhnValid(string(digits)) {
 			return true
 		} else if n > 19 {

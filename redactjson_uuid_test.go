@@ -11,8 +11,9 @@ import (
 // A UUID whose digits run across its hyphens into 13 to 19 Luhn-valid
 // digits ("4ed1-9573-71482498": 1957371482498) is a resource ID, not a
 // card number: the journal keeps it verbatim, or a replay would hand back
-// another ID than the server's. Card numbers written in groups inside any
-// other ID are still masked.
+// another ID than the server's; so are digits between the hex letters of
+// a hex ID. Card numbers written in groups inside any other ID, or glued to
+// a non-hex prefix, are still masked.
 func TestRedactJSONKeepsUUIDsWithLuhnDigitRuns(t *testing.T) {
 	// IDs the crash run saw come back masked: 1957371482498,
 	// 95204122920949 and 15662624484291 pass the Luhn check.
@@ -20,6 +21,7 @@ func TestRedactJSONKeepsUUIDsWithLuhnDigitRuns(t *testing.T) {
 		"724d9f31-3df0-4ed1-9573-71482498dcfd",
 		"73ffbaea-9520-4122-9209-49a98bc56df5",
 		"df156626-2448-4291-a920-c8de0e704d0e",
+		"card_60fc99c4830198454379ff58", // 4830198454379 between hex letters
 	} {
 		out := RedactJSON([]byte(`{"uuid":"` + id + `","charge_id":"` + id + `"}`))
 		var m map[string]string
