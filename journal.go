@@ -291,7 +291,7 @@ func (op *operation) journaled(ref string, out any, start time.Time) (Meta, erro
 	if !created {
 		op.key, op.created = stored.Key, stored.KeyCreated
 		if err := c.rules.Validate(stored.Key); err != nil {
-			return op.journalMeta(start, ref), op.fail(errors.Unwrap(err), err)
+			return op.journalMeta(start, ref), op.fail(keyKind(err), err)
 		}
 		if !sameRequest(stored, e) {
 			return op.journalMeta(start, ref), op.fail(ErrIdempotencyConflict,

@@ -79,3 +79,14 @@ func errKind(err error, def error) error {
 	}
 	return def
 }
+
+// keyKind is the kind of a KeyRules.Validate error: the *KeyError's
+// sentinel (ErrKeyRequired, ErrKeyTooShort, ErrKeyTooLong or
+// ErrKeyInvalidChars), else ErrInvalidRequest.
+func keyKind(err error) error {
+	var ke *KeyError
+	if errors.As(err, &ke) && ke.Err != nil {
+		return ke.Err
+	}
+	return ErrInvalidRequest
+}

@@ -99,7 +99,7 @@ func (c *Client) Do(ctx context.Context, req *Request, out any, opts ...CallOpti
 		}
 		op.key, op.created = key, created
 		if err := c.rules.Validate(key); err != nil {
-			return op.meta(nil, start), op.fail(errors.Unwrap(err), err)
+			return op.meta(nil, start), op.fail(keyKind(err), err)
 		}
 	}
 	if err := op.setPolicy(); err != nil {
