@@ -227,34 +227,54 @@ func integerDigits(s string) (string, bool) {
 }
 
 // redactCardLike masks card numbers written with spaces or hyphens between
-// digit groups ("4111 1111 1111 1111"): all but the last four digits
-// become '*'.
+// digit groups ("4111 1111 1111 1111", also with a CVV group after it): all
+// but the last four digits become '*'. A run is a card number when its 13
+// to 19 digits pass the Luhn check (or do so without a last group of 3 or 4
+// digits, a CVV); canonical UUIDs are never read as one, so that IDs and
+// keys stored in free text come back exactly as the server sent them.
 func redactCardLike(s string) string {
 	b := []byte(s)
+	skip := make([]bool, len(b))
+	for _, m := range uuidInText.FindAllStringIndex(s, -1) {
+		for k := m[0]; k < m[1]; k++ {
+			skip[k] = true
+		}
+	}
+	isDigit := func(k int) bool { return b[k] >= '0' && b[k] <= '9' && !skip[k] }
 	for i := 0; i < len(b); {
-		if b[i] < '0' || b[i] > '9' {
+		if !isDigit(i) {
 			i++
 			continue
 		}
 		// extend over digits and single separators between digits
-		j, end, digits := i, i, 0
+		j, end := i, i
+		var digits []byte
+		lastGroup := 0
 		for j < len(b) {
-			if b[j] >= '0' && b[j] <= '9' {
-				digits++
+			if isDigit(j) {
+				digits = append(digits, b[j])
+				lastGroup++
 				j++
 				end = j
 				continue
 			}
-			if (b[j] == ' ' || b[j] == '-') && j+1 < len(b) && b[j+1] >= '0' && b[j+1] <= '9' {
+			if (b[j] == ' ' || b[j] == '-') && j+1 < len(b) && isDigit(j+1) {
+				lastGroup = 0
 				j++
 				continue
 			}
 			break
 		}
-		if digits >= 12 && digits <= 19 {
+		n := len(digits)
+		card := n >= 13 && n <= 19 && LuhnValid(string(digits))
+		if !card && lastGroup >= 3 && lastGroup <= 4 && lastGroup < n {
+			m := n - lastGroup
+			card = m >= 13 && m <= 19 && LuhnValid(string(digits[:m]))
+		}
+		if card {
 			keep := 4
 			for k := end - 1; k >= i; k-- {
-				if b[k] >= '0' && b[k] <= '9' {
+				if isDigit(k) {
 					if keep > 0 {
 						keep--
 					} else {
@@ -267,6 +287,9 @@ func redactCardLike(s string) string {
 	}
 	return string(b)
 }
+
+// uuidInText finds canonical UUIDs (8-4-4-4-12 hex digits) in free text.
+var uuidInText = regexp.MustCompile(`\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b`)
 
 // storedSecret matches a secret field written in text with any quoting
 // (double, single or none) and ':' or '=', as a server may echo a request.

@@ -44,3 +44,21 @@ func TestRedactJSONKeepsUUIDsWithLuhnDigitRuns(t *testing.T) {
 		assert.NotContains(t, out, "4111111111111111", hostile)
 	}
 }
+
+// UUIDs written in free text or in fields that are not named as IDs (an
+// idempotency key, a description) come back exactly as sent; a grouped
+// card number in the same text is still masked, also with a CVV group.
+func TestRedactJSONKeepsUUIDsInText(t *testing.T) {
+	for _, u := range []string{
+		"14c67164-d547-4066-9558-27d09727c667", "6ad12345-6789-4104-b484-e6b4706291ca",
+		"4e86e232-e0c1-2345-6787-384f0f53d9d7",
+	} {
+		in := `{"idempotency_key":"` + u + `","description":"order ` + u + ` paid"}`
+		out := string(RedactJSON([]byte(in)))
+		assert.Contains(t, out, `"idempotency_key":"`+u+`"`)
+		assert.Contains(t, out, "order "+u+" paid")
+	}
+	out := string(RedactJSON([]byte(`{"note":"card 4111 1111 1111 1111 cvv-less, again 4111-1111-1111-1111-123"}`)))
+	assert.NotContains(t, out, "4111 1111 1111 1111")
+	assert.NotContains(t, out, "4111-1111-1111-1111")
+}
