@@ -203,10 +203,13 @@ type route struct {
 }
 
 // measure is one attribute set as the options counters and histograms
-// take, built once.
+// take, built once, and the attributes it adds to the route's base ones
+// (for an attempt: its status and error type), which the attempt's span
+// takes as they are when the answer carried nothing else.
 type measure struct {
-	add []metric.AddOption
-	rec []metric.RecordOption
+	add   []metric.AddOption
+	rec   []metric.RecordOption
+	extra []attribute.KeyValue
 }
 
 func newMeasure(kvs ...attribute.KeyValue) measure {
@@ -257,7 +260,9 @@ func cached[K comparable](r *route, m map[K]measure, k K, extra func() []attribu
 	if ok {
 		return ms
 	}
-	ms = newMeasure(append([]attribute.KeyValue{r.spanAttrs[0], r.spanAttrs[1]}, extra()...)...)
+	kvs := extra()
+	ms = newMeasure(append([]attribute.KeyValue{r.spanAttrs[0], r.spanAttrs[1]}, kvs...)...)
+	ms.extra = kvs[:len(kvs):len(kvs)]
 	r.mu.Lock()
 	m[k] = ms
 	r.mu.Unlock()
@@ -327,13 +332,33 @@ func (o *Observer) EndAttempt(ctx context.Context, res payonce.AttemptResult) {
 	case res.StatusCode >= 400:
 		errType = strconv.Itoa(res.StatusCode)
 	}
-	if span.IsRecording() {
-		attrs := answerAttrs(make([]attribute.KeyValue, 0, 4), res.StatusCode, res.Replayed, res.RequestID)
+	status := res.StatusCode
+	ms := cached(r, r.byStatus, statusKey{status, errType}, func() []attribute.KeyValue {
+		var kvs []attribute.KeyValue
+		if status != 0 {
+			kvs = append(kvs, AttrStatusCode.Int(status))
+		}
 		if errType != "" {
-			attrs = append(attrs, AttrErrorType.String(errType))
+			kvs = append(kvs, AttrErrorType.String(errType))
+		}
+		return kvs
+	})
+	if span.IsRecording() {
+		if errType != "" {
 			span.SetStatus(codes.Error, errType)
 		}
-		span.SetAttributes(attrs...)
+		switch {
+		case res.Replayed || res.RequestID != "":
+			attrs := answerAttrs(make([]attribute.KeyValue, 0, 4), status, res.Replayed, res.RequestID)
+			if errType != "" {
+				attrs = append(attrs, AttrErrorType.String(errType))
+			}
+			span.SetAttributes(attrs...)
+		case len(ms.extra) > 0:
+			// Status and error type only: the cached attributes, no
+			// slice built per attempt.
+			span.SetAttributes(ms.extra...)
+		}
 		if res.RetryCause != "" {
 			span.AddEvent("payonce.retry", trace.WithAttributes(AttrRetryCause.String(res.RetryCause),
 				attribute.Float64("payonce.retry.wait_seconds", res.RetryWait.Seconds())))
@@ -346,17 +371,7 @@ func (o *Observer) EndAttempt(ctx context.Context, res payonce.AttemptResult) {
 	if res.Replayed {
 		o.replays.Add(ctx, 1, r.base.add...)
 	}
-	status := res.StatusCode
-	o.attemptTime.Record(ctx, res.Duration.Seconds(), cached(r, r.byStatus, statusKey{status, errType}, func() []attribute.KeyValue {
-		var kvs []attribute.KeyValue
-		if status != 0 {
-			kvs = append(kvs, AttrStatusCode.Int(status))
-		}
-		if errType != "" {
-			kvs = append(kvs, AttrErrorType.String(errType))
-		}
-		return kvs
-	}).rec...)
+	o.attemptTime.Record(ctx, res.Duration.Seconds(), ms.rec...)
 }
 
 // EndOperation ends the operation's span and counts the operation by
