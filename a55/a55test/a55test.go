@@ -189,11 +189,7 @@ func NewServer(opts ...Option) *Server {
 	if c.err != nil {
 		panic(c.err.Error())
 	}
-	c.fake.Clients = make(map[string]string, 1+len(c.extra))
-	for _, kv := range c.extra {
-		c.fake.Clients[kv[0]] = kv[1]
-	}
-	c.fake.Clients[c.clientID] = c.secret
+	c.fake.Clients = fakeserver.Credentials(c.clientID, c.secret, c.extra)
 	clk, ok := c.clock.(*Clock)
 	if !ok {
 		clk = NewClock()

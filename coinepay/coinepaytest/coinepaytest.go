@@ -165,11 +165,7 @@ func NewServer(opts ...Option) *Server {
 	if c.err != nil {
 		panic(c.err.Error())
 	}
-	c.fake.Keys = make(map[string]string, 1+len(c.extra))
-	for _, kv := range c.extra {
-		c.fake.Keys[kv[0]] = kv[1]
-	}
-	c.fake.Keys[c.apiKey] = c.secret
+	c.fake.Keys = fakeserver.Credentials(c.apiKey, c.secret, c.extra)
 	clk, ok := c.clock.(*Clock)
 	if !ok {
 		clk = NewClock()
