@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
+	"time"
 
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/otelpayonce"
@@ -30,95 +31,168 @@ func BenchmarkSignAttempt(b *testing.B) {
 	}
 }
 
-// BenchmarkOperation compares one successful keyed operation through the
-// SDK (key, JSON, retry loop, signing, decode) with the same POST done with
-// a bare net/http client, on the same httptest server. The README reports
-// the ratio. sdk-otel adds the OpenTelemetry observer on SDK providers
-// whose spans and metrics go nowhere (a no-op span exporter behind the
-// batch processor, a manual metric reader never read); sdk-otel-unsampled
-// is the same with spans sampled out.
-func BenchmarkOperation(b *testing.B) {
+// benchAnswer is the answer the benchmark server gives every request.
+const benchAnswer = `{"code":200,"message":"ok","message_key":"ok","data":{"card_id":"card_1","status":"active"}}`
+
+// benchResult is what the benchmark's operation decodes.
+type benchResult struct {
+	Data struct {
+		CardID string `json:"card_id"`
+	} `json:"data"`
+}
+
+// benchBody is the benchmark's request body.
+var benchBody = map[string]string{"header_id": "hdr_1", "package_id": "pkg_basic"}
+
+// benchSetup is the httptest server and the clients the operation
+// benchmarks share: the bare net/http client and one SDK client per row.
+type benchSetup struct {
+	srv  *httptest.Server
+	hc   *http.Client
+	url  string
+	rows []benchRow
+}
+
+type benchRow struct {
+	name string
+	c    *payonce.Client
+}
+
+// newBenchSetup starts the server and builds the rows: sdk (no signer,
+// no observer), sdk-signed (HMAC signing), sdk-otel (the OpenTelemetry
+// observer on SDK providers whose spans and metrics go nowhere: a no-op
+// span exporter behind the batch processor, a manual metric reader never
+// read) and sdk-otel-unsampled (the same with spans sampled out).
+func newBenchSetup(b *testing.B) *benchSetup {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.Copy(io.Discard, r.Body)
 		w.Header().Set("Content-Type", "application/json")
-		_, _ = io.WriteString(w, `{"code":200,"message":"ok","message_key":"ok","data":{"card_id":"card_1","status":"active"}}`)
+		_, _ = io.WriteString(w, benchAnswer)
 	}))
-	defer srv.Close()
-	hc := payonce.DefaultHTTPClient()
-	payload := map[string]string{"header_id": "hdr_1", "package_id": "pkg_basic"}
-	type result struct {
-		Data struct {
-			CardID string `json:"card_id"`
-		} `json:"data"`
-	}
-	// runSDK runs the benchmark's operation through c.
-	runSDK := func(b *testing.B, c *payonce.Client) {
-		b.ReportAllocs()
-		defer reportCPU(b)()
-		for b.Loop() {
-			var out result
-			_, err := c.Do(context.Background(), &payonce.Request{Operation: "cards.apply", Method: http.MethodPost,
-				Path: "/api/v1/openapi/card/apply", Body: payload, Keyed: true}, &out)
-			if err != nil || out.Data.CardID == "" {
-				b.Fatal(err)
-			}
+	b.Cleanup(srv.Close)
+	st := &benchSetup{srv: srv, hc: payonce.DefaultHTTPClient(), url: srv.URL + "/api/v1/openapi/card/apply"}
+	add := func(name string, opts ...payonce.Option) {
+		c, err := payonce.NewClient(append([]payonce.Option{payonce.WithBaseURL(srv.URL), payonce.WithHTTPClient(st.hc)}, opts...)...)
+		if err != nil {
+			b.Fatal(err)
 		}
+		st.rows = append(st.rows, benchRow{name, c})
 	}
+	add("sdk")
+	s, err := payonce.NewHMACSigner("demo-key", "demo-secret")
+	if err != nil {
+		b.Fatal(err)
+	}
+	add("sdk-signed", payonce.WithSigner(s))
+	for _, row := range []struct {
+		name    string
+		sampler sdktrace.Sampler
+	}{
+		{"sdk-otel", sdktrace.AlwaysSample()},          // every operation traced: two spans
+		{"sdk-otel-unsampled", sdktrace.NeverSample()}, // metrics and trace context only, as for the operations a ratio sampler leaves out
+	} {
+		tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(noopExporter{}), sdktrace.WithSampler(row.sampler))
+		b.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
+		mp := metric.NewMeterProvider(metric.WithReader(metric.NewManualReader()))
+		obs, err := otelpayonce.New(otelpayonce.WithTracerProvider(tp), otelpayonce.WithMeterProvider(mp))
+		if err != nil {
+			b.Fatal(err)
+		}
+		add(row.name, payonce.WithObserver(obs))
+	}
+	return st
+}
 
+// bare runs the benchmark's operation with net/http alone: a new key, the
+// body marshalled, one POST, the answer decoded.
+func (st *benchSetup) bare(b *testing.B) {
+	key, _ := payonce.NewKey()
+	body, _ := json.Marshal(benchBody)
+	req, _ := http.NewRequestWithContext(context.Background(), http.MethodPost, st.url, bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set(payonce.HeaderIdempotencyKey, key)
+	resp, err := st.hc.Do(req)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var out benchResult
+	err = json.NewDecoder(resp.Body).Decode(&out)
+	_ = resp.Body.Close()
+	if err != nil || out.Data.CardID == "" {
+		b.Fatal("bad answer")
+	}
+}
+
+// sdk runs the same operation through c.
+func sdk(b *testing.B, c *payonce.Client) {
+	var out benchResult
+	_, err := c.Do(context.Background(), &payonce.Request{Operation: "cards.apply", Method: http.MethodPost,
+		Path: "/api/v1/openapi/card/apply", Body: benchBody, Keyed: true}, &out)
+	if err != nil || out.Data.CardID == "" {
+		b.Fatal(err)
+	}
+}
+
+// BenchmarkOperation compares one successful keyed operation through the
+// SDK (key, JSON, retry loop, signing, decode) with the same POST done with
+// a bare net/http client, on the same httptest server: one row each, for
+// benchstat. The README reports the ratios. BenchmarkOperationPaired
+// measures the same ratios with each SDK operation next to a bare one.
+func BenchmarkOperation(b *testing.B) {
+	st := newBenchSetup(b)
 	b.Run("bare-net-http", func(b *testing.B) {
 		b.ReportAllocs()
 		defer reportCPU(b)()
 		for b.Loop() {
-			key, _ := payonce.NewKey()
-			body, _ := json.Marshal(payload)
-			req, _ := http.NewRequestWithContext(context.Background(), http.MethodPost, srv.URL+"/api/v1/openapi/card/apply", bytes.NewReader(body))
-			req.Header.Set("Content-Type", "application/json")
-			req.Header.Set(payonce.HeaderIdempotencyKey, key)
-			resp, err := hc.Do(req)
-			if err != nil {
-				b.Fatal(err)
-			}
-			var out result
-			err = json.NewDecoder(resp.Body).Decode(&out)
-			_ = resp.Body.Close()
-			if err != nil || out.Data.CardID == "" {
-				b.Fatal("bad answer")
-			}
+			st.bare(b)
 		}
 	})
-	b.Run("sdk", func(b *testing.B) {
-		c, err := payonce.NewClient(payonce.WithBaseURL(srv.URL), payonce.WithHTTPClient(hc))
-		if err != nil {
-			b.Fatal(err)
-		}
-		runSDK(b, c)
-	})
-	b.Run("sdk-signed", func(b *testing.B) {
-		s, _ := payonce.NewHMACSigner("demo-key", "demo-secret")
-		c, err := payonce.NewClient(payonce.WithBaseURL(srv.URL), payonce.WithHTTPClient(hc), payonce.WithSigner(s))
-		if err != nil {
-			b.Fatal(err)
-		}
-		runSDK(b, c)
-	})
-	otel := func(name string, sampler sdktrace.Sampler) {
-		b.Run(name, func(b *testing.B) {
-			tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(noopExporter{}), sdktrace.WithSampler(sampler))
-			defer func() { _ = tp.Shutdown(context.Background()) }()
-			mp := metric.NewMeterProvider(metric.WithReader(metric.NewManualReader()))
-			obs, err := otelpayonce.New(otelpayonce.WithTracerProvider(tp), otelpayonce.WithMeterProvider(mp))
-			if err != nil {
-				b.Fatal(err)
+	for _, row := range st.rows {
+		b.Run(row.name, func(b *testing.B) {
+			b.ReportAllocs()
+			defer reportCPU(b)()
+			for b.Loop() {
+				sdk(b, row.c)
 			}
-			c, err := payonce.NewClient(payonce.WithBaseURL(srv.URL), payonce.WithHTTPClient(hc), payonce.WithObserver(obs))
-			if err != nil {
-				b.Fatal(err)
-			}
-			runSDK(b, c)
 		})
 	}
-	otel("sdk-otel", sdktrace.AlwaysSample())          // every operation traced: two spans
-	otel("sdk-otel-unsampled", sdktrace.NeverSample()) // metrics and trace context only, as for the operations a ratio sampler leaves out
+}
+
+// BenchmarkOperationPaired runs, in every iteration, one bare net/http
+// operation and one SDK operation in turn (the order alternates), timing
+// each, and reports their ratio as sdk/bare: a drift of the machine's
+// speed during the run touches both sides alike, where separate rows
+// each see a different moment. bare-ns/op and sdk-ns/op are the two
+// means.
+func BenchmarkOperationPaired(b *testing.B) {
+	st := newBenchSetup(b)
+	for _, row := range st.rows {
+		b.Run(row.name, func(b *testing.B) {
+			var bare, mine time.Duration
+			i := 0
+			for b.Loop() {
+				if i%2 == 0 {
+					t0 := time.Now()
+					st.bare(b)
+					t1 := time.Now()
+					sdk(b, row.c)
+					bare, mine = bare+t1.Sub(t0), mine+time.Since(t1)
+				} else {
+					t0 := time.Now()
+					sdk(b, row.c)
+					t1 := time.Now()
+					st.bare(b)
+					mine, bare = mine+t1.Sub(t0), bare+time.Since(t1)
+				}
+				i++
+			}
+			if i > 0 && bare > 0 {
+				b.ReportMetric(float64(mine)/float64(bare), "sdk/bare")
+				b.ReportMetric(float64(bare.Nanoseconds())/float64(i), "bare-ns/op")
+				b.ReportMetric(float64(mine.Nanoseconds())/float64(i), "sdk-ns/op")
+			}
+		})
+	}
 }
 
 // reportCPU reports the process's CPU time (user and system, every

@@ -416,12 +416,10 @@ func (op *operation) endObserving(m Meta, err error) {
 // observeAttempt starts the observation of the attempt r is about to send
 // (see startAttempt) or, for a redirect hop of the current attempt, gives
 // the hop the headers the observer added to the attempt (its trace
-// context). The hop keeps its own context: the http.Client ends the
-// context of the attempt's first request when it follows the redirect.
-// orig holds the headers r was cloned from.
-func (op *operation) observeAttempt(r *http.Request, orig http.Header, hop bool) *http.Request {
+// context).
+func (op *operation) observeAttempt(r *http.Request, hop bool) *http.Request {
 	if !hop {
-		return op.startAttempt(r, orig)
+		return op.startAttempt(r)
 	}
 	a := &op.ob.attempt
 	if !a.open {
@@ -437,9 +435,9 @@ func (op *operation) observeAttempt(r *http.Request, orig http.Header, hop bool)
 
 // startAttempt calls StartAttempt for the attempt r is about to send and
 // returns r carrying the attempt's context. r's headers are the attempt's
-// own copy (cloned from orig): headers the observer adds go to this
-// attempt only.
-func (op *operation) startAttempt(r *http.Request, orig http.Header) *http.Request {
+// own map, holding only the operation's headers (see prepareRetry):
+// headers the observer adds go to this attempt only.
+func (op *operation) startAttempt(r *http.Request) *http.Request {
 	ob := &op.ob
 	ob.sent++
 	cause := ob.cause
@@ -454,7 +452,7 @@ func (op *operation) startAttempt(r *http.Request, orig http.Header) *http.Reque
 	if len(r.Header) > before {
 		n := 0
 		for k := range r.Header {
-			if _, ok := orig[k]; !ok && n < len(ob.attempt.added) {
+			if !op.ownHeader(k) && n < len(ob.attempt.added) {
 				ob.attempt.added[n] = k
 				n++
 			}

@@ -52,6 +52,10 @@ type operation struct {
 
 	respBody []byte // body of the final answer, read inside the loop
 
+	attemptCtx    context.Context    // the current attempt's, with its deadline
+	cancelAttempt context.CancelFunc // ends attemptCtx (stopTimer)
+	timedOut      attemptTimeoutError
+
 	// Kept inside the operation rather than allocated apart: one
 	// allocation per operation instead of one each (see run).
 	bo  backoff.ExponentialBackOff
@@ -60,10 +64,10 @@ type operation struct {
 	hc  http.Client
 	at  attemptTransport
 
-	firstBody  bodyReader // the request body of the length probe and the first attempt
-	bodyCalls  int        // calls of newBody
-	answerBody bodyReader // the final answer's body, once read
-	hv         [4]string  // the request's header values, one backing array
+	firstBody  bytes.Reader // the request body of the length probe and the first attempt
+	bodyCalls  int          // calls of newBody
+	answerBody bodyReader   // the final answer's body, once read
+	hv         [4]string    // the request's header values, one backing array
 
 	ob observation // the observer's state (observer.go), used only with one
 }
@@ -76,6 +80,7 @@ func (c *Client) Do(ctx context.Context, req *Request, out any, opts ...CallOpti
 	}
 	start := time.Now()
 	op := &operation{c: c, ctx: ctx, req: req, policy: c.policy}
+	defer op.stopTimer()
 	if c.observer != nil {
 		op.startObserving(start)
 		defer func() { op.endObserving(m, err) }()
@@ -243,23 +248,7 @@ func (op *operation) run() (*http.Response, error) {
 		return nil, &stopError{err: fmt.Errorf("build request: %w", err)}
 	}
 	rreq.URL, rreq.Host = u, u.Host // set directly: no String-then-Parse round trip
-	// The values live in op.hv (one allocation, not four); each slice is
-	// capped, so an append copies instead of overwriting a neighbour.
-	h := rreq.Header
-	op.hv = [4]string{op.key, "application/json", "application/json", c.userAgent}
-	if op.key != "" {
-		h[HeaderIdempotencyKey] = op.hv[0:1:1] // once, before the retry loop
-	}
-	h["Accept"] = op.hv[1:2:2]
-	if op.body != nil {
-		h["Content-Type"] = op.hv[2:3:3]
-	}
-	if c.userAgent != "" {
-		h["User-Agent"] = op.hv[3:4:4]
-	}
-	for i := 0; i+1 < len(op.opts.headers); i += 2 {
-		h[op.opts.headers[i]] = []string{op.opts.headers[i+1]} // canonical and checked by WithHeader
-	}
+	op.fillHeader(rreq.Header)
 	check, handler := op.checkRetry, op.readBody
 	if c.observer != nil {
 		check, handler = op.observedCheckRetry, op.observedReadBody
@@ -277,8 +266,10 @@ func (op *operation) run() (*http.Response, error) {
 	}
 	op.at = attemptTransport{op: op, next: rt}
 	op.hc = http.Client{
-		Transport:     &op.at,
-		Timeout:       op.timeout,
+		Transport: &op.at,
+		// No Timeout: the attempt's deadline is its context's (see
+		// startTimer). A Timeout on a client whose transport net/http
+		// does not know costs two goroutines per attempt.
 		CheckRedirect: op.checkRedirect(base.CheckRedirect),
 		Jar:           base.Jar,
 	}
@@ -292,8 +283,61 @@ func (op *operation) run() (*http.Response, error) {
 	if c.limiter != nil {
 		op.rc.RequestLogHook = op.pace
 	}
+	if c.signer != nil || c.observer != nil {
+		op.rc.PrepareRetry = op.prepareRetry
+	}
 	op.exhausted = false
 	return op.rc.Do(rreq)
+}
+
+// fillHeader sets the operation's own headers on h: the key, Accept,
+// Content-Type, User-Agent and the call's WithHeader ones. The values
+// live in op.hv (one allocation, not four); each slice is capped, so an
+// append copies instead of overwriting a neighbour.
+func (op *operation) fillHeader(h http.Header) {
+	op.hv = [4]string{op.key, "application/json", "application/json", op.c.userAgent}
+	if op.key != "" {
+		h[HeaderIdempotencyKey] = op.hv[0:1:1] // once, before the retry loop
+	}
+	h["Accept"] = op.hv[1:2:2]
+	if op.body != nil {
+		h["Content-Type"] = op.hv[2:3:3]
+	}
+	if op.c.userAgent != "" {
+		h["User-Agent"] = op.hv[3:4:4]
+	}
+	for i := 0; i+1 < len(op.opts.headers); i += 2 {
+		h[op.opts.headers[i]] = []string{op.opts.headers[i+1]} // canonical and checked by WithHeader
+	}
+}
+
+// ownHeader reports whether name is one of the headers fillHeader sets.
+func (op *operation) ownHeader(name string) bool {
+	switch name {
+	case HeaderIdempotencyKey, "Accept", "Content-Type", "User-Agent":
+		return true
+	}
+	for i := 0; i < len(op.opts.headers); i += 2 {
+		if op.opts.headers[i] == name {
+			return true
+		}
+	}
+	return false
+}
+
+// prepareRetry gives the request of each retry a header map of its own,
+// holding only the operation's headers (it is go-retryablehttp's
+// PrepareRetry, set when a signer or an observer writes headers): the
+// signer and the observer write into it without racing with a transport
+// still finishing the last attempt, whose map go-retryablehttp's copy of
+// the request would otherwise share, and nothing the last attempt added
+// (its signature, its trace context) carries over, to it or to its
+// redirect hops.
+func (op *operation) prepareRetry(r *http.Request) error {
+	h := make(http.Header, 8)
+	op.fillHeader(h)
+	r.Header = h
+	return nil
 }
 
 // passThrough hands the last answer and error back unchanged: the default
@@ -384,16 +428,18 @@ func (*bodyReader) Close() error { return nil }
 // to learn the length, then once per attempt. The probe and the first
 // attempt share the reader kept in the operation; every later attempt
 // gets its own, since net/http may still be reading the last attempt's
-// body after that attempt failed.
+// body after that attempt failed. It is a *bytes.Reader on purpose:
+// net/http knows that type is in memory and writes the headers and the
+// body in one write, where any other reader costs a flush of the headers
+// on their own (one more write for the client, one more read for the
+// server, on every attempt).
 func (op *operation) newBody() (io.Reader, error) {
 	op.bodyCalls++
 	if op.bodyCalls <= 2 {
 		op.firstBody.Reset(op.body)
 		return &op.firstBody, nil
 	}
-	r := new(bodyReader)
-	r.Reset(op.body)
-	return r, nil
+	return bytes.NewReader(op.body), nil
 }
 
 // readCapped reads r up to limit+1 bytes. A body of known small length is
@@ -556,11 +602,15 @@ func (t *attemptTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 			return nil, &stopError{err: err}
 		}
 	}
-	// Each attempt gets its own copy of the headers, so signing this one
-	// cannot race with a transport still finishing the last. The rest is
-	// shared, as WithContext does: nothing below writes to the URL.
-	r := req.WithContext(req.Context())
-	r.Header = req.Header.Clone()
+	if !hop {
+		op.startTimer()
+	}
+	// The attempt's context carries its deadline, redirect hops included.
+	// The rest is shared, as WithContext does: nothing below writes to the
+	// URL. The headers are this attempt's own map (prepareRetry gives each
+	// retry a new one, the http.Client each redirect hop a copy), which
+	// only a signer or an observer writes to.
+	r := req.WithContext(op.attemptCtx)
 	// Without GetBody net/http's Transport cannot silently re-send a POST
 	// (it does for one carrying an Idempotency-Key when a reused
 	// connection fails): retries belong to this loop, where they are
@@ -575,7 +625,7 @@ func (t *attemptTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 		r.Body = io.NopCloser(http.NoBody)
 	}
 	if op.c.observer != nil {
-		r = op.observeAttempt(r, req.Header, hop) // before signing: the signer sees the headers it adds
+		r = op.observeAttempt(r, hop) // before signing: the signer sees the headers it adds
 	}
 	if op.c.signer != nil {
 		if err := op.c.signer.Sign(r, op.body); err != nil {
@@ -601,6 +651,40 @@ func (t *attemptTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 	}
 	return resp, err
 }
+
+// startTimer starts an attempt's deadline: it ends the last attempt's
+// context and gives the new one op.timeout from now, to send the request,
+// follow its redirects and read the whole answer. The deadline's cause is
+// a timeout error of the client's, so a timed-out attempt is retried like
+// any timeout while the caller's own deadline still stops the loop.
+func (op *operation) startTimer() {
+	op.stopTimer()
+	op.timedOut = attemptTimeoutError{d: op.timeout}
+	op.attemptCtx, op.cancelAttempt = context.WithDeadlineCause(op.ctx, time.Now().Add(op.timeout), &op.timedOut)
+}
+
+// stopTimer ends the current attempt's context, if any. Do calls it last,
+// once the final answer's body has been read.
+func (op *operation) stopTimer() {
+	if op.cancelAttempt != nil {
+		op.cancelAttempt()
+		op.cancelAttempt = nil
+	}
+}
+
+// attemptTimeoutError is the cause of an attempt that outlived its
+// timeout: a net.Error whose Timeout is true.
+type attemptTimeoutError struct{ d time.Duration }
+
+func (e *attemptTimeoutError) Error() string {
+	return "attempt timed out after " + e.d.String()
+}
+
+// Timeout reports true: the attempt timed out.
+func (e *attemptTimeoutError) Timeout() bool { return true }
+
+// Temporary reports true: another attempt may succeed.
+func (e *attemptTimeoutError) Temporary() bool { return true }
 
 // debug logs one line about the operation, when debug logging is on.
 func (op *operation) debug(msg string, extra ...slog.Attr) {

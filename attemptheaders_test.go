@@ -1,0 +1,118 @@
+package payonce
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// Each attempt starts from the operation's own headers only: what a
+// signer or an observer added to the last attempt (a one-off header, a
+// signature added with Add, a trace context) never carries over to the
+// next attempt or to that attempt's redirect hops, and the operation's
+// headers stay the same on every one.
+func TestEachAttemptStartsFromTheOperationHeaders(t *testing.T) {
+	var mu sync.Mutex
+	var got []http.Header
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		got = append(got, r.Header.Clone())
+		n := len(got)
+		mu.Unlock()
+		switch {
+		case n == 1:
+			w.WriteHeader(http.StatusServiceUnavailable)
+		case r.URL.Path == "/things":
+			http.Redirect(w, r, "/things/v2", http.StatusTemporaryRedirect)
+		default:
+			_, _ = io.WriteString(w, `{}`)
+		}
+	}))
+	defer srv.Close()
+	signs := 0
+	signer := signerFunc(func(r *http.Request, _ []byte) error {
+		signs++
+		if signs == 1 {
+			r.Header.Set("X-First-Only", "1")
+		}
+		r.Header.Add("X-Sig", fmt.Sprint("sig-", signs))
+		return nil
+	})
+	obs := ObserverFuncs{OnAttemptStart: func(_ context.Context, info AttemptInfo) {
+		info.SetHeader("Traceparent", fmt.Sprintf("00-0af7651916cd43dd8448eb211c80319c-00000000000000%02d-01", info.Attempt))
+	}}
+	c, err := NewClient(WithBaseURL(srv.URL), WithRetryPolicy(fastPolicy()), WithSigner(signer), WithObserver(obs), WithUserAgent("merchant/1"))
+	require.NoError(t, err)
+	meta, err := c.Do(context.Background(), postReq(), nil, WithHeader("X-Merchant", "m-1"))
+	require.NoError(t, err)
+	require.Len(t, got, 3, "attempt 1, attempt 2, attempt 2's redirect hop")
+	assert.Equal(t, 2, meta.Attempts)
+
+	assert.Equal(t, "1", got[0].Get("X-First-Only"))
+	assert.Equal(t, []string{"sig-1"}, got[0]["X-Sig"])
+	assert.Equal(t, "00-0af7651916cd43dd8448eb211c80319c-0000000000000001-01", got[0].Get("Traceparent"))
+	for i, h := range got[1:] {
+		assert.Empty(t, h.Get("X-First-Only"), "request %d", i+2)
+		assert.Equal(t, []string{fmt.Sprint("sig-", i+2)}, h["X-Sig"], "request %d: signed afresh, once", i+2)
+		assert.Equal(t, "00-0af7651916cd43dd8448eb211c80319c-0000000000000002-01", h.Get("Traceparent"), "request %d: attempt 2's trace context", i+2)
+	}
+	for i, h := range got {
+		assert.Equal(t, meta.Key, h.Get(HeaderIdempotencyKey), "request %d", i+1)
+		assert.Equal(t, "application/json", h.Get("Content-Type"), "request %d", i+1)
+		assert.Equal(t, "application/json", h.Get("Accept"), "request %d", i+1)
+		assert.Equal(t, "merchant/1", h.Get("User-Agent"), "request %d", i+1)
+		assert.Equal(t, "m-1", h.Get("X-Merchant"), "request %d", i+1)
+	}
+}
+
+// An attempt that outlives its timeout is a timeout, retried with the
+// same key, while the caller's own deadline stops the loop; the attempt's
+// deadline also covers reading the answer's body.
+func TestAttemptTimeoutCoversTheBodyAndIsRetried(t *testing.T) {
+	var mu sync.Mutex
+	n := 0
+	release := make(chan struct{})
+	defer close(release)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		n++
+		first := n == 1
+		mu.Unlock()
+		if first {
+			// Headers now, the body never: only a deadline that covers
+			// the body ends this attempt.
+			w.Header().Set("Content-Length", "100")
+			w.WriteHeader(http.StatusOK)
+			w.(http.Flusher).Flush()
+			select {
+			case <-release:
+			case <-r.Context().Done():
+			}
+			return
+		}
+		_, _ = io.WriteString(w, `{"ok":true}`)
+	}))
+	defer srv.Close()
+	p := FastRetryPolicy()
+	p.AttemptTimeout = 200 * 1e6 // 200ms
+	var ends []AttemptResult
+	obs := ObserverFuncs{OnAttemptEnd: func(_ context.Context, r AttemptResult) { ends = append(ends, r) }}
+	c, err := NewClient(WithBaseURL(srv.URL), WithRetryPolicy(p), WithObserver(obs))
+	require.NoError(t, err)
+	var out struct{ OK bool }
+	meta, err := c.Do(context.Background(), postReq(), &out)
+	require.NoError(t, err)
+	assert.True(t, out.OK)
+	assert.Equal(t, 2, meta.Attempts)
+	require.Len(t, ends, 2)
+	assert.Equal(t, "timeout", ends[0].RetryCause)
+	assert.True(t, isTimeout(ends[0].Err), "%v", ends[0].Err)
+	assert.Contains(t, ends[0].Err.Error(), "attempt timed out after 200ms")
+}
