@@ -86,7 +86,7 @@ func (a AttemptInfo) SetHeader(name, value string) bool {
 		return false
 	}
 	h := a.req.Header
-	name = textproto.CanonicalMIMEHeaderKey(name)
+	name = canonicalHeaderKey(name)
 	switch {
 	case name == "", name == HeaderIdempotencyKey, name == "Authorization", name == "Cookie", name == "Host",
 		strings.HasPrefix(name, "Content-"), len(h[name]) > 0:
@@ -94,6 +94,20 @@ func (a AttemptInfo) SetHeader(name, value string) bool {
 	}
 	h[name] = []string{value}
 	return true
+}
+
+// canonicalHeaderKey is textproto.CanonicalMIMEHeaderKey, without its
+// allocation for the names the W3C propagators set.
+func canonicalHeaderKey(name string) string {
+	switch name {
+	case "traceparent":
+		return "Traceparent"
+	case "tracestate":
+		return "Tracestate"
+	case "baggage":
+		return "Baggage"
+	}
+	return textproto.CanonicalMIMEHeaderKey(name)
 }
 
 // Carrier returns the attempt's headers as a write-only carrier: its
@@ -360,6 +374,14 @@ type observation struct {
 	bodyRead bool
 }
 
+// observedOperation is an operation and its observation in one
+// allocation: Do builds one only when the client has an observer, so an
+// operation without one carries no observation.
+type observedOperation struct {
+	operation
+	ob observation
+}
+
 type attemptObservation struct {
 	open  bool
 	n     int
@@ -378,7 +400,7 @@ func (op *operation) startObserving(start time.Time) {
 	if route == "" {
 		route = Route(req.Path)
 	}
-	ob := &op.ob
+	ob := op.ob
 	ob.info = OperationInfo{Provider: c.provider, Operation: req.Operation, Method: req.Method, Route: route,
 		Keyed: req.Keyed, RetryBudget: c.budget}
 	ob.start = start
@@ -391,7 +413,7 @@ func (op *operation) startObserving(start time.Time) {
 
 // endObserving closes an attempt still open and calls EndOperation.
 func (op *operation) endObserving(m Meta, err error) {
-	ob := &op.ob
+	ob := op.ob
 	if ob.attempt.open {
 		op.endAttempt(nil, nil, false)
 	}
@@ -438,7 +460,7 @@ func (op *operation) observeAttempt(r *http.Request, hop bool) *http.Request {
 // own map, holding only the operation's headers (see prepareRetry):
 // headers the observer adds go to this attempt only.
 func (op *operation) startAttempt(r *http.Request) *http.Request {
-	ob := &op.ob
+	ob := op.ob
 	ob.sent++
 	cause := ob.cause
 	if cause == "" && ob.sent > 1 {
@@ -467,7 +489,7 @@ func (op *operation) startAttempt(r *http.Request) *http.Request {
 
 // endAttempt calls EndAttempt for the open attempt.
 func (op *operation) endAttempt(resp *http.Response, err error, retry bool) {
-	ob := &op.ob
+	ob := op.ob
 	a := ob.attempt
 	ob.attempt = attemptObservation{}
 	res := AttemptResult{OperationInfo: ob.info, Key: op.key, Attempt: a.n, Sent: op.attempts > a.sent, Duration: time.Since(a.start)}

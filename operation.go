@@ -69,7 +69,7 @@ type operation struct {
 	answerBody bodyReader   // the final answer's body, once read
 	hv         [4]string    // the request's header values, one backing array
 
-	ob observation // the observer's state (observer.go), used only with one
+	ob *observation // the observer's state (observer.go), nil without one
 }
 
 // Do runs one operation and decodes a 2xx answer into out (which may be
@@ -79,7 +79,15 @@ func (c *Client) Do(ctx context.Context, req *Request, out any, opts ...CallOpti
 		return Meta{}, &APIError{Provider: c.provider, Kind: ErrInvalidRequest, Err: errors.New("nil request")}
 	}
 	start := time.Now()
-	op := &operation{c: c, ctx: ctx, req: req, policy: c.policy}
+	var op *operation
+	if c.observer != nil {
+		oo := &observedOperation{}
+		op = &oo.operation
+		op.ob = &oo.ob
+	} else {
+		op = &operation{}
+	}
+	op.c, op.ctx, op.req, op.policy = c, ctx, req, c.policy
 	defer op.stopTimer()
 	if c.observer != nil {
 		op.startObserving(start)

@@ -77,6 +77,9 @@ func portOf(u *url.URL) string {
 // client's base URL: only such requests are ever signed.
 func (c *Client) sameOrigin(u *url.URL) bool {
 	b := c.baseURL
+	if u.Host == b.Host && u.Scheme == b.Scheme {
+		return true // every attempt's own URL, built from the base URL
+	}
 	return strings.EqualFold(u.Scheme, b.Scheme) && strings.EqualFold(u.Hostname(), b.Hostname()) && portOf(u) == portOf(b)
 }
 

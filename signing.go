@@ -12,6 +12,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -109,7 +110,7 @@ type HMACSigner struct {
 	now    func() time.Time
 	rand   io.Reader
 	offset atomic.Int64 // server clock minus local clock, in nanoseconds
-	macs   sync.Pool    // HMAC-SHA256 states keyed with the secret: keying one costs more than signing
+	states sync.Pool    // *signState
 }
 
 // HMACOption configures an HMACSigner.
@@ -141,7 +142,7 @@ func NewHMACSigner(keyID, secret string, opts ...HMACOption) (*HMACSigner, error
 	}
 	key := []byte(secret)
 	s := &HMACSigner{keyID: keyID, secret: func() []byte { return key }, now: time.Now, rand: rand.Reader}
-	s.macs.New = func() any { return hmac.New(sha256.New, key) }
+	s.states.New = func() any { return &signState{mac: hmac.New(sha256.New, key), buf: make([]byte, 0, 256)} }
 	for _, o := range opts {
 		o(s)
 	}
@@ -161,25 +162,48 @@ func (s *HMACSigner) ClockOffset() time.Duration { return time.Duration(s.offset
 
 // Sign sets the four signing headers on req for body.
 func (s *HMACSigner) Sign(req *http.Request, body []byte) error {
-	var nb [16]byte
-	if _, err := io.ReadFull(s.rand, nb[:]); err != nil {
+	st := s.states.Get().(*signState)
+	defer s.putState(st)
+	if _, err := io.ReadFull(s.rand, st.nonce[:]); err != nil {
 		return fmt.Errorf("payonce: nonce: %w", err)
 	}
-	nonce := hex.EncodeToString(nb[:])
-	ts := strconv.FormatInt(s.now().Add(s.ClockOffset()).Unix(), 10)
-	canonical := CanonicalString(req.Method, req.URL.EscapedPath(), req.URL.RawQuery, ts, nonce, body)
-	m := s.macs.Get().(hash.Hash) // what Sign(s.secret(), canonical) computes, on a keyed state
-	m.Reset()
-	_, _ = io.WriteString(m, canonical)
-	var sum [sha256.Size]byte
-	sig := hex.EncodeToString(m.Sum(sum[:0]))
-	s.macs.Put(m)
+	// The timestamp, the nonce and the signature share one string: one
+	// allocation, not three.
+	var vb [20 + 2*len(st.nonce) + 2*sha256.Size]byte
+	ts := strconv.AppendInt(vb[:0], s.now().Add(s.ClockOffset()).Unix(), 10)
+	nts := len(ts)
+	nonce := vb[nts : nts+2*len(st.nonce)]
+	hex.Encode(nonce, st.nonce[:])
+	st.buf = appendCanonical(st.buf[:0], req.Method, req.URL.EscapedPath(), req.URL.RawQuery, ts, nonce, body)
+	st.mac.Reset() // what Sign(s.secret(), canonical) computes, on a keyed state
+	_, _ = st.mac.Write(st.buf)
+	end := nts + len(nonce)
+	hex.Encode(vb[end:end+2*sha256.Size], st.mac.Sum(st.sum[:0]))
+	vals := string(vb[:end+2*sha256.Size])
 	// The four values share one array; each slice is capped, so an append
 	// copies instead of overwriting a neighbour.
-	v := []string{s.keyID, ts, nonce, sig}
+	v := []string{s.keyID, vals[:nts], vals[nts:end], vals[end:]}
 	h := req.Header
 	h[HeaderAPIKey], h[HeaderTimestamp], h[HeaderNonce], h[HeaderSignature] = v[0:1:1], v[1:2:2], v[2:3:3], v[3:4:4]
 	return nil
+}
+
+// putState returns st to the pool, unless a long path left its buffer
+// large.
+func (s *HMACSigner) putState(st *signState) {
+	if cap(st.buf) <= 4<<10 {
+		s.states.Put(st)
+	}
+}
+
+// signState is what one signature needs besides its inputs: an HMAC state
+// keyed with the secret (keying one costs more than signing) and buffers,
+// pooled so that signing allocates only the header values.
+type signState struct {
+	mac   hash.Hash
+	nonce [16]byte
+	sum   [sha256.Size]byte
+	buf   []byte // the canonical string
 }
 
 // Recover learns the server's clock from the answer's Date header after an
@@ -204,23 +228,25 @@ func (s *HMACSigner) Recover(_ context.Context, header http.Header, err *APIErro
 // CanonicalQuery; bodyHash is the hex SHA-256 of body (of zero bytes when
 // body is empty).
 func CanonicalString(method, escapedPath, rawQuery, timestamp, nonce string, body []byte) string {
+	return string(appendCanonical(nil, method, escapedPath, rawQuery, timestamp, nonce, body))
+}
+
+// appendCanonical appends the canonical string (see CanonicalString) to
+// dst.
+func appendCanonical[T string | []byte](dst []byte, method, escapedPath, rawQuery string, timestamp, nonce T, body []byte) []byte {
 	sum := sha256.Sum256(body)
-	var b strings.Builder
-	b.Grow(len(method) + len(escapedPath) + len(rawQuery) + len(timestamp) + len(nonce) + 70)
-	b.WriteString(strings.ToUpper(method))
-	b.WriteByte('\n')
-	b.WriteString(escapedPath)
-	b.WriteByte('\n')
-	b.WriteString(CanonicalQuery(rawQuery))
-	b.WriteByte('\n')
-	b.WriteString(timestamp)
-	b.WriteByte('\n')
-	b.WriteString(nonce)
-	b.WriteByte('\n')
-	var hx [2 * sha256.Size]byte
-	hex.Encode(hx[:], sum[:])
-	b.Write(hx[:])
-	return b.String()
+	dst = slices.Grow(dst, len(method)+len(escapedPath)+len(rawQuery)+len(timestamp)+len(nonce)+5+2*sha256.Size)
+	dst = append(dst, strings.ToUpper(method)...)
+	dst = append(dst, '\n')
+	dst = append(dst, escapedPath...)
+	dst = append(dst, '\n')
+	dst = append(dst, CanonicalQuery(rawQuery)...)
+	dst = append(dst, '\n')
+	dst = append(dst, timestamp...)
+	dst = append(dst, '\n')
+	dst = append(dst, nonce...)
+	dst = append(dst, '\n')
+	return hex.AppendEncode(dst, sum[:])
 }
 
 // CanonicalQuery sorts the query parameters by name, then by value, and

@@ -75,7 +75,8 @@ type Observer struct {
 	opTime, attemptTime                    metric.Float64Histogram
 	budgetReg                              metric.Registration
 
-	routes sync.Map // routeKey -> *route
+	routes sync.Map              // routeKey -> *route
+	last   atomic.Pointer[route] // the route last looked up, checked before routes
 	// budgets are the retry budgets seen, weakly held: a client dropped by
 	// its owner stops being reported.
 	budgets sync.Map // weak.Pointer[payonce.RetryBudget] -> attribute.Set
@@ -189,6 +190,7 @@ type routeKey struct{ provider, operation, method, route string }
 // allocates as little as the SDK allows, and the sets by outcome, cause
 // and status, filled as they are seen.
 type route struct {
+	key                         routeKey
 	opSpanName, attemptSpanName string
 	spanAttrs                   []attribute.KeyValue
 	opStart                     []trace.SpanStartOption // the operation span's
@@ -224,7 +226,11 @@ type statusKey struct {
 
 func (o *Observer) route(info payonce.OperationInfo) *route {
 	k := routeKey{info.Provider, info.Operation, info.Method, info.Route}
+	if r := o.last.Load(); r != nil && r.key == k {
+		return r // the common case: the same route as the last event's, found without hashing
+	}
 	if r, ok := o.routes.Load(k); ok {
+		o.last.Store(r.(*route))
 		return r.(*route)
 	}
 	name := info.Operation
@@ -238,6 +244,7 @@ func (o *Observer) route(info payonce.OperationInfo) *route {
 	spanAttrs := []attribute.KeyValue{AttrProvider.String(info.Provider), AttrOperation.String(info.Operation),
 		AttrMethod.String(info.Method), AttrRoute.String(info.Route)}
 	r := &route{
+		key:        k,
 		opSpanName: name, attemptSpanName: attemptName, spanAttrs: spanAttrs,
 		opStart: []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(spanAttrs...)},
 		firstAttempt: []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindClient),
@@ -248,6 +255,7 @@ func (o *Observer) route(info payonce.OperationInfo) *route {
 		byStatus:  map[statusKey]measure{},
 	}
 	actual, _ := o.routes.LoadOrStore(k, r)
+	o.last.Store(actual.(*route))
 	return actual.(*route)
 }
 
