@@ -115,4 +115,5 @@ func TestAttemptTimeoutCoversTheBodyAndIsRetried(t *testing.T) {
 	assert.Equal(t, "timeout", ends[0].RetryCause)
 	assert.True(t, isTimeout(ends[0].Err), "%v", ends[0].Err)
 	assert.Contains(t, ends[0].Err.Error(), "attempt timed out after 200ms")
+	assert.ErrorIs(t, ends[0].Err, context.DeadlineExceeded, "as net/http's own timeouts")
 }

@@ -694,6 +694,10 @@ func (e *attemptTimeoutError) Timeout() bool { return true }
 // Temporary reports true: another attempt may succeed.
 func (e *attemptTimeoutError) Temporary() bool { return true }
 
+// Is reports target == context.DeadlineExceeded, as for net/http's own
+// timeouts: the attempt's deadline passed.
+func (e *attemptTimeoutError) Is(target error) bool { return target == context.DeadlineExceeded }
+
 // debug logs one line about the operation, when debug logging is on.
 func (op *operation) debug(msg string, extra ...slog.Attr) {
 	if !op.c.logger.Enabled(op.ctx, slog.LevelDebug) {

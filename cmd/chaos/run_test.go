@@ -22,7 +22,7 @@ import (
 func TestRunPrintsTableAndResultLine(t *testing.T) {
 	var out, errOut bytes.Buffer
 	code := run(context.Background(), []string{"-n", "200", "-concurrency", "8", "-seed", "3"}, &out, &errOut, false)
-	require.Equal(t, 0, code, errOut.String())
+	require.Equal(t, 0, code, errOut.String()+"\n"+out.String())
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
 	// The default run ends with its crash phase: worker processes killed.
 	assert.Regexp(t, `^RESULT operations=\d+ attempts=\d+ replays=\d+ resumed=\d+ crashes=[1-9]\d* duplicates=0 lost=0$`, lines[len(lines)-1])
