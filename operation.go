@@ -301,9 +301,14 @@ func (op *operation) run() (*http.Response, error) {
 // fillHeader sets the operation's own headers on h: the key, Accept,
 // Content-Type, User-Agent and the call's WithHeader ones. The values
 // live in op.hv (one allocation, not four); each slice is capped, so an
-// append copies instead of overwriting a neighbour.
+// append copies instead of overwriting a neighbour. op.hv is written
+// once, by the first call: every attempt's header map shares it, and a
+// transport may still be reading the last attempt's headers while the
+// next one's map is filled.
 func (op *operation) fillHeader(h http.Header) {
-	op.hv = [4]string{op.key, "application/json", "application/json", op.c.userAgent}
+	if op.hv[1] == "" {
+		op.hv = [4]string{op.key, "application/json", "application/json", op.c.userAgent}
+	}
 	if op.key != "" {
 		h[HeaderIdempotencyKey] = op.hv[0:1:1] // once, before the retry loop
 	}
