@@ -48,3 +48,55 @@ func TestRetryHeadersDoNotRaceWithTheLastAttemptsTransport(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 2, meta.Attempts)
 }
+
+// An attempt's timeout error, handed to EndAttempt, stays the observer's
+// to read from any goroutine: the next attempt's deadline does not write
+// to it. Run with -race.
+func TestAttemptTimeoutErrorIsNotRewrittenByTheNextAttempt(t *testing.T) {
+	release := make(chan struct{})
+	var mu sync.Mutex
+	n := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		n++
+		first := n == 1
+		mu.Unlock()
+		if first {
+			select {
+			case <-release:
+			case <-r.Context().Done():
+			}
+			return
+		}
+		_, _ = io.WriteString(w, `{}`)
+	}))
+	defer srv.Close()
+	defer close(release)
+	p := fastPolicy()
+	p.AttemptTimeout = 100 * time.Millisecond
+	errs := make(chan error, 4)
+	done := make(chan struct{})
+	go func() { // an exporter reading what the hooks handed it
+		defer close(done)
+		for e := range errs {
+			var te interface{ Timeout() bool }
+			if errors.As(e, &te) {
+				for range 2000 {
+					_ = te.(error).Error()
+				}
+			}
+		}
+	}()
+	obs := ObserverFuncs{OnAttemptEnd: func(_ context.Context, r AttemptResult) {
+		if r.Err != nil {
+			errs <- r.Err
+		}
+	}}
+	c, err := NewClient(WithBaseURL(srv.URL), WithRetryPolicy(p), WithObserver(obs))
+	require.NoError(t, err)
+	meta, err := c.Do(context.Background(), postReq(), nil)
+	close(errs)
+	<-done
+	require.NoError(t, err)
+	require.Equal(t, 2, meta.Attempts)
+}

@@ -672,7 +672,11 @@ func (t *attemptTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 // any timeout while the caller's own deadline still stops the loop.
 func (op *operation) startTimer() {
 	op.stopTimer()
-	op.timedOut = attemptTimeoutError{d: op.timeout}
+	if op.timedOut.d == 0 {
+		// Once: the last attempt's error, which a hook may still be
+		// reading, is this same value.
+		op.timedOut.d = op.timeout
+	}
 	op.attemptCtx, op.cancelAttempt = context.WithDeadlineCause(op.ctx, time.Now().Add(op.timeout), &op.timedOut)
 }
 
