@@ -5,12 +5,15 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"net/http/cookiejar"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -99,4 +102,40 @@ func TestAttemptTimeoutErrorIsNotRewrittenByTheNextAttempt(t *testing.T) {
 	<-done
 	require.NoError(t, err)
 	require.Equal(t, 2, meta.Attempts)
+}
+
+// With a cookie jar, the attempt's map holds the jar's Cookie for the
+// attempt's URL when StartAttempt runs: it is not a header the observer
+// added, and a redirect hop gets its own from the jar, never the
+// attempt's (a cookie scoped to one path stays there).
+func TestObserverHopHeadersExcludeTheJarsCookie(t *testing.T) {
+	var mu sync.Mutex
+	got := map[string]http.Header{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		got[r.URL.Path] = r.Header.Clone()
+		mu.Unlock()
+		if r.URL.Path == "/things" {
+			http.Redirect(w, r, "/other/things", http.StatusTemporaryRedirect)
+			return
+		}
+		_, _ = io.WriteString(w, `{}`)
+	}))
+	defer srv.Close()
+	jar, err := cookiejar.New(nil)
+	require.NoError(t, err)
+	u, err := url.Parse(srv.URL + "/things")
+	require.NoError(t, err)
+	jar.SetCookies(u, []*http.Cookie{{Name: "scoped", Value: "1", Path: "/things"}})
+	const tp = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+	obs := ObserverFuncs{OnAttemptStart: func(_ context.Context, info AttemptInfo) { info.SetHeader("traceparent", tp) }}
+	c, err := NewClient(WithBaseURL(srv.URL), WithRetryPolicy(fastPolicy()), WithHTTPClient(&http.Client{Jar: jar}), WithObserver(obs))
+	require.NoError(t, err)
+	_, err = c.Do(context.Background(), postReq(), nil)
+	require.NoError(t, err)
+	require.Len(t, got, 2)
+	assert.Equal(t, "scoped=1", got["/things"].Get("Cookie"))
+	assert.Equal(t, tp, got["/things"].Get("Traceparent"))
+	assert.Empty(t, got["/other/things"].Get("Cookie"), "the cookie is scoped to /things")
+	assert.Equal(t, tp, got["/other/things"].Get("Traceparent"), "the observer's header follows the hop")
 }
