@@ -139,3 +139,33 @@ func TestObserverHopHeadersExcludeTheJarsCookie(t *testing.T) {
 	assert.Empty(t, got["/other/things"].Get("Cookie"), "the cookie is scoped to /things")
 	assert.Equal(t, tp, got["/other/things"].Get("Traceparent"), "the observer's header follows the hop")
 }
+
+// net/http's Client adds the jar's cookies to the request it is given:
+// every retry carries them once, not once more per attempt.
+func TestRetriesCarryTheJarsCookiesOnce(t *testing.T) {
+	var mu sync.Mutex
+	var cookies []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		cookies = append(cookies, r.Header.Get("Cookie"))
+		k := len(cookies)
+		mu.Unlock()
+		if k < 3 {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			return
+		}
+		_, _ = io.WriteString(w, `{}`)
+	}))
+	defer srv.Close()
+	jar, err := cookiejar.New(nil)
+	require.NoError(t, err)
+	u, err := url.Parse(srv.URL)
+	require.NoError(t, err)
+	jar.SetCookies(u, []*http.Cookie{{Name: "sess", Value: "1", Path: "/"}})
+	c, err := NewClient(WithBaseURL(srv.URL), WithRetryPolicy(fastPolicy()), WithHTTPClient(&http.Client{Jar: jar}))
+	require.NoError(t, err)
+	meta, err := c.Do(context.Background(), postReq(), nil)
+	require.NoError(t, err)
+	assert.Equal(t, 3, meta.Attempts)
+	assert.Equal(t, []string{"sess=1", "sess=1", "sess=1"}, cookies)
+}

@@ -291,7 +291,10 @@ func (op *operation) run() (*http.Response, error) {
 	if c.limiter != nil {
 		op.rc.RequestLogHook = op.pace
 	}
-	if c.signer != nil || c.observer != nil {
+	if c.signer != nil || c.observer != nil || base.Jar != nil {
+		// Whatever writes to an attempt's headers (the signer, the
+		// observer, net/http's Client adding the jar's cookies) needs
+		// a map per attempt.
 		op.rc.PrepareRetry = op.prepareRetry
 	}
 	op.exhausted = false
@@ -340,8 +343,8 @@ func (op *operation) ownHeader(name string) bool {
 
 // prepareRetry gives the request of each retry a header map of its own,
 // holding only the operation's headers (it is go-retryablehttp's
-// PrepareRetry, set when a signer or an observer writes headers): the
-// signer and the observer write into it without racing with a transport
+// PrepareRetry, set when a signer, an observer or a cookie jar writes
+// headers): they write into it without racing with a transport
 // still finishing the last attempt, whose map go-retryablehttp's copy of
 // the request would otherwise share, and nothing the last attempt added
 // (its signature, its trace context) carries over, to it or to its
