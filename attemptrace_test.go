@@ -169,3 +169,30 @@ func TestRetriesCarryTheJarsCookiesOnce(t *testing.T) {
 	assert.Equal(t, 3, meta.Attempts)
 	assert.Equal(t, []string{"sess=1", "sess=1", "sess=1"}, cookies)
 }
+
+// A client without a User-Agent of its own (WithUserAgent("")) lets the
+// observer set one; like any header the observer adds, it follows the
+// attempt's redirect hops.
+func TestObserverUserAgentFollowsTheHopWhenTheClientSetsNone(t *testing.T) {
+	var mu sync.Mutex
+	got := map[string]string{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		got[r.URL.Path] = r.Header.Get("User-Agent")
+		mu.Unlock()
+		if r.URL.Path == "/things" {
+			http.Redirect(w, r, "/v2/things", http.StatusTemporaryRedirect)
+			return
+		}
+		_, _ = io.WriteString(w, `{}`)
+	}))
+	defer srv.Close()
+	obs := ObserverFuncs{OnAttemptStart: func(_ context.Context, info AttemptInfo) {
+		assert.True(t, info.SetHeader("User-Agent", "observed/1"))
+	}}
+	c, err := NewClient(WithBaseURL(srv.URL), WithRetryPolicy(fastPolicy()), WithUserAgent(""), WithObserver(obs))
+	require.NoError(t, err)
+	_, err = c.Do(context.Background(), postReq(), nil)
+	require.NoError(t, err)
+	assert.Equal(t, map[string]string{"/things": "observed/1", "/v2/things": "observed/1"}, got)
+}

@@ -330,8 +330,10 @@ func (op *operation) fillHeader(h http.Header) {
 // ownHeader reports whether name is one of the headers fillHeader sets.
 func (op *operation) ownHeader(name string) bool {
 	switch name {
-	case HeaderIdempotencyKey, "Accept", "Content-Type", "User-Agent":
+	case HeaderIdempotencyKey, "Accept", "Content-Type":
 		return true
+	case "User-Agent":
+		return op.c.userAgent != "" // else an observer may set one
 	}
 	for i := 0; i < len(op.opts.headers); i += 2 {
 		if op.opts.headers[i] == name {
