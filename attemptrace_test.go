@@ -196,3 +196,47 @@ func TestObserverUserAgentFollowsTheHopWhenTheClientSetsNone(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, map[string]string{"/things": "observed/1", "/v2/things": "observed/1"}, got)
 }
+
+// Each attempt's header values are its own: a signer that rewrites a
+// value in place (h["Accept"][0] = ...) changes that attempt only, and
+// the next attempt starts again from the operation's headers.
+func TestRetryHeaderValuesAreTheAttemptsOwn(t *testing.T) {
+	var mu sync.Mutex
+	var got []http.Header
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		got = append(got, r.Header.Clone())
+		n := len(got)
+		mu.Unlock()
+		if n < 3 {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			return
+		}
+		_, _ = io.WriteString(w, `{}`)
+	}))
+	defer srv.Close()
+	signs := 0
+	signer := signerFunc(func(r *http.Request, _ []byte) error {
+		signs++
+		if signs == 1 {
+			for _, k := range []string{"Accept", "User-Agent", HeaderIdempotencyKey, "X-Merchant"} {
+				if v := r.Header[k]; len(v) > 0 {
+					v[0] = "rewritten" // in place
+				}
+			}
+		}
+		return nil
+	})
+	c, err := NewClient(WithBaseURL(srv.URL), WithRetryPolicy(fastPolicy()), WithSigner(signer), WithUserAgent("merchant/1"))
+	require.NoError(t, err)
+	meta, err := c.Do(context.Background(), postReq(), nil, WithHeader("X-Merchant", "m-1"))
+	require.NoError(t, err)
+	require.Len(t, got, 3)
+	assert.Equal(t, "rewritten", got[0].Get("Accept"))
+	for i, h := range got[1:] {
+		assert.Equal(t, "application/json", h.Get("Accept"), "request %d", i+2)
+		assert.Equal(t, "merchant/1", h.Get("User-Agent"), "request %d", i+2)
+		assert.Equal(t, meta.Key, h.Get(HeaderIdempotencyKey), "request %d", i+2)
+		assert.Equal(t, "m-1", h.Get("X-Merchant"), "request %d", i+2)
+	}
+}
