@@ -87,12 +87,22 @@ func (a AttemptInfo) SetHeader(name, value string) bool {
 	}
 	h := a.req.Header
 	name = canonicalHeaderKey(name)
-	switch {
-	case name == "", name == HeaderIdempotencyKey, name == "Authorization", name == "Cookie", name == "Host",
-		strings.HasPrefix(name, "Content-"), len(h[name]) > 0:
+	if !observerMayAdd(name) || len(h[name]) > 0 {
 		return false
 	}
 	h[name] = []string{value}
+	return true
+}
+
+// observerMayAdd reports whether SetHeader accepts the canonical header
+// name: not one the SDK, the signer or net/http's Client (the cookie
+// jar's Cookie, a base URL's user info as Authorization) owns.
+func observerMayAdd(name string) bool {
+	switch {
+	case name == "", name == HeaderIdempotencyKey, name == "Authorization", name == "Cookie", name == "Host",
+		strings.HasPrefix(name, "Content-"):
+		return false
+	}
 	return true
 }
 
@@ -474,7 +484,11 @@ func (op *operation) startAttempt(r *http.Request) *http.Request {
 	if len(r.Header) > before {
 		n := 0
 		for k := range r.Header {
-			if !op.ownHeader(k) && n < len(ob.attempt.added) {
+			// Only a header SetHeader could have added: the map also
+			// holds what net/http's Client put there before this
+			// RoundTrip (the jar's Cookie for this URL, which a redirect
+			// hop gets anew for its own).
+			if !op.ownHeader(k) && observerMayAdd(k) && n < len(ob.attempt.added) {
 				ob.attempt.added[n] = k
 				n++
 			}

@@ -256,7 +256,13 @@ func (op *operation) run() (*http.Response, error) {
 		return nil, &stopError{err: fmt.Errorf("build request: %w", err)}
 	}
 	rreq.URL, rreq.Host = u, u.Host // set directly: no String-then-Parse round trip
-	op.fillHeader(rreq.Header)
+	// The first run's first attempt keeps its values in op.hv; a signer
+	// recovery's run gets an array of its own.
+	hv := &op.hv
+	if op.hv[1] != "" {
+		hv = new([4]string)
+	}
+	op.fillHeader(rreq.Header, hv)
 	check, handler := op.checkRetry, op.readBody
 	if c.observer != nil {
 		check, handler = op.observedCheckRetry, op.observedReadBody
@@ -291,7 +297,10 @@ func (op *operation) run() (*http.Response, error) {
 	if c.limiter != nil {
 		op.rc.RequestLogHook = op.pace
 	}
-	if c.signer != nil || c.observer != nil {
+	if c.signer != nil || c.observer != nil || base.Jar != nil {
+		// Whatever writes to an attempt's headers (the signer, the
+		// observer, net/http's Client adding the jar's cookies) needs
+		// a map per attempt.
 		op.rc.PrepareRetry = op.prepareRetry
 	}
 	op.exhausted = false
@@ -300,19 +309,21 @@ func (op *operation) run() (*http.Response, error) {
 
 // fillHeader sets the operation's own headers on h: the key, Accept,
 // Content-Type, User-Agent and the call's WithHeader ones. The values
-// live in op.hv (one allocation, not four); each slice is capped, so an
-// append copies instead of overwriting a neighbour.
-func (op *operation) fillHeader(h http.Header) {
-	op.hv = [4]string{op.key, "application/json", "application/json", op.c.userAgent}
+// live in hv (one allocation, not four); each slice is capped, so an
+// append copies instead of overwriting a neighbour. Each attempt's map
+// needs an hv of its own: a transport may still be reading the last
+// attempt's values, and a signer may have rewritten one in place.
+func (op *operation) fillHeader(h http.Header, hv *[4]string) {
+	*hv = [4]string{op.key, "application/json", "application/json", op.c.userAgent}
 	if op.key != "" {
-		h[HeaderIdempotencyKey] = op.hv[0:1:1] // once, before the retry loop
+		h[HeaderIdempotencyKey] = hv[0:1:1]
 	}
-	h["Accept"] = op.hv[1:2:2]
+	h["Accept"] = hv[1:2:2]
 	if op.body != nil {
-		h["Content-Type"] = op.hv[2:3:3]
+		h["Content-Type"] = hv[2:3:3]
 	}
 	if op.c.userAgent != "" {
-		h["User-Agent"] = op.hv[3:4:4]
+		h["User-Agent"] = hv[3:4:4]
 	}
 	for i := 0; i+1 < len(op.opts.headers); i += 2 {
 		h[op.opts.headers[i]] = []string{op.opts.headers[i+1]} // canonical and checked by WithHeader
@@ -322,8 +333,10 @@ func (op *operation) fillHeader(h http.Header) {
 // ownHeader reports whether name is one of the headers fillHeader sets.
 func (op *operation) ownHeader(name string) bool {
 	switch name {
-	case HeaderIdempotencyKey, "Accept", "Content-Type", "User-Agent":
+	case HeaderIdempotencyKey, "Accept", "Content-Type":
 		return true
+	case "User-Agent":
+		return op.c.userAgent != "" // else an observer may set one
 	}
 	for i := 0; i < len(op.opts.headers); i += 2 {
 		if op.opts.headers[i] == name {
@@ -335,15 +348,15 @@ func (op *operation) ownHeader(name string) bool {
 
 // prepareRetry gives the request of each retry a header map of its own,
 // holding only the operation's headers (it is go-retryablehttp's
-// PrepareRetry, set when a signer or an observer writes headers): the
-// signer and the observer write into it without racing with a transport
+// PrepareRetry, set when a signer, an observer or a cookie jar writes
+// headers): they write into it without racing with a transport
 // still finishing the last attempt, whose map go-retryablehttp's copy of
 // the request would otherwise share, and nothing the last attempt added
-// (its signature, its trace context) carries over, to it or to its
-// redirect hops.
+// (its signature, its trace context, a value rewritten in place)
+// carries over, to it or to its redirect hops.
 func (op *operation) prepareRetry(r *http.Request) error {
 	h := make(http.Header, 8)
-	op.fillHeader(h)
+	op.fillHeader(h, new([4]string))
 	r.Header = h
 	return nil
 }
@@ -668,8 +681,8 @@ func (t *attemptTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 func (op *operation) startTimer() {
 	op.stopTimer()
 	if op.timedOut.d == 0 {
-		// Once, before the first attempt: a later attempt's transport
-		// may still read the cause of the last one's deadline.
+		// Once, before the first attempt: the last attempt's error, which
+		// its transport or a hook may still be reading, is this value.
 		op.timedOut.d = op.timeout
 	}
 	op.attemptCtx, op.cancelAttempt = context.WithDeadlineCause(op.ctx, time.Now().Add(op.timeout), &op.timedOut)
