@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -101,7 +102,7 @@ func TestAttemptTimeoutCoversTheBodyAndIsRetried(t *testing.T) {
 	}))
 	defer srv.Close()
 	p := FastRetryPolicy()
-	p.AttemptTimeout = 200 * 1e6 // 200ms
+	p.AttemptTimeout = 200 * time.Millisecond
 	var ends []AttemptResult
 	obs := ObserverFuncs{OnAttemptEnd: func(_ context.Context, r AttemptResult) { ends = append(ends, r) }}
 	c, err := NewClient(WithBaseURL(srv.URL), WithRetryPolicy(p), WithObserver(obs))
@@ -116,4 +117,120 @@ func TestAttemptTimeoutCoversTheBodyAndIsRetried(t *testing.T) {
 	assert.True(t, isTimeout(ends[0].Err), "%v", ends[0].Err)
 	assert.Contains(t, ends[0].Err.Error(), "attempt timed out after 200ms")
 	assert.ErrorIs(t, ends[0].Err, context.DeadlineExceeded, "as net/http's own timeouts")
+}
+
+type obsMark struct{}
+
+// An observer whose contexts are not derived from the ones it is given
+// (against the Observer contract) or carry a cancel of their own cannot
+// change when an attempt or the operation ends: the attempt's timeout
+// still ends a hung attempt, which is retried, and the hooks still get
+// the contexts they returned.
+func TestObserverContextsCannotLiftTheAttemptTimeout(t *testing.T) {
+	var mu sync.Mutex
+	n := 0
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		mu.Lock()
+		n++
+		first := n == 1
+		mu.Unlock()
+		if first {
+			select { // hangs until the client gives up on the attempt
+			case <-release:
+			case <-r.Context().Done():
+			}
+			return
+		}
+		_, _ = io.WriteString(w, `{}`)
+	}))
+	defer srv.Close()
+	defer close(release) // before Close, which waits for the handlers
+	var cancels []context.CancelFunc
+	defer func() {
+		for _, c := range cancels {
+			c()
+		}
+	}()
+	for name, detach := range map[string]func(context.Context) context.Context{
+		"not derived": func(context.Context) context.Context {
+			return context.WithValue(context.Background(), obsMark{}, "mine")
+		},
+		"own cancel": func(ctx context.Context) context.Context {
+			// Derived, but with a Done channel of its own: as far as the
+			// client can tell, it may outlive ctx.
+			c, cancel := context.WithCancel(context.WithValue(ctx, obsMark{}, "mine"))
+			cancels = append(cancels, cancel)
+			return c
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			mu.Lock()
+			n = 0
+			mu.Unlock()
+			var ends []any
+			obs := detachingObserver{detach: detach, ends: &ends}
+			p := FastRetryPolicy()
+			p.AttemptTimeout = 200 * time.Millisecond
+			c, err := NewClient(WithBaseURL(srv.URL), WithRetryPolicy(p), WithObserver(obs))
+			require.NoError(t, err)
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second) // bounds a failure
+			defer cancel()
+			meta, err := c.Do(ctx, postReq(), nil)
+			require.NoError(t, err)
+			assert.Equal(t, 2, meta.Attempts, "the hung attempt timed out and was retried")
+			assert.Equal(t, []any{"mine", "mine", "mine"}, ends, "each end hook gets the context its start hook returned")
+		})
+	}
+}
+
+// The caller's cancellation ends the operation whatever context the
+// observer's StartOperation returned.
+func TestObserverContextCannotLiftTheCallersCancellation(t *testing.T) {
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	defer srv.Close()
+	defer close(release)
+	var ends []any
+	obs := detachingObserver{detach: func(context.Context) context.Context {
+		return context.WithValue(context.Background(), obsMark{}, "mine")
+	}, ends: &ends}
+	c, err := NewClient(WithBaseURL(srv.URL), WithRetryPolicy(fastPolicy()), WithObserver(obs))
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, err = c.Do(ctx, postReq(), nil)
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	assert.Less(t, time.Since(start), 5*time.Second, "the caller's deadline ended the call, not the attempt timeout")
+}
+
+// detachingObserver returns, from both start hooks, the context detach
+// makes, and records the mark each end hook's context carries.
+type detachingObserver struct {
+	detach func(context.Context) context.Context
+	ends   *[]any
+}
+
+func (o detachingObserver) StartOperation(ctx context.Context, _ OperationInfo) context.Context {
+	return o.detach(ctx)
+}
+
+func (o detachingObserver) StartAttempt(ctx context.Context, _ AttemptInfo) context.Context {
+	return o.detach(ctx)
+}
+
+func (o detachingObserver) EndAttempt(ctx context.Context, _ AttemptResult) {
+	*o.ends = append(*o.ends, ctx.Value(obsMark{}))
+}
+
+func (o detachingObserver) EndOperation(ctx context.Context, _ OperationResult) {
+	*o.ends = append(*o.ends, ctx.Value(obsMark{}))
 }

@@ -20,15 +20,19 @@ import (
 // SDK's redacted ones, and headers can only be added, never read.
 type Observer interface {
 	// StartOperation is called once, before the key is resolved and before
-	// anything is sent. The context it returns (derived from ctx, for
-	// example carrying a trace span) becomes the operation's: every
-	// attempt's request carries it, and it is handed to EndOperation.
+	// anything is sent. The context it returns (derived from ctx by value,
+	// for example carrying a trace span) becomes the operation's: every
+	// attempt's request carries it, and it is handed to EndOperation. A
+	// context that does not end exactly when ctx does (one not derived
+	// from it, or with a cancel or deadline of its own) is only handed to
+	// EndOperation: no observer changes when an operation ends.
 	StartOperation(ctx context.Context, info OperationInfo) context.Context
 	// StartAttempt is called for every attempt, before it is signed and
 	// sent. info.SetHeader adds a header to this attempt only (W3C
 	// traceparent, for example), so the signer sees it. The context it
-	// returns (derived from ctx) is the attempt request's context and is
-	// handed to EndAttempt.
+	// returns (derived from ctx by value) is the attempt request's context
+	// and is handed to EndAttempt; as for StartOperation, one that does
+	// not end exactly when ctx does is only handed to EndAttempt.
 	StartAttempt(ctx context.Context, info AttemptInfo) context.Context
 	// EndAttempt is called once per attempt StartAttempt saw, when its
 	// answer has been read (or its failure is known) and the client has
@@ -418,7 +422,10 @@ func (op *operation) startObserving(start time.Time) {
 	if ctx == nil {
 		ctx = op.ctx
 	}
-	ob.ctx, op.ctx = ctx, ctx
+	ob.ctx = ctx
+	if sameCancellation(ctx, op.ctx) {
+		op.ctx = ctx
+	}
 }
 
 // endObserving closes an attempt still open and calls EndOperation.
@@ -498,7 +505,22 @@ func (op *operation) startAttempt(r *http.Request) *http.Request {
 		ob.attempt.ctx = r.Context()
 		return r
 	}
+	if !sameCancellation(ctx, r.Context()) {
+		return r // EndAttempt gets ctx; the request keeps the attempt's deadline
+	}
 	return r.WithContext(ctx)
+}
+
+// sameCancellation reports whether ctx, which an observer returned for
+// parent, ends exactly when parent does: it shares parent's Done channel,
+// as a context derived from parent by value (a trace span) does. Any
+// other context, one not derived from parent (against the Observer
+// contract) or one with a cancel or deadline of its own, is handed back
+// to the observer's end hook but never carries the operation or the
+// attempt, so that no observer can lift the attempt's timeout or the
+// caller's cancellation.
+func sameCancellation(ctx, parent context.Context) bool {
+	return ctx.Done() == parent.Done()
 }
 
 // endAttempt calls EndAttempt for the open attempt.
