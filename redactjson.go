@@ -127,8 +127,9 @@ func canonicalUUID(s string) bool {
 // IDs are kept.
 func holdsCardNumber(s string) bool {
 	digits := make([]byte, 0, 19)
-	group := 0  // digits since the last separator
-	start := -1 // where the run began
+	group := 0       // digits since the last separator
+	grouped := false // the run crossed a separator
+	start := -1      // where the run began
 	for i := 0; i <= len(s); i++ {
 		if i < len(s) {
 			c := s[i]
@@ -145,15 +146,20 @@ func holdsCardNumber(s string) bool {
 			// groups, such as a UUID's digits glued to its hex letters
 			// (4ed1-9573-71482498dcfd), end the run.
 			if (c == ' ' || c == '-') && (group == 4 || group == 6) && i+1 < len(s) && s[i+1] >= '0' && s[i+1] <= '9' {
-				group = 0
+				group, grouped = 0, true
 				continue
 			}
 		}
 		group = 0
-		if len(digits) > 0 && start > 0 && hexLetter(s[start-1]) && i < len(s) && hexLetter(s[i]) {
-			// digits between hex letters (card_60fc99c4830198454379ff58)
-			// are part of a hex number, not a card number
-			digits = digits[:0]
+		before, after := start > 0 && hexLetter(s[start-1]), i < len(s) && hexLetter(s[i])
+		if len(digits) > 0 && (before && after || !grouped && (before || after)) {
+			// Digits glued to hex letters (card_60fc99c4830198454379ff58,
+			// or on one side only, card_830186349586224382650c29) are
+			// part of a hex number, not a card number, however long their
+			// run: an ID's random hex holds runs of 13 digits and more
+			// often enough. Digits written in groups are only when hex
+			// letters stand on both sides.
+			digits, grouped = digits[:0], false
 			continue
 		}
 		if n := len(digits); n >= 13 && n <= 19 && LuhnValid(string(digits)) {
@@ -168,7 +174,7 @@ func holdsCardNumber(s string) bool {
 				}
 			}
 		}
-		digits = digits[:0]
+		digits, grouped = digits[:0], false
 	}
 	return false
 }

@@ -41,3 +41,28 @@ func TestRedactJSONMasksCardNumbersInsideIdentifiers(t *testing.T) {
 		assert.NotContains(t, out, "4111-1111-1111-1111", in)
 	}
 }
+
+// Digits glued to a hex letter on one side only are part of the hex ID
+// too, however long their run (the chaos crash run found
+// card_830186349586224382650c29 coming back from the journal masked,
+// which its reconciliation counted as a lost operation); a run glued to
+// a letter that is not a hex digit, or to nothing, is still searched
+// for a card number.
+func TestRedactJSONKeepsHexIdentifiersWithLongDigitRuns(t *testing.T) {
+	for _, id := range []string{
+		"card_830186349586224382650c29",
+		"card_c830186349586224382650",
+		"card_4111111111111111c29",
+		"rc_9999941111111111111111ab",
+	} {
+		in := `{"card_id":"` + id + `"}`
+		assert.JSONEq(t, in, string(RedactJSON([]byte(in))), id)
+	}
+	for _, in := range []string{
+		`{"card_id":"card_830186349586224382650"}`, // no hex letter: a Luhn-valid run hides in it
+		`{"card_id":"x99994111111111111111"}`,
+		`{"card_id":"card_4111111111111111_c29"}`,
+	} {
+		assert.NotEqual(t, in, string(RedactJSON([]byte(in))), in)
+	}
+}
