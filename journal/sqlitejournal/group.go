@@ -27,13 +27,7 @@ func (j *Journal) commitWrite(ctx context.Context, w write) error {
 
 func (j *Journal) runBatch(ctx context.Context, items []journal.BatchItem[write]) []error {
 	return journal.RunBatch(ctx, items,
-		func(ctx context.Context) (*sql.Tx, error) {
-			tx, err := j.db.BeginTx(ctx, nil)
-			if err != nil {
-				return nil, fmt.Errorf("sqlitejournal: begin: %w", err)
-			}
-			return tx, nil
-		},
+		j.begin,
 		func(ctx context.Context, tx *sql.Tx, w write) error { return w(ctx, tx) },
 		func(_ context.Context, tx *sql.Tx) error {
 			if err := tx.Commit(); err != nil {

@@ -26,6 +26,7 @@ const DefaultBusyTimeout = 10 * time.Second
 type Journal struct {
 	db    *sql.DB
 	now   func() time.Time
+	busy  time.Duration           // the busy timeout, also begin's budget for retries
 	batch *journal.Batcher[write] // group commit of Reserve and Update (group.go)
 }
 
@@ -101,7 +102,8 @@ func Open(ctx context.Context, path string, opts ...Option) (*Journal, error) {
 		return nil, fmt.Errorf("sqlitejournal: open: %w", err)
 	}
 	db.SetMaxOpenConns(8)
-	j := &Journal{db: db, now: cfg.now}
+	db.SetMaxIdleConns(8) // a connection kept open need not run the pragmas again
+	j := &Journal{db: db, now: cfg.now, busy: cfg.busy}
 	j.batch = newBatcher(j)
 	if err := j.migrate(ctx); err != nil {
 		_ = db.Close()
@@ -311,9 +313,9 @@ func (j *Journal) Purge(ctx context.Context, settledBefore time.Time) (int64, er
 
 // inTx runs fn in a write transaction (BEGIN IMMEDIATE).
 func (j *Journal) inTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
-	tx, err := j.db.BeginTx(ctx, nil)
+	tx, err := j.begin(ctx)
 	if err != nil {
-		return fmt.Errorf("sqlitejournal: begin: %w", err)
+		return err
 	}
 	if err := fn(tx); err != nil {
 		_ = tx.Rollback()
