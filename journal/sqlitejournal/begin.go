@@ -10,10 +10,9 @@ import (
 
 // begin starts a write transaction (BEGIN IMMEDIATE, the DSN's _txlock).
 // The busy timeout makes SQLite wait for a lock, but in a few cases it
-// answers SQLITE_BUSY at once: a connection opening while another process
-// switches a new file to WAL or recovers its WAL index. Nothing has run
-// when BEGIN fails, so begin tries again until the busy timeout has
-// passed.
+// answers SQLITE_BUSY at once (seen when several processes open a new
+// file together, one of them switching it to WAL). Nothing has run when
+// BEGIN fails, so begin tries again until the busy timeout has passed.
 func (j *Journal) begin(ctx context.Context) (*sql.Tx, error) {
 	tx, err := retryBusy(ctx, j.busy, func() (*sql.Tx, error) { return j.db.BeginTx(ctx, nil) })
 	if err != nil {
