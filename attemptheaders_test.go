@@ -6,7 +6,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"sync"
 	"testing"
 	"time"
 
@@ -20,13 +19,7 @@ import (
 // next attempt or to that attempt's redirect hops, and the operation's
 // headers stay the same on every one.
 func TestEachAttemptStartsFromTheOperationHeaders(t *testing.T) {
-	var mu sync.Mutex
-	var got []http.Header
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		mu.Lock()
-		got = append(got, r.Header.Clone())
-		n := len(got)
-		mu.Unlock()
+	srv, headers := headerServer(t, func(n int, w http.ResponseWriter, r *http.Request) {
 		switch {
 		case n == 1:
 			w.WriteHeader(http.StatusServiceUnavailable)
@@ -35,8 +28,7 @@ func TestEachAttemptStartsFromTheOperationHeaders(t *testing.T) {
 		default:
 			_, _ = io.WriteString(w, `{}`)
 		}
-	}))
-	defer srv.Close()
+	})
 	signs := 0
 	signer := signerFunc(func(r *http.Request, _ []byte) error {
 		signs++
@@ -53,6 +45,7 @@ func TestEachAttemptStartsFromTheOperationHeaders(t *testing.T) {
 	require.NoError(t, err)
 	meta, err := c.Do(context.Background(), postReq(), nil, WithHeader("X-Merchant", "m-1"))
 	require.NoError(t, err)
+	got := headers()
 	require.Len(t, got, 3, "attempt 1, attempt 2, attempt 2's redirect hop")
 	assert.Equal(t, 2, meta.Attempts)
 
@@ -77,16 +70,10 @@ func TestEachAttemptStartsFromTheOperationHeaders(t *testing.T) {
 // same key, while the caller's own deadline stops the loop; the attempt's
 // deadline also covers reading the answer's body.
 func TestAttemptTimeoutCoversTheBodyAndIsRetried(t *testing.T) {
-	var mu sync.Mutex
-	n := 0
 	release := make(chan struct{})
-	defer close(release)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		mu.Lock()
-		n++
-		first := n == 1
-		mu.Unlock()
-		if first {
+	defer close(release) // runs before the server's Cleanup, which waits for the handlers
+	srv, _ := headerServer(t, func(n int, w http.ResponseWriter, r *http.Request) {
+		if n == 1 {
 			// Headers now, the body never: only a deadline that covers
 			// the body ends this attempt.
 			w.Header().Set("Content-Length", "100")
@@ -99,8 +86,7 @@ func TestAttemptTimeoutCoversTheBodyAndIsRetried(t *testing.T) {
 			return
 		}
 		_, _ = io.WriteString(w, `{"ok":true}`)
-	}))
-	defer srv.Close()
+	})
 	p := FastRetryPolicy()
 	p.AttemptTimeout = 200 * time.Millisecond
 	var ends []AttemptResult
@@ -127,16 +113,11 @@ type obsMark struct{}
 // still ends a hung attempt, which is retried, and the hooks still get
 // the contexts they returned.
 func TestObserverContextsCannotLiftTheAttemptTimeout(t *testing.T) {
-	var mu sync.Mutex
-	n := 0
 	release := make(chan struct{})
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	defer close(release) // runs before the servers' Cleanup, which waits for the handlers
+	hangFirst := func(n int, w http.ResponseWriter, r *http.Request) {
 		_, _ = io.Copy(io.Discard, r.Body)
-		mu.Lock()
-		n++
-		first := n == 1
-		mu.Unlock()
-		if first {
+		if n == 1 {
 			select { // hangs until the client gives up on the attempt
 			case <-release:
 			case <-r.Context().Done():
@@ -144,9 +125,7 @@ func TestObserverContextsCannotLiftTheAttemptTimeout(t *testing.T) {
 			return
 		}
 		_, _ = io.WriteString(w, `{}`)
-	}))
-	defer srv.Close()
-	defer close(release) // before Close, which waits for the handlers
+	}
 	var cancels []context.CancelFunc
 	defer func() {
 		for _, c := range cancels {
@@ -166,9 +145,7 @@ func TestObserverContextsCannotLiftTheAttemptTimeout(t *testing.T) {
 		},
 	} {
 		t.Run(name, func(t *testing.T) {
-			mu.Lock()
-			n = 0
-			mu.Unlock()
+			srv, _ := headerServer(t, hangFirst)
 			var ends []any
 			obs := detachingObserver{detach: detach, ends: &ends}
 			p := FastRetryPolicy()

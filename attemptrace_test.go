@@ -201,20 +201,13 @@ func TestObserverUserAgentFollowsTheHopWhenTheClientSetsNone(t *testing.T) {
 // value in place (h["Accept"][0] = ...) changes that attempt only, and
 // the next attempt starts again from the operation's headers.
 func TestRetryHeaderValuesAreTheAttemptsOwn(t *testing.T) {
-	var mu sync.Mutex
-	var got []http.Header
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		mu.Lock()
-		got = append(got, r.Header.Clone())
-		n := len(got)
-		mu.Unlock()
+	srv, headers := headerServer(t, func(n int, w http.ResponseWriter, _ *http.Request) {
 		if n < 3 {
 			w.WriteHeader(http.StatusServiceUnavailable)
 			return
 		}
 		_, _ = io.WriteString(w, `{}`)
-	}))
-	defer srv.Close()
+	})
 	signs := 0
 	signer := signerFunc(func(r *http.Request, _ []byte) error {
 		signs++
@@ -231,6 +224,7 @@ func TestRetryHeaderValuesAreTheAttemptsOwn(t *testing.T) {
 	require.NoError(t, err)
 	meta, err := c.Do(context.Background(), postReq(), nil, WithHeader("X-Merchant", "m-1"))
 	require.NoError(t, err)
+	got := headers()
 	require.Len(t, got, 3)
 	assert.Equal(t, "rewritten", got[0].Get("Accept"))
 	for i, h := range got[1:] {

@@ -174,20 +174,13 @@ func TestObserverSeesValidationFailureWithoutAttempts(t *testing.T) {
 // (the signature covers the request as sent); the SDK's own headers
 // cannot be replaced.
 func TestObserverHeadersAreSetBeforeSigning(t *testing.T) {
-	var mu sync.Mutex
-	var got []http.Header
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		mu.Lock()
-		got = append(got, r.Header.Clone())
-		n := len(got)
-		mu.Unlock()
+	srv, headers := headerServer(t, func(n int, w http.ResponseWriter, _ *http.Request) {
 		if n == 1 {
 			w.WriteHeader(http.StatusServiceUnavailable)
 			return
 		}
 		_, _ = io.WriteString(w, `{}`)
-	}))
-	defer srv.Close()
+	})
 	var signedWith []string
 	signer := signerFunc(func(r *http.Request, _ []byte) error {
 		signedWith = append(signedWith, r.Header.Get("Traceparent"))
@@ -202,6 +195,7 @@ func TestObserverHeadersAreSetBeforeSigning(t *testing.T) {
 	require.NoError(t, err)
 	meta, err := c.Do(context.Background(), postReq(), nil)
 	require.NoError(t, err)
+	got := headers()
 	require.Len(t, got, 2)
 	for _, h := range got {
 		assert.Equal(t, "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01", h.Get("Traceparent"))

@@ -3,7 +3,11 @@ package payonce
 import (
 	"context"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"slices"
 	"sync"
+	"testing"
 	"time"
 
 	"github.com/payonce/payonce/internal/logtest"
@@ -41,3 +45,24 @@ func (h onRetryHandler) WithGroup(string) slog.Handler      { return h }
 // timeout (FastRetryPolicy's 2 s can be reached there, and a timed-out
 // attempt is rightly retried, which changes the attempt count).
 const generousAttemptTimeout = time.Minute
+
+// headerServer starts a test server, closed by t.Cleanup, that keeps a
+// copy of every request's headers and answers the n-th request (from 1)
+// with answer; headers returns the copies so far.
+func headerServer(t *testing.T, answer func(n int, w http.ResponseWriter, r *http.Request)) (srv *httptest.Server, headers func() []http.Header) {
+	var mu sync.Mutex
+	var got []http.Header
+	srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		got = append(got, r.Header.Clone())
+		n := len(got)
+		mu.Unlock()
+		answer(n, w, r)
+	}))
+	t.Cleanup(srv.Close)
+	return srv, func() []http.Header {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(got)
+	}
+}
