@@ -143,7 +143,8 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{Handler: h}
+	var conns connTracker
+	srv := &http.Server{Handler: h, ConnState: conns.hook}
 	fakeserver.Harden(srv)
 	srv.ReadTimeout, srv.IdleTimeout = o.readTimeout, o.idleTimeout
 	fmt.Fprintf(stdout, "fakepay listening on http://%s\n", ln.Addr().String())
@@ -157,7 +158,15 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	e.Close() // ends hanging and delayed requests
 	sctx, cancel := context.WithTimeout(context.Background(), o.shutdownGraceTimeout)
 	defer cancel()
-	if err := srv.Shutdown(sctx); err != nil {
+	shutc := make(chan error, 1)
+	go func() { shutc <- srv.Shutdown(sctx) }()
+	// Serve returns once Shutdown has closed the listener; every
+	// connection it accepted has been reported to the tracker by then.
+	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	conns.closeSilent()
+	if err := <-shutc; err != nil {
 		if !errors.Is(err, context.DeadlineExceeded) {
 			return err
 		}
@@ -166,9 +175,6 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		if err := srv.Close(); err != nil {
 			return err
 		}
-	}
-	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
-		return err
 	}
 	return nil
 }

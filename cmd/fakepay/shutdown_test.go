@@ -47,3 +47,50 @@ func TestShutdownWithASlowClientStillSucceeds(t *testing.T) {
 	_, err = io.ReadAll(conn)
 	assert.NoError(t, err, "the server closed the connection")
 }
+
+// A connection that never sent a byte (a client's spare dial, or a port
+// probe) does not hold the shutdown: net/http counts such a connection as
+// busy for its first 5 seconds, so fakepay closes it itself. Nothing was
+// read from it, so nothing is lost.
+func TestShutdownDoesNotWaitForSilentConnections(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	pr, pw := io.Pipe()
+	errc := make(chan error, 1)
+	go func() {
+		errc <- run(ctx, []string{"-addr", "127.0.0.1:0", "-shutdown-timeout", "1m"}, pw)
+	}()
+	line, err := bufio.NewReader(pr).ReadString('\n')
+	require.NoError(t, err)
+	go func() { _, _ = io.Copy(io.Discard, pr) }()
+	addr := strings.TrimPrefix(strings.TrimSpace(strings.TrimPrefix(line, "fakepay listening on ")), "http://")
+
+	silent, err := net.Dial("tcp", addr)
+	require.NoError(t, err)
+	defer silent.Close()
+	// A request on another connection proves the silent one was accepted
+	// before the cancel (connections are accepted in order).
+	busy, err := net.Dial("tcp", addr)
+	require.NoError(t, err)
+	defer busy.Close()
+	_, err = busy.Write([]byte("GET /_fakepay/ledger HTTP/1.1\r\nHost: x\r\n\r\n"))
+	require.NoError(t, err)
+	status, err := bufio.NewReader(busy).ReadString('\n')
+	require.NoError(t, err)
+	require.Contains(t, status, "200")
+
+	start := time.Now()
+	cancel()
+	select {
+	case err := <-errc:
+		assert.NoError(t, err)
+		// net/http alone would wait out its 5 s rule for new connections.
+		assert.Less(t, time.Since(start), 4*time.Second)
+	case <-time.After(20 * time.Second):
+		t.Fatal("run did not return after cancel")
+	}
+	require.NoError(t, silent.SetReadDeadline(time.Now().Add(5*time.Second)))
+	n, err := silent.Read(make([]byte, 1))
+	assert.Zero(t, n)
+	assert.ErrorIs(t, err, io.EOF, "the server closed the silent connection")
+}
