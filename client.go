@@ -306,22 +306,6 @@ type Request struct {
 	Route string
 }
 
-// Meta describes how an operation went.
-type Meta struct {
-	Key        string        // the Idempotency-Key sent ("" for unkeyed calls)
-	KeyCreated time.Time     // when the key was first used
-	Replayed   bool          // the server answered with a stored response
-	Attempts   int           // attempts sent
-	StatusCode int           // final HTTP status
-	RequestID  string        // provider request ID
-	Header     http.Header   // final answer's headers
-	Duration   time.Duration // wall time of the operation
-	// FromJournal: nothing was sent, the result is the one the journal
-	// recorded for Reference.
-	FromJournal bool
-	Reference   string // the journal reference (WithReference), "" without one
-}
-
 // Codec decodes a provider's answers.
 type Codec interface {
 	// DecodeSuccess decodes a 2xx body into out (out may be nil). It may

@@ -1,0 +1,56 @@
+package a55
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/payonce/payonce"
+)
+
+// A charge printed or logged, its ResponseMeta included, shows the rate
+// limit and never what the answer's headers echoed: card data, a cookie.
+func TestChargeMetaPrintedHidesEchoedHeaders(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		h := w.Header()
+		h.Set("Content-Type", "application/json")
+		h.Set("X-Echo-Card", "4111111111111111 cvv 737")
+		h.Set("Set-Cookie", "sid=topsecretsessionvalue")
+		h.Set("X-RateLimit-Limit", "100")
+		h.Set("X-RateLimit-Remaining", "99")
+		_, _ = io.WriteString(w, `{"charge_uuid":"ch_1","status":"confirmed"}`)
+	}))
+	defer srv.Close()
+	c, err := NewClient(AccessToken("fixed-token-value"), payonce.WithBaseURL(srv.URL), payonce.WithRetryPolicy(fastPolicy()),
+		payonce.WithClock(func() time.Time { return seedTime }))
+	require.NoError(t, err)
+	ch, err := c.Charges.Create(context.Background(), seedCharge())
+	require.NoError(t, err)
+	require.Equal(t, 99, ch.Meta.RateLimit.Remaining)
+
+	var logged bytes.Buffer
+	slog.New(slog.NewJSONHandler(&logged, nil)).Info("charged", "meta", ch.Meta, "charge", ch)
+	outs := []string{logged.String()}
+	for _, verb := range []string{"%v", "%+v", "%#v", "%s", "%q"} {
+		outs = append(outs, fmt.Sprintf(verb, ch.Meta), fmt.Sprintf(verb, ch), fmt.Sprintf(verb, *ch))
+	}
+	for _, out := range outs {
+		for _, leak := range []string{"4111111111111111", "737", "topsecretsessionvalue", "fixed-token-value"} {
+			assert.NotContains(t, out, leak)
+		}
+	}
+	assert.Contains(t, fmt.Sprintf("%+v", ch.Meta), "Remaining:99")
+	assert.Contains(t, fmt.Sprintf("%v", ch.Meta), ch.Meta.Key)
+	assert.Contains(t, fmt.Sprintf("%#v", ch.Meta), "a55.ResponseMeta{Meta:payonce.Meta{")
+	assert.Contains(t, logged.String(), `"remaining":99`)
+}

@@ -1,0 +1,137 @@
+package payonce
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"maps"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Meta describes how an operation went. Printed with fmt under any verb,
+// or logged with slog, its Header shows only what may reach a log: the
+// values of secret-bearing headers (cookies, tokens, keys, signatures)
+// are [REDACTED] and every other value passes through RedactString, so a
+// card number or a query string a server echoed in a header stays out of
+// the line. Header itself keeps the server's values for code that reads
+// them on purpose.
+type Meta struct {
+	Key        string        // the Idempotency-Key sent ("" for unkeyed calls)
+	KeyCreated time.Time     // when the key was first used
+	Replayed   bool          // the server answered with a stored response
+	Attempts   int           // attempts sent
+	StatusCode int           // final HTTP status
+	RequestID  string        // provider request ID
+	Header     http.Header   // final answer's headers
+	Duration   time.Duration // wall time of the operation
+	// FromJournal: nothing was sent, the result is the one the journal
+	// recorded for Reference.
+	FromJournal bool
+	Reference   string // the journal reference (WithReference), "" without one
+}
+
+// metaFields is Meta without its methods, so that printing it uses fmt's
+// struct form.
+type metaFields Meta
+
+// printable is m with its header and free-text fields redacted.
+func (m Meta) printable() metaFields {
+	p := metaFields(m)
+	p.Header = RedactHeader(m.Header)
+	p.RequestID = RedactString(m.RequestID)
+	p.Reference = RedactString(m.Reference)
+	return p
+}
+
+// String is the %v form, with the header redacted.
+func (m Meta) String() string { return fmt.Sprintf("%v", m.printable()) }
+
+// GoString is the %#v form, with the header redacted.
+func (m Meta) GoString() string {
+	s := fmt.Sprintf("%#v", m.printable())
+	return "payonce.Meta" + strings.TrimPrefix(s, "payonce.metaFields")
+}
+
+// Format prints m as fmt prints a struct (%v, %+v, %#v), with the header
+// redacted; %s is %v, %q quotes it, and any other verb prints %v's text
+// rather than spelling out bytes.
+func (m Meta) Format(f fmt.State, verb rune) {
+	switch {
+	case verb == 'v' && f.Flag('#'):
+		_, _ = io.WriteString(f, m.GoString())
+	case verb == 'v' && f.Flag('+'):
+		fmt.Fprintf(f, "%+v", m.printable())
+	case verb == 'q':
+		fmt.Fprintf(f, "%q", m.String())
+	default:
+		_, _ = io.WriteString(f, m.String())
+	}
+}
+
+// LogValue is the slog form: every field but the header's secrets.
+func (m Meta) LogValue() slog.Value {
+	attrs := []slog.Attr{
+		slog.String("key", m.Key),
+		slog.Time("key_created", m.KeyCreated),
+		slog.Bool("replayed", m.Replayed),
+		slog.Int("attempts", m.Attempts),
+		slog.Int("status", m.StatusCode),
+		slog.String("request_id", RedactString(m.RequestID)),
+		slog.Duration("duration", m.Duration),
+	}
+	if m.FromJournal || m.Reference != "" {
+		attrs = append(attrs, slog.Bool("from_journal", m.FromJournal), slog.String("reference", RedactString(m.Reference)))
+	}
+	if len(m.Header) > 0 {
+		h := RedactHeader(m.Header)
+		ha := make([]slog.Attr, 0, len(h))
+		for _, k := range slices.Sorted(maps.Keys(h)) {
+			ha = append(ha, slog.String(k, strings.Join(h[k], ", ")))
+		}
+		attrs = append(attrs, slog.Attr{Key: "header", Value: slog.GroupValue(ha...)})
+	}
+	return slog.GroupValue(attrs...)
+}
+
+// RedactHeader returns a copy of h fit for a log line: the values of
+// headers named like secrets (Authorization, Cookie, Set-Cookie, any name
+// ending in token, secret, key, signature or password, but the
+// Idempotency-Key) are [REDACTED] and
+// every other value passes through RedactString. A nil h gives nil.
+func RedactHeader(h http.Header) http.Header {
+	if h == nil {
+		return nil
+	}
+	out := make(http.Header, len(h))
+	for k, vs := range h {
+		rv := make([]string, len(vs))
+		for i, v := range vs {
+			if sensitiveHeader(k) {
+				rv[i] = "[REDACTED]"
+			} else {
+				rv[i] = RedactString(v)
+			}
+		}
+		out[k] = rv
+	}
+	return out
+}
+
+// sensitiveHeader reports a header whose whole value is a secret.
+func sensitiveHeader(name string) bool {
+	if sensitiveAttr(name) {
+		return true
+	}
+	switch strings.ToLower(name) {
+	case "cookie", "set-cookie", "set-cookie2", "www-authenticate", "proxy-authenticate", "x-amz-security-token":
+		return true
+	}
+	n := strings.ToLower(name)
+	if n == "idempotency-key" {
+		return false // the operation's own key, shown as Meta.Key
+	}
+	return strings.HasSuffix(n, "-key") || strings.HasSuffix(n, "-auth")
+}

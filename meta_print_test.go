@@ -1,0 +1,98 @@
+package payonce_test
+
+import (
+	"bytes"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/payonce/payonce"
+)
+
+// echoHeaderServer answers 200 with headers that echo card data, a
+// cookie, a token and a query string, as a careless or hostile server may.
+func echoHeaderServer(t *testing.T) *httptest.Server {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h.Set("Content-Type", "application/json")
+		h.Set("X-Echo", "card 4111111111111111 cvv=737")
+		h.Set("Set-Cookie", "session=topsecretsessionvalue; Path=/")
+		h.Set("X-Access-Token", "tok_live_abcdefgh")
+		h.Set("Content-Location", "/v1/charges?card_number=5555555555554444")
+		h.Set("X-Request-Id", "req_1")
+		_, _ = w.Write([]byte(`{"ok":true}`))
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// leaks are the strings the echoed headers carry that no printed or
+// logged Meta may show.
+var leaks = []string{"4111111111111111", "737", "topsecretsessionvalue", "tok_live_abcdefgh", "5555555555554444", "card_number="}
+
+func TestMetaPrintedOrLoggedHidesWhatHeadersEcho(t *testing.T) {
+	srv := echoHeaderServer(t)
+	c, err := payonce.NewClient(payonce.WithBaseURL(srv.URL))
+	require.NoError(t, err)
+	var out map[string]any
+	m, err := c.Do(t.Context(), &payonce.Request{Operation: "x", Method: http.MethodPost, Path: "/x",
+		Body: map[string]string{"a": "b"}, Keyed: true}, &out)
+	require.NoError(t, err)
+
+	// The headers stay the server's, for code that reads them on purpose.
+	assert.Equal(t, "card 4111111111111111 cvv=737", m.Header.Get("X-Echo"))
+
+	var logged bytes.Buffer
+	slog.New(slog.NewJSONHandler(&logged, nil)).Info("done", "meta", m)
+	for _, verb := range []string{"%v", "%+v", "%#v", "%s", "%q", "%x"} {
+		s := fmt.Sprintf(verb, m)
+		for _, leak := range leaks {
+			assert.NotContains(t, s, leak, verb)
+		}
+		if verb != "%x" {
+			assert.Contains(t, s, m.Key, verb)
+			assert.Contains(t, s, "req_1", verb)
+			assert.Contains(t, s, "application/json", verb)
+		}
+	}
+	for _, leak := range leaks {
+		assert.NotContains(t, logged.String(), leak)
+		assert.NotContains(t, fmt.Sprint(&m), leak)
+		assert.NotContains(t, fmt.Sprint([]payonce.Meta{m}), leak)
+	}
+	assert.Contains(t, logged.String(), m.Key)
+	assert.Contains(t, fmt.Sprintf("%#v", m), "payonce.Meta{")
+	assert.Contains(t, fmt.Sprintf("%+v", m), "StatusCode:200")
+}
+
+func TestRedactHeader(t *testing.T) {
+	assert.Nil(t, payonce.RedactHeader(nil))
+	in := http.Header{
+		"Authorization":   {"Bearer abc.def.ghi"},
+		"X-Api-Key":       {"demo-key"},
+		"X-Signature":     {"67a3222a"},
+		"Set-Cookie":      {"sid=1", "other=2"},
+		"X-Echo":          {"4111 1111 1111 1111"},
+		"Location":        {"https://pay.example/v1/x?token=abc"},
+		"Idempotency-Key": {"550e8400-e29b-41d4-a716-446655440000"},
+		"Content-Type":    {"application/json"},
+	}
+	out := payonce.RedactHeader(in)
+	assert.Equal(t, []string{"[REDACTED]"}, out["Authorization"])
+	assert.Equal(t, []string{"[REDACTED]"}, out["X-Api-Key"])
+	assert.Equal(t, []string{"[REDACTED]"}, out["X-Signature"])
+	assert.Equal(t, []string{"[REDACTED]", "[REDACTED]"}, out["Set-Cookie"])
+	assert.NotContains(t, out.Get("X-Echo"), "4111 1111 1111 1111")
+	assert.Contains(t, out.Get("X-Echo"), "1111")
+	assert.Equal(t, "https://pay.example/v1/x?[REDACTED]", out.Get("Location"))
+	assert.Equal(t, in["Idempotency-Key"], out["Idempotency-Key"])
+	assert.Equal(t, in["Content-Type"], out["Content-Type"])
+	// A copy: the caller's header is untouched.
+	assert.Equal(t, "Bearer abc.def.ghi", in.Get("Authorization"))
+}
