@@ -6,6 +6,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"net/http"
 	"strconv"
@@ -75,9 +76,11 @@ func (p RetryPolicy) Validate() error {
 		return fmt.Errorf("%w: retry policy: MaxAttempts must be at least 1", ErrInvalidConfig)
 	case p.InitialInterval < 0 || p.MaxInterval < p.InitialInterval:
 		return fmt.Errorf("%w: retry policy: need 0 <= InitialInterval <= MaxInterval", ErrInvalidConfig)
-	case p.Multiplier < 1:
-		return fmt.Errorf("%w: retry policy: Multiplier must be at least 1", ErrInvalidConfig)
-	case p.RandomizationFactor < 0 || p.RandomizationFactor > 1:
+	case !(p.Multiplier >= 1) || math.IsInf(p.Multiplier, 1):
+		// Written so that NaN fails: it passes every ordered comparison
+		// and turns the backoff's waits negative (no wait at all).
+		return fmt.Errorf("%w: retry policy: Multiplier must be a finite number of at least 1", ErrInvalidConfig)
+	case !(p.RandomizationFactor >= 0 && p.RandomizationFactor <= 1):
 		return fmt.Errorf("%w: retry policy: RandomizationFactor must be within 0..1", ErrInvalidConfig)
 	case p.MaxRetryAfter <= 0:
 		return fmt.Errorf("%w: retry policy: MaxRetryAfter must be above 0 (it caps a server's Retry-After)", ErrInvalidConfig)

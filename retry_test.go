@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -384,6 +385,34 @@ func TestRetryPolicyValidate(t *testing.T) {
 	p := DefaultRetryPolicy()
 	p.KeySafetyMargin = p.AttemptTimeout
 	assert.NoError(t, p.Validate(), "a margin of one attempt timeout is enough")
+}
+
+// A NaN slips past every ordered comparison: a policy with a NaN
+// Multiplier or RandomizationFactor made the backoff's waits negative, so
+// every retry went out at once (no backoff at all). Such a policy is
+// refused, by Validate, NewClient and per call, before anything is sent.
+func TestRetryPolicyRefusesNaNAndInfinity(t *testing.T) {
+	rec := &recorder{statuses: []int{503}}
+	srv := httptest.NewServer(rec)
+	defer srv.Close()
+	c, err := NewClient(WithBaseURL(srv.URL), WithRetryPolicy(fastPolicy()))
+	require.NoError(t, err)
+	bad := []func(*RetryPolicy){
+		func(p *RetryPolicy) { p.Multiplier = math.NaN() },
+		func(p *RetryPolicy) { p.Multiplier = math.Inf(1) },
+		func(p *RetryPolicy) { p.RandomizationFactor = math.NaN() },
+	}
+	for i, mutate := range bad {
+		p := fastPolicy()
+		mutate(&p)
+		assert.ErrorIs(t, p.Validate(), ErrInvalidConfig, i)
+		_, err := NewClient(WithBaseURL(srv.URL), WithRetryPolicy(p))
+		assert.ErrorIs(t, err, ErrInvalidConfig, i)
+		_, err = c.Do(context.Background(), postReq(), nil, WithCallRetryPolicy(p))
+		require.ErrorIs(t, err, ErrInvalidConfig, i)
+		assert.NotEmpty(t, KeyOf(err), i)
+	}
+	assert.Empty(t, rec.seen(), "nothing sent")
 }
 
 // An attempt sent just inside the key's window can arrive after it: the
