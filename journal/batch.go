@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -203,11 +204,35 @@ func (b *Batcher[T]) lead(p *waiter[T]) bool {
 	return true
 }
 
-// runBatch runs items under a context no caller can cancel, bounded by the
-// batch timeout, and always returns one error per item.
+// runBatch runs items under a context no one caller can cancel, bounded
+// by the batch timeout and ended once every caller's context has ended
+// (nobody is left waiting for the batch: a write waiting for a lock held
+// by another process must not outlive its caller's deadline). It always
+// returns one error per item; the error of a write whose batch was ended
+// that way wraps ErrWriteInDoubt and the caller's context error.
 func (b *Batcher[T]) runBatch(items []BatchItem[T]) (errs []error) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(items[0].Ctx), b.timeout)
 	defer cancel()
+	var left atomic.Int64
+	left.Store(int64(len(items)))
+	for _, it := range items {
+		stop := context.AfterFunc(it.Ctx, func() {
+			if left.Add(-1) == 0 {
+				cancel()
+			}
+		})
+		defer stop()
+	}
+	defer func() {
+		if ctx.Err() == nil || left.Load() > 0 {
+			return
+		}
+		for i, err := range errs {
+			if err != nil && items[i].Ctx.Err() != nil {
+				errs[i] = fmt.Errorf("%w: %w (%w)", ErrWriteInDoubt, items[i].Ctx.Err(), err)
+			}
+		}
+	}()
 	defer func() {
 		if r := recover(); r != nil {
 			// The other callers must not hang on a leader that died.

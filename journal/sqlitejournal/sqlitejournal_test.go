@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/journal/journaltest"
@@ -181,4 +182,36 @@ func TestSynchronousMode(t *testing.T) {
 		assert.Equal(t, c.want, mode)
 		require.NoError(t, j.Close())
 	}
+}
+
+// A caller's deadline bounds its wait for the write lock: a Reserve whose
+// context ends while another process holds the lock returns with the
+// context's error, not after the busy timeout (the batch it leads runs
+// under a context no single caller cancels, but nobody is left waiting
+// for it once every caller in it has gone).
+func TestReserveWaitingForTheLockEndsWithTheContext(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "journal.db")
+	holder, err := sqlitejournal.Open(t.Context(), path)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = holder.Close() })
+	j, err := sqlitejournal.Open(t.Context(), path, sqlitejournal.WithBusyTimeout(time.Minute))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = j.Close() })
+
+	tx, err := holder.DB().BeginTx(t.Context(), nil) // BEGIN IMMEDIATE: the write lock
+	require.NoError(t, err)
+	defer func() { _ = tx.Rollback() }()
+
+	ctx, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, _, err = j.Reserve(ctx, journaltest.Entry("scope", "ref-1"))
+	require.Error(t, err)
+	assert.ErrorIs(t, err, context.DeadlineExceeded)
+	assert.Less(t, time.Since(start), 15*time.Second, "returned with the context, not after the busy timeout")
+
+	require.NoError(t, tx.Rollback())
+	_, created, err := j.Reserve(t.Context(), journaltest.Entry("scope", "ref-2"))
+	require.NoError(t, err, "the journal still works")
+	assert.True(t, created)
 }
