@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"reflect"
 	"strings"
 	"time"
 )
@@ -105,7 +106,7 @@ func WithKeyRules(r KeyRules) Option {
 // WithSigner sets the signer called for every attempt.
 func WithSigner(s Signer) Option {
 	return func(c *Client) error {
-		if s == nil {
+		if isNil(s) {
 			return fmt.Errorf("%w: nil signer", ErrInvalidConfig)
 		}
 		c.signer = s
@@ -116,7 +117,7 @@ func WithSigner(s Signer) Option {
 // WithCodec sets how answers are decoded.
 func WithCodec(cd Codec) Option {
 	return func(c *Client) error {
-		if cd == nil {
+		if isNil(cd) {
 			return fmt.Errorf("%w: nil codec", ErrInvalidConfig)
 		}
 		c.codec = cd
@@ -128,7 +129,7 @@ func WithCodec(cd Codec) Option {
 // documented 100 requests a minute).
 func WithLimiter(l Limiter) Option {
 	return func(c *Client) error {
-		if l == nil {
+		if isNil(l) {
 			return fmt.Errorf("%w: nil limiter", ErrInvalidConfig)
 		}
 		c.limiter = l
@@ -254,6 +255,20 @@ func DefaultHTTPClient() *http.Client {
 	t.TLSHandshakeTimeout = 10 * time.Second
 	t.MaxResponseHeaderBytes = maxResponseHeaderBytes
 	return &http.Client{Transport: t, Timeout: 60 * time.Second}
+}
+
+// isNil reports a nil interface or an interface holding a nil pointer,
+// map, slice, func or channel: an option given one refuses it, since the
+// first call through it would panic.
+func isNil(v any) bool {
+	if v == nil {
+		return true
+	}
+	switch rv := reflect.ValueOf(v); rv.Kind() {
+	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Func, reflect.Chan, reflect.Interface:
+		return rv.IsNil()
+	}
+	return false
 }
 
 func isLoopback(host string) bool {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/time/rate"
 )
 
 // A user agent or provider name that would forge a header or a log line,
@@ -24,3 +25,25 @@ func TestUserAgentAndProviderValidate(t *testing.T) {
 	_, err := NewClient(WithBaseURL("http://127.0.0.1:1"), WithUserAgent("shop/1.0 (+https://shop.example)"), WithProvider("a55"))
 	require.NoError(t, err)
 }
+
+// A nil pointer in an interface is not a nil interface: a client given
+// one passed NewClient and panicked on its first call (the limiter's
+// Wait, the signer's Sign, the journal's Reserve on a nil receiver). It
+// is refused by NewClient, like a nil interface.
+func TestTypedNilDependenciesAreRefused(t *testing.T) {
+	for name, opt := range map[string]Option{
+		"limiter":     WithLimiter((*rate.Limiter)(nil)),
+		"signer":      WithSigner((*HMACSigner)(nil)),
+		"signer func": WithSigner(SignerFunc(nil)),
+		"journal":     WithJournal((*nilJournal)(nil)),
+		"codec":       WithCodec((*JSONCodec)(nil)),
+		"observer":    WithObserver((*nilObserver)(nil)),
+	} {
+		_, err := NewClient(WithBaseURL("http://127.0.0.1:1"), opt)
+		require.ErrorIs(t, err, ErrInvalidConfig, name)
+	}
+}
+
+type nilJournal struct{ Journal }
+
+type nilObserver struct{ Observer }

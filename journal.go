@@ -185,7 +185,7 @@ func JournalEntryOf(err error) (JournalEntry, bool) {
 // that it runs once across processes and restarts (see docs/crash-safety.md).
 func WithJournal(j Journal) Option {
 	return func(c *Client) error {
-		if j == nil {
+		if isNil(j) {
 			return fmt.Errorf("%w: nil journal", ErrInvalidConfig)
 		}
 		c.journal = j

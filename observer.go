@@ -3,6 +3,7 @@ package payonce
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/textproto"
 	"strings"
@@ -279,11 +280,22 @@ func (m multiObserver) EndOperation(ctx context.Context, res OperationResult) {
 }
 
 // WithObserver sets the observer of every operation the client runs (nil
-// removes it). Combine several with Observers.
+// removes it). Combine several with Observers. An Observer holding a nil
+// pointer is refused (ErrInvalidConfig).
 func WithObserver(o Observer) Option {
 	return func(c *Client) error {
 		if m, ok := o.(multiObserver); ok && len(m) == 0 {
 			o = nil
+		}
+		list, _ := o.(multiObserver)
+		if o != nil && list == nil {
+			list = multiObserver{o}
+		}
+		for _, one := range list {
+			if isNil(one) {
+				// Its first hook would panic on the nil receiver.
+				return fmt.Errorf("%w: nil observer (a nil pointer in an Observer)", ErrInvalidConfig)
+			}
 		}
 		c.observer = o
 		return nil
