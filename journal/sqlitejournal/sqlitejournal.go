@@ -49,11 +49,12 @@ func WithSynchronousNormal() Option {
 }
 
 // WithBusyTimeout sets how long a write waits for the write lock (default
-// DefaultBusyTimeout).
+// DefaultBusyTimeout), at least a millisecond: SQLite counts it in whole
+// milliseconds, and less would be no wait at all.
 func WithBusyTimeout(d time.Duration) Option {
 	return func(c *config) error {
-		if d <= 0 {
-			return fmt.Errorf("%w: sqlitejournal: busy timeout must be positive", payonce.ErrInvalidConfig)
+		if d < time.Millisecond {
+			return fmt.Errorf("%w: sqlitejournal: busy timeout must be at least 1 ms", payonce.ErrInvalidConfig)
 		}
 		c.busy = d
 		return nil

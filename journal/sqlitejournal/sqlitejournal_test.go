@@ -67,6 +67,9 @@ func TestOpenRefusesBadOptions(t *testing.T) {
 	require.ErrorIs(t, err, payonce.ErrInvalidConfig)
 	_, err = sqlitejournal.Open(t.Context(), filepath.Join(t.TempDir(), "j.db"), sqlitejournal.WithBusyTimeout(0))
 	require.ErrorIs(t, err, payonce.ErrInvalidConfig)
+	// SQLite counts it in milliseconds: 500 µs would be no wait at all.
+	_, err = sqlitejournal.Open(t.Context(), filepath.Join(t.TempDir(), "j.db"), sqlitejournal.WithBusyTimeout(500*time.Microsecond))
+	require.ErrorIs(t, err, payonce.ErrInvalidConfig)
 	_, err = sqlitejournal.Open(t.Context(), filepath.Join(t.TempDir(), "j.db"), sqlitejournal.WithClock(nil))
 	require.ErrorIs(t, err, payonce.ErrInvalidConfig)
 }
