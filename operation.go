@@ -540,6 +540,11 @@ func (op *operation) checkRetry(ctx context.Context, resp *http.Response, err er
 	}
 	if hasRetryAfter {
 		wait = min(retryAfter, op.policy.MaxRetryAfter)
+		if m := op.policy.MaxElapsedTime; m > 0 && op.backoff.GetElapsedTime()+wait > m {
+			// The server's wait would start the retry past MaxElapsedTime,
+			// which the backoff's own schedule never does.
+			return false, ErrRetriesExhausted
+		}
 	}
 	if op.key != "" && !op.keyFresh(op.c.now().Add(wait)) {
 		return false, &stopError{err: ErrKeyExpired}

@@ -360,6 +360,28 @@ func TestMaxElapsedTimeStopsRetries(t *testing.T) {
 	assert.Less(t, len(rec.seen()), 12)
 }
 
+// MaxElapsedTime says no retry starts after it, and a server's
+// Retry-After does not lift it: a wait that would start the retry past it
+// ends the operation at once (retries exhausted, with the last answer and
+// the key) instead of sleeping to send a retry the policy forbids.
+func TestRetryAfterDoesNotOutrunMaxElapsedTime(t *testing.T) {
+	rec := &recorder{statuses: []int{503}, header: http.Header{"Retry-After": {"30"}}}
+	p := fastPolicy()
+	p.MaxElapsedTime = time.Second
+	p.MaxRetryAfter = time.Minute
+	c := setup(t, rec, WithRetryPolicy(p))
+	start := time.Now()
+	m, err := c.Do(context.Background(), postReq(), nil)
+	require.ErrorIs(t, err, ErrRetriesExhausted)
+	var apiErr *APIError
+	require.ErrorAs(t, err, &apiErr)
+	assert.Equal(t, http.StatusServiceUnavailable, apiErr.StatusCode)
+	assert.Equal(t, m.Key, KeyOf(err))
+	assert.True(t, IsResumable(err))
+	assert.Len(t, rec.seen(), 1, "no retry 30 s later, past MaxElapsedTime")
+	assert.Less(t, time.Since(start), 20*time.Second)
+}
+
 func TestRetryPolicyValidate(t *testing.T) {
 	bad := []func(*RetryPolicy){
 		func(p *RetryPolicy) { p.MaxAttempts = 0 },
