@@ -8,12 +8,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/payonce/payonce"
+	"github.com/payonce/payonce/internal/redactprint"
 )
 
 // Webhook headers of A55's signed webhook form (https://docs.a55.tech,
@@ -167,3 +169,15 @@ func webhookMAC(secret []byte, ts string, body []byte) []byte {
 	m.Write(body)
 	return m.Sum(nil)
 }
+
+// webhookEventFields is WebhookEvent without its printing methods.
+type webhookEventFields WebhookEvent
+
+// Format prints the event as Charge.Format prints a charge: every text of
+// the body redacted, under every verb.
+func (e WebhookEvent) Format(f fmt.State, verb rune) {
+	redactprint.Format(f, verb, webhookEventFields(e), "a55.WebhookEvent")
+}
+
+// LogValue is the slog form, texts redacted.
+func (e WebhookEvent) LogValue() slog.Value { return redactprint.LogValue(webhookEventFields(e)) }
