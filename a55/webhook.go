@@ -124,7 +124,8 @@ func (v *WebhookVerifier) Parse(r *http.Request) (*WebhookEvent, error) {
 	}
 	ev := &WebhookEvent{Raw: body}
 	if err := json.Unmarshal(body, ev); err != nil {
-		return nil, fmt.Errorf("a55: decode webhook: %w", err)
+		// A decoder's error quotes the value it could not read.
+		return nil, errors.New("a55: decode webhook: " + payonce.RedactString(err.Error()))
 	}
 	return ev, nil
 }

@@ -91,3 +91,62 @@ func TestWebhookAndCoinepayResultsHideWhatASuccessEchoes(t *testing.T) {
 		})
 	}
 }
+
+// errorTree is err and every error reachable from it through Unwrap.
+func errorTree(err error) []any {
+	if err == nil {
+		return nil
+	}
+	out := []any{err}
+	switch u := err.(type) {
+	case interface{ Unwrap() []error }:
+		for _, e := range u.Unwrap() {
+			out = append(out, errorTree(e)...)
+		}
+	case interface{ Unwrap() error }:
+		out = append(out, errorTree(u.Unwrap())...)
+	}
+	return out
+}
+
+// An answer the client cannot decode, or a failed charge, quotes the
+// server's value in the error's cause (a decoder names the value it could
+// not read, a failed charge its ID): no error of the chain, printed or
+// logged, shows it.
+func TestErrorCausesHideWhatTheServerSent(t *testing.T) {
+	a55Bodies := []func(q string) string{
+		func(q string) string { return `{"charge_uuid":"c1","status":"confirmed","created_at":` + q + `}` },
+		func(q string) string { return `{"charge_uuid":"c1","status":"confirmed","amount":` + q + `}` },
+		func(q string) string {
+			return `{"charge_uuid":` + q + `,"status":"error","message":[{"code":"CARD_DECLINED"}]}`
+		},
+		func(string) string { return `{"charge_uuid":4111111111111111}` },
+	}
+	for i, echo := range echoes {
+		q := jsonString(echo)
+		for j, body := range a55Bodies {
+			t.Run(fmt.Sprintf("a55/%d/%d", j, i), func(t *testing.T) {
+				c := a55Hostile(t, func(w http.ResponseWriter, r *http.Request) {
+					w.Header().Set("Content-Type", "application/json")
+					_, _ = fmt.Fprint(w, body(q))
+				}, slog.DiscardHandler)
+				_, err := c.Charges.Create(t.Context(), cardCharge(), payonce.WithIdempotencyKey("hostile-key-0123456789"))
+				require.Error(t, err)
+				assertClean(t, "a55 error chain", allForms(errorTree(err)...))
+			})
+		}
+		t.Run(fmt.Sprintf("coinepay/%d", i), func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "application/json")
+				_, _ = fmt.Fprint(w, `{"code":200,"message":"ok","data":{"card_id":"c1","created_at":"x","balance":`+q+`}}`)
+			}))
+			defer srv.Close()
+			c, err := coinepay.NewClient("ak_unit", "sk_unit_secret", payonce.WithBaseURL(srv.URL),
+				payonce.WithRetryPolicy(payonce.FastRetryPolicy()))
+			require.NoError(t, err)
+			_, err = c.Cards.Info(t.Context(), "c1")
+			require.Error(t, err)
+			assertClean(t, "coinepay error chain", allForms(errorTree(err)...))
+		})
+	}
+}
