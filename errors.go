@@ -513,3 +513,11 @@ func serverText(s string) string {
 		return r
 	}, s)
 }
+
+// serverCause is the cause of an error that quotes what a server sent (a
+// decoder names the value it could not read): its text, cut and redacted
+// as serverText makes it, without the error it came from, so that no walk
+// of the chain (errors.Unwrap, errors.As) reaches the server's bytes.
+func serverCause(err error) error {
+	return errors.New(serverText(cutServerText(err.Error(), maxServerText)))
+}

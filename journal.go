@@ -415,7 +415,7 @@ func (op *operation) fromJournal(e JournalEntry, out any, start time.Time) (Meta
 			op.fill(apiErr, nil)
 			return m, apiErr
 		}
-		return m, op.fail(ErrMalformedResponse, fmt.Errorf("journal result: %w", derr))
+		return m, op.fail(ErrMalformedResponse, serverCause(fmt.Errorf("journal result: %w", derr)))
 	}
 	return m, nil
 }

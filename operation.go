@@ -177,7 +177,7 @@ func (op *operation) execute(out any, start time.Time) (Meta, error) {
 					op.fill(apiErr, resp)
 					return meta, apiErr
 				}
-				return meta, op.fail(ErrMalformedResponse, derr)
+				return meta, op.fail(ErrMalformedResponse, serverCause(derr))
 			}
 			op.debug("payonce operation done", slog.Int("status", resp.StatusCode), slog.Bool("replayed", meta.Replayed))
 			return meta, nil

@@ -4,13 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/payonce/payonce"
+	"github.com/payonce/payonce/internal/redactprint"
 )
 
 // ChargesService creates, reads, captures, refunds and cancels charges
@@ -82,6 +85,25 @@ func (r ChargeCreateRequest) String() string {
 		s += " wallet " + r.WalletUUID
 	}
 	return s + "}"
+}
+
+// chargeCreateRequestFields is ChargeCreateRequest without its printing
+// methods.
+type chargeCreateRequestFields ChargeCreateRequest
+
+// Format prints the request as String does under every verb but %#v,
+// which spells out its fields with the card masked and every text
+// redacted (payonce.RedactString): a webhook URL's query string, which
+// may carry the merchant's own secret, is cut.
+func (r ChargeCreateRequest) Format(f fmt.State, verb rune) {
+	switch {
+	case verb == 'v' && f.Flag('#'):
+		redactprint.Format(f, verb, chargeCreateRequestFields(r), "a55.ChargeCreateRequest")
+	case verb == 'q':
+		_, _ = io.WriteString(f, strconv.Quote(r.String()))
+	default:
+		_, _ = io.WriteString(f, r.String())
+	}
 }
 
 // LogValue is the slog form: amount, currency, type, wallet and the card's

@@ -147,5 +147,7 @@ type createdCharge Charge
 type chargeFailure struct{ charge *Charge }
 
 func (c *chargeFailure) Error() string {
-	return fmt.Sprintf("charge %s status %s", c.charge.UUID, strings.TrimSpace(string(c.charge.Status)))
+	// The charge's ID and status are the server's text: a chain walked
+	// with errors.Unwrap prints this error on its own.
+	return payonce.RedactString(fmt.Sprintf("charge %s status %s", c.charge.UUID, strings.TrimSpace(string(c.charge.Status))))
 }

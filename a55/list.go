@@ -4,13 +4,16 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"iter"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"strconv"
 	"time"
 
 	"github.com/payonce/payonce"
+	"github.com/payonce/payonce/internal/redactprint"
 )
 
 // PathChargeList is the list endpoint (plural "charges"; the singular path
@@ -290,3 +293,16 @@ func (s *ChargesService) All(ctx context.Context, opts *ChargeListOptions, callO
 		}
 	}
 }
+
+// chargePageFields is ChargePage without its printing methods.
+type chargePageFields ChargePage
+
+// Format prints the page as Charge.Format prints a charge: every text the
+// server sent redacted, under every verb.
+func (p ChargePage) Format(f fmt.State, verb rune) {
+	redactprint.Format(f, verb, chargePageFields(p), "a55.ChargePage")
+}
+
+// LogValue is the slog form: the page's charges and counts, texts
+// redacted.
+func (p ChargePage) LogValue() slog.Value { return redactprint.LogValue(chargePageFields(p)) }

@@ -3,10 +3,13 @@ package a55
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"log/slog"
 	"strings"
 	"time"
 
 	"github.com/payonce/payonce"
+	"github.com/payonce/payonce/internal/redactprint"
 )
 
 // Status is the status of an A55 charge (https://docs.a55.tech).
@@ -192,3 +195,19 @@ type CardSummary struct {
 	ExpirationMonth string             `json:"expiration_month,omitempty"`
 	ExpirationYear  string             `json:"expiration_year,omitempty"`
 }
+
+// chargeFields is Charge without its printing methods.
+type chargeFields Charge
+
+// Format prints the charge as fmt prints a struct (%v, %+v, %#v), with
+// every text the server sent redacted (payonce.RedactString): an ID, a
+// status, a description or a payer a server filled with card data, a
+// token or a query string never reaches a printed line. %q quotes the %v
+// form; any other verb prints it. The fields keep what the server sent.
+func (c Charge) Format(f fmt.State, verb rune) {
+	redactprint.Format(f, verb, chargeFields(c), "a55.Charge")
+}
+
+// LogValue is the slog form: the charge's fields by their JSON names,
+// texts redacted as Format redacts them, and its Meta.
+func (c Charge) LogValue() slog.Value { return redactprint.LogValue(chargeFields(c)) }

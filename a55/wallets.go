@@ -2,11 +2,14 @@ package a55
 
 import (
 	"context"
+	"fmt"
+	"log/slog"
 	"net/http"
 	"strings"
 	"time"
 
 	"github.com/payonce/payonce"
+	"github.com/payonce/payonce/internal/redactprint"
 )
 
 // Wallet is an A55 wallet; wallets hold charges.
@@ -64,3 +67,15 @@ func (s *WalletsService) Create(ctx context.Context, req *WalletCreateRequest, o
 	w.Meta = meta
 	return w, nil
 }
+
+// walletFields is Wallet without its printing methods.
+type walletFields Wallet
+
+// Format prints the wallet as Charge.Format prints a charge: every text
+// the server sent redacted, under every verb.
+func (w Wallet) Format(f fmt.State, verb rune) {
+	redactprint.Format(f, verb, walletFields(w), "a55.Wallet")
+}
+
+// LogValue is the slog form, texts redacted.
+func (w Wallet) LogValue() slog.Value { return redactprint.LogValue(walletFields(w)) }

@@ -8,12 +8,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/payonce/payonce"
+	"github.com/payonce/payonce/internal/redactprint"
 )
 
 // Webhook headers of A55's signed webhook form (https://docs.a55.tech,
@@ -122,7 +124,8 @@ func (v *WebhookVerifier) Parse(r *http.Request) (*WebhookEvent, error) {
 	}
 	ev := &WebhookEvent{Raw: body}
 	if err := json.Unmarshal(body, ev); err != nil {
-		return nil, fmt.Errorf("a55: decode webhook: %w", err)
+		// A decoder's error quotes the value it could not read.
+		return nil, errors.New("a55: decode webhook: " + payonce.RedactString(err.Error()))
 	}
 	return ev, nil
 }
@@ -167,3 +170,15 @@ func webhookMAC(secret []byte, ts string, body []byte) []byte {
 	m.Write(body)
 	return m.Sum(nil)
 }
+
+// webhookEventFields is WebhookEvent without its printing methods.
+type webhookEventFields WebhookEvent
+
+// Format prints the event as Charge.Format prints a charge: every text of
+// the body redacted, under every verb.
+func (e WebhookEvent) Format(f fmt.State, verb rune) {
+	redactprint.Format(f, verb, webhookEventFields(e), "a55.WebhookEvent")
+}
+
+// LogValue is the slog form, texts redacted.
+func (e WebhookEvent) LogValue() slog.Value { return redactprint.LogValue(webhookEventFields(e)) }

@@ -3,12 +3,15 @@ package coinepay
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"strings"
 	"time"
 
 	"github.com/payonce/payonce"
+	"github.com/payonce/payonce/internal/redactprint"
 )
 
 // CardsService issues, funds and reads cards. Get it from Client.Cards.
@@ -234,3 +237,69 @@ func requireID(field, v string) error {
 	}
 	return nil
 }
+
+// Printed results. Each result type prints as fmt prints a struct (%v,
+// %+v, %#v) with every text the server sent redacted
+// (payonce.RedactString): an ID, a status or a currency a server filled
+// with card data, a token or a query string never reaches a printed line.
+// %q quotes the %v form; any other verb prints it. The fields keep what
+// the server sent. LogValue is the slog form: the fields by their JSON
+// names, texts redacted, and the Meta. A type that embeds another has its
+// own methods, so that a printed CardResult still shows its Meta.
+
+type (
+	cardFields           Card
+	cardResultFields     CardResult
+	applyResultFields    ApplyResult
+	rechargeFields       Recharge
+	rechargeResultFields RechargeResult
+	cardPageFields       CardPage
+)
+
+// Format prints the card, texts redacted.
+func (c Card) Format(f fmt.State, verb rune) {
+	redactprint.Format(f, verb, cardFields(c), "coinepay.Card")
+}
+
+// LogValue is the slog form of the card, texts redacted.
+func (c Card) LogValue() slog.Value { return redactprint.LogValue(cardFields(c)) }
+
+// Format prints the result, texts redacted.
+func (r CardResult) Format(f fmt.State, verb rune) {
+	redactprint.Format(f, verb, cardResultFields(r), "coinepay.CardResult")
+}
+
+// LogValue is the slog form of the result, texts redacted.
+func (r CardResult) LogValue() slog.Value { return redactprint.LogValue(cardResultFields(r)) }
+
+// Format prints the result, texts redacted.
+func (r ApplyResult) Format(f fmt.State, verb rune) {
+	redactprint.Format(f, verb, applyResultFields(r), "coinepay.ApplyResult")
+}
+
+// LogValue is the slog form of the result, texts redacted.
+func (r ApplyResult) LogValue() slog.Value { return redactprint.LogValue(applyResultFields(r)) }
+
+// Format prints the recharge, texts redacted.
+func (r Recharge) Format(f fmt.State, verb rune) {
+	redactprint.Format(f, verb, rechargeFields(r), "coinepay.Recharge")
+}
+
+// LogValue is the slog form of the recharge, texts redacted.
+func (r Recharge) LogValue() slog.Value { return redactprint.LogValue(rechargeFields(r)) }
+
+// Format prints the result, texts redacted.
+func (r RechargeResult) Format(f fmt.State, verb rune) {
+	redactprint.Format(f, verb, rechargeResultFields(r), "coinepay.RechargeResult")
+}
+
+// LogValue is the slog form of the result, texts redacted.
+func (r RechargeResult) LogValue() slog.Value { return redactprint.LogValue(rechargeResultFields(r)) }
+
+// Format prints the page, texts redacted.
+func (p CardPage) Format(f fmt.State, verb rune) {
+	redactprint.Format(f, verb, cardPageFields(p), "coinepay.CardPage")
+}
+
+// LogValue is the slog form of the page, texts redacted.
+func (p CardPage) LogValue() slog.Value { return redactprint.LogValue(cardPageFields(p)) }

@@ -1,0 +1,152 @@
+package hostile
+
+import (
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/payonce/payonce"
+	"github.com/payonce/payonce/a55"
+	"github.com/payonce/payonce/coinepay"
+)
+
+// allForms is every printed form of vals a caller may write: each value
+// (and a slice and a map holding it) under every verb, and a plain slog
+// JSON and text line of the value. (slog's JSON handler encodes a slice
+// of results as JSON, without their LogValue: docs/errors-and-redaction.md
+// says so, as for a card.)
+func allForms(vals ...any) string {
+	var b strings.Builder
+	for _, v := range vals {
+		for _, x := range []any{v, []any{v}, map[string]any{"v": v}} {
+			for _, verb := range []string{"%v", "%+v", "%#v", "%s", "%q", "%x", "%d"} {
+				fmt.Fprintf(&b, verb+"\n", x)
+			}
+		}
+		slog.New(slog.NewJSONHandler(&b, nil)).Info("result", "v", v)
+		slog.New(slog.NewTextHandler(&b, nil)).Info("result", "v", v)
+	}
+	return b.String()
+}
+
+// A server may echo card data, tokens or query strings in any text of a
+// successful answer, not only in its errors: in an ID, a status, a
+// description, a payer, an unmodeled field. No printed or logged result
+// shows it, and the header it set is no more visible through a result's
+// JSON form than through its Meta.
+func TestA55ResultsHideWhatASuccessEchoes(t *testing.T) {
+	for i, echo := range echoes {
+		t.Run(fmt.Sprint(i), func(t *testing.T) {
+			q := jsonString(echo)
+			c := a55Hostile(t, func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "application/json")
+				w.Header().Set("X-Echo", echo)
+				_, _ = fmt.Fprint(w, `{"charge_uuid":`+q+`,"wallet_uuid":`+q+`,"status":`+q+`,"amount":"100.00","description":`+q+
+					`,"due_date":`+q+`,"idempotency_key":`+q+`,"payer":{"name":`+q+`,"email":`+q+`,"document":`+q+`}}`)
+			}, slog.DiscardHandler)
+			ch, err := c.Charges.Create(t.Context(), cardCharge(), payonce.WithIdempotencyKey("hostile-key-0123456789"))
+			require.NoError(t, err)
+			page := &a55.ChargePage{Charges: []*a55.Charge{ch}}
+			assertClean(t, "a55 charge", allForms(ch, *ch, page, *page))
+		})
+	}
+}
+
+// A55 webhook events and coinepay results print like charges.
+func TestWebhookAndCoinepayResultsHideWhatASuccessEchoes(t *testing.T) {
+	for i, echo := range echoes {
+		t.Run(fmt.Sprint(i), func(t *testing.T) {
+			q := jsonString(echo)
+			var ev a55.WebhookEvent
+			require.NoError(t, json.Unmarshal([]byte(`{"charge_uuid":`+q+`,"wallet_uuid":`+q+`,"status":`+q+`,"event":`+q+`}`), &ev))
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "application/json")
+				w.Header().Set("Set-Cookie", "sid="+echo)
+				data := `{"card_id":"card_1","recharge_id":` + q + `,"header_id":` + q + `,"package_id":` + q + `,"status":` + q +
+					`,"currency":` + q + `,"balance":"1.00","amount":"1.00"}`
+				if r.URL.Path == coinepay.PathCardList {
+					data = `{"items":[` + data + `],"page":1,"page_size":10}`
+				}
+				_, _ = fmt.Fprint(w, `{"code":200,"message":"ok","message_key":"success","data":`+data+`}`)
+			}))
+			defer srv.Close()
+			c, err := coinepay.NewClient("ak_unit", "sk_unit_secret", payonce.WithBaseURL(srv.URL),
+				payonce.WithRetryPolicy(payonce.FastRetryPolicy()))
+			require.NoError(t, err)
+			ap, err := c.Cards.Apply(t.Context(), &coinepay.ApplyRequest{HeaderID: "h1", PackageID: "p1"})
+			require.NoError(t, err)
+			rc, err := c.Cards.Recharge(t.Context(), &coinepay.RechargeRequest{CardID: "card_1", Amount: payonce.MustParseAmount("1.00")})
+			require.NoError(t, err)
+			info, err := c.Cards.Info(t.Context(), "card_1")
+			require.NoError(t, err)
+			page, err := c.Cards.List(t.Context(), &coinepay.ListOptions{Page: 1, PageSize: 10})
+			require.NoError(t, err)
+			assertClean(t, "results", allForms(ev, &ev, ap, *ap, ap.Card, rc, *rc, rc.Recharge, info, *info, page, *page))
+		})
+	}
+}
+
+// errorTree is err and every error reachable from it through Unwrap.
+func errorTree(err error) []any {
+	if err == nil {
+		return nil
+	}
+	out := []any{err}
+	switch u := err.(type) {
+	case interface{ Unwrap() []error }:
+		for _, e := range u.Unwrap() {
+			out = append(out, errorTree(e)...)
+		}
+	case interface{ Unwrap() error }:
+		out = append(out, errorTree(u.Unwrap())...)
+	}
+	return out
+}
+
+// An answer the client cannot decode, or a failed charge, quotes the
+// server's value in the error's cause (a decoder names the value it could
+// not read, a failed charge its ID): no error of the chain, printed or
+// logged, shows it.
+func TestErrorCausesHideWhatTheServerSent(t *testing.T) {
+	a55Bodies := []func(q string) string{
+		func(q string) string { return `{"charge_uuid":"c1","status":"confirmed","created_at":` + q + `}` },
+		func(q string) string { return `{"charge_uuid":"c1","status":"confirmed","amount":` + q + `}` },
+		func(q string) string {
+			return `{"charge_uuid":` + q + `,"status":"error","message":[{"code":"CARD_DECLINED"}]}`
+		},
+		func(string) string { return `{"charge_uuid":4111111111111111}` },
+	}
+	for i, echo := range echoes {
+		q := jsonString(echo)
+		for j, body := range a55Bodies {
+			t.Run(fmt.Sprintf("a55/%d/%d", j, i), func(t *testing.T) {
+				c := a55Hostile(t, func(w http.ResponseWriter, r *http.Request) {
+					w.Header().Set("Content-Type", "application/json")
+					_, _ = fmt.Fprint(w, body(q))
+				}, slog.DiscardHandler)
+				_, err := c.Charges.Create(t.Context(), cardCharge(), payonce.WithIdempotencyKey("hostile-key-0123456789"))
+				require.Error(t, err)
+				assertClean(t, "a55 error chain", allForms(errorTree(err)...))
+			})
+		}
+		t.Run(fmt.Sprintf("coinepay/%d", i), func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "application/json")
+				_, _ = fmt.Fprint(w, `{"code":200,"message":"ok","data":{"card_id":"c1","created_at":"x","balance":`+q+`}}`)
+			}))
+			defer srv.Close()
+			c, err := coinepay.NewClient("ak_unit", "sk_unit_secret", payonce.WithBaseURL(srv.URL),
+				payonce.WithRetryPolicy(payonce.FastRetryPolicy()))
+			require.NoError(t, err)
+			_, err = c.Cards.Info(t.Context(), "c1")
+			require.Error(t, err)
+			assertClean(t, "coinepay error chain", allForms(errorTree(err)...))
+		})
+	}
+}
