@@ -23,9 +23,9 @@ import (
 // (payonce.RedactString): a field with printing methods of its own (a
 // Meta, a RawJSON, an Amount, a time) prints itself, as it redacts
 // itself; a pointer prints as its address, as fmt prints it inside a
-// struct; any other field, unexported ones included, is redacted here. %q quotes the %v form and every other verb
-// prints it rather than spelling out bytes (%x of a card number is still
-// a card number).
+// struct; any other field, unexported ones included, is redacted here.
+// %q quotes the %v form and every other verb prints it rather than
+// spelling out bytes (%x of a card number is still a card number).
 func Format(f fmt.State, verb rune, plain any, name string) {
 	sharp, plus := verb == 'v' && f.Flag('#'), verb == 'v' && f.Flag('+')
 	rv := reflect.ValueOf(plain)

@@ -1,0 +1,66 @@
+package redactprint
+
+import (
+	"bytes"
+	"fmt"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/payonce/payonce"
+)
+
+type inner struct{ Name string }
+
+type result struct {
+	ID     string `json:"id"`
+	Note   string
+	Count  int
+	At     time.Time
+	Raw    payonce.RawJSON
+	Ptr    *inner
+	secret string
+}
+
+type printed result
+
+func (r printed) Format(f fmt.State, verb rune) { Format(f, verb, result(r), "redactprint.printed") }
+
+func (r printed) LogValue() slog.Value { return LogValue(result(r)) }
+
+func sample() printed {
+	return printed{ID: "ch_4111111111111111", Note: "token=abc", Count: 7, At: time.Date(2026, 11, 29, 0, 0, 0, 0, time.UTC),
+		Raw: payonce.RawJSON(`{"card":"5555555555554444"}`), Ptr: &inner{"4111111111111111"}, secret: "4111111111111111"}
+}
+
+func TestFormatRedactsEachFieldUnderEveryVerb(t *testing.T) {
+	r := sample()
+	for _, verb := range []string{"%v", "%+v", "%#v", "%s", "%q", "%x", "%d"} {
+		s := fmt.Sprintf(verb, r)
+		for _, leak := range []string{"4111111111111111", "5555555555554444", "abc"} {
+			assert.NotContains(t, s, leak, verb)
+		}
+		assert.Contains(t, s, "7", verb)
+	}
+	assert.Contains(t, fmt.Sprintf("%+v", r), "Count:7")
+	assert.Contains(t, fmt.Sprintf("%#v", r), "redactprint.printed{ID:")
+	assert.Contains(t, fmt.Sprintf("%#v", r), "(*redactprint.inner)(0x")
+	assert.Contains(t, fmt.Sprintf("%v", printed{}), "<nil>")
+	// The value itself is untouched.
+	assert.Equal(t, "ch_4111111111111111", r.ID)
+}
+
+func TestLogValueRedactsStringsAndUsesJSONNames(t *testing.T) {
+	var buf bytes.Buffer
+	slog.New(slog.NewJSONHandler(&buf, nil)).Info("x", "r", sample(), "nilptr", (*printed)(nil))
+	out := buf.String()
+	for _, leak := range []string{"4111111111111111", "5555555555554444", "token=abc"} {
+		assert.NotContains(t, out, leak)
+	}
+	assert.Contains(t, out, `"id":`)
+	assert.Contains(t, out, `"Count":7`)
+	assert.NotContains(t, out, "secret")
+	assert.Contains(t, out, `"At":"2026-11-29T00:00:00Z"`)
+}
