@@ -211,6 +211,7 @@ const maxResponseHeaderBytes = 256 << 10
 func NewClient(opts ...Option) (*Client, error) {
 	c := &Client{
 		policy:    DefaultRetryPolicy(),
+		rules:     DefaultKeyRules(),
 		budget:    DefaultRetryBudget(),
 		codec:     JSONCodec{},
 		logger:    slog.New(slog.DiscardHandler),

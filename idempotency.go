@@ -31,6 +31,15 @@ type KeyRules struct {
 	Window   time.Duration // how long the server remembers a key
 }
 
+// DefaultKeyRules are the rules of a client given none (WithKeyRules): a
+// key of at most 255 bytes of printable ASCII, remembered for 24 hours,
+// the window of both providers and of most idempotent APIs. A key older
+// than its window is never sent: the server may have forgotten it and
+// would run the operation again.
+func DefaultKeyRules() KeyRules {
+	return KeyRules{MaxLen: 255, Window: DefaultKeyWindow}
+}
+
 // A55KeyRules are A55's rules: 16 to 128 characters, a 24 h window. The
 // guide recommends UUID v4; the charset rule (printable ASCII, no spaces) is
 // a project assumption. https://docs.a55.tech (Idempotency guide)
