@@ -88,7 +88,9 @@ func TestAttemptTimeoutCoversTheBodyAndIsRetried(t *testing.T) {
 		_, _ = io.WriteString(w, `{"ok":true}`)
 	})
 	p := FastRetryPolicy()
-	p.AttemptTimeout = 200 * time.Millisecond
+	// The first attempt hangs until this ends it; the second must be
+	// answered within it on a loaded -race run.
+	p.AttemptTimeout = hangTimeout
 	var ends []AttemptResult
 	obs := ObserverFuncs{OnAttemptEnd: func(_ context.Context, r AttemptResult) { ends = append(ends, r) }}
 	c, err := NewClient(WithBaseURL(srv.URL), WithRetryPolicy(p), WithObserver(obs))
@@ -101,7 +103,7 @@ func TestAttemptTimeoutCoversTheBodyAndIsRetried(t *testing.T) {
 	require.Len(t, ends, 2)
 	assert.Equal(t, "timeout", ends[0].RetryCause)
 	assert.True(t, isTimeout(ends[0].Err), "%v", ends[0].Err)
-	assert.Contains(t, ends[0].Err.Error(), "attempt timed out after 200ms")
+	assert.Contains(t, ends[0].Err.Error(), fmt.Sprint("attempt timed out after ", hangTimeout))
 	assert.ErrorIs(t, ends[0].Err, context.DeadlineExceeded, "as net/http's own timeouts")
 }
 
@@ -149,10 +151,10 @@ func TestObserverContextsCannotLiftTheAttemptTimeout(t *testing.T) {
 			var ends []any
 			obs := detachingObserver{detach: detach, ends: &ends}
 			p := FastRetryPolicy()
-			p.AttemptTimeout = 200 * time.Millisecond
+			p.AttemptTimeout = hangTimeout // ends the hang, leaves the second attempt ample time
 			c, err := NewClient(WithBaseURL(srv.URL), WithRetryPolicy(p), WithObserver(obs))
 			require.NoError(t, err)
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second) // bounds a failure
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // bounds a failure
 			defer cancel()
 			meta, err := c.Do(ctx, postReq(), nil)
 			require.NoError(t, err)
@@ -186,7 +188,7 @@ func TestObserverContextCannotLiftTheCallersCancellation(t *testing.T) {
 	start := time.Now()
 	_, err = c.Do(ctx, postReq(), nil)
 	require.ErrorIs(t, err, context.DeadlineExceeded)
-	assert.Less(t, time.Since(start), 5*time.Second, "the caller's deadline ended the call, not the attempt timeout")
+	assert.Less(t, time.Since(start), generousAttemptTimeout/2, "the caller's deadline ended the call, not the attempt timeout")
 }
 
 // detachingObserver returns, from both start hooks, the context detach

@@ -76,7 +76,7 @@ func TestAttemptTimeoutErrorIsNotRewrittenByTheNextAttempt(t *testing.T) {
 	defer srv.Close()
 	defer close(release)
 	p := fastPolicy()
-	p.AttemptTimeout = 100 * time.Millisecond
+	p.AttemptTimeout = hangTimeout // ends the hang, leaves the second attempt ample time
 	errs := make(chan error, 4)
 	done := make(chan struct{})
 	go func() { // an exporter reading what the hooks handed it

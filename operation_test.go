@@ -79,6 +79,9 @@ func TestExpiredContextIsNotRetried(t *testing.T) {
 	p := fastPolicy()
 	p.MaxAttempts = 100
 	p.InitialInterval, p.MaxInterval = 20*time.Millisecond, 20*time.Millisecond
+	// No jitter: waits of exactly 20 ms fit at most three attempts in the
+	// 50 ms (with ±50% jitter, four 10 ms waits could fit a fifth).
+	p.RandomizationFactor = 0
 	c := setup(t, rec, WithRetryPolicy(p))
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()

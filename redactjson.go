@@ -3,8 +3,10 @@ package payonce
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"math/big"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -14,7 +16,8 @@ import (
 // string); card numbers, in any field and with or without separators, keep
 // only their last four digits; integers of 13 to 19 digits that pass the
 // Luhn check become null; every other string passes through RedactString.
-// A body that is not JSON is stored as a JSON string of its redacted text.
+// Object names are redacted like string values (a server may key an object
+// by card number). A body that is not JSON is stored as a JSON string of its redacted text.
 func RedactJSON(b []byte) []byte {
 	if len(bytes.TrimSpace(b)) == 0 {
 		return nil
@@ -182,7 +185,11 @@ func holdsCardNumber(s string) bool {
 func redactValue(v any) any {
 	switch t := v.(type) {
 	case map[string]any:
+		var renamed []string
 		for k, val := range t {
+			if nk := redactStored(k); nk != k {
+				renamed = append(renamed, k) // a name holding a card number or a secret
+			}
 			if secretField(k) {
 				if _, ok := val.(string); ok {
 					t[k] = "[REDACTED]"
@@ -195,6 +202,21 @@ func redactValue(v any) any {
 				continue // a resource ID comes back exactly as the server sent it
 			}
 			t[k] = redactValue(val)
+		}
+		// Names are redacted like values, in a fixed order; a redacted name
+		// that another name already has gets a suffix, so no value is lost.
+		slices.Sort(renamed)
+		for _, k := range renamed {
+			val := t[k]
+			delete(t, k)
+			nk := redactStored(k)
+			for n, base := 2, nk; ; n++ {
+				if _, taken := t[nk]; !taken {
+					break
+				}
+				nk = fmt.Sprintf("%s#%d", base, n)
+			}
+			t[nk] = val
 		}
 		return t
 	case []any:

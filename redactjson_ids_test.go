@@ -66,3 +66,18 @@ func TestRedactJSONKeepsHexIdentifiersWithLongDigitRuns(t *testing.T) {
 		assert.NotEqual(t, in, string(RedactJSON([]byte(in))), in)
 	}
 }
+
+// A server may key an object by card number: the name is redacted like a
+// value, and two names that redact alike both keep their values.
+func TestRedactJSONRedactsObjectNames(t *testing.T) {
+	out := string(RedactJSON([]byte(`{"4111111111111111":"a","4111 1111 1111 1111":"b","************1111":"c","token=abc":1,"id":"ch_1"}`)))
+	var v map[string]any
+	require.NoError(t, json.Unmarshal([]byte(out), &v), out)
+	assert.NotContains(t, out, "4111111111111111")
+	assert.NotContains(t, out, "4111 1111")
+	assert.NotContains(t, out, "abc")
+	assert.Len(t, v, 5, out)
+	assert.Equal(t, "c", v["************1111"], out)
+	assert.Equal(t, "ch_1", v["id"])
+	assert.Equal(t, out, string(RedactJSON([]byte(`{"4111111111111111":"a","4111 1111 1111 1111":"b","************1111":"c","token=abc":1,"id":"ch_1"}`))), "the same names every time")
+}

@@ -30,7 +30,8 @@ var applyReq = &coinepay.ApplyRequest{HeaderID: "hdr_1", PackageID: "pkg_basic"}
 func newFake(t *testing.T, opts ...payonce.Option) (*coinepaytest.Server, *coinepay.Client) {
 	t.Helper()
 	srv := coinepaytest.New(t)
-	c, err := srv.Client(opts...) // the fake's clock, millisecond retries
+	// The fake's clock, millisecond retries, a generous attempt timeout.
+	c, err := srv.Client(append([]payonce.Option{payonce.WithRetryPolicy(fastPolicy())}, opts...)...)
 	require.NoError(t, err)
 	return srv, c
 }

@@ -23,11 +23,13 @@ type recorder struct {
 	gate    chan struct{} // when set, each batch waits for it
 	running atomic.Int32
 	maxRun  atomic.Int32
+	entered atomic.Int32 // writes handed to run, counted before the gate
 }
 
 func (r *recorder) run(ctx context.Context, items []journal.BatchItem[int]) []error {
 	n := r.running.Add(1)
 	defer r.running.Add(-1)
+	r.entered.Add(int32(len(items)))
 	for {
 		m := r.maxRun.Load()
 		if n <= m || r.maxRun.CompareAndSwap(m, n) {
@@ -66,9 +68,12 @@ func TestBatcherGroupsConcurrentWritesAndAnswersEach(t *testing.T) {
 	for i := range n {
 		wg.Go(func() { errs[i] = b.Do(t.Context(), i) })
 	}
-	// Let the first batch go once everyone is queued behind it.
-	require.Eventually(t, func() bool { return r.running.Load() == 1 }, 5*time.Second, time.Millisecond)
-	time.Sleep(50 * time.Millisecond)
+	// Let the first batch go once everyone is queued behind it (every
+	// write is in the held batch or in the queue), not after a sleep a
+	// loaded machine can outlast before the goroutines run.
+	require.Eventually(t, func() bool {
+		return r.running.Load() == 1 && int(r.entered.Load())+journal.Queued(b) == n
+	}, 30*time.Second, time.Millisecond)
 	close(r.gate)
 	wg.Wait()
 	for i, err := range errs {
@@ -116,12 +121,13 @@ func TestBatcherCancelWhileQueuedWritesNothing(t *testing.T) {
 	b := journal.NewBatcher(r.run, 16, 1, 0)
 	first := make(chan error, 1)
 	go func() { first <- b.Do(t.Context(), 1) }()
-	require.Eventually(t, func() bool { return r.running.Load() == 1 }, 5*time.Second, time.Millisecond)
+	require.Eventually(t, func() bool { return r.running.Load() == 1 }, 30*time.Second, time.Millisecond)
 
 	ctx, cancel := context.WithCancel(t.Context())
 	queued := make(chan error, 1)
 	go func() { queued <- b.Do(ctx, 2) }()
-	time.Sleep(20 * time.Millisecond) // let write 2 queue behind the running batch
+	// Write 2 is queued behind the running batch before the cancel.
+	require.Eventually(t, func() bool { return journal.Queued(b) == 1 }, 30*time.Second, time.Millisecond)
 	cancel()
 	err := <-queued
 	require.ErrorIs(t, err, context.Canceled)
@@ -149,16 +155,19 @@ func TestBatcherFollowerInBatchGetsInDoubt(t *testing.T) {
 	// The first batch holds write 0 alone; writes 1 and 2 queue and go in
 	// the second batch, led by write 1.
 	go func() { leader <- b.Do(t.Context(), 0) }()
-	require.Eventually(t, func() bool { return entered.Load() == 1 }, 5*time.Second, time.Millisecond)
+	require.Eventually(t, func() bool { return entered.Load() == 1 }, 30*time.Second, time.Millisecond)
 	ctx, cancel := context.WithCancel(t.Context())
 	res := make(chan error, 2)
+	// Write 1 queues before write 2 (it leads their batch); waited for,
+	// not slept on: were write 2 first, it would lead, and a leader's
+	// cancel is no follower's.
 	go func() { res <- b.Do(t.Context(), 1) }()
-	time.Sleep(10 * time.Millisecond)
+	require.Eventually(t, func() bool { return journal.Queued(b) == 1 }, 30*time.Second, time.Millisecond)
 	go func() { res <- b.Do(ctx, 2) }()
-	time.Sleep(10 * time.Millisecond)
+	require.Eventually(t, func() bool { return journal.Queued(b) == 2 }, 30*time.Second, time.Millisecond)
 	gate <- struct{}{} // first batch ends
 	require.NoError(t, <-leader)
-	require.Eventually(t, func() bool { return entered.Load() == 3 }, 5*time.Second, time.Millisecond)
+	require.Eventually(t, func() bool { return entered.Load() == 3 }, 30*time.Second, time.Millisecond)
 	cancel() // write 2 is inside the second batch
 	err := <-res
 	require.ErrorIs(t, err, journal.ErrWriteInDoubt)
@@ -176,14 +185,14 @@ func TestBatcherCloseWhileBusyWaitsAndRefusesNewWrites(t *testing.T) {
 	for i := range 20 {
 		wg.Go(func() { errs[i] = b.Do(t.Context(), i) })
 	}
-	require.Eventually(t, func() bool { return r.running.Load() == 1 }, 5*time.Second, time.Millisecond)
+	require.Eventually(t, func() bool { return r.running.Load() == 1 }, 30*time.Second, time.Millisecond)
 	closed := make(chan struct{})
 	go func() { b.Close(); close(closed) }()
 	require.Eventually(t, func() bool {
 		ctx, cancel := context.WithTimeout(t.Context(), 5*time.Millisecond)
 		defer cancel()
 		return errors.Is(b.Do(ctx, 99), journal.ErrBatcherClosed)
-	}, 5*time.Second, time.Millisecond)
+	}, 30*time.Second, time.Millisecond)
 	select {
 	case <-closed:
 		t.Fatal("Close returned while a batch was running")

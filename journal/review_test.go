@@ -164,7 +164,7 @@ func TestSQLiteOpenCloseLeavesNoGoroutine(t *testing.T) {
 		cycle(i)
 	}
 	srv.HTTPClient().CloseIdleConnections()
-	assert.Eventually(t, func() bool { return runtime.NumGoroutine() <= before+2 }, 5*time.Second, 10*time.Millisecond,
+	assert.Eventually(t, func() bool { return runtime.NumGoroutine() <= before+2 }, 30*time.Second, 10*time.Millisecond,
 		"goroutines: before %d, after %d", before, runtime.NumGoroutine())
 }
 
@@ -208,7 +208,7 @@ func TestPostgresConnectionsAreBoundedAndReleased(t *testing.T) {
 	wg.Wait()
 	assert.LessOrEqual(t, count(), 4)
 	j.Close()
-	assert.Eventually(t, func() bool { return count() == 0 }, 5*time.Second, 20*time.Millisecond, "connections left open")
+	assert.Eventually(t, func() bool { return count() == 0 }, 30*time.Second, 20*time.Millisecond, "connections left open")
 }
 
 // A reference that is not valid UTF-8 is refused as bad input, before

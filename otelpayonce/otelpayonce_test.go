@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/a55"
@@ -152,7 +153,7 @@ func TestChargeWithLostAnswerTraces(t *testing.T) {
 	srv := a55test.New(t)
 	require.NoError(t, srv.AddFault(a55test.Rule{Fault: a55test.FaultDropAfterCommit, Path: a55test.ChargePath, Count: 1}))
 	hl := &headerLog{byPath: map[string][]string{}, next: http.DefaultTransport}
-	client, err := srv.Client(payonce.WithRetryPolicy(payonce.FastRetryPolicy()), payonce.WithObserver(tm.obs),
+	client, err := srv.Client(payonce.WithRetryPolicy(fastPolicy()), payonce.WithObserver(tm.obs),
 		payonce.WithHTTPClient(&http.Client{Transport: hl}))
 	require.NoError(t, err)
 	amount, _ := payonce.ParseAmount("100.00")
@@ -231,7 +232,7 @@ func TestApplyWith503sAndReplayMetrics(t *testing.T) {
 	srv := coinepaytest.New(t)
 	require.NoError(t, srv.AddFault(coinepaytest.Rule{Fault: coinepaytest.FaultErrorBeforeCommit, Status: 503, Path: coinepay.PathCardApply, Count: 2}))
 	budget := payonce.NewRetryBudget(100)
-	client, err := srv.Client(payonce.WithRetryPolicy(payonce.FastRetryPolicy()), payonce.WithObserver(tm.obs), payonce.WithRetryBudget(budget))
+	client, err := srv.Client(payonce.WithRetryPolicy(fastPolicy()), payonce.WithObserver(tm.obs), payonce.WithRetryBudget(budget))
 	require.NoError(t, err)
 	req := &coinepay.ApplyRequest{HeaderID: "h1", PackageID: "p1"}
 	card, err := client.Cards.Apply(context.Background(), req, payonce.WithIdempotencyKey("order-1-card"))
@@ -269,7 +270,7 @@ func TestApplyWith503sAndReplayMetrics(t *testing.T) {
 func TestFailuresAndNoSecrets(t *testing.T) {
 	tm := newTelemetry(t)
 	srv := coinepaytest.New(t)
-	client, err := srv.Client(payonce.WithRetryPolicy(payonce.FastRetryPolicy()), payonce.WithObserver(tm.obs))
+	client, err := srv.Client(payonce.WithRetryPolicy(fastPolicy()), payonce.WithObserver(tm.obs))
 	require.NoError(t, err)
 	ctx := context.Background()
 	_, err = client.Cards.Apply(ctx, &coinepay.ApplyRequest{HeaderID: "h1", PackageID: "p1"}, payonce.WithIdempotencyKey("k-conflict"))
@@ -335,4 +336,14 @@ func TestCallerSpanIsParent(t *testing.T) {
 			assert.Equal(t, parent.SpanContext().SpanID(), s.Parent().SpanID())
 		}
 	}
+}
+
+// fastPolicy is FastRetryPolicy with an attempt timeout no loopback answer
+// reaches, even in a loaded -race run: FastRetryPolicy's 2 s can be
+// reached there, and a timed-out attempt is rightly retried, which changes
+// the attempt, span and metric counts these tests assert.
+func fastPolicy() payonce.RetryPolicy {
+	p := payonce.FastRetryPolicy()
+	p.AttemptTimeout = time.Minute
+	return p
 }

@@ -37,7 +37,7 @@ func start(t *testing.T, args ...string) string {
 		select {
 		case err := <-errc:
 			assert.NoError(t, err)
-		case <-time.After(5 * time.Second):
+		case <-time.After(time.Minute): // bounds a hang; -shutdown-timeout is 5 s
 			t.Error("run did not return after cancel")
 		}
 	})

@@ -149,7 +149,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	srv.ReadTimeout, srv.IdleTimeout = o.readTimeout, o.idleTimeout
 	fmt.Fprintf(stdout, "fakepay listening on http://%s\n", ln.Addr().String())
 	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
+	go func() { errc <- srv.Serve(conns.listener(ln)) }()
 	select {
 	case err := <-errc:
 		return err

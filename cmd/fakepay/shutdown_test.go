@@ -32,14 +32,24 @@ func TestShutdownWithASlowClientStillSucceeds(t *testing.T) {
 	conn, err := net.Dial("tcp", addr)
 	require.NoError(t, err)
 	defer conn.Close()
-	_, err = conn.Write([]byte("POST /_fakepay/reset HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\n{}"))
+	_, err = conn.Write([]byte("POST /_fakepay/reset HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 10\r\n\r\n{}"))
 	require.NoError(t, err)
-	time.Sleep(50 * time.Millisecond) // the handler is now reading the body
+	// net/http answers 100 Continue at the handler's first read of the
+	// body: the handler is now reading it. (A sleep here let a loaded
+	// machine cancel before the server had read the request, whose
+	// connection was then closed as silent, unread bytes and all: a reset,
+	// not the grace period's close.)
+	require.NoError(t, conn.SetReadDeadline(time.Now().Add(30*time.Second)))
+	const cont = "HTTP/1.1 100 Continue\r\n\r\n"
+	got := make([]byte, len(cont))
+	_, err = io.ReadFull(conn, got)
+	require.NoError(t, err)
+	require.Equal(t, cont, string(got))
 	cancel()
 	select {
 	case err := <-errc:
 		assert.NoError(t, err)
-	case <-time.After(5 * time.Second):
+	case <-time.After(30 * time.Second): // bounds a hang; the grace period is 100 ms
 		t.Fatal("run did not return after cancel")
 	}
 	// The slow client's connection was closed, not left open.

@@ -55,7 +55,7 @@ func TestWebhookSecretFlag(t *testing.T) {
 	require.NoError(t, err)
 	resp.Body.Close()
 	require.Equal(t, http.StatusOK, resp.StatusCode)
-	deadline := time.Now().Add(5 * time.Second) // the deliver call waits for an attempt in flight; this only guards a bug
+	deadline := time.Now().Add(30 * time.Second) // the deliver call waits for an attempt in flight; this only guards a bug
 	for verified.Load() == 0 && time.Now().Before(deadline) {
 		time.Sleep(5 * time.Millisecond)
 	}

@@ -358,7 +358,7 @@ func testClaimExpiredLease(t *testing.T, j payonce.Journal) {
 	require.Eventually(t, func() bool {
 		again, err := j.Claim(ctx(t), payonce.ClaimRequest{Owner: "w2", Lease: time.Hour})
 		return err == nil && len(again) == 1 && again[0].LeaseOwner == "w2"
-	}, 5*time.Second, 5*time.Millisecond, "an expired lease is claimed again")
+	}, 30*time.Second, 5*time.Millisecond, "an expired lease is claimed again")
 	stored, err := j.Get(ctx(t), "s", "x")
 	require.NoError(t, err)
 	assert.Equal(t, "w2", stored.LeaseOwner)
