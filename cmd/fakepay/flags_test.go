@@ -170,3 +170,35 @@ func TestMainHelpExitsZero(t *testing.T) {
 	assert.Contains(t, stdout.String(), "Usage of fakepay")
 	assert.NotContains(t, stderr.String(), "help requested")
 }
+
+// rateLimitHeader returns the X-RateLimit-Limit of an A55 charge list
+// answer ("" when the fake sends none: no limit).
+func rateLimitHeader(t *testing.T, base string) string {
+	t.Helper()
+	resp, err := http.PostForm(base+"/oauth2/token", url.Values{
+		"grant_type": {"client_credentials"}, "client_id": {"demo-client"}, "client_secret": {"demo-secret"},
+	})
+	require.NoError(t, err)
+	var tok struct {
+		AccessToken string `json:"access_token"`
+	}
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&tok))
+	resp.Body.Close()
+	req, err := http.NewRequest(http.MethodGet, base+"/api/v1/bank/wallet/charges/", nil)
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+tok.AccessToken)
+	resp, err = http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	return resp.Header.Get("X-RateLimit-Limit")
+}
+
+// -a55-rate-limit 0 turns the limit off, as a55test.WithRateLimit(0, ..)
+// does: it used to mean the default 100 a minute, silently.
+func TestFlagA55RateLimitZeroIsOff(t *testing.T) {
+	assert.Equal(t, "100", rateLimitHeader(t, start(t)), "the default")
+	assert.Equal(t, "7", rateLimitHeader(t, start(t, "-a55-rate-limit", "7")))
+	assert.Equal(t, "", rateLimitHeader(t, start(t, "-a55-rate-limit", "-1")), "negative: off")
+	assert.Equal(t, "", rateLimitHeader(t, start(t, "-a55-rate-limit", "0")), "0: off")
+}

@@ -48,7 +48,7 @@ func parseFlags(args []string, out io.Writer) (options, error) {
 	fs.DurationVar(&o.latency, "latency", 0, "delay added before every API request")
 	fs.Float64Var(&o.faultRate, "fault-rate", 0, "share (0..1) of API requests that get a random fault")
 	fs.Uint64Var(&o.seed, "seed", 1, "random seed of faults and generated IDs")
-	fs.IntVar(&o.rateLimit, "a55-rate-limit", 100, "A55 requests per minute per client (negative: off)")
+	fs.IntVar(&o.rateLimit, "a55-rate-limit", 100, "A55 requests per minute per client (0 or negative: off)")
 	fs.DurationVar(&o.tokenLifetime, "a55-token-lifetime", time.Hour, "A55 access token lifetime")
 	fs.StringVar(&o.webhookSecret, "a55-webhook-secret", a55fake.DefaultWebhookSecret, "secret that signs the A55 charge webhooks")
 	fs.BoolVar(&o.webhookAnyHost, "a55-webhook-any-host", false, "also deliver A55 webhooks to non-loopback hosts (default: loopback only)")
@@ -101,8 +101,12 @@ func newHandler(o options) (http.Handler, *fakeserver.Engine, error) {
 		return nil, nil, fmt.Errorf("-balance: %w", err)
 	}
 	e := fakeserver.New(fakeserver.Options{Seed: o.seed, FaultRate: o.faultRate, Latency: o.latency, MaxOperations: o.maxOperations})
+	rateLimit := o.rateLimit
+	if rateLimit == 0 {
+		rateLimit = -1 // off, as a55test.WithRateLimit(0, ..): a55fake reads 0 as its default
+	}
 	a55 := a55fake.New(e, a55fake.Config{
-		Clients: map[string]string{o.a55ID: o.a55Secret}, RateLimit: o.rateLimit, TokenLifetime: o.tokenLifetime,
+		Clients: map[string]string{o.a55ID: o.a55Secret}, RateLimit: rateLimit, TokenLifetime: o.tokenLifetime,
 		WebhookSecret: o.webhookSecret, WebhookAllowAnyHost: o.webhookAnyHost,
 	})
 	cp := coinepayfake.New(e, coinepayfake.Config{Keys: map[string]string{o.cpKey: o.cpSecret}, StartBalance: &bal})
