@@ -20,8 +20,10 @@
 // load.
 //
 // Every error is an *APIError that matches the Err* sentinels with
-// errors.Is and carries the operation's key: KeyOf(err) and
-// ResumeContext(ctx, err) let a job queue resume the same operation later.
+// errors.Is and carries the operation's key and its age:
+// ResumeContext(ctx, err) resumes the same operation in this process, and
+// ResumeTokenOf(err), stored with a job, resumes it later in any process
+// (WithResumeToken).
 //
 // The typed clients live in the a55 and coinepay packages; their fake
 // servers, for merchants' integration tests, in a55/a55test and

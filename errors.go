@@ -328,9 +328,12 @@ func (e *APIError) Resumable() bool {
 }
 
 // KeyOf returns the idempotency key of the operation that returned err, or ""
-// when err carries none. Store it with the failed job and resume the very
-// same operation later (ResumeContext): the server then either replays the
-// stored result or executes it once, never twice.
+// when err carries none: to log it or to look the operation up. It
+// loses the key's age: to resume the operation in this process use
+// ResumeContext(ctx, err); to resume it later or in another process store
+// ResumeTokenOf(err) and pass WithResumeToken. A bare key passed again
+// with WithIdempotencyKey counts as new, so the 24 h guard (ErrKeyExpired)
+// could let a key the server has forgotten go out and run a second time.
 func KeyOf(err error) string {
 	var e *APIError
 	if errors.As(err, &e) {
@@ -350,15 +353,17 @@ func IsTemporary(err error) bool {
 }
 
 // IsResumable reports whether err is an *APIError whose operation, run
-// again later with the same key (ResumeContext), may succeed
+// again later with the same key (ResumeContext, WithResumeToken), may succeed
 // (APIError.Resumable). A job queue can rely on it alone: retry the job
 // when it is true, give up when it is false. Unlike IsTemporary it is
 // true for ErrInsufficientBalance (a top-up makes the same key succeed)
 // and false for an operation that had no key.
 //
 //	if payonce.IsResumable(err) {
-//		job.Key = payonce.KeyOf(err) // retry later with payonce.ResumeContext
+//		job.Token = payonce.ResumeTokenOf(err) // the key and its age
 //	}
+//	// later, in any process:
+//	client.Charges.Create(ctx, sameRequest, payonce.WithResumeToken(job.Token))
 func IsResumable(err error) bool {
 	var e *APIError
 	return errors.As(err, &e) && e.Resumable()

@@ -20,9 +20,10 @@ import (
 // (https://docs.a55.tech, Charges). Every POST is one business operation
 // with one Idempotency-Key, resolved once and sent on every attempt:
 // payonce.WithIdempotencyKey, else the context's payonce.WithKey, else a
-// new UUID v4. Store the key of an operation that failed with a temporary
-// error (payonce.KeyOf) and resume it with payonce.ResumeContext within
-// 24 hours.
+// new UUID v4. Resume an operation that failed with a resumable error
+// (payonce.IsResumable) with payonce.ResumeContext in the same process, or
+// store payonce.ResumeTokenOf(err) and pass payonce.WithResumeToken later,
+// in any process: the key and its age come back, so the 24 h guard holds.
 type ChargesService struct{ c *Client }
 
 // ChargeCreateRequest is the charge payload of the idempotency guide plus

@@ -153,9 +153,11 @@ type RechargeResult struct {
 // before anything is sent.
 //
 // A job queue that may run the same job again in a new process passes
-// payonce.WithIdempotencyKey(payonce.TaskKey("openapi:apply", taskID)).
-// On failure the *payonce.APIError carries the key (payonce.KeyOf) to
-// resume the same operation with.
+// ctx = payonce.WithTaskKey(ctx, "openapi:apply", taskID, job.CreatedAt):
+// the key is aged from the job, so a redelivery past the 24 h window is
+// payonce.ErrKeyExpired rather than a second card. On failure
+// payonce.ResumeTokenOf(err) carries the key and its age to resume the same
+// operation with (payonce.WithResumeToken).
 func (s *CardsService) Apply(ctx context.Context, req *ApplyRequest, opts ...payonce.CallOption) (*ApplyResult, error) {
 	var out applyData
 	meta, err := s.client.core.Do(ctx, &payonce.Request{

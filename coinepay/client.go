@@ -17,7 +17,7 @@
 //	case errors.Is(err, payonce.ErrIdempotencyConflict):
 //		// the key was used for another body: a bug in the caller
 //	case err != nil:
-//		// payonce.KeyOf(err) is the key to resume with
+//		// store payonce.ResumeTokenOf(err); resume with payonce.WithResumeToken
 //	}
 //	fmt.Println(res.CardID, res.Meta.Replayed, res.Meta.Attempts)
 //

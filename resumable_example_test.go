@@ -1,0 +1,55 @@
+package payonce_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/payonce/payonce"
+	"github.com/payonce/payonce/a55"
+	"github.com/payonce/payonce/a55/a55test"
+)
+
+// A job whose charge failed with a resumable error stores the resume token
+// (the key and its age) and is run again later, in any process: within the
+// key's window the same operation resumes; past it nothing is sent, where a
+// bare key (KeyOf) would count as new and could charge a second time.
+func ExampleIsResumable() {
+	srv := a55test.NewServer() // in a test: a55test.New(t)
+	defer srv.Close()
+	policy := payonce.FastRetryPolicy()
+	policy.MaxAttempts = 1 // the job queue retries, not the client
+	client, _ := srv.Client(payonce.WithRetryPolicy(policy))
+	ctx := context.Background()
+	req := &a55.ChargeCreateRequest{Amount: payonce.MustParseAmount("10.00"), Currency: payonce.BRL, TypeCharge: a55.TypeCreditCard,
+		Card: &payonce.Card{Number: a55test.CardConfirms, HolderName: "TEST", ExpirationMonth: "12", ExpirationYear: "2099", CVV: "123"}}
+	runJob := func(token string) (string, error) {
+		opts := []payonce.CallOption{}
+		if token != "" {
+			opts = append(opts, payonce.WithResumeToken(token))
+		}
+		_, err := client.Charges.Create(ctx, req, opts...)
+		if payonce.IsResumable(err) {
+			return payonce.ResumeTokenOf(err), err // store it with the job
+		}
+		return "", err
+	}
+
+	// The answer is lost twice: the charge ran, the job is run again.
+	_ = srv.AddFault(a55test.Rule{Fault: a55test.FaultDropAfterCommit, Path: a55test.ChargePath, Count: 2})
+	token, err := runJob("")
+	fmt.Println("first run:", errors.Is(err, payonce.ErrTransport), token != "")
+	token, err = runJob(token)
+	fmt.Println("redelivered:", errors.Is(err, payonce.ErrTransport), token != "")
+
+	srv.Clock().Advance(25 * time.Hour) // redelivered a day later
+	_, err = runJob(token)
+	fmt.Println("a day later:", errors.Is(err, payonce.ErrKeyExpired))
+	fmt.Println("charges executed:", srv.Ledger().Len())
+	// Output:
+	// first run: true true
+	// redelivered: true true
+	// a day later: true
+	// charges executed: 1
+}
