@@ -1,0 +1,121 @@
+package main
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/payonce/payonce"
+)
+
+// getJSON decodes the JSON answer of a GET on base+path.
+func getJSON(t *testing.T, base, path string, v any) {
+	t.Helper()
+	resp, err := http.Get(base + path)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode, path)
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(v))
+}
+
+func keysOf(m map[string]any) []string {
+	var ks []string
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}
+
+// What a test in another language sees, field by field, as docs/fakepay.md
+// shows it: a lost answer, a retry with the same key, one operation.
+func TestAdminAPIAsDocumented(t *testing.T) {
+	base := start(t)
+	resp, err := http.Post(base+"/_fakepay/faults", "application/json",
+		strings.NewReader(`{"fault":"drop_after_commit","path":"/api/v1/bank/wallet/charge/","count":1}`))
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusCreated, resp.StatusCode)
+
+	resp, err = http.PostForm(base+"/oauth2/token", url.Values{
+		"grant_type": {"client_credentials"}, "client_id": {"demo-client"}, "client_secret": {"demo-secret"},
+	})
+	require.NoError(t, err)
+	var tok struct {
+		AccessToken string `json:"access_token"`
+	}
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&tok))
+	resp.Body.Close()
+	// A fresh connection per request: net/http resends a request carrying an
+	// Idempotency-Key by itself when a reused connection drops it.
+	hc := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+	charge := `{"amount":"10.00","currency":"BRL","type_charge":"credit_card","card":{"number":"4111111111111111","holder_name":"T","expiration_month":"12","expiration_year":"2099","cvv":"123"}}`
+	for i := range 2 {
+		req, _ := http.NewRequest(http.MethodPost, base+"/api/v1/bank/wallet/charge/", strings.NewReader(charge))
+		req.Header.Set("Authorization", "Bearer "+tok.AccessToken)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set(payonce.HeaderIdempotencyKey, "order-1-payment-0001")
+		resp, err := hc.Do(req)
+		if i == 0 {
+			require.Error(t, err, "the answer is lost")
+			continue
+		}
+		require.NoError(t, err)
+		resp.Body.Close()
+		require.Equal(t, http.StatusOK, resp.StatusCode)
+	}
+	// Coinepay requests without a signature and with a wrong one.
+	for _, sign := range []bool{false, true} {
+		req, _ := http.NewRequest(http.MethodPost, base+"/api/v1/openapi/card/apply", strings.NewReader(`{}`))
+		req.Header.Set(payonce.HeaderIdempotencyKey, "openapi:apply:1")
+		if sign {
+			signer, err := payonce.NewHMACSigner("demo-key", "wrong-secret")
+			require.NoError(t, err)
+			require.NoError(t, signer.Sign(req, []byte(`{}`)))
+		}
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		resp.Body.Close()
+		require.Equal(t, http.StatusUnauthorized, resp.StatusCode)
+	}
+
+	var ledger struct {
+		Operations []map[string]any `json:"operations"`
+		Next       string           `json:"next"`
+		LastSeq    uint64           `json:"last_seq"`
+	}
+	getJSON(t, base, "/_fakepay/ledger?idempotency_key=order-1-payment-0001", &ledger)
+	require.Len(t, ledger.Operations, 1, "charged once")
+	op := ledger.Operations[0]
+	assert.Equal(t, []string{"amount", "credential", "id", "idempotency_key", "kind", "provider", "seq", "time"}, keysOf(op))
+	assert.Equal(t, "charge.create", op["kind"])
+	assert.Equal(t, "10.00", op["amount"])
+	assert.Equal(t, "demo-client", op["credential"])
+	assert.Empty(t, ledger.Next, "no more pages")
+	assert.Equal(t, op["seq"], float64(ledger.LastSeq))
+
+	var log struct {
+		Requests []map[string]any `json:"requests"`
+	}
+	getJSON(t, base, "/_fakepay/requests", &log)
+	require.Len(t, log.Requests, 5) // token, 2 charges, 2 applies
+	lost, replay := log.Requests[1], log.Requests[2]
+	assert.Equal(t, "drop_after_commit", lost["fault"])
+	assert.Equal(t, true, lost["executed"])
+	assert.Equal(t, float64(0), lost["status"], "no answer sent")
+	assert.Equal(t, true, replay["replayed"])
+	assert.Equal(t, false, replay["executed"])
+	assert.NotContains(t, replay, "signature_valid", "A55 requests are not signed")
+	assert.Equal(t, false, log.Requests[3]["signature_valid"], "missing")
+	assert.Equal(t, false, log.Requests[4]["signature_valid"], "wrong")
+
+	var stats map[string]any
+	getJSON(t, base, "/_fakepay/stats", &stats)
+	assert.Equal(t, map[string]any{"requests": 5.0, "executed": 1.0, "replayed": 1.0, "conflicts": 0.0, "faults": 1.0}, stats)
+}
