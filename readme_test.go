@@ -21,15 +21,6 @@ import (
 // belongs in docs/.
 const maxReadmeSize = 12 << 10
 
-// pendingPages are pages linked from the README that other branches are
-// writing. A link to one of them may point to a missing file until that
-// branch lands; every other relative link must resolve. Remove an entry
-// once its page exists, and the list once it is empty.
-var pendingPages = map[string]bool{
-	"docs/crash-safety.md":  true,
-	"docs/observability.md": true,
-}
-
 // readDoc returns the text of a documentation file of the repository.
 func readDoc(t *testing.T, name string) string {
 	t.Helper()
@@ -197,9 +188,6 @@ func TestDocLinksResolve(t *testing.T) {
 				continue
 			}
 			if _, err := os.Stat(filepath.FromSlash(resolved)); err != nil {
-				if pendingPages[resolved] {
-					continue // written on another branch; see pendingPages
-				}
 				t.Errorf("%s links %q: %s does not exist", page, target, resolved)
 			}
 		}
