@@ -318,7 +318,9 @@ type Request struct {
 	Validate func() error
 	// Route is Path's template for observers, e.g. "/v1/charges/{id}":
 	// spans and metrics are named by it, never by raw IDs. When empty,
-	// Route(Path) derives one.
+	// Route(Path) derives one; a Route given here passes through Route
+	// too, so its query string and any raw ID in it never reach an
+	// observer ("{id}" placeholders are kept).
 	Route string
 }
 

@@ -424,8 +424,9 @@ func (op *operation) startObserving(start time.Time) {
 	c, req := op.c, op.req
 	route := req.Route
 	if route == "" {
-		route = Route(req.Path)
+		route = req.Path
 	}
+	route = Route(route) // a given template too: no query string, no raw ID
 	ob := op.ob
 	ob.info = OperationInfo{Provider: c.provider, Operation: req.Operation, Method: req.Method, Route: route,
 		Keyed: req.Keyed, RetryBudget: c.budget}

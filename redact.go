@@ -92,14 +92,25 @@ var urlQuery = regexp.MustCompile(`(https?://[^\s?"]*)\?[^\s"]*`)
 //     ("client_secret: required", "card.cvv: must be 3 or 4 digits");
 //   - JSON Web Tokens ("eyJ...") become [REDACTED] wherever they stand;
 //   - the credentials of a URL (scheme://user:password@host) and query
-//     strings, of a URL or bare ("?a=b"), are cut.
+//     strings, of a URL or bare ("?a=b"), are cut;
+//   - digits written as escape sequences (\u0034, \\u0034, \x34) are
+//     written as digits first, so an escaped card number is masked too.
 //
 // It is idempotent: redacting twice gives the same text.
 func RedactString(s string) string {
 	if s == "" {
 		return s
 	}
+	if strings.IndexByte(s, '\\') >= 0 {
+		s = unescapeDigits(s)
+	}
 	s = maskDigitRuns(s)
+	return redactSecrets(s)
+}
+
+// redactSecrets is RedactString but for card numbers: secret values,
+// JSON Web Tokens, URL credentials and query strings.
+func redactSecrets(s string) string {
 	if strings.ContainsAny(s, ":=? \t\n\f\r") { // every pattern here needs one (a request ID, a code has none)
 		s = namedValue.ReplaceAllStringFunc(s, redactNamed)
 		s = camelValue.ReplaceAllStringFunc(s, redactCamel)
@@ -112,6 +123,26 @@ func RedactString(s string) string {
 	}
 	if strings.Contains(s, "eyJ") {
 		s = bareJWT.ReplaceAllLiteralString(s, "[REDACTED]")
+	}
+	return s
+}
+
+// escapedDigit matches a decimal digit written as an escape sequence, as
+// JSON, JavaScript, Go or C write them: \u0034, \U00000034, \x34, with
+// any number of backslashes (JSON quoted in JSON doubles them).
+var escapedDigit = regexp.MustCompile(`\\+(?:[uU]00|U000000|[xX])3([0-9])`)
+
+// unescapeDigits writes escaped decimal digits as digits, so that a card
+// number a server sent escaped ("\\u0034\\u0031...") is masked like
+// one in clear. It repeats until no escaped digit is left: decoding one
+// may complete another.
+func unescapeDigits(s string) string {
+	for strings.IndexByte(s, '\\') >= 0 {
+		t := escapedDigit.ReplaceAllString(s, "${1}")
+		if t == s {
+			break
+		}
+		s = t
 	}
 	return s
 }

@@ -123,6 +123,16 @@ func canonicalUUID(s string) bool {
 	return true
 }
 
+// plainIdentifier reports whether s, the value of an identifier field,
+// can be stored as is: it holds no card number (in clear or escaped), no
+// secret value, JSON Web Token, URL credentials or query string. A hex ID
+// is plain; "ch_1?access_token=…" or "cvv=987" is not, and is redacted
+// like any other string.
+func plainIdentifier(s string) bool {
+	return !wholeCardNumber(s) && !holdsCardNumber(s) && unescapeDigits(s) == s &&
+		redactSecrets(s) == s && !storedSecret.MatchString(s)
+}
+
 // holdsCardNumber reports whether s contains a run of 13 to 19 digits
 // (single spaces or hyphens allowed after groups of 4 or 6) that passes the Luhn
 // check: a card number glued into an identifier ("card_4111111111111111")
@@ -198,7 +208,7 @@ func redactValue(v any) any {
 				}
 				continue
 			}
-			if s, ok := val.(string); ok && identifierField(k) && (canonicalUUID(s) || !wholeCardNumber(s) && !holdsCardNumber(s)) {
+			if s, ok := val.(string); ok && identifierField(k) && (canonicalUUID(s) || plainIdentifier(s)) {
 				continue // a resource ID comes back exactly as the server sent it
 			}
 			t[k] = redactValue(val)

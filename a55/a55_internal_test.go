@@ -490,3 +490,14 @@ func TestPlainHTTPTokenURLRefused(t *testing.T) {
 	_, err = NewClient(a)
 	require.ErrorIs(t, err, payonce.ErrInvalidConfig)
 }
+
+// A plain-http webhook URL to a non-loopback host passes only when the
+// client itself was opted into plain HTTP (a non-loopback http:// base
+// URL, which payonce.NewClient allows only with payonce.WithInsecureHTTP).
+func TestCheckWebhookURLFollowsTheInsecureOptIn(t *testing.T) {
+	const hook = "http://merchant.example/hooks/a55"
+	require.ErrorIs(t, checkWebhookURL(hook, "https://api.example"), payonce.ErrInvalidRequest)
+	require.ErrorIs(t, checkWebhookURL(hook, "http://127.0.0.1:8080"), payonce.ErrInvalidRequest)
+	assert.NoError(t, checkWebhookURL(hook, "http://api.internal:8080"))
+	assert.NoError(t, checkWebhookURL("http://[::ffff:127.0.0.1]:9/h", "https://api.example"), "an IPv4-mapped loopback address is loopback")
+}

@@ -246,7 +246,7 @@ func (z *authorizer) fetch(ctx context.Context, f *tokenFetch) {
 	start := z.now()
 	t, err := z.cfg.Token(context.WithValue(ctx, oauth2.HTTPClient, z.hc))
 	if err != nil {
-		err = tokenError(err)
+		err = tokenError(err, z.cfg.ClientSecret)
 	} else if t.AccessToken == "" {
 		err = fmt.Errorf("%w: a55: the token endpoint answered without an access_token", payonce.ErrInvalidConfig)
 	}
@@ -329,11 +329,20 @@ func (z *authorizer) LogValue() slog.Value { return slog.StringValue(z.String())
 
 // tokenError keeps the token endpoint's status and error code and drops
 // everything else: a *url.Error would name the token URL, and the
-// endpoint's body is not ours to log. Refused credentials (400, 401, 403)
+// endpoint's body is not ours to log; the client secret never stays in
+// its text, even echoed bare. Refused credentials (400, 401, 403)
 // are payonce.ErrUnauthorized; a redirect is ErrTokenRedirect; a 5xx, a
 // 429, a network failure or a timeout may pass and is
 // payonce.ErrSignerTemporary; anything else is payonce.ErrInvalidConfig.
-func tokenError(err error) error {
+func tokenError(err error, secret string) error {
+	// What the endpoint sent goes through RedactString, and the client
+	// secret is cut wherever it stands: an endpoint may echo it bare.
+	redact := func(s string) string {
+		if secret != "" {
+			s = strings.ReplaceAll(s, secret, "[REDACTED]")
+		}
+		return payonce.RedactString(s)
+	}
 	var re *oauth2.RetrieveError
 	if errors.As(err, &re) {
 		status := 0
@@ -342,7 +351,7 @@ func tokenError(err error) error {
 		}
 		msg := fmt.Sprintf("a55: the token endpoint refused the request (HTTP %d", status)
 		if re.ErrorCode != "" {
-			msg += " " + payonce.RedactString(re.ErrorCode)
+			msg += " " + redact(re.ErrorCode)
 		}
 		msg += ")"
 		switch {
@@ -362,7 +371,7 @@ func tokenError(err error) error {
 			cause = ue.Err // the *url.Error's text names the token URL
 		}
 		return fmt.Errorf("%w: a55: the token endpoint could not be reached: %s", payonce.ErrSignerTemporary,
-			payonce.RedactString(cause.Error()))
+			redact(cause.Error()))
 	}
 	// The answer could not be read as a token (not JSON, no access_token):
 	// the token URL points at something that is not a token endpoint.
@@ -372,5 +381,5 @@ func tokenError(err error) error {
 			s = s[j+3:]
 		}
 	}
-	return fmt.Errorf("%w: a55: the token endpoint answered no usable token: %s", payonce.ErrInvalidConfig, payonce.RedactString(s))
+	return fmt.Errorf("%w: a55: the token endpoint answered no usable token: %s", payonce.ErrInvalidConfig, redact(s))
 }

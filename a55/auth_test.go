@@ -252,3 +252,27 @@ func TestToken401Final(t *testing.T) {
 	assert.False(t, payonce.IsTemporary(err))
 	assert.EqualValues(t, 1, g.tokens.Load())
 }
+
+// A token endpoint that echoes the client secret, bare, as its error code
+// or in an answer that is not a token: no error text holds it.
+func TestTokenErrorNeverEchoesTheClientSecret(t *testing.T) {
+	for _, answer := range []struct {
+		status int
+		body   string
+	}{
+		{http.StatusUnauthorized, `{"error":"` + testSecret + `"}`},
+		{http.StatusBadGateway, `{"error":"bad ` + testSecret + `"}`},
+		{http.StatusOK, `{"token_type":"` + testSecret + `"}`},
+		{http.StatusOK, `not json ` + testSecret},
+	} {
+		g := newTokenRig(t, func(_ int32, w http.ResponseWriter) {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(answer.status)
+			_, _ = io.WriteString(w, answer.body)
+		})
+		_, err := g.client.Charges.Create(t.Context(), seedCharge())
+		require.Error(t, err, answer.body)
+		assert.NotContains(t, err.Error(), testSecret, answer.body)
+		assert.NotContains(t, fmt.Sprintf("%+v", err), testSecret, answer.body)
+	}
+}

@@ -48,7 +48,7 @@ type ChargeCreateRequest struct {
 
 // validate checks the request; the card's expiry is checked against now
 // (the core client's clock, so payonce.WithClock governs it).
-func (r *ChargeCreateRequest) validate(now time.Time) error {
+func (r *ChargeCreateRequest) validate(now time.Time, baseURL string) error {
 	if r == nil {
 		return &payonce.ValidationError{Reason: "nil request", Err: payonce.ErrInvalidRequest}
 	}
@@ -66,6 +66,9 @@ func (r *ChargeCreateRequest) validate(now time.Time) error {
 	}
 	if r.InstallmentCount < 0 {
 		return &payonce.ValidationError{Field: "installment_count", Reason: "must not be negative", Err: payonce.ErrInvalidRequest}
+	}
+	if err := checkWebhookURL(r.WebhookURL, baseURL); err != nil {
+		return err
 	}
 	if r.TypeCharge.needsCard() {
 		if r.Card == nil {
@@ -175,7 +178,7 @@ func (s *ChargesService) Create(ctx context.Context, req *ChargeCreateRequest, o
 	ch := new(Charge)
 	meta, err := s.c.do(ctx, &payonce.Request{
 		Operation: "charges.create", Method: http.MethodPost, Path: PathCharges,
-		Body: req, Keyed: true, Validate: func() error { return req.validate(s.c.core.Now()) },
+		Body: req, Keyed: true, Validate: func() error { return req.validate(s.c.core.Now(), s.c.core.BaseURL()) },
 	}, (*createdCharge)(ch), opts)
 	if err != nil {
 		return nil, err

@@ -110,6 +110,30 @@ func checkTokenURL(raw, baseURL string) error {
 		payonce.ErrInvalidConfig, u.Hostname())
 }
 
+// checkWebhookURL refuses a webhook URL the provider would POST the
+// charge's signed status changes to in clear text, or that is not an
+// absolute http(s) URL: plain http:// is accepted only to a loopback host,
+// or when the API itself is reached over plain http:// to a non-loopback
+// host (payonce.WithInsecureHTTP). The error never names the URL, whose
+// query string is often the merchant's own secret.
+func checkWebhookURL(raw, baseURL string) error {
+	if raw == "" {
+		return nil
+	}
+	u, err := url.Parse(raw)
+	if err != nil || u.Hostname() == "" || (!strings.EqualFold(u.Scheme, "http") && !strings.EqualFold(u.Scheme, "https")) {
+		return &payonce.ValidationError{Field: "webhook_url", Reason: "must be an absolute http(s) URL", Err: payonce.ErrInvalidRequest}
+	}
+	if strings.EqualFold(u.Scheme, "https") || isLoopback(u.Hostname()) {
+		return nil
+	}
+	if b, err := url.Parse(baseURL); err == nil && b.Scheme == "http" && !isLoopback(b.Hostname()) {
+		return nil // the caller opted into plain HTTP with payonce.WithInsecureHTTP
+	}
+	return &payonce.ValidationError{Field: "webhook_url", Reason: "plain http:// to a non-loopback host would deliver webhooks in clear text (use https)",
+		Err: payonce.ErrInvalidRequest}
+}
+
 func isLoopback(host string) bool {
 	if strings.EqualFold(host, "localhost") {
 		return true

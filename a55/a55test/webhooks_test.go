@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/a55"
 	"github.com/payonce/payonce/a55/a55test"
@@ -223,8 +224,26 @@ func TestWebhookOnlyToLoopbackUnlessAllowed(t *testing.T) {
 	ctx := context.Background()
 	for _, u := range []string{"http://192.0.2.1/hook", "http://example.com/hook", "http://[::ffff:192.0.2.1]/hook",
 		"ftp://127.0.0.1/hook", "not a url\x7f"} {
-		ch, err := c.Charges.Create(ctx, hookedCharge(t, a55test.CardConfirms, u, true))
-		require.NoError(t, err, u)
+		// The client refuses such a webhook_url before sending anything;
+		// the fake blocks it too, for a request sent without the client.
+		_, err := c.Charges.Create(ctx, hookedCharge(t, a55test.CardConfirms, u, true))
+		require.ErrorIs(t, err, payonce.ErrInvalidRequest, u)
+		body, err := json.Marshal(hookedCharge(t, a55test.CardConfirms, u, true))
+		require.NoError(t, err)
+		req, err := http.NewRequest(http.MethodPost, srv.URL+a55.PathCharges, bytes.NewReader(body))
+		require.NoError(t, err)
+		req.Header.Set("Authorization", "Bearer "+srv.IssueToken())
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set(payonce.HeaderIdempotencyKey, uuid.NewString())
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		var ch struct {
+			UUID string `json:"charge_uuid"`
+		}
+		require.NoError(t, json.NewDecoder(resp.Body).Decode(&ch))
+		_ = resp.Body.Close()
+		require.Less(t, resp.StatusCode, 300, u)
+		require.NotEmpty(t, ch.UUID, u)
 		srv.DeliverDueWebhooks()
 		d := srv.WebhookDeliveriesFor(ch.UUID)
 		require.Len(t, d, 1, u)

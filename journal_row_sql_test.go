@@ -1,0 +1,76 @@
+package payonce_test
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/payonce/payonce"
+	"github.com/payonce/payonce/journal/sqlitejournal"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// A hostile server puts a token, a query string, URL credentials or a
+// named secret in an identifier field (id, charge_id, request_id), or
+// writes a card number as escaped digits ("\\u0034\\u0031...", JSON
+// quoted in JSON) in a text, a code or a message: the SQLite row, read
+// with SQL, holds none of them.
+func TestJournalSQLRowHoldsNoSecretInIDOrEscapedDigits(t *testing.T) {
+	esc := `\\u0034\\u0031\\u0031\\u0031\\u0031\\u0031\\u0031\\u0031\\u0031\\u0031\\u0031\\u0031\\u0031\\u0031\\u0031\\u0031`
+	bodies := []struct {
+		status int
+		body   string
+	}{
+		{200, `{"id":"eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.c2lnbmF0dXJl","status":"confirmed"}`},
+		{200, `{"id":"ch_1?access_token=tok_probe_1","status":"confirmed"}`},
+		{200, `{"charge_id":"https://u:pw_probe@x.example/","status":"confirmed"}`},
+		{200, `{"request_id":"cvv=987","status":"confirmed"}`},
+		{200, `{"id":"ch_1","note":"pan ` + esc + `"}`},
+		{400, `{"error":{"code":"INVALID","message":"pan ` + esc + `"}}`},
+		{400, `{"error":{"code":"` + esc + `","message":"bad"}}`},
+		{200, `{"id":"ch_1","note":"\u0034\u0031\u0031\u0031\u0031\u0031\u0031\u0031\u0031\u0031\u0031\u0031\u0031\u0031\u0031\u0031"}`},
+	}
+	for i, b := range bodies {
+		t.Run(fmt.Sprint(i), func(t *testing.T) {
+			s := newStub(t, func(_ int, w http.ResponseWriter, _ *http.Request) {
+				w.WriteHeader(b.status)
+				_, _ = io.WriteString(w, b.body)
+			})
+			j, err := sqlitejournal.Open(t.Context(), filepath.Join(t.TempDir(), "j.db"))
+			require.NoError(t, err)
+			defer j.Close()
+			c := journalClient(t, s, j, newClock())
+			_, _ = c.Do(t.Context(), chargeReq("1.00"), nil, payonce.WithReference("r"), payonce.WithIdempotencyKey("sqlrow-key-0001-abcdef"))
+			var row string
+			require.NoError(t, j.DB().QueryRowContext(t.Context(), `SELECT path||'|'||CAST(COALESCE(result,'') AS TEXT)||'|'||request_id||'|'||error_code||'|'||error_message||'|'||last_cause FROM payonce_journal`).Scan(&row))
+			for _, n := range []string{"eyJzdWIi", "tok_probe_1", "pw_probe", "987", `u0031\\u0031\\u0031\\u0031\\u0031\\u0031\\u0031\\u0031\\u0031\\u0031\\u0031`, "411111111111"} {
+				assert.NotContains(t, strings.ReplaceAll(row, `\\`, `\`), strings.ReplaceAll(n, `\\`, `\`))
+			}
+		})
+	}
+}
+
+// RedactString masks a card number written as escaped digits, with one
+// backslash or more (JSON quoted in JSON), in \u, \U and \x forms, and
+// stays idempotent.
+func TestRedactStringMasksEscapedDigits(t *testing.T) {
+	for _, in := range []string{
+		`pan \u0034\u0031\u0031\u0031\u0031\u0031\u0031\u0031\u0031\u0031\u0031\u0031\u0031\u0031\u0031\u0031`,
+		`pan \\u0034\\u0031\\u0031\\u0031\\u0031\\u0031\\u0031\\u0031\\u0031\\u0031\\u0031\\u0031\\u0031\\u0031\\u0031\\u0031`,
+		`pan \x34\x31\x31\x31\x31\x31\x31\x31\x31\x31\x31\x31\x31\x31\x31\x31`,
+		`pan \U00000034\U00000031\U00000031\U00000031\u0031\u0031\u0031\u0031\u0031\u0031\u0031\u0031\u0031\u0031\u0031\u0031`,
+		`pan 4111\u00311111\u003111111111`,
+		`pan \u003\u00304111111111111111`,
+	} {
+		out := payonce.RedactString(in)
+		assert.Contains(t, out, "1111", in)
+		assert.NotContains(t, out, "41111", in)
+		assert.NotRegexp(t, `(\\+(u00|U000000|x)3\d.*){8}`, out, in)
+		assert.Equal(t, out, payonce.RedactString(out), in)
+	}
+	assert.Equal(t, `a \u0041 b`, payonce.RedactString(`a \u0041 b`), "other escapes stay")
+}
