@@ -100,11 +100,8 @@ func checkTokenURL(raw, baseURL string) error {
 	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
 		return fmt.Errorf("%w: a55: token URL must be an absolute http(s) URL", payonce.ErrInvalidConfig)
 	}
-	if u.Scheme == "https" || isLoopback(u.Hostname()) {
+	if !clearTextRefused(u, baseURL) {
 		return nil
-	}
-	if b, err := url.Parse(baseURL); err == nil && b.Scheme == "http" && !isLoopback(b.Hostname()) {
-		return nil // the caller opted into plain HTTP with payonce.WithInsecureHTTP
 	}
 	return fmt.Errorf("%w: a55: plain http:// token URL to non-loopback host %q would send the client secret in clear text (use https)",
 		payonce.ErrInvalidConfig, u.Hostname())
@@ -121,17 +118,28 @@ func checkWebhookURL(raw, baseURL string) error {
 		return nil
 	}
 	u, err := url.Parse(raw)
-	if err != nil || u.Hostname() == "" || (!strings.EqualFold(u.Scheme, "http") && !strings.EqualFold(u.Scheme, "https")) {
+	if err != nil || u.Hostname() == "" || (u.Scheme != "http" && u.Scheme != "https") {
 		return &payonce.ValidationError{Field: "webhook_url", Reason: "must be an absolute http(s) URL", Err: payonce.ErrInvalidRequest}
 	}
-	if strings.EqualFold(u.Scheme, "https") || isLoopback(u.Hostname()) {
+	if !clearTextRefused(u, baseURL) {
 		return nil
-	}
-	if b, err := url.Parse(baseURL); err == nil && b.Scheme == "http" && !isLoopback(b.Hostname()) {
-		return nil // the caller opted into plain HTTP with payonce.WithInsecureHTTP
 	}
 	return &payonce.ValidationError{Field: "webhook_url", Reason: "plain http:// to a non-loopback host would deliver webhooks in clear text (use https)",
 		Err: payonce.ErrInvalidRequest}
+}
+
+// clearTextRefused reports a URL (its scheme lowercased, as url.Parse
+// leaves it) that would carry a secret in clear text where the client
+// does not allow it: plain http:// to a non-loopback host, unless the API
+// itself is reached over plain http:// to a non-loopback host (the caller
+// opted in with payonce.WithInsecureHTTP). The token URL and a charge's
+// webhook URL follow this one rule.
+func clearTextRefused(u *url.URL, baseURL string) bool {
+	if u.Scheme != "http" || isLoopback(u.Hostname()) {
+		return false
+	}
+	b, err := url.Parse(baseURL)
+	return err != nil || b.Scheme != "http" || isLoopback(b.Hostname())
 }
 
 func isLoopback(host string) bool {
