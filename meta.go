@@ -126,7 +126,7 @@ func sensitiveHeader(name string) bool {
 		return true
 	}
 	switch strings.ToLower(name) {
-	case "cookie", "set-cookie", "set-cookie2", "www-authenticate", "proxy-authenticate", "x-amz-security-token":
+	case "www-authenticate", "proxy-authenticate":
 		return true
 	}
 	n := strings.ToLower(name)

@@ -296,7 +296,8 @@ func maskDigitRuns(s string) string {
 // sensitiveAttr reports whether a log attribute's name marks a secret,
 // in any casing or spelling: the name, lowercased and without '_', '-',
 // '.' or spaces, is one of the secret names or ends like one
-// (clientSecret, X-Api-Key, hmac_secret, sessionToken, userPassword).
+// (clientSecret, X-Api-Key, hmac_secret, sessionToken, userPassword,
+// Set-Cookie).
 func sensitiveAttr(key string) bool {
 	k := strings.Map(func(r rune) rune {
 		switch r {
@@ -310,7 +311,7 @@ func sensitiveAttr(key string) bool {
 		"cardnumber", "securitycode":
 		return true
 	}
-	for _, end := range []string{"secret", "secretkey", "token", "apikey", "password", "passwd", "signature", "privatekey"} {
+	for _, end := range []string{"secret", "secretkey", "token", "apikey", "password", "passwd", "signature", "privatekey", "cookie", "cookie2"} {
 		if strings.HasSuffix(k, end) {
 			return true
 		}
