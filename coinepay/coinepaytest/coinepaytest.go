@@ -103,7 +103,9 @@ func WithClock(clk SharedClock) Option {
 // two servers with one seed hand out the same IDs to the same requests.
 // Without it each server draws a random seed, so that IDs never repeat
 // across servers (a test database kept between runs sees no collision).
-func WithSeed(seed uint64) Option { return func(c *config) { c.engine.Seed, c.engine.Seeded = seed, true } }
+func WithSeed(seed uint64) Option {
+	return func(c *config) { c.engine.Seed, c.engine.Seeded = seed, true }
+}
 
 // WithLatency adds d before every API request. A negative d is refused
 // (NewServer panics, New fails the test, naming the option).
