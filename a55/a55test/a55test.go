@@ -211,6 +211,7 @@ func NewServer(opts ...Option) *Server {
 	s.srv = httptest.NewUnstartedServer(mux)
 	fakeserver.Harden(s.srv.Config) // header, read and idle limits of cmd/fakepay
 	s.srv.Start()
+	e.AddListenAddr(s.srv.Listener.Addr()) // no webhook delivery aims at the fake itself
 	s.URL = s.srv.URL
 	s.client = &http.Client{Transport: &bearerTransport{base: s.srv.Client().Transport, s: s}}
 	return s

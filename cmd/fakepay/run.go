@@ -34,6 +34,7 @@ type options struct {
 	idleTimeout          time.Duration
 	webhookSecret        string
 	webhookAnyHost       bool
+	webhookAllowSelf     bool
 }
 
 func parseFlags(args []string, out io.Writer) (options, error) {
@@ -53,6 +54,7 @@ func parseFlags(args []string, out io.Writer) (options, error) {
 	fs.DurationVar(&o.tokenLifetime, "a55-token-lifetime", time.Hour, "A55 access token lifetime")
 	fs.StringVar(&o.webhookSecret, "a55-webhook-secret", a55fake.DefaultWebhookSecret, "secret that signs the A55 charge webhooks")
 	fs.BoolVar(&o.webhookAnyHost, "a55-webhook-any-host", false, "also deliver A55 webhooks to non-loopback hosts (default: loopback only)")
+	fs.BoolVar(&o.webhookAllowSelf, "a55-webhook-allow-self", false, "also deliver A55 webhooks to fakepay's own listener (never to its admin API)")
 	fs.DurationVar(&o.shutdownGraceTimeout, "shutdown-timeout", 5*time.Second, "grace period on SIGINT/SIGTERM")
 	fs.IntVar(&o.maxOperations, "max-operations", 0, "keep at most N ledger operations and N full stored answers per provider (0: no cap)")
 	fs.DurationVar(&o.readTimeout, "read-timeout", time.Minute, "longest time to read one request, body included (also ends hang and delay faults)")
@@ -109,7 +111,7 @@ func newHandler(o options) (http.Handler, *fakeserver.Engine, error) {
 	}
 	a55 := a55fake.New(e, a55fake.Config{
 		Clients: map[string]string{o.a55ID: o.a55Secret}, RateLimit: rateLimit, TokenLifetime: o.tokenLifetime,
-		WebhookSecret: o.webhookSecret, WebhookAllowAnyHost: o.webhookAnyHost,
+		WebhookSecret: o.webhookSecret, WebhookAllowAnyHost: o.webhookAnyHost, WebhookAllowSelf: o.webhookAllowSelf,
 	})
 	cp := coinepayfake.New(e, coinepayfake.Config{Keys: map[string]string{o.cpKey: o.cpSecret}, StartBalance: &bal})
 	a55h, cph := a55.Handler(), cp.Handler()
@@ -150,6 +152,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
+	e.AddListenAddr(ln.Addr()) // no webhook delivery aims at fakepay itself
 	var conns connTracker
 	srv := &http.Server{Handler: h, ConnState: conns.hook}
 	fakeserver.Harden(srv)

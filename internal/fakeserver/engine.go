@@ -10,6 +10,7 @@ package fakeserver
 import (
 	"context"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"slices"
 	"sync"
@@ -64,6 +65,7 @@ type Engine struct {
 	providers []string // the names of the providers Handler serves
 	resets    []func()
 	closers   []func()
+	listens   []net.Addr // where the engine's handlers are served
 }
 
 // New returns an engine.
@@ -95,6 +97,26 @@ func (e *Engine) MaxOperations() int { return e.maxOps }
 // given, or the one drawn when none was. Options{Seed: e.Seed(), Seeded:
 // true} replays the run's IDs and faults for the same requests.
 func (e *Engine) Seed() uint64 { return e.seed }
+
+// AddListenAddr records an address the engine's handlers are served on
+// (the listener of a55test, coinepaytest or fakepay), so that a fake
+// can tell a request aimed at itself: webhook deliveries never go there
+// unless asked.
+func (e *Engine) AddListenAddr(a net.Addr) {
+	if a == nil {
+		return
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.listens = append(e.listens, a)
+}
+
+// ListenAddrs returns the addresses AddListenAddr recorded.
+func (e *Engine) ListenAddrs() []net.Addr {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return slices.Clone(e.listens)
+}
 
 // Clock returns the engine's clock.
 func (e *Engine) Clock() *Clock { return e.clock }
