@@ -327,8 +327,9 @@ func Outcome(err error) string {
 // ("/v1/customers/cusKxQzAbC/cards" becomes "/v1/customers/{id}/cards").
 // A word is a segment of 1 to 32 bytes made of lowercase ASCII letters,
 // possibly joined by single '-', '_' or '.' ("payment-methods",
-// "charge_uuid"), a version ("v1" to "v999"), or a placeholder already
-// in the template ("{id}", "{charge_uuid}"). Anything else is an ID: a
+// "charge_uuid"), a version ("v1" to "v999"), or a word in braces, a
+// placeholder already in the template ("{id}", "{charge_uuid}"). Anything
+// else is an ID: a
 // UUID, a number, a segment holding a digit or a capital letter (base62,
 // "ch_3N4x8"), a percent escape, a byte outside those, or a longer
 // segment. The query string and the fragment are never part of a route.
@@ -407,25 +408,17 @@ func idLike(seg string, capitals bool) bool {
 	case len(seg) > maxWordLen+2:
 		return true
 	case seg[0] == '{':
-		return !placeholder(seg)
+		return !placeholder(seg, capitals)
 	case version(seg):
 		return false
 	}
 	return !word(seg, capitals)
 }
 
-// placeholder reports "{name}", name made of ASCII letters, digits, '_',
-// '-' and '.'.
-func placeholder(seg string) bool {
-	if len(seg) < 3 || seg[0] != '{' || seg[len(seg)-1] != '}' {
-		return false
-	}
-	for i := 1; i < len(seg)-1; i++ {
-		if c := seg[i]; !(asciiLetter(c) || c >= '0' && c <= '9' || c == '_' || c == '-' || c == '.') {
-			return false
-		}
-	}
-	return true
+// placeholder reports "{name}", name a word (see word): a placeholder
+// cannot carry a number, nor a mixed-case ID in a path.
+func placeholder(seg string, capitals bool) bool {
+	return len(seg) >= 3 && seg[0] == '{' && seg[len(seg)-1] == '}' && word(seg[1:len(seg)-1], capitals)
 }
 
 // version reports "v" followed by one to three digits.
@@ -463,8 +456,6 @@ func word(seg string, capitals bool) bool {
 	}
 	return !sep
 }
-
-func asciiLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
 
 // routeTable is the set of routes a Client has reported, bounded by
 // MaxRoutes for derived routes and again for given ones, so that a

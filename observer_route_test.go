@@ -52,6 +52,9 @@ func TestObserverRouteGivenHoldsNoQueryOrRawID(t *testing.T) {
 		"/v1/charges?access_token=tok_route_1":   "/v1/charges",
 		"/v1/cards/4111111111111111/charge#frag": "/v1/cards/{id}/charge",
 		"/v1/charges/{id}/refund":                "/v1/charges/{id}/refund",
+		"/v1/paymentMethods/{pmID}":              "/v1/paymentMethods/{pmID}",
+		"/v1/cards/{4111111111111111}":           "/v1/cards/{id}",
+		"/v1/cards/card_4111":                    "/v1/cards/{id}",
 	} {
 		o := &routeObserver{}
 		c, err := payonce.NewClient(payonce.WithBaseURL(srv.URL), payonce.WithObserver(o))
@@ -170,10 +173,16 @@ func TestRouteTableStaysBounded(t *testing.T) {
 		assert.Equal(t, got[r]+1, seen()[r], r)
 		break
 	}
+	// A template the caller gives keeps its name: derived routes never
+	// push given ones out of the table.
+	_, err := c.Do(t.Context(), &payonce.Request{Operation: "orders.get", Method: http.MethodGet, Path: "/v1/orders/abc",
+		Route: "/v1/orders/{order}"}, nil)
+	require.NoError(t, err)
+	assert.Equal(t, 1, seen()["/v1/orders/{order}"])
 	// A very long path of words is the overflow route too: no route holds
 	// more than a bounded number of bytes.
 	c2, seen2 := routeClient(t)
-	_, err := c2.Do(t.Context(), &payonce.Request{Operation: "long.get", Method: http.MethodGet, Path: strings.Repeat("/abc", 1000)}, nil)
+	_, err = c2.Do(t.Context(), &payonce.Request{Operation: "long.get", Method: http.MethodGet, Path: strings.Repeat("/abc", 1000)}, nil)
 	require.NoError(t, err)
 	assert.Equal(t, map[string]int{"other": 1}, seen2())
 }
