@@ -196,9 +196,10 @@ var (
 )
 
 // isSelf reports whether ip:port reaches one of the fake's own
-// listeners: the address itself, any loopback address on the port of a
-// loopback or wildcard listener, or any address of this host on the port
-// of a wildcard listener.
+// listeners: the address itself, any loopback address (or 0.0.0.0 and
+// ::, which a dial takes for this host) on the port of a loopback or
+// wildcard listener, or any address of this host on the port of a
+// wildcard listener.
 func (w *webhooks) isSelf(ip net.IP, port int) bool {
 	if w.self == nil {
 		return false
@@ -210,7 +211,8 @@ func (w *webhooks) isSelf(ip net.IP, port int) bool {
 			continue
 		}
 		switch {
-		case tcp.IP.Equal(ip), ip.IsLoopback() && (tcp.IP.IsLoopback() || tcp.IP.IsUnspecified()):
+		case tcp.IP.Equal(ip), (ip.IsLoopback() || ip.IsUnspecified()) && (tcp.IP.IsLoopback() || tcp.IP.IsUnspecified()):
+			// 0.0.0.0 and :: dialed reach this host's own listeners.
 			return true
 		case tcp.IP.IsUnspecified():
 			if local == nil {
