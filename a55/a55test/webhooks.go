@@ -40,9 +40,12 @@ const (
 	// followed), or all seven attempts failed.
 	WebhookFailed WebhookState = a55fake.WebhookFailed
 	// WebhookBlocked: the URL is not a loopback http(s) URL and
-	// WithWebhookAnyHost was not given; it was never contacted.
+	// WithWebhookAnyHost was not given, or it is the fake itself (its
+	// admin API, or its listener without WithWebhookSelfDelivery); it was
+	// never contacted.
 	WebhookBlocked WebhookState = a55fake.WebhookBlocked
-	// WebhookDropped: the queue of waiting deliveries was full.
+	// WebhookDropped: the queue of waiting deliveries was full, or the
+	// charge already had MaxWebhooksPerCharge deliveries; never attempted.
 	WebhookDropped WebhookState = a55fake.WebhookDropped
 )
 

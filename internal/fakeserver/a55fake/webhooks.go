@@ -56,7 +56,7 @@ const (
 	WebhookDelivered = "delivered" // the receiver answered 2xx
 	WebhookFailed    = "failed"    // a 4xx (or 3xx) answer, or every attempt failed
 	WebhookBlocked   = "blocked"   // the URL is not loopback (or not http/https) and other hosts are not allowed, or it is the fake itself
-	WebhookDropped   = "dropped"   // the queue was full
+	WebhookDropped   = "dropped"   // the queue was full, or the charge had had MaxWebhooksPerCharge deliveries
 )
 
 // WebhookSchedule returns when each attempt of a delivery is made, as the
