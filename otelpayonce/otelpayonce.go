@@ -82,9 +82,21 @@ type Observer struct {
 	nroutes  int                   // entries in routes, under addMu
 	overflow *route                // what every event past MaxRoutes shares
 	// budgets are the retry budgets seen, weakly held: a client dropped by
-	// its owner stops being reported.
-	budgets sync.Map // weak.Pointer[payonce.RetryBudget] -> attribute.Set
+	// its owner stops being reported. Entries of budgets collected are
+	// dropped by the gauge's callback and, for a meter provider that
+	// never collects, by addBudget (see budgetSweepMin).
+	budgets  sync.Map // weak.Pointer[payonce.RetryBudget] -> attribute.Set
+	budgetMu sync.Mutex
+	nbudgets atomic.Int64 // entries in budgets
+	sweepAt  int64        // nbudgets past which addBudget sweeps, under budgetMu
 }
+
+// budgetSweepMin is the fewest budget entries an Observer sweeps for
+// budgets collected. A sweep runs when the entries reach twice what the
+// last one left (and at least this many), so its cost is amortized over
+// the insertions and the entries stay within twice the budgets alive,
+// whether or not a reader ever calls the gauge's callback.
+const budgetSweepMin = 64
 
 // Option configures an Observer.
 type Option func(*config)
@@ -158,7 +170,9 @@ func New(opts ...Option) (*Observer, error) {
 		o.budgets.Range(func(k, v any) bool {
 			b := k.(weak.Pointer[payonce.RetryBudget]).Value()
 			if b == nil {
-				o.budgets.Delete(k)
+				if _, ok := o.budgets.LoadAndDelete(k); ok {
+					o.nbudgets.Add(-1)
+				}
 				return true
 			}
 			ob.ObserveInt64(gauge, int64(b.Available()), metric.WithAttributeSet(v.(attribute.Set)))
@@ -315,13 +329,36 @@ func (o *Observer) StartOperation(ctx context.Context, info payonce.OperationInf
 		// registered (one pointer, so at most one budget per route stays
 		// reachable because of it).
 		r.budget.Store(b)
-		w := weak.Make(b)
-		if _, ok := o.budgets.Load(w); !ok {
-			o.budgets.Store(w, attribute.NewSet(AttrProvider.String(info.Provider)))
-		}
+		o.addBudget(b, info.Provider)
 	}
 	ctx, _ = o.tracer.Start(ctx, r.opSpanName, r.opStart...)
 	return ctx
+}
+
+// addBudget registers b for the gauge, once, and sweeps the entries of
+// budgets collected when they have doubled since the last sweep.
+func (o *Observer) addBudget(b *payonce.RetryBudget, provider string) {
+	w := weak.Make(b)
+	if _, ok := o.budgets.Load(w); ok {
+		return
+	}
+	o.budgetMu.Lock()
+	defer o.budgetMu.Unlock()
+	if _, loaded := o.budgets.LoadOrStore(w, attribute.NewSet(AttrProvider.String(provider))); loaded {
+		return
+	}
+	if o.nbudgets.Add(1) < max(o.sweepAt, budgetSweepMin) {
+		return
+	}
+	o.budgets.Range(func(k, _ any) bool {
+		if k.(weak.Pointer[payonce.RetryBudget]).Value() == nil {
+			if _, ok := o.budgets.LoadAndDelete(k); ok {
+				o.nbudgets.Add(-1)
+			}
+		}
+		return true
+	})
+	o.sweepAt = 2 * o.nbudgets.Load()
 }
 
 // StartAttempt starts the attempt's span, a child of the operation's,
