@@ -149,3 +149,35 @@ func TestTypedClientRoutesAreTheirTemplates(t *testing.T) {
 	}
 	assert.Equal(t, want, tm.templates(t))
 }
+
+// An Observer shared by a typed client and by generic clients whose
+// callers forward paths of words (each client reporting its own bounded
+// set of routes) fills its table with those; an operation of the typed
+// client first seen afterwards keeps its provider and operation in its
+// span name and its metrics: only its route is the overflow one.
+func TestOperationsSeenAfterAFloodKeepTheirNames(t *testing.T) {
+	tm := newTelemetry(t)
+	for c := range otelpayonce.MaxRoutes/payonce.MaxRoutes + 1 {
+		gc, err := payonce.NewClient(payonce.WithBaseURL("http://127.0.0.1:1"), payonce.WithObserver(tm.obs),
+			payonce.WithHTTPClient(&http.Client{Transport: answerOK{}}))
+		require.NoError(t, err)
+		for i := range payonce.MaxRoutes {
+			path := "/proxy/" + strings.Repeat(string(rune('a'+c)), 1+i/26) + "/" + string(rune('a'+i%26))
+			_, err := gc.Do(t.Context(), &payonce.Request{Operation: "proxy.get", Method: http.MethodGet, Path: path}, nil)
+			require.NoError(t, err)
+		}
+	}
+	srv := coinepaytest.New(t)
+	cpc, err := srv.Client(payonce.WithObserver(tm.obs))
+	require.NoError(t, err)
+	_, err = cpc.Cards.Apply(t.Context(), &coinepay.ApplyRequest{HeaderID: "h1", PackageID: "p1"})
+	require.NoError(t, err)
+
+	names := map[string]bool{}
+	for _, s := range tm.spans.Ended() {
+		names[s.Name()] = true
+	}
+	assert.True(t, names["coinepay cards.apply"], "the operation span keeps its name")
+	assert.Equal(t, int64(1), tm.sum(t, otelpayonce.MetricOperations, otelpayonce.AttrOperation.String("cards.apply")))
+	assert.Equal(t, int64(1), tm.sum(t, otelpayonce.MetricAttempts, otelpayonce.AttrProvider.String("coinepay")))
+}
