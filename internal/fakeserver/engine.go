@@ -43,6 +43,7 @@ type Engine struct {
 	ledger   *Ledger
 	attempts *AttemptLog
 	faults   *Faults
+	ops      *opIndex
 	ids      *idGen
 	stats    statCounters
 
@@ -69,6 +70,7 @@ func New(o Options) *Engine {
 		ledger:   &Ledger{max: max(o.MaxOperations, 0)},
 		attempts: NewAttemptLog(o.AttemptLogSize),
 		faults:   NewFaults(o.Seed, o.FaultRate),
+		ops:      newOpIndex(o.MaxOperations),
 		ids:      newIDGen(o.Seed),
 		closing:  make(chan struct{}),
 		latency:  o.Latency,
@@ -126,6 +128,7 @@ func (e *Engine) Reset() {
 	}
 	e.ledger.Reset()
 	e.attempts.Reset()
+	e.ops.reset()
 	e.stats.reset()
 	e.faults.Clear()
 	e.clock.Reset()
@@ -168,7 +171,7 @@ func (e *Engine) Record(op Operation) {
 	if op.Time.IsZero() {
 		op.Time = e.clock.Now()
 	}
-	e.ledger.Record(op)
+	e.ops.executed(&op, e.ledger.Record(op))
 }
 
 // sleep waits d, or less when ctx ends or the engine closes; it reports
