@@ -141,7 +141,10 @@ func (x *opIndex) observe(a *Attempt, seq uint64) {
 		r.Faults++
 	}
 	if r.Kind == "" {
-		r.Kind, r.Route = a.Kind, a.Route
+		r.Kind = a.Kind
+	}
+	if r.Route == "" {
+		r.Route = a.Route
 	}
 	if a.Time.After(r.LastSeen) {
 		r.LastSeen = a.Time
@@ -274,6 +277,12 @@ func (x *opIndex) get(id uint64) (row OpSummary, attempts, ledger []uint64, ok b
 	}
 	r := x.rows[id-x.rows[0].ID]
 	return r.public(), slices.Clone(r.attemptSeqs), slices.Clone(r.ledgerSeqs), true
+}
+
+// Operation returns the per-key summary numbered id, if it is still held.
+func (e *Engine) Operation(id uint64) (OpSummary, bool) {
+	row, _, _, ok := e.ops.get(id)
+	return row, ok
 }
 
 // Operations returns one page of the per-key summaries, newest first.

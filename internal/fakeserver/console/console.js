@@ -146,7 +146,7 @@
       ["first seen", fmtTime(op.first_seen)], ["last seen", fmtTime(op.last_seen)], ["attempts", op.attempts],
       ["executions", op.executions], ["replays", op.replays], ["conflicts", op.conflicts], ["final status", statusText(op.status)]];
     for (const [k, v] of pairs) {
-      const dd = el("dd", { id: "d-" + k.replace(" ", "-") }, v);
+      const dd = el("dd", { id: "s-" + k.replace(" ", "-") }, v);
       if (k === "executions") dd.className = op.executions === 1 ? "ok" : "bad";
       dl.append(el("dt", {}, k), dd);
     }
