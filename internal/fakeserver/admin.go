@@ -33,6 +33,9 @@ type AdminConfig struct {
 	// Token, when set, is required on every admin request and the
 	// console (Authorization: Bearer, or the Basic password).
 	Token string
+	// Release, when set, is called by POST /_fakepay/release: a Go test
+	// fake held open after its test failed stops waiting.
+	Release func()
 	// AllowRemote accepts requests whose Host is not localhost or a
 	// loopback address (a server listening on another interface).
 	AllowRemote bool
@@ -53,6 +56,7 @@ type AdminConfig struct {
 //	POST   /_fakepay/clock     {"advance":"25h"} or {"set":"2030-01-01T00:00:00Z"}
 //	POST   /_fakepay/balance   {"api_key":"demo-key","amount":"500.00"}
 //	POST   /_fakepay/reset     empty all state
+//	POST   /_fakepay/release   a held Go test fake stops waiting (404 when not held)
 //
 //	GET    /_fakepay/operations         one row per idempotency key, newest first
 //	GET    /_fakepay/operations/{id}    a row with its attempts, ledger entries and webhooks
@@ -245,6 +249,15 @@ func (a *adminHandler) serve(r *http.Request) Response {
 			return adminError(http.StatusNotFound, "not_found", err.Error())
 		}
 		return JSON(http.StatusOK, map[string]any{"api_key": req.APIKey, "amount": *req.Amount})
+	case "release":
+		if a.cfg.Release == nil {
+			return adminError(http.StatusNotFound, "not_found", "this fake is not held")
+		}
+		if !allow(http.MethodPost) {
+			break
+		}
+		a.cfg.Release()
+		return JSON(http.StatusOK, map[string]any{"released": true})
 	case "reset":
 		if !allow(http.MethodPost) {
 			break

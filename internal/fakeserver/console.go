@@ -41,6 +41,7 @@ type consolePage struct {
 	Clock     string
 	Balance   bool // a Coinepay balance can be set
 	Webhooks  bool // the A55 fake's webhooks can be resent
+	Release   bool // a held test fake can be released
 }
 
 // consoleTemplate parses the page; the template is embedded, so a parse
@@ -86,7 +87,7 @@ func (c *consoleHandler) servePage(w http.ResponseWriter) {
 	data := consolePage{
 		CSRF: c.guard.csrfToken(), Providers: slices.Compact(providers),
 		Clock:   c.e.clock.Now().UTC().Format(time.RFC3339),
-		Balance: c.cfg.SetBalance != nil, Webhooks: c.cfg.Webhooks != nil,
+		Balance: c.cfg.SetBalance != nil, Webhooks: c.cfg.Webhooks != nil, Release: c.cfg.Release != nil,
 	}
 	var buf bytes.Buffer
 	if err := c.page.Execute(&buf, data); err != nil {

@@ -253,6 +253,10 @@
       if (rule.fault === "delay") rule.delay = $("fault-delay").value.trim() || "200ms";
       act("Add the fault rule " + JSON.stringify(rule) + "?", "POST", "/_fakepay/faults", rule, () => say("fault rule added"));
     });
+    const rel = $("release-btn");
+    if (rel) {
+      rel.addEventListener("click", () => act("Release the held test? Its fake then shuts down.", "POST", "/_fakepay/release", undefined, () => say("released: the fake shuts down")));
+    }
     const bal = $("balance-form");
     if (bal) {
       bal.addEventListener("submit", (ev) => {
