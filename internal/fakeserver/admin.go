@@ -379,7 +379,7 @@ type opDetail struct {
 	Operation OpSummary `json:"operation"`
 	Attempts  []Attempt `json:"attempts"` // in order; the ones the request log still holds
 	// AttemptsNotShown counts the row's attempts that are not listed: past
-	// the first 64, or gone from the request log.
+	// the first MaxDetailAttempts, or gone from the request log.
 	AttemptsNotShown int            `json:"attempts_not_shown"`
 	Ledger           []Operation    `json:"ledger"`
 	Webhooks         []webhookGroup `json:"webhooks"`
@@ -398,12 +398,13 @@ func (a *adminHandler) operation(s string) Response {
 	if err != nil {
 		return adminError(http.StatusNotFound, "not_found", "unknown operation")
 	}
-	row, atts, seqs, ok := a.e.ops.get(id)
+	row, seqs, ok := a.e.ops.get(id)
 	if !ok {
 		return adminError(http.StatusNotFound, "not_found", "unknown operation (reset, or dropped by the cap)")
 	}
-	d := opDetail{Operation: row, Attempts: a.e.attempts.bySeqs(atts), Ledger: a.e.ledger.bySeqs(seqs), Webhooks: []webhookGroup{}}
-	d.AttemptsNotShown = row.Attempts - len(d.Attempts)
+	atts, _ := a.e.attempts.forKey(row.Provider, row.Credential, row.IdempotencyKey, MaxDetailAttempts)
+	d := opDetail{Operation: row, Attempts: atts, Ledger: a.e.ledger.bySeqs(seqs), Webhooks: []webhookGroup{}}
+	d.AttemptsNotShown = max(row.Attempts-len(d.Attempts), 0)
 	if a.cfg.Webhooks != nil {
 		seen := map[string]bool{}
 		for _, op := range d.Ledger {

@@ -28,10 +28,25 @@ type OpSummary struct {
 	Conflicts      int       `json:"conflicts"`  // 409 for another payload
 	Faults         int       `json:"faults"`     // attempts with an injected fault
 	Status         int       `json:"status"`     // the latest attempt's status, 0 when no answer was sent
-	Version        uint64    `json:"version"`    // the index's version at this row's latest change
+}
 
-	attemptSeqs []uint64 // the first maxRowAttempts attempts, for the detail view
-	ledgerSeqs  []uint64 // the first maxRowAttempts executions
+// opRow is the index's compact form of an OpSummary (a million of them
+// are held without a cap).
+type opRow struct {
+	id                                               uint64
+	provider, credential, key, kind, route           string
+	first, last                                      int64 // Unix nanoseconds
+	attempts, executions, replays, conflicts, faults int32
+	status                                           int32
+	ledger                                           []uint64 // Seqs of the first maxRowLedger executions
+	older                                            *opRow   // the row of the same provider and key under another credential
+}
+
+func (r *opRow) summary() OpSummary {
+	return OpSummary{ID: r.id, Provider: r.provider, Credential: r.credential, IdempotencyKey: r.key, Kind: r.kind, Route: r.route,
+		FirstSeen: time.Unix(0, r.first).UTC(), LastSeen: time.Unix(0, r.last).UTC(),
+		Attempts: int(r.attempts), Executions: int(r.executions), Replays: int(r.replays), Conflicts: int(r.conflicts),
+		Faults: int(r.faults), Status: int(r.status)}
 }
 
 // Bounds of the operations index.
@@ -44,8 +59,10 @@ const (
 	// MaxOpScan is the most rows one filtered page looks at; a page that
 	// found fewer matches says where to go on (partial, next).
 	MaxOpScan = 100_000
-	// maxRowAttempts is how many attempt and ledger references a row keeps.
-	maxRowAttempts = 64
+	// maxRowLedger is how many ledger references a row keeps.
+	maxRowLedger = 64
+	// MaxDetailAttempts is how many attempts an operation's detail lists.
+	MaxDetailAttempts = 200
 )
 
 // opIndex holds the rows in the order their keys were first seen; the
@@ -53,8 +70,8 @@ const (
 type opIndex struct {
 	mu      sync.Mutex
 	max     int
-	rows    []*OpSummary // ID ascending, contiguous
-	byKey   map[string][]*OpSummary
+	rows    []*opRow         // ID ascending, contiguous
+	byKey   map[opKey]*opRow // the newest row of a provider and key; older ones chain on
 	nextID  uint64
 	evicted int
 	version atomic.Uint64
@@ -64,38 +81,39 @@ func newOpIndex(maxOps int) *opIndex {
 	if maxOps <= 0 {
 		maxOps = DefaultMaxOpRows
 	}
-	return &opIndex{max: maxOps, byKey: make(map[string][]*OpSummary)}
+	return &opIndex{max: maxOps, byKey: make(map[opKey]*opRow)}
 }
 
-func opMapKey(provider, key string) string { return provider + "\x00" + key }
+// opKey is a provider and an idempotency key; the row holds the strings.
+type opKey struct{ provider, key string }
 
 // row finds the row of (provider, credential, key), creating it when
 // create. A request refused before its credential was read (a fault that
 // fired first) has credential "": it belongs to the key's latest row, and
 // a row first seen that way takes the credential of the next attempt.
-func (x *opIndex) row(provider, credential, key string, at time.Time, create bool) *OpSummary {
-	mk := opMapKey(provider, key)
-	list := x.byKey[mk]
-	for i := len(list) - 1; i >= 0; i-- {
-		if list[i].Credential == credential {
-			return list[i]
+func (x *opIndex) row(provider, credential, key string, at time.Time, create bool) *opRow {
+	mk := opKey{provider, key}
+	newest := x.byKey[mk]
+	for r := newest; r != nil; r = r.older {
+		if r.credential == credential {
+			return r
 		}
 	}
-	if credential == "" && len(list) > 0 {
-		return list[len(list)-1]
+	if credential == "" && newest != nil {
+		return newest
 	}
-	for i := len(list) - 1; i >= 0; i-- {
-		if list[i].Credential == "" {
-			list[i].Credential = credential
-			return list[i]
+	for r := newest; r != nil; r = r.older {
+		if r.credential == "" {
+			r.credential = credential
+			return r
 		}
 	}
 	if !create {
 		return nil
 	}
 	x.nextID++
-	r := &OpSummary{ID: x.nextID, Provider: provider, Credential: credential, IdempotencyKey: key, FirstSeen: at, LastSeen: at}
-	x.byKey[mk] = append(list, r)
+	r := &opRow{id: x.nextID, provider: provider, credential: credential, key: key, first: at.UnixNano(), last: at.UnixNano(), older: newest}
+	x.byKey[opKey{r.provider, r.key}] = r
 	x.rows = append(x.rows, r)
 	if len(x.rows) > x.max {
 		x.evictOldest()
@@ -103,6 +121,7 @@ func (x *opIndex) row(provider, credential, key string, at time.Time, create boo
 	return r
 }
 
+// evictOldest drops the oldest row: the last of its key's chain.
 func (x *opIndex) evictOldest() {
 	old := x.rows[0]
 	x.rows[0] = nil
@@ -111,49 +130,47 @@ func (x *opIndex) evictOldest() {
 		x.rows = slices.Clone(x.rows)
 	}
 	x.evicted++
-	mk := opMapKey(old.Provider, old.IdempotencyKey)
-	list := slices.DeleteFunc(x.byKey[mk], func(r *OpSummary) bool { return r == old })
-	if len(list) == 0 {
+	mk := opKey{old.provider, old.key}
+	if x.byKey[mk] == old {
 		delete(x.byKey, mk)
-	} else {
-		x.byKey[mk] = list
+		return
+	}
+	for r := x.byKey[mk]; r != nil; r = r.older {
+		if r.older == old {
+			r.older = nil
+			return
+		}
 	}
 }
 
-// observe folds one logged attempt (Seq seq) into its key's row.
-// Requests without an Idempotency-Key have no row: they are in the
-// request log only.
-func (x *opIndex) observe(a *Attempt, seq uint64) {
+// observe folds one logged attempt into its key's row. Requests without
+// an Idempotency-Key have no row: they are in the request log only.
+func (x *opIndex) observe(a *Attempt) {
 	if a.IdempotencyKey == "" {
 		return
 	}
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	r := x.row(a.Provider, a.Credential, a.IdempotencyKey, a.Time, true)
-	r.Attempts++
+	r.attempts++
 	if a.Replayed {
-		r.Replays++
+		r.replays++
 	}
 	if a.Conflict {
-		r.Conflicts++
+		r.conflicts++
 	}
 	if a.Fault != "" {
-		r.Faults++
+		r.faults++
 	}
-	if r.Kind == "" {
-		r.Kind = a.Kind
+	if r.kind == "" {
+		r.kind = a.Kind
 	}
-	if r.Route == "" {
-		r.Route = a.Route
+	if r.route == "" {
+		r.route = a.Route
 	}
-	if a.Time.After(r.LastSeen) {
-		r.LastSeen = a.Time
-	}
-	r.Status = a.Status
-	if len(r.attemptSeqs) < maxRowAttempts {
-		r.attemptSeqs = append(r.attemptSeqs, seq)
-	}
-	r.Version = x.version.Add(1)
+	r.last = max(r.last, a.Time.UnixNano())
+	r.status = int32(a.Status)
+	x.version.Add(1)
 }
 
 // executed counts a ledger operation (Seq seq) in its key's row.
@@ -164,20 +181,20 @@ func (x *opIndex) executed(op *Operation, seq uint64) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	r := x.row(op.Provider, op.Credential, Clip(op.IdempotencyKey), op.Time, true)
-	r.Executions++
-	if r.Kind == "" {
-		r.Kind = op.Kind
+	r.executions++
+	if r.kind == "" {
+		r.kind = op.Kind
 	}
-	if len(r.ledgerSeqs) < maxRowAttempts {
-		r.ledgerSeqs = append(r.ledgerSeqs, seq)
+	if len(r.ledger) < maxRowLedger {
+		r.ledger = append(r.ledger, seq)
 	}
-	r.Version = x.version.Add(1)
+	x.version.Add(1)
 }
 
 func (x *opIndex) reset() {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	x.rows, x.byKey, x.evicted = nil, make(map[string][]*OpSummary), 0
+	x.rows, x.byKey, x.evicted = nil, make(map[opKey]*opRow), 0
 	x.version.Add(1)
 }
 
@@ -195,21 +212,21 @@ type OpFilter struct {
 	Limit     int    // default and maximum MaxOpPage
 }
 
-func (f *OpFilter) match(r *OpSummary) bool {
-	if (f.Provider != "" && r.Provider != f.Provider) || (f.Kind != "" && r.Kind != f.Kind) ||
-		(f.Key != "" && !strings.Contains(r.IdempotencyKey, f.Key)) || (f.Anomalies && r.Executions == 1) {
+func (f *OpFilter) match(r *opRow) bool {
+	if (f.Provider != "" && r.provider != f.Provider) || (f.Kind != "" && r.kind != f.Kind) ||
+		(f.Key != "" && !strings.Contains(r.key, f.Key)) || (f.Anomalies && r.executions == 1) {
 		return false
 	}
 	switch s := f.Status; {
 	case s == "":
 		return true
 	case s == "none":
-		return r.Status == 0
+		return r.status == 0
 	case len(s) == 3 && strings.HasSuffix(s, "xx") && s[0] >= '1' && s[0] <= '5':
-		return r.Status/100 == int(s[0]-'0')
+		return r.status/100 == int32(s[0]-'0')
 	default:
 		n, err := strconv.Atoi(s)
-		return err == nil && r.Status == n
+		return err == nil && int(r.status) == n
 	}
 }
 
@@ -239,7 +256,7 @@ func (x *opIndex) page(f OpFilter) OpPage {
 		return p
 	}
 	i := len(x.rows) - 1
-	if first := x.rows[0].ID; f.Before != 0 {
+	if first := x.rows[0].id; f.Before != 0 {
 		if f.Before <= first {
 			return p
 		}
@@ -252,36 +269,30 @@ func (x *opIndex) page(f OpFilter) OpPage {
 				p.Next = strconv.FormatUint(p.Operations[len(p.Operations)-1].ID, 10)
 				return p
 			}
-			p.Operations = append(p.Operations, r.public())
+			p.Operations = append(p.Operations, r.summary())
 		}
 		if scanned++; scanned == MaxOpScan && i > 0 {
-			p.Next, p.Partial = strconv.FormatUint(r.ID, 10), true
+			p.Next, p.Partial = strconv.FormatUint(r.id, 10), true
 			return p
 		}
 	}
 	return p
 }
 
-func (r *OpSummary) public() OpSummary {
-	c := *r
-	c.attemptSeqs, c.ledgerSeqs = nil, nil
-	return c
-}
-
-// get returns a copy of row id with its attempt and ledger references.
-func (x *opIndex) get(id uint64) (row OpSummary, attempts, ledger []uint64, ok bool) {
+// get returns row id and its ledger references.
+func (x *opIndex) get(id uint64) (row OpSummary, ledger []uint64, ok bool) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	if len(x.rows) == 0 || id < x.rows[0].ID || id > x.rows[len(x.rows)-1].ID {
-		return OpSummary{}, nil, nil, false
+	if len(x.rows) == 0 || id < x.rows[0].id || id > x.rows[len(x.rows)-1].id {
+		return OpSummary{}, nil, false
 	}
-	r := x.rows[id-x.rows[0].ID]
-	return r.public(), slices.Clone(r.attemptSeqs), slices.Clone(r.ledgerSeqs), true
+	r := x.rows[id-x.rows[0].id]
+	return r.summary(), slices.Clone(r.ledger), true
 }
 
 // Operation returns the per-key summary numbered id, if it is still held.
 func (e *Engine) Operation(id uint64) (OpSummary, bool) {
-	row, _, _, ok := e.ops.get(id)
+	row, _, ok := e.ops.get(id)
 	return row, ok
 }
 
@@ -310,22 +321,20 @@ func (l *Ledger) bySeqs(seqs []uint64) []Operation {
 	return out
 }
 
-// bySeqs returns the attempts with these Seqs that the log still holds.
-func (l *AttemptLog) bySeqs(seqs []uint64) []Attempt {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	out := []Attempt{}
-	if len(l.buf) == 0 {
-		return out
-	}
-	oldest := l.buf[l.start].Seq
-	for _, s := range seqs {
-		if s < oldest || s-oldest >= uint64(len(l.buf)) {
+// forKey returns, oldest first, up to limit attempts the log still holds
+// for a provider's key under credential (or under none: refused before
+// the credential was read), and how many more it left out.
+func (l *AttemptLog) forKey(provider, credential, key string, limit int) (atts []Attempt, more int) {
+	atts = []Attempt{}
+	for _, a := range l.All() {
+		if a.Provider != provider || a.IdempotencyKey != key || (a.Credential != credential && a.Credential != "") {
 			continue
 		}
-		if a := l.buf[(l.start+int(s-oldest))%len(l.buf)]; a.Seq == s {
-			out = append(out, a)
+		if len(atts) == limit {
+			more++
+			continue
 		}
+		atts = append(atts, a)
 	}
-	return out
+	return atts, more
 }

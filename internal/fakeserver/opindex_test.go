@@ -103,7 +103,7 @@ func TestOperationsIndexPagesAndCaps(t *testing.T) {
 	x := newOpIndex(1000)
 	for i := range 1500 {
 		a := Attempt{Provider: "p", IdempotencyKey: fmt.Sprintf("k%05d", i), Status: 200 + i%2}
-		x.observe(&a, uint64(i+1))
+		x.observe(&a)
 	}
 	p := x.page(OpFilter{Limit: 10})
 	assert.Equal(t, 1000, p.Total, "capped")
@@ -120,7 +120,7 @@ func TestOperationsIndexPagesAndCaps(t *testing.T) {
 		require.NoError(t, err)
 	}
 	assert.Equal(t, 500, seen, "every odd row, across pages")
-	_, _, _, ok := x.get(1)
+	_, _, ok := x.get(1)
 	assert.False(t, ok, "evicted")
 	assert.Len(t, x.byKey, 1000, "the key map shrinks with the rows")
 }
@@ -129,7 +129,7 @@ func TestOperationsIndexScanIsBounded(t *testing.T) {
 	x := newOpIndex(0)
 	for i := range MaxOpScan + 10 {
 		a := Attempt{Provider: "p", IdempotencyKey: fmt.Sprintf("k%07d", i), Status: 200}
-		x.observe(&a, uint64(i+1))
+		x.observe(&a)
 	}
 	p := x.page(OpFilter{Status: "500"})
 	assert.Empty(t, p.Operations)
@@ -141,4 +141,28 @@ func TestOperationsIndexScanIsBounded(t *testing.T) {
 	p = x.page(OpFilter{Status: "500", Before: cursor})
 	assert.False(t, p.Partial)
 	assert.Empty(t, p.Next)
+}
+
+// BenchmarkOperationsPage lists one page of a million keys: the newest
+// page, and a filter that matches nothing (the bounded scan's worst case).
+func BenchmarkOperationsPage(b *testing.B) {
+	x := newOpIndex(0)
+	for i := range 1_000_000 {
+		a := Attempt{Provider: "a55", IdempotencyKey: fmt.Sprintf("order-%07d-payment", i), Kind: "charge.create", Status: 200}
+		x.observe(&a)
+	}
+	b.Run("newest", func(b *testing.B) {
+		for b.Loop() {
+			if p := x.page(OpFilter{Limit: 50}); len(p.Operations) != 50 {
+				b.Fatal(len(p.Operations))
+			}
+		}
+	})
+	b.Run("no-match", func(b *testing.B) {
+		for b.Loop() {
+			if p := x.page(OpFilter{Status: "500"}); !p.Partial {
+				b.Fatal("want a partial page")
+			}
+		}
+	})
 }

@@ -165,9 +165,9 @@ func (h *providerHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	key := r.Header.Get(HeaderIdempotencyKey)
 	att := &Attempt{Time: e.clock.Now(), Provider: h.cfg.Name, Method: Clip(r.Method), Path: Clip(r.URL.Path), IdempotencyKey: Clip(key)}
 	req := &Request{HTTP: r, Key: key, Attempt: att, logAttempt: func() {
-		seq := e.attempts.Add(*att)
+		e.attempts.Add(*att)
 		e.stats.add(att)
-		e.ops.observe(att, seq)
+		e.ops.observe(att)
 	}}
 	defer req.log() // the paths that send nothing
 	// Routed now so that every attempt, a faulted one too, names its
