@@ -175,6 +175,7 @@ func TestConsoleInBrowser(t *testing.T) {
 
 	t.Run("ChaosBurst", func(t *testing.T) { testConsoleChaosBurst(t, b) })
 	t.Run("HostileInput", func(t *testing.T) { testConsoleHostileInput(t, b) })
+	t.Run("CrossSitePage", func(t *testing.T) { testConsoleCrossSitePage(t, b) })
 }
 
 // rowView is one row of the operations table as the page shows it.
@@ -413,4 +414,37 @@ func waitJS(expr string) chromedp.Action[chromedp.Void] {
 		_, err := chromedp.Poll[bool](expr)(ctx, tg)
 		return chromedp.Void{}, err
 	}
+}
+
+// testConsoleCrossSitePage opens a page of another origin that posts to
+// the fake's admin API, as a malicious site a developer visits would: a
+// form submission and a no-cors fetch. Neither resets the fake.
+func testConsoleCrossSitePage(t *testing.T, b *browser) {
+	f := newConsoleFake(t)
+	f.addFault(t, fakeserver.Rule{Fault: fakeserver.Hang, Path: "/never"})
+	reset := f.url + "/_fakepay/reset"
+	evil := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		fmt.Fprintf(w, `<!DOCTYPE html><form id="f" method="POST" action="%s" enctype="text/plain"><input name="x" value="y"></form>
+<script>
+fetch(%q, {method: "POST", mode: "no-cors", body: "{}"}).finally(() => document.getElementById("f").submit());
+fetch(%q, {method: "DELETE", mode: "no-cors"});
+</script>`, reset, reset, f.url+"/_fakepay/faults")
+	}))
+	t.Cleanup(evil.Close)
+	ctx, _ := b.tab(t)
+	browse(t, ctx, chromedp.Navigate(evil.URL))
+	// The form's submission replaces the page; a wait that began on the
+	// old page ends with its context and starts again on the new one.
+	var err error
+	for range 20 {
+		if _, err = chromedp.Run(ctx, chromedp.Poll[bool](fmt.Sprintf(`location.href === %q && document.readyState === "complete"`, reset))); err == nil {
+			break
+		}
+	}
+	require.NoError(t, err)
+	text := mustEval[string](t, ctx, `document.body.innerText`)
+	assert.Contains(t, text, "cross_origin", "the form's POST was refused")
+	// A reset or a DELETE would have emptied the rules.
+	assert.Len(t, f.engine.Faults().Rules(), 1, "a page of another site changed the fake")
 }

@@ -180,7 +180,7 @@ func (x *opIndex) executed(op *Operation, seq uint64) {
 	}
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	r := x.row(op.Provider, op.Credential, Clip(op.IdempotencyKey), op.Time, true)
+	r := x.row(op.Provider, Clip(op.Credential), Clip(op.IdempotencyKey), op.Time, true)
 	r.executions++
 	if r.kind == "" {
 		r.kind = op.Kind
@@ -325,8 +325,11 @@ func (l *Ledger) bySeqs(seqs []uint64) []Operation {
 // for a provider's key under credential (or under none: refused before
 // the credential was read), and how many more it left out.
 func (l *AttemptLog) forKey(provider, credential, key string, limit int) (atts []Attempt, more int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
 	atts = []Attempt{}
-	for _, a := range l.All() {
+	for i := range l.buf {
+		a := &l.buf[(l.start+i)%len(l.buf)]
 		if a.Provider != provider || a.IdempotencyKey != key || (a.Credential != credential && a.Credential != "") {
 			continue
 		}
@@ -334,7 +337,7 @@ func (l *AttemptLog) forKey(provider, credential, key string, limit int) (atts [
 			more++
 			continue
 		}
-		atts = append(atts, a)
+		atts = append(atts, *a)
 	}
 	return atts, more
 }
