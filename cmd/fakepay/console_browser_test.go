@@ -52,9 +52,9 @@ type consoleFake struct {
 	engine *fakeserver.Engine
 }
 
-func newConsoleFake(t *testing.T) *consoleFake {
+func newConsoleFake(t *testing.T, args ...string) *consoleFake {
 	t.Helper()
-	o, err := parseFlags([]string{"-seed", "7", "-a55-rate-limit", "0"}, nil)
+	o, err := parseFlags(append([]string{"-seed", "7", "-a55-rate-limit", "0"}, args...), nil)
 	require.NoError(t, err)
 	h, e, err := newHandler(o)
 	require.NoError(t, err)
@@ -176,6 +176,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	t.Run("ChaosBurst", func(t *testing.T) { testConsoleChaosBurst(t, b) })
 	t.Run("HostileInput", func(t *testing.T) { testConsoleHostileInput(t, b) })
 	t.Run("CrossSitePage", func(t *testing.T) { testConsoleCrossSitePage(t, b) })
+	t.Run("AdminToken", func(t *testing.T) { testConsoleAdminToken(t, b) })
 }
 
 // rowView is one row of the operations table as the page shows it.
@@ -447,4 +448,27 @@ fetch(%q, {method: "DELETE", mode: "no-cors"});
 	assert.Contains(t, text, "cross_origin", "the form's POST was refused")
 	// A reset or a DELETE would have emptied the rules.
 	assert.Len(t, f.engine.Faults().Rules(), 1, "a page of another site changed the fake")
+}
+
+// testConsoleAdminToken opens the console of a fake that requires the
+// admin token, given as a browser gives it after its prompt (HTTP Basic),
+// and uses a control.
+func testConsoleAdminToken(t *testing.T, b *browser) {
+	const tok = "console-admin-token"
+	f := newConsoleFake(t, "-admin-token", tok)
+	anon, _ := b.tab(t)
+	_, err := chromedp.Run(anon, chromedp.NavigateResponse(f.url+"/_fakepay/"))
+	require.Error(t, err, "no token, no console")
+	assert.Contains(t, err.Error(), "ERR_INVALID_AUTH_CREDENTIALS", "the browser was asked for credentials")
+
+	ctx, dlg := b.tab(t)
+	withToken := strings.Replace(f.url, "http://", "http://dev:"+tok+"@", 1)
+	browse(t, ctx,
+		chromedp.Navigate(withToken+"/_fakepay/"),
+		waitJS(`document.getElementById('live').textContent === 'live'`),
+		chromedp.SetValue(chromedp.ID("clock-advance"), "1h"),
+		chromedp.Click(chromedp.ID("clock-advance-btn")),
+		waitJS(`document.getElementById('message').textContent.startsWith('clock now')`),
+	)
+	assert.Len(t, dlg.all(), 1, "the control asked first")
 }

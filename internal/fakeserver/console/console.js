@@ -29,7 +29,9 @@
         opts.body = JSON.stringify(body);
       }
     }
-    const resp = await fetch(path, opts);
+    // location.origin, never the page's own URL: a URL holding the Basic
+    // credentials the browser was given cannot be fetched.
+    const resp = await fetch(location.origin + path, opts);
     let data = null;
     try { data = await resp.json(); } catch (e) { data = null; }
     if (!resp.ok) {
