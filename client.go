@@ -35,6 +35,7 @@ type Client struct {
 	journal       Journal  // WithJournal
 	scope         string   // WithScope
 	observer      Observer // WithObserver (observer.go); nil: no hooks
+	routes        *routeTable
 }
 
 // Limiter paces attempts client-side; *rate.Limiter from golang.org/x/time
@@ -217,6 +218,7 @@ func NewClient(opts ...Option) (*Client, error) {
 		logger:    slog.New(slog.DiscardHandler),
 		userAgent: UserAgent,
 		now:       time.Now,
+		routes:    &routeTable{},
 	}
 	for _, o := range opts {
 		if o == nil {
@@ -317,10 +319,14 @@ type Request struct {
 	// its error is returned as an *APIError carrying the key.
 	Validate func() error
 	// Route is Path's template for observers, e.g. "/v1/charges/{id}":
-	// spans and metrics are named by it, never by raw IDs. When empty,
-	// Route(Path) derives one; a Route given here passes through Route
-	// too, so its query string and any raw ID in it never reach an
-	// observer ("{id}" placeholders are kept).
+	// spans and metrics are named by it, never by raw IDs. The typed
+	// clients set it to their documented path templates. When it is
+	// empty, Route(Path) derives one. A Route given here passes through
+	// the same rule, except that its words may hold capital letters
+	// ("/v1/paymentMethods/{id}"): its query string, its "{id}"
+	// placeholders aside, any segment with a digit or an escape never
+	// reaches an observer. Past MaxRoutes distinct routes a client
+	// reports RouteOverflow instead.
 	Route string
 }
 

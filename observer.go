@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/textproto"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -321,19 +322,46 @@ func Outcome(err error) string {
 	return "error"
 }
 
-// Route returns the route template of a request path: path itself when no
-// segment looks like a resource ID, else a copy with each such segment
-// replaced by "{id}" ("/v1/charges/5f0c…/refund" becomes
-// "/v1/charges/{id}/refund"). A segment is ID-like when it is a UUID, holds
-// a digit and is at least 6 bytes long or all digits, is 16 bytes or
-// longer, or holds a percent escape, '@', '+', '=' or ':'. The query
-// string is never part of a route. Observers name spans and label
-// metrics with it, so that their cardinality stays that of the API.
-func Route(path string) string {
+// Route returns the route template of a request path: each segment that
+// is not a word of the API is replaced by "{id}"
+// ("/v1/customers/cusKxQzAbC/cards" becomes "/v1/customers/{id}/cards").
+// A word is a segment of 1 to 32 bytes made of lowercase ASCII letters,
+// possibly joined by single '-', '_' or '.' ("payment-methods",
+// "charge_uuid"), a version ("v1" to "v999"), or a word in braces, a
+// placeholder already in the template ("{id}", "{charge_uuid}"). Anything
+// else is an ID: a
+// UUID, a number, a segment holding a digit or a capital letter (base62,
+// "ch_3N4x8"), a percent escape, a byte outside those, or a longer
+// segment. The query string and the fragment are never part of a route.
+// Observers name spans and label metrics with it, so that their
+// cardinality stays that of the API; a Client also bounds the number of
+// distinct routes it reports (see MaxRoutes).
+func Route(path string) string { return routeOf(path, false) }
+
+// MaxRoutes is how many distinct routes one Client reports for paths it
+// derives a route from (Request.Route empty), and again for the routes
+// callers give: past it, or for a route longer than MaxRouteLen bytes,
+// an operation's route is RouteOverflow. Paths built from words a
+// caller does not control (a forwarded path, a lowercase slug used as an
+// ID) thus cannot grow an observer's memory or a metric's cardinality.
+const MaxRoutes = 256
+
+// MaxRouteLen is the longest route a Client reports; a longer one is
+// RouteOverflow.
+const MaxRouteLen = 256
+
+// RouteOverflow is the route of an operation whose own route did not fit
+// the client's route table (see MaxRoutes). It never starts with '/', so
+// it is never mistaken for a path of the API.
+const RouteOverflow = "other"
+
+// routeOf is Route; given marks a template the caller gave
+// (Request.Route), whose words may hold capitals ("/v1/paymentMethods").
+func routeOf(path string, given bool) string {
 	if i := strings.IndexAny(path, "?#"); i >= 0 {
 		path = path[:i]
 	}
-	if !hasIDSegment(path) {
+	if !hasIDSegment(path, given) {
 		return path
 	}
 	var b strings.Builder
@@ -342,7 +370,7 @@ func Route(path string) string {
 		if i > 0 {
 			b.WriteByte('/')
 		}
-		if idLike(seg) {
+		if idLike(seg, given) {
 			b.WriteString("{id}")
 		} else {
 			b.WriteString(seg)
@@ -351,7 +379,7 @@ func Route(path string) string {
 	return b.String()
 }
 
-func hasIDSegment(path string) bool {
+func hasIDSegment(path string, given bool) bool {
 	for path != "" {
 		seg := path
 		if i := strings.IndexByte(path, '/'); i >= 0 {
@@ -359,32 +387,122 @@ func hasIDSegment(path string) bool {
 		} else {
 			path = ""
 		}
-		if idLike(seg) {
+		if idLike(seg, given) {
 			return true
 		}
 	}
 	return false
 }
 
+// maxWordLen is the longest segment a route keeps as a word.
+const maxWordLen = 32
+
 // idLike reports a path segment that names one resource rather than a
-// kind of resource.
-func idLike(seg string) bool {
-	if seg == "" || (seg[0] == '{' && seg[len(seg)-1] == '}') {
+// kind of resource: any segment that is not empty, a placeholder, a
+// version or a word (see Route). capitals lets a word hold capital
+// letters.
+func idLike(seg string, capitals bool) bool {
+	switch {
+	case seg == "":
+		return false
+	case len(seg) > maxWordLen+2:
+		return true
+	case seg[0] == '{':
+		return !placeholder(seg, capitals)
+	case version(seg):
 		return false
 	}
-	if len(seg) >= 16 {
-		return true
+	return !word(seg, capitals)
+}
+
+// placeholder reports "{name}", name a word (see word): a placeholder
+// cannot carry a number, nor a mixed-case ID in a path.
+func placeholder(seg string, capitals bool) bool {
+	return len(seg) >= 3 && seg[0] == '{' && seg[len(seg)-1] == '}' && word(seg[1:len(seg)-1], capitals)
+}
+
+// version reports "v" followed by one to three digits.
+func version(seg string) bool {
+	if len(seg) < 2 || len(seg) > 4 || seg[0] != 'v' {
+		return false
 	}
-	digits := 0
-	for i := 0; i < len(seg); i++ {
-		switch c := seg[i]; {
-		case c >= '0' && c <= '9':
-			digits++
-		case c == '%', c == '@', c == '+', c == '=', c == ':':
-			return true
+	for i := 1; i < len(seg); i++ {
+		if seg[i] < '0' || seg[i] > '9' {
+			return false
 		}
 	}
-	return digits == len(seg) || (digits > 0 && len(seg) >= 6)
+	return true
+}
+
+// word reports runs of letters (lowercase ones, or any ASCII letters with
+// capitals) joined by single '-', '_' or '.', at most maxWordLen bytes.
+func word(seg string, capitals bool) bool {
+	if len(seg) > maxWordLen {
+		return false
+	}
+	sep := true // a separator may not start the word or follow another
+	for i := 0; i < len(seg); i++ {
+		switch c := seg[i]; {
+		case c >= 'a' && c <= 'z', capitals && c >= 'A' && c <= 'Z':
+			sep = false
+		case c == '-' || c == '_' || c == '.':
+			if sep {
+				return false
+			}
+			sep = true
+		default:
+			return false
+		}
+	}
+	return !sep
+}
+
+// routeTable is the set of routes a Client has reported, bounded by
+// MaxRoutes for derived routes and again for given ones, so that a
+// caller's own templates never lose their names to paths the client
+// derived routes from.
+type routeTable struct {
+	mu     sync.RWMutex
+	routes map[routeEntry]struct{}
+	n      [2]int // entries, derived and given
+}
+
+type routeEntry struct {
+	route string
+	given bool
+}
+
+// admit returns route when the table holds it or has room for it, else
+// RouteOverflow.
+func (t *routeTable) admit(route string, given bool) string {
+	if len(route) > MaxRouteLen {
+		return RouteOverflow
+	}
+	k := routeEntry{route, given}
+	t.mu.RLock()
+	_, ok := t.routes[k]
+	t.mu.RUnlock()
+	if ok {
+		return route
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if _, ok := t.routes[k]; ok {
+		return route
+	}
+	i := 0
+	if given {
+		i = 1
+	}
+	if t.n[i] >= MaxRoutes {
+		return RouteOverflow
+	}
+	if t.routes == nil {
+		t.routes = make(map[routeEntry]struct{})
+	}
+	t.routes[k] = struct{}{}
+	t.n[i]++
+	return route
 }
 
 // observation is what the observer hooks of one operation need: set only
@@ -422,11 +540,14 @@ type attemptObservation struct {
 // operation's.
 func (op *operation) startObserving(start time.Time) {
 	c, req := op.c, op.req
-	route := req.Route
-	if route == "" {
-		route = req.Path
+	// A given template too: no query string, no raw ID; and a bounded
+	// set of routes per client.
+	given := req.Route != ""
+	route := req.Path
+	if given {
+		route = req.Route
 	}
-	route = Route(route) // a given template too: no query string, no raw ID
+	route = c.routes.admit(routeOf(route, given), given)
 	ob := op.ob
 	ob.info = OperationInfo{Provider: c.provider, Operation: req.Operation, Method: req.Method, Route: route,
 		Keyed: req.Keyed, RetryBudget: c.budget}

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -381,9 +382,11 @@ func TestPrintedFormsHideSecrets(t *testing.T) {
 		}
 	}
 	req := seedCharge()
+	pointerAddr := regexp.MustCompile(`0x[0-9a-f]+`) // a pointer printed by %#v
 	for _, v := range []any{req, *req, req.Card} {
 		for _, verb := range []string{"%v", "%+v", "%#v", "%s"} {
-			s := fmt.Sprintf(verb, v)
+			// %#v prints pointers as 0xc000123...: only the address may hold "123".
+			s := pointerAddr.ReplaceAllString(fmt.Sprintf(verb, v), "0x")
 			assert.NotContains(t, s, "4111111111111111", verb)
 			assert.NotContains(t, s, "123", verb)
 		}

@@ -177,7 +177,7 @@ type CancelRequest struct {
 func (s *ChargesService) Create(ctx context.Context, req *ChargeCreateRequest, opts ...payonce.CallOption) (*Charge, error) {
 	ch := new(Charge)
 	meta, err := s.c.do(ctx, &payonce.Request{
-		Operation: "charges.create", Method: http.MethodPost, Path: PathCharges,
+		Operation: "charges.create", Method: http.MethodPost, Path: PathCharges, Route: PathCharges,
 		Body: req, Keyed: true, Validate: func() error { return req.validate(s.c.core.Now(), s.c.core.BaseURL()) },
 	}, (*createdCharge)(ch), opts)
 	if err != nil {
@@ -199,7 +199,8 @@ func (s *ChargesService) Get(ctx context.Context, chargeUUID, walletUUID string,
 	}
 	ch := new(Charge)
 	meta, err := s.c.do(ctx, &payonce.Request{
-		Operation: "charges.get", Method: http.MethodGet, Path: PathCharges, Query: q, Validate: ref.validate,
+		Operation: "charges.get", Method: http.MethodGet, Path: PathCharges, Route: PathCharges, Query: q,
+		Validate: ref.validate,
 	}, ch, opts)
 	if err != nil {
 		return nil, err
@@ -250,7 +251,7 @@ var errNilRequest = &payonce.ValidationError{Reason: "nil request", Err: payonce
 func (s *ChargesService) post(ctx context.Context, op, path string, body any, validate func() error, opts []payonce.CallOption) (*Charge, error) {
 	ch := new(Charge)
 	meta, err := s.c.do(ctx, &payonce.Request{
-		Operation: op, Method: http.MethodPost, Path: path, Body: body, Keyed: true, Validate: validate,
+		Operation: op, Method: http.MethodPost, Path: path, Route: path, Body: body, Keyed: true, Validate: validate,
 	}, ch, opts)
 	if err != nil {
 		return nil, err

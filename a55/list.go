@@ -219,7 +219,7 @@ func (s *ChargesService) List(ctx context.Context, opts *ChargeListOptions, call
 	}
 	l := chargeList{total: -1, totalPages: -1} // an empty body reports neither
 	meta, err := s.c.do(ctx, &payonce.Request{
-		Operation: "charges.list", Method: http.MethodGet, Path: PathChargeList,
+		Operation: "charges.list", Method: http.MethodGet, Path: PathChargeList, Route: PathChargeList,
 		Query: opts.query(), Validate: opts.validate,
 	}, &l, callOpts)
 	if err != nil {

@@ -58,7 +58,7 @@ func (r *WalletCreateRequest) validate() error {
 func (s *WalletsService) Create(ctx context.Context, req *WalletCreateRequest, opts ...payonce.CallOption) (*Wallet, error) {
 	w := new(Wallet)
 	meta, err := s.c.do(ctx, &payonce.Request{
-		Operation: "wallets.create", Method: http.MethodPost, Path: PathWallets,
+		Operation: "wallets.create", Method: http.MethodPost, Path: PathWallets, Route: PathWallets,
 		Body: req, Keyed: true, Validate: req.validate,
 	}, w, opts)
 	if err != nil {

@@ -164,6 +164,7 @@ func (s *CardsService) Apply(ctx context.Context, req *ApplyRequest, opts ...pay
 		Operation: "cards.apply",
 		Method:    http.MethodPost,
 		Path:      PathCardApply,
+		Route:     PathCardApply,
 		Body:      req,
 		Keyed:     true,
 		Validate:  req.Validate,
@@ -204,6 +205,7 @@ func (s *CardsService) Recharge(ctx context.Context, req *RechargeRequest, opts 
 		Operation: "cards.recharge",
 		Method:    http.MethodPost,
 		Path:      PathCardRecharge,
+		Route:     PathCardRecharge,
 		Body:      req,
 		Keyed:     true,
 		Validate:  req.Validate,
@@ -221,6 +223,7 @@ func (s *CardsService) Info(ctx context.Context, cardID string, opts ...payonce.
 		Operation: "cards.info",
 		Method:    http.MethodGet,
 		Path:      PathCardInfo,
+		Route:     PathCardInfo,
 		Query:     url.Values{"card_id": {cardID}},
 		Validate:  func() error { return requireID("card_id", cardID) },
 	}, &card, opts...)

@@ -110,6 +110,7 @@ func (s *CardsService) List(ctx context.Context, opts *ListOptions, callOpts ...
 		Operation: "cards.list",
 		Method:    http.MethodGet,
 		Path:      PathCardList,
+		Route:     PathCardList,
 		Query:     opts.query(),
 		Validate:  opts.validate,
 	}, &raw, callOpts...)

@@ -8,7 +8,8 @@
 //
 // Spans and metrics are named by the operation and the route template
 // (payonce.Route), never by raw IDs, so their cardinality is that of the
-// API. The idempotency key and the request ID are span attributes only,
+// API; past MaxRoutes kinds of operation, the rest share one overflow
+// name. The idempotency key and the request ID are span attributes only,
 // never metric attributes. Nothing reported holds a card number, CVV,
 // secret, token or query string.
 package otelpayonce
@@ -75,8 +76,11 @@ type Observer struct {
 	opTime, attemptTime                    metric.Float64Histogram
 	budgetReg                              metric.Registration
 
-	routes sync.Map              // routeKey -> *route
-	last   atomic.Pointer[route] // the route last looked up, checked before routes
+	routes   sync.Map              // routeKey -> *route, at most MaxRoutes
+	last     atomic.Pointer[route] // the route last looked up, checked before routes
+	addMu    sync.Mutex            // held to add to routes
+	nroutes  int                   // entries in routes, under addMu
+	overflow *route                // what every event past MaxRoutes shares
 	// budgets are the retry budgets seen, weakly held: a client dropped by
 	// its owner stops being reported.
 	budgets sync.Map // weak.Pointer[payonce.RetryBudget] -> attribute.Set
@@ -182,6 +186,15 @@ func unitOf(metricName string) string {
 // no closing; the providers own their exporters.
 func (o *Observer) Close() error { return o.budgetReg.Unregister() }
 
+// MaxRoutes is how many kinds of operation (provider, operation, method
+// and route) one Observer names spans and labels metrics by; events of
+// any kind past it share the overflow one, whose provider, operation and
+// route are payonce.RouteOverflow and method "_OTHER". A Client already
+// bounds its own routes (payonce.MaxRoutes): this bounds an Observer
+// shared by many clients, or fed OperationInfo by other code, so that no
+// input grows its memory or its metrics' cardinality.
+const MaxRoutes = 1024
+
 // routeKey identifies the attribute sets of one operation on one route.
 type routeKey struct{ provider, operation, method, route string }
 
@@ -233,17 +246,37 @@ func (o *Observer) route(info payonce.OperationInfo) *route {
 		o.last.Store(r.(*route))
 		return r.(*route)
 	}
-	name := info.Operation
-	if info.Provider != "" && name != "" {
-		name = info.Provider + " " + name
+	o.addMu.Lock()
+	defer o.addMu.Unlock()
+	if r, ok := o.routes.Load(k); ok {
+		return r.(*route)
 	}
-	attemptName := info.Method + " " + info.Route
+	if o.nroutes >= MaxRoutes {
+		if o.overflow == nil {
+			o.overflow = newRoute(routeKey{payonce.RouteOverflow, payonce.RouteOverflow, "_OTHER", payonce.RouteOverflow})
+		}
+		return o.overflow
+	}
+	r := newRoute(k)
+	o.routes.Store(k, r)
+	o.nroutes++
+	o.last.Store(r)
+	return r
+}
+
+// newRoute builds the names, span options and attribute sets of k.
+func newRoute(k routeKey) *route {
+	name := k.operation
+	if k.provider != "" && name != "" {
+		name = k.provider + " " + name
+	}
+	attemptName := k.method + " " + k.route
 	if name == "" {
 		name = attemptName
 	}
-	spanAttrs := []attribute.KeyValue{AttrProvider.String(info.Provider), AttrOperation.String(info.Operation),
-		AttrMethod.String(info.Method), AttrRoute.String(info.Route)}
-	r := &route{
+	spanAttrs := []attribute.KeyValue{AttrProvider.String(k.provider), AttrOperation.String(k.operation),
+		AttrMethod.String(k.method), AttrRoute.String(k.route)}
+	return &route{
 		key:        k,
 		opSpanName: name, attemptSpanName: attemptName, spanAttrs: spanAttrs,
 		opStart: []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(spanAttrs...)},
@@ -254,9 +287,6 @@ func (o *Observer) route(info payonce.OperationInfo) *route {
 		byCause:   map[string]measure{},
 		byStatus:  map[statusKey]measure{},
 	}
-	actual, _ := o.routes.LoadOrStore(k, r)
-	o.last.Store(actual.(*route))
-	return actual.(*route)
 }
 
 // cached returns the measure of the base attributes plus extra(), built

@@ -137,8 +137,13 @@ func WithClock(clk SharedClock) Option {
 	}
 }
 
-// WithSeed seeds fault choices and generated IDs.
-func WithSeed(seed uint64) Option { return func(c *config) { c.engine.Seed = seed } }
+// WithSeed seeds fault choices and generated IDs, for a reproducible run:
+// two servers with one seed hand out the same IDs to the same requests.
+// Without it each server draws a random seed, so that IDs never repeat
+// across servers (a test database kept between runs sees no collision).
+func WithSeed(seed uint64) Option {
+	return func(c *config) { c.engine.Seed, c.engine.Seeded = seed, true }
+}
 
 // WithLatency adds d before every API request. A negative d is refused
 // (NewServer panics, New fails the test, naming the option).
@@ -234,6 +239,7 @@ func newServer(opts []Option, held bool) *Server {
 	s.srv = httptest.NewUnstartedServer(mux)
 	fakeserver.Harden(s.srv.Config) // header, read and idle limits of cmd/fakepay
 	s.srv.Start()
+	e.AddListenAddr(s.srv.Listener.Addr()) // no webhook delivery aims at the fake itself
 	s.URL = s.srv.URL
 	s.client = &http.Client{Transport: &bearerTransport{base: s.srv.Client().Transport, s: s}}
 	return s
@@ -319,6 +325,11 @@ func (s *Server) SetRateLimit(n int, window time.Duration) { s.fake.SetRateLimit
 // so Clock().Advance(25 * time.Hour) ages their keys as it ages the
 // server's.
 func (s *Server) Clock() *Clock { return s.clock }
+
+// Seed returns the seed of the server's IDs and fault choices: the one
+// WithSeed gave, or the one drawn when none was. Log it when a test fails
+// and pass it to WithSeed to replay the run.
+func (s *Server) Seed() uint64 { return s.engine.Seed() }
 
 // AddFault adds a fault injection rule; an invalid rule (no Fault, a
 // Status outside 5xx, a negative Count) is an error.

@@ -110,3 +110,19 @@ func requireOwnTypes(t *testing.T, dir string, names ...string) {
 		assert.False(t, ts.Assign.IsValid(), "type %s is an alias", n)
 	}
 }
+
+// Fakes created with default settings draw their IDs at random: the first
+// charge of two servers never has the same UUID. WithSeed makes a run
+// reproducible.
+func TestServersDrawDistinctIDsUnlessSeeded(t *testing.T) {
+	first := func(opts ...a55test.Option) string {
+		srv := a55test.New(t, opts...)
+		client, err := srv.Client()
+		require.NoError(t, err)
+		ch, err := client.Charges.Create(t.Context(), chargeReq(t))
+		require.NoError(t, err)
+		return ch.UUID
+	}
+	assert.NotEqual(t, first(), first(), "default fakes share their first charge UUID")
+	assert.Equal(t, first(a55test.WithSeed(11)), first(a55test.WithSeed(11)))
+}

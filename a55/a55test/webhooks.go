@@ -19,7 +19,13 @@ import (
 // it and call DeliverDueWebhooks); a 2xx ends the delivery, any other
 // answer fails it. Only loopback receivers (127.0.0.0/8, ::1, localhost)
 // are called unless WithWebhookAnyHost is given, so the fake cannot be
-// used to reach other hosts.
+// used to reach other hosts. The fake never delivers to itself: a
+// webhook_url under any fake's admin API (/_fakepay/...) is blocked, and so
+// is one on the fake's own listener (by address or as localhost) unless
+// WithWebhookSelfDelivery is given; a delivery that comes back to it by
+// another way is refused (403). One charge gets at most
+// MaxWebhooksPerCharge deliveries, and at most 1,024 deliveries wait at
+// once: later events are recorded as dropped, never attempted.
 
 // WebhookState is where a webhook delivery stands.
 type WebhookState string
@@ -34,9 +40,12 @@ const (
 	// followed), or all seven attempts failed.
 	WebhookFailed WebhookState = a55fake.WebhookFailed
 	// WebhookBlocked: the URL is not a loopback http(s) URL and
-	// WithWebhookAnyHost was not given; it was never contacted.
+	// WithWebhookAnyHost was not given, or it is the fake itself (its
+	// admin API, or its listener without WithWebhookSelfDelivery); it was
+	// never contacted.
 	WebhookBlocked WebhookState = a55fake.WebhookBlocked
-	// WebhookDropped: the queue of waiting deliveries was full.
+	// WebhookDropped: the queue of waiting deliveries was full, or the
+	// charge already had MaxWebhooksPerCharge deliveries; never attempted.
 	WebhookDropped WebhookState = a55fake.WebhookDropped
 )
 
@@ -109,6 +118,18 @@ func WithWebhookTimeout(d time.Duration) Option {
 		}
 		c.fake.WebhookTimeout = d
 	}
+}
+
+// MaxWebhooksPerCharge is how many deliveries one charge gets (its status
+// changes and resends together); later ones are WebhookDropped.
+const MaxWebhooksPerCharge = a55fake.MaxWebhooksPerCharge
+
+// WithWebhookSelfDelivery lets the fake deliver webhooks to its own
+// listener, for a test of what the fake answers its own deliveries. Off
+// by default: a charge could otherwise drive the fake itself. The admin
+// API (/_fakepay/...) is never a target.
+func WithWebhookSelfDelivery() Option {
+	return func(c *config) { c.fake.WebhookAllowSelf = true }
 }
 
 // WithWebhookAnyHost lets the fake deliver webhooks to non-loopback hosts.

@@ -27,6 +27,7 @@ type options struct {
 	latency              time.Duration
 	faultRate            float64
 	seed                 uint64
+	seeded               bool // -seed was given
 	rateLimit            int
 	tokenLifetime        time.Duration
 	shutdownGraceTimeout time.Duration
@@ -37,6 +38,7 @@ type options struct {
 	webhookAnyHost       bool
 	allowRemote          bool
 	adminToken           string
+	webhookAllowSelf     bool
 }
 
 func parseFlags(args []string, out io.Writer) (options, error) {
@@ -51,11 +53,12 @@ func parseFlags(args []string, out io.Writer) (options, error) {
 	fs.StringVar(&o.balance, "balance", "1000.00", "starting Coinepay balance")
 	fs.DurationVar(&o.latency, "latency", 0, "delay added before every API request")
 	fs.Float64Var(&o.faultRate, "fault-rate", 0, "share (0..1) of API requests that get a random fault")
-	fs.Uint64Var(&o.seed, "seed", 1, "random seed of faults and generated IDs")
+	fs.Uint64Var(&o.seed, "seed", 0, "seed of faults and generated IDs, for a reproducible run (default: a random seed, printed at start)")
 	fs.IntVar(&o.rateLimit, "a55-rate-limit", 100, "A55 requests per minute per client (0 or negative: off)")
 	fs.DurationVar(&o.tokenLifetime, "a55-token-lifetime", time.Hour, "A55 access token lifetime")
 	fs.StringVar(&o.webhookSecret, "a55-webhook-secret", a55fake.DefaultWebhookSecret, "secret that signs the A55 charge webhooks")
 	fs.BoolVar(&o.webhookAnyHost, "a55-webhook-any-host", false, "also deliver A55 webhooks to non-loopback hosts (default: loopback only)")
+	fs.BoolVar(&o.webhookAllowSelf, "a55-webhook-allow-self", false, "also deliver A55 webhooks to fakepay's own listener (never to its admin API)")
 	fs.DurationVar(&o.shutdownGraceTimeout, "shutdown-timeout", 5*time.Second, "grace period on SIGINT/SIGTERM")
 	fs.IntVar(&o.maxOperations, "max-operations", 0, "keep at most N ledger operations and N full stored answers per provider (0: no cap)")
 	fs.DurationVar(&o.readTimeout, "read-timeout", time.Minute, "longest time to read one request, body included (also ends hang and delay faults)")
@@ -71,6 +74,7 @@ func parseFlags(args []string, out io.Writer) (options, error) {
 	if o.adminToken == "" {
 		o.adminToken = os.Getenv(fakeserver.AdminTokenEnv)
 	}
+	fs.Visit(func(f *flag.Flag) { o.seeded = o.seeded || f.Name == "seed" })
 	return o, o.validate()
 }
 
@@ -114,14 +118,14 @@ func newHandler(o options) (http.Handler, *fakeserver.Engine, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("-balance: %w", err)
 	}
-	e := fakeserver.New(fakeserver.Options{Seed: o.seed, FaultRate: o.faultRate, Latency: o.latency, MaxOperations: o.maxOperations})
+	e := fakeserver.New(fakeserver.Options{Seed: o.seed, Seeded: o.seeded, FaultRate: o.faultRate, Latency: o.latency, MaxOperations: o.maxOperations})
 	rateLimit := o.rateLimit
 	if rateLimit == 0 {
 		rateLimit = -1 // off, as a55test.WithRateLimit(0, ..): a55fake reads 0 as its default
 	}
 	a55 := a55fake.New(e, a55fake.Config{
 		Clients: map[string]string{o.a55ID: o.a55Secret}, RateLimit: rateLimit, TokenLifetime: o.tokenLifetime,
-		WebhookSecret: o.webhookSecret, WebhookAllowAnyHost: o.webhookAnyHost,
+		WebhookSecret: o.webhookSecret, WebhookAllowAnyHost: o.webhookAnyHost, WebhookAllowSelf: o.webhookAllowSelf,
 	})
 	cp := coinepayfake.New(e, coinepayfake.Config{Keys: map[string]string{o.cpKey: o.cpSecret}, StartBalance: &bal})
 	a55h, cph := a55.Handler(), cp.Handler()
@@ -147,7 +151,8 @@ func newHandler(o options) (http.Handler, *fakeserver.Engine, error) {
 }
 
 // run serves until ctx ends, then shuts down gracefully. It prints
-// "fakepay listening on http://HOST:PORT" once the listener is bound. With
+// "fakepay listening on http://HOST:PORT" once the listener is bound, then
+// the seed in use. With
 // -h or -help it prints the usage and returns nil.
 func run(ctx context.Context, args []string, stdout io.Writer) error {
 	o, err := parseFlags(args, stdout)
@@ -171,6 +176,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		return fmt.Errorf("-addr %s listens on %s, which other machines can reach: use a loopback address or -allow-remote with an admin token",
 			o.addr, ln.Addr())
 	}
+	e.AddListenAddr(ln.Addr()) // no webhook delivery aims at fakepay itself
 	var conns connTracker
 	srv := &http.Server{Handler: h, ConnState: conns.hook}
 	fakeserver.Harden(srv)
@@ -179,6 +185,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	if !fakeserver.IsLoopbackListener(ln.Addr()) {
 		fmt.Fprintf(stdout, "fakepay: warning: %s is reachable from other machines; every admin call and the console need the admin token\n", ln.Addr())
 	}
+	fmt.Fprintf(stdout, "fakepay seed %d (-seed %d replays these IDs and faults)\n", e.Seed(), e.Seed())
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(conns.listener(ln)) }()
 	select {

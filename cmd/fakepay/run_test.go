@@ -142,3 +142,20 @@ func TestRunBadFlags(t *testing.T) {
 	assert.Error(t, run(ctx, []string{"-nope"}, io.Discard))
 	assert.Error(t, run(ctx, []string{"extra"}, io.Discard))
 }
+
+// Without -seed every fakepay draws its own IDs; -seed N makes a run
+// reproducible (-seed 0 included).
+func TestSeedFlagMakesIDsReproducible(t *testing.T) {
+	firstID := func(args ...string) string {
+		o, err := parseFlags(args, io.Discard)
+		require.NoError(t, err)
+		_, e, err := newHandler(o)
+		require.NoError(t, err)
+		defer e.Close()
+		return e.NewUUID()
+	}
+	assert.NotEqual(t, firstID(), firstID(), "two fakepay runs without -seed share their IDs")
+	assert.Equal(t, firstID("-seed", "5"), firstID("-seed", "5"))
+	assert.Equal(t, firstID("-seed", "0"), firstID("-seed", "0"))
+	assert.NotEqual(t, firstID("-seed", "0"), firstID("-seed", "5"))
+}

@@ -69,3 +69,72 @@ func TestWebhookFlagsParse(t *testing.T) {
 	assert.True(t, o.webhookAnyHost)
 	assert.Equal(t, "demo-webhook-secret", o.webhookSecret)
 }
+
+// fakepay never delivers a webhook to itself: a charge aimed at its reset
+// endpoint wipes nothing, one aimed at its own listener is blocked, and
+// -a55-webhook-allow-self lets the latter through (never the former).
+func TestWebhookToItselfIsBlocked(t *testing.T) {
+	for _, allowSelf := range []bool{false, true} {
+		var args []string
+		if allowSelf {
+			args = append(args, "-a55-webhook-allow-self")
+		}
+		base := start(t, args...)
+		resp, err := http.PostForm(base+"/oauth2/token", url.Values{"grant_type": {"client_credentials"},
+			"client_id": {"demo-client"}, "client_secret": {"demo-secret"}})
+		require.NoError(t, err)
+		var tok struct {
+			AccessToken string `json:"access_token"`
+		}
+		require.NoError(t, json.NewDecoder(resp.Body).Decode(&tok))
+		resp.Body.Close()
+		charge := func(hook string) string {
+			req, err := http.NewRequest(http.MethodPost, base+a55.PathCharges, strings.NewReader(
+				`{"amount":"10.00","currency":"BRL","type_charge":"pix","webhook_url":"`+hook+`"}`))
+			require.NoError(t, err)
+			req.Header.Set("Authorization", "Bearer "+tok.AccessToken)
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Idempotency-Key", "key-"+strings.NewReplacer("/", "-", ":", "-").Replace(hook))
+			resp, err := http.DefaultClient.Do(req)
+			require.NoError(t, err)
+			defer resp.Body.Close()
+			require.Equal(t, http.StatusOK, resp.StatusCode)
+			var ch struct {
+				UUID string `json:"charge_uuid"`
+			}
+			require.NoError(t, json.NewDecoder(resp.Body).Decode(&ch))
+			return ch.UUID
+		}
+		reset, own := charge(base+"/_fakepay/reset"), charge(base+"/hook")
+		resp, err = http.Post(base+"/_fakepay/a55/webhooks/deliver", "application/json", nil)
+		require.NoError(t, err)
+		resp.Body.Close()
+		state := func(chargeUUID string) string {
+			resp, err := http.Get(base + "/_fakepay/a55/webhooks?charge_uuid=" + chargeUUID)
+			require.NoError(t, err)
+			defer resp.Body.Close()
+			var list struct {
+				Deliveries []struct {
+					State string `json:"state"`
+				} `json:"deliveries"`
+			}
+			require.NoError(t, json.NewDecoder(resp.Body).Decode(&list))
+			require.Len(t, list.Deliveries, 1, chargeUUID)
+			return list.Deliveries[0].State
+		}
+		assert.Equal(t, "blocked", state(reset))
+		if allowSelf {
+			assert.Equal(t, "failed", state(own), "delivered, and answered 404")
+		} else {
+			assert.Equal(t, "blocked", state(own))
+		}
+		lr, err := http.Get(base + "/_fakepay/ledger")
+		require.NoError(t, err)
+		var ledger struct {
+			Operations []map[string]any `json:"operations"`
+		}
+		require.NoError(t, json.NewDecoder(lr.Body).Decode(&ledger))
+		lr.Body.Close()
+		assert.Len(t, ledger.Operations, 2, "the ledger survives")
+	}
+}

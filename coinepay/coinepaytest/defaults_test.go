@@ -107,3 +107,19 @@ func TestOperationKeyFitsCoinepay(t *testing.T) {
 		assert.True(t, srv.Ledger().ExecutedOnce(key), id)
 	}
 }
+
+// Fakes created with default settings draw their IDs at random: the first
+// card of two servers never has the same ID. WithSeed makes a run
+// reproducible.
+func TestServersDrawDistinctIDsUnlessSeeded(t *testing.T) {
+	first := func(opts ...coinepaytest.Option) string {
+		srv := coinepaytest.New(t, opts...)
+		client, err := srv.Client()
+		require.NoError(t, err)
+		res, err := client.Cards.Apply(t.Context(), &coinepay.ApplyRequest{HeaderID: "hdr_1", PackageID: "pkg_basic"})
+		require.NoError(t, err)
+		return res.CardID
+	}
+	assert.NotEqual(t, first(), first(), "default fakes share their first card ID")
+	assert.Equal(t, first(coinepaytest.WithSeed(11)), first(coinepaytest.WithSeed(11)))
+}

@@ -9,6 +9,8 @@ package fakeserver
 
 import (
 	"context"
+	"math/rand/v2"
+	"net"
 	"net/http"
 	"slices"
 	"sync"
@@ -21,8 +23,13 @@ const MaxRequestBody = 1 << 20
 
 // Options configure an Engine.
 type Options struct {
-	Clock          *Clock        // default: real time
-	Seed           uint64        // seeds fault choices and generated IDs
+	Clock *Clock // default: real time
+	// Seed seeds fault choices and generated IDs when Seeded is set, for
+	// a reproducible run. Without Seeded each engine draws a random seed
+	// (Engine.Seed reports it), so that two fakes never hand out the same
+	// IDs.
+	Seed           uint64
+	Seeded         bool
 	FaultRate      float64       // probability of a random chaos fault per request
 	Latency        time.Duration // added before every provider request
 	AttemptLogSize int           // attempts kept (default DefaultAttemptLogSize)
@@ -45,6 +52,7 @@ type Engine struct {
 	faults   *Faults
 	ops      *opIndex
 	ids      *idGen
+	seed     uint64
 	stats    statCounters
 
 	closing   chan struct{}
@@ -58,6 +66,7 @@ type Engine struct {
 	providers []string // the names of the providers Handler serves
 	resets    []func()
 	closers   []func()
+	listens   []net.Addr // where the engine's handlers are served
 }
 
 // New returns an engine.
@@ -65,7 +74,11 @@ func New(o Options) *Engine {
 	if o.Clock == nil {
 		o.Clock = NewClock()
 	}
+	if !o.Seeded {
+		o.Seed = rand.Uint64()
+	}
 	return &Engine{
+		seed:     o.Seed,
 		clock:    o.Clock,
 		ledger:   &Ledger{max: max(o.MaxOperations, 0)},
 		attempts: NewAttemptLog(o.AttemptLogSize),
@@ -81,6 +94,31 @@ func New(o Options) *Engine {
 // MaxOperations returns the cap of Options.MaxOperations (0: none); a
 // backend keeps at most that many of its oldest resources of a kind.
 func (e *Engine) MaxOperations() int { return e.maxOps }
+
+// Seed returns the seed of the engine's fault choices and IDs: the one
+// given, or the one drawn when none was. Options{Seed: e.Seed(), Seeded:
+// true} replays the run's IDs and faults for the same requests.
+func (e *Engine) Seed() uint64 { return e.seed }
+
+// AddListenAddr records an address the engine's handlers are served on
+// (the listener of a55test, coinepaytest or fakepay), so that a fake
+// can tell a request aimed at itself: webhook deliveries never go there
+// unless asked.
+func (e *Engine) AddListenAddr(a net.Addr) {
+	if a == nil {
+		return
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.listens = append(e.listens, a)
+}
+
+// ListenAddrs returns the addresses AddListenAddr recorded.
+func (e *Engine) ListenAddrs() []net.Addr {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return slices.Clone(e.listens)
+}
 
 // Clock returns the engine's clock.
 func (e *Engine) Clock() *Clock { return e.clock }

@@ -79,6 +79,7 @@ type charge struct {
 	IdempotencyKey string `json:"idempotency_key,omitempty"`
 	client         string
 	preauth        bool
+	webhooks       int // deliveries recorded for the charge, for MaxWebhooksPerCharge
 }
 
 func (f *Fake) chargeError(status int, chargeUUID, code, source, desc string) fakeserver.Response {

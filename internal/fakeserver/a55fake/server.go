@@ -35,6 +35,9 @@ type Config struct {
 	WebhookTimeout      time.Duration // per attempt (default DefaultWebhookTimeout)
 	WebhookQueue        int           // deliveries waiting at once (default DefaultWebhookQueue)
 	WebhookAllowAnyHost bool          // also deliver to non-loopback hosts (default off: the fake is no proxy)
+	// WebhookAllowSelf also delivers to the fake's own listener (default
+	// off); its admin API is never a target, whatever this says.
+	WebhookAllowSelf bool
 }
 
 // Fake is the A55 fake's state. Safe for concurrent use.
@@ -71,7 +74,7 @@ func New(e *fakeserver.Engine, cfg Config) *Fake {
 		cfg.RateWindow = time.Minute
 	}
 	f := &Fake{e: e, cfg: cfg, rateLimit: cfg.RateLimit, rateWindow: cfg.RateWindow}
-	f.hooks = newWebhooks(cfg, e.Clock(), func() string { return e.NewID("whd_") })
+	f.hooks = newWebhooks(cfg, e.Clock(), func() string { return e.NewID("whd_") }, e.ListenAddrs)
 	f.reset()
 	e.OnReset(f.reset)
 	e.OnClose(f.hooks.close)
@@ -100,10 +103,29 @@ func KeyRules() fakeserver.KeyRules {
 
 // Handler returns the A55 API (token endpoint and wallet/charge API). A55
 // documents no size cap for stored answers: every 2xx answer is kept.
+//
+// A request carrying the fake's own OriginHeader (one of its webhook
+// deliveries, come back to it) is refused with 403 unless
+// Config.WebhookAllowSelf is set.
 func (f *Fake) Handler() http.Handler {
-	return f.e.Handler(fakeserver.ProviderConfig{
+	h := f.e.Handler(fakeserver.ProviderConfig{
 		Name: Provider, Rules: KeyRules(), ReplayHeader: f.cfg.ReplayHeader, MaxStoredBody: -1,
 	}, f)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !f.cfg.WebhookAllowSelf && f.hooks.fromSelf(r) {
+			f.refuseSelf(w)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// refuseSelf answers one of the fake's own webhook deliveries.
+func (f *Fake) refuseSelf(w http.ResponseWriter) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Header().Set("Date", f.e.Clock().Now().UTC().Format(http.TimeFormat))
+	w.WriteHeader(http.StatusForbidden)
+	_, _ = w.Write(adminError(http.StatusForbidden, "webhook_loop", "the fake does not deliver webhooks to itself").Body)
 }
 
 // Owns reports whether path belongs to the A55 API.

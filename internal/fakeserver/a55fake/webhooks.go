@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"crypto/hmac"
+	crand "crypto/rand"
 	"crypto/sha256"
+	"crypto/subtle"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -12,6 +14,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"path"
 	"strconv"
 	"strings"
 	"sync"
@@ -36,6 +39,15 @@ const (
 	// webhookPoll is how often, in real time, the delivery goroutine looks
 	// at the fake clock while deliveries wait.
 	webhookPoll = 10 * time.Millisecond
+	// MaxWebhooksPerCharge is how many deliveries one charge gets, its
+	// status changes and resends together; later events are recorded as
+	// dropped and never attempted, so no charge feeds a delivery storm.
+	MaxWebhooksPerCharge = 100
+	// OriginHeader carries, on every delivery, a random value of the fake
+	// that sent it: the fake refuses a request carrying its own (a
+	// delivery that came back to it through a name, a proxy or an address
+	// it does not know as its own).
+	OriginHeader = "X-Fakepay-Webhook-Origin"
 )
 
 // States of a webhook delivery.
@@ -43,8 +55,8 @@ const (
 	WebhookPending   = "pending"   // waiting for its next attempt
 	WebhookDelivered = "delivered" // the receiver answered 2xx
 	WebhookFailed    = "failed"    // a 4xx (or 3xx) answer, or every attempt failed
-	WebhookBlocked   = "blocked"   // the URL is not loopback (or not http/https) and other hosts are not allowed
-	WebhookDropped   = "dropped"   // the queue was full
+	WebhookBlocked   = "blocked"   // the URL is not loopback (or not http/https) and other hosts are not allowed, or it is the fake itself
+	WebhookDropped   = "dropped"   // the queue was full, or the charge had had MaxWebhooksPerCharge deliveries
 )
 
 // WebhookSchedule returns when each attempt of a delivery is made, as the
@@ -104,12 +116,15 @@ type webhookEvent struct {
 // webhooks delivers charge events. A goroutine runs only while deliveries
 // wait; Close stops it and any attempt in flight.
 type webhooks struct {
-	clock    *fakeserver.Clock
-	secret   func() []byte // a closure, so that no fmt verb prints it
-	anyHost  bool
-	queueMax int
-	newID    func() string
-	client   *http.Client
+	clock     *fakeserver.Clock
+	secret    func() []byte // a closure, so that no fmt verb prints it
+	anyHost   bool
+	allowSelf bool              // deliveries may go to the fake's own listener (never its admin API)
+	self      func() []net.Addr // the fake's own listeners
+	origin    string            // OriginHeader's value on this fake's deliveries
+	queueMax  int
+	newID     func() string
+	client    *http.Client
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -125,7 +140,7 @@ type webhooks struct {
 	wake    chan struct{}
 }
 
-func newWebhooks(cfg Config, clock *fakeserver.Clock, newID func() string) *webhooks {
+func newWebhooks(cfg Config, clock *fakeserver.Clock, newID func() string, self func() []net.Addr) *webhooks {
 	secret := []byte(cfg.WebhookSecret)
 	if len(secret) == 0 {
 		secret = []byte(DefaultWebhookSecret)
@@ -138,20 +153,29 @@ func newWebhooks(cfg Config, clock *fakeserver.Clock, newID func() string) *webh
 	if queue <= 0 {
 		queue = DefaultWebhookQueue
 	}
+	var origin [16]byte
+	_, _ = crand.Read(origin[:]) // never fails (crypto/rand)
 	w := &webhooks{clock: clock, secret: func() []byte { return secret }, anyHost: cfg.WebhookAllowAnyHost,
+		allowSelf: cfg.WebhookAllowSelf, self: self, origin: hex.EncodeToString(origin[:]),
 		queueMax: queue, newID: newID, wake: make(chan struct{}, 1)}
 	w.ctx, w.cancel = context.WithCancel(context.Background())
 	dialer := &net.Dialer{Timeout: timeout}
-	if !w.anyHost {
-		// The address dialed, after name resolution: a name that resolves
-		// elsewhere cannot turn the fake into a proxy to other hosts.
-		dialer.Control = func(_, address string, _ syscall.RawConn) error {
-			host, _, err := net.SplitHostPort(address)
-			if ip := net.ParseIP(host); err != nil || ip == nil || !ip.IsLoopback() {
-				return errNotLoopback
-			}
-			return nil
+	// The address dialed, after name resolution: a name that resolves
+	// elsewhere cannot turn the fake into a proxy to other hosts, nor
+	// into a client of itself.
+	dialer.Control = func(_, address string, _ syscall.RawConn) error {
+		host, port, err := net.SplitHostPort(address)
+		ip := net.ParseIP(host)
+		n, perr := strconv.Atoi(port)
+		switch {
+		case err != nil || ip == nil || perr != nil:
+			return errNotLoopback
+		case !w.anyHost && !ip.IsLoopback():
+			return errNotLoopback
+		case !w.allowSelf && w.isSelf(ip, n):
+			return errSelfTarget
 		}
+		return nil
 	}
 	w.client = &http.Client{
 		Timeout: timeout,
@@ -166,7 +190,79 @@ func newWebhooks(cfg Config, clock *fakeserver.Clock, newID func() string) *webh
 	return w
 }
 
-var errNotLoopback = errors.New("not a loopback address")
+var (
+	errNotLoopback = errors.New("not a loopback address")
+	errSelfTarget  = errors.New("the fake's own listener")
+)
+
+// isSelf reports whether ip:port reaches one of the fake's own
+// listeners: the address itself, any loopback address (or 0.0.0.0 and
+// ::, which a dial takes for this host) on the port of a loopback or
+// wildcard listener, or any address of this host on the port of a
+// wildcard listener.
+func (w *webhooks) isSelf(ip net.IP, port int) bool {
+	if w.self == nil {
+		return false
+	}
+	var local []net.Addr // this host's addresses, read once if needed
+	for _, a := range w.self() {
+		tcp, ok := a.(*net.TCPAddr)
+		if !ok || tcp.Port != port {
+			continue
+		}
+		switch {
+		case tcp.IP.Equal(ip), (ip.IsLoopback() || ip.IsUnspecified()) && (tcp.IP.IsLoopback() || tcp.IP.IsUnspecified()):
+			// 0.0.0.0 and :: dialed reach this host's own listeners.
+			return true
+		case tcp.IP.IsUnspecified():
+			if local == nil {
+				local, _ = net.InterfaceAddrs()
+			}
+			for _, l := range local {
+				if n, ok := l.(*net.IPNet); ok && n.IP.Equal(ip) {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// selfTarget reports whether u names the fake itself: its admin API
+// (under any host: no fake's admin API is a webhook receiver) or, unless
+// self delivery is allowed, its own listener by address or as localhost.
+// A host name other than localhost is checked when it is dialed.
+func (w *webhooks) selfTarget(u *url.URL) bool {
+	p := strings.ToLower(path.Clean("/" + u.Path))
+	if admin := strings.TrimSuffix(fakeserver.AdminPrefix, "/"); p == admin || strings.HasPrefix(p, admin+"/") {
+		return true
+	}
+	if w.allowSelf {
+		return false
+	}
+	port, err := strconv.Atoi(u.Port())
+	if u.Port() == "" {
+		port, err = 80, nil
+		if u.Scheme == "https" {
+			port = 443
+		}
+	}
+	if err != nil {
+		return false
+	}
+	h := u.Hostname()
+	if strings.EqualFold(h, "localhost") {
+		return w.isSelf(net.IPv4(127, 0, 0, 1), port) || w.isSelf(net.IPv6loopback, port)
+	}
+	ip := net.ParseIP(h)
+	return ip != nil && w.isSelf(ip, port)
+}
+
+// fromSelf reports whether r is one of this fake's own deliveries.
+func (w *webhooks) fromSelf(r *http.Request) bool {
+	v := r.Header.Get(OriginHeader)
+	return v != "" && subtle.ConstantTimeCompare([]byte(v), []byte(w.origin)) == 1
+}
 
 // allowed reports whether deliveries to u may be attempted.
 func (w *webhooks) allowed(u *url.URL) bool {
@@ -187,6 +283,7 @@ func (w *webhooks) enqueue(c *charge) *WebhookDelivery {
 	if c.WebhookURL == "" {
 		return nil
 	}
+	c.webhooks++
 	ev := webhookEvent{ChargeUUID: c.UUID, WalletUUID: c.WalletUUID, Status: c.Status, Amount: c.Amount,
 		Currency: c.Currency, CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt}
 	if c.Status == StatusRefunded {
@@ -206,9 +303,9 @@ func (w *webhooks) enqueue(c *charge) *WebhookDelivery {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	switch {
-	case !w.allowed(d.target):
+	case !w.allowed(d.target), w.selfTarget(d.target):
 		d.State = WebhookBlocked
-	case len(w.pending) >= w.queueMax:
+	case c.webhooks > MaxWebhooksPerCharge, len(w.pending) >= w.queueMax:
 		d.State = WebhookDropped
 	default:
 		d.State, d.NextAttempt = WebhookPending, now
@@ -317,6 +414,7 @@ func (w *webhooks) attempt(d *WebhookDelivery) {
 		req.Header.Set("User-Agent", "payonce-fakepay-a55-webhooks")
 		req.Header.Set("X-Webhook-Timestamp", ts)
 		req.Header.Set("X-Webhook-Signature", hex.EncodeToString(m.Sum(nil)))
+		req.Header.Set(OriginHeader, w.origin)
 		var resp *http.Response
 		resp, err = w.client.Do(req)
 		if err == nil {
@@ -359,7 +457,7 @@ func (w *webhooks) attempt(d *WebhookDelivery) {
 func classifyDeliveryError(err error) (string, bool) {
 	var ne net.Error
 	switch {
-	case errors.Is(err, errNotLoopback):
+	case errors.Is(err, errNotLoopback), errors.Is(err, errSelfTarget):
 		return "blocked", false
 	case errors.Is(err, context.Canceled):
 		return "canceled", false

@@ -61,8 +61,16 @@ func (f *Fake) ResendWebhook(chargeUUID string) (WebhookDelivery, error) {
 //	GET  /_fakepay/a55/webhooks[?charge_uuid=..]  {"deliveries":[...]}
 //	POST /_fakepay/a55/webhooks/resend            {"charge_uuid":".."} -> {"delivery":{...}}
 //	POST /_fakepay/a55/webhooks/deliver           make the due attempts now -> {"attempted":n}
+//
+// A request carrying the fake's own OriginHeader (one of its webhook
+// deliveries) is refused with 403, whatever Config says: neither these
+// calls nor next are ever driven by the fake's own deliveries.
 func (f *Fake) AdminHandler(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if f.hooks.fromSelf(r) {
+			f.refuseSelf(w)
+			return
+		}
 		rest, ok := strings.CutPrefix(strings.TrimSuffix(r.URL.Path, "/"), WebhookAdminPrefix)
 		if !ok || (rest != "" && rest[0] != '/') {
 			next.ServeHTTP(w, r)

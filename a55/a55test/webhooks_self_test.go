@@ -1,0 +1,138 @@
+package a55test_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/payonce/payonce"
+	"github.com/payonce/payonce/a55/a55test"
+)
+
+// A charge whose webhook_url is the fake's own resend endpoint starts no
+// loop: the delivery is blocked without a connection, and a second pass
+// finds nothing more to deliver.
+func TestWebhookToOwnResendDoesNotLoop(t *testing.T) {
+	srv, c := fixedServer(t)
+	ch, err := c.Charges.Create(context.Background(), hookedCharge(t, a55test.CardConfirms, srv.URL+a55test.WebhookAdminPath+"/resend", true))
+	require.NoError(t, err)
+	srv.DeliverDueWebhooks()
+	srv.DeliverDueWebhooks()
+	d := srv.WebhookDeliveriesFor(ch.UUID)
+	require.Equal(t, 1, len(d), "one charge, one event: no delivery resends another")
+	assert.Equal(t, a55test.WebhookBlocked, d[0].State)
+	assert.Empty(t, d[0].Attempts, "never contacted")
+}
+
+// A charge whose webhook_url is the fake's reset endpoint wipes nothing:
+// the ledger and the idempotency store survive the delivery.
+func TestWebhookToOwnResetWipesNothing(t *testing.T) {
+	srv, c := fixedServer(t)
+	key, err := payonce.OperationKey("order", "reset-1", "payment")
+	require.NoError(t, err)
+	req := hookedCharge(t, a55test.CardConfirms, srv.URL+"/_fakepay/reset", true)
+	ch, err := c.Charges.Create(context.Background(), req, payonce.WithIdempotencyKey(key))
+	require.NoError(t, err)
+	srv.DeliverDueWebhooks()
+	assert.Equal(t, 1, srv.Ledger().Count(key), "the ledger was wiped")
+	again, err := c.Charges.Create(context.Background(), req, payonce.WithIdempotencyKey(key))
+	require.NoError(t, err)
+	assert.Equal(t, ch.UUID, again.UUID, "the idempotency store was wiped: the key charged again")
+	assert.Equal(t, 1, srv.Ledger().Count(key))
+	d := srv.WebhookDeliveriesFor(ch.UUID)
+	require.NotEmpty(t, d)
+	assert.Equal(t, a55test.WebhookBlocked, d[0].State)
+}
+
+// The fake's own API is no webhook receiver either, under any loopback
+// name, unless WithWebhookSelfDelivery asks for it; even then its admin
+// API is never a target. A merchant's receiver on another loopback port
+// is delivered to as ever.
+func TestWebhookToOwnListenerOnlyWhenAllowed(t *testing.T) {
+	srv, c := fixedServer(t)
+	rc := newReceiver(t, srv, always(http.StatusOK))
+	ctx := context.Background()
+	for _, u := range []string{srv.URL + "/hook", strings.Replace(srv.URL, "127.0.0.1", "localhost", 1) + "/hook"} {
+		ch, err := c.Charges.Create(ctx, hookedCharge(t, a55test.CardConfirms, u, true))
+		require.NoError(t, err)
+		srv.DeliverDueWebhooks()
+		d := srv.WebhookDeliveriesFor(ch.UUID)
+		require.Len(t, d, 1)
+		assert.Equal(t, a55test.WebhookBlocked, d[0].State, u)
+	}
+	ch, err := c.Charges.Create(ctx, hookedCharge(t, a55test.CardConfirms, rc.URL+"/hook", true))
+	require.NoError(t, err)
+	srv.DeliverDueWebhooks()
+	assert.Equal(t, a55test.WebhookDelivered, srv.WebhookDeliveriesFor(ch.UUID)[0].State)
+
+	self, sc := fixedServer(t, a55test.WithWebhookSelfDelivery())
+	ch, err = sc.Charges.Create(ctx, hookedCharge(t, a55test.CardConfirms, self.URL+"/hook", true))
+	require.NoError(t, err)
+	self.DeliverDueWebhooks()
+	d := self.WebhookDeliveriesFor(ch.UUID)
+	require.Len(t, d, 1)
+	require.Len(t, d[0].Attempts, 1, "delivered to its own listener when asked")
+	assert.Equal(t, http.StatusNotFound, d[0].Attempts[0].StatusCode)
+	for _, p := range []string{a55test.WebhookAdminPath + "/resend", "/_fakepay/reset", "/_FAKEPAY/reset", "/%5Ffakepay/reset", "/x/../_fakepay/reset"} {
+		ch, err = sc.Charges.Create(ctx, hookedCharge(t, a55test.CardConfirms, self.URL+p, true))
+		require.NoError(t, err)
+		self.DeliverDueWebhooks()
+		d = self.WebhookDeliveriesFor(ch.UUID)
+		require.Len(t, d, 1, p)
+		assert.Equal(t, a55test.WebhookBlocked, d[0].State, p)
+	}
+}
+
+// No charge gets more than MaxWebhooksPerCharge deliveries, however often
+// it is resent: the rest are dropped, never attempted.
+func TestWebhookDeliveriesPerChargeAreCapped(t *testing.T) {
+	srv, c := fixedServer(t)
+	rc := newReceiver(t, srv, always(http.StatusOK))
+	ch, err := c.Charges.Create(context.Background(), hookedCharge(t, a55test.CardConfirms, rc.URL, true))
+	require.NoError(t, err)
+	for range a55test.MaxWebhooksPerCharge + 20 {
+		_, err := srv.ResendWebhook(ch.UUID)
+		require.NoError(t, err)
+	}
+	srv.DeliverDueWebhooks()
+	states := map[a55test.WebhookState]int{}
+	for _, d := range srv.WebhookDeliveriesFor(ch.UUID) {
+		states[d.State]++
+	}
+	assert.Equal(t, map[a55test.WebhookState]int{a55test.WebhookDelivered: a55test.MaxWebhooksPerCharge, a55test.WebhookDropped: 21}, states)
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	assert.Equal(t, a55test.MaxWebhooksPerCharge, rc.calls)
+}
+
+// A delivery that comes back to the fake by a way it cannot see (a proxy
+// on another port that forwards to its admin API) is refused by the fake
+// itself: the ledger survives.
+func TestWebhookBackThroughAProxyIsRefused(t *testing.T) {
+	srv, c := fixedServer(t)
+	target, err := url.Parse(srv.URL)
+	require.NoError(t, err)
+	proxy := httptest.NewServer(&httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) {
+		r.SetURL(target)
+		r.Out.URL.Path = "/_fakepay/reset" // whatever the delivery's path
+	}})
+	defer proxy.Close()
+	key, err := payonce.OperationKey("order", "proxy-1", "payment")
+	require.NoError(t, err)
+	ch, err := c.Charges.Create(context.Background(), hookedCharge(t, a55test.CardConfirms, proxy.URL+"/hook", true), payonce.WithIdempotencyKey(key))
+	require.NoError(t, err)
+	srv.DeliverDueWebhooks()
+	assert.Equal(t, 1, srv.Ledger().Count(key), "the ledger was wiped")
+	d := srv.WebhookDeliveriesFor(ch.UUID)
+	require.Equal(t, 1, len(d))
+	require.Len(t, d[0].Attempts, 1)
+	assert.Equal(t, http.StatusForbidden, d[0].Attempts[0].StatusCode)
+	assert.Equal(t, a55test.WebhookFailed, d[0].State)
+}
