@@ -177,6 +177,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	t.Run("HostileInput", func(t *testing.T) { testConsoleHostileInput(t, b) })
 	t.Run("CrossSitePage", func(t *testing.T) { testConsoleCrossSitePage(t, b) })
 	t.Run("AdminToken", func(t *testing.T) { testConsoleAdminToken(t, b) })
+	t.Run("Webhooks", func(t *testing.T) { testConsoleWebhooks(t, b) })
 }
 
 // rowView is one row of the operations table as the page shows it.
@@ -471,4 +472,38 @@ func testConsoleAdminToken(t *testing.T, b *browser) {
 		waitJS(`document.getElementById('message').textContent.startsWith('clock now')`),
 	)
 	assert.Len(t, dlg.all(), 1, "the control asked first")
+}
+
+// testConsoleWebhooks opens a charge with a webhook_url: its delivery and
+// the receiver's answer are shown, and Resend (confirmed) makes another.
+func testConsoleWebhooks(t *testing.T, b *browser) {
+	f := newConsoleFake(t)
+	got := make(chan struct{}, 8)
+	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusNoContent)
+		got <- struct{}{}
+	}))
+	t.Cleanup(hook.Close)
+	req := chargeRequest()
+	req.WebhookURL = hook.URL + "/hooks/a55"
+	ch, err := f.a55Client(t).Charges.Create(context.Background(), req, payonce.WithIdempotencyKey("console-webhook-order-1"))
+	require.NoError(t, err)
+	<-got
+	row := f.engine.Operations(fakeserver.OpFilter{Key: "console-webhook-order-1"}).Operations
+	require.Len(t, row, 1)
+
+	ctx, dlg := b.tab(t)
+	browse(t, ctx,
+		chromedp.Navigate(fmt.Sprintf("%s/_fakepay/#/op/%d", f.url, row[0].ID)),
+		waitJS(`document.querySelectorAll('#d-webhooks table.deliveries tbody tr').length === 1 && document.getElementById('d-webhooks').innerText.includes('→ 204')`),
+	)
+	assert.Contains(t, mustEval[string](t, ctx, `document.getElementById('d-webhooks').innerText`), ch.UUID)
+	browse(t, ctx,
+		chromedp.Click(chromedp.CSS(`#d-webhooks button`)),
+		waitJS(`document.querySelectorAll('#d-webhooks table.deliveries tbody tr').length === 2`),
+	)
+	<-got
+	require.Len(t, dlg.all(), 1)
+	assert.Contains(t, dlg.all()[0], "Send a new webhook for "+ch.UUID)
+	b.screenshot(t, ctx, "webhooks")
 }
