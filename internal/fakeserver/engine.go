@@ -1,7 +1,8 @@
 // Package fakeserver is the one server-side engine behind the payonce
 // fakes (a55/a55test, coinepay/coinepaytest and cmd/fakepay): the
 // injectable clock, the idempotency store, fault injection, the ledger of
-// executed operations, the attempt log and the admin API. A provider plugs
+// executed operations, the attempt log, the per-key operations index, the
+// admin API with its access rules and the web console. A provider plugs
 // in through Backend and ProviderConfig; the engine runs the request
 // pipeline (faults, body limit, routing, authentication, key rules,
 // idempotency, commit, answer) the same way for both.
