@@ -355,6 +355,8 @@ func testConsoleHostileInput(t *testing.T, b *browser) {
 	page := f.engine.Operations(fakeserver.OpFilter{})
 	require.Len(t, page.Operations, 1)
 	id := page.Operations[0].ID
+	// A fault rule is listed on every view: its fields are shown as text too.
+	f.addFault(t, fakeserver.Rule{Fault: fakeserver.Hang, Path: `/<img src=x onerror="window.__pwned=6">`, IdempotencyKey: `<b>k</b>`})
 
 	ctx, dlg := b.tab(t)
 	browse(t, ctx,
@@ -368,12 +370,15 @@ func testConsoleHostileInput(t *testing.T, b *browser) {
 	)
 	pathTexts := mustEval[[]string](t, ctx, `Array.from(document.querySelectorAll('#d-attempts td.path')).map(td => td.innerText)`)
 	pwned := mustEval[int](t, ctx, `window.__pwned === undefined ? 0 : window.__pwned`)
-	injected := mustEval[int](t, ctx, `document.querySelectorAll('main img, main svg, main b, main script, header script').length`)
+	injected := mustEval[int](t, ctx, `document.querySelectorAll('img, svg, b, iframe, object, script:not([src])').length`)
+	faultText := mustEval[string](t, ctx, `document.getElementById('faults').innerText`)
 	b.screenshot(t, ctx, "hostile-input")
 	assert.Equal(t, hostileKey, strings.TrimSpace(keyText), "the key is shown as text")
 	assert.Contains(t, pathTexts, hostilePath+"/refund/<b>x</b>", "the path is shown as text")
 	assert.Zero(t, pwned, "script from a request ran")
 	assert.Zero(t, injected, "markup from a request became elements")
+	assert.Contains(t, faultText, `/<img src=x onerror="window.__pwned=6">`)
+	assert.Contains(t, faultText, `<b>k</b>`)
 	assert.Empty(t, dlg.all(), "a dialog opened")
 	assert.Equal(t, fmt.Sprintf("#/op/%d", id), mustEval[string](t, ctx, `location.hash`))
 }
