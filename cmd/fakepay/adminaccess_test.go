@@ -161,3 +161,12 @@ func TestCrossSiteRequestCannotResetTheFake(t *testing.T) {
 	getJSON(t, base, "/_fakepay/faults", &faults)
 	assert.Empty(t, faults.Rules)
 }
+
+func TestLoopbackAddr(t *testing.T) {
+	for addr, want := range map[string]bool{
+		"127.0.0.1:8080": true, "[::1]:0": true, "localhost:0": true, "127.0.0.2:1": true,
+		":8080": false, "0.0.0.0:0": false, "[::]:0": false, "192.168.1.10:8080": false, "8080": false,
+	} {
+		assert.Equal(t, want, loopbackAddr(addr), addr)
+	}
+}
