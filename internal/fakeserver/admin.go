@@ -249,15 +249,6 @@ func (a *adminHandler) serve(r *http.Request) Response {
 			return adminError(http.StatusNotFound, "not_found", err.Error())
 		}
 		return JSON(http.StatusOK, map[string]any{"api_key": req.APIKey, "amount": *req.Amount})
-	case "release":
-		if a.cfg.Release == nil {
-			return adminError(http.StatusNotFound, "not_found", "this fake is not held")
-		}
-		if !allow(http.MethodPost) {
-			break
-		}
-		a.cfg.Release()
-		return JSON(http.StatusOK, map[string]any{"released": true})
 	case "reset":
 		if !allow(http.MethodPost) {
 			break

@@ -55,23 +55,23 @@ func newAdminGuard(token string, allowRemote bool, next http.Handler) *adminGuar
 
 func (g *adminGuard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !g.allowRemote && !loopbackHost(r.Host) {
-		writeAdminError(w, adminError(http.StatusForbidden, "forbidden_host",
+		writeAdmin(w, adminError(http.StatusForbidden, "forbidden_host",
 			"the admin API answers only requests addressed to localhost or a loopback address"))
 		return
 	}
 	if g.hasToken && !g.authorized(r) {
 		w.Header().Set("WWW-Authenticate", `Basic realm="fakepay admin", charset="UTF-8"`)
-		writeAdminError(w, adminError(http.StatusUnauthorized, "unauthorized",
+		writeAdmin(w, adminError(http.StatusUnauthorized, "unauthorized",
 			"admin token required: Authorization: Bearer <token> (or as the Basic password)"))
 		return
 	}
 	if !safeMethod(r.Method) {
 		if err := g.origin.Check(r); err != nil {
-			writeAdminError(w, adminError(http.StatusForbidden, "cross_origin", "cross-origin admin requests are refused"))
+			writeAdmin(w, adminError(http.StatusForbidden, "cross_origin", "cross-origin admin requests are refused"))
 			return
 		}
 		if fromBrowser(r) && !g.validCSRF(r.Header.Get(HeaderCSRF)) {
-			writeAdminError(w, adminError(http.StatusForbidden, "csrf_token",
+			writeAdmin(w, adminError(http.StatusForbidden, "csrf_token",
 				"a browser's admin call needs the console page's "+HeaderCSRF+" header"))
 			return
 		}
@@ -151,7 +151,8 @@ func IsLoopbackListener(addr net.Addr) bool {
 	return ok && tcp.IP.IsLoopback()
 }
 
-func writeAdminError(w http.ResponseWriter, resp Response) {
+// writeAdmin sends an admin answer built outside adminHandler.
+func writeAdmin(w http.ResponseWriter, resp Response) {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(resp.Status)
 	_, _ = w.Write(resp.Body)

@@ -55,10 +55,13 @@ func (c *consoleHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch r.URL.Path {
 	case ConsolePath:
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
-			writeAdminError(w, adminError(http.StatusMethodNotAllowed, "method_not_allowed", "method not allowed"))
+			writeAdmin(w, adminError(http.StatusMethodNotAllowed, "method_not_allowed", "method not allowed"))
 			return
 		}
 		c.servePage(w)
+		return
+	case AdminPrefix + "release":
+		c.release(w, r)
 		return
 	case AdminPrefix + "console/console.js":
 		asset, ctype = "console/console.js", "text/javascript; charset=utf-8"
@@ -70,7 +73,7 @@ func (c *consoleHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	b, err := consoleAssets.ReadFile(asset)
 	if err != nil {
-		writeAdminError(w, adminError(http.StatusNotFound, "not_found", "unknown admin path"))
+		writeAdmin(w, adminError(http.StatusNotFound, "not_found", "unknown admin path"))
 		return
 	}
 	securityHeaders(w.Header())
@@ -91,13 +94,29 @@ func (c *consoleHandler) servePage(w http.ResponseWriter) {
 	}
 	var buf bytes.Buffer
 	if err := c.page.Execute(&buf, data); err != nil {
-		writeAdminError(w, adminError(http.StatusInternalServerError, "internal", "console page: "+err.Error()))
+		writeAdmin(w, adminError(http.StatusInternalServerError, "internal", "console page: "+err.Error()))
 		return
 	}
 	securityHeaders(w.Header())
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store") // the page holds a CSRF token
 	_, _ = w.Write(buf.Bytes())
+}
+
+// release answers POST /_fakepay/release, then ends a held test fake's
+// wait: the answer is sent before the fake starts closing.
+func (c *consoleHandler) release(w http.ResponseWriter, r *http.Request) {
+	switch {
+	case c.cfg.Release == nil:
+		writeAdmin(w, adminError(http.StatusNotFound, "not_found", "this fake is not held"))
+	case r.Method != http.MethodPost:
+		writeAdmin(w, adminError(http.StatusMethodNotAllowed, "method_not_allowed", "method not allowed"))
+	default:
+		w.Header().Set("Connection", "close")
+		writeAdmin(w, JSON(http.StatusOK, map[string]any{"released": true}))
+		_ = http.NewResponseController(w).Flush()
+		c.cfg.Release()
+	}
 }
 
 // securityHeaders sets the console's strict browser policy.
