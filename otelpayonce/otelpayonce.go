@@ -8,8 +8,8 @@
 //
 // Spans and metrics are named by the operation and the route template
 // (payonce.Route), never by raw IDs, so their cardinality is that of the
-// API; past MaxRoutes kinds of operation, the rest share one overflow
-// name. The idempotency key and the request ID are span attributes only,
+// API; past MaxRoutes kinds of operation, the rest share an overflow
+// route, then one overflow name (see MaxRoutes). The idempotency key and the request ID are span attributes only,
 // never metric attributes. Nothing reported holds a card number, CVV,
 // secret, token or query string.
 package otelpayonce
@@ -76,15 +76,28 @@ type Observer struct {
 	opTime, attemptTime                    metric.Float64Histogram
 	budgetReg                              metric.Registration
 
-	routes   sync.Map              // routeKey -> *route, at most MaxRoutes
-	last     atomic.Pointer[route] // the route last looked up, checked before routes
-	addMu    sync.Mutex            // held to add to routes
-	nroutes  int                   // entries in routes, under addMu
-	overflow *route                // what every event past MaxRoutes shares
+	routes    sync.Map              // routeKey -> *route, at most MaxRoutes + MaxRoutes/4
+	last      atomic.Pointer[route] // the route last looked up, checked before routes
+	addMu     sync.Mutex            // held to add to routes
+	nroutes   int                   // entries of their own kind in routes, under addMu
+	noverflow int                   // entries with the overflow route in routes, under addMu
+	overflow  *route                // what every event past both shares
 	// budgets are the retry budgets seen, weakly held: a client dropped by
-	// its owner stops being reported.
-	budgets sync.Map // weak.Pointer[payonce.RetryBudget] -> attribute.Set
+	// its owner stops being reported. Entries of budgets collected are
+	// dropped by the gauge's callback and, for a meter provider that
+	// never collects, by addBudget (see budgetSweepMin).
+	budgets  sync.Map // weak.Pointer[payonce.RetryBudget] -> attribute.Set
+	budgetMu sync.Mutex
+	nbudgets atomic.Int64 // entries in budgets
+	sweepAt  int64        // nbudgets past which addBudget sweeps, under budgetMu
 }
+
+// budgetSweepMin is the fewest budget entries an Observer sweeps for
+// budgets collected. A sweep runs when the entries reach twice what the
+// last one left (and at least this many), so its cost is amortized over
+// the insertions and the entries stay within twice the budgets alive,
+// whether or not a reader ever calls the gauge's callback.
+const budgetSweepMin = 64
 
 // Option configures an Observer.
 type Option func(*config)
@@ -158,7 +171,9 @@ func New(opts ...Option) (*Observer, error) {
 		o.budgets.Range(func(k, v any) bool {
 			b := k.(weak.Pointer[payonce.RetryBudget]).Value()
 			if b == nil {
-				o.budgets.Delete(k)
+				if _, ok := o.budgets.LoadAndDelete(k); ok {
+					o.nbudgets.Add(-1)
+				}
 				return true
 			}
 			ob.ObserveInt64(gauge, int64(b.Available()), metric.WithAttributeSet(v.(attribute.Set)))
@@ -187,9 +202,13 @@ func unitOf(metricName string) string {
 func (o *Observer) Close() error { return o.budgetReg.Unregister() }
 
 // MaxRoutes is how many kinds of operation (provider, operation, method
-// and route) one Observer names spans and labels metrics by; events of
-// any kind past it share the overflow one, whose provider, operation and
-// route are payonce.RouteOverflow and method "_OTHER". A Client already
+// and route) one Observer names spans and labels metrics by. An event of
+// a kind past it keeps its provider, operation and method with the route
+// payonce.RouteOverflow, for MaxRoutes/4 more such kinds, so that an
+// operation first seen once other clients' routes filled the table is
+// still counted under its name; past those too, events share one kind
+// whose provider, operation and route are payonce.RouteOverflow and
+// method "_OTHER". A Client already
 // bounds its own routes (payonce.MaxRoutes): this bounds an Observer
 // shared by many clients, or fed OperationInfo by other code, so that no
 // input grows its memory or its metrics' cardinality.
@@ -252,16 +271,35 @@ func (o *Observer) route(info payonce.OperationInfo) *route {
 		return r.(*route)
 	}
 	if o.nroutes >= MaxRoutes {
-		if o.overflow == nil {
-			o.overflow = newRoute(routeKey{payonce.RouteOverflow, payonce.RouteOverflow, "_OTHER", payonce.RouteOverflow})
-		}
-		return o.overflow
+		return o.overflowRoute(k)
 	}
 	r := newRoute(k)
 	o.routes.Store(k, r)
 	o.nroutes++
 	o.last.Store(r)
 	return r
+}
+
+// overflowRoute is the kind of an event whose own kind k did not fit the
+// table: k with the overflow route, while MaxRoutes/4 such kinds fit (so
+// that an operation first seen once other clients' routes filled the
+// table keeps its provider and operation), else the one overflow kind.
+// The caller holds addMu.
+func (o *Observer) overflowRoute(k routeKey) *route {
+	k.route = payonce.RouteOverflow
+	if r, ok := o.routes.Load(k); ok {
+		return r.(*route)
+	}
+	if o.noverflow < MaxRoutes/4 {
+		r := newRoute(k)
+		o.routes.Store(k, r)
+		o.noverflow++
+		return r
+	}
+	if o.overflow == nil {
+		o.overflow = newRoute(routeKey{payonce.RouteOverflow, payonce.RouteOverflow, "_OTHER", payonce.RouteOverflow})
+	}
+	return o.overflow
 }
 
 // newRoute builds the names, span options and attribute sets of k.
@@ -315,13 +353,36 @@ func (o *Observer) StartOperation(ctx context.Context, info payonce.OperationInf
 		// registered (one pointer, so at most one budget per route stays
 		// reachable because of it).
 		r.budget.Store(b)
-		w := weak.Make(b)
-		if _, ok := o.budgets.Load(w); !ok {
-			o.budgets.Store(w, attribute.NewSet(AttrProvider.String(info.Provider)))
-		}
+		o.addBudget(b, info.Provider)
 	}
 	ctx, _ = o.tracer.Start(ctx, r.opSpanName, r.opStart...)
 	return ctx
+}
+
+// addBudget registers b for the gauge, once, and sweeps the entries of
+// budgets collected when they have doubled since the last sweep.
+func (o *Observer) addBudget(b *payonce.RetryBudget, provider string) {
+	w := weak.Make(b)
+	if _, ok := o.budgets.Load(w); ok {
+		return
+	}
+	o.budgetMu.Lock()
+	defer o.budgetMu.Unlock()
+	if _, loaded := o.budgets.LoadOrStore(w, attribute.NewSet(AttrProvider.String(provider))); loaded {
+		return
+	}
+	if o.nbudgets.Add(1) < max(o.sweepAt, budgetSweepMin) {
+		return
+	}
+	o.budgets.Range(func(k, _ any) bool {
+		if k.(weak.Pointer[payonce.RetryBudget]).Value() == nil {
+			if _, ok := o.budgets.LoadAndDelete(k); ok {
+				o.nbudgets.Add(-1)
+			}
+		}
+		return true
+	})
+	o.sweepAt = 2 * o.nbudgets.Load()
 }
 
 // StartAttempt starts the attempt's span, a child of the operation's,

@@ -60,9 +60,11 @@ func TestSpansOfBase62IDsShareOneRoute(t *testing.T) {
 }
 
 // An Observer fed 10,000 kinds of operation (many clients, or hostile
-// OperationInfo) keeps at most MaxRoutes of them; the rest share the
-// overflow kind, in span names, url.template and metric attributes.
+// OperationInfo) keeps at most MaxRoutes of them, and MaxRoutes/4 more with
+// the overflow route; the rest share the overflow kind, in span names,
+// url.template and metric attributes.
 func TestObserverRouteTableStaysBounded(t *testing.T) {
+	const kept = otelpayonce.MaxRoutes + otelpayonce.MaxRoutes/4
 	tm := newTelemetry(t)
 	for i := range 10000 {
 		info := payonce.OperationInfo{Provider: "p", Operation: "op" + strconv.Itoa(i), Method: http.MethodGet, Route: "/r/" + strconv.Itoa(i)}
@@ -73,8 +75,8 @@ func TestObserverRouteTableStaysBounded(t *testing.T) {
 	for _, s := range tm.spans.Ended() {
 		names[s.Name()]++
 	}
-	assert.LessOrEqual(t, len(names), otelpayonce.MaxRoutes+1)
-	assert.Equal(t, 10000-otelpayonce.MaxRoutes, names[payonce.RouteOverflow+" "+payonce.RouteOverflow])
+	assert.LessOrEqual(t, len(names), kept+1)
+	assert.Equal(t, 10000-kept, names[payonce.RouteOverflow+" "+payonce.RouteOverflow])
 	var rm metricdata.ResourceMetrics
 	require.NoError(t, tm.reader.Collect(context.Background(), &rm))
 	ops := map[string]int64{}
@@ -89,8 +91,8 @@ func TestObserverRouteTableStaysBounded(t *testing.T) {
 			}
 		}
 	}
-	assert.Equal(t, otelpayonce.MaxRoutes+1, len(ops))
-	assert.Equal(t, int64(10000-otelpayonce.MaxRoutes), ops[payonce.RouteOverflow])
+	assert.Equal(t, kept+1, len(ops))
+	assert.Equal(t, int64(10000-kept), ops[payonce.RouteOverflow])
 }
 
 // The typed clients name every operation by its exact path template.
@@ -148,4 +150,36 @@ func TestTypedClientRoutesAreTheirTemplates(t *testing.T) {
 		"coinepay cards.list": coinepay.PathCardList, "GET " + coinepay.PathCardList: coinepay.PathCardList,
 	}
 	assert.Equal(t, want, tm.templates(t))
+}
+
+// An Observer shared by a typed client and by generic clients whose
+// callers forward paths of words (each client reporting its own bounded
+// set of routes) fills its table with those; an operation of the typed
+// client first seen afterwards keeps its provider and operation in its
+// span name and its metrics: only its route is the overflow one.
+func TestOperationsSeenAfterAFloodKeepTheirNames(t *testing.T) {
+	tm := newTelemetry(t)
+	for c := range otelpayonce.MaxRoutes/payonce.MaxRoutes + 1 {
+		gc, err := payonce.NewClient(payonce.WithBaseURL("http://127.0.0.1:1"), payonce.WithObserver(tm.obs),
+			payonce.WithHTTPClient(&http.Client{Transport: answerOK{}}))
+		require.NoError(t, err)
+		for i := range payonce.MaxRoutes {
+			path := "/proxy/" + strings.Repeat(string(rune('a'+c)), 1+i/26) + "/" + string(rune('a'+i%26))
+			_, err := gc.Do(t.Context(), &payonce.Request{Operation: "proxy.get", Method: http.MethodGet, Path: path}, nil)
+			require.NoError(t, err)
+		}
+	}
+	srv := coinepaytest.New(t)
+	cpc, err := srv.Client(payonce.WithObserver(tm.obs))
+	require.NoError(t, err)
+	_, err = cpc.Cards.Apply(t.Context(), &coinepay.ApplyRequest{HeaderID: "h1", PackageID: "p1"})
+	require.NoError(t, err)
+
+	names := map[string]bool{}
+	for _, s := range tm.spans.Ended() {
+		names[s.Name()] = true
+	}
+	assert.True(t, names["coinepay cards.apply"], "the operation span keeps its name")
+	assert.Equal(t, int64(1), tm.sum(t, otelpayonce.MetricOperations, otelpayonce.AttrOperation.String("cards.apply")))
+	assert.Equal(t, int64(1), tm.sum(t, otelpayonce.MetricAttempts, otelpayonce.AttrProvider.String("coinepay")))
 }

@@ -1,7 +1,9 @@
 package a55test_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -135,4 +137,64 @@ func TestWebhookBackThroughAProxyIsRefused(t *testing.T) {
 	require.Len(t, d[0].Attempts, 1)
 	assert.Equal(t, http.StatusForbidden, d[0].Attempts[0].StatusCode)
 	assert.Equal(t, a55test.WebhookFailed, d[0].State)
+}
+
+// createRawCharge creates a charge through the fake's HTTP API, as a
+// client in another language would, so that no SDK check stands between
+// the webhook_url and the fake; it returns the charge's UUID.
+func createRawCharge(t *testing.T, srv *a55test.Server, webhookURL string) string {
+	t.Helper()
+	body, err := json.Marshal(map[string]any{"amount": "1.00", "currency": "BRL", "type_charge": "credit_card", "webhook_url": webhookURL,
+		"card": map[string]string{"number": a55test.CardConfirms, "holder_name": "T", "expiration_month": "12", "expiration_year": "2099", "cvv": "123"}})
+	require.NoError(t, err)
+	resp, err := srv.HTTPClient().Post(srv.URL+a55test.ChargePath, "application/json", bytes.NewReader(body))
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	var out struct {
+		UUID string `json:"charge_uuid"`
+	}
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&out))
+	require.NotEmpty(t, out.UUID)
+	return out.UUID
+}
+
+// Every other spelling of the fake's own listener (short, hex, decimal
+// and octal IPv4, IPv4-mapped IPv6, localhost with a dot or in capitals,
+// the unspecified addresses, an IPv6 zone) and of its admin API (escaped,
+// doubled slashes, a dot segment, capitals) reaches neither: whether the
+// fake refuses the URL or the address dialed, no attempt ever gets an
+// answer from it. With other hosts allowed only IP literals and
+// localhost are tried, which resolve without a name server.
+func TestWebhookNeverReachesTheFakeUnderOtherSpellings(t *testing.T) {
+	literals := []string{"[::ffff:127.0.0.1]", "[::ffff:7f00:1]", "LOCALHOST", "0.0.0.0", "[::]", "[::1%25lo]"}
+	names := []string{"127.1", "0x7f000001", "2130706433", "0177.0.0.1", "localhost.", "LocalHost."}
+	for _, run := range []struct {
+		opt   a55test.Option
+		hosts []string
+	}{{nil, append(literals, names...)}, {a55test.WithWebhookAnyHost(), literals}} {
+		srv, _ := fixedServer(t, run.opt)
+		u, err := url.Parse(srv.URL)
+		require.NoError(t, err)
+		for _, h := range run.hosts {
+			wh := "http://" + h + ":" + u.Port() + "/hook"
+			id := createRawCharge(t, srv, wh)
+			srv.DeliverDueWebhooks()
+			for _, d := range srv.WebhookDeliveriesFor(id) {
+				assert.NotEqual(t, a55test.WebhookDelivered, d.State, wh)
+				for _, a := range d.Attempts {
+					assert.Zero(t, a.StatusCode, "%s reached the fake", wh)
+				}
+			}
+		}
+	}
+	self, _ := fixedServer(t, a55test.WithWebhookSelfDelivery())
+	for _, p := range []string{"/%5f%46akepay/reset", "/_fakepay%2freset", "//_fakepay/reset", "/./_fakepay/a55/webhooks/resend", "/_Fakepay/reset"} {
+		id := createRawCharge(t, self, self.URL+p)
+		self.DeliverDueWebhooks()
+		d := self.WebhookDeliveriesFor(id)
+		require.Len(t, d, 1, p)
+		assert.Equal(t, a55test.WebhookBlocked, d[0].State, p)
+		assert.Empty(t, d[0].Attempts, p)
+	}
 }

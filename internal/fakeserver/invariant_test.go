@@ -40,7 +40,7 @@ func (b *sizedBackend) Route(method, path string) (Route, Problem) {
 // and the concurrency, an operation runs at most once to a 2xx answer per
 // key within the window.
 func TestEngineNeverExecutesTwiceForOneKey(t *testing.T) {
-	e := New(Options{Seed: 7, MaxOperations: 5})
+	e := New(Options{Seed: 7, Seeded: true, MaxOperations: 5})
 	require.NoError(t, e.Faults().Add(Rule{Fault: DropAfterCommit, Probability: 0.2}))
 	b := &sizedBackend{testBackend: testBackend{e}, commits: map[string]int{}}
 	srv := httptest.NewServer(e.Handler(ProviderConfig{Name: "test", MaxStoredBody: 64}, b))
