@@ -320,6 +320,18 @@ func testConsoleChaosBurst(t *testing.T, b *browser) {
 	assert.Equal(t, 1, row.Executions)
 	assert.Contains(t, clockText, f.engine.Clock().Now().UTC().Format("2006-01-02"))
 	b.screenshot(t, ctx, "after-25h")
+
+	// Live: a new operation appears on the open page, without a reload
+	// (the marker set on this page survives).
+	browse(t, ctx,
+		chromedp.Navigate(f.url+"/_fakepay/#/"),
+		waitJS(fmt.Sprintf(`document.querySelectorAll('#ops tbody tr.op').length === %d`, charges+cards)),
+	)
+	require.True(t, mustEval[bool](t, ctx, `window.__samePage = true`))
+	_, err = ac.Charges.Create(context.Background(), chargeRequest(), payonce.WithIdempotencyKey("console-live-order-0001"))
+	require.NoError(t, err)
+	browse(t, ctx, waitJS(`document.querySelector('#ops tbody tr.op td.key').textContent === 'console-live-order-0001'`))
+	assert.True(t, mustEval[bool](t, ctx, `window.__samePage === true`), "the page reloaded")
 }
 
 func chargeRequest() *a55.ChargeCreateRequest {
