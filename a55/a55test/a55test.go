@@ -23,13 +23,14 @@ package a55test
 
 import (
 	"fmt"
-	"github.com/payonce/payonce"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/a55"
 	"github.com/payonce/payonce/internal/fakeserver"
 	"github.com/payonce/payonce/internal/fakeserver/a55fake"
@@ -62,6 +63,7 @@ type config struct {
 	engine           fakeserver.Options
 	clock            SharedClock // nil: a real-time clock
 	err              error       // the first option refused
+	hold             time.Duration
 }
 
 // refuse records the first invalid option: NewServer panics with it and
@@ -166,6 +168,21 @@ func WithFaultRate(rate float64) Option {
 	}
 }
 
+// WithHoldOnFailure keeps the fake that New started serving for up to d
+// after its test failed, so a developer can open ConsoleURL and look; the
+// console's Release button (POST /_fakepay/release) ends the wait
+// earlier. The environment variable PAYONCE_FAKE_HOLD ("10m") does the
+// same for every fake New starts. NewServer ignores it.
+func WithHoldOnFailure(d time.Duration) Option {
+	return func(c *config) {
+		if d < 0 {
+			c.refuse("WithHoldOnFailure", "a negative duration")
+			return
+		}
+		c.hold = d
+	}
+}
+
 // Server is a running fake A55 API.
 type Server struct {
 	// URL is the base URL, http://127.0.0.1:PORT, with no trailing slash.
@@ -180,11 +197,16 @@ type Server struct {
 	secret   string
 	client   *http.Client
 
+	hold *fakeserver.Hold
+
 	closeOnce sync.Once
 }
 
 // NewServer starts a fake on 127.0.0.1. Close it when done.
-func NewServer(opts ...Option) *Server {
+func NewServer(opts ...Option) *Server { return newServer(opts, false) }
+
+// newServer starts a fake; held, it can be released from its console.
+func newServer(opts []Option, held bool) *Server {
 	c := config{clientID: DefaultClientID, secret: DefaultClientSecret}
 	for _, o := range opts {
 		if o != nil {
@@ -206,7 +228,13 @@ func NewServer(opts ...Option) *Server {
 	e := fakeserver.New(c.engine)
 	f := a55fake.New(e, c.fake)
 	s := &Server{engine: e, fake: f, clock: clk, clientID: c.clientID, secret: c.secret}
-	mux := fakeserver.WithAdmin(f.AdminHandler(e.AdminHandler(fakeserver.AdminConfig{})), f.Handler())
+	cfg := fakeserver.AdminConfig{Provider: f.AdminHandler,
+		Webhooks: func(chargeUUID string) any { return f.WebhookDeliveries(chargeUUID) }}
+	if held {
+		s.hold = fakeserver.NewHold()
+		cfg.Release = s.hold.Release
+	}
+	mux := fakeserver.WithAdmin(e.AdminHandler(cfg), f.Handler())
 	s.handler = mux
 	s.srv = httptest.NewUnstartedServer(mux)
 	fakeserver.Harden(s.srv.Config) // header, read and idle limits of cmd/fakepay
@@ -231,10 +259,32 @@ func New(tb testing.TB, opts ...Option) *Server {
 		tb.Fatalf("%v", c.err)
 		return nil
 	}
-	s := NewServer(opts...)
-	tb.Cleanup(s.Close)
+	if c.hold == 0 {
+		d, err := fakeserver.ParseHold(os.Getenv(fakeserver.HoldEnv))
+		if err != nil {
+			tb.Fatalf("%v", err)
+			return nil
+		}
+		c.hold = d
+	}
+	s := newServer(opts, c.hold > 0)
+	tb.Cleanup(func() {
+		if c.hold > 0 && tb.Failed() {
+			msg := fmt.Sprintf("a55test: %s failed; its fake stays up for %s: open %s (Release there ends the wait)",
+				tb.Name(), c.hold, s.ConsoleURL())
+			tb.Log(msg)
+			fmt.Fprintln(os.Stderr, msg) // shown at once, also without -v
+			s.hold.Wait(c.hold)
+		}
+		s.Close()
+	})
 	return s
 }
+
+// ConsoleURL returns the address of the fake's web console: every
+// operation by idempotency key with its attempts, faults and replays, and
+// controls for the clock, faults and state (docs/console.md).
+func (s *Server) ConsoleURL() string { return s.URL + fakeserver.ConsolePath }
 
 // Close ends hanging requests and shuts the server down. It is idempotent.
 func (s *Server) Close() {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/url"
 	"sort"
@@ -118,4 +119,34 @@ func TestAdminAPIAsDocumented(t *testing.T) {
 	var stats map[string]any
 	getJSON(t, base, "/_fakepay/stats", &stats)
 	assert.Equal(t, map[string]any{"requests": 5.0, "executed": 1.0, "replayed": 1.0, "conflicts": 0.0, "faults": 1.0}, stats)
+
+	// The console's view of the same requests: one row per key.
+	var ops struct {
+		Operations []map[string]any `json:"operations"`
+		Total      int              `json:"total"`
+	}
+	getJSON(t, base, "/_fakepay/operations?provider=a55", &ops)
+	require.Len(t, ops.Operations, 1)
+	row := ops.Operations[0]
+	assert.Equal(t, []string{"attempts", "conflicts", "credential", "executions", "faults", "first_seen", "id", "idempotency_key",
+		"kind", "last_seen", "provider", "replays", "route", "status"}, keysOf(row))
+	assert.Equal(t, "order-1-payment-0001", row["idempotency_key"])
+	assert.Equal(t, "/api/v1/bank/wallet/charge/", row["route"])
+	for k, want := range map[string]float64{"attempts": 2, "executions": 1, "replays": 1, "conflicts": 0, "faults": 1, "status": 200} {
+		assert.Equal(t, want, row[k], k)
+	}
+	var detail struct {
+		Operation map[string]any   `json:"operation"`
+		Attempts  []map[string]any `json:"attempts"`
+		Ledger    []map[string]any `json:"ledger"`
+		Webhooks  []any            `json:"webhooks"`
+	}
+	getJSON(t, base, fmt.Sprintf("/_fakepay/operations/%v", row["id"]), &detail)
+	require.Len(t, detail.Attempts, 2)
+	assert.Equal(t, "drop_after_commit", detail.Attempts[0]["fault"])
+	assert.Equal(t, "charge.create", detail.Attempts[1]["kind"])
+	assert.NotEmpty(t, detail.Attempts[1]["request_id"])
+	require.Len(t, detail.Ledger, 1)
+	assert.Equal(t, op["id"], detail.Ledger[0]["id"])
+	require.Len(t, detail.Webhooks, 1, "the charge's deliveries (none: no webhook_url)")
 }

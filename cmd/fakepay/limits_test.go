@@ -32,7 +32,7 @@ func TestSlowBodyIsCutOff(t *testing.T) {
 	conn, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
 	require.NoError(t, err)
 	defer conn.Close()
-	_, err = conn.Write([]byte("POST /_fakepay/reset HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\n"))
+	_, err = conn.Write([]byte("POST /_fakepay/reset HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 10\r\n\r\n"))
 	require.NoError(t, err)
 	require.NoError(t, conn.SetReadDeadline(time.Now().Add(10*time.Second)))
 	_, err = bufio.NewReader(conn).ReadString('\n')

@@ -8,6 +8,8 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
+	"strings"
 	"time"
 
 	"github.com/payonce/payonce"
@@ -34,6 +36,8 @@ type options struct {
 	idleTimeout          time.Duration
 	webhookSecret        string
 	webhookAnyHost       bool
+	allowRemote          bool
+	adminToken           string
 	webhookAllowSelf     bool
 }
 
@@ -59,11 +63,16 @@ func parseFlags(args []string, out io.Writer) (options, error) {
 	fs.IntVar(&o.maxOperations, "max-operations", 0, "keep at most N ledger operations and N full stored answers per provider (0: no cap)")
 	fs.DurationVar(&o.readTimeout, "read-timeout", time.Minute, "longest time to read one request, body included (also ends hang and delay faults)")
 	fs.DurationVar(&o.idleTimeout, "idle-timeout", 2*time.Minute, "longest time an idle keep-alive connection stays open")
+	fs.BoolVar(&o.allowRemote, "allow-remote", false, "allow a listen address other machines can reach (requires an admin token)")
+	fs.StringVar(&o.adminToken, "admin-token", "", "token every admin call and the console must carry (default: $"+fakeserver.AdminTokenEnv+")")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
 	if fs.NArg() > 0 {
 		return o, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	if o.adminToken == "" {
+		o.adminToken = os.Getenv(fakeserver.AdminTokenEnv)
 	}
 	fs.Visit(func(f *flag.Flag) { o.seeded = o.seeded || f.Name == "seed" })
 	return o, o.validate()
@@ -91,6 +100,11 @@ func (o options) validate() error {
 		return errors.New("-coinepay-key and -coinepay-secret must not be empty")
 	case o.webhookSecret == "":
 		return errors.New("-a55-webhook-secret must not be empty")
+	case o.allowRemote && o.adminToken == "":
+		return errors.New("-allow-remote requires an admin token: -admin-token or " + fakeserver.AdminTokenEnv)
+	case !o.allowRemote && !loopbackAddr(o.addr):
+		return fmt.Errorf("-addr %s: other machines could reach it and the admin API resets, reads and steers the fake; "+
+			"listen on a loopback address (127.0.0.1:8080) or add -allow-remote with an admin token", o.addr)
 	}
 	if _, err := payonce.ParseAmount(o.balance); err != nil {
 		return fmt.Errorf("-balance: %w", err)
@@ -115,7 +129,11 @@ func newHandler(o options) (http.Handler, *fakeserver.Engine, error) {
 	})
 	cp := coinepayfake.New(e, coinepayfake.Config{Keys: map[string]string{o.cpKey: o.cpSecret}, StartBalance: &bal})
 	a55h, cph := a55.Handler(), cp.Handler()
-	admin := a55.AdminHandler(e.AdminHandler(fakeserver.AdminConfig{SetBalance: cp.SetBalance}))
+	admin := e.AdminHandler(fakeserver.AdminConfig{
+		SetBalance: cp.SetBalance, Provider: a55.AdminHandler,
+		Webhooks: func(chargeUUID string) any { return a55.WebhookDeliveries(chargeUUID) },
+		Token:    o.adminToken, AllowRemote: o.allowRemote,
+	})
 	api := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch {
 		case a55fake.Owns(r.URL.Path):
@@ -152,12 +170,21 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if !o.allowRemote && !fakeserver.IsLoopbackListener(ln.Addr()) {
+		// A host name that resolved to another interface.
+		_ = ln.Close()
+		return fmt.Errorf("-addr %s listens on %s, which other machines can reach: use a loopback address or -allow-remote with an admin token",
+			o.addr, ln.Addr())
+	}
 	e.AddListenAddr(ln.Addr()) // no webhook delivery aims at fakepay itself
 	var conns connTracker
 	srv := &http.Server{Handler: h, ConnState: conns.hook}
 	fakeserver.Harden(srv)
 	srv.ReadTimeout, srv.IdleTimeout = o.readTimeout, o.idleTimeout
 	fmt.Fprintf(stdout, "fakepay listening on http://%s\n", ln.Addr().String())
+	if !fakeserver.IsLoopbackListener(ln.Addr()) {
+		fmt.Fprintf(stdout, "fakepay: warning: %s is reachable from other machines; every admin call and the console need the admin token\n", ln.Addr())
+	}
 	fmt.Fprintf(stdout, "fakepay seed %d (-seed %d replays these IDs and faults)\n", e.Seed(), e.Seed())
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(conns.listener(ln)) }()
@@ -188,4 +215,18 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		}
 	}
 	return nil
+}
+
+// loopbackAddr reports whether a listen address names a loopback host
+// ("localhost" or a loopback IP). An empty host, as in ":8080", listens on
+// every interface. Another host name is checked once it is bound.
+func loopbackAddr(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if ip := net.ParseIP(strings.Trim(host, "[]")); ip != nil {
+		return ip.IsLoopback()
+	}
+	return host != ""
 }

@@ -32,7 +32,7 @@ func TestShutdownWithASlowClientStillSucceeds(t *testing.T) {
 	conn, err := net.Dial("tcp", addr)
 	require.NoError(t, err)
 	defer conn.Close()
-	_, err = conn.Write([]byte("POST /_fakepay/reset HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 10\r\n\r\n{}"))
+	_, err = conn.Write([]byte("POST /_fakepay/reset HTTP/1.1\r\nHost: 127.0.0.1\r\nExpect: 100-continue\r\nContent-Length: 10\r\n\r\n{}"))
 	require.NoError(t, err)
 	// net/http answers 100 Continue at the handler's first read of the
 	// body: the handler is now reading it. (A sleep here let a loaded
@@ -83,7 +83,7 @@ func TestShutdownDoesNotWaitForSilentConnections(t *testing.T) {
 	busy, err := net.Dial("tcp", addr)
 	require.NoError(t, err)
 	defer busy.Close()
-	_, err = busy.Write([]byte("GET /_fakepay/ledger HTTP/1.1\r\nHost: x\r\n\r\n"))
+	_, err = busy.Write([]byte("GET /_fakepay/ledger HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"))
 	require.NoError(t, err)
 	status, err := bufio.NewReader(busy).ReadString('\n')
 	require.NoError(t, err)

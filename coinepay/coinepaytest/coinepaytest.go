@@ -23,6 +23,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"sync"
 	"testing"
 	"time"
@@ -43,8 +44,9 @@ type config struct {
 	extra          [][2]string // further API key, secret pairs
 	fake           coinepayfake.Config
 	engine         fakeserver.Options
-	clock          SharedClock // nil: a real-time clock
-	err            error       // the first option refused
+	clock          SharedClock   // nil: a real-time clock
+	err            error         // the first option refused
+	hold           time.Duration // WithHoldOnFailure
 }
 
 // refuse records the first invalid option: NewServer panics with it and
@@ -141,6 +143,21 @@ func WithMaxStoredResponse(n int) Option {
 	}
 }
 
+// WithHoldOnFailure keeps the fake that New started serving for up to d
+// after its test failed, so a developer can open ConsoleURL and look; the
+// console's Release button (POST /_fakepay/release) ends the wait
+// earlier. The environment variable PAYONCE_FAKE_HOLD ("10m") does the
+// same for every fake New starts. NewServer ignores it.
+func WithHoldOnFailure(d time.Duration) Option {
+	return func(c *config) {
+		if d < 0 {
+			c.refuse("WithHoldOnFailure", "a negative duration")
+			return
+		}
+		c.hold = d
+	}
+}
+
 // Server is a running fake Coinepay API.
 type Server struct {
 	// URL is the base URL, http://127.0.0.1:PORT, with no trailing slash.
@@ -156,11 +173,16 @@ type Server struct {
 	keys    map[string]string // every known API key -> secret (read only)
 	client  *http.Client
 
+	hold *fakeserver.Hold
+
 	closeOnce sync.Once
 }
 
 // NewServer starts a fake on 127.0.0.1. Close it when done.
-func NewServer(opts ...Option) *Server {
+func NewServer(opts ...Option) *Server { return newServer(opts, false) }
+
+// newServer starts a fake; held, it can be released from its console.
+func newServer(opts []Option, held bool) *Server {
 	c := config{apiKey: DefaultAPIKey, secret: DefaultSecret}
 	for _, o := range opts {
 		if o != nil {
@@ -183,7 +205,12 @@ func NewServer(opts ...Option) *Server {
 	f := coinepayfake.New(e, c.fake)
 	s := &Server{engine: e, fake: f, clock: clk, apiKey: c.apiKey, secret: c.secret, keys: c.fake.Keys}
 	api := f.Handler()
-	admin := e.AdminHandler(fakeserver.AdminConfig{SetBalance: f.SetBalance})
+	cfg := fakeserver.AdminConfig{SetBalance: f.SetBalance}
+	if held {
+		s.hold = fakeserver.NewHold()
+		cfg.Release = s.hold.Release
+	}
+	admin := e.AdminHandler(cfg)
 	mux := fakeserver.WithAdmin(admin, api)
 	s.handler = mux
 	s.srv = httptest.NewUnstartedServer(mux)
@@ -208,10 +235,32 @@ func New(tb testing.TB, opts ...Option) *Server {
 		tb.Fatalf("%v", c.err)
 		return nil
 	}
-	s := NewServer(opts...)
-	tb.Cleanup(s.Close)
+	if c.hold == 0 {
+		d, err := fakeserver.ParseHold(os.Getenv(fakeserver.HoldEnv))
+		if err != nil {
+			tb.Fatalf("%v", err)
+			return nil
+		}
+		c.hold = d
+	}
+	s := newServer(opts, c.hold > 0)
+	tb.Cleanup(func() {
+		if c.hold > 0 && tb.Failed() {
+			msg := fmt.Sprintf("coinepaytest: %s failed; its fake stays up for %s: open %s (Release there ends the wait)",
+				tb.Name(), c.hold, s.ConsoleURL())
+			tb.Log(msg)
+			fmt.Fprintln(os.Stderr, msg) // shown at once, also without -v
+			s.hold.Wait(c.hold)
+		}
+		s.Close()
+	})
 	return s
 }
+
+// ConsoleURL returns the address of the fake's web console: every
+// operation by idempotency key with its attempts, faults and replays, and
+// controls for the clock, faults and state (docs/console.md).
+func (s *Server) ConsoleURL() string { return s.URL + fakeserver.ConsolePath }
 
 // Close ends hanging requests and shuts the server down. It is idempotent.
 func (s *Server) Close() {

@@ -513,3 +513,65 @@ func TestReset(t *testing.T) {
 	a := apply(t, s, "r-1", applyBody)
 	assert.Empty(t, a.Header.Get(payonce.HeaderReplay), "stored keys are gone")
 }
+
+// failedTB is a test that has failed: its cleanups run when the test
+// says, so a held fake can be watched from outside.
+type failedTB struct {
+	testing.TB
+	cleanups []func()
+}
+
+func (f *failedTB) Cleanup(fn func()) { f.cleanups = append(f.cleanups, fn) }
+func (f *failedTB) Failed() bool      { return true }
+func (f *failedTB) Log(...any)        {}
+
+func TestConsoleURLServesTheConsole(t *testing.T) {
+	s := coinepaytest.New(t)
+	resp, err := http.Get(s.ConsoleURL())
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	assert.Equal(t, http.StatusOK, resp.StatusCode)
+	assert.Contains(t, resp.Header.Get("Content-Type"), "text/html")
+	assert.Contains(t, resp.Header.Get("Content-Security-Policy"), "script-src 'self'")
+	assert.Equal(t, s.URL+"/_fakepay/", s.ConsoleURL())
+}
+
+func TestHoldOnFailureKeepsTheFakeUpUntilReleased(t *testing.T) {
+	tb := &failedTB{TB: t}
+	s := coinepaytest.New(tb, coinepaytest.WithHoldOnFailure(time.Hour))
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := len(tb.cleanups) - 1; i >= 0; i-- {
+			tb.cleanups[i]()
+		}
+	}()
+	resp, err := http.Get(s.ConsoleURL())
+	require.NoError(t, err)
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusOK, resp.StatusCode)
+	assert.Contains(t, string(body), "release-btn", "a held fake's console offers Release")
+	select {
+	case <-done:
+		t.Fatal("the failed test's fake closed while held")
+	default:
+	}
+	resp, err = http.Post(s.URL+"/_fakepay/release", "application/json", nil)
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	<-done
+	_, err = http.Get(s.ConsoleURL())
+	assert.Error(t, err, "released: the fake is closed")
+
+	t.Setenv("PAYONCE_FAKE_HOLD", "soon")
+	bad := &failedTB{TB: t}
+	assert.Panics(t, func() { coinepaytest.New(&fatalTB{failedTB: bad}) }, "an invalid hold fails the test")
+}
+
+// fatalTB turns Fatalf into a panic the test can see.
+type fatalTB struct{ *failedTB }
+
+func (f *fatalTB) Fatalf(format string, args ...any) { panic(fmt.Sprintf(format, args...)) }
+func (f *fatalTB) Helper()                           {}

@@ -17,10 +17,28 @@ import (
 // AdminPrefix is the path prefix of the admin API; no real API uses it.
 const AdminPrefix = "/_fakepay/"
 
-// AdminConfig wires the provider-specific admin endpoints.
+// AdminConfig wires the provider-specific admin endpoints and the access
+// rules of the admin API and the console.
 type AdminConfig struct {
 	// SetBalance sets a Coinepay balance; nil answers 404 on /_fakepay/balance.
 	SetBalance func(apiKey string, amount payonce.Amount) error
+	// Provider, when set, wraps the engine's admin API with a provider's
+	// own admin calls (the A55 fake's webhooks), which then sit behind the
+	// same access rules.
+	Provider func(next http.Handler) http.Handler
+	// Webhooks, when set, returns the webhook deliveries of a resource
+	// (a charge UUID) for the console's operation detail, in the shape
+	// the provider's admin call answers.
+	Webhooks func(resourceID string) any
+	// Token, when set, is required on every admin request and the
+	// console (Authorization: Bearer, or the Basic password).
+	Token string
+	// Release, when set, is called by POST /_fakepay/release: a Go test
+	// fake held open after its test failed stops waiting.
+	Release func()
+	// AllowRemote accepts requests whose Host is not localhost or a
+	// loopback address (a server listening on another interface).
+	AllowRemote bool
 }
 
 // AdminHandler returns the admin API, served under AdminPrefix
@@ -33,15 +51,28 @@ type AdminConfig struct {
 //	GET    /_fakepay/stats     {"requests":..,"executed":..,"replayed":..,"conflicts":..,"faults":..}
 //	GET    /_fakepay/faults    {"rules":[...]}
 //	POST   /_fakepay/faults    add a Rule
-//	DELETE /_fakepay/faults    clear the rules
+//	DELETE /_fakepay/faults    clear the rules; ?index=N removes one
 //	GET    /_fakepay/clock     {"now":"..."}
 //	POST   /_fakepay/clock     {"advance":"25h"} or {"set":"2030-01-01T00:00:00Z"}
 //	POST   /_fakepay/balance   {"api_key":"demo-key","amount":"500.00"}
 //	POST   /_fakepay/reset     empty all state
+//	POST   /_fakepay/release   a held Go test fake stops waiting (404 when not held)
 //
-// Errors answer {"error":{"code":"..","message":".."}}.
+//	GET    /_fakepay/operations         one row per idempotency key, newest first
+//	GET    /_fakepay/operations/{id}    a row with its attempts, ledger entries and webhooks
+//	GET    /_fakepay/                   the console (HTML)
+//
+// Errors answer {"error":{"code":"..","message":".."}}. Every call, the
+// console included, passes the access rules of AdminConfig first (loopback
+// Host, admin token, no cross-site state change).
 func (e *Engine) AdminHandler(cfg AdminConfig) http.Handler {
-	return &adminHandler{e: e, cfg: cfg}
+	var h http.Handler = &adminHandler{e: e, cfg: cfg}
+	if cfg.Provider != nil {
+		h = cfg.Provider(h)
+	}
+	g := newAdminGuard(cfg.Token, cfg.AllowRemote, nil)
+	g.next = &consoleHandler{e: e, guard: g, cfg: cfg, next: h, page: consoleTemplate()}
+	return g
 }
 
 type adminHandler struct {
@@ -52,6 +83,7 @@ type adminHandler struct {
 func (a *adminHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	resp := a.serve(r)
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.Header().Set("Date", a.e.clock.Now().UTC().Format(http.TimeFormat))
 	w.WriteHeader(resp.Status)
 	_, _ = w.Write(resp.Body)
@@ -97,7 +129,18 @@ func (a *adminHandler) serve(r *http.Request) Response {
 		}
 		return nil
 	}
+	if id, ok := strings.CutPrefix(name, "operations/"); ok {
+		if !allow(http.MethodGet) {
+			return adminError(http.StatusMethodNotAllowed, "method_not_allowed", "method not allowed")
+		}
+		return a.operation(id)
+	}
 	switch name {
+	case "operations":
+		if !allow(http.MethodGet) {
+			break
+		}
+		return a.operations(r.URL.Query())
 	case "ledger":
 		if !allow(http.MethodGet) {
 			break
@@ -144,6 +187,13 @@ func (a *adminHandler) serve(r *http.Request) Response {
 			}
 			return JSON(http.StatusCreated, map[string]any{"rules": a.e.faults.Rules()})
 		case http.MethodDelete:
+			if s := r.URL.Query().Get("index"); s != "" {
+				i, err := strconv.Atoi(s)
+				if err != nil || !a.e.faults.Remove(i) {
+					return adminError(http.StatusNotFound, "not_found", "index: no rule at that position")
+				}
+				return JSON(http.StatusOK, map[string]any{"rules": a.e.faults.Rules()})
+			}
 			a.e.faults.Clear()
 			return JSON(http.StatusOK, map[string]any{"rules": []RuleState{}})
 		}
@@ -286,4 +336,74 @@ func ledgerFilter(q url.Values) (LedgerFilter, *Response) {
 		f.Since = t
 	}
 	return f, nil
+}
+
+// operations answers GET /_fakepay/operations.
+func (a *adminHandler) operations(q url.Values) Response {
+	f := OpFilter{Provider: q.Get("provider"), Key: q.Get("key"), Kind: q.Get("kind"), Status: q.Get("status"),
+		Anomalies: q.Get("anomalies") == "1" || q.Get("anomalies") == "true"}
+	if f.Provider != "" && !a.e.servesProvider(f.Provider) {
+		return adminError(http.StatusBadRequest, "invalid_request", "provider: not a provider this server serves")
+	}
+	if s := q.Get("before"); s != "" {
+		n, err := strconv.ParseUint(s, 10, 64)
+		if err != nil {
+			return adminError(http.StatusBadRequest, "invalid_request", "before: want the next value of a previous page")
+		}
+		f.Before = n
+	}
+	if s := q.Get("limit"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 || n > MaxOpPage {
+			return adminError(http.StatusBadRequest, "invalid_request", "limit: want 1 to "+strconv.Itoa(MaxOpPage))
+		}
+		f.Limit = n
+	}
+	if s := q.Get("if_version"); s != "" && s == strconv.FormatUint(a.e.ops.version.Load(), 10) {
+		return JSON(http.StatusOK, map[string]any{"unchanged": true, "version": a.e.ops.version.Load()})
+	}
+	return JSON(http.StatusOK, a.e.Operations(f))
+}
+
+// opDetail is the answer of GET /_fakepay/operations/{id}.
+type opDetail struct {
+	Operation OpSummary `json:"operation"`
+	Attempts  []Attempt `json:"attempts"` // in order; the ones the request log still holds
+	// AttemptsNotShown counts the row's attempts that are not listed: past
+	// the first MaxDetailAttempts, or gone from the request log.
+	AttemptsNotShown int            `json:"attempts_not_shown"`
+	Ledger           []Operation    `json:"ledger"`
+	Webhooks         []webhookGroup `json:"webhooks"`
+}
+
+// webhookGroup is the deliveries of one resource the operation touched,
+// as the provider's admin call answers them.
+type webhookGroup struct {
+	Resource   string `json:"resource"`
+	Deliveries any    `json:"deliveries"`
+}
+
+// operation answers GET /_fakepay/operations/{id}.
+func (a *adminHandler) operation(s string) Response {
+	id, err := strconv.ParseUint(s, 10, 64)
+	if err != nil {
+		return adminError(http.StatusNotFound, "not_found", "unknown operation")
+	}
+	row, seqs, ok := a.e.ops.get(id)
+	if !ok {
+		return adminError(http.StatusNotFound, "not_found", "unknown operation (reset, or dropped by the cap)")
+	}
+	atts, _ := a.e.attempts.forKey(row.Provider, row.Credential, row.IdempotencyKey, MaxDetailAttempts)
+	d := opDetail{Operation: row, Attempts: atts, Ledger: a.e.ledger.bySeqs(seqs), Webhooks: []webhookGroup{}}
+	d.AttemptsNotShown = max(row.Attempts-len(d.Attempts), 0)
+	if a.cfg.Webhooks != nil {
+		seen := map[string]bool{}
+		for _, op := range d.Ledger {
+			if op.ID != "" && !seen[op.ID] {
+				seen[op.ID] = true
+				d.Webhooks = append(d.Webhooks, webhookGroup{Resource: op.ID, Deliveries: a.cfg.Webhooks(op.ID)})
+			}
+		}
+	}
+	return JSON(http.StatusOK, d)
 }

@@ -1,7 +1,8 @@
 // Package fakeserver is the one server-side engine behind the payonce
 // fakes (a55/a55test, coinepay/coinepaytest and cmd/fakepay): the
 // injectable clock, the idempotency store, fault injection, the ledger of
-// executed operations, the attempt log and the admin API. A provider plugs
+// executed operations, the attempt log, the per-key operations index, the
+// admin API with its access rules and the web console. A provider plugs
 // in through Backend and ProviderConfig; the engine runs the request
 // pipeline (faults, body limit, routing, authentication, key rules,
 // idempotency, commit, answer) the same way for both.
@@ -50,6 +51,7 @@ type Engine struct {
 	ledger   *Ledger
 	attempts *AttemptLog
 	faults   *Faults
+	ops      *opIndex
 	ids      *idGen
 	seed     uint64
 	stats    statCounters
@@ -82,6 +84,7 @@ func New(o Options) *Engine {
 		ledger:   &Ledger{max: max(o.MaxOperations, 0)},
 		attempts: NewAttemptLog(o.AttemptLogSize),
 		faults:   NewFaults(o.Seed, o.FaultRate),
+		ops:      newOpIndex(o.MaxOperations),
 		ids:      newIDGen(o.Seed),
 		closing:  make(chan struct{}),
 		latency:  o.Latency,
@@ -164,6 +167,7 @@ func (e *Engine) Reset() {
 	}
 	e.ledger.Reset()
 	e.attempts.Reset()
+	e.ops.reset()
 	e.stats.reset()
 	e.faults.Clear()
 	e.clock.Reset()
@@ -206,7 +210,7 @@ func (e *Engine) Record(op Operation) {
 	if op.Time.IsZero() {
 		op.Time = e.clock.Now()
 	}
-	e.ledger.Record(op)
+	e.ops.executed(&op, e.ledger.Record(op))
 }
 
 // sleep waits d, or less when ctx ends or the engine closes; it reports

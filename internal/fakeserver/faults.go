@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -242,6 +243,18 @@ func (f *Faults) Clear() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.rules = nil
+}
+
+// Remove removes the rule at index i (0-based, in the order Rules lists
+// them), reporting whether there was one.
+func (f *Faults) Remove(i int) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if i < 0 || i >= len(f.rules) {
+		return false
+	}
+	f.rules = slices.Delete(f.rules, i, i+1)
+	return true
 }
 
 // SetRate changes the chaos rate.

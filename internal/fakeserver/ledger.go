@@ -33,8 +33,8 @@ type Ledger struct {
 	evicted int
 }
 
-// Record appends an operation, numbering it (Seq).
-func (l *Ledger) Record(op Operation) {
+// Record appends an operation, numbering it (Seq), and returns its Seq.
+func (l *Ledger) Record(op Operation) uint64 {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.seq++
@@ -50,6 +50,7 @@ func (l *Ledger) Record(op Operation) {
 		}
 		l.evicted += drop
 	}
+	return op.Seq
 }
 
 // Operations returns a copy of every operation.
@@ -183,6 +184,11 @@ type Attempt struct {
 	Executed       bool      `json:"executed"`           // the operation handler ran
 	Fault          FaultKind `json:"fault,omitempty"`
 	Status         int       `json:"status"` // 0 when no answer was sent
+	// ReplayHeader: the answer carried X-Idempotent-Replay: true.
+	ReplayHeader bool   `json:"replay_header,omitempty"`
+	RequestID    string `json:"request_id,omitempty"` // the answer's X-Request-Id
+	Kind         string `json:"kind,omitempty"`       // the operation the path names, e.g. "charge.create"
+	Route        string `json:"route,omitempty"`      // its path template, IDs replaced by {names}
 }
 
 // DefaultAttemptLogSize is how many attempts an AttemptLog keeps.
@@ -208,18 +214,19 @@ func NewAttemptLog(max int) *AttemptLog {
 }
 
 // Add appends an attempt, numbering it (Seq) and dropping the oldest when
-// full.
-func (l *AttemptLog) Add(a Attempt) {
+// full, and returns its Seq.
+func (l *AttemptLog) Add(a Attempt) uint64 {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.seq++
 	a.Seq = l.seq
 	if len(l.buf) < l.max {
 		l.buf = append(l.buf, a)
-		return
+		return a.Seq
 	}
 	l.buf[l.start] = a
 	l.start = (l.start + 1) % l.max
+	return a.Seq
 }
 
 // All returns the attempts, oldest first.

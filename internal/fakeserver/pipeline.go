@@ -60,10 +60,14 @@ func (p Problem) Status() int {
 
 // Route is one operation of a provider.
 type Route struct {
-	Kind   string // ledger kind, e.g. "charge.create"
-	Keyed  bool   // takes an Idempotency-Key (the provider's KeyRules apply)
-	Public bool   // no authentication (the OAuth2 token endpoint)
-	Handle func(*Request) Response
+	Kind string // ledger kind, e.g. "charge.create"
+	// Template is the path with its IDs replaced by {names}, e.g.
+	// "/api/v1/bank/wallet/charge/{charge_uuid}/refund/{wallet_uuid}";
+	// the console groups by it ("" shows the kind instead).
+	Template string
+	Keyed    bool // takes an Idempotency-Key (the provider's KeyRules apply)
+	Public   bool // no authentication (the OAuth2 token endpoint)
+	Handle   func(*Request) Response
 }
 
 // Request is what an operation handler sees.
@@ -163,8 +167,15 @@ func (h *providerHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	req := &Request{HTTP: r, Key: key, Attempt: att, logAttempt: func() {
 		e.attempts.Add(*att)
 		e.stats.add(att)
+		e.ops.observe(att)
 	}}
 	defer req.log() // the paths that send nothing
+	// Routed now so that every attempt, a faulted one too, names its
+	// operation; a routing problem is still answered after the faults.
+	route, prob := h.b.Route(r.Method, r.URL.Path)
+	if prob == ProblemNone {
+		att.Kind, att.Route = route.Kind, route.Template
+	}
 
 	fault := e.faults.Pick(h.cfg.Name, r.URL.Path, key)
 	if fault != nil && fault.Kind != DropAfterCommit && fault.Kind != Delay {
@@ -212,7 +223,6 @@ func (h *providerHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	req.Body = body
 
-	route, prob := h.b.Route(r.Method, r.URL.Path)
 	if prob != ProblemNone {
 		h.write(w, req, h.b.Problem(prob, 0, ""), false)
 		return
@@ -294,6 +304,8 @@ func (h *providerHandler) write(w http.ResponseWriter, req *Request, resp Respon
 	if replay && h.cfg.ReplayHeader {
 		hdr.Set(HeaderReplay, "true")
 	}
+	req.Attempt.ReplayHeader = hdr.Get(HeaderReplay) == "true"
+	req.Attempt.RequestID = Clip(hdr.Get("X-Request-Id"))
 	req.Attempt.Status = resp.Status
 	req.log()
 	w.WriteHeader(resp.Status)

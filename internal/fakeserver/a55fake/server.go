@@ -139,7 +139,7 @@ func (f *Fake) Route(method, path string) (fakeserver.Route, fakeserver.Problem)
 		if method != http.MethodPost {
 			return fakeserver.Route{}, fakeserver.ProblemMethodNotAllowed
 		}
-		return fakeserver.Route{Kind: "token", Public: true, Handle: f.token}, fakeserver.ProblemNone
+		return fakeserver.Route{Kind: "token", Template: TokenPath, Public: true, Handle: f.token}, fakeserver.ProblemNone
 	}
 	rest, ok := strings.CutPrefix(path+"/", walletPrefix)
 	if !ok {
@@ -147,52 +147,52 @@ func (f *Fake) Route(method, path string) (fakeserver.Route, fakeserver.Problem)
 	}
 	rest = strings.Trim(rest, "/")
 	seg := strings.Split(rest, "/")
-	post := func(kind string, h func(*fakeserver.Request) fakeserver.Response) (fakeserver.Route, fakeserver.Problem) {
+	post := func(kind, tmpl string, h func(*fakeserver.Request) fakeserver.Response) (fakeserver.Route, fakeserver.Problem) {
 		if method != http.MethodPost {
 			return fakeserver.Route{}, fakeserver.ProblemMethodNotAllowed
 		}
-		return fakeserver.Route{Kind: kind, Keyed: true, Handle: h}, fakeserver.ProblemNone
+		return fakeserver.Route{Kind: kind, Template: walletPrefix + tmpl, Keyed: true, Handle: h}, fakeserver.ProblemNone
 	}
-	get := func(h func(*fakeserver.Request) fakeserver.Response) (fakeserver.Route, fakeserver.Problem) {
+	get := func(tmpl string, h func(*fakeserver.Request) fakeserver.Response) (fakeserver.Route, fakeserver.Problem) {
 		if method != http.MethodGet {
 			return fakeserver.Route{}, fakeserver.ProblemMethodNotAllowed
 		}
-		return fakeserver.Route{Kind: "charge.get", Handle: h}, fakeserver.ProblemNone
+		return fakeserver.Route{Kind: "charge.get", Template: walletPrefix + tmpl, Handle: h}, fakeserver.ProblemNone
 	}
 	switch {
 	case rest == "":
-		return post("wallet.create", f.createWallet)
+		return post("wallet.create", "", f.createWallet)
 	case rest == "charge":
 		if method == http.MethodGet {
-			return get(func(r *fakeserver.Request) fakeserver.Response {
+			return get("charge", func(r *fakeserver.Request) fakeserver.Response {
 				q := r.HTTP.URL.Query()
 				return f.getCharge(r, q.Get("charge_uuid"), q.Get("wallet_uuid"))
 			})
 		}
-		return post("charge.create", f.createCharge)
+		return post("charge.create", "charge/", f.createCharge)
 	case rest == "charges":
 		if method != http.MethodGet {
 			return fakeserver.Route{}, fakeserver.ProblemMethodNotAllowed
 		}
-		return fakeserver.Route{Kind: "charge.list", Handle: f.listCharges}, fakeserver.ProblemNone
+		return fakeserver.Route{Kind: "charge.list", Template: walletPrefix + "charges", Handle: f.listCharges}, fakeserver.ProblemNone
 	case rest == "charge/capture":
-		return post("charge.capture", f.moveHandler(moveCapture, "", ""))
+		return post("charge.capture", "charge/capture", f.moveHandler(moveCapture, "", ""))
 	case rest == "charge/refund":
-		return post("charge.refund", f.moveHandler(moveRefund, "", ""))
+		return post("charge.refund", "charge/refund", f.moveHandler(moveRefund, "", ""))
 	case rest == "charge/cancel":
-		return post("charge.cancel", f.moveHandler(moveCancel, "", ""))
+		return post("charge.cancel", "charge/cancel", f.moveHandler(moveCancel, "", ""))
 	case len(seg) == 2 && seg[0] == "charge" && seg[1] != "":
-		return get(func(r *fakeserver.Request) fakeserver.Response {
+		return get("charge/{charge_uuid}", func(r *fakeserver.Request) fakeserver.Response {
 			return f.getCharge(r, seg[1], r.HTTP.URL.Query().Get("wallet_uuid"))
 		})
 	case len(seg) == 4 && seg[0] == "charge" && seg[1] != "" && seg[3] != "":
 		switch seg[2] {
 		case "refund":
-			return post("charge.refund", f.moveHandler(moveRefund, seg[1], seg[3]))
+			return post("charge.refund", "charge/{charge_uuid}/refund/{wallet_uuid}", f.moveHandler(moveRefund, seg[1], seg[3]))
 		case "cancel":
-			return post("charge.cancel", f.moveHandler(moveCancel, seg[1], seg[3]))
+			return post("charge.cancel", "charge/{charge_uuid}/cancel/{wallet_uuid}", f.moveHandler(moveCancel, seg[1], seg[3]))
 		case "capture":
-			return post("charge.capture", f.moveHandler(moveCapture, seg[1], seg[3]))
+			return post("charge.capture", "charge/{charge_uuid}/capture/{wallet_uuid}", f.moveHandler(moveCapture, seg[1], seg[3]))
 		}
 	}
 	return fakeserver.Route{}, fakeserver.ProblemNotFound

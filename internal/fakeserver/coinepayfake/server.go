@@ -158,13 +158,13 @@ func (f *Fake) Route(method, path string) (fakeserver.Route, fakeserver.Problem)
 	want := http.MethodPost
 	switch path {
 	case PathApply:
-		rt = fakeserver.Route{Kind: "card.apply", Keyed: true, Handle: f.apply}
+		rt = fakeserver.Route{Kind: "card.apply", Template: PathApply, Keyed: true, Handle: f.apply}
 	case PathRecharge:
-		rt = fakeserver.Route{Kind: "card.recharge", Keyed: true, Handle: f.recharge}
+		rt = fakeserver.Route{Kind: "card.recharge", Template: PathRecharge, Keyed: true, Handle: f.recharge}
 	case PathInfo:
-		rt, want = fakeserver.Route{Kind: "card.info", Handle: f.info}, http.MethodGet
+		rt, want = fakeserver.Route{Kind: "card.info", Template: PathInfo, Handle: f.info}, http.MethodGet
 	case PathList:
-		rt, want = fakeserver.Route{Kind: "card.list", Handle: f.list}, http.MethodGet
+		rt, want = fakeserver.Route{Kind: "card.list", Template: PathList, Handle: f.list}, http.MethodGet
 	default:
 		return rt, fakeserver.ProblemNotFound
 	}
