@@ -238,3 +238,19 @@ func TestVersionOneSchemaUpgrades(t *testing.T) {
 	require.NoError(t, p.QueryRow(t.Context(), "SELECT MAX(version) FROM "+versions).Scan(&v))
 	assert.Equal(t, pgjournal.SchemaVersion(), v)
 }
+
+func TestFingerprintBinding(t *testing.T) {
+	j := open(t)
+	journaltest.FingerprintBinding(t, j, func(ctx context.Context, e payonce.JournalEntry) (payonce.JournalEntry, bool, error) {
+		tx, err := j.Pool().Begin(ctx)
+		if err != nil {
+			return payonce.JournalEntry{}, false, err
+		}
+		got, created, err := j.ReserveTx(ctx, tx, e)
+		if err != nil {
+			_ = tx.Rollback(ctx)
+			return got, created, err
+		}
+		return got, created, tx.Commit(ctx)
+	})
+}

@@ -258,3 +258,19 @@ func TestVersionOneFileUpgrades(t *testing.T) {
 	require.NoError(t, j.DB().QueryRowContext(t.Context(), "SELECT MAX(version) FROM payonce_journal_migrations").Scan(&v))
 	assert.Equal(t, sqlitejournal.SchemaVersion(), v)
 }
+
+func TestFingerprintBinding(t *testing.T) {
+	j := open(t)
+	journaltest.FingerprintBinding(t, j, func(ctx context.Context, e payonce.JournalEntry) (payonce.JournalEntry, bool, error) {
+		tx, err := j.DB().BeginTx(ctx, nil)
+		if err != nil {
+			return payonce.JournalEntry{}, false, err
+		}
+		got, created, err := j.ReserveTx(ctx, tx, e)
+		if err != nil {
+			_ = tx.Rollback()
+			return got, created, err
+		}
+		return got, created, tx.Commit()
+	})
+}
