@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/google/uuid"
 	"log/slog"
 	"net"
 	"net/http"
@@ -32,10 +33,15 @@ type Client struct {
 	provider      string
 	now           func() time.Time
 	allowInsecure bool
-	journal       Journal  // WithJournal
-	scope         string   // WithScope
-	observer      Observer // WithObserver (observer.go); nil: no hooks
-	routes        *routeTable
+	journal       Journal       // WithJournal
+	scope         string        // WithScope
+	observer      Observer      // WithObserver (observer.go); nil: no hooks
+	routes        *routeTable   // the routes the client derived, bounded
+	keys          *keyMemory    // first uses of keys given without a creation time
+	jclock        *journalClock // the journal's clock, as last read
+	journalLease  time.Duration // WithJournalLease; 0: from the policy
+	leaseOwner    string        // the journal lease owner of the client's runs
+	held          *heldEntries  // the entries the client's runs hold
 }
 
 // Limiter paces attempts client-side; *rate.Limiter from golang.org/x/time
@@ -211,14 +217,18 @@ const maxResponseHeaderBytes = 256 << 10
 // and the caller's options after them.
 func NewClient(opts ...Option) (*Client, error) {
 	c := &Client{
-		policy:    DefaultRetryPolicy(),
-		rules:     DefaultKeyRules(),
-		budget:    DefaultRetryBudget(),
-		codec:     JSONCodec{},
-		logger:    slog.New(slog.DiscardHandler),
-		userAgent: UserAgent,
-		now:       time.Now,
-		routes:    &routeTable{},
+		policy:     DefaultRetryPolicy(),
+		rules:      DefaultKeyRules(),
+		budget:     DefaultRetryBudget(),
+		codec:      JSONCodec{},
+		logger:     slog.New(slog.DiscardHandler),
+		userAgent:  UserAgent,
+		now:        time.Now,
+		routes:     &routeTable{},
+		keys:       newKeyMemory(MaxRememberedKeys),
+		jclock:     &journalClock{},
+		leaseOwner: "client:" + uuid.NewString(),
+		held:       &heldEntries{},
 	}
 	for _, o := range opts {
 		if o == nil {
