@@ -33,8 +33,10 @@ type Client struct {
 	now           func() time.Time
 	allowInsecure bool
 	journal       Journal  // WithJournal
-	scope         string   // WithScope
+	scope         string   // WithScope, or resolved from WithScopeIdentity (scope.go)
 	observer      Observer // WithObserver (observer.go); nil: no hooks
+
+	ident journalIdentity // WithScope, WithScopeIdentity, WithFingerprintKey (scope.go)
 }
 
 // Limiter paces attempts client-side; *rate.Limiter from golang.org/x/time
@@ -231,6 +233,9 @@ func NewClient(opts ...Option) (*Client, error) {
 	}
 	if c.baseURL.Scheme == "http" && !c.allowInsecure && !isLoopback(c.baseURL.Hostname()) {
 		return nil, fmt.Errorf("%w: plain http:// to non-loopback host %q (use https, or WithInsecureHTTP)", ErrInvalidConfig, c.baseURL.Hostname())
+	}
+	if err := c.resolveScope(); err != nil {
+		return nil, err
 	}
 	if c.httpClient == nil {
 		c.httpClient = DefaultHTTPClient()

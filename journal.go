@@ -193,15 +193,18 @@ func WithJournal(j Journal) Option {
 	}
 }
 
-// WithScope names the provider and credential identity journal entries are
-// recorded under (typed clients set "a55:<client_id>" and coinepay.Scope
-// of the API key, a digest). It must never hold a secret.
+// WithScope names the merchant account and environment journal entries
+// are recorded under, replacing the scope a typed client derives from its
+// credential and base URL (WithScopeIdentity, ScopeOf) whatever the
+// options' order. It must be non-empty and never hold a secret. Two
+// clients with one scope share entries: give each credential and each
+// environment its own.
 func WithScope(s string) Option {
 	return func(c *Client) error {
-		if len(s) > MaxReferenceLen || !printable(s) {
-			return fmt.Errorf("%w: scope must be printable UTF-8 and at most %d bytes", ErrInvalidConfig, MaxReferenceLen)
+		if s == "" || len(s) > MaxReferenceLen || !printable(s) {
+			return fmt.Errorf("%w: scope must be non-empty printable UTF-8 of at most %d bytes", ErrInvalidConfig, MaxReferenceLen)
 		}
-		c.scope = s
+		c.scope, c.ident.explicit = s, true
 		return nil
 	}
 }

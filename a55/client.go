@@ -68,9 +68,14 @@ func NewClient(auth Auth, opts ...payonce.Option) (*Client, error) {
 		payonce.WithBaseURL(SandboxURL),
 		payonce.WithKeyRules(payonce.A55KeyRules()),
 		payonce.WithProvider("a55"),
-		payonce.WithScope("a55:" + auth.ClientID), // journal scope: the credential identity, never the secret
 		payonce.WithCodec(Codec{}),
 		payonce.WithSigner(z),
+	}
+	if z.cfg != nil {
+		// The journal scope: the client ID (never the secret) and, added by
+		// the core, the base URL's origin. A fixed access token names no
+		// client, so a journal needs payonce.WithScope then.
+		base = append(base, payonce.WithScopeIdentity("a55:"+auth.ClientID))
 	}
 	core, err := payonce.NewClient(append(base, opts...)...)
 	if err != nil {
