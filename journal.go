@@ -11,8 +11,6 @@ package payonce
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"strings"
@@ -54,7 +52,7 @@ type JournalEntry struct {
 	Path         string       // request path, redacted, never the query string
 	Key          string       // the Idempotency-Key every attempt sends
 	KeyCreated   time.Time    // when the key was first used
-	Fingerprint  string       // hex SHA-256 of method, path and the body bytes
+	Fingerprint  string       // keyed digest of method, path and body, or one without card data (fingerprint.go)
 	State        JournalState // pending, succeeded or failed
 	Result       []byte       // the answer body, redacted JSON, for succeeded (and failed, to rebuild its error)
 	StatusCode   int          // final HTTP status, when there was one
@@ -259,18 +257,6 @@ func (c *Client) checkReference(req *Request, o callOptions) error {
 	return nil
 }
 
-// Fingerprint is the hex SHA-256 of method, path and body bytes: a second
-// call with the same reference must send the same request.
-func Fingerprint(method, path string, body []byte) string {
-	h := sha256.New()
-	h.Write([]byte(strings.ToUpper(method)))
-	h.Write([]byte{0})
-	h.Write([]byte(path))
-	h.Write([]byte{0})
-	h.Write(body)
-	return hex.EncodeToString(h.Sum(nil))
-}
-
 // journaled runs op under the journal: reserve (or consult) the entry
 // before the first byte is sent, run the attempts, record the outcome.
 func (op *operation) journaled(ref string, out any, start time.Time) (Meta, error) {
@@ -280,7 +266,7 @@ func (op *operation) journaled(ref string, out any, start time.Time) (Meta, erro
 		Scope: c.scope, Reference: ref,
 		Operation: op.req.Operation, Method: op.req.Method, Path: redactStored(op.req.Path),
 		Key: op.key, KeyCreated: op.created,
-		Fingerprint: Fingerprint(op.req.Method, op.req.Path, op.body),
+		Fingerprint: c.Fingerprint(op.req.Method, op.req.Path, op.body),
 		State:       JournalPending, CreatedAt: now, UpdatedAt: now,
 	}
 	stored, created, err := c.journal.Reserve(op.ctx, e)
@@ -296,6 +282,7 @@ func (op *operation) journaled(ref string, out any, start time.Time) (Meta, erro
 		if err := c.rules.Validate(stored.Key); err != nil {
 			return op.journalMeta(start, ref), op.fail(keyKind(err), err)
 		}
+		e.Fingerprint = c.fingerprintLike(stored.Fingerprint, op.req.Method, op.req.Path, op.body)
 		if !sameRequest(stored, e) {
 			return op.journalMeta(start, ref), op.fail(ErrIdempotencyConflict,
 				fmt.Errorf("reference %q was recorded with another request", ref))

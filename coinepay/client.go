@@ -77,6 +77,7 @@ func NewClient(apiKey, secret string, opts ...payonce.Option) (*Client, error) {
 		payonce.WithKeyRules(payonce.CoinepayKeyRules()),
 		payonce.WithProvider(ProviderName),
 		payonce.WithScopeIdentity(scopeIdentity(apiKey, secret)), // the core adds the base URL's origin
+		payonce.WithFingerprintKey([]byte(secret)),               // journal fingerprints keyed, never a plain digest of a body
 		payonce.WithCodec(Codec{}),
 		payonce.WithSigner(signer),
 	}
