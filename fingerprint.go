@@ -89,3 +89,16 @@ func fingerprintHex(h hash.Hash, method, path string, body []byte) string {
 	h.Write(body)
 	return hex.EncodeToString(h.Sum(nil))
 }
+
+// RequestMatches reports whether a request (method, escaped path and the
+// exact body bytes Do sends: the JSON encoding of Request.Body) is the one
+// e was recorded with: the same fingerprint, in the form e holds it
+// (compared in constant time), or, for an entry reserved without one, the
+// same method and path. A settle lookup checks it before it searches the
+// provider for the operation the request describes.
+func (c *Client) RequestMatches(e JournalEntry, method, path string, body []byte) bool {
+	if e.Fingerprint == "" {
+		return strings.EqualFold(e.Method, method) && redactStored(e.Path) == redactStored(path)
+	}
+	return hmac.Equal([]byte(c.fingerprintLike(e.Fingerprint, method, path, body)), []byte(e.Fingerprint))
+}

@@ -103,3 +103,22 @@ func TestReservedRedactedFingerprintChecksAKeyedRun(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []string{"reserved-key-order-5"}, s.sentKeys())
 }
+
+// RequestMatches compares a request with an entry in the entry's own
+// fingerprint form, or by method and path for an entry without one.
+func TestRequestMatches(t *testing.T) {
+	body := cardBody("4111111111111111", "987", "10.00")
+	keyed, err := payonce.NewClient(payonce.WithBaseURL("https://api.example"), payonce.WithFingerprintKey([]byte("k")))
+	require.NoError(t, err)
+	own := payonce.JournalEntry{Method: "POST", Path: "/charge/", Fingerprint: keyed.Fingerprint("POST", "/charge/", body)}
+	assert.True(t, keyed.RequestMatches(own, "POST", "/charge/", body))
+	assert.False(t, keyed.RequestMatches(own, "POST", "/charge/", cardBody("4012888888881111", "987", "10.00")))
+	redacted := payonce.JournalEntry{Method: "POST", Path: "/charge/", Fingerprint: payonce.Fingerprint("POST", "/charge/", body)}
+	assert.True(t, keyed.RequestMatches(redacted, "POST", "/charge/", body))
+	assert.False(t, keyed.RequestMatches(redacted, "POST", "/charge/", cardBody("4111111111111111", "987", "11.00")))
+	bare := payonce.JournalEntry{Method: "POST", Path: "/charge/"}
+	assert.True(t, keyed.RequestMatches(bare, "post", "/charge/", body))
+	assert.False(t, keyed.RequestMatches(bare, "POST", "/other/", body))
+	assert.False(t, keyed.RequestMatches(payonce.JournalEntry{Fingerprint: "e3b0c44298fc1c149afbf4c8996fb924"}, "POST", "/charge/", body),
+		"a fingerprint of no known form matches nothing")
+}
