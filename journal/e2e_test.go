@@ -214,9 +214,10 @@ func TestCrashBetweenSendAndAnswerChargesOnce(t *testing.T) {
 			require.True(t, payonce.IsTemporary(err))
 			require.Equal(t, 1, srv.Ledger().Len())
 
-			// The second run executes (replay) but dies before recording.
+			// The second run executes (replay) but dies before recording;
+			// its lease has run out when the next run comes.
 			f := &failOnce{Journal: reopen(t), fail: true}
-			_, err = a55Client(t, srv, f).Charges.Create(t.Context(), chargeRequest("4111111111111111"), payonce.WithReference("order-7"))
+			_, err = a55Client(t, srv, f, payonce.WithJournalLease(time.Microsecond)).Charges.Create(t.Context(), chargeRequest("4111111111111111"), payonce.WithReference("order-7"))
 			require.ErrorIs(t, err, payonce.ErrJournal)
 
 			ch, err := a55Client(t, srv, reopen(t)).Charges.Create(t.Context(), chargeRequest("4111111111111111"), payonce.WithReference("order-7"))
@@ -226,7 +227,7 @@ func TestCrashBetweenSendAndAnswerChargesOnce(t *testing.T) {
 			e, err := reopen(t).Get(t.Context(), "a55:"+srv.ClientID()+"@"+srv.URL, "order-7")
 			require.NoError(t, err)
 			assert.Equal(t, payonce.JournalSucceeded, e.State)
-			assert.Equal(t, 2, e.Attempts, "the attempt of the run that died is not recorded")
+			assert.Equal(t, 3, e.Attempts, "every attempt is counted before it is sent, the one of the run that died too")
 		})
 	}
 }
@@ -369,19 +370,26 @@ func TestWorkersClaimAndResumePendingEntriesOnce(t *testing.T) {
 			assert.NotEqual(t, w1[0].Reference, w2[0].Reference)
 			assert.NotEqual(t, w1[1].Reference, w2[0].Reference)
 
-			// Each worker resumes its entries; worker 2 also (wrongly) resumes
-			// one of worker 1's: the same key, so one execution.
-			resume := func(j payonce.Journal, ref string) error {
-				_, err := a55Client(t, srv, j).Charges.Create(context.Background(), chargeRequest("4111111111111111"), payonce.WithReference(ref))
+			// Each worker resumes its entries as their lease owner; worker 2
+			// also (wrongly) resumes one of worker 1's: worker 1's lease
+			// refuses it (nothing sent), or worker 1 has finished and the
+			// journal answers. Either way one execution.
+			resume := func(j payonce.Journal, ref, owner string) error {
+				_, err := a55Client(t, srv, j).Charges.Create(context.Background(), chargeRequest("4111111111111111"),
+					payonce.WithReference(ref), payonce.WithLeaseOwner(owner))
 				return err
 			}
-			errs := make(chan error, 4)
+			errs := make(chan error, 3)
 			for _, e := range w1 {
-				go func() { errs <- resume(j, e.Reference) }()
+				go func() { errs <- resume(j, e.Reference, "worker-1") }()
 			}
-			go func() { errs <- resume(reopen(t), w2[0].Reference) }()
-			go func() { errs <- resume(reopen(t), w1[0].Reference) }()
-			for range 4 {
+			go func() { errs <- resume(reopen(t), w2[0].Reference, "worker-2") }()
+			wrong := resume(reopen(t), w1[0].Reference, "worker-2")
+			if wrong != nil {
+				require.ErrorIs(t, wrong, payonce.ErrJournalLeased)
+				assert.True(t, payonce.IsResumable(wrong))
+			}
+			for range 3 {
 				require.NoError(t, <-errs)
 			}
 			assert.Equal(t, 3, srv.Ledger().Len(), "three orders, three charges")
@@ -416,4 +424,71 @@ func TestInsufficientBalanceStaysPendingAndResumesAfterTopUp(t *testing.T) {
 			assert.Equal(t, 1, srv.Ledger().Count(e.Key), "one card")
 		})
 	}
+}
+
+// An entry reserved inside the merchant's transaction without a
+// fingerprint (as the docs' example does) is bound to the body its first
+// run sends: the same reference asked again for another amount is
+// ErrIdempotencyConflict, nothing sent, instead of the first charge
+// answered from the journal.
+func TestReserveTxWithoutFingerprintBindsTheFirstBody(t *testing.T) {
+	srv := a55test.New(t)
+	scope := "a55:" + srv.ClientID()
+	charge := func(amount string) *a55.ChargeCreateRequest {
+		r := chargeRequest("4111111111111111")
+		r.Amount = payonce.MustParseAmount(amount)
+		return r
+	}
+	check := func(t *testing.T, j payonce.Journal, ref string) {
+		c := a55Client(t, srv, j)
+		first, err := c.Charges.Create(t.Context(), charge("10.00"), payonce.WithReference(ref))
+		require.NoError(t, err)
+		e, err := j.Get(t.Context(), scope, ref)
+		require.NoError(t, err)
+		assert.NotEmpty(t, e.Fingerprint, "the first run bound its body")
+
+		before := len(srv.Requests())
+		_, err = c.Charges.Create(t.Context(), charge("99.00"), payonce.WithReference(ref))
+		require.ErrorIs(t, err, payonce.ErrIdempotencyConflict)
+		assert.Equal(t, before, len(srv.Requests()), "nothing sent")
+		again, err := c.Charges.Create(t.Context(), charge("10.00"), payonce.WithReference(ref))
+		require.NoError(t, err)
+		assert.True(t, again.Meta.FromJournal)
+		assert.Equal(t, first.UUID, again.UUID)
+		assert.True(t, srv.Ledger().ExecutedOnce(first.Meta.Key))
+	}
+	entry := func(ref string) payonce.JournalEntry {
+		return payonce.JournalEntry{Scope: scope, Reference: ref, Operation: "charges.create", Method: "POST", Path: a55.PathCharges,
+			Key: "reserved-key-" + ref, KeyCreated: srv.Clock().Now()}
+	}
+	t.Run("sqlite", func(t *testing.T) {
+		j, err := sqlitejournal.Open(t.Context(), filepath.Join(t.TempDir(), "shop.db"))
+		require.NoError(t, err)
+		defer j.Close()
+		tx, err := j.DB().BeginTx(t.Context(), nil)
+		require.NoError(t, err)
+		_, _, err = j.ReserveTx(t.Context(), tx, entry("o-80/charge"))
+		require.NoError(t, err)
+		require.NoError(t, tx.Commit())
+		check(t, j, "o-80/charge")
+	})
+	t.Run("postgres", func(t *testing.T) {
+		url := os.Getenv("PAYONCE_POSTGRES_URL")
+		if url == "" {
+			t.Skip("PAYONCE_POSTGRES_URL is not set: skipping the PostgreSQL part")
+		}
+		schema := fmt.Sprintf("payonce_e2e_bind_%d", time.Now().UnixNano())
+		j, err := pgjournal.Open(t.Context(), url, pgjournal.WithSchema(schema))
+		require.NoError(t, err)
+		defer j.Close()
+		defer func() {
+			_, _ = j.Pool().Exec(context.Background(), "DROP SCHEMA IF EXISTS "+pgx.Identifier{schema}.Sanitize()+" CASCADE")
+		}()
+		tx, err := j.Pool().Begin(t.Context())
+		require.NoError(t, err)
+		_, _, err = j.ReserveTx(t.Context(), tx, entry("o-81/charge"))
+		require.NoError(t, err)
+		require.NoError(t, tx.Commit(t.Context()))
+		check(t, j, "o-81/charge")
+	})
 }
