@@ -31,8 +31,8 @@ type SettleOptions struct {
 
 // ChargeSettlement is what SettleCreate found and recorded.
 type ChargeSettlement struct {
-	// Entry is the journal entry after the call: settled, unless it was
-	// settled before (Recorded false).
+	// Entry is the journal entry after the call: settled, unless the
+	// lookup could not tell (an error) or it stood (Recorded false).
 	Entry payonce.JournalEntry
 	// Outcome is what was recorded, or what the entry already held.
 	Outcome payonce.SettleOutcome
@@ -69,7 +69,10 @@ type ChargeSettlement struct {
 //     under which no attempt was ever sent is payonce.SettleNotExecuted
 //     without a lookup.
 //
-// A settled entry is returned as it is (Recorded false). Errors are
+// A succeeded entry is returned as it is (Recorded false). A failed one
+// (not executed included) is looked up too: a charge found under its key
+// is recorded as succeeded (a success outranks a failure), else it is
+// returned as it is. Errors are
 // *payonce.APIError values carrying the entry's key and its creation time.
 // See docs/a55.md for how to avoid ambiguity (a description per order).
 func (s *ChargesService) SettleCreate(ctx context.Context, reference string, req *ChargeCreateRequest, opts *SettleOptions) (*ChargeSettlement, error) {
@@ -92,8 +95,11 @@ func (s *ChargesService) SettleCreate(ctx context.Context, reference string, req
 	if err != nil {
 		return fail(payonce.JournalEntry{}, payonce.ErrJournal, fmt.Errorf("settle %q: %w", reference, err))
 	}
-	if e.Settled() {
-		return &ChargeSettlement{Entry: e, Outcome: outcomeOf(e)}, nil
+	unchanged := &ChargeSettlement{Entry: e, Outcome: outcomeOf(e)}
+	// A success is final; a failure (not executed included) gives way to a
+	// success found under its key, which the lookup below may find.
+	if e.State == payonce.JournalSucceeded || (e.Settled() && !e.Sent) {
+		return unchanged, nil
 	}
 	if e.Operation != "charges.create" {
 		return fail(e, payonce.ErrInvalidRequest, fmt.Errorf("reference %q records %q, not charges.create: settle it with payonce.Client.Settle", reference, e.Operation))
@@ -112,7 +118,7 @@ func (s *ChargesService) SettleCreate(ctx context.Context, reference string, req
 		}
 		return &ChargeSettlement{Entry: got, Outcome: st.Outcome, Charge: ch, Recorded: true}, nil
 	}
-	if !e.Sent {
+	if !e.Sent && !e.Settled() {
 		return record(payonce.Settlement{Outcome: payonce.SettleNotExecuted, Reason: "a55 lookup: no attempt was ever sent under the key"}, nil)
 	}
 
@@ -153,6 +159,8 @@ func (s *ChargesService) SettleCreate(ctx context.Context, reference string, req
 			ids = append(ids, ch.UUID)
 		}
 		return fail(e, payonce.ErrLookupAmbiguous, fmt.Errorf("settle %q: %d charges match (%s), %s", reference, len(ok), strings.Join(ids, ", "), window))
+	case e.Settled():
+		return unchanged, nil // no success found: the recorded failure stands
 	case len(failed) > 0:
 		last := failed[len(failed)-1]
 		return record(payonce.Settlement{Outcome: payonce.SettleFailed,

@@ -74,6 +74,31 @@ func TestSettleCreateFindsTheChargeOfALostAnswer(t *testing.T) {
 	assert.Equal(t, payonce.SettleSucceeded, twice.Outcome)
 }
 
+// An entry wrongly settled by hand as not executed gives way to the charge
+// the lookup finds under its key: a success outranks every failure.
+func TestSettleCreateFindsTheChargeOfAWrongFailure(t *testing.T) {
+	srv := a55test.New(t)
+	j := journal.NewMemory()
+	c := oneAttempt(t, srv, j)
+	ctx := t.Context()
+	require.NoError(t, srv.AddFault(a55test.Rule{Fault: a55test.FaultDropAfterCommit, Path: a55test.ChargePath, Count: 1}))
+	_, err := c.Charges.Create(ctx, settleCharge("49.00"), payonce.WithReference("order-1/charge"))
+	require.Error(t, err)
+	key := payonce.KeyOf(err)
+	_, err = c.Core().Settle(ctx, "order-1/charge", payonce.Settlement{Outcome: payonce.SettleNotExecuted, Reason: "a wrong guess"})
+	require.NoError(t, err)
+
+	got, err := c.Charges.SettleCreate(ctx, "order-1/charge", settleCharge("49.00"), nil)
+	require.NoError(t, err)
+	assert.True(t, got.Recorded)
+	assert.Equal(t, payonce.SettleSucceeded, got.Outcome)
+	assert.Equal(t, srv.Ledger().ByKey(key)[0].ID, got.Charge.UUID)
+	again, err := c.Charges.Create(ctx, settleCharge("49.00"), payonce.WithReference("order-1/charge"))
+	require.NoError(t, err)
+	assert.True(t, again.Meta.FromJournal)
+	assert.True(t, srv.Ledger().ExecutedOnce(key))
+}
+
 // A charge that never ran (every attempt refused before the commit) is
 // not found: without RecordNotExecuted that is ErrLookupNotFound with the
 // key, and the entry stays pending; with it, once the window is over, it

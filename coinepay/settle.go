@@ -31,8 +31,8 @@ type SettleOptions struct {
 
 // ApplySettlement is what SettleApply found and recorded.
 type ApplySettlement struct {
-	// Entry is the journal entry after the call: settled, unless it was
-	// settled before (Recorded false).
+	// Entry is the journal entry after the call: settled, unless the
+	// lookup could not tell (an error) or it stood (Recorded false).
 	Entry payonce.JournalEntry
 	// Outcome is what was recorded, or what the entry already held.
 	Outcome payonce.SettleOutcome
@@ -65,7 +65,10 @@ type ApplySettlement struct {
 // card's balance, not its recharges): settle it with payonce.Client.Settle
 // (docs/crash-safety.md).
 //
-// A settled entry is returned as it is (Recorded false). Errors are
+// A succeeded entry is returned as it is (Recorded false). A failed one
+// (not executed included) is looked up too: a card found under its key
+// is recorded as succeeded (a success outranks a failure), else it is
+// returned as it is. Errors are
 // *payonce.APIError values carrying the entry's key and its creation time.
 func (s *CardsService) SettleApply(ctx context.Context, reference string, req *ApplyRequest, opts *SettleOptions) (*ApplySettlement, error) {
 	var o SettleOptions
@@ -87,8 +90,11 @@ func (s *CardsService) SettleApply(ctx context.Context, reference string, req *A
 	if err != nil {
 		return fail(payonce.JournalEntry{}, payonce.ErrJournal, fmt.Errorf("settle %q: %w", reference, err))
 	}
-	if e.Settled() {
-		return &ApplySettlement{Entry: e, Outcome: outcomeOf(e)}, nil
+	unchanged := &ApplySettlement{Entry: e, Outcome: outcomeOf(e)}
+	// A success is final; a failure (not executed included) gives way to a
+	// success found under its key, which the lookup below may find.
+	if e.State == payonce.JournalSucceeded || (e.Settled() && !e.Sent) {
+		return unchanged, nil
 	}
 	if e.Operation != "cards.apply" {
 		return fail(e, payonce.ErrInvalidRequest, fmt.Errorf("reference %q records %q, not cards.apply: settle it with payonce.Client.Settle", reference, e.Operation))
@@ -107,7 +113,7 @@ func (s *CardsService) SettleApply(ctx context.Context, reference string, req *A
 		}
 		return &ApplySettlement{Entry: got, Outcome: st.Outcome, Card: c, Recorded: true}, nil
 	}
-	if !e.Sent {
+	if !e.Sent && !e.Settled() {
 		return record(payonce.Settlement{Outcome: payonce.SettleNotExecuted, Reason: "coinepay lookup: no attempt was ever sent under the key"}, nil)
 	}
 
@@ -140,6 +146,8 @@ func (s *CardsService) SettleApply(ctx context.Context, reference string, req *A
 			ids = append(ids, c.CardID)
 		}
 		return fail(e, payonce.ErrLookupAmbiguous, fmt.Errorf("settle %q: %d cards match (%s), %s", reference, len(found), strings.Join(ids, ", "), window))
+	case e.Settled():
+		return unchanged, nil // no success found: the recorded failure stands
 	case o.RecordNotExecuted && core.Now().After(to):
 		return record(payonce.Settlement{Outcome: payonce.SettleNotExecuted, Reason: "coinepay lookup: no matching card " + window}, nil)
 	}

@@ -85,8 +85,10 @@ func TestSettleApplyNotFound(t *testing.T) {
 	require.ErrorIs(t, err, payonce.ErrNotExecuted)
 	assert.Zero(t, srv.Ledger().CountKind("card.apply"))
 
-	_, err = c.Cards.SettleApply(ctx, "job-2/apply", &coinepay.ApplyRequest{HeaderID: "hdr_2", PackageID: "pkg_basic"}, nil)
-	require.NoError(t, err, "a settled entry is returned as it is")
+	again, err := c.Cards.SettleApply(ctx, "job-2/apply", req, nil)
+	require.NoError(t, err)
+	assert.False(t, again.Recorded, "no card found: the recorded outcome stands")
+	assert.Equal(t, payonce.SettleNotExecuted, again.Outcome)
 }
 
 // Against a server whose cards carry no key, as Coinepay's do, two cards
