@@ -17,6 +17,9 @@ import (
 // concluded from it (payonce.ErrLookupAmbiguous).
 const maxSettlePages = 200
 
+// maxNamed is how many candidates an ambiguous lookup names in its error.
+const maxNamed = 5
+
 // SettleOptions tunes a settle lookup. The zero value is the default.
 type SettleOptions struct {
 	// Margin widens the lookup window on both sides
@@ -154,8 +157,8 @@ func (s *ChargesService) SettleCreate(ctx context.Context, reference string, req
 		return record(payonce.Settlement{Outcome: payonce.SettleSucceeded, Result: res, StatusCode: http.StatusOK,
 			Reason: "a55 lookup: charge " + ok[0].UUID + " in status " + string(ok[0].Status) + ", " + window}, ok[0])
 	case len(ok) > 1:
-		ids := make([]string, 0, len(ok))
-		for _, ch := range ok {
+		ids := make([]string, 0, maxNamed)
+		for _, ch := range ok[:min(len(ok), maxNamed)] {
 			ids = append(ids, ch.UUID)
 		}
 		return fail(e, payonce.ErrLookupAmbiguous, fmt.Errorf("settle %q: %d charges match (%s), %s", reference, len(ok), strings.Join(ids, ", "), window))

@@ -17,6 +17,9 @@ import (
 // this many it concludes nothing (payonce.ErrLookupAmbiguous).
 const maxSettleCards = 20000
 
+// maxNamed is how many candidates an ambiguous lookup names in its error.
+const maxNamed = 5
+
 // SettleOptions tunes a settle lookup. The zero value is the default.
 type SettleOptions struct {
 	// Margin widens the lookup window on both sides
@@ -141,8 +144,8 @@ func (s *CardsService) SettleApply(ctx context.Context, reference string, req *A
 		return record(payonce.Settlement{Outcome: payonce.SettleSucceeded, Result: res, StatusCode: http.StatusOK,
 			Reason: "coinepay lookup: card " + found[0].CardID + ", " + window}, found[0])
 	case len(found) > 1:
-		ids := make([]string, 0, len(found))
-		for _, c := range found {
+		ids := make([]string, 0, maxNamed)
+		for _, c := range found[:min(len(found), maxNamed)] {
 			ids = append(ids, c.CardID)
 		}
 		return fail(e, payonce.ErrLookupAmbiguous, fmt.Errorf("settle %q: %d cards match (%s), %s", reference, len(found), strings.Join(ids, ", "), window))

@@ -112,7 +112,6 @@ func dumpPostgres(t *testing.T, j payonce.Journal) string {
 	return b.String()
 }
 
-var secretRefs = []string{"fake-ok", "fake-declined", "hostile-ok", "hostile-400", "hostile-503", "hostile-declined-2xx"}
 
 const hostileToken = "tok-SECRET-abc123"
 
