@@ -112,7 +112,6 @@ func dumpPostgres(t *testing.T, j payonce.Journal) string {
 	return b.String()
 }
 
-
 const hostileToken = "tok-SECRET-abc123"
 
 // hostile is a server that echoes everything it receives, the card and the
