@@ -84,6 +84,9 @@ func NewClient(auth Auth, opts ...payonce.Option) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
+	if scopeHolds(core.Scope(), auth.ClientSecret, auth.AccessToken) {
+		return nil, fmt.Errorf("%w: a55: the journal scope holds the client secret or the access token: name the account instead", payonce.ErrInvalidConfig)
+	}
 	if z.cfg != nil && auth.TokenURL == "" && core.BaseURL() == ProductionURL {
 		return nil, fmt.Errorf("%w: a55: set Auth.TokenURL to the production token endpoint", payonce.ErrInvalidConfig)
 	}
@@ -97,6 +100,17 @@ func NewClient(auth Auth, opts ...payonce.Option) (*Client, error) {
 	c.Wallets = &WalletsService{c: c}
 	c.Charges = &ChargesService{c: c}
 	return c, nil
+}
+
+// scopeHolds reports whether scope holds one of the secrets (those of at
+// least 8 bytes: a shorter one would match by chance).
+func scopeHolds(scope string, secrets ...string) bool {
+	for _, s := range secrets {
+		if len(s) >= 8 && strings.Contains(scope, s) {
+			return true
+		}
+	}
+	return false
 }
 
 // checkTokenURL refuses a token URL that would send the client secret in

@@ -95,3 +95,16 @@ func TestScopeIsIdentityAndOrigin(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "mine", c.Core().Scope())
 }
+
+// A scope given by hand that holds the client secret or the access token
+// is refused: journal rows would hold the credential.
+func TestScopeHoldingACredentialIsRefused(t *testing.T) {
+	auth := a55.ClientCredentials("client-7", "secret-of-client-7")
+	auth.TokenURL = "https://auth.example.com/oauth2/token"
+	_, err := a55.NewClient(auth, payonce.WithScope("shop/secret-of-client-7"))
+	require.ErrorIs(t, err, payonce.ErrInvalidConfig)
+	assert.NotContains(t, err.Error(), "secret-of-client-7")
+	_, err = a55.NewClient(a55.AccessToken("tok-0123456789"), payonce.WithScope("a55:tok-0123456789"))
+	require.ErrorIs(t, err, payonce.ErrInvalidConfig)
+	assert.NotContains(t, err.Error(), "tok-0123456789")
+}

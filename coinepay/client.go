@@ -29,6 +29,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/payonce/payonce"
@@ -84,6 +85,11 @@ func NewClient(apiKey, secret string, opts ...payonce.Option) (*Client, error) {
 	core, err = payonce.NewClient(append(base, opts...)...)
 	if err != nil {
 		return nil, fmt.Errorf("coinepay: %w", err)
+	}
+	for _, c := range []string{apiKey, secret} {
+		if len(c) >= 8 && strings.Contains(core.Scope(), c) {
+			return nil, fmt.Errorf("%w: coinepay: the journal scope holds the API key or secret: name the account instead", payonce.ErrInvalidConfig)
+		}
 	}
 	c := &Client{core: core, signer: signer}
 	c.Cards = &CardsService{client: c}

@@ -412,3 +412,13 @@ func TestSameAPIKeyOnTwoEnvironmentsNeverSharesEntries(t *testing.T) {
 		assert.Equal(t, 1, srv.Ledger().CountKind("card.apply"), "issued on %s", srv.URL)
 	}
 }
+
+// A scope given by hand that holds the API key or the secret is refused.
+func TestScopeHoldingACredentialIsRefused(t *testing.T) {
+	for _, scope := range []string{"coinepay:ak_live_1234567890", "shop:sk_live_secret_1"} {
+		_, err := coinepay.NewClient("ak_live_1234567890", "sk_live_secret_1", payonce.WithBaseURL("https://openapi.example"), payonce.WithScope(scope))
+		require.ErrorIs(t, err, payonce.ErrInvalidConfig, scope)
+		assert.NotContains(t, err.Error(), "1234567890")
+		assert.NotContains(t, err.Error(), "secret_1")
+	}
+}
