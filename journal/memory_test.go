@@ -16,3 +16,7 @@ func TestMemoryFingerprintBinding(t *testing.T) {
 	m := journal.NewMemory()
 	journaltest.FingerprintBinding(t, m, m.ReserveTx)
 }
+
+func TestMemoryManyAttempts(t *testing.T) {
+	journaltest.ManyAttempts(t, journal.NewMemory())
+}
