@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -126,24 +127,47 @@ func (s *ChargesService) SettleCreate(ctx context.Context, reference string, req
 	}
 
 	from, to := payonce.LookupWindow(e, o.Margin)
-	list := &ChargeListOptions{WalletUUID: req.WalletUUID, DateStart: from, DateEnd: to, Limit: MaxChargeListLimit, Description: req.Description}
+	// The first pass lists the window. When it finds no success, a second
+	// pass asks, at every date, for the charges of the entry's key, where a
+	// server reports keys (the payonce fake): such a charge is the entry's
+	// whatever the clocks say, and must never be concluded not run. A
+	// server that reports no keys answers it with none (the client keeps
+	// only charges of the key), which ends the pass at its first page.
 	var ok, failed []*Charge
-	pages := 0
-	for page, err := range s.pages(ctx, list) {
-		if err != nil {
-			return fail(e, errKindOf(err), fmt.Errorf("settle %q: list charges: %w", reference, err))
+	for pass := range 2 {
+		list := &ChargeListOptions{WalletUUID: req.WalletUUID, Limit: MaxChargeListLimit, Description: req.Description}
+		if pass == 0 {
+			list.DateStart, list.DateEnd = from, to
+		} else if len(ok) > 0 {
+			break
+		} else {
+			list.IdempotencyKey = e.Key
 		}
-		if pages++; pages > maxSettlePages {
-			return fail(e, payonce.ErrLookupAmbiguous, fmt.Errorf("settle %q: more than %d pages of charges in the window: narrow it (wallet, description)", reference, maxSettlePages))
-		}
-		for _, ch := range page.Charges {
-			if !chargeMatches(req, e, ch, from, to) {
-				continue
+		pages := 0
+		for page, err := range s.pages(ctx, list) {
+			if err != nil {
+				return fail(e, errKindOf(err), fmt.Errorf("settle %q: list charges: %w", reference, err))
 			}
-			if ch.Status == StatusError {
-				failed = append(failed, ch)
-			} else {
-				ok = append(ok, ch)
+			if pages++; pages > maxSettlePages {
+				return fail(e, payonce.ErrLookupAmbiguous, fmt.Errorf("settle %q: more than %d pages of charges to read: narrow them (wallet, description)", reference, maxSettlePages))
+			}
+			if pass == 1 && len(page.Charges) == 0 {
+				break
+			}
+			for _, ch := range page.Charges {
+				switch {
+				case pass == 0 && !chargeMatches(req, e, ch, from, to):
+					continue
+				case pass == 1 && !chargeMatches(req, e, ch, time.Time{}, time.Time{}):
+					continue
+				case pass == 1 && slices.ContainsFunc(failed, func(f *Charge) bool { return f.UUID == ch.UUID }):
+					continue
+				}
+				if ch.Status == StatusError {
+					failed = append(failed, ch)
+				} else {
+					ok = append(ok, ch)
+				}
 			}
 		}
 	}
@@ -201,7 +225,7 @@ func (s *ChargesService) pages(ctx context.Context, list *ChargeListOptions) fun
 
 // chargeMatches reports whether ch can be the charge req created under
 // e's key: every field A55 reports agrees with the request, and its
-// creation time, when reported, lies in [from, to].
+// creation time, when reported, lies in [from, to] (a zero to: any time).
 func chargeMatches(req *ChargeCreateRequest, e payonce.JournalEntry, ch *Charge, from, to time.Time) bool {
 	if ch == nil || ch.UUID == "" {
 		return false
@@ -209,7 +233,7 @@ func chargeMatches(req *ChargeCreateRequest, e payonce.JournalEntry, ch *Charge,
 	if ch.IdempotencyKey != "" && ch.IdempotencyKey != e.Key {
 		return false
 	}
-	if !ch.CreatedAt.IsZero() && (ch.CreatedAt.Before(from) || ch.CreatedAt.After(to)) {
+	if !ch.CreatedAt.IsZero() && !to.IsZero() && (ch.CreatedAt.Before(from) || ch.CreatedAt.After(to)) {
 		return false
 	}
 	if ch.Amount.Cmp(req.Amount) != 0 || !agree(string(ch.Currency), string(req.Currency)) ||

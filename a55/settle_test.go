@@ -254,3 +254,29 @@ func TestSettleCreateMatchesByTheRequestAndNeverGuesses(t *testing.T) {
 		})
 	}
 }
+
+// The provider's clock far from the journal's (here 30 days ahead) puts
+// the charge outside the window: a lookup allowed to record "not
+// executed" still finds it by its key, where the server reports keys, and
+// records the success.
+func TestSettleCreateFindsTheChargeByItsKeyWhateverTheClocks(t *testing.T) {
+	srv := a55test.New(t)
+	clientClock := a55test.NewClock()
+	p := fastPolicy()
+	p.MaxAttempts = 1
+	j := journal.NewMemory()
+	c, err := srv.Client(payonce.WithJournal(j), payonce.WithRetryPolicy(p), payonce.WithClock(clientClock.Now))
+	require.NoError(t, err)
+	srv.Clock().Advance(30 * 24 * time.Hour)
+	require.NoError(t, srv.AddFault(a55test.Rule{Fault: a55test.FaultDropAfterCommit, Path: a55test.ChargePath, Count: 1}))
+	_, err = c.Charges.Create(t.Context(), settleCharge("50.00"), payonce.WithReference("order-1/charge"))
+	require.Error(t, err)
+	key := payonce.KeyOf(err)
+	require.Equal(t, 1, srv.Ledger().Count(key))
+	clientClock.Advance(26 * time.Hour)
+
+	got, err := c.Charges.SettleCreate(t.Context(), "order-1/charge", settleCharge("50.00"), &a55.SettleOptions{RecordNotExecuted: true})
+	require.NoError(t, err)
+	assert.Equal(t, payonce.SettleSucceeded, got.Outcome, "never 'not executed' for a charge that ran")
+	assert.Equal(t, srv.Ledger().ByKey(key)[0].ID, got.Charge.UUID)
+}

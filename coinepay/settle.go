@@ -159,8 +159,8 @@ func (s *CardsService) SettleApply(ctx context.Context, reference string, req *A
 
 // cardMatches reports whether c can be the card req issued under e's key:
 // its header and package, when reported, are req's, its key, when
-// reported, is e's, and its creation time, when reported, lies in
-// [from, to].
+// reported, is e's, and, when it carries no key, its creation time, when
+// reported, lies in [from, to].
 func cardMatches(req *ApplyRequest, e payonce.JournalEntry, c *Card, from, to time.Time) bool {
 	switch {
 	case c == nil || c.CardID == "":
@@ -169,7 +169,9 @@ func cardMatches(req *ApplyRequest, e payonce.JournalEntry, c *Card, from, to ti
 		return false
 	case c.HeaderID != "" && c.HeaderID != req.HeaderID, c.PackageID != "" && c.PackageID != req.PackageID:
 		return false
-	case !c.CreatedAt.IsZero() && (c.CreatedAt.Before(from) || c.CreatedAt.After(to)):
+	case c.IdempotencyKey == "" && !c.CreatedAt.IsZero() && (c.CreatedAt.Before(from) || c.CreatedAt.After(to)):
+		// A card that carries the entry's key is the entry's whatever the
+		// clocks say; only a card without one is placed by its time.
 		return false
 	}
 	return true

@@ -131,3 +131,28 @@ func TestSettleApplyNeverGuesses(t *testing.T) {
 	require.ErrorIs(t, err, payonce.ErrLookupAmbiguous, "asking again does not pick one")
 	assert.Nil(t, got)
 }
+
+// A card issued while the provider's clock ran 30 days ahead of the
+// journal's lies outside the window; its key still makes it the entry's,
+// so the lookup records the success, never "not executed".
+func TestSettleApplyFindsTheCardByItsKeyWhateverTheClocks(t *testing.T) {
+	srv := coinepaytest.New(t)
+	clientClock := coinepaytest.NewClock()
+	p := fastPolicy()
+	p.MaxAttempts = 1
+	c, err := srv.Client(payonce.WithJournal(journal.NewMemory()), payonce.WithRetryPolicy(p), payonce.WithSigner(srv.Signer()),
+		payonce.WithClock(clientClock.Now))
+	require.NoError(t, err)
+	srv.Clock().Advance(30 * 24 * time.Hour)
+	req := &coinepay.ApplyRequest{HeaderID: "hdr_1", PackageID: "pkg_basic"}
+	require.NoError(t, srv.AddFault(coinepaytest.Rule{Fault: coinepaytest.FaultDropAfterCommit, Path: coinepay.PathCardApply, Count: 1}))
+	_, err = c.Cards.Apply(t.Context(), req, payonce.WithReference("job-4/apply"))
+	require.Error(t, err)
+	key := payonce.KeyOf(err)
+	clientClock.Advance(26 * time.Hour)
+
+	got, err := c.Cards.SettleApply(t.Context(), "job-4/apply", req, &coinepay.SettleOptions{RecordNotExecuted: true})
+	require.NoError(t, err)
+	assert.Equal(t, payonce.SettleSucceeded, got.Outcome)
+	assert.Equal(t, srv.Ledger().ByKey(key)[0].ID, got.Card.CardID)
+}
