@@ -40,6 +40,7 @@ type Client struct {
 	jclock        *journalClock // the journal's clock, as last read
 	journalLease  time.Duration // WithJournalLease; 0: from the policy
 	leaseOwner    string        // the journal lease owner of the client's runs
+	held          *heldEntries  // the entries the client's runs hold
 
 	ident journalIdentity // WithScope, WithScopeIdentity, WithFingerprintKey (scope.go)
 }
@@ -227,6 +228,7 @@ func NewClient(opts ...Option) (*Client, error) {
 		keys:       newKeyMemory(MaxRememberedKeys),
 		jclock:     &journalClock{},
 		leaseOwner: "client:" + uuid.NewString(),
+		held:       &heldEntries{},
 	}
 	for _, o := range opts {
 		if o == nil {

@@ -68,6 +68,18 @@ type JournalEntry struct {
 	// SettleReason says why the entry was settled from outside a run
 	// (Client.Settle), or why the run recorded it as not executed.
 	SettleReason string
+	// Lease is given to Reserve, never stored: how long a created entry is
+	// leased to LeaseOwner (JournalReserveLease when 0).
+	Lease time.Duration
+}
+
+// ReserveLease is how long Reserve leases a created entry: e.Lease, or
+// JournalReserveLease when it is not above 0.
+func (e JournalEntry) ReserveLease() time.Duration {
+	if e.Lease > 0 {
+		return e.Lease
+	}
+	return JournalReserveLease
 }
 
 // Settled reports whether the entry is succeeded or failed.
@@ -87,8 +99,8 @@ type PendingQuery struct {
 }
 
 // JournalReserveLease is how long Reserve leases an entry it creates to
-// the entry's LeaseOwner, on the journal's clock: the time a run needs to
-// reach its first attempt, whose BeginAttempt renews the lease.
+// the entry's LeaseOwner, on the journal's clock, when the entry gives no
+// Lease; Settle's lease too.
 const JournalReserveLease = time.Minute
 
 // KeyClockTolerance is how far in the future a key creation time may lie
@@ -134,8 +146,9 @@ type ClaimRequest struct {
 type Journal interface {
 	// Reserve inserts e as pending unless (Scope, Reference) exists; it
 	// returns the stored entry and whether it was created. A created entry
-	// has Fence 1, Sent false and, when e.LeaseOwner is set, is leased to
-	// it for JournalReserveLease.
+	// has Fence 1, Sent and Attempts as e's (a run reserving right before
+	// its first attempt marks it sent and counts it) and, when
+	// e.LeaseOwner is set, is leased to it for e.ReserveLease().
 	Reserve(ctx context.Context, e JournalEntry) (JournalEntry, bool, error)
 	// Update records an outcome: it overwrites State, Result, StatusCode,
 	// RequestID, Replayed, Error*, LastCause, SettleReason and UpdatedAt

@@ -26,6 +26,49 @@ type journalRun struct {
 	// everSent: an attempt may have been sent under the entry, by this
 	// run or an earlier one (the entry's Sent, or a BeginAttempt of ours).
 	everSent bool
+	// reserved: the run created the entry, at reservedAt (monotonic), and
+	// its first attempt has not gone yet (see beginAttempt).
+	reserved   bool
+	reservedAt time.Time
+	// attempts is the entry's attempt count as last read (a reservation
+	// counts the attempt it precedes; BeginAttempt each other one).
+	attempts int
+}
+
+// heldEntries are the journal entries a client's runs hold, with the fence
+// each holds: a run of the client that takes an entry another of its runs
+// holds shows here, where no lease can stop it (they share an owner).
+type heldEntries struct {
+	mu sync.Mutex
+	m  map[heldKey]int64
+}
+
+type heldKey struct{ scope, ref string }
+
+func (h *heldEntries) set(k heldKey, fence int64) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.m == nil {
+		h.m = map[heldKey]int64{}
+	}
+	h.m[k] = fence
+}
+
+// holds reports whether fence is the latest a run of the client took k with.
+func (h *heldEntries) holds(k heldKey, fence int64) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	f, ok := h.m[k]
+	return ok && f == fence
+}
+
+// drop forgets k when fence still holds it: the run is over.
+func (h *heldEntries) drop(k heldKey, fence int64) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if f, ok := h.m[k]; ok && f == fence {
+		delete(h.m, k)
+	}
 }
 
 // WithLeaseOwner runs a journaled call as owner: it takes an entry leased
@@ -154,19 +197,26 @@ func (op *operation) journaled(ref string, out any, start time.Time) (Meta, erro
 	if err := op.checkCreated(now); err != nil {
 		return op.journalMeta(start, ref), err
 	}
+	// A run reserves right before its first attempt: the entry is created
+	// "may have been sent", and that attempt's check is the reservation
+	// itself (beginAttempt).
 	e := JournalEntry{
 		Scope: c.scope, Reference: ref,
 		Operation: op.req.Operation, Method: op.req.Method, Path: redactStored(op.req.Path),
 		Key: op.key, KeyCreated: op.created,
 		Fingerprint: c.Fingerprint(op.req.Method, op.req.Path, op.body),
-		State:       JournalPending, LeaseOwner: owner,
+		State:       JournalPending, LeaseOwner: owner, Sent: true, Attempts: 1, Lease: op.jr.lease,
 	}
+	hk := heldKey{c.scope, ref}
+	reservedAt := time.Now()
 	stored, created, err := c.journal.Reserve(op.ctx, e)
 	if err != nil {
 		return op.journalMeta(start, ref), op.fail(op.journalKind(), fmt.Errorf("reserve: %w", err))
 	}
+	defer func() { c.held.drop(hk, op.jr.fence) }()
 	if created {
-		op.jr.fence = stored.Fence
+		op.jr.fence, op.jr.reserved, op.jr.reservedAt, op.jr.attempts = stored.Fence, true, reservedAt, stored.Attempts
+		c.held.set(hk, stored.Fence)
 		if own {
 			c.observeJournalTime(stored.UpdatedAt)
 		}
@@ -201,7 +251,8 @@ func (op *operation) journaled(ref string, out any, start time.Time) (Meta, erro
 		case err != nil:
 			return op.journalMeta(start, ref), op.fail(op.journalKind(), fmt.Errorf("take: %w", err))
 		}
-		op.jr.fence, op.jr.everSent = taken.Fence, taken.Sent
+		op.jr.fence, op.jr.everSent, op.jr.attempts = taken.Fence, taken.Sent, taken.Attempts
+		c.held.set(hk, taken.Fence)
 		if own {
 			c.observeJournalTime(taken.UpdatedAt)
 		}
@@ -303,10 +354,21 @@ func (op *operation) recordNotSent(e JournalEntry, refusal *APIError) {
 // its lease renewed. On a refusal nothing is sent.
 func (op *operation) beginAttempt() error {
 	jr := op.jr
+	if jr.reserved {
+		// The first attempt of a run that just created the entry: the
+		// reservation marked it sent and holds its lease, which refuses
+		// every other owner, and no run of this client took it since.
+		// Checking again would add a durable write to every operation.
+		jr.reserved = false
+		if time.Since(jr.reservedAt)+op.timeout < jr.lease && op.c.held.holds(heldKey{op.c.scope, jr.ref}, jr.fence) {
+			jr.everSent = true
+			return nil
+		}
+	}
 	got, err := op.c.journal.BeginAttempt(op.ctx, AttemptRequest{Scope: op.c.scope, Reference: jr.ref, Fence: jr.fence, Owner: jr.owner, Lease: jr.lease})
 	switch {
 	case err == nil:
-		jr.everSent = true
+		jr.everSent, jr.attempts = true, got.Attempts
 		op.c.observeJournalTime(got.UpdatedAt)
 		return nil
 	case errors.Is(err, ErrJournalSettled) && got.Settled():
@@ -330,7 +392,7 @@ func (op *operation) record(meta Meta, runErr error, out any, start time.Time) (
 		m.Attempts = op.attempts
 		return m, err
 	}
-	up := JournalEntry{Scope: c.scope, Reference: jr.ref, Fence: jr.fence}
+	up := JournalEntry{Scope: c.scope, Reference: jr.ref, Fence: jr.fence, Attempts: jr.attempts}
 	var apiErr *APIError
 	if runErr != nil && !jr.everSent && op.attempts == 0 && errors.As(runErr, &apiErr) && errors.Is(apiErr.Kind, ErrKeyExpired) {
 		// Refused before any attempt was ever sent under the entry (the

@@ -126,9 +126,9 @@ func CheckClaim(c payonce.ClaimRequest) error {
 }
 
 // NormalizeReserve fills what Reserve sets itself: state pending, the
-// creation and update times (now when zero), all in UTC, fence 1, nothing
-// sent, no lease time (the backend leases a created entry to LeaseOwner
-// on its own clock).
+// creation and update times (now when zero), all in UTC, fence 1, no
+// lease time (the backend leases a created entry to LeaseOwner on its own
+// clock); Sent and Attempts are kept as given.
 func NormalizeReserve(e payonce.JournalEntry, now time.Time) payonce.JournalEntry {
 	e.State = payonce.JournalPending
 	if e.CreatedAt.IsZero() {
@@ -139,7 +139,7 @@ func NormalizeReserve(e payonce.JournalEntry, now time.Time) payonce.JournalEntr
 	}
 	e.CreatedAt, e.UpdatedAt, e.KeyCreated = Time(e.CreatedAt), Time(e.UpdatedAt), Time(e.KeyCreated)
 	e.LeaseUntil = time.Time{}
-	e.Fence, e.Sent, e.Attempts, e.SettleReason = 1, false, 0, ""
+	e.Fence, e.SettleReason, e.Lease = 1, "", e.ReserveLease()
 	return e
 }
 

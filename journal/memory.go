@@ -72,7 +72,7 @@ func (m *Memory) reserve(e payonce.JournalEntry) (payonce.JournalEntry, bool, er
 	now := Time(m.now())
 	e = NormalizeReserve(e, now)
 	if e.LeaseOwner != "" {
-		e.LeaseUntil = now.Add(payonce.JournalReserveLease)
+		e.LeaseUntil = now.Add(e.ReserveLease())
 	}
 	c := clone(e)
 	m.entries[id] = &c

@@ -171,14 +171,14 @@ func (j *Journal) ReserveTx(ctx context.Context, tx pgx.Tx, e payonce.JournalEnt
 const insertSQL = `INSERT INTO $T (` + columns + `)
 	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18,
 		COALESCE($19, now()), COALESCE($20, $19, now()), $21::text,
-		CASE WHEN $21::text <> '' THEN now() + $22::bigint * interval '1 microsecond' END, $23, false, '')
+		CASE WHEN $21::text <> '' THEN now() + $22::bigint * interval '1 microsecond' END, $23, $24, '')
 	ON CONFLICT (scope, reference) DO NOTHING RETURNING ` + columns
 
 // insertArgs are insertSQL's arguments for the normalized entry e.
 func insertArgs(e payonce.JournalEntry) []any {
 	return []any{e.Scope, e.Reference, e.Operation, e.Method, e.Path, e.Key, e.KeyCreated, e.Fingerprint, string(e.State), e.Result,
 		e.StatusCode, e.RequestID, e.Replayed, e.ErrorKind, e.ErrorCode, e.ErrorMessage, e.Attempts, e.LastCause,
-		optTime(e.CreatedAt), optTime(e.UpdatedAt), e.LeaseOwner, payonce.JournalReserveLease.Microseconds(), e.Fence}
+		optTime(e.CreatedAt), optTime(e.UpdatedAt), e.LeaseOwner, e.ReserveLease().Microseconds(), e.Fence, e.Sent}
 }
 
 // optTime is t, or NULL for the zero time (the database's now()).

@@ -174,14 +174,14 @@ func (j *Journal) reserve(ctx context.Context, q queryer, e payonce.JournalEntry
 	e = journal.NormalizeReserve(e, now)
 	var until int64
 	if e.LeaseOwner != "" {
-		until = micro(now.Add(payonce.JournalReserveLease))
+		until = micro(now.Add(e.ReserveLease()))
 	}
 	res, err := q.ExecContext(ctx, `INSERT INTO payonce_journal (`+columns+`)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, '')
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '')
 		ON CONFLICT (scope, reference) DO NOTHING`,
 		e.Scope, e.Reference, e.Operation, e.Method, e.Path, e.Key, micro(e.KeyCreated), e.Fingerprint, string(e.State), e.Result,
 		e.StatusCode, e.RequestID, e.Replayed, e.ErrorKind, e.ErrorCode, e.ErrorMessage, e.Attempts, e.LastCause,
-		micro(e.CreatedAt), micro(e.UpdatedAt), e.LeaseOwner, until, e.Fence)
+		micro(e.CreatedAt), micro(e.UpdatedAt), e.LeaseOwner, until, e.Fence, e.Sent)
 	if err != nil {
 		return payonce.JournalEntry{}, false, fmt.Errorf("sqlitejournal: reserve: %w", err)
 	}

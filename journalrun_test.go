@@ -1,0 +1,122 @@
+package payonce_test
+
+import (
+	"context"
+	"net/http"
+	"sync/atomic"
+	"testing"
+
+	"github.com/payonce/payonce"
+	"github.com/payonce/payonce/journal"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// countingJournal counts the durable writes a run makes.
+type countingJournal struct {
+	*journal.Memory
+	reserves, takes, attempts, updates atomic.Int32
+}
+
+func (j *countingJournal) Reserve(ctx context.Context, e payonce.JournalEntry) (payonce.JournalEntry, bool, error) {
+	j.reserves.Add(1)
+	return j.Memory.Reserve(ctx, e)
+}
+
+func (j *countingJournal) Take(ctx context.Context, r payonce.TakeRequest) (payonce.JournalEntry, error) {
+	j.takes.Add(1)
+	return j.Memory.Take(ctx, r)
+}
+
+func (j *countingJournal) BeginAttempt(ctx context.Context, r payonce.AttemptRequest) (payonce.JournalEntry, error) {
+	j.attempts.Add(1)
+	return j.Memory.BeginAttempt(ctx, r)
+}
+
+func (j *countingJournal) Update(ctx context.Context, e payonce.JournalEntry) error {
+	j.updates.Add(1)
+	return j.Memory.Update(ctx, e)
+}
+
+// A new operation costs two durable writes (the reservation, which marks
+// the entry sent and stands for its first attempt's check, and the
+// outcome); every further attempt one check; a resumed entry a take and
+// a check per attempt. Every attempt is counted before it is sent.
+func TestJournaledRunWrites(t *testing.T) {
+	j := &countingJournal{Memory: journal.NewMemory()}
+	s := newStub(t, func(n int, w http.ResponseWriter, r *http.Request) {
+		if n <= 2 {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			return
+		}
+		okCharge(n, w, r)
+	})
+	c := journalClient(t, s, j, newClock())
+	_, err := c.Do(t.Context(), chargeReq("1.00"), nil, payonce.WithReference("order-w1"))
+	require.NoError(t, err)
+	assert.Equal(t, int32(1), j.reserves.Load())
+	assert.Equal(t, int32(2), j.attempts.Load(), "the two retries are checked; the first attempt is the reservation's")
+	assert.Equal(t, int32(1), j.updates.Load())
+	e, err := j.Get(t.Context(), "a55:client-1", "order-w1")
+	require.NoError(t, err)
+	assert.Equal(t, 3, e.Attempts)
+	assert.True(t, e.Sent)
+
+	// A resumed entry: a take, then a check before its attempt.
+	j2 := &countingJournal{Memory: journal.NewMemory()}
+	fail := true
+	s2 := newStub(t, func(n int, w http.ResponseWriter, r *http.Request) {
+		if fail {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			return
+		}
+		okCharge(n, w, r)
+	})
+	policy := payonce.FastRetryPolicy()
+	policy.MaxAttempts = 1
+	c2 := journalClient(t, s2, j2, newClock(), payonce.WithRetryPolicy(policy))
+	_, err = c2.Do(t.Context(), chargeReq("1.00"), nil, payonce.WithReference("order-w2"))
+	require.Error(t, err)
+	fail = false
+	_, err = c2.Do(t.Context(), chargeReq("1.00"), nil, payonce.WithReference("order-w2"))
+	require.NoError(t, err)
+	assert.Equal(t, int32(1), j2.takes.Load())
+	assert.Equal(t, int32(1), j2.attempts.Load())
+	e, err = j2.Get(t.Context(), "a55:client-1", "order-w2")
+	require.NoError(t, err)
+	assert.Equal(t, 2, e.Attempts)
+}
+
+// hookLimiter runs hook on its first Wait: just before the first attempt.
+type hookLimiter struct {
+	calls atomic.Int32
+	hook  func()
+}
+
+func (l *hookLimiter) Wait(context.Context) error {
+	if l.calls.Add(1) == 1 {
+		l.hook()
+	}
+	return nil
+}
+
+// Another run of the same client takes and settles the entry between a
+// run's reservation and its first attempt: the first run does not take
+// its reservation for a check, finds the entry settled and sends nothing.
+func TestRunTakenByItsOwnClientBeforeTheFirstAttemptChecks(t *testing.T) {
+	j := journal.NewMemory()
+	s := newStub(t, okCharge)
+	var c *payonce.Client
+	var second error
+	lim := &hookLimiter{hook: func() {
+		_, second = c.Do(context.Background(), chargeReq("1.00"), nil, payonce.WithReference("order-w3"))
+	}}
+	c = journalClient(t, s, j, newClock(), payonce.WithLimiter(lim))
+	var out chargeOut
+	meta, err := c.Do(t.Context(), chargeReq("1.00"), &out, payonce.WithReference("order-w3"))
+	require.NoError(t, second)
+	require.NoError(t, err)
+	assert.True(t, meta.FromJournal, "answered from the entry the other run settled")
+	assert.Equal(t, "ch_1", out.ID)
+	assert.Equal(t, int32(1), s.calls.Load(), "one attempt sent, by the run that held the entry")
+}
