@@ -131,3 +131,16 @@ func FuzzErrorDecoding(f *testing.F) {
 		}
 	})
 }
+
+// The journal's kinds answer IsTemporary and IsResumable as documented.
+func TestJournalKindsResumable(t *testing.T) {
+	for kind, want := range map[error]bool{
+		ErrJournal: true, ErrJournalLeased: true, ErrJournalFenced: true,
+		ErrOutcomeUnknown: false, ErrNotExecuted: false, ErrSettledFailed: false, ErrKeyCreatedInFuture: false,
+	} {
+		e := &APIError{Kind: kind, Key: "k-0000000000000001"}
+		assert.Equal(t, want, e.Temporary(), kind.Error())
+		assert.Equal(t, want, e.Resumable(), kind.Error())
+		assert.Equal(t, kind, KindByName(KindName(kind)), "every kind has a stable name")
+	}
+}

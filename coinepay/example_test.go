@@ -77,12 +77,16 @@ func ExampleCardsService_Apply_lostResponse() {
 
 // A task queue runs a job again, in a new process, after a failure. The
 // key is bound to the task, so however many runs there are, Coinepay
-// opens the card once.
+// opens the card once; the job's creation time is the key's, so a run
+// after Coinepay forgot the key (24 h) is refused with ErrKeyExpired
+// instead of opening a second card (a new process cannot know the key's
+// age otherwise).
 func ExampleCardsService_Apply_taskKey() {
 	srv := coinepaytest.NewServer()
 	defer srv.Close()
 	// The first run's answer is lost.
 	_ = srv.AddFault(coinepaytest.Rule{Fault: coinepaytest.FaultDropAfterCommit, Path: coinepay.PathCardApply, Count: 1})
+	jobCreated := srv.Clock().Now() // stored with the job by the queue
 
 	openCardTask := func(taskID string) error {
 		policy := payonce.DefaultRetryPolicy()
@@ -91,8 +95,8 @@ func ExampleCardsService_Apply_taskKey() {
 		if err != nil {
 			return err
 		}
-		_, err = client.Cards.Apply(context.Background(), &coinepay.ApplyRequest{HeaderID: "hdr_1", PackageID: "pkg_basic"},
-			payonce.WithIdempotencyKey(payonce.TaskKey("openapi:apply", taskID)))
+		ctx := payonce.WithTaskKey(context.Background(), "openapi:apply", taskID, jobCreated)
+		_, err = client.Cards.Apply(ctx, &coinepay.ApplyRequest{HeaderID: "hdr_1", PackageID: "pkg_basic"})
 		return err
 	}
 	for run := 1; run <= 3; run++ {

@@ -74,6 +74,7 @@ func (m *Memory) reserve(e payonce.JournalEntry) (payonce.JournalEntry, bool, er
 	if e.LeaseOwner != "" {
 		e.LeaseUntil = now.Add(e.ReserveLease())
 	}
+	e.Lease = 0 // an input, never stored
 	c := clone(e)
 	m.entries[id] = &c
 	return clone(e), true, nil

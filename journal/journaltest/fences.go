@@ -28,6 +28,35 @@ var fenceTests = []struct {
 	{"AttemptsNeverDecrease", testAttemptsNeverDecrease},
 	{"UpdateEndsTheLease", testUpdateEndsTheLease},
 	{"TimesAreTheJournalsClock", testTimesAreTheJournalsClock},
+	{"SettlementRoundTrips", testSettlementRoundTrips},
+	{"ReserveTakesSentAndLease", testReserveTakesSentAndLease},
+}
+
+func testSettlementRoundTrips(t *testing.T, j payonce.Journal) {
+	e := reserve(t, j, Entry("s", "f12"))
+	up := e
+	up.State, up.ErrorKind, up.SettleReason = payonce.JournalFailed, payonce.KindName(payonce.ErrNotExecuted), "nothing found at the provider: 卡"
+	require.NoError(t, j.Update(ctx(t), up))
+	got, err := j.Get(ctx(t), "s", "f12")
+	require.NoError(t, err)
+	assert.Equal(t, up.SettleReason, got.SettleReason)
+	assert.True(t, got.NotExecuted())
+	assert.True(t, got.Settled())
+}
+
+// A run reserving right before its first attempt marks the entry sent and
+// counts that attempt, and leases it for its own lease.
+func testReserveTakesSentAndLease(t *testing.T, j payonce.Journal) {
+	e := Entry("s", "f13")
+	e.Sent, e.Attempts, e.LeaseOwner, e.Lease = true, 1, "run-a", 3*time.Hour
+	got := reserve(t, j, e)
+	assert.True(t, got.Sent)
+	assert.Equal(t, 1, got.Attempts)
+	assert.WithinDuration(t, got.UpdatedAt.Add(3*time.Hour), got.LeaseUntil, time.Second)
+	stored, err := j.Get(ctx(t), "s", "f13")
+	require.NoError(t, err)
+	assert.True(t, stored.Sent)
+	assert.Zero(t, stored.Lease, "the lease length is not stored")
 }
 
 func take(t *testing.T, j payonce.Journal, ref, owner string) payonce.JournalEntry {
