@@ -68,13 +68,24 @@ func NewClient(auth Auth, opts ...payonce.Option) (*Client, error) {
 		payonce.WithBaseURL(SandboxURL),
 		payonce.WithKeyRules(payonce.A55KeyRules()),
 		payonce.WithProvider("a55"),
-		payonce.WithScope("a55:" + auth.ClientID), // journal scope: the credential identity, never the secret
 		payonce.WithCodec(Codec{}),
 		payonce.WithSigner(z),
+	}
+	if z.cfg != nil {
+		// The journal scope: the client ID (never the secret) and, added by
+		// the core, the base URL's origin. A fixed access token names no
+		// client, so a journal needs payonce.WithScope then.
+		// The client secret keys the journal's body fingerprints
+		// (payonce.WithFingerprintKey, which the caller's options may
+		// replace): no row holds an unkeyed digest of the card.
+		base = append(base, payonce.WithScopeIdentity("a55:"+auth.ClientID), payonce.WithFingerprintKey([]byte(auth.ClientSecret)))
 	}
 	core, err := payonce.NewClient(append(base, opts...)...)
 	if err != nil {
 		return nil, err
+	}
+	if scopeHolds(core.Scope(), auth.ClientSecret, auth.AccessToken) {
+		return nil, fmt.Errorf("%w: a55: the journal scope holds the client secret or the access token: name the account instead", payonce.ErrInvalidConfig)
 	}
 	if z.cfg != nil && auth.TokenURL == "" && core.BaseURL() == ProductionURL {
 		return nil, fmt.Errorf("%w: a55: set Auth.TokenURL to the production token endpoint", payonce.ErrInvalidConfig)
@@ -89,6 +100,17 @@ func NewClient(auth Auth, opts ...payonce.Option) (*Client, error) {
 	c.Wallets = &WalletsService{c: c}
 	c.Charges = &ChargesService{c: c}
 	return c, nil
+}
+
+// scopeHolds reports whether scope holds one of the secrets (those of at
+// least 8 bytes: a shorter one would match by chance).
+func scopeHolds(scope string, secrets ...string) bool {
+	for _, s := range secrets {
+		if len(s) >= 8 && strings.Contains(scope, s) {
+			return true
+		}
+	}
+	return false
 }
 
 // checkTokenURL refuses a token URL that would send the client secret in
