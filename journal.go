@@ -275,7 +275,7 @@ func (op *operation) journaled(ref string, out any, start time.Time) (Meta, erro
 	now := c.now()
 	e := JournalEntry{
 		Scope: c.scope, Reference: ref,
-		Operation: op.req.Operation, Method: op.req.Method, Path: redactStored(op.req.Path),
+		Operation: op.req.Operation, Method: op.req.Method, Path: c.redactor().redactStored(op.req.Path),
 		Key: op.key, KeyCreated: op.created,
 		Fingerprint: Fingerprint(op.req.Method, op.req.Path, op.body),
 		State:       JournalPending, CreatedAt: now, UpdatedAt: now,
@@ -317,26 +317,26 @@ func (op *operation) journaled(ref string, out any, start time.Time) (Meta, erro
 	switch {
 	case runErr == nil:
 		up.State = JournalSucceeded
-		up.Result = RedactJSON(op.respBody)
+		up.Result = c.redactor().redactJSON(op.respBody)
 		up.ErrorKind, up.ErrorCode, up.ErrorMessage, up.LastCause = "", "", "", ""
 	case errors.As(runErr, &apiErr):
 		kind := apiErr.Kind
 		if kind == nil {
 			kind = KindForStatus(apiErr.StatusCode)
 		}
-		up.ErrorKind, up.ErrorCode, up.ErrorMessage = KindName(kind), redactStored(apiErr.Code), redactStored(apiErr.Message)
+		up.ErrorKind, up.ErrorCode, up.ErrorMessage = KindName(kind), c.redactor().redactStored(apiErr.Code), c.redactor().redactStored(apiErr.Message)
 		if apiErr.StatusCode != 0 {
 			up.StatusCode = apiErr.StatusCode
 		}
 		if resumable(apiErr) {
 			up.State = JournalPending
-			up.LastCause = redactStored(kind.Error())
+			up.LastCause = c.redactor().redactStored(kind.Error())
 			if op.lastCause != "" {
 				up.LastCause += " (" + op.lastCause + ")"
 			}
 		} else {
 			up.State = JournalFailed
-			up.Result = RedactJSON(op.respBody) // the codec rebuilds the same error from it
+			up.Result = c.redactor().redactJSON(op.respBody) // the codec rebuilds the same error from it
 			up.LastCause = ""
 		}
 	default:

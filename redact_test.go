@@ -57,7 +57,8 @@ func TestRedactStringHostileEchoes(t *testing.T) {
 		{"pan 4111 1111 1111 1111 123", "pan **** **** **** **** ***"},
 		{"amex 3782 822463 10005", "amex **** ****** *****"},
 		{"13 digits 4222222222222 x", "13 digits *********2222 x"},
-		{"19 digits 6011000990139424123", "19 digits ***************4123"},
+		{"19 digits 6011000990139424123", "19 digits *******************"}, // a card number and its CVV glued
+		{"order 1234567890123456 and 12345678901234567", "order 1234567890123456 and 12345678901234567"},
 		{"spaced 4111  1111  1111  1111", "spaced ****  ****  ****  1111"},
 		{"full-width ４１１１１１１１１１１１１１１１", "full-width ************１１１１"},
 		{"nbsp 4111\u00a01111\u00a01111\u00a01111", "nbsp ****\u00a0****\u00a0****\u00a01111"},
@@ -91,7 +92,8 @@ func TestRedactStringHostileEchoes(t *testing.T) {
 		{"Japan: 1", "Japan: 1"},
 		{"API Key 无效", "API Key 无效"},
 		{"signature rejected (openapi_signature_invalid)", "signature rejected (openapi_signature_invalid)"},
-		{"key 11111111-2222-4333-8444-555555555555", "key ********-****-****-****-************"},
+		{"key 11111111-2222-4333-8444-555555555555", "key 11111111-2222-4333-8444-555555555555"}, // no card number in it
+		{"key 41111111-1111-1111-8444-555555555555", "key ********-****-****-****-************"},
 		{"[idempotency key 550e8400-e29b-41d4-a716-446655440000, 2 attempt(s)]", "[idempotency key 550e8400-e29b-41d4-a716-446655440000, 2 attempt(s)]"},
 	}
 	for _, c := range cases {

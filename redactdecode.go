@@ -1,0 +1,430 @@
+package payonce
+
+import (
+	"encoding/base64"
+	"encoding/hex"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// Encoded text. A server may echo a card number or a secret encoded:
+// percent-encoded, as HTML entities, as escape sequences, in base64
+// (standard or URL alphabet, padded or not) or in hex, or in several of
+// these nested. RedactString decodes what looks encoded and redacts the
+// decoded text; when that changes anything, the encoded span is masked.
+//
+// The work is bounded per call: at most maxDecodeDepth decodings nested
+// in one another, at most maxCandidateSpans base64 or hex spans and
+// maxDecodedBytes decoded bytes in all. A span past the bounds is cut
+// whole ([REDACTED]): a text too costly to inspect is not shown.
+const (
+	maxDecodeDepth    = 3
+	maxCandidateSpans = 1024
+	maxDecodedBytes   = 256 << 10
+	// minBase64Span is the shortest base64 span decoded: 16 characters
+	// hold 12 bytes; a card number needs 13.
+	minBase64Span = 16
+	// minHexSpan is the shortest hex span decoded (13 bytes).
+	minHexSpan = 26
+)
+
+// decodeBudget is what one RedactString call may still decode.
+type decodeBudget struct {
+	spans, bytes int
+}
+
+func newDecodeBudget() *decodeBudget {
+	return &decodeBudget{spans: maxCandidateSpans, bytes: maxDecodedBytes}
+}
+
+// take spends one span of n decoded bytes; false when the budget is spent.
+func (b *decodeBudget) take(n int) bool {
+	b.spans--
+	b.bytes -= n
+	return b.spans >= 0 && b.bytes >= 0
+}
+
+// hasEscape reports whether s may hold an escape decodeEscapes reads.
+func hasEscape(s string) bool { return strings.ContainsAny(s, "%&\\") }
+
+// decodeEscapes decodes, in one pass, the escapes of s: percent-encoding
+// (%34, %u0034), HTML character references (&#52;, &#x34;, &#X34 without
+// its semicolon, a few named ones such as &amp;), and backslash escapes
+// (\u0034, \U00000034, \u{34}, \x34, \064, \n, \t, \r), however many
+// backslashes stand before them (JSON quoted in JSON doubles them).
+// Control characters come out as spaces. It returns s itself when s holds
+// no escape.
+func decodeEscapes(s string) string {
+	var b strings.Builder
+	last := 0 // s[last:i] is not written yet
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c != '%' && c != '&' && c != '\\' {
+			i++
+			continue
+		}
+		out, n := escapeAt(s, i)
+		if n == 0 {
+			i++
+			continue
+		}
+		if b.Len() == 0 {
+			b.Grow(len(s))
+		}
+		b.WriteString(s[last:i])
+		b.WriteString(out)
+		i += n
+		last = i
+	}
+	if last == 0 {
+		return s
+	}
+	b.WriteString(s[last:])
+	return b.String()
+}
+
+// namedEntities are the HTML named references decodeEscapes reads: those
+// that may stand between the groups of a card number or in a secret's
+// name and value.
+var namedEntities = map[string]string{
+	"amp": "&", "lt": "<", "gt": ">", "quot": `"`, "apos": "'", "nbsp": " ", "colon": ":", "equals": "=",
+	"comma": ",", "period": ".", "sol": "/", "num": "#", "percnt": "%", "plus": "+", "lowbar": "_",
+	"hyphen": "-", "dash": "-", "verbar": "|", "semi": ";", "bsol": `\`, "quest": "?", "commat": "@",
+	"Tab": " ", "NewLine": " ",
+}
+
+// escapeAt decodes the escape starting at s[i], if any: the text it
+// stands for and its length (0 when s[i] starts none).
+func escapeAt(s string, i int) (string, int) {
+	switch s[i] {
+	case '%':
+		if i+2 < len(s) && isHex(s[i+1]) && isHex(s[i+2]) {
+			return byteText(unhex(s[i+1])<<4 | unhex(s[i+2])), 3
+		}
+		if i+5 < len(s) && (s[i+1] == 'u' || s[i+1] == 'U') && allHex(s[i+2:i+6]) {
+			return runeText(hexValue(s[i+2 : i+6])), 6
+		}
+	case '&':
+		return entityAt(s, i)
+	case '\\':
+		j := i
+		for j < len(s) && s[j] == '\\' {
+			j++
+		}
+		if j == len(s) {
+			return "", 0
+		}
+		out, n := backslashEscape(s, j)
+		if n == 0 {
+			return "", 0
+		}
+		return out, j - i + n
+	}
+	return "", 0
+}
+
+// entityAt decodes an HTML character reference at s[i] ('&').
+func entityAt(s string, i int) (string, int) {
+	j := i + 1
+	if j < len(s) && s[j] == '#' {
+		j++
+		hexRef := j < len(s) && (s[j] == 'x' || s[j] == 'X')
+		if hexRef {
+			j++
+		}
+		k := j
+		for k < len(s) && k-j < 8 && (hexRef && isHex(s[k]) || !hexRef && s[k] >= '0' && s[k] <= '9') {
+			k++
+		}
+		if k == j {
+			return "", 0
+		}
+		base := 10
+		if hexRef {
+			base = 16
+		}
+		v, err := strconv.ParseUint(s[j:k], base, 32)
+		if err != nil || v > utf8.MaxRune {
+			return "", 0
+		}
+		if k < len(s) && s[k] == ';' {
+			k++
+		}
+		return runeText(rune(v)), k - i
+	}
+	k := j
+	for k < len(s) && k-j < 8 && (s[k] >= 'a' && s[k] <= 'z' || s[k] >= 'A' && s[k] <= 'Z') {
+		k++
+	}
+	if k < len(s) && s[k] == ';' {
+		if v, ok := namedEntities[s[j:k]]; ok {
+			return v, k + 1 - i
+		}
+	}
+	return "", 0
+}
+
+// backslashEscape decodes the escape after a run of backslashes, s[j]
+// being its first character.
+func backslashEscape(s string, j int) (string, int) {
+	rest := s[j:]
+	switch c := rest[0]; {
+	case c == 'u' && len(rest) >= 3 && rest[1] == '{':
+		k := 2
+		for k < len(rest) && k < 9 && isHex(rest[k]) {
+			k++
+		}
+		if k > 2 && k < len(rest) && rest[k] == '}' {
+			return runeText(hexValue(rest[2:k])), k + 1
+		}
+	case c == 'u' && len(rest) >= 5 && allHex(rest[1:5]):
+		return runeText(hexValue(rest[1:5])), 5
+	case c == 'U' && len(rest) >= 9 && allHex(rest[1:9]):
+		return runeText(hexValue(rest[1:9])), 9
+	case (c == 'x' || c == 'X') && len(rest) >= 3 && isHex(rest[1]) && isHex(rest[2]):
+		return byteText(unhex(rest[1])<<4 | unhex(rest[2])), 3
+	case c >= '0' && c <= '3' && len(rest) >= 3 && isOctal(rest[1]) && isOctal(rest[2]):
+		return byteText((c-'0')<<6 | (rest[1]-'0')<<3 | (rest[2] - '0')), 3
+	case c == 'n' || c == 'r' || c == 't':
+		return " ", 1
+	}
+	return "", 0
+}
+
+func isHex(c byte) bool { return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F' }
+
+func isOctal(c byte) bool { return c >= '0' && c <= '7' }
+
+func allHex(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if !isHex(s[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func unhex(c byte) byte {
+	switch {
+	case c >= 'a':
+		return c - 'a' + 10
+	case c >= 'A':
+		return c - 'A' + 10
+	}
+	return c - '0'
+}
+
+func hexValue(s string) rune {
+	v, _ := strconv.ParseUint(s, 16, 32)
+	if v > utf8.MaxRune {
+		return utf8.RuneError
+	}
+	return rune(v)
+}
+
+// byteText is a decoded byte: a control character becomes a space;
+// bytes of 0x80 and up are kept, as they may be part of a UTF-8 sequence
+// (a percent-encoded full-width digit).
+func byteText(c byte) string {
+	if c < 0x20 || c == 0x7f {
+		return " "
+	}
+	return string([]byte{c})
+}
+
+// runeText is a decoded rune, a control character as a space.
+func runeText(r rune) string {
+	if r < 0x20 || r >= 0x7f && r < 0xa0 {
+		return " "
+	}
+	return string(r)
+}
+
+// base64Char reports a character of the standard or URL base64 alphabet,
+// padding included.
+func base64Char(c byte) bool {
+	return c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '+' || c == '/' || c == '-' || c == '_' || c == '='
+}
+
+// mayHoldEncodedSpan reports whether s has a run of base64 characters
+// long enough to be decoded.
+func mayHoldEncodedSpan(s string) bool {
+	run := 0
+	for i := 0; i < len(s); i++ {
+		if base64Char(s[i]) {
+			if run++; run >= minBase64Span {
+				return true
+			}
+		} else {
+			run = 0
+		}
+	}
+	return false
+}
+
+// maskEncodedSpans cuts ([REDACTED]) every base64 or hex span of s whose
+// decoding, redacted in turn, changes: it held a card number or a
+// secret. A span is a run of base64 characters; '=' splits it into
+// segments (padding ends one), each decoded on its own from each of its
+// first four characters (a word glued before the base64 shifts it), in
+// both alphabets at once. A run of hex digits is decoded as hex too.
+func (r *redactor) maskEncodedSpans(s string, depth int, b *decodeBudget) string {
+	if !mayHoldEncodedSpan(s) {
+		return s
+	}
+	var out strings.Builder
+	last := 0
+	cut := func(from, to int) {
+		if out.Len() == 0 {
+			out.Grow(len(s))
+		}
+		out.WriteString(s[last:from])
+		out.WriteString(redacted)
+		last = to
+	}
+	for i := 0; i < len(s); {
+		if !base64Char(s[i]) {
+			i++
+			continue
+		}
+		j := i
+		for j < len(s) && base64Char(s[j]) {
+			j++
+		}
+		if j-i >= minBase64Span {
+			// segments: text up to and with its '=' padding
+			for k := i; k < j; {
+				e := k
+				for e < j && s[e] != '=' {
+					e++
+				}
+				p := e
+				for p < j && s[p] == '=' {
+					p++
+				}
+				if e-k >= minBase64Span && r.encodedDirty(s[k:e], depth, b) {
+					cut(k, p)
+				}
+				k = p
+			}
+		}
+		i = j
+	}
+	if last == 0 {
+		return s
+	}
+	out.WriteString(s[last:])
+	return out.String()
+}
+
+// encodedDirty reports whether seg, a segment of base64 characters,
+// decodes (as base64 or hex) to text that redaction changes, or is past
+// the decoding budget.
+func (r *redactor) encodedDirty(seg string, depth int, b *decodeBudget) bool {
+	upper, lower, digit, other, nonHex := false, false, false, false, false
+	for i := 0; i < len(seg); i++ {
+		c := seg[i]
+		switch {
+		case c >= 'A' && c <= 'Z':
+			upper = true
+		case c >= 'a' && c <= 'z':
+			lower = true
+		case c >= '0' && c <= '9':
+			digit = true
+		default:
+			other = true
+		}
+		if !isHex(c) {
+			nonHex = true
+		}
+	}
+	if !nonHex && len(seg) >= minHexSpan && (upper || lower) {
+		for off := 0; off < 2; off++ {
+			n := (len(seg) - off) / 2 * 2
+			dec, err := hex.DecodeString(seg[off : off+n])
+			if err != nil {
+				continue
+			}
+			if !b.take(len(dec)) || r.changes(string(dec), depth, b) {
+				return true
+			}
+		}
+		return false
+	}
+	// Base64 of 13 or more bytes always holds an upper-case letter and a
+	// lower-case letter or a digit: identifiers in one case (hex IDs,
+	// snake_case codes, UPPER_CASE codes) are never decoded.
+	if !upper || !lower && !digit || !nonHex && !other && !lower {
+		return false
+	}
+	std := seg
+	if strings.ContainsAny(seg, "-_") {
+		std = strings.NewReplacer("-", "+", "_", "/").Replace(seg)
+	}
+	for off := 0; off < 4 && len(std)-off >= minBase64Span; off++ {
+		t := std[off:]
+		if len(t)%4 == 1 {
+			t = t[:len(t)-1]
+		}
+		dec, err := base64.RawStdEncoding.DecodeString(t)
+		if err != nil {
+			continue
+		}
+		if !b.take(len(dec)) || r.changes(string(dec), depth, b) {
+			return true
+		}
+	}
+	return false
+}
+
+// changes reports whether redacting dec, decoded at depth, changes it.
+func (r *redactor) changes(dec string, depth int, b *decodeBudget) bool {
+	return r.redactAt(dec, depth+1, b, false) != dec
+}
+
+// decodeDigitEscapes writes the escapes of s that stand for a digit
+// (\u0034, %34, &#52;, \064...) as that digit, repeating until none is
+// left (decoding one may complete another), at most maxDecodeDepth+1
+// times: a card number a server sent escaped shows masked like one in
+// clear ("************1111").
+func decodeDigitEscapes(s string) string {
+	for range maxDecodeDepth + 1 {
+		t := decodeDigitEscapesOnce(s)
+		if t == s {
+			break
+		}
+		s = t
+	}
+	return s
+}
+
+func decodeDigitEscapesOnce(s string) string {
+	var b strings.Builder
+	last := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c != '%' && c != '&' && c != '\\' {
+			i++
+			continue
+		}
+		out, n := escapeAt(s, i)
+		if n == 0 {
+			i++
+			continue
+		}
+		if r, size := utf8.DecodeRuneInString(out); size != len(out) || digitValue(r) < 0 {
+			i++
+			continue
+		}
+		b.WriteString(s[last:i])
+		b.WriteString(out)
+		i += n
+		last = i
+	}
+	if last == 0 {
+		return s
+	}
+	b.WriteString(s[last:])
+	return b.String()
+}
