@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"strconv"
 	"strings"
+	"unicode/utf16"
 	"unicode/utf8"
 )
 
@@ -103,7 +104,13 @@ func escapeAt(s string, i int) (string, int) {
 			return byteText(unhex(s[i+1])<<4 | unhex(s[i+2])), 3
 		}
 		if i+5 < len(s) && (s[i+1] == 'u' || s[i+1] == 'U') && allHex(s[i+2:i+6]) {
-			return runeText(hexValue(s[i+2 : i+6])), 6
+			v := hexValue(s[i+2 : i+6])
+			if utf16.IsSurrogate(v) && i+11 < len(s) && s[i+6] == '%' && (s[i+7] == 'u' || s[i+7] == 'U') && allHex(s[i+8:i+12]) {
+				if r := utf16.DecodeRune(v, hexValue(s[i+8:i+12])); r != utf8.RuneError {
+					return runeText(r), 12
+				}
+			}
+			return runeText(v), 6
 		}
 	case '&':
 		return entityAt(s, i)
@@ -179,7 +186,19 @@ func backslashEscape(s string, j int) (string, int) {
 			return runeText(hexValue(rest[2:k])), k + 1
 		}
 	case c == 'u' && len(rest) >= 5 && allHex(rest[1:5]):
-		return runeText(hexValue(rest[1:5])), 5
+		v := hexValue(rest[1:5])
+		if utf16.IsSurrogate(v) { // a pair, as JSON writes a rune past U+FFFF: \ud835\udfce
+			k := 5
+			for k < len(rest) && rest[k] == '\\' {
+				k++
+			}
+			if k > 5 && k+5 <= len(rest) && rest[k] == 'u' && allHex(rest[k+1:k+5]) {
+				if r := utf16.DecodeRune(v, hexValue(rest[k+1:k+5])); r != utf8.RuneError {
+					return runeText(r), k + 5
+				}
+			}
+		}
+		return runeText(v), 5
 	case c == 'U' && len(rest) >= 9 && allHex(rest[1:9]):
 		return runeText(hexValue(rest[1:9])), 9
 	case (c == 'x' || c == 'X') && len(rest) >= 3 && isHex(rest[1]) && isHex(rest[2]):
@@ -319,43 +338,44 @@ func (r *redactor) maskEncodedSpans(s string, depth int, b *decodeBudget) string
 }
 
 // encodedDirty reports whether seg, a segment of base64 characters,
-// decodes (as base64 or hex) to text that redaction changes, or is past
-// the decoding budget.
+// decodes (as base64, or its runs of hex digits as hex) to text that
+// redaction changes, or is past the decoding budget.
 func (r *redactor) encodedDirty(seg string, depth int, b *decodeBudget) bool {
-	upper, lower, digit, other, nonHex := false, false, false, false, false
-	for i := 0; i < len(seg); i++ {
-		c := seg[i]
-		switch {
-		case c >= 'A' && c <= 'Z':
-			upper = true
-		case c >= 'a' && c <= 'z':
-			lower = true
-		case c >= '0' && c <= '9':
-			digit = true
-		default:
-			other = true
-		}
-		if !isHex(c) {
-			nonHex = true
-		}
-	}
-	if !nonHex && len(seg) >= minHexSpan && (upper || lower) {
-		for off := 0; off < 2; off++ {
-			n := (len(seg) - off) / 2 * 2
-			dec, err := hex.DecodeString(seg[off : off+n])
-			if err != nil {
+	upper, lower, digit := false, false, false
+	for i, h := 0, -1; i <= len(seg); i++ {
+		if i < len(seg) {
+			c := seg[i]
+			switch {
+			case c >= 'A' && c <= 'Z':
+				upper = true
+			case c >= 'a' && c <= 'z':
+				lower = true
+			case c >= '0' && c <= '9':
+				digit = true
+			}
+			if isHex(c) {
+				if h < 0 {
+					h = i
+				}
 				continue
 			}
-			if !b.take(len(dec)) || r.changes(string(dec), depth, b) {
-				return true
+		}
+		// seg[h:i] is a run of hex digits
+		if h >= 0 && i-h >= minHexSpan && strings.ContainsAny(seg[h:i], "abcdefABCDEF") {
+			for off := 0; off < 2; off++ {
+				n := (i - h - off) / 2 * 2
+				dec, err := hex.DecodeString(seg[h+off : h+off+n])
+				if err == nil && (!b.take(len(dec)) || r.decodedDirty(string(dec), depth, b)) {
+					return true
+				}
 			}
 		}
-		return false
+		h = -1
 	}
 	// Base64 of 13 or more bytes always holds an upper-case letter and a
 	// lower-case letter or a digit: identifiers in one case (hex IDs,
-	// snake_case codes, UPPER_CASE codes) are never decoded.
-	if !upper || !lower && !digit || !nonHex && !other && !lower {
+	// snake_case codes, UPPER_CASE codes) are never decoded as base64.
+	if !upper || !lower && !digit {
 		return false
 	}
 	std := seg
@@ -371,7 +391,36 @@ func (r *redactor) encodedDirty(seg string, depth int, b *decodeBudget) bool {
 		if err != nil {
 			continue
 		}
-		if !b.take(len(dec)) || r.changes(string(dec), depth, b) {
+		if !b.take(len(dec)) || r.decodedDirty(string(dec), depth, b) {
+			return true
+		}
+	}
+	return false
+}
+
+// decodedDirty reports whether redacting dec, decoded at depth, changes
+// it. The characters glued to an encoded run decode to a byte or two of
+// garbage at its ends, which may be a digit that hides the card number
+// next to it (its run fails the Luhn check): dec is tried without up to
+// two such digits at either end too.
+func (r *redactor) decodedDirty(dec string, depth int, b *decodeBudget) bool {
+	if r.changes(dec, depth, b) {
+		return true
+	}
+	if !mayHoldCardNumber(dec) {
+		return false
+	}
+	digit := func(i int) bool { return i >= 0 && i < len(dec) && dec[i] >= '0' && dec[i] <= '9' }
+	n := len(dec)
+	for _, v := range [][2]int{{1, 0}, {2, 0}, {0, 1}, {0, 2}, {1, 1}} {
+		ok := true
+		for i := range v[0] {
+			ok = ok && digit(i)
+		}
+		for i := range v[1] {
+			ok = ok && digit(n-1-i)
+		}
+		if ok && v[0]+v[1] < n && maskDigitRuns(dec[v[0]:n-v[1]]) != dec[v[0]:n-v[1]] {
 			return true
 		}
 	}
@@ -383,18 +432,19 @@ func (r *redactor) changes(dec string, depth int, b *decodeBudget) bool {
 	return r.redactAt(dec, depth+1, b, false) != dec
 }
 
-// decodeDigitEscapes writes the escapes of s that stand for a digit
-// (\u0034, %34, &#52;, \064...) as that digit, repeating until none is
-// left (decoding one may complete another), at most maxDecodeDepth+1
-// times: a card number a server sent escaped shows masked like one in
-// clear ("************1111").
+// decodeDigitEscapes decodes the escapes of s (decodeEscapes) while some
+// stand for a digit (\u0034, %34, &#52;, \064...), at most
+// maxDecodeDepth+1 times (decoding one may complete another): a card
+// number a server sent escaped shows masked like one in clear
+// ("************1111"). All escapes are decoded, not only the digits: a
+// digit written next to an escape left as is would change how that one
+// reads (&#X22 then 4 reads &#X224).
 func decodeDigitEscapes(s string) string {
 	for range maxDecodeDepth + 1 {
-		t := decodeDigitEscapesOnce(s)
-		if t == s {
+		if decodeDigitEscapesOnce(s) == s {
 			break
 		}
-		s = t
+		s = decodeEscapes(s)
 	}
 	return s
 }
