@@ -131,7 +131,7 @@ func (r *redactor) redactAt(s string, depth int, b *decodeBudget, keepDigits boo
 	}
 	if hasEscape(s) {
 		if d := decodeDigitEscapes(s); d != s && mayHoldCardNumber(d) {
-			s = d
+			s = r.cutSecrets(d)
 		}
 	}
 	lit := s
