@@ -117,14 +117,23 @@ func exemptRunes(s string, n int) []bool {
 			marked[first+i] = true
 		}
 	}
+	// A match glued to more of its own characters is not one: the digits
+	// around it would otherwise hide in it ("...-a716-4111111111111111").
+	glued := func(l []int, more func(byte) bool) bool {
+		return l[0] > 0 && more(s[l[0]-1]) || l[1] < len(s) && more(s[l[1]])
+	}
+	isDigit := func(c byte) bool { return c >= '0' && c <= '9' }
+	alnum := func(c byte) bool { return isDigit(c) || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
 	for _, l := range uuidPattern.FindAllStringIndex(s, -1) {
-		if strings.ContainsAny(s[l[0]:l[1]], "abcdefABCDEF") { // all digits: it may be a card number in disguise
+		if strings.ContainsAny(s[l[0]:l[1]], "abcdefABCDEF") && !glued(l, alnum) { // all digits: it may be a card number in disguise
 			mark(l)
 		}
 	}
 	if strings.IndexByte(s, ':') >= 0 {
 		for _, l := range timestampPattern.FindAllStringIndex(s, -1) {
-			mark(l)
+			if !glued(l, isDigit) {
+				mark(l)
+			}
 		}
 	}
 	if strings.Count(s, ".") >= 3 {
@@ -132,8 +141,8 @@ func exemptRunes(s string, n int) []bool {
 			// An address is four octets, neither more nor less: digit
 			// groups split by dots that go on ("41.1.1.1.1...") are not one.
 			before := l[0] > 0 && s[l[0]-1] == '.'
-			after := l[1]+1 < len(s) && s[l[1]] == '.' && s[l[1]+1] >= '0' && s[l[1]+1] <= '9'
-			if !before && !after {
+			after := l[1]+1 < len(s) && s[l[1]] == '.' && isDigit(s[l[1]+1])
+			if !before && !after && !glued(l, isDigit) {
 				mark(l)
 			}
 		}
