@@ -115,6 +115,9 @@ func RedactString(s string) string {
 
 // redact is RedactString, cutting r's secrets too.
 func (r *redactor) redact(s string) string {
+	if r == nil && (!mayNeedRedaction(s) || canonicalUUID(s) && strings.ContainsAny(s, "abcdefABCDEF")) {
+		return s // the common cases: an ID, a code, a short word; a request ID that is a UUID
+	}
 	return r.redactAt(s, 0, newDecodeBudget(), false)
 }
 
@@ -162,25 +165,47 @@ func (r *redactor) redactAt(s string, depth int, b *decodeBudget, keepDigits boo
 func mayNeedRedaction(s string) bool {
 	digits, run := 0, 0
 	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c >= utf8.RuneSelf, c == '%', c == '&', c == '\\', c == ':', c == '=', c == '?', c <= ' ':
+		switch byteClass[s[i]] {
+		case classTrigger:
 			return true
-		case c >= '0' && c <= '9':
+		case classDigit:
 			if digits++; digits >= 13 {
 				return true
 			}
-		}
-		if base64Char(c) {
+			fallthrough
+		case classBase64:
 			if run++; run >= minBase64Span {
 				return true
 			}
-		} else {
-			run = 0
+			continue
 		}
+		run = 0
 	}
 	return false
 }
+
+// Byte classes for mayNeedRedaction.
+const (
+	classOther   = iota
+	classTrigger // a non-ASCII byte, an escape, a character some secret pattern needs, a space or control
+	classDigit
+	classBase64 // a base64 character that is no digit
+)
+
+// byteClass is the class of each byte.
+var byteClass = func() (t [256]uint8) {
+	for c := range 256 {
+		switch {
+		case c >= utf8.RuneSelf, c == '%', c == '&', c == '\\', c == ':', c == '=', c == '?', c <= ' ':
+			t[c] = classTrigger
+		case c >= '0' && c <= '9':
+			t[c] = classDigit
+		case base64Char(byte(c)):
+			t[c] = classBase64
+		}
+	}
+	return t
+}()
 
 // redactSecrets is RedactString but for card numbers and encoded text:
 // secret values, JSON Web Tokens, URL credentials and query strings. Each

@@ -186,7 +186,26 @@ func maskDigitRuns(s string) string {
 		return s
 	}
 	rs := []rune(s)
+	// Exemptions cost a regular expression: they are looked for only
+	// once some run would be masked without them.
+	out := maskRunes(rs, nil)
+	if out == nil {
+		return s
+	}
 	exempt := exemptRunes(s, len(rs))
+	if exempt == nil {
+		return string(out)
+	}
+	if out = maskRunes([]rune(s), exempt); out == nil {
+		return s
+	}
+	return string(out)
+}
+
+// maskRunes masks the card numbers of rs (see maskDigitRuns) in place,
+// reading no digit at an exempt index; it returns rs, or nil when it
+// masked nothing.
+func maskRunes(rs []rune, exempt []bool) []rune {
 	val := func(p int) int {
 		if exempt != nil && exempt[p] {
 			return -1
@@ -245,9 +264,9 @@ func maskDigitRuns(s string) string {
 		i = j
 	}
 	if !changed {
-		return s
+		return nil
 	}
-	return string(rs)
+	return rs
 }
 
 // cardRun decides for a run of digit groups (vals are its digits in
@@ -309,7 +328,7 @@ func cardRun(groups [][2]int, vals []int) (mask, keepLast bool) {
 		x := starts[first]
 		for last := first; last < len(groups); last++ {
 			y := starts[last+1]
-			if y-z[x] > 23 {
+			if y-z[x] > 20 { // 16 digits and a glued expiry at most
 				break
 			}
 			if card(x, y) {
