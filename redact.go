@@ -115,7 +115,8 @@ func RedactString(s string) string {
 
 // redact is RedactString, cutting r's secrets too.
 func (r *redactor) redact(s string) string {
-	if r == nil && (!mayNeedRedaction(s) || canonicalUUID(s) && strings.ContainsAny(s, "abcdefABCDEF")) {
+	s = r.cutSecrets(s)
+	if !mayNeedRedaction(s) || canonicalUUID(s) && strings.ContainsAny(s, "abcdefABCDEF") {
 		return s // the common cases: an ID, a code, a short word; a request ID that is a UUID
 	}
 	return r.redactAt(s, 0, newDecodeBudget(), false)
