@@ -47,30 +47,33 @@ func (b *decodeBudget) take(n int) bool {
 }
 
 // hasEscape reports whether s may hold an escape decodeEscapes reads.
-func hasEscape(s string) bool { return strings.ContainsAny(s, "%&\\") }
+func hasEscape(s string) bool { return strings.ContainsAny(s, "%&\\=\x00") }
 
 // decodeEscapes decodes, in one pass, the escapes of s: percent-encoding
 // (%34, %u0034), HTML character references (&#52;, &#x34;, &#X34 without
 // its semicolon, a few named ones such as &amp;), and backslash escapes
 // (\u0034, \U00000034, \u{34}, \x34, \064, \n, \t, \r), however many
 // backslashes stand before them (JSON quoted in JSON doubles them).
-// Control characters come out as spaces. It returns s itself when s holds
-// no escape.
+// Control characters come out as spaces, and NUL bytes are dropped (text
+// in UTF-16 read as bytes). It returns s itself when s holds no escape.
 func decodeEscapes(s string) string {
 	var b strings.Builder
 	last := 0 // s[last:i] is not written yet
 	for i := 0; i < len(s); {
 		c := s[i]
-		if c != '%' && c != '&' && c != '\\' {
+		if c != '%' && c != '&' && c != '\\' && c != '=' && c != 0 {
 			i++
 			continue
 		}
-		out, n := escapeAt(s, i)
+		out, n := "", 1 // a NUL is dropped
+		if c != 0 {
+			out, n = escapeAt(s, i)
+		}
 		if n == 0 {
 			i++
 			continue
 		}
-		if b.Len() == 0 {
+		if b.Len() == 0 && last == 0 {
 			b.Grow(len(s))
 		}
 		b.WriteString(s[last:i])
@@ -114,6 +117,12 @@ func escapeAt(s string, i int) (string, int) {
 		}
 	case '&':
 		return entityAt(s, i)
+	case '=':
+		// quoted-printable (=34=31): only in a run of two or more, since
+		// "page=31" is no escape
+		if qpAt(s, i) && (qpAt(s, i+3) || i >= 3 && qpAt(s, i-3)) {
+			return byteText(unhex(s[i+1])<<4 | unhex(s[i+2])), 3
+		}
 	case '\\':
 		j := i
 		for j < len(s) && s[j] == '\\' {
@@ -129,6 +138,12 @@ func escapeAt(s string, i int) (string, int) {
 		return out, j - i + n
 	}
 	return "", 0
+}
+
+// qpAt reports a quoted-printable escape (=XX, upper-case hex) at s[i].
+func qpAt(s string, i int) bool {
+	upperHex := func(c byte) bool { return c >= '0' && c <= '9' || c >= 'A' && c <= 'F' }
+	return i >= 0 && i+2 < len(s) && s[i] == '=' && upperHex(s[i+1]) && upperHex(s[i+2])
 }
 
 // entityAt decodes an HTML character reference at s[i] ('&').
@@ -242,10 +257,14 @@ func hexValue(s string) rune {
 	return rune(v)
 }
 
-// byteText is a decoded byte: a control character becomes a space;
+// byteText is a decoded byte: NUL is dropped, another control character
+// becomes a space;
 // bytes of 0x80 and up are kept, as they may be part of a UTF-8 sequence
 // (a percent-encoded full-width digit).
 func byteText(c byte) string {
+	if c == 0 {
+		return "" // UTF-16 text: dropped as decodeEscapes drops it
+	}
 	if c < 0x20 || c == 0x7f {
 		return " "
 	}
@@ -254,6 +273,9 @@ func byteText(c byte) string {
 
 // runeText is a decoded rune, a control character as a space.
 func runeText(r rune) string {
+	if r == 0 {
+		return ""
+	}
 	if r < 0x20 || r >= 0x7f && r < 0xa0 {
 		return " "
 	}
@@ -308,8 +330,17 @@ func (r *redactor) maskEncodedSpans(s string, depth int, b *decodeBudget) string
 			continue
 		}
 		j := i
-		for j < len(s) && base64Char(s[j]) {
-			j++
+		for j < len(s) {
+			if base64Char(s[j]) {
+				j++
+				continue
+			}
+			// a line break inside base64 wrapped at a fixed width (MIME, PEM)
+			if k := lineBreak(s, j); k > 0 && j+k < len(s) && base64Char(s[j+k]) && (j-i)%4 == 0 {
+				j += k
+				continue
+			}
+			break
 		}
 		if j-i >= minBase64Span {
 			// segments: text up to and with its '=' padding
@@ -379,8 +410,8 @@ func (r *redactor) encodedDirty(seg string, depth int, b *decodeBudget) bool {
 		return false
 	}
 	std := seg
-	if strings.ContainsAny(seg, "-_") {
-		std = strings.NewReplacer("-", "+", "_", "/").Replace(seg)
+	if strings.ContainsAny(seg, "-_\r\n") {
+		std = strings.NewReplacer("-", "+", "_", "/", "\r", "", "\n", "").Replace(seg)
 	}
 	for off := 0; off < 4 && len(std)-off >= minBase64Span; off++ {
 		t := std[off:]
@@ -427,6 +458,18 @@ func (r *redactor) decodedDirty(dec string, depth int, b *decodeBudget) bool {
 	return false
 }
 
+// lineBreak returns the length of the line break at s[i] (LF or CRLF),
+// or 0.
+func lineBreak(s string, i int) int {
+	switch {
+	case s[i] == '\n':
+		return 1
+	case s[i] == '\r' && i+1 < len(s) && s[i+1] == '\n':
+		return 2
+	}
+	return 0
+}
+
 // changes reports whether redacting dec, decoded at depth, changes it.
 func (r *redactor) changes(dec string, depth int, b *decodeBudget) bool {
 	return r.redactAt(dec, depth+1, b, false) != dec
@@ -454,7 +497,7 @@ func decodeDigitEscapesOnce(s string) string {
 	last := 0
 	for i := 0; i < len(s); {
 		c := s[i]
-		if c != '%' && c != '&' && c != '\\' {
+		if c != '%' && c != '&' && c != '\\' && c != '=' {
 			i++
 			continue
 		}

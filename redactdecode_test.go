@@ -27,6 +27,9 @@ var testEncoders = []struct {
 	{"base64url", func(s string) string { return base64.URLEncoding.EncodeToString([]byte(s)) }},
 	{"base64url-raw", func(s string) string { return base64.RawURLEncoding.EncodeToString([]byte(s)) }},
 	{"hex", func(s string) string { return hex.EncodeToString([]byte(s)) }},
+	{"quoted-printable", func(s string) string { return eachByte(s, "=%02X") }},
+	{"utf16le", func(s string) string { return string(utf16LE(s)) }},
+	{"html-groups", func(s string) string { return "<i>" + strings.Join(strings.Split(s, ""), "</i><i>") + "</i>" }},
 	{"entity-dec", func(s string) string { return eachRune(s, "&#%d;") }},
 	{"entity-dec-padded", func(s string) string { return eachRune(s, "&#%07d;") }},
 	{"entity-hex", func(s string) string { return eachRune(s, "&#x%x;") }},
@@ -114,8 +117,8 @@ func TestRedactEncodedCardNumbers(t *testing.T) {
 		for _, e1 := range testEncoders {
 			check(t, e1.name, in, e1.enc(in))
 			for _, e2 := range testEncoders {
-				if isDigitMap(e2.name) {
-					continue // digits written otherwise only stand for digits in clear
+				if !layerAllowed(e1.name, e2.name) {
+					continue
 				}
 				check(t, e1.name+"/"+e2.name, in, e2.enc(e1.enc(in)))
 			}
@@ -124,7 +127,7 @@ func TestRedactEncodedCardNumbers(t *testing.T) {
 	for _, in := range cardTexts[:2] {
 		for _, e1 := range testEncoders {
 			for _, e2 := range testEncoders {
-				if isDigitMap(e2.name) {
+				if !layerAllowed(e1.name, e2.name) {
 					continue
 				}
 				for _, e3 := range []int{0, 3, 8, 12} {
@@ -142,6 +145,21 @@ func isDigitMap(name string) bool {
 		return true
 	}
 	return false
+}
+
+// layerAllowed reports whether encoder next may be applied on top of
+// prev: digits written otherwise and tags around groups stand for digits
+// only in clear text, and UTF-16 is read for ASCII text only.
+func layerAllowed(prev, next string) bool {
+	switch {
+	case prev == "":
+		return true
+	case isDigitMap(next) || next == "html-groups":
+		return false
+	case next == "utf16le":
+		return !isDigitMap(prev)
+	}
+	return true
 }
 
 // Encodings mixed digit by digit, base64 glued to a word, a CVV next to an
@@ -168,11 +186,47 @@ func TestRedactMixedEncodings(t *testing.T) {
 		"0004111111111111111", "4111111111111111123", "4111 1111 1111 1111 123",
 		hex.EncodeToString([]byte(`{"number":"4111111111111111"}`)),
 		strings.ToUpper(hex.EncodeToString([]byte("4111111111111111"))),
+		"4\u03321\u03321\u03321\u03321\u03321\u03321\u03321\u03321\u03321\u03321\u03321\u03321\u03321\u03321\u03321\u0332",
+		"4\ufe0f\u20e31\ufe0f\u20e311 1111 1111 1111",
+		"<b>4111</b> <b>1111</b> <b>1111</b> <b>1111</b>", "<td>4111</td><td>1111</td><td>1111</td><td>1111</td>",
+		"=34=31=31=31=31=31=31=31=31=31=31=31=31=31=31=31",
+		base64.StdEncoding.EncodeToString(utf16LE(`{"number":"4111111111111111"}`)),
+		mimeWrap(base64.StdEncoding.EncodeToString([]byte(strings.Repeat("x", 50) + `{"number":"4111111111111111","cvv":"123"}`))),
 	} {
 		out := RedactString("declined " + in + " now")
 		assert.NotContains(t, digitsOf(decodeAllForTest(out)), "41111111", "%q -> %q", in, out)
 		assert.NotContains(t, out, in, "%q", in)
 		assert.Equal(t, out, RedactString(out), "idempotent: %q", in)
+	}
+}
+
+// utf16LE is s as UTF-16 little-endian bytes.
+func utf16LE(s string) []byte {
+	var b []byte
+	for _, u := range utf16.Encode([]rune(s)) {
+		b = append(b, byte(u), byte(u>>8))
+	}
+	return b
+}
+
+// mimeWrap breaks s into lines of 76 characters, as MIME writes base64.
+func mimeWrap(s string) string {
+	var lines []string
+	for len(s) > 76 {
+		lines, s = append(lines, s[:76]), s[76:]
+	}
+	return strings.Join(append(lines, s), "\r\n")
+}
+
+// Shapes that look like the new decodings and separators but hide
+// nothing stay as they are.
+func TestRedactKeepsLookalikes(t *testing.T) {
+	for _, s := range []string{
+		"page=31&size=20", "a <b>bold</b> word at 2026-11-29 18:49:12.123456789 +0000 UTC",
+		"amount=1234.56&currency=BRL", "order 1234567890123456 shipped", "café ñandú 2026",
+		"see RFC 4648", "x=A1=B2", base64.StdEncoding.EncodeToString([]byte("nothing to see in this body at all")),
+	} {
+		assert.Equal(t, s, RedactString(s))
 	}
 }
 
@@ -252,16 +306,16 @@ func FuzzRedactEncoded(f *testing.F) {
 		case 3:
 			card = strings.Join(strings.Split(card, ""), ",")
 		}
-		enc := card
+		enc, prev := card, ""
 		for i, l := range layers {
 			if i == maxDecodeDepth {
 				break
 			}
 			e := testEncoders[int(l)%len(testEncoders)]
-			if i > 0 && isDigitMap(e.name) {
-				continue // digits written otherwise only stand for digits in clear
+			if !layerAllowed(prev, e.name) {
+				continue
 			}
-			enc = e.enc(enc)
+			enc, prev = e.enc(enc), e.name
 		}
 		if strings.Contains(prefix, enc) || strings.Contains(suffix, enc) {
 			return

@@ -22,15 +22,20 @@ const maxSeparatorRun = 5
 // isSeparator reports a rune that may split the digit groups of a card
 // number: any space (tabs, line breaks, NBSP, ideographic space), any
 // dash, an invisible format character (zero-width space, joiner, soft
-// hyphen, BOM), and the punctuation a template, an encoder or a JSON
-// array may put between groups: . / _ + , : ; | quotes and brackets.
+// hyphen, BOM), a combining mark (an underline or a keycap drawn on a
+// digit), NUL (UTF-16 text read as bytes), and the punctuation a
+// template, an encoder or a JSON array may put between groups:
+// . / _ + , : ; | quotes and brackets. An HTML or XML tag between two
+// groups counts as one separator (markupAt).
 func isSeparator(r rune) bool {
 	switch r {
-	case '.', '/', '_', '+', ',', ':', ';', '|', '"', '\'', '`', '(', ')', '[', ']', '{', '}',
+	case '.', '/', '_', '+', ',', ':', ';', '|', '"', '\'', '`', '(', ')', '[', ']', '{', '}', 0,
 		'\u2212', '\u2043', '\u00b7', '\u2022', '\u3001', '\uff0c', '\uff1a':
 		return true
 	}
-	return unicode.IsSpace(r) || unicode.Is(unicode.Pd, r) || unicode.Is(unicode.Cf, r)
+	return unicode.IsSpace(r) || unicode.Is(unicode.Pd, r) || unicode.Is(unicode.Cf, r) ||
+		unicode.Is(unicode.Mn, r) || unicode.Is(unicode.Me, r) // combining marks and keycaps drawn on a digit
+
 }
 
 // otherDigits are the runes that stand for a decimal digit without being
@@ -233,9 +238,16 @@ func maskRunes(rs []rune, exempt []bool) []rune {
 				k++
 			}
 			groups = append(groups, [2]int{j, k})
-			n := k
-			for n < len(rs) && n-k < maxSeparatorRun && isSeparator(rs[n]) {
-				n++
+			n, seps := k, 0
+			for n < len(rs) && seps < maxSeparatorRun {
+				if isSeparator(rs[n]) {
+					n++
+				} else if m := markupAt(rs, n); m > 0 {
+					n += m
+				} else {
+					break
+				}
+				seps++
 			}
 			if n == k || n >= len(rs) || val(n) < 0 {
 				j = k
@@ -267,6 +279,30 @@ func maskRunes(rs []rune, exempt []bool) []rune {
 		return nil
 	}
 	return rs
+}
+
+// maxMarkup is the longest tag markupAt reads as a separator.
+const maxMarkup = 32
+
+// markupAt returns the length of an HTML or XML tag starting at rs[i]
+// ("<b>", "</span>", "<br/>"), or 0: a server's HTML page may wrap each
+// digit group of a card number in one.
+func markupAt(rs []rune, i int) int {
+	if rs[i] != '<' {
+		return 0
+	}
+	for j := i + 1; j < len(rs) && j-i < maxMarkup; j++ {
+		switch rs[j] {
+		case '>':
+			if j > i+1 {
+				return j - i + 1
+			}
+			return 0
+		case '<', '\n':
+			return 0
+		}
+	}
+	return 0
 }
 
 // cardRun decides for a run of digit groups (vals are its digits in
