@@ -36,11 +36,11 @@ var camelValue = regexp.MustCompile(`([\p{Ll}\p{N}])((?:Secret|Token|Password|Pa
 	secretValue)
 
 // spokenValue matches a secret named in prose: "token abc", "Bearer abc",
-// "cvv 123". Credentials are ASCII; values that are plain words
+// "cvv 123", "the token 'abc' is expired". Credentials are ASCII; values that are plain words
 // (stopWords) are kept: "the token endpoint" names no token, nor does
 // "API Key 无效".
 var spokenValue = regexp.MustCompile(`(?i)(^|[^\p{L}\p{N}])(bearer|basic|token|secret|password|passwd|` +
-	`api[ _-]?key|client[ _-]?secret|access[ _-]?token|cvv2?|cvc2?|cvn|csc|security code|pin)(\s+)([A-Za-z0-9._~+/=:@!$%*#-]+)`)
+	`api[ _-]?key|client[ _-]?secret|access[ _-]?token|cvv2?|cvc2?|cvn|csc|security code|pin)(\s+)(['"\x60\x{2018}\x{201c}]?)([A-Za-z0-9._~+/=:@!$%*#-]+)`)
 
 // stopWords are words that follow "token", "secret" or "password" in
 // prose and are never a credential.
@@ -78,8 +78,8 @@ var urlQuery = regexp.MustCompile(`(https?://[^\s?"]*)\?[^\s"]*`)
 //     start with 0, in one run (they keep their last four) or in groups
 //     split by up to five separators ("4111 1111 1111 1111",
 //     "4111.1111.1111.1111", "4111, 1111", "[4,1,1,1,...]", "4111  -  1111":
-//     spaces, dashes, invisible characters, . / _ + , : ; | quotes and
-//     brackets). A run of groups holding such a number on its group
+//     spaces, dashes, invisible characters, combining marks, NUL, . / _ +
+//     , : ; | quotes, brackets and HTML tags). A run of groups holding such a number on its group
 //     boundaries is masked whole, but for a last group of four digits that
 //     ends the number; a group after the number (a CVV) goes with it. A
 //     single run of 20 digits or more is masked whole. Any Unicode decimal
@@ -97,10 +97,11 @@ var urlQuery = regexp.MustCompile(`(https?://[^\s?"]*)\?[^\s"]*`)
 //   - JSON Web Tokens ("eyJ...") become [REDACTED] wherever they stand;
 //   - the credentials of a URL (scheme://user:password@host) and query
 //     strings, of a URL or bare ("?a=b"), are cut;
-//   - encoded text: percent-encoding, HTML character references, escape
-//     sequences (\u0034, \x34, \064, \u{34}), base64 and base64url runs
-//     of 16 characters or more and hex runs of 26 or more are decoded, up
-//     to three encodings deep, and redacted in turn; a base64 or hex run
+//   - encoded text: percent-encoding, quoted-printable, HTML character
+//     references, escape sequences (\u0034, \x34, \064, \u{34}), base64
+//     and base64url runs of 16 characters or more (also wrapped at a fixed
+//     width) and hex runs of 26 or more are decoded, up to three encodings
+//     deep, and redacted in turn; a base64 or hex run
 //     whose decoding holds anything above becomes [REDACTED], and a text
 //     whose escapes do is shown decoded, with what it holds masked.
 //
@@ -325,10 +326,10 @@ func redactMatch(re *regexp.Regexp, m string) string {
 
 func redactSpoken(m string) string {
 	g := spokenValue.FindStringSubmatch(m)
-	if stopWords[strings.ToLower(g[4])] {
+	if stopWords[strings.ToLower(g[5])] {
 		return m
 	}
-	return g[1] + g[2] + g[3] + "[REDACTED]"
+	return g[1] + g[2] + g[3] + g[4] + "[REDACTED]"
 }
 
 // sensitiveAttr reports whether a log attribute's name marks a secret,

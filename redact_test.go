@@ -75,6 +75,8 @@ func TestRedactStringHostileEchoes(t *testing.T) {
 		{"Bearer xyz", "Bearer [REDACTED]"},
 		{"invalid token xyz", "invalid token [REDACTED]"},
 		{"token tok_live_abc.def", "token [REDACTED]"},
+		{"the token 'tok_live_abc' is expired", "the token '[REDACTED]' is expired"},
+		{`refresh token "rt-123" revoked`, `refresh token "[REDACTED]" revoked`},
 		{"access_token=at-1&scope=x", "access_token=[REDACTED]&scope=x"},
 		{`"client_secret": "s3cr3t with spaces"`, `"client_secret": "[REDACTED]"`},
 		{"client_secret=abc", "client_secret=[REDACTED]"},
