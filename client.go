@@ -29,6 +29,7 @@ type Client struct {
 	codec         Codec
 	limiter       Limiter
 	logger        *slog.Logger
+	secrets       *clientSecrets // the signer's own secrets (SecretHolder), nil for none
 	userAgent     string
 	provider      string
 	now           func() time.Time
@@ -243,6 +244,12 @@ func NewClient(opts ...Option) (*Client, error) {
 	if c.baseURL == nil {
 		return nil, fmt.Errorf("%w: a base URL is required", ErrInvalidConfig)
 	}
+	if h, ok := c.signer.(SecretHolder); ok && !isNil(h) {
+		c.secrets = &clientSecrets{src: h}
+		if rh, ok := c.logger.Handler().(*RedactingHandler); ok {
+			c.logger = slog.New(rh.withSecrets(c.secrets))
+		}
+	}
 	if c.baseURL.Scheme == "http" && !c.allowInsecure && !isLoopback(c.baseURL.Hostname()) {
 		return nil, fmt.Errorf("%w: plain http:// to non-loopback host %q (use https, or WithInsecureHTTP)", ErrInvalidConfig, c.baseURL.Hostname())
 	}
@@ -309,6 +316,9 @@ func (c *Client) Now() time.Time { return c.now() }
 
 // Provider returns the provider name.
 func (c *Client) Provider() string { return c.provider }
+
+// redactor is the redactor of the client's own secrets (nil for none).
+func (c *Client) redactor() *redactor { return c.secrets.redactor() }
 
 // Logger returns the client's (redacting) logger.
 func (c *Client) Logger() *slog.Logger { return c.logger }

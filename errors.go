@@ -128,6 +128,10 @@ type APIError struct {
 	Err        error         // the underlying cause, if any
 
 	noResume bool // set by the operation: no key and not idempotent, so never resumable
+	// secrets returns the redactor of the client's own secrets, cut from
+	// every text of the error. A func, as fmt prints one as an address
+	// under every verb.
+	secrets func() *redactor
 }
 
 // ErrorDetail is one field-level reason from a provider's error body.
@@ -160,11 +164,11 @@ func (e *APIError) Error() string {
 		if e.Attempts > 0 {
 			fmt.Fprintf(&b, " [%d attempt(s)]", e.Attempts)
 		}
-		return serverText(b.String())
+		return e.redactor().serverText(b.String())
 	}
 	// The key is the client's own, never a server's text: it stays
 	// readable whatever digits it holds (a date, an order number).
-	s := serverText(b.String()) + " [idempotency key " + printableKey(e.Key)
+	s := e.redactor().serverText(b.String()) + " [idempotency key " + printableKey(e.Key)
 	if e.Attempts > 0 {
 		s += fmt.Sprintf(", %d attempt(s)", e.Attempts)
 	}
@@ -272,18 +276,27 @@ func (e *APIError) summary() string {
 // maxServerDetails), so that a hostile server cannot make the error cost
 // a megabyte on every print.
 func (e *APIError) redactFields() {
-	e.Code = serverText(cutServerText(e.Code, maxServerCode))
-	e.Message = serverText(cutServerText(e.Message, maxServerText))
-	e.RequestID = serverText(cutServerText(e.RequestID, maxServerCode))
+	r := e.redactor()
+	e.Code = r.serverText(cutServerText(e.Code, maxServerCode))
+	e.Message = r.serverText(cutServerText(e.Message, maxServerText))
+	e.RequestID = r.serverText(cutServerText(e.RequestID, maxServerCode))
 	if len(e.Details) > maxServerDetails {
 		e.Details = e.Details[:maxServerDetails:maxServerDetails]
 	}
 	for i := range e.Details {
 		d := &e.Details[i]
-		d.Field = serverText(cutServerText(d.Field, maxServerCode))
-		d.Reason = serverText(cutServerText(d.Reason, maxServerText))
-		d.Code = serverText(cutServerText(d.Code, maxServerCode))
+		d.Field = r.serverText(cutServerText(d.Field, maxServerCode))
+		d.Reason = r.serverText(cutServerText(d.Reason, maxServerText))
+		d.Code = r.serverText(cutServerText(d.Code, maxServerCode))
 	}
+}
+
+// redactor is the redactor of the client's own secrets (nil for none).
+func (e *APIError) redactor() *redactor {
+	if e.secrets == nil {
+		return nil
+	}
+	return e.secrets()
 }
 
 // Unwrap gives errors.Is and errors.As both the kind and the cause.
@@ -520,7 +533,13 @@ func printableKey(key string) string {
 // every control character (CR, LF, escapes) turned into a space so that it
 // cannot forge a log line.
 func serverText(s string) string {
-	s = RedactString(s)
+	var r *redactor
+	return r.serverText(s)
+}
+
+// serverText is serverText, cutting r's secrets too.
+func (r *redactor) serverText(s string) string {
+	s = r.redact(s)
 	if strings.IndexFunc(s, unicode.IsControl) < 0 {
 		return s
 	}

@@ -33,6 +33,10 @@ func TestJournalSQLRowHoldsNoSecretInIDOrEscapedDigits(t *testing.T) {
 		{400, `{"error":{"code":"INVALID","message":"pan ` + esc + `"}}`},
 		{400, `{"error":{"code":"` + esc + `","message":"bad"}}`},
 		{200, `{"id":"ch_1","note":"\u0034\u0031\u0031\u0031\u0031\u0031\u0031\u0031\u0031\u0031\u0031\u0031\u0031\u0031\u0031\u0031"}`},
+		{200, `{"id":"ch_NDExMTExMTExMTExMTExMQ","note":"%34%31%31%31%31%31%31%31%31%31%31%31%31%31%31%31"}`},
+		{200, `{"id":"ch_1","digits":[4,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1],"note":"&#52;&#49;&#49;&#49;&#49;&#49;&#49;&#49;&#49;&#49;&#49;&#49;&#49;&#49;&#49;&#49;"}`},
+		{400, `{"error":{"code":"NDExMTExMTExMTExMTExMQ==","message":"body eyJudW1iZXIiOiI0MTExMTExMTExMTExMTExIn0"}}`},
+		{400, `{"error":{"code":"4111|1111|1111|1111","message":"pan 4111:1111:1111:1111"}}`},
 	}
 	for i, b := range bodies {
 		t.Run(fmt.Sprint(i), func(t *testing.T) {
@@ -47,7 +51,8 @@ func TestJournalSQLRowHoldsNoSecretInIDOrEscapedDigits(t *testing.T) {
 			_, _ = c.Do(t.Context(), chargeReq("1.00"), nil, payonce.WithReference("r"), payonce.WithIdempotencyKey("sqlrow-key-0001-abcdef"))
 			var row string
 			require.NoError(t, j.DB().QueryRowContext(t.Context(), `SELECT path||'|'||CAST(COALESCE(result,'') AS TEXT)||'|'||request_id||'|'||error_code||'|'||error_message||'|'||last_cause FROM payonce_journal`).Scan(&row))
-			for _, n := range []string{"eyJzdWIi", "tok_probe_1", "pw_probe", "987", `u0031\\u0031\\u0031\\u0031\\u0031\\u0031\\u0031\\u0031\\u0031\\u0031\\u0031`, "411111111111"} {
+			for _, n := range []string{"eyJzdWIi", "tok_probe_1", "pw_probe", "987", `u0031\\u0031\\u0031\\u0031\\u0031\\u0031\\u0031\\u0031\\u0031\\u0031\\u0031`, "411111111111",
+				"%34%31%31%31", "NDExMTExMTEx", "&#52;&#49;", "1,1,1,1,1", "eyJudW1iZXIi", "4111|1111", "4111:1111"} {
 				assert.NotContains(t, strings.ReplaceAll(row, `\\`, `\`), strings.ReplaceAll(n, `\\`, `\`))
 			}
 		})
@@ -63,7 +68,7 @@ func TestRedactStringMasksEscapedDigits(t *testing.T) {
 		`pan \\u0034\\u0031\\u0031\\u0031\\u0031\\u0031\\u0031\\u0031\\u0031\\u0031\\u0031\\u0031\\u0031\\u0031\\u0031\\u0031`,
 		`pan \x34\x31\x31\x31\x31\x31\x31\x31\x31\x31\x31\x31\x31\x31\x31\x31`,
 		`pan \U00000034\U00000031\U00000031\U00000031\u0031\u0031\u0031\u0031\u0031\u0031\u0031\u0031\u0031\u0031\u0031\u0031`,
-		`pan 4111\u00311111\u003111111111`,
+		`pan 4111\u00311111\u0031111111`,
 		`pan \u003\u00304111111111111111`,
 	} {
 		out := payonce.RedactString(in)

@@ -556,6 +556,9 @@ func FuzzRedactJSON(f *testing.F) {
 	f.Add([]byte(`{"card":{"number":"4111111111111111","cvv":"123"},"token":"t"}`))
 	f.Add([]byte(`["4111 1111 1111 1111", 4111111111111111, {"x": null}]`))
 	f.Add([]byte(`not json 4111111111111111`))
+	f.Add([]byte(`{"id":"ch_NDExMTExMTExMTExMTExMQ","note":"%34%31%31%31%31%31%31%31%31%31%31%31%31%31%31%31"}`))
+	f.Add([]byte(`{"digits":[4,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1],"groups":["4111","1111","1111","1111"],"e":"&#52;&#x31;\\061"}`))
+	f.Add([]byte(`{"body":"eyJudW1iZXIiOiI0MTExMTExMTExMTExMTExIn0","at":"2026-11-29T18:49:12.123456789Z"}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		out := payonce.RedactJSON(b)
 		if out == nil {

@@ -202,7 +202,7 @@ func (op *operation) journaled(ref string, out any, start time.Time) (Meta, erro
 	// itself (beginAttempt).
 	e := JournalEntry{
 		Scope: c.scope, Reference: ref,
-		Operation: op.req.Operation, Method: op.req.Method, Path: redactStored(op.req.Path),
+		Operation: op.req.Operation, Method: op.req.Method, Path: c.redactor().redactStored(op.req.Path),
 		Key: op.key, KeyCreated: op.created,
 		Fingerprint: c.Fingerprint(op.req.Method, op.req.Path, op.body),
 		State:       JournalPending, LeaseOwner: owner, Sent: true, Attempts: 1, Lease: op.jr.lease,
@@ -405,7 +405,7 @@ func (op *operation) record(meta Meta, runErr error, out any, start time.Time) (
 	switch {
 	case runErr == nil:
 		up.State = JournalSucceeded
-		up.Result = RedactJSON(op.respBody)
+		up.Result = op.c.redactor().redactJSON(op.respBody)
 	case jr.fenced:
 		// Taken over before an attempt: this run records nothing more
 		// and sends nothing more; the entry's holder settles it.
@@ -415,16 +415,16 @@ func (op *operation) record(meta Meta, runErr error, out any, start time.Time) (
 		if kind == nil {
 			kind = KindForStatus(apiErr.StatusCode)
 		}
-		up.ErrorKind, up.ErrorCode, up.ErrorMessage = KindName(kind), redactStored(apiErr.Code), redactStored(apiErr.Message)
+		up.ErrorKind, up.ErrorCode, up.ErrorMessage = KindName(kind), op.c.redactor().redactStored(apiErr.Code), op.c.redactor().redactStored(apiErr.Message)
 		if apiErr.StatusCode != 0 {
 			up.StatusCode = apiErr.StatusCode
 		}
 		if op.finalForKey(apiErr) {
 			up.State = JournalFailed
-			up.Result = RedactJSON(op.respBody) // the codec rebuilds the same error from it
+			up.Result = op.c.redactor().redactJSON(op.respBody) // the codec rebuilds the same error from it
 		} else {
 			up.State = JournalPending
-			up.LastCause = redactStored(kind.Error())
+			up.LastCause = op.c.redactor().redactStored(kind.Error())
 			if op.lastCause != "" {
 				up.LastCause += " (" + op.lastCause + ")"
 			}

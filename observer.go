@@ -664,11 +664,11 @@ func (op *operation) endAttempt(resp *http.Response, err error, retry bool) {
 	ob.attempt = attemptObservation{}
 	res := AttemptResult{OperationInfo: ob.info, Key: op.key, Attempt: a.n, Sent: op.attempts > a.sent, Duration: time.Since(a.start)}
 	if err != nil {
-		res.Err = redactedError{cleanTransportError(err)}
+		res.Err = redactedError{cleanTransportError(err), op.c.redactor}
 	} else if resp != nil {
 		res.StatusCode = resp.StatusCode
 		res.Replayed = strings.EqualFold(resp.Header.Get(HeaderReplay), "true")
-		res.RequestID = requestID(resp.Header)
+		res.RequestID = requestID(op.c.redactor(), resp.Header)
 	}
 	if retry && !op.exhausted {
 		res.RetryCause, res.RetryWait = op.lastCause, op.nextWait
@@ -678,10 +678,14 @@ func (op *operation) endAttempt(resp *http.Response, err error, retry bool) {
 }
 
 // redactedError is an attempt's failure as hooks see it: its text passes
-// through RedactString, whatever a signer or a transport put in it.
-type redactedError struct{ err error }
+// through RedactString, whatever a signer or a transport put in it, and
+// the client's own secrets are cut from it.
+type redactedError struct {
+	err     error
+	secrets func() *redactor
+}
 
-func (e redactedError) Error() string { return RedactString(e.err.Error()) }
+func (e redactedError) Error() string { return e.secrets().redact(e.err.Error()) }
 func (e redactedError) Unwrap() error { return e.err }
 
 // observedCheckRetry is checkRetry that also ends the attempt's

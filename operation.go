@@ -780,16 +780,17 @@ func (op *operation) meta(resp *http.Response, start time.Time) Meta {
 		m.StatusCode = resp.StatusCode
 		m.Header = resp.Header
 		m.Replayed = strings.EqualFold(resp.Header.Get(HeaderReplay), "true")
-		m.RequestID = requestID(resp.Header)
+		m.RequestID = requestID(op.c.redactor(), resp.Header)
 	}
 	return m
 }
 
-func requestID(h http.Header) string {
+// requestID is the answer's request ID, redacted by r.
+func requestID(r *redactor, h http.Header) string {
 	if v := h.Get("X-Request-Id"); v != "" {
-		return RedactString(v)
+		return r.redact(v)
 	}
-	return RedactString(h.Get("Request-Id"))
+	return r.redact(h.Get("Request-Id"))
 }
 
 // fail builds a client-side *APIError.
@@ -803,6 +804,7 @@ func (op *operation) fail(kind, cause error) *APIError {
 func (op *operation) fill(e *APIError, resp *http.Response) {
 	e.Provider, e.Operation, e.Method, e.Path = op.c.provider, op.req.Operation, op.req.Method, op.req.Path
 	e.Key, e.Attempts = op.key, op.attempts
+	e.secrets = op.c.redactor
 	// Without a key a non-idempotent operation can never be resumed: a
 	// second run would be a second operation.
 	e.noResume = op.key == "" && (op.req.Keyed || !idempotentMethod(op.req.Method))
@@ -813,7 +815,7 @@ func (op *operation) fill(e *APIError, resp *http.Response) {
 		e.StatusCode = resp.StatusCode
 		e.Replayed = strings.EqualFold(resp.Header.Get(HeaderReplay), "true")
 		if e.RequestID == "" {
-			e.RequestID = requestID(resp.Header)
+			e.RequestID = requestID(op.c.redactor(), resp.Header)
 		}
 	}
 	e.redactFields()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"regexp"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -35,11 +36,11 @@ var camelValue = regexp.MustCompile(`([\p{Ll}\p{N}])((?:Secret|Token|Password|Pa
 	secretValue)
 
 // spokenValue matches a secret named in prose: "token abc", "Bearer abc",
-// "cvv 123". Credentials are ASCII; values that are plain words
+// "cvv 123", "the token 'abc' is expired". Credentials are ASCII; values that are plain words
 // (stopWords) are kept: "the token endpoint" names no token, nor does
 // "API Key 无效".
 var spokenValue = regexp.MustCompile(`(?i)(^|[^\p{L}\p{N}])(bearer|basic|token|secret|password|passwd|` +
-	`api[ _-]?key|client[ _-]?secret|access[ _-]?token|cvv2?|cvc2?|cvn|csc|security code|pin)(\s+)([A-Za-z0-9._~+/=:@!$%*#-]+)`)
+	`api[ _-]?key|client[ _-]?secret|access[ _-]?token|cvv2?|cvc2?|cvn|csc|security code|pin)(\s+)(['"\x60\x{2018}\x{201c}]?)([A-Za-z0-9._~+/=:@!$%*#-]+)`)
 
 // stopWords are words that follow "token", "secret" or "password" in
 // prose and are never a credential.
@@ -73,16 +74,19 @@ var urlQuery = regexp.MustCompile(`(https?://[^\s?"]*)\?[^\s"]*`)
 // RedactString masks what must never reach a log or an error, whatever a
 // server echoes:
 //
-//   - card numbers: a run of 13 to 19 digits keeps only its last four; a
-//     run of 13 or more digits in groups split by one to three
-//     separators (any space or dash, an invisible character such as a
-//     zero-width space, a dot, slash, underscore or plus:
-//     "4111 1111 1111 1111", "4111.1111...") keeps only its last group
-//     when that group has four digits and the run is at most 19 digits,
-//     and nothing otherwise (a CVV written after the number is masked
-//     with it); runs of 20 or more digits are masked whole; letters
-//     glued to a run change nothing, but a UUID holding a hex letter is
-//     never masked;
+//   - card numbers: 13 to 19 digits that pass the Luhn check and do not
+//     start with 0, in one run (they keep their last four) or in groups
+//     split by up to five separators ("4111 1111 1111 1111",
+//     "4111.1111.1111.1111", "4111, 1111", "[4,1,1,1,...]", "4111  -  1111":
+//     spaces, dashes, invisible characters, combining marks, NUL, . / _ +
+//     , : ; | quotes, brackets and HTML tags). A run of groups holding such a number on its group
+//     boundaries is masked whole, but for a last group of four digits that
+//     ends the number; a group after the number (a CVV) goes with it. A
+//     single run of 20 digits or more is masked whole. Any Unicode decimal
+//     digit counts, and so do superscript, subscript and circled digits.
+//     Letters glued to a run change nothing; UUIDs holding a hex letter and
+//     date-times (years 1900 to 2199) are not read as digits, and runs that
+//     fail the Luhn check (order numbers, timestamps, amounts) are kept;
 //   - the values of secret-looking names in name=value, name: value and
 //     "name":"value" forms (cvv, cvc, pin, secret, client_secret,
 //     api_key, password, token, access_token, authorization, signature,
@@ -93,58 +97,213 @@ var urlQuery = regexp.MustCompile(`(https?://[^\s?"]*)\?[^\s"]*`)
 //   - JSON Web Tokens ("eyJ...") become [REDACTED] wherever they stand;
 //   - the credentials of a URL (scheme://user:password@host) and query
 //     strings, of a URL or bare ("?a=b"), are cut;
-//   - digits written as escape sequences (\u0034, \\u0034, \x34) are
-//     written as digits first, so an escaped card number is masked too.
+//   - encoded text: percent-encoding, quoted-printable, HTML character
+//     references, escape sequences (\u0034, \x34, \064, \u{34}), base64
+//     and base64url runs of 16 characters or more (also wrapped at a fixed
+//     width) and hex runs of 26 or more are decoded, up to three encodings
+//     deep, and redacted in turn; a base64 or hex run
+//     whose decoding holds anything above becomes [REDACTED], and a text
+//     whose escapes do is shown decoded, with what it holds masked.
 //
-// It is idempotent: redacting twice gives the same text.
+// Its cost is linear in the length of s: a bounded number of passes, and
+// at most 1024 encoded runs and 256 KiB of decoded bytes per call (a run
+// past these bounds is cut whole). It is idempotent: redacting twice gives
+// the same text.
 func RedactString(s string) string {
+	var r *redactor
+	return r.redact(s)
+}
+
+// redact is RedactString, cutting r's secrets too.
+func (r *redactor) redact(s string) string {
+	s = r.cutSecrets(s)
+	if !mayNeedRedaction(s) || canonicalUUID(s) && strings.ContainsAny(s, "abcdefABCDEF") {
+		return s // the common cases: an ID, a code, a short word; a request ID that is a UUID
+	}
+	return r.redactAt(s, 0, newDecodeBudget(), false)
+}
+
+// redactAt redacts s found depth decodings deep. keepDigits leaves the
+// digit runs of s itself in clear (not those of a text decoded from it),
+// for identifiers whose digits were checked otherwise.
+func (r *redactor) redactAt(s string, depth int, b *decodeBudget, keepDigits bool) string {
 	if s == "" {
 		return s
 	}
-	if strings.IndexByte(s, '\\') >= 0 {
-		s = unescapeDigits(s)
+	s = r.cutSecrets(s)
+	if !mayNeedRedaction(s) {
+		return s
 	}
-	s = maskDigitRuns(s)
-	return redactSecrets(s)
+	if hasEscape(s) {
+		if d := decodeDigitEscapes(s); d != s && mayHoldCardNumber(d) {
+			s = r.cutSecrets(d)
+		}
+	}
+	lit := s
+	if depth < maxDecodeDepth {
+		lit = r.maskEncodedSpans(lit, depth, b)
+	}
+	if !keepDigits {
+		lit = maskDigitRuns(lit)
+	}
+	lit = redactSecrets(lit)
+	if depth >= maxDecodeDepth || !hasEscape(lit) {
+		return lit
+	}
+	dec := decodeEscapes(lit)
+	if dec == lit {
+		return lit
+	}
+	red := r.redactAt(dec, depth+1, b, false)
+	if red == dec {
+		return lit // the escapes hide nothing: the text is kept as sent
+	}
+	return strings.ToValidUTF8(red, "\ufffd")
 }
 
-// redactSecrets is RedactString but for card numbers: secret values,
-// JSON Web Tokens, URL credentials and query strings.
+// mayNeedRedaction reports whether s holds anything RedactString may
+// change: 13 digits, a non-ASCII rune, an escape, a character some secret
+// pattern needs, a JSON Web Token or a run long enough to be base64.
+func mayNeedRedaction(s string) bool {
+	digits, run := 0, 0
+	for i := 0; i < len(s); i++ {
+		switch byteClass[s[i]] {
+		case classTrigger:
+			return true
+		case classDigit:
+			if digits++; digits >= 13 {
+				return true
+			}
+			fallthrough
+		case classBase64:
+			if run++; run >= minBase64Span {
+				return true
+			}
+			continue
+		}
+		run = 0
+	}
+	return false
+}
+
+// Byte classes for mayNeedRedaction.
+const (
+	classOther   = iota
+	classTrigger // a non-ASCII byte, an escape, a character some secret pattern needs, a space or control
+	classDigit
+	classBase64 // a base64 character that is no digit
+)
+
+// byteClass is the class of each byte.
+var byteClass = func() (t [256]uint8) {
+	for c := range 256 {
+		switch {
+		case c >= utf8.RuneSelf, c == '%', c == '&', c == '\\', c == ':', c == '=', c == '?', c <= ' ':
+			t[c] = classTrigger
+		case c >= '0' && c <= '9':
+			t[c] = classDigit
+		case base64Char(byte(c)):
+			t[c] = classBase64
+		}
+	}
+	return t
+}()
+
+// redactSecrets is RedactString but for card numbers and encoded text:
+// secret values, JSON Web Tokens, URL credentials and query strings. Each
+// pattern runs only when a cheap test finds what it needs.
 func redactSecrets(s string) string {
 	if strings.ContainsAny(s, ":=? \t\n\f\r") { // every pattern here needs one (a request ID, a code has none)
-		s = namedValue.ReplaceAllStringFunc(s, redactNamed)
-		s = camelValue.ReplaceAllStringFunc(s, redactCamel)
-		s = spokenValue.ReplaceAllStringFunc(s, redactSpoken)
+		if namedCandidate(s) {
+			s = namedValue.ReplaceAllStringFunc(s, redactNamed)
+			s = camelValue.ReplaceAllStringFunc(s, redactCamel)
+		}
+		if spokenCandidate(s) {
+			s = spokenValue.ReplaceAllStringFunc(s, redactSpoken)
+		}
 		if strings.Contains(s, "://") {
 			s = urlUserinfo.ReplaceAllString(s, "${1}[REDACTED]@")
 		}
-		s = urlQuery.ReplaceAllString(s, "${1}?[REDACTED]")
-		s = bareQuery.ReplaceAllString(s, "?[REDACTED]")
+		if strings.IndexByte(s, '?') >= 0 {
+			s = urlQuery.ReplaceAllString(s, "${1}?[REDACTED]")
+			s = bareQuery.ReplaceAllString(s, "?[REDACTED]")
+		}
 	}
 	if strings.Contains(s, "eyJ") {
-		s = bareJWT.ReplaceAllLiteralString(s, "[REDACTED]")
+		s = bareJWT.ReplaceAllLiteralString(s, redacted)
 	}
 	return s
 }
 
-// escapedDigit matches a decimal digit written as an escape sequence, as
-// JSON, JavaScript, Go or C write them: \u0034, \U00000034, \x34, with
-// any number of backslashes (JSON quoted in JSON doubles them).
-var escapedDigit = regexp.MustCompile(`\\+(?:[uU]00|U000000|[xX])3([0-9])`)
+// secretNameEnds are the ends of the names namedValue and camelValue take
+// (lowercased, without '_', '-' or spaces), with an optional Key, Value
+// or Code after them.
+var secretNameEnds = []string{"cvv", "cvv2", "cvc", "cvc2", "cvn", "csc", "securitycode", "cardverification",
+	"pin", "secret", "apikey", "privatekey", "password", "passwd", "pwd", "token", "authorization", "signature",
+	"cardnumber", "pan"}
 
-// unescapeDigits writes escaped decimal digits as digits, so that a card
-// number a server sent escaped ("\\u0034\\u0031...") is masked like
-// one in clear. It repeats until no escaped digit is left: decoding one
-// may complete another.
-func unescapeDigits(s string) string {
-	for strings.IndexByte(s, '\\') >= 0 {
-		t := escapedDigit.ReplaceAllString(s, "${1}")
-		if t == s {
-			break
+// namedCandidate reports whether some ':' or '=' of s follows (past
+// quotes, backslashes and spaces) a word ending like a secret's name: the
+// test namedValue and camelValue need to be worth running.
+func namedCandidate(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] != ':' && s[i] != '=' {
+			continue
 		}
-		s = t
+		j := i
+		for j > 0 && strings.IndexByte("\"'\\ \t", s[j-1]) >= 0 {
+			j--
+		}
+		var w []byte
+		for k := j - 1; k >= 0 && j-k <= 48; k-- {
+			c := s[k]
+			switch {
+			case c >= 'A' && c <= 'Z':
+				w = append(w, c+'a'-'A')
+			case c >= 'a' && c <= 'z', c >= '0' && c <= '9':
+				w = append(w, c)
+			case c == '_' || c == '-' || c == ' ':
+				continue
+			default:
+				k = -1
+				continue
+			}
+		}
+		slices.Reverse(w)
+		word := string(w)
+		for _, sfx := range []string{"key", "value", "code"} {
+			if t, ok := strings.CutSuffix(word, sfx); ok && endsLikeSecret(t) {
+				return true
+			}
+		}
+		if endsLikeSecret(word) {
+			return true
+		}
 	}
-	return s
+	return false
+}
+
+func endsLikeSecret(w string) bool {
+	for _, e := range secretNameEnds {
+		if strings.HasSuffix(w, e) {
+			return true
+		}
+	}
+	return false
+}
+
+// spokenWords are the words spokenValue starts with, lowercased.
+var spokenWords = []string{"bearer", "basic", "token", "secret", "passw", "api", "cvv", "cvc", "cvn", "csc", "security", "pin"}
+
+// spokenCandidate reports whether s holds a word spokenValue starts with.
+func spokenCandidate(s string) bool {
+	l := strings.ToLower(s)
+	for _, w := range spokenWords {
+		if strings.Contains(l, w) {
+			return true
+		}
+	}
+	return false
 }
 
 func redactNamed(m string) string { return redactMatch(namedValue, m) }
@@ -167,130 +326,10 @@ func redactMatch(re *regexp.Regexp, m string) string {
 
 func redactSpoken(m string) string {
 	g := spokenValue.FindStringSubmatch(m)
-	if stopWords[strings.ToLower(g[4])] {
+	if stopWords[strings.ToLower(g[5])] {
 		return m
 	}
-	return g[1] + g[2] + g[3] + "[REDACTED]"
-}
-
-// isSeparator reports a rune that may split the digit groups of a card
-// number: any space (tabs, line breaks, NBSP, ideographic space), any
-// dash, an invisible format character (zero-width space, joiner, soft
-// hyphen, BOM), and the dots, slashes, underscores and plus signs a
-// template or an encoder may put between groups.
-func isSeparator(r rune) bool {
-	switch r {
-	case '.', '/', '_', '+', '\u2212', '\u2043':
-		return true
-	}
-	return unicode.IsSpace(r) || unicode.Is(unicode.Pd, r) || unicode.Is(unicode.Cf, r)
-}
-
-// uuidPattern matches a canonical UUID. One holding a hex letter is an
-// identifier (a charge, wallet or key) and is never masked: its digit
-// groups could otherwise add up to a card-number-like run.
-var uuidPattern = regexp.MustCompile(`[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}`)
-
-// uuidRunes marks, by rune index, the runes of s inside a UUID holding a
-// hex letter; nil when s has none.
-func uuidRunes(s string, n int) []bool {
-	locs := uuidPattern.FindAllStringIndex(s, -1)
-	var marked []bool
-	for _, l := range locs {
-		if !strings.ContainsAny(s[l[0]:l[1]], "abcdefABCDEF") {
-			continue // all digits: it may be a card number in disguise
-		}
-		if marked == nil {
-			marked = make([]bool, n)
-		}
-		first := utf8.RuneCountInString(s[:l[0]])
-		for i := range l[1] - l[0] { // a UUID is ASCII: one rune per byte
-			marked[first+i] = true
-		}
-	}
-	return marked
-}
-
-// maskDigitRuns masks card-number-like digit runs (see RedactString).
-// Digits are any Unicode decimal digits (full-width ones included). It
-// reads each rune at most twice, whatever the input.
-func maskDigitRuns(s string) string {
-	digits := 0
-	for i := 0; i < len(s) && digits < 13; i++ {
-		switch c := s[i]; {
-		case c >= 0x80:
-			digits = 13 // non-ASCII: may hold other digits, take the slow path
-		case c >= '0' && c <= '9':
-			digits++
-		}
-	}
-	if digits < 13 {
-		return s // too few digits for a card number
-	}
-	rs := []rune(s)
-	inUUID := uuidRunes(s, len(rs))
-	isDigit := func(p int) bool { return unicode.IsDigit(rs[p]) && (inUUID == nil || !inUUID[p]) }
-	changed := false
-	var groups [][2]int // [start, end) of each group of the current run
-	for i := 0; i < len(rs); {
-		if !isDigit(i) {
-			i++
-			continue
-		}
-		// A run: digit groups split by 1 to 3 separators. Letters around
-		// it change nothing: "pan4111 1111 1111 1111x" is a card number.
-		groups = groups[:0]
-		j := i
-		for {
-			k := j
-			for k < len(rs) && isDigit(k) {
-				k++
-			}
-			groups = append(groups, [2]int{j, k})
-			n := k
-			for n < len(rs) && n-k < 3 && isSeparator(rs[n]) {
-				n++
-			}
-			if n == k || n >= len(rs) || !isDigit(n) {
-				j = k
-				break
-			}
-			j = n
-		}
-		digits := 0
-		for _, g := range groups {
-			digits += g[1] - g[0]
-		}
-		last := groups[len(groups)-1]
-		keep := -1 // start of the digits left in clear
-		switch {
-		case len(groups) == 1 && digits >= 13 && digits <= 19:
-			keep = last[1] - 4
-		case len(groups) > 1 && digits >= 13 && digits <= 19 && last[1]-last[0] == 4:
-			keep = last[0]
-		case len(groups) == 1 && digits < 20, len(groups) > 1 && digits < 13:
-			// not a card number: keep it, but look again at its last
-			// group, which may start a run of its own
-			if len(groups) > 1 {
-				j = last[0]
-			}
-			i = j
-			continue
-		default:
-			keep = j // 20 digits or more, or groups ending oddly: mask all
-		}
-		for _, g := range groups {
-			for p := g[0]; p < g[1] && p < keep; p++ {
-				rs[p] = '*'
-			}
-		}
-		changed = true
-		i = j
-	}
-	if !changed {
-		return s
-	}
-	return string(rs)
+	return g[1] + g[2] + g[3] + g[4] + "[REDACTED]"
 }
 
 // sensitiveAttr reports whether a log attribute's name marks a secret,
@@ -325,7 +364,8 @@ func sensitiveAttr(key string) bool {
 // attribute, which the client fills with the operation's own key. Clients wrap any logger they are
 // given in one.
 type RedactingHandler struct {
-	next slog.Handler
+	next    slog.Handler
+	secrets *clientSecrets // the client's own secrets, cut too; nil for none
 }
 
 // NewRedactingHandler returns h wrapped in redaction.
@@ -336,6 +376,11 @@ func NewRedactingHandler(h slog.Handler) *RedactingHandler {
 	return &RedactingHandler{next: h}
 }
 
+// withSecrets returns h cutting the secrets of s too.
+func (h *RedactingHandler) withSecrets(s *clientSecrets) *RedactingHandler {
+	return &RedactingHandler{next: h.next, secrets: s}
+}
+
 // Enabled implements slog.Handler.
 func (h *RedactingHandler) Enabled(ctx context.Context, l slog.Level) bool {
 	return h.next.Enabled(ctx, l)
@@ -343,9 +388,10 @@ func (h *RedactingHandler) Enabled(ctx context.Context, l slog.Level) bool {
 
 // Handle implements slog.Handler.
 func (h *RedactingHandler) Handle(ctx context.Context, r slog.Record) error {
-	nr := slog.NewRecord(r.Time, r.Level, RedactString(r.Message), r.PC)
+	red := h.secrets.redactor()
+	nr := slog.NewRecord(r.Time, r.Level, red.redact(r.Message), r.PC)
 	r.Attrs(func(a slog.Attr) bool {
-		nr.AddAttrs(redactAttr(a))
+		nr.AddAttrs(red.attr(a))
 		return true
 	})
 	return h.next.Handle(ctx, nr)
@@ -353,41 +399,43 @@ func (h *RedactingHandler) Handle(ctx context.Context, r slog.Record) error {
 
 // WithAttrs implements slog.Handler.
 func (h *RedactingHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
+	red := h.secrets.redactor()
 	out := make([]slog.Attr, len(attrs))
 	for i, a := range attrs {
-		out[i] = redactAttr(a)
+		out[i] = red.attr(a)
 	}
-	return &RedactingHandler{next: h.next.WithAttrs(out)}
+	return &RedactingHandler{next: h.next.WithAttrs(out), secrets: h.secrets}
 }
 
 // WithGroup implements slog.Handler.
 func (h *RedactingHandler) WithGroup(name string) slog.Handler {
-	return &RedactingHandler{next: h.next.WithGroup(name)}
+	return &RedactingHandler{next: h.next.WithGroup(name), secrets: h.secrets}
 }
 
-func redactAttr(a slog.Attr) slog.Attr {
+// attr is a redacted, its strings redacted by r.
+func (r *redactor) attr(a slog.Attr) slog.Attr {
 	a.Value = a.Value.Resolve()
 	if sensitiveAttr(a.Key) {
-		return slog.String(a.Key, "[REDACTED]")
+		return slog.String(a.Key, redacted)
 	}
 	switch a.Value.Kind() {
 	case slog.KindString:
 		if a.Key == "idempotency_key" {
 			return a // the client's own handle on the operation, kept readable
 		}
-		return slog.String(a.Key, RedactString(a.Value.String()))
+		return slog.String(a.Key, r.redact(a.Value.String()))
 	case slog.KindGroup:
 		g := a.Value.Group()
 		out := make([]slog.Attr, len(g))
 		for i, ga := range g {
-			out[i] = redactAttr(ga)
+			out[i] = r.attr(ga)
 		}
 		return slog.Attr{Key: a.Key, Value: slog.GroupValue(out...)}
 	case slog.KindAny:
 		if err, ok := a.Value.Any().(error); ok {
-			return slog.String(a.Key, RedactString(err.Error()))
+			return slog.String(a.Key, r.redact(err.Error()))
 		}
-		return slog.String(a.Key, RedactString(slog.AnyValue(a.Value.Any()).String()))
+		return slog.String(a.Key, r.redact(slog.AnyValue(a.Value.Any()).String()))
 	}
 	return a
 }

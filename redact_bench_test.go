@@ -26,3 +26,19 @@ func BenchmarkRedactStringGluedGroups(b *testing.B) {
 		_ = maskDigitRuns(s)
 	}
 }
+
+// A request ID as most servers send it (X-Request-Id): redacted on every
+// answer.
+func BenchmarkRedactStringRequestID(b *testing.B) {
+	for b.Loop() {
+		_ = RedactString("550e8400-e29b-41d4-a716-446655440000")
+	}
+}
+
+// An error message holding an encoded body: the decoders' own cost.
+func BenchmarkRedactStringEncoded(b *testing.B) {
+	s := "bad request: body eyJudW1iZXIiOiI0MTExMTExMTExMTExMTExIiwiY3Z2IjoiMTIzIn0 at %32%30%32%36 (&#52;&#50;)"
+	for b.Loop() {
+		_ = RedactString(s)
+	}
+}

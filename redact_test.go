@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"log/slog"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -57,7 +58,8 @@ func TestRedactStringHostileEchoes(t *testing.T) {
 		{"pan 4111 1111 1111 1111 123", "pan **** **** **** **** ***"},
 		{"amex 3782 822463 10005", "amex **** ****** *****"},
 		{"13 digits 4222222222222 x", "13 digits *********2222 x"},
-		{"19 digits 6011000990139424123", "19 digits ***************4123"},
+		{"19 digits 6011000990139424123", "19 digits *******************"}, // a card number and its CVV glued
+		{"order 1234567890123456 and 12345678901234567", "order 1234567890123456 and 12345678901234567"},
 		{"spaced 4111  1111  1111  1111", "spaced ****  ****  ****  1111"},
 		{"full-width ４１１１１１１１１１１１１１１１", "full-width ************１１１１"},
 		{"nbsp 4111\u00a01111\u00a01111\u00a01111", "nbsp ****\u00a0****\u00a0****\u00a01111"},
@@ -73,6 +75,8 @@ func TestRedactStringHostileEchoes(t *testing.T) {
 		{"Bearer xyz", "Bearer [REDACTED]"},
 		{"invalid token xyz", "invalid token [REDACTED]"},
 		{"token tok_live_abc.def", "token [REDACTED]"},
+		{"the token 'tok_live_abc' is expired", "the token '[REDACTED]' is expired"},
+		{`refresh token "rt-123" revoked`, `refresh token "[REDACTED]" revoked`},
 		{"access_token=at-1&scope=x", "access_token=[REDACTED]&scope=x"},
 		{`"client_secret": "s3cr3t with spaces"`, `"client_secret": "[REDACTED]"`},
 		{"client_secret=abc", "client_secret=[REDACTED]"},
@@ -91,7 +95,8 @@ func TestRedactStringHostileEchoes(t *testing.T) {
 		{"Japan: 1", "Japan: 1"},
 		{"API Key 无效", "API Key 无效"},
 		{"signature rejected (openapi_signature_invalid)", "signature rejected (openapi_signature_invalid)"},
-		{"key 11111111-2222-4333-8444-555555555555", "key ********-****-****-****-************"},
+		{"key 11111111-2222-4333-8444-555555555555", "key 11111111-2222-4333-8444-555555555555"}, // no card number in it
+		{"key 41111111-1111-1111-8444-555555555555", "key ********-****-****-****-************"},
 		{"[idempotency key 550e8400-e29b-41d4-a716-446655440000, 2 attempt(s)]", "[idempotency key 550e8400-e29b-41d4-a716-446655440000, 2 attempt(s)]"},
 	}
 	for _, c := range cases {
@@ -116,25 +121,28 @@ func TestRequestIDHeaderRedacted(t *testing.T) {
 	assert.Equal(t, "req token [REDACTED] **** **** **** 1111", ae.RequestID)
 }
 
-// Whatever the input, no 13 digits in a row survive and redacting the
-// output again changes nothing.
+// Whatever the input, no card number survives in clear (no run of 13 to
+// 19 ASCII digits that passes the Luhn check, no run of 20 or more) and
+// redacting the output again changes nothing.
 func FuzzRedactString(f *testing.F) {
 	for _, s := range []string{"card 4111 1111 1111 1111 cvv 123", `{"cvv":"123","token":"a b"}`, "Bearer x?y=1",
-		"4111-1111-1111-1111-1111", "a716-446655440000", "token token token x", "cvv: cvv: 1"} {
+		"4111-1111-1111-1111-1111", "a716-446655440000", "token token token x", "cvv: cvv: 1",
+		"%34%31%31%31%31%31%31%31%31%31%31%31%31%31%31%31", "NDExMTExMTExMTExMTExMQ==", "&#52;&#x31;\\061\\u{31}",
+		"[4,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1]", "2026-11-29 18:49:12.123456789 +0000 UTC", "192.168.100.200:8080",
+		"34313131313131313131313131313131", "%2534%2531", "\\ud835\\udfce", "\u2074\u00b9\u00b9"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		out := RedactString(s)
-		run := 0
-		for i := 0; i < len(out); i++ {
-			if out[i] >= '0' && out[i] <= '9' {
-				run++
-				if run >= 13 {
-					t.Fatalf("13 digits survive in %q -> %q", s, out)
-				}
-			} else {
-				run = 0
+		for i := 0; i < len(out); {
+			j := i
+			for j < len(out) && out[j] >= '0' && out[j] <= '9' {
+				j++
 			}
+			if n := j - i; n >= 20 || n >= 13 && LuhnValid(strings.TrimLeft(out[i:j], "0")) && len(strings.TrimLeft(out[i:j], "0")) >= 13 {
+				t.Fatalf("a card number survives in %q -> %q", s, out)
+			}
+			i = j + 1
 		}
 		if again := RedactString(out); again != out {
 			t.Fatalf("not idempotent: %q -> %q -> %q", s, out, again)

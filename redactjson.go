@@ -19,6 +19,12 @@ import (
 // Object names are redacted like string values (a server may key an object
 // by card number). A body that is not JSON is stored as a JSON string of its redacted text.
 func RedactJSON(b []byte) []byte {
+	var r *redactor
+	return r.redactJSON(b)
+}
+
+// redactJSON is RedactJSON, cutting r's secrets too.
+func (r *redactor) redactJSON(b []byte) []byte {
 	if len(bytes.TrimSpace(b)) == 0 {
 		return nil
 	}
@@ -26,10 +32,10 @@ func RedactJSON(b []byte) []byte {
 	dec.UseNumber()
 	var v any
 	if err := dec.Decode(&v); err != nil || dec.More() {
-		out, _ := json.Marshal(redactStored(string(b)))
+		out, _ := json.Marshal(r.redactStored(string(b)))
 		return out
 	}
-	out, err := json.Marshal(redactValue(v))
+	out, err := json.Marshal(r.redactValue(v))
 	if err != nil {
 		return []byte("null")
 	}
@@ -128,9 +134,9 @@ func canonicalUUID(s string) bool {
 // secret value, JSON Web Token, URL credentials or query string. A hex ID
 // is plain; "ch_1?access_token=…" or "cvv=987" is not, and is redacted
 // like any other string.
-func plainIdentifier(s string) bool {
-	return !wholeCardNumber(s) && !holdsCardNumber(s) && unescapeDigits(s) == s &&
-		redactSecrets(s) == s && !storedSecret.MatchString(s)
+func (r *redactor) plainIdentifier(s string) bool {
+	return !wholeCardNumber(s) && !holdsCardNumber(s) && !storedSecret.MatchString(s) &&
+		r.redactAt(s, 0, newDecodeBudget(), true) == s
 }
 
 // holdsCardNumber reports whether s contains a run of 13 to 19 digits
@@ -192,12 +198,12 @@ func holdsCardNumber(s string) bool {
 	return false
 }
 
-func redactValue(v any) any {
+func (r *redactor) redactValue(v any) any {
 	switch t := v.(type) {
 	case map[string]any:
 		var renamed []string
 		for k, val := range t {
-			if nk := redactStored(k); nk != k {
+			if nk := r.redactStored(k); nk != k {
 				renamed = append(renamed, k) // a name holding a card number or a secret
 			}
 			if secretField(k) {
@@ -208,10 +214,10 @@ func redactValue(v any) any {
 				}
 				continue
 			}
-			if s, ok := val.(string); ok && identifierField(k) && (canonicalUUID(s) || plainIdentifier(s)) {
+			if s, ok := val.(string); ok && identifierField(k) && (canonicalUUID(s) || r.plainIdentifier(s)) {
 				continue // a resource ID comes back exactly as the server sent it
 			}
-			t[k] = redactValue(val)
+			t[k] = r.redactValue(val)
 		}
 		// Names are redacted like values, in a fixed order; a redacted name
 		// that another name already has gets a suffix, so no value is lost.
@@ -219,7 +225,7 @@ func redactValue(v any) any {
 		for _, k := range renamed {
 			val := t[k]
 			delete(t, k)
-			nk := redactStored(k)
+			nk := r.redactStored(k)
 			for n, base := 2, nk; ; n++ {
 				if _, taken := t[nk]; !taken {
 					break
@@ -230,12 +236,18 @@ func redactValue(v any) any {
 		}
 		return t
 	case []any:
+		if digitArray(t) {
+			for i := range t {
+				t[i] = nil // a card number written one group per element
+			}
+			return t
+		}
 		for i := range t {
-			t[i] = redactValue(t[i])
+			t[i] = r.redactValue(t[i])
 		}
 		return t
 	case string:
-		return redactStored(t)
+		return r.redactStored(t)
 	case json.Number:
 		if s, ok := integerDigits(t.String()); ok && len(s) >= 13 && len(s) <= 19 && LuhnValid(s) {
 			return nil
@@ -336,10 +348,47 @@ var storedSecret = regexp.MustCompile(`(?i)(\b(?:[a-z_]*(?:cvv2?|cvc2?|security_
 // redactStored redacts free text before it is stored: RedactString, then
 // secret fields in any quoting, then card numbers written with separators.
 func redactStored(s string) string {
+	var r *redactor
+	return r.redactStored(s)
+}
+
+// redactStored is redactStored, cutting r's secrets too.
+func (r *redactor) redactStored(s string) string {
 	if s == "" {
 		return s
 	}
-	s = RedactString(s)
+	s = r.redact(s)
 	s = storedSecret.ReplaceAllString(s, "${1}[REDACTED]")
 	return redactCardLike(s)
+}
+
+// digitArray reports whether a, a JSON array, writes a card number one
+// digit group per element ([4,1,1,1,...], ["4111","1111",...]): its
+// elements are numbers or strings of digits whose groups, read in order,
+// hold one (maskDigitRuns).
+func digitArray(a []any) bool {
+	if len(a) < 2 {
+		return false
+	}
+	var b strings.Builder
+	for i, e := range a {
+		var s string
+		switch x := e.(type) {
+		case json.Number:
+			s = x.String()
+		case string:
+			s = x
+		default:
+			return false
+		}
+		if s == "" || strings.Trim(s, "0123456789 -") != "" {
+			return false
+		}
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(s)
+	}
+	j := b.String()
+	return maskDigitRuns(j) != j
 }

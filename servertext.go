@@ -39,7 +39,7 @@ func cutServerText(s string, n int) string {
 	}
 	for s != "" { // digit groups before it: the head of a card number
 		r, size := utf8.DecodeLastRuneInString(s)
-		if !unicode.IsDigit(r) && !isSeparator(r) {
+		if digitValue(r) < 0 && !isSeparator(r) {
 			break
 		}
 		s = s[:len(s)-size]
@@ -56,5 +56,5 @@ func tokenRune(r rune) bool {
 	case strings.ContainsRune("._~+/=:@!$%*#-", r):
 		return true
 	}
-	return unicode.IsDigit(r) || isSeparator(r) && !unicode.IsSpace(r)
+	return digitValue(r) >= 0 || isSeparator(r) && !unicode.IsSpace(r)
 }

@@ -52,7 +52,7 @@ type Settlement struct {
 // *APIError values carrying the entry's key.
 func (c *Client) Settle(ctx context.Context, reference string, s Settlement) (JournalEntry, error) {
 	fail := func(kind error, e JournalEntry, cause error) (JournalEntry, error) {
-		ae := &APIError{Provider: c.provider, Operation: "journal.settle", Kind: kind, Err: cause, Key: e.Key, KeyCreated: e.KeyCreated}
+		ae := &APIError{Provider: c.provider, Operation: "journal.settle", Kind: kind, Err: cause, Key: e.Key, KeyCreated: e.KeyCreated, secrets: c.redactor}
 		ae.redactFields()
 		return JournalEntry{}, ae
 	}
@@ -84,10 +84,10 @@ func (c *Client) Settle(ctx context.Context, reference string, s Settlement) (Jo
 		}
 		stored, fence = taken, taken.Fence
 	}
-	up := JournalEntry{Scope: c.scope, Reference: reference, Fence: fence, SettleReason: redactStored(s.Reason), RequestID: RedactString(s.RequestID)}
+	up := JournalEntry{Scope: c.scope, Reference: reference, Fence: fence, SettleReason: c.redactor().redactStored(s.Reason), RequestID: c.redactor().redact(s.RequestID)}
 	switch s.Outcome {
 	case SettleSucceeded:
-		up.State, up.Result, up.StatusCode = JournalSucceeded, RedactJSON(s.Result), s.StatusCode
+		up.State, up.Result, up.StatusCode = JournalSucceeded, c.redactor().redactJSON(s.Result), s.StatusCode
 	case SettleFailed:
 		up.State, up.ErrorKind = JournalFailed, KindName(ErrSettledFailed)
 	case SettleNotExecuted:

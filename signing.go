@@ -107,6 +107,7 @@ type HMACSigner struct {
 	// %s) would be printed whole by %d, %x or %s of the core client, which
 	// holds the signer in an unexported field out of reach of String.
 	secret func() []byte
+	values func() []string // the secret and the API key, for SecretValues
 	now    func() time.Time
 	rand   io.Reader
 	offset atomic.Int64 // server clock minus local clock, in nanoseconds
@@ -141,7 +142,9 @@ func NewHMACSigner(keyID, secret string, opts ...HMACOption) (*HMACSigner, error
 		return nil, fmt.Errorf("%w: api key and secret are required", ErrInvalidConfig)
 	}
 	key := []byte(secret)
-	s := &HMACSigner{keyID: keyID, secret: func() []byte { return key }, now: time.Now, rand: rand.Reader}
+	vals := []string{secret, keyID}
+	s := &HMACSigner{keyID: keyID, secret: func() []byte { return key }, values: func() []string { return vals },
+		now: time.Now, rand: rand.Reader}
 	s.states.New = func() any { return &signState{mac: hmac.New(sha256.New, key), buf: make([]byte, 0, 256)} }
 	for _, o := range opts {
 		o(s)
@@ -156,6 +159,11 @@ func (s *HMACSigner) String() string {
 
 // GoString hides the secret.
 func (s *HMACSigner) GoString() string { return s.String() }
+
+// SecretValues implements SecretHolder: the HMAC secret and the API key,
+// which the client cuts from every error text, journal row and log
+// record. The slice is shared: callers must not change it.
+func (s *HMACSigner) SecretValues() []string { return s.values() }
 
 // ClockOffset returns the server-minus-local clock offset the signer learned.
 func (s *HMACSigner) ClockOffset() time.Duration { return time.Duration(s.offset.Load()) }

@@ -504,3 +504,17 @@ func TestCheckWebhookURLFollowsTheInsecureOptIn(t *testing.T) {
 	assert.NoError(t, checkWebhookURL(hook, "http://api.internal:8080"))
 	assert.NoError(t, checkWebhookURL("http://[::ffff:127.0.0.1]:9/h", "https://api.example"), "an IPv4-mapped loopback address is loopback")
 }
+
+// The authorizer's SecretValues are its client secret and its last
+// keptTokens tokens: bounded however often tokens rotate, newest kept.
+func TestAuthorizerSecretValuesBounded(t *testing.T) {
+	z := newAuthorizer(ClientCredentials("id", "client-secret-bound"))
+	for i := range 10 {
+		z.secrets(fmt.Sprintf("token-%02d-opaque", i))
+	}
+	vals := z.SecretValues()
+	require.Len(t, vals, keptTokens+1)
+	assert.Equal(t, "client-secret-bound", vals[0])
+	assert.Equal(t, []string{"token-06-opaque", "token-07-opaque", "token-08-opaque", "token-09-opaque"}, vals[1:])
+	assert.Equal(t, []string{"fixed-token-bound"}, newAuthorizer(AccessToken("fixed-token-bound")).SecretValues())
+}

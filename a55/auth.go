@@ -131,9 +131,12 @@ type authorizer struct {
 	// unexported field out of reach of String and Format, would otherwise
 	// print the token.
 	fixed func() string
-	cfg   *clientcredentials.Config
-	hc    *http.Client // token requests go through the client's own transport, following no redirect
-	now   func() time.Time
+	// secrets adds a token fetched (unless "") to the values SecretValues
+	// returns and returns them; a closure for the reason fixed is one.
+	secrets func(add string) []string
+	cfg     *clientcredentials.Config
+	hc      *http.Client // token requests go through the client's own transport, following no redirect
+	now     func() time.Time
 
 	mu       sync.Mutex
 	token    *oauth2.Token
@@ -153,7 +156,7 @@ type tokenFetch struct {
 func newAuthorizer(a Auth) *authorizer {
 	if a.AccessToken != "" {
 		tok := a.AccessToken
-		return &authorizer{fixed: func() string { return tok }, now: time.Now}
+		return &authorizer{fixed: func() string { return tok }, now: time.Now, secrets: secretList(tok)}
 	}
 	scopes := a.Scopes
 	if len(scopes) == 0 {
@@ -163,7 +166,7 @@ func newAuthorizer(a Auth) *authorizer {
 	if tu == "" {
 		tu = SandboxTokenURL
 	}
-	z := &authorizer{now: time.Now, cfg: &clientcredentials.Config{
+	z := &authorizer{now: time.Now, secrets: secretList(a.ClientSecret), cfg: &clientcredentials.Config{
 		ClientID: a.ClientID, ClientSecret: a.ClientSecret, TokenURL: tu, Scopes: scopes,
 		AuthStyle: oauth2.AuthStyleInParams,
 	}}
@@ -254,6 +257,7 @@ func (z *authorizer) fetch(ctx context.Context, f *tokenFetch) {
 	z.inflight = nil
 	f.tok, f.err = t, err
 	if err == nil {
+		z.secrets(t.AccessToken)
 		z.token, z.expiry, z.lifetime = t, time.Time{}, 0
 		switch {
 		case t.ExpiresIn > 0:
@@ -268,6 +272,33 @@ func (z *authorizer) fetch(ctx context.Context, f *tokenFetch) {
 	z.mu.Unlock()
 	close(f.done) // after the unlock: a waiter may return and read z at once
 }
+
+// keptTokens is how many of the tokens it fetched the authorizer keeps
+// among its SecretValues: the current one and those it replaced, which a
+// server may still echo.
+const keptTokens = 4
+
+// secretList returns the closure of an authorizer's secrets: first, then
+// the last keptTokens tokens added. Each addition replaces the slice, never
+// changes it in place, so a caller may keep the one it got.
+func secretList(first string) func(add string) []string {
+	var mu sync.Mutex
+	vals := []string{first}
+	return func(add string) []string {
+		mu.Lock()
+		defer mu.Unlock()
+		if add != "" {
+			vals = append(append([]string{first}, vals[max(1, len(vals)-keptTokens+1):]...), add)
+		}
+		return vals
+	}
+}
+
+// SecretValues implements payonce.SecretHolder: the client secret (or the
+// fixed access token) and the last access tokens fetched, which the core
+// client cuts from every error text, journal row and log record, however
+// a server quotes them.
+func (z *authorizer) SecretValues() []string { return z.secrets("") }
 
 // freshLocked reports whether the cached token may still be used: it has
 // no known expiry, or more than refreshMargin of its life is left.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -346,4 +347,39 @@ func fastPolicy() payonce.RetryPolicy {
 	p := payonce.FastRetryPolicy()
 	p.AttemptTimeout = time.Minute
 	return p
+}
+
+// A server that puts a card number, encoded, in its error code, message
+// and request ID: no span attribute or event holds it in any form.
+func TestSpanAttributesHideEncodedCardNumbers(t *testing.T) {
+	for _, enc := range []string{
+		"%34%31%31%31%31%31%31%31%31%31%31%31%31%31%31%31",
+		"NDExMTExMTExMTExMTExMQ==",
+		"eyJudW1iZXIiOiI0MTExMTExMTExMTExMTExIn0",
+		"&#52;&#49;&#49;&#49;&#49;&#49;&#49;&#49;&#49;&#49;&#49;&#49;&#49;&#49;&#49;&#49;",
+		"4111|1111|1111|1111",
+	} {
+		t.Run(enc[:8], func(t *testing.T) {
+			tm := newTelemetry(t)
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "application/json")
+				w.Header().Set("X-Request-Id", "req "+enc)
+				w.WriteHeader(http.StatusBadRequest)
+				_, _ = fmt.Fprintf(w, `{"code":400,"message":"card %s","message_key":"bad_%s","data":null}`, enc, enc)
+			}))
+			defer srv.Close()
+			c, err := coinepay.NewClient("ak_span", "sk_span_secret", payonce.WithBaseURL(srv.URL),
+				payonce.WithRetryPolicy(fastPolicy()), payonce.WithObserver(tm.obs))
+			require.NoError(t, err)
+			_, err = c.Cards.Apply(t.Context(), &coinepay.ApplyRequest{HeaderID: "h1", PackageID: "p1"})
+			require.Error(t, err)
+			var dump strings.Builder
+			for _, s := range tm.spans.Ended() {
+				fmt.Fprintf(&dump, "%s %v %v %v\n", s.Name(), s.Attributes(), s.Events(), s.Status())
+			}
+			require.Contains(t, dump.String(), "payonce.error.code")
+			assert.NotContains(t, dump.String(), enc)
+			assert.NotContains(t, dump.String(), "4111111111111111")
+		})
+	}
 }

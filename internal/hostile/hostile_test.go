@@ -37,6 +37,16 @@ var echoes = []string{
 	"GET /api/v1/bank/wallet/charge/?charge_uuid=c1&wallet_uuid=query_hostile_42",
 	"see https://evil.test/cb?session=query_hostile_42",
 	"13 digits 4222222222222 and 19 digits 6011000990139424123",
+	"card %34%31%31%31%31%31%31%31%31%31%31%31%31%31%31%31 declined",
+	"body eyJudW1iZXIiOiI0MTExMTExMTExMTExMTExIiwiY3Z2IjoiOTE3MyJ9 refused",
+	"body eyJudW1iZXIiOiI0MTExMTExMTExMTExMTExIiwiY3Z2IjoiOTE3MyJ9",
+	"pan &#52;&#49;&#49;&#49;&#49;&#49;&#49;&#49;&#49;&#49;&#49;&#49;&#49;&#49;&#49;&#49; cvv &#57;&#49;&#55;&#51;",
+	"pan \\064\\061\\061\\061\\061\\061\\061\\061\\061\\061\\061\\061\\061\\061\\061\\061",
+	"pan \\u{34}\\u{31}\\u{31}\\u{31}\\u{31}\\u{31}\\u{31}\\u{31}\\u{31}\\u{31}\\u{31}\\u{31}\\u{31}\\u{31}\\u{31}\\u{31}",
+	"digits [4,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1]",
+	"card 4111|1111|1111|1111, 4111:1111:1111:1111, 4111  -  1111  -  1111  -  1111",
+	"card ⁴¹¹¹ ¹¹¹¹ ¹¹¹¹ ¹¹¹¹",
+	"card NDExMTExMTExMTExMTExMQ== cvv OTE3Mw==",
 }
 
 // forbidden are the secrets of echoes; none may be printed anywhere. The
@@ -47,6 +57,8 @@ var forbidden = []string{
 	"cvv 9173", `"cvv":"9173"`, `cvv\":\"9173`, "cvv: 9173", "cvc=9173", "eyJhbGciOiJIUzI1NiJ9", "hostile.sig", "tok_live_hostile42", "at_hostile_42", "cs_hostile_42",
 	"ak_hostile_42", "sec_hostile_42", "query_hostile_42", "charge_uuid=c1", "session=", "422222222",
 	"601100099013",
+	"%34%31%31%31", "eyJudW1iZXIi", "&#52;&#49;", "\\064\\061", "u{34}", "1,1,1,1,1", "4111|1111", "4111:1111", "4111  -  1111",
+	"⁴¹¹¹", "NDExMTExMTEx",
 }
 
 type shape struct {

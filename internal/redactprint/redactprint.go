@@ -94,6 +94,8 @@ func printsItself(v reflect.Value, sharp bool) bool {
 		return false
 	}
 	switch v.Interface().(type) {
+	case time.Time, time.Duration:
+		return true // a server's time is parsed, never its text: nothing to redact (and GoStringer would hide its String)
 	case fmt.Formatter:
 		return true
 	case fmt.GoStringer:

@@ -1,0 +1,170 @@
+package hostile
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/payonce/payonce"
+	"github.com/payonce/payonce/a55"
+	"github.com/payonce/payonce/coinepay"
+	"github.com/payonce/payonce/journal"
+)
+
+// proseEchoes are the ways a server's error prose quotes a credential:
+// the redaction patterns see no secret's name in front of most of them.
+func proseEchoes(secret string) []string {
+	pct := ""
+	for i := 0; i < len(secret); i++ {
+		pct += fmt.Sprintf("%%%02X", secret[i])
+	}
+	return []string{
+		"token expired: " + secret,
+		"Token has expired: " + secret,
+		"the token '" + secret + "' is expired",
+		"credential " + secret + " unknown",
+		"rejected (" + url.QueryEscape(secret) + ")",
+		"rejected " + pct,
+		"rejected " + base64.StdEncoding.EncodeToString([]byte(secret)),
+		"rejected " + base64.RawURLEncoding.EncodeToString([]byte("key="+secret)),
+		"rejected x" + secret + "y",
+	}
+}
+
+// ownForms is every form of secret no output may hold.
+func ownForms(secret string) []string {
+	return []string{secret, base64.StdEncoding.EncodeToString([]byte(secret))[:16],
+		base64.RawURLEncoding.EncodeToString([]byte("key=" + secret))[4:20]}
+}
+
+// allOutput is every text the client gives of err: its text, printed
+// forms, JSON form, the journal row of ref and the client's log lines.
+func allOutput(t *testing.T, err error, j *journal.Memory, scope, ref string, logs *syncBuffer) string {
+	t.Helper()
+	out := printed(err)
+	b, jerr := json.Marshal(err)
+	require.NoError(t, jerr)
+	out += string(b)
+	e, gerr := j.Get(t.Context(), scope, ref)
+	require.NoError(t, gerr)
+	out += fmt.Sprintf("%+v", e) + e.ErrorMessage + e.ErrorCode + e.RequestID + e.LastCause + string(e.Result)
+	return out + logs.String()
+}
+
+// An A55 server that quotes, in prose and however encoded, the access
+// token the client sent (an opaque one, not a JWT), one it sent before
+// the token was replaced, or the client secret: none reaches the error,
+// its printed forms, the journal row or the client's logs.
+func TestA55OwnSecretsCutFromProse(t *testing.T) {
+	const secret = "cs-9f8e7d6c5b4a39281706"
+	tokens := []string{"Zq8vLm3NtR7pKa4WnE8sBd3HyU6cFj1x", "Hn2Wq9Lz4Vx7Bc1Mk5Rt8Yp3Sd6Gf0Ja"}
+	for i, echo := range append(proseEchoes(tokens[0]), append(proseEchoes(tokens[1]), proseEchoes(secret)...)...) {
+		t.Run(fmt.Sprint(i), func(t *testing.T) {
+			var fetched, charges atomic.Int32
+			mux := http.NewServeMux()
+			mux.HandleFunc("POST /oauth2/token", func(w http.ResponseWriter, r *http.Request) {
+				n := fetched.Add(1)
+				w.Header().Set("Content-Type", "application/json")
+				_, _ = fmt.Fprintf(w, `{"access_token":%q,"expires_in":3600,"token_type":"Bearer"}`, tokens[min(int(n), 2)-1])
+			})
+			mux.HandleFunc("POST "+a55.PathCharges, func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "application/json")
+				if charges.Add(1) == 1 {
+					w.WriteHeader(http.StatusUnauthorized) // the first token is replaced
+					_, _ = fmt.Fprint(w, `{"error":{"code":"INVALID_TOKEN","message":"expired"}}`)
+					return
+				}
+				w.Header().Set("X-Request-Id", echo)
+				w.WriteHeader(http.StatusBadRequest)
+				q := jsonString(echo)
+				_, _ = fmt.Fprint(w, `{"error":{"code":`+q+`,"message":`+q+`,"details":[{"field":"card","reason":`+q+`}]}}`)
+			})
+			srv := httptest.NewServer(mux)
+			defer srv.Close()
+			auth := a55.ClientCredentials("client-id", secret)
+			auth.TokenURL = srv.URL + "/oauth2/token"
+			var logs syncBuffer
+			j := journal.NewMemory()
+			c, err := a55.NewClient(auth, payonce.WithBaseURL(srv.URL), payonce.WithRetryPolicy(payonce.FastRetryPolicy()),
+				payonce.WithJournal(j), payonce.WithLogger(slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))))
+			require.NoError(t, err)
+			_, err = c.Charges.Create(t.Context(), cardCharge(), payonce.WithReference("order-1"),
+				payonce.WithIdempotencyKey("hostile-key-0123456789"))
+			require.Error(t, err)
+			require.Equal(t, int32(2), fetched.Load(), "the token was replaced once")
+			out := allOutput(t, err, j, c.Core().Scope(), "order-1", &logs)
+			for _, s := range append(ownForms(tokens[0]), append(ownForms(tokens[1]), ownForms(secret)...)...) {
+				assert.NotContains(t, out, s)
+			}
+			assert.Contains(t, err.Error(), "hostile-key-0123456789")
+		})
+	}
+}
+
+// A fixed access token is cut the same way.
+func TestA55FixedTokenCutFromProse(t *testing.T) {
+	const token = "fixedOpaqueToken0123456789abcdef"
+	for i, echo := range proseEchoes(token) {
+		t.Run(fmt.Sprint(i), func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(http.StatusForbidden)
+				_, _ = fmt.Fprint(w, `{"error":{"code":"FORBIDDEN","message":`+jsonString(echo)+`}}`)
+			}))
+			defer srv.Close()
+			var logs syncBuffer
+			j := journal.NewMemory()
+			c, err := a55.NewClient(a55.AccessToken(token), payonce.WithBaseURL(srv.URL), payonce.WithJournal(j),
+				payonce.WithLogger(slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))))
+			require.NoError(t, err)
+			_, err = c.Charges.Create(t.Context(), cardCharge(), payonce.WithReference("order-2"),
+				payonce.WithIdempotencyKey("hostile-key-0123456789"))
+			require.Error(t, err)
+			for _, s := range ownForms(token) {
+				assert.NotContains(t, allOutput(t, err, j, c.Core().Scope(), "order-2", &logs), s)
+			}
+		})
+	}
+}
+
+// A Coinepay server that quotes the HMAC secret or the API key in its
+// error prose, however encoded: none reaches the error, its printed
+// forms, the journal row or the logs.
+func TestCoinepayOwnSecretsCutFromProse(t *testing.T) {
+	const apiKey, secret = "ak_live_7Hq2Xw9Lm4", "sk_live_Vb8Nc3Zt6Qp1Ry5K"
+	for i, echo := range append(proseEchoes(secret), proseEchoes(apiKey)...) {
+		t.Run(fmt.Sprint(i), func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "application/json")
+				w.Header().Set("X-Request-Id", echo)
+				w.WriteHeader(http.StatusBadRequest)
+				q := jsonString(echo)
+				_, _ = fmt.Fprint(w, `{"code":400,"message":`+q+`,"message_key":`+q+`,"data":null}`)
+			}))
+			defer srv.Close()
+			var logs syncBuffer
+			j := journal.NewMemory()
+			c, err := coinepay.NewClient(apiKey, secret, payonce.WithBaseURL(srv.URL), payonce.WithRetryPolicy(payonce.FastRetryPolicy()),
+				payonce.WithJournal(j), payonce.WithLogger(slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))))
+			require.NoError(t, err)
+			_, err = c.Cards.Apply(t.Context(), &coinepay.ApplyRequest{HeaderID: "h1", PackageID: "p1"},
+				payonce.WithReference("apply-1"), payonce.WithIdempotencyKey("hostile-key-0123456789"))
+			require.Error(t, err)
+			out := allOutput(t, err, j, c.Core().Scope(), "apply-1", &logs)
+			for _, s := range append(ownForms(secret), ownForms(apiKey)...) {
+				assert.NotContains(t, out, s)
+			}
+			assert.True(t, strings.Contains(err.Error(), "hostile-key-0123456789"))
+		})
+	}
+}
