@@ -23,7 +23,7 @@ func cardBody(number, cvv, amount string) []byte {
 // key can recompute.
 func TestFingerprintForms(t *testing.T) {
 	a := cardBody("4111111111111111", "987", "10.00")
-	sameLast4 := cardBody("4012888888881111", "123", "10.00")
+	sameLast4 := cardBody("4012888888071111", "123", "10.00")
 	otherAmount := cardBody("4111111111111111", "987", "99.00")
 
 	fp := payonce.Fingerprint("post", "/charge/", a)
@@ -66,7 +66,7 @@ func TestAnotherCardUnderTheSameReference(t *testing.T) {
 		key  []payonce.Option
 		next *payonce.Request
 	}{
-		"keyed, same last four":    {[]payonce.Option{payonce.WithFingerprintKey([]byte("a merchant's secret"))}, card("4012888888881111", "123", "10.00")},
+		"keyed, same last four":    {[]payonce.Option{payonce.WithFingerprintKey([]byte("a merchant's secret"))}, card("4012888888071111", "123", "10.00")},
 		"keyed, another CVV":       {[]payonce.Option{payonce.WithFingerprintKey([]byte("a merchant's secret"))}, card("4111111111111111", "123", "10.00")},
 		"no key, other last four":  {nil, card("5555555555554444", "987", "10.00")},
 		"no key, another amount":   {nil, card("4111111111111111", "987", "99.00")},
@@ -112,7 +112,7 @@ func TestRequestMatches(t *testing.T) {
 	require.NoError(t, err)
 	own := payonce.JournalEntry{Method: "POST", Path: "/charge/", Fingerprint: keyed.Fingerprint("POST", "/charge/", body)}
 	assert.True(t, keyed.RequestMatches(own, "POST", "/charge/", body))
-	assert.False(t, keyed.RequestMatches(own, "POST", "/charge/", cardBody("4012888888881111", "987", "10.00")))
+	assert.False(t, keyed.RequestMatches(own, "POST", "/charge/", cardBody("4012888888071111", "987", "10.00")))
 	redacted := payonce.JournalEntry{Method: "POST", Path: "/charge/", Fingerprint: payonce.Fingerprint("POST", "/charge/", body)}
 	assert.True(t, keyed.RequestMatches(redacted, "POST", "/charge/", body))
 	assert.False(t, keyed.RequestMatches(redacted, "POST", "/charge/", cardBody("4111111111111111", "987", "11.00")))

@@ -124,7 +124,7 @@ func TestA55FixedTokenCutFromProse(t *testing.T) {
 			defer srv.Close()
 			var logs syncBuffer
 			j := journal.NewMemory()
-			c, err := a55.NewClient(a55.AccessToken(token), payonce.WithBaseURL(srv.URL), payonce.WithJournal(j),
+			c, err := a55.NewClient(a55.AccessToken(token), payonce.WithBaseURL(srv.URL), payonce.WithJournal(j), payonce.WithScope("a55:merchant-1"),
 				payonce.WithLogger(slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))))
 			require.NoError(t, err)
 			_, err = c.Charges.Create(t.Context(), cardCharge(), payonce.WithReference("order-2"),
