@@ -281,7 +281,7 @@ func New(tb testing.TB, opts ...Option) *Server {
 				tb.Log("a55test: " + tb.Name() + " failed; its fake closes: " + why)
 			} else {
 				msg := fmt.Sprintf("a55test: %s failed; its fake stays up for %s: open %s (Release there ends the wait)",
-					tb.Name(), d, s.ConsoleURL())
+					tb.Name(), d.Round(time.Second), s.ConsoleURL())
 				if why != "" {
 					msg += "; " + why
 				}

@@ -257,7 +257,7 @@ func New(tb testing.TB, opts ...Option) *Server {
 				tb.Log("coinepaytest: " + tb.Name() + " failed; its fake closes: " + why)
 			} else {
 				msg := fmt.Sprintf("coinepaytest: %s failed; its fake stays up for %s: open %s (Release there ends the wait)",
-					tb.Name(), d, s.ConsoleURL())
+					tb.Name(), d.Round(time.Second), s.ConsoleURL())
 				if why != "" {
 					msg += "; " + why
 				}
