@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"regexp"
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -165,4 +167,12 @@ func BenchmarkOperationsPage(b *testing.B) {
 			}
 		}
 	})
+}
+
+func TestConsoleDetailNoteNamesTheDetailCap(t *testing.T) {
+	js, err := consoleAssets.ReadFile("console/console.js")
+	require.NoError(t, err)
+	m := regexp.MustCompile(`past the first (\d+)`).FindSubmatch(js)
+	require.NotNil(t, m, "the detail says how many attempts it lists")
+	assert.Equal(t, strconv.Itoa(MaxDetailAttempts), string(m[1]), "the note names the cap the detail applies")
 }
