@@ -488,8 +488,24 @@ func TestConsoleURLServesTheConsole(t *testing.T) {
 }
 
 func TestHoldOnFailureKeepsTheFakeUpUntilReleased(t *testing.T) {
+	t.Run("option", func(t *testing.T) {
+		t.Setenv("CI", "")
+		t.Setenv("PAYONCE_FAKE_HOLD", "")
+		testHeldUntilReleased(t, a55test.WithHoldOnFailure(time.Hour))
+	})
+	t.Run("environment on CI", func(t *testing.T) {
+		t.Setenv("CI", "true") // asked for in this run: held on CI too
+		t.Setenv("PAYONCE_FAKE_HOLD", "1h")
+		testHeldUntilReleased(t)
+	})
+	t.Setenv("PAYONCE_FAKE_HOLD", "soon")
+	bad := &failedTB{TB: t}
+	assert.Panics(t, func() { a55test.New(&fatalTB{failedTB: bad}) }, "an invalid hold fails the test")
+}
+
+func testHeldUntilReleased(t *testing.T, opts ...a55test.Option) {
 	tb := &failedTB{TB: t}
-	s := a55test.New(tb, a55test.WithHoldOnFailure(time.Hour))
+	s := a55test.New(tb, opts...)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -515,10 +531,6 @@ func TestHoldOnFailureKeepsTheFakeUpUntilReleased(t *testing.T) {
 	<-done
 	_, err = http.Get(s.ConsoleURL())
 	assert.Error(t, err, "released: the fake is closed")
-
-	t.Setenv("PAYONCE_FAKE_HOLD", "soon")
-	bad := &failedTB{TB: t}
-	assert.Panics(t, func() { a55test.New(&fatalTB{failedTB: bad}) }, "an invalid hold fails the test")
 }
 
 // fatalTB turns Fatalf into a panic the test can see.
@@ -526,3 +538,56 @@ type fatalTB struct{ *failedTB }
 
 func (f *fatalTB) Fatalf(format string, args ...any) { panic(fmt.Sprintf(format, args...)) }
 func (f *fatalTB) Helper()                           {}
+
+// deadlineTB is a failed test whose binary must end by deadline (go
+// test -timeout), and whose log is kept.
+type deadlineTB struct {
+	*failedTB
+	deadline time.Time
+	logs     []string
+}
+
+func (d *deadlineTB) Deadline() (time.Time, bool) { return d.deadline, !d.deadline.IsZero() }
+func (d *deadlineTB) Log(args ...any)             { d.logs = append(d.logs, fmt.Sprint(args...)) }
+
+// runCleanupsUnheld runs tb's cleanups and fails t when they are still
+// waiting after a minute: a fake held when it must not be.
+func runCleanupsUnheld(t *testing.T, tb *failedTB) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := len(tb.cleanups) - 1; i >= 0; i-- {
+			tb.cleanups[i]()
+		}
+	}()
+	select {
+	case <-done:
+	case <-time.After(time.Minute):
+		t.Fatal("the failed test's fake is held")
+	}
+}
+
+func TestHoldOnFailureEndsBeforeTheTestTimeout(t *testing.T) {
+	t.Setenv("CI", "")
+	t.Setenv("PAYONCE_FAKE_HOLD", "")
+	// Past the binary's deadline go test panics and the failed test's own
+	// messages are never printed: the hold must not reach it.
+	tb := &deadlineTB{failedTB: &failedTB{TB: t}, deadline: time.Now().Add(time.Second)}
+	s := a55test.New(tb, a55test.WithHoldOnFailure(time.Hour))
+	runCleanupsUnheld(t, tb.failedTB)
+	_, err := http.Get(s.ConsoleURL())
+	assert.Error(t, err, "the fake is closed")
+	assert.Contains(t, strings.Join(tb.logs, "\n"), "-timeout", "the log says why it was not held")
+}
+
+func TestHoldOnFailureOptionDoesNotHoldOnCI(t *testing.T) {
+	t.Setenv("CI", "true")
+	t.Setenv("PAYONCE_FAKE_HOLD", "")
+	tb := &deadlineTB{failedTB: &failedTB{TB: t}}
+	s := a55test.New(tb, a55test.WithHoldOnFailure(time.Hour))
+	runCleanupsUnheld(t, tb.failedTB)
+	_, err := http.Get(s.ConsoleURL())
+	assert.Error(t, err, "the fake is closed")
+	assert.Contains(t, strings.Join(tb.logs, "\n"), "CI", "the log says why it was not held")
+}

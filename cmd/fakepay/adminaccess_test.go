@@ -170,3 +170,12 @@ func TestLoopbackAddr(t *testing.T) {
 		assert.Equal(t, want, loopbackAddr(addr), addr)
 	}
 }
+
+func TestAddrWithoutPortIsNamedAsSuch(t *testing.T) {
+	for _, addr := range []string{"127.0.0.1", "localhost", "[::1]", "::1"} {
+		_, err := parseFlags([]string{"-addr", addr}, io.Discard)
+		require.Error(t, err, addr)
+		assert.Contains(t, err.Error(), "host:port", addr)
+		assert.NotContains(t, err.Error(), "other machines", "%s is loopback, only its port is missing", addr)
+	}
+}

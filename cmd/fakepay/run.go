@@ -100,6 +100,8 @@ func (o options) validate() error {
 		return errors.New("-coinepay-key and -coinepay-secret must not be empty")
 	case o.webhookSecret == "":
 		return errors.New("-a55-webhook-secret must not be empty")
+	case !validHostPort(o.addr):
+		return fmt.Errorf("-addr %s: want host:port, such as 127.0.0.1:8080 or [::1]:0", o.addr)
 	case o.allowRemote && o.adminToken == "":
 		return errors.New("-allow-remote requires an admin token: -admin-token or " + fakeserver.AdminTokenEnv)
 	case !o.allowRemote && !loopbackAddr(o.addr):
@@ -215,6 +217,13 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		}
 	}
 	return nil
+}
+
+// validHostPort reports whether addr has the host:port shape net.Listen
+// wants (the host may be empty).
+func validHostPort(addr string) bool {
+	_, _, err := net.SplitHostPort(addr)
+	return err == nil
 }
 
 // loopbackAddr reports whether a listen address names a loopback host

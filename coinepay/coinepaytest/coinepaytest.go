@@ -147,7 +147,11 @@ func WithMaxStoredResponse(n int) Option {
 // after its test failed, so a developer can open ConsoleURL and look; the
 // console's Release button (POST /_fakepay/release) ends the wait
 // earlier. The environment variable PAYONCE_FAKE_HOLD ("10m") does the
-// same for every fake New starts. NewServer ignores it.
+// same for every fake New starts. No hold outlasts go test's -timeout (it
+// ends fakeserver.HoldMargin before the binary's deadline, so the failure
+// is still printed), and this option holds nothing where the CI
+// environment variable is set (PAYONCE_FAKE_HOLD still does). NewServer
+// ignores it.
 func WithHoldOnFailure(d time.Duration) Option {
 	return func(c *config) {
 		if d < 0 {
@@ -235,6 +239,7 @@ func New(tb testing.TB, opts ...Option) *Server {
 		tb.Fatalf("%v", c.err)
 		return nil
 	}
+	byOption := c.hold > 0
 	if c.hold == 0 {
 		d, err := fakeserver.ParseHold(os.Getenv(fakeserver.HoldEnv))
 		if err != nil {
@@ -246,11 +251,20 @@ func New(tb testing.TB, opts ...Option) *Server {
 	s := newServer(opts, c.hold > 0)
 	tb.Cleanup(func() {
 		if c.hold > 0 && tb.Failed() {
-			msg := fmt.Sprintf("coinepaytest: %s failed; its fake stays up for %s: open %s (Release there ends the wait)",
-				tb.Name(), c.hold, s.ConsoleURL())
-			tb.Log(msg)
-			fmt.Fprintln(os.Stderr, msg) // shown at once, also without -v
-			s.hold.Wait(c.hold)
+			d, why := fakeserver.HoldTime(c.hold, byOption, fakeserver.OnCI(os.Getenv(fakeserver.CIEnv)),
+				time.Now(), fakeserver.TestDeadline(tb))
+			if d == 0 {
+				tb.Log("coinepaytest: " + tb.Name() + " failed; its fake closes: " + why)
+			} else {
+				msg := fmt.Sprintf("coinepaytest: %s failed; its fake stays up for %s: open %s (Release there ends the wait)",
+					tb.Name(), d.Round(time.Second), s.ConsoleURL())
+				if why != "" {
+					msg += "; " + why
+				}
+				tb.Log(msg)
+				fmt.Fprintln(os.Stderr, msg) // shown at once, also without -v
+				s.hold.Wait(d)
+			}
 		}
 		s.Close()
 	})

@@ -54,6 +54,10 @@ func newAdminGuard(token string, allowRemote bool, next http.Handler) *adminGuar
 }
 
 func (g *adminGuard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	// Every answer under the admin prefix, a refusal or JSON too, carries
+	// the console's browser policy: nothing there is ever rendered or
+	// embedded by another origin.
+	securityHeaders(w.Header())
 	if !g.allowRemote && !loopbackHost(r.Host) {
 		writeAdmin(w, adminError(http.StatusForbidden, "forbidden_host",
 			"the admin API answers only requests addressed to localhost or a loopback address"))

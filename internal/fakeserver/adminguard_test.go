@@ -125,3 +125,30 @@ func TestLoopbackHost(t *testing.T) {
 		assert.Equal(t, want, loopbackHost(host), host)
 	}
 }
+
+func TestEveryAdminAnswerCarriesTheConsolePolicy(t *testing.T) {
+	_, srv := guardedServer(t, AdminConfig{Token: "tok"})
+	bearer := http.Header{"Authorization": {"Bearer tok"}}
+	for _, c := range []struct {
+		method, path string
+		hdr          http.Header
+	}{
+		{"GET", "/_fakepay/stats", nil},                                                                              // 401
+		{"GET", "/_fakepay/stats", http.Header{"Host": {"evil.example"}}},                                            // 403 host
+		{"POST", "/_fakepay/reset", http.Header{"Authorization": {"Bearer tok"}, "Sec-Fetch-Site": {"cross-site"}}},  // 403 cross-site
+		{"POST", "/_fakepay/reset", http.Header{"Authorization": {"Bearer tok"}, "Sec-Fetch-Site": {"same-origin"}}}, // 403 csrf
+		{"GET", "/_fakepay/stats", bearer},
+		{"GET", "/_fakepay/operations?limit=x", bearer},
+		{"GET", "/_fakepay/operations/1", bearer},
+		{"GET", "/_fakepay/nope", bearer},
+		{"PUT", "/_fakepay/reset", bearer},
+		{"HEAD", "/_fakepay/", bearer},
+		{"POST", "/_fakepay/release", bearer},
+	} {
+		resp := call(t, c.method, srv.URL+c.path, c.hdr)
+		what := c.method + " " + c.path + " " + resp.Status
+		assert.Equal(t, consoleCSP, resp.Header.Get("Content-Security-Policy"), what)
+		assert.Equal(t, "nosniff", resp.Header.Get("X-Content-Type-Options"), what)
+		assert.Equal(t, "same-origin", resp.Header.Get("Cross-Origin-Resource-Policy"), what)
+	}
+}

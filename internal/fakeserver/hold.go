@@ -2,6 +2,7 @@ package fakeserver
 
 import (
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 )
@@ -10,6 +11,58 @@ import (
 // (a55test.New, coinepaytest.New) up after its test failed, for as long
 // as it says ("10m"), so a developer can open its console.
 const HoldEnv = "PAYONCE_FAKE_HOLD"
+
+// CIEnv names the environment variable CI services set (GitHub Actions,
+// GitLab CI, CircleCI, Travis CI, Buildkite, ...): a hold written in test
+// code (WithHoldOnFailure) does not wait there, since no one opens the
+// console of a CI runner. HoldEnv, set for one run, still holds.
+const CIEnv = "CI"
+
+// HoldMargin is how long before the test binary's deadline (go test
+// -timeout) a hold ends. Past the deadline the binary panics, and the
+// failed test's own messages are never printed.
+const HoldMargin = 10 * time.Second
+
+// OnCI reports whether v, the value of CIEnv, says the run is on a CI
+// service: anything but "", "0" and "false".
+func OnCI(v string) bool {
+	v = strings.ToLower(strings.TrimSpace(v))
+	return v != "" && v != "0" && v != "false"
+}
+
+// HoldTime returns how long a failed test's fake waits, given the hold
+// asked for (by a test option when byOption, else by HoldEnv), whether
+// the run is on CI, and the test binary's deadline (zero: none). When it
+// is less than asked, why says so, for the test's log.
+func HoldTime(asked time.Duration, byOption, onCI bool, now, deadline time.Time) (d time.Duration, why string) {
+	switch {
+	case asked <= 0:
+		return 0, "no hold asked for"
+	case byOption && onCI:
+		return 0, "not held on CI (" + CIEnv + " is set); " + HoldEnv + " holds there"
+	case deadline.IsZero():
+		return asked, ""
+	}
+	left := deadline.Sub(now) - HoldMargin
+	switch {
+	case left <= 0:
+		return 0, fmt.Sprintf("not held: go test's -timeout ends the binary in %s", deadline.Sub(now).Round(time.Second))
+	case left < asked:
+		return left, fmt.Sprintf("held %s only: go test's -timeout ends the binary at %s", left.Round(time.Second), deadline.Format(time.TimeOnly))
+	}
+	return asked, ""
+}
+
+// TestDeadline returns the deadline of a test's binary (go test
+// -timeout) when tb reports one, as *testing.T does; zero otherwise.
+func TestDeadline(tb any) time.Time {
+	if dl, ok := tb.(interface{ Deadline() (time.Time, bool) }); ok {
+		if at, ok := dl.Deadline(); ok {
+			return at
+		}
+	}
+	return time.Time{}
+}
 
 // ParseHold reads the value of HoldEnv: "" is no hold, otherwise a
 // positive duration such as "10m".

@@ -3,7 +3,10 @@ package fakeserver
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
+	"regexp"
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -165,4 +168,33 @@ func BenchmarkOperationsPage(b *testing.B) {
 			}
 		}
 	})
+}
+
+func TestConsoleDetailNoteNamesTheDetailCap(t *testing.T) {
+	js, err := consoleAssets.ReadFile("console/console.js")
+	require.NoError(t, err)
+	m := regexp.MustCompile(`past the first (\d+)`).FindSubmatch(js)
+	require.NotNil(t, m, "the detail says how many attempts it lists")
+	assert.Equal(t, strconv.Itoa(MaxDetailAttempts), string(m[1]), "the note names the cap the detail applies")
+}
+
+func TestRequestLogNeverHoldsACardNumberFromAPath(t *testing.T) {
+	const pan = "4111111111111111"
+	e, srv := newTestServer(t, Options{})
+	do(t, http.MethodPost, srv.URL+"/cards/"+pan, "key-plain-1", `{}`)
+	do(t, http.MethodPost, srv.URL+"/cards/%34%31%31%31%31%31%31%31%31%31%31%31%31%31%31%31/x", "key-plain-2", `{}`)
+	atts, _ := e.attempts.Page(0, 10, "", "")
+	require.Len(t, atts, 2)
+	for _, a := range atts {
+		assert.NotContains(t, a.Path, pan)
+		assert.Contains(t, a.Path, "/cards/", "the rest of the path is kept")
+	}
+	for _, path := range []string{"/_fakepay/requests", "/_fakepay/operations/1", "/_fakepay/operations/2"} {
+		resp := call(t, "GET", srv.URL+path, nil)
+		body, err := io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		require.Equal(t, http.StatusOK, resp.StatusCode, path)
+		assert.NotContains(t, string(body), pan, path)
+		assert.Contains(t, string(body), "1111", path)
+	}
 }

@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+
+	"github.com/payonce/payonce"
 )
 
 // Problem is an engine-level failure that a Backend renders in its
@@ -159,11 +161,23 @@ func Clip(s string) string {
 	return strings.Clone(s)
 }
 
+// clipRedacted is Clip of s with card numbers and secrets masked
+// (payonce.RedactString): what the request log, the admin API and the
+// console show of a request's path. It reads no more than twice what Clip
+// keeps, so a path of 64 KiB costs what a short one does; a card number
+// past that is cut by Clip anyway.
+func clipRedacted(s string) string {
+	if len(s) > 2*MaxLogField {
+		s = s[:2*MaxLogField]
+	}
+	return Clip(payonce.RedactString(s))
+}
+
 func (h *providerHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	e := h.e
 	ctx := r.Context()
 	key := r.Header.Get(HeaderIdempotencyKey)
-	att := &Attempt{Time: e.clock.Now(), Provider: h.cfg.Name, Method: Clip(r.Method), Path: Clip(r.URL.Path), IdempotencyKey: Clip(key)}
+	att := &Attempt{Time: e.clock.Now(), Provider: h.cfg.Name, Method: Clip(r.Method), Path: clipRedacted(r.URL.Path), IdempotencyKey: Clip(key)}
 	req := &Request{HTTP: r, Key: key, Attempt: att, logAttempt: func() {
 		e.attempts.Add(*att)
 		e.stats.add(att)

@@ -161,7 +161,7 @@
         el("td", { class: "status" }, statusText(a.status)), el("td", {}, a.replay_header ? "true" : ""),
         el("td", {}, yesNo(a.replayed)), el("td", {}, yesNo(a.conflict)), el("td", {}, sig), el("td", { class: "mono" }, a.request_id || "")));
     });
-    $("d-attempts-note").textContent = d.attempts_not_shown ? d.attempts_not_shown + " attempts not shown (past the first 64, or gone from the request log)" : "";
+    $("d-attempts-note").textContent = d.attempts_not_shown ? d.attempts_not_shown + " attempts not shown (past the first 200, or gone from the request log)" : "";
     const lb = $("d-ledger").tBodies[0];
     lb.replaceChildren();
     for (const o of d.ledger) {
