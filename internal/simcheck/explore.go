@@ -112,6 +112,7 @@ type Stats struct {
 	MaxChoice int  // the longest run's branching choice points
 	Truncated bool // some run reached the depth bound with options left
 	Violating int  // runs that broke an invariant
+	Pruned    int  // runs cut at a state an earlier run had reached
 }
 
 // Violation is a counterexample: an invariant that failed on one path.

@@ -51,7 +51,11 @@ func Explore(sc Scenario) (Stats, []*Violation, error) {
 			return st, nil, err
 		}
 		w.schedule()
-		w.check()
+		if !w.pruned {
+			w.check()
+		} else {
+			st.Pruned++
+		}
 		st.Runs++
 		st.Steps += w.steps
 		st.MaxChoice = max(st.MaxChoice, x.branching)
@@ -86,7 +90,7 @@ var start = time.Date(2026, 1, 5, 9, 0, 0, 0, time.UTC)
 
 func newWorld(sc *Scenario, x *explorer, seen map[string]struct{}, run int) (*world, error) {
 	w := &world{sc: sc, x: x, clock: &simClock{t: start}, models: map[string]*model{}, events: make(chan event),
-		latest: map[string]int{}, scopes: map[int]string{}, stateSeen: seen}
+		latest: map[string]int{}, scopes: map[int]string{}, stateSeen: seen, names: map[string]string{}}
 	w.ref = fmt.Sprintf("%s/run-%d", sc.Reference, run)
 	for _, m := range sc.Merchants {
 		if w.models[m.Origin] == nil {
@@ -251,6 +255,7 @@ func (t *simTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	w.takeOver(p)
 	p.run.sent++
 	resp, err := w.modelFor(p).serve(si, m.answer)
+	p.note("answer", w.canon(si.key), errText(err))
 	if err == nil && resp.StatusCode >= 200 && resp.StatusCode < 300 {
 		b, _ := io.ReadAll(resp.Body)
 		p.run.got2xx = resultID(w.sc.Provider, b)
@@ -295,6 +300,7 @@ func (s *simJournal) Reserve(ctx context.Context, e payonce.JournalEntry) (payon
 		return payonce.JournalEntry{}, false, err
 	}
 	got, created, err := s.j.Reserve(ctx, e)
+	s.p.note("reserve", created, s.p.w.entryString(got), errText(err))
 	s.p.w.logf("       %s reserve: created=%t state=%s err=%v", s.p.name, created, got.State, errText(err))
 	return got, created, err
 }
@@ -305,6 +311,7 @@ func (s *simJournal) Update(ctx context.Context, e payonce.JournalEntry) error {
 	}
 	w := s.p.w
 	err := s.j.Update(ctx, e)
+	s.p.note("update", errText(err))
 	w.logf("       %s update %s: err=%v", s.p.name, e.State, errText(err))
 	if err == nil && e.State != payonce.JournalSucceeded {
 		w.takeOver(s.p)
@@ -319,21 +326,27 @@ func (s *simJournal) Get(ctx context.Context, scope, reference string) (payonce.
 	if err := s.enter("get"); err != nil {
 		return payonce.JournalEntry{}, err
 	}
-	return s.j.Get(ctx, scope, reference)
+	got, err := s.j.Get(ctx, scope, reference)
+	s.p.note("get", s.p.w.entryString(got), errText(err))
+	return got, err
 }
 
 func (s *simJournal) Pending(ctx context.Context, q payonce.PendingQuery) ([]payonce.JournalEntry, error) {
 	if err := s.enter("pending"); err != nil {
 		return nil, err
 	}
-	return s.j.Pending(ctx, q)
+	got, err := s.j.Pending(ctx, q)
+	s.p.note("pending", len(got), errText(err))
+	return got, err
 }
 
 func (s *simJournal) Claim(ctx context.Context, c payonce.ClaimRequest) ([]payonce.JournalEntry, error) {
 	if err := s.enter("claim"); err != nil {
 		return nil, err
 	}
-	return s.j.Claim(ctx, c)
+	got, err := s.j.Claim(ctx, c)
+	s.p.note("claim", len(got), errText(err))
+	return got, err
 }
 
 func (s *simJournal) Purge(ctx context.Context, before time.Time) (int64, error) {

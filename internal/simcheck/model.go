@@ -249,18 +249,23 @@ func (r response) http(replay bool) *http.Response {
 		Body: io.NopCloser(bytes.NewReader(r.body)), ContentLength: int64(len(r.body))}
 }
 
-// state is the model's part of a state's identity.
-func (m *model) state() string {
+// state is the model's part of a state's identity, keys named by canon.
+func (m *model) state(canon func(string) string) string {
 	var parts []string
 	for id, ks := range m.keys {
+		merchant, key, _ := strings.Cut(id, "\x00")
 		kept := "-"
 		if ks.kept != nil {
-			kept = fmt.Sprint(ks.kept.status)
+			kept = fmt.Sprintf("%d@%s", ks.kept.status, ks.keptAt.Sub(start))
 		}
-		parts = append(parts, short(id)+":"+kept)
+		parts = append(parts, fmt.Sprintf("%s/%s:%s:%s", merchant, canon(key), ks.firstSeen.Sub(start), kept))
 	}
 	sort.Strings(parts)
-	return fmt.Sprintf("exec=%d %s", len(m.ledger), strings.Join(parts, ","))
+	var ex []string
+	for _, e := range m.ledger {
+		ex = append(ex, e.merchant+"/"+canon(e.key))
+	}
+	return fmt.Sprintf("id=%d exec=%v late=%d %s", m.nextID, ex, len(m.late), strings.Join(parts, ","))
 }
 
 // executionsOf returns the operations the provider ran for merchant and

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"sort"
 	"strings"
 	"time"
@@ -92,6 +93,7 @@ type proc struct {
 	at     *point
 	done   bool
 	steps  int
+	hist   uint64 // the inputs the worker received, hashed (see note)
 
 	// Touched only by the worker's goroutine between its yields, or by
 	// the scheduler while the worker waits.
@@ -140,6 +142,8 @@ type world struct {
 	// stateSeen collects the distinct states of every run of one
 	// exploration.
 	stateSeen map[string]struct{}
+	names     map[string]string // canon
+	pruned    bool              // the run reached a state seen before
 }
 
 var errCrashed = errors.New("simcheck: process crashed")
@@ -284,21 +288,40 @@ func (w *world) schedule() {
 		if o.env {
 			w.clock.Advance(w.sc.Env[w.envNext].Advance)
 			w.envNext++
-			w.noteState()
+		} else {
+			p := o.p
+			p.steps++
+			if o.crash {
+				w.crashes[p.spec]--
+			}
+			p.note(o.String(), w.clock.Now().Sub(start))
+			p.at = nil
+			p.resume <- resumeMsg{crash: o.crash, answer: o.answer}
+			w.wait(p)
+			if p.done && p.crashed {
+				w.start(p.spec) // the queue redelivers the job
+			}
+		}
+		// A replayed step reaches a state seen before by design; a new one
+		// that does is pruned.
+		if seen := w.noteState(); seen && len(w.x.trace) >= len(w.x.prefix) {
+			w.abort()
+			return
+		}
+	}
+}
+
+// abort ends a pruned run: every waiting worker goes on as crashed, with
+// no effect, to its end.
+func (w *world) abort() {
+	w.pruned = true
+	for _, p := range w.procs {
+		if p.done || p.at == nil {
 			continue
 		}
-		p := o.p
-		p.steps++
-		if o.crash {
-			w.crashes[p.spec]--
-		}
 		p.at = nil
-		p.resume <- resumeMsg{crash: o.crash, answer: o.answer}
+		p.resume <- resumeMsg{crash: true}
 		w.wait(p)
-		if p.done && p.crashed {
-			w.start(p.spec) // the queue redelivers the job
-		}
-		w.noteState()
 	}
 }
 
@@ -310,20 +333,24 @@ func (w *world) merchant(p *proc) Merchant {
 	return w.sc.Merchants[w.sc.Workers[p.spec].Merchant]
 }
 
-// noteState records the state reached, for the count of distinct states.
-func (w *world) noteState() {
-	if w.x == nil || w.stateSeen == nil {
-		return
-	}
+// noteState records the state reached and reports whether an earlier
+// run reached it already. A state is everything the rest of the run
+// depends on: the journal's rows, the providers' keys and ledgers, the
+// clock, what is left to do, and each worker's position and history (the
+// inputs it received, from which its own variables follow). Random keys
+// and owners are named in order of appearance, so two schedules that
+// commute reach one state. The exploration prunes a run at a state seen
+// before: every continuation from there was explored the first time.
+func (w *world) noteState() bool {
 	var b strings.Builder
-	fmt.Fprintf(&b, "t=%s env=%d|", w.clock.Now().Format(time.RFC3339), w.envNext)
+	fmt.Fprintf(&b, "t=%s env=%d crashes=%v|", w.clock.Now().Sub(start), w.envNext, w.crashes)
 	origins := make([]string, 0, len(w.models))
 	for o := range w.models {
 		origins = append(origins, o)
 	}
 	sort.Strings(origins)
 	for _, o := range origins {
-		b.WriteString(w.models[o].state() + "|")
+		b.WriteString(w.models[o].state(w.canon) + "|")
 	}
 	for i := range w.sc.Merchants {
 		e, err := w.journal.Get(context.Background(), w.scopes[i], w.ref)
@@ -331,16 +358,70 @@ func (w *world) noteState() {
 			b.WriteString("none|")
 			continue
 		}
-		fmt.Fprintf(&b, "%s a=%d k=%s lease=%s|", e.State, e.Attempts, short(e.Key), e.LeaseOwner)
+		b.WriteString(w.entryString(e) + "|")
+	}
+	keys := make([]string, 0, len(w.latest))
+	for k := range w.latest {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		fmt.Fprintf(&b, "gen=%d;", w.latest[k])
 	}
 	for _, p := range w.procs {
 		at := "-"
 		if p.at != nil {
 			at = p.at.kind
 		}
-		fmt.Fprintf(&b, "%s:%d:%s:%t;", p.name, p.steps, at, p.done)
+		gen := 0
+		if p.run != nil {
+			gen = p.run.gen
+		}
+		fmt.Fprintf(&b, "%s:%x:%s:%t:%d;", p.name, p.hist, at, p.done, gen)
 	}
-	w.stateSeen[b.String()] = struct{}{}
+	k := b.String()
+	if _, ok := w.stateSeen[k]; ok {
+		return true
+	}
+	w.stateSeen[k] = struct{}{}
+	return false
+}
+
+// canon names a random value (a key, a lease owner) by its order of
+// appearance in the run.
+func (w *world) canon(s string) string {
+	if s == "" {
+		return ""
+	}
+	n, ok := w.names[s]
+	if !ok {
+		n = fmt.Sprintf("v%d", len(w.names)+1)
+		w.names[s] = n
+	}
+	return n
+}
+
+// entryString is a journal entry's part of a state.
+func (w *world) entryString(e payonce.JournalEntry) string {
+	rel := func(t time.Time) time.Duration {
+		if t.IsZero() {
+			return -1
+		}
+		return t.Sub(start)
+	}
+	return fmt.Sprintf("%s a=%d k=%s kc=%s fp=%t res=%s st=%d kind=%s code=%s cause=%s c=%s u=%s lease=%s/%s",
+		e.State, e.Attempts, w.canon(e.Key), rel(e.KeyCreated), e.Fingerprint != "", resultID(w.sc.Provider, e.Result), e.StatusCode,
+		e.ErrorKind, e.ErrorCode, e.LastCause, rel(e.CreatedAt), rel(e.UpdatedAt), w.canon(e.LeaseOwner), rel(e.LeaseUntil)) + entryExtra(w, e)
+}
+
+// note adds an input the worker received to its history.
+func (p *proc) note(parts ...any) {
+	h := fnv.New64a()
+	fmt.Fprintf(h, "%x", p.hist)
+	for _, x := range parts {
+		fmt.Fprintf(h, "\x00%v", x)
+	}
+	p.hist = h.Sum64()
 }
 
 func fmtDur(d time.Duration) string {
