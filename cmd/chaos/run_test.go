@@ -25,7 +25,7 @@ func TestRunPrintsTableAndResultLine(t *testing.T) {
 	require.Equal(t, 0, code, errOut.String()+"\n"+out.String())
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
 	// The default run ends with its crash phase: worker processes killed.
-	assert.Regexp(t, `^RESULT operations=\d+ attempts=\d+ replays=\d+ resumed=\d+ crashes=[1-9]\d* duplicates=0 lost=0$`, lines[len(lines)-1])
+	assert.Regexp(t, `^RESULT operations=\d+ attempts=\d+ replays=\d+ resumed=\d+ crashes=[1-9]\d* duplicates=0 lost=0 misrecorded=0$`, lines[len(lines)-1])
 	assert.Contains(t, out.String(), "charge.create")
 	assert.Contains(t, out.String(), "payonce crash run (worker processes SIGKILLed, journal: sqlite)")
 	assert.Regexp(t, `in_doubt \(ErrOutcomeUnknown\)\s+\d+`, out.String())
@@ -99,7 +99,7 @@ func TestRunCrashJSON(t *testing.T) {
 	}
 	assert.EqualValues(t, 30, rep["operations"])
 	assert.Positive(t, rep["crashes"])
-	assert.Regexp(t, `^RESULT operations=30 attempts=\d+ crashes=[1-9]\d* redelivered=\d+ in_doubt=\d+ duplicates=0 lost=0$`, s[i+1:])
+	assert.Regexp(t, `^RESULT operations=30 attempts=\d+ crashes=[1-9]\d* redelivered=\d+ in_doubt=\d+ duplicates=0 lost=0 misrecorded=0$`, s[i+1:])
 }
 
 // tamperLedger serves srv's handler, but answers GET /_fakepay/ledger with

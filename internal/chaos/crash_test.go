@@ -77,7 +77,7 @@ func assertCrashRunPassed(t *testing.T, rep *CrashReport) {
 	}
 	assert.Equal(t, rep.Operations, rep.Succeeded+rep.Failed+rep.InDoubt, "every reference has a journal entry")
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
-	assert.Regexp(t, `^RESULT operations=60 attempts=\d+ crashes=[1-9]\d* redelivered=[1-9]\d* in_doubt=[1-9]\d* duplicates=0 lost=0$`, lines[len(lines)-1])
+	assert.Regexp(t, `^RESULT operations=60 attempts=\d+ crashes=[1-9]\d* redelivered=[1-9]\d* in_doubt=[1-9]\d* duplicates=0 lost=0 misrecorded=0$`, lines[len(lines)-1])
 }
 
 // TestCrashRunSQLite is the crash run's bounded twin: worker processes

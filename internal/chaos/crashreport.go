@@ -1,6 +1,7 @@
 package chaos
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -47,21 +48,27 @@ type CrashReport struct {
 	Server          ServerStats   `json:"server"`
 	Duplicates      int           `json:"duplicates"`
 	Lost            int           `json:"lost"`
+	// Misrecorded counts outcomes the journal recorded differently from
+	// what the provider did: an entry failed whose key executed, an
+	// entry succeeded whose key never executed, or executed another
+	// operation, or named another resource.
+	Misrecorded int `json:"misrecorded"`
 	Elapsed         time.Duration `json:"elapsed_ns"`
 	OpsPerSecond    float64       `json:"ops_per_second"`
 	Problems        []string      `json:"problems,omitempty"`
 }
 
-// Passed reports no duplicate, nothing lost, nothing sent for a
-// reference the journal had settled and no worker that died unplanned.
+// Passed reports no duplicate, nothing lost, nothing misrecorded,
+// nothing sent for a reference the journal had settled and no worker
+// that died unplanned.
 func (r *CrashReport) Passed() bool {
-	return r.Duplicates == 0 && r.Lost == 0 && r.SentWhenSettled == 0 && r.WorkerFailures == 0
+	return r.Duplicates == 0 && r.Lost == 0 && r.Misrecorded == 0 && r.SentWhenSettled == 0 && r.WorkerFailures == 0
 }
 
 // ResultLine is the crash run's last line.
 func (r *CrashReport) ResultLine() string {
-	return fmt.Sprintf("RESULT operations=%d attempts=%d crashes=%d redelivered=%d in_doubt=%d duplicates=%d lost=%d",
-		r.Operations, r.Attempts, r.Crashes, r.Redelivered, r.InDoubt, r.Duplicates, r.Lost)
+	return fmt.Sprintf("RESULT operations=%d attempts=%d crashes=%d redelivered=%d in_doubt=%d duplicates=%d lost=%d misrecorded=%d",
+		r.Operations, r.Attempts, r.Crashes, r.Redelivered, r.InDoubt, r.Duplicates, r.Lost, r.Misrecorded)
 }
 
 func (r *CrashReport) problem(format string, args ...any) {
@@ -204,11 +211,14 @@ func reconcileCrash(plan []planItem, refs map[string]*refState, entries map[stri
 			rep.Succeeded++
 			switch {
 			case len(execs) == 0 || execs[0].IdempotencyKey != e.Key:
-				rep.Lost++
-				rep.problem("lost: %s succeeded in the journal, missing from the ledger", it.ref)
+				rep.Misrecorded++
+				rep.problem("misrecorded: %s succeeded in the journal, missing from the ledger", it.ref)
 			case !ownOperation(it, execs[0]):
-				rep.Lost++
-				rep.problem("lost: %s succeeded in the journal, but the ledger executed another operation under its key (%s %s)", it.ref, execs[0].Kind, execs[0].Amount)
+				rep.Misrecorded++
+				rep.problem("misrecorded: %s succeeded in the journal, but the ledger executed another operation under its key (%s %s)", it.ref, execs[0].Kind, execs[0].Amount)
+			case !resultNames(e.Result, execs[0].ID):
+				rep.Misrecorded++
+				rep.problem("misrecorded: %s succeeded in the journal with another result than the ledger's %s", it.ref, execs[0].ID)
 			case !idsAgree(rs.reports, execs[0].ID):
 				rep.Lost++
 				rep.problem("lost: %s: workers were told of another resource than the ledger's %s (deliveries ended: %s)", it.ref, execs[0].ID, endings(rs.reports))
@@ -219,8 +229,8 @@ func reconcileCrash(plan []planItem, refs map[string]*refState, entries map[stri
 		case payonce.JournalFailed:
 			rep.Failed++
 			if len(execs) > 0 {
-				rep.Lost++
-				rep.problem("lost: %s failed in the journal, but the ledger executed it", it.ref)
+				rep.Misrecorded++
+				rep.problem("misrecorded: %s failed in the journal, but the ledger executed it", it.ref)
 			}
 			if last.status != statusFailed || last.detail != e.ErrorKind {
 				rep.Lost++
@@ -318,6 +328,13 @@ func (r *crashRun) lookUpCharges(ctx context.Context, plan []planItem, entries m
 	return doubt, nil
 }
 
+// resultNames reports whether a succeeded entry's recorded answer names
+// the ledger's resource id (an entry recorded without an answer, as a
+// manual settle may be, names none and passes).
+func resultNames(result []byte, id string) bool {
+	return len(result) == 0 || id == "" || bytes.Contains(result, []byte(`"`+id+`"`))
+}
+
 // idsAgree reports whether every successful delivery named the ledger's
 // resource.
 func idsAgree(reports []doneReport, id string) bool {
@@ -365,6 +382,7 @@ func (r *CrashReport) writeSection(b *strings.Builder) {
 	row("workers failed unplanned", r.WorkerFailures)
 	row("duplicates", r.Duplicates)
 	row("lost", r.Lost)
+	row("misrecorded (journal says otherwise than the provider)", r.Misrecorded)
 	row("elapsed", r.Elapsed.Round(time.Millisecond))
 	row("operations per second", fmt.Sprintf("%.0f", r.OpsPerSecond))
 	_ = tw.Flush()

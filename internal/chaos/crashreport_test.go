@@ -78,13 +78,13 @@ func TestReconcileCrashFindsDuplicatesAndLosses(t *testing.T) {
 		}, 0, 1, "no reference explains it"},
 		{"succeeded but not in the ledger", func(c *reconcileCase) {
 			c.ledger = c.ledger[:2]
-		}, 0, 1, "lost: order-1/apply succeeded in the journal, missing from the ledger"},
+		}, 0, 0, "misrecorded: order-1/apply succeeded in the journal, missing from the ledger"},
 		{"failed but executed", func(c *reconcileCase) {
 			e := c.entries["order-0/charge"]
 			e.State, e.ErrorKind = payonce.JournalFailed, "card_declined"
 			c.entries["order-0/charge"] = e
 			c.refs["order-0/charge"].reports[0] = doneReport{ref: "order-0/charge", status: statusFailed, detail: "card_declined"}
-		}, 0, 1, "failed in the journal, but the ledger executed it"},
+		}, 0, 0, "misrecorded: order-0/charge failed in the journal, but the ledger executed it"},
 		{"told of another resource", func(c *reconcileCase) {
 			c.refs["order-1/apply"].reports = append(c.refs["order-1/apply"].reports, doneReport{status: statusJournal, detail: "card-x"})
 		}, 0, 1, "workers were told of another resource"},
