@@ -42,20 +42,20 @@ type CrashReport struct {
 	// the wallet's charges through the A55 client (the charge's
 	// description is its reference), as a merchant would; the others are
 	// settled from the fakes' ledgers.
-	InDoubtLookedUp int           `json:"in_doubt_looked_up"`
-	SentWhenSettled int           `json:"sent_when_settled"` // deliveries that sent although the journal had the answer
-	WorkerFailures  int           `json:"worker_failures"`   // workers that died on their own or broke the protocol
-	Server          ServerStats   `json:"server"`
-	Duplicates      int           `json:"duplicates"`
-	Lost            int           `json:"lost"`
+	InDoubtLookedUp int         `json:"in_doubt_looked_up"`
+	SentWhenSettled int         `json:"sent_when_settled"` // deliveries that sent although the journal had the answer
+	WorkerFailures  int         `json:"worker_failures"`   // workers that died on their own or broke the protocol
+	Server          ServerStats `json:"server"`
+	Duplicates      int         `json:"duplicates"`
+	Lost            int         `json:"lost"`
 	// Misrecorded counts outcomes the journal recorded differently from
 	// what the provider did: an entry failed whose key executed, an
 	// entry succeeded whose key never executed, or executed another
 	// operation, or named another resource.
-	Misrecorded int `json:"misrecorded"`
-	Elapsed         time.Duration `json:"elapsed_ns"`
-	OpsPerSecond    float64       `json:"ops_per_second"`
-	Problems        []string      `json:"problems,omitempty"`
+	Misrecorded  int           `json:"misrecorded"`
+	Elapsed      time.Duration `json:"elapsed_ns"`
+	OpsPerSecond float64       `json:"ops_per_second"`
+	Problems     []string      `json:"problems,omitempty"`
 }
 
 // Passed reports no duplicate, nothing lost, nothing misrecorded,
