@@ -35,6 +35,10 @@ type CrashConfig struct {
 	RevisitRate float64
 	FaultRate   float64 // share of requests the fakes fault (lost answers, 503, delays)
 	MaxKills    int     // kills per reference at most, so that every reference settles
+	// ClockSkews are the clock offsets of the first worker slots, one
+	// each: their processes read the fakes' clock plus the skew, as hosts
+	// whose clocks run ahead (minutes, or days).
+	ClockSkews []time.Duration
 
 	// Journal is where the workers' journal lives: "" for a new SQLite
 	// file in a temporary directory, a file path for SQLite, or a
@@ -57,6 +61,7 @@ func DefaultCrashConfig() CrashConfig {
 		References: 300, Workers: 6, Seed: 1,
 		KillRate: 0.06, HoldRate: 0.05, DualRate: 0.1, LateRate: 0.4, RevisitRate: 0.15,
 		FaultRate: 0.1, MaxKills: 3,
+		ClockSkews:  []time.Duration{10 * time.Minute, 48 * time.Hour},
 		A55ClientID: "demo-client", A55ClientSecret: "demo-secret",
 		CoinepayKey: "demo-key", CoinepaySecret: "demo-secret",
 	}
@@ -84,6 +89,8 @@ func (c CrashConfig) Validate() error {
 		return errors.New("chaos: crash fault rate must be within 0..0.5")
 	case c.MaxKills < 0:
 		return errors.New("chaos: crash max kills must not be negative")
+	case len(c.ClockSkews) > c.Workers:
+		return errors.New("chaos: crash clock skews must not outnumber the workers")
 	}
 	return nil
 }
@@ -391,9 +398,13 @@ func (r *crashRun) phase(ctx context.Context, q *queue) error {
 	errs := make([]error, r.cfg.Workers)
 	for s := range r.cfg.Workers {
 		wg.Add(1)
+		wc := wcfg
+		if s < len(r.cfg.ClockSkews) {
+			wc.ClockOffset += r.cfg.ClockSkews[s]
+		}
 		go func() {
 			defer wg.Done()
-			errs[s] = r.slot(ctx, q, wcfg)
+			errs[s] = r.slot(ctx, q, wc)
 		}()
 	}
 	wg.Wait()

@@ -199,6 +199,9 @@ func (h *providerHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		case ErrorBeforeCommit:
 			h.write(w, req, h.b.Problem(ProblemInternal, fault.Status, "injected failure before commit"), false)
 			return
+		case RefuseBeforeCommit:
+			h.write(w, req, h.b.Problem(ProblemInvalidRequest, fault.Status, "injected refusal before commit"), false)
+			return
 		}
 	}
 
