@@ -34,7 +34,11 @@ type CrashConfig struct {
 	// after the 25 h move (they must answer from the journal).
 	RevisitRate float64
 	FaultRate   float64 // share of requests the fakes fault (lost answers, 503, delays)
-	MaxKills    int     // kills per reference at most, so that every reference settles
+	// FlipRate is the share of references the provider answers
+	// differently twice under one key: a 4xx it does not keep, then the
+	// operation (see flipState).
+	FlipRate float64
+	MaxKills int // kills per reference at most, so that every reference settles
 	// ClockSkews are the clock offsets of the first worker slots, one
 	// each: their processes read the fakes' clock plus the skew, as hosts
 	// whose clocks run ahead (minutes, or days).
@@ -60,7 +64,7 @@ func DefaultCrashConfig() CrashConfig {
 	return CrashConfig{
 		References: 300, Workers: 6, Seed: 1,
 		KillRate: 0.06, HoldRate: 0.05, DualRate: 0.1, LateRate: 0.4, RevisitRate: 0.15,
-		FaultRate: 0.1, MaxKills: 3,
+		FaultRate: 0.1, MaxKills: 3, FlipRate: 0.05,
 		ClockSkews:  []time.Duration{10 * time.Minute, 48 * time.Hour},
 		A55ClientID: "demo-client", A55ClientSecret: "demo-secret",
 		CoinepayKey: "demo-key", CoinepaySecret: "demo-secret",
@@ -83,7 +87,7 @@ func (c CrashConfig) Validate() error {
 		return errors.New("chaos: crash references must be at least 1")
 	case c.Workers < 1:
 		return errors.New("chaos: crash workers must be at least 1")
-	case !rate(c.KillRate) || !rate(c.HoldRate) || !rate(c.DualRate) || !rate(c.LateRate) || !rate(c.RevisitRate):
+	case !rate(c.KillRate) || !rate(c.HoldRate) || !rate(c.DualRate) || !rate(c.LateRate) || !rate(c.RevisitRate) || !rate(c.FlipRate):
 		return errors.New("chaos: crash rates must be within 0..1")
 	case !(c.FaultRate >= 0 && c.FaultRate <= 0.5): // NaN too
 		return errors.New("chaos: crash fault rate must be within 0..0.5")
@@ -125,6 +129,7 @@ type refState struct {
 	settled     bool
 	reports     []doneReport // every delivery's report, in order
 	sentSettled bool         // a delivery that began after it settled (or ended in doubt) sent a request
+	flip        *flipState   // the provider answers its key differently twice (nil: no)
 }
 
 // crashRun is one crash run's parent.
@@ -166,10 +171,15 @@ func (r *crashRun) chance(parts ...any) float64 {
 
 // decide plays the parent at a worker's sync point: kill there, or ack and
 // perhaps kill a little later while the fake holds the request.
-func (r *crashRun) decide(d delivery, phase string, i int) (bool, time.Duration) {
+func (r *crashRun) decide(d delivery, phase, key string, i int) (bool, time.Duration) {
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	rs := r.refs[d.item.ref]
+	if fs := rs.flip; fs != nil && d.n <= 2 {
+		r.mu.Unlock()
+		r.flipStep(fs, d.item, d, phase, key)
+		return false, 0
+	}
+	defer r.mu.Unlock()
 	if rs.kills >= r.cfg.MaxKills {
 		return false, 0
 	}
@@ -268,17 +278,21 @@ func RunCrash(ctx context.Context, cfg CrashConfig) (*CrashReport, error) {
 	start := time.Now()
 	plan := buildPlan(cfg.References, cfg.Seed)
 	q := newQueue()
-	dual := 0
+	dual, flipped := 0, 0
 	for _, it := range plan {
 		rs := &refState{item: it, late: r.chance(it.ref, "late") < cfg.LateRate}
+		if r.chance(it.ref, "flip") < cfg.FlipRate {
+			rs.flip = newFlipState()
+			flipped++
+		}
 		r.refs[it.ref] = rs
 		q.push(r.nextDelivery(rs))
-		if r.chance(it.ref, "dual") < cfg.DualRate {
+		if rs.flip != nil || r.chance(it.ref, "dual") < cfg.DualRate {
 			q.push(r.nextDelivery(rs))
 			dual++
 		}
 	}
-	r.progress("crash: phase 1, %d references (%d delivered twice at once) to %d workers", len(plan), dual, cfg.Workers)
+	r.progress("crash: phase 1, %d references (%d delivered twice at once, %d of them answered differently twice) to %d workers", len(plan), dual, flipped, cfg.Workers)
 	if err := r.phase(ctx, q); err != nil {
 		return nil, err
 	}
@@ -312,6 +326,7 @@ func RunCrash(ctx context.Context, cfg CrashConfig) (*CrashReport, error) {
 		return nil, err
 	}
 	rep.Dual, rep.Late, rep.Revisited, rep.Elapsed = dual, late, revisit, elapsed
+	rep.Flipped, rep.ClockSkews = flipped, len(cfg.ClockSkews)
 	if elapsed > 0 {
 		rep.OpsPerSecond = float64(rep.Operations) / elapsed.Seconds()
 	}
@@ -508,6 +523,9 @@ func (r *crashRun) settle(q *queue, d delivery, res deliveryResult) int {
 
 func (r *crashRun) settleLocked(q *queue, d delivery, res deliveryResult) {
 	rs := r.refs[d.item.ref]
+	if rs.flip != nil {
+		rs.flip.ended(d)
+	}
 	switch {
 	case res.err != nil:
 		r.workerFailures++

@@ -178,7 +178,7 @@ type deliveryResult struct {
 
 // deliver hands d to the worker p and plays the parent's part at each of
 // its sync points: ack, or kill (decided by decide).
-func deliver(ctx context.Context, p *workerProc, d delivery, decide func(d delivery, phase string, i int) (kill bool, hold time.Duration)) deliveryResult {
+func deliver(ctx context.Context, p *workerProc, d delivery, decide func(d delivery, phase, key string, i int) (kill bool, hold time.Duration)) deliveryResult {
 	var res deliveryResult
 	var hold *time.Timer
 	stopHold := func() {
@@ -205,7 +205,7 @@ func deliver(ctx context.Context, p *workerProc, d delivery, decide func(d deliv
 		switch {
 		case strings.HasPrefix(line, "sync "):
 			f := strings.Fields(line)
-			if len(f) != 3 || f[2] != d.item.ref {
+			if (len(f) != 3 && len(f) != 4) || f[2] != d.item.ref {
 				stopHold()
 				p.kill(phaseSetup)
 				res.err = fmt.Errorf("chaos: worker sync line %q for %s", oneLine(line), d.item.ref)
@@ -213,7 +213,11 @@ func deliver(ctx context.Context, p *workerProc, d delivery, decide func(d deliv
 			}
 			phase := f[1]
 			i++
-			kill, holdFor := decide(d, phase, i)
+			key := ""
+			if len(f) == 4 {
+				key = f[3]
+			}
+			kill, holdFor := decide(d, phase, key, i)
 			if kill {
 				stopHold()
 				p.kill(phase)

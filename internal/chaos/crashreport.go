@@ -23,6 +23,8 @@ type CrashReport struct {
 	Operations  int          `json:"operations"`  // references in the plan
 	Deliveries  int          `json:"deliveries"`  // hand-overs to workers, twins and redeliveries included
 	Dual        int          `json:"dual"`        // references delivered to two workers at once
+	Flipped     int          `json:"flipped"`     // references whose key the provider answered differently twice (a 4xx not kept, then the operation)
+	ClockSkews  int          `json:"clock_skews"` // worker slots whose clock runs ahead
 	Redelivered int          `json:"redelivered"` // deliveries after a kill or a temporary failure, or after 25 h
 	Late        int          `json:"late"`        // killed references redelivered only after the 25 h move
 	Revisited   int          `json:"revisited"`   // settled references delivered again after the 25 h move
@@ -366,6 +368,8 @@ func (r *CrashReport) writeSection(b *strings.Builder) {
 	row("operations (references)", r.Operations)
 	row("deliveries", r.Deliveries)
 	row("  delivered to two workers at once", r.Dual)
+	row("  answered differently twice under one key (4xx not kept, then 2xx)", r.Flipped)
+	row("worker slots with a skewed clock", r.ClockSkews)
 	row("  redelivered", r.Redelivered)
 	row("  redelivered after the clock moved 25 h", fmt.Sprintf("%d killed + %d settled", r.Late, r.Revisited))
 	row("crashes (SIGKILL)", r.Crashes)

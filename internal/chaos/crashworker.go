@@ -239,12 +239,23 @@ func (w *worker) sendLocked(line string) {
 // ack; the parent may kill the process instead. Without the parent's
 // answer (its end of the pipe closed) the worker stops there too.
 func (w *worker) syncPoint(phase string) error {
+	return w.syncPointKey(phase, "")
+}
+
+// syncPointKey is syncPoint naming the attempt's idempotency key too, so
+// that the parent can set a fault rule for that key before the request
+// leaves.
+func (w *worker) syncPointKey(phase, key string) error {
 	if !w.sync {
 		return nil
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.sendLocked("sync " + phase + " " + w.ref)
+	line := "sync " + phase + " " + w.ref
+	if key != "" && !strings.ContainsAny(key, " \n") {
+		line += " " + key
+	}
+	w.sendLocked(line)
 	line, ok := w.read()
 	if !ok || line != "ack" {
 		return fmt.Errorf("chaos worker: no ack at %s", phase)
@@ -284,7 +295,7 @@ func (t *syncTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if !strings.HasPrefix(req.URL.Path, "/api/") {
 		return t.next.RoundTrip(req)
 	}
-	if err := t.w.syncPoint(phaseSend); err != nil {
+	if err := t.w.syncPointKey(phaseSend, req.Header.Get(payonce.HeaderIdempotencyKey)); err != nil {
 		if req.Body != nil {
 			_ = req.Body.Close()
 		}
