@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/google/uuid"
 	"log/slog"
 	"net"
 	"net/http"
@@ -32,9 +33,13 @@ type Client struct {
 	provider      string
 	now           func() time.Time
 	allowInsecure bool
-	journal       Journal  // WithJournal
-	scope         string   // WithScope
-	observer      Observer // WithObserver (observer.go); nil: no hooks
+	journal       Journal       // WithJournal
+	scope         string        // WithScope
+	observer      Observer      // WithObserver (observer.go); nil: no hooks
+	keys          *keyMemory    // first uses of keys given without a creation time
+	jclock        *journalClock // the journal's clock, as last read
+	journalLease  time.Duration // WithJournalLease; 0: from the policy
+	leaseOwner    string        // the journal lease owner of the client's runs
 }
 
 // Limiter paces attempts client-side; *rate.Limiter from golang.org/x/time
@@ -210,13 +215,16 @@ const maxResponseHeaderBytes = 256 << 10
 // and the caller's options after them.
 func NewClient(opts ...Option) (*Client, error) {
 	c := &Client{
-		policy:    DefaultRetryPolicy(),
-		rules:     DefaultKeyRules(),
-		budget:    DefaultRetryBudget(),
-		codec:     JSONCodec{},
-		logger:    slog.New(slog.DiscardHandler),
-		userAgent: UserAgent,
-		now:       time.Now,
+		policy:     DefaultRetryPolicy(),
+		rules:      DefaultKeyRules(),
+		budget:     DefaultRetryBudget(),
+		codec:      JSONCodec{},
+		logger:     slog.New(slog.DiscardHandler),
+		userAgent:  UserAgent,
+		now:        time.Now,
+		keys:       newKeyMemory(MaxRememberedKeys),
+		jclock:     &journalClock{},
+		leaseOwner: "client:" + uuid.NewString(),
 	}
 	for _, o := range opts {
 		if o == nil {

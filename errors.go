@@ -87,6 +87,18 @@ var (
 	// ErrJournal: the journal failed (see JournalWriteError for a failure
 	// after the operation ran).
 	ErrJournal = errors.New("journal error")
+	// ErrKeyCreatedInFuture: the key's creation time (a resume token,
+	// WithKeyCreated, a journal entry) lies more than KeyClockTolerance
+	// ahead of the clock the age is measured on: its age is unknown, so
+	// nothing is sent. Final for the key.
+	ErrKeyCreatedInFuture = errors.New("idempotency key creation time is in the future")
+	// ErrNotExecuted: the journal records that the provider never
+	// executed the operation (nothing was sent under the key, or Settle
+	// recorded it so): nothing moved, and a new reference may run it.
+	ErrNotExecuted = errors.New("operation not executed: nothing moved; a new reference may run it")
+	// ErrSettledFailed: the operation was settled as failed from outside
+	// a run (Client.Settle): the provider did not complete it.
+	ErrSettledFailed = errors.New("operation settled as failed")
 )
 
 // APIError is the one error type every payonce operation returns. It
@@ -299,7 +311,8 @@ func (e *APIError) Temporary() bool {
 	case redirectMayHaveRun(e), errors.Is(e, ErrRetriesExhausted), errors.Is(e, ErrRetryBudgetExhausted),
 		errors.Is(e, ErrTransport), errors.Is(e, ErrServer), errors.Is(e, ErrRateLimited),
 		errors.Is(e.Kind, context.Canceled), errors.Is(e.Kind, context.DeadlineExceeded),
-		errors.Is(e.Kind, ErrJournal): // call again with the reference: it resumes or returns the outcome
+		errors.Is(e.Kind, ErrJournal), errors.Is(e.Kind, ErrJournalFenced), errors.Is(e.Kind, ErrJournalLeased):
+		// call again with the reference: it resumes or returns the outcome
 		return true
 	}
 	return false

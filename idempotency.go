@@ -199,9 +199,21 @@ type callOptions struct {
 	hasReference bool
 	tokenErr     error // WithResumeToken with a bad token
 	tokenKey     string
-	tokenSet     bool // WithResumeToken was given
-	tokenClash   bool // two tokens with different keys
+	tokenSet     bool   // WithResumeToken was given
+	tokenClash   bool   // two tokens with different keys
+	leaseOwner   string // WithLeaseOwner
+
+	origin keyOrigin // set by resolveKey: where the key's creation time came from
 }
+
+// keyOrigin says how resolveKey learned the key's creation time.
+type keyOrigin int
+
+const (
+	keyAgeGiven keyOrigin = iota // a resume token, WithKeyCreated, the context: the time given
+	keyAgeNew                    // a key made by this call (NewKey): created now
+	keyAgeBare                   // a key given without its creation time: now, unless the client remembers it
+)
 
 // WithIdempotencyKey sets the key of one operation; it wins over a key bound
 // to the context. With WithResumeToken it must name the token's key, else
@@ -305,12 +317,19 @@ func (o *callOptions) resolveKey(ctx context.Context, now time.Time) (key string
 			created = c
 		}
 	}
+	o.origin = keyAgeGiven
 	if key == "" {
 		if key, err = NewKey(); err != nil {
 			return "", time.Time{}, err
 		}
+		o.origin = keyAgeNew
+	} else if created.IsZero() {
+		o.origin = keyAgeBare
 	}
-	if created.IsZero() || created.After(now) {
+	// A time a little ahead (a clock slightly fast) is the present; one
+	// further ahead is kept, and refused before sending
+	// (ErrKeyCreatedInFuture): it would make the key look younger.
+	if created.IsZero() || (created.After(now) && !created.After(now.Add(KeyClockTolerance))) {
 		created = now
 	}
 	return key, created, nil

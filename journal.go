@@ -1,14 +1,5 @@
 package payonce
 
-// The journal API follows issue 10 with these additions (no removals):
-// ErrJournal (a journal failure; nothing sent when Reserve fails),
-// *JournalWriteError (the outcome could not be recorded), ErrJournalNotFound,
-// ErrJournalSettled, ErrJournalRecorded (the Err of an error rebuilt from a
-// failed entry), Fingerprint, MaxReferenceLen, JournalEntry.Settled,
-// Client.Scope, Client.Journal and RedactJSON. ReserveTx accepts an entry
-// without a Fingerprint (no body check for it), and pgjournal.New takes a
-// context first because it migrates the schema.
-
 import (
 	"context"
 	"crypto/sha256"
@@ -67,18 +58,65 @@ type JournalEntry struct {
 	LastCause    string       // why the last run ended without settling, for pending
 	CreatedAt    time.Time    // when the entry was reserved
 	UpdatedAt    time.Time    // last change
-	LeaseOwner   string       // worker holding the entry's lease ("" when none)
-	LeaseUntil   time.Time    // end of the lease
+	LeaseOwner   string       // worker or run holding the entry's lease ("" when none)
+	LeaseUntil   time.Time    // end of the lease, on the journal's clock
+	// Fence grows by one with every run or claim that takes the entry
+	// (Reserve creates it at 1). Every write but a success carries the
+	// writer's fence and is refused (ErrJournalFenced) once it is stale.
+	Fence int64
+	// Sent is set, durably and before the first byte, by every attempt's
+	// BeginAttempt: false means no attempt was ever sent under the entry,
+	// true that one may have been (the outcome is in doubt until settled).
+	Sent bool
+	// SettleReason says why the entry was settled from outside a run
+	// (Client.Settle), or why the run recorded it as not executed.
+	SettleReason string
 }
 
 // Settled reports whether the entry is succeeded or failed.
 func (e JournalEntry) Settled() bool { return e.State == JournalSucceeded || e.State == JournalFailed }
+
+// NotExecuted reports whether the entry is settled as never executed by the
+// provider (nothing moved: a new reference may run the operation).
+func (e JournalEntry) NotExecuted() bool {
+	return e.State == JournalFailed && e.ErrorKind == KindName(ErrNotExecuted)
+}
 
 // PendingQuery selects pending entries. Zero fields select everything.
 type PendingQuery struct {
 	Scope  string    // only this scope, "" for all
 	Before time.Time // only entries last updated before this, zero for all
 	Limit  int       // at most this many, 0 for no limit
+}
+
+// JournalReserveLease is how long Reserve leases an entry it creates to
+// the entry's LeaseOwner, on the journal's clock: the time a run needs to
+// reach its first attempt, whose BeginAttempt renews the lease.
+const JournalReserveLease = time.Minute
+
+// KeyClockTolerance is how far in the future a key creation time may lie
+// (a clock a little ahead) and still be taken, as the present. Beyond it
+// the key's age is unknown and the operation is refused with
+// ErrKeyCreatedInFuture, nothing sent.
+const KeyClockTolerance = time.Minute
+
+// TakeRequest asks Journal.Take to give a pending entry to the run Owner.
+type TakeRequest struct {
+	Scope, Reference string
+	Owner            string        // the taking run, non-empty
+	Lease            time.Duration // lease length, > 0
+	// Fingerprint binds the body the run sends to an entry reserved
+	// without one (ReserveTx); another fingerprint than the stored one is
+	// refused with ErrIdempotencyConflict (wrapped). "" checks nothing.
+	Fingerprint string
+}
+
+// AttemptRequest is the check a run makes before each attempt it sends.
+type AttemptRequest struct {
+	Scope, Reference string
+	Fence            int64         // the run's fence (from Reserve or Take)
+	Owner            string        // the run, non-empty
+	Lease            time.Duration // the lease is renewed to now + Lease, > 0
 }
 
 // ClaimRequest asks for pending entries leased to Owner for Lease: only
@@ -93,24 +131,52 @@ type ClaimRequest struct {
 // Journal stores journal entries durably. Implementations: journal.NewMemory
 // (tests), sqlitejournal (embedded, several processes on one file) and
 // pgjournal (a fleet sharing one PostgreSQL database). All are safe for
-// concurrent use.
+// concurrent use. Times a caller leaves zero (CreatedAt, UpdatedAt) and
+// every lease time are the journal's clock: the database's now() on
+// PostgreSQL, the machine's clock on SQLite and in memory.
 type Journal interface {
 	// Reserve inserts e as pending unless (Scope, Reference) exists; it
-	// returns the stored entry and whether it was created.
+	// returns the stored entry and whether it was created. A created entry
+	// has Fence 1, Sent false and, when e.LeaseOwner is set, is leased to
+	// it for JournalReserveLease.
 	Reserve(ctx context.Context, e JournalEntry) (JournalEntry, bool, error)
-	// Update overwrites the mutable fields (State, Result, StatusCode,
-	// RequestID, Replayed, Error*, Attempts, LastCause, UpdatedAt) of
-	// (Scope, Reference); it never moves a settled entry back to pending
-	// (ErrJournalSettled, wrapped) and returns ErrJournalNotFound (wrapped)
-	// for an absent entry.
+	// Update records an outcome: it overwrites State, Result, StatusCode,
+	// RequestID, Replayed, Error*, LastCause, SettleReason and UpdatedAt
+	// of (Scope, Reference), raises Attempts to e.Attempts (never lowers
+	// it) and ends the lease. Precedence: a write of JournalSucceeded
+	// lands on a pending or failed entry whatever e.Fence (it records what
+	// the provider did); every other write needs a pending entry
+	// (ErrJournalSettled, wrapped) and e.Fence equal to the stored fence
+	// (ErrJournalFenced, wrapped). A succeeded entry never changes
+	// (ErrJournalSettled). An absent entry is ErrJournalNotFound (wrapped).
 	Update(ctx context.Context, e JournalEntry) error
+	// Take gives a pending entry to the run r.Owner: it raises the fence
+	// by one, leases the entry to r.Owner until now + r.Lease, binds
+	// r.Fingerprint to an entry reserved without one and returns the
+	// entry. A live lease of another owner is ErrJournalLeased, a settled
+	// entry ErrJournalSettled, another fingerprint ErrIdempotencyConflict,
+	// an absent one ErrJournalNotFound (all wrapped); on ErrJournalLeased
+	// and ErrJournalSettled the stored entry is returned too.
+	Take(ctx context.Context, r TakeRequest) (JournalEntry, error)
+	// BeginAttempt is the check before each attempt a run sends, in one
+	// atomic write: the entry must be pending (else ErrJournalSettled,
+	// with the entry) and its fence r.Fence (else ErrJournalFenced); it
+	// then sets Sent, adds one to Attempts, renews the lease to r.Owner
+	// until now + r.Lease, sets UpdatedAt to now and returns the entry.
+	BeginAttempt(ctx context.Context, r AttemptRequest) (JournalEntry, error)
+	// Now returns the journal's clock (the database's now() on
+	// PostgreSQL), or the zero time when the journal has none of its own
+	// and measures with the machine's clock (SQLite, memory).
+	Now(ctx context.Context) (time.Time, error)
 	// Get returns the entry of (scope, reference), or ErrJournalNotFound
 	// (wrapped) when absent.
 	Get(ctx context.Context, scope, reference string) (JournalEntry, error)
 	// Pending lists pending entries, oldest first.
 	Pending(ctx context.Context, q PendingQuery) ([]JournalEntry, error)
 	// Claim leases pending entries whose lease is free or expired to
-	// c.Owner until now+c.Lease and returns them, oldest first.
+	// c.Owner until now+c.Lease, raising each one's fence by one, and
+	// returns them, oldest first. A run given WithLeaseOwner(c.Owner)
+	// takes a claimed entry.
 	Claim(ctx context.Context, c ClaimRequest) ([]JournalEntry, error)
 	// Purge deletes settled entries last updated before settledBefore and
 	// returns how many it deleted. Pending entries are never purged.
@@ -124,6 +190,14 @@ var (
 	// ErrJournalSettled: an Update tried to move a settled entry back to
 	// pending or to another outcome.
 	ErrJournalSettled = errors.New("journal entry already settled")
+	// ErrJournalFenced: a write or an attempt carried a fence another run
+	// or claim has since replaced: the entry was taken over. As an
+	// APIError's Kind: the run stopped, nothing more was sent; call again
+	// with the reference to get the outcome.
+	ErrJournalFenced = errors.New("journal entry taken over by another run")
+	// ErrJournalLeased: another run holds a live lease on the entry. As an
+	// APIError's Kind: nothing was sent; call again once it has finished.
+	ErrJournalLeased = errors.New("journal entry leased to another run")
 )
 
 // OutcomeUnknownError is the Err of an *APIError whose Kind is
@@ -132,14 +206,24 @@ var (
 // the resource up), never execute it a second time.
 type OutcomeUnknownError struct {
 	Entry JournalEntry
+	// Cause is why the key cannot be sent again: ErrKeyExpired (past its
+	// window) or ErrKeyCreatedInFuture (its age is unknown).
+	Cause error
 }
 
 // Error names the reference and when its key was created, never a body;
 // the *APIError that carries it names the key.
 func (e *OutcomeUnknownError) Error() string {
-	return fmt.Sprintf("reference %q pending since %s, its key too old to send again",
-		e.Entry.Reference, e.Entry.KeyCreated.UTC().Format(time.RFC3339))
+	why := "its key too old to send again"
+	if errors.Is(e.Cause, ErrKeyCreatedInFuture) {
+		why = "its key created in the future (age unknown), not sent again"
+	}
+	return fmt.Sprintf("reference %q pending since %s, an attempt may have been sent, %s",
+		e.Entry.Reference, e.Entry.KeyCreated.UTC().Format(time.RFC3339), why)
 }
+
+// Unwrap returns the cause.
+func (e *OutcomeUnknownError) Unwrap() error { return e.Cause }
 
 // JournalWriteError is the Err of an *APIError whose Kind is ErrJournal
 // when the operation ran but the journal could not record its outcome:
@@ -268,136 +352,6 @@ func Fingerprint(method, path string, body []byte) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-// journaled runs op under the journal: reserve (or consult) the entry
-// before the first byte is sent, run the attempts, record the outcome.
-func (op *operation) journaled(ref string, out any, start time.Time) (Meta, error) {
-	c := op.c
-	now := c.now()
-	e := JournalEntry{
-		Scope: c.scope, Reference: ref,
-		Operation: op.req.Operation, Method: op.req.Method, Path: redactStored(op.req.Path),
-		Key: op.key, KeyCreated: op.created,
-		Fingerprint: Fingerprint(op.req.Method, op.req.Path, op.body),
-		State:       JournalPending, CreatedAt: now, UpdatedAt: now,
-	}
-	stored, created, err := c.journal.Reserve(op.ctx, e)
-	if err != nil {
-		kind := ErrJournal
-		if cerr := op.ctx.Err(); cerr != nil {
-			kind = cerr
-		}
-		return op.journalMeta(start, ref), op.fail(kind, fmt.Errorf("reserve: %w", err))
-	}
-	if !created {
-		op.key, op.created = stored.Key, stored.KeyCreated
-		if err := c.rules.Validate(stored.Key); err != nil {
-			return op.journalMeta(start, ref), op.fail(keyKind(err), err)
-		}
-		if !sameRequest(stored, e) {
-			return op.journalMeta(start, ref), op.fail(ErrIdempotencyConflict,
-				fmt.Errorf("reference %q was recorded with another request", ref))
-		}
-		switch stored.State {
-		case JournalSucceeded:
-			return op.fromJournal(stored, out, start)
-		case JournalFailed:
-			return op.journalMeta(start, ref), op.storedError(stored, out)
-		}
-		if !op.keyFresh(now) {
-			return op.journalMeta(start, ref), op.fail(ErrOutcomeUnknown, &OutcomeUnknownError{Entry: stored})
-		}
-	}
-	meta, runErr := op.execute(out, start)
-	meta.Reference = ref
-	up := stored
-	up.Attempts += op.attempts
-	up.UpdatedAt = c.now()
-	up.StatusCode, up.RequestID, up.Replayed = meta.StatusCode, meta.RequestID, meta.Replayed
-	var apiErr *APIError
-	switch {
-	case runErr == nil:
-		up.State = JournalSucceeded
-		up.Result = RedactJSON(op.respBody)
-		up.ErrorKind, up.ErrorCode, up.ErrorMessage, up.LastCause = "", "", "", ""
-	case errors.As(runErr, &apiErr):
-		kind := apiErr.Kind
-		if kind == nil {
-			kind = KindForStatus(apiErr.StatusCode)
-		}
-		up.ErrorKind, up.ErrorCode, up.ErrorMessage = KindName(kind), redactStored(apiErr.Code), redactStored(apiErr.Message)
-		if apiErr.StatusCode != 0 {
-			up.StatusCode = apiErr.StatusCode
-		}
-		if resumable(apiErr) {
-			up.State = JournalPending
-			up.LastCause = redactStored(kind.Error())
-			if op.lastCause != "" {
-				up.LastCause += " (" + op.lastCause + ")"
-			}
-		} else {
-			up.State = JournalFailed
-			up.Result = RedactJSON(op.respBody) // the codec rebuilds the same error from it
-			up.LastCause = ""
-		}
-	default:
-		up.State = JournalPending
-		up.LastCause = "unknown error"
-	}
-	// The outcome is recorded even when the caller's context ended with
-	// the operation: an unrecorded success would stay pending.
-	uctx, cancel := context.WithTimeout(context.WithoutCancel(op.ctx), journalWriteTimeout)
-	defer cancel()
-	if err := c.journal.Update(uctx, up); err != nil {
-		if errors.Is(err, ErrJournalSettled) {
-			// A concurrent run with the same key settled the entry first:
-			// its recorded outcome is the operation's outcome.
-			if got, gerr := c.journal.Get(uctx, stored.Scope, stored.Reference); gerr == nil && got.Settled() {
-				if got.State == JournalSucceeded {
-					return op.fromJournal(got, out, start)
-				}
-				return op.journalMeta(start, ref), op.storedError(got, out)
-			}
-		}
-		e := op.fail(ErrJournal, &JournalWriteError{Outcome: runErr, Err: err})
-		if apiErr != nil {
-			e.StatusCode, e.Code, e.Message, e.RequestID, e.Replayed = apiErr.StatusCode, apiErr.Code, apiErr.Message, apiErr.RequestID, apiErr.Replayed
-		}
-		return meta, e
-	}
-	return meta, runErr
-}
-
-// sameRequest reports whether a stored entry was recorded for the request
-// e describes: the same fingerprint or, for an entry reserved without one
-// (ReserveTx), the same method and path, so that a reference never runs
-// another operation under its key.
-func sameRequest(stored, e JournalEntry) bool {
-	if stored.Fingerprint != "" {
-		return stored.Fingerprint == e.Fingerprint
-	}
-	return (stored.Method == "" || strings.EqualFold(stored.Method, e.Method)) && (stored.Path == "" || redactStored(stored.Path) == e.Path)
-}
-
-// resumable reports whether a failed operation stays pending: a same-key
-// run may still succeed (a temporary failure, an insufficient balance, a
-// rate limit, refused credentials or signature that a fix of configuration
-// cures), or the outcome is unknown (the key aged out after an attempt, an
-// answer that could not be decoded, a key conflict: the journal proved the
-// body is the one recorded with the key, so a conflict means another run
-// of the same operation is in flight). Everything else is final.
-func resumable(e *APIError) bool {
-	if e.Temporary() {
-		return true
-	}
-	for _, k := range []error{ErrInsufficientBalance, ErrRateLimited, ErrKeyExpired, ErrMalformedResponse, ErrIdempotencyConflict,
-		ErrUnauthorized, ErrSignatureInvalid, ErrTimestampExpired, ErrNonceReplayed, ErrInvalidConfig} {
-		if errors.Is(e.Kind, k) {
-			return true
-		}
-	}
-	return false
-}
-
 // journalMeta is the Meta of a journaled call that sent nothing (yet).
 func (op *operation) journalMeta(start time.Time, ref string) Meta {
 	m := op.meta(nil, start)
@@ -433,10 +387,24 @@ func (op *operation) storedError(e JournalEntry, out any) *APIError {
 	if inner := op.decodedError(e, out); inner != nil {
 		ae.Err = &recordedError{err: inner}
 	}
+	if e.SettleReason != "" {
+		ae.Err = &settledError{reason: e.SettleReason, err: ae.Err}
+	}
 	op.fill(ae, nil)
 	ae.StatusCode, ae.RequestID, ae.Replayed = e.StatusCode, e.RequestID, e.Replayed
 	return ae
 }
+
+// settledError is the Err of an error rebuilt from an entry settled with a
+// reason (Client.Settle, or a run that recorded it as not executed): its
+// text gives the reason; it unwraps to what it wraps.
+type settledError struct {
+	reason string
+	err    error
+}
+
+func (e *settledError) Error() string { return e.err.Error() + " (settled: " + e.reason + ")" }
+func (e *settledError) Unwrap() error { return e.err }
 
 // decodedError is the Err the codec gives the recorded answer of a failed
 // entry, or nil.

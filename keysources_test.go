@@ -14,7 +14,7 @@ import (
 // sending (the last one used to win silently); the same key from two
 // sources is fine.
 func TestConflictingKeySourcesAreRefused(t *testing.T) {
-	created := time.Now().Add(-time.Hour)
+	created := newClock().Now().Add(-time.Hour) // the clients' clock: a token from the future is refused
 	tokA := payonce.ResumeToken{Key: "order-2026-000123-a", Created: created}.String()
 	tokB := payonce.ResumeToken{Key: "order-2026-000123-b", Created: created}.String()
 	bg := context.Background()

@@ -41,6 +41,11 @@ var kindNames = []struct {
 	{"signer_temporary", ErrSignerTemporary},
 	{"outcome_unknown", ErrOutcomeUnknown},
 	{"journal", ErrJournal},
+	{"journal_fenced", ErrJournalFenced},
+	{"journal_leased", ErrJournalLeased},
+	{"key_created_in_future", ErrKeyCreatedInFuture},
+	{"not_executed", ErrNotExecuted},
+	{"settled_failed", ErrSettledFailed},
 	{"canceled", context.Canceled},
 	{"deadline_exceeded", context.DeadlineExceeded},
 }

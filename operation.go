@@ -70,6 +70,9 @@ type operation struct {
 	hv         [4]string    // the request's header values, one backing array
 
 	ob *observation // the observer's state (observer.go), nil without one
+
+	jr         *journalRun // the journaled run (journalrun.go), nil without a reference
+	createdNow bool        // the key was made by this call: created is the present
 }
 
 // Do runs one operation and decodes a 2xx answer into out (which may be
@@ -111,8 +114,23 @@ func (c *Client) Do(ctx context.Context, req *Request, out any, opts ...CallOpti
 			return Meta{}, op.fail(kind, err)
 		}
 		op.key, op.created = key, created
+		switch op.opts.origin {
+		case keyAgeNew:
+			op.createdNow = true
+		case keyAgeBare:
+			// No creation time came with the key: the client's memory of
+			// its first use is its age, so that the key cannot pass the
+			// window unnoticed in this process.
+			op.created = c.keys.firstUse(key, created)
+		}
 		if err := c.rules.Validate(key); err != nil {
 			return op.meta(nil, start), op.fail(keyKind(err), err)
+		}
+		if !op.opts.hasReference {
+			// A journaled run checks on the journal's clock (journaled).
+			if err := op.checkCreated(now); err != nil {
+				return op.meta(nil, start), err
+			}
 		}
 	}
 	if err := op.setPolicy(); err != nil {
@@ -546,7 +564,7 @@ func (op *operation) checkRetry(ctx context.Context, resp *http.Response, err er
 			return false, ErrRetriesExhausted
 		}
 	}
-	if op.key != "" && !op.keyFresh(op.c.now().Add(wait)) {
+	if op.key != "" && !op.keyFresh(wait) {
 		return false, &stopError{err: ErrKeyExpired}
 	}
 	if op.c.budget != nil {
@@ -577,14 +595,25 @@ func (op *operation) wait(_, _ time.Duration, _ int, _ *http.Response) time.Dura
 	return op.nextWait
 }
 
-// keyFresh reports whether an attempt at t is still safely inside the key's
-// window (window minus safety margin).
-func (op *operation) keyFresh(t time.Time) bool {
+// keyFresh reports whether an attempt wait from now is still safely inside
+// the key's window (window minus safety margin), on the client's clock and,
+// for a journaled run on a journal with a clock of its own, on the
+// journal's too: a clock may make a key look older, never younger.
+func (op *operation) keyFresh(wait time.Duration) bool {
 	w := op.c.rules.Window
 	if w <= 0 {
 		return true
 	}
-	return t.Sub(op.created) < w-op.policy.KeySafetyMargin
+	limit := w - op.policy.KeySafetyMargin
+	if op.c.now().Add(wait).Sub(op.created) >= limit {
+		return false
+	}
+	if op.jr != nil {
+		if jnow, ok := op.c.journalPresent(); ok && jnow.Add(wait).Sub(op.created) >= limit {
+			return false
+		}
+	}
+	return true
 }
 
 // pace waits for the client's limiter before each attempt, on the
@@ -618,7 +647,7 @@ func (t *attemptTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 		}
 		return nil, &stopError{err: re}
 	}
-	if op.key != "" && !op.keyFresh(op.c.now()) {
+	if op.key != "" && !op.keyFresh(0) {
 		return nil, &stopError{err: ErrKeyExpired}
 	}
 	hop := req.Response != nil // a redirect hop of the current attempt
@@ -626,6 +655,13 @@ func (t *attemptTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 		if err := op.paceErr; err != nil {
 			op.paceErr = nil
 			return nil, &stopError{err: err}
+		}
+		if op.jr != nil {
+			// Durably "may have been sent" before the first byte, and
+			// only while this run still holds the entry.
+			if err := op.beginAttempt(); err != nil {
+				return nil, &stopError{err: journalStop(err)}
+			}
 		}
 	}
 	if !hop {
@@ -867,7 +903,7 @@ func (op *operation) failure(resp *http.Response, err error) *APIError {
 // keeps its kind, so that IsTemporary tells a job queue not to try again
 // with bad credentials; anything else is a transport failure.
 func stopKind(err error) error {
-	for _, k := range []error{ErrUnauthorized, ErrForbidden, ErrInvalidConfig, ErrInvalidRequest} {
+	for _, k := range []error{ErrJournalFenced, ErrJournal, ErrUnauthorized, ErrForbidden, ErrInvalidConfig, ErrInvalidRequest} {
 		if errors.Is(err, k) {
 			return k
 		}

@@ -182,7 +182,12 @@ func TestSameKeyAfter24hIsNewCharge(t *testing.T) {
 	require.NoError(t, err)
 
 	srv.Clock().Advance(24*time.Hour + time.Minute) // the token expires too
-	second, err := c.Charges.Create(ctx, seedCharge(t, a55test.CardConfirms), payonce.WithIdempotencyKey(k))
+	// The client remembers the key's first use and refuses it bare; told
+	// the key is new (its creation time given), it sends it.
+	_, err = c.Charges.Create(ctx, seedCharge(t, a55test.CardConfirms), payonce.WithIdempotencyKey(k))
+	require.ErrorIs(t, err, payonce.ErrKeyExpired)
+	second, err := c.Charges.Create(ctx, seedCharge(t, a55test.CardConfirms), payonce.WithIdempotencyKey(k),
+		payonce.WithKeyCreated(srv.Clock().Now()))
 	require.NoError(t, err)
 	assert.NotEqual(t, first.UUID, second.UUID)
 	assert.Equal(t, 2, srv.Ledger().Count(k))

@@ -38,14 +38,74 @@ func CheckReserve(e payonce.JournalEntry) error {
 
 // CheckReserveTx validates an entry given to a backend's ReserveTx: like
 // CheckReserve, but Fingerprint may be empty (a merchant reserving inside
-// its own transaction may not have the exact body bytes yet; Do then does
-// not compare bodies for the entry, and the server still refuses another
-// body under the key within its window).
+// its own transaction may not have the exact body bytes yet): the first
+// run binds the fingerprint of the body it sends (Take), and from then on
+// another body under the reference is ErrIdempotencyConflict.
 func CheckReserveTx(e payonce.JournalEntry) error {
 	if e.Fingerprint == "" {
 		e.Fingerprint = "-"
 	}
 	return CheckReserve(e)
+}
+
+// CheckTake validates a take request.
+func CheckTake(r payonce.TakeRequest) error {
+	if r.Reference == "" || r.Owner == "" || r.Lease <= 0 {
+		return fmt.Errorf("%w: a take needs a reference, an owner and a positive lease", ErrInvalidEntry)
+	}
+	return nil
+}
+
+// CheckAttempt validates an attempt request.
+func CheckAttempt(r payonce.AttemptRequest) error {
+	if r.Reference == "" || r.Owner == "" || r.Lease <= 0 {
+		return fmt.Errorf("%w: an attempt needs a reference, an owner and a positive lease", ErrInvalidEntry)
+	}
+	return nil
+}
+
+// CheckUpdate applies the precedence and fence rules of Update to the
+// stored entry old and the write e: nil when e may land. A success lands
+// on a pending or failed entry whatever its fence; any other write needs
+// a pending entry and the stored fence; a succeeded entry never changes.
+// The SQL backends state the same rules in their UPDATE statements.
+func CheckUpdate(old, e payonce.JournalEntry) error {
+	switch {
+	case old.State == payonce.JournalSucceeded:
+		return fmt.Errorf("journal: update %q from %s to %s: %w", e.Reference, old.State, e.State, payonce.ErrJournalSettled)
+	case e.State == payonce.JournalSucceeded:
+		return nil
+	case old.State != payonce.JournalPending:
+		return fmt.Errorf("journal: update %q from %s to %s: %w", e.Reference, old.State, e.State, payonce.ErrJournalSettled)
+	case old.Fence != e.Fence:
+		return fmt.Errorf("journal: update %q with fence %d, the entry's is %d: %w", e.Reference, e.Fence, old.Fence, payonce.ErrJournalFenced)
+	}
+	return nil
+}
+
+// TakeRefusal is why the stored entry e cannot be taken by r at now, or
+// nil.
+func TakeRefusal(e payonce.JournalEntry, r payonce.TakeRequest, now time.Time) error {
+	switch {
+	case e.Settled():
+		return fmt.Errorf("journal: take %q: %w", r.Reference, payonce.ErrJournalSettled)
+	case r.Fingerprint != "" && e.Fingerprint != "" && e.Fingerprint != r.Fingerprint:
+		return fmt.Errorf("journal: take %q: recorded with another request: %w", r.Reference, payonce.ErrIdempotencyConflict)
+	case e.LeaseOwner != "" && e.LeaseOwner != r.Owner && e.LeaseUntil.After(now):
+		return fmt.Errorf("journal: take %q: %w until %s", r.Reference, payonce.ErrJournalLeased, e.LeaseUntil.UTC().Format(time.RFC3339))
+	}
+	return nil
+}
+
+// AttemptRefusal is why the stored entry e refuses the attempt r, or nil.
+func AttemptRefusal(e payonce.JournalEntry, r payonce.AttemptRequest) error {
+	switch {
+	case e.Settled():
+		return fmt.Errorf("journal: attempt %q: %w", r.Reference, payonce.ErrJournalSettled)
+	case e.Fence != r.Fence:
+		return fmt.Errorf("journal: attempt %q with fence %d, the entry's is %d: %w", r.Reference, r.Fence, e.Fence, payonce.ErrJournalFenced)
+	}
+	return nil
 }
 
 // CheckState validates a state given to Update.
@@ -66,7 +126,9 @@ func CheckClaim(c payonce.ClaimRequest) error {
 }
 
 // NormalizeReserve fills what Reserve sets itself: state pending, the
-// creation and update times (now when zero), all in UTC, and no lease.
+// creation and update times (now when zero), all in UTC, fence 1, nothing
+// sent, no lease time (the backend leases a created entry to LeaseOwner
+// on its own clock).
 func NormalizeReserve(e payonce.JournalEntry, now time.Time) payonce.JournalEntry {
 	e.State = payonce.JournalPending
 	if e.CreatedAt.IsZero() {
@@ -76,7 +138,8 @@ func NormalizeReserve(e payonce.JournalEntry, now time.Time) payonce.JournalEntr
 		e.UpdatedAt = e.CreatedAt
 	}
 	e.CreatedAt, e.UpdatedAt, e.KeyCreated = Time(e.CreatedAt), Time(e.UpdatedAt), Time(e.KeyCreated)
-	e.LeaseOwner, e.LeaseUntil = "", time.Time{}
+	e.LeaseUntil = time.Time{}
+	e.Fence, e.Sent, e.Attempts, e.SettleReason = 1, false, 0, ""
 	return e
 }
 

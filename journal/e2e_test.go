@@ -206,9 +206,10 @@ func TestCrashBetweenSendAndAnswerChargesOnce(t *testing.T) {
 			require.True(t, payonce.IsTemporary(err))
 			require.Equal(t, 1, srv.Ledger().Len())
 
-			// The second run executes (replay) but dies before recording.
+			// The second run executes (replay) but dies before recording;
+			// its lease has run out when the next run comes.
 			f := &failOnce{Journal: reopen(t), fail: true}
-			_, err = a55Client(t, srv, f).Charges.Create(t.Context(), chargeRequest("4111111111111111"), payonce.WithReference("order-7"))
+			_, err = a55Client(t, srv, f, payonce.WithJournalLease(time.Microsecond)).Charges.Create(t.Context(), chargeRequest("4111111111111111"), payonce.WithReference("order-7"))
 			require.ErrorIs(t, err, payonce.ErrJournal)
 
 			ch, err := a55Client(t, srv, reopen(t)).Charges.Create(t.Context(), chargeRequest("4111111111111111"), payonce.WithReference("order-7"))
@@ -218,7 +219,7 @@ func TestCrashBetweenSendAndAnswerChargesOnce(t *testing.T) {
 			e, err := reopen(t).Get(t.Context(), "a55:"+srv.ClientID(), "order-7")
 			require.NoError(t, err)
 			assert.Equal(t, payonce.JournalSucceeded, e.State)
-			assert.Equal(t, 2, e.Attempts, "the attempt of the run that died is not recorded")
+			assert.Equal(t, 3, e.Attempts, "every attempt is counted before it is sent, the one of the run that died too")
 		})
 	}
 }
@@ -361,19 +362,26 @@ func TestWorkersClaimAndResumePendingEntriesOnce(t *testing.T) {
 			assert.NotEqual(t, w1[0].Reference, w2[0].Reference)
 			assert.NotEqual(t, w1[1].Reference, w2[0].Reference)
 
-			// Each worker resumes its entries; worker 2 also (wrongly) resumes
-			// one of worker 1's: the same key, so one execution.
-			resume := func(j payonce.Journal, ref string) error {
-				_, err := a55Client(t, srv, j).Charges.Create(context.Background(), chargeRequest("4111111111111111"), payonce.WithReference(ref))
+			// Each worker resumes its entries as their lease owner; worker 2
+			// also (wrongly) resumes one of worker 1's: worker 1's lease
+			// refuses it (nothing sent), or worker 1 has finished and the
+			// journal answers. Either way one execution.
+			resume := func(j payonce.Journal, ref, owner string) error {
+				_, err := a55Client(t, srv, j).Charges.Create(context.Background(), chargeRequest("4111111111111111"),
+					payonce.WithReference(ref), payonce.WithLeaseOwner(owner))
 				return err
 			}
-			errs := make(chan error, 4)
+			errs := make(chan error, 3)
 			for _, e := range w1 {
-				go func() { errs <- resume(j, e.Reference) }()
+				go func() { errs <- resume(j, e.Reference, "worker-1") }()
 			}
-			go func() { errs <- resume(reopen(t), w2[0].Reference) }()
-			go func() { errs <- resume(reopen(t), w1[0].Reference) }()
-			for range 4 {
+			go func() { errs <- resume(reopen(t), w2[0].Reference, "worker-2") }()
+			wrong := resume(reopen(t), w1[0].Reference, "worker-2")
+			if wrong != nil {
+				require.ErrorIs(t, wrong, payonce.ErrJournalLeased)
+				assert.True(t, payonce.IsResumable(wrong))
+			}
+			for range 3 {
 				require.NoError(t, <-errs)
 			}
 			assert.Equal(t, 3, srv.Ledger().Len(), "three orders, three charges")

@@ -15,9 +15,10 @@ import (
 // tools: it is safe for concurrent use but forgets everything when the
 // process ends. Use sqlitejournal or pgjournal for durability.
 type Memory struct {
-	mu      sync.Mutex
-	entries map[entryID]*payonce.JournalEntry
-	now     func() time.Time
+	mu       sync.Mutex
+	entries  map[entryID]*payonce.JournalEntry
+	now      func() time.Time
+	ownClock bool // WithClock was given: Now reports it
 }
 
 type entryID struct{ scope, reference string }
@@ -27,11 +28,13 @@ func NewMemory() *Memory {
 	return &Memory{entries: map[entryID]*payonce.JournalEntry{}, now: time.Now}
 }
 
-// WithClock sets the clock leases are measured against and returns m.
+// WithClock sets the journal's own clock and returns m: leases, the times
+// Reserve and Update fill in, and Now (so the client measures key ages on
+// it, as on PostgreSQL) follow it.
 func (m *Memory) WithClock(now func() time.Time) *Memory {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.now = now
+	m.now, m.ownClock = now, true
 	return m
 }
 
@@ -43,19 +46,41 @@ func (m *Memory) Reserve(ctx context.Context, e payonce.JournalEntry) (payonce.J
 	if err := CheckReserve(e); err != nil {
 		return payonce.JournalEntry{}, false, err
 	}
+	return m.reserve(e)
+}
+
+// ReserveTx is Reserve for an entry that may lack a Fingerprint (the
+// first run binds the fingerprint of the body it sends, see Take), as the
+// SQL backends' ReserveTx accepts; memory has no transactions to join.
+func (m *Memory) ReserveTx(ctx context.Context, e payonce.JournalEntry) (payonce.JournalEntry, bool, error) {
+	if err := ctx.Err(); err != nil {
+		return payonce.JournalEntry{}, false, err
+	}
+	if err := CheckReserveTx(e); err != nil {
+		return payonce.JournalEntry{}, false, err
+	}
+	return m.reserve(e)
+}
+
+func (m *Memory) reserve(e payonce.JournalEntry) (payonce.JournalEntry, bool, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	id := entryID{e.Scope, e.Reference}
 	if old, ok := m.entries[id]; ok {
 		return clone(*old), false, nil
 	}
-	e = NormalizeReserve(e, m.now())
+	now := Time(m.now())
+	e = NormalizeReserve(e, now)
+	if e.LeaseOwner != "" {
+		e.LeaseUntil = now.Add(payonce.JournalReserveLease)
+	}
 	c := clone(e)
 	m.entries[id] = &c
 	return clone(e), true, nil
 }
 
-// Update overwrites the mutable fields of an entry.
+// Update records an outcome, under the precedence and fence rules of
+// payonce.Journal.
 func (m *Memory) Update(ctx context.Context, e payonce.JournalEntry) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -69,21 +94,83 @@ func (m *Memory) Update(ctx context.Context, e payonce.JournalEntry) error {
 	if !ok {
 		return fmt.Errorf("journal: update %q: %w", e.Reference, payonce.ErrJournalNotFound)
 	}
-	if old.Settled() && old.State != e.State {
-		return fmt.Errorf("journal: update %q from %s to %s: %w", e.Reference, old.State, e.State, payonce.ErrJournalSettled)
+	if err := CheckUpdate(*old, e); err != nil {
+		return err
 	}
 	old.State, old.Result, old.StatusCode, old.RequestID, old.Replayed = e.State, append([]byte(nil), e.Result...), e.StatusCode, e.RequestID, e.Replayed
 	old.ErrorKind, old.ErrorCode, old.ErrorMessage = e.ErrorKind, e.ErrorCode, e.ErrorMessage
-	old.Attempts, old.LastCause = e.Attempts, e.LastCause
+	old.Attempts, old.LastCause, old.SettleReason = max(old.Attempts, e.Attempts), e.LastCause, e.SettleReason
 	old.UpdatedAt = e.UpdatedAt
 	if old.UpdatedAt.IsZero() {
 		old.UpdatedAt = m.now()
 	}
 	old.UpdatedAt = Time(old.UpdatedAt)
-	if old.Settled() {
-		old.LeaseOwner, old.LeaseUntil = "", time.Time{}
-	}
+	old.LeaseOwner, old.LeaseUntil = "", time.Time{}
 	return nil
+}
+
+// Take gives a pending entry to the run r.Owner (payonce.Journal.Take).
+func (m *Memory) Take(ctx context.Context, r payonce.TakeRequest) (payonce.JournalEntry, error) {
+	if err := ctx.Err(); err != nil {
+		return payonce.JournalEntry{}, err
+	}
+	if err := CheckTake(r); err != nil {
+		return payonce.JournalEntry{}, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	e, ok := m.entries[entryID{r.Scope, r.Reference}]
+	if !ok {
+		return payonce.JournalEntry{}, fmt.Errorf("journal: take %q: %w", r.Reference, payonce.ErrJournalNotFound)
+	}
+	now := Time(m.now())
+	if err := TakeRefusal(*e, r, now); err != nil {
+		return clone(*e), err
+	}
+	e.Fence++
+	e.LeaseOwner, e.LeaseUntil, e.UpdatedAt = r.Owner, now.Add(r.Lease), now
+	if e.Fingerprint == "" {
+		e.Fingerprint = r.Fingerprint
+	}
+	return clone(*e), nil
+}
+
+// BeginAttempt checks and records, before an attempt is sent, that the
+// run's fence is current (payonce.Journal.BeginAttempt).
+func (m *Memory) BeginAttempt(ctx context.Context, r payonce.AttemptRequest) (payonce.JournalEntry, error) {
+	if err := ctx.Err(); err != nil {
+		return payonce.JournalEntry{}, err
+	}
+	if err := CheckAttempt(r); err != nil {
+		return payonce.JournalEntry{}, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	e, ok := m.entries[entryID{r.Scope, r.Reference}]
+	if !ok {
+		return payonce.JournalEntry{}, fmt.Errorf("journal: attempt %q: %w", r.Reference, payonce.ErrJournalNotFound)
+	}
+	if err := AttemptRefusal(*e, r); err != nil {
+		return clone(*e), err
+	}
+	now := Time(m.now())
+	e.Sent, e.Attempts = true, e.Attempts+1
+	e.LeaseOwner, e.LeaseUntil, e.UpdatedAt = r.Owner, now.Add(r.Lease), now
+	return clone(*e), nil
+}
+
+// Now returns the clock given to WithClock, or the zero time: without one
+// the memory journal measures with the machine's clock, as the client does.
+func (m *Memory) Now(ctx context.Context) (time.Time, error) {
+	if err := ctx.Err(); err != nil {
+		return time.Time{}, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if !m.ownClock {
+		return time.Time{}, nil
+	}
+	return Time(m.now()), nil
 }
 
 // Get returns the entry of (scope, reference).
@@ -148,8 +235,9 @@ func (m *Memory) Claim(ctx context.Context, c payonce.ClaimRequest) ([]payonce.J
 	until := now.Add(c.Lease)
 	for i := range sel {
 		e := m.entries[entryID{sel[i].Scope, sel[i].Reference}]
+		e.Fence++
 		e.LeaseOwner, e.LeaseUntil = c.Owner, until
-		sel[i].LeaseOwner, sel[i].LeaseUntil = c.Owner, until
+		sel[i] = clone(*e)
 	}
 	return sel, nil
 }

@@ -183,12 +183,22 @@ func (j amnesiacJournal) Reserve(ctx context.Context, e payonce.JournalEntry) (p
 	if err != nil || created || stored.Key == e.Key {
 		return stored, created, err
 	}
+	e.Fence = stored.Fence
 	return e, true, nil
+}
+
+// BeginAttempt forgets that the entry settled or was taken over.
+func (j amnesiacJournal) BeginAttempt(ctx context.Context, r payonce.AttemptRequest) (payonce.JournalEntry, error) {
+	got, err := j.Journal.BeginAttempt(ctx, r)
+	if errors.Is(err, payonce.ErrJournalSettled) || errors.Is(err, payonce.ErrJournalFenced) {
+		return got, nil
+	}
+	return got, err
 }
 
 func (j amnesiacJournal) Update(ctx context.Context, e payonce.JournalEntry) error {
 	err := j.Journal.Update(ctx, e)
-	if errors.Is(err, payonce.ErrJournalSettled) {
+	if errors.Is(err, payonce.ErrJournalSettled) || errors.Is(err, payonce.ErrJournalFenced) {
 		return nil
 	}
 	return err

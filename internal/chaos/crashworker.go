@@ -188,6 +188,9 @@ func kindNameOf(err error) string {
 	return "other"
 }
 
+// crashLease is the journal lease of the crash run's workers.
+const crashLease = 20 * time.Millisecond
+
 // newCrashClients builds the SDK clients as a merchant's process would,
 // on the fakes' clock (cfg.ClockOffset), with journal j (nil: none) and
 // wrap around each HTTP transport (nil: none).
@@ -201,7 +204,10 @@ func newCrashClients(cfg workerConfig, j payonce.Journal, wrap func(http.RoundTr
 		}
 		opts := []payonce.Option{payonce.WithBaseURL(url), payonce.WithRetryPolicy(p), payonce.WithHTTPClient(hc), payonce.WithClock(clock)}
 		if j != nil {
-			opts = append(opts, payonce.WithJournal(j))
+			// Short leases: the run redelivers a crashed worker's jobs at
+			// once, and a crashed run's lease would hold them back (the
+			// fences, not the leases, keep a taken-over run from writing).
+			opts = append(opts, payonce.WithJournal(j), payonce.WithJournalLease(crashLease))
 		}
 		return opts
 	}

@@ -55,6 +55,7 @@ func Run(t *testing.T, open func(t *testing.T) payonce.Journal) {
 		{"Purge", testPurge},
 		{"CanceledContext", testCanceledContext},
 	}
+	tests = append(tests, fenceTests...)
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.fn(t, open(t))
@@ -209,12 +210,17 @@ func testNeverBackToPending(t *testing.T, j payonce.Journal) {
 		back := up
 		back.State, back.Attempts, back.Result = payonce.JournalPending, 9, nil
 		require.ErrorIs(t, j.Update(ctx(t), back), payonce.ErrJournalSettled)
+		// A settled entry takes no other failure; a succeeded one takes
+		// nothing at all (a failed one may still become succeeded:
+		// Precedence).
 		other := up
-		other.State = payonce.JournalSucceeded
-		if st == payonce.JournalSucceeded {
-			other.State = payonce.JournalFailed
-		}
+		other.State = payonce.JournalFailed
 		require.ErrorIs(t, j.Update(ctx(t), other), payonce.ErrJournalSettled)
+		if st == payonce.JournalSucceeded {
+			again := up
+			again.Result = []byte(`{"id":"2"}`)
+			require.ErrorIs(t, j.Update(ctx(t), again), payonce.ErrJournalSettled)
+		}
 
 		got, err := j.Get(ctx(t), "s", e.Reference)
 		require.NoError(t, err)

@@ -2,15 +2,16 @@ package pgjournal
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/journal"
 )
 
-// Group commit: Reserve and Update of one process go through a
+// Group commit: every write of one process (Reserve, Update, Take,
+// BeginAttempt) goes through a
 // journal.Batcher. A batch of several writes is sent as one pgx.Batch: the
 // statements of every write are pipelined on one connection and run in
 // one implicit transaction (one round trip, one WAL flush), which commits
@@ -95,9 +96,7 @@ func (w *reserveWrite) alone(ctx context.Context, j *Journal) error {
 
 func (w *reserveWrite) queue(j *Journal, b *pgx.Batch) {
 	e := w.e
-	b.Queue(j.sql(insertSQL), e.Scope, e.Reference, e.Operation, e.Method, e.Path, e.Key, e.KeyCreated, e.Fingerprint, string(e.State), e.Result,
-		e.StatusCode, e.RequestID, e.Replayed, e.ErrorKind, e.ErrorCode, e.ErrorMessage, e.Attempts, e.LastCause,
-		e.CreatedAt, e.UpdatedAt)
+	b.Queue(j.sql(insertSQL), insertArgs(e)...)
 	b.Queue(j.sql(`SELECT `+columns+` FROM $T WHERE scope = $1 AND reference = $2`), e.Scope, e.Reference)
 }
 
@@ -125,20 +124,30 @@ func (w *reserveWrite) read(_ *Journal, br pgx.BatchResults) error {
 	return nil
 }
 
-// updateWrite is an Update.
+// updateWrite is an Update: the guarded UPDATE, then, when it changed
+// nothing, the row it was refused by.
 type updateWrite struct {
-	e payonce.JournalEntry // UpdatedAt set
+	e payonce.JournalEntry
 }
 
 func (w *updateWrite) alone(ctx context.Context, j *Journal) error {
-	return j.update(ctx, j.pool, w.e)
+	tag, err := j.pool.Exec(ctx, j.sql(updateSQL), updateArgs(w.e)...)
+	if err != nil {
+		return fmt.Errorf("pgjournal: update: %w", err)
+	}
+	if tag.RowsAffected() == 1 {
+		return nil
+	}
+	rows, err := j.pool.Query(ctx, j.sql(rowSQL), w.e.Scope, w.e.Reference)
+	if err != nil {
+		return fmt.Errorf("pgjournal: update: %w", err)
+	}
+	return w.refusal(rows)
 }
 
 func (w *updateWrite) queue(j *Journal, b *pgx.Batch) {
-	e := w.e
-	b.Queue(j.sql(updateSQL), e.Scope, e.Reference, string(e.State), e.Result, e.StatusCode, e.RequestID, e.Replayed,
-		e.ErrorKind, e.ErrorCode, e.ErrorMessage, e.Attempts, e.LastCause, e.UpdatedAt, e.State != payonce.JournalPending)
-	b.Queue(j.sql(`SELECT state FROM $T WHERE scope = $1 AND reference = $2`), e.Scope, e.Reference)
+	b.Queue(j.sql(updateSQL), updateArgs(w.e)...)
+	b.Queue(j.sql(rowSQL), w.e.Scope, w.e.Reference)
 }
 
 func (w *updateWrite) read(_ *Journal, br pgx.BatchResults) error {
@@ -146,12 +155,91 @@ func (w *updateWrite) read(_ *Journal, br pgx.BatchResults) error {
 	if err != nil {
 		return fmt.Errorf("pgjournal: update: %w", err)
 	}
-	var state string
-	err = br.QueryRow().Scan(&state)
-	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+	rows, err := br.Query()
+	if err != nil {
 		return fmt.Errorf("pgjournal: update: %w", err)
 	}
-	return updateOutcome(w.e, tag.RowsAffected(), state, err)
+	if tag.RowsAffected() == 1 {
+		rows.Close()
+		return rows.Err()
+	}
+	return w.refusal(rows)
+}
+
+func (w *updateWrite) refusal(rows pgx.Rows) error {
+	old, _, err := scanRowNow(rows)
+	var rule error
+	if err == nil {
+		rule = journal.CheckUpdate(old, w.e)
+	}
+	return refusedWrite("update", w.e.Reference, err, rule)
+}
+
+// guardedWrite is a Take or a BeginAttempt: one UPDATE ... RETURNING
+// guarded by the entry's state, fence and lease, then, when it changed
+// nothing, the row and now() to name the rule it broke (refusal).
+type guardedWrite struct {
+	op, ref, scope string
+	stmt           string
+	args           []any
+	refusal        func(e payonce.JournalEntry, now time.Time) error
+	out            payonce.JournalEntry
+}
+
+func (w *guardedWrite) alone(ctx context.Context, j *Journal) error {
+	rows, err := j.pool.Query(ctx, j.sql(w.stmt), w.args...)
+	if err != nil {
+		return fmt.Errorf("pgjournal: %s: %w", w.op, err)
+	}
+	es, err := scanAll(rows)
+	if err != nil {
+		return err
+	}
+	if len(es) == 1 {
+		w.out = es[0]
+		return nil
+	}
+	rows, err = j.pool.Query(ctx, j.sql(rowSQL), w.scope, w.ref)
+	if err != nil {
+		return fmt.Errorf("pgjournal: %s: %w", w.op, err)
+	}
+	return w.refused(rows)
+}
+
+func (w *guardedWrite) queue(j *Journal, b *pgx.Batch) {
+	b.Queue(j.sql(w.stmt), w.args...)
+	b.Queue(j.sql(rowSQL), w.scope, w.ref)
+}
+
+func (w *guardedWrite) read(_ *Journal, br pgx.BatchResults) error {
+	rows, err := br.Query()
+	if err != nil {
+		return fmt.Errorf("pgjournal: %s: %w", w.op, err)
+	}
+	es, err := scanAll(rows)
+	if err != nil {
+		return err
+	}
+	after, err := br.Query()
+	if err != nil {
+		return fmt.Errorf("pgjournal: %s: %w", w.op, err)
+	}
+	if len(es) == 1 {
+		after.Close()
+		w.out = es[0]
+		return after.Err()
+	}
+	return w.refused(after)
+}
+
+func (w *guardedWrite) refused(rows pgx.Rows) error {
+	e, now, err := scanRowNow(rows)
+	var rule error
+	if err == nil {
+		w.out = e
+		rule = w.refusal(e, now)
+	}
+	return refusedWrite(w.op, w.ref, err, rule)
 }
 
 // writeLanes is how many batches commit at once: while one waits for its

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"os"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -57,10 +58,10 @@ func (badWrite) read(_ *Journal, br pgx.BatchResults) error {
 
 func TestGroupCommitOneFailingWriteFailsOnlyItself(t *testing.T) {
 	j := openInternal(t)
-	a := &reserveWrite{e: journal.NormalizeReserve(journaltest.Entry("scope", "a"), j.now())}
-	dupe := &reserveWrite{e: journal.NormalizeReserve(journaltest.Entry("scope", "a"), j.now())}
-	b := &reserveWrite{e: journal.NormalizeReserve(journaltest.Entry("scope", "b"), j.now())}
-	c := &reserveWrite{e: journal.NormalizeReserve(journaltest.Entry("scope", "c"), j.now())}
+	a := &reserveWrite{e: journal.NormalizeReserve(journaltest.Entry("scope", "a"), time.Time{})}
+	dupe := &reserveWrite{e: journal.NormalizeReserve(journaltest.Entry("scope", "a"), time.Time{})}
+	b := &reserveWrite{e: journal.NormalizeReserve(journaltest.Entry("scope", "b"), time.Time{})}
+	c := &reserveWrite{e: journal.NormalizeReserve(journaltest.Entry("scope", "c"), time.Time{})}
 	canceled, cancel := context.WithCancel(t.Context())
 	cancel()
 	errs := j.runBatch(t.Context(), []journal.BatchItem[write]{
@@ -84,14 +85,14 @@ func TestGroupCommitOneFailingWriteFailsOnlyItself(t *testing.T) {
 
 func TestGroupCommitPipelinedBatch(t *testing.T) {
 	j := openInternal(t)
-	a := &reserveWrite{e: journal.NormalizeReserve(journaltest.Entry("scope", "a"), j.now())}
-	dupe := &reserveWrite{e: journal.NormalizeReserve(journaltest.Entry("scope", "a"), j.now())}
+	a := &reserveWrite{e: journal.NormalizeReserve(journaltest.Entry("scope", "a"), time.Time{})}
+	dupe := &reserveWrite{e: journal.NormalizeReserve(journaltest.Entry("scope", "a"), time.Time{})}
 	settle := journaltest.Entry("scope", "a")
-	settle.State, settle.UpdatedAt = payonce.JournalSucceeded, j.now()
+	settle.State, settle.UpdatedAt = payonce.JournalSucceeded, time.Now()
 	back := settle
 	back.State = payonce.JournalPending
 	absent := journaltest.Entry("scope", "absent")
-	absent.UpdatedAt = j.now()
+	absent.UpdatedAt = time.Now()
 	errs := j.runBatch(t.Context(), []journal.BatchItem[write]{
 		{Ctx: t.Context(), Write: a}, {Ctx: t.Context(), Write: dupe},
 		{Ctx: t.Context(), Write: &updateWrite{e: settle}}, {Ctx: t.Context(), Write: &updateWrite{e: back}},

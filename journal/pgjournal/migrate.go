@@ -39,6 +39,12 @@ var migrations = []string{
 	);
 	CREATE INDEX ON $T (created_at) WHERE state = 'pending';
 	CREATE INDEX ON $T (updated_at) WHERE state <> 'pending';`,
+	// Version 2: the fence every run or claim raises, whether an attempt
+	// may have been sent (a row of version 1 may have been: true), and
+	// the reason an entry was settled from outside a run.
+	`ALTER TABLE $T ADD COLUMN fence bigint NOT NULL DEFAULT 0;
+	ALTER TABLE $T ADD COLUMN sent boolean NOT NULL DEFAULT true;
+	ALTER TABLE $T ADD COLUMN settle_reason text NOT NULL DEFAULT '';`,
 }
 
 // SchemaVersion is the schema version this package writes.

@@ -28,9 +28,8 @@ type Journal struct {
 	pool   *pgxpool.Pool
 	owned  bool // Close closes the pool
 	schema string
-	table  string // quoted schema.table
-	now    func() time.Time
-	batch  *journal.Batcher[write] // group commit of Reserve and Update (group.go)
+	table  string                  // quoted schema.table
+	batch  *journal.Batcher[write] // group commit of every write (group.go)
 }
 
 // Option configures Open and New.
@@ -38,7 +37,6 @@ type Option func(*config) error
 
 type config struct {
 	schema string
-	now    func() time.Time
 }
 
 var identifier = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,62}$`)
@@ -55,13 +53,17 @@ func WithSchema(name string) Option {
 	}
 }
 
-// WithClock sets the clock leases are measured against (tests).
+// WithClock is kept so that code written for an earlier version compiles;
+// it has no effect.
+//
+// Deprecated: every time the journal fills in and every lease is the
+// database's now(), whatever a worker's clock says: a worker whose clock
+// runs ahead cannot take a lease another worker holds.
 func WithClock(now func() time.Time) Option {
-	return func(c *config) error {
+	return func(*config) error {
 		if now == nil {
 			return fmt.Errorf("%w: pgjournal: nil clock", payonce.ErrInvalidConfig)
 		}
-		c.now = now
 		return nil
 	}
 }
@@ -89,7 +91,7 @@ func New(ctx context.Context, pool *pgxpool.Pool, opts ...Option) (*Journal, err
 	if pool == nil {
 		return nil, fmt.Errorf("%w: pgjournal: nil pool", payonce.ErrInvalidConfig)
 	}
-	cfg := config{schema: DefaultSchema, now: time.Now}
+	cfg := config{schema: DefaultSchema}
 	for _, o := range opts {
 		if o == nil {
 			continue
@@ -98,7 +100,7 @@ func New(ctx context.Context, pool *pgxpool.Pool, opts ...Option) (*Journal, err
 			return nil, err
 		}
 	}
-	j := &Journal{pool: pool, schema: cfg.schema, table: pgx.Identifier{cfg.schema, "payonce_journal"}.Sanitize(), now: cfg.now}
+	j := &Journal{pool: pool, schema: cfg.schema, table: pgx.Identifier{cfg.schema, "payonce_journal"}.Sanitize()}
 	j.batch = newBatcher(j)
 	if err := j.migrate(ctx); err != nil {
 		return nil, err
@@ -131,7 +133,7 @@ type querier interface {
 
 const columns = `scope, reference, operation, method, path, idem_key, key_created, fingerprint, state, result,
 	status_code, request_id, replayed, error_kind, error_code, error_message, attempts, last_cause,
-	created_at, updated_at, lease_owner, lease_until`
+	created_at, updated_at, lease_owner, lease_until, fence, sent, settle_reason`
 
 func (j *Journal) sql(s string) string { return strings.ReplaceAll(s, "$T", j.table) }
 
@@ -140,7 +142,7 @@ func (j *Journal) Reserve(ctx context.Context, e payonce.JournalEntry) (payonce.
 	if err := journal.CheckReserve(e); err != nil {
 		return payonce.JournalEntry{}, false, err
 	}
-	w := &reserveWrite{e: journal.NormalizeReserve(e, j.now())}
+	w := &reserveWrite{e: journal.NormalizeReserve(e, time.Time{})}
 	if err := j.batch.Do(ctx, w); err != nil {
 		return payonce.JournalEntry{}, false, err
 	}
@@ -164,16 +166,32 @@ func (j *Journal) ReserveTx(ctx context.Context, tx pgx.Tx, e payonce.JournalEnt
 	return j.reserve(ctx, tx, e)
 }
 
+// insertSQL reserves an entry; the times a caller left zero (NULL) and
+// the lease are the database's now().
 const insertSQL = `INSERT INTO $T (` + columns + `)
-	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, '', NULL)
+	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18,
+		COALESCE($19, now()), COALESCE($20, $19, now()), $21::text,
+		CASE WHEN $21::text <> '' THEN now() + $22::bigint * interval '1 microsecond' END, $23, false, '')
 	ON CONFLICT (scope, reference) DO NOTHING RETURNING ` + columns
 
-func (j *Journal) reserve(ctx context.Context, q querier, e payonce.JournalEntry) (payonce.JournalEntry, bool, error) {
-	e = journal.NormalizeReserve(e, j.now())
-	rows, err := q.Query(ctx, j.sql(insertSQL),
-		e.Scope, e.Reference, e.Operation, e.Method, e.Path, e.Key, e.KeyCreated, e.Fingerprint, string(e.State), e.Result,
+// insertArgs are insertSQL's arguments for the normalized entry e.
+func insertArgs(e payonce.JournalEntry) []any {
+	return []any{e.Scope, e.Reference, e.Operation, e.Method, e.Path, e.Key, e.KeyCreated, e.Fingerprint, string(e.State), e.Result,
 		e.StatusCode, e.RequestID, e.Replayed, e.ErrorKind, e.ErrorCode, e.ErrorMessage, e.Attempts, e.LastCause,
-		e.CreatedAt, e.UpdatedAt)
+		optTime(e.CreatedAt), optTime(e.UpdatedAt), e.LeaseOwner, payonce.JournalReserveLease.Microseconds(), e.Fence}
+}
+
+// optTime is t, or NULL for the zero time (the database's now()).
+func optTime(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	return &t
+}
+
+func (j *Journal) reserve(ctx context.Context, q querier, e payonce.JournalEntry) (payonce.JournalEntry, bool, error) {
+	e = journal.NormalizeReserve(e, time.Time{})
+	rows, err := q.Query(ctx, j.sql(insertSQL), insertArgs(e)...)
 	if err != nil {
 		return payonce.JournalEntry{}, false, fmt.Errorf("pgjournal: reserve: %w", err)
 	}
@@ -188,55 +206,121 @@ func (j *Journal) reserve(ctx context.Context, q querier, e payonce.JournalEntry
 	return got, false, err
 }
 
-// Update overwrites the mutable fields of an entry; it never moves a
-// settled entry to another state.
+// Update records an outcome under the precedence and fence rules of
+// payonce.Journal, stated in the UPDATE itself (updateSQL).
 func (j *Journal) Update(ctx context.Context, e payonce.JournalEntry) error {
 	if err := journal.CheckState(e.State); err != nil {
 		return err
 	}
-	upd := journal.Time(e.UpdatedAt)
-	if upd.IsZero() {
-		upd = journal.Time(j.now())
-	}
-	e.UpdatedAt = upd
+	e.UpdatedAt = journal.Time(e.UpdatedAt)
 	return j.batch.Do(ctx, &updateWrite{e: e})
 }
 
+// updateSQL: a success lands on any entry not succeeded; every other
+// write only on a pending entry whose fence is the writer's ($15).
 const updateSQL = `UPDATE $T SET state = $3, result = $4, status_code = $5, request_id = $6, replayed = $7,
-	error_kind = $8, error_code = $9, error_message = $10, attempts = $11, last_cause = $12, updated_at = $13,
-	lease_owner = CASE WHEN $14 THEN '' ELSE lease_owner END, lease_until = CASE WHEN $14 THEN NULL ELSE lease_until END
-	WHERE scope = $1 AND reference = $2 AND (state = 'pending' OR state = $3)`
+	error_kind = $8, error_code = $9, error_message = $10, attempts = GREATEST(attempts, $11), last_cause = $12,
+	settle_reason = $13, updated_at = COALESCE($14, now()), lease_owner = '', lease_until = NULL
+	WHERE scope = $1 AND reference = $2 AND state <> 'succeeded' AND ($3::text = 'succeeded' OR (state = 'pending' AND fence = $15))`
 
-// update applies e (UpdatedAt set) on q, committed as it runs.
-func (j *Journal) update(ctx context.Context, q querier, e payonce.JournalEntry) error {
-	tag, err := q.Exec(ctx, j.sql(updateSQL),
-		e.Scope, e.Reference, string(e.State), e.Result, e.StatusCode, e.RequestID, e.Replayed, e.ErrorKind, e.ErrorCode, e.ErrorMessage,
-		e.Attempts, e.LastCause, e.UpdatedAt, e.State != payonce.JournalPending)
-	if err != nil {
-		return fmt.Errorf("pgjournal: update: %w", err)
-	}
-	if tag.RowsAffected() == 1 {
-		return nil
-	}
-	var state string
-	err = q.QueryRow(ctx, j.sql(`SELECT state FROM $T WHERE scope = $1 AND reference = $2`), e.Scope, e.Reference).Scan(&state)
-	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
-		return fmt.Errorf("pgjournal: update: %w", err)
-	}
-	return updateOutcome(e, tag.RowsAffected(), state, err)
+func updateArgs(e payonce.JournalEntry) []any {
+	return []any{e.Scope, e.Reference, string(e.State), e.Result, e.StatusCode, e.RequestID, e.Replayed, e.ErrorKind, e.ErrorCode, e.ErrorMessage,
+		e.Attempts, e.LastCause, e.SettleReason, optTime(e.UpdatedAt), e.Fence}
 }
 
-// updateOutcome is an Update's result from the rows it changed and the
-// state then read (readErr pgx.ErrNoRows: no entry).
-func updateOutcome(e payonce.JournalEntry, changed int64, state string, readErr error) error {
-	switch {
-	case changed == 1:
-		return nil
-	case errors.Is(readErr, pgx.ErrNoRows):
-		return fmt.Errorf("pgjournal: update %q: %w", e.Reference, payonce.ErrJournalNotFound)
-	default:
-		return fmt.Errorf("pgjournal: update %q from %s to %s: %w", e.Reference, state, e.State, payonce.ErrJournalSettled)
+// takeSQL gives a pending entry to a run: the fence grows, the lease is
+// the run's until now() plus the lease, an unbound fingerprint is bound.
+const takeSQL = `UPDATE $T SET fence = fence + 1, lease_owner = $3, lease_until = now() + $4::bigint * interval '1 microsecond',
+	updated_at = now(), fingerprint = CASE WHEN fingerprint = '' THEN $5 ELSE fingerprint END
+	WHERE scope = $1 AND reference = $2 AND state = 'pending'
+	AND ($5::text = '' OR fingerprint = '' OR fingerprint = $5)
+	AND (lease_owner = '' OR lease_owner = $3 OR lease_until IS NULL OR lease_until <= now())
+	RETURNING ` + columns
+
+func takeArgs(r payonce.TakeRequest) []any {
+	return []any{r.Scope, r.Reference, r.Owner, r.Lease.Microseconds(), r.Fingerprint}
+}
+
+// attemptSQL is the check before one attempt: pending, the run's fence;
+// it marks the entry sent, counts the attempt and renews the lease.
+const attemptSQL = `UPDATE $T SET sent = true, attempts = attempts + 1, lease_owner = $4,
+	lease_until = now() + $5::bigint * interval '1 microsecond', updated_at = now()
+	WHERE scope = $1 AND reference = $2 AND state = 'pending' AND fence = $3
+	RETURNING ` + columns
+
+func attemptArgs(r payonce.AttemptRequest) []any {
+	return []any{r.Scope, r.Reference, r.Fence, r.Owner, r.Lease.Microseconds()}
+}
+
+// rowSQL reads an entry and the database's now() after a guarded write
+// that changed nothing, to name the rule it broke.
+const rowSQL = `SELECT ` + columns + `, now() FROM $T WHERE scope = $1 AND reference = $2`
+
+// Take gives a pending entry to the run r.Owner (payonce.Journal.Take).
+func (j *Journal) Take(ctx context.Context, r payonce.TakeRequest) (payonce.JournalEntry, error) {
+	if err := journal.CheckTake(r); err != nil {
+		return payonce.JournalEntry{}, err
 	}
+	w := &guardedWrite{op: "take", ref: r.Reference, stmt: takeSQL, args: takeArgs(r), scope: r.Scope,
+		refusal: func(e payonce.JournalEntry, now time.Time) error { return journal.TakeRefusal(e, r, now) }}
+	err := j.batch.Do(ctx, w)
+	return w.out, err
+}
+
+// BeginAttempt checks and records, before an attempt is sent, that the
+// run's fence is current (payonce.Journal.BeginAttempt).
+func (j *Journal) BeginAttempt(ctx context.Context, r payonce.AttemptRequest) (payonce.JournalEntry, error) {
+	if err := journal.CheckAttempt(r); err != nil {
+		return payonce.JournalEntry{}, err
+	}
+	w := &guardedWrite{op: "attempt", ref: r.Reference, stmt: attemptSQL, args: attemptArgs(r), scope: r.Scope,
+		refusal: func(e payonce.JournalEntry, _ time.Time) error { return journal.AttemptRefusal(e, r) }}
+	err := j.batch.Do(ctx, w)
+	return w.out, err
+}
+
+// Now returns the database's now(): every lease and every time the
+// journal fills in is on that clock, and the client measures key ages
+// on it.
+func (j *Journal) Now(ctx context.Context) (time.Time, error) {
+	var t time.Time
+	if err := j.pool.QueryRow(ctx, `SELECT now()`).Scan(&t); err != nil {
+		return time.Time{}, fmt.Errorf("pgjournal: now: %w", err)
+	}
+	return journal.Time(t), nil
+}
+
+// refusedWrite is the error of a guarded write that changed nothing,
+// from the row then read (readErr pgx.ErrNoRows: no entry) and the rule
+// it broke.
+func refusedWrite(op, ref string, readErr, rule error) error {
+	switch {
+	case errors.Is(readErr, pgx.ErrNoRows):
+		return fmt.Errorf("pgjournal: %s %q: %w", op, ref, payonce.ErrJournalNotFound)
+	case readErr != nil:
+		return fmt.Errorf("pgjournal: %s: %w", op, readErr)
+	case rule == nil:
+		return fmt.Errorf("pgjournal: %s %q changed nothing", op, ref)
+	}
+	return fmt.Errorf("pgjournal: %w", rule)
+}
+
+// scanRowNow reads rowSQL's single row.
+func scanRowNow(rows pgx.Rows) (payonce.JournalEntry, time.Time, error) {
+	defer rows.Close()
+	if !rows.Next() {
+		if err := rows.Err(); err != nil {
+			return payonce.JournalEntry{}, time.Time{}, err
+		}
+		return payonce.JournalEntry{}, time.Time{}, pgx.ErrNoRows
+	}
+	var now time.Time
+	e, err := scanOne(rows, &now)
+	if err != nil {
+		return payonce.JournalEntry{}, time.Time{}, err
+	}
+	rows.Close()
+	return e, now.UTC(), rows.Err()
 }
 
 // Get returns the entry of (scope, reference).
@@ -282,15 +366,14 @@ func (j *Journal) Claim(ctx context.Context, c payonce.ClaimRequest) ([]payonce.
 	if err := journal.CheckClaim(c); err != nil {
 		return nil, err
 	}
-	now := journal.Time(j.now())
 	rows, err := j.pool.Query(ctx, j.sql(`WITH c AS (
 			SELECT scope, reference FROM $T
-			WHERE state = 'pending' AND ($1 = '' OR scope = $1) AND (lease_owner = '' OR lease_until IS NULL OR lease_until <= $2)
-			ORDER BY created_at, scope, reference LIMIT $3
+			WHERE state = 'pending' AND ($1 = '' OR scope = $1) AND (lease_owner = '' OR lease_until IS NULL OR lease_until <= now())
+			ORDER BY created_at, scope, reference LIMIT $2
 			FOR UPDATE SKIP LOCKED)
-		UPDATE $T AS t SET lease_owner = $4, lease_until = $5
+		UPDATE $T AS t SET lease_owner = $3, lease_until = now() + $4::bigint * interval '1 microsecond', fence = t.fence + 1
 		FROM c WHERE t.scope = c.scope AND t.reference = c.reference
-		RETURNING `+prefixed("t.", columns)), c.Scope, now, limit(c.Limit), c.Owner, now.Add(c.Lease))
+		RETURNING `+prefixed("t.", columns)), c.Scope, limit(c.Limit), c.Owner, c.Lease.Microseconds())
 	if err != nil {
 		return nil, fmt.Errorf("pgjournal: claim: %w", err)
 	}
@@ -323,18 +406,9 @@ func scanAll(rows pgx.Rows) ([]payonce.JournalEntry, error) {
 	defer rows.Close()
 	var out []payonce.JournalEntry
 	for rows.Next() {
-		var e payonce.JournalEntry
-		var state string
-		var leaseUntil *time.Time
-		if err := rows.Scan(&e.Scope, &e.Reference, &e.Operation, &e.Method, &e.Path, &e.Key, &e.KeyCreated, &e.Fingerprint, &state, &e.Result,
-			&e.StatusCode, &e.RequestID, &e.Replayed, &e.ErrorKind, &e.ErrorCode, &e.ErrorMessage, &e.Attempts, &e.LastCause,
-			&e.CreatedAt, &e.UpdatedAt, &e.LeaseOwner, &leaseUntil); err != nil {
-			return nil, fmt.Errorf("pgjournal: scan: %w", err)
-		}
-		e.State = payonce.JournalState(state)
-		e.KeyCreated, e.CreatedAt, e.UpdatedAt = e.KeyCreated.UTC(), e.CreatedAt.UTC(), e.UpdatedAt.UTC()
-		if leaseUntil != nil {
-			e.LeaseUntil = leaseUntil.UTC()
+		e, err := scanOne(rows)
+		if err != nil {
+			return nil, err
 		}
 		out = append(out, e)
 	}
@@ -342,6 +416,25 @@ func scanAll(rows pgx.Rows) ([]payonce.JournalEntry, error) {
 		return nil, fmt.Errorf("pgjournal: scan: %w", err)
 	}
 	return out, nil
+}
+
+// scanOne scans the current row: the columns, then extra.
+func scanOne(rows pgx.Rows, extra ...any) (payonce.JournalEntry, error) {
+	var e payonce.JournalEntry
+	var state string
+	var leaseUntil *time.Time
+	dest := []any{&e.Scope, &e.Reference, &e.Operation, &e.Method, &e.Path, &e.Key, &e.KeyCreated, &e.Fingerprint, &state, &e.Result,
+		&e.StatusCode, &e.RequestID, &e.Replayed, &e.ErrorKind, &e.ErrorCode, &e.ErrorMessage, &e.Attempts, &e.LastCause,
+		&e.CreatedAt, &e.UpdatedAt, &e.LeaseOwner, &leaseUntil, &e.Fence, &e.Sent, &e.SettleReason}
+	if err := rows.Scan(append(dest, extra...)...); err != nil {
+		return payonce.JournalEntry{}, fmt.Errorf("pgjournal: scan: %w", err)
+	}
+	e.State = payonce.JournalState(state)
+	e.KeyCreated, e.CreatedAt, e.UpdatedAt = e.KeyCreated.UTC(), e.CreatedAt.UTC(), e.UpdatedAt.UTC()
+	if leaseUntil != nil {
+		e.LeaseUntil = leaseUntil.UTC()
+	}
+	return e, nil
 }
 
 // limit is a LIMIT argument: NULL (no limit) for n <= 0.

@@ -37,6 +37,12 @@ var migrations = []string{
 	);
 	CREATE INDEX payonce_journal_pending ON payonce_journal (state, created_at);
 	CREATE INDEX payonce_journal_settled ON payonce_journal (state, updated_at);`,
+	// Version 2: the fence every run or claim raises, whether an attempt
+	// may have been sent (a row of version 1 may have been: 1), and the
+	// reason an entry was settled from outside a run.
+	`ALTER TABLE payonce_journal ADD COLUMN fence INTEGER NOT NULL DEFAULT 0;
+	ALTER TABLE payonce_journal ADD COLUMN sent INTEGER NOT NULL DEFAULT 1;
+	ALTER TABLE payonce_journal ADD COLUMN settle_reason TEXT NOT NULL DEFAULT '';`,
 }
 
 // SchemaVersion is the schema version this package writes.

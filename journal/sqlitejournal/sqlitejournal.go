@@ -7,7 +7,6 @@ package sqlitejournal
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"net/url"
 	"time"
@@ -126,7 +125,7 @@ func (j *Journal) DB() *sql.DB { return j.db }
 
 const columns = `scope, reference, operation, method, path, idem_key, key_created, fingerprint, state, result,
 	status_code, request_id, replayed, error_kind, error_code, error_message, attempts, last_cause,
-	created_at, updated_at, lease_owner, lease_until`
+	created_at, updated_at, lease_owner, lease_until, fence, sent, settle_reason`
 
 type queryer interface {
 	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
@@ -171,13 +170,18 @@ func (j *Journal) ReserveTx(ctx context.Context, tx *sql.Tx, e payonce.JournalEn
 }
 
 func (j *Journal) reserve(ctx context.Context, q queryer, e payonce.JournalEntry) (payonce.JournalEntry, bool, error) {
-	e = journal.NormalizeReserve(e, j.now())
+	now := journal.Time(j.now())
+	e = journal.NormalizeReserve(e, now)
+	var until int64
+	if e.LeaseOwner != "" {
+		until = micro(now.Add(payonce.JournalReserveLease))
+	}
 	res, err := q.ExecContext(ctx, `INSERT INTO payonce_journal (`+columns+`)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, '')
 		ON CONFLICT (scope, reference) DO NOTHING`,
 		e.Scope, e.Reference, e.Operation, e.Method, e.Path, e.Key, micro(e.KeyCreated), e.Fingerprint, string(e.State), e.Result,
 		e.StatusCode, e.RequestID, e.Replayed, e.ErrorKind, e.ErrorCode, e.ErrorMessage, e.Attempts, e.LastCause,
-		micro(e.CreatedAt), micro(e.UpdatedAt), "", int64(0))
+		micro(e.CreatedAt), micro(e.UpdatedAt), e.LeaseOwner, until, e.Fence)
 	if err != nil {
 		return payonce.JournalEntry{}, false, fmt.Errorf("sqlitejournal: reserve: %w", err)
 	}
@@ -192,8 +196,10 @@ func (j *Journal) reserve(ctx context.Context, q queryer, e payonce.JournalEntry
 	return got, n == 1, nil
 }
 
-// Update overwrites the mutable fields of an entry; it never moves a
-// settled entry to another state.
+// Update records an outcome under the precedence and fence rules of
+// payonce.Journal, stated in the UPDATE itself: a success lands on any
+// entry not succeeded, every other write only on a pending entry whose
+// fence is the writer's.
 func (j *Journal) Update(ctx context.Context, e payonce.JournalEntry) error {
 	if err := journal.CheckState(e.State); err != nil {
 		return err
@@ -203,29 +209,108 @@ func (j *Journal) Update(ctx context.Context, e payonce.JournalEntry) error {
 		upd = journal.Time(j.now())
 	}
 	return j.commitWrite(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		var state string
-		err := tx.QueryRowContext(ctx, `SELECT state FROM payonce_journal WHERE scope = ? AND reference = ?`, e.Scope, e.Reference).Scan(&state)
-		if errors.Is(err, sql.ErrNoRows) {
-			return fmt.Errorf("sqlitejournal: update %q: %w", e.Reference, payonce.ErrJournalNotFound)
-		}
-		if err != nil {
-			return fmt.Errorf("sqlitejournal: update: %w", err)
-		}
-		if st := payonce.JournalState(state); st != payonce.JournalPending && st != e.State {
-			return fmt.Errorf("sqlitejournal: update %q from %s to %s: %w", e.Reference, st, e.State, payonce.ErrJournalSettled)
-		}
-		settled := e.State != payonce.JournalPending
-		_, err = tx.ExecContext(ctx, `UPDATE payonce_journal SET state = ?, result = ?, status_code = ?, request_id = ?, replayed = ?,
-			error_kind = ?, error_code = ?, error_message = ?, attempts = ?, last_cause = ?, updated_at = ?,
-			lease_owner = CASE WHEN ? THEN '' ELSE lease_owner END, lease_until = CASE WHEN ? THEN 0 ELSE lease_until END
-			WHERE scope = ? AND reference = ?`,
+		res, err := tx.ExecContext(ctx, `UPDATE payonce_journal SET state = ?, result = ?, status_code = ?, request_id = ?, replayed = ?,
+			error_kind = ?, error_code = ?, error_message = ?, attempts = MAX(attempts, ?), last_cause = ?, settle_reason = ?,
+			updated_at = ?, lease_owner = '', lease_until = 0
+			WHERE scope = ? AND reference = ? AND state <> 'succeeded' AND (? = 'succeeded' OR (state = 'pending' AND fence = ?))`,
 			string(e.State), e.Result, e.StatusCode, e.RequestID, e.Replayed, e.ErrorKind, e.ErrorCode, e.ErrorMessage,
-			e.Attempts, e.LastCause, micro(upd), settled, settled, e.Scope, e.Reference)
+			e.Attempts, e.LastCause, e.SettleReason, micro(upd), e.Scope, e.Reference, string(e.State), e.Fence)
 		if err != nil {
 			return fmt.Errorf("sqlitejournal: update: %w", err)
 		}
-		return nil
+		if n, err := res.RowsAffected(); err != nil || n == 1 {
+			if err != nil {
+				return fmt.Errorf("sqlitejournal: update: %w", err)
+			}
+			return nil
+		}
+		old, err := get(ctx, tx, e.Scope, e.Reference)
+		if err != nil {
+			return err
+		}
+		return refused(journal.CheckUpdate(old, e), "update", e.Reference)
 	})
+}
+
+// refused is the error of a guarded write that changed nothing: the rule
+// the stored row broke, as the shared check names it.
+func refused(rule error, op, ref string) error {
+	if rule == nil {
+		return fmt.Errorf("sqlitejournal: %s %q changed nothing", op, ref)
+	}
+	return fmt.Errorf("sqlitejournal: %w", rule)
+}
+
+// Take gives a pending entry to the run r.Owner (payonce.Journal.Take):
+// one guarded UPDATE raises the fence, leases the entry and binds the
+// fingerprint to an entry reserved without one.
+func (j *Journal) Take(ctx context.Context, r payonce.TakeRequest) (payonce.JournalEntry, error) {
+	if err := journal.CheckTake(r); err != nil {
+		return payonce.JournalEntry{}, err
+	}
+	var out payonce.JournalEntry
+	err := j.commitWrite(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		now := journal.Time(j.now())
+		res, err := tx.ExecContext(ctx, `UPDATE payonce_journal SET fence = fence + 1, lease_owner = ?, lease_until = ?, updated_at = ?,
+			fingerprint = CASE WHEN fingerprint = '' THEN ? ELSE fingerprint END
+			WHERE scope = ? AND reference = ? AND state = 'pending'
+			AND (? = '' OR fingerprint = '' OR fingerprint = ?)
+			AND (lease_owner = '' OR lease_owner = ? OR lease_until <= ?)`,
+			r.Owner, micro(now.Add(r.Lease)), micro(now), r.Fingerprint, r.Scope, r.Reference, r.Fingerprint, r.Fingerprint, r.Owner, micro(now))
+		if err != nil {
+			return fmt.Errorf("sqlitejournal: take: %w", err)
+		}
+		n, err := res.RowsAffected()
+		if err != nil {
+			return fmt.Errorf("sqlitejournal: take: %w", err)
+		}
+		if out, err = get(ctx, tx, r.Scope, r.Reference); err != nil {
+			return err
+		}
+		if n == 1 {
+			return nil
+		}
+		return refused(journal.TakeRefusal(out, r, now), "take", r.Reference)
+	})
+	return out, err
+}
+
+// BeginAttempt checks and records, before an attempt is sent, that the
+// run's fence is current (payonce.Journal.BeginAttempt), in one guarded
+// UPDATE committed through the group commit.
+func (j *Journal) BeginAttempt(ctx context.Context, r payonce.AttemptRequest) (payonce.JournalEntry, error) {
+	if err := journal.CheckAttempt(r); err != nil {
+		return payonce.JournalEntry{}, err
+	}
+	var out payonce.JournalEntry
+	err := j.commitWrite(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		now := journal.Time(j.now())
+		res, err := tx.ExecContext(ctx, `UPDATE payonce_journal SET sent = 1, attempts = attempts + 1, lease_owner = ?, lease_until = ?, updated_at = ?
+			WHERE scope = ? AND reference = ? AND state = 'pending' AND fence = ?`,
+			r.Owner, micro(now.Add(r.Lease)), micro(now), r.Scope, r.Reference, r.Fence)
+		if err != nil {
+			return fmt.Errorf("sqlitejournal: attempt: %w", err)
+		}
+		n, err := res.RowsAffected()
+		if err != nil {
+			return fmt.Errorf("sqlitejournal: attempt: %w", err)
+		}
+		if out, err = get(ctx, tx, r.Scope, r.Reference); err != nil {
+			return err
+		}
+		if n == 1 {
+			return nil
+		}
+		return refused(journal.AttemptRefusal(out, r), "attempt", r.Reference)
+	})
+	return out, err
+}
+
+// Now returns the zero time: SQLite has no clock of its own, so leases and
+// key ages are measured with the machine's clock (one machine's processes
+// share it).
+func (j *Journal) Now(ctx context.Context) (time.Time, error) {
+	return time.Time{}, ctx.Err()
 }
 
 // Get returns the entry of (scope, reference).
@@ -286,11 +371,12 @@ func (j *Journal) Claim(ctx context.Context, c payonce.ClaimRequest) ([]payonce.
 		}
 		until := now.Add(c.Lease)
 		for i := range es {
-			if _, err := tx.ExecContext(ctx, `UPDATE payonce_journal SET lease_owner = ?, lease_until = ? WHERE scope = ? AND reference = ?`,
+			if _, err := tx.ExecContext(ctx, `UPDATE payonce_journal SET lease_owner = ?, lease_until = ?, fence = fence + 1 WHERE scope = ? AND reference = ?`,
 				c.Owner, micro(until), es[i].Scope, es[i].Reference); err != nil {
 				return fmt.Errorf("sqlitejournal: claim: %w", err)
 			}
 			es[i].LeaseOwner, es[i].LeaseUntil = c.Owner, until
+			es[i].Fence++
 		}
 		out = es
 		return nil
@@ -337,7 +423,7 @@ func scanAll(rows *sql.Rows) ([]payonce.JournalEntry, error) {
 		var keyCreated, created, updated, leaseUntil int64
 		if err := rows.Scan(&e.Scope, &e.Reference, &e.Operation, &e.Method, &e.Path, &e.Key, &keyCreated, &e.Fingerprint, &state, &e.Result,
 			&e.StatusCode, &e.RequestID, &e.Replayed, &e.ErrorKind, &e.ErrorCode, &e.ErrorMessage, &e.Attempts, &e.LastCause,
-			&created, &updated, &e.LeaseOwner, &leaseUntil); err != nil {
+			&created, &updated, &e.LeaseOwner, &leaseUntil, &e.Fence, &e.Sent, &e.SettleReason); err != nil {
 			return nil, fmt.Errorf("sqlitejournal: scan: %w", err)
 		}
 		e.State = payonce.JournalState(state)

@@ -1,0 +1,141 @@
+package payonce
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/google/uuid"
+)
+
+// SettleOutcome is the outcome Client.Settle records.
+type SettleOutcome string
+
+// The outcomes Settle records.
+const (
+	// SettleSucceeded: the provider executed the operation; Result holds
+	// its answer (as a 2xx would have), which later calls decode.
+	SettleSucceeded SettleOutcome = "succeeded"
+	// SettleFailed: the provider ran the operation and it failed (a
+	// charge found in an error status): nothing moved. Later calls get
+	// ErrSettledFailed.
+	SettleFailed SettleOutcome = "failed"
+	// SettleNotExecuted: the provider never executed the operation.
+	// Later calls get ErrNotExecuted: a new reference may run it.
+	SettleNotExecuted SettleOutcome = "not_executed"
+)
+
+// MaxSettleReason is the longest Settlement.Reason, in bytes.
+const MaxSettleReason = 1024
+
+// Settlement is an outcome found outside a run (the provider's records, a
+// support ticket), for Client.Settle.
+type Settlement struct {
+	Outcome    SettleOutcome
+	Result     []byte // SettleSucceeded: the provider's answer body (JSON), as the codec decodes a 2xx
+	StatusCode int    // SettleSucceeded: its HTTP status, 2xx (200 when 0)
+	RequestID  string // the provider's request ID, when known
+	Reason     string // required: why and from what the outcome was found; stored, never a secret
+}
+
+// Settle records the outcome of reference's pending (in-doubt) entry, found
+// outside the run that left it pending, and returns the settled entry. It
+// takes the entry like a run does (its fence grows, so the late write of a
+// worker that lost the entry is refused; a live lease of a run still
+// sending is ErrJournalLeased: let it finish) and obeys the journal's
+// precedence: a succeeded entry never changes (ErrJournalSettled), and a
+// failed one may only become succeeded (a 2xx under its key was found).
+// Later calls with the reference answer from the journal: the recorded
+// result for SettleSucceeded, ErrSettledFailed or ErrNotExecuted (nothing
+// moved; a new reference may run the operation) otherwise. Errors are
+// *APIError values carrying the entry's key.
+func (c *Client) Settle(ctx context.Context, reference string, s Settlement) (JournalEntry, error) {
+	fail := func(kind error, e JournalEntry, cause error) (JournalEntry, error) {
+		ae := &APIError{Provider: c.provider, Operation: "journal.settle", Kind: kind, Err: cause, Key: e.Key, KeyCreated: e.KeyCreated}
+		ae.redactFields()
+		return JournalEntry{}, ae
+	}
+	if c.journal == nil {
+		return fail(ErrInvalidConfig, JournalEntry{}, errors.New("Settle needs a client with WithJournal"))
+	}
+	if err := checkSettlement(reference, &s); err != nil {
+		return fail(errKind(err, ErrInvalidRequest), JournalEntry{}, err)
+	}
+	stored, err := c.journal.Get(ctx, c.scope, reference)
+	if err != nil {
+		return fail(ErrJournal, JournalEntry{}, fmt.Errorf("settle: %w", err))
+	}
+	fence := stored.Fence
+	switch {
+	case stored.State == JournalSucceeded:
+		return fail(ErrJournalSettled, stored, fmt.Errorf("reference %q already succeeded", reference))
+	case stored.State == JournalFailed && s.Outcome != SettleSucceeded:
+		return fail(ErrJournalSettled, stored, fmt.Errorf("reference %q already failed; only a success may replace it", reference))
+	case stored.State == JournalPending:
+		taken, err := c.journal.Take(ctx, TakeRequest{Scope: c.scope, Reference: reference, Owner: "settle:" + uuid.NewString(), Lease: JournalReserveLease})
+		switch {
+		case errors.Is(err, ErrJournalLeased):
+			return fail(ErrJournalLeased, stored, fmt.Errorf("reference %q: a run holds it: %w", reference, err))
+		case errors.Is(err, ErrJournalSettled):
+			return fail(ErrJournalSettled, taken, fmt.Errorf("reference %q settled meanwhile: %w", reference, err))
+		case err != nil:
+			return fail(ErrJournal, stored, fmt.Errorf("settle: take: %w", err))
+		}
+		stored, fence = taken, taken.Fence
+	}
+	up := JournalEntry{Scope: c.scope, Reference: reference, Fence: fence, SettleReason: redactStored(s.Reason), RequestID: RedactString(s.RequestID)}
+	switch s.Outcome {
+	case SettleSucceeded:
+		up.State, up.Result, up.StatusCode = JournalSucceeded, RedactJSON(s.Result), s.StatusCode
+	case SettleFailed:
+		up.State, up.ErrorKind = JournalFailed, KindName(ErrSettledFailed)
+	case SettleNotExecuted:
+		up.State, up.ErrorKind = JournalFailed, KindName(ErrNotExecuted)
+	}
+	if err := c.journal.Update(ctx, up); err != nil {
+		kind := ErrJournal
+		for _, k := range []error{ErrJournalFenced, ErrJournalSettled} {
+			if errors.Is(err, k) {
+				kind = k
+			}
+		}
+		return fail(kind, stored, fmt.Errorf("settle: %w", err))
+	}
+	got, err := c.journal.Get(ctx, c.scope, reference)
+	if err != nil {
+		return fail(ErrJournal, stored, fmt.Errorf("settle: read back: %w", err))
+	}
+	return got, nil
+}
+
+// checkSettlement validates a settlement before the journal is read.
+func checkSettlement(reference string, s *Settlement) error {
+	switch {
+	case reference == "" || len(reference) > MaxReferenceLen || !printable(reference):
+		return invalid(ErrInvalidRequest, "reference", fmt.Sprintf("must be 1 to %d bytes of printable UTF-8", MaxReferenceLen))
+	case s.Reason == "" || len(s.Reason) > MaxSettleReason || !printable(s.Reason):
+		return invalid(ErrInvalidRequest, "reason", fmt.Sprintf("required: 1 to %d bytes of printable UTF-8", MaxSettleReason))
+	case len(s.RequestID) > MaxReferenceLen || !printable(s.RequestID):
+		return invalid(ErrInvalidRequest, "request id", "must be printable UTF-8 of at most 255 bytes")
+	}
+	switch s.Outcome {
+	case SettleSucceeded:
+		if s.StatusCode == 0 {
+			s.StatusCode = 200
+		}
+		if s.StatusCode < 200 || s.StatusCode > 299 {
+			return invalid(ErrInvalidRequest, "status code", "a success is a 2xx")
+		}
+		if len(s.Result) == 0 || !json.Valid(s.Result) {
+			return invalid(ErrInvalidRequest, "result", "a success needs the provider's answer as JSON")
+		}
+	case SettleFailed, SettleNotExecuted:
+		if len(s.Result) != 0 || s.StatusCode != 0 {
+			return invalid(ErrInvalidRequest, "result", "only a success carries a result and status")
+		}
+	default:
+		return invalid(ErrInvalidRequest, "outcome", "want succeeded, failed or not_executed")
+	}
+	return nil
+}
