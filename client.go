@@ -34,12 +34,14 @@ type Client struct {
 	now           func() time.Time
 	allowInsecure bool
 	journal       Journal       // WithJournal
-	scope         string        // WithScope
+	scope         string        // WithScope, or resolved from WithScopeIdentity (scope.go)
 	observer      Observer      // WithObserver (observer.go); nil: no hooks
 	keys          *keyMemory    // first uses of keys given without a creation time
 	jclock        *journalClock // the journal's clock, as last read
 	journalLease  time.Duration // WithJournalLease; 0: from the policy
 	leaseOwner    string        // the journal lease owner of the client's runs
+
+	ident journalIdentity // WithScope, WithScopeIdentity, WithFingerprintKey (scope.go)
 }
 
 // Limiter paces attempts client-side; *rate.Limiter from golang.org/x/time
@@ -239,6 +241,9 @@ func NewClient(opts ...Option) (*Client, error) {
 	}
 	if c.baseURL.Scheme == "http" && !c.allowInsecure && !isLoopback(c.baseURL.Hostname()) {
 		return nil, fmt.Errorf("%w: plain http:// to non-loopback host %q (use https, or WithInsecureHTTP)", ErrInvalidConfig, c.baseURL.Hostname())
+	}
+	if err := c.resolveScope(); err != nil {
+		return nil, err
 	}
 	if c.httpClient == nil {
 		c.httpClient = DefaultHTTPClient()

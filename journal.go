@@ -2,11 +2,8 @@ package payonce
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 	"unicode/utf8"
 )
@@ -45,7 +42,7 @@ type JournalEntry struct {
 	Path         string       // request path, redacted, never the query string
 	Key          string       // the Idempotency-Key every attempt sends
 	KeyCreated   time.Time    // when the key was first used
-	Fingerprint  string       // hex SHA-256 of method, path and the body bytes
+	Fingerprint  string       // keyed digest of method, path and body, or one without card data (fingerprint.go)
 	State        JournalState // pending, succeeded or failed
 	Result       []byte       // the answer body, redacted JSON, for succeeded (and failed, to rebuild its error)
 	StatusCode   int          // final HTTP status, when there was one
@@ -277,15 +274,18 @@ func WithJournal(j Journal) Option {
 	}
 }
 
-// WithScope names the provider and credential identity journal entries are
-// recorded under (typed clients set "a55:<client_id>" and coinepay.Scope
-// of the API key, a digest). It must never hold a secret.
+// WithScope names the merchant account and environment journal entries
+// are recorded under, replacing the scope a typed client derives from its
+// credential and base URL (WithScopeIdentity, ScopeOf) whatever the
+// options' order. It must be non-empty and never hold a secret. Two
+// clients with one scope share entries: give each credential and each
+// environment its own.
 func WithScope(s string) Option {
 	return func(c *Client) error {
-		if len(s) > MaxReferenceLen || !printable(s) {
-			return fmt.Errorf("%w: scope must be printable UTF-8 and at most %d bytes", ErrInvalidConfig, MaxReferenceLen)
+		if s == "" || len(s) > MaxReferenceLen || !printable(s) {
+			return fmt.Errorf("%w: scope must be non-empty printable UTF-8 of at most %d bytes", ErrInvalidConfig, MaxReferenceLen)
 		}
-		c.scope = s
+		c.scope, c.ident.explicit = s, true
 		return nil
 	}
 }
@@ -338,18 +338,6 @@ func (c *Client) checkReference(req *Request, o callOptions) error {
 		return invalid(ErrInvalidRequest, "reference", "only an operation with an idempotency key can be journaled")
 	}
 	return nil
-}
-
-// Fingerprint is the hex SHA-256 of method, path and body bytes: a second
-// call with the same reference must send the same request.
-func Fingerprint(method, path string, body []byte) string {
-	h := sha256.New()
-	h.Write([]byte(strings.ToUpper(method)))
-	h.Write([]byte{0})
-	h.Write([]byte(path))
-	h.Write([]byte{0})
-	h.Write(body)
-	return hex.EncodeToString(h.Sum(nil))
 }
 
 // journalMeta is the Meta of a journaled call that sent nothing (yet).

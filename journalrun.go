@@ -156,7 +156,7 @@ func (op *operation) journaled(ref string, out any, start time.Time) (Meta, erro
 		Scope: c.scope, Reference: ref,
 		Operation: op.req.Operation, Method: op.req.Method, Path: redactStored(op.req.Path),
 		Key: op.key, KeyCreated: op.created,
-		Fingerprint: Fingerprint(op.req.Method, op.req.Path, op.body),
+		Fingerprint: c.Fingerprint(op.req.Method, op.req.Path, op.body),
 		State:       JournalPending, LeaseOwner: owner,
 	}
 	stored, created, err := c.journal.Reserve(op.ctx, e)
@@ -173,6 +173,7 @@ func (op *operation) journaled(ref string, out any, start time.Time) (Meta, erro
 		if err := c.rules.Validate(stored.Key); err != nil {
 			return op.journalMeta(start, ref), op.fail(keyKind(err), err)
 		}
+		e.Fingerprint = c.fingerprintLike(stored.Fingerprint, op.req.Method, op.req.Path, op.body)
 		if !sameRequest(stored, e) {
 			return op.journalMeta(start, ref), op.conflict(ref)
 		}

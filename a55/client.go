@@ -68,9 +68,17 @@ func NewClient(auth Auth, opts ...payonce.Option) (*Client, error) {
 		payonce.WithBaseURL(SandboxURL),
 		payonce.WithKeyRules(payonce.A55KeyRules()),
 		payonce.WithProvider("a55"),
-		payonce.WithScope("a55:" + auth.ClientID), // journal scope: the credential identity, never the secret
 		payonce.WithCodec(Codec{}),
 		payonce.WithSigner(z),
+	}
+	if z.cfg != nil {
+		// The journal scope: the client ID (never the secret) and, added by
+		// the core, the base URL's origin. A fixed access token names no
+		// client, so a journal needs payonce.WithScope then.
+		// The client secret keys the journal's body fingerprints
+		// (payonce.WithFingerprintKey, which the caller's options may
+		// replace): no row holds an unkeyed digest of the card.
+		base = append(base, payonce.WithScopeIdentity("a55:"+auth.ClientID), payonce.WithFingerprintKey([]byte(auth.ClientSecret)))
 	}
 	core, err := payonce.NewClient(append(base, opts...)...)
 	if err != nil {

@@ -31,6 +31,10 @@ type Card struct {
 	// CreatedAt is when the card was issued (zero when the server sent no
 	// RFC 3339 time).
 	CreatedAt time.Time `json:"-"`
+	// IdempotencyKey is the key of the apply that issued the card. Only
+	// the payonce fake reports it (an extension: Coinepay documents no
+	// such field); it is empty from Coinepay.
+	IdempotencyKey string `json:"idempotency_key,omitempty"`
 	// Raw is the card object exactly as the server sent it (printed redacted).
 	Raw payonce.RawJSON `json:"-"`
 }

@@ -25,6 +25,7 @@
 package coinepay
 
 import (
+	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -75,7 +76,8 @@ func NewClient(apiKey, secret string, opts ...payonce.Option) (*Client, error) {
 	base := []payonce.Option{
 		payonce.WithKeyRules(payonce.CoinepayKeyRules()),
 		payonce.WithProvider(ProviderName),
-		payonce.WithScope(Scope(apiKey)), // journal scope: a digest of the API key, never the key or the secret
+		payonce.WithScopeIdentity(scopeIdentity(apiKey, secret)), // the core adds the base URL's origin
+		payonce.WithFingerprintKey([]byte(secret)),               // journal fingerprints keyed, never a plain digest of a body
 		payonce.WithCodec(Codec{}),
 		payonce.WithSigner(signer),
 	}
@@ -97,10 +99,21 @@ func (c *Client) Core() *payonce.Client { return c.core }
 // when a caller's signer replaced the default).
 func (c *Client) ClockOffset() time.Duration { return c.signer.ClockOffset() }
 
-// Scope is the journal scope a client with this API key records its
-// operations under: "coinepay:" and the first 16 hex digits of the key's
-// SHA-256, so that journal rows identify the credential without holding it.
-func Scope(apiKey string) string {
-	sum := sha256.Sum256([]byte(apiKey))
-	return ProviderName + ":" + hex.EncodeToString(sum[:8])
+// Scope is the journal scope a client with this API key and secret on
+// baseURL records its operations under: payonce.ScopeOf the identity
+// "coinepay:" and the first 32 hex digits of HMAC-SHA256(secret, API key),
+// and the base URL's origin. The API key is itself a credential, so the
+// scope holds a digest keyed with the secret: it identifies the key
+// without letting anyone who reads the journal confirm a guessed one.
+// Rotating the secret changes the scope (docs/crash-safety.md).
+func Scope(apiKey, secret, baseURL string) (string, error) {
+	return payonce.ScopeOf(scopeIdentity(apiKey, secret), baseURL)
+}
+
+// scopeIdentity is the credential part of Scope.
+func scopeIdentity(apiKey, secret string) string {
+	m := hmac.New(sha256.New, []byte(secret))
+	m.Write([]byte("payonce journal scope\x00"))
+	m.Write([]byte(apiKey))
+	return ProviderName + ":" + hex.EncodeToString(m.Sum(nil)[:16])
 }

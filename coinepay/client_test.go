@@ -2,6 +2,9 @@ package coinepay_test
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -18,6 +21,8 @@ import (
 
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/coinepay"
+	"github.com/payonce/payonce/coinepay/coinepaytest"
+	"github.com/payonce/payonce/journal"
 )
 
 const (
@@ -368,12 +373,42 @@ func mustAmount(t *testing.T, s string) payonce.Amount {
 	return a
 }
 
-// The journal scope names the credential without holding the API key.
-func TestScopeHoldsNoAPIKey(t *testing.T) {
-	c, err := coinepay.NewClient("ak_live_1234567890", "s3cr3t", payonce.WithBaseURL("https://openapi.example"))
-	require.NoError(t, err)
-	assert.Equal(t, coinepay.Scope("ak_live_1234567890"), c.Core().Scope())
-	assert.NotContains(t, c.Core().Scope(), "ak_live_1234567890")
-	assert.Regexp(t, `^coinepay:[0-9a-f]{16}$`, c.Core().Scope())
-	assert.NotEqual(t, coinepay.Scope("ak_live_1234567890"), coinepay.Scope("ak_live_1234567891"))
+// The journal scope names the credential by a digest keyed with the
+// secret (no unkeyed hash of the API key, which is itself a credential)
+// and the environment by the base URL's origin.
+func TestScopeIsAKeyedDigestAndTheOrigin(t *testing.T) {
+	const key = "ak_live_1234567890"
+	scope := func(key, secret, base string) string {
+		t.Helper()
+		c, err := coinepay.NewClient(key, secret, payonce.WithBaseURL(base))
+		require.NoError(t, err)
+		return c.Core().Scope()
+	}
+	s := scope(key, "s3cr3t", "https://openapi.example/base")
+	sum := sha256.Sum256([]byte(key))
+	for _, leak := range []string{key, "s3cr3t", hex.EncodeToString(sum[:])[:8], base64.RawURLEncoding.EncodeToString(sum[:])[:8]} {
+		assert.NotContains(t, s, leak)
+	}
+	assert.Regexp(t, `^coinepay:[0-9a-f]{32}@https://openapi\.example$`, s)
+	assert.NotEqual(t, s, scope("ak_live_1234567891", "s3cr3t", "https://openapi.example"), "another API key")
+	assert.NotEqual(t, s, scope(key, "s3cr3t", "https://sandbox.openapi.example"), "another environment")
+	assert.Equal(t, s, scope(key, "s3cr3t", "https://OPENAPI.example:443/"), "one origin")
+}
+
+// The same API key on two environments (two fakes, two origins) records
+// under two scopes: the second environment's card is issued, not answered
+// from the first's entry.
+func TestSameAPIKeyOnTwoEnvironmentsNeverSharesEntries(t *testing.T) {
+	sandbox := coinepaytest.New(t, coinepaytest.WithCredentials("ak_shared", "sk_shared_secret"))
+	production := coinepaytest.New(t, coinepaytest.WithCredentials("ak_shared", "sk_shared_secret"))
+	j := journal.NewMemory()
+	apply := &coinepay.ApplyRequest{HeaderID: "hdr_1", PackageID: "pkg_basic"}
+	for _, srv := range []*coinepaytest.Server{sandbox, production} {
+		c, err := srv.Client(payonce.WithJournal(j), payonce.WithSigner(srv.Signer()))
+		require.NoError(t, err)
+		res, err := c.Cards.Apply(t.Context(), apply, payonce.WithReference("job-1/apply"))
+		require.NoError(t, err)
+		assert.False(t, res.Meta.FromJournal)
+		assert.Equal(t, 1, srv.Ledger().CountKind("card.apply"), "issued on %s", srv.URL)
+	}
 }

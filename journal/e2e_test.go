@@ -35,7 +35,7 @@ type backend struct {
 func backends(t *testing.T) []backend {
 	bs := []backend{
 		{"memory", func(t *testing.T) (payonce.Journal, func(t *testing.T) payonce.Journal) {
-			m := journal.NewMemory()
+			m := &rowRecorder{Journal: journal.NewMemory()}
 			return m, func(*testing.T) payonce.Journal { return m }
 		}, dumpMemory},
 		{"sqlite", func(t *testing.T) (payonce.Journal, func(t *testing.T) payonce.Journal) {
@@ -93,6 +93,14 @@ func coinepayClient(t *testing.T, srv *coinepaytest.Server, j payonce.Journal) *
 	c, err := srv.Client(opts...)
 	require.NoError(t, err)
 	return c
+}
+
+// coinepayScope is the scope coinepayClient records under.
+func coinepayScope(t *testing.T, srv *coinepaytest.Server) string {
+	t.Helper()
+	s, err := coinepay.Scope(srv.APIKey(), srv.Secret(), srv.URL)
+	require.NoError(t, err)
+	return s
 }
 
 func chargeRequest(number string) *a55.ChargeCreateRequest {
@@ -216,7 +224,7 @@ func TestCrashBetweenSendAndAnswerChargesOnce(t *testing.T) {
 			require.NoError(t, err)
 			assert.Equal(t, 1, srv.Ledger().Len(), "charged once")
 			assert.True(t, srv.Ledger().ExecutedOnce(ch.Meta.Key))
-			e, err := reopen(t).Get(t.Context(), "a55:"+srv.ClientID(), "order-7")
+			e, err := reopen(t).Get(t.Context(), "a55:"+srv.ClientID()+"@"+srv.URL, "order-7")
 			require.NoError(t, err)
 			assert.Equal(t, payonce.JournalSucceeded, e.State)
 			assert.Equal(t, 3, e.Attempts, "every attempt is counted before it is sent, the one of the run that died too")
@@ -270,7 +278,7 @@ func TestSameReferenceOtherBodyDeclinedAndOutcomeUnknown(t *testing.T) {
 			assert.Equal(t, payonce.JournalPending, entry.State)
 
 			// Recovery lists it.
-			pending, err := j.Pending(ctx, payonce.PendingQuery{Scope: "a55:" + srv.ClientID()})
+			pending, err := j.Pending(ctx, payonce.PendingQuery{Scope: "a55:" + srv.ClientID() + "@" + srv.URL})
 			require.NoError(t, err)
 			require.Len(t, pending, 1)
 			assert.Equal(t, "order-3", pending[0].Reference)
@@ -282,7 +290,7 @@ func TestSameReferenceOtherBodyDeclinedAndOutcomeUnknown(t *testing.T) {
 // row; a later Do with the reference uses the reserved key.
 func TestReserveTxThenDoUsesTheReservedKey(t *testing.T) {
 	srv := a55test.New(t)
-	scope := "a55:" + srv.ClientID()
+	scope := "a55:" + srv.ClientID() + "@" + srv.URL
 	entry := func(ref string) payonce.JournalEntry {
 		return payonce.JournalEntry{Scope: scope, Reference: ref, Operation: "charges.create", Method: "POST", Path: a55.PathCharges,
 			Key: "reserved-key-" + ref, KeyCreated: srv.Clock().Now()}
@@ -404,7 +412,7 @@ func TestInsufficientBalanceStaysPendingAndResumesAfterTopUp(t *testing.T) {
 			req := &coinepay.ApplyRequest{HeaderID: "h1", PackageID: "p1"}
 			_, err := coinepayClient(t, srv, j).Cards.Apply(t.Context(), req, payonce.WithReference("job-9"))
 			require.ErrorIs(t, err, payonce.ErrInsufficientBalance)
-			e, err := j.Get(t.Context(), coinepay.Scope(srv.APIKey()), "job-9")
+			e, err := j.Get(t.Context(), coinepayScope(t, srv), "job-9")
 			require.NoError(t, err)
 			assert.Equal(t, payonce.JournalPending, e.State)
 			assert.Equal(t, "insufficient_balance", e.ErrorKind)

@@ -124,6 +124,7 @@ type Violation struct {
 	Log      string // what happened, step by step
 }
 
+// Error prints the problems, the choices that lead to them and the steps.
 func (v *Violation) Error() string {
 	return fmt.Sprintf("simcheck: %s, run %d: %s\nchoices:\n%ssteps:\n%s",
 		v.Scenario, v.Run, strings.Join(v.Problems, "; "), v.Path, v.Log)

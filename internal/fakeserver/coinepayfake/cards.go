@@ -19,7 +19,11 @@ type card struct {
 	Currency  string         `json:"currency"`
 	Balance   payonce.Amount `json:"balance"`
 	CreatedAt time.Time      `json:"created_at"`
-	apiKey    string
+	// IdempotencyKey is the key of the apply that issued the card: an
+	// extension of the fake (Coinepay documents no such field), so that a
+	// settle lookup can tell identical applies apart.
+	IdempotencyKey string `json:"idempotency_key,omitempty"`
+	apiKey         string
 }
 
 func (f *Fake) invalid(msg string) fakeserver.Response {
@@ -72,7 +76,7 @@ func (f *Fake) apply(r *fakeserver.Request) fakeserver.Response {
 		return insufficient(bal)
 	}
 	c := &card{CardID: f.e.NewID("card_"), HeaderID: in.HeaderID, PackageID: in.PackageID, Status: "active",
-		Currency: "USD", CreatedAt: f.e.Clock().Now().UTC(), apiKey: r.Credential}
+		Currency: "USD", CreatedAt: f.e.Clock().Now().UTC(), IdempotencyKey: r.Key, apiKey: r.Credential}
 	f.balances[r.Credential] = rest
 	f.cards[c.CardID] = c
 	f.order[r.Credential] = append(f.order[r.Credential], c.CardID)

@@ -1,0 +1,97 @@
+package a55_test
+
+import (
+	"testing"
+
+	"github.com/payonce/payonce"
+	"github.com/payonce/payonce/a55"
+	"github.com/payonce/payonce/a55/a55test"
+	"github.com/payonce/payonce/journal"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func scopeCharge() *a55.ChargeCreateRequest {
+	return &a55.ChargeCreateRequest{
+		Amount: payonce.MustParseAmount("25.00"), Currency: payonce.BRL, TypeCharge: a55.TypeCreditCard,
+		Card: &payonce.Card{Number: a55test.CardConfirms, HolderName: "TEST", ExpirationMonth: "12", ExpirationYear: "2099", CVV: "123"},
+	}
+}
+
+// Two merchants authenticate with fixed access tokens and share one
+// journal: nothing in a token identifies the merchant, so such a client
+// refuses a journal without an explicit scope, and with one scope per
+// merchant, merchant B's "order-1/charge" is charged, not answered from
+// merchant A's entry.
+func TestAccessTokenClientsOnOneJournalNeverShareEntries(t *testing.T) {
+	srv := a55test.New(t, a55test.WithExtraCredentials("merchant-b", "secret-b"))
+	j := journal.NewMemory()
+	opts := func(extra ...payonce.Option) []payonce.Option {
+		return append([]payonce.Option{payonce.WithBaseURL(srv.URL), payonce.WithRetryPolicy(fastPolicy()), payonce.WithJournal(j)}, extra...)
+	}
+	tokA, tokB := srv.IssueToken(), srv.IssueTokenFor("merchant-b")
+
+	_, err := a55.NewClient(a55.AccessToken(tokA), opts()...)
+	require.ErrorIs(t, err, payonce.ErrInvalidConfig, "an access token names no merchant: a journal needs WithScope")
+	assert.Contains(t, err.Error(), "WithScope")
+	assert.NotContains(t, err.Error(), tokA)
+
+	a, err := a55.NewClient(a55.AccessToken(tokA), opts(payonce.WithScope("shop-a/sandbox"))...)
+	require.NoError(t, err)
+	b, err := a55.NewClient(a55.AccessToken(tokB), opts(payonce.WithScope("shop-b/sandbox"))...)
+	require.NoError(t, err)
+	chA, err := a.Charges.Create(t.Context(), scopeCharge(), payonce.WithReference("order-1/charge"))
+	require.NoError(t, err)
+	chB, err := b.Charges.Create(t.Context(), scopeCharge(), payonce.WithReference("order-1/charge"))
+	require.NoError(t, err)
+	assert.False(t, chB.Meta.FromJournal, "merchant B's charge is sent")
+	assert.NotEqual(t, chA.UUID, chB.UUID)
+	assert.Equal(t, 2, srv.Ledger().Len(), "each merchant charged once")
+}
+
+// The same client ID on two environments (two fakes, two origins) records
+// under two scopes: the second environment's charge is sent, never
+// answered from the first's entry.
+func TestSameClientIDOnTwoEnvironmentsNeverSharesEntries(t *testing.T) {
+	sandbox := a55test.New(t, a55test.WithCredentials("client-1", "secret-1"))
+	production := a55test.New(t, a55test.WithCredentials("client-1", "secret-1"))
+	j := journal.NewMemory()
+	s, err := sandbox.Client(payonce.WithJournal(j))
+	require.NoError(t, err)
+	p, err := production.Client(payonce.WithJournal(j))
+	require.NoError(t, err)
+	assert.NotEqual(t, s.Core().Scope(), p.Core().Scope())
+	assert.Contains(t, s.Core().Scope(), "client-1")
+	assert.Contains(t, s.Core().Scope(), sandbox.URL, "the scope names the origin")
+	assert.NotContains(t, s.Core().Scope(), "secret-1")
+
+	_, err = s.Charges.Create(t.Context(), scopeCharge(), payonce.WithReference("order-1/charge"))
+	require.NoError(t, err)
+	ch, err := p.Charges.Create(t.Context(), scopeCharge(), payonce.WithReference("order-1/charge"))
+	require.NoError(t, err)
+	assert.False(t, ch.Meta.FromJournal)
+	assert.Equal(t, 1, sandbox.Ledger().Len())
+	assert.Equal(t, 1, production.Ledger().Len(), "production charged, not answered from the sandbox entry")
+}
+
+// The scope is the credential identity and the origin; an explicit
+// WithScope wins whatever its place among the options.
+func TestScopeIsIdentityAndOrigin(t *testing.T) {
+	auth := a55.ClientCredentials("client-7", "secret-7")
+	auth.TokenURL = "https://auth.example.com/oauth2/token"
+	for _, tc := range []struct{ base, want string }{
+		{a55.SandboxURL, "a55:client-7@https://sandbox.api.a55.tech"},
+		{a55.ProductionURL + "/", "a55:client-7@https://api.a55.tech"},
+		{"https://API.a55.tech:443/v1", "a55:client-7@https://api.a55.tech"},
+		{"https://api.a55.tech:8443", "a55:client-7@https://api.a55.tech:8443"},
+		{"http://127.0.0.1:8080", "a55:client-7@http://127.0.0.1:8080"},
+		{"http://[::1]:80", "a55:client-7@http://[::1]"},
+	} {
+		c, err := a55.NewClient(auth, payonce.WithBaseURL(tc.base))
+		require.NoError(t, err, tc.base)
+		assert.Equal(t, tc.want, c.Core().Scope(), tc.base)
+	}
+	c, err := a55.NewClient(auth, payonce.WithScope("mine"), payonce.WithBaseURL(a55.ProductionURL))
+	require.NoError(t, err)
+	assert.Equal(t, "mine", c.Core().Scope())
+}

@@ -1,0 +1,124 @@
+package payonce_test
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/payonce/payonce"
+	"github.com/payonce/payonce/journal"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func cardBody(number, cvv, amount string) []byte {
+	return []byte(`{"amount":"` + amount + `","card":{"number":"` + number + `","cvv":"` + cvv + `","holder_name":"TEST"}}`)
+}
+
+// Without a key the fingerprint is a digest of the body as the journal
+// stores it: no card digit beyond the last four, no CVV; with a key it
+// is an HMAC, which tells every card apart and which nobody without the
+// key can recompute.
+func TestFingerprintForms(t *testing.T) {
+	a := cardBody("4111111111111111", "987", "10.00")
+	sameLast4 := cardBody("4012888888881111", "123", "10.00")
+	otherAmount := cardBody("4111111111111111", "987", "99.00")
+
+	fp := payonce.Fingerprint("post", "/charge/", a)
+	assert.True(t, strings.HasPrefix(fp, payonce.FingerprintRedactedPrefix), fp)
+	assert.Equal(t, fp, payonce.Fingerprint("POST", "/charge/", sameLast4), "the hidden digits and the CVV are not in it")
+	assert.NotEqual(t, fp, payonce.Fingerprint("POST", "/charge/", otherAmount))
+	assert.NotEqual(t, fp, payonce.Fingerprint("POST", "/charge/other", a))
+	plain := sha256.Sum256([]byte("POST\x00/charge/\x00" + string(a)))
+	assert.NotContains(t, fp, hex.EncodeToString(plain[:])[:16])
+
+	keyed := func(key string) *payonce.Client {
+		c, err := payonce.NewClient(payonce.WithBaseURL("https://api.example"), payonce.WithFingerprintKey([]byte(key)))
+		require.NoError(t, err)
+		return c
+	}
+	k1 := keyed("key-one").Fingerprint("POST", "/charge/", a)
+	assert.True(t, strings.HasPrefix(k1, payonce.FingerprintKeyedPrefix), k1)
+	assert.Len(t, strings.TrimPrefix(k1, payonce.FingerprintKeyedPrefix), 64)
+	assert.Equal(t, k1, keyed("key-one").Fingerprint("POST", "/charge/", a), "one key, one fingerprint in every process")
+	assert.NotEqual(t, k1, keyed("key-two").Fingerprint("POST", "/charge/", a))
+	assert.NotEqual(t, k1, keyed("key-one").Fingerprint("POST", "/charge/", sameLast4), "another card is told apart")
+
+	unkeyed, err := payonce.NewClient(payonce.WithBaseURL("https://api.example"))
+	require.NoError(t, err)
+	assert.Equal(t, fp, unkeyed.Fingerprint("POST", "/charge/", a))
+
+	_, err = payonce.NewClient(payonce.WithBaseURL("https://api.example"), payonce.WithFingerprintKey(nil))
+	require.ErrorIs(t, err, payonce.ErrInvalidConfig)
+}
+
+// A keyed client refuses another card under a recorded reference, even
+// one with the same last four digits, and sends nothing; a client without
+// a key refuses another amount or last four.
+func TestAnotherCardUnderTheSameReference(t *testing.T) {
+	card := func(number, cvv, amount string) *payonce.Request {
+		return &payonce.Request{Operation: "charges.create", Method: http.MethodPost, Path: "/charge/", Keyed: true,
+			Body: map[string]any{"amount": amount, "card": map[string]string{"number": number, "cvv": cvv}}}
+	}
+	for name, tc := range map[string]struct {
+		key  []payonce.Option
+		next *payonce.Request
+	}{
+		"keyed, same last four":    {[]payonce.Option{payonce.WithFingerprintKey([]byte("a merchant's secret"))}, card("4012888888881111", "123", "10.00")},
+		"keyed, another CVV":       {[]payonce.Option{payonce.WithFingerprintKey([]byte("a merchant's secret"))}, card("4111111111111111", "123", "10.00")},
+		"no key, other last four":  {nil, card("5555555555554444", "987", "10.00")},
+		"no key, another amount":   {nil, card("4111111111111111", "987", "99.00")},
+		"keyed, another amount":    {[]payonce.Option{payonce.WithFingerprintKey([]byte("a merchant's secret"))}, card("4111111111111111", "987", "99.00")},
+		"no key, another path too": {nil, &payonce.Request{Operation: "x", Method: http.MethodPost, Path: "/other/", Keyed: true, Body: map[string]string{}}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			s := newStub(t, okCharge)
+			c := journalClient(t, s, journal.NewMemory(), newClock(), tc.key...)
+			_, err := c.Do(t.Context(), card("4111111111111111", "987", "10.00"), nil, payonce.WithReference("order-1/charge"))
+			require.NoError(t, err)
+			_, err = c.Do(t.Context(), tc.next, nil, payonce.WithReference("order-1/charge"))
+			require.ErrorIs(t, err, payonce.ErrIdempotencyConflict)
+			assert.EqualValues(t, 1, s.calls.Load(), "nothing sent for the other request")
+		})
+	}
+}
+
+// An entry reserved with payonce.Fingerprint (the form without a key)
+// still checks the body of a keyed client's run.
+func TestReservedRedactedFingerprintChecksAKeyedRun(t *testing.T) {
+	s := newStub(t, okCharge)
+	j := journal.NewMemory()
+	clk := newClock()
+	_, _, err := j.Reserve(t.Context(), payonce.JournalEntry{Scope: "a55:client-1", Reference: "order-5", Operation: "charges.create",
+		Method: "POST", Path: "/charge/", Key: "reserved-key-order-5", KeyCreated: clk.Now(),
+		Fingerprint: payonce.Fingerprint("POST", "/charge/", []byte(`{"amount":"10.00"}`)), State: payonce.JournalPending,
+		CreatedAt: clk.Now(), UpdatedAt: clk.Now()})
+	require.NoError(t, err)
+	c := journalClient(t, s, j, clk, payonce.WithFingerprintKey([]byte("k")))
+	_, err = c.Do(t.Context(), chargeReq("99.00"), nil, payonce.WithReference("order-5"))
+	require.ErrorIs(t, err, payonce.ErrIdempotencyConflict)
+	_, err = c.Do(t.Context(), chargeReq("10.00"), nil, payonce.WithReference("order-5"))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"reserved-key-order-5"}, s.sentKeys())
+}
+
+// RequestMatches compares a request with an entry in the entry's own
+// fingerprint form, or by method and path for an entry without one.
+func TestRequestMatches(t *testing.T) {
+	body := cardBody("4111111111111111", "987", "10.00")
+	keyed, err := payonce.NewClient(payonce.WithBaseURL("https://api.example"), payonce.WithFingerprintKey([]byte("k")))
+	require.NoError(t, err)
+	own := payonce.JournalEntry{Method: "POST", Path: "/charge/", Fingerprint: keyed.Fingerprint("POST", "/charge/", body)}
+	assert.True(t, keyed.RequestMatches(own, "POST", "/charge/", body))
+	assert.False(t, keyed.RequestMatches(own, "POST", "/charge/", cardBody("4012888888881111", "987", "10.00")))
+	redacted := payonce.JournalEntry{Method: "POST", Path: "/charge/", Fingerprint: payonce.Fingerprint("POST", "/charge/", body)}
+	assert.True(t, keyed.RequestMatches(redacted, "POST", "/charge/", body))
+	assert.False(t, keyed.RequestMatches(redacted, "POST", "/charge/", cardBody("4111111111111111", "987", "11.00")))
+	bare := payonce.JournalEntry{Method: "POST", Path: "/charge/"}
+	assert.True(t, keyed.RequestMatches(bare, "post", "/charge/", body))
+	assert.False(t, keyed.RequestMatches(bare, "POST", "/other/", body))
+	assert.False(t, keyed.RequestMatches(payonce.JournalEntry{Fingerprint: "e3b0c44298fc1c149afbf4c8996fb924"}, "POST", "/charge/", body),
+		"a fingerprint of no known form matches nothing")
+}
