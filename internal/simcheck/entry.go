@@ -1,7 +1,12 @@
 package simcheck
 
-import "github.com/payonce/payonce"
+import (
+	"fmt"
 
-// entryExtra is the part of an entry's state beyond the fields every
-// version of the journal has.
-func entryExtra(_ *world, _ payonce.JournalEntry) string { return "" }
+	"github.com/payonce/payonce"
+)
+
+// entryExtra is the part of an entry's state the journal's fences add.
+func entryExtra(_ *world, e payonce.JournalEntry) string {
+	return fmt.Sprintf(" fence=%d sent=%t settle=%s", e.Fence, e.Sent, e.SettleReason)
+}

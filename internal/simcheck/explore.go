@@ -28,8 +28,8 @@
 // provider did (failed although it executed, succeeded although it did
 // not or with another result), a caller whose attempt got the 2xx is told
 // that success, every success a caller is told is in its merchant's
-// ledger, and no non-success write from a stale run (one another run took
-// over from) lands in the journal.
+// ledger, and no non-success write carrying a stale fence (the entry's
+// fence grew since the writer took it) lands in the journal.
 package simcheck
 
 import (
@@ -39,8 +39,9 @@ import (
 
 // choice is one decision a run took: option idx of n.
 type choice struct {
-	idx, n int
-	label  string
+	idx, n   int
+	label    string
+	scripted bool // taken from the scenario's script
 }
 
 // explorer replays a prefix of choices and records the ones a run takes.
@@ -50,6 +51,11 @@ type explorer struct {
 	maxDepth  int  // choice points with more than one option explored
 	truncated bool // a choice point past maxDepth had more than one option
 	branching int  // choice points of this run with more than one option
+	// script names the options the first branching choices take (a
+	// counterexample's path); the exploration goes on from there.
+	script    []string
+	scriptPos int
+	diverged  string // a scripted option no choice point offered
 }
 
 // choose returns the option to take among n, labels naming them for a
@@ -64,6 +70,24 @@ func (x *explorer) choose(n int, label func(i int) string) int {
 		if i >= n {
 			panic(fmt.Sprintf("simcheck: replay diverged at choice %d (%d of %d)", len(x.trace), i, n))
 		}
+	}
+	if n > 1 && x.scriptPos < len(x.script) {
+		want := x.script[x.scriptPos]
+		x.scriptPos++
+		i = -1
+		for k := range n {
+			if label(k) == want {
+				i = k
+			}
+		}
+		if i < 0 {
+			if x.diverged == "" {
+				x.diverged = fmt.Sprintf("step %d: no option %q", x.scriptPos, want)
+			}
+			i = 0
+		}
+		x.trace = append(x.trace, choice{idx: i, n: 1, label: label(i), scripted: true})
+		return i
 	}
 	if n > 1 {
 		x.branching++
@@ -96,9 +120,11 @@ func (x *explorer) next() ([]int, bool) {
 // path is the run's choices, one per line, for a counterexample.
 func (x *explorer) path() string {
 	var b strings.Builder
-	for i, c := range x.trace {
-		if c.n > 1 {
-			fmt.Fprintf(&b, "  %2d. %s\n", i, c.label)
+	k := 0
+	for _, c := range x.trace {
+		if c.n > 1 || c.scripted {
+			fmt.Fprintf(&b, "  %2d. %q\n", k, c.label)
+			k++
 		}
 	}
 	return b.String()

@@ -38,14 +38,14 @@ func Explore(sc Scenario) (Stats, []*Violation, error) {
 			return Stats{}, nil, fmt.Errorf("simcheck: worker %s: no merchant %d", wk.Name, wk.Merchant)
 		}
 	}
-	x := &explorer{maxDepth: sc.MaxDepth}
+	x := &explorer{maxDepth: sc.MaxDepth, script: sc.Script}
 	seen := map[string]struct{}{}
 	var st Stats
 	var prefix []int
 	var found []*Violation
 	classes := map[string]bool{}
 	for run := 0; ; run++ {
-		x.prefix, x.trace, x.branching = prefix, nil, 0
+		x.prefix, x.trace, x.branching, x.scriptPos = prefix, nil, 0, 0
 		w, err := newWorld(&sc, x, seen, run)
 		if err != nil {
 			return st, nil, err
@@ -55,6 +55,9 @@ func Explore(sc Scenario) (Stats, []*Violation, error) {
 			w.check()
 		} else {
 			st.Pruned++
+		}
+		if x.diverged != "" {
+			return st, nil, fmt.Errorf("simcheck: %s: the script no longer fits: %s", sc.Name, x.diverged)
 		}
 		st.Runs++
 		st.Steps += w.steps
@@ -90,7 +93,7 @@ var start = time.Date(2026, 1, 5, 9, 0, 0, 0, time.UTC)
 
 func newWorld(sc *Scenario, x *explorer, seen map[string]struct{}, run int) (*world, error) {
 	w := &world{sc: sc, x: x, clock: &simClock{t: start}, models: map[string]*model{}, events: make(chan event),
-		latest: map[string]int{}, scopes: map[int]string{}, stateSeen: seen, names: map[string]string{}}
+		scopes: map[int]string{}, stateSeen: seen, names: map[string]string{}}
 	w.ref = fmt.Sprintf("%s/run-%d", sc.Reference, run)
 	for _, m := range sc.Merchants {
 		if w.models[m.Origin] == nil {
@@ -213,21 +216,6 @@ func (w *world) newCaller(p *proc) (caller, error) {
 	return func(ctx context.Context) (string, bool, error) { return c.call(ctx, w.ref) }, nil
 }
 
-// entryKey names the journal entry the worker's runs write.
-func (w *world) entryKey(p *proc) string {
-	return w.scopes[w.sc.Workers[p.spec].Merchant] + "\x00" + w.ref
-}
-
-// takeOver gives the worker's run its generation on its first send or
-// write: a run that starts after it is newer, and this one is stale.
-func (w *world) takeOver(p *proc) {
-	if p.run.gen == 0 {
-		k := w.entryKey(p)
-		w.latest[k]++
-		p.run.gen = w.latest[k]
-	}
-}
-
 // simTransport makes every attempt a yield point and answers it from the
 // provider model; token requests are answered at once.
 type simTransport struct{ p *proc }
@@ -252,7 +240,6 @@ func (t *simTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if m.crash {
 		return nil, errCrashed
 	}
-	w.takeOver(p)
 	p.run.sent++
 	resp, err := w.modelFor(p).serve(si, m.answer)
 	p.note("answer", w.canon(si.key), errText(err))
@@ -310,16 +297,42 @@ func (s *simJournal) Update(ctx context.Context, e payonce.JournalEntry) error {
 		return err
 	}
 	w := s.p.w
+	before, _ := s.j.Get(ctx, e.Scope, e.Reference)
 	err := s.j.Update(ctx, e)
+	if err == nil && e.State != payonce.JournalSucceeded && e.Fence < before.Fence {
+		w.problem("stale write: %s wrote %s with fence %d over fence %d", s.p.name, e.State, e.Fence, before.Fence)
+	}
 	s.p.note("update", errText(err))
 	w.logf("       %s update %s: err=%v", s.p.name, e.State, errText(err))
-	if err == nil && e.State != payonce.JournalSucceeded {
-		w.takeOver(s.p)
-		if k := w.entryKey(s.p); s.p.run.gen < w.latest[k] {
-			w.problem("stale write: %s (run %d of %d) wrote %s after a newer run took the entry over", s.p.name, s.p.run.gen, w.latest[k], e.State)
-		}
-	}
 	return err
+}
+
+func (s *simJournal) Take(ctx context.Context, r payonce.TakeRequest) (payonce.JournalEntry, error) {
+	if err := s.enter("take"); err != nil {
+		return payonce.JournalEntry{}, err
+	}
+	got, err := s.j.Take(ctx, r)
+	s.p.note("take", s.p.w.entryString(got), errText(err))
+	s.p.w.logf("       %s take: fence=%d err=%v", s.p.name, got.Fence, errText(err))
+	return got, err
+}
+
+func (s *simJournal) BeginAttempt(ctx context.Context, r payonce.AttemptRequest) (payonce.JournalEntry, error) {
+	if err := s.enter("begin attempt"); err != nil {
+		return payonce.JournalEntry{}, err
+	}
+	got, err := s.j.BeginAttempt(ctx, r)
+	s.p.note("begin", s.p.w.entryString(got), errText(err))
+	s.p.w.logf("       %s begin attempt (fence %d): err=%v", s.p.name, r.Fence, errText(err))
+	return got, err
+}
+
+// Now is no yield point: it reads the journal's clock and changes nothing.
+func (s *simJournal) Now(ctx context.Context) (time.Time, error) {
+	if s.p.crashed {
+		return time.Time{}, errCrashed
+	}
+	return s.j.Now(ctx)
 }
 
 func (s *simJournal) Get(ctx context.Context, scope, reference string) (payonce.JournalEntry, error) {
@@ -367,6 +380,10 @@ func errText(err error) string {
 	switch {
 	case errors.Is(err, payonce.ErrJournalSettled):
 		return "settled"
+	case errors.Is(err, payonce.ErrJournalFenced):
+		return "fenced"
+	case errors.Is(err, payonce.ErrJournalLeased):
+		return "leased"
 	case errors.Is(err, errCrashed):
 		return "crashed"
 	}

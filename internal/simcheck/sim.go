@@ -59,6 +59,9 @@ type Scenario struct {
 	// KeepGoing explores on after a counterexample and returns the first
 	// of each kind of problem.
 	KeepGoing bool
+	// Script names the options of the first branching choices, as a
+	// counterexample prints them; every continuation is explored.
+	Script []string
 }
 
 // caller runs the scenario's operation once.
@@ -105,7 +108,6 @@ type proc struct {
 
 // runState is one call of the operation by one worker.
 type runState struct {
-	gen    int    // the run's generation on its entry (0 until it sent or wrote)
 	got2xx string // the resource of a 2xx answer the run received
 	sent   int
 }
@@ -133,9 +135,6 @@ type world struct {
 	crashes []int // crashes left per worker spec
 	log     strings.Builder
 	steps   int
-	// latest is the latest run generation per journal entry; stale
-	// non-success writes that landed are problems.
-	latest   map[string]int
 	problems []string
 	scopes   map[int]string // merchant index -> the client's journal scope
 	ref      string         // the run's reference (unique per run: a SQL journal outlives runs)
@@ -360,24 +359,12 @@ func (w *world) noteState() bool {
 		}
 		b.WriteString(w.entryString(e) + "|")
 	}
-	keys := make([]string, 0, len(w.latest))
-	for k := range w.latest {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		fmt.Fprintf(&b, "gen=%d;", w.latest[k])
-	}
 	for _, p := range w.procs {
 		at := "-"
 		if p.at != nil {
 			at = p.at.kind
 		}
-		gen := 0
-		if p.run != nil {
-			gen = p.run.gen
-		}
-		fmt.Fprintf(&b, "%s:%x:%s:%t:%d;", p.name, p.hist, at, p.done, gen)
+		fmt.Fprintf(&b, "%s:%x:%s:%t;", p.name, p.hist, at, p.done)
 	}
 	k := b.String()
 	if _, ok := w.stateSeen[k]; ok {
