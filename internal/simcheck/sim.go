@@ -124,17 +124,17 @@ type delivery struct {
 
 // world is one run: the scheduler, the provider models, the journal.
 type world struct {
-	sc      *Scenario
-	x       *explorer
-	clock   *simClock
-	models  map[string]*model // by origin
-	journal payonce.Journal
-	procs   []*proc
-	events  chan event
-	envNext int
-	crashes []int // crashes left per worker spec
-	log     strings.Builder
-	steps   int
+	sc       *Scenario
+	x        *explorer
+	clock    *simClock
+	models   map[string]*model // by origin
+	journal  payonce.Journal
+	procs    []*proc
+	events   chan event
+	envNext  int
+	crashes  []int // crashes left per worker spec
+	log      strings.Builder
+	steps    int
 	problems []string
 	scopes   map[int]string // merchant index -> the client's journal scope
 	ref      string         // the run's reference (unique per run: a SQL journal outlives runs)
