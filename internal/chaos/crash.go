@@ -38,7 +38,11 @@ type CrashConfig struct {
 	// differently twice under one key: a 4xx it does not keep, then the
 	// operation (see flipState).
 	FlipRate float64
-	MaxKills int // kills per reference at most, so that every reference settles
+	// StallRate is the share of references whose first worker stalls
+	// past its journal lease mid-run (SIGSTOP, then SIGCONT; see
+	// stallState).
+	StallRate float64
+	MaxKills  int // kills per reference at most, so that every reference settles
 	// ClockSkews are the clock offsets of the first worker slots, one
 	// each: their processes read the fakes' clock plus the skew, as hosts
 	// whose clocks run ahead (minutes, or days).
@@ -64,7 +68,7 @@ func DefaultCrashConfig() CrashConfig {
 	return CrashConfig{
 		References: 300, Workers: 6, Seed: 1,
 		KillRate: 0.06, HoldRate: 0.05, DualRate: 0.1, LateRate: 0.4, RevisitRate: 0.15,
-		FaultRate: 0.1, MaxKills: 3, FlipRate: 0.05,
+		FaultRate: 0.1, MaxKills: 3, FlipRate: 0.05, StallRate: 0.03,
 		ClockSkews:  []time.Duration{10 * time.Minute, 48 * time.Hour},
 		A55ClientID: "demo-client", A55ClientSecret: "demo-secret",
 		CoinepayKey: "demo-key", CoinepaySecret: "demo-secret",
@@ -87,7 +91,7 @@ func (c CrashConfig) Validate() error {
 		return errors.New("chaos: crash references must be at least 1")
 	case c.Workers < 1:
 		return errors.New("chaos: crash workers must be at least 1")
-	case !rate(c.KillRate) || !rate(c.HoldRate) || !rate(c.DualRate) || !rate(c.LateRate) || !rate(c.RevisitRate) || !rate(c.FlipRate):
+	case !rate(c.KillRate) || !rate(c.HoldRate) || !rate(c.DualRate) || !rate(c.LateRate) || !rate(c.RevisitRate) || !rate(c.FlipRate) || !rate(c.StallRate):
 		return errors.New("chaos: crash rates must be within 0..1")
 	case !(c.FaultRate >= 0 && c.FaultRate <= 0.5): // NaN too
 		return errors.New("chaos: crash fault rate must be within 0..0.5")
@@ -130,6 +134,7 @@ type refState struct {
 	reports     []doneReport // every delivery's report, in order
 	sentSettled bool         // a delivery that began after it settled (or ended in doubt) sent a request
 	flip        *flipState   // the provider answers its key differently twice (nil: no)
+	stall       *stallState  // its first worker stalls past its lease (nil: no)
 }
 
 // crashRun is one crash run's parent.
@@ -152,6 +157,10 @@ type crashRun struct {
 	// workerFailures counts workers that died on their own or broke the
 	// protocol: never planned, so the run fails.
 	workerFailures int
+	q              *queue          // the current phase's queue
+	ctx            context.Context // the run's
+	stalls         int             // workers stopped past their lease
+	staleSends     int             // attempts a stalled worker sent after it resumed
 }
 
 // chance is a seeded draw in [0,1) for the given decision: the same seed
@@ -171,12 +180,19 @@ func (r *crashRun) chance(parts ...any) float64 {
 
 // decide plays the parent at a worker's sync point: kill there, or ack and
 // perhaps kill a little later while the fake holds the request.
-func (r *crashRun) decide(d delivery, phase, key string, i int) (bool, time.Duration) {
+func (r *crashRun) decide(p *workerProc, d delivery, phase, key string, i int) (bool, time.Duration) {
 	r.mu.Lock()
 	rs := r.refs[d.item.ref]
 	if fs := rs.flip; fs != nil && d.n <= 2 {
 		r.mu.Unlock()
 		r.flipStep(fs, d.item, d, phase, key)
+		return false, 0
+	}
+	if ss := rs.stall; ss != nil && d.n == 1 {
+		r.mu.Unlock()
+		if r.stallStep(ss, d.item, d, phase, key) {
+			r.stall(p, ss, d)
+		}
 		return false, 0
 	}
 	defer r.mu.Unlock()
@@ -217,19 +233,25 @@ func (q *queue) push(d delivery) {
 	q.cond.Broadcast()
 }
 
-// pop waits for a delivery; false when the phase is over.
-func (q *queue) pop() (delivery, bool) {
+// pop waits for a delivery; false when the phase is over. A worker
+// whose clock runs ahead (skewed) is not given a delivery another such
+// worker left in doubt: a worker with a true clock takes it.
+func (q *queue) pop(skewed bool) (delivery, bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	for len(q.items) == 0 && q.open > 0 {
+	for {
+		for i, d := range q.items {
+			if skewed && d.honest {
+				continue
+			}
+			q.items = append(q.items[:i:i], q.items[i+1:]...)
+			return d, true
+		}
+		if len(q.items) == 0 && q.open == 0 {
+			return delivery{}, false
+		}
 		q.cond.Wait()
 	}
-	if len(q.items) == 0 {
-		return delivery{}, false
-	}
-	d := q.items[0]
-	q.items = q.items[1:]
-	return d, true
 }
 
 // finish ends a popped delivery (after any redelivery it caused was pushed).
@@ -247,7 +269,7 @@ func RunCrash(ctx context.Context, cfg CrashConfig) (*CrashReport, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	r := &crashRun{cfg: cfg, newCmd: cfg.WorkerCommand, refs: map[string]*refState{}, crashes: map[string]int{}}
+	r := &crashRun{cfg: cfg, newCmd: cfg.WorkerCommand, refs: map[string]*refState{}, crashes: map[string]int{}, ctx: ctx}
 	if r.newCmd == nil {
 		r.newCmd = defaultWorkerCommand
 	}
@@ -281,9 +303,12 @@ func RunCrash(ctx context.Context, cfg CrashConfig) (*CrashReport, error) {
 	dual, flipped := 0, 0
 	for _, it := range plan {
 		rs := &refState{item: it, late: r.chance(it.ref, "late") < cfg.LateRate}
-		if r.chance(it.ref, "flip") < cfg.FlipRate {
+		switch {
+		case r.chance(it.ref, "flip") < cfg.FlipRate:
 			rs.flip = newFlipState()
 			flipped++
+		case r.chance(it.ref, "stall") < cfg.StallRate:
+			rs.stall = &stallState{settled: make(chan struct{})}
 		}
 		r.refs[it.ref] = rs
 		q.push(r.nextDelivery(rs))
@@ -327,6 +352,9 @@ func RunCrash(ctx context.Context, cfg CrashConfig) (*CrashReport, error) {
 	}
 	rep.Dual, rep.Late, rep.Revisited, rep.Elapsed = dual, late, revisit, elapsed
 	rep.Flipped, rep.ClockSkews = flipped, len(cfg.ClockSkews)
+	r.mu.Lock()
+	rep.Stalls, rep.StaleSends = r.stalls, r.staleSends
+	r.mu.Unlock()
 	if elapsed > 0 {
 		rep.OpsPerSecond = float64(rep.Operations) / elapsed.Seconds()
 	}
@@ -407,6 +435,9 @@ func (r *crashRun) setup(ctx context.Context) (map[string]bool, error) {
 // phase runs the queue to its end with cfg.Workers worker processes,
 // replacing each killed one.
 func (r *crashRun) phase(ctx context.Context, q *queue) error {
+	r.mu.Lock()
+	r.q = q
+	r.mu.Unlock()
 	wcfg := r.wcfg
 	wcfg.ClockOffset = time.Until(r.clock.Now())
 	var wg sync.WaitGroup
@@ -416,6 +447,7 @@ func (r *crashRun) phase(ctx context.Context, q *queue) error {
 		wc := wcfg
 		if s < len(r.cfg.ClockSkews) {
 			wc.ClockOffset += r.cfg.ClockSkews[s]
+			wc.skewed = r.cfg.ClockSkews[s] != 0
 		}
 		go func() {
 			defer wg.Done()
@@ -436,7 +468,7 @@ func (r *crashRun) slot(ctx context.Context, q *queue, wcfg workerConfig) error 
 		}
 	}()
 	for {
-		d, ok := q.pop()
+		d, ok := q.pop(wcfg.skewed)
 		if !ok {
 			return nil
 		}
@@ -456,7 +488,9 @@ func (r *crashRun) slot(ctx context.Context, q *queue, wcfg workerConfig) error 
 				return err
 			}
 		}
-		res := deliver(ctx, p, d, r.decide)
+		res := deliver(ctx, p, d, func(d delivery, phase, key string, i int) (bool, time.Duration) {
+			return r.decide(p, d, phase, key, i)
+		})
 		if res.err != nil && ctx.Err() != nil {
 			_ = p.reap()
 			p = nil
@@ -464,6 +498,7 @@ func (r *crashRun) slot(ctx context.Context, q *queue, wcfg workerConfig) error 
 			r.abandon(q)
 			return ctx.Err()
 		}
+		res.skewed = wcfg.skewed
 		failures := r.settle(q, d, res)
 		if k := p.killedAt(); k != "" || res.err != nil {
 			if res.killed == "" && k == phaseHold {
@@ -548,6 +583,20 @@ func (r *crashRun) settleLocked(q *queue, d delivery, res deliveryResult) {
 				q.push(r.nextDeliveryLocked(rs))
 			}
 			return
+		}
+		if res.done.status == statusUnknown && res.skewed {
+			// A worker whose clock runs ahead finds keys too old or too
+			// young to send: its doubt is its clock's. The queue gives
+			// the job to another worker.
+			if !rs.settled {
+				nd := r.nextDeliveryLocked(rs)
+				nd.honest = true
+				q.push(nd)
+			}
+			return
+		}
+		if !rs.settled && rs.stall != nil && res.done.status != statusUnknown {
+			close(rs.stall.settled)
 		}
 		rs.settled = true
 		if res.sends > 0 && (d.settled || res.done.status == statusUnknown) {

@@ -83,11 +83,14 @@ func (r *crashRun) refuseOnce(it planItem, key string) error {
 	return r.cp.AddFault(coinepaytest.Rule{Fault: coinepaytest.FaultKind(fakeserver.RefuseBeforeCommit), IdempotencyKey: key, Count: 1})
 }
 
-func wait(ch <-chan struct{}, d time.Duration) {
+// wait waits for ch to close, at most d; it reports whether ch closed.
+func wait(ch <-chan struct{}, d time.Duration) bool {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-ch:
+		return true
 	case <-t.C:
+		return false
 	}
 }

@@ -27,6 +27,8 @@ type workerProc struct {
 
 	reaped  sync.Once
 	waitErr error
+
+	cfg workerConfig // what it was started with
 }
 
 // defaultWorkerCommand re-executes the running binary in worker mode.
@@ -47,7 +49,7 @@ func startWorker(newCmd func() (*exec.Cmd, error), cfg workerConfig) (*workerPro
 	if err != nil {
 		return nil, err
 	}
-	p := &workerProc{cmd: cmd, lines: make(chan string, 16), stderr: &tailBuffer{max: 4 << 10}}
+	p := &workerProc{cmd: cmd, lines: make(chan string, 16), stderr: &tailBuffer{max: 4 << 10}, cfg: cfg}
 	cmd.Stderr = p.stderr
 	if p.stdin, err = cmd.StdinPipe(); err != nil {
 		return nil, err
@@ -166,6 +168,9 @@ type delivery struct {
 	// settled: the reference had settled before this delivery began, so
 	// the journal holds its outcome and nothing may be sent.
 	settled bool
+	// honest: for a worker whose clock is true (a skewed one left it in
+	// doubt).
+	honest bool
 }
 
 // deliveryResult is how one delivery ended: a report, or a kill.
@@ -173,6 +178,7 @@ type deliveryResult struct {
 	done   doneReport
 	killed string // the phase the worker was killed at
 	sends  int    // requests the worker was about to send
+	skewed bool   // the worker's clock runs ahead
 	err    error  // the worker died on its own or broke the protocol
 }
 

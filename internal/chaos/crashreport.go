@@ -25,6 +25,8 @@ type CrashReport struct {
 	Dual        int          `json:"dual"`        // references delivered to two workers at once
 	Flipped     int          `json:"flipped"`     // references whose key the provider answered differently twice (a 4xx not kept, then the operation)
 	ClockSkews  int          `json:"clock_skews"` // worker slots whose clock runs ahead
+	Stalls      int          `json:"stalls"`      // workers stopped (SIGSTOP) past their journal lease, then resumed
+	StaleSends  int          `json:"stale_sends"` // attempts a resumed worker sent after another took its reference over
 	Redelivered int          `json:"redelivered"` // deliveries after a kill or a temporary failure, or after 25 h
 	Late        int          `json:"late"`        // killed references redelivered only after the 25 h move
 	Revisited   int          `json:"revisited"`   // settled references delivered again after the 25 h move
@@ -64,7 +66,7 @@ type CrashReport struct {
 // nothing sent for a reference the journal had settled and no worker
 // that died unplanned.
 func (r *CrashReport) Passed() bool {
-	return r.Duplicates == 0 && r.Lost == 0 && r.Misrecorded == 0 && r.SentWhenSettled == 0 && r.WorkerFailures == 0
+	return r.Duplicates == 0 && r.Lost == 0 && r.Misrecorded == 0 && r.SentWhenSettled == 0 && r.StaleSends == 0 && r.WorkerFailures == 0
 }
 
 // ResultLine is the crash run's last line.
@@ -195,7 +197,7 @@ func reconcileCrash(plan []planItem, refs map[string]*refState, entries map[stri
 		}
 		if !rs.settled {
 			rep.Lost++
-			rep.problem("lost: %s never settled (%d deliveries)", it.ref, rs.deliveries)
+			rep.problem("lost: %s never settled (%d deliveries: %s)", it.ref, rs.deliveries, endings(rs.reports))
 		}
 		if !has {
 			if len(execs) > 0 || rs.settled {
@@ -204,9 +206,13 @@ func reconcileCrash(plan []planItem, refs map[string]*refState, entries map[stri
 			}
 			continue
 		}
+		// The last delivery that ended with an answer: a temporary
+		// ending (a lease held, a run taken over) says nothing final.
 		last := doneReport{}
-		if n := len(rs.reports); n > 0 {
-			last = rs.reports[n-1]
+		for _, d := range rs.reports {
+			if d.status != statusTemporary || last.status == "" {
+				last = d
+			}
 		}
 		switch e.State {
 		case payonce.JournalSucceeded:
@@ -232,7 +238,7 @@ func reconcileCrash(plan []planItem, refs map[string]*refState, entries map[stri
 			rep.Failed++
 			if len(execs) > 0 {
 				rep.Misrecorded++
-				rep.problem("misrecorded: %s failed in the journal, but the ledger executed it", it.ref)
+				rep.problem("misrecorded: %s failed in the journal (%s), but the ledger executed it (deliveries ended: %s)", it.ref, e.ErrorKind, endings(rs.reports))
 			}
 			if last.status != statusFailed || last.detail != e.ErrorKind {
 				rep.Lost++
@@ -370,6 +376,8 @@ func (r *CrashReport) writeSection(b *strings.Builder) {
 	row("  delivered to two workers at once", r.Dual)
 	row("  answered differently twice under one key (4xx not kept, then 2xx)", r.Flipped)
 	row("worker slots with a skewed clock", r.ClockSkews)
+	row("workers stalled past their lease (SIGSTOP, SIGCONT)", r.Stalls)
+	row("  attempts they sent after resuming", r.StaleSends)
 	row("  redelivered", r.Redelivered)
 	row("  redelivered after the clock moved 25 h", fmt.Sprintf("%d killed + %d settled", r.Late, r.Revisited))
 	row("crashes (SIGKILL)", r.Crashes)

@@ -59,6 +59,8 @@ type workerConfig struct {
 	Wallet          string        `json:"wallet"`
 	Cards           []string      `json:"cards"`
 	Sync            bool          `json:"sync"` // stop at every phase for the parent's word
+
+	skewed bool // the parent's note: this slot's clock runs ahead
 }
 
 // worker is one worker process's state. It runs one reference at a time.
