@@ -84,7 +84,7 @@ func TestReconcileCrashFindsDuplicatesAndLosses(t *testing.T) {
 			e.State, e.ErrorKind = payonce.JournalFailed, "card_declined"
 			c.entries["order-0/charge"] = e
 			c.refs["order-0/charge"].reports[0] = doneReport{ref: "order-0/charge", status: statusFailed, detail: "card_declined"}
-		}, 0, 0, "misrecorded: order-0/charge failed in the journal, but the ledger executed it"},
+		}, 0, 0, "misrecorded: order-0/charge failed in the journal (card_declined), but the ledger executed it"},
 		{"told of another resource", func(c *reconcileCase) {
 			c.refs["order-1/apply"].reports = append(c.refs["order-1/apply"].reports, doneReport{status: statusJournal, detail: "card-x"})
 		}, 0, 1, "workers were told of another resource"},
