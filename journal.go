@@ -336,6 +336,8 @@ func (c *Client) checkReference(req *Request, o callOptions) error {
 		return invalid(ErrInvalidRequest, "reference", "holds a control character or is not UTF-8")
 	case !req.Keyed || o.noKey:
 		return invalid(ErrInvalidRequest, "reference", "only an operation with an idempotency key can be journaled")
+	case len(o.leaseOwner) > MaxReferenceLen || !printable(o.leaseOwner):
+		return invalid(ErrInvalidRequest, "lease owner", fmt.Sprintf("must be printable UTF-8 of at most %d bytes", MaxReferenceLen))
 	}
 	return nil
 }

@@ -144,13 +144,15 @@ func (op *operation) journaled(ref string, out any, start time.Time) (Meta, erro
 	if err != nil {
 		return op.journalMeta(start, ref), op.fail(op.journalKind(), fmt.Errorf("journal clock: %w", err))
 	}
+	now := c.now()
 	if own {
+		now = jnow
 		if op.createdNow {
 			op.created = jnow // a key made now: its age on the journal's clock
 		}
-		if err := op.checkCreated(jnow); err != nil {
-			return op.journalMeta(start, ref), err
-		}
+	}
+	if err := op.checkCreated(now); err != nil {
+		return op.journalMeta(start, ref), err
 	}
 	e := JournalEntry{
 		Scope: c.scope, Reference: ref,

@@ -26,7 +26,12 @@ const (
 //	if err != nil {
 //		return err // an empty part: no key could tell this operation apart
 //	}
-//	ch, err := client.Charges.Create(ctx, req, payonce.WithIdempotencyKey(key))
+//	ch, err := client.Charges.Create(ctx, req, payonce.WithIdempotencyKey(key),
+//		payonce.WithKeyCreated(order.CreatedAt)) // its age, in any process
+//
+// Without WithKeyCreated the client ages the key from its own first use of
+// it (MaxRememberedKeys): another process would take it as new, and send
+// it after the provider's 24 h window.
 //
 // The key is valid for both providers' rules (A55KeyRules and
 // CoinepayKeyRules: 16 to 128 characters of A-Z a-z 0-9 - . _ ~ :), and:

@@ -151,3 +151,35 @@ func (c *chargeFailure) Error() string {
 	// with errors.Unwrap prints this error on its own.
 	return payonce.RedactString(fmt.Sprintf("charge %s status %s", c.charge.UUID, strings.TrimSpace(string(c.charge.Status))))
 }
+
+var _ payonce.FinalityCodec = Codec{}
+
+// finalKinds are the A55 failures final for an idempotency key (see
+// docs/crash-safety.md, "Which failures are final"): a refusal of this
+// body or this key by the rules (validation, a path or resource that does
+// not exist, an illegal move of the charge, a key the rules refuse) and a
+// charge A55 decided (declined, or ended in status error: the charge
+// exists and ChargeFromError reaches it). Anything else may still execute
+// under the key, since A55 keeps only 2xx answers.
+var finalKinds = []error{
+	payonce.ErrInvalidRequest, payonce.ErrNotFound, payonce.ErrInvalidState,
+	payonce.ErrCardDeclined, payonce.ErrChargeFailed,
+	payonce.ErrKeyRequired, payonce.ErrKeyTooShort, payonce.ErrKeyTooLong, payonce.ErrKeyInvalidChars,
+}
+
+// FinalForKey implements payonce.FinalityCodec with finalKinds; a refused
+// redirect follows payonce.DefaultFinalForKey.
+func (Codec) FinalForKey(e *payonce.APIError) bool {
+	if e == nil {
+		return false
+	}
+	if errors.Is(e.Kind, payonce.ErrRedirectRefused) {
+		return payonce.DefaultFinalForKey(e)
+	}
+	for _, k := range finalKinds {
+		if errors.Is(e.Kind, k) {
+			return true
+		}
+	}
+	return false
+}

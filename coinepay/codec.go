@@ -128,3 +128,36 @@ func (Codec) DecodeError(_ int, _ http.Header, body []byte, e *payonce.APIError)
 		e.RequestID = env.RequestID
 	}
 }
+
+var _ payonce.FinalityCodec = Codec{}
+
+// finalKinds are the Coinepay failures final for an idempotency key (see
+// docs/crash-safety.md, "Which failures are final"): a refusal of this
+// body or this key by the rules (openapi_invalid_request,
+// openapi_invalid_json, openapi_package_not_found, a 405 or 413, a card
+// that does not exist, an openapi_idempotency_key_* rule). Coinepay keeps
+// only 2xx answers, so everything else may still execute under the key:
+// insufficient_balance after a top-up, a conflict or
+// openapi_idempotency_answer_not_kept (the key ran), refused signatures or
+// credentials, 429 and 5xx.
+var finalKinds = []error{
+	payonce.ErrInvalidRequest, payonce.ErrNotFound,
+	payonce.ErrKeyRequired, payonce.ErrKeyTooLong, payonce.ErrKeyInvalidChars,
+}
+
+// FinalForKey implements payonce.FinalityCodec with finalKinds; a refused
+// redirect follows payonce.DefaultFinalForKey.
+func (Codec) FinalForKey(e *payonce.APIError) bool {
+	if e == nil {
+		return false
+	}
+	if errors.Is(e.Kind, payonce.ErrRedirectRefused) {
+		return payonce.DefaultFinalForKey(e)
+	}
+	for _, k := range finalKinds {
+		if errors.Is(e.Kind, k) {
+			return true
+		}
+	}
+	return false
+}

@@ -128,3 +128,21 @@ func TestCodecDirect(t *testing.T) {
 	cd.DecodeError(502, nil, []byte(`not json`), &e)
 	assert.Empty(t, e.Code)
 }
+
+// The Coinepay table of failures final for a key: refusals of the body or
+// key only; a balance to top up, a conflict, an answer not kept, refused
+// signatures, 429 and 5xx leave the entry pending.
+func TestFinalForKey(t *testing.T) {
+	final := []error{payonce.ErrInvalidRequest, payonce.ErrNotFound, payonce.ErrKeyRequired, payonce.ErrKeyTooLong, payonce.ErrKeyInvalidChars}
+	open := []error{payonce.ErrInsufficientBalance, payonce.ErrIdempotencyConflict, payonce.ErrSignatureInvalid, payonce.ErrTimestampExpired,
+		payonce.ErrNonceReplayed, payonce.ErrUnauthorized, payonce.ErrForbidden, payonce.ErrRateLimited, payonce.ErrServer,
+		payonce.ErrMalformedResponse, payonce.ErrCardDeclined, payonce.ErrInvalidState}
+	var c coinepay.Codec
+	for _, k := range final {
+		assert.True(t, c.FinalForKey(&payonce.APIError{Kind: k, StatusCode: 400}), k.Error())
+	}
+	for _, k := range open {
+		assert.False(t, c.FinalForKey(&payonce.APIError{Kind: k, StatusCode: 400}), k.Error())
+	}
+	assert.False(t, c.FinalForKey(nil))
+}

@@ -8,12 +8,19 @@ import (
 )
 
 // Verdict reports whether err, returned by one write of a batch, is the
-// write's own answer that changed nothing (ErrJournalNotFound or
-// ErrJournalSettled): the transaction goes on for the other writes. Any
-// other error may have left the transaction unusable, so the backend rolls
-// it back and runs each write in its own transaction.
+// write's own answer that changed nothing (ErrJournalNotFound,
+// ErrJournalSettled, ErrJournalFenced, ErrJournalLeased or the
+// ErrIdempotencyConflict of a Take): the transaction goes on for the other
+// writes. Any other error may have left the transaction unusable, so the
+// backend rolls it back and runs each write in its own transaction.
 func Verdict(err error) bool {
-	return errors.Is(err, payonce.ErrJournalNotFound) || errors.Is(err, payonce.ErrJournalSettled)
+	for _, k := range []error{payonce.ErrJournalNotFound, payonce.ErrJournalSettled, payonce.ErrJournalFenced,
+		payonce.ErrJournalLeased, payonce.ErrIdempotencyConflict} {
+		if errors.Is(err, k) {
+			return true
+		}
+	}
+	return false
 }
 
 // RunBatch is the batch algorithm both SQL backends share. begin opens a

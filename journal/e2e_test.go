@@ -425,3 +425,70 @@ func TestInsufficientBalanceStaysPendingAndResumesAfterTopUp(t *testing.T) {
 		})
 	}
 }
+
+// An entry reserved inside the merchant's transaction without a
+// fingerprint (as the docs' example does) is bound to the body its first
+// run sends: the same reference asked again for another amount is
+// ErrIdempotencyConflict, nothing sent, instead of the first charge
+// answered from the journal.
+func TestReserveTxWithoutFingerprintBindsTheFirstBody(t *testing.T) {
+	srv := a55test.New(t)
+	scope := "a55:" + srv.ClientID()
+	charge := func(amount string) *a55.ChargeCreateRequest {
+		r := chargeRequest("4111111111111111")
+		r.Amount = payonce.MustParseAmount(amount)
+		return r
+	}
+	check := func(t *testing.T, j payonce.Journal, ref string) {
+		c := a55Client(t, srv, j)
+		first, err := c.Charges.Create(t.Context(), charge("10.00"), payonce.WithReference(ref))
+		require.NoError(t, err)
+		e, err := j.Get(t.Context(), scope, ref)
+		require.NoError(t, err)
+		assert.NotEmpty(t, e.Fingerprint, "the first run bound its body")
+
+		before := len(srv.Requests())
+		_, err = c.Charges.Create(t.Context(), charge("99.00"), payonce.WithReference(ref))
+		require.ErrorIs(t, err, payonce.ErrIdempotencyConflict)
+		assert.Equal(t, before, len(srv.Requests()), "nothing sent")
+		again, err := c.Charges.Create(t.Context(), charge("10.00"), payonce.WithReference(ref))
+		require.NoError(t, err)
+		assert.True(t, again.Meta.FromJournal)
+		assert.Equal(t, first.UUID, again.UUID)
+		assert.True(t, srv.Ledger().ExecutedOnce(first.Meta.Key))
+	}
+	entry := func(ref string) payonce.JournalEntry {
+		return payonce.JournalEntry{Scope: scope, Reference: ref, Operation: "charges.create", Method: "POST", Path: a55.PathCharges,
+			Key: "reserved-key-" + ref, KeyCreated: srv.Clock().Now()}
+	}
+	t.Run("sqlite", func(t *testing.T) {
+		j, err := sqlitejournal.Open(t.Context(), filepath.Join(t.TempDir(), "shop.db"))
+		require.NoError(t, err)
+		defer j.Close()
+		tx, err := j.DB().BeginTx(t.Context(), nil)
+		require.NoError(t, err)
+		_, _, err = j.ReserveTx(t.Context(), tx, entry("o-80/charge"))
+		require.NoError(t, err)
+		require.NoError(t, tx.Commit())
+		check(t, j, "o-80/charge")
+	})
+	t.Run("postgres", func(t *testing.T) {
+		url := os.Getenv("PAYONCE_POSTGRES_URL")
+		if url == "" {
+			t.Skip("PAYONCE_POSTGRES_URL is not set: skipping the PostgreSQL part")
+		}
+		schema := fmt.Sprintf("payonce_e2e_bind_%d", time.Now().UnixNano())
+		j, err := pgjournal.Open(t.Context(), url, pgjournal.WithSchema(schema))
+		require.NoError(t, err)
+		defer j.Close()
+		defer func() {
+			_, _ = j.Pool().Exec(context.Background(), "DROP SCHEMA IF EXISTS "+pgx.Identifier{schema}.Sanitize()+" CASCADE")
+		}()
+		tx, err := j.Pool().Begin(t.Context())
+		require.NoError(t, err)
+		_, _, err = j.ReserveTx(t.Context(), tx, entry("o-81/charge"))
+		require.NoError(t, err)
+		require.NoError(t, tx.Commit(t.Context()))
+		check(t, j, "o-81/charge")
+	})
+}

@@ -11,3 +11,12 @@ import (
 func TestMemoryConformance(t *testing.T) {
 	journaltest.Run(t, func(t *testing.T) payonce.Journal { return journal.NewMemory() })
 }
+
+func TestMemoryFingerprintBinding(t *testing.T) {
+	m := journal.NewMemory()
+	journaltest.FingerprintBinding(t, m, m.ReserveTx)
+}
+
+func TestMemoryManyAttempts(t *testing.T) {
+	journaltest.ManyAttempts(t, journal.NewMemory())
+}

@@ -6,6 +6,7 @@ package a55test_test
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/a55"
@@ -15,9 +16,11 @@ import (
 
 // checkout is the merchant code under test: it charges an order once,
 // keyed by the order, whatever the network does.
-func checkout(ctx context.Context, client *a55.Client, orderID string, amount payonce.Amount) (*a55.Charge, error) {
-	// One key per order payment, the same on every run; it fits A55's
-	// 16-character minimum even for order "1".
+func checkout(ctx context.Context, client *a55.Client, orderID string, orderCreated time.Time, amount payonce.Amount) (*a55.Charge, error) {
+	// One key per order payment, the same on every run in any process; it
+	// fits A55's 16-character minimum even for order "1". The order's
+	// creation time is the key's: a run after the provider forgot the key
+	// (24 h) is refused with ErrKeyExpired instead of charging again.
 	key, err := payonce.OperationKey("order", orderID, "payment")
 	if err != nil {
 		return nil, err
@@ -25,7 +28,7 @@ func checkout(ctx context.Context, client *a55.Client, orderID string, amount pa
 	return client.Charges.Create(ctx, &a55.ChargeCreateRequest{
 		Amount: amount, Currency: payonce.BRL, TypeCharge: a55.TypeCreditCard,
 		Card: &payonce.Card{Number: "4111111111111111", HolderName: "TEST", ExpirationMonth: "12", ExpirationYear: "2099", CVV: "123"},
-	}, payonce.WithIdempotencyKey(key))
+	}, payonce.WithIdempotencyKey(key), payonce.WithKeyCreated(orderCreated))
 }
 
 func TestCheckoutChargesOnceWhenTheAnswerIsLost(t *testing.T) {
@@ -38,7 +41,7 @@ func TestCheckoutChargesOnceWhenTheAnswerIsLost(t *testing.T) {
 	require.NoError(t, srv.AddFault(a55test.Rule{Fault: a55test.FaultDropAfterCommit, Path: a55test.ChargePath, Count: 1}))
 
 	amount, _ := payonce.ParseAmount("100.00")
-	ch, err := checkout(context.Background(), client, "1", amount)
+	ch, err := checkout(context.Background(), client, "1", srv.Clock().Now(), amount)
 	require.NoError(t, err)
 	require.Equal(t, 2, ch.Meta.Attempts)                   // the SDK retried...
 	require.True(t, srv.Ledger().ExecutedOnce(ch.Meta.Key)) // ...and the customer paid once

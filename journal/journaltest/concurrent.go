@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/payonce/payonce"
 	"github.com/stretchr/testify/assert"
@@ -71,5 +72,51 @@ func ManyWriters(t *testing.T, j payonce.Journal) {
 		require.NoError(t, err)
 		assert.Equal(t, payonce.JournalSucceeded, got.State)
 		assert.Equal(t, 201, got.StatusCode)
+	}
+}
+
+// ManyAttempts runs many concurrent BeginAttempt calls on j, as group
+// commit batches them, half of them with a stale fence: every refused
+// one is ErrJournalFenced and changes nothing, every accepted one is
+// counted exactly once, whatever batch it shared with refused ones.
+func ManyAttempts(t *testing.T, j payonce.Journal) {
+	t.Helper()
+	const refs, callers = 20, 6
+	for r := range refs {
+		e := Entry("scope", fmt.Sprintf("att-%d", r))
+		e.LeaseOwner = "run"
+		_, _, err := j.Reserve(ctx(t), e)
+		require.NoError(t, err)
+		_, err = j.Take(ctx(t), payonce.TakeRequest{Scope: "scope", Reference: e.Reference, Owner: "run", Lease: time.Hour})
+		require.NoError(t, err) // fence 2: fence 1 is stale
+	}
+	var wg sync.WaitGroup
+	errs := make([][callers]error, refs)
+	for r := range refs {
+		for c := range callers {
+			wg.Go(func() {
+				fence := int64(2)
+				if c%2 == 1 {
+					fence = 1
+				}
+				_, errs[r][c] = j.BeginAttempt(ctx(t), payonce.AttemptRequest{Scope: "scope", Reference: fmt.Sprintf("att-%d", r),
+					Fence: fence, Owner: "run", Lease: time.Hour})
+			})
+		}
+	}
+	wg.Wait()
+	for r := range refs {
+		for c := range callers {
+			if c%2 == 1 {
+				assert.ErrorIs(t, errs[r][c], payonce.ErrJournalFenced)
+			} else {
+				assert.NoError(t, errs[r][c])
+			}
+		}
+		got, err := j.Get(ctx(t), "scope", fmt.Sprintf("att-%d", r))
+		require.NoError(t, err)
+		assert.Equal(t, callers/2, got.Attempts, "each accepted attempt counted once")
+		assert.True(t, got.Sent)
+		assert.Equal(t, int64(2), got.Fence)
 	}
 }

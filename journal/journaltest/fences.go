@@ -1,6 +1,7 @@
 package journaltest
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -250,4 +251,29 @@ func testTimesAreTheJournalsClock(t *testing.T, j payonce.Journal) {
 		assert.False(t, after.Before(now), "the journal's clock does not run back")
 		assert.False(t, tk.UpdatedAt.After(after.Add(time.Second)))
 	}
+}
+
+// FingerprintBinding checks, for a backend's ReserveTx (reserveTx runs it
+// in a transaction of its own and commits), that an entry reserved
+// without a fingerprint is bound by the first Take that brings one, and
+// from then on refuses another body.
+func FingerprintBinding(t *testing.T, j payonce.Journal, reserveTx func(ctx context.Context, e payonce.JournalEntry) (payonce.JournalEntry, bool, error)) {
+	t.Helper()
+	e := Entry("s", "bind-1")
+	e.Fingerprint = ""
+	got, created, err := reserveTx(ctx(t), e)
+	require.NoError(t, err)
+	require.True(t, created)
+	assert.Empty(t, got.Fingerprint)
+	fp := payonce.Fingerprint("POST", "/charge/", []byte(`{"amount":"10.00"}`))
+	tk, err := j.Take(ctx(t), payonce.TakeRequest{Scope: "s", Reference: "bind-1", Owner: "run-a", Lease: time.Hour, Fingerprint: fp})
+	require.NoError(t, err)
+	assert.Equal(t, fp, tk.Fingerprint, "the first run binds the body it sends")
+	other := payonce.Fingerprint("POST", "/charge/", []byte(`{"amount":"99.00"}`))
+	_, err = j.Take(ctx(t), payonce.TakeRequest{Scope: "s", Reference: "bind-1", Owner: "run-a", Lease: time.Hour, Fingerprint: other})
+	require.ErrorIs(t, err, payonce.ErrIdempotencyConflict)
+	stored, err := j.Get(ctx(t), "s", "bind-1")
+	require.NoError(t, err)
+	assert.Equal(t, fp, stored.Fingerprint)
+	assert.Equal(t, tk.Fence, stored.Fence)
 }

@@ -44,6 +44,10 @@ func TestGroupCommitManyWriters(t *testing.T) {
 	journaltest.ManyWriters(t, openInternal(t))
 }
 
+func TestGroupCommitManyAttempts(t *testing.T) {
+	journaltest.ManyAttempts(t, openInternal(t))
+}
+
 // badWrite fails in a batch and alone.
 type badWrite struct{}
 

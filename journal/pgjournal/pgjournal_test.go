@@ -176,3 +176,81 @@ func schemaOf(t *testing.T, j *pgjournal.Journal) string {
 	t.Helper()
 	return pgx.Identifier{j.Schema()}.Sanitize()
 }
+
+// A worker whose clock runs 10 minutes ahead cannot claim an entry another
+// worker leased for 5 minutes a moment ago: leases are measured on the
+// database's clock, never a worker's.
+func TestSkewedWorkerClockCannotTakeALiveLease(t *testing.T) {
+	p := pool(t)
+	name := schema(t, p)
+	honest, err := pgjournal.New(t.Context(), p, pgjournal.WithSchema(name))
+	require.NoError(t, err)
+	ahead, err := pgjournal.New(t.Context(), p, pgjournal.WithSchema(name),
+		pgjournal.WithClock(func() time.Time { return time.Now().Add(10 * time.Minute) }))
+	require.NoError(t, err)
+	_, _, err = honest.Reserve(t.Context(), journaltest.Entry("s", "skew-1"))
+	require.NoError(t, err)
+	got, err := honest.Claim(t.Context(), payonce.ClaimRequest{Owner: "w1", Lease: 5 * time.Minute})
+	require.NoError(t, err)
+	require.Len(t, got, 1)
+	stolen, err := ahead.Claim(t.Context(), payonce.ClaimRequest{Owner: "w2", Lease: 5 * time.Minute})
+	require.NoError(t, err)
+	assert.Empty(t, stolen, "the lease is still live on the database's clock")
+	e, err := honest.Get(t.Context(), "s", "skew-1")
+	require.NoError(t, err)
+	assert.Equal(t, "w1", e.LeaseOwner)
+}
+
+// A database of schema version 1 upgrades on open: its rows gain a fence
+// and count as maybe sent (nothing says otherwise), and keep working.
+func TestVersionOneSchemaUpgrades(t *testing.T) {
+	p := pool(t)
+	name := schema(t, p)
+	table := pgx.Identifier{name, "payonce_journal"}.Sanitize()
+	versions := pgx.Identifier{name, "payonce_journal_migrations"}.Sanitize()
+	for _, stmt := range []string{
+		"CREATE SCHEMA " + pgx.Identifier{name}.Sanitize(),
+		"CREATE TABLE " + versions + " (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())",
+		`CREATE TABLE ` + table + ` (scope text NOT NULL, reference text NOT NULL, operation text NOT NULL DEFAULT '',
+			method text NOT NULL DEFAULT '', path text NOT NULL DEFAULT '', idem_key text NOT NULL, key_created timestamptz NOT NULL,
+			fingerprint text NOT NULL, state text NOT NULL CHECK (state IN ('pending', 'succeeded', 'failed')), result bytea,
+			status_code integer NOT NULL DEFAULT 0, request_id text NOT NULL DEFAULT '', replayed boolean NOT NULL DEFAULT false,
+			error_kind text NOT NULL DEFAULT '', error_code text NOT NULL DEFAULT '', error_message text NOT NULL DEFAULT '',
+			attempts integer NOT NULL DEFAULT 0, last_cause text NOT NULL DEFAULT '', created_at timestamptz NOT NULL,
+			updated_at timestamptz NOT NULL, lease_owner text NOT NULL DEFAULT '', lease_until timestamptz, PRIMARY KEY (scope, reference))`,
+		"INSERT INTO " + versions + " (version) VALUES (1)",
+		"INSERT INTO " + table + " (scope, reference, idem_key, key_created, fingerprint, state, attempts, created_at, updated_at) " +
+			"VALUES ('s', 'old-1', 'old-key-0000000001', now(), 'fp', 'pending', 2, now(), now())",
+	} {
+		_, err := p.Exec(t.Context(), stmt)
+		require.NoError(t, err, stmt)
+	}
+	j, err := pgjournal.New(t.Context(), p, pgjournal.WithSchema(name))
+	require.NoError(t, err)
+	e, err := j.Get(t.Context(), "s", "old-1")
+	require.NoError(t, err)
+	assert.True(t, e.Sent, "an old row may have been sent")
+	assert.Equal(t, 2, e.Attempts)
+	tk, err := j.Take(t.Context(), payonce.TakeRequest{Scope: "s", Reference: "old-1", Owner: "w", Lease: time.Minute})
+	require.NoError(t, err)
+	assert.Equal(t, e.Fence+1, tk.Fence)
+	var v int
+	require.NoError(t, p.QueryRow(t.Context(), "SELECT MAX(version) FROM "+versions).Scan(&v))
+	assert.Equal(t, pgjournal.SchemaVersion(), v)
+}
+
+func TestFingerprintBinding(t *testing.T) {
+	j := open(t)
+	journaltest.FingerprintBinding(t, j, func(ctx context.Context, e payonce.JournalEntry) (payonce.JournalEntry, bool, error) {
+		tx, err := j.Pool().Begin(ctx)
+		if err != nil {
+			return payonce.JournalEntry{}, false, err
+		}
+		got, created, err := j.ReserveTx(ctx, tx, e)
+		if err != nil {
+			_ = tx.Rollback(ctx)
+			return got, created, err
+		}
+		return got, created, tx.Commit(ctx)
+	})
+}

@@ -25,6 +25,10 @@ func TestGroupCommitManyWriters(t *testing.T) {
 	journaltest.ManyWriters(t, openInternal(t))
 }
 
+func TestGroupCommitManyAttempts(t *testing.T) {
+	journaltest.ManyAttempts(t, openInternal(t))
+}
+
 // reserveItem is a Reserve as Reserve queues it, with its results.
 func reserveItem(t *testing.T, j *Journal, ref string, out *payonce.JournalEntry, created *bool) journal.BatchItem[write] {
 	e := journaltest.Entry("scope", ref)

@@ -3,6 +3,7 @@ package sqlitejournal_test
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"fmt"
 	"os"
 	"os/exec"
@@ -217,4 +218,59 @@ func TestReserveWaitingForTheLockEndsWithTheContext(t *testing.T) {
 	_, created, err := j.Reserve(t.Context(), journaltest.Entry("scope", "ref-2"))
 	require.NoError(t, err, "the journal still works")
 	assert.True(t, created)
+}
+
+// A file of schema version 1 upgrades on open: its rows gain a fence and
+// count as maybe sent (nothing says otherwise), and keep working.
+func TestVersionOneFileUpgrades(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "v1.db")
+	db, err := sql.Open("sqlite", "file:"+path)
+	require.NoError(t, err)
+	for _, stmt := range []string{
+		`CREATE TABLE payonce_journal_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)`,
+		`CREATE TABLE payonce_journal (scope TEXT NOT NULL, reference TEXT NOT NULL, operation TEXT NOT NULL DEFAULT '',
+			method TEXT NOT NULL DEFAULT '', path TEXT NOT NULL DEFAULT '', idem_key TEXT NOT NULL, key_created INTEGER NOT NULL,
+			fingerprint TEXT NOT NULL, state TEXT NOT NULL CHECK (state IN ('pending', 'succeeded', 'failed')), result BLOB,
+			status_code INTEGER NOT NULL DEFAULT 0, request_id TEXT NOT NULL DEFAULT '', replayed INTEGER NOT NULL DEFAULT 0,
+			error_kind TEXT NOT NULL DEFAULT '', error_code TEXT NOT NULL DEFAULT '', error_message TEXT NOT NULL DEFAULT '',
+			attempts INTEGER NOT NULL DEFAULT 0, last_cause TEXT NOT NULL DEFAULT '', created_at INTEGER NOT NULL,
+			updated_at INTEGER NOT NULL, lease_owner TEXT NOT NULL DEFAULT '', lease_until INTEGER NOT NULL DEFAULT 0,
+			PRIMARY KEY (scope, reference))`,
+		`INSERT INTO payonce_journal_migrations VALUES (1, 0)`,
+		`INSERT INTO payonce_journal (scope, reference, idem_key, key_created, fingerprint, state, attempts, created_at, updated_at)
+			VALUES ('s', 'old-1', 'old-key-0000000001', 1, 'fp', 'pending', 2, 1, 1)`,
+	} {
+		_, err := db.ExecContext(t.Context(), stmt)
+		require.NoError(t, err, stmt)
+	}
+	require.NoError(t, db.Close())
+	j, err := sqlitejournal.Open(t.Context(), path)
+	require.NoError(t, err)
+	defer j.Close()
+	e, err := j.Get(t.Context(), "s", "old-1")
+	require.NoError(t, err)
+	assert.True(t, e.Sent, "an old row may have been sent")
+	assert.Equal(t, 2, e.Attempts)
+	tk, err := j.Take(t.Context(), payonce.TakeRequest{Scope: "s", Reference: "old-1", Owner: "w", Lease: time.Minute})
+	require.NoError(t, err)
+	assert.Equal(t, e.Fence+1, tk.Fence)
+	var v int
+	require.NoError(t, j.DB().QueryRowContext(t.Context(), "SELECT MAX(version) FROM payonce_journal_migrations").Scan(&v))
+	assert.Equal(t, sqlitejournal.SchemaVersion(), v)
+}
+
+func TestFingerprintBinding(t *testing.T) {
+	j := open(t)
+	journaltest.FingerprintBinding(t, j, func(ctx context.Context, e payonce.JournalEntry) (payonce.JournalEntry, bool, error) {
+		tx, err := j.DB().BeginTx(ctx, nil)
+		if err != nil {
+			return payonce.JournalEntry{}, false, err
+		}
+		got, created, err := j.ReserveTx(ctx, tx, e)
+		if err != nil {
+			_ = tx.Rollback()
+			return got, created, err
+		}
+		return got, created, tx.Commit()
+	})
 }
