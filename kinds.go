@@ -46,6 +46,8 @@ var kindNames = []struct {
 	{"key_created_in_future", ErrKeyCreatedInFuture},
 	{"not_executed", ErrNotExecuted},
 	{"settled_failed", ErrSettledFailed},
+	{"lookup_ambiguous", ErrLookupAmbiguous},
+	{"lookup_not_found", ErrLookupNotFound},
 	{"canceled", context.Canceled},
 	{"deadline_exceeded", context.DeadlineExceeded},
 }

@@ -433,7 +433,7 @@ func TestInsufficientBalanceStaysPendingAndResumesAfterTopUp(t *testing.T) {
 // answered from the journal.
 func TestReserveTxWithoutFingerprintBindsTheFirstBody(t *testing.T) {
 	srv := a55test.New(t)
-	scope := "a55:" + srv.ClientID()
+	scope := "a55:" + srv.ClientID() + "@" + srv.URL
 	charge := func(amount string) *a55.ChargeCreateRequest {
 		r := chargeRequest("4111111111111111")
 		r.Amount = payonce.MustParseAmount(amount)

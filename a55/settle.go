@@ -1,0 +1,274 @@
+package a55
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/payonce/payonce"
+)
+
+// maxSettlePages bounds the pages a settle lookup reads: a window holding
+// more charges than this is not searched to the end, so nothing is
+// concluded from it (payonce.ErrLookupAmbiguous).
+const maxSettlePages = 200
+
+// SettleOptions tunes a settle lookup. The zero value is the default.
+type SettleOptions struct {
+	// Margin widens the lookup window on both sides
+	// (payonce.LookupWindow); zero means payonce.DefaultLookupMargin.
+	Margin time.Duration
+	// RecordNotExecuted lets the lookup record payonce.SettleNotExecuted
+	// when no charge matches and the window is over by the client's clock.
+	// Without it that case is payonce.ErrLookupNotFound and the entry stays
+	// pending (wait for the charge's webhook, then settle by hand).
+	RecordNotExecuted bool
+}
+
+// ChargeSettlement is what SettleCreate found and recorded.
+type ChargeSettlement struct {
+	// Entry is the journal entry after the call: settled, unless the
+	// lookup could not tell (an error) or it stood (Recorded false).
+	Entry payonce.JournalEntry
+	// Outcome is what was recorded, or what the entry already held.
+	Outcome payonce.SettleOutcome
+	// Charge is the charge found at A55 (a succeeded or failed outcome);
+	// nil when none ran or the entry was settled before.
+	Charge *Charge
+	// Recorded is true when this call recorded the outcome.
+	Recorded bool
+}
+
+// SettleCreate settles the journal entry of reference, a Charges.Create
+// whose outcome is in doubt (payonce.ErrOutcomeUnknown, or pending after a
+// crash), by looking the charge up at A55 instead of sending it again, and
+// records what it found with payonce.Client.Settle (fenced like every
+// journal write). req is the request the entry was recorded with: its
+// fingerprint must match the entry's (payonce.ErrIdempotencyConflict
+// otherwise), and its fields are what the charge is matched by.
+//
+// It lists the wallet's charges created in the entry's window
+// (payonce.LookupWindow, by DateStart and DateEnd; by Description when req
+// has one) and keeps those that match the request: amount, currency, type,
+// wallet, description, due date, installments, the card's last four
+// digits, holder and expiry, the payer's document and e-mail (each where
+// A55 reports it), and the key when the server reports one (the payonce
+// fake does). Then:
+//
+//   - one match not in status error: payonce.SettleSucceeded with that
+//     charge; later calls with the reference answer it from the journal;
+//   - several such matches: payonce.ErrLookupAmbiguous, nothing recorded;
+//   - only matches in status error (A55 keeps a declined or failed charge
+//     and does not store its answer): payonce.SettleFailed;
+//   - none: payonce.SettleNotExecuted when opts.RecordNotExecuted is set
+//     and the window is over, else payonce.ErrLookupNotFound; an entry
+//     under which no attempt was ever sent is payonce.SettleNotExecuted
+//     without a lookup.
+//
+// A succeeded entry is returned as it is (Recorded false). A failed one
+// (not executed included) is looked up too: a charge found under its key
+// is recorded as succeeded (a success outranks a failure), else it is
+// returned as it is. Errors are
+// *payonce.APIError values carrying the entry's key and its creation time.
+// See docs/a55.md for how to avoid ambiguity (a description per order).
+func (s *ChargesService) SettleCreate(ctx context.Context, reference string, req *ChargeCreateRequest, opts *SettleOptions) (*ChargeSettlement, error) {
+	var o SettleOptions
+	if opts != nil {
+		o = *opts
+	}
+	core := s.c.core
+	fail := func(e payonce.JournalEntry, kind, cause error) (*ChargeSettlement, error) {
+		return nil, &payonce.APIError{Provider: "a55", Operation: "charges.settle", Method: http.MethodGet, Path: PathChargeList,
+			Kind: kind, Err: cause, Key: e.Key, KeyCreated: e.KeyCreated}
+	}
+	if core.Journal() == nil {
+		return fail(payonce.JournalEntry{}, payonce.ErrInvalidConfig, errors.New("SettleCreate needs a client with payonce.WithJournal"))
+	}
+	if req == nil {
+		return fail(payonce.JournalEntry{}, payonce.ErrInvalidRequest, errNilRequest)
+	}
+	e, err := core.Journal().Get(ctx, core.Scope(), reference)
+	if err != nil {
+		return fail(payonce.JournalEntry{}, payonce.ErrJournal, fmt.Errorf("settle %q: %w", reference, err))
+	}
+	unchanged := &ChargeSettlement{Entry: e, Outcome: outcomeOf(e)}
+	// A success is final; a failure (not executed included) gives way to a
+	// success found under its key, which the lookup below may find.
+	if e.State == payonce.JournalSucceeded || (e.Settled() && !e.Sent) {
+		return unchanged, nil
+	}
+	if e.Operation != "charges.create" {
+		return fail(e, payonce.ErrInvalidRequest, fmt.Errorf("reference %q records %q, not charges.create: settle it with payonce.Client.Settle", reference, e.Operation))
+	}
+	body, err := json.Marshal(req)
+	if err != nil {
+		return fail(e, payonce.ErrInvalidRequest, fmt.Errorf("encode request: %w", err))
+	}
+	if !core.RequestMatches(e, http.MethodPost, PathCharges, body) {
+		return fail(e, payonce.ErrIdempotencyConflict, fmt.Errorf("reference %q was recorded with another request", reference))
+	}
+	record := func(st payonce.Settlement, ch *Charge) (*ChargeSettlement, error) {
+		got, err := core.Settle(ctx, reference, st)
+		if err != nil {
+			return nil, err
+		}
+		return &ChargeSettlement{Entry: got, Outcome: st.Outcome, Charge: ch, Recorded: true}, nil
+	}
+	if !e.Sent && !e.Settled() {
+		return record(payonce.Settlement{Outcome: payonce.SettleNotExecuted, Reason: "a55 lookup: no attempt was ever sent under the key"}, nil)
+	}
+
+	from, to := payonce.LookupWindow(e, o.Margin)
+	list := &ChargeListOptions{WalletUUID: req.WalletUUID, DateStart: from, DateEnd: to, Limit: MaxChargeListLimit, Description: req.Description}
+	var ok, failed []*Charge
+	pages := 0
+	for page, err := range s.pages(ctx, list) {
+		if err != nil {
+			return fail(e, errKindOf(err), fmt.Errorf("settle %q: list charges: %w", reference, err))
+		}
+		if pages++; pages > maxSettlePages {
+			return fail(e, payonce.ErrLookupAmbiguous, fmt.Errorf("settle %q: more than %d pages of charges in the window: narrow it (wallet, description)", reference, maxSettlePages))
+		}
+		for _, ch := range page.Charges {
+			if !chargeMatches(req, e, ch, from, to) {
+				continue
+			}
+			if ch.Status == StatusError {
+				failed = append(failed, ch)
+			} else {
+				ok = append(ok, ch)
+			}
+		}
+	}
+	window := fmt.Sprintf("created %s to %s", from.UTC().Format(time.RFC3339), to.UTC().Format(time.RFC3339))
+	switch {
+	case len(ok) == 1:
+		res, err := json.Marshal(ok[0])
+		if err != nil {
+			return fail(e, payonce.ErrMalformedResponse, err)
+		}
+		return record(payonce.Settlement{Outcome: payonce.SettleSucceeded, Result: res, StatusCode: http.StatusOK,
+			Reason: "a55 lookup: charge " + ok[0].UUID + " in status " + string(ok[0].Status) + ", " + window}, ok[0])
+	case len(ok) > 1:
+		ids := make([]string, 0, len(ok))
+		for _, ch := range ok {
+			ids = append(ids, ch.UUID)
+		}
+		return fail(e, payonce.ErrLookupAmbiguous, fmt.Errorf("settle %q: %d charges match (%s), %s", reference, len(ok), strings.Join(ids, ", "), window))
+	case e.Settled():
+		return unchanged, nil // no success found: the recorded failure stands
+	case len(failed) > 0:
+		last := failed[len(failed)-1]
+		return record(payonce.Settlement{Outcome: payonce.SettleFailed,
+			Reason: fmt.Sprintf("a55 lookup: %d charge(s) in status error, last %s (%s), %s", len(failed), last.UUID, last.Messages.String(), window)}, last)
+	case o.RecordNotExecuted && core.Now().After(to):
+		return record(payonce.Settlement{Outcome: payonce.SettleNotExecuted, Reason: "a55 lookup: no matching charge " + window}, nil)
+	}
+	return fail(e, payonce.ErrLookupNotFound, fmt.Errorf("settle %q: no matching charge %s", reference, window))
+}
+
+// pages yields the pages of charges list selects, stopping at the first
+// error or when a server answers the same page again.
+func (s *ChargesService) pages(ctx context.Context, list *ChargeListOptions) func(func(*ChargePage, error) bool) {
+	return func(yield func(*ChargePage, error) bool) {
+		o := *list
+		o.Page = 1
+		prevFirst := ""
+		for {
+			page, err := s.List(ctx, &o)
+			if err != nil {
+				yield(nil, err)
+				return
+			}
+			if page.firstUUID != "" && page.firstUUID == prevFirst {
+				return
+			}
+			prevFirst = page.firstUUID
+			if !yield(page, nil) || !page.HasMore() || page.Page < o.Page {
+				return
+			}
+			o.Page = page.Page + 1
+		}
+	}
+}
+
+// chargeMatches reports whether ch can be the charge req created under
+// e's key: every field A55 reports agrees with the request, and its
+// creation time, when reported, lies in [from, to].
+func chargeMatches(req *ChargeCreateRequest, e payonce.JournalEntry, ch *Charge, from, to time.Time) bool {
+	if ch == nil || ch.UUID == "" {
+		return false
+	}
+	if ch.IdempotencyKey != "" && ch.IdempotencyKey != e.Key {
+		return false
+	}
+	if !ch.CreatedAt.IsZero() && (ch.CreatedAt.Before(from) || ch.CreatedAt.After(to)) {
+		return false
+	}
+	if ch.Amount.Cmp(req.Amount) != 0 || !agree(string(ch.Currency), string(req.Currency)) ||
+		!agree(string(ch.TypeCharge), string(req.TypeCharge)) || !agree(ch.WalletUUID, req.WalletUUID) ||
+		ch.Description != req.Description || !agree(ch.DueDate, req.DueDate) ||
+		(ch.InstallmentCount != 0 && max(ch.InstallmentCount, 1) != max(req.InstallmentCount, 1)) {
+		return false
+	}
+	if req.Card != nil && ch.Card != nil {
+		last4 := ch.Card.Last4
+		if last4 == "" {
+			last4 = ch.Card.Number.Last4()
+		}
+		if !agree(last4, req.Card.Number.Last4()) || !agree(ch.Card.HolderName, req.Card.HolderName) ||
+			!agreeSuffix(ch.Card.ExpirationMonth, req.Card.ExpirationMonth) || !agreeSuffix(ch.Card.ExpirationYear, req.Card.ExpirationYear) {
+			return false
+		}
+	}
+	if req.Payer != nil && ch.Payer != nil {
+		if !agree(ch.Payer.Document, req.Payer.Document) || !strings.EqualFold(orEmpty(ch.Payer.Email, req.Payer.Email), req.Payer.Email) {
+			return false
+		}
+	}
+	return true
+}
+
+// agree reports whether a listed value matches the request's: equal, or
+// one side not reported.
+func agree(listed, want string) bool { return listed == "" || want == "" || listed == want }
+
+// agreeSuffix is agree for values A55 may shorten ("2030" and "30", "07"
+// and "7").
+func agreeSuffix(listed, want string) bool {
+	listed, want = strings.TrimLeft(listed, "0"), strings.TrimLeft(want, "0")
+	return listed == "" || want == "" || strings.HasSuffix(want, listed) || strings.HasSuffix(listed, want)
+}
+
+// orEmpty is listed, or want when listed is empty (not reported).
+func orEmpty(listed, want string) string {
+	if listed == "" {
+		return want
+	}
+	return listed
+}
+
+// outcomeOf is the settle outcome a settled entry holds.
+func outcomeOf(e payonce.JournalEntry) payonce.SettleOutcome {
+	switch {
+	case e.State == payonce.JournalSucceeded:
+		return payonce.SettleSucceeded
+	case e.NotExecuted():
+		return payonce.SettleNotExecuted
+	}
+	return payonce.SettleFailed
+}
+
+// errKindOf is the kind of err, a *payonce.APIError's, else
+// payonce.ErrTransport.
+func errKindOf(err error) error {
+	var ae *payonce.APIError
+	if errors.As(err, &ae) && ae.Kind != nil {
+		return ae.Kind
+	}
+	return payonce.ErrTransport
+}

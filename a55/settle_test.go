@@ -1,0 +1,256 @@
+package a55_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/payonce/payonce"
+	"github.com/payonce/payonce/a55"
+	"github.com/payonce/payonce/a55/a55test"
+	"github.com/payonce/payonce/journal"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func settleCharge(amount string) *a55.ChargeCreateRequest {
+	return &a55.ChargeCreateRequest{
+		Amount: payonce.MustParseAmount(amount), Currency: payonce.BRL, TypeCharge: a55.TypeCreditCard, Description: "order-1",
+		Card: &payonce.Card{Number: a55test.CardConfirms, HolderName: "TEST", ExpirationMonth: "12", ExpirationYear: "2099", CVV: "123"},
+	}
+}
+
+// oneAttempt is a client of srv on j that sends each operation once.
+func oneAttempt(t *testing.T, srv *a55test.Server, j payonce.Journal) *a55.Client {
+	t.Helper()
+	p := fastPolicy()
+	p.MaxAttempts = 1
+	c, err := srv.Client(payonce.WithJournal(j), payonce.WithRetryPolicy(p))
+	require.NoError(t, err)
+	return c
+}
+
+// A charge whose answer was lost is in doubt once its key is past the
+// window; the settle lookup finds it at A55 and records it, the next call
+// answers from the journal, and the ledger shows one execution.
+func TestSettleCreateFindsTheChargeOfALostAnswer(t *testing.T) {
+	srv := a55test.New(t)
+	j := journal.NewMemory()
+	c := oneAttempt(t, srv, j)
+	ctx := t.Context()
+	require.NoError(t, srv.AddFault(a55test.Rule{Fault: a55test.FaultDropAfterCommit, Path: a55test.ChargePath, Count: 1}))
+	_, err := c.Charges.Create(ctx, settleCharge("42.00"), payonce.WithReference("order-1/charge"))
+	require.Error(t, err)
+	key := payonce.KeyOf(err)
+	require.Equal(t, 1, srv.Ledger().Count(key), "the charge ran; its answer was lost")
+
+	srv.Clock().Advance(25 * time.Hour)
+	_, err = c.Charges.Create(ctx, settleCharge("42.00"), payonce.WithReference("order-1/charge"))
+	require.ErrorIs(t, err, payonce.ErrOutcomeUnknown, "in doubt: the key is too old to send")
+
+	got, err := c.Charges.SettleCreate(ctx, "order-1/charge", settleCharge("42.00"), nil)
+	require.NoError(t, err)
+	assert.True(t, got.Recorded)
+	assert.Equal(t, payonce.SettleSucceeded, got.Outcome)
+	assert.Equal(t, payonce.JournalSucceeded, got.Entry.State)
+	ran := srv.Ledger().ByKey(key)
+	require.Len(t, ran, 1)
+	assert.Equal(t, ran[0].ID, got.Charge.UUID)
+
+	sent := srv.Stats().Requests
+	again, err := c.Charges.Create(ctx, settleCharge("42.00"), payonce.WithReference("order-1/charge"))
+	require.NoError(t, err)
+	assert.True(t, again.Meta.FromJournal)
+	assert.Equal(t, ran[0].ID, again.UUID)
+	assert.Equal(t, sent, srv.Stats().Requests, "answered from the journal, nothing sent")
+	assert.True(t, srv.Ledger().ExecutedOnce(key), "one execution")
+
+	twice, err := c.Charges.SettleCreate(ctx, "order-1/charge", settleCharge("42.00"), nil)
+	require.NoError(t, err)
+	assert.False(t, twice.Recorded, "a settled entry is returned as it is")
+	assert.Equal(t, payonce.SettleSucceeded, twice.Outcome)
+}
+
+// An entry wrongly settled by hand as not executed gives way to the charge
+// the lookup finds under its key: a success outranks every failure.
+func TestSettleCreateFindsTheChargeOfAWrongFailure(t *testing.T) {
+	srv := a55test.New(t)
+	j := journal.NewMemory()
+	c := oneAttempt(t, srv, j)
+	ctx := t.Context()
+	require.NoError(t, srv.AddFault(a55test.Rule{Fault: a55test.FaultDropAfterCommit, Path: a55test.ChargePath, Count: 1}))
+	_, err := c.Charges.Create(ctx, settleCharge("49.00"), payonce.WithReference("order-1/charge"))
+	require.Error(t, err)
+	key := payonce.KeyOf(err)
+	_, err = c.Core().Settle(ctx, "order-1/charge", payonce.Settlement{Outcome: payonce.SettleNotExecuted, Reason: "a wrong guess"})
+	require.NoError(t, err)
+
+	got, err := c.Charges.SettleCreate(ctx, "order-1/charge", settleCharge("49.00"), nil)
+	require.NoError(t, err)
+	assert.True(t, got.Recorded)
+	assert.Equal(t, payonce.SettleSucceeded, got.Outcome)
+	assert.Equal(t, srv.Ledger().ByKey(key)[0].ID, got.Charge.UUID)
+	again, err := c.Charges.Create(ctx, settleCharge("49.00"), payonce.WithReference("order-1/charge"))
+	require.NoError(t, err)
+	assert.True(t, again.Meta.FromJournal)
+	assert.True(t, srv.Ledger().ExecutedOnce(key))
+}
+
+// A charge that never ran (every attempt refused before the commit) is
+// not found: without RecordNotExecuted that is ErrLookupNotFound with the
+// key, and the entry stays pending; with it, once the window is over, it
+// is recorded as not executed and later calls say so, nothing sent.
+func TestSettleCreateNotFound(t *testing.T) {
+	srv := a55test.New(t)
+	j := journal.NewMemory()
+	c := oneAttempt(t, srv, j)
+	ctx := t.Context()
+	require.NoError(t, srv.AddFault(a55test.Rule{Fault: a55test.FaultErrorBeforeCommit, Path: a55test.ChargePath, Count: 1}))
+	_, err := c.Charges.Create(ctx, settleCharge("43.00"), payonce.WithReference("order-1/charge"))
+	require.Error(t, err)
+	key := payonce.KeyOf(err)
+	require.Zero(t, srv.Ledger().Len())
+	srv.Clock().Advance(25 * time.Hour)
+
+	_, err = c.Charges.SettleCreate(ctx, "order-1/charge", settleCharge("43.00"), nil)
+	require.ErrorIs(t, err, payonce.ErrLookupNotFound)
+	assert.Equal(t, key, payonce.KeyOf(err))
+	e, gerr := j.Get(ctx, c.Core().Scope(), "order-1/charge")
+	require.NoError(t, gerr)
+	assert.Equal(t, payonce.JournalPending, e.State, "nothing recorded")
+
+	got, err := c.Charges.SettleCreate(ctx, "order-1/charge", settleCharge("43.00"), &a55.SettleOptions{RecordNotExecuted: true})
+	require.NoError(t, err)
+	assert.Equal(t, payonce.SettleNotExecuted, got.Outcome)
+	assert.True(t, got.Entry.NotExecuted())
+	sent := srv.Stats().Requests
+	_, err = c.Charges.Create(ctx, settleCharge("43.00"), payonce.WithReference("order-1/charge"))
+	require.ErrorIs(t, err, payonce.ErrNotExecuted)
+	assert.Equal(t, sent, srv.Stats().Requests)
+	assert.Zero(t, srv.Ledger().Len())
+}
+
+// The window must be over before "not found" may become "not executed":
+// an attempt still travelling could yet create the charge.
+func TestSettleCreateNotFoundInsideTheWindowStaysPending(t *testing.T) {
+	srv := a55test.New(t)
+	j := journal.NewMemory()
+	c := oneAttempt(t, srv, j)
+	require.NoError(t, srv.AddFault(a55test.Rule{Fault: a55test.FaultErrorBeforeCommit, Path: a55test.ChargePath, Count: 1}))
+	_, err := c.Charges.Create(t.Context(), settleCharge("44.00"), payonce.WithReference("order-1/charge"))
+	require.Error(t, err)
+	_, err = c.Charges.SettleCreate(t.Context(), "order-1/charge", settleCharge("44.00"), &a55.SettleOptions{RecordNotExecuted: true})
+	require.ErrorIs(t, err, payonce.ErrLookupNotFound)
+}
+
+// Settling with another request than the recorded one is refused before
+// anything is listed; an entry under which nothing was ever sent is not
+// executed without a lookup.
+func TestSettleCreateChecksTheRequest(t *testing.T) {
+	srv := a55test.New(t)
+	j := journal.NewMemory()
+	c := oneAttempt(t, srv, j)
+	ctx := t.Context()
+	require.NoError(t, srv.AddFault(a55test.Rule{Fault: a55test.FaultDropAfterCommit, Path: a55test.ChargePath, Count: 1}))
+	_, err := c.Charges.Create(ctx, settleCharge("45.00"), payonce.WithReference("order-1/charge"))
+	require.Error(t, err)
+	sent := srv.Stats().Requests
+	other := settleCharge("45.00")
+	other.Card.Number = payonce.CardNumber(a55test.TestCard(4)) // another card, found by the same amount and description
+	_, err = c.Charges.SettleCreate(ctx, "order-1/charge", other, nil)
+	require.ErrorIs(t, err, payonce.ErrIdempotencyConflict)
+	assert.Equal(t, payonce.KeyOf(err), srv.Ledger().Operations()[0].IdempotencyKey)
+	_, err = c.Charges.SettleCreate(ctx, "no-such-order", settleCharge("45.00"), nil)
+	require.ErrorIs(t, err, payonce.ErrJournalNotFound)
+	assert.Equal(t, sent, srv.Stats().Requests, "nothing listed")
+
+	now := srv.Clock().Now()
+	body, err := json.Marshal(settleCharge("46.00"))
+	require.NoError(t, err)
+	_, _, err = j.Reserve(ctx, payonce.JournalEntry{Scope: c.Core().Scope(), Reference: "order-2/charge", Operation: "charges.create",
+		Method: http.MethodPost, Path: a55.PathCharges, Key: "reserved-key-order-2", KeyCreated: now, State: payonce.JournalPending,
+		Fingerprint: c.Core().Fingerprint(http.MethodPost, a55.PathCharges, body), CreatedAt: now, UpdatedAt: now})
+	require.NoError(t, err)
+	got, err := c.Charges.SettleCreate(ctx, "order-2/charge", settleCharge("46.00"), nil)
+	require.NoError(t, err)
+	assert.Equal(t, payonce.SettleNotExecuted, got.Outcome, "never sent: not executed")
+	assert.Equal(t, sent, srv.Stats().Requests, "nothing listed")
+}
+
+// listServer is an A55 stand-in whose charges carry no key, as A55's do:
+// every POST answers 503 (so the entry stays pending, sent) and the list
+// answers charges.
+func listServer(t *testing.T, charges []map[string]any) (*httptest.Server, *atomic.Int32) {
+	var lists atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			return
+		}
+		lists.Add(1)
+		_ = json.NewEncoder(w).Encode(map[string]any{"data": charges, "page": 1, "total": len(charges)})
+	}))
+	t.Cleanup(srv.Close)
+	return srv, &lists
+}
+
+func listedCharge(uuid, status, amount string, created time.Time) map[string]any {
+	return map[string]any{"charge_uuid": uuid, "status": status, "amount": amount, "currency": "BRL", "type_charge": "credit_card",
+		"description": "order-1", "created_at": created.UTC().Format(time.RFC3339), "card": map[string]any{"last4": "1111", "holder_name": "TEST"},
+		"message": []map[string]any{{"code": "05", "description": "not authorised"}}}
+}
+
+// Against a server whose charges carry no key the lookup matches by the
+// request's fields: two matching charges are ambiguous (nothing recorded,
+// the entry stays pending), a charge of another amount, card or time is
+// not a match, and charges only in status error settle as failed.
+func TestSettleCreateMatchesByTheRequestAndNeverGuesses(t *testing.T) {
+	now := time.Now()
+	for name, tc := range map[string]struct {
+		listed  []map[string]any
+		kind    error
+		outcome payonce.SettleOutcome
+		uuid    string
+	}{
+		"two matches":           {[]map[string]any{listedCharge("ch_1", "confirmed", "47.00", now), listedCharge("ch_2", "confirmed", "47.00", now)}, payonce.ErrLookupAmbiguous, "", ""},
+		"one match, one other":  {[]map[string]any{listedCharge("ch_1", "confirmed", "47.00", now), listedCharge("ch_2", "confirmed", "48.00", now)}, nil, payonce.SettleSucceeded, "ch_1"},
+		"one match, declines":   {[]map[string]any{listedCharge("ch_0", "error", "47.00", now), listedCharge("ch_1", "pending", "47.00", now)}, nil, payonce.SettleSucceeded, "ch_1"},
+		"outside the window":    {[]map[string]any{listedCharge("ch_1", "confirmed", "47.00", now.Add(-48*time.Hour))}, payonce.ErrLookupNotFound, "", ""},
+		"only declined charges": {[]map[string]any{listedCharge("ch_0", "error", "47.00", now), listedCharge("ch_3", "error", "47.00", now)}, nil, payonce.SettleFailed, "ch_3"},
+		"another card": {[]map[string]any{func() map[string]any {
+			c := listedCharge("ch_1", "confirmed", "47.00", now)
+			c["card"] = map[string]any{"last4": "4444"}
+			return c
+		}()}, payonce.ErrLookupNotFound, "", ""},
+	} {
+		t.Run(name, func(t *testing.T) {
+			srv, lists := listServer(t, tc.listed)
+			j := journal.NewMemory()
+			p := fastPolicy()
+			p.MaxAttempts = 1
+			c, err := a55.NewClient(a55.ClientCredentials("client-1", "secret-1"), payonce.WithBaseURL(srv.URL), payonce.WithJournal(j),
+				payonce.WithRetryPolicy(p), payonce.WithSigner(payonce.SignerFunc(func(*http.Request, []byte) error { return nil })))
+			require.NoError(t, err)
+			_, err = c.Charges.Create(t.Context(), settleCharge("47.00"), payonce.WithReference("order-1/charge"))
+			require.Error(t, err)
+			key := payonce.KeyOf(err)
+
+			got, err := c.Charges.SettleCreate(t.Context(), "order-1/charge", settleCharge("47.00"), nil)
+			assert.Positive(t, lists.Load())
+			if tc.kind != nil {
+				require.ErrorIs(t, err, tc.kind)
+				assert.Equal(t, key, payonce.KeyOf(err))
+				e, gerr := j.Get(t.Context(), c.Core().Scope(), "order-1/charge")
+				require.NoError(t, gerr)
+				assert.Equal(t, payonce.JournalPending, e.State, "nothing recorded")
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tc.outcome, got.Outcome)
+			assert.Equal(t, tc.uuid, got.Charge.UUID)
+		})
+	}
+}

@@ -1,0 +1,194 @@
+package coinepay
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/payonce/payonce"
+)
+
+// maxSettleCards bounds the cards a settle lookup reads: card/list has no
+// date filter, so the lookup reads the API key's cards to the end; past
+// this many it concludes nothing (payonce.ErrLookupAmbiguous).
+const maxSettleCards = 20000
+
+// SettleOptions tunes a settle lookup. The zero value is the default.
+type SettleOptions struct {
+	// Margin widens the lookup window on both sides
+	// (payonce.LookupWindow); zero means payonce.DefaultLookupMargin.
+	Margin time.Duration
+	// RecordNotExecuted lets the lookup record payonce.SettleNotExecuted
+	// when no card matches and the window is over by the client's clock.
+	// Without it that case is payonce.ErrLookupNotFound and the entry
+	// stays pending.
+	RecordNotExecuted bool
+}
+
+// ApplySettlement is what SettleApply found and recorded.
+type ApplySettlement struct {
+	// Entry is the journal entry after the call: settled, unless the
+	// lookup could not tell (an error) or it stood (Recorded false).
+	Entry payonce.JournalEntry
+	// Outcome is what was recorded, or what the entry already held.
+	Outcome payonce.SettleOutcome
+	// Card is the card found (a succeeded outcome recorded by this call).
+	Card *Card
+	// Recorded is true when this call recorded the outcome.
+	Recorded bool
+}
+
+// SettleApply settles the journal entry of reference, a Cards.Apply whose
+// outcome is in doubt (payonce.ErrOutcomeUnknown, or pending after a
+// crash), by looking the card up instead of applying again, and records
+// what it found with payonce.Client.Settle. req is the request the entry
+// was recorded with (its fingerprint must match the entry's:
+// payonce.ErrIdempotencyConflict otherwise).
+//
+// card/list has neither a date filter nor the apply's key (the payonce
+// fake reports the key, as an extension), so the lookup reads the API
+// key's cards and keeps those with req's header and package, created in
+// the entry's window (payonce.LookupWindow) and, when the server reports
+// a key, under the entry's. One match: payonce.SettleSucceeded with that
+// card (a later Apply with the reference answers it from the journal, Fee
+// and AccountBalance zero: the list does not hold them). Several:
+// payonce.ErrLookupAmbiguous, nothing recorded; against Coinepay that is
+// the case whenever two applies of one header and package fall in one
+// window. None: payonce.SettleNotExecuted when opts.RecordNotExecuted is
+// set and the window is over, else payonce.ErrLookupNotFound. An entry
+// under which no attempt was ever sent is payonce.SettleNotExecuted
+// without a lookup. A recharge cannot be looked up (card/info gives a
+// card's balance, not its recharges): settle it with payonce.Client.Settle
+// (docs/crash-safety.md).
+//
+// A succeeded entry is returned as it is (Recorded false). A failed one
+// (not executed included) is looked up too: a card found under its key
+// is recorded as succeeded (a success outranks a failure), else it is
+// returned as it is. Errors are
+// *payonce.APIError values carrying the entry's key and its creation time.
+func (s *CardsService) SettleApply(ctx context.Context, reference string, req *ApplyRequest, opts *SettleOptions) (*ApplySettlement, error) {
+	var o SettleOptions
+	if opts != nil {
+		o = *opts
+	}
+	core := s.client.core
+	fail := func(e payonce.JournalEntry, kind, cause error) (*ApplySettlement, error) {
+		return nil, &payonce.APIError{Provider: ProviderName, Operation: "cards.settle", Method: http.MethodGet, Path: PathCardList,
+			Kind: kind, Err: cause, Key: e.Key, KeyCreated: e.KeyCreated}
+	}
+	if core.Journal() == nil {
+		return fail(payonce.JournalEntry{}, payonce.ErrInvalidConfig, errors.New("SettleApply needs a client with payonce.WithJournal"))
+	}
+	if err := req.Validate(); err != nil {
+		return fail(payonce.JournalEntry{}, payonce.ErrInvalidRequest, err)
+	}
+	e, err := core.Journal().Get(ctx, core.Scope(), reference)
+	if err != nil {
+		return fail(payonce.JournalEntry{}, payonce.ErrJournal, fmt.Errorf("settle %q: %w", reference, err))
+	}
+	unchanged := &ApplySettlement{Entry: e, Outcome: outcomeOf(e)}
+	// A success is final; a failure (not executed included) gives way to a
+	// success found under its key, which the lookup below may find.
+	if e.State == payonce.JournalSucceeded || (e.Settled() && !e.Sent) {
+		return unchanged, nil
+	}
+	if e.Operation != "cards.apply" {
+		return fail(e, payonce.ErrInvalidRequest, fmt.Errorf("reference %q records %q, not cards.apply: settle it with payonce.Client.Settle", reference, e.Operation))
+	}
+	body, err := json.Marshal(req)
+	if err != nil {
+		return fail(e, payonce.ErrInvalidRequest, fmt.Errorf("encode request: %w", err))
+	}
+	if !core.RequestMatches(e, http.MethodPost, PathCardApply, body) {
+		return fail(e, payonce.ErrIdempotencyConflict, fmt.Errorf("reference %q was recorded with another request", reference))
+	}
+	record := func(st payonce.Settlement, c *Card) (*ApplySettlement, error) {
+		got, err := core.Settle(ctx, reference, st)
+		if err != nil {
+			return nil, err
+		}
+		return &ApplySettlement{Entry: got, Outcome: st.Outcome, Card: c, Recorded: true}, nil
+	}
+	if !e.Sent && !e.Settled() {
+		return record(payonce.Settlement{Outcome: payonce.SettleNotExecuted, Reason: "coinepay lookup: no attempt was ever sent under the key"}, nil)
+	}
+
+	from, to := payonce.LookupWindow(e, o.Margin)
+	var found []*Card
+	n := 0
+	for c, err := range s.All(ctx, &ListOptions{PageSize: DefaultPageSize}) {
+		if err != nil {
+			return fail(e, errKindOf(err), fmt.Errorf("settle %q: list cards: %w", reference, err))
+		}
+		if n++; n > maxSettleCards {
+			return fail(e, payonce.ErrLookupAmbiguous, fmt.Errorf("settle %q: more than %d cards to read", reference, maxSettleCards))
+		}
+		if cardMatches(req, e, c, from, to) {
+			found = append(found, c)
+		}
+	}
+	window := fmt.Sprintf("created %s to %s", from.UTC().Format(time.RFC3339), to.UTC().Format(time.RFC3339))
+	switch {
+	case len(found) == 1:
+		res, err := json.Marshal(Envelope{Code: http.StatusOK, Message: "settled by lookup", Data: json.RawMessage(found[0].Raw)})
+		if err != nil {
+			return fail(e, payonce.ErrMalformedResponse, err)
+		}
+		return record(payonce.Settlement{Outcome: payonce.SettleSucceeded, Result: res, StatusCode: http.StatusOK,
+			Reason: "coinepay lookup: card " + found[0].CardID + ", " + window}, found[0])
+	case len(found) > 1:
+		ids := make([]string, 0, len(found))
+		for _, c := range found {
+			ids = append(ids, c.CardID)
+		}
+		return fail(e, payonce.ErrLookupAmbiguous, fmt.Errorf("settle %q: %d cards match (%s), %s", reference, len(found), strings.Join(ids, ", "), window))
+	case e.Settled():
+		return unchanged, nil // no success found: the recorded failure stands
+	case o.RecordNotExecuted && core.Now().After(to):
+		return record(payonce.Settlement{Outcome: payonce.SettleNotExecuted, Reason: "coinepay lookup: no matching card " + window}, nil)
+	}
+	return fail(e, payonce.ErrLookupNotFound, fmt.Errorf("settle %q: no matching card %s", reference, window))
+}
+
+// cardMatches reports whether c can be the card req issued under e's key:
+// its header and package, when reported, are req's, its key, when
+// reported, is e's, and its creation time, when reported, lies in
+// [from, to].
+func cardMatches(req *ApplyRequest, e payonce.JournalEntry, c *Card, from, to time.Time) bool {
+	switch {
+	case c == nil || c.CardID == "":
+		return false
+	case c.IdempotencyKey != "" && c.IdempotencyKey != e.Key:
+		return false
+	case c.HeaderID != "" && c.HeaderID != req.HeaderID, c.PackageID != "" && c.PackageID != req.PackageID:
+		return false
+	case !c.CreatedAt.IsZero() && (c.CreatedAt.Before(from) || c.CreatedAt.After(to)):
+		return false
+	}
+	return true
+}
+
+// outcomeOf is the settle outcome a settled entry holds.
+func outcomeOf(e payonce.JournalEntry) payonce.SettleOutcome {
+	switch {
+	case e.State == payonce.JournalSucceeded:
+		return payonce.SettleSucceeded
+	case e.NotExecuted():
+		return payonce.SettleNotExecuted
+	}
+	return payonce.SettleFailed
+}
+
+// errKindOf is the kind of err, a *payonce.APIError's, else
+// payonce.ErrTransport.
+func errKindOf(err error) error {
+	var ae *payonce.APIError
+	if errors.As(err, &ae) && ae.Kind != nil {
+		return ae.Kind
+	}
+	return payonce.ErrTransport
+}

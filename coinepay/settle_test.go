@@ -1,0 +1,133 @@
+package coinepay_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/payonce/payonce"
+	"github.com/payonce/payonce/coinepay"
+	"github.com/payonce/payonce/coinepay/coinepaytest"
+	"github.com/payonce/payonce/journal"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// settleClient is a client of srv on j that sends each operation once.
+func settleClient(t *testing.T, srv *coinepaytest.Server, j payonce.Journal) *coinepay.Client {
+	t.Helper()
+	p := fastPolicy()
+	p.MaxAttempts = 1
+	c, err := srv.Client(payonce.WithJournal(j), payonce.WithRetryPolicy(p), payonce.WithSigner(srv.Signer()))
+	require.NoError(t, err)
+	return c
+}
+
+// An apply whose answer was lost is in doubt once its key is past the
+// window; the lookup finds the card among others of the same header and
+// package (by the key the fake reports), records it, the next call answers
+// from the journal and the ledger shows one card issued.
+func TestSettleApplyFindsTheCardOfALostAnswer(t *testing.T) {
+	srv := coinepaytest.New(t)
+	j := journal.NewMemory()
+	c := settleClient(t, srv, j)
+	ctx := t.Context()
+	req := &coinepay.ApplyRequest{HeaderID: "hdr_1", PackageID: "pkg_basic"}
+	_, err := c.Cards.Apply(ctx, req, payonce.WithReference("job-0/apply"))
+	require.NoError(t, err, "another card of the same header and package")
+	require.NoError(t, srv.AddFault(coinepaytest.Rule{Fault: coinepaytest.FaultDropAfterCommit, Path: coinepay.PathCardApply, Count: 1}))
+	_, err = c.Cards.Apply(ctx, req, payonce.WithReference("job-1/apply"))
+	require.Error(t, err)
+	key := payonce.KeyOf(err)
+	srv.Clock().Advance(25 * time.Hour)
+	_, err = c.Cards.Apply(ctx, req, payonce.WithReference("job-1/apply"))
+	require.ErrorIs(t, err, payonce.ErrOutcomeUnknown)
+
+	got, err := c.Cards.SettleApply(ctx, "job-1/apply", req, nil)
+	require.NoError(t, err)
+	assert.Equal(t, payonce.SettleSucceeded, got.Outcome)
+	ran := srv.Ledger().ByKey(key)
+	require.Len(t, ran, 1)
+	assert.Equal(t, ran[0].ID, got.Card.CardID)
+
+	sent := srv.Stats().Requests
+	again, err := c.Cards.Apply(ctx, req, payonce.WithReference("job-1/apply"))
+	require.NoError(t, err)
+	assert.True(t, again.Meta.FromJournal)
+	assert.Equal(t, ran[0].ID, again.CardID)
+	assert.Equal(t, sent, srv.Stats().Requests)
+	assert.Equal(t, 2, srv.Ledger().CountKind("card.apply"), "one card per reference")
+}
+
+// An apply that never ran is not found: ErrLookupNotFound with the key,
+// or, with RecordNotExecuted once the window is over, not executed.
+func TestSettleApplyNotFound(t *testing.T) {
+	srv := coinepaytest.New(t)
+	j := journal.NewMemory()
+	c := settleClient(t, srv, j)
+	ctx := t.Context()
+	req := &coinepay.ApplyRequest{HeaderID: "hdr_1", PackageID: "pkg_basic"}
+	require.NoError(t, srv.AddFault(coinepaytest.Rule{Fault: coinepaytest.FaultErrorBeforeCommit, Path: coinepay.PathCardApply, Count: 1}))
+	_, err := c.Cards.Apply(ctx, req, payonce.WithReference("job-2/apply"))
+	require.Error(t, err)
+	key := payonce.KeyOf(err)
+	srv.Clock().Advance(25 * time.Hour)
+	_, err = c.Cards.SettleApply(ctx, "job-2/apply", req, nil)
+	require.ErrorIs(t, err, payonce.ErrLookupNotFound)
+	assert.Equal(t, key, payonce.KeyOf(err))
+
+	got, err := c.Cards.SettleApply(ctx, "job-2/apply", req, &coinepay.SettleOptions{RecordNotExecuted: true})
+	require.NoError(t, err)
+	assert.Equal(t, payonce.SettleNotExecuted, got.Outcome)
+	_, err = c.Cards.Apply(ctx, req, payonce.WithReference("job-2/apply"))
+	require.ErrorIs(t, err, payonce.ErrNotExecuted)
+	assert.Zero(t, srv.Ledger().CountKind("card.apply"))
+
+	again, err := c.Cards.SettleApply(ctx, "job-2/apply", req, nil)
+	require.NoError(t, err)
+	assert.False(t, again.Recorded, "no card found: the recorded outcome stands")
+	assert.Equal(t, payonce.SettleNotExecuted, again.Outcome)
+}
+
+// Against a server whose cards carry no key, as Coinepay's do, two cards
+// of the request's header and package in the window are ambiguous:
+// nothing is recorded and the entry stays pending.
+func TestSettleApplyNeverGuesses(t *testing.T) {
+	now := time.Now().UTC().Format(time.RFC3339)
+	cards := []map[string]any{
+		{"card_id": "card_1", "header_id": "hdr_1", "package_id": "pkg_basic", "created_at": now},
+		{"card_id": "card_2", "header_id": "hdr_1", "package_id": "pkg_basic", "created_at": now},
+		{"card_id": "card_3", "header_id": "hdr_9", "package_id": "pkg_basic", "created_at": now},
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			return
+		}
+		_ = json.NewEncoder(w).Encode(map[string]any{"code": 200, "message": "ok", "data": map[string]any{"items": cards, "total": len(cards), "page": 1, "page_size": 50}})
+	}))
+	t.Cleanup(srv.Close)
+	j := journal.NewMemory()
+	p := fastPolicy()
+	p.MaxAttempts = 1
+	c, err := coinepay.NewClient(testAPIKey, testSecret, payonce.WithBaseURL(srv.URL), payonce.WithJournal(j), payonce.WithRetryPolicy(p))
+	require.NoError(t, err)
+	req := &coinepay.ApplyRequest{HeaderID: "hdr_1", PackageID: "pkg_basic"}
+	_, err = c.Cards.Apply(t.Context(), req, payonce.WithReference("job-3/apply"))
+	require.Error(t, err)
+	key := payonce.KeyOf(err)
+
+	_, err = c.Cards.SettleApply(t.Context(), "job-3/apply", req, nil)
+	require.ErrorIs(t, err, payonce.ErrLookupAmbiguous)
+	assert.Equal(t, key, payonce.KeyOf(err))
+	assert.Contains(t, err.Error(), "card_1")
+	e, gerr := j.Get(t.Context(), c.Core().Scope(), "job-3/apply")
+	require.NoError(t, gerr)
+	assert.Equal(t, payonce.JournalPending, e.State)
+
+	got, err := c.Cards.SettleApply(t.Context(), "job-3/apply", req, nil)
+	require.ErrorIs(t, err, payonce.ErrLookupAmbiguous, "asking again does not pick one")
+	assert.Nil(t, got)
+}
