@@ -38,3 +38,15 @@ func TestRefuseBeforeCommitStatusIsA4xx(t *testing.T) {
 	require.NoError(t, r.Validate())
 	assert.Equal(t, 400, r.Status)
 }
+
+// A key that executed is never refused: its kept answer comes back.
+func TestRefuseBeforeCommitSparesAKeyThatRan(t *testing.T) {
+	s := coinepaytest.New(t)
+	const key = "job-ran-first"
+	first := apply(t, s, key, applyBody)
+	require.Equal(t, 200, first.Status)
+	require.NoError(t, s.AddFault(coinepaytest.Rule{Fault: coinepaytest.FaultKind(fakeserver.RefuseBeforeCommit), IdempotencyKey: key, Count: 1}))
+	again := apply(t, s, key, applyBody)
+	assert.Equal(t, 200, again.Status)
+	assert.Equal(t, cardID(t, first), cardID(t, again))
+}

@@ -119,6 +119,26 @@ type outcome struct {
 	fromJournal bool
 }
 
+// chargeRequest is the A55 charge of a charge item: the same bytes in
+// every worker and in the parent's settle lookup.
+func chargeRequest(p planItem, amount payonce.Amount, wallet string) *a55.ChargeCreateRequest {
+	card := &payonce.Card{Number: "4111111111111111", HolderName: "CHAOS CRASH", ExpirationMonth: "12",
+		ExpirationYear: testCard().ExpirationYear, CVV: crashCVV}
+	if p.work == workDeclined {
+		card.Number = a55test.CardDeclined
+	}
+	return &a55.ChargeCreateRequest{
+		Amount: amount, Currency: payonce.BRL, TypeCharge: a55.TypeCreditCard, Card: card,
+		Payer:      &a55.Payer{Name: "Crash Payer", Email: "crash@example.com", Document: "12345678909", DocumentType: "CPF"},
+		WalletUUID: wallet, Description: p.ref,
+	}
+}
+
+// applyRequest is the Coinepay card issue of an apply item.
+func applyRequest() *coinepay.ApplyRequest {
+	return &coinepay.ApplyRequest{HeaderID: "hdr_chaos", PackageID: "pkg_basic"}
+}
+
 // execute runs the item's operation with its reference, exactly as a
 // merchant's job would. The body is a pure function of the reference.
 func (cc *crashClients) execute(ctx context.Context, p planItem) (outcome, error) {
@@ -132,22 +152,13 @@ func (cc *crashClients) execute(ctx context.Context, p planItem) (outcome, error
 	}
 	switch p.work {
 	case workCharge, workDeclined:
-		card := &payonce.Card{Number: "4111111111111111", HolderName: "CHAOS CRASH", ExpirationMonth: "12",
-			ExpirationYear: testCard().ExpirationYear, CVV: crashCVV}
-		if p.work == workDeclined {
-			card.Number = a55test.CardDeclined
-		}
-		ch, err := cc.a55.Charges.Create(ctx, &a55.ChargeCreateRequest{
-			Amount: amount, Currency: payonce.BRL, TypeCharge: a55.TypeCreditCard, Card: card,
-			Payer:      &a55.Payer{Name: "Crash Payer", Email: "crash@example.com", Document: "12345678909", DocumentType: "CPF"},
-			WalletUUID: cc.wallet, Description: p.ref,
-		}, opts...)
+		ch, err := cc.a55.Charges.Create(ctx, chargeRequest(p, amount, cc.wallet), opts...)
 		if err != nil {
 			return outcome{attempts: attemptsOf(err)}, err
 		}
 		return outcome{id: ch.UUID, attempts: ch.Meta.Attempts, fromJournal: ch.Meta.FromJournal}, nil
 	case workApply:
-		res, err := cc.coinepay.Cards.Apply(ctx, &coinepay.ApplyRequest{HeaderID: "hdr_chaos", PackageID: "pkg_basic"}, opts...)
+		res, err := cc.coinepay.Cards.Apply(ctx, applyRequest(), opts...)
 		if err != nil {
 			return outcome{attempts: attemptsOf(err)}, err
 		}

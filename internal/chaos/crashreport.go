@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/payonce/payonce"
-	"github.com/payonce/payonce/a55"
 	"github.com/payonce/payonce/internal/fakeserver"
 )
 
@@ -46,7 +45,10 @@ type CrashReport struct {
 	// the wallet's charges through the A55 client (the charge's
 	// description is its reference), as a merchant would; the others are
 	// settled from the fakes' ledgers.
-	InDoubtLookedUp int         `json:"in_doubt_looked_up"`
+	InDoubtLookedUp int `json:"in_doubt_looked_up"`
+	// InDoubtSettled counts the in-doubt entries the run settled through
+	// the settle API (by lookup, or by hand from the provider's records).
+	InDoubtSettled  int         `json:"in_doubt_settled"`
 	SentWhenSettled int         `json:"sent_when_settled"` // deliveries that sent although the journal had the answer
 	WorkerFailures  int         `json:"worker_failures"`   // workers that died on their own or broke the protocol
 	Server          ServerStats `json:"server"`
@@ -106,12 +108,12 @@ func (r *crashRun) report(ctx context.Context, jr *journalRun, plan []planItem, 
 	for _, op := range r.cp.Ledger().Operations() {
 		ledger = append(ledger, fakeserver.Operation{Provider: op.Provider, Kind: op.Kind, IdempotencyKey: op.IdempotencyKey, ID: op.ID, Amount: op.Amount})
 	}
-	lookup, err := r.lookUpCharges(ctx, plan, entries)
+	settled, err := r.settleInDoubt(ctx, j, plan, entries, ledger)
 	if err != nil {
 		return nil, err
 	}
 	r.mu.Lock()
-	rep := reconcileCrash(plan, r.refs, entries, ledger, setupKeys, lookup)
+	rep := reconcileCrash(plan, r.refs, entries, ledger, setupKeys, settled)
 	rep.Problems = append(r.problems, rep.Problems...)
 	if len(rep.Problems) > maxProblems {
 		rep.Problems = rep.Problems[:maxProblems]
@@ -137,10 +139,11 @@ func (r *crashRun) report(ctx context.Context, jr *journalRun, plan []planItem, 
 // that never settled, and a ledger operation no reference explains).
 // Pending entries are in doubt and settled against the ledger.
 //
-// lookup holds, for the in-doubt references a provider lookup settled,
-// whether the provider has the resource; it must agree with the ledger.
+// settled holds the in-doubt entries after the run settled them through
+// the settle API: each must be settled, and say what the ledger says
+// (Misrecorded otherwise).
 func reconcileCrash(plan []planItem, refs map[string]*refState, entries map[string]payonce.JournalEntry,
-	ledger []fakeserver.Operation, setupKeys map[string]bool, lookup map[string]bool) *CrashReport {
+	ledger []fakeserver.Operation, setupKeys map[string]bool, settled map[string]settledEntry) *CrashReport {
 	rep := &CrashReport{Operations: len(plan)}
 	keyOf := func(provider, key string) string { return provider + "\x00" + key }
 	byKey := map[string][]fakeserver.Operation{}
@@ -261,11 +264,25 @@ func reconcileCrash(plan []planItem, refs map[string]*refState, entries map[stri
 					rep.problem("lost: %s: the ledger executed another operation under its key (%s %s)", it.ref, op.Kind, op.Amount)
 				}
 			}
-			if found, looked := lookup[it.ref]; looked {
-				rep.InDoubtLookedUp++
-				if found != (len(execs) > 0) {
+			if s, ok := settled[it.ref]; ok {
+				rep.InDoubtSettled++
+				if s.how == settledByLookup {
+					rep.InDoubtLookedUp++
+				}
+				after := s.entry
+				switch {
+				case after.State == payonce.JournalPending:
 					rep.Lost++
-					rep.problem("lost: %s in doubt: the provider lookup found it %t, the ledger executed it %d times", it.ref, found, len(execs))
+					rep.problem("lost: %s still in doubt after settling", it.ref)
+				case after.State == payonce.JournalFailed && len(execs) > 0:
+					rep.Misrecorded++
+					rep.problem("misrecorded: %s settled (%s) as %s, but the ledger executed it", it.ref, s.how, after.ErrorKind)
+				case after.State == payonce.JournalSucceeded && len(execs) == 0:
+					rep.Misrecorded++
+					rep.problem("misrecorded: %s settled (%s) as succeeded, but the ledger never executed it", it.ref, s.how)
+				case after.State == payonce.JournalSucceeded && !resultNames(after.Result, execs[0].ID):
+					rep.Misrecorded++
+					rep.problem("misrecorded: %s settled (%s) with another result than the ledger's %s", it.ref, s.how, execs[0].ID)
 				}
 			}
 			if rs.settled && last.status != statusUnknown {
@@ -309,36 +326,9 @@ func endings(reports []doneReport) string {
 	return strings.Join(parts, ", ")
 }
 
-// lookUpCharges settles the in-doubt card charges as a merchant would:
-// it lists the run's wallet through the A55 client and finds each charge
-// by its description, which is its reference. It returns, per in-doubt
-// charge reference, whether the provider executed it.
-func (r *crashRun) lookUpCharges(ctx context.Context, plan []planItem, entries map[string]payonce.JournalEntry) (map[string]bool, error) {
-	doubt := map[string]bool{}
-	for _, it := range plan {
-		if e, ok := entries[it.ref]; ok && e.State == payonce.JournalPending && it.provider() == providerA55 {
-			doubt[it.ref] = false
-		}
-	}
-	if len(doubt) == 0 {
-		return nil, nil
-	}
-	for ch, err := range r.a55c.Charges.All(ctx, &a55.ChargeListOptions{WalletUUID: r.wcfg.Wallet, Limit: a55.MaxChargeListLimit}) {
-		if err != nil {
-			return nil, fmt.Errorf("chaos: list charges: %w", err)
-		}
-		// A declined charge is listed too, in status error: it did not
-		// execute.
-		if _, ok := doubt[ch.Description]; ok && ch.Status != a55.StatusError {
-			doubt[ch.Description] = true
-		}
-	}
-	return doubt, nil
-}
-
 // resultNames reports whether a succeeded entry's recorded answer names
-// the ledger's resource id (an entry recorded without an answer, as a
-// manual settle may be, names none and passes).
+// the ledger's resource id (an entry recorded without an answer names
+// none and passes).
 func resultNames(result []byte, id string) bool {
 	return len(result) == 0 || id == "" || bytes.Contains(result, []byte(`"`+id+`"`))
 }
@@ -388,8 +378,8 @@ func (r *CrashReport) writeSection(b *strings.Builder) {
 	row("server requests / replays", strconv.Itoa(r.Server.Requests)+" / "+strconv.Itoa(r.Server.Replays))
 	row("journal: succeeded / failed", fmt.Sprintf("%d / %d", r.Succeeded, r.Failed))
 	row("answered from the journal", r.FromJournal)
-	row("in_doubt (ErrOutcomeUnknown)", fmt.Sprintf("%d (executed %d, not executed %d; %d settled by listing charges)",
-		r.InDoubt, r.InDoubtExecuted, r.InDoubtNotExecuted, r.InDoubtLookedUp))
+	row("in_doubt (pending after the run)", fmt.Sprintf("%d (executed %d, not executed %d; settled %d: %d by provider lookup, %d by hand)",
+		r.InDoubt, r.InDoubtExecuted, r.InDoubtNotExecuted, r.InDoubtSettled, r.InDoubtLookedUp, r.InDoubtSettled-r.InDoubtLookedUp))
 	row("sent although settled", r.SentWhenSettled)
 	row("workers failed unplanned", r.WorkerFailures)
 	row("duplicates", r.Duplicates)

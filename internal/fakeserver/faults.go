@@ -25,7 +25,8 @@ const (
 	ErrorBeforeCommit FaultKind = "error_before_commit"
 	// RefuseBeforeCommit answers Status (a 4xx other than 409 and 429;
 	// default 400) in the provider's error shape without executing
-	// anything. Only 2xx answers are kept, so the same key and body may
+	// anything, to a key the store does not hold (a key that executed
+	// answers as the store says, as a provider would). Only 2xx answers are kept, so the same key and body may
 	// execute on a later attempt: with IdempotencyKey and Count 1 it
 	// answers one key differently twice (a refusal, then the operation),
 	// as a provider does after a transient state (a balance topped up, a

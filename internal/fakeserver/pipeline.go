@@ -167,7 +167,7 @@ func (h *providerHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer req.log() // the paths that send nothing
 
 	fault := e.faults.Pick(h.cfg.Name, r.URL.Path, key)
-	if fault != nil && fault.Kind != DropAfterCommit && fault.Kind != Delay {
+	if fault != nil && fault.Kind != DropAfterCommit && fault.Kind != Delay && fault.Kind != RefuseBeforeCommit {
 		att.Fault = fault.Kind // applied now; the other two only once the request gets that far
 	}
 	e.sleep(ctx, e.getLatency())
@@ -198,9 +198,6 @@ func (h *providerHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		case ErrorBeforeCommit:
 			h.write(w, req, h.b.Problem(ProblemInternal, fault.Status, "injected failure before commit"), false)
-			return
-		case RefuseBeforeCommit:
-			h.write(w, req, h.b.Problem(ProblemInvalidRequest, fault.Status, "injected refusal before commit"), false)
 			return
 		}
 	}
@@ -238,6 +235,12 @@ func (h *providerHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// Refused before the fingerprint or the handler sees it: they would
 		// read the two keys differently.
 		h.write(w, req, h.b.Problem(ProblemDuplicateKey, 0, "duplicate object key"), false)
+		return
+	}
+	if fault != nil && fault.Kind == RefuseBeforeCommit && !(route.Keyed && key != "" && h.store.Holds(req.Credential, key)) {
+		// A provider refuses only a key it has not executed: one that
+		// ran (or runs) answers as the store says.
+		h.write(w, req, h.b.Problem(ProblemInvalidRequest, fault.Status, "injected refusal before commit"), false)
 		return
 	}
 	if fault != nil && fault.Kind == Delay {
