@@ -158,8 +158,10 @@ type crashRun struct {
 	// protocol: never planned, so the run fails.
 	workerFailures int
 	q              *queue          // the current phase's queue
+	base           workerConfig    // the current phase's worker config, true clock
 	ctx            context.Context // the run's
 	stalls         int             // workers stopped past their lease
+	takenOver      int             // stalled workers whose reference another settled meanwhile
 	staleSends     int             // attempts a stalled worker sent after it resumed
 }
 
@@ -353,7 +355,7 @@ func RunCrash(ctx context.Context, cfg CrashConfig) (*CrashReport, error) {
 	rep.Dual, rep.Late, rep.Revisited, rep.Elapsed = dual, late, revisit, elapsed
 	rep.Flipped, rep.ClockSkews = flipped, len(cfg.ClockSkews)
 	r.mu.Lock()
-	rep.Stalls, rep.StaleSends = r.stalls, r.staleSends
+	rep.Stalls, rep.StallsTakenOver, rep.StaleSends = r.stalls, r.takenOver, r.staleSends
 	r.mu.Unlock()
 	if elapsed > 0 {
 		rep.OpsPerSecond = float64(rep.Operations) / elapsed.Seconds()
@@ -435,11 +437,11 @@ func (r *crashRun) setup(ctx context.Context) (map[string]bool, error) {
 // phase runs the queue to its end with cfg.Workers worker processes,
 // replacing each killed one.
 func (r *crashRun) phase(ctx context.Context, q *queue) error {
-	r.mu.Lock()
-	r.q = q
-	r.mu.Unlock()
 	wcfg := r.wcfg
 	wcfg.ClockOffset = time.Until(r.clock.Now())
+	r.mu.Lock()
+	r.q, r.base = q, wcfg
+	r.mu.Unlock()
 	var wg sync.WaitGroup
 	errs := make([]error, r.cfg.Workers)
 	for s := range r.cfg.Workers {
@@ -595,7 +597,11 @@ func (r *crashRun) settleLocked(q *queue, d delivery, res deliveryResult) {
 			}
 			return
 		}
-		if !rs.settled && rs.stall != nil && res.done.status != statusUnknown {
+		if !rs.settled && rs.stall != nil {
+			// The stalled worker resumes now. Its reference was taken
+			// over unless the new worker left it in doubt (a key made
+			// on a clock ahead is not sent by a true one).
+			rs.stall.takenOver = res.done.status != statusUnknown
 			close(rs.stall.settled)
 		}
 		rs.settled = true

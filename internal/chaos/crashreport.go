@@ -18,23 +18,26 @@ import (
 // CrashReport is what a crash run found: the workers' and the journal's
 // view of every reference checked against the fakes' ledgers.
 type CrashReport struct {
-	Journal     string       `json:"journal"`     // the backend: "sqlite" or "postgres"
-	Operations  int          `json:"operations"`  // references in the plan
-	Deliveries  int          `json:"deliveries"`  // hand-overs to workers, twins and redeliveries included
-	Dual        int          `json:"dual"`        // references delivered to two workers at once
-	Flipped     int          `json:"flipped"`     // references whose key the provider answered differently twice (a 4xx not kept, then the operation)
-	ClockSkews  int          `json:"clock_skews"` // worker slots whose clock runs ahead
-	Stalls      int          `json:"stalls"`      // workers stopped (SIGSTOP) past their journal lease, then resumed
-	StaleSends  int          `json:"stale_sends"` // attempts a resumed worker sent after another took its reference over
-	Redelivered int          `json:"redelivered"` // deliveries after a kill or a temporary failure, or after 25 h
-	Late        int          `json:"late"`        // killed references redelivered only after the 25 h move
-	Revisited   int          `json:"revisited"`   // settled references delivered again after the 25 h move
-	Crashes     int          `json:"crashes"`     // workers SIGKILLed
-	CrashesAt   []CauseCount `json:"crashes_at"`  // kills by phase
-	Attempts    int          `json:"attempts"`    // HTTP attempts the workers reported
-	Succeeded   int          `json:"succeeded"`   // journal entries succeeded
-	Failed      int          `json:"failed"`      // journal entries failed (declined cards)
-	FromJournal int          `json:"from_journal"`
+	Journal    string `json:"journal"`     // the backend: "sqlite" or "postgres"
+	Operations int    `json:"operations"`  // references in the plan
+	Deliveries int    `json:"deliveries"`  // hand-overs to workers, twins and redeliveries included
+	Dual       int    `json:"dual"`        // references delivered to two workers at once
+	Flipped    int    `json:"flipped"`     // references whose key the provider answered differently twice (a 4xx not kept, then the operation)
+	ClockSkews int    `json:"clock_skews"` // worker slots whose clock runs ahead
+	Stalls     int    `json:"stalls"`      // workers stopped (SIGSTOP) past their journal lease, then resumed
+	StaleSends int    `json:"stale_sends"` // attempts a resumed worker sent after another took its reference over
+	// StallsTakenOver counts the stalls whose reference another worker
+	// took over and settled while the stalled one was stopped.
+	StallsTakenOver int          `json:"stalls_taken_over"`
+	Redelivered     int          `json:"redelivered"` // deliveries after a kill or a temporary failure, or after 25 h
+	Late            int          `json:"late"`        // killed references redelivered only after the 25 h move
+	Revisited       int          `json:"revisited"`   // settled references delivered again after the 25 h move
+	Crashes         int          `json:"crashes"`     // workers SIGKILLed
+	CrashesAt       []CauseCount `json:"crashes_at"`  // kills by phase
+	Attempts        int          `json:"attempts"`    // HTTP attempts the workers reported
+	Succeeded       int          `json:"succeeded"`   // journal entries succeeded
+	Failed          int          `json:"failed"`      // journal entries failed (declined cards)
+	FromJournal     int          `json:"from_journal"`
 	// InDoubt counts entries left pending past the key's window: the SDK
 	// answered ErrOutcomeUnknown and sent nothing. The run settles them
 	// against the ledger, as a merchant would with a provider lookup.
@@ -366,7 +369,7 @@ func (r *CrashReport) writeSection(b *strings.Builder) {
 	row("  delivered to two workers at once", r.Dual)
 	row("  answered differently twice under one key (4xx not kept, then 2xx)", r.Flipped)
 	row("worker slots with a skewed clock", r.ClockSkews)
-	row("workers stalled past their lease (SIGSTOP, SIGCONT)", r.Stalls)
+	row("workers stalled past their lease (SIGSTOP, SIGCONT)", fmt.Sprintf("%d (%d taken over meanwhile)", r.Stalls, r.StallsTakenOver))
 	row("  attempts they sent after resuming", r.StaleSends)
 	row("  redelivered", r.Redelivered)
 	row("  redelivered after the clock moved 25 h", fmt.Sprintf("%d killed + %d settled", r.Late, r.Revisited))
