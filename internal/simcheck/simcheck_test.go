@@ -37,38 +37,38 @@ func scenarios(small bool) []scenario {
 	out := []scenario{
 		{Scenario{Name: "coinepay two workers, every answer", Provider: Coinepay,
 			Answers: pick(DefaultAnswers(Coinepay), []Answer{Answer2xx, Answer4xxFinalNotKept, Answer5xx}),
-			Workers: []Worker{{Name: "A", MaxAttempts: 2}, {Name: "B", MaxAttempts: 1}}}, n(1000, 100)},
+			Workers: []Worker{{Name: "A", MaxAttempts: 2}, {Name: "B", MaxAttempts: 1}}}, n(250, 100)},
 		{Scenario{Name: "a55 two workers, every answer", Provider: A55,
 			Answers: pick(DefaultAnswers(A55), []Answer{Answer2xx, Answer4xxKept, AnswerLost}),
-			Workers: []Worker{{Name: "A", MaxAttempts: 2}, {Name: "B", MaxAttempts: 1}}}, n(400, 100)},
+			Workers: []Worker{{Name: "A", MaxAttempts: 2}, {Name: "B", MaxAttempts: 1}}}, n(150, 100)},
 		{Scenario{Name: "lease expires while a worker still sends", Provider: Coinepay,
 			Answers: pick([]Answer{Answer2xx, Answer4xxFinalNotKept, Answer5xx, AnswerLost}, []Answer{Answer2xx, Answer4xxFinalNotKept, AnswerLost}),
 			Workers: []Worker{{Name: "A", MaxAttempts: 2}, {Name: "B", MaxAttempts: 1}},
-			Env:     []EnvStep{{Advance: 10 * time.Minute}}}, n(3000, 150)},
+			Env:     []EnvStep{{Advance: 10 * time.Minute}}}, n(3500, 150)},
 		{Scenario{Name: "a worker crashes anywhere, the job is redelivered", Provider: A55,
 			Answers: pick([]Answer{Answer2xx, Answer5xx, AnswerLost}, []Answer{Answer2xx, AnswerLost}),
-			Workers: []Worker{{Name: "A", MaxAttempts: n(2, 1), Crashes: 1}, {Name: "B", MaxAttempts: 1}}}, n(3000, 50)},
+			Workers: []Worker{{Name: "A", MaxAttempts: n(2, 1), Crashes: 1}, {Name: "B", MaxAttempts: 1}}}, n(500, 50)},
 		{Scenario{Name: "a worker's clock runs 48 h ahead, a day passes", Provider: A55,
 			Answers: pick([]Answer{Answer2xx, Answer5xx, AnswerLost}, []Answer{Answer2xx, AnswerLost}),
 			Workers: []Worker{{Name: "ahead", MaxAttempts: 1, ClockOffset: 48 * time.Hour}, {Name: "B", MaxAttempts: 1}},
-			Env:     []EnvStep{{Advance: 30 * time.Hour}}}, n(200, 50)},
+			Env:     []EnvStep{{Advance: 30 * time.Hour}}}, n(100, 50)},
 		{Scenario{Name: "a worker's clock runs 10 min ahead, leases expire", Provider: Coinepay,
 			Answers: pick([]Answer{Answer2xx, Answer5xx, AnswerLost}, []Answer{Answer2xx, AnswerLost}),
 			Workers: []Worker{{Name: "ahead", MaxAttempts: n(2, 1), ClockOffset: 10 * time.Minute}, {Name: "B", MaxAttempts: 1}},
-			Env:     []EnvStep{{Advance: 3 * time.Minute}}}, n(1000, 50)},
+			Env:     []EnvStep{{Advance: 3 * time.Minute}}}, n(2500, 50)},
 		{Scenario{Name: "two merchants, one client ID on two origins, one journal", Provider: A55,
 			Answers:   []Answer{Answer2xx, AnswerLost},
 			Merchants: []Merchant{{Origin: "http://127.0.0.1:9001", ClientID: "shop"}, {Origin: "http://127.0.0.2:9001", ClientID: "shop"}},
 			Workers:   []Worker{{Name: "sandbox", Merchant: 0, MaxAttempts: 1}, {Name: "production", Merchant: 1, MaxAttempts: 1}}}, 20},
 		{Scenario{Name: "three workers", Provider: Coinepay,
 			Answers: pick([]Answer{Answer2xx, Answer4xxFinalNotKept, AnswerLost}, []Answer{Answer2xx, AnswerLost}),
-			Workers: []Worker{{Name: "A", MaxAttempts: 1}, {Name: "B", MaxAttempts: 1}, {Name: "C", MaxAttempts: 1}}}, n(3000, 200)},
+			Workers: []Worker{{Name: "A", MaxAttempts: 1}, {Name: "B", MaxAttempts: 1}, {Name: "C", MaxAttempts: 1}}}, n(1300, 200)},
 	}
 	if small {
 		// The widest scenarios stop after so many runs: the depth-first
 		// order covers every schedule of the last steps first.
 		for i := range out {
-			out[i].sc.MaxRuns = 300
+			out[i].sc.MaxRuns = 150
 			out[i].minRuns = min(out[i].minRuns, 50)
 		}
 	}
@@ -101,7 +101,7 @@ func TestExhaustive(t *testing.T) {
 	t.Logf("all scenarios: %d interleavings, %d distinct states", total.Runs, total.States)
 }
 
-// TestHolesOnMain is the record of what the checker finds; it runs every
+// TestHolesReport is the record of what the checker finds; it runs every
 // scenario to its end and lists the first counterexample of each kind
 // (set SIMCHECK_REPORT=1).
 func TestHolesReport(t *testing.T) {
