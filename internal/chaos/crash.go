@@ -235,6 +235,23 @@ func (q *queue) push(d delivery) {
 	q.cond.Broadcast()
 }
 
+// leasedRetry is how long the queue waits before it delivers again a
+// reference another run holds.
+const leasedRetry = 200 * time.Millisecond
+
+// pushLater queues d after wait; the phase stays open meanwhile.
+func (q *queue) pushLater(d delivery, wait time.Duration) {
+	q.mu.Lock()
+	q.open++
+	q.mu.Unlock()
+	time.AfterFunc(wait, func() {
+		q.mu.Lock()
+		q.items = append(q.items, d)
+		q.mu.Unlock()
+		q.cond.Broadcast()
+	})
+}
+
 // pop waits for a delivery; false when the phase is over. A worker
 // whose clock runs ahead (skewed) is not given a delivery another such
 // worker left in doubt: a worker with a true clock takes it.
@@ -578,7 +595,18 @@ func (r *crashRun) settleLocked(q *queue, d delivery, res deliveryResult) {
 		}
 		q.push(r.nextDeliveryLocked(rs))
 	default:
+		if res.done.status == statusUnknown && res.skewed {
+			res.done.status, res.done.detail = statusSkewedDoubt, "clock_ahead"
+		}
 		rs.reports = append(rs.reports, res.done)
+		if res.done.status == statusTemporary && res.done.detail == payonce.KindName(payonce.ErrJournalLeased) {
+			// Another run holds the entry (one that died holds it until
+			// its lease ends): a queue retries later, without giving up.
+			if !rs.settled {
+				q.pushLater(r.nextDeliveryLocked(rs), leasedRetry)
+			}
+			return
+		}
 		if res.done.status == statusTemporary {
 			rs.temporary++
 			if rs.temporary <= maxTemporary && !rs.settled {
@@ -586,7 +614,7 @@ func (r *crashRun) settleLocked(q *queue, d delivery, res deliveryResult) {
 			}
 			return
 		}
-		if res.done.status == statusUnknown && res.skewed {
+		if res.done.status == statusSkewedDoubt {
 			// A worker whose clock runs ahead finds keys too old or too
 			// young to send: its doubt is its clock's. The queue gives
 			// the job to another worker.

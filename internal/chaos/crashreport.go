@@ -216,7 +216,7 @@ func reconcileCrash(plan []planItem, refs map[string]*refState, entries map[stri
 		// ending (a lease held, a run taken over) says nothing final.
 		last := doneReport{}
 		for _, d := range rs.reports {
-			if d.status != statusTemporary || last.status == "" {
+			if (d.status != statusTemporary && d.status != statusSkewedDoubt) || last.status == "" {
 				last = d
 			}
 		}

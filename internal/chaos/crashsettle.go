@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/a55"
@@ -50,6 +51,9 @@ func (r *crashRun) settleInDoubt(ctx context.Context, j payonce.Journal, plan []
 		if !ok || e.State != payonce.JournalPending {
 			continue
 		}
+		if err := waitLease(ctx, j, e); err != nil {
+			return nil, err
+		}
 		opts := &a55.SettleOptions{RecordNotExecuted: true}
 		var got payonce.JournalEntry
 		var lerr error
@@ -89,6 +93,42 @@ func (r *crashRun) settleInDoubt(ctx context.Context, j payonce.Journal, plan []
 }
 
 var errNoLookup = errors.New("chaos: the provider lists no such operation")
+
+// maxLeaseWait bounds how long the settling waits for the lease of a
+// worker that died holding an entry (a run's lease before its first
+// attempt is payonce.JournalReserveLease).
+const maxLeaseWait = payonce.JournalReserveLease + 5*time.Second
+
+// waitLease waits until e's lease, held by a worker that died, ends on
+// the journal's clock: Settle refuses an entry a run still holds.
+func waitLease(ctx context.Context, j payonce.Journal, e payonce.JournalEntry) error {
+	deadline := time.Now().Add(maxLeaseWait)
+	for {
+		now, err := j.Now(ctx)
+		if err != nil {
+			return err
+		}
+		if now.IsZero() {
+			now = time.Now()
+		}
+		if e.LeaseOwner == "" || !e.LeaseUntil.After(now) {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("chaos: %s still leased after %s", e.Reference, maxLeaseWait)
+		}
+		t := time.NewTimer(min(e.LeaseUntil.Sub(now)+10*time.Millisecond, time.Second))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		case <-t.C:
+		}
+		if e, err = j.Get(ctx, e.Scope, e.Reference); err != nil {
+			return err
+		}
+	}
+}
 
 // settlementFromRecords is what the provider's records say of e: the
 // operation its key executed, or none.

@@ -42,6 +42,9 @@ const (
 	statusUnknown   = "unknown"   // ErrOutcomeUnknown: in doubt, nothing sent
 	statusTemporary = "temporary" // a temporary failure: the queue redelivers it
 	statusConflict  = "conflict"  // ErrIdempotencyConflict: must never happen here
+	// statusSkewedDoubt is the parent's name for an ErrOutcomeUnknown of
+	// a worker whose clock runs ahead: no last word, the job goes on.
+	statusSkewedDoubt = "skewed_doubt"
 )
 
 // workerConfig is the first line the parent writes to a worker: where the
