@@ -268,18 +268,6 @@ func (m *model) state(canon func(string) string) string {
 	return fmt.Sprintf("id=%d exec=%v late=%d %s", m.nextID, ex, len(m.late), strings.Join(parts, ","))
 }
 
-// executionsOf returns the operations the provider ran for merchant and
-// body fingerprint fp, under any key.
-func (m *model) executionsOf(merchant, fp string) []execution {
-	var out []execution
-	for _, ex := range m.ledger {
-		if ex.merchant == merchant && ex.fp == fp {
-			out = append(out, ex)
-		}
-	}
-	return out
-}
-
 // fingerprint identifies a request's operation: method, path, body.
 func fingerprint(method, path string, body []byte) string {
 	h := sha256.Sum256([]byte(method + "\x00" + path + "\x00" + string(body)))

@@ -71,7 +71,6 @@ type caller func(ctx context.Context) (id string, fromJournal bool, err error)
 type point struct {
 	kind string // "reserve", "update", "get", ..., or "send"
 	send *sendInfo
-	note string
 }
 
 // resumeMsg is the scheduler's word to a waiting worker.
@@ -100,10 +99,9 @@ type proc struct {
 
 	// Touched only by the worker's goroutine between its yields, or by
 	// the scheduler while the worker waits.
-	crashed    bool
-	deliveries int
-	run        *runState
-	results    []delivery
+	crashed bool
+	run     *runState
+	results []delivery
 }
 
 // runState is one call of the operation by one worker.
