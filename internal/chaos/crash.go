@@ -42,7 +42,11 @@ type CrashConfig struct {
 	// past its journal lease mid-run (SIGSTOP, then SIGCONT; see
 	// stallState).
 	StallRate float64
-	MaxKills  int // kills per reference at most, so that every reference settles
+	// OtherMerchantRate is the share of card charges a second merchant
+	// also runs under the same reference: the same A55 client ID on
+	// another origin (sandbox and production), sharing the journal.
+	OtherMerchantRate float64
+	MaxKills          int // kills per reference at most, so that every reference settles
 	// ClockSkews are the clock offsets of the first worker slots, one
 	// each: their processes read the fakes' clock plus the skew, as hosts
 	// whose clocks run ahead (minutes, or days).
@@ -68,7 +72,7 @@ func DefaultCrashConfig() CrashConfig {
 	return CrashConfig{
 		References: 300, Workers: 6, Seed: 1,
 		KillRate: 0.06, HoldRate: 0.05, DualRate: 0.1, LateRate: 0.4, RevisitRate: 0.15,
-		FaultRate: 0.1, MaxKills: 3, FlipRate: 0.05, StallRate: 0.03,
+		FaultRate: 0.1, MaxKills: 3, FlipRate: 0.05, StallRate: 0.03, OtherMerchantRate: 0.1,
 		ClockSkews:  []time.Duration{10 * time.Minute, 48 * time.Hour},
 		A55ClientID: "demo-client", A55ClientSecret: "demo-secret",
 		CoinepayKey: "demo-key", CoinepaySecret: "demo-secret",
@@ -91,7 +95,7 @@ func (c CrashConfig) Validate() error {
 		return errors.New("chaos: crash references must be at least 1")
 	case c.Workers < 1:
 		return errors.New("chaos: crash workers must be at least 1")
-	case !rate(c.KillRate) || !rate(c.HoldRate) || !rate(c.DualRate) || !rate(c.LateRate) || !rate(c.RevisitRate) || !rate(c.FlipRate) || !rate(c.StallRate):
+	case !rate(c.KillRate) || !rate(c.HoldRate) || !rate(c.DualRate) || !rate(c.LateRate) || !rate(c.RevisitRate) || !rate(c.FlipRate) || !rate(c.StallRate) || !rate(c.OtherMerchantRate):
 		return errors.New("chaos: crash rates must be within 0..1")
 	case !(c.FaultRate >= 0 && c.FaultRate <= 0.5): // NaN too
 		return errors.New("chaos: crash fault rate must be within 0..0.5")
@@ -135,6 +139,7 @@ type refState struct {
 	sentSettled bool         // a delivery that began after it settled (or ended in doubt) sent a request
 	flip        *flipState   // the provider answers its key differently twice (nil: no)
 	stall       *stallState  // its first worker stalls past its lease (nil: no)
+	definite    bool         // settled by an answer (not an outcome in doubt)
 }
 
 // crashRun is one crash run's parent.
@@ -143,6 +148,7 @@ type crashRun struct {
 	latency time.Duration // the fakes' latency per request (CompareJournals)
 	newCmd  func() (*exec.Cmd, error)
 	a55     *a55test.Server
+	a55b    *a55test.Server // the second merchant's A55 origin
 	cp      *coinepaytest.Server
 	clock   *a55test.Clock // both fakes' clock
 	wcfg    workerConfig
@@ -314,10 +320,19 @@ func RunCrash(ctx context.Context, cfg CrashConfig) (*CrashReport, error) {
 			Status: rule.Status, Delay: rule.Delay, When: rule.When}); err != nil {
 			return nil, err
 		}
+		if err := r.a55b.AddFault(a55test.Rule{Fault: a55test.FaultKind(rule.Fault), Path: rule.Path, Probability: rule.Probability,
+			Status: rule.Status, Delay: rule.Delay, When: rule.When}); err != nil {
+			return nil, err
+		}
 	}
 
 	start := time.Now()
 	plan := buildPlan(cfg.References, cfg.Seed)
+	for _, it := range plan[:cfg.References] {
+		if it.work == workCharge && r.chance(it.ref, "other") < cfg.OtherMerchantRate {
+			plan = append(plan, planItem{index: it.index, work: workCharge, ref: otherPrefix + it.ref, other: true})
+		}
+	}
 	q := newQueue()
 	dual, flipped := 0, 0
 	for _, it := range plan {
@@ -370,7 +385,7 @@ func RunCrash(ctx context.Context, cfg CrashConfig) (*CrashReport, error) {
 		return nil, err
 	}
 	rep.Dual, rep.Late, rep.Revisited, rep.Elapsed = dual, late, revisit, elapsed
-	rep.Flipped, rep.ClockSkews = flipped, len(cfg.ClockSkews)
+	rep.Flipped, rep.ClockSkews, rep.SecondMerchant = flipped, len(cfg.ClockSkews), len(plan)-cfg.References
 	r.mu.Lock()
 	rep.Stalls, rep.StallsTakenOver, rep.StaleSends = r.stalls, r.takenOver, r.staleSends
 	r.mu.Unlock()
@@ -386,12 +401,15 @@ func (r *crashRun) startFakes() {
 	r.clock = a55test.NewClock()
 	r.a55 = a55test.NewServer(a55test.WithSeed(r.cfg.Seed), a55test.WithRateLimit(-1, time.Minute), a55test.WithClock(r.clock),
 		a55test.WithCredentials(r.cfg.A55ClientID, r.cfg.A55ClientSecret), a55test.WithLatency(r.latency))
+	r.a55b = a55test.NewServer(a55test.WithSeed(r.cfg.Seed+2), a55test.WithRateLimit(-1, time.Minute), a55test.WithClock(r.clock),
+		a55test.WithCredentials(r.cfg.A55ClientID, r.cfg.A55ClientSecret), a55test.WithLatency(r.latency))
 	r.cp = coinepaytest.NewServer(coinepaytest.WithSeed(r.cfg.Seed+1), coinepaytest.WithBalance(big), coinepaytest.WithClock(r.clock),
 		coinepaytest.WithCredentials(r.cfg.CoinepayKey, r.cfg.CoinepaySecret), coinepaytest.WithLatency(r.latency))
 }
 
 func (r *crashRun) closeFakes() {
 	r.a55.Close()
+	r.a55b.Close()
 	r.cp.Close()
 }
 
@@ -441,10 +459,20 @@ func (r *crashRun) setup(ctx context.Context) (map[string]bool, error) {
 		keys[res.Meta.Key] = true
 		cards = append(cards, res.CardID)
 	}
-	r.scopes = map[string]string{providerA55: a.Core().Scope(), providerCoinepay: c.Core().Scope()}
+	b, err := a55.NewClient(a55.Auth{ClientID: r.cfg.A55ClientID, ClientSecret: r.cfg.A55ClientSecret, TokenURL: r.a55b.TokenURL()},
+		payonce.WithBaseURL(r.a55b.URL), clock)
+	if err != nil {
+		return nil, err
+	}
+	w2, err := b.Wallets.Create(ctx, &a55.WalletCreateRequest{Name: "crash wallet, second merchant", Currency: payonce.BRL})
+	if err != nil {
+		return nil, fmt.Errorf("chaos: create the second merchant's wallet: %w", err)
+	}
+	keys[w2.Meta.Key] = true
+	r.scopes = map[string]string{providerA55: a.Core().Scope(), providerCoinepay: c.Core().Scope(), providerA55Other: b.Core().Scope()}
 	r.a55c = a
 	r.wcfg = workerConfig{
-		A55URL: r.a55.URL, A55ClientID: r.cfg.A55ClientID, A55ClientSecret: r.cfg.A55ClientSecret,
+		A55URL: r.a55.URL, A55OtherURL: r.a55b.URL, OtherWallet: w2.UUID, A55ClientID: r.cfg.A55ClientID, A55ClientSecret: r.cfg.A55ClientSecret,
 		CoinepayURL: r.cp.URL, CoinepayKey: r.cfg.CoinepayKey, CoinepaySecret: r.cfg.CoinepaySecret,
 		Wallet: w.UUID, Cards: cards,
 	}
@@ -496,7 +524,9 @@ func (r *crashRun) slot(ctx context.Context, q *queue, wcfg workerConfig) error 
 			return err
 		}
 		r.mu.Lock()
-		d.settled = r.refs[d.item.ref].settled
+		// An outcome in doubt is no last word while workers' clocks
+		// differ: one whose clock makes the key young may still send it.
+		d.settled = r.refs[d.item.ref].definite
 		r.mu.Unlock()
 		if p == nil {
 			var err error
@@ -633,6 +663,9 @@ func (r *crashRun) settleLocked(q *queue, d delivery, res deliveryResult) {
 			close(rs.stall.settled)
 		}
 		rs.settled = true
+		if res.done.status != statusUnknown {
+			rs.definite = true
+		}
 		if res.sends > 0 && (d.settled || res.done.status == statusUnknown) {
 			rs.sentSettled = true
 		}

@@ -77,6 +77,9 @@ func (fs *flipState) ended(d delivery) {
 // refuseOnce makes the item's provider refuse the next request under key
 // with a 4xx it does not keep.
 func (r *crashRun) refuseOnce(it planItem, key string) error {
+	if it.other {
+		return r.a55b.AddFault(a55test.Rule{Fault: a55test.FaultKind(fakeserver.RefuseBeforeCommit), IdempotencyKey: key, Count: 1})
+	}
 	if it.provider() == providerA55 {
 		return r.a55.AddFault(a55test.Rule{Fault: a55test.FaultKind(fakeserver.RefuseBeforeCommit), IdempotencyKey: key, Count: 1})
 	}

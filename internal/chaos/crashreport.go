@@ -24,8 +24,11 @@ type CrashReport struct {
 	Dual       int    `json:"dual"`        // references delivered to two workers at once
 	Flipped    int    `json:"flipped"`     // references whose key the provider answered differently twice (a 4xx not kept, then the operation)
 	ClockSkews int    `json:"clock_skews"` // worker slots whose clock runs ahead
-	Stalls     int    `json:"stalls"`      // workers stopped (SIGSTOP) past their journal lease, then resumed
-	StaleSends int    `json:"stale_sends"` // attempts a resumed worker sent after another took its reference over
+	// SecondMerchant counts the references a second merchant (the same
+	// A55 client ID on another origin) ran too, on the same journal.
+	SecondMerchant int `json:"second_merchant"`
+	Stalls         int `json:"stalls"`      // workers stopped (SIGSTOP) past their journal lease, then resumed
+	StaleSends     int `json:"stale_sends"` // attempts a resumed worker sent after another took its reference over
 	// StallsTakenOver counts the stalls whose reference another worker
 	// took over and settled while the stalled one was stopped.
 	StallsTakenOver int          `json:"stalls_taken_over"`
@@ -95,7 +98,7 @@ func (r *crashRun) report(ctx context.Context, jr *journalRun, plan []planItem, 
 	defer closeJ()
 	entries := map[string]payonce.JournalEntry{}
 	for _, it := range plan {
-		e, err := j.Get(ctx, r.scopes[it.provider()], it.ref)
+		e, err := j.Get(ctx, r.scopes[it.provider()], it.journalRef())
 		switch {
 		case errors.Is(err, payonce.ErrJournalNotFound):
 		case err != nil:
@@ -107,6 +110,9 @@ func (r *crashRun) report(ctx context.Context, jr *journalRun, plan []planItem, 
 	var ledger []fakeserver.Operation
 	for _, op := range r.a55.Ledger().Operations() {
 		ledger = append(ledger, fakeserver.Operation{Provider: op.Provider, Kind: op.Kind, IdempotencyKey: op.IdempotencyKey, ID: op.ID, Amount: op.Amount})
+	}
+	for _, op := range r.a55b.Ledger().Operations() {
+		ledger = append(ledger, fakeserver.Operation{Provider: providerA55Other, Kind: op.Kind, IdempotencyKey: op.IdempotencyKey, ID: op.ID, Amount: op.Amount})
 	}
 	for _, op := range r.cp.Ledger().Operations() {
 		ledger = append(ledger, fakeserver.Operation{Provider: op.Provider, Kind: op.Kind, IdempotencyKey: op.IdempotencyKey, ID: op.ID, Amount: op.Amount})
@@ -125,9 +131,9 @@ func (r *crashRun) report(ctx context.Context, jr *journalRun, plan []planItem, 
 	rep.CrashesAt, rep.Crashes = r.crashCounts()
 	rep.WorkerFailures = r.workerFailures
 	rep.Journal = jr.kind
-	a, c := r.a55.Stats(), r.cp.Stats()
-	rep.Server = ServerStats{Requests: a.Requests + c.Requests, Executed: a.Executed + c.Executed,
-		Replays: a.Replayed + c.Replayed, Conflicts: a.Conflicts + c.Conflicts}
+	a, b, c := r.a55.Stats(), r.a55b.Stats(), r.cp.Stats()
+	rep.Server = ServerStats{Requests: a.Requests + b.Requests + c.Requests, Executed: a.Executed + b.Executed + c.Executed,
+		Replays: a.Replayed + b.Replayed + c.Replayed, Conflicts: a.Conflicts + b.Conflicts + c.Conflicts}
 	return rep, nil
 }
 
@@ -160,7 +166,7 @@ func reconcileCrash(plan []planItem, refs map[string]*refState, entries map[stri
 	for _, it := range plan {
 		if it.work != workApply {
 			a, _ := payonce.AmountFromMinor(itemAmount(it))
-			byAmount[it.kind()+"\x00"+a.String()] = it.ref
+			byAmount[it.provider()+"\x00"+it.kind()+"\x00"+a.String()] = it.ref
 		}
 	}
 	explained := map[string]bool{}
@@ -191,7 +197,7 @@ func reconcileCrash(plan []planItem, refs map[string]*refState, entries map[stri
 		// Executions of this reference under another key.
 		for _, op := range ledger {
 			if setupKeys[op.IdempotencyKey] || op.Provider != it.provider() || op.Kind != it.kind() ||
-				byAmount[op.Kind+"\x00"+op.Amount] != it.ref || (has && op.IdempotencyKey == e.Key) {
+				byAmount[op.Provider+"\x00"+op.Kind+"\x00"+op.Amount] != it.ref || (has && op.IdempotencyKey == e.Key) {
 				continue
 			}
 			execs = append(execs, op)
@@ -369,6 +375,7 @@ func (r *CrashReport) writeSection(b *strings.Builder) {
 	row("  delivered to two workers at once", r.Dual)
 	row("  answered differently twice under one key (4xx not kept, then 2xx)", r.Flipped)
 	row("worker slots with a skewed clock", r.ClockSkews)
+	row("references a second merchant ran too (one client ID, another origin, one journal)", r.SecondMerchant)
 	row("workers stalled past their lease (SIGSTOP, SIGCONT)", fmt.Sprintf("%d (%d taken over meanwhile)", r.Stalls, r.StallsTakenOver))
 	row("  attempts they sent after resuming", r.StaleSends)
 	row("  redelivered", r.Redelivered)

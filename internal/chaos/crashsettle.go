@@ -41,6 +41,11 @@ func (r *crashRun) settleInDoubt(ctx context.Context, j payonce.Journal, plan []
 	if err != nil {
 		return nil, err
 	}
+	b, err := a55.NewClient(a55.Auth{ClientID: r.cfg.A55ClientID, ClientSecret: r.cfg.A55ClientSecret, TokenURL: r.a55b.TokenURL()},
+		payonce.WithBaseURL(r.a55b.URL), clock, payonce.WithJournal(j))
+	if err != nil {
+		return nil, err
+	}
 	c, err := coinepay.NewClient(r.cfg.CoinepayKey, r.cfg.CoinepaySecret, payonce.WithBaseURL(r.cp.URL), clock, payonce.WithJournal(j))
 	if err != nil {
 		return nil, err
@@ -60,13 +65,17 @@ func (r *crashRun) settleInDoubt(ctx context.Context, j payonce.Journal, plan []
 		switch it.work {
 		case workCharge, workDeclined:
 			amount, _ := payonce.AmountFromMinor(itemAmount(it))
+			client, wallet := a, r.wcfg.Wallet
+			if it.other {
+				client, wallet = b, r.wcfg.OtherWallet
+			}
 			var s *a55.ChargeSettlement
-			if s, lerr = a.Charges.SettleCreate(ctx, it.ref, chargeRequest(it, amount, r.wcfg.Wallet), opts); lerr == nil {
+			if s, lerr = client.Charges.SettleCreate(ctx, it.journalRef(), chargeRequest(it, amount, wallet), opts); lerr == nil {
 				got = s.Entry
 			}
 		case workApply:
 			var s *coinepay.ApplySettlement
-			if s, lerr = c.Cards.SettleApply(ctx, it.ref, applyRequest(), &coinepay.SettleOptions{RecordNotExecuted: true}); lerr == nil {
+			if s, lerr = c.Cards.SettleApply(ctx, it.journalRef(), applyRequest(), &coinepay.SettleOptions{RecordNotExecuted: true}); lerr == nil {
 				got = s.Entry
 			}
 		default:
@@ -80,10 +89,13 @@ func (r *crashRun) settleInDoubt(ctx context.Context, j payonce.Journal, plan []
 			return nil, fmt.Errorf("chaos: settle %s by lookup: %w", it.ref, lerr)
 		}
 		core := a.Core()
-		if it.provider() == providerCoinepay {
+		switch it.provider() {
+		case providerCoinepay:
 			core = c.Core()
+		case providerA55Other:
+			core = b.Core()
 		}
-		got, err := core.Settle(ctx, it.ref, settlementFromRecords(it, e, ledger))
+		got, err := core.Settle(ctx, it.journalRef(), settlementFromRecords(it, e, ledger))
 		if err != nil {
 			return nil, fmt.Errorf("chaos: settle %s by hand: %w", it.ref, err)
 		}
@@ -138,8 +150,8 @@ func settlementFromRecords(it planItem, e payonce.JournalEntry, ledger []fakeser
 			continue
 		}
 		var body []byte
-		if it.provider() == providerA55 {
-			body, _ = json.Marshal(map[string]any{"charge_uuid": op.ID, "status": "confirmed", "amount": op.Amount, "currency": "BRL", "description": it.ref})
+		if it.a55() {
+			body, _ = json.Marshal(map[string]any{"charge_uuid": op.ID, "status": "confirmed", "amount": op.Amount, "currency": "BRL", "description": it.journalRef()})
 		} else {
 			body, _ = json.Marshal(map[string]any{"code": 200, "message": "ok", "message_key": "success",
 				"data": map[string]any{"card_id": op.ID, "recharge_id": op.ID, "amount": op.Amount}})

@@ -55,6 +55,9 @@ func (r *crashRun) stallStep(ss *stallState, it planItem, d delivery, phase, key
 // failOnce makes the item's provider answer the next request under key
 // 503, executing nothing.
 func (r *crashRun) failOnce(it planItem, key string) error {
+	if it.other {
+		return r.a55b.AddFault(a55test.Rule{Fault: a55test.FaultKind(fakeserver.ErrorBeforeCommit), Status: 503, IdempotencyKey: key, Count: 1})
+	}
 	if it.provider() == providerA55 {
 		return r.a55.AddFault(a55test.Rule{Fault: a55test.FaultKind(fakeserver.ErrorBeforeCommit), Status: 503, IdempotencyKey: key, Count: 1})
 	}

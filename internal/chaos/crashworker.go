@@ -51,6 +51,8 @@ const (
 // servers and the journal are, and the fakes' clock.
 type workerConfig struct {
 	A55URL          string        `json:"a55_url"`
+	A55OtherURL     string        `json:"a55_other_url"` // the second merchant's origin
+	OtherWallet     string        `json:"other_wallet"`
 	A55ClientID     string        `json:"a55_client_id"`
 	A55ClientSecret string        `json:"a55_client_secret"`
 	CoinepayURL     string        `json:"coinepay_url"`
@@ -225,7 +227,14 @@ func newCrashClients(cfg workerConfig, j payonce.Journal, wrap func(http.RoundTr
 	if err != nil {
 		return nil, err
 	}
-	return &crashClients{a55: a, coinepay: c, wallet: cfg.Wallet, cards: cfg.Cards, journal: j != nil}, nil
+	cc := &crashClients{a55: a, coinepay: c, wallet: cfg.Wallet, wallet2: cfg.OtherWallet, cards: cfg.Cards, journal: j != nil}
+	if cfg.A55OtherURL != "" {
+		auth2 := a55.Auth{ClientID: cfg.A55ClientID, ClientSecret: cfg.A55ClientSecret, TokenURL: cfg.A55OtherURL + "/oauth2/token"}
+		if cc.a55Other, err = a55.NewClient(auth2, common(cfg.A55OtherURL)...); err != nil {
+			return nil, err
+		}
+	}
+	return cc, nil
 }
 
 func (w *worker) read() (string, bool) {
