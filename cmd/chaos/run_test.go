@@ -25,10 +25,10 @@ func TestRunPrintsTableAndResultLine(t *testing.T) {
 	require.Equal(t, 0, code, errOut.String()+"\n"+out.String())
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
 	// The default run ends with its crash phase: worker processes killed.
-	assert.Regexp(t, `^RESULT operations=\d+ attempts=\d+ replays=\d+ resumed=\d+ crashes=[1-9]\d* duplicates=0 lost=0$`, lines[len(lines)-1])
+	assert.Regexp(t, `^RESULT operations=\d+ attempts=\d+ replays=\d+ resumed=\d+ crashes=[1-9]\d* duplicates=0 lost=0 misrecorded=0$`, lines[len(lines)-1])
 	assert.Contains(t, out.String(), "charge.create")
 	assert.Contains(t, out.String(), "payonce crash run (worker processes SIGKILLed, journal: sqlite)")
-	assert.Regexp(t, `in_doubt \(ErrOutcomeUnknown\)\s+\d+`, out.String())
+	assert.Regexp(t, `in_doubt \(pending after the run\)\s+\d+`, out.String())
 	assert.Contains(t, errOut.String(), "progress:", "plain progress lines when not a terminal")
 	assert.Contains(t, errOut.String(), "crash: phase 2, fakes' clock +25h")
 }
@@ -97,9 +97,9 @@ func TestRunCrashJSON(t *testing.T) {
 	for _, k := range []string{"crashes", "redelivered", "in_doubt", "duplicates", "lost", "crashes_at", "journal"} {
 		assert.Contains(t, rep, k)
 	}
-	assert.EqualValues(t, 30, rep["operations"])
+	assert.GreaterOrEqual(t, rep["operations"], 30.0, "30 references, and the second merchant's")
 	assert.Positive(t, rep["crashes"])
-	assert.Regexp(t, `^RESULT operations=30 attempts=\d+ crashes=[1-9]\d* redelivered=\d+ in_doubt=\d+ duplicates=0 lost=0$`, s[i+1:])
+	assert.Regexp(t, `^RESULT operations=3\d attempts=\d+ crashes=[1-9]\d* redelivered=\d+ in_doubt=\d+ duplicates=0 lost=0 misrecorded=0$`, s[i+1:])
 }
 
 // tamperLedger serves srv's handler, but answers GET /_fakepay/ledger with
@@ -144,7 +144,7 @@ func TestRunExitsOneWhenTheProofFails(t *testing.T) {
 		{
 			name:   "untouched ledger passes",
 			tamper: func(ops []map[string]any) []map[string]any { return ops },
-			result: "duplicates=0 lost=0",
+			result: "duplicates=0 lost=0 misrecorded=0",
 			reason: "RESULT operations=",
 			code:   0,
 		},
@@ -161,7 +161,7 @@ func TestRunExitsOneWhenTheProofFails(t *testing.T) {
 				t.Error("no charge in the ledger")
 				return ops
 			},
-			result: "duplicates=1 lost=0",
+			result: "duplicates=1 lost=0 misrecorded=0",
 			reason: "problem: duplicate: a55 charge.create key ",
 			code:   1,
 		},
@@ -176,7 +176,7 @@ func TestRunExitsOneWhenTheProofFails(t *testing.T) {
 				t.Error("no refund in the ledger")
 				return ops
 			},
-			result: "duplicates=0 lost=1",
+			result: "duplicates=0 lost=1 misrecorded=0",
 			reason: "done for the client, missing from the ledger",
 			code:   1,
 		},

@@ -168,7 +168,7 @@ func TestChaosExactlyOnce(t *testing.T) {
 	assert.GreaterOrEqual(t, rep.ResumeRounds, 1)
 	assert.NotEmpty(t, rep.Retries)
 	lines := strings.Split(strings.TrimSpace(o.text), "\n")
-	assert.Regexp(t, `^RESULT operations=\d+ attempts=\d+ replays=\d+ resumed=[1-9]\d* crashes=0 duplicates=0 lost=0$`, lines[len(lines)-1])
+	assert.Regexp(t, `^RESULT operations=\d+ attempts=\d+ replays=\d+ resumed=[1-9]\d* crashes=0 duplicates=0 lost=0 misrecorded=0$`, lines[len(lines)-1])
 }
 
 func TestChaosSameSeedSameFaults(t *testing.T) {

@@ -34,7 +34,24 @@ type CrashConfig struct {
 	// after the 25 h move (they must answer from the journal).
 	RevisitRate float64
 	FaultRate   float64 // share of requests the fakes fault (lost answers, 503, delays)
-	MaxKills    int     // kills per reference at most, so that every reference settles
+	// FlipRate is the share of references the provider answers
+	// differently twice under one key: a 4xx it does not keep, then the
+	// operation (see flipState).
+	FlipRate float64
+	// StallRate is the share of references whose first worker stalls
+	// past its journal lease mid-run (SIGSTOP, then SIGCONT; see
+	// stallState).
+	StallRate float64
+	// OtherMerchantRate is the share of card charges a second merchant
+	// also runs under the same reference: the same A55 client ID on
+	// another origin (sandbox and production), sharing the journal.
+	OtherMerchantRate float64
+	MaxKills          int // kills per reference at most, so that every reference settles
+	// ClockSkews are the clock offsets of the first worker slots, one
+	// each: their processes read the fakes' clock plus the skew, as hosts
+	// whose clocks run ahead (minutes, or days). The last slot always
+	// keeps a true clock.
+	ClockSkews []time.Duration
 
 	// Journal is where the workers' journal lives: "" for a new SQLite
 	// file in a temporary directory, a file path for SQLite, or a
@@ -56,7 +73,8 @@ func DefaultCrashConfig() CrashConfig {
 	return CrashConfig{
 		References: 300, Workers: 6, Seed: 1,
 		KillRate: 0.06, HoldRate: 0.05, DualRate: 0.1, LateRate: 0.4, RevisitRate: 0.15,
-		FaultRate: 0.1, MaxKills: 3,
+		FaultRate: 0.1, MaxKills: 3, FlipRate: 0.05, StallRate: 0.03, OtherMerchantRate: 0.1,
+		ClockSkews:  []time.Duration{10 * time.Minute, 48 * time.Hour},
 		A55ClientID: "demo-client", A55ClientSecret: "demo-secret",
 		CoinepayKey: "demo-key", CoinepaySecret: "demo-secret",
 	}
@@ -78,7 +96,7 @@ func (c CrashConfig) Validate() error {
 		return errors.New("chaos: crash references must be at least 1")
 	case c.Workers < 1:
 		return errors.New("chaos: crash workers must be at least 1")
-	case !rate(c.KillRate) || !rate(c.HoldRate) || !rate(c.DualRate) || !rate(c.LateRate) || !rate(c.RevisitRate):
+	case !rate(c.KillRate) || !rate(c.HoldRate) || !rate(c.DualRate) || !rate(c.LateRate) || !rate(c.RevisitRate) || !rate(c.FlipRate) || !rate(c.StallRate) || !rate(c.OtherMerchantRate):
 		return errors.New("chaos: crash rates must be within 0..1")
 	case !(c.FaultRate >= 0 && c.FaultRate <= 0.5): // NaN too
 		return errors.New("chaos: crash fault rate must be within 0..0.5")
@@ -118,6 +136,9 @@ type refState struct {
 	settled     bool
 	reports     []doneReport // every delivery's report, in order
 	sentSettled bool         // a delivery that began after it settled (or ended in doubt) sent a request
+	flip        *flipState   // the provider answers its key differently twice (nil: no)
+	stall       *stallState  // its first worker stalls past its lease (nil: no)
+	definite    bool         // settled by an answer (not an outcome in doubt)
 }
 
 // crashRun is one crash run's parent.
@@ -126,6 +147,7 @@ type crashRun struct {
 	latency time.Duration // the fakes' latency per request (CompareJournals)
 	newCmd  func() (*exec.Cmd, error)
 	a55     *a55test.Server
+	a55b    *a55test.Server // the second merchant's A55 origin
 	cp      *coinepaytest.Server
 	clock   *a55test.Clock // both fakes' clock
 	wcfg    workerConfig
@@ -140,6 +162,12 @@ type crashRun struct {
 	// workerFailures counts workers that died on their own or broke the
 	// protocol: never planned, so the run fails.
 	workerFailures int
+	q              *queue          // the current phase's queue
+	base           workerConfig    // the current phase's worker config, true clock
+	ctx            context.Context // the run's
+	stalls         int             // workers stopped past their lease
+	takenOver      int             // stalled workers whose reference another settled meanwhile
+	staleSends     int             // attempts a stalled worker sent after it resumed
 }
 
 // chance is a seeded draw in [0,1) for the given decision: the same seed
@@ -159,10 +187,22 @@ func (r *crashRun) chance(parts ...any) float64 {
 
 // decide plays the parent at a worker's sync point: kill there, or ack and
 // perhaps kill a little later while the fake holds the request.
-func (r *crashRun) decide(d delivery, phase string, i int) (bool, time.Duration) {
+func (r *crashRun) decide(p *workerProc, d delivery, phase, key string, i int) (bool, time.Duration) {
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	rs := r.refs[d.item.ref]
+	if fs := rs.flip; fs != nil && d.n <= 2 {
+		r.mu.Unlock()
+		r.flipStep(fs, d.item, d, phase, key)
+		return false, 0
+	}
+	if ss := rs.stall; ss != nil && d.n == 1 {
+		r.mu.Unlock()
+		if r.stallStep(ss, d.item, d, phase, key) {
+			r.stall(p, ss, d)
+		}
+		return false, 0
+	}
+	defer r.mu.Unlock()
 	if rs.kills >= r.cfg.MaxKills {
 		return false, 0
 	}
@@ -200,19 +240,42 @@ func (q *queue) push(d delivery) {
 	q.cond.Broadcast()
 }
 
-// pop waits for a delivery; false when the phase is over.
-func (q *queue) pop() (delivery, bool) {
+// leasedRetry is how long the queue waits before it delivers again a
+// reference another run holds.
+const leasedRetry = 200 * time.Millisecond
+
+// pushLater queues d after wait; the phase stays open meanwhile.
+func (q *queue) pushLater(d delivery, wait time.Duration) {
+	q.mu.Lock()
+	q.open++
+	q.mu.Unlock()
+	time.AfterFunc(wait, func() {
+		q.mu.Lock()
+		q.items = append(q.items, d)
+		q.mu.Unlock()
+		q.cond.Broadcast()
+	})
+}
+
+// pop waits for a delivery; false when the phase is over. A worker
+// whose clock runs ahead (skewed) is not given a delivery another such
+// worker left in doubt: a worker with a true clock takes it.
+func (q *queue) pop(skewed bool) (delivery, bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	for len(q.items) == 0 && q.open > 0 {
+	for {
+		for i, d := range q.items {
+			if skewed && d.honest {
+				continue
+			}
+			q.items = append(q.items[:i:i], q.items[i+1:]...)
+			return d, true
+		}
+		if len(q.items) == 0 && q.open == 0 {
+			return delivery{}, false
+		}
 		q.cond.Wait()
 	}
-	if len(q.items) == 0 {
-		return delivery{}, false
-	}
-	d := q.items[0]
-	q.items = q.items[1:]
-	return d, true
 }
 
 // finish ends a popped delivery (after any redelivery it caused was pushed).
@@ -230,7 +293,7 @@ func RunCrash(ctx context.Context, cfg CrashConfig) (*CrashReport, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	r := &crashRun{cfg: cfg, newCmd: cfg.WorkerCommand, refs: map[string]*refState{}, crashes: map[string]int{}}
+	r := &crashRun{cfg: cfg, newCmd: cfg.WorkerCommand, refs: map[string]*refState{}, crashes: map[string]int{}, ctx: ctx}
 	if r.newCmd == nil {
 		r.newCmd = defaultWorkerCommand
 	}
@@ -256,22 +319,38 @@ func RunCrash(ctx context.Context, cfg CrashConfig) (*CrashReport, error) {
 			Status: rule.Status, Delay: rule.Delay, When: rule.When}); err != nil {
 			return nil, err
 		}
+		if err := r.a55b.AddFault(a55test.Rule{Fault: a55test.FaultKind(rule.Fault), Path: rule.Path, Probability: rule.Probability,
+			Status: rule.Status, Delay: rule.Delay, When: rule.When}); err != nil {
+			return nil, err
+		}
 	}
 
 	start := time.Now()
 	plan := buildPlan(cfg.References, cfg.Seed)
+	for _, it := range plan[:cfg.References] {
+		if it.work == workCharge && r.chance(it.ref, "other") < cfg.OtherMerchantRate {
+			plan = append(plan, planItem{index: it.index, work: workCharge, ref: otherPrefix + it.ref, other: true})
+		}
+	}
 	q := newQueue()
-	dual := 0
+	dual, flipped := 0, 0
 	for _, it := range plan {
 		rs := &refState{item: it, late: r.chance(it.ref, "late") < cfg.LateRate}
+		switch {
+		case r.chance(it.ref, "flip") < cfg.FlipRate:
+			rs.flip = newFlipState()
+			flipped++
+		case r.chance(it.ref, "stall") < cfg.StallRate:
+			rs.stall = &stallState{settled: make(chan struct{})}
+		}
 		r.refs[it.ref] = rs
 		q.push(r.nextDelivery(rs))
-		if r.chance(it.ref, "dual") < cfg.DualRate {
+		if rs.flip != nil || r.chance(it.ref, "dual") < cfg.DualRate {
 			q.push(r.nextDelivery(rs))
 			dual++
 		}
 	}
-	r.progress("crash: phase 1, %d references (%d delivered twice at once) to %d workers", len(plan), dual, cfg.Workers)
+	r.progress("crash: phase 1, %d references (%d delivered twice at once, %d of them answered differently twice) to %d workers", len(plan), dual, flipped, cfg.Workers)
 	if err := r.phase(ctx, q); err != nil {
 		return nil, err
 	}
@@ -305,6 +384,10 @@ func RunCrash(ctx context.Context, cfg CrashConfig) (*CrashReport, error) {
 		return nil, err
 	}
 	rep.Dual, rep.Late, rep.Revisited, rep.Elapsed = dual, late, revisit, elapsed
+	rep.Flipped, rep.ClockSkews, rep.SecondMerchant = flipped, min(len(cfg.ClockSkews), cfg.Workers-1), len(plan)-cfg.References
+	r.mu.Lock()
+	rep.Stalls, rep.StallsTakenOver, rep.StaleSends = r.stalls, r.takenOver, r.staleSends
+	r.mu.Unlock()
 	if elapsed > 0 {
 		rep.OpsPerSecond = float64(rep.Operations) / elapsed.Seconds()
 	}
@@ -317,12 +400,15 @@ func (r *crashRun) startFakes() {
 	r.clock = a55test.NewClock()
 	r.a55 = a55test.NewServer(a55test.WithSeed(r.cfg.Seed), a55test.WithRateLimit(-1, time.Minute), a55test.WithClock(r.clock),
 		a55test.WithCredentials(r.cfg.A55ClientID, r.cfg.A55ClientSecret), a55test.WithLatency(r.latency))
+	r.a55b = a55test.NewServer(a55test.WithSeed(r.cfg.Seed+2), a55test.WithRateLimit(-1, time.Minute), a55test.WithClock(r.clock),
+		a55test.WithCredentials(r.cfg.A55ClientID, r.cfg.A55ClientSecret), a55test.WithLatency(r.latency))
 	r.cp = coinepaytest.NewServer(coinepaytest.WithSeed(r.cfg.Seed+1), coinepaytest.WithBalance(big), coinepaytest.WithClock(r.clock),
 		coinepaytest.WithCredentials(r.cfg.CoinepayKey, r.cfg.CoinepaySecret), coinepaytest.WithLatency(r.latency))
 }
 
 func (r *crashRun) closeFakes() {
 	r.a55.Close()
+	r.a55b.Close()
 	r.cp.Close()
 }
 
@@ -372,10 +458,20 @@ func (r *crashRun) setup(ctx context.Context) (map[string]bool, error) {
 		keys[res.Meta.Key] = true
 		cards = append(cards, res.CardID)
 	}
-	r.scopes = map[string]string{providerA55: a.Core().Scope(), providerCoinepay: c.Core().Scope()}
+	b, err := a55.NewClient(a55.Auth{ClientID: r.cfg.A55ClientID, ClientSecret: r.cfg.A55ClientSecret, TokenURL: r.a55b.TokenURL()},
+		payonce.WithBaseURL(r.a55b.URL), clock)
+	if err != nil {
+		return nil, err
+	}
+	w2, err := b.Wallets.Create(ctx, &a55.WalletCreateRequest{Name: "crash wallet, second merchant", Currency: payonce.BRL})
+	if err != nil {
+		return nil, fmt.Errorf("chaos: create the second merchant's wallet: %w", err)
+	}
+	keys[w2.Meta.Key] = true
+	r.scopes = map[string]string{providerA55: a.Core().Scope(), providerCoinepay: c.Core().Scope(), providerA55Other: b.Core().Scope()}
 	r.a55c = a
 	r.wcfg = workerConfig{
-		A55URL: r.a55.URL, A55ClientID: r.cfg.A55ClientID, A55ClientSecret: r.cfg.A55ClientSecret,
+		A55URL: r.a55.URL, A55OtherURL: r.a55b.URL, OtherWallet: w2.UUID, A55ClientID: r.cfg.A55ClientID, A55ClientSecret: r.cfg.A55ClientSecret,
 		CoinepayURL: r.cp.URL, CoinepayKey: r.cfg.CoinepayKey, CoinepaySecret: r.cfg.CoinepaySecret,
 		Wallet: w.UUID, Cards: cards,
 	}
@@ -387,13 +483,23 @@ func (r *crashRun) setup(ctx context.Context) (map[string]bool, error) {
 func (r *crashRun) phase(ctx context.Context, q *queue) error {
 	wcfg := r.wcfg
 	wcfg.ClockOffset = time.Until(r.clock.Now())
+	r.mu.Lock()
+	r.q, r.base = q, wcfg
+	r.mu.Unlock()
 	var wg sync.WaitGroup
 	errs := make([]error, r.cfg.Workers)
 	for s := range r.cfg.Workers {
 		wg.Add(1)
+		wc := wcfg
+		// One slot at least keeps a true clock: a skewed worker's doubt
+		// goes to such a one.
+		if s < len(r.cfg.ClockSkews) && s < r.cfg.Workers-1 {
+			wc.ClockOffset += r.cfg.ClockSkews[s]
+			wc.skewed = r.cfg.ClockSkews[s] != 0
+		}
 		go func() {
 			defer wg.Done()
-			errs[s] = r.slot(ctx, q, wcfg)
+			errs[s] = r.slot(ctx, q, wc)
 		}()
 	}
 	wg.Wait()
@@ -410,7 +516,7 @@ func (r *crashRun) slot(ctx context.Context, q *queue, wcfg workerConfig) error 
 		}
 	}()
 	for {
-		d, ok := q.pop()
+		d, ok := q.pop(wcfg.skewed)
 		if !ok {
 			return nil
 		}
@@ -419,7 +525,9 @@ func (r *crashRun) slot(ctx context.Context, q *queue, wcfg workerConfig) error 
 			return err
 		}
 		r.mu.Lock()
-		d.settled = r.refs[d.item.ref].settled
+		// An outcome in doubt is no last word while workers' clocks
+		// differ: one whose clock makes the key young may still send it.
+		d.settled = r.refs[d.item.ref].definite
 		r.mu.Unlock()
 		if p == nil {
 			var err error
@@ -430,7 +538,9 @@ func (r *crashRun) slot(ctx context.Context, q *queue, wcfg workerConfig) error 
 				return err
 			}
 		}
-		res := deliver(ctx, p, d, r.decide)
+		res := deliver(ctx, p, d, func(d delivery, phase, key string, i int) (bool, time.Duration) {
+			return r.decide(p, d, phase, key, i)
+		})
 		if res.err != nil && ctx.Err() != nil {
 			_ = p.reap()
 			p = nil
@@ -438,6 +548,7 @@ func (r *crashRun) slot(ctx context.Context, q *queue, wcfg workerConfig) error 
 			r.abandon(q)
 			return ctx.Err()
 		}
+		res.skewed = wcfg.skewed
 		failures := r.settle(q, d, res)
 		if k := p.killedAt(); k != "" || res.err != nil {
 			if res.killed == "" && k == phaseHold {
@@ -497,6 +608,9 @@ func (r *crashRun) settle(q *queue, d delivery, res deliveryResult) int {
 
 func (r *crashRun) settleLocked(q *queue, d delivery, res deliveryResult) {
 	rs := r.refs[d.item.ref]
+	if rs.flip != nil {
+		rs.flip.ended(d)
+	}
 	switch {
 	case res.err != nil:
 		r.workerFailures++
@@ -512,7 +626,18 @@ func (r *crashRun) settleLocked(q *queue, d delivery, res deliveryResult) {
 		}
 		q.push(r.nextDeliveryLocked(rs))
 	default:
+		if res.done.status == statusUnknown && res.skewed {
+			res.done.status, res.done.detail = statusSkewedDoubt, "clock_ahead"
+		}
 		rs.reports = append(rs.reports, res.done)
+		if res.done.status == statusTemporary && res.done.detail == payonce.KindName(payonce.ErrJournalLeased) {
+			// Another run holds the entry (one that died holds it until
+			// its lease ends): a queue retries later, without giving up.
+			if !rs.settled {
+				q.pushLater(r.nextDeliveryLocked(rs), leasedRetry)
+			}
+			return
+		}
 		if res.done.status == statusTemporary {
 			rs.temporary++
 			if rs.temporary <= maxTemporary && !rs.settled {
@@ -520,7 +645,28 @@ func (r *crashRun) settleLocked(q *queue, d delivery, res deliveryResult) {
 			}
 			return
 		}
+		if res.done.status == statusSkewedDoubt {
+			// A worker whose clock runs ahead finds keys too old or too
+			// young to send: its doubt is its clock's. The queue gives
+			// the job to another worker.
+			if !rs.settled {
+				nd := r.nextDeliveryLocked(rs)
+				nd.honest = true
+				q.push(nd)
+			}
+			return
+		}
+		if !rs.settled && rs.stall != nil {
+			// The stalled worker resumes now. Its reference was taken
+			// over unless the new worker left it in doubt (a key made
+			// on a clock ahead is not sent by a true one).
+			rs.stall.takenOver = res.done.status != statusUnknown
+			close(rs.stall.settled)
+		}
 		rs.settled = true
+		if res.done.status != statusUnknown {
+			rs.definite = true
+		}
 		if res.sends > 0 && (d.settled || res.done.status == statusUnknown) {
 			rs.sentSettled = true
 		}

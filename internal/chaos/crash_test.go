@@ -31,6 +31,9 @@ func TestMain(m *testing.M) {
 		if os.Getenv(amnesiacEnv) == "1" {
 			wrap = func(j payonce.Journal) payonce.Journal { return amnesiacJournal{j} }
 		}
+		if os.Getenv(unfencedEnv) == "1" {
+			wrap = func(j payonce.Journal) payonce.Journal { return unfencedJournal{j} }
+		}
 		os.Exit(workerMain(context.Background(), os.Stdin, os.Stdout, wrap))
 	}
 	os.Exit(m.Run())
@@ -68,6 +71,11 @@ func assertCrashRunPassed(t *testing.T, rep *CrashReport) {
 	assert.Positive(t, rep.InDoubt, "pending past the key's window: ErrOutcomeUnknown")
 	assert.Equal(t, rep.InDoubt, rep.InDoubtExecuted+rep.InDoubtNotExecuted)
 	assert.Positive(t, rep.Failed, "declined cards are recorded failed")
+	assert.Positive(t, rep.Flipped, "some keys are answered a 4xx not kept, then a 2xx")
+	assert.Equal(t, 2, rep.ClockSkews, "two worker slots run ahead")
+	assert.Positive(t, rep.SecondMerchant, "a second merchant shares the journal")
+	assert.Equal(t, rep.InDoubt, rep.InDoubtSettled, "every in-doubt entry is settled through the settle API")
+	assert.Zero(t, rep.StaleSends)
 	phases := map[string]int{}
 	for _, c := range rep.CrashesAt {
 		phases[c.Cause] = c.Count
@@ -76,8 +84,9 @@ func assertCrashRunPassed(t *testing.T, rep *CrashReport) {
 		assert.Positive(t, phases[p], "crashes at %s", p)
 	}
 	assert.Equal(t, rep.Operations, rep.Succeeded+rep.Failed+rep.InDoubt, "every reference has a journal entry")
+	assert.Zero(t, rep.Misrecorded)
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
-	assert.Regexp(t, `^RESULT operations=60 attempts=\d+ crashes=[1-9]\d* redelivered=[1-9]\d* in_doubt=[1-9]\d* duplicates=0 lost=0$`, lines[len(lines)-1])
+	assert.Regexp(t, `^RESULT operations=6\d attempts=\d+ crashes=[1-9]\d* redelivered=[1-9]\d* in_doubt=[1-9]\d* duplicates=0 lost=0 misrecorded=0$`, lines[len(lines)-1])
 }
 
 // TestCrashRunSQLite is the crash run's bounded twin: worker processes
@@ -225,7 +234,59 @@ func TestCrashRunCatchesAJournalThatForgets(t *testing.T) {
 	assert.False(t, rep.Passed())
 	assert.Positive(t, rep.Duplicates, "references executed again under new keys")
 	assert.Contains(t, out.String(), "problem: duplicate: order-")
-	assert.Regexp(t, `duplicates=[1-9]\d* lost=\d+\n$`, out.String())
+	assert.Regexp(t, `duplicates=[1-9]\d* lost=\d+ misrecorded=\d+\n$`, out.String())
+}
+
+// unfencedEnv makes a test worker's journal keep no fences and no
+// precedence, as the journal did before them.
+const unfencedEnv = "PAYONCE_CHAOS_TEST_UNFENCED_JOURNAL"
+
+// unfencedJournal lets every attempt go (a settled or taken-over entry is
+// sent again), lands every write whatever its fence, and refuses a 2xx
+// over a failed entry.
+type unfencedJournal struct{ payonce.Journal }
+
+func (j unfencedJournal) BeginAttempt(ctx context.Context, r payonce.AttemptRequest) (payonce.JournalEntry, error) {
+	got, err := j.Journal.BeginAttempt(ctx, r)
+	if errors.Is(err, payonce.ErrJournalSettled) || errors.Is(err, payonce.ErrJournalFenced) {
+		return got, nil
+	}
+	return got, err
+}
+
+func (j unfencedJournal) Update(ctx context.Context, e payonce.JournalEntry) error {
+	stored, err := j.Journal.Get(ctx, e.Scope, e.Reference)
+	if err != nil {
+		return err
+	}
+	if stored.Settled() {
+		return fmt.Errorf("update %q: %w", e.Reference, payonce.ErrJournalSettled)
+	}
+	e.Fence = stored.Fence
+	return j.Journal.Update(ctx, e)
+}
+
+// The stall edge must fail the proof when the journal keeps no fences:
+// a stalled worker resumes after another took its reference over and
+// sends again.
+func TestCrashRunCatchesAJournalWithoutFences(t *testing.T) {
+	cfg := crashTestConfig(t)
+	cfg.References, cfg.FlipRate, cfg.StallRate = 40, 0.25, 0.15
+	cfg.WorkerCommand = func() (*exec.Cmd, error) {
+		cmd, err := defaultWorkerCommand()
+		if err == nil {
+			cmd.Env = append(cmd.Env, unfencedEnv+"=1")
+		}
+		return cmd, err
+	}
+	rep, err := RunCrash(context.Background(), cfg)
+	require.NoError(t, err)
+	var out bytes.Buffer
+	require.NoError(t, rep.WriteText(&out))
+	t.Log("\n" + out.String())
+	assert.False(t, rep.Passed())
+	assert.Positive(t, rep.StaleSends, "a resumed worker sent under a taken-over entry")
+	assert.Contains(t, out.String(), "problem: stale send: order-")
 }
 
 func TestCrashConfigValidate(t *testing.T) {

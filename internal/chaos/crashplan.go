@@ -29,16 +29,36 @@ const (
 type planItem struct {
 	index int
 	work  string
-	ref   string
+	ref   string // the run's name of the item, unique in the plan
+	// other: the item is the second merchant's (the same A55 client ID on
+	// another origin), under the same journal reference as the first
+	// merchant's item of that index.
+	other bool
 }
+
+// otherPrefix marks the second merchant's items in the plan.
+const otherPrefix = "b:"
+
+// providerA55Other is the second merchant's A55 (another origin).
+const providerA55Other = "a55-other"
+
+// journalRef is the reference the item is recorded under: both merchants
+// use the same ones.
+func (p planItem) journalRef() string { return strings.TrimPrefix(p.ref, otherPrefix) }
 
 // provider is the provider the item's operation goes to.
 func (p planItem) provider() string {
-	if p.work == workApply || p.work == workRecharge {
+	switch {
+	case p.work == workApply || p.work == workRecharge:
 		return providerCoinepay
+	case p.other:
+		return providerA55Other
 	}
 	return providerA55
 }
+
+// a55 reports whether the item goes to an A55 fake.
+func (p planItem) a55() bool { return p.provider() != providerCoinepay }
 
 // kind is the ledger's name of the item's operation.
 func (p planItem) kind() string {
@@ -74,6 +94,14 @@ func buildPlan(n int, seed uint64) []planItem {
 
 // parseRef turns a reference back into its plan item.
 func parseRef(ref string) (planItem, error) {
+	if rest, ok := strings.CutPrefix(ref, otherPrefix); ok {
+		p, err := parseRef(rest)
+		if err != nil || p.work != workCharge {
+			return planItem{}, fmt.Errorf("chaos: bad reference %q", ref)
+		}
+		p.ref, p.other = ref, true
+		return p, nil
+	}
 	order, w, ok := strings.Cut(ref, "/")
 	num, ok2 := strings.CutPrefix(order, "order-")
 	i, err := strconv.Atoi(num)
@@ -106,8 +134,10 @@ func itemAmount(p planItem) int64 {
 // set up for the run.
 type crashClients struct {
 	a55      *a55.Client
+	a55Other *a55.Client // the second merchant's (another origin)
 	coinepay *coinepay.Client
 	wallet   string
+	wallet2  string // the second merchant's wallet
 	cards    []string
 	journal  bool // the clients have a journal: calls carry their reference
 }
@@ -119,6 +149,26 @@ type outcome struct {
 	fromJournal bool
 }
 
+// chargeRequest is the A55 charge of a charge item: the same bytes in
+// every worker and in the parent's settle lookup.
+func chargeRequest(p planItem, amount payonce.Amount, wallet string) *a55.ChargeCreateRequest {
+	card := &payonce.Card{Number: "4111111111111111", HolderName: "CHAOS CRASH", ExpirationMonth: "12",
+		ExpirationYear: testCard().ExpirationYear, CVV: crashCVV}
+	if p.work == workDeclined {
+		card.Number = a55test.CardDeclined
+	}
+	return &a55.ChargeCreateRequest{
+		Amount: amount, Currency: payonce.BRL, TypeCharge: a55.TypeCreditCard, Card: card,
+		Payer:      &a55.Payer{Name: "Crash Payer", Email: "crash@example.com", Document: "12345678909", DocumentType: "CPF"},
+		WalletUUID: wallet, Description: p.journalRef(),
+	}
+}
+
+// applyRequest is the Coinepay card issue of an apply item.
+func applyRequest() *coinepay.ApplyRequest {
+	return &coinepay.ApplyRequest{HeaderID: "hdr_chaos", PackageID: "pkg_basic"}
+}
+
 // execute runs the item's operation with its reference, exactly as a
 // merchant's job would. The body is a pure function of the reference.
 func (cc *crashClients) execute(ctx context.Context, p planItem) (outcome, error) {
@@ -128,26 +178,24 @@ func (cc *crashClients) execute(ctx context.Context, p planItem) (outcome, error
 	}
 	var opts []payonce.CallOption
 	if cc.journal {
-		opts = append(opts, payonce.WithReference(p.ref))
+		opts = append(opts, payonce.WithReference(p.journalRef()))
 	}
 	switch p.work {
 	case workCharge, workDeclined:
-		card := &payonce.Card{Number: "4111111111111111", HolderName: "CHAOS CRASH", ExpirationMonth: "12",
-			ExpirationYear: testCard().ExpirationYear, CVV: crashCVV}
-		if p.work == workDeclined {
-			card.Number = a55test.CardDeclined
+		client, wallet := cc.a55, cc.wallet
+		if p.other {
+			client, wallet = cc.a55Other, cc.wallet2
 		}
-		ch, err := cc.a55.Charges.Create(ctx, &a55.ChargeCreateRequest{
-			Amount: amount, Currency: payonce.BRL, TypeCharge: a55.TypeCreditCard, Card: card,
-			Payer:      &a55.Payer{Name: "Crash Payer", Email: "crash@example.com", Document: "12345678909", DocumentType: "CPF"},
-			WalletUUID: cc.wallet, Description: p.ref,
-		}, opts...)
+		if client == nil {
+			return outcome{}, errors.New("chaos: no client for the second merchant")
+		}
+		ch, err := client.Charges.Create(ctx, chargeRequest(p, amount, wallet), opts...)
 		if err != nil {
 			return outcome{attempts: attemptsOf(err)}, err
 		}
 		return outcome{id: ch.UUID, attempts: ch.Meta.Attempts, fromJournal: ch.Meta.FromJournal}, nil
 	case workApply:
-		res, err := cc.coinepay.Cards.Apply(ctx, &coinepay.ApplyRequest{HeaderID: "hdr_chaos", PackageID: "pkg_basic"}, opts...)
+		res, err := cc.coinepay.Cards.Apply(ctx, applyRequest(), opts...)
 		if err != nil {
 			return outcome{attempts: attemptsOf(err)}, err
 		}

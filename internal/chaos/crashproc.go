@@ -27,6 +27,8 @@ type workerProc struct {
 
 	reaped  sync.Once
 	waitErr error
+
+	cfg workerConfig // what it was started with
 }
 
 // defaultWorkerCommand re-executes the running binary in worker mode.
@@ -47,7 +49,7 @@ func startWorker(newCmd func() (*exec.Cmd, error), cfg workerConfig) (*workerPro
 	if err != nil {
 		return nil, err
 	}
-	p := &workerProc{cmd: cmd, lines: make(chan string, 16), stderr: &tailBuffer{max: 4 << 10}}
+	p := &workerProc{cmd: cmd, lines: make(chan string, 16), stderr: &tailBuffer{max: 4 << 10}, cfg: cfg}
 	cmd.Stderr = p.stderr
 	if p.stdin, err = cmd.StdinPipe(); err != nil {
 		return nil, err
@@ -166,6 +168,9 @@ type delivery struct {
 	// settled: the reference had settled before this delivery began, so
 	// the journal holds its outcome and nothing may be sent.
 	settled bool
+	// honest: for a worker whose clock is true (a skewed one left it in
+	// doubt).
+	honest bool
 }
 
 // deliveryResult is how one delivery ended: a report, or a kill.
@@ -173,12 +178,13 @@ type deliveryResult struct {
 	done   doneReport
 	killed string // the phase the worker was killed at
 	sends  int    // requests the worker was about to send
+	skewed bool   // the worker's clock runs ahead
 	err    error  // the worker died on its own or broke the protocol
 }
 
 // deliver hands d to the worker p and plays the parent's part at each of
 // its sync points: ack, or kill (decided by decide).
-func deliver(ctx context.Context, p *workerProc, d delivery, decide func(d delivery, phase string, i int) (kill bool, hold time.Duration)) deliveryResult {
+func deliver(ctx context.Context, p *workerProc, d delivery, decide func(d delivery, phase, key string, i int) (kill bool, hold time.Duration)) deliveryResult {
 	var res deliveryResult
 	var hold *time.Timer
 	stopHold := func() {
@@ -205,7 +211,7 @@ func deliver(ctx context.Context, p *workerProc, d delivery, decide func(d deliv
 		switch {
 		case strings.HasPrefix(line, "sync "):
 			f := strings.Fields(line)
-			if len(f) != 3 || f[2] != d.item.ref {
+			if (len(f) != 3 && len(f) != 4) || f[2] != d.item.ref {
 				stopHold()
 				p.kill(phaseSetup)
 				res.err = fmt.Errorf("chaos: worker sync line %q for %s", oneLine(line), d.item.ref)
@@ -213,7 +219,11 @@ func deliver(ctx context.Context, p *workerProc, d delivery, decide func(d deliv
 			}
 			phase := f[1]
 			i++
-			kill, holdFor := decide(d, phase, i)
+			key := ""
+			if len(f) == 4 {
+				key = f[3]
+			}
+			kill, holdFor := decide(d, phase, key, i)
 			if kill {
 				stopHold()
 				p.kill(phase)

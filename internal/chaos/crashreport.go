@@ -1,6 +1,7 @@
 package chaos
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -11,26 +12,35 @@ import (
 	"time"
 
 	"github.com/payonce/payonce"
-	"github.com/payonce/payonce/a55"
 	"github.com/payonce/payonce/internal/fakeserver"
 )
 
 // CrashReport is what a crash run found: the workers' and the journal's
 // view of every reference checked against the fakes' ledgers.
 type CrashReport struct {
-	Journal     string       `json:"journal"`     // the backend: "sqlite" or "postgres"
-	Operations  int          `json:"operations"`  // references in the plan
-	Deliveries  int          `json:"deliveries"`  // hand-overs to workers, twins and redeliveries included
-	Dual        int          `json:"dual"`        // references delivered to two workers at once
-	Redelivered int          `json:"redelivered"` // deliveries after a kill or a temporary failure, or after 25 h
-	Late        int          `json:"late"`        // killed references redelivered only after the 25 h move
-	Revisited   int          `json:"revisited"`   // settled references delivered again after the 25 h move
-	Crashes     int          `json:"crashes"`     // workers SIGKILLed
-	CrashesAt   []CauseCount `json:"crashes_at"`  // kills by phase
-	Attempts    int          `json:"attempts"`    // HTTP attempts the workers reported
-	Succeeded   int          `json:"succeeded"`   // journal entries succeeded
-	Failed      int          `json:"failed"`      // journal entries failed (declined cards)
-	FromJournal int          `json:"from_journal"`
+	Journal    string `json:"journal"`     // the backend: "sqlite" or "postgres"
+	Operations int    `json:"operations"`  // references in the plan
+	Deliveries int    `json:"deliveries"`  // hand-overs to workers, twins and redeliveries included
+	Dual       int    `json:"dual"`        // references delivered to two workers at once
+	Flipped    int    `json:"flipped"`     // references whose key the provider answered differently twice (a 4xx not kept, then the operation)
+	ClockSkews int    `json:"clock_skews"` // worker slots whose clock runs ahead
+	// SecondMerchant counts the references a second merchant (the same
+	// A55 client ID on another origin) ran too, on the same journal.
+	SecondMerchant int `json:"second_merchant"`
+	Stalls         int `json:"stalls"`      // workers stopped (SIGSTOP) past their journal lease, then resumed
+	StaleSends     int `json:"stale_sends"` // attempts a resumed worker sent after another took its reference over
+	// StallsTakenOver counts the stalls whose reference another worker
+	// took over and settled while the stalled one was stopped.
+	StallsTakenOver int          `json:"stalls_taken_over"`
+	Redelivered     int          `json:"redelivered"` // deliveries after a kill or a temporary failure, or after 25 h
+	Late            int          `json:"late"`        // killed references redelivered only after the 25 h move
+	Revisited       int          `json:"revisited"`   // settled references delivered again after the 25 h move
+	Crashes         int          `json:"crashes"`     // workers SIGKILLed
+	CrashesAt       []CauseCount `json:"crashes_at"`  // kills by phase
+	Attempts        int          `json:"attempts"`    // HTTP attempts the workers reported
+	Succeeded       int          `json:"succeeded"`   // journal entries succeeded
+	Failed          int          `json:"failed"`      // journal entries failed (declined cards)
+	FromJournal     int          `json:"from_journal"`
 	// InDoubt counts entries left pending past the key's window: the SDK
 	// answered ErrOutcomeUnknown and sent nothing. The run settles them
 	// against the ledger, as a merchant would with a provider lookup.
@@ -41,27 +51,36 @@ type CrashReport struct {
 	// the wallet's charges through the A55 client (the charge's
 	// description is its reference), as a merchant would; the others are
 	// settled from the fakes' ledgers.
-	InDoubtLookedUp int           `json:"in_doubt_looked_up"`
-	SentWhenSettled int           `json:"sent_when_settled"` // deliveries that sent although the journal had the answer
-	WorkerFailures  int           `json:"worker_failures"`   // workers that died on their own or broke the protocol
-	Server          ServerStats   `json:"server"`
-	Duplicates      int           `json:"duplicates"`
-	Lost            int           `json:"lost"`
-	Elapsed         time.Duration `json:"elapsed_ns"`
-	OpsPerSecond    float64       `json:"ops_per_second"`
-	Problems        []string      `json:"problems,omitempty"`
+	InDoubtLookedUp int `json:"in_doubt_looked_up"`
+	// InDoubtSettled counts the in-doubt entries the run settled through
+	// the settle API (by lookup, or by hand from the provider's records).
+	InDoubtSettled  int         `json:"in_doubt_settled"`
+	SentWhenSettled int         `json:"sent_when_settled"` // deliveries that sent although the journal had the answer
+	WorkerFailures  int         `json:"worker_failures"`   // workers that died on their own or broke the protocol
+	Server          ServerStats `json:"server"`
+	Duplicates      int         `json:"duplicates"`
+	Lost            int         `json:"lost"`
+	// Misrecorded counts outcomes the journal recorded differently from
+	// what the provider did: an entry failed whose key executed, an
+	// entry succeeded whose key never executed, or executed another
+	// operation, or named another resource.
+	Misrecorded  int           `json:"misrecorded"`
+	Elapsed      time.Duration `json:"elapsed_ns"`
+	OpsPerSecond float64       `json:"ops_per_second"`
+	Problems     []string      `json:"problems,omitempty"`
 }
 
-// Passed reports no duplicate, nothing lost, nothing sent for a
-// reference the journal had settled and no worker that died unplanned.
+// Passed reports no duplicate, nothing lost, nothing misrecorded,
+// nothing sent for a reference the journal had settled and no worker
+// that died unplanned.
 func (r *CrashReport) Passed() bool {
-	return r.Duplicates == 0 && r.Lost == 0 && r.SentWhenSettled == 0 && r.WorkerFailures == 0
+	return r.Duplicates == 0 && r.Lost == 0 && r.Misrecorded == 0 && r.SentWhenSettled == 0 && r.StaleSends == 0 && r.WorkerFailures == 0
 }
 
 // ResultLine is the crash run's last line.
 func (r *CrashReport) ResultLine() string {
-	return fmt.Sprintf("RESULT operations=%d attempts=%d crashes=%d redelivered=%d in_doubt=%d duplicates=%d lost=%d",
-		r.Operations, r.Attempts, r.Crashes, r.Redelivered, r.InDoubt, r.Duplicates, r.Lost)
+	return fmt.Sprintf("RESULT operations=%d attempts=%d crashes=%d redelivered=%d in_doubt=%d duplicates=%d lost=%d misrecorded=%d",
+		r.Operations, r.Attempts, r.Crashes, r.Redelivered, r.InDoubt, r.Duplicates, r.Lost, r.Misrecorded)
 }
 
 func (r *CrashReport) problem(format string, args ...any) {
@@ -79,7 +98,7 @@ func (r *crashRun) report(ctx context.Context, jr *journalRun, plan []planItem, 
 	defer closeJ()
 	entries := map[string]payonce.JournalEntry{}
 	for _, it := range plan {
-		e, err := j.Get(ctx, r.scopes[it.provider()], it.ref)
+		e, err := j.Get(ctx, r.scopes[it.provider()], it.journalRef())
 		switch {
 		case errors.Is(err, payonce.ErrJournalNotFound):
 		case err != nil:
@@ -92,15 +111,18 @@ func (r *crashRun) report(ctx context.Context, jr *journalRun, plan []planItem, 
 	for _, op := range r.a55.Ledger().Operations() {
 		ledger = append(ledger, fakeserver.Operation{Provider: op.Provider, Kind: op.Kind, IdempotencyKey: op.IdempotencyKey, ID: op.ID, Amount: op.Amount})
 	}
+	for _, op := range r.a55b.Ledger().Operations() {
+		ledger = append(ledger, fakeserver.Operation{Provider: providerA55Other, Kind: op.Kind, IdempotencyKey: op.IdempotencyKey, ID: op.ID, Amount: op.Amount})
+	}
 	for _, op := range r.cp.Ledger().Operations() {
 		ledger = append(ledger, fakeserver.Operation{Provider: op.Provider, Kind: op.Kind, IdempotencyKey: op.IdempotencyKey, ID: op.ID, Amount: op.Amount})
 	}
-	lookup, err := r.lookUpCharges(ctx, plan, entries)
+	settled, err := r.settleInDoubt(ctx, j, plan, entries, ledger)
 	if err != nil {
 		return nil, err
 	}
 	r.mu.Lock()
-	rep := reconcileCrash(plan, r.refs, entries, ledger, setupKeys, lookup)
+	rep := reconcileCrash(plan, r.refs, entries, ledger, setupKeys, settled)
 	rep.Problems = append(r.problems, rep.Problems...)
 	if len(rep.Problems) > maxProblems {
 		rep.Problems = rep.Problems[:maxProblems]
@@ -109,9 +131,9 @@ func (r *crashRun) report(ctx context.Context, jr *journalRun, plan []planItem, 
 	rep.CrashesAt, rep.Crashes = r.crashCounts()
 	rep.WorkerFailures = r.workerFailures
 	rep.Journal = jr.kind
-	a, c := r.a55.Stats(), r.cp.Stats()
-	rep.Server = ServerStats{Requests: a.Requests + c.Requests, Executed: a.Executed + c.Executed,
-		Replays: a.Replayed + c.Replayed, Conflicts: a.Conflicts + c.Conflicts}
+	a, b, c := r.a55.Stats(), r.a55b.Stats(), r.cp.Stats()
+	rep.Server = ServerStats{Requests: a.Requests + b.Requests + c.Requests, Executed: a.Executed + b.Executed + c.Executed,
+		Replays: a.Replayed + b.Replayed + c.Replayed, Conflicts: a.Conflicts + b.Conflicts + c.Conflicts}
 	return rep, nil
 }
 
@@ -126,10 +148,11 @@ func (r *crashRun) report(ctx context.Context, jr *journalRun, plan []planItem, 
 // that never settled, and a ledger operation no reference explains).
 // Pending entries are in doubt and settled against the ledger.
 //
-// lookup holds, for the in-doubt references a provider lookup settled,
-// whether the provider has the resource; it must agree with the ledger.
+// settled holds the in-doubt entries after the run settled them through
+// the settle API: each must be settled, and say what the ledger says
+// (Misrecorded otherwise).
 func reconcileCrash(plan []planItem, refs map[string]*refState, entries map[string]payonce.JournalEntry,
-	ledger []fakeserver.Operation, setupKeys map[string]bool, lookup map[string]bool) *CrashReport {
+	ledger []fakeserver.Operation, setupKeys map[string]bool, settled map[string]settledEntry) *CrashReport {
 	rep := &CrashReport{Operations: len(plan)}
 	keyOf := func(provider, key string) string { return provider + "\x00" + key }
 	byKey := map[string][]fakeserver.Operation{}
@@ -143,7 +166,7 @@ func reconcileCrash(plan []planItem, refs map[string]*refState, entries map[stri
 	for _, it := range plan {
 		if it.work != workApply {
 			a, _ := payonce.AmountFromMinor(itemAmount(it))
-			byAmount[it.kind()+"\x00"+a.String()] = it.ref
+			byAmount[it.provider()+"\x00"+it.kind()+"\x00"+a.String()] = it.ref
 		}
 	}
 	explained := map[string]bool{}
@@ -174,7 +197,7 @@ func reconcileCrash(plan []planItem, refs map[string]*refState, entries map[stri
 		// Executions of this reference under another key.
 		for _, op := range ledger {
 			if setupKeys[op.IdempotencyKey] || op.Provider != it.provider() || op.Kind != it.kind() ||
-				byAmount[op.Kind+"\x00"+op.Amount] != it.ref || (has && op.IdempotencyKey == e.Key) {
+				byAmount[op.Provider+"\x00"+op.Kind+"\x00"+op.Amount] != it.ref || (has && op.IdempotencyKey == e.Key) {
 				continue
 			}
 			execs = append(execs, op)
@@ -186,7 +209,7 @@ func reconcileCrash(plan []planItem, refs map[string]*refState, entries map[stri
 		}
 		if !rs.settled {
 			rep.Lost++
-			rep.problem("lost: %s never settled (%d deliveries)", it.ref, rs.deliveries)
+			rep.problem("lost: %s never settled (%d deliveries: %s)", it.ref, rs.deliveries, endings(rs.reports))
 		}
 		if !has {
 			if len(execs) > 0 || rs.settled {
@@ -195,20 +218,27 @@ func reconcileCrash(plan []planItem, refs map[string]*refState, entries map[stri
 			}
 			continue
 		}
+		// The last delivery that ended with an answer: a temporary
+		// ending (a lease held, a run taken over) says nothing final.
 		last := doneReport{}
-		if n := len(rs.reports); n > 0 {
-			last = rs.reports[n-1]
+		for _, d := range rs.reports {
+			if (d.status != statusTemporary && d.status != statusSkewedDoubt) || last.status == "" {
+				last = d
+			}
 		}
 		switch e.State {
 		case payonce.JournalSucceeded:
 			rep.Succeeded++
 			switch {
 			case len(execs) == 0 || execs[0].IdempotencyKey != e.Key:
-				rep.Lost++
-				rep.problem("lost: %s succeeded in the journal, missing from the ledger", it.ref)
+				rep.Misrecorded++
+				rep.problem("misrecorded: %s succeeded in the journal, missing from the ledger", it.ref)
 			case !ownOperation(it, execs[0]):
-				rep.Lost++
-				rep.problem("lost: %s succeeded in the journal, but the ledger executed another operation under its key (%s %s)", it.ref, execs[0].Kind, execs[0].Amount)
+				rep.Misrecorded++
+				rep.problem("misrecorded: %s succeeded in the journal, but the ledger executed another operation under its key (%s %s)", it.ref, execs[0].Kind, execs[0].Amount)
+			case !resultNames(e.Result, execs[0].ID):
+				rep.Misrecorded++
+				rep.problem("misrecorded: %s succeeded in the journal with another result than the ledger's %s", it.ref, execs[0].ID)
 			case !idsAgree(rs.reports, execs[0].ID):
 				rep.Lost++
 				rep.problem("lost: %s: workers were told of another resource than the ledger's %s (deliveries ended: %s)", it.ref, execs[0].ID, endings(rs.reports))
@@ -219,8 +249,8 @@ func reconcileCrash(plan []planItem, refs map[string]*refState, entries map[stri
 		case payonce.JournalFailed:
 			rep.Failed++
 			if len(execs) > 0 {
-				rep.Lost++
-				rep.problem("lost: %s failed in the journal, but the ledger executed it", it.ref)
+				rep.Misrecorded++
+				rep.problem("misrecorded: %s failed in the journal (%s), but the ledger executed it (deliveries ended: %s)", it.ref, e.ErrorKind, endings(rs.reports))
 			}
 			if last.status != statusFailed || last.detail != e.ErrorKind {
 				rep.Lost++
@@ -243,11 +273,25 @@ func reconcileCrash(plan []planItem, refs map[string]*refState, entries map[stri
 					rep.problem("lost: %s: the ledger executed another operation under its key (%s %s)", it.ref, op.Kind, op.Amount)
 				}
 			}
-			if found, looked := lookup[it.ref]; looked {
-				rep.InDoubtLookedUp++
-				if found != (len(execs) > 0) {
+			if s, ok := settled[it.ref]; ok {
+				rep.InDoubtSettled++
+				if s.how == settledByLookup {
+					rep.InDoubtLookedUp++
+				}
+				after := s.entry
+				switch {
+				case after.State == payonce.JournalPending:
 					rep.Lost++
-					rep.problem("lost: %s in doubt: the provider lookup found it %t, the ledger executed it %d times", it.ref, found, len(execs))
+					rep.problem("lost: %s still in doubt after settling", it.ref)
+				case after.State == payonce.JournalFailed && len(execs) > 0:
+					rep.Misrecorded++
+					rep.problem("misrecorded: %s settled (%s) as %s, but the ledger executed it", it.ref, s.how, after.ErrorKind)
+				case after.State == payonce.JournalSucceeded && len(execs) == 0:
+					rep.Misrecorded++
+					rep.problem("misrecorded: %s settled (%s) as succeeded, but the ledger never executed it", it.ref, s.how)
+				case after.State == payonce.JournalSucceeded && !resultNames(after.Result, execs[0].ID):
+					rep.Misrecorded++
+					rep.problem("misrecorded: %s settled (%s) with another result than the ledger's %s", it.ref, s.how, execs[0].ID)
 				}
 			}
 			if rs.settled && last.status != statusUnknown {
@@ -291,31 +335,11 @@ func endings(reports []doneReport) string {
 	return strings.Join(parts, ", ")
 }
 
-// lookUpCharges settles the in-doubt card charges as a merchant would:
-// it lists the run's wallet through the A55 client and finds each charge
-// by its description, which is its reference. It returns, per in-doubt
-// charge reference, whether the provider executed it.
-func (r *crashRun) lookUpCharges(ctx context.Context, plan []planItem, entries map[string]payonce.JournalEntry) (map[string]bool, error) {
-	doubt := map[string]bool{}
-	for _, it := range plan {
-		if e, ok := entries[it.ref]; ok && e.State == payonce.JournalPending && it.provider() == providerA55 {
-			doubt[it.ref] = false
-		}
-	}
-	if len(doubt) == 0 {
-		return nil, nil
-	}
-	for ch, err := range r.a55c.Charges.All(ctx, &a55.ChargeListOptions{WalletUUID: r.wcfg.Wallet, Limit: a55.MaxChargeListLimit}) {
-		if err != nil {
-			return nil, fmt.Errorf("chaos: list charges: %w", err)
-		}
-		// A declined charge is listed too, in status error: it did not
-		// execute.
-		if _, ok := doubt[ch.Description]; ok && ch.Status != a55.StatusError {
-			doubt[ch.Description] = true
-		}
-	}
-	return doubt, nil
+// resultNames reports whether a succeeded entry's recorded answer names
+// the ledger's resource id (an entry recorded without an answer names
+// none and passes).
+func resultNames(result []byte, id string) bool {
+	return len(result) == 0 || id == "" || bytes.Contains(result, []byte(`"`+id+`"`))
 }
 
 // idsAgree reports whether every successful delivery named the ledger's
@@ -349,6 +373,11 @@ func (r *CrashReport) writeSection(b *strings.Builder) {
 	row("operations (references)", r.Operations)
 	row("deliveries", r.Deliveries)
 	row("  delivered to two workers at once", r.Dual)
+	row("  answered differently twice under one key (4xx not kept, then 2xx)", r.Flipped)
+	row("worker slots with a skewed clock", r.ClockSkews)
+	row("references a second merchant ran too (one client ID, another origin, one journal)", r.SecondMerchant)
+	row("workers stalled past their lease (SIGSTOP, SIGCONT)", fmt.Sprintf("%d (%d taken over meanwhile)", r.Stalls, r.StallsTakenOver))
+	row("  attempts they sent after resuming", r.StaleSends)
 	row("  redelivered", r.Redelivered)
 	row("  redelivered after the clock moved 25 h", fmt.Sprintf("%d killed + %d settled", r.Late, r.Revisited))
 	row("crashes (SIGKILL)", r.Crashes)
@@ -359,12 +388,13 @@ func (r *CrashReport) writeSection(b *strings.Builder) {
 	row("server requests / replays", strconv.Itoa(r.Server.Requests)+" / "+strconv.Itoa(r.Server.Replays))
 	row("journal: succeeded / failed", fmt.Sprintf("%d / %d", r.Succeeded, r.Failed))
 	row("answered from the journal", r.FromJournal)
-	row("in_doubt (ErrOutcomeUnknown)", fmt.Sprintf("%d (executed %d, not executed %d; %d settled by listing charges)",
-		r.InDoubt, r.InDoubtExecuted, r.InDoubtNotExecuted, r.InDoubtLookedUp))
+	row("in_doubt (pending after the run)", fmt.Sprintf("%d (executed %d, not executed %d; settled %d: %d by provider lookup, %d by hand)",
+		r.InDoubt, r.InDoubtExecuted, r.InDoubtNotExecuted, r.InDoubtSettled, r.InDoubtLookedUp, r.InDoubtSettled-r.InDoubtLookedUp))
 	row("sent although settled", r.SentWhenSettled)
 	row("workers failed unplanned", r.WorkerFailures)
 	row("duplicates", r.Duplicates)
 	row("lost", r.Lost)
+	row("misrecorded (journal says otherwise than the provider)", r.Misrecorded)
 	row("elapsed", r.Elapsed.Round(time.Millisecond))
 	row("operations per second", fmt.Sprintf("%.0f", r.OpsPerSecond))
 	_ = tw.Flush()

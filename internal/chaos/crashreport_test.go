@@ -18,7 +18,7 @@ type reconcileCase struct {
 	entries map[string]payonce.JournalEntry
 	ledger  []fakeserver.Operation
 	setup   map[string]bool
-	lookup  map[string]bool
+	settled map[string]settledEntry
 }
 
 func newReconcileCase() *reconcileCase {
@@ -45,7 +45,7 @@ func newReconcileCase() *reconcileCase {
 }
 
 func (c *reconcileCase) run() *CrashReport {
-	return reconcileCrash(c.plan, c.refs, c.entries, c.ledger, c.setup, c.lookup)
+	return reconcileCrash(c.plan, c.refs, c.entries, c.ledger, c.setup, c.settled)
 }
 
 func TestReconcileCrashClean(t *testing.T) {
@@ -78,13 +78,13 @@ func TestReconcileCrashFindsDuplicatesAndLosses(t *testing.T) {
 		}, 0, 1, "no reference explains it"},
 		{"succeeded but not in the ledger", func(c *reconcileCase) {
 			c.ledger = c.ledger[:2]
-		}, 0, 1, "lost: order-1/apply succeeded in the journal, missing from the ledger"},
+		}, 0, 0, "misrecorded: order-1/apply succeeded in the journal, missing from the ledger"},
 		{"failed but executed", func(c *reconcileCase) {
 			e := c.entries["order-0/charge"]
 			e.State, e.ErrorKind = payonce.JournalFailed, "card_declined"
 			c.entries["order-0/charge"] = e
 			c.refs["order-0/charge"].reports[0] = doneReport{ref: "order-0/charge", status: statusFailed, detail: "card_declined"}
-		}, 0, 1, "failed in the journal, but the ledger executed it"},
+		}, 0, 0, "misrecorded: order-0/charge failed in the journal (card_declined), but the ledger executed it"},
 		{"told of another resource", func(c *reconcileCase) {
 			c.refs["order-1/apply"].reports = append(c.refs["order-1/apply"].reports, doneReport{status: statusJournal, detail: "card-x"})
 		}, 0, 1, "workers were told of another resource"},
@@ -123,17 +123,26 @@ func TestReconcileCrashInDoubt(t *testing.T) {
 	assert.Equal(t, 1, rep.InDoubtExecuted)
 	assert.Equal(t, 1, rep.InDoubtNotExecuted)
 
-	// The provider lookup agrees with the ledger: the charge is there.
-	c.lookup = map[string]bool{"order-0/charge": true}
+	// Settled through the settle API as the ledger says: the charge ran,
+	// the card issue did not.
+	ok := c.entries["order-0/charge"]
+	ok.State, ok.Result = payonce.JournalSucceeded, []byte(`{"charge_uuid":"ch-1"}`)
+	no := c.entries["order-1/apply"]
+	no.State, no.ErrorKind = payonce.JournalFailed, payonce.KindName(payonce.ErrNotExecuted)
+	c.settled = map[string]settledEntry{"order-0/charge": {entry: ok, how: settledByLookup}, "order-1/apply": {entry: no, how: settledByHand}}
 	rep = c.run()
 	assert.True(t, rep.Passed(), rep.Problems)
+	assert.Equal(t, 2, rep.InDoubtSettled)
 	assert.Equal(t, 1, rep.InDoubtLookedUp)
-	// A lookup that disagrees with the ledger is a loss.
-	c.lookup["order-0/charge"] = false
+	// A settle that disagrees with the ledger is misrecorded.
+	c.settled["order-0/charge"] = settledEntry{entry: no, how: settledByLookup}
 	rep = c.run()
-	assert.Equal(t, 1, rep.Lost)
-	assert.Contains(t, rep.Problems[0], "the provider lookup found it false, the ledger executed it 1 times")
-	c.lookup = nil
+	assert.Equal(t, 1, rep.Misrecorded)
+	assert.Contains(t, rep.Problems[0], "misrecorded: order-0/charge settled (lookup) as not_executed, but the ledger executed it")
+	// One left pending is lost.
+	c.settled["order-0/charge"] = settledEntry{entry: c.entries["order-0/charge"], how: settledByLookup}
+	assert.Equal(t, 1, c.run().Lost)
+	c.settled = nil
 
 	// In doubt, but its client was told it succeeded: the records disagree.
 	c.refs["order-0/charge"].reports[0].status = statusOK

@@ -42,12 +42,17 @@ const (
 	statusUnknown   = "unknown"   // ErrOutcomeUnknown: in doubt, nothing sent
 	statusTemporary = "temporary" // a temporary failure: the queue redelivers it
 	statusConflict  = "conflict"  // ErrIdempotencyConflict: must never happen here
+	// statusSkewedDoubt is the parent's name for an ErrOutcomeUnknown of
+	// a worker whose clock runs ahead: no last word, the job goes on.
+	statusSkewedDoubt = "skewed_doubt"
 )
 
 // workerConfig is the first line the parent writes to a worker: where the
 // servers and the journal are, and the fakes' clock.
 type workerConfig struct {
 	A55URL          string        `json:"a55_url"`
+	A55OtherURL     string        `json:"a55_other_url"` // the second merchant's origin
+	OtherWallet     string        `json:"other_wallet"`
 	A55ClientID     string        `json:"a55_client_id"`
 	A55ClientSecret string        `json:"a55_client_secret"`
 	CoinepayURL     string        `json:"coinepay_url"`
@@ -59,6 +64,8 @@ type workerConfig struct {
 	Wallet          string        `json:"wallet"`
 	Cards           []string      `json:"cards"`
 	Sync            bool          `json:"sync"` // stop at every phase for the parent's word
+
+	skewed bool // the parent's note: this slot's clock runs ahead
 }
 
 // worker is one worker process's state. It runs one reference at a time.
@@ -220,7 +227,14 @@ func newCrashClients(cfg workerConfig, j payonce.Journal, wrap func(http.RoundTr
 	if err != nil {
 		return nil, err
 	}
-	return &crashClients{a55: a, coinepay: c, wallet: cfg.Wallet, cards: cfg.Cards, journal: j != nil}, nil
+	cc := &crashClients{a55: a, coinepay: c, wallet: cfg.Wallet, wallet2: cfg.OtherWallet, cards: cfg.Cards, journal: j != nil}
+	if cfg.A55OtherURL != "" {
+		auth2 := a55.Auth{ClientID: cfg.A55ClientID, ClientSecret: cfg.A55ClientSecret, TokenURL: cfg.A55OtherURL + "/oauth2/token"}
+		if cc.a55Other, err = a55.NewClient(auth2, common(cfg.A55OtherURL)...); err != nil {
+			return nil, err
+		}
+	}
+	return cc, nil
 }
 
 func (w *worker) read() (string, bool) {
@@ -245,12 +259,23 @@ func (w *worker) sendLocked(line string) {
 // ack; the parent may kill the process instead. Without the parent's
 // answer (its end of the pipe closed) the worker stops there too.
 func (w *worker) syncPoint(phase string) error {
+	return w.syncPointKey(phase, "")
+}
+
+// syncPointKey is syncPoint naming the attempt's idempotency key too, so
+// that the parent can set a fault rule for that key before the request
+// leaves.
+func (w *worker) syncPointKey(phase, key string) error {
 	if !w.sync {
 		return nil
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.sendLocked("sync " + phase + " " + w.ref)
+	line := "sync " + phase + " " + w.ref
+	if key != "" && !strings.ContainsAny(key, " \n") {
+		line += " " + key
+	}
+	w.sendLocked(line)
 	line, ok := w.read()
 	if !ok || line != "ack" {
 		return fmt.Errorf("chaos worker: no ack at %s", phase)
@@ -290,7 +315,7 @@ func (t *syncTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if !strings.HasPrefix(req.URL.Path, "/api/") {
 		return t.next.RoundTrip(req)
 	}
-	if err := t.w.syncPoint(phaseSend); err != nil {
+	if err := t.w.syncPointKey(phaseSend, req.Header.Get(payonce.HeaderIdempotencyKey)); err != nil {
 		if req.Body != nil {
 			_ = req.Body.Close()
 		}

@@ -75,13 +75,13 @@ func (r *Report) Passed() bool {
 // ResultLine is the report's last line. With a crash phase, its figures
 // are the sums of both phases and crashes counts the workers killed.
 func (r *Report) ResultLine() string {
-	ops, attempts, replays, dups, lost, crashes := r.Operations, r.Attempts, r.Replays, r.Duplicates, r.Lost, 0
+	ops, attempts, replays, dups, lost, crashes, mis := r.Operations, r.Attempts, r.Replays, r.Duplicates, r.Lost, 0, 0
 	if c := r.Crash; c != nil {
 		ops, attempts, replays = ops+c.Operations, attempts+c.Attempts, replays+c.Server.Replays
-		dups, lost, crashes = dups+c.Duplicates, lost+c.Lost, c.Crashes
+		dups, lost, crashes, mis = dups+c.Duplicates, lost+c.Lost, c.Crashes, c.Misrecorded
 	}
-	return fmt.Sprintf("RESULT operations=%d attempts=%d replays=%d resumed=%d crashes=%d duplicates=%d lost=%d",
-		ops, attempts, replays, r.Resumed, crashes, dups, lost)
+	return fmt.Sprintf("RESULT operations=%d attempts=%d replays=%d resumed=%d crashes=%d duplicates=%d lost=%d misrecorded=%d",
+		ops, attempts, replays, r.Resumed, crashes, dups, lost, mis)
 }
 
 // maxProblems caps the problems a report describes.

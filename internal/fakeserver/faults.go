@@ -24,6 +24,15 @@ const (
 	// ErrorBeforeCommit answers Status (500, 502 or 503; default 503) in
 	// the provider's error shape without executing anything.
 	ErrorBeforeCommit FaultKind = "error_before_commit"
+	// RefuseBeforeCommit answers Status (a 4xx other than 409 and 429;
+	// default 400) in the provider's error shape without executing
+	// anything, to a key the store does not hold (a key that executed
+	// answers as the store says, as a provider would). Only 2xx answers are kept, so the same key and body may
+	// execute on a later attempt: with IdempotencyKey and Count 1 it
+	// answers one key differently twice (a refusal, then the operation),
+	// as a provider does after a transient state (a balance topped up, a
+	// card unfrozen).
+	RefuseBeforeCommit FaultKind = "refuse_before_commit"
 	// RateLimit answers 429 with Retry-After: RetryAfter seconds.
 	RateLimit FaultKind = "rate_limit"
 	// Delay waits Delay before (When "before", the default) or after
@@ -117,6 +126,13 @@ func (r *Rule) Validate() error {
 		}
 		if r.Status < 500 || r.Status > 599 {
 			return errors.New("error_before_commit: status must be 5xx")
+		}
+	case RefuseBeforeCommit:
+		if r.Status == 0 {
+			r.Status = 400
+		}
+		if r.Status < 400 || r.Status > 499 || r.Status == 409 || r.Status == 429 {
+			return errors.New("refuse_before_commit: status must be a 4xx other than 409 and 429")
 		}
 	case RateLimit:
 		if r.RetryAfter < 0 {

@@ -192,7 +192,7 @@ func (h *providerHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 
 	fault := e.faults.Pick(h.cfg.Name, r.URL.Path, key)
-	if fault != nil && fault.Kind != DropAfterCommit && fault.Kind != Delay {
+	if fault != nil && fault.Kind != DropAfterCommit && fault.Kind != Delay && fault.Kind != RefuseBeforeCommit {
 		att.Fault = fault.Kind // applied now; the other two only once the request gets that far
 	}
 	e.sleep(ctx, e.getLatency())
@@ -259,6 +259,12 @@ func (h *providerHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// Refused before the fingerprint or the handler sees it: they would
 		// read the two keys differently.
 		h.write(w, req, h.b.Problem(ProblemDuplicateKey, 0, "duplicate object key"), false)
+		return
+	}
+	if fault != nil && fault.Kind == RefuseBeforeCommit && !(route.Keyed && key != "" && h.store.Holds(req.Credential, key)) {
+		// A provider refuses only a key it has not executed: one that
+		// ran (or runs) answers as the store says.
+		h.write(w, req, h.b.Problem(ProblemInvalidRequest, fault.Status, "injected refusal before commit"), false)
 		return
 	}
 	if fault != nil && fault.Kind == Delay {

@@ -316,6 +316,15 @@ func (s *Store) sweepLocked(now time.Time) {
 	}
 }
 
+// Holds reports whether scope and key have an entry within its window: a
+// request in flight, a kept answer or a marker.
+func (s *Store) Holds(scope, key string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e := s.entries[scope+"\x00"+key]
+	return e != nil && (e.state == inFlight || s.clock.Now().Before(e.created.Add(s.window)))
+}
+
 // Len returns how many keys the store holds (stored, markers or in flight).
 func (s *Store) Len() int {
 	s.mu.Lock()
