@@ -26,6 +26,11 @@ type journalRun struct {
 	// everSent: an attempt may have been sent under the entry, by this
 	// run or an earlier one (the entry's Sent, or a BeginAttempt of ours).
 	everSent bool
+	// inherited: the entry was taken with an attempt of an earlier run
+	// that may have been sent. That run may be paused between its check
+	// and its bytes leaving, so its attempt may still execute after any
+	// answer this run gets: a failure is never final for the key here.
+	inherited bool
 	// reserved: the run created the entry, at reservedAt (monotonic), and
 	// its first attempt has not gone yet (see beginAttempt).
 	reserved   bool
@@ -251,7 +256,7 @@ func (op *operation) journaled(ref string, out any, start time.Time) (Meta, erro
 		case err != nil:
 			return op.journalMeta(start, ref), op.fail(op.journalKind(), fmt.Errorf("take: %w", err))
 		}
-		op.jr.fence, op.jr.everSent, op.jr.attempts = taken.Fence, taken.Sent, taken.Attempts
+		op.jr.fence, op.jr.everSent, op.jr.inherited, op.jr.attempts = taken.Fence, taken.Sent, taken.Sent, taken.Attempts
 		c.held.set(hk, taken.Fence)
 		if own {
 			c.observeJournalTime(taken.UpdatedAt)
@@ -419,7 +424,7 @@ func (op *operation) record(meta Meta, runErr error, out any, start time.Time) (
 		if apiErr.StatusCode != 0 {
 			up.StatusCode = apiErr.StatusCode
 		}
-		if op.finalForKey(apiErr) {
+		if op.finalForKey(apiErr) && !op.jr.inherited {
 			up.State = JournalFailed
 			up.Result = op.c.redactor().redactJSON(op.respBody) // the codec rebuilds the same error from it
 		} else {
@@ -427,6 +432,9 @@ func (op *operation) record(meta Meta, runErr error, out any, start time.Time) (
 			up.LastCause = op.c.redactor().redactStored(kind.Error())
 			if op.lastCause != "" {
 				up.LastCause += " (" + op.lastCause + ")"
+			}
+			if op.jr.inherited && op.finalForKey(apiErr) {
+				up.LastCause += " (an earlier run's attempt may still execute)"
 			}
 		}
 	default:
