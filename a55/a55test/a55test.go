@@ -25,7 +25,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"sync"
 	"testing"
 	"time"
@@ -263,35 +262,13 @@ func New(tb testing.TB, opts ...Option) *Server {
 		tb.Fatalf("%v", c.err)
 		return nil
 	}
-	byOption := c.hold > 0
-	if c.hold == 0 {
-		d, err := fakeserver.ParseHold(os.Getenv(fakeserver.HoldEnv))
-		if err != nil {
-			tb.Fatalf("%v", err)
-			return nil
-		}
-		c.hold = d
+	hold, byOption, err := fakeserver.HoldAsked(c.hold)
+	if err != nil {
+		tb.Fatalf("%v", err)
+		return nil
 	}
-	s := newServer(opts, c.hold > 0)
-	tb.Cleanup(func() {
-		if c.hold > 0 && tb.Failed() {
-			d, why := fakeserver.HoldTime(c.hold, byOption, fakeserver.OnCI(os.Getenv(fakeserver.CIEnv)),
-				time.Now(), fakeserver.TestDeadline(tb))
-			if d == 0 {
-				tb.Log("a55test: " + tb.Name() + " failed; its fake closes: " + why)
-			} else {
-				msg := fmt.Sprintf("a55test: %s failed; its fake stays up for %s: open %s (Release there ends the wait)",
-					tb.Name(), d.Round(time.Second), s.ConsoleURL())
-				if why != "" {
-					msg += "; " + why
-				}
-				tb.Log(msg)
-				fmt.Fprintln(os.Stderr, msg) // shown at once, also without -v
-				s.hold.Wait(d)
-			}
-		}
-		s.Close()
-	})
+	s := newServer(opts, hold > 0)
+	tb.Cleanup(func() { s.hold.AfterTest(tb, "a55test", hold, byOption, s.ConsoleURL(), s.Close) })
 	return s
 }
 

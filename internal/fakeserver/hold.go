@@ -2,6 +2,7 @@ package fakeserver
 
 import (
 	"fmt"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -101,4 +102,46 @@ func (h *Hold) Wait(d time.Duration) bool {
 	case <-t.C:
 		return false
 	}
+}
+
+// HoldAsked returns the hold a test fake was asked for: opt when a test
+// option gave one (byOption), else the value of HoldEnv.
+func HoldAsked(opt time.Duration) (d time.Duration, byOption bool, err error) {
+	if opt > 0 {
+		return opt, true, nil
+	}
+	d, err = ParseHold(os.Getenv(HoldEnv))
+	return d, false, err
+}
+
+// TestLike is what AfterTest needs of a *testing.T (kept apart so that the
+// engine does not link package testing into fakepay).
+type TestLike interface {
+	Failed() bool
+	Name() string
+	Log(args ...any)
+}
+
+// AfterTest ends a test fake when its test ends: when the test failed and
+// a hold was asked, it says on the test's log and on standard error where
+// the console is and waits as HoldTime allows, then calls closeFn. pkg
+// names the test package in those lines.
+func (h *Hold) AfterTest(tb TestLike, pkg string, asked time.Duration, byOption bool, consoleURL string, closeFn func()) {
+	defer closeFn()
+	if asked <= 0 || !tb.Failed() {
+		return
+	}
+	d, why := HoldTime(asked, byOption, OnCI(os.Getenv(CIEnv)), time.Now(), TestDeadline(tb))
+	if d == 0 {
+		tb.Log(pkg + ": " + tb.Name() + " failed; its fake closes: " + why)
+		return
+	}
+	msg := fmt.Sprintf("%s: %s failed; its fake stays up for %s: open %s (Release there ends the wait)",
+		pkg, tb.Name(), d.Round(time.Second), consoleURL)
+	if why != "" {
+		msg += "; " + why
+	}
+	tb.Log(msg)
+	fmt.Fprintln(os.Stderr, msg) // shown at once, also without -v
+	h.Wait(d)
 }
