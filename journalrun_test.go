@@ -2,11 +2,14 @@ package payonce_test
 
 import (
 	"context"
+	"io"
 	"net/http"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/payonce/payonce"
+	"github.com/payonce/payonce/a55"
 	"github.com/payonce/payonce/journal"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -119,4 +122,43 @@ func TestRunTakenByItsOwnClientBeforeTheFirstAttemptChecks(t *testing.T) {
 	assert.True(t, meta.FromJournal, "answered from the entry the other run settled")
 	assert.Equal(t, "ch_1", out.ID)
 	assert.Equal(t, int32(1), s.calls.Load(), "one attempt sent, by the run that held the entry")
+}
+
+// A run whose lease ends while its attempt is in flight, and whose entry
+// another worker takes meanwhile, gets a failure final for the key (a
+// decline for insufficient funds). Neither provider keeps that answer, so
+// the entry's holder may still send the same key and be charged: the run
+// does not give the decline as the operation's outcome but says it lost
+// the entry (ErrJournalFenced: call again for the outcome), and the entry
+// stays pending for its holder.
+func TestRunTakenOverMidAttemptDoesNotAnswerItsFinalFailure(t *testing.T) {
+	clk := newClock()
+	j := journal.NewMemory().WithClock(clk.Now)
+	inflight, release := make(chan struct{}), make(chan struct{})
+	s := newStub(t, func(_ int, w http.ResponseWriter, _ *http.Request) {
+		close(inflight)
+		<-release
+		w.WriteHeader(http.StatusPaymentRequired)
+		_, _ = io.WriteString(w, `{"charge_uuid":"c1","status":"error","message":[{"code":"INSUFFICIENT_FUNDS","source":"charge","description":"no funds"}]}`)
+	})
+	c := journalClient(t, s, j, clk, payonce.WithCodec(a55.Codec{}), payonce.WithJournalLease(time.Minute))
+	took := make(chan error, 1)
+	go func() {
+		<-inflight
+		clk.Advance(2 * time.Minute) // the run's lease ends while it waits
+		_, err := j.Take(context.Background(), payonce.TakeRequest{Scope: "a55:client-1", Reference: "order-t1", Owner: "worker-2", Lease: time.Minute})
+		took <- err
+		close(release)
+	}()
+	_, err := c.Do(t.Context(), chargeReq("1.00"), nil, payonce.WithReference("order-t1"))
+	require.NoError(t, <-took)
+	var ae *payonce.APIError
+	require.ErrorAs(t, err, &ae)
+	assert.Equal(t, payonce.ErrJournalFenced, ae.Kind, "the run lost the entry: its decline is not the outcome")
+	assert.NotErrorIs(t, err, payonce.ErrCardDeclined)
+	assert.NotEmpty(t, ae.Key)
+	e, gerr := j.Get(t.Context(), "a55:client-1", "order-t1")
+	require.NoError(t, gerr)
+	assert.Equal(t, payonce.JournalPending, e.State)
+	assert.Equal(t, "worker-2", e.LeaseOwner)
 }
