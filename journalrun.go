@@ -459,6 +459,21 @@ func (op *operation) record(meta Meta, runErr error, out any, start time.Time) (
 			m.Attempts = op.attempts
 			return m, aerr
 		}
+		if errors.Is(err, ErrJournalFenced) {
+			// Taken over while the attempt was in flight: the holder may
+			// still send the same key, which this failure (kept by
+			// neither provider) does not stop, so it is not the outcome.
+			// Its text stays for the caller; its kind does not.
+			what := runErr.Error()
+			if apiErr != nil {
+				what = apiErr.summary()
+			}
+			e := op.fail(ErrJournalFenced, fmt.Errorf("the entry was taken over while the last attempt was in flight (it answered %s); call again with the reference for the outcome", what))
+			if apiErr != nil {
+				e.StatusCode, e.Code, e.Message, e.RequestID, e.Replayed = apiErr.StatusCode, apiErr.Code, apiErr.Message, apiErr.RequestID, apiErr.Replayed
+			}
+			return meta, e
+		}
 		return meta, runErr
 	}
 	e := op.fail(ErrJournal, &JournalWriteError{Outcome: runErr, Err: err})
