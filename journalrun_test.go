@@ -162,3 +162,25 @@ func TestRunTakenOverMidAttemptDoesNotAnswerItsFinalFailure(t *testing.T) {
 	assert.Equal(t, payonce.JournalPending, e.State)
 	assert.Equal(t, "worker-2", e.LeaseOwner)
 }
+
+// Two clients of one process given the same lease owner (a worker's name,
+// WithLeaseOwner) share the entry's lease, so the second takes at once an
+// entry the first just reserved: the first client's run, whose registry
+// of held entries never saw that take, still checks its fence before its
+// first attempt, finds the entry settled and sends nothing.
+func TestRunTakenBySameOwnerOfAnotherClientChecks(t *testing.T) {
+	j := journal.NewMemory()
+	s := newStub(t, okCharge)
+	other := journalClient(t, s, j, newClock())
+	var second error
+	lim := &hookLimiter{hook: func() {
+		_, second = other.Do(context.Background(), chargeReq("1.00"), nil, payonce.WithReference("order-w4"), payonce.WithLeaseOwner("worker-1"))
+	}}
+	c := journalClient(t, s, j, newClock(), payonce.WithLimiter(lim))
+	var out chargeOut
+	meta, err := c.Do(t.Context(), chargeReq("1.00"), &out, payonce.WithReference("order-w4"), payonce.WithLeaseOwner("worker-1"))
+	require.NoError(t, second)
+	require.NoError(t, err)
+	assert.True(t, meta.FromJournal, "answered from the entry the other client settled")
+	assert.Equal(t, int32(1), s.calls.Load(), "one attempt sent, by the run that held the entry")
+}
