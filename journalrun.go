@@ -365,8 +365,11 @@ func (op *operation) beginAttempt() error {
 		// reservation marked it sent and holds its lease, which refuses
 		// every other owner, and no run of this client took it since.
 		// Checking again would add a durable write to every operation.
+		// Only the client's own identity makes the lease exclusive to
+		// its runs: an owner given with WithLeaseOwner may be shared by
+		// other clients, whose takes this client's registry never sees.
 		jr.reserved = false
-		if time.Since(jr.reservedAt)+op.timeout < jr.lease && op.c.held.holds(heldKey{op.c.scope, jr.ref}, jr.fence) {
+		if jr.owner == op.c.leaseOwner && time.Since(jr.reservedAt)+op.timeout < jr.lease && op.c.held.holds(heldKey{op.c.scope, jr.ref}, jr.fence) {
 			jr.everSent = true
 			return nil
 		}
