@@ -184,3 +184,42 @@ func TestRunTakenBySameOwnerOfAnotherClientChecks(t *testing.T) {
 	assert.True(t, meta.FromJournal, "answered from the entry the other client settled")
 	assert.Equal(t, int32(1), s.calls.Load(), "one attempt sent, by the run that held the entry")
 }
+
+// stallingJournal moves the clock by stall during every BeginAttempt: the
+// check before an attempt waited that long (a lock, a stalled database).
+type stallingJournal struct {
+	*journal.Memory
+	clk   *clock
+	stall time.Duration
+}
+
+func (j *stallingJournal) BeginAttempt(ctx context.Context, r payonce.AttemptRequest) (payonce.JournalEntry, error) {
+	j.clk.Advance(j.stall)
+	return j.Memory.BeginAttempt(ctx, r)
+}
+
+// A resumed entry whose key is inside its window when the check before
+// the attempt starts, and past it when that check returns two hours later,
+// is not sent: the key's age is measured again after the check.
+func TestAttemptCheckThatOutlastsTheKeyWindowSendsNothing(t *testing.T) {
+	clk := newClock()
+	j := &stallingJournal{Memory: journal.NewMemory(), clk: clk}
+	s := newStub(t, unavailable)
+	c := journalClient(t, s, j, clk, payonce.WithRetryPolicy(func() payonce.RetryPolicy {
+		p := payonce.FastRetryPolicy()
+		p.MaxAttempts = 1
+		return p
+	}()))
+	_, err := c.Do(t.Context(), chargeReq("1.00"), nil, payonce.WithReference("order-w5"))
+	require.Error(t, err)
+	sent := s.calls.Load()
+	clk.Advance(22 * time.Hour) // inside the window less its margin (23 h)
+	j.stall = 2 * time.Hour
+	_, err = c.Do(t.Context(), chargeReq("1.00"), nil, payonce.WithReference("order-w5"))
+	require.Error(t, err)
+	assert.Equal(t, sent, s.calls.Load(), "nothing sent once the key is past its window")
+	var ae *payonce.APIError
+	require.ErrorAs(t, err, &ae)
+	assert.NotEmpty(t, ae.Key)
+	assert.False(t, ae.KeyCreated.IsZero())
+}
