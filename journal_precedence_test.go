@@ -134,7 +134,11 @@ func TestStaleRunCannotRecordAFailure(t *testing.T) {
 	})
 	c := journalClient(t, s, j, clk)
 	_, err := c.Do(t.Context(), chargeReq("1.00"), nil, payonce.WithReference("order-p4"))
-	require.ErrorIs(t, err, payonce.ErrInvalidRequest, "the run reports what it saw")
+	var ae *payonce.APIError
+	require.ErrorAs(t, err, &ae)
+	assert.Equal(t, payonce.ErrJournalFenced, ae.Kind, "the claimer settles it: its answer is the outcome")
+	assert.Equal(t, http.StatusBadRequest, ae.StatusCode, "the run reports what it saw")
+	assert.Contains(t, err.Error(), "VALIDATION_ERROR")
 	e, err := j.Get(t.Context(), "a55:client-1", "order-p4")
 	require.NoError(t, err)
 	assert.Equal(t, payonce.JournalPending, e.State, "the stale run's failure did not land")

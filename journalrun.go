@@ -195,8 +195,15 @@ func (op *operation) journaled(ref string, out any, start time.Time) (Meta, erro
 	now := c.now()
 	if own {
 		now = jnow
-		if op.createdNow {
+		switch {
+		case op.createdNow:
 			op.created = jnow // a key made now: its age on the journal's clock
+		case op.opts.origin == keyAgeBare:
+			// The client's memory measured the key's age on the client's
+			// clock: the same age on the journal's, so that a worker's
+			// skew neither makes a new key look old nor one from the
+			// future.
+			op.created = jnow.Add(-max(c.now().Sub(op.created), 0))
 		}
 	}
 	if err := op.checkCreated(now); err != nil {
@@ -364,8 +371,11 @@ func (op *operation) beginAttempt() error {
 		// reservation marked it sent and holds its lease, which refuses
 		// every other owner, and no run of this client took it since.
 		// Checking again would add a durable write to every operation.
+		// Only the client's own identity makes the lease exclusive to
+		// its runs: an owner given with WithLeaseOwner may be shared by
+		// other clients, whose takes this client's registry never sees.
 		jr.reserved = false
-		if time.Since(jr.reservedAt)+op.timeout < jr.lease && op.c.held.holds(heldKey{op.c.scope, jr.ref}, jr.fence) {
+		if jr.owner == op.c.leaseOwner && time.Since(jr.reservedAt)+op.timeout < jr.lease && op.c.held.holds(heldKey{op.c.scope, jr.ref}, jr.fence) {
 			jr.everSent = true
 			return nil
 		}
@@ -460,6 +470,21 @@ func (op *operation) record(meta Meta, runErr error, out any, start time.Time) (
 			m, aerr := op.answerFromEntry(got, out, start)
 			m.Attempts = op.attempts
 			return m, aerr
+		}
+		if errors.Is(err, ErrJournalFenced) {
+			// Taken over while the attempt was in flight: the holder may
+			// still send the same key, which this failure (kept by
+			// neither provider) does not stop, so it is not the outcome.
+			// Its text stays for the caller; its kind does not.
+			what := runErr.Error()
+			if apiErr != nil {
+				what = apiErr.summary()
+			}
+			e := op.fail(ErrJournalFenced, fmt.Errorf("the entry was taken over while the last attempt was in flight (it answered %s); call again with the reference for the outcome", what))
+			if apiErr != nil {
+				e.StatusCode, e.Code, e.Message, e.RequestID, e.Replayed = apiErr.StatusCode, apiErr.Code, apiErr.Message, apiErr.RequestID, apiErr.Replayed
+			}
+			return meta, e
 		}
 		return meta, runErr
 	}

@@ -2,11 +2,14 @@ package payonce_test
 
 import (
 	"context"
+	"io"
 	"net/http"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/payonce/payonce"
+	"github.com/payonce/payonce/a55"
 	"github.com/payonce/payonce/journal"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -119,4 +122,104 @@ func TestRunTakenByItsOwnClientBeforeTheFirstAttemptChecks(t *testing.T) {
 	assert.True(t, meta.FromJournal, "answered from the entry the other run settled")
 	assert.Equal(t, "ch_1", out.ID)
 	assert.Equal(t, int32(1), s.calls.Load(), "one attempt sent, by the run that held the entry")
+}
+
+// A run whose lease ends while its attempt is in flight, and whose entry
+// another worker takes meanwhile, gets a failure final for the key (a
+// decline for insufficient funds). Neither provider keeps that answer, so
+// the entry's holder may still send the same key and be charged: the run
+// does not give the decline as the operation's outcome but says it lost
+// the entry (ErrJournalFenced: call again for the outcome), and the entry
+// stays pending for its holder.
+func TestRunTakenOverMidAttemptDoesNotAnswerItsFinalFailure(t *testing.T) {
+	clk := newClock()
+	j := journal.NewMemory().WithClock(clk.Now)
+	inflight, release := make(chan struct{}), make(chan struct{})
+	s := newStub(t, func(_ int, w http.ResponseWriter, _ *http.Request) {
+		close(inflight)
+		<-release
+		w.WriteHeader(http.StatusPaymentRequired)
+		_, _ = io.WriteString(w, `{"charge_uuid":"c1","status":"error","message":[{"code":"INSUFFICIENT_FUNDS","source":"charge","description":"no funds"}]}`)
+	})
+	c := journalClient(t, s, j, clk, payonce.WithCodec(a55.Codec{}), payonce.WithJournalLease(time.Minute))
+	took := make(chan error, 1)
+	go func() {
+		<-inflight
+		clk.Advance(2 * time.Minute) // the run's lease ends while it waits
+		_, err := j.Take(context.Background(), payonce.TakeRequest{Scope: "a55:client-1", Reference: "order-t1", Owner: "worker-2", Lease: time.Minute})
+		took <- err
+		close(release)
+	}()
+	_, err := c.Do(t.Context(), chargeReq("1.00"), nil, payonce.WithReference("order-t1"))
+	require.NoError(t, <-took)
+	var ae *payonce.APIError
+	require.ErrorAs(t, err, &ae)
+	assert.Equal(t, payonce.ErrJournalFenced, ae.Kind, "the run lost the entry: its decline is not the outcome")
+	assert.NotErrorIs(t, err, payonce.ErrCardDeclined)
+	assert.NotEmpty(t, ae.Key)
+	e, gerr := j.Get(t.Context(), "a55:client-1", "order-t1")
+	require.NoError(t, gerr)
+	assert.Equal(t, payonce.JournalPending, e.State)
+	assert.Equal(t, "worker-2", e.LeaseOwner)
+}
+
+// Two clients of one process given the same lease owner (a worker's name,
+// WithLeaseOwner) share the entry's lease, so the second takes at once an
+// entry the first just reserved: the first client's run, whose registry
+// of held entries never saw that take, still checks its fence before its
+// first attempt, finds the entry settled and sends nothing.
+func TestRunTakenBySameOwnerOfAnotherClientChecks(t *testing.T) {
+	j := journal.NewMemory()
+	s := newStub(t, okCharge)
+	other := journalClient(t, s, j, newClock())
+	var second error
+	lim := &hookLimiter{hook: func() {
+		_, second = other.Do(context.Background(), chargeReq("1.00"), nil, payonce.WithReference("order-w4"), payonce.WithLeaseOwner("worker-1"))
+	}}
+	c := journalClient(t, s, j, newClock(), payonce.WithLimiter(lim))
+	var out chargeOut
+	meta, err := c.Do(t.Context(), chargeReq("1.00"), &out, payonce.WithReference("order-w4"), payonce.WithLeaseOwner("worker-1"))
+	require.NoError(t, second)
+	require.NoError(t, err)
+	assert.True(t, meta.FromJournal, "answered from the entry the other client settled")
+	assert.Equal(t, int32(1), s.calls.Load(), "one attempt sent, by the run that held the entry")
+}
+
+// stallingJournal moves the clock by stall during every BeginAttempt: the
+// check before an attempt waited that long (a lock, a stalled database).
+type stallingJournal struct {
+	*journal.Memory
+	clk   *clock
+	stall time.Duration
+}
+
+func (j *stallingJournal) BeginAttempt(ctx context.Context, r payonce.AttemptRequest) (payonce.JournalEntry, error) {
+	j.clk.Advance(j.stall)
+	return j.Memory.BeginAttempt(ctx, r)
+}
+
+// A resumed entry whose key is inside its window when the check before
+// the attempt starts, and past it when that check returns two hours later,
+// is not sent: the key's age is measured again after the check.
+func TestAttemptCheckThatOutlastsTheKeyWindowSendsNothing(t *testing.T) {
+	clk := newClock()
+	j := &stallingJournal{Memory: journal.NewMemory(), clk: clk}
+	s := newStub(t, unavailable)
+	c := journalClient(t, s, j, clk, payonce.WithRetryPolicy(func() payonce.RetryPolicy {
+		p := payonce.FastRetryPolicy()
+		p.MaxAttempts = 1
+		return p
+	}()))
+	_, err := c.Do(t.Context(), chargeReq("1.00"), nil, payonce.WithReference("order-w5"))
+	require.Error(t, err)
+	sent := s.calls.Load()
+	clk.Advance(22 * time.Hour) // inside the window less its margin (23 h)
+	j.stall = 2 * time.Hour
+	_, err = c.Do(t.Context(), chargeReq("1.00"), nil, payonce.WithReference("order-w5"))
+	require.Error(t, err)
+	assert.Equal(t, sent, s.calls.Load(), "nothing sent once the key is past its window")
+	var ae *payonce.APIError
+	require.ErrorAs(t, err, &ae)
+	assert.NotEmpty(t, ae.Key)
+	assert.False(t, ae.KeyCreated.IsZero())
 }

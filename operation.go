@@ -662,6 +662,11 @@ func (t *attemptTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 			if err := op.beginAttempt(); err != nil {
 				return nil, &stopError{err: journalStop(err)}
 			}
+			// The check may have waited (a lock, a stalled database):
+			// the key's age again, before the first byte.
+			if op.key != "" && !op.keyFresh(0) {
+				return nil, &stopError{err: ErrKeyExpired}
+			}
 		}
 	}
 	if !hop {

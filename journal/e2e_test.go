@@ -492,3 +492,46 @@ func TestReserveTxWithoutFingerprintBindsTheFirstBody(t *testing.T) {
 		check(t, j, "o-81/charge")
 	})
 }
+
+// skewedJournal is a journal whose clock (Now) runs offset from the
+// machine's, as a PostgreSQL server's does from a worker's.
+type skewedJournal struct {
+	payonce.Journal
+	offset time.Duration
+}
+
+func (s skewedJournal) Now(context.Context) (time.Time, error) {
+	return time.Now().Add(s.offset), nil
+}
+
+// Story: a worker whose clock is a few minutes ahead of (or a day behind)
+// the journal's runs a fresh order with its own key (WithIdempotencyKey,
+// no creation time): the key is new, so it is sent once, neither refused
+// as created in the future nor as past its window.
+func TestBareKeyOnASkewedWorkerIsSentOnce(t *testing.T) {
+	for _, skew := range []time.Duration{5 * time.Minute, -30 * time.Hour} {
+		cases := []backend{{name: "memory-clock", open: func(t *testing.T) (payonce.Journal, func(t *testing.T) payonce.Journal) {
+			j := skewedJournal{journal.NewMemory(), 0}
+			return j, func(*testing.T) payonce.Journal { return j }
+		}}}
+		for _, b := range backends(t) {
+			if b.name == "postgres" {
+				cases = append(cases, b)
+			}
+		}
+		for _, b := range cases {
+			t.Run(fmt.Sprintf("%s/%s", b.name, skew), func(t *testing.T) {
+				srv := a55test.New(t)
+				srv.Clock().Advance(skew) // the worker's (and the fake's) clock
+				j, _ := b.open(t)
+				ch, err := a55Client(t, srv, j).Charges.Create(t.Context(), chargeRequest("4111111111111111"),
+					payonce.WithReference("order-7/charge"), payonce.WithIdempotencyKey("order-7-charge-key-0001"))
+				require.NoError(t, err)
+				assert.True(t, srv.Ledger().ExecutedOnce(ch.Meta.Key))
+				e, err := j.Get(t.Context(), "a55:"+srv.ClientID(), "order-7/charge")
+				require.NoError(t, err)
+				assert.Equal(t, payonce.JournalSucceeded, e.State)
+			})
+		}
+	}
+}
