@@ -217,16 +217,24 @@ var (
 type OutcomeUnknownError struct {
 	Entry JournalEntry
 	// Cause is why the key cannot be sent again: ErrKeyExpired (past its
-	// window) or ErrKeyCreatedInFuture (its age is unknown).
+	// window) or ErrKeyCreatedInFuture (its age is unknown); nil when the
+	// key may be sent again but an earlier run's attempt may still execute.
 	Cause error
+	// Refusal is, in that last case, what this run's attempt was answered
+	// (a refusal final for a key no earlier attempt could still reach):
+	// not the outcome, since that earlier attempt may still run.
+	Refusal string
 }
 
 // Error names the reference and when its key was created, never a body;
 // the *APIError that carries it names the key.
 func (e *OutcomeUnknownError) Error() string {
 	why := "its key too old to send again"
-	if errors.Is(e.Cause, ErrKeyCreatedInFuture) {
+	switch {
+	case errors.Is(e.Cause, ErrKeyCreatedInFuture):
 		why = "its key created in the future (age unknown), not sent again"
+	case e.Cause == nil && e.Refusal != "":
+		why = "an earlier run's attempt may still execute; this run was answered " + e.Refusal + ": call again with the reference, or settle it"
 	}
 	return fmt.Sprintf("reference %q pending since %s, an attempt may have been sent, %s",
 		e.Entry.Reference, e.Entry.KeyCreated.UTC().Format(time.RFC3339), why)

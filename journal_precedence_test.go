@@ -144,3 +144,40 @@ func TestStaleRunCannotRecordAFailure(t *testing.T) {
 	assert.Equal(t, payonce.JournalPending, e.State, "the stale run's failure did not land")
 	assert.Equal(t, "worker-2", e.LeaseOwner)
 }
+
+// A redelivery that takes over an entry an earlier run may have sent under
+// (that run crashed or stalled after its check) and is then refused with
+// a failure final for the key neither records failed nor tells its caller
+// "declined": the earlier attempt may still execute. The entry stays
+// pending and the caller gets ErrOutcomeUnknown with the refusal's text.
+func TestTakeOverRefusedFinallyIsNotTheOutcome(t *testing.T) {
+	clk := newClock()
+	j := journal.NewMemory().WithClock(clk.Now)
+	s := newStub(t, func(n int, w http.ResponseWriter, _ *http.Request) {
+		w.WriteHeader(http.StatusPaymentRequired)
+		_, _ = io.WriteString(w, `{"error":{"code":"CARD_DECLINED","message":"declined by the issuer"}}`)
+	})
+	c := journalClient(t, s, j, clk)
+	// The first worker reserved the entry and may have sent its attempt,
+	// then died: its lease runs out.
+	first := payonce.JournalEntry{Scope: "a55:client-1", Reference: "order-p9", Operation: "charges.create",
+		Method: http.MethodPost, Path: "/charge/", Key: "inherited-key-0123456789", KeyCreated: clk.Now(),
+		Fingerprint: c.Fingerprint(http.MethodPost, "/charge/", []byte(`{"amount":"1.00"}`)),
+		State:       payonce.JournalPending, LeaseOwner: "worker-1", Sent: true, Attempts: 1, Lease: time.Minute}
+	_, created, err := j.Reserve(t.Context(), first)
+	require.NoError(t, err)
+	require.True(t, created)
+	clk.Advance(2 * time.Minute)
+
+	_, err = c.Do(t.Context(), chargeReq("1.00"), nil, payonce.WithReference("order-p9"))
+	require.Error(t, err)
+	assert.ErrorIs(t, err, payonce.ErrOutcomeUnknown)
+	assert.NotErrorIs(t, err, payonce.ErrCardDeclined, "the caller must not read 'nothing charged'")
+	assert.Equal(t, "inherited-key-0123456789", payonce.KeyOf(err))
+	assert.Contains(t, err.Error(), "CARD_DECLINED", "the refusal's text stays")
+	assert.Equal(t, int32(1), s.calls.Load())
+	e, err := j.Get(t.Context(), "a55:client-1", "order-p9")
+	require.NoError(t, err)
+	assert.Equal(t, payonce.JournalPending, e.State, "never failed while an earlier attempt may run")
+	assert.Contains(t, e.LastCause, "earlier run's attempt may still execute")
+}

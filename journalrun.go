@@ -457,6 +457,16 @@ func (op *operation) record(meta Meta, runErr error, out any, start time.Time) (
 	defer cancel()
 	err := c.journal.Update(uctx, up)
 	switch {
+	case err == nil && apiErr != nil && up.State == JournalPending && op.jr.inherited && op.finalForKey(apiErr):
+		// A refusal final for the key, but an earlier run's attempt under
+		// it may still execute (its run paused between its check and its
+		// bytes leaving): it is not the outcome, and the caller must not
+		// read it as "nothing charged". Its text stays; its kind does not.
+		stored := up
+		stored.Key, stored.KeyCreated = op.key, op.created
+		e := op.fail(ErrOutcomeUnknown, &OutcomeUnknownError{Entry: stored, Refusal: apiErr.summary()})
+		e.StatusCode, e.Code, e.Message, e.RequestID, e.Replayed = apiErr.StatusCode, apiErr.Code, apiErr.Message, apiErr.RequestID, apiErr.Replayed
+		return meta, e
 	case err == nil:
 		return meta, runErr
 	case runErr == nil && errors.Is(err, ErrJournalSettled):
