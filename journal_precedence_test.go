@@ -42,7 +42,11 @@ func TestSuccessArrivingAfterARecordedFailureWins(t *testing.T) {
 	require.NoError(t, err, "the caller whose attempt got the 2xx gets the success")
 	assert.Equal(t, "ch_1", out.ID)
 	assert.False(t, meta.FromJournal)
-	require.ErrorIs(t, bErr, payonce.ErrInvalidRequest, "B saw its own refusal")
+	// B took over an entry A may have sent under: its refusal is not the
+	// outcome (A's attempt may still run, and here it does).
+	require.ErrorIs(t, bErr, payonce.ErrOutcomeUnknown, "B's refusal is not final while A's attempt may run")
+	assert.NotErrorIs(t, bErr, payonce.ErrInvalidRequest)
+	assert.Contains(t, bErr.Error(), "VALIDATION_ERROR", "B's refusal is named")
 
 	e, err := j.Get(t.Context(), "a55:client-1", "order-p1")
 	require.NoError(t, err)

@@ -524,11 +524,12 @@ func TestBareKeyOnASkewedWorkerIsSentOnce(t *testing.T) {
 				srv := a55test.New(t)
 				srv.Clock().Advance(skew) // the worker's (and the fake's) clock
 				j, _ := b.open(t)
-				ch, err := a55Client(t, srv, j).Charges.Create(t.Context(), chargeRequest("4111111111111111"),
+				c := a55Client(t, srv, j)
+				ch, err := c.Charges.Create(t.Context(), chargeRequest("4111111111111111"),
 					payonce.WithReference("order-7/charge"), payonce.WithIdempotencyKey("order-7-charge-key-0001"))
 				require.NoError(t, err)
 				assert.True(t, srv.Ledger().ExecutedOnce(ch.Meta.Key))
-				e, err := j.Get(t.Context(), "a55:"+srv.ClientID(), "order-7/charge")
+				e, err := j.Get(t.Context(), c.Core().Scope(), "order-7/charge")
 				require.NoError(t, err)
 				assert.Equal(t, payonce.JournalSucceeded, e.State)
 			})

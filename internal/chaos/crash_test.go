@@ -271,7 +271,7 @@ func (j unfencedJournal) Update(ctx context.Context, e payonce.JournalEntry) err
 // sends again.
 func TestCrashRunCatchesAJournalWithoutFences(t *testing.T) {
 	cfg := crashTestConfig(t)
-	cfg.References, cfg.FlipRate, cfg.StallRate = 40, 0.25, 0.15
+	cfg.References, cfg.FlipRate, cfg.StallRate = 80, 0.25, 0.3 // enough stalls that some are taken over on a loaded machine
 	cfg.WorkerCommand = func() (*exec.Cmd, error) {
 		cmd, err := defaultWorkerCommand()
 		if err == nil {

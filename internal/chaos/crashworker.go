@@ -155,6 +155,10 @@ func doneLine(ref string, res outcome, err error) string {
 	case err == nil && res.fromJournal:
 		status = statusJournal
 	case err == nil:
+	case refusedInDoubt(err):
+		// Sent and refused, but an earlier run's attempt may still run:
+		// the queue runs the job again later, with the same reference.
+		status, detail = statusTemporary, kindNameOf(err)
 	case errors.Is(err, payonce.ErrOutcomeUnknown):
 		status, detail = statusUnknown, "-"
 	case errors.Is(err, payonce.ErrIdempotencyConflict):
@@ -168,6 +172,13 @@ func doneLine(ref string, res outcome, err error) string {
 		detail = "-"
 	}
 	return fmt.Sprintf("done %s %s %s %d", ref, status, detail, res.attempts)
+}
+
+// refusedInDoubt reports an ErrOutcomeUnknown whose run sent an attempt
+// and was refused while an earlier run's attempt may still execute.
+func refusedInDoubt(err error) bool {
+	var ou *payonce.OutcomeUnknownError
+	return errors.As(err, &ou) && ou.Cause == nil && ou.Refusal != ""
 }
 
 // queueRetries reports whether a merchant's queue would run the job again
