@@ -1,0 +1,177 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/payonce/payonce"
+)
+
+// The -state values of list.
+const (
+	stateInDoubt = "in-doubt"
+	statePending = "pending"
+	stateAll     = "all"
+)
+
+func cmdList(ctx context.Context, args []string, stdout io.Writer, d deps) error {
+	var c common
+	var scope, state string
+	var olderThan time.Duration
+	var limit int
+	fs := newFlags("list", &c)
+	fs.StringVar(&scope, "scope", "", "only this scope")
+	fs.StringVar(&state, "state", stateAll, "in-doubt (sent, key past its window), pending (not in doubt) or all")
+	fs.DurationVar(&olderThan, "older-than", 0, "only entries last updated at least this long ago")
+	fs.IntVar(&limit, "limit", 100, "at most this many entries (0: no limit)")
+	ops, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	switch {
+	case len(ops) > 0:
+		return usageErr("list takes no operands, got %q", ops[0])
+	case state != stateInDoubt && state != statePending && state != stateAll:
+		return usageErr("-state %q: want in-doubt, pending or all", state)
+	case olderThan < 0:
+		return usageErr("-older-than must not be negative")
+	case limit < 0:
+		return usageErr("-limit must not be negative")
+	}
+	j, err := openJournal(ctx, c)
+	if err != nil {
+		return err
+	}
+	defer j.close()
+	now, err := clock(ctx, j, d)
+	if err != nil {
+		return err
+	}
+	q := payonce.PendingQuery{Scope: scope}
+	if olderThan > 0 {
+		q.Before = now.Add(-olderThan)
+	}
+	if state == stateAll {
+		q.Limit = limit
+	}
+	es, err := j.Pending(ctx, q)
+	if err != nil {
+		return fmt.Errorf("list: %w", err)
+	}
+	vs := []entryView{}
+	for _, e := range es {
+		v := view(e, now)
+		if (state == stateInDoubt && !v.InDoubt) || (state == statePending && v.InDoubt) {
+			continue
+		}
+		if limit > 0 && len(vs) == limit {
+			break
+		}
+		vs = append(vs, v)
+	}
+	if c.json {
+		return writeJSON(stdout, vs)
+	}
+	return writeList(stdout, vs)
+}
+
+// entryArgs reads the entry an operand list names: <scope> <reference>,
+// or <reference> with -scope.
+func entryArgs(scope string, ops []string) (string, string, error) {
+	switch {
+	case scope != "" && len(ops) == 1:
+		return scope, ops[0], nil
+	case scope == "" && len(ops) == 2:
+		return ops[0], ops[1], nil
+	case scope != "" && len(ops) == 2:
+		return "", "", usageErr("give the scope once: -scope S <reference>, or <scope> <reference>")
+	}
+	return "", "", usageErr("name one entry: -scope S <reference>, or <scope> <reference>")
+}
+
+func cmdShow(ctx context.Context, args []string, stdout io.Writer, d deps) error {
+	var c common
+	var scope string
+	fs := newFlags("show", &c)
+	fs.StringVar(&scope, "scope", "", "the entry's scope")
+	ops, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	scope, ref, err := entryArgs(scope, ops)
+	if err != nil {
+		return err
+	}
+	j, err := openJournal(ctx, c)
+	if err != nil {
+		return err
+	}
+	defer j.close()
+	now, err := clock(ctx, j, d)
+	if err != nil {
+		return err
+	}
+	e, err := j.Get(ctx, scope, ref)
+	if err != nil {
+		return fmt.Errorf("show %q %q: %w", scope, ref, err)
+	}
+	if c.json {
+		return writeJSON(stdout, view(e, now))
+	}
+	return writeEntry(stdout, view(e, now))
+}
+
+// purgeResult is what purge prints.
+type purgeResult struct {
+	SettledBefore time.Time `json:"settled_before"`
+	DryRun        bool      `json:"dry_run"`
+	Count         int64     `json:"count"`
+}
+
+func cmdPurge(ctx context.Context, args []string, stdout io.Writer, d deps) error {
+	var c common
+	var olderThan time.Duration
+	var dry bool
+	fs := newFlags("purge", &c)
+	fs.DurationVar(&olderThan, "older-than", 0, "delete settled entries last updated at least this long ago (required, e.g. 720h)")
+	fs.BoolVar(&dry, "dry-run", false, "count what would be deleted, delete nothing")
+	ops, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	switch {
+	case len(ops) > 0:
+		return usageErr("purge takes no operands, got %q", ops[0])
+	case olderThan <= 0:
+		return usageErr("-older-than is required and must be above 0 (e.g. 720h)")
+	}
+	j, err := openJournal(ctx, c)
+	if err != nil {
+		return err
+	}
+	defer j.close()
+	now, err := clock(ctx, j, d)
+	if err != nil {
+		return err
+	}
+	res := purgeResult{SettledBefore: now.Add(-olderThan).UTC(), DryRun: dry}
+	if dry {
+		res.Count, err = j.countSettled(ctx, res.SettledBefore)
+	} else {
+		res.Count, err = j.Purge(ctx, res.SettledBefore)
+	}
+	if err != nil {
+		return fmt.Errorf("purge: %w", err)
+	}
+	if c.json {
+		return writeJSON(stdout, res)
+	}
+	verb := "deleted"
+	if dry {
+		verb = "would delete"
+	}
+	_, err = fmt.Fprintf(stdout, "%s %d settled entries last updated before %s\n", verb, res.Count, res.SettledBefore.Format(time.RFC3339))
+	return err
+}

@@ -1,0 +1,162 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"text/tabwriter"
+	"time"
+
+	"github.com/payonce/payonce"
+)
+
+// entryView is the printed form of a journal entry: its row, nothing
+// more (rows hold nothing secret), plus whether it is in doubt.
+type entryView struct {
+	Scope        string          `json:"scope"`
+	Reference    string          `json:"reference"`
+	State        string          `json:"state"`
+	InDoubt      bool            `json:"in_doubt"`
+	Operation    string          `json:"operation"`
+	Method       string          `json:"method"`
+	Path         string          `json:"path"`
+	Key          string          `json:"key"`
+	KeyCreated   time.Time       `json:"key_created"`
+	KeyAge       string          `json:"key_age"`
+	Sent         bool            `json:"sent"`
+	Attempts     int             `json:"attempts"`
+	Fence        int64           `json:"fence"`
+	StatusCode   int             `json:"status_code,omitempty"`
+	RequestID    string          `json:"request_id,omitempty"`
+	Replayed     bool            `json:"replayed,omitempty"`
+	ErrorKind    string          `json:"error_kind,omitempty"`
+	ErrorCode    string          `json:"error_code,omitempty"`
+	ErrorMessage string          `json:"error_message,omitempty"`
+	LastCause    string          `json:"last_cause,omitempty"`
+	SettleReason string          `json:"settle_reason,omitempty"`
+	LeaseOwner   string          `json:"lease_owner,omitempty"`
+	LeaseUntil   *time.Time      `json:"lease_until,omitempty"`
+	CreatedAt    time.Time       `json:"created_at"`
+	UpdatedAt    time.Time       `json:"updated_at"`
+	Fingerprint  string          `json:"fingerprint,omitempty"`
+	Result       json.RawMessage `json:"result,omitempty"`
+}
+
+// inDoubt reports whether a pending entry may have been sent and its key
+// can no longer be sent again (past the window, or created in the
+// future): only a lookup or a settle by hand closes it.
+func inDoubt(e payonce.JournalEntry, now time.Time) bool {
+	if e.State != payonce.JournalPending || !e.Sent {
+		return false
+	}
+	age := now.Sub(e.KeyCreated)
+	return age >= payonce.DefaultKeyWindow || age < -payonce.KeyClockTolerance
+}
+
+func view(e payonce.JournalEntry, now time.Time) entryView {
+	v := entryView{
+		Scope: e.Scope, Reference: e.Reference, State: string(e.State), InDoubt: inDoubt(e, now),
+		Operation: e.Operation, Method: e.Method, Path: e.Path, Key: e.Key, KeyCreated: e.KeyCreated.UTC(),
+		KeyAge: age(now.Sub(e.KeyCreated)), Sent: e.Sent, Attempts: e.Attempts, Fence: e.Fence,
+		StatusCode: e.StatusCode, RequestID: e.RequestID, Replayed: e.Replayed, ErrorKind: e.ErrorKind,
+		ErrorCode: e.ErrorCode, ErrorMessage: e.ErrorMessage, LastCause: e.LastCause, SettleReason: e.SettleReason,
+		LeaseOwner: e.LeaseOwner, CreatedAt: e.CreatedAt.UTC(), UpdatedAt: e.UpdatedAt.UTC(), Fingerprint: e.Fingerprint,
+	}
+	if !e.LeaseUntil.IsZero() {
+		t := e.LeaseUntil.UTC()
+		v.LeaseUntil = &t
+	}
+	if len(e.Result) > 0 && json.Valid(e.Result) {
+		v.Result = json.RawMessage(e.Result)
+	}
+	return v
+}
+
+// status is the short state a table prints.
+func (v entryView) status() string {
+	if v.InDoubt {
+		return "in-doubt"
+	}
+	if v.State == string(payonce.JournalFailed) && v.ErrorKind == payonce.KindName(payonce.ErrNotExecuted) {
+		return "not-executed"
+	}
+	return v.State
+}
+
+// age prints d rounded for a human: 25h3m, 4m10s.
+func age(d time.Duration) string {
+	switch {
+	case d < 0:
+		return "-" + age(-d)
+	case d >= time.Hour:
+		return d.Truncate(time.Minute).String()
+	}
+	return d.Truncate(time.Second).String()
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+func writeList(w io.Writer, vs []entryView) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "SCOPE\tREFERENCE\tSTATE\tOPERATION\tKEY AGE\tSENT\tATTEMPTS\tUPDATED")
+	for _, v := range vs {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%t\t%d\t%s\n", v.Scope, v.Reference, v.status(), v.Operation,
+			v.KeyAge, v.Sent, v.Attempts, v.UpdatedAt.Format(time.RFC3339))
+	}
+	return tw.Flush()
+}
+
+func writeEntry(w io.Writer, v entryView) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	row := func(k, val string) {
+		if val != "" {
+			fmt.Fprintf(tw, "%s\t%s\n", k, val)
+		}
+	}
+	row("scope", v.Scope)
+	row("reference", v.Reference)
+	row("state", v.status())
+	row("operation", v.Operation)
+	row("request", v.Method+" "+v.Path)
+	row("key", v.Key)
+	row("key created", v.KeyCreated.Format(time.RFC3339)+" ("+v.KeyAge+" ago)")
+	row("sent", strconv.FormatBool(v.Sent))
+	row("attempts", strconv.Itoa(v.Attempts))
+	row("fence", strconv.FormatInt(v.Fence, 10))
+	if v.StatusCode != 0 {
+		row("status code", strconv.Itoa(v.StatusCode))
+	}
+	row("request id", v.RequestID)
+	row("error kind", v.ErrorKind)
+	row("error code", v.ErrorCode)
+	row("error message", v.ErrorMessage)
+	row("last cause", v.LastCause)
+	row("settle reason", v.SettleReason)
+	row("lease owner", v.LeaseOwner)
+	if v.LeaseUntil != nil {
+		row("lease until", v.LeaseUntil.Format(time.RFC3339))
+	}
+	row("created", v.CreatedAt.Format(time.RFC3339))
+	row("updated", v.UpdatedAt.Format(time.RFC3339))
+	row("fingerprint", v.Fingerprint)
+	row("result", string(v.Result))
+	return tw.Flush()
+}
+
+// fileExists refuses a journal path that is not an existing file.
+func fileExists(path string) error {
+	st, err := os.Stat(path)
+	if err != nil {
+		return usageErr("journal file %q: %v", path, err)
+	}
+	if st.IsDir() {
+		return usageErr("journal file %q is a directory", path)
+	}
+	return nil
+}
