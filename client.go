@@ -34,6 +34,7 @@ type Client struct {
 	provider      string
 	now           func() time.Time
 	allowInsecure bool
+	explicitKeys  bool          // WithExplicitKeys
 	journal       Journal       // WithJournal
 	scope         string        // WithScope, or resolved from WithScopeIdentity (scope.go)
 	observer      Observer      // WithObserver (observer.go); nil: no hooks

@@ -114,6 +114,12 @@ func (c *Client) Do(ctx context.Context, req *Request, out any, opts ...CallOpti
 			return Meta{}, op.fail(kind, err)
 		}
 		op.key, op.created = key, created
+		if err := c.checkExplicitKey(&op.opts); err != nil {
+			if op.opts.origin == keyAgeNew {
+				op.key = "" // made up by this call, never used
+			}
+			return Meta{}, op.fail(ErrKeyRequired, err)
+		}
 		switch op.opts.origin {
 		case keyAgeNew:
 			op.createdNow = true

@@ -19,15 +19,17 @@ func ExampleIsResumable() {
 	srv := a55test.NewServer() // in a test: a55test.New(t)
 	defer srv.Close()
 	policy := payonce.FastRetryPolicy()
-	policy.MaxAttempts = 1 // the job queue retries, not the client
-	client, _ := srv.Client(payonce.WithRetryPolicy(policy))
+	policy.MaxAttempts = 1                                                               // the job queue retries, not the client
+	client, _ := srv.Client(payonce.WithRetryPolicy(policy), payonce.WithExplicitKeys()) // a job never makes up a key
 	ctx := context.Background()
+	jobCreated := srv.Clock().Now() // stored with the job by the queue
 	req := &a55.ChargeCreateRequest{Amount: payonce.MustParseAmount("10.00"), Currency: payonce.BRL, TypeCharge: a55.TypeCreditCard,
 		Card: &payonce.Card{Number: a55test.CardConfirms, HolderName: "TEST", ExpirationMonth: "12", ExpirationYear: "2099", CVV: "123"}}
 	runJob := func(token string) (string, error) {
-		opts := []payonce.CallOption{}
+		// The first run names the key and its age; later runs resume by token.
+		opts := []payonce.CallOption{payonce.WithIdempotencyKey("job-7-charge-order-42"), payonce.WithKeyCreated(jobCreated)}
 		if token != "" {
-			opts = append(opts, payonce.WithResumeToken(token))
+			opts = []payonce.CallOption{payonce.WithResumeToken(token)}
 		}
 		_, err := client.Charges.Create(ctx, req, opts...)
 		if payonce.IsResumable(err) {

@@ -91,7 +91,7 @@ func ExampleCardsService_Apply_taskKey() {
 	openCardTask := func(taskID string) error {
 		policy := payonce.DefaultRetryPolicy()
 		policy.MaxAttempts = 1 // in this sketch the queue, not the client, retries
-		client, err := srv.Client(payonce.WithRetryPolicy(policy))
+		client, err := srv.Client(payonce.WithRetryPolicy(policy), payonce.WithExplicitKeys())
 		if err != nil {
 			return err
 		}
@@ -163,4 +163,31 @@ func ExampleCardsService_All() {
 	fmt.Println("cards:", n)
 	// Output:
 	// cards: 5
+}
+
+// A job that forgets its key would issue a new card on every redelivery
+// (each run would make up a random key). With payonce.WithExplicitKeys the
+// client refuses it on the first delivery, nothing sent; the job's task
+// key makes every redelivery the same operation.
+func Example_explicitKeys() {
+	srv := coinepaytest.NewServer()
+	defer srv.Close()
+	client, _ := srv.Client(payonce.WithExplicitKeys())
+	req := &coinepay.ApplyRequest{HeaderID: "hdr_1", PackageID: "pkg_basic"}
+
+	_, err := client.Cards.Apply(context.Background(), req) // the key is forgotten
+	fmt.Println("refused:", errors.Is(err, payonce.ErrKeyRequired), "requests sent:", len(srv.Requests()))
+
+	jobCreated := srv.Clock().Now() // stored with the job by the queue
+	ctx := payonce.WithTaskKey(context.Background(), "openapi:apply", "job-42", jobCreated)
+	for range 2 { // delivered twice
+		if _, err := client.Cards.Apply(ctx, req); err != nil {
+			fmt.Println(err)
+			return
+		}
+	}
+	fmt.Println("cards issued:", srv.Ledger().Count("openapi:apply:job-42"))
+	// Output:
+	// refused: true requests sent: 0
+	// cards issued: 1
 }

@@ -31,7 +31,7 @@ func ExampleOpen() {
 	defer j.Close()
 	policy := payonce.FastRetryPolicy()
 	policy.MaxAttempts = 1
-	client, _ := srv.Client(payonce.WithJournal(j), payonce.WithRetryPolicy(policy))
+	client, _ := srv.Client(payonce.WithJournal(j), payonce.WithRetryPolicy(policy), payonce.WithExplicitKeys())
 	req := &a55.ChargeCreateRequest{Amount: payonce.MustParseAmount("42.00"), Currency: payonce.BRL, TypeCharge: a55.TypeCreditCard,
 		Card: &payonce.Card{Number: a55test.CardConfirms, HolderName: "TEST", ExpirationMonth: "12", ExpirationYear: "2099", CVV: "123"}}
 
