@@ -1,6 +1,7 @@
 package payonce
 
 import (
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"strconv"
@@ -9,7 +10,8 @@ import (
 )
 
 // CardNumber is a primary account number. Every printed form (String, %v,
-// %+v, %#v, %q, slog) shows only its last four digits; JSON carries it whole.
+// %+v, %#v, %q, slog) and its JSON form show only its last four digits;
+// only a Card's wire form (Card.MarshalWire) carries it whole.
 type CardNumber string
 
 // Last4 returns the last four digits, or "" when there are fewer than four.
@@ -39,7 +41,11 @@ func (n CardNumber) Format(f fmt.State, verb rune) { formatMasked(f, verb, n.Str
 // LogValue masks the number in slog records.
 func (n CardNumber) LogValue() slog.Value { return slog.StringValue(n.String()) }
 
-// CVV is a card verification value. It never prints: every form is "***".
+// MarshalJSON masks the number as String does: "************1111".
+func (n CardNumber) MarshalJSON() ([]byte, error) { return json.Marshal(n.String()) }
+
+// CVV is a card verification value. It never prints: every form, JSON
+// included, is "***".
 type CVV string
 
 // String returns "***".
@@ -54,6 +60,9 @@ func (c CVV) Format(f fmt.State, verb rune) { formatMasked(f, verb, c.String()) 
 // LogValue hides the CVV in slog records.
 func (CVV) LogValue() slog.Value { return slog.StringValue("***") }
 
+// MarshalJSON returns "***".
+func (CVV) MarshalJSON() ([]byte, error) { return []byte(`"***"`), nil }
+
 func formatMasked(f fmt.State, verb rune, s string) {
 	if verb == 'q' || (verb == 'v' && f.Flag('#')) {
 		s = strconv.Quote(s)
@@ -61,9 +70,10 @@ func formatMasked(f fmt.State, verb rune, s string) {
 	_, _ = f.Write([]byte(s))
 }
 
-// Card is a payment card as A55's charge payload carries it. Printed, logged
-// or formatted, it shows at most the last four digits and never the CVV; its
-// JSON form (the wire form) carries every field.
+// Card is a payment card as A55's charge payload carries it. Printed,
+// logged, formatted or marshalled with encoding/json, it shows at most the
+// last four digits and never the CVV; only its wire form (MarshalWire),
+// which the SDK sends, carries every field.
 type Card struct {
 	Number          CardNumber `json:"number"`
 	HolderName      string     `json:"holder_name"`
@@ -94,6 +104,38 @@ func (c Card) Format(f fmt.State, verb rune) {
 	default:
 		formatMasked(f, verb, c.String())
 	}
+}
+
+// cardJSON is the masked JSON form of a Card: no CVV.
+type cardJSON struct {
+	Number          string `json:"number"`
+	HolderName      string `json:"holder_name"`
+	ExpirationMonth string `json:"expiration_month"`
+	ExpirationYear  string `json:"expiration_year"`
+}
+
+// cardWire is the wire form of a Card, every field whole.
+type cardWire struct {
+	Number          string `json:"number"`
+	HolderName      string `json:"holder_name"`
+	ExpirationMonth string `json:"expiration_month"`
+	ExpirationYear  string `json:"expiration_year"`
+	CVV             string `json:"cvv"`
+}
+
+// MarshalJSON is the masked form: the number as "************1111", the
+// holder and expiry, and no CVV. A card in a job payload, a JSON log line
+// or a stored struct cannot be charged from it.
+func (c Card) MarshalJSON() ([]byte, error) {
+	return json.Marshal(cardJSON{Number: c.Number.String(), HolderName: c.HolderName,
+		ExpirationMonth: c.ExpirationMonth, ExpirationYear: c.ExpirationYear})
+}
+
+// MarshalWire is the form a provider receives: every field, the whole
+// number and the CVV. Only a request's own MarshalWire calls it.
+func (c Card) MarshalWire() ([]byte, error) {
+	return json.Marshal(cardWire{Number: string(c.Number), HolderName: c.HolderName,
+		ExpirationMonth: c.ExpirationMonth, ExpirationYear: c.ExpirationYear, CVV: string(c.CVV)})
 }
 
 // LogValue is the slog form: last four digits and expiry only.

@@ -48,8 +48,8 @@ func TestCardPrintedFormsAreMasked(t *testing.T) {
 	assert.Equal(t, "1111", c.Number.Last4())
 }
 
-func TestCardJSONCarriesEveryField(t *testing.T) {
-	b, err := json.Marshal(testCard())
+func TestCardWireFormCarriesEveryField(t *testing.T) {
+	b, err := MarshalWire(testCard())
 	require.NoError(t, err)
 	assert.JSONEq(t, `{"number":"4111111111111111","holder_name":"TEST","expiration_month":"12","expiration_year":"2030","cvv":"737"}`, string(b))
 	var back Card

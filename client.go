@@ -337,7 +337,7 @@ type Request struct {
 	Method    string     // HTTP method
 	Path      string     // escaped path below the base URL, e.g. "/api/v1/bank/wallet/charge/"
 	Query     url.Values // query parameters (never logged)
-	Body      any        // marshalled to JSON once; nil for no body
+	Body      any        // encoded once with MarshalWire; nil for no body
 	// Keyed marks a business operation: one Idempotency-Key, resolved before
 	// the first attempt, is sent on every attempt.
 	Keyed bool

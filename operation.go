@@ -157,7 +157,7 @@ func (c *Client) Do(ctx context.Context, req *Request, out any, opts ...CallOpti
 		}
 	}
 	if req.Body != nil {
-		b, err := json.Marshal(req.Body)
+		b, err := MarshalWire(req.Body)
 		if err != nil {
 			return op.meta(nil, start), op.fail(ErrInvalidRequest, fmt.Errorf("encode body: %w", err))
 		}

@@ -27,8 +27,9 @@ import (
 type ChargesService struct{ c *Client }
 
 // ChargeCreateRequest is the charge payload of the idempotency guide plus
-// the optional fields of A55's public reference. Printed or logged it
-// masks the card; its JSON form is the wire form.
+// the optional fields of A55's public reference. Printed, logged or
+// marshalled with encoding/json it masks the card (MarshalJSON); the
+// client sends its wire form (MarshalWire).
 type ChargeCreateRequest struct {
 	Amount     payonce.Amount   `json:"amount"`
 	Currency   payonce.Currency `json:"currency"`

@@ -84,6 +84,9 @@ func NewClient(auth Auth, opts ...payonce.Option) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The token's lifetime runs on the client's clock (payonce.WithClock),
+	// as the key window does: a fake's Clock().Advance ages both.
+	z.now = core.Now
 	if scopeHolds(core.Scope(), auth.ClientSecret, auth.AccessToken) {
 		return nil, fmt.Errorf("%w: a55: the journal scope holds the client secret or the access token: name the account instead", payonce.ErrInvalidConfig)
 	}

@@ -108,7 +108,7 @@ func (s *ChargesService) SettleCreate(ctx context.Context, reference string, req
 	if e.Operation != "charges.create" {
 		return fail(e, payonce.ErrInvalidRequest, fmt.Errorf("reference %q records %q, not charges.create: settle it with payonce.Client.Settle", reference, e.Operation))
 	}
-	body, err := json.Marshal(req)
+	body, err := payonce.MarshalWire(req)
 	if err != nil {
 		return fail(e, payonce.ErrInvalidRequest, fmt.Errorf("encode request: %w", err))
 	}

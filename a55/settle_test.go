@@ -168,7 +168,7 @@ func TestSettleCreateChecksTheRequest(t *testing.T) {
 	assert.Equal(t, sent, srv.Stats().Requests, "nothing listed")
 
 	now := srv.Clock().Now()
-	body, err := json.Marshal(settleCharge("46.00"))
+	body, err := payonce.MarshalWire(settleCharge("46.00"))
 	require.NoError(t, err)
 	_, _, err = j.Reserve(ctx, payonce.JournalEntry{Scope: c.Core().Scope(), Reference: "order-2/charge", Operation: "charges.create",
 		Method: http.MethodPost, Path: a55.PathCharges, Key: "reserved-key-order-2", KeyCreated: now, State: payonce.JournalPending,

@@ -102,7 +102,7 @@ func (s *CardsService) SettleApply(ctx context.Context, reference string, req *A
 	if e.Operation != "cards.apply" {
 		return fail(e, payonce.ErrInvalidRequest, fmt.Errorf("reference %q records %q, not cards.apply: settle it with payonce.Client.Settle", reference, e.Operation))
 	}
-	body, err := json.Marshal(req)
+	body, err := payonce.MarshalWire(req)
 	if err != nil {
 		return fail(e, payonce.ErrInvalidRequest, fmt.Errorf("encode request: %w", err))
 	}

@@ -228,7 +228,7 @@ func TestWebhookOnlyToLoopbackUnlessAllowed(t *testing.T) {
 		// the fake blocks it too, for a request sent without the client.
 		_, err := c.Charges.Create(ctx, hookedCharge(t, a55test.CardConfirms, u, true))
 		require.ErrorIs(t, err, payonce.ErrInvalidRequest, u)
-		body, err := json.Marshal(hookedCharge(t, a55test.CardConfirms, u, true))
+		body, err := payonce.MarshalWire(hookedCharge(t, a55test.CardConfirms, u, true))
 		require.NoError(t, err)
 		req, err := http.NewRequest(http.MethodPost, srv.URL+a55.PathCharges, bytes.NewReader(body))
 		require.NoError(t, err)

@@ -1,0 +1,105 @@
+package a55
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"reflect"
+	"testing"
+
+	"github.com/payonce/payonce"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// seedWire is the exact wire form of seedCharge.
+const seedWire = `{"amount":"100.00","currency":"BRL","type_charge":"credit_card",` +
+	`"card":{"number":"4111111111111111","holder_name":"TEST","expiration_month":"12","expiration_year":"2030","cvv":"123"},` +
+	`"payer":{"name":"张伟","email":"zhangwei@example.com","document":"12345678909","document_type":"CPF"}}`
+
+func assertNoCard(t *testing.T, out string) {
+	t.Helper()
+	assert.NotContains(t, out, "4111111111111111")
+	assert.NotContains(t, out, "411111")
+	assert.NotContains(t, out, `"cvv":"123"`)
+	assert.NotContains(t, out, "123\"")
+}
+
+func TestChargeCreateRequestJSONMasksTheCard(t *testing.T) {
+	r := seedCharge()
+	r.WebhookURL = "https://shop.example/hook?secret=s3cr3t-value"
+	b, err := json.Marshal(r)
+	require.NoError(t, err)
+	assertNoCard(t, string(b))
+	assert.Contains(t, string(b), `"number":"************1111"`)
+	assert.NotContains(t, string(b), "cvv")
+	assert.NotContains(t, string(b), "s3cr3t-value")
+
+	b, err = json.Marshal(*r) // by value
+	require.NoError(t, err)
+	assertNoCard(t, string(b))
+
+	type job struct {
+		Req   *ChargeCreateRequest
+		Inner struct{ ChargeCreateRequest }
+	}
+	j := job{Req: r}
+	j.Inner.ChargeCreateRequest = *r
+	b, err = json.Marshal(j)
+	require.NoError(t, err)
+	assertNoCard(t, string(b))
+
+	var logged bytes.Buffer
+	slog.New(slog.NewJSONHandler(&logged, nil)).Info("job", "job", struct{ Req *ChargeCreateRequest }{r}, "card", r.Card, "cards", []payonce.Card{*r.Card})
+	assertNoCard(t, logged.String())
+	assert.Contains(t, logged.String(), "1111")
+}
+
+func TestChargeCreateRequestWireFormIsWhole(t *testing.T) {
+	b, err := payonce.MarshalWire(seedCharge())
+	require.NoError(t, err)
+	assert.Equal(t, seedWire, string(b))
+
+	var nilReq *ChargeCreateRequest
+	b, err = payonce.MarshalWire(nilReq)
+	require.NoError(t, err)
+	assert.Equal(t, "null", string(b))
+}
+
+func TestChargeCreateWireHasTheRequestFields(t *testing.T) {
+	// The wire struct mirrors the request field by field, name, tag and
+	// order: a field added to one and not the other fails here.
+	req, wire := reflect.TypeFor[ChargeCreateRequest](), reflect.TypeFor[chargeCreateWire]()
+	require.Equal(t, req.NumField(), wire.NumField())
+	for i := range req.NumField() {
+		assert.Equal(t, req.Field(i).Name, wire.Field(i).Name)
+		assert.Equal(t, req.Field(i).Tag, wire.Field(i).Tag)
+	}
+	full := &ChargeCreateRequest{Amount: seedCharge().Amount, Currency: payonce.BRL, TypeCharge: TypePix,
+		Payer: &Payer{Name: "P"}, WalletUUID: "w", Description: "d", DueDate: "2030-01-01",
+		InstallmentCount: 2, Capture: Bool(false), WebhookURL: "https://shop.example/hook"}
+	got, err := payonce.MarshalWire(full)
+	require.NoError(t, err)
+	want, err := json.Marshal(chargeCreateRequestFields(*full)) // no card: the plain form is the wire form
+	require.NoError(t, err)
+	assert.Equal(t, string(want), string(got))
+}
+
+func TestCreateSendsTheWireBytes(t *testing.T) {
+	u := setup(t)
+	var got []byte
+	u.mux.HandleFunc("POST "+PathCharges, func(w http.ResponseWriter, r *http.Request) {
+		got, _ = io.ReadAll(r.Body)
+		writeJSON(w, 200, `{"charge_uuid":"ch_1","status":"confirmed","amount":"100.00","currency":"BRL",`+
+			`"card":{"number":"4111111111111111","last4":"1111"}}`)
+	})
+	ch, err := u.client.Charges.Create(context.Background(), seedCharge(), payonce.WithIdempotencyKey("550e8400-e29b-41d4-a716-446655440000"))
+	require.NoError(t, err)
+	assert.Equal(t, seedWire, string(got))
+	b, err := json.Marshal(ch)
+	require.NoError(t, err)
+	assertNoCard(t, string(b))
+}
