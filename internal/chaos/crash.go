@@ -660,11 +660,11 @@ func (r *crashRun) settleLocked(q *queue, d delivery, res deliveryResult) {
 			// The stalled worker resumes now. Its reference was taken
 			// over unless the new worker left it in doubt (a key made
 			// on a clock ahead is not sent by a true one).
-			rs.stall.takenOver = res.done.status != statusUnknown
+			rs.stall.takenOver = !inDoubt(res.done.status)
 			close(rs.stall.settled)
 		}
 		rs.settled = true
-		if res.done.status != statusUnknown {
+		if !inDoubt(res.done.status) {
 			rs.definite = true
 		}
 		if res.sends > 0 && (d.settled || res.done.status == statusUnknown) {

@@ -294,7 +294,7 @@ func reconcileCrash(plan []planItem, refs map[string]*refState, entries map[stri
 					rep.problem("misrecorded: %s settled (%s) with another result than the ledger's %s", it.ref, s.how, execs[0].ID)
 				}
 			}
-			if rs.settled && last.status != statusUnknown {
+			if rs.settled && !inDoubt(last.status) {
 				rep.Lost++
 				rep.problem("lost: %s pending in the journal, but its last delivery ended %s", it.ref, last.status)
 			}

@@ -40,6 +40,9 @@ const (
 	statusJournal   = "journal"   // answered from the journal, nothing sent
 	statusFailed    = "failed"    // final failure; the detail is its kind name
 	statusUnknown   = "unknown"   // ErrOutcomeUnknown: in doubt, nothing sent
+	// statusDoubtSent: ErrOutcomeUnknown after this delivery's own refused
+	// attempt (an earlier run's attempt may still run): in doubt, sent.
+	statusDoubtSent = "doubt_sent"
 	statusTemporary = "temporary" // a temporary failure: the queue redelivers it
 	statusConflict  = "conflict"  // ErrIdempotencyConflict: must never happen here
 	// statusSkewedDoubt is the parent's name for an ErrOutcomeUnknown of
@@ -157,8 +160,8 @@ func doneLine(ref string, res outcome, err error) string {
 	case err == nil:
 	case refusedInDoubt(err):
 		// Sent and refused, but an earlier run's attempt may still run:
-		// the queue runs the job again later, with the same reference.
-		status, detail = statusTemporary, kindNameOf(err)
+		// in doubt until settled, like any ErrOutcomeUnknown.
+		status, detail = statusDoubtSent, "-"
 	case errors.Is(err, payonce.ErrOutcomeUnknown):
 		status, detail = statusUnknown, "-"
 	case errors.Is(err, payonce.ErrIdempotencyConflict):
@@ -372,3 +375,7 @@ func parseDone(line string) (doneReport, bool) {
 	}
 	return doneReport{ref: f[1], status: f[2], detail: f[3], attempts: n}, true
 }
+
+// inDoubt reports a delivery that ended in doubt (ErrOutcomeUnknown),
+// whether or not it sent an attempt itself.
+func inDoubt(status string) bool { return status == statusUnknown || status == statusDoubtSent }
