@@ -431,7 +431,16 @@ func (r *redactor) attr(a slog.Attr) slog.Attr {
 			out[i] = r.attr(ga)
 		}
 		return slog.Attr{Key: a.Key, Value: slog.GroupValue(out...)}
+	case slog.KindInt64, slog.KindUint64, slog.KindFloat64:
+		// A card number logged as a number: masked like its text.
+		if t := a.Value.String(); maskDigitRuns(t) != t {
+			return slog.String(a.Key, maskDigitRuns(t))
+		}
+		return a
 	case slog.KindAny:
+		if b, ok := a.Value.Any().([]byte); ok {
+			return slog.String(a.Key, r.redact(string(b)))
+		}
 		if err, ok := a.Value.Any().(error); ok {
 			return slog.String(a.Key, r.redact(err.Error()))
 		}

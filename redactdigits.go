@@ -25,17 +25,22 @@ const maxSeparatorRun = 5
 // hyphen, BOM), a combining mark (an underline or a keycap drawn on a
 // digit), NUL (UTF-16 text read as bytes), and the punctuation a
 // template, an encoder or a JSON array may put between groups:
-// . / _ + , : ; | quotes and brackets. An HTML or XML tag between two
+// any punctuation (. / \\ _ , : ; & * # quotes, brackets, the Arabic
+// thousands separator) and + | = ~ ^. An HTML or XML tag between two
 // groups counts as one separator (markupAt).
 func isSeparator(r rune) bool {
 	switch r {
-	case '.', '/', '_', '+', ',', ':', ';', '|', '"', '\'', '`', '(', ')', '[', ']', '{', '}', 0,
-		'\u2212', '\u2043', '\u00b7', '\u2022', '\u3001', '\uff0c', '\uff1a':
+	case '+', '|', '=', '~', '^', '`', 0, '\u2212':
 		return true
 	}
-	return unicode.IsSpace(r) || unicode.Is(unicode.Pd, r) || unicode.Is(unicode.Cf, r) ||
-		unicode.Is(unicode.Mn, r) || unicode.Is(unicode.Me, r) // combining marks and keycaps drawn on a digit
+	return unicode.IsSpace(r) || unicode.IsPunct(r) || invisible(r)
+}
 
+// invisible reports a format character (zero-width space, joiner, soft
+// hyphen, direction mark, BOM) or a combining mark: a run of them between
+// two digit groups does not count against maxSeparatorRun.
+func invisible(r rune) bool {
+	return unicode.Is(unicode.Cf, r) || unicode.Is(unicode.Mn, r) || unicode.Is(unicode.Me, r)
 }
 
 // otherDigits are the runes that stand for a decimal digit without being
@@ -240,6 +245,10 @@ func maskRunes(rs []rune, exempt []bool) []rune {
 			groups = append(groups, [2]int{j, k})
 			n, seps := k, 0
 			for n < len(rs) && seps < maxSeparatorRun {
+				if invisible(rs[n]) {
+					n++
+					continue
+				}
 				if isSeparator(rs[n]) {
 					n++
 				} else if m := markupAt(rs, n); m > 0 {

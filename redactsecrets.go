@@ -39,19 +39,23 @@ type redactor struct {
 	cuts []string // the secrets and their encoded forms, longest first
 }
 
-// newRedactor returns a redactor cutting vals (see SecretHolder), or nil
+// newRedactor returns a redactor cutting vals (see SecretHolder) and
+// the retired values a holder returned before (at most maxClientSecrets
+// of each), or nil
 // when none is long enough to be cut.
-func newRedactor(vals []string) *redactor {
+func newRedactor(vals []string, retired ...string) *redactor {
 	var cuts []string
-	n := 0
-	for _, v := range vals {
-		if len(v) < minClientSecret {
-			continue
+	for _, vs := range [][]string{vals, retired} {
+		n := 0
+		for _, v := range vs {
+			if len(v) < minClientSecret {
+				continue
+			}
+			if n++; n > maxClientSecrets {
+				break
+			}
+			cuts = append(cuts, secretForms(v)...)
 		}
-		if n++; n > maxClientSecrets {
-			break
-		}
-		cuts = append(cuts, secretForms(v)...)
 	}
 	if len(cuts) == 0 {
 		return nil
@@ -94,12 +98,14 @@ func (r *redactor) cutSecrets(s string) string {
 }
 
 // clientSecrets caches the redactor of a client's SecretHolder, built
-// anew when the values it returns change (a token was replaced).
+// anew when the values it returns change (a token was replaced); the
+// last maxClientSecrets replaced values are still cut.
 type clientSecrets struct {
-	src  SecretHolder
-	mu   sync.Mutex
-	vals []string
-	r    *redactor
+	src     SecretHolder
+	mu      sync.Mutex
+	vals    []string
+	retired []string // values the holder returned before, newest first, at most maxClientSecrets
+	r       *redactor
 }
 
 // redactor returns the redactor for the holder's current values; nil
@@ -114,7 +120,13 @@ func (c *clientSecrets) redactor() *redactor {
 	if c.vals != nil && slices.Equal(vals, c.vals) {
 		return c.r
 	}
+	for _, v := range c.vals { // a replaced value may still be echoed by a late answer
+		if !slices.Contains(vals, v) && !slices.Contains(c.retired, v) {
+			c.retired = append([]string{v}, c.retired...)
+		}
+	}
+	c.retired = c.retired[:min(len(c.retired), maxClientSecrets)]
 	c.vals = append(make([]string, 0, len(vals)), vals...)
-	c.r = newRedactor(vals)
+	c.r = newRedactor(vals, c.retired...)
 	return c.r
 }

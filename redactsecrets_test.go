@@ -102,3 +102,17 @@ func TestSignerSecretsCutFromErrorsAndLogs(t *testing.T) {
 type writerFunc func([]byte) (int, error)
 
 func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
+
+// A token the client replaced is still cut: a server answering late (or
+// a log of the last failure) echoes the old one.
+func TestRetiredSecretsStillCut(t *testing.T) {
+	s := &rotatingSigner{tok: "first-opaque-token-0001"}
+	c := &clientSecrets{src: s}
+	assert.NotContains(t, c.redactor().redact("old first-opaque-token-0001"), "first-opaque")
+	s.mu.Lock()
+	s.tok = "second-opaque-token-0002"
+	s.mu.Unlock()
+	out := c.redactor().redact("tokens first-opaque-token-0001 and second-opaque-token-0002")
+	assert.NotContains(t, out, "first-opaque")
+	assert.NotContains(t, out, "second-opaque")
+}
