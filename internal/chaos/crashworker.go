@@ -36,10 +36,10 @@ const (
 
 // Statuses a worker reports for one delivery of a reference.
 const (
-	statusOK        = "ok"        // executed now (or replayed by the server)
-	statusJournal   = "journal"   // answered from the journal, nothing sent
-	statusFailed    = "failed"    // final failure; the detail is its kind name
-	statusUnknown   = "unknown"   // ErrOutcomeUnknown: in doubt, nothing sent
+	statusOK      = "ok"      // executed now (or replayed by the server)
+	statusJournal = "journal" // answered from the journal, nothing sent
+	statusFailed  = "failed"  // final failure; the detail is its kind name
+	statusUnknown = "unknown" // ErrOutcomeUnknown: in doubt, nothing sent
 	// statusDoubtSent: ErrOutcomeUnknown after this delivery's own refused
 	// attempt (an earlier run's attempt may still run): in doubt, sent.
 	statusDoubtSent = "doubt_sent"
