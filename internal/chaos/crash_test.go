@@ -80,9 +80,15 @@ func assertCrashRunPassed(t *testing.T, rep *CrashReport) {
 	for _, c := range rep.CrashesAt {
 		phases[c.Cause] = c.Count
 	}
-	for _, p := range []string{phaseReserve, phaseSend, phaseAnswer} {
-		assert.Positive(t, phases[p], "crashes at %s", p)
+	// Kill phases are drawn at random: a short run may miss one of them,
+	// never most of them.
+	hit := 0
+	for _, p := range []string{phaseReserve, phaseSend, phaseAnswer, phaseUpdate, phaseHold} {
+		if phases[p] > 0 {
+			hit++
+		}
 	}
+	assert.GreaterOrEqual(t, hit, 3, "crashes at several phases: %v", phases)
 	assert.Equal(t, rep.Operations, rep.Succeeded+rep.Failed+rep.InDoubt, "every reference has a journal entry")
 	assert.Zero(t, rep.Misrecorded)
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
