@@ -101,14 +101,6 @@ func (op *operation) meta(resp *http.Response) Meta {
 	return m
 }
 
-// requestID is the answer's request ID, redacted by r.
-func requestID(r *redactor, h http.Header) string {
-	if v := h.Get("X-Request-Id"); v != "" {
-		return r.redact(v)
-	}
-	return r.redact(h.Get("Request-Id"))
-}
-
 // fail builds a client-side *APIError.
 func (op *operation) fail(kind, cause error) *APIError {
 	e := &APIError{Kind: kind, Err: cause}
