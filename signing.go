@@ -160,7 +160,7 @@ func (s *HMACSigner) String() string {
 // GoString hides the secret.
 func (s *HMACSigner) GoString() string { return s.String() }
 
-// SecretValues implements SecretHolder: the HMAC secret and the API key,
+// SecretValues implements redact.SecretHolder: the HMAC secret and the API key,
 // which the client cuts from every error text, journal row and log
 // record. The slice is shared: callers must not change it.
 func (s *HMACSigner) SecretValues() []string { return s.values() }
