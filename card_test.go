@@ -101,8 +101,7 @@ func TestNoSecretsInFormattedOutputOrLogs(t *testing.T) {
 	}
 	logger := slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug, ReplaceAttr: drop}))
 	rec := &recorder{statuses: []int{503, 400}, body: `{"error":{"code":"INVALID_CARD","message":"card 4111111111111111 cvv=737 rejected"}}`}
-	signer, err := NewHMACSigner("demo-key", secret)
-	require.NoError(t, err)
+	signer := newHMACSigner("demo-key", secret, nil)
 	bearer := SignerFunc(func(r *http.Request, _ []byte) error {
 		r.Header.Set("Authorization", "Bearer "+token)
 		return signer.Sign(r, nil)
