@@ -81,7 +81,7 @@ func setup(t *testing.T, rec *recorder, opts ...Option) *Client {
 	t.Helper()
 	srv := httptest.NewServer(rec)
 	t.Cleanup(srv.Close)
-	base := []Option{WithBaseURL(srv.URL), WithRetryPolicy(fastPolicy()), WithKeyRules(CoinepayKeyRules()), WithProvider("test")}
+	base := []Option{WithBaseURL(srv.URL), WithRetryPolicy(fastPolicy()), WithKeyRules(coinepayRules()), WithProvider("test")}
 	c, err := NewClient(append(base, opts...)...)
 	require.NoError(t, err)
 	return c
@@ -152,7 +152,7 @@ func TestBadKeysNeverReachTheServer(t *testing.T) {
 		assert.ErrorAs(t, err, &ke)
 		assert.Zero(t, meta.Attempts)
 	}
-	a55 := setup(t, rec, WithKeyRules(A55KeyRules()))
+	a55 := setup(t, rec, WithKeyRules(a55Rules()))
 	_, err := a55.Do(WithKey(context.Background(), "short"), postReq(), nil)
 	assert.ErrorIs(t, err, ErrKeyTooShort)
 	assert.Equal(t, "short", KeyOf(err))

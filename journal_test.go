@@ -79,7 +79,7 @@ func journalClient(t *testing.T, s *stub, j payonce.Journal, clk *clock, extra .
 	t.Helper()
 	opts := []payonce.Option{
 		payonce.WithBaseURL(s.srv.URL), payonce.WithRetryPolicy(payonce.FastRetryPolicy()),
-		payonce.WithKeyRules(payonce.A55KeyRules()), payonce.WithProvider("a55"),
+		payonce.WithKeyRules(payonce.KeyRules{Provider: "a55", MinLen: 16, MaxLen: 128, Window: payonce.DefaultKeyWindow}), payonce.WithProvider("a55"),
 		payonce.WithScope("a55:client-1"), payonce.WithClock(clk.Now),
 	}
 	if j != nil {

@@ -75,7 +75,7 @@ func NewClient(apiKey, secret string, opts ...payonce.Option) (*Client, error) {
 		return nil, fmt.Errorf("coinepay: %w", err)
 	}
 	base := []payonce.Option{
-		payonce.WithKeyRules(payonce.CoinepayKeyRules()),
+		payonce.WithKeyRules(KeyRules()),
 		payonce.WithProvider(ProviderName),
 		payonce.WithScopeIdentity(scopeIdentity(apiKey, secret)), // the core adds the base URL's origin
 		payonce.WithFingerprintKey([]byte(secret)),               // journal fingerprints keyed, never a plain digest of a body

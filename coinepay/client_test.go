@@ -105,7 +105,9 @@ func TestNewClientConfig(t *testing.T) {
 	c, err := coinepay.NewClient(testAPIKey, testSecret, payonce.WithBaseURL("https://coinepay.example/"))
 	require.NoError(t, err)
 	assert.Equal(t, "coinepay", c.Core().Provider())
-	assert.Equal(t, payonce.CoinepayKeyRules(), c.Core().KeyRules())
+	assert.Equal(t, coinepay.KeyRules(), c.Core().KeyRules())
+	assert.Equal(t, payonce.KeyRules{Provider: "coinepay", Required: true, MaxLen: 128, Window: 24 * time.Hour,
+		Charset: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~:"}, coinepay.KeyRules(), "the rules the core's tests use")
 	assert.Equal(t, "https://coinepay.example", c.Core().BaseURL())
 	assert.NotContains(t, fmt.Sprintf("%v %+v %#v", c, c, c), testSecret)
 }
