@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/cenkalti/backoff/v4"
+	"github.com/payonce/payonce/redact"
 )
 
 // operation is the state of one business operation: its key and body
@@ -99,6 +100,16 @@ func (op *operation) meta(resp *http.Response) Meta {
 		m.RequestID = requestID(op.c.redactor(), resp.Header)
 	}
 	return m
+}
+
+// requestID is the answer's request ID (X-Request-Id, else Request-Id),
+// redacted by r.
+func requestID(r *redact.Redactor, h http.Header) string {
+	v := h.Get("X-Request-Id")
+	if v == "" {
+		v = h.Get("Request-Id")
+	}
+	return r.ID(v)
 }
 
 // fail builds a client-side *APIError.

@@ -33,7 +33,7 @@ func (op *operation) record(meta Meta, runErr error, out any) (Meta, error) {
 	switch {
 	case runErr == nil:
 		up.State = JournalSucceeded
-		up.Result = op.c.redactor().redactJSON(op.respBody)
+		up.Result = op.c.redactor().JSON(op.respBody)
 	case jr.fenced:
 		// Taken over before an attempt: this run records nothing more
 		// and sends nothing more; the entry's holder settles it.
@@ -43,16 +43,16 @@ func (op *operation) record(meta Meta, runErr error, out any) (Meta, error) {
 		if kind == nil {
 			kind = KindForStatus(apiErr.StatusCode)
 		}
-		up.ErrorKind, up.ErrorCode, up.ErrorMessage = KindName(kind), op.c.redactor().redactStored(apiErr.Code), op.c.redactor().redactStored(apiErr.Message)
+		up.ErrorKind, up.ErrorCode, up.ErrorMessage = KindName(kind), op.c.redactor().Stored(apiErr.Code), op.c.redactor().Stored(apiErr.Message)
 		if apiErr.StatusCode != 0 {
 			up.StatusCode = apiErr.StatusCode
 		}
 		if op.finalForKey(apiErr) && !op.jr.inherited {
 			up.State = JournalFailed
-			up.Result = op.c.redactor().redactJSON(op.respBody) // the codec rebuilds the same error from it
+			up.Result = op.c.redactor().JSON(op.respBody) // the codec rebuilds the same error from it
 		} else {
 			up.State = JournalPending
-			up.LastCause = op.c.redactor().redactStored(kind.Error())
+			up.LastCause = op.c.redactor().Stored(kind.Error())
 			if op.lastCause != "" {
 				up.LastCause += " (" + op.lastCause + ")"
 			}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/payonce/payonce/redact"
 )
 
 // reserve is a journaled run's first stage: it reserves (or takes) the
@@ -45,7 +47,7 @@ func (op *operation) reserve(out any) (m Meta, done bool, err error) {
 	// itself (beginAttempt).
 	e := JournalEntry{
 		Scope: c.scope, Reference: ref,
-		Operation: op.req.Operation, Method: op.req.Method, Path: c.redactor().redactStored(op.req.Path),
+		Operation: op.req.Operation, Method: op.req.Method, Path: c.redactor().Stored(op.req.Path),
 		Key: op.key, KeyCreated: op.created,
 		Fingerprint: c.Fingerprint(op.req.Method, op.req.Path, op.body),
 		State:       JournalPending, LeaseOwner: owner, Sent: true, Attempts: 1, Lease: op.jr.lease,
@@ -169,5 +171,5 @@ func sameRequest(stored, e JournalEntry) bool {
 	if stored.Fingerprint != "" {
 		return stored.Fingerprint == e.Fingerprint
 	}
-	return (stored.Method == "" || strings.EqualFold(stored.Method, e.Method)) && (stored.Path == "" || redactStored(stored.Path) == e.Path)
+	return (stored.Method == "" || strings.EqualFold(stored.Method, e.Method)) && (stored.Path == "" || redact.Stored(stored.Path) == e.Path)
 }
