@@ -55,7 +55,7 @@ type attemptTransport struct{ c *Client }
 func (t *attemptTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	op := operationFrom(req.Context())
 	if op == nil {
-		return nil, errors.New("payonce: request without an operation")
+		return nil, errors.New("request without an operation")
 	}
 	if !op.c.sameOrigin(req.URL) {
 		// Credentials, key and body go to the configured origin only.
@@ -72,39 +72,14 @@ func (t *attemptTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 	}
 	if !hop {
 		op.startTimer()
+		op.tries++ // started, sent or not
 	}
-	// The attempt's context carries its deadline, redirect hops included.
-	// The rest is shared, as WithContext does: nothing below writes to the
-	// URL. The headers are this attempt's own map (prepareRetry gives each
-	// retry a new one, the http.Client each redirect hop a copy), which
-	// only a signer or an observer writes to.
-	r := req.WithContext(op.attemptCtx)
-	// Without GetBody net/http's Transport cannot silently re-send a POST
-	// (it does for one carrying an Idempotency-Key when a reused
-	// connection fails): retries belong to this loop, where they are
-	// counted, paced and signed afresh.
-	r.GetBody = nil
-	if r.Body == nil || r.Body == http.NoBody {
-		// A body-less GET is replayable for net/http whatever GetBody says,
-		// and a re-sent GET repeats the nonce the server may already have
-		// seen (openapi_nonce_replayed). An empty body it cannot rewind
-		// makes it non-replayable; the Transport probes it, finds it empty
-		// and sends no body.
-		r.Body = io.NopCloser(http.NoBody)
-	}
-	if !hop {
-		op.tries++
-	}
+	r := op.attemptRequest(req)
 	if op.ob != nil {
 		r = op.observeAttempt(r, hop) // before signing: the signer sees the headers it adds
 	}
-	if op.c.signer != nil {
-		if err := op.c.signer.Sign(r, op.body); err != nil {
-			if errors.Is(err, ErrSignerTemporary) {
-				return nil, fmt.Errorf("sign: %w", err) // nothing sent: a place in the schedule, not an attempt
-			}
-			return nil, &stopError{err: fmt.Errorf("sign: %w", err)}
-		}
+	if err := op.sign(r); err != nil {
+		return nil, err
 	}
 	if hop {
 		op.debug("payonce redirect hop", slog.Int("attempt", op.attempts))
@@ -124,6 +99,47 @@ func (t *attemptTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 		return nil, err
 	}
 	return resp, nil
+}
+
+// attemptRequest is req as the transport sends it: on the attempt's
+// context, never replayable by net/http.
+func (op *operation) attemptRequest(req *http.Request) *http.Request {
+	// The attempt's context carries its deadline, redirect hops included.
+	// The rest is shared, as WithContext does: nothing below writes to the
+	// URL. The headers are this attempt's own map (prepareRetry gives each
+	// retry a new one, the http.Client each redirect hop a copy), which
+	// only a signer or an observer writes to.
+	r := req.WithContext(op.attemptCtx)
+	// Without GetBody net/http's Transport cannot silently re-send a POST
+	// (it does for one carrying an Idempotency-Key when a reused
+	// connection fails): retries belong to this loop, where they are
+	// counted, paced and signed afresh.
+	r.GetBody = nil
+	if r.Body == nil || r.Body == http.NoBody {
+		// A body-less GET is replayable for net/http whatever GetBody says,
+		// and a re-sent GET repeats the nonce the server may already have
+		// seen (openapi_nonce_replayed). An empty body it cannot rewind
+		// makes it non-replayable; the Transport probes it, finds it empty
+		// and sends no body.
+		r.Body = io.NopCloser(http.NoBody)
+	}
+	return r
+}
+
+// sign signs the attempt afresh. A temporary failure of the signer is
+// retried like a transport failure (nothing was sent: a place in the
+// schedule, not an attempt); any other stops the loop.
+func (op *operation) sign(r *http.Request) error {
+	if op.c.signer == nil {
+		return nil
+	}
+	if err := op.c.signer.Sign(r, op.body); err != nil {
+		if errors.Is(err, ErrSignerTemporary) {
+			return fmt.Errorf("sign: %w", err)
+		}
+		return &stopError{err: fmt.Errorf("sign: %w", err)}
+	}
+	return nil
 }
 
 // admit lets an attempt go: after the wait classify.go chose and the

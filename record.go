@@ -39,27 +39,7 @@ func (op *operation) record(meta Meta, runErr error, out any) (Meta, error) {
 		// and sends nothing more; the entry's holder settles it.
 		return meta, runErr
 	case errors.As(runErr, &apiErr):
-		kind := apiErr.Kind
-		if kind == nil {
-			kind = KindForStatus(apiErr.StatusCode)
-		}
-		up.ErrorKind, up.ErrorCode, up.ErrorMessage = KindName(kind), op.c.redactor().Stored(apiErr.Code), op.c.redactor().Stored(apiErr.Message)
-		if apiErr.StatusCode != 0 {
-			up.StatusCode = apiErr.StatusCode
-		}
-		if op.finalForKey(apiErr) && !op.jr.inherited {
-			up.State = JournalFailed
-			up.Result = op.c.redactor().JSON(op.respBody) // the codec rebuilds the same error from it
-		} else {
-			up.State = JournalPending
-			up.LastCause = op.c.redactor().Stored(kind.Error())
-			if op.lastCause != "" {
-				up.LastCause += " (" + op.lastCause + ")"
-			}
-			if op.jr.inherited && op.finalForKey(apiErr) {
-				up.LastCause += " (an earlier run's attempt may still execute)"
-			}
-		}
+		op.failedEntry(&up, apiErr)
 	default:
 		up.State = JournalPending
 		up.LastCause = "unknown error"
@@ -78,7 +58,7 @@ func (op *operation) record(meta Meta, runErr error, out any) (Meta, error) {
 		stored := up
 		stored.Key, stored.KeyCreated = op.key, op.created
 		e := op.fail(ErrOutcomeUnknown, &OutcomeUnknownError{Entry: stored, Refusal: apiErr.summary()})
-		e.StatusCode, e.Code, e.Message, e.RequestID, e.Replayed = apiErr.StatusCode, apiErr.Code, apiErr.Message, apiErr.RequestID, apiErr.Replayed
+		e.withAnswerOf(apiErr)
 		return meta, e
 	case err == nil:
 		return meta, runErr
@@ -87,35 +67,69 @@ func (op *operation) record(meta Meta, runErr error, out any) (Meta, error) {
 		// under the same key. This run's answer is the caller's.
 		return meta, nil
 	case runErr != nil && (errors.Is(err, ErrJournalSettled) || errors.Is(err, ErrJournalFenced)):
-		// Another run settled the entry or took it over: a settled
-		// outcome is the operation's; a taken-over one is its to settle.
-		if got, gerr := c.journal.Get(uctx, c.scope, jr.ref); gerr == nil && got.Settled() {
-			m, aerr := op.answerFromEntry(got, out)
-			m.Attempts = op.attempts
-			return m, aerr
-		}
-		if errors.Is(err, ErrJournalFenced) {
-			// Taken over while the attempt was in flight: the holder may
-			// still send the same key, which this failure (kept by
-			// neither provider) does not stop, so it is not the outcome.
-			// Its text stays for the caller; its kind does not.
-			what := runErr.Error()
-			if apiErr != nil {
-				what = apiErr.summary()
-			}
-			e := op.fail(ErrJournalFenced, fmt.Errorf("the entry was taken over while the last attempt was in flight (it answered %s); call again with the reference for the outcome", what))
-			if apiErr != nil {
-				e.StatusCode, e.Code, e.Message, e.RequestID, e.Replayed = apiErr.StatusCode, apiErr.Code, apiErr.Message, apiErr.RequestID, apiErr.Replayed
-			}
-			return meta, e
-		}
-		return meta, runErr
+		return op.overtaken(uctx, meta, runErr, apiErr, err, out)
 	}
 	e := op.fail(ErrJournal, &JournalWriteError{Outcome: runErr, Err: err})
 	if apiErr != nil {
-		e.StatusCode, e.Code, e.Message, e.RequestID, e.Replayed = apiErr.StatusCode, apiErr.Code, apiErr.Message, apiErr.RequestID, apiErr.Replayed
+		e.withAnswerOf(apiErr)
 	}
 	return meta, e
+}
+
+// overtaken answers a failed run whose record another run got ahead of
+// (err): it settled the entry, whose outcome is the operation's, or took
+// it over, leaving it the holder's to settle.
+func (op *operation) overtaken(ctx context.Context, meta Meta, runErr error, apiErr *APIError, err error, out any) (Meta, error) {
+	// Another run settled the entry or took it over: a settled
+	// outcome is the operation's; a taken-over one is its to settle.
+	if got, gerr := op.c.journal.Get(ctx, op.c.scope, op.jr.ref); gerr == nil && got.Settled() {
+		m, aerr := op.answerFromEntry(got, out)
+		m.Attempts = op.attempts
+		return m, aerr
+	}
+	if errors.Is(err, ErrJournalFenced) {
+		// Taken over while the attempt was in flight: the holder may
+		// still send the same key, which this failure (kept by
+		// neither provider) does not stop, so it is not the outcome.
+		// Its text stays for the caller; its kind does not.
+		what := runErr.Error()
+		if apiErr != nil {
+			what = apiErr.summary()
+		}
+		e := op.fail(ErrJournalFenced, fmt.Errorf("the entry was taken over while the last attempt was in flight (it answered %s); call again with the reference for the outcome", what))
+		if apiErr != nil {
+			e.withAnswerOf(apiErr)
+		}
+		return meta, e
+	}
+	return meta, runErr
+}
+
+// failedEntry fills e with a run's failure: failed when the answer is
+// final for the key (and no earlier run's attempt may still execute),
+// else pending with its cause.
+func (op *operation) failedEntry(e *JournalEntry, apiErr *APIError) {
+	kind := apiErr.Kind
+	if kind == nil {
+		kind = KindForStatus(apiErr.StatusCode)
+	}
+	e.ErrorKind, e.ErrorCode, e.ErrorMessage = KindName(kind), op.c.redactor().Stored(apiErr.Code), op.c.redactor().Stored(apiErr.Message)
+	if apiErr.StatusCode != 0 {
+		e.StatusCode = apiErr.StatusCode
+	}
+	if op.finalForKey(apiErr) && !op.jr.inherited {
+		e.State = JournalFailed
+		e.Result = op.c.redactor().JSON(op.respBody) // the codec rebuilds the same error from it
+	} else {
+		e.State = JournalPending
+		e.LastCause = op.c.redactor().Stored(kind.Error())
+		if op.lastCause != "" {
+			e.LastCause += " (" + op.lastCause + ")"
+		}
+		if op.jr.inherited && op.finalForKey(apiErr) {
+			e.LastCause += " (an earlier run's attempt may still execute)"
+		}
+	}
 }
 
 // recordNotSent settles an entry no attempt was ever sent under as not
@@ -135,4 +149,10 @@ func (op *operation) recordNotSent(e JournalEntry, refusal *APIError) {
 		return
 	}
 	refusal.Err = errors.Join(refusal.Err, ErrNotExecuted)
+}
+
+// withAnswerOf gives e the answer a's status, code, message and request
+// ID: e replaces a as the run's error, a's answer stays.
+func (e *APIError) withAnswerOf(a *APIError) {
+	e.StatusCode, e.Code, e.Message, e.RequestID, e.Replayed = a.StatusCode, a.Code, a.Message, a.RequestID, a.Replayed
 }

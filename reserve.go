@@ -64,47 +64,56 @@ func (op *operation) reserve(out any) (m Meta, done bool, err error) {
 		if own {
 			c.observeJournalTime(stored.UpdatedAt)
 		}
-	} else {
-		op.key, op.created = stored.Key, stored.KeyCreated
-		if err := c.rules.Validate(stored.Key); err != nil {
-			return op.journalMeta(ref), true, op.fail(keyKind(err), err)
+		return Meta{}, false, nil
+	}
+	return op.take(stored, e, own, out)
+}
+
+// take takes over an entry another run reserved: the same request under
+// the stored key, neither settled nor past its window, and no other owner
+// holding its lease. done as for reserve.
+func (op *operation) take(stored, e JournalEntry, own bool, out any) (m Meta, done bool, err error) {
+	c, ref, owner := op.c, op.jr.ref, op.jr.owner
+	hk := heldKey{c.scope, ref}
+	op.key, op.created = stored.Key, stored.KeyCreated
+	if err := c.rules.Validate(stored.Key); err != nil {
+		return op.journalMeta(ref), true, op.fail(keyKind(err), err)
+	}
+	e.Fingerprint = c.fingerprintLike(stored.Fingerprint, op.req.Method, op.req.Path, op.body)
+	if !sameRequest(stored, e) {
+		return op.journalMeta(ref), true, op.conflict(ref)
+	}
+	if stored.Settled() {
+		m, err := op.answerFromEntry(stored, out)
+		return m, true, err
+	}
+	if stored.Sent {
+		// In doubt and past its window: answered without taking the
+		// entry, nothing sent (a never-sent entry is taken, below, to
+		// be recorded as not executed).
+		if refusal := op.storedAgeRefusal(); refusal != nil {
+			return op.journalMeta(ref), true, op.fail(ErrOutcomeUnknown, &OutcomeUnknownError{Entry: stored, Cause: refusal.Kind})
 		}
-		e.Fingerprint = c.fingerprintLike(stored.Fingerprint, op.req.Method, op.req.Path, op.body)
-		if !sameRequest(stored, e) {
-			return op.journalMeta(ref), true, op.conflict(ref)
-		}
-		if stored.Settled() {
-			m, err := op.answerFromEntry(stored, out)
-			return m, true, err
-		}
-		if stored.Sent {
-			// In doubt and past its window: answered without taking the
-			// entry, nothing sent (a never-sent entry is taken, below, to
-			// be recorded as not executed).
-			if refusal := op.storedAgeRefusal(); refusal != nil {
-				return op.journalMeta(ref), true, op.fail(ErrOutcomeUnknown, &OutcomeUnknownError{Entry: stored, Cause: refusal.Kind})
-			}
-		}
-		taken, err := c.journal.Take(op.ctx, TakeRequest{Scope: stored.Scope, Reference: ref, Owner: owner, Lease: op.jr.lease, Fingerprint: e.Fingerprint})
-		switch {
-		case errors.Is(err, ErrJournalSettled) && taken.Settled():
-			m, err := op.answerFromEntry(taken, out)
-			return m, true, err
-		case errors.Is(err, ErrIdempotencyConflict):
-			return op.journalMeta(ref), true, op.conflict(ref)
-		case errors.Is(err, ErrJournalLeased):
-			return op.journalMeta(ref), true, op.fail(ErrJournalLeased, fmt.Errorf("reference %q: %w", ref, err))
-		case err != nil:
-			return op.journalMeta(ref), true, op.fail(op.journalKind(), fmt.Errorf("take: %w", err))
-		}
-		op.jr.fence, op.jr.everSent, op.jr.inherited, op.jr.attempts = taken.Fence, taken.Sent, taken.Sent, taken.Attempts
-		c.held.set(hk, taken.Fence)
-		if own {
-			c.observeJournalTime(taken.UpdatedAt)
-		}
-		if err := op.checkStoredAge(taken); err != nil {
-			return op.journalMeta(ref), true, err
-		}
+	}
+	taken, err := c.journal.Take(op.ctx, TakeRequest{Scope: stored.Scope, Reference: ref, Owner: owner, Lease: op.jr.lease, Fingerprint: e.Fingerprint})
+	switch {
+	case errors.Is(err, ErrJournalSettled) && taken.Settled():
+		m, err := op.answerFromEntry(taken, out)
+		return m, true, err
+	case errors.Is(err, ErrIdempotencyConflict):
+		return op.journalMeta(ref), true, op.conflict(ref)
+	case errors.Is(err, ErrJournalLeased):
+		return op.journalMeta(ref), true, op.fail(ErrJournalLeased, fmt.Errorf("reference %q: %w", ref, err))
+	case err != nil:
+		return op.journalMeta(ref), true, op.fail(op.journalKind(), fmt.Errorf("take: %w", err))
+	}
+	op.jr.fence, op.jr.everSent, op.jr.inherited, op.jr.attempts = taken.Fence, taken.Sent, taken.Sent, taken.Attempts
+	c.held.set(hk, taken.Fence)
+	if own {
+		c.observeJournalTime(taken.UpdatedAt)
+	}
+	if err := op.checkStoredAge(taken); err != nil {
+		return op.journalMeta(ref), true, err
 	}
 	return Meta{}, false, nil
 }
