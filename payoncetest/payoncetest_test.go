@@ -1,0 +1,258 @@
+package payoncetest_test
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/payonce/payonce"
+	"github.com/payonce/payonce/a55"
+	"github.com/payonce/payonce/a55/a55test"
+	"github.com/payonce/payonce/coinepay"
+	"github.com/payonce/payonce/coinepay/coinepaytest"
+	"github.com/payonce/payonce/internal/logtest"
+	"github.com/payonce/payonce/payoncetest"
+)
+
+// provider is a fake under test: what every fake shares is tested on each.
+type provider struct {
+	name string
+	path string // the path of the operation start's op makes
+	// start runs a fake with opts; op makes one operation on it through
+	// the fake's SDK client (with copts) and returns the resource's ID
+	// and the attempts it took.
+	start func(tb testing.TB, opts ...payoncetest.Option) (f *payoncetest.Fake, op func(copts ...payonce.Option) (string, int, error))
+}
+
+var providers = []provider{
+	{name: "a55test", path: a55test.ChargePath,
+		start: func(tb testing.TB, opts ...payoncetest.Option) (*payoncetest.Fake, func(...payonce.Option) (string, int, error)) {
+			srv := a55test.New(tb, opts...)
+			if srv == nil {
+				return nil, nil
+			}
+			return srv.Fake, func(copts ...payonce.Option) (string, int, error) {
+				client, err := srv.Client(copts...)
+				if err != nil {
+					return "", 0, err
+				}
+				amount, _ := payonce.ParseAmount("100.00")
+				ch, err := client.Charges.Create(tb.Context(), &a55.ChargeCreateRequest{Amount: amount, Currency: payonce.BRL,
+					TypeCharge: a55.TypeCreditCard, Card: &payonce.Card{Number: a55test.CardConfirms, HolderName: "TEST",
+						ExpirationMonth: "12", ExpirationYear: "2099", CVV: "123"}})
+				if err != nil {
+					return "", 0, err
+				}
+				return ch.UUID, ch.Meta.Attempts, nil
+			}
+		}},
+	{name: "coinepaytest", path: coinepay.PathCardApply,
+		start: func(tb testing.TB, opts ...payoncetest.Option) (*payoncetest.Fake, func(...payonce.Option) (string, int, error)) {
+			srv := coinepaytest.New(tb, opts...)
+			if srv == nil {
+				return nil, nil
+			}
+			return srv.Fake, func(copts ...payonce.Option) (string, int, error) {
+				client, err := srv.Client(copts...)
+				if err != nil {
+					return "", 0, err
+				}
+				res, err := client.Cards.Apply(tb.Context(), &coinepay.ApplyRequest{HeaderID: "hdr_1", PackageID: "pkg_basic"})
+				if err != nil {
+					return "", 0, err
+				}
+				return res.CardID, res.Meta.Attempts, nil
+			}
+		}},
+}
+
+// forEach runs test once per provider, as a subtest named after it.
+func forEach(t *testing.T, test func(t *testing.T, p provider)) {
+	for _, p := range providers {
+		t.Run(p.name, func(t *testing.T) { test(t, p) })
+	}
+}
+
+// Fakes created with default settings draw their IDs at random: the first
+// resource of two servers never has the same ID. WithSeed makes a run
+// reproducible.
+func TestServersDrawDistinctIDsUnlessSeeded(t *testing.T) {
+	forEach(t, func(t *testing.T, p provider) {
+		first := func(opts ...payoncetest.Option) string {
+			_, op := p.start(t, opts...)
+			id, _, err := op()
+			require.NoError(t, err)
+			return id
+		}
+		assert.NotEqual(t, first(), first(), "default fakes share their first ID")
+		assert.Equal(t, first(payoncetest.WithSeed(11)), first(payoncetest.WithSeed(11)))
+	})
+}
+
+// The test client retries on millisecond waits by default: a 429 asking for
+// a second is retried after FastRetryPolicy's 20 ms cap; the caller's
+// policy still wins. The wait is read from the client's debug record of
+// the retry, so nothing depends on the machine's speed.
+func TestClientRetriesFastByDefault(t *testing.T) {
+	forEach(t, func(t *testing.T, p provider) {
+		wait := func(t *testing.T, opts ...payonce.Option) time.Duration {
+			f, op := p.start(t)
+			log, logger := logtest.New()
+			require.NoError(t, f.AddFault(payoncetest.Rule{Fault: payoncetest.FaultRateLimit, Path: p.path, RetryAfter: 1, Count: 1}))
+			_, attempts, err := op(append([]payonce.Option{payonce.WithLogger(logger)}, opts...)...)
+			require.NoError(t, err)
+			require.Equal(t, 2, attempts)
+			waits := log.RetryWaits(t)
+			require.Len(t, waits, 1, "one retry logged")
+			return waits[0]
+		}
+		assert.Equal(t, 20*time.Millisecond, wait(t), "Retry-After capped by FastRetryPolicy")
+		assert.Equal(t, time.Second, wait(t, payonce.WithRetryPolicy(payonce.DefaultRetryPolicy())), "the caller's policy wins")
+	})
+}
+
+func TestConsoleURLServesTheConsole(t *testing.T) {
+	forEach(t, func(t *testing.T, p provider) {
+		f, _ := p.start(t)
+		resp, err := http.Get(f.ConsoleURL())
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		assert.Equal(t, http.StatusOK, resp.StatusCode)
+		assert.Contains(t, resp.Header.Get("Content-Type"), "text/html")
+		assert.Contains(t, resp.Header.Get("Content-Security-Policy"), "script-src 'self'")
+		assert.True(t, strings.HasSuffix(f.ConsoleURL(), "/_fakepay/"), f.ConsoleURL())
+	})
+	a := a55test.New(t)
+	assert.Equal(t, a.URL+"/_fakepay/", a.ConsoleURL())
+	c := coinepaytest.New(t)
+	assert.Equal(t, c.URL+"/_fakepay/", c.ConsoleURL())
+}
+
+// failedTB is a test that has failed: its cleanups run when the test
+// says, so a held fake can be watched from outside.
+type failedTB struct {
+	testing.TB
+	cleanups []func()
+}
+
+func (f *failedTB) Cleanup(fn func()) { f.cleanups = append(f.cleanups, fn) }
+func (f *failedTB) Failed() bool      { return true }
+func (f *failedTB) Log(...any)        {}
+
+// fatalTB turns Fatalf into a panic the test can see.
+type fatalTB struct{ *failedTB }
+
+func (f *fatalTB) Fatalf(format string, args ...any) { panic(fmt.Sprintf(format, args...)) }
+func (f *fatalTB) Helper()                           {}
+
+// deadlineTB is a failed test whose binary must end by deadline (go
+// test -timeout), and whose log is kept.
+type deadlineTB struct {
+	*failedTB
+	deadline time.Time
+	logs     []string
+}
+
+func (d *deadlineTB) Deadline() (time.Time, bool) { return d.deadline, !d.deadline.IsZero() }
+func (d *deadlineTB) Log(args ...any)             { d.logs = append(d.logs, fmt.Sprint(args...)) }
+
+// runCleanups runs tb's cleanups, last first, and closes the channel it
+// returns when they are done.
+func runCleanups(tb *failedTB) <-chan struct{} {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := len(tb.cleanups) - 1; i >= 0; i-- {
+			tb.cleanups[i]()
+		}
+	}()
+	return done
+}
+
+// runCleanupsUnheld runs tb's cleanups and fails t when they are still
+// waiting after a minute: a fake held when it must not be.
+func runCleanupsUnheld(t *testing.T, tb *failedTB) {
+	t.Helper()
+	select {
+	case <-runCleanups(tb):
+	case <-time.After(time.Minute):
+		t.Fatal("the failed test's fake is held")
+	}
+}
+
+func TestHoldOnFailureKeepsTheFakeUpUntilReleased(t *testing.T) {
+	forEach(t, func(t *testing.T, p provider) {
+		t.Run("option", func(t *testing.T) {
+			t.Setenv("CI", "")
+			t.Setenv("PAYONCE_FAKE_HOLD", "")
+			testHeldUntilReleased(t, p, payoncetest.WithHoldOnFailure(time.Hour))
+		})
+		t.Run("environment on CI", func(t *testing.T) {
+			t.Setenv("CI", "true") // asked for in this run: held on CI too
+			t.Setenv("PAYONCE_FAKE_HOLD", "1h")
+			testHeldUntilReleased(t, p)
+		})
+		t.Setenv("PAYONCE_FAKE_HOLD", "soon")
+		bad := &failedTB{TB: t}
+		assert.Panics(t, func() { p.start(&fatalTB{failedTB: bad}) }, "an invalid hold fails the test")
+	})
+}
+
+func testHeldUntilReleased(t *testing.T, p provider, opts ...payoncetest.Option) {
+	tb := &failedTB{TB: t}
+	f, _ := p.start(tb, opts...)
+	done := runCleanups(tb)
+	resp, err := http.Get(f.ConsoleURL())
+	require.NoError(t, err)
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusOK, resp.StatusCode)
+	assert.Contains(t, string(body), "release-btn", "a held fake's console offers Release")
+	select {
+	case <-done:
+		t.Fatal("the failed test's fake closed while held")
+	default:
+	}
+	resp, err = http.Post(strings.TrimSuffix(f.ConsoleURL(), "/")+"/release", "application/json", nil)
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	<-done
+	_, err = http.Get(f.ConsoleURL())
+	assert.Error(t, err, "released: the fake is closed")
+}
+
+func TestHoldOnFailureEndsBeforeTheTestTimeout(t *testing.T) {
+	forEach(t, func(t *testing.T, p provider) {
+		t.Setenv("CI", "")
+		t.Setenv("PAYONCE_FAKE_HOLD", "")
+		// Past the binary's deadline go test panics and the failed test's own
+		// messages are never printed: the hold must not reach it.
+		tb := &deadlineTB{failedTB: &failedTB{TB: t}, deadline: time.Now().Add(time.Second)}
+		f, _ := p.start(tb, payoncetest.WithHoldOnFailure(time.Hour))
+		runCleanupsUnheld(t, tb.failedTB)
+		_, err := http.Get(f.ConsoleURL())
+		assert.Error(t, err, "the fake is closed")
+		assert.Contains(t, strings.Join(tb.logs, "\n"), "-timeout", "the log says why it was not held")
+		assert.Contains(t, strings.Join(tb.logs, "\n"), p.name+": ", "the log names the test package")
+	})
+}
+
+func TestHoldOnFailureOptionDoesNotHoldOnCI(t *testing.T) {
+	forEach(t, func(t *testing.T, p provider) {
+		t.Setenv("CI", "true")
+		t.Setenv("PAYONCE_FAKE_HOLD", "")
+		tb := &deadlineTB{failedTB: &failedTB{TB: t}}
+		f, _ := p.start(tb, payoncetest.WithHoldOnFailure(time.Hour))
+		runCleanupsUnheld(t, tb.failedTB)
+		_, err := http.Get(f.ConsoleURL())
+		assert.Error(t, err, "the fake is closed")
+		assert.Contains(t, strings.Join(tb.logs, "\n"), "CI", "the log says why it was not held")
+	})
+}
