@@ -1,6 +1,7 @@
 package payoncetest_test
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"net/http"
@@ -31,45 +32,48 @@ type provider struct {
 }
 
 var providers = []provider{
-	{name: "a55test", path: a55test.ChargePath,
+	newProvider("a55test", a55test.ChargePath, a55test.New, (*a55test.Server).Client,
+		func(s *a55test.Server) *payoncetest.Fake { return s.Fake },
+		func(ctx context.Context, c *a55.Client) (string, int, error) {
+			amount, _ := payonce.ParseAmount("100.00")
+			ch, err := c.Charges.Create(ctx, &a55.ChargeCreateRequest{Amount: amount, Currency: payonce.BRL,
+				TypeCharge: a55.TypeCreditCard, Card: &payonce.Card{Number: a55test.CardConfirms, HolderName: "TEST",
+					ExpirationMonth: "12", ExpirationYear: "2099", CVV: "123"}})
+			if err != nil {
+				return "", 0, err
+			}
+			return ch.UUID, ch.Meta.Attempts, nil
+		}),
+	newProvider("coinepaytest", coinepay.PathCardApply, coinepaytest.New, (*coinepaytest.Server).Client,
+		func(s *coinepaytest.Server) *payoncetest.Fake { return s.Fake },
+		func(ctx context.Context, c *coinepay.Client) (string, int, error) {
+			res, err := c.Cards.Apply(ctx, &coinepay.ApplyRequest{HeaderID: "hdr_1", PackageID: "pkg_basic"})
+			if err != nil {
+				return "", 0, err
+			}
+			return res.CardID, res.Meta.Attempts, nil
+		}),
+}
+
+// newProvider makes a provider of a test package's New, its Server's
+// Client and Fake, and op, one operation through such a client.
+func newProvider[S, C any](name, path string, start func(testing.TB, ...payoncetest.Option) *S,
+	client func(*S, ...payonce.Option) (C, error), fake func(*S) *payoncetest.Fake,
+	op func(context.Context, C) (string, int, error)) provider {
+	return provider{name: name, path: path,
 		start: func(tb testing.TB, opts ...payoncetest.Option) (*payoncetest.Fake, func(...payonce.Option) (string, int, error)) {
-			srv := a55test.New(tb, opts...)
+			srv := start(tb, opts...)
 			if srv == nil {
 				return nil, nil
 			}
-			return srv.Fake, func(copts ...payonce.Option) (string, int, error) {
-				client, err := srv.Client(copts...)
+			return fake(srv), func(copts ...payonce.Option) (string, int, error) {
+				c, err := client(srv, copts...)
 				if err != nil {
 					return "", 0, err
 				}
-				amount, _ := payonce.ParseAmount("100.00")
-				ch, err := client.Charges.Create(tb.Context(), &a55.ChargeCreateRequest{Amount: amount, Currency: payonce.BRL,
-					TypeCharge: a55.TypeCreditCard, Card: &payonce.Card{Number: a55test.CardConfirms, HolderName: "TEST",
-						ExpirationMonth: "12", ExpirationYear: "2099", CVV: "123"}})
-				if err != nil {
-					return "", 0, err
-				}
-				return ch.UUID, ch.Meta.Attempts, nil
+				return op(tb.Context(), c)
 			}
-		}},
-	{name: "coinepaytest", path: coinepay.PathCardApply,
-		start: func(tb testing.TB, opts ...payoncetest.Option) (*payoncetest.Fake, func(...payonce.Option) (string, int, error)) {
-			srv := coinepaytest.New(tb, opts...)
-			if srv == nil {
-				return nil, nil
-			}
-			return srv.Fake, func(copts ...payonce.Option) (string, int, error) {
-				client, err := srv.Client(copts...)
-				if err != nil {
-					return "", 0, err
-				}
-				res, err := client.Cards.Apply(tb.Context(), &coinepay.ApplyRequest{HeaderID: "hdr_1", PackageID: "pkg_basic"})
-				if err != nil {
-					return "", 0, err
-				}
-				return res.CardID, res.Meta.Attempts, nil
-			}
-		}},
+		}}
 }
 
 // forEach runs test once per provider, as a subtest named after it.
