@@ -34,12 +34,10 @@ type Provider struct {
 	// ProviderOptions; the options have set them when Build runs.
 	Settings any
 	// Build makes the provider's API on e and sets its hooks in admin.
-	Build func(e *fakeserver.Engine, admin *fakeserver.AdminConfig) http.Handler
-	// Started, when set, gets the fake's base URL and an *http.Client for
-	// its listener once it listens, before Serve returns.
-	Started func(url string, base *http.Client)
-	// Closed, when set, is called at the end of Close.
-	Closed func()
+	// The fake will listen at url (http://127.0.0.1:PORT), and base is an
+	// *http.Client for it, whose idle connections Close closes; nothing
+	// is served before Build returns.
+	Build func(e *fakeserver.Engine, admin *fakeserver.AdminConfig, url string, base *http.Client) http.Handler
 }
 
 // Fake is the half of a running fake server that every provider shares:
@@ -51,7 +49,7 @@ type Fake struct {
 	clock   *Clock
 	handler http.Handler
 	hold    *fakeserver.Hold
-	closed  func()
+	base    *http.Client // given to Build
 
 	closeOnce sync.Once
 }
@@ -100,21 +98,20 @@ func start(p Provider, s settings, held bool) *Fake {
 	}
 	s.engine.Clock = clk.c
 	e := fakeserver.New(s.engine)
+	f := &Fake{engine: e, clock: clk, srv: httptest.NewUnstartedServer(nil),
+		base: &http.Client{Transport: &http.Transport{}}} // no proxy: the fake is on loopback
+	addr := f.srv.Listener.Addr()
+	e.AddListenAddr(addr) // no webhook delivery aims at the fake itself
 	var admin fakeserver.AdminConfig
-	api := p.Build(e, &admin)
-	f := &Fake{engine: e, clock: clk, closed: p.Closed}
+	api := p.Build(e, &admin, "http://"+addr.String(), f.base)
 	if held {
 		f.hold = fakeserver.NewHold()
 		admin.Release = f.hold.Release
 	}
 	f.handler = fakeserver.WithAdmin(e.AdminHandler(admin), api)
-	f.srv = httptest.NewUnstartedServer(f.handler)
+	f.srv.Config.Handler = f.handler
 	fakeserver.Harden(f.srv.Config) // header, read and idle limits of cmd/fakepay
 	f.srv.Start()
-	e.AddListenAddr(f.srv.Listener.Addr()) // no webhook delivery aims at the fake itself
-	if p.Started != nil {
-		p.Started(f.srv.URL, f.srv.Client())
-	}
 	return f
 }
 
@@ -129,9 +126,7 @@ func (f *Fake) Close() {
 		f.engine.Close()
 		f.srv.CloseClientConnections()
 		f.srv.Close()
-		if f.closed != nil {
-			f.closed()
-		}
+		f.base.CloseIdleConnections()
 	})
 }
 

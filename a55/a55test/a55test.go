@@ -154,28 +154,21 @@ func start(tb testing.TB, opts []payoncetest.Option) *Server {
 	c := &config{clientID: DefaultClientID, secret: DefaultClientSecret}
 	s := &Server{}
 	bearer := &bearerTransport{s: s}
-	f := payoncetest.Serve(tb, payoncetest.Provider{
-		Name:     "a55test",
-		Settings: c,
-		Build: func(e *fakeserver.Engine, admin *fakeserver.AdminConfig) http.Handler {
+	s.Fake = payoncetest.Serve(tb, payoncetest.Provider{Name: "a55test", Settings: c,
+		Build: func(e *fakeserver.Engine, admin *fakeserver.AdminConfig, url string, base *http.Client) http.Handler {
 			c.fake.Clients = fakeserver.Credentials(c.clientID, c.secret, c.extra)
 			s.fake, s.clientID, s.secret = a55fake.New(e, c.fake), c.clientID, c.secret
+			s.URL, s.base, bearer.base = url, base, base.Transport
+			s.client = &http.Client{Transport: bearer}
 			admin.Provider = s.fake.AdminHandler
 			admin.Webhooks = func(chargeUUID string) any { return s.fake.WebhookDeliveries(chargeUUID) }
 			e.OnReset(bearer.forget)
 			return s.fake.Handler()
 		},
-		Started: func(url string, base *http.Client) {
-			s.URL, s.base = url, base
-			bearer.base = base.Transport
-			s.client = &http.Client{Transport: bearer}
-		},
-		Closed: func() { s.client.CloseIdleConnections() },
 	}, opts)
-	if f == nil {
+	if s.Fake == nil {
 		return nil
 	}
-	s.Fake = f
 	return s
 }
 

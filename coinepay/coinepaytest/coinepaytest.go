@@ -126,25 +126,19 @@ func New(tb testing.TB, opts ...payoncetest.Option) *Server {
 func start(tb testing.TB, opts []payoncetest.Option) *Server {
 	c := &config{apiKey: DefaultAPIKey, secret: DefaultSecret}
 	s := &Server{}
-	f := payoncetest.Serve(tb, payoncetest.Provider{
-		Name:     "coinepaytest",
-		Settings: c,
-		Build: func(e *fakeserver.Engine, admin *fakeserver.AdminConfig) http.Handler {
+	s.Fake = payoncetest.Serve(tb, payoncetest.Provider{Name: "coinepaytest", Settings: c,
+		Build: func(e *fakeserver.Engine, admin *fakeserver.AdminConfig, url string, base *http.Client) http.Handler {
 			c.fake.Keys = fakeserver.Credentials(c.apiKey, c.secret, c.extra)
 			s.fake, s.apiKey, s.secret, s.keys = coinepayfake.New(e, c.fake), c.apiKey, c.secret, c.fake.Keys
+			s.URL, s.base = url, base
+			s.client = &http.Client{Transport: &signingTransport{base: base.Transport, signer: s.Signer()}}
 			admin.SetBalance = s.fake.SetBalance
 			return s.fake.Handler()
 		},
-		Started: func(url string, base *http.Client) {
-			s.URL, s.base = url, base
-			s.client = &http.Client{Transport: &signingTransport{base: base.Transport, signer: s.Signer()}}
-		},
-		Closed: func() { s.client.CloseIdleConnections() },
 	}, opts)
-	if f == nil {
+	if s.Fake == nil {
 		return nil
 	}
-	s.Fake = f
 	return s
 }
 
