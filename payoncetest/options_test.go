@@ -65,8 +65,7 @@ func TestInvalidOptionsAreRefused(t *testing.T) {
 				msg := payonce.ErrInvalidConfig.Error() + ": " + r.name + ": " + r.reason
 				assert.PanicsWithValue(t, msg, func() { newServers[p.name](r.opt) })
 				rec := &fatalRecorder{TB: t}
-				f, _ := p.start(rec, r.opt)
-				assert.Nil(t, f)
+				assert.Nil(t, p.start(rec, r.opt))
 				assert.Equal(t, msg, rec.msg)
 			})
 		}

@@ -2,6 +2,7 @@ package payoncetest_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -24,56 +25,134 @@ import (
 // provider is a fake under test: what every fake shares is tested on each.
 type provider struct {
 	name string
-	path string // the path of the operation start's op makes
-	// start runs a fake with opts; op makes one operation on it through
-	// the fake's SDK client (with copts) and returns the resource's ID
-	// and the attempts it took.
-	start func(tb testing.TB, opts ...payoncetest.Option) (f *payoncetest.Fake, op func(copts ...payonce.Option) (string, int, error))
+	path string // the path of the operation running's op and send make
+	kind string // its kind in the ledger
+	// body and otherBody are two payloads of that operation, for send.
+	body, otherBody string
+	conflict        string // the error code of a key reused with another payload
+	// start runs a fake with opts; nil when an option was refused.
+	start func(tb testing.TB, opts ...payoncetest.Option) *running
+}
+
+// running is a started fake under test.
+type running struct {
+	*payoncetest.Fake
+	url string
+	// op makes one operation through the fake's SDK client (with copts)
+	// and returns the resource's ID and the attempts it took.
+	op func(copts ...payonce.Option) (string, int, error)
+	// send posts body to path under key through the fake's HTTPClient.
+	send func(t testing.TB, key, body string) answer
+	// spent returns what n operations cost the merchant, as the fake's
+	// balance shows it; nil where the fake keeps none.
+	spent func(n int) (want, got string)
+}
+
+// answer is what send got: the status, the resource's ID on success,
+// the provider's error code on failure.
+type answer struct {
+	status   int
+	id, code string
+	raw      []byte
+}
+
+// post sends body to url under key through c and reads the answer's JSON.
+func post(t testing.TB, c *http.Client, url, key, body string) (int, []byte, map[string]any) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set(payonce.HeaderIdempotencyKey, key)
+	resp, err := c.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	var v map[string]any
+	require.NoError(t, json.Unmarshal(raw, &v), "%s", raw)
+	return resp.StatusCode, raw, v
+}
+
+// a55Card is an A55 card charge of amount that confirms.
+func a55Card(amount string) string {
+	return `{"amount":"` + amount + `","currency":"BRL","type_charge":"credit_card","card":{"number":"` + a55test.CardConfirms +
+		`","holder_name":"TEST","expiration_month":"12","expiration_year":"2099","cvv":"123"}}`
 }
 
 var providers = []provider{
-	newProvider("a55test", a55test.ChargePath, a55test.New, (*a55test.Server).Client,
-		func(s *a55test.Server) *payoncetest.Fake { return s.Fake },
-		func(ctx context.Context, c *a55.Client) (string, int, error) {
-			amount, _ := payonce.ParseAmount("100.00")
-			ch, err := c.Charges.Create(ctx, &a55.ChargeCreateRequest{Amount: amount, Currency: payonce.BRL,
-				TypeCharge: a55.TypeCreditCard, Card: &payonce.Card{Number: a55test.CardConfirms, HolderName: "TEST",
-					ExpirationMonth: "12", ExpirationYear: "2099", CVV: "123"}})
-			if err != nil {
-				return "", 0, err
+	{name: "a55test", path: a55test.ChargePath, kind: "charge.create",
+		body: a55Card("100.00"), otherBody: a55Card("5.00"), conflict: "IDEMPOTENCY_KEY_CONFLICT",
+		start: func(tb testing.TB, opts ...payoncetest.Option) *running {
+			srv := a55test.New(tb, opts...)
+			if srv == nil {
+				return nil
 			}
-			return ch.UUID, ch.Meta.Attempts, nil
-		}),
-	newProvider("coinepaytest", coinepay.PathCardApply, coinepaytest.New, (*coinepaytest.Server).Client,
-		func(s *coinepaytest.Server) *payoncetest.Fake { return s.Fake },
-		func(ctx context.Context, c *coinepay.Client) (string, int, error) {
-			res, err := c.Cards.Apply(ctx, &coinepay.ApplyRequest{HeaderID: "hdr_1", PackageID: "pkg_basic"})
-			if err != nil {
-				return "", 0, err
+			return &running{Fake: srv.Fake, url: srv.URL,
+				op: sdkOp(tb, srv.Client, func(ctx context.Context, c *a55.Client) (string, int, error) {
+					amount, _ := payonce.ParseAmount("100.00")
+					ch, err := c.Charges.Create(ctx, &a55.ChargeCreateRequest{Amount: amount, Currency: payonce.BRL,
+						TypeCharge: a55.TypeCreditCard, Card: &payonce.Card{Number: a55test.CardConfirms, HolderName: "TEST",
+							ExpirationMonth: "12", ExpirationYear: "2099", CVV: "123"}})
+					if err != nil {
+						return "", 0, err
+					}
+					return ch.UUID, ch.Meta.Attempts, nil
+				}),
+				send: func(t testing.TB, key, body string) answer {
+					status, raw, v := post(t, srv.HTTPClient(), srv.URL+a55test.ChargePath, key, body)
+					a := answer{status: status, raw: raw}
+					a.id, _ = v["charge_uuid"].(string)
+					if e, ok := v["error"].(map[string]any); ok {
+						a.code, _ = e["code"].(string)
+					}
+					return a
+				},
 			}
-			return res.CardID, res.Meta.Attempts, nil
-		}),
+		}},
+	{name: "coinepaytest", path: coinepay.PathCardApply, kind: "card.apply",
+		body: `{"header_id":"h1","package_id":"p1"}`, otherBody: `{"header_id":"h9","package_id":"p9"}`,
+		conflict: "openapi_idempotency_key_conflict",
+		start: func(tb testing.TB, opts ...payoncetest.Option) *running {
+			srv := coinepaytest.New(tb, opts...)
+			if srv == nil {
+				return nil
+			}
+			return &running{Fake: srv.Fake, url: srv.URL,
+				op: sdkOp(tb, srv.Client, func(ctx context.Context, c *coinepay.Client) (string, int, error) {
+					res, err := c.Cards.Apply(ctx, &coinepay.ApplyRequest{HeaderID: "hdr_1", PackageID: "pkg_basic"})
+					if err != nil {
+						return "", 0, err
+					}
+					return res.CardID, res.Meta.Attempts, nil
+				}),
+				send: func(t testing.TB, key, body string) answer {
+					status, raw, v := post(t, srv.HTTPClient(), srv.URL+coinepay.PathCardApply, key, body)
+					a := answer{status: status, raw: raw}
+					a.code, _ = v["message_key"].(string)
+					if d, ok := v["data"].(map[string]any); ok {
+						a.id, _ = d["card_id"].(string)
+					}
+					return a
+				},
+				spent: func(n int) (want, got string) {
+					// A card costs 1.00 of the 1000.00 a fake starts with.
+					return fmt.Sprintf("%d.00", 1000-n), srv.Balance(srv.APIKey()).String()
+				},
+			}
+		}},
 }
 
-// newProvider makes a provider of a test package's New, its Server's
-// Client and Fake, and op, one operation through such a client.
-func newProvider[S, C any](name, path string, start func(testing.TB, ...payoncetest.Option) *S,
-	client func(*S, ...payonce.Option) (C, error), fake func(*S) *payoncetest.Fake,
-	op func(context.Context, C) (string, int, error)) provider {
-	return provider{name: name, path: path,
-		start: func(tb testing.TB, opts ...payoncetest.Option) (*payoncetest.Fake, func(...payonce.Option) (string, int, error)) {
-			srv := start(tb, opts...)
-			if srv == nil {
-				return nil, nil
-			}
-			return fake(srv), func(copts ...payonce.Option) (string, int, error) {
-				c, err := client(srv, copts...)
-				if err != nil {
-					return "", 0, err
-				}
-				return op(tb.Context(), c)
-			}
-		}}
+// sdkOp makes running.op of a Server's Client and an operation on such a
+// client.
+func sdkOp[C any](tb testing.TB, client func(...payonce.Option) (C, error),
+	op func(context.Context, C) (string, int, error)) func(...payonce.Option) (string, int, error) {
+	return func(copts ...payonce.Option) (string, int, error) {
+		c, err := client(copts...)
+		if err != nil {
+			return "", 0, err
+		}
+		return op(tb.Context(), c)
+	}
 }
 
 // forEach runs test once per provider, as a subtest named after it.
@@ -89,8 +168,7 @@ func forEach(t *testing.T, test func(t *testing.T, p provider)) {
 func TestServersDrawDistinctIDsUnlessSeeded(t *testing.T) {
 	forEach(t, func(t *testing.T, p provider) {
 		first := func(opts ...payoncetest.Option) string {
-			_, op := p.start(t, opts...)
-			id, _, err := op()
+			id, _, err := p.start(t, opts...).op()
 			require.NoError(t, err)
 			return id
 		}
@@ -106,10 +184,10 @@ func TestServersDrawDistinctIDsUnlessSeeded(t *testing.T) {
 func TestClientRetriesFastByDefault(t *testing.T) {
 	forEach(t, func(t *testing.T, p provider) {
 		wait := func(t *testing.T, opts ...payonce.Option) time.Duration {
-			f, op := p.start(t)
+			f := p.start(t)
 			log, logger := logtest.New()
 			require.NoError(t, f.AddFault(payoncetest.Rule{Fault: payoncetest.FaultRateLimit, Path: p.path, RetryAfter: 1, Count: 1}))
-			_, attempts, err := op(append([]payonce.Option{payonce.WithLogger(logger)}, opts...)...)
+			_, attempts, err := f.op(append([]payonce.Option{payonce.WithLogger(logger)}, opts...)...)
 			require.NoError(t, err)
 			require.Equal(t, 2, attempts)
 			waits := log.RetryWaits(t)
@@ -123,19 +201,15 @@ func TestClientRetriesFastByDefault(t *testing.T) {
 
 func TestConsoleURLServesTheConsole(t *testing.T) {
 	forEach(t, func(t *testing.T, p provider) {
-		f, _ := p.start(t)
+		f := p.start(t)
 		resp, err := http.Get(f.ConsoleURL())
 		require.NoError(t, err)
 		defer resp.Body.Close()
 		assert.Equal(t, http.StatusOK, resp.StatusCode)
 		assert.Contains(t, resp.Header.Get("Content-Type"), "text/html")
 		assert.Contains(t, resp.Header.Get("Content-Security-Policy"), "script-src 'self'")
-		assert.True(t, strings.HasSuffix(f.ConsoleURL(), "/_fakepay/"), f.ConsoleURL())
+		assert.Equal(t, f.url+"/_fakepay/", f.ConsoleURL())
 	})
-	a := a55test.New(t)
-	assert.Equal(t, a.URL+"/_fakepay/", a.ConsoleURL())
-	c := coinepaytest.New(t)
-	assert.Equal(t, c.URL+"/_fakepay/", c.ConsoleURL())
 }
 
 // failedTB is a test that has failed: its cleanups run when the test
@@ -210,7 +284,7 @@ func TestHoldOnFailureKeepsTheFakeUpUntilReleased(t *testing.T) {
 
 func testHeldUntilReleased(t *testing.T, p provider, opts ...payoncetest.Option) {
 	tb := &failedTB{TB: t}
-	f, _ := p.start(tb, opts...)
+	f := p.start(tb, opts...)
 	done := runCleanups(tb)
 	resp, err := http.Get(f.ConsoleURL())
 	require.NoError(t, err)
@@ -223,7 +297,7 @@ func testHeldUntilReleased(t *testing.T, p provider, opts ...payoncetest.Option)
 		t.Fatal("the failed test's fake closed while held")
 	default:
 	}
-	resp, err = http.Post(strings.TrimSuffix(f.ConsoleURL(), "/")+"/release", "application/json", nil)
+	resp, err = http.Post(f.url+"/_fakepay/release", "application/json", nil)
 	require.NoError(t, err)
 	resp.Body.Close()
 	require.Equal(t, http.StatusOK, resp.StatusCode)
@@ -239,7 +313,7 @@ func TestHoldOnFailureEndsBeforeTheTestTimeout(t *testing.T) {
 		// Past the binary's deadline go test panics and the failed test's own
 		// messages are never printed: the hold must not reach it.
 		tb := &deadlineTB{failedTB: &failedTB{TB: t}, deadline: time.Now().Add(time.Second)}
-		f, _ := p.start(tb, payoncetest.WithHoldOnFailure(time.Hour))
+		f := p.start(tb, payoncetest.WithHoldOnFailure(time.Hour))
 		runCleanupsUnheld(t, tb.failedTB)
 		_, err := http.Get(f.ConsoleURL())
 		assert.Error(t, err, "the fake is closed")
@@ -253,7 +327,7 @@ func TestHoldOnFailureOptionDoesNotHoldOnCI(t *testing.T) {
 		t.Setenv("CI", "true")
 		t.Setenv("PAYONCE_FAKE_HOLD", "")
 		tb := &deadlineTB{failedTB: &failedTB{TB: t}}
-		f, _ := p.start(tb, payoncetest.WithHoldOnFailure(time.Hour))
+		f := p.start(tb, payoncetest.WithHoldOnFailure(time.Hour))
 		runCleanupsUnheld(t, tb.failedTB)
 		_, err := http.Get(f.ConsoleURL())
 		assert.Error(t, err, "the fake is closed")

@@ -15,8 +15,8 @@ import (
 // 0xc000...).
 func TestPublicTypesPrintWell(t *testing.T) {
 	forEach(t, func(t *testing.T, p provider) {
-		f, op := p.start(t)
-		_, _, err := op()
+		f := p.start(t)
+		_, _, err := f.op()
 		require.NoError(t, err)
 		reqs := f.Requests()
 		require.NotEmpty(t, reqs)

@@ -7,7 +7,6 @@ import (
 	"io"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -16,7 +15,6 @@ import (
 
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/coinepay/coinepaytest"
-	"github.com/payonce/payonce/internal/admintest"
 	"github.com/payonce/payonce/payoncetest"
 )
 
@@ -121,67 +119,6 @@ func TestConflictSameKeyDifferentBody(t *testing.T) {
 	assert.Equal(t, "Idempotency-Key 冲突", a.Env.Message)
 	assert.Equal(t, "null", string(a.Env.Data))
 	assert.Equal(t, 1, s.Ledger().Count("key-c"))
-}
-
-func TestDifferentKeySameBodyRunsTwice(t *testing.T) {
-	s := coinepaytest.New(t)
-	a := apply(t, s, "key-a", applyBody)
-	b := apply(t, s, "key-b", applyBody)
-	require.Equal(t, 200, a.Status)
-	require.Equal(t, 200, b.Status)
-	assert.NotEqual(t, cardID(t, a), cardID(t, b))
-	assert.Equal(t, 2, s.Ledger().CountKind("card.apply"))
-	assert.Equal(t, "998.00", s.Balance("demo-key").String())
-}
-
-func TestConcurrentSameKeyRunsOnce(t *testing.T) {
-	s := coinepaytest.New(t)
-	// Hold the first execution so the others arrive while it is in flight.
-	require.NoError(t, s.AddFault(payoncetest.Rule{Fault: payoncetest.FaultDelay, Delay: 50 * time.Millisecond, Count: 1}))
-	const n = 8
-	answers := make([]answer, n)
-	var wg sync.WaitGroup
-	for i := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			answers[i] = apply(t, s, "key-conc", applyBody)
-		}()
-	}
-	wg.Wait()
-	id := cardID(t, answers[0])
-	for _, a := range answers {
-		assert.Equal(t, 200, a.Status)
-		assert.Equal(t, id, cardID(t, a), "every caller gets the final result")
-	}
-	assert.True(t, s.Ledger().ExecutedOnce("key-conc"))
-	assert.Equal(t, "999.00", s.Balance("demo-key").String())
-}
-
-func TestConcurrentSameKeyDifferentBodyConflictsInFlight(t *testing.T) {
-	s := coinepaytest.New(t)
-	require.NoError(t, s.AddFault(payoncetest.Rule{Fault: payoncetest.FaultDelay, Delay: 200 * time.Millisecond, Count: 1}))
-	done := make(chan answer)
-	go func() { done <- apply(t, s, "key-if", applyBody) }()
-	require.Eventually(t, func() bool { return len(s.Requests()) == 0 && inFlight(s) }, 10*time.Second, time.Millisecond)
-	b := apply(t, s, "key-if", `{"header_id":"h9","package_id":"p9"}`)
-	a := <-done
-	// Whichever request reached the store first runs (the delayed one,
-	// almost always); the other, same key and another body, gets 409.
-	if a.Status == 409 {
-		a, b = b, a
-	}
-	assert.Equal(t, 200, a.Status)
-	assert.Equal(t, 409, b.Status)
-	assert.Equal(t, "openapi_idempotency_key_conflict", b.Env.MessageKey)
-	assert.Equal(t, 1, s.Ledger().Count("key-if"))
-}
-
-// inFlight reports whether the delayed first request has been picked by its
-// fault rule (it is then in flight).
-func inFlight(s *coinepaytest.Server) bool {
-	fired, rules := admintest.FaultsFired(s.URL)
-	return rules == 1 && fired == 1
 }
 
 func TestInsufficientBalanceNotStored(t *testing.T) {
