@@ -21,6 +21,8 @@
 package coinepaytest
 
 import (
+	"github.com/payonce/payonce/coinepay"
+
 	"bytes"
 	"fmt"
 	"io"
@@ -152,7 +154,7 @@ func (s *Server) HTTPClient() *http.Client { return s.client }
 
 // Signer returns a fresh signer for the server's credentials that reads the
 // fake's clock, for SDK clients under test.
-func (s *Server) Signer() *payonce.HMACSigner {
+func (s *Server) Signer() *coinepay.HMACSigner {
 	signer, _ := s.SignerFor(s.apiKey)
 	return signer
 }
@@ -160,14 +162,14 @@ func (s *Server) Signer() *payonce.HMACSigner {
 // SignerFor returns a fresh signer on the fake's clock for apiKey, the
 // primary key or one added with WithExtraCredentials; ok is false for a
 // key the server does not know.
-func (s *Server) SignerFor(apiKey string) (signer *payonce.HMACSigner, ok bool) {
+func (s *Server) SignerFor(apiKey string) (signer *coinepay.HMACSigner, ok bool) {
 	secret, ok := s.keys[apiKey]
 	if !ok {
 		return nil, false
 	}
 	// The clock is read at each signature: s.Fake is set once Serve returns.
 	now := func() time.Time { return s.Clock().Now() }
-	signer, err := payonce.NewHMACSigner(apiKey, secret, payonce.WithSignerClock(now))
+	signer, err := coinepay.NewHMACSigner(apiKey, secret, coinepay.WithSignerClock(now))
 	return signer, err == nil
 }
 
@@ -190,11 +192,11 @@ func (s *Server) Balance(apiKey string) payonce.Amount {
 // signingTransport signs each request with a fresh nonce and timestamp.
 type signingTransport struct {
 	base   http.RoundTripper
-	signer *payonce.HMACSigner
+	signer *coinepay.HMACSigner
 }
 
 func (t *signingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	if req.Header.Get(payonce.HeaderSignature) != "" {
+	if req.Header.Get(coinepay.HeaderSignature) != "" {
 		return t.base.RoundTrip(req)
 	}
 	var body []byte
