@@ -415,3 +415,20 @@ func TestFaultDropAfterCommitAndAdmin(t *testing.T) {
 	b.Body.Close()
 	assert.Equal(t, 404, b.StatusCode, "no Coinepay fake here")
 }
+
+// Reset forgets the fake's tokens, and HTTPClient's cached one with them,
+// whether a test calls Reset or the console resets the fake
+// (POST /_fakepay/reset): the next request gets a new token, not a 401.
+func TestResetForgetsTheHTTPClientsToken(t *testing.T) {
+	s := newFake(t)
+	require.Equal(t, 200, charge(t, s, "", seedCharge).Status)
+	s.Reset()
+	require.Equal(t, 200, charge(t, s, "", seedCharge).Status, "after Reset")
+	resp, err := http.Post(s.URL+"/_fakepay/reset", "application/json", nil)
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	a := charge(t, s, "", seedCharge)
+	assert.Equal(t, 200, a.Status, "after the admin reset: %s", a.Raw)
+	assert.Equal(t, 1, s.Ledger().CountKind("charge.create"))
+}
