@@ -117,7 +117,7 @@ func start(p Provider, s settings, held bool) *Fake {
 
 // ConsoleURL returns the address of the fake's web console: every
 // operation by idempotency key with its attempts, faults and replays, and
-// controls for the clock, faults and state (docs/console.md).
+// controls for the clock, faults and state (docs/testing.md).
 func (f *Fake) ConsoleURL() string { return f.srv.URL + fakeserver.ConsolePath }
 
 // Close ends hanging requests and shuts the server down. It is idempotent.
