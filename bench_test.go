@@ -8,9 +8,9 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
-	"time"
 
 	"github.com/payonce/payonce"
+	"github.com/payonce/payonce/internal/benchpair"
 	"github.com/payonce/payonce/otelpayonce"
 	"go.opentelemetry.io/otel/sdk/metric"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -178,7 +178,8 @@ func BenchmarkOperation(b *testing.B) {
 // bare net/http; bare-signed is bare net/http signing by hand, with the
 // same HMAC and headers, against bare net/http unsigned (what the signing
 // scheme costs by itself), and sdk-signed-vs-bare-signed is the SDK's own
-// cost on a signed call. base-ns/op and row-ns/op are the two means.
+// cost on a signed call. base-ns/op and row-ns/op are the two means;
+// cpu-ratio is ratio in the process's CPU time (benchpair.Run).
 func BenchmarkOperationPaired(b *testing.B) {
 	st := newBenchSetup(b)
 	signer, err := payonce.NewHMACSigner("demo-key", "demo-secret")
@@ -197,31 +198,7 @@ func BenchmarkOperationPaired(b *testing.B) {
 	pairs = append(pairs, pair{"bare-signed", st.bare, bareSigned},
 		pair{"sdk-signed-vs-bare-signed", bareSigned, func(b *testing.B) { sdk(b, st.rows[1].c) }})
 	for _, p := range pairs {
-		b.Run(p.name, func(b *testing.B) {
-			var base, row time.Duration
-			i := 0
-			for b.Loop() {
-				first, second := p.base, p.row
-				if i%2 == 1 {
-					first, second = p.row, p.base
-				}
-				t0 := time.Now()
-				first(b)
-				t1 := time.Now()
-				second(b)
-				d0, d1 := t1.Sub(t0), time.Since(t1)
-				if i%2 == 1 {
-					d0, d1 = d1, d0
-				}
-				base, row = base+d0, row+d1
-				i++
-			}
-			if i > 0 && base > 0 {
-				b.ReportMetric(float64(row)/float64(base), "ratio")
-				b.ReportMetric(float64(base.Nanoseconds())/float64(i), "base-ns/op")
-				b.ReportMetric(float64(row.Nanoseconds())/float64(i), "row-ns/op")
-			}
-		})
+		b.Run(p.name, func(b *testing.B) { benchpair.Run(b, p.base, p.row) })
 	}
 }
 
@@ -231,10 +208,10 @@ func BenchmarkOperationPaired(b *testing.B) {
 // processes; CPU time stays the work one operation costs. Call it as
 // defer reportCPU(b)().
 func reportCPU(b *testing.B) func() {
-	start := cpuTime()
+	start := benchpair.CPUTime()
 	return func() {
 		if b.N > 0 {
-			b.ReportMetric(float64(cpuTime()-start)/float64(b.N), "cpu-ns/op")
+			b.ReportMetric(float64(benchpair.CPUTime()-start)/float64(b.N), "cpu-ns/op")
 		}
 	}
 }
