@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 
 	"github.com/payonce/payonce"
+	"github.com/payonce/payonce/redact"
 )
 
 // UnmarshalJSON reads a card summary and keeps no more of the card than
@@ -34,7 +35,7 @@ func (p *cardSummaryPlain) summary() CardSummary {
 	if len(c.Last4) > 4 {
 		c.Last4 = payonce.CardNumber(c.Last4).Last4()
 	}
-	c.Brand, c.HolderName = payonce.RedactString(c.Brand), payonce.RedactString(c.HolderName)
-	c.ExpirationMonth, c.ExpirationYear = payonce.RedactString(c.ExpirationMonth), payonce.RedactString(c.ExpirationYear)
+	c.Brand, c.HolderName = redact.String(c.Brand), redact.String(c.HolderName)
+	c.ExpirationMonth, c.ExpirationYear = redact.String(c.ExpirationMonth), redact.String(c.ExpirationYear)
 	return c
 }

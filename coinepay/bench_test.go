@@ -46,7 +46,7 @@ type bareApplyAnswer struct {
 type applyBench struct {
 	url    string
 	hc     *http.Client
-	signer *payonce.HMACSigner
+	signer *coinepay.HMACSigner
 	c      *coinepay.Client
 }
 
@@ -58,7 +58,7 @@ func newApplyBench(b *testing.B) *applyBench {
 	}))
 	b.Cleanup(srv.Close)
 	hc := payonce.DefaultHTTPClient()
-	s, err := payonce.NewHMACSigner("demo-key", "demo-secret")
+	s, err := coinepay.NewHMACSigner("demo-key", "demo-secret")
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/internal/jsonmember"
+	"github.com/payonce/payonce/redact"
 )
 
 // Decoding a success answer once. Codec.DecodeSuccess first tries
@@ -102,7 +103,7 @@ type cardWire struct {
 func (w *cardWire) card(raw []byte) Card {
 	c := Card(w.cardPlain)
 	c.CreatedAt = time.Time(w.CreatedAt)
-	c.Raw = append(payonce.RawJSON(nil), raw...)
+	c.Raw = append(redact.RawJSON(nil), raw...)
 	return c
 }
 
@@ -147,7 +148,7 @@ func decodeOnce(body []byte, out any) (done bool, err error) {
 		}
 		if raw != nil {
 			*v = Recharge(w)
-			v.Raw = append(payonce.RawJSON(nil), raw...)
+			v.Raw = append(redact.RawJSON(nil), raw...)
 		}
 	default:
 		return false, nil

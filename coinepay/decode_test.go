@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/payonce/payonce"
+	"github.com/payonce/payonce/redact"
 )
 
 // decodeBodies are answers for decodeOnce to read as the envelope-then-data
@@ -149,5 +149,5 @@ func TestApplyRawIsTheDataObject(t *testing.T) {
 		assert.NotContains(t, out, "4111111111111111", verb)
 		assert.False(t, strings.Contains(out, `"cvv":"123"`), verb)
 	}
-	var _ payonce.RawJSON = d.Raw
+	var _ redact.RawJSON = d.Raw
 }
