@@ -8,59 +8,14 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
-	"time"
 
 	"github.com/hashicorp/go-retryablehttp"
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/a55"
 	"github.com/payonce/payonce/a55/a55test"
 	"github.com/payonce/payonce/internal/benchpair"
+	"github.com/payonce/payonce/internal/benchwire"
 )
-
-// benchChargeAnswer is the answer the httptest server gives every charge:
-// the fake's answer to a confirmed card charge, byte for byte.
-const benchChargeAnswer = `{"charge_uuid":"53213ba7-28f7-4b48-9796-989dff453bc7","wallet_uuid":"f562a9bb-baea-4300-b545-4e8474d3ca37",` +
-	`"status":"confirmed","amount":"100.00","captured_amount":"100.00","refunded_amount":"0.00","currency":"BRL",` +
-	`"type_charge":"credit_card","capture":true,"card":{"last4":"1111","holder_name":"TEST","expiration_month":"12",` +
-	`"expiration_year":"2099"},"message":[],"created_at":"2026-12-02T00:13:27.258965821Z",` +
-	`"updated_at":"2026-12-02T00:13:27.258965821Z","idempotency_key":"78bca468-1b6f-4d75-8089-26c00231b03c"}`
-
-// bareCard and bareCharge are what a merchant using net/http alone would
-// send and decode: the same fields as the SDK's wire form and Charge, as
-// plain strings, with no checks and no masking.
-type bareCard struct {
-	Number          string `json:"number"`
-	HolderName      string `json:"holder_name"`
-	ExpirationMonth string `json:"expiration_month"`
-	ExpirationYear  string `json:"expiration_year"`
-	CVV             string `json:"cvv"`
-}
-
-type bareChargeRequest struct {
-	Amount     string    `json:"amount"`
-	Currency   string    `json:"currency"`
-	TypeCharge string    `json:"type_charge"`
-	Card       *bareCard `json:"card"`
-}
-
-type bareCharge struct {
-	UUID           string    `json:"charge_uuid"`
-	WalletUUID     string    `json:"wallet_uuid"`
-	Status         string    `json:"status"`
-	Amount         string    `json:"amount"`
-	CapturedAmount string    `json:"captured_amount"`
-	RefundedAmount string    `json:"refunded_amount"`
-	Currency       string    `json:"currency"`
-	TypeCharge     string    `json:"type_charge"`
-	Card           *bareCard `json:"card"`
-	Messages       []struct {
-		Code        string `json:"code"`
-		Description string `json:"description"`
-	} `json:"message"`
-	CreatedAt      time.Time `json:"created_at"`
-	UpdatedAt      time.Time `json:"updated_at"`
-	IdempotencyKey string    `json:"idempotency_key"`
-}
 
 // chargeBench is one server and the three ways of charging on it: bare
 // net/http, raw go-retryablehttp and the SDK. Each does the least a
@@ -86,7 +41,7 @@ func newChargeBench(b *testing.B, baseURL, token string) *chargeBench {
 	return &chargeBench{url: baseURL + a55.PathCharges, token: token, hc: hc, rc: rc, c: c, amount: amount}
 }
 
-// cannedServer answers every request with benchChargeAnswer.
+// cannedServer answers every request with answer.
 func cannedServer(b *testing.B, answer string) *httptest.Server {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.Copy(io.Discard, r.Body)
@@ -98,8 +53,7 @@ func cannedServer(b *testing.B, answer string) *httptest.Server {
 }
 
 func (cb *chargeBench) bareBody() []byte {
-	body, _ := json.Marshal(&bareChargeRequest{Amount: "100.00", Currency: "BRL", TypeCharge: "credit_card",
-		Card: &bareCard{Number: a55test.CardConfirms, HolderName: "TEST", ExpirationMonth: "12", ExpirationYear: "2099", CVV: "123"}})
+	body, _ := json.Marshal(benchwire.NewChargeRequest(a55test.CardConfirms))
 	return body
 }
 
@@ -113,7 +67,7 @@ func checkBare(b *testing.B, resp *http.Response, err error) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	var ch bareCharge
+	var ch benchwire.Charge
 	err = json.NewDecoder(resp.Body).Decode(&ch)
 	_ = resp.Body.Close()
 	if err != nil || resp.StatusCode != http.StatusOK || ch.UUID == "" {
@@ -158,7 +112,7 @@ func BenchmarkChargeCreate(b *testing.B) {
 		name string
 		cb   *chargeBench
 	}{
-		{"httptest", newChargeBench(b, cannedServer(b, benchChargeAnswer).URL, "tok_bench")},
+		{"httptest", newChargeBench(b, cannedServer(b, benchwire.ChargeAnswer).URL, "tok_bench")},
 		{"fake", newChargeBench(b, fake.URL, fake.IssueToken())},
 	} {
 		for _, row := range []struct {
@@ -179,7 +133,7 @@ func BenchmarkChargeCreate(b *testing.B) {
 // charge next to a bare net/http one (benchpair.Run): ratio is the SDK's
 // time over bare net/http's.
 func BenchmarkChargeCreatePaired(b *testing.B) {
-	cb := newChargeBench(b, cannedServer(b, benchChargeAnswer).URL, "tok_bench")
+	cb := newChargeBench(b, cannedServer(b, benchwire.ChargeAnswer).URL, "tok_bench")
 	b.Run("sdk", func(b *testing.B) { benchpair.Run(b, cb.bare, cb.sdk) })
 	b.Run("raw-retryablehttp", func(b *testing.B) { benchpair.Run(b, cb.bare, cb.retryable) })
 }

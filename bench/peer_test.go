@@ -14,13 +14,13 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
-	"time"
 
 	"github.com/hashicorp/go-retryablehttp"
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/a55"
 	"github.com/payonce/payonce/coinepay"
 	"github.com/payonce/payonce/internal/benchpair"
+	"github.com/payonce/payonce/internal/benchwire"
 	"github.com/stripe/stripe-go/v85"
 )
 
@@ -31,16 +31,6 @@ const (
 		`"amount_received":0,"capture_method":"automatic","client_secret":"pi_3QbXv2LkdIwHu7ix0aBcDeFg_secret_x",` +
 		`"confirmation_method":"automatic","created":1764633600,"currency":"usd","description":"order 1001",` +
 		`"livemode":false,"metadata":{"order_id":"1001"},"payment_method_types":["card"],"status":"requires_payment_method"}`
-	// chargeAnswer is the A55 fake's answer to a confirmed card charge.
-	chargeAnswer = `{"charge_uuid":"53213ba7-28f7-4b48-9796-989dff453bc7","wallet_uuid":"f562a9bb-baea-4300-b545-4e8474d3ca37",` +
-		`"status":"confirmed","amount":"100.00","captured_amount":"100.00","refunded_amount":"0.00","currency":"BRL",` +
-		`"type_charge":"credit_card","capture":true,"card":{"last4":"1111","holder_name":"TEST","expiration_month":"12",` +
-		`"expiration_year":"2099"},"message":[],"created_at":"2026-12-02T00:13:27.258965821Z",` +
-		`"updated_at":"2026-12-02T00:13:27.258965821Z","idempotency_key":"78bca468-1b6f-4d75-8089-26c00231b03c"}`
-	// applyAnswer is the Coinepay fake's envelope around an issued card.
-	applyAnswer = `{"code":200,"message":"ok","message_key":"success","data":{"account_balance":"999.00",` +
-		`"balance":"0.00","card_id":"card_878738babb81cfb02a1cd3b3","created_at":"2026-12-02T00:16:04.258560323Z",` +
-		`"currency":"USD","fee":"1.00","header_id":"hdr_1","package_id":"pkg_basic","status":"active"}}`
 )
 
 const (
@@ -79,49 +69,6 @@ type intent struct {
 	Status             string            `json:"status"`
 }
 
-// bareCharge and bareApply are what bare net/http decodes the typed
-// clients' answers into: the same fields as plain strings, no checks.
-type bareCharge struct {
-	UUID           string `json:"charge_uuid"`
-	WalletUUID     string `json:"wallet_uuid"`
-	Status         string `json:"status"`
-	Amount         string `json:"amount"`
-	CapturedAmount string `json:"captured_amount"`
-	RefundedAmount string `json:"refunded_amount"`
-	Currency       string `json:"currency"`
-	TypeCharge     string `json:"type_charge"`
-	Card           *struct {
-		Last4           string `json:"last4"`
-		HolderName      string `json:"holder_name"`
-		ExpirationMonth string `json:"expiration_month"`
-		ExpirationYear  string `json:"expiration_year"`
-	} `json:"card"`
-	Messages []struct {
-		Code        string `json:"code"`
-		Description string `json:"description"`
-	} `json:"message"`
-	CreatedAt      time.Time `json:"created_at"`
-	UpdatedAt      time.Time `json:"updated_at"`
-	IdempotencyKey string    `json:"idempotency_key"`
-}
-
-type bareApply struct {
-	Code       int    `json:"code"`
-	Message    string `json:"message"`
-	MessageKey string `json:"message_key"`
-	Data       struct {
-		CardID         string    `json:"card_id"`
-		HeaderID       string    `json:"header_id"`
-		PackageID      string    `json:"package_id"`
-		Status         string    `json:"status"`
-		Currency       string    `json:"currency"`
-		Balance        string    `json:"balance"`
-		Fee            string    `json:"fee"`
-		AccountBalance string    `json:"account_balance"`
-		CreatedAt      time.Time `json:"created_at"`
-	} `json:"data"`
-}
-
 // peers is the server and every client, built once.
 type peers struct {
 	url    string
@@ -136,7 +83,7 @@ type peers struct {
 }
 
 func newPeers(b *testing.B) *peers {
-	answers := map[string]string{pathIntents: intentAnswer, a55.PathCharges: chargeAnswer, coinepay.PathCardApply: applyAnswer}
+	answers := map[string]string{pathIntents: intentAnswer, a55.PathCharges: benchwire.ChargeAnswer, coinepay.PathCardApply: benchwire.ApplyAnswer}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.Copy(io.Discard, r.Body)
 		w.Header().Set("Content-Type", "application/json")
@@ -239,17 +186,9 @@ func (p *peers) intentPayonce(b *testing.B) {
 	must(b, out.ID)
 }
 
-// chargeBody is the charge the bare client sends: the bytes the a55
-// client sends for the same request.
-func chargeBody() map[string]any {
-	return map[string]any{"amount": "100.00", "currency": "BRL", "type_charge": "credit_card",
-		"card": map[string]string{"number": cardNumber, "holder_name": "TEST", "expiration_month": "12",
-			"expiration_year": "2099", "cvv": "123"}}
-}
-
 func (p *peers) chargeBare(b *testing.B) {
-	var out bareCharge
-	p.post(b, a55.PathCharges, chargeBody(), "tok_bench", nil, &out)
+	var out benchwire.Charge
+	p.post(b, a55.PathCharges, benchwire.NewChargeRequest(cardNumber), "tok_bench", nil, &out)
 	must(b, out.UUID)
 }
 
@@ -265,7 +204,7 @@ func (p *peers) chargePayonce(b *testing.B) {
 }
 
 func (p *peers) applyBare(b *testing.B) {
-	var out bareApply
+	var out benchwire.Apply
 	p.post(b, coinepay.PathCardApply, &coinepay.ApplyRequest{HeaderID: "hdr_1", PackageID: "pkg_basic"}, "", p.signer, &out)
 	must(b, out.Data.CardID)
 }

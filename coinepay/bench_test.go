@@ -8,37 +8,12 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
-	"time"
 
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/coinepay"
 	"github.com/payonce/payonce/internal/benchpair"
+	"github.com/payonce/payonce/internal/benchwire"
 )
-
-// benchApplyAnswer is the answer the httptest server gives every apply:
-// the fake's envelope around an issued card, byte for byte.
-const benchApplyAnswer = `{"code":200,"message":"ok","message_key":"success","data":{"account_balance":"999.00",` +
-	`"balance":"0.00","card_id":"card_878738babb81cfb02a1cd3b3","created_at":"2026-12-02T00:16:04.258560323Z",` +
-	`"currency":"USD","fee":"1.00","header_id":"hdr_1","package_id":"pkg_basic","status":"active"}}`
-
-// bareApplyAnswer is what a merchant using net/http alone would decode:
-// the envelope and the card, plain strings and no checks.
-type bareApplyAnswer struct {
-	Code       int    `json:"code"`
-	Message    string `json:"message"`
-	MessageKey string `json:"message_key"`
-	Data       struct {
-		CardID         string    `json:"card_id"`
-		HeaderID       string    `json:"header_id"`
-		PackageID      string    `json:"package_id"`
-		Status         string    `json:"status"`
-		Currency       string    `json:"currency"`
-		Balance        string    `json:"balance"`
-		Fee            string    `json:"fee"`
-		AccountBalance string    `json:"account_balance"`
-		CreatedAt      time.Time `json:"created_at"`
-	} `json:"data"`
-}
 
 // applyBench is one httptest server and two ways of issuing a card on
 // it: bare net/http signing by hand (a new key, the JSON body, the nonce,
@@ -54,7 +29,7 @@ func newApplyBench(b *testing.B) *applyBench {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.Copy(io.Discard, r.Body)
 		w.Header().Set("Content-Type", "application/json")
-		_, _ = io.WriteString(w, benchApplyAnswer)
+		_, _ = io.WriteString(w, benchwire.ApplyAnswer)
 	}))
 	b.Cleanup(srv.Close)
 	hc := payonce.DefaultHTTPClient()
@@ -82,7 +57,7 @@ func (ab *applyBench) bare(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	var out bareApplyAnswer
+	var out benchwire.Apply
 	err = json.NewDecoder(resp.Body).Decode(&out)
 	_ = resp.Body.Close()
 	if err != nil || resp.StatusCode != http.StatusOK || out.Data.CardID == "" {
