@@ -1,14 +1,11 @@
 package fakeserver
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
-	"encoding/json"
 	"net/http"
 	"sync"
 	"time"
-	"unicode/utf8"
 )
 
 // DefaultMaxStoredBody is the largest response body the store keeps (the
@@ -41,39 +38,20 @@ type Fingerprint [32]byte
 
 // FingerprintOf returns the fingerprint of a request.
 func FingerprintOf(method, path string, body []byte) Fingerprint {
+	return fingerprintOfScan(method, path, scanBody(body))
+}
+
+// fingerprintOfScan is FingerprintOf of a body already scanned.
+func fingerprintOfScan(method, path string, scan bodyScan) Fingerprint {
 	h := sha256.New()
 	h.Write([]byte(method))
 	h.Write([]byte{0})
 	h.Write([]byte(path))
 	h.Write([]byte{0})
-	h.Write(canonicalJSON(body))
+	h.Write(scan.canonical)
 	var fp Fingerprint
 	h.Sum(fp[:0])
 	return fp
-}
-
-// canonicalJSON re-encodes body with sorted object keys and no
-// insignificant whitespace; numbers keep their literal form. A body that is
-// not exactly one JSON value is returned unchanged, marked as raw.
-func canonicalJSON(body []byte) []byte {
-	trimmed := bytes.TrimSpace(body)
-	if len(trimmed) == 0 {
-		return []byte("empty:")
-	}
-	if !utf8.Valid(body) {
-		return append([]byte("raw:"), body...)
-	}
-	dec := json.NewDecoder(bytes.NewReader(trimmed))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil || dec.More() {
-		return append([]byte("raw:"), body...)
-	}
-	out, err := json.Marshal(v) // encoding/json sorts map keys
-	if err != nil {
-		return append([]byte("raw:"), body...)
-	}
-	return append([]byte("json:"), out...)
 }
 
 // Outcome tells how the store answered a keyed request.
