@@ -150,7 +150,9 @@ func BenchmarkGroupCommitVsRaw(b *testing.B) {
 		}
 		defer j.Close()
 		pool := j.Pool()
-		defer func() { _, _ = pool.Exec(context.Background(), "DROP SCHEMA "+pgx.Identifier{schema}.Sanitize()+" CASCADE") }()
+		defer func() {
+			_, _ = pool.Exec(context.Background(), "DROP SCHEMA "+pgx.Identifier{schema}.Sanitize()+" CASCADE")
+		}()
 		table := pgx.Identifier{schema, "raw_commits"}.Sanitize()
 		if _, err := pool.Exec(b.Context(), strings.Replace(rawTable, "raw_commits", table, 1)); err != nil {
 			b.Fatal(err)
