@@ -297,7 +297,7 @@ func TestReferenceIsValidatedBeforeSending(t *testing.T) {
 	_, err = c.Do(t.Context(), chargeReq("1.00"), nil, payonce.WithReference("nokey"), payonce.WithoutKey())
 	require.ErrorIs(t, err, payonce.ErrInvalidRequest, "a call without a key cannot be journaled")
 	assert.Zero(t, s.calls.Load())
-	pending, err := j.Pending(t.Context(), payonce.PendingQuery{})
+	pending, err := j.Pending(t.Context(), journal.PendingQuery{})
 	require.NoError(t, err)
 	assert.Empty(t, pending)
 }

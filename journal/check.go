@@ -118,7 +118,7 @@ func CheckState(s payonce.JournalState) error {
 }
 
 // CheckClaim validates a claim request.
-func CheckClaim(c payonce.ClaimRequest) error {
+func CheckClaim(c ClaimRequest) error {
 	if c.Owner == "" || c.Lease <= 0 {
 		return fmt.Errorf("%w: a claim needs an owner and a positive lease", ErrInvalidEntry)
 	}

@@ -189,7 +189,7 @@ func (m *Memory) Get(ctx context.Context, scope, reference string) (payonce.Jour
 }
 
 // Pending lists pending entries, oldest first.
-func (m *Memory) Pending(ctx context.Context, q payonce.PendingQuery) ([]payonce.JournalEntry, error) {
+func (m *Memory) Pending(ctx context.Context, q PendingQuery) ([]payonce.JournalEntry, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -220,7 +220,7 @@ func (m *Memory) pendingLocked(scope string, before time.Time, limit int, keep f
 }
 
 // Claim leases free or expired pending entries to c.Owner.
-func (m *Memory) Claim(ctx context.Context, c payonce.ClaimRequest) ([]payonce.JournalEntry, error) {
+func (m *Memory) Claim(ctx context.Context, c ClaimRequest) ([]payonce.JournalEntry, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}

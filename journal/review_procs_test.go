@@ -1,6 +1,8 @@
 package journal_test
 
 import (
+	"github.com/payonce/payonce/journal"
+
 	"bytes"
 	"context"
 	"errors"
@@ -97,7 +99,7 @@ func TestReviewDoHelper(t *testing.T) {
 		t.Skip("run by TestSeveralProcessesCallOneReferenceOnce")
 	}
 	ctx := context.Background()
-	var j payonce.Journal
+	var j journal.Store
 	if path, ok := strings.CutPrefix(spec, "sqlite:"); ok {
 		sj, err := sqlitejournal.Open(ctx, path)
 		require.NoError(t, err)

@@ -1,6 +1,8 @@
 package chaos
 
 import (
+	"github.com/payonce/payonce/journal"
+
 	"context"
 	"errors"
 	"fmt"
@@ -11,7 +13,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/journal/sqlitejournal"
 )
 
@@ -132,7 +133,7 @@ func measureJournal(ctx context.Context, cfg CompareConfig, backend string) (Jou
 	if _, err := r.setup(ctx); err != nil {
 		return JournalFigure{}, err
 	}
-	var j payonce.Journal
+	var j journal.Store
 	if backend != "none" {
 		spec := ""
 		if backend == "postgres" {

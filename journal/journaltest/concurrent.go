@@ -1,6 +1,8 @@
 package journaltest
 
 import (
+	"github.com/payonce/payonce/journal"
+
 	"fmt"
 	"sync"
 	"testing"
@@ -16,7 +18,7 @@ import (
 // once (exactly one creates it, every one gets the same key), then
 // settled by one and moved back to pending by another (refused). Every
 // write returned without error is read back.
-func ManyWriters(t *testing.T, j payonce.Journal) {
+func ManyWriters(t *testing.T, j journal.Store) {
 	t.Helper()
 	const refs, callers = 40, 3
 	created := make([][]bool, refs)
@@ -79,7 +81,7 @@ func ManyWriters(t *testing.T, j payonce.Journal) {
 // commit batches them, half of them with a stale fence: every refused
 // one is ErrJournalFenced and changes nothing, every accepted one is
 // counted exactly once, whatever batch it shared with refused ones.
-func ManyAttempts(t *testing.T, j payonce.Journal) {
+func ManyAttempts(t *testing.T, j journal.Store) {
 	t.Helper()
 	const refs, callers = 20, 6
 	for r := range refs {

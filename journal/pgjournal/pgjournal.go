@@ -329,7 +329,7 @@ func (j *Journal) get(ctx context.Context, q querier, scope, reference string) (
 }
 
 // Pending lists pending entries, oldest first.
-func (j *Journal) Pending(ctx context.Context, q payonce.PendingQuery) ([]payonce.JournalEntry, error) {
+func (j *Journal) Pending(ctx context.Context, q journal.PendingQuery) ([]payonce.JournalEntry, error) {
 	var before *time.Time
 	if !q.Before.IsZero() {
 		b := journal.Time(q.Before)
@@ -347,7 +347,7 @@ func (j *Journal) Pending(ctx context.Context, q payonce.PendingQuery) ([]payonc
 // Claim leases free or expired pending entries to c.Owner until now plus
 // c.Lease. Rows another worker is claiming at the same moment are skipped
 // (FOR UPDATE SKIP LOCKED), so concurrent claims never share an entry.
-func (j *Journal) Claim(ctx context.Context, c payonce.ClaimRequest) ([]payonce.JournalEntry, error) {
+func (j *Journal) Claim(ctx context.Context, c journal.ClaimRequest) ([]payonce.JournalEntry, error) {
 	if err := journal.CheckClaim(c); err != nil {
 		return nil, err
 	}

@@ -1,6 +1,8 @@
 package sqlitejournal_test
 
 import (
+	"github.com/payonce/payonce/journal"
+
 	"context"
 	"fmt"
 	"os"
@@ -40,7 +42,7 @@ func ExampleOpen() {
 	fmt.Println("resumable:", payonce.IsResumable(err))
 
 	// After the restart.
-	pending, _ := j.Pending(ctx, payonce.PendingQuery{Scope: client.Core().Scope()})
+	pending, _ := j.Pending(ctx, journal.PendingQuery{Scope: client.Core().Scope()})
 	for _, e := range pending {
 		ch, err := client.Charges.Create(ctx, req, payonce.WithReference(e.Reference))
 		fmt.Println("resumed:", e.Reference, ch.Status, err)

@@ -334,7 +334,7 @@ func get(ctx context.Context, q queryer, scope, reference string) (payonce.Journ
 }
 
 // Pending lists pending entries, oldest first.
-func (j *Journal) Pending(ctx context.Context, q payonce.PendingQuery) ([]payonce.JournalEntry, error) {
+func (j *Journal) Pending(ctx context.Context, q journal.PendingQuery) ([]payonce.JournalEntry, error) {
 	before := int64(0)
 	if !q.Before.IsZero() {
 		before = micro(journal.Time(q.Before))
@@ -352,7 +352,7 @@ func (j *Journal) Pending(ctx context.Context, q payonce.PendingQuery) ([]payonc
 // Claim leases free or expired pending entries to c.Owner until now plus
 // c.Lease. The write lock makes concurrent claims, in any process, see
 // each other: an entry is leased to one owner at a time.
-func (j *Journal) Claim(ctx context.Context, c payonce.ClaimRequest) ([]payonce.JournalEntry, error) {
+func (j *Journal) Claim(ctx context.Context, c journal.ClaimRequest) ([]payonce.JournalEntry, error) {
 	if err := journal.CheckClaim(c); err != nil {
 		return nil, err
 	}

@@ -1,6 +1,8 @@
 package sqlitejournal_test
 
 import (
+	"github.com/payonce/payonce/journal"
+
 	"bytes"
 	"context"
 	"database/sql"
@@ -29,7 +31,7 @@ func open(t *testing.T) *sqlitejournal.Journal {
 }
 
 func TestConformance(t *testing.T) {
-	journaltest.Run(t, func(t *testing.T) payonce.Journal { return open(t) })
+	journaltest.Run(t, func(t *testing.T) journal.Store { return open(t) })
 }
 
 func TestOpenCreatesOneWALFileAndMigratesOnce(t *testing.T) {
