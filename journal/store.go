@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/payonce/payonce"
+	"github.com/payonce/payonce/internal/journalkit"
 )
 
 // Store is a payonce.Journal a recovery worker can also list, claim and
@@ -40,3 +41,14 @@ type ClaimRequest struct {
 	Lease time.Duration // lease length, > 0
 	Limit int           // at most this many, 0 for no limit
 }
+
+// Errors the journals return (wrapped) besides payonce's.
+var (
+	// ErrInvalidEntry: an entry or request given to a journal is incomplete.
+	ErrInvalidEntry = journalkit.ErrInvalidEntry
+	// ErrWriteInDoubt: a write's context ended while its batch was
+	// committing; the write may be recorded (see docs/journal.md).
+	ErrWriteInDoubt = journalkit.ErrWriteInDoubt
+	// ErrBatcherClosed: a write came after the journal was closed.
+	ErrBatcherClosed = journalkit.ErrBatcherClosed
+)
