@@ -1,13 +1,14 @@
 package payonce
 
 import (
+	"github.com/payonce/payonce/internal/loopback"
+
 	"github.com/payonce/payonce/redact"
 
 	"context"
 	"encoding/json"
 	"fmt"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/url"
 	"reflect"
@@ -254,7 +255,7 @@ func NewClient(opts ...Option) (*Client, error) {
 			c.logger = slog.New(rh.WithSecrets(c.secrets))
 		}
 	}
-	if c.baseURL.Scheme == "http" && !c.allowInsecure && !isLoopback(c.baseURL.Hostname()) {
+	if c.baseURL.Scheme == "http" && !c.allowInsecure && !loopback.Host(c.baseURL.Hostname()) {
 		return nil, fmt.Errorf("%w: plain http:// to non-loopback host %q (use https, or WithInsecureHTTP)", ErrInvalidConfig, c.baseURL.Hostname())
 	}
 	if err := c.resolveScope(); err != nil {
@@ -298,14 +299,6 @@ func isNil(v any) bool {
 		return rv.IsNil()
 	}
 	return false
-}
-
-func isLoopback(host string) bool {
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }
 
 // BaseURL returns the client's base URL.

@@ -1,6 +1,8 @@
 package payonce
 
 import (
+	"github.com/payonce/payonce/internal/loopback"
+
 	"errors"
 	"fmt"
 	"net/http"
@@ -102,7 +104,7 @@ func (op *operation) checkRedirect(next func(*http.Request, []*http.Request) err
 		}
 		c := op.c
 		switch {
-		case req.URL.Scheme != "https" && !c.allowInsecure && !isLoopback(req.URL.Hostname()):
+		case req.URL.Scheme != "https" && !c.allowInsecure && !loopback.Host(req.URL.Hostname()):
 			return refuse("to plain http://")
 		case !c.sameOrigin(req.URL):
 			return refuse("to another origin")
