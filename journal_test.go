@@ -2,6 +2,7 @@ package payonce_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
@@ -13,6 +14,8 @@ import (
 	"time"
 
 	"github.com/payonce/payonce"
+	"github.com/payonce/payonce/a55"
+	"github.com/payonce/payonce/coinepay"
 	"github.com/payonce/payonce/journal"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -75,12 +78,28 @@ func (c *clock) Advance(d time.Duration) {
 	c.t = c.t.Add(d)
 }
 
+// providerCodec reads error answers as A55's codec does, then names the
+// kind of a code A55 does not know as Coinepay's codec does, so that a
+// core client pointed at a stub names the kinds either provider's codes
+// mean.
+type providerCodec struct{ payonce.JSONCodec }
+
+func (providerCodec) DecodeError(status int, h http.Header, body []byte, e *payonce.APIError) {
+	a55.Codec{}.DecodeError(status, h, body, e)
+	if e.Kind == nil && e.Code != "" {
+		env, _ := json.Marshal(map[string]string{"message_key": e.Code})
+		var cp payonce.APIError
+		coinepay.Codec{}.DecodeError(status, h, env, &cp)
+		e.Kind = cp.Kind
+	}
+}
+
 func journalClient(t *testing.T, s *stub, j payonce.Journal, clk *clock, extra ...payonce.Option) *payonce.Client {
 	t.Helper()
 	opts := []payonce.Option{
 		payonce.WithBaseURL(s.srv.URL), payonce.WithRetryPolicy(payonce.FastRetryPolicy()),
 		payonce.WithKeyRules(payonce.KeyRules{Provider: "a55", MinLen: 16, MaxLen: 128, Window: payonce.DefaultKeyWindow}), payonce.WithProvider("a55"),
-		payonce.WithScope("a55:client-1"), payonce.WithClock(clk.Now),
+		payonce.WithScope("a55:client-1"), payonce.WithClock(clk.Now), payonce.WithCodec(providerCodec{}),
 	}
 	if j != nil {
 		opts = append(opts, payonce.WithJournal(j))

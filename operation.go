@@ -833,16 +833,13 @@ func (op *operation) fill(e *APIError, resp *http.Response) {
 	e.redactFields()
 }
 
-// apiError maps an error answer to an *APIError: the codec reads the body,
-// then the code table, then the status table choose the kind.
+// apiError maps an error answer to an *APIError: the codec reads the body
+// and its provider's codes, then the status table chooses the kind.
 func (op *operation) apiError(resp *http.Response, body []byte) *APIError {
 	e := &APIError{}
 	op.c.codec.DecodeError(resp.StatusCode, resp.Header, body, e)
 	op.fill(e, resp)
-	if e.Kind == nil {
-		e.Kind = KindForCode(e.Code)
-	}
-	if e.Kind == nil {
+	if e.Kind == nil { // the codec knows no kind for the answer's code
 		e.Kind = KindForStatus(resp.StatusCode)
 	}
 	if d, ok := ParseRetryAfter(resp.Header.Get("Retry-After"), time.Now()); ok {

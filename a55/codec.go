@@ -69,8 +69,18 @@ func (Codec) DecodeSuccess(status int, _ http.Header, body []byte, out any) erro
 
 var errNoChargeUUID = errors.New("charge answer without charge_uuid")
 
-// DecodeError implements payonce.Codec.
+// DecodeError implements payonce.Codec: it reads the answer's shape, then
+// A55's code table (codeKind) names the kind the shape left open; the
+// core's status table decides for a code A55 does not document.
 func (Codec) DecodeError(status int, _ http.Header, body []byte, e *payonce.APIError) {
+	decodeErrorBody(status, body, e)
+	if e.Kind == nil {
+		e.Kind = codeKind(e.Code)
+	}
+}
+
+// decodeErrorBody reads an error answer of either shape into e.
+func decodeErrorBody(status int, body []byte, e *payonce.APIError) {
 	var v struct {
 		RequestID  string          `json:"request_id"`
 		ChargeUUID string          `json:"charge_uuid"`
@@ -82,7 +92,7 @@ func (Codec) DecodeError(status int, _ http.Header, body []byte, e *payonce.APIE
 	}
 	if v.ChargeUUID == "" && v.Status == "" {
 		// The general shape {"error":{"code","message","details"}} is the
-		// core codec's; KindForCode, then KindForStatus decide the kind.
+		// core codec's; codeKind, then the status table decide the kind.
 		payonce.JSONCodec{}.DecodeError(status, nil, body, e)
 		return
 	}
