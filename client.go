@@ -214,8 +214,8 @@ func WithInsecureHTTP() Option {
 	return func(c *Client) error { c.allowInsecure = true; return nil }
 }
 
-// UserAgent is the default User-Agent.
-const UserAgent = "payonce-go/0.1"
+// defaultUserAgent is the default User-Agent.
+const defaultUserAgent = "payonce-go/0.1"
 
 // maxResponseHeaderBytes caps the response header bytes the default
 // transport reads (net/http allows 10 MB otherwise).
@@ -230,7 +230,7 @@ func NewClient(opts ...Option) (*Client, error) {
 		budget:     DefaultRetryBudget(),
 		codec:      JSONCodec{},
 		logger:     slog.New(slog.DiscardHandler),
-		userAgent:  UserAgent,
+		userAgent:  defaultUserAgent,
 		now:        time.Now,
 		routes:     &routeTable{},
 		keys:       newKeyMemory(MaxRememberedKeys),

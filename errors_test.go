@@ -112,6 +112,6 @@ func TestJournalKindsResumable(t *testing.T) {
 		e := &APIError{Kind: kind, Key: "k-0000000000000001"}
 		assert.Equal(t, want, e.Temporary(), kind.Error())
 		assert.Equal(t, want, e.Resumable(), kind.Error())
-		assert.Equal(t, kind, KindByName(KindName(kind)), "every kind has a stable name")
+		assert.Equal(t, kind, kindByName(KindName(kind)), "every kind has a stable name")
 	}
 }

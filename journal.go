@@ -368,7 +368,7 @@ func (op *operation) fromJournal(e JournalEntry, out any, start time.Time) (Meta
 // again, so what the codec attached to the first error (an A55 charge
 // declined, for a55.ChargeFromError) is there too.
 func (op *operation) storedError(e JournalEntry, out any) *APIError {
-	kind := KindByName(e.ErrorKind)
+	kind := kindByName(e.ErrorKind)
 	if kind == nil {
 		kind = ErrServer
 	}

@@ -449,27 +449,6 @@ func TestJournalConcurrentCallsOfOneReferenceShareOneKey(t *testing.T) {
 	assert.Len(t, keys, 1)
 }
 
-func TestKindNames(t *testing.T) {
-	kinds := []error{payonce.ErrKeyRequired, payonce.ErrKeyTooShort, payonce.ErrKeyTooLong, payonce.ErrKeyInvalidChars,
-		payonce.ErrIdempotencyConflict, payonce.ErrInsufficientBalance, payonce.ErrUnauthorized, payonce.ErrForbidden,
-		payonce.ErrNotFound, payonce.ErrInvalidState, payonce.ErrInvalidRequest, payonce.ErrRateLimited, payonce.ErrServer,
-		payonce.ErrSignatureInvalid, payonce.ErrTimestampExpired, payonce.ErrNonceReplayed, payonce.ErrCardDeclined,
-		payonce.ErrChargeFailed, payonce.ErrKeyExpired, payonce.ErrRetriesExhausted, payonce.ErrRetryBudgetExhausted,
-		payonce.ErrTransport, payonce.ErrMalformedResponse, payonce.ErrInvalidAmount, payonce.ErrInvalidCard,
-		payonce.ErrInvalidConfig, payonce.ErrRedirectRefused, payonce.ErrSignerTemporary, payonce.ErrOutcomeUnknown, payonce.ErrJournal, context.Canceled, context.DeadlineExceeded}
-	names := map[string]bool{}
-	for _, k := range kinds {
-		n := payonce.KindName(k)
-		require.NotEmpty(t, n, k.Error())
-		assert.False(t, names[n], "duplicate name %s", n)
-		names[n] = true
-		assert.Equal(t, k, payonce.KindByName(n))
-	}
-	assert.Empty(t, payonce.KindName(errors.New("other")))
-	assert.Nil(t, payonce.KindByName("no_such_kind"))
-	assert.Equal(t, "card_declined", payonce.KindName(payonce.ErrCardDeclined), "names are stable")
-}
-
 // A 409 on a journaled operation means another run of it is in flight (the
 // journal proved the body matches the key): it stays pending, never failed.
 func TestJournalServerConflictStaysPending(t *testing.T) {

@@ -531,7 +531,7 @@ func (op *operation) checkRetry(ctx context.Context, resp *http.Response, err er
 	hasRetryAfter := false
 	timeout := false
 	if err != nil {
-		if !RetryableError(err) {
+		if !retryableError(err) {
 			return false, err
 		}
 		timeout = isTimeout(err)
@@ -540,14 +540,14 @@ func (op *operation) checkRetry(ctx context.Context, resp *http.Response, err er
 			cause = "timeout"
 		}
 	} else {
-		if !RetryableStatus(resp.StatusCode) {
+		if !retryableStatus(resp.StatusCode) {
 			return false, nil
 		}
 		cause = http.StatusText(resp.StatusCode)
 		if cause == "" {
 			cause = fmt.Sprint(resp.StatusCode)
 		}
-		retryAfter, hasRetryAfter = ParseRetryAfter(resp.Header.Get("Retry-After"), time.Now())
+		retryAfter, hasRetryAfter = parseRetryAfter(resp.Header.Get("Retry-After"), time.Now())
 	}
 	op.lastCause = cause
 	if op.key == "" && (op.req.Keyed || !idempotentMethod(op.req.Method)) {
@@ -842,7 +842,7 @@ func (op *operation) apiError(resp *http.Response, body []byte) *APIError {
 	if e.Kind == nil { // the codec knows no kind for the answer's code
 		e.Kind = KindForStatus(resp.StatusCode)
 	}
-	if d, ok := ParseRetryAfter(resp.Header.Get("Retry-After"), time.Now()); ok {
+	if d, ok := parseRetryAfter(resp.Header.Get("Retry-After"), time.Now()); ok {
 		e.RetryAfter = d
 	}
 	return e
@@ -892,7 +892,7 @@ func (op *operation) failure(resp *http.Response, err error) *APIError {
 		return withLast(ErrKeyExpired)
 	case errors.Is(err, ErrRetryBudgetExhausted):
 		return withLast(ErrRetryBudgetExhausted)
-	case errors.Is(err, errRetryable), op.exhausted && RetryableError(err), errors.Is(err, ErrRetriesExhausted):
+	case errors.Is(err, errRetryable), op.exhausted && retryableError(err), errors.Is(err, ErrRetriesExhausted):
 		if last == nil {
 			e := op.fail(ErrRetriesExhausted, fmt.Errorf("%w: %w", ErrTransport, cause))
 			if resp != nil {
