@@ -2,7 +2,6 @@ package payonce
 
 import (
 	"github.com/payonce/payonce/internal/loopback"
-
 	"github.com/payonce/payonce/redact"
 
 	"context"

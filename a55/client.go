@@ -1,8 +1,6 @@
 package a55
 
 import (
-	"github.com/payonce/payonce/internal/loopback"
-
 	"context"
 	"errors"
 	"fmt"
@@ -13,6 +11,7 @@ import (
 	"time"
 
 	"github.com/payonce/payonce"
+	"github.com/payonce/payonce/internal/loopback"
 	"golang.org/x/time/rate"
 )
 

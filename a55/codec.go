@@ -1,8 +1,6 @@
 package a55
 
 import (
-	"github.com/payonce/payonce/redact"
-
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -11,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/payonce/payonce"
+	"github.com/payonce/payonce/redact"
 )
 
 // Codec decodes A55's answers for the payonce core. It reads both error

@@ -1,8 +1,6 @@
 package journal_test
 
 import (
-	"github.com/payonce/payonce/internal/journalkit"
-
 	"context"
 	"database/sql"
 	"fmt"
@@ -18,6 +16,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/payonce/payonce"
+	"github.com/payonce/payonce/internal/journalkit"
 	"github.com/payonce/payonce/journal/journaltest"
 	"github.com/payonce/payonce/journal/pgjournal"
 	"github.com/payonce/payonce/journal/sqlitejournal"

@@ -3,14 +3,13 @@
 package journal
 
 import (
-	"github.com/payonce/payonce/internal/journalkit"
-
 	"context"
 	"fmt"
 	"sync"
 	"time"
 
 	"github.com/payonce/payonce"
+	"github.com/payonce/payonce/internal/journalkit"
 )
 
 // Memory is an in-memory payonce.Journal for tests and single-process

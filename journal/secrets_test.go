@@ -1,8 +1,6 @@
 package journal_test
 
 import (
-	"github.com/payonce/payonce/journal"
-
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -19,6 +17,7 @@ import (
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/a55"
 	"github.com/payonce/payonce/a55/a55test"
+	"github.com/payonce/payonce/journal"
 	"github.com/payonce/payonce/journal/pgjournal"
 	"github.com/payonce/payonce/journal/sqlitejournal"
 	"github.com/stretchr/testify/assert"

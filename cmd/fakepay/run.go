@@ -1,8 +1,6 @@
 package main
 
 import (
-	"github.com/payonce/payonce/internal/loopback"
-
 	"context"
 	"errors"
 	"flag"
@@ -17,6 +15,7 @@ import (
 	"github.com/payonce/payonce/internal/fakeserver"
 	"github.com/payonce/payonce/internal/fakeserver/a55fake"
 	"github.com/payonce/payonce/internal/fakeserver/coinepayfake"
+	"github.com/payonce/payonce/internal/loopback"
 )
 
 // options are the command-line flags.

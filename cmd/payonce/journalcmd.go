@@ -1,12 +1,12 @@
 package main
 
 import (
-	"github.com/payonce/payonce/journal"
-
 	"context"
 	"fmt"
 	"io"
 	"time"
+
+	"github.com/payonce/payonce/journal"
 )
 
 // The -state values of list.

@@ -1,13 +1,12 @@
 package main
 
 import (
-	"github.com/payonce/payonce/journal"
-
 	"fmt"
 
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/a55"
 	"github.com/payonce/payonce/coinepay"
+	"github.com/payonce/payonce/journal"
 )
 
 // Environment variables the lookups read, beside a55's own (a55.EnvClientID,

@@ -2,7 +2,6 @@ package main
 
 import (
 	"github.com/payonce/payonce/journal"
-
 	"github.com/payonce/payonce/redact"
 
 	"context"

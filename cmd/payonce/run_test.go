@@ -1,8 +1,6 @@
 package main
 
 import (
-	"github.com/payonce/payonce/journal"
-
 	"bytes"
 	"context"
 	"encoding/json"
@@ -17,6 +15,7 @@ import (
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/coinepay"
 	"github.com/payonce/payonce/coinepay/coinepaytest"
+	"github.com/payonce/payonce/journal"
 	"github.com/payonce/payonce/journal/pgjournal"
 	"github.com/payonce/payonce/journal/sqlitejournal"
 	"github.com/payonce/payonce/payoncetest"

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"github.com/payonce/payonce/journal"
-
 	"context"
 	"encoding/json"
 	"errors"
@@ -16,6 +14,7 @@ import (
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/a55"
 	"github.com/payonce/payonce/coinepay"
+	"github.com/payonce/payonce/journal"
 )
 
 // maxResultBytes bounds a -result file.

@@ -1,8 +1,6 @@
 package chaos
 
 import (
-	"github.com/payonce/payonce/journal"
-
 	"context"
 	"errors"
 	"fmt"
@@ -13,6 +11,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/payonce/payonce/journal"
 	"github.com/payonce/payonce/journal/sqlitejournal"
 )
 

@@ -1,8 +1,6 @@
 package chaos
 
 import (
-	"github.com/payonce/payonce/journal"
-
 	"bytes"
 	"context"
 	"database/sql"
@@ -23,6 +21,7 @@ import (
 
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/a55/a55test"
+	"github.com/payonce/payonce/journal"
 )
 
 // TestMain makes the test binary a crash-run worker when the parent

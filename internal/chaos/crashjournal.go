@@ -1,8 +1,6 @@
 package chaos
 
 import (
-	"github.com/payonce/payonce/journal"
-
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -14,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/payonce/payonce/journal"
 	"github.com/payonce/payonce/journal/pgjournal"
 	"github.com/payonce/payonce/journal/sqlitejournal"
 )

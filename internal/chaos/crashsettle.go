@@ -1,8 +1,6 @@
 package chaos
 
 import (
-	"github.com/payonce/payonce/journal"
-
 	"context"
 	"encoding/json"
 	"errors"
@@ -13,6 +11,7 @@ import (
 	"github.com/payonce/payonce/a55"
 	"github.com/payonce/payonce/coinepay"
 	"github.com/payonce/payonce/internal/fakeserver"
+	"github.com/payonce/payonce/journal"
 )
 
 // Ways an in-doubt entry was settled.

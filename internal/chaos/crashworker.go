@@ -1,8 +1,6 @@
 package chaos
 
 import (
-	"github.com/payonce/payonce/journal"
-
 	"bufio"
 	"context"
 	"encoding/json"
@@ -18,6 +16,7 @@ import (
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/a55"
 	"github.com/payonce/payonce/coinepay"
+	"github.com/payonce/payonce/journal"
 )
 
 // WorkerEnv is the environment variable that starts a binary of the crash

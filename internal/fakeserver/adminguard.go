@@ -1,8 +1,6 @@
 package fakeserver
 
 import (
-	"github.com/payonce/payonce/internal/loopback"
-
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
@@ -10,6 +8,8 @@ import (
 	"encoding/base64"
 	"net/http"
 	"strings"
+
+	"github.com/payonce/payonce/internal/loopback"
 )
 
 // Headers and names of the admin API's access rules.

@@ -1,8 +1,6 @@
 package simcheck
 
 import (
-	"github.com/payonce/payonce/journal"
-
 	"context"
 	"errors"
 	"fmt"
@@ -12,6 +10,7 @@ import (
 	"time"
 
 	"github.com/payonce/payonce"
+	"github.com/payonce/payonce/journal"
 )
 
 // Worker is one worker of a scenario: a process running the reference's

@@ -1,14 +1,13 @@
 package journaltest
 
 import (
-	"github.com/payonce/payonce/journal"
-
 	"fmt"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/payonce/payonce"
+	"github.com/payonce/payonce/journal"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )

@@ -1,13 +1,12 @@
 package journaltest
 
 import (
-	"github.com/payonce/payonce/journal"
-
 	"context"
 	"testing"
 	"time"
 
 	"github.com/payonce/payonce"
+	"github.com/payonce/payonce/journal"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )

@@ -3,8 +3,6 @@
 package journaltest
 
 import (
-	"github.com/payonce/payonce/journal"
-
 	"context"
 	"fmt"
 	"strings"
@@ -13,6 +11,7 @@ import (
 	"time"
 
 	"github.com/payonce/payonce"
+	"github.com/payonce/payonce/journal"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )

@@ -1,14 +1,13 @@
 package pgjournal
 
 import (
-	"github.com/payonce/payonce/internal/journalkit"
-
 	"context"
 	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/payonce/payonce"
+	"github.com/payonce/payonce/internal/journalkit"
 )
 
 // Group commit: every write of one process (Reserve, Update, Take,

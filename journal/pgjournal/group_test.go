@@ -1,9 +1,6 @@
 package pgjournal
 
 import (
-	"github.com/payonce/payonce/internal/journalkit"
-	"github.com/payonce/payonce/journal"
-
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -15,6 +12,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/payonce/payonce"
+	"github.com/payonce/payonce/internal/journalkit"
+	"github.com/payonce/payonce/journal"
 	"github.com/payonce/payonce/journal/journaltest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"

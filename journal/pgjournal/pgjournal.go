@@ -5,8 +5,6 @@
 package pgjournal
 
 import (
-	"github.com/payonce/payonce/internal/journalkit"
-
 	"context"
 	"errors"
 	"fmt"
@@ -18,6 +16,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/payonce/payonce"
+	"github.com/payonce/payonce/internal/journalkit"
 	"github.com/payonce/payonce/journal"
 )
 

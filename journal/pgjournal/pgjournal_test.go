@@ -1,8 +1,6 @@
 package pgjournal_test
 
 import (
-	"github.com/payonce/payonce/journal"
-
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -15,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/payonce/payonce"
+	"github.com/payonce/payonce/journal"
 	"github.com/payonce/payonce/journal/journaltest"
 	"github.com/payonce/payonce/journal/pgjournal"
 	"github.com/stretchr/testify/assert"

@@ -1,8 +1,6 @@
 package sqlitejournal_test
 
 import (
-	"github.com/payonce/payonce/journal"
-
 	"context"
 	"fmt"
 	"os"
@@ -11,6 +9,7 @@ import (
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/a55"
 	"github.com/payonce/payonce/a55/a55test"
+	"github.com/payonce/payonce/journal"
 	"github.com/payonce/payonce/journal/sqlitejournal"
 	"github.com/payonce/payonce/payoncetest"
 )

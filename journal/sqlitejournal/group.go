@@ -1,11 +1,11 @@
 package sqlitejournal
 
 import (
-	"github.com/payonce/payonce/internal/journalkit"
-
 	"context"
 	"database/sql"
 	"fmt"
+
+	"github.com/payonce/payonce/internal/journalkit"
 )
 
 // write is one Reserve or Update run inside a (batch) transaction.

@@ -1,15 +1,14 @@
 package sqlitejournal
 
 import (
-	"github.com/payonce/payonce/internal/journalkit"
-	"github.com/payonce/payonce/journal"
-
 	"context"
 	"database/sql"
 	"path/filepath"
 	"testing"
 
 	"github.com/payonce/payonce"
+	"github.com/payonce/payonce/internal/journalkit"
+	"github.com/payonce/payonce/journal"
 	"github.com/payonce/payonce/journal/journaltest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"

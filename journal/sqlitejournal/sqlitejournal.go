@@ -5,8 +5,6 @@
 package sqlitejournal
 
 import (
-	"github.com/payonce/payonce/internal/journalkit"
-
 	"context"
 	"database/sql"
 	"fmt"
@@ -14,6 +12,7 @@ import (
 	"time"
 
 	"github.com/payonce/payonce"
+	"github.com/payonce/payonce/internal/journalkit"
 	"github.com/payonce/payonce/journal"
 	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
 )

@@ -1,8 +1,6 @@
 package sqlitejournal_test
 
 import (
-	"github.com/payonce/payonce/journal"
-
 	"bytes"
 	"context"
 	"database/sql"
@@ -16,6 +14,7 @@ import (
 	"time"
 
 	"github.com/payonce/payonce"
+	"github.com/payonce/payonce/journal"
 	"github.com/payonce/payonce/journal/journaltest"
 	"github.com/payonce/payonce/journal/sqlitejournal"
 	"github.com/stretchr/testify/assert"
