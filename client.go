@@ -39,6 +39,7 @@ type Client struct {
 	scope         string        // WithScope, or resolved from WithScopeIdentity (scope.go)
 	observer      Observer      // WithObserver (observer.go); nil: no hooks
 	routes        *routeTable   // the routes the client derived, bounded
+	refs          routeTable    // the reference templates observers saw, bounded
 	keys          *keyMemory    // first uses of keys given without a creation time
 	jclock        *journalClock // the journal's clock, as last read
 	journalLease  time.Duration // WithJournalLease; 0: from the policy

@@ -92,12 +92,12 @@ func (c *Client) Do(ctx context.Context, req *Request, out any, opts ...CallOpti
 	}
 	op.c, op.ctx, op.req, op.policy = c, ctx, req, c.policy
 	defer op.stopTimer()
+	if len(opts) > 0 {
+		op.opts.apply(opts) // before the observer, which reports the reference's template
+	}
 	if c.observer != nil {
 		op.startObserving(start)
 		defer func() { op.endObserving(m, err) }()
-	}
-	if len(opts) > 0 {
-		op.opts.apply(opts)
 	}
 	now := c.now()
 	if err := c.checkReference(req, op.opts); err != nil {

@@ -383,3 +383,31 @@ func TestSpanAttributesHideEncodedCardNumbers(t *testing.T) {
 		})
 	}
 }
+
+// metricValues joins every attribute value of every data point.
+func (tm *telemetry) metricValues(t *testing.T) string {
+	t.Helper()
+	var rm metricdata.ResourceMetrics
+	require.NoError(t, tm.reader.Collect(context.Background(), &rm))
+	var b strings.Builder
+	add := func(s attribute.Set) {
+		for _, kv := range s.ToSlice() {
+			b.WriteString(kv.Value.Emit() + "\n")
+		}
+	}
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			switch d := m.Data.(type) {
+			case metricdata.Sum[int64]:
+				for _, p := range d.DataPoints {
+					add(p.Attributes)
+				}
+			case metricdata.Histogram[float64]:
+				for _, p := range d.DataPoints {
+					add(p.Attributes)
+				}
+			}
+		}
+	}
+	return b.String()
+}
