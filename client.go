@@ -355,6 +355,11 @@ type Request struct {
 	// reaches an observer. Past MaxRoutes distinct routes a client
 	// reports RouteOverflow instead.
 	Route string
+	// Summary, when not nil, is stored with a journaled call's entry
+	// (JournalEntry.Summary, see summary.go): what a settle lookup matches
+	// the provider's records by. A JSON object holding no card data; the
+	// typed clients set it.
+	Summary any
 }
 
 // Codec decodes a provider's answers.

@@ -212,8 +212,12 @@ func (op *operation) journaled(ref string, out any, start time.Time) (Meta, erro
 	// A run reserves right before its first attempt: the entry is created
 	// "may have been sent", and that attempt's check is the reservation
 	// itself (beginAttempt).
+	summary, err := op.summary()
+	if err != nil {
+		return op.journalMeta(start, ref), op.fail(ErrInvalidRequest, err)
+	}
 	e := JournalEntry{
-		Scope: c.scope, Reference: ref,
+		Scope: c.scope, Reference: ref, Summary: summary,
 		Operation: op.req.Operation, Method: op.req.Method, Path: c.redactor().redactStored(op.req.Path),
 		Key: op.key, KeyCreated: op.created,
 		Fingerprint: c.Fingerprint(op.req.Method, op.req.Path, op.body),

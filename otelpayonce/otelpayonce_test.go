@@ -392,7 +392,7 @@ func (tm *telemetry) metricValues(t *testing.T) string {
 	var b strings.Builder
 	add := func(s attribute.Set) {
 		for _, kv := range s.ToSlice() {
-			b.WriteString(kv.Value.Emit() + "\n")
+			b.WriteString(kv.Value.String() + "\n")
 		}
 	}
 	for _, sm := range rm.ScopeMetrics {

@@ -50,3 +50,37 @@ func TestA55LookupWithRequestFile(t *testing.T) {
 	assert.Equal(t, "charge "+ch.UUID, res.Found)
 	assert.Equal(t, 1, srv.Ledger().Len())
 }
+
+// A card charge whose answer was lost is found by -lookup from the journal
+// alone: no request file, no card anywhere, and the next call answers
+// from the journal.
+func TestA55LookupWithoutTheCard(t *testing.T) {
+	b := backends(t)[0]
+	ctx := t.Context()
+	srv := a55test.New(t)
+	j := b.open(t)
+	one := payonce.FastRetryPolicy()
+	one.MaxAttempts = 1
+	client, err := srv.Client(payonce.WithJournal(j), payonce.WithRetryPolicy(one))
+	require.NoError(t, err)
+	req := &a55.ChargeCreateRequest{Amount: payonce.MustParseAmount("43.00"), Currency: payonce.BRL, TypeCharge: a55.TypeCreditCard, Description: "order-78",
+		Card: &payonce.Card{Number: a55test.CardConfirms, HolderName: "TEST", ExpirationMonth: "12", ExpirationYear: "2099", CVV: "123"}}
+	require.NoError(t, srv.AddFault(a55test.Rule{Fault: a55test.FaultDropAfterCommit, Path: a55test.ChargePath, Count: 1}))
+	_, err = client.Charges.Create(ctx, req, payonce.WithReference("order-78/charge"))
+	require.Error(t, err)
+	srv.Clock().Advance(25 * time.Hour)
+
+	env := map[string]string{a55.EnvClientID: srv.ClientID(), a55.EnvClientSecret: srv.ClientSecret(), a55.EnvTokenURL: srv.TokenURL(), EnvA55BaseURL: srv.URL}
+	var out, errb bytes.Buffer
+	code := runWith(ctx, append([]string{"journal", "settle", "-lookup", "-json", client.Core().Scope(), "order-78/charge"}, b.flags...),
+		&out, &errb, func(k string) string { return env[k] }, deps{httpClient: srv.HTTPClient(), now: srv.Clock().Now})
+	require.Equal(t, 0, code, errb.String())
+	var res settleResult
+	require.NoError(t, json.Unmarshal(out.Bytes(), &res))
+	assert.Equal(t, "succeeded", res.Outcome)
+	ch, err := client.Charges.Create(ctx, req, payonce.WithReference("order-78/charge"))
+	require.NoError(t, err)
+	assert.True(t, ch.Meta.FromJournal)
+	assert.Equal(t, "charge "+ch.UUID, res.Found)
+	assert.Equal(t, 1, srv.Ledger().Len())
+}
