@@ -1,6 +1,8 @@
 package payonce_test
 
 import (
+	"github.com/payonce/payonce/coinepay"
+
 	"bytes"
 	"context"
 	"encoding/json"
@@ -17,7 +19,7 @@ import (
 )
 
 func BenchmarkSignAttempt(b *testing.B) {
-	s, err := payonce.NewHMACSigner("demo-key", "demo-secret")
+	s, err := coinepay.NewHMACSigner("demo-key", "demo-secret")
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -79,7 +81,7 @@ func newBenchSetup(b *testing.B) *benchSetup {
 		st.rows = append(st.rows, benchRow{name, c})
 	}
 	add("sdk")
-	s, err := payonce.NewHMACSigner("demo-key", "demo-secret")
+	s, err := coinepay.NewHMACSigner("demo-key", "demo-secret")
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -109,10 +111,10 @@ func (st *benchSetup) bare(b *testing.B) { st.bareWith(b, nil) }
 
 // bareSigned is bare, signed by hand as the Coinepay scheme asks: a
 // nonce, a timestamp, the HMAC of the canonical string, four headers.
-func (st *benchSetup) bareSigned(b *testing.B, s *payonce.HMACSigner) { st.bareWith(b, s) }
+func (st *benchSetup) bareSigned(b *testing.B, s *coinepay.HMACSigner) { st.bareWith(b, s) }
 
 // bareWith is bare, signed with s unless s is nil.
-func (st *benchSetup) bareWith(b *testing.B, s *payonce.HMACSigner) {
+func (st *benchSetup) bareWith(b *testing.B, s *coinepay.HMACSigner) {
 	key, _ := payonce.NewKey()
 	body, _ := json.Marshal(benchBody)
 	req, _ := http.NewRequestWithContext(context.Background(), http.MethodPost, st.url, bytes.NewReader(body))
@@ -181,7 +183,7 @@ func BenchmarkOperation(b *testing.B) {
 // cost on a signed call. base-ns/op and row-ns/op are the two means.
 func BenchmarkOperationPaired(b *testing.B) {
 	st := newBenchSetup(b)
-	signer, err := payonce.NewHMACSigner("demo-key", "demo-secret")
+	signer, err := coinepay.NewHMACSigner("demo-key", "demo-secret")
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"time"
 	"unicode/utf8"
+
+	"github.com/payonce/payonce/redact"
 )
 
 // JournalState is the state of a journal entry.
@@ -268,7 +270,7 @@ func (e *JournalWriteError) Error() string {
 	} else if e.Outcome != nil {
 		o = "failed: " + e.Outcome.Error()
 	}
-	return "operation ran and " + o + "; the journal could not record it (outcome recorded only in this error): " + RedactString(e.Err.Error())
+	return "operation ran and " + o + "; the journal could not record it (outcome recorded only in this error): " + redact.String(e.Err.Error())
 }
 
 // Unwrap gives errors.Is both the operation's error and the journal's.

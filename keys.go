@@ -33,8 +33,8 @@ const (
 // it (MaxRememberedKeys): another process would take it as new, and send
 // it after the provider's 24 h window.
 //
-// The key is valid for both providers' rules (A55KeyRules and
-// CoinepayKeyRules: 16 to 128 characters of A-Z a-z 0-9 - . _ ~ :), and:
+// The key is valid for both providers' rules (a55.KeyRules and
+// coinepay.KeyRules: 16 to 128 characters of A-Z a-z 0-9 - . _ ~ :), and:
 //
 //   - It is the parts joined with ':' when that already fits: at least 16
 //     and at most 128 characters, only A-Z a-z 0-9 - . _ and ':' (no '~').
@@ -99,6 +99,10 @@ func plainKey(s string) bool {
 	return true
 }
 
+// portableKeyChars are the bytes both providers accept in a key (the
+// Coinepay charset, coinepay.KeyCharset).
+const portableKeyChars = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~:"
+
 func plainKeyByte(c byte) bool {
-	return c != '~' && strings.IndexByte(CoinepayKeyCharset, c) >= 0
+	return c != '~' && strings.IndexByte(portableKeyChars, c) >= 0
 }

@@ -121,8 +121,8 @@ func FuzzOperationKey(f *testing.F) {
 
 func requireValidForBoth(t *testing.T, key string) {
 	t.Helper()
-	require.NoError(t, A55KeyRules().Validate(key), key)
-	require.NoError(t, CoinepayKeyRules().Validate(key), key)
+	require.NoError(t, a55Rules().Validate(key), key)
+	require.NoError(t, coinepayRules().Validate(key), key)
 }
 
 func ExampleOperationKey() {

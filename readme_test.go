@@ -48,15 +48,6 @@ func TestDocsMerchantTestIsTheRealOne(t *testing.T) {
 	}
 }
 
-func TestDocsSigningVectorIsTheRealOne(t *testing.T) {
-	page := readDoc(t, "docs/signing.md")
-	v := loadVectors(t)[0]
-	assert.Contains(t, page, "secret    "+v.Secret+"\n")
-	assert.Contains(t, page, "canonical "+strings.ReplaceAll(v.Canonical, "\n", `\n`)+"\n")
-	assert.Contains(t, page, "(body "+v.Body+")")
-	assert.Contains(t, page, "signature "+v.Signature+"\n")
-}
-
 func TestReadmeStartsWithTheInstallLine(t *testing.T) {
 	readme := readDoc(t, "README.md")
 	first := regexp.MustCompile("(?s)```(\\w*)\n(.*?)```").FindStringSubmatch(readme)

@@ -25,7 +25,7 @@ func (op *operation) summary() (string, error) {
 	if !bytes.HasPrefix(b, []byte("{")) {
 		return "", errors.New("request summary: not a JSON object")
 	}
-	b = op.c.redactor().redactJSON(b)
+	b = op.c.redactor().JSON(b)
 	if len(b) > MaxSummaryLen {
 		return "", fmt.Errorf("request summary: %d bytes of JSON, more than %d", len(b), MaxSummaryLen)
 	}

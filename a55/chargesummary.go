@@ -9,13 +9,14 @@ import (
 	"time"
 
 	"github.com/payonce/payonce"
+	"github.com/payonce/payonce/redact"
 )
 
 // ChargeSummary is what a journal entry of Charges.Create holds about its
 // request (payonce.JournalEntry.Summary) so that SettleCreate can match
 // the charge at A55 without the card: the fields A55 lists a charge with,
 // and nothing of the card or the payer. Its texts are stored redacted
-// (payonce.RedactJSON); DescriptionRedacted says that redaction changed
+// (redact.JSON); DescriptionRedacted says that redaction changed
 // the description, which then only matches a listed one redacted alike.
 type ChargeSummary struct {
 	Amount              payonce.Amount   `json:"amount"`
@@ -45,11 +46,11 @@ func (r *ChargeCreateRequest) JournalSummary() string {
 	if err != nil { // a summary holds strings and numbers only
 		return ""
 	}
-	return string(payonce.RedactJSON(b))
+	return string(redact.JSON(b))
 }
 
 func summaryOf(amount payonce.Amount, currency payonce.Currency, typ TypeCharge, wallet, description, due string, installments int) ChargeSummary {
-	d := payonce.RedactString(description)
+	d := redact.String(description)
 	return ChargeSummary{Amount: amount, Currency: currency, TypeCharge: typ, WalletUUID: wallet,
 		Description: d, DescriptionRedacted: d != description, DueDate: due, InstallmentCount: installments}
 }

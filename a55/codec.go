@@ -1,6 +1,8 @@
 package a55
 
 import (
+	"github.com/payonce/payonce/redact"
+
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -149,7 +151,7 @@ type chargeFailure struct{ charge *Charge }
 func (c *chargeFailure) Error() string {
 	// The charge's ID and status are the server's text: a chain walked
 	// with errors.Unwrap prints this error on its own.
-	return payonce.RedactString(fmt.Sprintf("charge %s status %s", c.charge.UUID, strings.TrimSpace(string(c.charge.Status))))
+	return redact.String(fmt.Sprintf("charge %s status %s", c.charge.UUID, strings.TrimSpace(string(c.charge.Status))))
 }
 
 var _ payonce.FinalityCodec = Codec{}

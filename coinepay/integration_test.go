@@ -347,7 +347,7 @@ func tickingClock() func() time.Time {
 func TestEveryAttemptResignedSameKeyAndBody(t *testing.T) {
 	capture := &captureTransport{base: http.DefaultTransport}
 	srv := coinepaytest.New(t)
-	signer, err := payonce.NewHMACSigner(srv.APIKey(), srv.Secret(), payonce.WithSignerClock(tickingClock()))
+	signer, err := coinepay.NewHMACSigner(srv.APIKey(), srv.Secret(), coinepay.WithSignerClock(tickingClock()))
 	require.NoError(t, err)
 	c, err := srv.Client(payonce.WithSigner(signer),
 		payonce.WithHTTPClient(&http.Client{Transport: capture}))
@@ -385,7 +385,7 @@ func TestEveryAttemptResignedSameKeyAndBody(t *testing.T) {
 	for _, s := range sent {
 		assert.Equal(t, sent[0].Body, s.Body)
 		assert.Equal(t, rc.Meta.Key, s.Header.Get(payonce.HeaderIdempotencyKey))
-		sigs[s.Header.Get(payonce.HeaderSignature)] = true
+		sigs[s.Header.Get(coinepay.HeaderSignature)] = true
 	}
 	assert.Len(t, sigs, 3)
 	assert.JSONEq(t, `{"card_id":"`+card.CardID+`","amount":"5.00"}`, string(sent[0].Body))
@@ -484,7 +484,7 @@ func TestNoSecretsInLogsOrErrors(t *testing.T) {
 	sent := capture.all()
 	require.Len(t, sent, 4)
 	for _, s := range sent {
-		assert.NotContains(t, text, s.Header.Get(payonce.HeaderSignature))
-		assert.NotContains(t, text, s.Header.Get(payonce.HeaderNonce))
+		assert.NotContains(t, text, s.Header.Get(coinepay.HeaderSignature))
+		assert.NotContains(t, text, s.Header.Get(coinepay.HeaderNonce))
 	}
 }

@@ -127,7 +127,7 @@ func TestNoRowHoldsAnUnkeyedHashOfCardData(t *testing.T) {
 			require.NoError(t, err)
 
 			core, err := payonce.NewClient(payonce.WithBaseURL(srv.URL), payonce.WithHTTPClient(hc), payonce.WithJournal(j),
-				payonce.WithScope("fp-core"), payonce.WithKeyRules(payonce.A55KeyRules()), payonce.WithClock(srv.Clock().Now),
+				payonce.WithScope("fp-core"), payonce.WithKeyRules(a55.KeyRules()), payonce.WithClock(srv.Clock().Now),
 				payonce.WithSigner(payonce.SignerFunc(func(r *http.Request, _ []byte) error {
 					r.Header.Set("Authorization", "Bearer "+srv.IssueToken())
 					return nil

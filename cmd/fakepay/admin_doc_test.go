@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/payonce/payonce/coinepay"
+
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -76,7 +78,7 @@ func TestAdminAPIAsDocumented(t *testing.T) {
 		req, _ := http.NewRequest(http.MethodPost, base+"/api/v1/openapi/card/apply", strings.NewReader(`{}`))
 		req.Header.Set(payonce.HeaderIdempotencyKey, "openapi:apply:1")
 		if sign {
-			signer, err := payonce.NewHMACSigner("demo-key", "wrong-secret")
+			signer, err := coinepay.NewHMACSigner("demo-key", "wrong-secret")
 			require.NoError(t, err)
 			require.NoError(t, signer.Sign(req, []byte(`{}`)))
 		}

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/payonce/payonce/redact"
+
 	"context"
 	"errors"
 	"flag"
@@ -53,11 +55,11 @@ func runWith(ctx context.Context, args []string, stdout, stderr io.Writer, geten
 		fmt.Fprintln(stderr, usage)
 		return 0
 	case errors.Is(err, errUsage):
-		fmt.Fprintln(stderr, "payonce: "+payonce.RedactString(err.Error()))
+		fmt.Fprintln(stderr, "payonce: "+redact.String(err.Error()))
 		fmt.Fprintln(stderr, "run 'payonce journal -h' for usage")
 		return 2
 	}
-	fmt.Fprintln(stderr, "payonce: "+payonce.RedactString(err.Error()))
+	fmt.Fprintln(stderr, "payonce: "+redact.String(err.Error()))
 	return 1
 }
 

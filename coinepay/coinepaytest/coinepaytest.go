@@ -18,6 +18,8 @@
 package coinepaytest
 
 import (
+	"github.com/payonce/payonce/coinepay"
+
 	"bytes"
 	"fmt"
 	"io"
@@ -270,7 +272,7 @@ func (s *Server) HTTPClient() *http.Client { return s.client }
 
 // Signer returns a fresh signer for the server's credentials that reads the
 // fake's clock, for SDK clients under test.
-func (s *Server) Signer() *payonce.HMACSigner {
+func (s *Server) Signer() *coinepay.HMACSigner {
 	signer, _ := s.SignerFor(s.apiKey)
 	return signer
 }
@@ -278,12 +280,12 @@ func (s *Server) Signer() *payonce.HMACSigner {
 // SignerFor returns a fresh signer on the fake's clock for apiKey, the
 // primary key or one added with WithExtraCredentials; ok is false for a
 // key the server does not know.
-func (s *Server) SignerFor(apiKey string) (signer *payonce.HMACSigner, ok bool) {
+func (s *Server) SignerFor(apiKey string) (signer *coinepay.HMACSigner, ok bool) {
 	secret, ok := s.keys[apiKey]
 	if !ok {
 		return nil, false
 	}
-	signer, err := payonce.NewHMACSigner(apiKey, secret, payonce.WithSignerClock(s.engine.Clock().Now))
+	signer, err := coinepay.NewHMACSigner(apiKey, secret, coinepay.WithSignerClock(s.engine.Clock().Now))
 	return signer, err == nil
 }
 
@@ -342,11 +344,11 @@ func (s *Server) Handler() http.Handler { return s.handler }
 // signingTransport signs each request with a fresh nonce and timestamp.
 type signingTransport struct {
 	base   http.RoundTripper
-	signer *payonce.HMACSigner
+	signer *coinepay.HMACSigner
 }
 
 func (t *signingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	if req.Header.Get(payonce.HeaderSignature) != "" {
+	if req.Header.Get(coinepay.HeaderSignature) != "" {
 		return t.base.RoundTrip(req)
 	}
 	var body []byte

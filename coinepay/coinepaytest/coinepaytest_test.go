@@ -1,6 +1,8 @@
 package coinepaytest_test
 
 import (
+	"github.com/payonce/payonce/coinepay"
+
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -354,24 +356,24 @@ func TestSignatureChecks(t *testing.T) {
 		name, key string
 		mutate    func(*http.Request)
 	}{
-		{"missing", payonce.CodeSignatureRequired, func(r *http.Request) { r.Header.Del(payonce.HeaderSignature) }},
-		{"unknown key", payonce.CodeAPIKeyInvalid, func(r *http.Request) { r.Header.Set(payonce.HeaderAPIKey, "nope") }},
-		{"wrong signature", payonce.CodeSignatureInvalid, func(r *http.Request) { r.Header.Set(payonce.HeaderSignature, strings.Repeat("0", 64)) }},
-		{"garbled timestamp", payonce.CodeSignatureInvalid, func(r *http.Request) { r.Header.Set(payonce.HeaderTimestamp, "abc") }},
+		{"missing", coinepay.CodeSignatureRequired, func(r *http.Request) { r.Header.Del(coinepay.HeaderSignature) }},
+		{"unknown key", coinepay.CodeAPIKeyInvalid, func(r *http.Request) { r.Header.Set(coinepay.HeaderAPIKey, "nope") }},
+		{"wrong signature", coinepay.CodeSignatureInvalid, func(r *http.Request) { r.Header.Set(coinepay.HeaderSignature, strings.Repeat("0", 64)) }},
+		{"garbled timestamp", coinepay.CodeSignatureInvalid, func(r *http.Request) { r.Header.Set(coinepay.HeaderTimestamp, "abc") }},
 		{"idempotency key is not signed", "success", func(r *http.Request) { r.Header.Set(payonce.HeaderIdempotencyKey, "changed-after-signing") }},
-		{"nonce replayed", payonce.CodeNonceReplayed, func(r *http.Request) {
+		{"nonce replayed", coinepay.CodeNonceReplayed, func(r *http.Request) {
 			if replayReq == nil {
 				replayReq = r
 				return
 			}
-			for _, h := range []string{payonce.HeaderTimestamp, payonce.HeaderNonce, payonce.HeaderSignature} {
+			for _, h := range []string{coinepay.HeaderTimestamp, coinepay.HeaderNonce, coinepay.HeaderSignature} {
 				r.Header.Set(h, replayReq.Header.Get(h))
 			}
 		}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			if c.key == payonce.CodeNonceReplayed {
+			if c.key == coinepay.CodeNonceReplayed {
 				first := signed(t, s, http.MethodPost, "/api/v1/openapi/card/apply", body, c.mutate)
 				require.Equal(t, 200, first.Status)
 			}
@@ -389,7 +391,7 @@ func TestSignatureChecks(t *testing.T) {
 		req, err := http.NewRequest(http.MethodPost, s.URL+"/api/v1/openapi/card/apply", bytes.NewReader(body))
 		require.NoError(t, err)
 		req.Header.Set(payonce.HeaderIdempotencyKey, "stale-ts")
-		signer, _ := payonce.NewHMACSigner(s.APIKey(), s.Secret())
+		signer, _ := coinepay.NewHMACSigner(s.APIKey(), s.Secret())
 		require.NoError(t, signer.Sign(req, body))
 		s.Clock().Advance(10 * time.Minute)
 		defer s.Clock().Advance(-10 * time.Minute)
@@ -399,7 +401,7 @@ func TestSignatureChecks(t *testing.T) {
 		var env envelope
 		require.NoError(t, json.NewDecoder(resp.Body).Decode(&env))
 		assert.Equal(t, 401, resp.StatusCode)
-		assert.Equal(t, payonce.CodeTimestampExpired, env.MessageKey)
+		assert.Equal(t, coinepay.CodeTimestampExpired, env.MessageKey)
 		assert.Equal(t, "时间戳已过期", env.Message)
 	})
 	for _, a := range s.Requests() {

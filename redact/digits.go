@@ -1,4 +1,4 @@
-package payonce
+package redact
 
 import (
 	"regexp"
@@ -183,7 +183,7 @@ func mayHoldCardNumber(s string) bool {
 	return digits >= 13
 }
 
-// maskDigitRuns masks the card numbers of s (see RedactString): a run of
+// maskDigitRuns masks the card numbers of s (see String): a run of
 // digit groups that holds a card number aligned on its groups is masked
 // whole, but for a last group of exactly four digits ending the card
 // number, which is kept; a single run of 20 digits or more is masked

@@ -1,8 +1,13 @@
-package payonce
+// Package redact hides what no log line, error, journal row or span may
+// hold: card numbers, CVVs, secrets, tokens and query strings, in any
+// encoding. String redacts a text, JSON a JSON document (as a journal
+// stores it), Header an HTTP header, and NewHandler wraps a slog.Handler so
+// that every record it passes on is redacted. The payonce client runs all
+// of its errors, journal rows and log records through this package; use it
+// for the lines you log yourself.
+package redact
 
 import (
-	"context"
-	"log/slog"
 	"regexp"
 	"slices"
 	"strings"
@@ -10,7 +15,7 @@ import (
 	"unicode/utf8"
 )
 
-// secretNames are the names whose values RedactString hides. A name
+// secretNames are the names whose values String hides. A name
 // matches on its own or as the end of a longer one (my_token, x-api-key),
 // never inside a word (Japan is not a pan).
 const secretNames = `cvv2?|cvc2?|cvn|csc|security[_ -]?code|card[_ -]?verification(?:[_ -]?(?:value|code))?|pin|` +
@@ -71,7 +76,7 @@ var urlUserinfo = regexp.MustCompile(`([A-Za-z][A-Za-z0-9+.-]*://)[^\s/?#@"'\[\]
 // urlQuery matches the query string of a URL.
 var urlQuery = regexp.MustCompile(`(https?://[^\s?"]*)\?[^\s"]*`)
 
-// RedactString masks what must never reach a log or an error, whatever a
+// String masks what must never reach a log or an error, whatever a
 // server echoes:
 //
 //   - card numbers: 13 to 19 digits that pass the Luhn check and do not
@@ -109,13 +114,13 @@ var urlQuery = regexp.MustCompile(`(https?://[^\s?"]*)\?[^\s"]*`)
 // at most 1024 encoded runs and 256 KiB of decoded bytes per call (a run
 // past these bounds is cut whole). It is idempotent: redacting twice gives
 // the same text.
-func RedactString(s string) string {
-	var r *redactor
-	return r.redact(s)
+func String(s string) string {
+	var r *Redactor
+	return r.Redact(s)
 }
 
-// redact is RedactString, cutting r's secrets too.
-func (r *redactor) redact(s string) string {
+// Redact is String, cutting r's secrets too.
+func (r *Redactor) Redact(s string) string {
 	s = r.cutSecrets(s)
 	if !mayNeedRedaction(s) || canonicalUUID(s) && strings.ContainsAny(s, "abcdefABCDEF") {
 		return s // the common cases: an ID, a code, a short word; a request ID that is a UUID
@@ -126,7 +131,7 @@ func (r *redactor) redact(s string) string {
 // redactAt redacts s found depth decodings deep. keepDigits leaves the
 // digit runs of s itself in clear (not those of a text decoded from it),
 // for identifiers whose digits were checked otherwise.
-func (r *redactor) redactAt(s string, depth int, b *decodeBudget, keepDigits bool) string {
+func (r *Redactor) redactAt(s string, depth int, b *decodeBudget, keepDigits bool) string {
 	if s == "" {
 		return s
 	}
@@ -161,7 +166,7 @@ func (r *redactor) redactAt(s string, depth int, b *decodeBudget, keepDigits boo
 	return strings.ToValidUTF8(red, "\ufffd")
 }
 
-// mayNeedRedaction reports whether s holds anything RedactString may
+// mayNeedRedaction reports whether s holds anything String may
 // change: 13 digits, a non-ASCII rune, an escape, a character some secret
 // pattern needs, a JSON Web Token or a run long enough to be base64.
 func mayNeedRedaction(s string) bool {
@@ -209,7 +214,7 @@ var byteClass = func() (t [256]uint8) {
 	return t
 }()
 
-// redactSecrets is RedactString but for card numbers and encoded text:
+// redactSecrets is String but for card numbers and encoded text:
 // secret values, JSON Web Tokens, URL credentials and query strings. Each
 // pattern runs only when a cheap test finds what it needs.
 func redactSecrets(s string) string {
@@ -356,95 +361,4 @@ func sensitiveAttr(key string) bool {
 		}
 	}
 	return false
-}
-
-// RedactingHandler wraps a slog.Handler so that no record it passes on holds
-// a secret: attributes named like secrets are replaced by [REDACTED], every
-// string is passed through RedactString, but for the idempotency_key
-// attribute, which the client fills with the operation's own key. Clients wrap any logger they are
-// given in one.
-type RedactingHandler struct {
-	next    slog.Handler
-	secrets *clientSecrets // the client's own secrets, cut too; nil for none
-}
-
-// NewRedactingHandler returns h wrapped in redaction.
-func NewRedactingHandler(h slog.Handler) *RedactingHandler {
-	if r, ok := h.(*RedactingHandler); ok {
-		return r
-	}
-	return &RedactingHandler{next: h}
-}
-
-// withSecrets returns h cutting the secrets of s too.
-func (h *RedactingHandler) withSecrets(s *clientSecrets) *RedactingHandler {
-	return &RedactingHandler{next: h.next, secrets: s}
-}
-
-// Enabled implements slog.Handler.
-func (h *RedactingHandler) Enabled(ctx context.Context, l slog.Level) bool {
-	return h.next.Enabled(ctx, l)
-}
-
-// Handle implements slog.Handler.
-func (h *RedactingHandler) Handle(ctx context.Context, r slog.Record) error {
-	red := h.secrets.redactor()
-	nr := slog.NewRecord(r.Time, r.Level, red.redact(r.Message), r.PC)
-	r.Attrs(func(a slog.Attr) bool {
-		nr.AddAttrs(red.attr(a))
-		return true
-	})
-	return h.next.Handle(ctx, nr)
-}
-
-// WithAttrs implements slog.Handler.
-func (h *RedactingHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
-	red := h.secrets.redactor()
-	out := make([]slog.Attr, len(attrs))
-	for i, a := range attrs {
-		out[i] = red.attr(a)
-	}
-	return &RedactingHandler{next: h.next.WithAttrs(out), secrets: h.secrets}
-}
-
-// WithGroup implements slog.Handler.
-func (h *RedactingHandler) WithGroup(name string) slog.Handler {
-	return &RedactingHandler{next: h.next.WithGroup(name), secrets: h.secrets}
-}
-
-// attr is a redacted, its strings redacted by r.
-func (r *redactor) attr(a slog.Attr) slog.Attr {
-	a.Value = a.Value.Resolve()
-	if sensitiveAttr(a.Key) {
-		return slog.String(a.Key, redacted)
-	}
-	switch a.Value.Kind() {
-	case slog.KindString:
-		if a.Key == "idempotency_key" {
-			return a // the client's own handle on the operation, kept readable
-		}
-		return slog.String(a.Key, r.redact(a.Value.String()))
-	case slog.KindGroup:
-		g := a.Value.Group()
-		out := make([]slog.Attr, len(g))
-		for i, ga := range g {
-			out[i] = r.attr(ga)
-		}
-		return slog.Attr{Key: a.Key, Value: slog.GroupValue(out...)}
-	case slog.KindInt64, slog.KindUint64, slog.KindFloat64:
-		// A card number logged as a number: masked like its text.
-		if t := a.Value.String(); maskDigitRuns(t) != t {
-			return slog.String(a.Key, maskDigitRuns(t))
-		}
-		return a
-	case slog.KindAny:
-		if b, ok := a.Value.Any().([]byte); ok {
-			return slog.String(a.Key, r.redact(string(b)))
-		}
-		if err, ok := a.Value.Any().(error); ok {
-			return slog.String(a.Key, r.redact(err.Error()))
-		}
-		return slog.String(a.Key, r.redact(slog.AnyValue(a.Value.Any()).String()))
-	}
-	return a
 }

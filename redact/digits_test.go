@@ -1,4 +1,4 @@
-package payonce
+package redact
 
 import (
 	"bytes"
@@ -23,10 +23,10 @@ func TestRedactCardNumberPunctuationAndInvisibleRuns(t *testing.T) {
 		"4111" + strings.Repeat("\u200b", 6) + "1111" + strings.Repeat("\u200b", 6) + "1111" + strings.Repeat("\u200b", 6) + "1111",
 		"5555" + strings.Repeat("\u00ad\u200f", 8) + "5555" + strings.Repeat("\u00ad", 9) + "5555 4444",
 	} {
-		got := RedactString("card " + in + " refused")
+		got := String("card " + in + " refused")
 		assert.NotContains(t, digitsOf(got), "41111111", "%q -> %q", in, got)
 		assert.NotContains(t, digitsOf(got), "55555555", "%q -> %q", in, got)
-		assert.Equal(t, got, RedactString(got), "idempotent")
+		assert.Equal(t, got, String(got), "idempotent")
 	}
 }
 
@@ -34,7 +34,7 @@ func TestRedactCardNumberPunctuationAndInvisibleRuns(t *testing.T) {
 // redaction like strings: a card number logged as an integer is masked.
 func TestRedactingHandlerNumbers(t *testing.T) {
 	var buf bytes.Buffer
-	l := slog.New(NewRedactingHandler(slog.NewJSONHandler(&buf, nil)))
+	l := slog.New(NewHandler(slog.NewJSONHandler(&buf, nil)))
 	l.WithGroup("g").Info("m", "n", 4111111111111111, "u", uint64(5555555555554444), "f", 6011000990139424.0,
 		"b", []byte("378282246310005"), "amount", 10000, "ms", int64(1764614400001))
 	out := buf.String()

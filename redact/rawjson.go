@@ -1,4 +1,4 @@
-package payonce
+package redact
 
 import (
 	"fmt"
@@ -10,7 +10,7 @@ import (
 // A55 webhook body), kept for the fields the SDK does not model. Its bytes
 // are the server's: read them on purpose with json.Unmarshal(raw, &v) or
 // string(raw). Printed with fmt under any verb, or logged with slog, it
-// shows only its redacted text (RedactString), so card data a server
+// shows only its redacted text (String), so card data a server
 // echoed never reaches a log line through a printed result.
 type RawJSON []byte
 
@@ -30,7 +30,7 @@ func (m *RawJSON) UnmarshalJSON(data []byte) error {
 }
 
 // String returns the redacted text of the value.
-func (m RawJSON) String() string { return RedactString(string(m)) }
+func (m RawJSON) String() string { return String(string(m)) }
 
 // Format writes the redacted text under every verb (%q quotes it), never
 // the bytes themselves: %x or %v of the bytes would spell out a card number.

@@ -1,4 +1,4 @@
-package payonce
+package redact
 
 import (
 	"bytes"
@@ -8,23 +8,25 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/payonce/payonce/internal/luhn"
 )
 
-// RedactJSON returns a redacted copy of a JSON document, for storage: the
+// JSON returns a redacted copy of a JSON document, for storage: the
 // values of secret fields (cvv, cvc, security code, pin, token, secret, api key,
 // password, authorization, signature) become "[REDACTED]" (null when not a
 // string); card numbers, in any field and with or without separators, keep
 // only their last four digits; integers of 13 to 19 digits that pass the
-// Luhn check become null; every other string passes through RedactString.
+// Luhn check become null; every other string passes through String.
 // Object names are redacted like string values (a server may key an object
 // by card number). A body that is not JSON is stored as a JSON string of its redacted text.
-func RedactJSON(b []byte) []byte {
-	var r *redactor
-	return r.redactJSON(b)
+func JSON(b []byte) []byte {
+	var r *Redactor
+	return r.JSON(b)
 }
 
-// redactJSON is RedactJSON, cutting r's secrets too.
-func (r *redactor) redactJSON(b []byte) []byte {
+// JSON is JSON, cutting r's secrets too.
+func (r *Redactor) JSON(b []byte) []byte {
 	if len(bytes.TrimSpace(b)) == 0 {
 		return nil
 	}
@@ -32,7 +34,7 @@ func (r *redactor) redactJSON(b []byte) []byte {
 	dec.UseNumber()
 	var v any
 	if err := dec.Decode(&v); err != nil || dec.More() {
-		out, _ := json.Marshal(r.redactStored(string(b)))
+		out, _ := json.Marshal(r.Stored(string(b)))
 		return out
 	}
 	out, err := json.Marshal(r.redactValue(v))
@@ -57,7 +59,7 @@ func secretField(k string) bool {
 	// "cardCvc", "cvv_code", "card_pin") is as secret as the bare name.
 	return strings.HasSuffix(n, "secret") || strings.HasSuffix(n, "password") || strings.HasSuffix(n, "token") ||
 		strings.Contains(n, "cvv") || strings.Contains(n, "cvc") || strings.HasSuffix(n, "securitycode") || strings.HasSuffix(n, "cardpin") ||
-		strings.HasSuffix(n, "apikey") // as RedactString and the log handler treat it
+		strings.HasSuffix(n, "apikey") // as String and the log handler treat it
 }
 
 // normalizeField lower-cases a field name and drops '_' and '-'.
@@ -134,7 +136,7 @@ func canonicalUUID(s string) bool {
 // secret value, JSON Web Token, URL credentials or query string. A hex ID
 // is plain; "ch_1?access_token=…" or "cvv=987" is not, and is redacted
 // like any other string.
-func (r *redactor) plainIdentifier(s string) bool {
+func (r *Redactor) plainIdentifier(s string) bool {
 	return !wholeCardNumber(s) && !holdsCardNumber(s) && !storedSecret.MatchString(s) &&
 		r.redactAt(s, 0, newDecodeBudget(), true) == s
 }
@@ -181,13 +183,13 @@ func holdsCardNumber(s string) bool {
 			digits, grouped = digits[:0], false
 			continue
 		}
-		if n := len(digits); n >= 13 && n <= 19 && LuhnValid(string(digits)) {
+		if n := len(digits); n >= 13 && n <= 19 && luhn.Valid(string(digits)) {
 			return true
 		} else if n > 19 {
 			// a longer run may still hide a card number at any offset
 			for j := 0; j+13 <= n; j++ {
 				for l := 13; l <= 19 && j+l <= n; l++ {
-					if LuhnValid(string(digits[j : j+l])) {
+					if luhn.Valid(string(digits[j : j+l])) {
 						return true
 					}
 				}
@@ -198,12 +200,12 @@ func holdsCardNumber(s string) bool {
 	return false
 }
 
-func (r *redactor) redactValue(v any) any {
+func (r *Redactor) redactValue(v any) any {
 	switch t := v.(type) {
 	case map[string]any:
 		var renamed []string
 		for k, val := range t {
-			if nk := r.redactStored(k); nk != k {
+			if nk := r.Stored(k); nk != k {
 				renamed = append(renamed, k) // a name holding a card number or a secret
 			}
 			if secretField(k) {
@@ -225,7 +227,7 @@ func (r *redactor) redactValue(v any) any {
 		for _, k := range renamed {
 			val := t[k]
 			delete(t, k)
-			nk := r.redactStored(k)
+			nk := r.Stored(k)
 			for n, base := 2, nk; ; n++ {
 				if _, taken := t[nk]; !taken {
 					break
@@ -247,9 +249,9 @@ func (r *redactor) redactValue(v any) any {
 		}
 		return t
 	case string:
-		return r.redactStored(t)
+		return r.Stored(t)
 	case json.Number:
-		if s, ok := integerDigits(t.String()); ok && len(s) >= 13 && len(s) <= 19 && LuhnValid(s) {
+		if s, ok := integerDigits(t.String()); ok && len(s) >= 13 && len(s) <= 19 && luhn.Valid(s) {
 			return nil
 		}
 		return t
@@ -316,10 +318,10 @@ func redactCardLike(s string) string {
 			break
 		}
 		n := len(digits)
-		card := n >= 13 && n <= 19 && LuhnValid(string(digits))
+		card := n >= 13 && n <= 19 && luhn.Valid(string(digits))
 		if !card && lastGroup >= 3 && lastGroup <= 4 && lastGroup < n {
 			m := n - lastGroup
-			card = m >= 13 && m <= 19 && LuhnValid(string(digits[:m]))
+			card = m >= 13 && m <= 19 && luhn.Valid(string(digits[:m]))
 		}
 		if card {
 			keep := 4
@@ -345,19 +347,19 @@ var uuidInText = regexp.MustCompile(`\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]
 // (double, single or none) and ':' or '=', as a server may echo a request.
 var storedSecret = regexp.MustCompile(`(?i)(\b(?:[a-z_]*(?:cvv2?|cvc2?|security_?code)|(?:card_?)?pin|[a-z_]*token|[a-z_]*secret|password|authorization|signature)['"]?\s*[:=]\s*['"]?)((?:bearer\s+)?[^'"&,\s}]+)`)
 
-// redactStored redacts free text before it is stored: RedactString, then
+// Stored redacts free text before it is stored: String, then
 // secret fields in any quoting, then card numbers written with separators.
-func redactStored(s string) string {
-	var r *redactor
-	return r.redactStored(s)
+func Stored(s string) string {
+	var r *Redactor
+	return r.Stored(s)
 }
 
-// redactStored is redactStored, cutting r's secrets too.
-func (r *redactor) redactStored(s string) string {
+// Stored is Stored, cutting r's secrets too.
+func (r *Redactor) Stored(s string) string {
 	if s == "" {
 		return s
 	}
-	s = r.redact(s)
+	s = r.Redact(s)
 	s = storedSecret.ReplaceAllString(s, "${1}[REDACTED]")
 	return redactCardLike(s)
 }

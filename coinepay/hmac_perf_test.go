@@ -1,4 +1,4 @@
-package payonce
+package coinepay
 
 import (
 	"fmt"

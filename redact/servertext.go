@@ -1,4 +1,4 @@
-package payonce
+package redact
 
 import (
 	"strings"
@@ -6,23 +6,14 @@ import (
 	"unicode/utf8"
 )
 
-// Bounds on the text a server puts in an error: a hostile or broken
-// server could otherwise send a megabyte of message that every Error()
-// call and every log line would redact and print again.
-const (
-	maxServerText    = 4096 // bytes of APIError.Message and of a detail's Reason
-	maxServerCode    = 256  // bytes of APIError.Code, RequestID and a detail's Field and Code
-	maxServerDetails = 100  // entries of APIError.Details
-)
-
 // textCut ends a server text that was cut.
 const textCut = " [cut]"
 
-// cutServerText returns s when it holds at most n bytes; otherwise its
+// Cut returns s when it holds at most n bytes; otherwise its
 // first n bytes at most, ended by textCut. The cut never splits a rune
 // and never leaves the head of a card number, token or JWT in clear: the
 // word it falls in is dropped, and so are the digit groups before it.
-func cutServerText(s string, n int) string {
+func Cut(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
@@ -57,4 +48,26 @@ func tokenRune(r rune) bool {
 		return true
 	}
 	return digitValue(r) >= 0 || isSeparator(r) && !unicode.IsSpace(r)
+}
+
+// ServerText is a text a server sent, fit for an error: redacted, and with
+// every control character (CR, LF, escapes) turned into a space so that it
+// cannot forge a log line.
+func ServerText(s string) string {
+	var r *Redactor
+	return r.ServerText(s)
+}
+
+// ServerText is ServerText, cutting r's secrets too.
+func (r *Redactor) ServerText(s string) string {
+	s = r.Redact(s)
+	if strings.IndexFunc(s, unicode.IsControl) < 0 {
+		return s
+	}
+	return strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return ' '
+		}
+		return r
+	}, s)
 }

@@ -1,4 +1,4 @@
-package payonce
+package redact
 
 import (
 	"encoding/base64"
@@ -103,14 +103,14 @@ func TestRedactEncodedCardNumbers(t *testing.T) {
 		t.Helper()
 		for _, around := range []string{"%s", "declined: %s", "card=%s; retry", `{"message":"%s"}`, "x%sy"} {
 			text := fmt.Sprintf(around, enc)
-			out := RedactString(text)
+			out := String(text)
 			if !assert.NotContains(t, out, enc, "%s: %q", name, text) {
 				continue
 			}
 			assert.NotContains(t, digitsOf(out), "41111111", name)
 			assert.NotContains(t, digitsOf(out), "55555555", name)
 			assert.NotContains(t, digitsOf(out), "37828224", name)
-			assert.Equal(t, out, RedactString(out), "idempotent: %s", name)
+			assert.Equal(t, out, String(out), "idempotent: %s", name)
 		}
 	}
 	for _, in := range cardTexts {
@@ -193,10 +193,10 @@ func TestRedactMixedEncodings(t *testing.T) {
 		base64.StdEncoding.EncodeToString(utf16LE(`{"number":"4111111111111111"}`)),
 		mimeWrap(base64.StdEncoding.EncodeToString([]byte(strings.Repeat("x", 50) + `{"number":"4111111111111111","cvv":"123"}`))),
 	} {
-		out := RedactString("declined " + in + " now")
+		out := String("declined " + in + " now")
 		assert.NotContains(t, digitsOf(decodeAllForTest(out)), "41111111", "%q -> %q", in, out)
 		assert.NotContains(t, out, in, "%q", in)
-		assert.Equal(t, out, RedactString(out), "idempotent: %q", in)
+		assert.Equal(t, out, String(out), "idempotent: %q", in)
 	}
 }
 
@@ -226,7 +226,7 @@ func TestRedactKeepsLookalikes(t *testing.T) {
 		"amount=1234.56&currency=BRL", "order 1234567890123456 shipped", "café ñandú 2026",
 		"see RFC 4648", "x=A1=B2", base64.StdEncoding.EncodeToString([]byte("nothing to see in this body at all")),
 	} {
-		assert.Equal(t, s, RedactString(s))
+		assert.Equal(t, s, String(s))
 	}
 }
 
@@ -247,9 +247,9 @@ func TestRedactBase64Bodies(t *testing.T) {
 	secret := b64([]byte(`{"client_secret":"cs_live_51x","grant_type":"client_credentials"}`))
 	body := b64([]byte(`{"card":{"number":"4111111111111111","cvv":"123"}}`))
 	clean := b64([]byte(`{"status":"confirmed","amount":"100.00"}`))
-	assert.Equal(t, "bad body [REDACTED]", RedactString("bad body "+body))
-	assert.Equal(t, "bad body [REDACTED]", RedactString("bad body "+secret))
-	assert.Equal(t, "ok "+clean, RedactString("ok "+clean))
+	assert.Equal(t, "bad body [REDACTED]", String("bad body "+body))
+	assert.Equal(t, "bad body [REDACTED]", String("bad body "+secret))
+	assert.Equal(t, "ok "+clean, String("ok "+clean))
 }
 
 // The redacting handler and the journal's redaction decode too: an
@@ -258,11 +258,11 @@ func TestRedactEncodedInLogsAndRows(t *testing.T) {
 	enc := base64.StdEncoding.EncodeToString([]byte("4111111111111111"))
 	pct := eachByte("4111111111111111", "%%%02X")
 	var buf strings.Builder
-	log := slog.New(NewRedactingHandler(slog.NewJSONHandler(&buf, nil)))
+	log := slog.New(NewHandler(slog.NewJSONHandler(&buf, nil)))
 	log.Info("declined "+pct, "note", enc, "err", fmt.Errorf("card %s", pct))
 	assert.NotContains(t, buf.String(), enc)
 	assert.NotContains(t, buf.String(), pct[:12])
-	row := string(RedactJSON([]byte(`{"id":"ch_` + enc + `","note":"` + pct + `","digits":[4,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1],` +
+	row := string(JSON([]byte(`{"id":"ch_` + enc + `","note":"` + pct + `","digits":[4,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1],` +
 		`"groups":["4111","1111","1111","1111"],"ok":[1,2,3]}`)))
 	assert.NotContains(t, row, enc)
 	assert.NotContains(t, row, pct[:12])
@@ -276,11 +276,11 @@ func TestRedactEncodedInLogsAndRows(t *testing.T) {
 func TestRedactDecodeBudget(t *testing.T) {
 	run := base64.StdEncoding.EncodeToString([]byte("harmless text, no card here"))
 	in := strings.Repeat(run+" ", maxCandidateSpans+10)
-	out := RedactString(in)
+	out := String(in)
 	assert.Contains(t, out, run, "runs within the budget are kept")
 	assert.Contains(t, out, redacted, "runs past the budget are cut")
 	big := strings.Repeat("QUJDZGVm", 80<<10) // 640 KiB of base64: its decoded bytes are past the budget
-	require.NotEqual(t, big, RedactString(big))
+	require.NotEqual(t, big, String(big))
 }
 
 // fuzzCards are the card numbers the encoding fuzz target hides.
@@ -321,7 +321,7 @@ func FuzzRedactEncoded(f *testing.F) {
 			return
 		}
 		text := prefix + " " + enc + " " + suffix
-		if out := RedactString(text); strings.Contains(out, enc) {
+		if out := String(text); strings.Contains(out, enc) {
 			t.Fatalf("%q survives: %q -> %q", enc, text, out)
 		}
 		doc, err := json.Marshal(map[string]string{"message": text})
@@ -329,11 +329,32 @@ func FuzzRedactEncoded(f *testing.F) {
 			return
 		}
 		var back map[string]string
-		if err := json.Unmarshal(RedactJSON(doc), &back); err != nil {
-			t.Fatalf("RedactJSON gave no JSON object: %v", err)
+		if err := json.Unmarshal(JSON(doc), &back); err != nil {
+			t.Fatalf("JSON gave no JSON object: %v", err)
 		}
 		if strings.Contains(back["message"], enc) {
 			t.Fatalf("%q survives in JSON: %q -> %q", enc, text, back["message"])
 		}
 	})
+}
+
+// String masks a card number written as escaped digits, with one
+// backslash or more (JSON quoted in JSON), in \u, \U and \x forms, and
+// stays idempotent.
+func TestRedactStringMasksEscapedDigits(t *testing.T) {
+	for _, in := range []string{
+		`pan \u0034\u0031\u0031\u0031\u0031\u0031\u0031\u0031\u0031\u0031\u0031\u0031\u0031\u0031\u0031\u0031`,
+		`pan \\u0034\\u0031\\u0031\\u0031\\u0031\\u0031\\u0031\\u0031\\u0031\\u0031\\u0031\\u0031\\u0031\\u0031\\u0031\\u0031`,
+		`pan \x34\x31\x31\x31\x31\x31\x31\x31\x31\x31\x31\x31\x31\x31\x31\x31`,
+		`pan \U00000034\U00000031\U00000031\U00000031\u0031\u0031\u0031\u0031\u0031\u0031\u0031\u0031\u0031\u0031\u0031\u0031`,
+		`pan 4111\u00311111\u0031111111`,
+		`pan \u003\u00304111111111111111`,
+	} {
+		out := String(in)
+		assert.Contains(t, out, "1111", in)
+		assert.NotContains(t, out, "41111", in)
+		assert.NotRegexp(t, `(\\+(u00|U000000|x)3\d.*){8}`, out, in)
+		assert.Equal(t, out, String(out), in)
+	}
+	assert.Equal(t, `a \u0041 b`, String(`a \u0041 b`), "other escapes stay")
 }

@@ -1,4 +1,4 @@
-package payonce
+package redact
 
 import (
 	"encoding/json"
@@ -23,7 +23,7 @@ func TestRedactJSONKeepsUUIDsWithLuhnDigitRuns(t *testing.T) {
 		"df156626-2448-4291-a920-c8de0e704d0e",
 		"card_60fc99c4830198454379ff58", // 4830198454379 between hex letters
 	} {
-		out := RedactJSON([]byte(`{"uuid":"` + id + `","charge_id":"` + id + `"}`))
+		out := JSON([]byte(`{"uuid":"` + id + `","charge_id":"` + id + `"}`))
 		var m map[string]string
 		require.NoError(t, json.Unmarshal(out, &m))
 		assert.Equal(t, id, m["uuid"])
@@ -37,7 +37,7 @@ func TestRedactJSONKeepsUUIDsWithLuhnDigitRuns(t *testing.T) {
 		"amex-3782-822463-10005",
 		"x4111111111111111y",
 	} {
-		out := string(RedactJSON([]byte(`{"id":"` + hostile + `"}`)))
+		out := string(JSON([]byte(`{"id":"` + hostile + `"}`)))
 		assert.NotContains(t, out, "4111-1111-1111", hostile)
 		assert.NotContains(t, out, "4111 1111 1111", hostile)
 		assert.NotContains(t, out, "822463", hostile)
@@ -54,11 +54,11 @@ func TestRedactJSONKeepsUUIDsInText(t *testing.T) {
 		"4e86e232-e0c1-2345-6787-384f0f53d9d7",
 	} {
 		in := `{"idempotency_key":"` + u + `","description":"order ` + u + ` paid"}`
-		out := string(RedactJSON([]byte(in)))
+		out := string(JSON([]byte(in)))
 		assert.Contains(t, out, `"idempotency_key":"`+u+`"`)
 		assert.Contains(t, out, "order "+u+" paid")
 	}
-	out := string(RedactJSON([]byte(`{"note":"card 4111 1111 1111 1111 cvv-less, again 4111-1111-1111-1111-123"}`)))
+	out := string(JSON([]byte(`{"note":"card 4111 1111 1111 1111 cvv-less, again 4111-1111-1111-1111-123"}`)))
 	assert.NotContains(t, out, "4111 1111 1111 1111")
 	assert.NotContains(t, out, "4111-1111-1111-1111")
 }

@@ -1,4 +1,4 @@
-package payonce
+package redact
 
 import (
 	"strings"
@@ -7,14 +7,14 @@ import (
 
 func BenchmarkRedactStringShort(b *testing.B) {
 	for b.Loop() {
-		_ = RedactString("req_01HF3K2M9Q")
+		_ = String("req_01HF3K2M9Q")
 	}
 }
 
 func BenchmarkRedactStringError(b *testing.B) {
 	s := "payonce: a55 charges.create: card declined (HTTP 402 CARD_DECLINED): insufficient funds [idempotency key 550e8400-e29b-41d4-a716-446655440000, 1 attempt(s)]"
 	for b.Loop() {
-		_ = RedactString(s)
+		_ = String(s)
 	}
 }
 
@@ -31,7 +31,7 @@ func BenchmarkRedactStringGluedGroups(b *testing.B) {
 // answer.
 func BenchmarkRedactStringRequestID(b *testing.B) {
 	for b.Loop() {
-		_ = RedactString("550e8400-e29b-41d4-a716-446655440000")
+		_ = String("550e8400-e29b-41d4-a716-446655440000")
 	}
 }
 
@@ -39,6 +39,6 @@ func BenchmarkRedactStringRequestID(b *testing.B) {
 func BenchmarkRedactStringEncoded(b *testing.B) {
 	s := "bad request: body eyJudW1iZXIiOiI0MTExMTExMTExMTExMTExIiwiY3Z2IjoiMTIzIn0 at %32%30%32%36 (&#52;&#50;)"
 	for b.Loop() {
-		_ = RedactString(s)
+		_ = String(s)
 	}
 }

@@ -1,9 +1,10 @@
-package payonce
+package coinepay
 
 import (
+	"github.com/payonce/payonce"
+
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -71,7 +72,7 @@ func TestHMACSignerMatchesVector(t *testing.T) {
 	assert.Equal(t, v.Timestamp, req.Header.Get(HeaderTimestamp))
 	assert.Equal(t, v.Nonce, req.Header.Get(HeaderNonce))
 	assert.Equal(t, v.Signature, req.Header.Get(HeaderSignature))
-	assert.Empty(t, req.Header.Get(HeaderIdempotencyKey), "the key is not part of signing")
+	assert.Empty(t, req.Header.Get(payonce.HeaderIdempotencyKey), "the key is not part of signing")
 }
 
 func TestHMACSignerNeverPrintsSecret(t *testing.T) {
@@ -81,101 +82,7 @@ func TestHMACSignerNeverPrintsSecret(t *testing.T) {
 		assert.NotContains(t, fmt.Sprintf(f, s), "sup3r-s3cret")
 	}
 	_, err = NewHMACSigner("", "x")
-	assert.ErrorIs(t, err, ErrInvalidConfig)
-}
-
-func TestVerifier(t *testing.T) {
-	now := time.Unix(1767225600, 0)
-	clock := func() time.Time { return now }
-	secrets := func(k string) (string, bool) { return "demo-secret", k == "demo-key" }
-	signer, err := NewHMACSigner("demo-key", "demo-secret", WithSignerClock(clock))
-	require.NoError(t, err)
-	body := []byte(`{"card_id":"c1","amount":"1.00"}`)
-	newReq := func() *http.Request {
-		r := httptest.NewRequest(http.MethodPost, "http://x/api/v1/openapi/card/recharge?b=2&a=1", bytes.NewReader(body))
-		require.NoError(t, signer.Sign(r, body))
-		return r
-	}
-
-	t.Run("valid, then the same nonce is a replay", func(t *testing.T) {
-		v := NewVerifier(secrets, clock)
-		r := newReq()
-		key, err := v.Verify(r, body)
-		require.NoError(t, err)
-		assert.Equal(t, "demo-key", key)
-		_, err = v.Verify(r, body)
-		assertSigCode(t, err, CodeNonceReplayed, ErrNonceReplayed)
-	})
-	t.Run("key header does not matter", func(t *testing.T) {
-		v := NewVerifier(secrets, clock)
-		r := newReq()
-		r.Header.Set(HeaderIdempotencyKey, "anything-at-all")
-		_, err := v.Verify(r, body)
-		require.NoError(t, err)
-	})
-	t.Run("tampered body", func(t *testing.T) {
-		v := NewVerifier(secrets, clock)
-		_, err := v.Verify(newReq(), []byte(`{"card_id":"c1","amount":"9.00"}`))
-		assertSigCode(t, err, CodeSignatureInvalid, ErrSignatureInvalid)
-	})
-	t.Run("missing header", func(t *testing.T) {
-		v := NewVerifier(secrets, clock)
-		r := newReq()
-		r.Header.Del(HeaderNonce)
-		_, err := v.Verify(r, body)
-		assertSigCode(t, err, CodeSignatureRequired, ErrSignatureInvalid)
-	})
-	t.Run("unknown key", func(t *testing.T) {
-		v := NewVerifier(secrets, clock)
-		r := newReq()
-		r.Header.Set(HeaderAPIKey, "other")
-		_, err := v.Verify(r, body)
-		assertSigCode(t, err, CodeAPIKeyInvalid, ErrUnauthorized)
-	})
-	t.Run("stale and future timestamps", func(t *testing.T) {
-		for _, skew := range []time.Duration{301 * time.Second, -301 * time.Second} {
-			v := NewVerifier(secrets, func() time.Time { return now.Add(skew) })
-			_, err := v.Verify(newReq(), body)
-			assertSigCode(t, err, CodeTimestampExpired, ErrTimestampExpired)
-		}
-	})
-	t.Run("a nonce is remembered while its timestamp is acceptable", func(t *testing.T) {
-		// Signed 300 s ahead of the server (the most the window allows),
-		// the request's timestamp stays acceptable until now+600 s: the
-		// nonce must be remembered at least that long.
-		cur := now.Add(-300 * time.Second)
-		v := NewVerifier(secrets, func() time.Time { return cur })
-		r := newReq()
-		_, err := v.Verify(r, body)
-		require.NoError(t, err)
-		cur = now.Add(300 * time.Second)
-		_, err = v.Verify(r, body)
-		assertSigCode(t, err, CodeNonceReplayed, ErrNonceReplayed)
-	})
-	t.Run("nonces are swept after the window", func(t *testing.T) {
-		cur := now
-		v := NewVerifier(secrets, func() time.Time { return cur })
-		for i := 0; i < 20; i++ {
-			_, err := v.Verify(newReq(), body)
-			require.NoError(t, err)
-		}
-		assert.Equal(t, 20, v.NonceCount())
-		cur = now.Add(11 * time.Minute)
-		signer2, _ := NewHMACSigner("demo-key", "demo-secret", WithSignerClock(func() time.Time { return cur }))
-		r := httptest.NewRequest(http.MethodGet, "http://x/p", nil)
-		require.NoError(t, signer2.Sign(r, nil))
-		_, err := v.Verify(r, nil)
-		require.NoError(t, err)
-		assert.Equal(t, 1, v.NonceCount())
-	})
-}
-
-func assertSigCode(t *testing.T, err error, code string, kind error) {
-	t.Helper()
-	var se *SignatureError
-	require.True(t, errors.As(err, &se), "want *SignatureError, got %v", err)
-	assert.Equal(t, code, se.Code)
-	assert.ErrorIs(t, err, kind)
+	assert.ErrorIs(t, err, payonce.ErrInvalidConfig)
 }
 
 func TestHMACSignerRecoverLearnsServerClock(t *testing.T) {
@@ -184,13 +91,13 @@ func TestHMACSignerRecoverLearnsServerClock(t *testing.T) {
 	require.NoError(t, err)
 	h := http.Header{}
 	h.Set("Date", local.Add(10*time.Minute).UTC().Format(http.TimeFormat))
-	assert.False(t, s.Recover(t.Context(), h, &APIError{Kind: ErrSignatureInvalid}))
-	assert.True(t, s.Recover(t.Context(), h, &APIError{Kind: ErrTimestampExpired}))
+	assert.False(t, s.Recover(t.Context(), h, &payonce.APIError{Kind: payonce.ErrSignatureInvalid}))
+	assert.True(t, s.Recover(t.Context(), h, &payonce.APIError{Kind: payonce.ErrTimestampExpired}))
 	assert.InDelta(t, float64(10*time.Minute), float64(s.ClockOffset()), float64(time.Second))
 	r := httptest.NewRequest(http.MethodGet, "http://x/p", nil)
 	require.NoError(t, s.Sign(r, nil))
 	assert.Equal(t, fmt.Sprint(local.Add(10*time.Minute).Unix()), r.Header.Get(HeaderTimestamp))
-	assert.False(t, s.Recover(t.Context(), http.Header{}, &APIError{Kind: ErrTimestampExpired}), "no Date, no recovery")
+	assert.False(t, s.Recover(t.Context(), http.Header{}, &payonce.APIError{Kind: payonce.ErrTimestampExpired}), "no Date, no recovery")
 }
 
 func FuzzCanonicalString(f *testing.F) {
@@ -219,7 +126,7 @@ func TestSignerSecretNeverPrinted(t *testing.T) {
 	const secret = "hmac-s3cr3t-value"
 	s, err := NewHMACSigner("kid", secret)
 	require.NoError(t, err)
-	c, err := NewClient(WithBaseURL("https://api.example"), WithSigner(s))
+	c, err := payonce.NewClient(payonce.WithBaseURL("https://api.example"), payonce.WithSigner(s))
 	require.NoError(t, err)
 	for _, v := range []any{s, c} {
 		for _, verb := range []string{"%v", "%+v", "%#v", "%s", "%q", "%d", "%x", "%X"} {
@@ -229,4 +136,15 @@ func TestSignerSecretNeverPrinted(t *testing.T) {
 			}
 		}
 	}
+}
+
+func TestDocsSigningVectorIsTheRealOne(t *testing.T) {
+	raw, err := os.ReadFile("../docs/signing.md")
+	require.NoError(t, err)
+	page := string(raw)
+	v := loadVectors(t)[0]
+	assert.Contains(t, page, "secret    "+v.Secret+"\n")
+	assert.Contains(t, page, "canonical "+strings.ReplaceAll(v.Canonical, "\n", `\n`)+"\n")
+	assert.Contains(t, page, "(body "+v.Body+")")
+	assert.Contains(t, page, "signature "+v.Signature+"\n")
 }

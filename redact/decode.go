@@ -1,4 +1,4 @@
-package payonce
+package redact
 
 import (
 	"encoding/base64"
@@ -12,7 +12,7 @@ import (
 // Encoded text. A server may echo a card number or a secret encoded:
 // percent-encoded, as HTML entities, as escape sequences, in base64
 // (standard or URL alphabet, padded or not) or in hex, or in several of
-// these nested. RedactString decodes what looks encoded and redacts the
+// these nested. String decodes what looks encoded and redacts the
 // decoded text; when that changes anything, the encoded span is masked.
 //
 // The work is bounded per call: at most maxDecodeDepth decodings nested
@@ -30,7 +30,7 @@ const (
 	minHexSpan = 26
 )
 
-// decodeBudget is what one RedactString call may still decode.
+// decodeBudget is what one String call may still decode.
 type decodeBudget struct {
 	spans, bytes int
 }
@@ -310,7 +310,7 @@ func mayHoldEncodedSpan(s string) bool {
 // segments (padding ends one), each decoded on its own from each of its
 // first four characters (a word glued before the base64 shifts it), in
 // both alphabets at once. A run of hex digits is decoded as hex too.
-func (r *redactor) maskEncodedSpans(s string, depth int, b *decodeBudget) string {
+func (r *Redactor) maskEncodedSpans(s string, depth int, b *decodeBudget) string {
 	if !mayHoldEncodedSpan(s) {
 		return s
 	}
@@ -371,7 +371,7 @@ func (r *redactor) maskEncodedSpans(s string, depth int, b *decodeBudget) string
 // encodedDirty reports whether seg, a segment of base64 characters,
 // decodes (as base64, or its runs of hex digits as hex) to text that
 // redaction changes, or is past the decoding budget.
-func (r *redactor) encodedDirty(seg string, depth int, b *decodeBudget) bool {
+func (r *Redactor) encodedDirty(seg string, depth int, b *decodeBudget) bool {
 	upper, lower, digit := false, false, false
 	for i, h := 0, -1; i <= len(seg); i++ {
 		if i < len(seg) {
@@ -434,7 +434,7 @@ func (r *redactor) encodedDirty(seg string, depth int, b *decodeBudget) bool {
 // garbage at its ends, which may be a digit that hides the card number
 // next to it (its run fails the Luhn check): dec is tried without up to
 // two such digits at either end too.
-func (r *redactor) decodedDirty(dec string, depth int, b *decodeBudget) bool {
+func (r *Redactor) decodedDirty(dec string, depth int, b *decodeBudget) bool {
 	if r.changes(dec, depth, b) {
 		return true
 	}
@@ -471,7 +471,7 @@ func lineBreak(s string, i int) int {
 }
 
 // changes reports whether redacting dec, decoded at depth, changes it.
-func (r *redactor) changes(dec string, depth int, b *decodeBudget) bool {
+func (r *Redactor) changes(dec string, depth int, b *decodeBudget) bool {
 	return r.redactAt(dec, depth+1, b, false) != dec
 }
 

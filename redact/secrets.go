@@ -1,4 +1,4 @@
-package payonce
+package redact
 
 import (
 	"encoding/base64"
@@ -33,17 +33,17 @@ const (
 // redacted replaces a secret.
 const redacted = "[REDACTED]"
 
-// redactor redacts text as RedactString does, and also cuts the values a
-// client holds as secrets. A nil *redactor holds none.
-type redactor struct {
+// Redactor redacts text as String does, and also cuts the values a
+// client holds as secrets. A nil *Redactor holds none.
+type Redactor struct {
 	cuts []string // the secrets and their encoded forms, longest first
 }
 
-// newRedactor returns a redactor cutting vals (see SecretHolder) and
+// newRedactor returns a Redactor cutting vals (see SecretHolder) and
 // the retired values a holder returned before (at most maxClientSecrets
 // of each), or nil
 // when none is long enough to be cut.
-func newRedactor(vals []string, retired ...string) *redactor {
+func newRedactor(vals []string, retired ...string) *Redactor {
 	var cuts []string
 	for _, vs := range [][]string{vals, retired} {
 		n := 0
@@ -61,7 +61,7 @@ func newRedactor(vals []string, retired ...string) *redactor {
 		return nil
 	}
 	slices.SortFunc(cuts, func(a, b string) int { return len(b) - len(a) })
-	return &redactor{cuts: slices.Compact(cuts)}
+	return &Redactor{cuts: slices.Compact(cuts)}
 }
 
 // secretForms are the texts that spell v: v itself, its hex in both
@@ -85,7 +85,7 @@ func secretForms(v string) []string {
 }
 
 // cutSecrets replaces every registered secret in s by [REDACTED].
-func (r *redactor) cutSecrets(s string) string {
+func (r *Redactor) cutSecrets(s string) string {
 	if r == nil {
 		return s
 	}
@@ -97,20 +97,28 @@ func (r *redactor) cutSecrets(s string) string {
 	return s
 }
 
-// clientSecrets caches the redactor of a client's SecretHolder, built
+// Secrets caches the Redactor of a client's SecretHolder, built
 // anew when the values it returns change (a token was replaced); the
 // last maxClientSecrets replaced values are still cut.
-type clientSecrets struct {
+type Secrets struct {
 	src     SecretHolder
 	mu      sync.Mutex
 	vals    []string
 	retired []string // values the holder returned before, newest first, at most maxClientSecrets
-	r       *redactor
+	r       *Redactor
 }
 
-// redactor returns the redactor for the holder's current values; nil
+// NewSecrets returns the cache of h's secrets (nil when h is nil).
+func NewSecrets(h SecretHolder) *Secrets {
+	if h == nil {
+		return nil
+	}
+	return &Secrets{src: h}
+}
+
+// Redactor returns the Redactor for the holder's current values; nil
 // when c is nil.
-func (c *clientSecrets) redactor() *redactor {
+func (c *Secrets) Redactor() *Redactor {
 	if c == nil {
 		return nil
 	}
