@@ -150,7 +150,7 @@ func sdk(b *testing.B, c *payonce.Client) {
 // BenchmarkOperation compares one successful keyed operation through the
 // SDK (key, JSON, retry loop, signing, decode) with the same POST done with
 // a bare net/http client, on the same httptest server: one row each, for
-// benchstat. The README reports the ratios. BenchmarkOperationPaired
+// benchstat. docs/chaos.md reports the ratios. BenchmarkOperationPaired
 // measures the same ratios with each SDK operation next to a bare one.
 func BenchmarkOperation(b *testing.B) {
 	st := newBenchSetup(b)

@@ -36,7 +36,7 @@ const fingerprintKeyLabel = "payonce journal fingerprint key v1"
 // rotating that secret makes pending entries look recorded with another
 // body unless this option keeps the key. Without a key (an A55 access
 // token, a core client) the fingerprint leaves card data out
-// (FingerprintRedactedPrefix), see docs/crash-safety.md.
+// (FingerprintRedactedPrefix), see docs/journal.md.
 func WithFingerprintKey(key []byte) Option {
 	return func(c *Client) error {
 		if len(key) == 0 {

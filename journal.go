@@ -292,7 +292,7 @@ func JournalEntryOf(err error) (JournalEntry, bool) {
 }
 
 // WithJournal records every operation called with WithReference in j, so
-// that it runs once across processes and restarts (see docs/crash-safety.md).
+// that it runs once across processes and restarts (see docs/journal.md).
 func WithJournal(j Journal) Option {
 	return func(c *Client) error {
 		if isNil(j) {

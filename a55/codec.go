@@ -157,7 +157,7 @@ func (c *chargeFailure) Error() string {
 var _ payonce.FinalityCodec = Codec{}
 
 // finalKinds are the A55 failures final for an idempotency key (see
-// docs/crash-safety.md, "Which failures are final"): a refusal of this
+// docs/journal.md, "Which failures are final"): a refusal of this
 // body or this key by the rules (validation, a path or resource that does
 // not exist, an illegal move of the charge, a key the rules refuse) and a
 // charge A55 decided (declined, or ended in status error: the charge

@@ -111,7 +111,7 @@ func (c *Client) ClockOffset() time.Duration { return c.signer.ClockOffset() }
 // and the base URL's origin. The API key is itself a credential, so the
 // scope holds a digest keyed with the secret: it identifies the key
 // without letting anyone who reads the journal confirm a guessed one.
-// Rotating the secret changes the scope (docs/crash-safety.md).
+// Rotating the secret changes the scope (docs/journal.md).
 func Scope(apiKey, secret, baseURL string) (string, error) {
 	return payonce.ScopeOf(scopeIdentity(apiKey, secret), baseURL)
 }

@@ -274,7 +274,7 @@ func New(tb testing.TB, opts ...Option) *Server {
 
 // ConsoleURL returns the address of the fake's web console: every
 // operation by idempotency key with its attempts, faults and replays, and
-// controls for the clock, faults and state (docs/console.md).
+// controls for the clock, faults and state (docs/testing.md).
 func (s *Server) ConsoleURL() string { return s.URL + fakeserver.ConsolePath }
 
 // Close ends hanging requests and shuts the server down. It is idempotent.

@@ -36,7 +36,7 @@ func keysOf(m map[string]any) []string {
 	return ks
 }
 
-// What a test in another language sees, field by field, as docs/fakepay.md
+// What a test in another language sees, field by field, as docs/testing.md
 // shows it: a lost answer, a retry with the same key, one operation.
 func TestAdminAPIAsDocumented(t *testing.T) {
 	base := start(t)

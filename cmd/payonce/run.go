@@ -27,7 +27,7 @@ const usage = `usage: payonce journal <list|show|settle|purge> -journal <file.db
           or -outcome succeeded|failed|not-executed -reason "..." [-result file.json|-]
   purge   delete settled entries older than -older-than (e.g. 720h); -dry-run counts them
 
-Every subcommand takes -json for JSON output. See docs/operations.md.`
+Every subcommand takes -json for JSON output. See docs/journal.md.`
 
 // errUsage marks an error of the command line (exit status 2).
 var errUsage = errors.New("usage")
