@@ -16,6 +16,7 @@ import (
 	"github.com/payonce/payonce/internal/fakeserver/a55fake"
 	"github.com/payonce/payonce/internal/fakeserver/coinepayfake"
 	"github.com/payonce/payonce/journal"
+	"github.com/payonce/payonce/payoncetest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -169,13 +170,13 @@ func TestA55ErrorsSayEachThingOnce(t *testing.T) {
 	add("validation: wallet without a name", err)
 
 	// Transport: the answer lost after the commit, every attempt.
-	require.NoError(t, srv.AddFault(a55test.Rule{Fault: a55test.FaultDropAfterCommit, Path: a55test.ChargePath, Count: 1}))
+	require.NoError(t, srv.AddFault(payoncetest.Rule{Fault: payoncetest.FaultDropAfterCommit, Path: a55test.ChargePath, Count: 1}))
 	_, err = c.Charges.Create(ctx, charge("70.00", card(a55test.CardConfirms)))
 	add("answer lost", err)
-	require.NoError(t, srv.AddFault(a55test.Rule{Fault: a55test.FaultErrorBeforeCommit, Path: a55test.ChargePath, Count: 1, Status: http.StatusServiceUnavailable}))
+	require.NoError(t, srv.AddFault(payoncetest.Rule{Fault: payoncetest.FaultErrorBeforeCommit, Path: a55test.ChargePath, Count: 1, Status: http.StatusServiceUnavailable}))
 	_, err = c.Charges.Create(ctx, charge("71.00", card(a55test.CardConfirms)))
 	add("503", err)
-	require.NoError(t, srv.AddFault(a55test.Rule{Fault: a55test.FaultRateLimit, Path: a55test.ChargePath, Count: 1}))
+	require.NoError(t, srv.AddFault(payoncetest.Rule{Fault: payoncetest.FaultRateLimit, Path: a55test.ChargePath, Count: 1}))
 	_, err = c.Charges.Create(ctx, charge("72.00", card(a55test.CardConfirms)))
 	add("429", err)
 
@@ -231,7 +232,7 @@ func TestCoinepayErrorsSayEachThingOnce(t *testing.T) {
 	_, err = c.Cards.SettleApply(ctx, "no-such-job", &coinepay.ApplyRequest{HeaderID: "h1", PackageID: "p1"}, nil)
 	add("settle an unknown reference", err)
 
-	require.NoError(t, srv.AddFault(coinepaytest.Rule{Fault: coinepaytest.FaultDropAfterCommit, Path: coinepay.PathCardApply, Count: 1}))
+	require.NoError(t, srv.AddFault(payoncetest.Rule{Fault: payoncetest.FaultDropAfterCommit, Path: coinepay.PathCardApply, Count: 1}))
 	_, err = c.Cards.Apply(ctx, &coinepay.ApplyRequest{HeaderID: "h1", PackageID: "p1"})
 	add("answer lost", err)
 
