@@ -228,30 +228,7 @@ func TestSettleCreateMatchesByTheRequestAndNeverGuesses(t *testing.T) {
 		}()}, payonce.ErrLookupNotFound, "", ""},
 	} {
 		t.Run(name, func(t *testing.T) {
-			srv, lists := listServer(t, tc.listed)
-			j := journal.NewMemory()
-			p := fastPolicy()
-			p.MaxAttempts = 1
-			c, err := a55.NewClient(a55.ClientCredentials("client-1", "secret-1"), payonce.WithBaseURL(srv.URL), payonce.WithJournal(j),
-				payonce.WithRetryPolicy(p), payonce.WithSigner(payonce.SignerFunc(func(*http.Request, []byte) error { return nil })))
-			require.NoError(t, err)
-			_, err = c.Charges.Create(t.Context(), settleCharge("47.00"), payonce.WithReference("order-1/charge"))
-			require.Error(t, err)
-			key := payonce.KeyOf(err)
-
-			got, err := c.Charges.SettleCreate(t.Context(), "order-1/charge", &a55.SettleOptions{Request: settleCharge("47.00")})
-			assert.Positive(t, lists.Load())
-			if tc.kind != nil {
-				require.ErrorIs(t, err, tc.kind)
-				assert.Equal(t, key, payonce.KeyOf(err))
-				e, gerr := j.Get(t.Context(), c.Core().Scope(), "order-1/charge")
-				require.NoError(t, gerr)
-				assert.Equal(t, payonce.JournalPending, e.State, "nothing recorded")
-				return
-			}
-			require.NoError(t, err)
-			assert.Equal(t, tc.outcome, got.Outcome)
-			assert.Equal(t, tc.uuid, got.Charge.UUID)
+			runLookupCase(t, tc.listed, &a55.SettleOptions{Request: settleCharge("47.00")}, tc.kind, tc.outcome, tc.uuid)
 		})
 	}
 }
@@ -339,28 +316,36 @@ func TestSettleCreateMatchesByTheSummaryAndNeverGuesses(t *testing.T) {
 		"only declined charges": {[]map[string]any{listedCharge("ch_0", "error", "47.00", now)}, nil, payonce.SettleFailed, "ch_0"},
 	} {
 		t.Run(name, func(t *testing.T) {
-			srv, lists := listServer(t, tc.listed)
-			j := journal.NewMemory()
-			c := stubClient(t, srv, j)
-			_, err := c.Charges.Create(t.Context(), settleCharge("47.00"), payonce.WithReference("order-1/charge"))
-			require.Error(t, err)
-			key := payonce.KeyOf(err)
-
-			got, err := stubClient(t, srv, j).Charges.SettleCreate(t.Context(), "order-1/charge", nil)
-			assert.Positive(t, lists.Load())
-			if tc.kind != nil {
-				require.ErrorIs(t, err, tc.kind)
-				assert.Equal(t, key, payonce.KeyOf(err))
-				e, gerr := j.Get(t.Context(), c.Core().Scope(), "order-1/charge")
-				require.NoError(t, gerr)
-				assert.Equal(t, payonce.JournalPending, e.State, "nothing recorded")
-				return
-			}
-			require.NoError(t, err)
-			assert.Equal(t, tc.outcome, got.Outcome)
-			assert.Equal(t, tc.uuid, got.Charge.UUID)
+			runLookupCase(t, tc.listed, nil, tc.kind, tc.outcome, tc.uuid)
 		})
 	}
+}
+
+// runLookupCase creates a charge in doubt against a listServer of listed,
+// settles it with opts from another client on the journal, and checks the
+// outcome: kind, with nothing recorded, or outcome with charge uuid.
+func runLookupCase(t *testing.T, listed []map[string]any, opts *a55.SettleOptions, kind error, outcome payonce.SettleOutcome, uuid string) {
+	t.Helper()
+	srv, lists := listServer(t, listed)
+	j := journal.NewMemory()
+	c := stubClient(t, srv, j)
+	_, err := c.Charges.Create(t.Context(), settleCharge("47.00"), payonce.WithReference("order-1/charge"))
+	require.Error(t, err)
+	key := payonce.KeyOf(err)
+
+	got, err := stubClient(t, srv, j).Charges.SettleCreate(t.Context(), "order-1/charge", opts)
+	assert.Positive(t, lists.Load())
+	if kind != nil {
+		require.ErrorIs(t, err, kind)
+		assert.Equal(t, key, payonce.KeyOf(err))
+		e, gerr := j.Get(t.Context(), c.Core().Scope(), "order-1/charge")
+		require.NoError(t, gerr)
+		assert.Equal(t, payonce.JournalPending, e.State, "nothing recorded")
+		return
+	}
+	require.NoError(t, err)
+	assert.Equal(t, outcome, got.Outcome)
+	assert.Equal(t, uuid, got.Charge.UUID)
 }
 
 // An entry sent without a summary (reserved by hand) cannot be matched
