@@ -376,3 +376,28 @@ func stubClient(t *testing.T, srv *httptest.Server, j payonce.Journal) *a55.Clie
 	require.NoError(t, err)
 	return c
 }
+
+// A description that redaction changes (it holds a card number) is stored
+// redacted: the lookup lists without it and matches the charge by the
+// description redacted alike.
+func TestSettleCreateMatchesARedactedDescription(t *testing.T) {
+	srv := a55test.New(t)
+	j := journal.NewMemory()
+	c := oneAttempt(t, srv, j)
+	ctx := t.Context()
+	require.NoError(t, srv.AddFault(payoncetest.Rule{Fault: payoncetest.FaultDropAfterCommit, Path: a55test.ChargePath, Count: 1}))
+	req := settleCharge("52.00")
+	req.Description = "order 7 paid with 4111 1111 1111 1111"
+	_, err := c.Charges.Create(ctx, req, payonce.WithReference("order-7/charge"))
+	require.Error(t, err)
+	key := payonce.KeyOf(err)
+	e, err := j.Get(ctx, c.Core().Scope(), "order-7/charge")
+	require.NoError(t, err)
+	assert.NotContains(t, e.Summary, "4111 1111 1111 1111")
+	assert.Contains(t, e.Summary, `"description_redacted":true`)
+
+	got, err := oneAttempt(t, srv, j).Charges.SettleCreate(ctx, "order-7/charge", nil)
+	require.NoError(t, err)
+	assert.Equal(t, payonce.SettleSucceeded, got.Outcome)
+	assert.Equal(t, srv.Ledger().ByKey(key)[0].ID, got.Charge.UUID)
+}
