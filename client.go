@@ -46,6 +46,7 @@ type Client struct {
 	scope         string                // WithScope, or resolved from WithScopeIdentity (scope.go)
 	observer      Observer              // WithObserver (observer.go); nil: no hooks
 	routes        *routeTable           // the routes the client derived, bounded
+	refs          routeTable            // the reference templates observers saw, bounded
 	keys          *keyMemory            // first uses of keys given without a creation time
 	jclock        *journalClock         // the journal's clock, as last read
 	journalLease  time.Duration         // WithJournalLease; 0: from the policy
@@ -389,6 +390,11 @@ type Request struct {
 	// reaches an observer. Past MaxRoutes distinct routes a client
 	// reports RouteOverflow instead.
 	Route string
+	// Summary, when not nil, is stored with a journaled call's entry
+	// (JournalEntry.Summary, see summary.go): what a settle lookup matches
+	// the provider's records by. A JSON object holding no card data; the
+	// typed clients set it.
+	Summary any
 }
 
 // Codec decodes a provider's answers.

@@ -6,41 +6,20 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/payonce/payonce"
+	"github.com/payonce/payonce/internal/errortext"
 	"github.com/payonce/payonce/journal"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
-// wordRE matches the words of an error text: a key or a code counts as
-// one word, punctuation separates.
-var wordRE = regexp.MustCompile(`[\p{L}\p{N}_-]+`)
-
 // repeatedPhrase returns the first phrase of three or more words that
 // appears twice in s, or "".
-func repeatedPhrase(s string) string {
-	words := wordRE.FindAllString(strings.ToLower(s), -1)
-	seen := map[string]bool{}
-	for i := 0; i+3 <= len(words); i++ {
-		p := strings.Join(words[i:i+3], " ")
-		if seen[p] {
-			return p
-		}
-		seen[p] = true
-	}
-	return ""
-}
-
-func TestRepeatedPhrase(t *testing.T) {
-	assert.Equal(t, "idempotency key too",
-		repeatedPhrase("idempotency key too old to retry safely: post: idempotency key too old to retry safely"))
-	assert.Empty(t, repeatedPhrase("payonce: a55 charges.create: retries exhausted (HTTP 503) [idempotency key k-1, 5 attempt(s)]"))
-}
+func repeatedPhrase(s string) string { return errortext.RepeatedPhrase(s) }
 
 type signFunc func(*http.Request, []byte) error
 

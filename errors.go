@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/payonce/payonce/internal/errortext"
 	"github.com/payonce/payonce/redact"
 )
 
@@ -181,8 +182,10 @@ func (e *APIError) Error() string {
 const maxDetailsInText = 3
 
 // writeDetails appends the provider's field-level details ("type_charge:
-// want one of ...") so the text says what to fix.
-func writeDetails(b *strings.Builder, details []ErrorDetail) {
+// want one of ...") so the text says what to fix; a detail whose reason
+// repeats what b or the cause that follows already say (A55 puts a
+// charge's message in both) is left out.
+func writeDetails(b *strings.Builder, details []ErrorDetail, cause string) {
 	written := false
 	for i, d := range details {
 		if i == maxDetailsInText {
@@ -194,6 +197,9 @@ func writeDetails(b *strings.Builder, details []ErrorDetail) {
 			reason = d.Code
 		}
 		if d.Field == "" && reason == "" {
+			continue
+		}
+		if reason != "" && errortext.SharesPhrase(b.String()+" "+cause, reason) {
 			continue
 		}
 		if written {
@@ -258,10 +264,11 @@ func (e *APIError) summary() string {
 	} else if e.StatusCode == 0 && e.Code != "" && !strings.Contains(said, e.Code) {
 		b.WriteString(" (" + e.Code + ")")
 	}
-	if e.Message != "" && e.Message != e.Code && !saysOnlyKind(e.Message, e.Kind) && !strings.Contains(said, e.Message) {
+	if e.Message != "" && e.Message != e.Code && !saysOnlyKind(e.Message, e.Kind) && !strings.Contains(said, e.Message) &&
+		!errortext.SharesPhrase(said, e.Message) {
 		b.WriteString(": " + e.Message)
 	}
-	writeDetails(&b, e.Details)
+	writeDetails(&b, e.Details, cause)
 	if cause != "" {
 		b.WriteString(": " + cause)
 	}

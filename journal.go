@@ -37,14 +37,20 @@ const MaxReferenceLen = 255
 // Reference identify it; Key, KeyCreated and Fingerprint are fixed when it
 // is reserved; the other fields change as the operation settles.
 type JournalEntry struct {
-	Scope        string       // provider and credential identity, e.g. "a55:client-1"; never a secret
-	Reference    string       // the merchant's name of the operation, e.g. "order-42/charge"
-	Operation    string       // e.g. "charges.create"
-	Method       string       // HTTP method
-	Path         string       // request path, redacted, never the query string
-	Key          string       // the Idempotency-Key every attempt sends
-	KeyCreated   time.Time    // when the key was first used
-	Fingerprint  string       // keyed digest of method, path and body, or one without card data (fingerprint.go)
+	Scope       string    // provider and credential identity, e.g. "a55:client-1"; never a secret
+	Reference   string    // the merchant's name of the operation, e.g. "order-42/charge"
+	Operation   string    // e.g. "charges.create"
+	Method      string    // HTTP method
+	Path        string    // request path, redacted, never the query string
+	Key         string    // the Idempotency-Key every attempt sends
+	KeyCreated  time.Time // when the key was first used
+	Fingerprint string    // keyed digest of method, path and body, or one without card data (fingerprint.go)
+	// Summary is what a settle lookup matches the provider's records
+	// against, fixed at Reserve: the provider's redacted JSON summary of
+	// the request (Request.Summary; an A55 charge: amount, currency,
+	// type, wallet, description), never card data nor a hash of it. ""
+	// when the request gave none.
+	Summary      string
 	State        JournalState // pending, succeeded or failed
 	Result       []byte       // the answer body, redacted JSON, for succeeded (and failed, to rebuild its error)
 	StatusCode   int          // final HTTP status, when there was one

@@ -56,6 +56,11 @@ type OperationInfo struct {
 	// resource ID, never the query string (see Route).
 	Route string
 	Keyed bool // a business operation: one Idempotency-Key on every attempt
+	// ReferenceTemplate is the journal reference's template
+	// (ReferenceTemplate: "order-{id}/charge"), "" without a reference;
+	// past MaxRoutes distinct templates a client reports RouteOverflow.
+	// The raw reference is never reported.
+	ReferenceTemplate string
 	// RetryBudget is the client's retry budget (nil when disabled), for an
 	// observer that reports the tokens left.
 	RetryBudget *RetryBudget
@@ -188,6 +193,9 @@ type OperationResult struct {
 	Replayed   bool          // the final answer was a stored replay
 	RequestID  string        // the final answer's request ID
 	Duration   time.Duration // wall time of the operation
+	// FromJournal: nothing was sent, the answer (a success or a recorded
+	// failure) is the one the journal holds for the reference.
+	FromJournal bool
 }
 
 // ObserverFuncs is an Observer made of optional functions, for callers who
@@ -549,6 +557,9 @@ func (op *operation) startObserving() {
 	ob := op.ob
 	ob.info = OperationInfo{Provider: c.provider, Operation: req.Operation, Method: req.Method, Route: route,
 		Keyed: req.Keyed, RetryBudget: c.budget}
+	if op.opts.hasReference {
+		ob.info.ReferenceTemplate = c.refs.admit(ReferenceTemplate(op.opts.reference), false)
+	}
 	ctx := c.observer.StartOperation(op.ctx, ob.info)
 	if ctx == nil {
 		ctx = op.ctx
@@ -566,7 +577,8 @@ func (op *operation) endObserving(m Meta, err error) {
 		op.endAttempt(nil, nil, false)
 	}
 	res := OperationResult{OperationInfo: ob.info, Key: op.key, Outcome: Outcome(err), Attempts: op.attempts,
-		StatusCode: m.StatusCode, Replayed: m.Replayed, RequestID: m.RequestID, Duration: time.Since(op.start)}
+		StatusCode: m.StatusCode, Replayed: m.Replayed, RequestID: m.RequestID, Duration: time.Since(op.start),
+		FromJournal: m.FromJournal || errors.Is(err, ErrJournalRecorded)}
 	if op.key != "" {
 		res.KeyCreated = op.created
 	}

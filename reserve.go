@@ -45,8 +45,12 @@ func (op *operation) reserve(out any) (m Meta, done bool, err error) {
 	// A run reserves right before its first attempt: the entry is created
 	// "may have been sent", and that attempt's check is the reservation
 	// itself (beginAttempt).
+	summary, err := op.summary()
+	if err != nil {
+		return op.journalMeta(ref), true, op.fail(ErrInvalidRequest, err)
+	}
 	e := JournalEntry{
-		Scope: c.scope, Reference: ref,
+		Scope: c.scope, Reference: ref, Summary: summary,
 		Operation: op.req.Operation, Method: op.req.Method, Path: c.redactor().Stored(op.req.Path),
 		Key: op.key, KeyCreated: op.created,
 		Fingerprint: c.Fingerprint(op.req.Method, op.req.Path, op.body),

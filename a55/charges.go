@@ -183,6 +183,7 @@ func (s *ChargesService) Create(ctx context.Context, req *ChargeCreateRequest, o
 	meta, err := s.c.do(ctx, &payonce.Request{
 		Operation: "charges.create", Method: http.MethodPost, Path: PathCharges, Route: PathCharges,
 		Body: req, Keyed: true, Validate: func() error { return req.validate(s.c.core.Now(), s.c.core.BaseURL) },
+		Summary: req.Summary(),
 	}, (*createdCharge)(ch), opts)
 	if err != nil {
 		return nil, err

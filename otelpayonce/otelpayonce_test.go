@@ -88,12 +88,20 @@ func (tm *telemetry) sum(t *testing.T, name string, want ...attribute.KeyValue) 
 // attributeKeys lists every attribute key used by any data point of any
 // payonce metric.
 func (tm *telemetry) attributeKeys(t *testing.T) map[attribute.Key]bool {
+	keys := map[attribute.Key]bool{}
+	tm.eachAttribute(t, func(kv attribute.KeyValue) { keys[kv.Key] = true })
+	return keys
+}
+
+// eachAttribute calls fn with every attribute of every data point of the
+// counters and histograms.
+func (tm *telemetry) eachAttribute(t *testing.T, fn func(attribute.KeyValue)) {
+	t.Helper()
 	var rm metricdata.ResourceMetrics
 	require.NoError(t, tm.reader.Collect(context.Background(), &rm))
-	keys := map[attribute.Key]bool{}
 	add := func(s attribute.Set) {
 		for _, kv := range s.ToSlice() {
-			keys[kv.Key] = true
+			fn(kv)
 		}
 	}
 	for _, sm := range rm.ScopeMetrics {
@@ -110,7 +118,6 @@ func (tm *telemetry) attributeKeys(t *testing.T) map[attribute.Key]bool {
 			}
 		}
 	}
-	return keys
 }
 
 func hasAll(s attribute.Set, want []attribute.KeyValue) bool {
@@ -383,4 +390,11 @@ func TestSpanAttributesHideEncodedCardNumbers(t *testing.T) {
 			assert.NotContains(t, dump.String(), "4111111111111111")
 		})
 	}
+}
+
+// metricValues joins every attribute value of every data point.
+func (tm *telemetry) metricValues(t *testing.T) string {
+	var b strings.Builder
+	tm.eachAttribute(t, func(kv attribute.KeyValue) { b.WriteString(kv.Value.String() + "\n") })
+	return b.String()
 }

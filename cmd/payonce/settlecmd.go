@@ -52,7 +52,7 @@ func cmdSettle(ctx context.Context, args []string, stdout io.Writer, getenv func
 	fs.DurationVar(&f.margin, "margin", 0, "lookup: widen the lookup window by this much on each side (default 15m)")
 	fs.StringVar(&f.headerID, "header-id", "", "coinepay cards.apply lookup: the request's header_id")
 	fs.StringVar(&f.packageID, "package-id", "", "coinepay cards.apply lookup: the request's package_id")
-	fs.StringVar(&f.requestFile, "request", "", "a55 charges.create lookup: the exact request, a JSON file")
+	fs.StringVar(&f.requestFile, "request", "", "a55 charges.create lookup of an entry without a request summary: the exact request, a JSON file")
 	ops, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -261,15 +261,17 @@ func lookup(ctx context.Context, j journal.Store, e payonce.JournalEntry, f sett
 		}
 		return r, nil
 	case "charges.create":
-		if f.requestFile == "" {
-			return settleResult{}, usageErr("a charges.create lookup needs -request file.json, the exact request the entry was recorded with; without it settle by hand (-outcome)")
-		}
 		if f.headerID != "" || f.packageID != "" {
 			return settleResult{}, usageErr("-header-id and -package-id are for a coinepay cards.apply lookup")
 		}
-		req, err := readChargeRequest(f.requestFile)
-		if err != nil {
-			return settleResult{}, err
+		// Without -request the entry's summary is what the lookup
+		// matches by: no card needed.
+		var req *a55.ChargeCreateRequest
+		if f.requestFile != "" {
+			var err error
+			if req, err = readChargeRequest(f.requestFile); err != nil {
+				return settleResult{}, err
+			}
 		}
 		ac, err := a55FromEnv(j, getenv, d)
 		if err != nil {
@@ -278,7 +280,7 @@ func lookup(ctx context.Context, j journal.Store, e payonce.JournalEntry, f sett
 		if err := checkScope(ac.Core()); err != nil {
 			return settleResult{}, err
 		}
-		s, err := ac.Charges.SettleCreate(ctx, e.Reference, req, &a55.SettleOptions{Margin: f.margin, RecordNotExecuted: f.recordNotExecuted})
+		s, err := ac.Charges.SettleCreate(ctx, e.Reference, &a55.SettleOptions{Margin: f.margin, RecordNotExecuted: f.recordNotExecuted, Request: req})
 		if err != nil {
 			return settleResult{}, err
 		}

@@ -65,13 +65,13 @@ func (r *crashRun) settleInDoubt(ctx context.Context, j journal.Store, plan []pl
 		var lerr error
 		switch it.work {
 		case workCharge, workDeclined:
-			amount, _ := payonce.AmountFromMinor(itemAmount(it))
-			client, wallet := a, r.wcfg.Wallet
+			// The journal alone: the entry's summary, no card.
+			client := a
 			if it.other {
-				client, wallet = b, r.wcfg.OtherWallet
+				client = b
 			}
 			var s *a55.ChargeSettlement
-			if s, lerr = client.Charges.SettleCreate(ctx, it.journalRef(), chargeRequest(it, amount, wallet), opts); lerr == nil {
+			if s, lerr = client.Charges.SettleCreate(ctx, it.journalRef(), opts); lerr == nil {
 				got = s.Entry
 			}
 		case workApply:

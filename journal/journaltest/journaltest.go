@@ -45,6 +45,7 @@ func Run(t *testing.T, open func(t *testing.T) journal.Store) {
 		{"UpdateAbsent", testUpdateAbsent},
 		{"RoundTripsEveryField", testRoundTrip},
 		{"UpdateKeepsImmutableFields", testUpdateKeepsImmutable},
+		{"SummaryIsKept", testSummaryIsKept},
 		{"NeverBackToPending", testNeverBackToPending},
 		{"PendingUpdates", testPendingUpdates},
 		{"ConcurrentReserve", testConcurrentReserve},
@@ -199,6 +200,42 @@ func testUpdateKeepsImmutable(t *testing.T, j journal.Store) {
 	assert.Equal(t, e.Path, back.Path)
 	assert.True(t, e.KeyCreated.Equal(back.KeyCreated))
 	assert.Equal(t, 1, back.Attempts)
+}
+
+// The request summary given to Reserve comes back from Get, Take, Claim
+// and BeginAttempt, and no later write changes it; an entry reserved
+// without one has none.
+func testSummaryIsKept(t *testing.T, j journal.Store) {
+	const summary = `{"amount":"100.00","currency":"BRL","description":"pedido 42 — 订单"}`
+	e := Entry("a55:c1", "order-42/charge")
+	e.Summary = summary
+	got := reserve(t, j, e)
+	assert.Equal(t, summary, got.Summary)
+
+	taken, err := j.Take(ctx(t), payonce.TakeRequest{Scope: e.Scope, Reference: e.Reference, Owner: "run-1", Lease: time.Minute})
+	require.NoError(t, err)
+	assert.Equal(t, summary, taken.Summary)
+	began, err := j.BeginAttempt(ctx(t), payonce.AttemptRequest{Scope: e.Scope, Reference: e.Reference, Fence: taken.Fence, Owner: "run-1", Lease: time.Minute})
+	require.NoError(t, err)
+	assert.Equal(t, summary, began.Summary)
+
+	up := began
+	up.Summary, up.LastCause = `{"amount":"1.00"}`, "transport"
+	require.NoError(t, j.Update(ctx(t), up))
+	claimed, err := j.Claim(ctx(t), journal.ClaimRequest{Scope: e.Scope, Owner: "worker-1", Lease: time.Minute})
+	require.NoError(t, err)
+	require.Len(t, claimed, 1)
+	assert.Equal(t, summary, claimed[0].Summary, "Update leaves the summary as reserved")
+
+	up = claimed[0]
+	up.State, up.Result, up.Summary = payonce.JournalSucceeded, []byte(`{"id":"1"}`), ""
+	require.NoError(t, j.Update(ctx(t), up))
+	back, err := j.Get(ctx(t), e.Scope, e.Reference)
+	require.NoError(t, err)
+	assert.Equal(t, summary, back.Summary)
+
+	bare := reserve(t, j, Entry("a55:c1", "order-43/charge"))
+	assert.Empty(t, bare.Summary)
 }
 
 func testNeverBackToPending(t *testing.T, j journal.Store) {

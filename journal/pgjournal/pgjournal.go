@@ -119,7 +119,7 @@ type querier interface {
 
 const columns = `scope, reference, operation, method, path, idem_key, key_created, fingerprint, state, result,
 	status_code, request_id, replayed, error_kind, error_code, error_message, attempts, last_cause,
-	created_at, updated_at, lease_owner, lease_until, fence, sent, settle_reason`
+	created_at, updated_at, lease_owner, lease_until, fence, sent, settle_reason, summary`
 
 func (j *Journal) sql(s string) string { return strings.ReplaceAll(s, "$T", j.table) }
 
@@ -157,14 +157,14 @@ func (j *Journal) ReserveTx(ctx context.Context, tx pgx.Tx, e payonce.JournalEnt
 const insertSQL = `INSERT INTO $T (` + columns + `)
 	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18,
 		COALESCE($19, now()), COALESCE($20, $19, now()), $21::text,
-		CASE WHEN $21::text <> '' THEN now() + $22::bigint * interval '1 microsecond' END, $23, $24, '')
+		CASE WHEN $21::text <> '' THEN now() + $22::bigint * interval '1 microsecond' END, $23, $24, '', $25)
 	ON CONFLICT (scope, reference) DO NOTHING RETURNING ` + columns
 
 // insertArgs are insertSQL's arguments for the normalized entry e.
 func insertArgs(e payonce.JournalEntry) []any {
 	return []any{e.Scope, e.Reference, e.Operation, e.Method, e.Path, e.Key, e.KeyCreated, e.Fingerprint, string(e.State), e.Result,
 		e.StatusCode, e.RequestID, e.Replayed, e.ErrorKind, e.ErrorCode, e.ErrorMessage, e.Attempts, e.LastCause,
-		optTime(e.CreatedAt), optTime(e.UpdatedAt), e.LeaseOwner, e.ReserveLease().Microseconds(), e.Fence, e.Sent}
+		optTime(e.CreatedAt), optTime(e.UpdatedAt), e.LeaseOwner, e.ReserveLease().Microseconds(), e.Fence, e.Sent, e.Summary}
 }
 
 // optTime is t, or NULL for the zero time (the database's now()).
@@ -411,7 +411,7 @@ func scanOne(rows pgx.Rows, extra ...any) (payonce.JournalEntry, error) {
 	var leaseUntil *time.Time
 	dest := []any{&e.Scope, &e.Reference, &e.Operation, &e.Method, &e.Path, &e.Key, &e.KeyCreated, &e.Fingerprint, &state, &e.Result,
 		&e.StatusCode, &e.RequestID, &e.Replayed, &e.ErrorKind, &e.ErrorCode, &e.ErrorMessage, &e.Attempts, &e.LastCause,
-		&e.CreatedAt, &e.UpdatedAt, &e.LeaseOwner, &leaseUntil, &e.Fence, &e.Sent, &e.SettleReason}
+		&e.CreatedAt, &e.UpdatedAt, &e.LeaseOwner, &leaseUntil, &e.Fence, &e.Sent, &e.SettleReason, &e.Summary}
 	if err := rows.Scan(append(dest, extra...)...); err != nil {
 		return payonce.JournalEntry{}, fmt.Errorf("pgjournal: scan: %w", err)
 	}

@@ -128,7 +128,7 @@ func (j *Journal) DB() *sql.DB { return j.db }
 
 const columns = `scope, reference, operation, method, path, idem_key, key_created, fingerprint, state, result,
 	status_code, request_id, replayed, error_kind, error_code, error_message, attempts, last_cause,
-	created_at, updated_at, lease_owner, lease_until, fence, sent, settle_reason`
+	created_at, updated_at, lease_owner, lease_until, fence, sent, settle_reason, summary`
 
 type queryer interface {
 	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
@@ -180,11 +180,11 @@ func (j *Journal) reserve(ctx context.Context, q queryer, e payonce.JournalEntry
 		until = micro(now.Add(e.ReserveLease()))
 	}
 	res, err := q.ExecContext(ctx, `INSERT INTO payonce_journal (`+columns+`)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '')
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '', ?)
 		ON CONFLICT (scope, reference) DO NOTHING`,
 		e.Scope, e.Reference, e.Operation, e.Method, e.Path, e.Key, micro(e.KeyCreated), e.Fingerprint, string(e.State), e.Result,
 		e.StatusCode, e.RequestID, e.Replayed, e.ErrorKind, e.ErrorCode, e.ErrorMessage, e.Attempts, e.LastCause,
-		micro(e.CreatedAt), micro(e.UpdatedAt), e.LeaseOwner, until, e.Fence, e.Sent)
+		micro(e.CreatedAt), micro(e.UpdatedAt), e.LeaseOwner, until, e.Fence, e.Sent, e.Summary)
 	if err != nil {
 		return payonce.JournalEntry{}, false, fmt.Errorf("sqlitejournal: reserve: %w", err)
 	}
@@ -426,7 +426,7 @@ func scanAll(rows *sql.Rows) ([]payonce.JournalEntry, error) {
 		var keyCreated, created, updated, leaseUntil int64
 		if err := rows.Scan(&e.Scope, &e.Reference, &e.Operation, &e.Method, &e.Path, &e.Key, &keyCreated, &e.Fingerprint, &state, &e.Result,
 			&e.StatusCode, &e.RequestID, &e.Replayed, &e.ErrorKind, &e.ErrorCode, &e.ErrorMessage, &e.Attempts, &e.LastCause,
-			&created, &updated, &e.LeaseOwner, &leaseUntil, &e.Fence, &e.Sent, &e.SettleReason); err != nil {
+			&created, &updated, &e.LeaseOwner, &leaseUntil, &e.Fence, &e.Sent, &e.SettleReason, &e.Summary); err != nil {
 			return nil, fmt.Errorf("sqlitejournal: scan: %w", err)
 		}
 		e.State = payonce.JournalState(state)
