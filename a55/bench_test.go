@@ -26,6 +26,7 @@ type chargeBench struct {
 	hc         *http.Client
 	rc         *retryablehttp.Client
 	c          *a55.Client
+	core       *payonce.Client // the core client posting the bare bytes
 	amount     payonce.Amount
 }
 
@@ -37,8 +38,21 @@ func newChargeBench(b *testing.B, baseURL, token string) *chargeBench {
 	if err != nil {
 		b.Fatal(err)
 	}
+	core, err := payonce.NewClient(payonce.WithBaseURL(baseURL), payonce.WithHTTPClient(hc), payonce.WithSigner(bearer(token)))
+	if err != nil {
+		b.Fatal(err)
+	}
 	amount, _ := payonce.ParseAmount("100.00")
-	return &chargeBench{url: baseURL + a55.PathCharges, token: token, hc: hc, rc: rc, c: c, amount: amount}
+	return &chargeBench{url: baseURL + a55.PathCharges, token: token, hc: hc, rc: rc, c: c, core: core, amount: amount}
+}
+
+// bearer signs a request with a fixed bearer token, as the a55 client's
+// authorizer does with an access token.
+type bearer string
+
+func (t bearer) Sign(req *http.Request, _ []byte) error {
+	req.Header.Set("Authorization", "Bearer "+string(t))
+	return nil
 }
 
 // cannedServer answers every request with answer.
@@ -91,6 +105,18 @@ func (cb *chargeBench) retryable(b *testing.B) {
 	checkBare(b, resp, err)
 }
 
+// core posts the bare client's body through the core client and decodes
+// the answer as the bare client does: what the a55 client costs over the
+// core is sdk's time over this.
+func (cb *chargeBench) coreDo(b *testing.B) {
+	var ch benchwire.Charge
+	_, err := cb.core.Do(context.Background(), &payonce.Request{Operation: "charges.create", Method: http.MethodPost,
+		Path: a55.PathCharges, Body: benchwire.NewChargeRequest(a55test.CardConfirms), Keyed: true}, &ch)
+	if err != nil || ch.UUID == "" {
+		b.Fatal(err)
+	}
+}
+
 func (cb *chargeBench) sdk(b *testing.B) {
 	ch, err := cb.c.Charges.Create(context.Background(), &a55.ChargeCreateRequest{
 		Amount: cb.amount, Currency: payonce.BRL, TypeCharge: a55.TypeCreditCard,
@@ -118,7 +144,7 @@ func BenchmarkChargeCreate(b *testing.B) {
 		for _, row := range []struct {
 			name string
 			run  func(*testing.B)
-		}{{"bare-net-http", s.cb.bare}, {"raw-retryablehttp", s.cb.retryable}, {"sdk", s.cb.sdk}} {
+		}{{"bare-net-http", s.cb.bare}, {"raw-retryablehttp", s.cb.retryable}, {"core", s.cb.coreDo}, {"sdk", s.cb.sdk}} {
 			b.Run(s.name+"/"+row.name, func(b *testing.B) {
 				b.ReportAllocs()
 				for b.Loop() {
@@ -131,9 +157,11 @@ func BenchmarkChargeCreate(b *testing.B) {
 
 // BenchmarkChargeCreatePaired times, on the httptest server, each SDK
 // charge next to a bare net/http one (benchpair.Run): ratio is the SDK's
-// time over bare net/http's.
+// time over bare net/http's; sdk-vs-core is the typed client over the
+// core client sending the same bytes (what the typed layer costs).
 func BenchmarkChargeCreatePaired(b *testing.B) {
 	cb := newChargeBench(b, cannedServer(b, benchwire.ChargeAnswer).URL, "tok_bench")
 	b.Run("sdk", func(b *testing.B) { benchpair.Run(b, cb.bare, cb.sdk) })
 	b.Run("raw-retryablehttp", func(b *testing.B) { benchpair.Run(b, cb.bare, cb.retryable) })
+	b.Run("sdk-vs-core", func(b *testing.B) { benchpair.Run(b, cb.coreDo, cb.sdk) })
 }

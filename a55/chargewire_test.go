@@ -113,9 +113,11 @@ func TestChargeCreateWireWritesCardAndAmountAsPayonce(t *testing.T) {
 			ExpirationMonth: text, ExpirationYear: "2099", CVV: payonce.CVV(text)}
 		want, err := c.MarshalWire()
 		require.NoError(t, err)
-		got, err := json.Marshal(newWireCard(&c))
+		body, err := (&ChargeCreateRequest{TypeCharge: TypeCreditCard, Card: &c}).MarshalWire()
 		require.NoError(t, err)
-		assert.Equal(t, string(want), string(got), "%q", text)
+		var got struct{ Card json.RawMessage }
+		require.NoError(t, json.Unmarshal(body, &got))
+		assert.Equal(t, string(want), string(got.Card), "%q", text)
 	}
 	for _, s := range []string{"0.00", "0.01", "100.00", "123456789.99"} {
 		a, err := payonce.ParseAmount(s)

@@ -23,6 +23,7 @@ type applyBench struct {
 	hc     *http.Client
 	signer *coinepay.HMACSigner
 	c      *coinepay.Client
+	core   *payonce.Client // the core client, signing, decoding as bare does
 }
 
 func newApplyBench(b *testing.B) *applyBench {
@@ -41,7 +42,11 @@ func newApplyBench(b *testing.B) *applyBench {
 	if err != nil {
 		b.Fatal(err)
 	}
-	return &applyBench{url: srv.URL + coinepay.PathCardApply, hc: hc, signer: s, c: c}
+	core, err := payonce.NewClient(payonce.WithBaseURL(srv.URL), payonce.WithHTTPClient(hc), payonce.WithSigner(s))
+	if err != nil {
+		b.Fatal(err)
+	}
+	return &applyBench{url: srv.URL + coinepay.PathCardApply, hc: hc, signer: s, c: c, core: core}
 }
 
 func (ab *applyBench) bare(b *testing.B) {
@@ -65,6 +70,18 @@ func (ab *applyBench) bare(b *testing.B) {
 	}
 }
 
+// coreDo is the same call through the core client with the same signer,
+// decoding as bare does: what the typed client costs over the core is
+// sdk's time over this.
+func (ab *applyBench) coreDo(b *testing.B) {
+	var out benchwire.Apply
+	_, err := ab.core.Do(context.Background(), &payonce.Request{Operation: "cards.apply", Method: http.MethodPost,
+		Path: coinepay.PathCardApply, Body: &coinepay.ApplyRequest{HeaderID: "hdr_1", PackageID: "pkg_basic"}, Keyed: true}, &out)
+	if err != nil || out.Data.CardID == "" {
+		b.Fatal(err)
+	}
+}
+
 func (ab *applyBench) sdk(b *testing.B) {
 	res, err := ab.c.Cards.Apply(context.Background(), &coinepay.ApplyRequest{HeaderID: "hdr_1", PackageID: "pkg_basic"})
 	if err != nil || res.CardID == "" {
@@ -80,7 +97,7 @@ func BenchmarkCardsApply(b *testing.B) {
 	for _, row := range []struct {
 		name string
 		run  func(*testing.B)
-	}{{"bare-signed", ab.bare}, {"sdk", ab.sdk}} {
+	}{{"bare-signed", ab.bare}, {"core", ab.coreDo}, {"sdk", ab.sdk}} {
 		b.Run(row.name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
@@ -91,8 +108,11 @@ func BenchmarkCardsApply(b *testing.B) {
 }
 
 // BenchmarkCardsApplyPaired times each SDK apply next to a bare signed one
-// (benchpair.Run): ratio is the SDK's time over bare net/http's.
+// (benchpair.Run): ratio is the SDK's time over bare net/http's;
+// sdk-vs-core is the typed client over the core client signing the same
+// bytes (what the typed layer costs).
 func BenchmarkCardsApplyPaired(b *testing.B) {
 	ab := newApplyBench(b)
 	b.Run("sdk", func(b *testing.B) { benchpair.Run(b, ab.bare, ab.sdk) })
+	b.Run("sdk-vs-core", func(b *testing.B) { benchpair.Run(b, ab.coreDo, ab.sdk) })
 }
