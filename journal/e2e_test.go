@@ -19,6 +19,7 @@ import (
 	"github.com/payonce/payonce/journal"
 	"github.com/payonce/payonce/journal/pgjournal"
 	"github.com/payonce/payonce/journal/sqlitejournal"
+	"github.com/payonce/payonce/payoncetest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -168,7 +169,7 @@ func TestCoinepayJobRedelivered25HoursLaterOpensNoSecondCard(t *testing.T) {
 // another with its creation time: 23.5 hours on, the guard refuses it.
 func TestResumeTokenFromAnotherProcessKeepsTheGuard(t *testing.T) {
 	srv := a55test.New(t)
-	require.NoError(t, srv.AddFault(a55test.Rule{Fault: a55test.FaultErrorBeforeCommit, Path: a55test.ChargePath, Count: 100, Status: 503}))
+	require.NoError(t, srv.AddFault(payoncetest.Rule{Fault: payoncetest.FaultErrorBeforeCommit, Path: a55test.ChargePath, Count: 100, Status: 503}))
 	_, err := a55Client(t, srv, nil).Charges.Create(t.Context(), chargeRequest("4111111111111111"))
 	require.ErrorIs(t, err, payonce.ErrRetriesExhausted)
 	token := payonce.ResumeTokenOf(err)
@@ -208,7 +209,7 @@ func TestCrashBetweenSendAndAnswerChargesOnce(t *testing.T) {
 			// The answer is lost after the commit, and no retry is allowed.
 			policy := payonce.FastRetryPolicy()
 			policy.MaxAttempts = 1
-			require.NoError(t, srv.AddFault(a55test.Rule{Fault: a55test.FaultDropAfterCommit, Path: a55test.ChargePath, Count: 1}))
+			require.NoError(t, srv.AddFault(payoncetest.Rule{Fault: payoncetest.FaultDropAfterCommit, Path: a55test.ChargePath, Count: 1}))
 			_, err := a55Client(t, srv, j, payonce.WithRetryPolicy(policy)).Charges.Create(t.Context(), chargeRequest("4111111111111111"), payonce.WithReference("order-7"))
 			require.Error(t, err)
 			require.True(t, payonce.IsTemporary(err))
@@ -264,7 +265,7 @@ func TestSameReferenceOtherBodyDeclinedAndOutcomeUnknown(t *testing.T) {
 			assert.Equal(t, a1.StatusCode, a2.StatusCode)
 
 			// Pending past the guard: ErrOutcomeUnknown, nothing sent.
-			require.NoError(t, srv.AddFault(a55test.Rule{Fault: a55test.FaultErrorBeforeCommit, Path: a55test.ChargePath, Count: 100, Status: 503}))
+			require.NoError(t, srv.AddFault(payoncetest.Rule{Fault: payoncetest.FaultErrorBeforeCommit, Path: a55test.ChargePath, Count: 100, Status: 503}))
 			_, err = c.Charges.Create(ctx, chargeRequest("4111111111111111"), payonce.WithReference("order-3"))
 			require.ErrorIs(t, err, payonce.ErrRetriesExhausted)
 			srv.ClearFaults()
@@ -351,7 +352,7 @@ func TestWorkersClaimAndResumePendingEntriesOnce(t *testing.T) {
 		t.Run(b.name, func(t *testing.T) {
 			srv := a55test.New(t)
 			j, reopen := b.open(t)
-			require.NoError(t, srv.AddFault(a55test.Rule{Fault: a55test.FaultDropAfterCommit, Path: a55test.ChargePath, Count: 3}))
+			require.NoError(t, srv.AddFault(payoncetest.Rule{Fault: payoncetest.FaultDropAfterCommit, Path: a55test.ChargePath, Count: 3}))
 			policy := payonce.FastRetryPolicy()
 			policy.MaxAttempts = 1
 			c := a55Client(t, srv, j, payonce.WithRetryPolicy(policy))

@@ -20,6 +20,7 @@ import (
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/a55"
 	"github.com/payonce/payonce/a55/a55test"
+	"github.com/payonce/payonce/payoncetest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -115,7 +116,7 @@ func TestNoRowHoldsAnUnkeyedHashOfCardData(t *testing.T) {
 			one := payonce.FastRetryPolicy()
 			one.MaxAttempts = 1
 			lossy := a55Client(t, srv, j, payonce.WithHTTPClient(hc), payonce.WithRetryPolicy(one))
-			require.NoError(t, srv.AddFault(a55test.Rule{Fault: a55test.FaultDropAfterCommit, Path: a55test.ChargePath, Count: 1}))
+			require.NoError(t, srv.AddFault(payoncetest.Rule{Fault: payoncetest.FaultDropAfterCommit, Path: a55test.ChargePath, Count: 1}))
 			_, err = lossy.Charges.Create(ctx, charge(cards[2]), payonce.WithReference("fp-lost"))
 			require.Error(t, err)
 

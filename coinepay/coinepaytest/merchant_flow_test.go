@@ -15,6 +15,7 @@ import (
 	"github.com/payonce/payonce/coinepay"
 	"github.com/payonce/payonce/coinepay/coinepaytest"
 	"github.com/payonce/payonce/journal/sqlitejournal"
+	"github.com/payonce/payonce/payoncetest"
 )
 
 func TestMerchantCardFlow(t *testing.T) {
@@ -25,7 +26,7 @@ func TestMerchantCardFlow(t *testing.T) {
 
 	// Job 1 issues a card; the answer is lost, the client retries.
 	job := payonce.WithTaskKey(ctx, "openapi:apply", "job-1", srv.Clock().Now())
-	require.NoError(t, srv.AddFault(coinepaytest.Rule{Fault: coinepaytest.FaultDropAfterCommit, Path: coinepay.PathCardApply, Count: 1}))
+	require.NoError(t, srv.AddFault(payoncetest.Rule{Fault: payoncetest.FaultDropAfterCommit, Path: coinepay.PathCardApply, Count: 1}))
 	card, err := client.Cards.Apply(job, &coinepay.ApplyRequest{HeaderID: "hdr_1", PackageID: "pkg_basic"})
 	require.NoError(t, err)
 	assert.Equal(t, "openapi:apply:job-1", card.Meta.Key)
@@ -53,7 +54,7 @@ func TestMerchantCardFlow(t *testing.T) {
 	require.True(t, payonce.IsResumable(err))
 	token := payonce.ResumeTokenOf(err)
 	srv.SetBalance(srv.APIKey(), payonce.MustParseAmount("100.00"))
-	require.NoError(t, srv.AddFault(coinepaytest.Rule{Fault: coinepaytest.FaultDropAfterCommit, Path: coinepay.PathCardRecharge, Count: 1}))
+	require.NoError(t, srv.AddFault(payoncetest.Rule{Fault: payoncetest.FaultDropAfterCommit, Path: coinepay.PathCardRecharge, Count: 1}))
 	rc, err := client.Cards.Recharge(ctx, recharge, payonce.WithResumeToken(token))
 	require.NoError(t, err)
 	assert.Equal(t, rechargeKey, rc.Meta.Key)
@@ -85,7 +86,7 @@ func TestMerchantCardJobOnAJournal(t *testing.T) {
 		job := payonce.WithTaskKey(ctx, "openapi:apply", "job-7", srv.Clock().Now())
 		return client.Cards.Apply(job, &coinepay.ApplyRequest{HeaderID: "hdr_7", PackageID: "pkg_basic"}, payonce.WithReference("job-7/apply"))
 	}
-	require.NoError(t, srv.AddFault(coinepaytest.Rule{Fault: coinepaytest.FaultDropAfterCommit, Path: coinepay.PathCardApply, Count: 1}))
+	require.NoError(t, srv.AddFault(payoncetest.Rule{Fault: payoncetest.FaultDropAfterCommit, Path: coinepay.PathCardApply, Count: 1}))
 	_, err = deliver()
 	require.True(t, payonce.IsResumable(err), "%v", err)
 	card, err := deliver()

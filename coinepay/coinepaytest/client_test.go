@@ -11,7 +11,7 @@ import (
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/coinepay"
 	"github.com/payonce/payonce/coinepay/coinepaytest"
-	"github.com/payonce/payonce/internal/logtest"
+	"github.com/payonce/payonce/payoncetest"
 )
 
 // The recipe "advance 25 h and resume" of docs/testing.md: the test client reads the
@@ -21,7 +21,7 @@ func TestClientKeyAgesWithTheFakeClock(t *testing.T) {
 	srv := coinepaytest.New(t)
 	client, err := srv.Client()
 	require.NoError(t, err)
-	require.NoError(t, srv.AddFault(coinepaytest.Rule{Fault: coinepaytest.FaultDropAfterCommit, Path: coinepay.PathCardApply}))
+	require.NoError(t, srv.AddFault(payoncetest.Rule{Fault: payoncetest.FaultDropAfterCommit, Path: coinepay.PathCardApply}))
 	key, err := payonce.OperationKey("openapi:apply", "job-77")
 	require.NoError(t, err)
 	req := &coinepay.ApplyRequest{HeaderID: "hdr_1", PackageID: "pkg_basic"}
@@ -61,28 +61,6 @@ func TestClientSignsOnTheFakeClock(t *testing.T) {
 	assert.InDelta(t, 600, local.ClockOffset().Seconds(), 2)
 }
 
-// The test client retries on millisecond waits by default: a 429 asking for
-// a second is retried after FastRetryPolicy's 20 ms cap; the caller's
-// policy still wins. The wait is read from the client's debug record of
-// the retry, so nothing depends on the machine's speed.
-func TestClientRetriesFastByDefault(t *testing.T) {
-	wait := func(t *testing.T, opts ...payonce.Option) time.Duration {
-		srv := coinepaytest.New(t)
-		log, logger := logtest.New()
-		client, err := srv.Client(append([]payonce.Option{payonce.WithLogger(logger)}, opts...)...)
-		require.NoError(t, err)
-		require.NoError(t, srv.AddFault(coinepaytest.Rule{Fault: coinepaytest.FaultRateLimit, Path: coinepay.PathCardApply, RetryAfter: 1, Count: 1}))
-		res, err := client.Cards.Apply(context.Background(), &coinepay.ApplyRequest{HeaderID: "h", PackageID: "p"})
-		require.NoError(t, err)
-		require.Equal(t, 2, res.Meta.Attempts)
-		waits := log.RetryWaits(t)
-		require.Len(t, waits, 1, "one retry logged")
-		return waits[0]
-	}
-	assert.Equal(t, 20*time.Millisecond, wait(t), "Retry-After capped by FastRetryPolicy")
-	assert.Equal(t, time.Second, wait(t, payonce.WithRetryPolicy(payonce.DefaultRetryPolicy())), "the caller's policy wins")
-}
-
 // payonce.OperationKey fits Coinepay's charset where a hand-made key does
 // not: "order 42/x" is refused before sending.
 func TestOperationKeyFitsCoinepay(t *testing.T) {
@@ -106,20 +84,4 @@ func TestOperationKeyFitsCoinepay(t *testing.T) {
 		assert.Equal(t, card.CardID, again.CardID)
 		assert.True(t, srv.Ledger().ExecutedOnce(key), id)
 	}
-}
-
-// Fakes created with default settings draw their IDs at random: the first
-// card of two servers never has the same ID. WithSeed makes a run
-// reproducible.
-func TestServersDrawDistinctIDsUnlessSeeded(t *testing.T) {
-	first := func(opts ...coinepaytest.Option) string {
-		srv := coinepaytest.New(t, opts...)
-		client, err := srv.Client()
-		require.NoError(t, err)
-		res, err := client.Cards.Apply(t.Context(), &coinepay.ApplyRequest{HeaderID: "hdr_1", PackageID: "pkg_basic"})
-		require.NoError(t, err)
-		return res.CardID
-	}
-	assert.NotEqual(t, first(), first(), "default fakes share their first card ID")
-	assert.Equal(t, first(coinepaytest.WithSeed(11)), first(coinepaytest.WithSeed(11)))
 }
