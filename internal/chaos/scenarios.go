@@ -71,12 +71,6 @@ func newScenarioGen(rng *rand.Rand, dupRate, conflictRate float64, a55On, coinep
 	return &scenarioGen{rng: rng, dupRate: dupRate, conflictRate: conflictRate, a55On: a55On, coinepayOn: coinepayOn}
 }
 
-// buildScenarios draws chains until they hold about n operations.
-func buildScenarios(n int, rng *rand.Rand, dupRate, conflictRate float64, a55On, coinepayOn bool) []*scenario {
-	out, _ := newScenarioGen(rng, dupRate, conflictRate, a55On, coinepayOn).next(n)
-	return out
-}
-
 // count returns how many operations next(n) would hold, drawing them.
 func (g *scenarioGen) count(n int) int {
 	total := 0
