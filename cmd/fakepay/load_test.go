@@ -81,7 +81,7 @@ func (lt *loadTarget) round(b *testing.B, n int, keys *atomic.Int64) {
 		go func() {
 			defer wg.Done()
 			for next.Add(1) <= int64(n) {
-				req, _ := http.NewRequest(http.MethodPost, lt.srv.URL+a55.PathCharges, strings.NewReader(seedCharge))
+				req, _ := http.NewRequest(http.MethodPost, lt.srv.URL+a55.PathCharges, strings.NewReader(guideCharge))
 				req.Header.Set("Content-Type", "application/json")
 				req.Header.Set("Authorization", "Bearer "+lt.token)
 				req.Header.Set(fakeserver.HeaderIdempotencyKey, fmt.Sprintf("load-key-%020d", keys.Add(1)))
