@@ -321,7 +321,7 @@ func TestCapturedSignatureReplayRefused(t *testing.T) {
 	sent := capture.all()
 	require.Len(t, sent, 1)
 
-	// The attacker replays the captured request byte for byte: same
+	// An eavesdropper replays the captured request byte for byte: same
 	// headers (key, nonce, timestamp, signature) and body.
 	attack, err := http.NewRequest(sent[0].Method, sent[0].URL, bytes.NewReader(sent[0].Body))
 	require.NoError(t, err)
