@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/otelpayonce"
 	"go.opentelemetry.io/otel/sdk/metric"
@@ -113,11 +114,11 @@ func (st *benchSetup) bareSigned(b *testing.B, s *payonce.HMACSigner) { st.bareW
 
 // bareWith is bare, signed with s unless s is nil.
 func (st *benchSetup) bareWith(b *testing.B, s *payonce.HMACSigner) {
-	key, _ := payonce.NewKey()
+	key, _ := payonce.NewKey(time.Now(), uuid.NewString())
 	body, _ := json.Marshal(benchBody)
 	req, _ := http.NewRequestWithContext(context.Background(), http.MethodPost, st.url, bytes.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set(payonce.HeaderIdempotencyKey, key)
+	req.Header.Set(payonce.HeaderIdempotencyKey, key.ID())
 	if s != nil {
 		if err := s.Sign(req, body); err != nil {
 			b.Fatal(err)

@@ -39,7 +39,6 @@ type Client struct {
 	scope         string        // WithScope, or resolved from WithScopeIdentity (scope.go)
 	observer      Observer      // WithObserver (observer.go); nil: no hooks
 	routes        *routeTable   // the routes the client derived, bounded
-	keys          *keyMemory    // first uses of keys given without a creation time
 	jclock        *journalClock // the journal's clock, as last read
 	journalLease  time.Duration // WithJournalLease; 0: from the policy
 	leaseOwner    string        // the journal lease owner of the client's runs
@@ -229,7 +228,6 @@ func NewClient(opts ...Option) (*Client, error) {
 		userAgent:  UserAgent,
 		now:        time.Now,
 		routes:     &routeTable{},
-		keys:       newKeyMemory(MaxRememberedKeys),
 		jclock:     &journalClock{},
 		leaseOwner: "client:" + uuid.NewString(),
 		held:       &heldEntries{},

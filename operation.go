@@ -104,7 +104,7 @@ func (c *Client) Do(ctx context.Context, req *Request, out any, opts ...CallOpti
 		return Meta{}, op.fail(errKind(err, ErrInvalidRequest), err)
 	}
 	if req.Keyed {
-		key, created, err := op.opts.resolveKey(ctx, now)
+		key, err := op.opts.resolveKey(now)
 		if err != nil {
 			kind := errKind(err, ErrTransport) // ErrTransport: no random source for a new key
 			var ke *KeyError
@@ -113,23 +113,11 @@ func (c *Client) Do(ctx context.Context, req *Request, out any, opts ...CallOpti
 			}
 			return Meta{}, op.fail(kind, err)
 		}
-		op.key, op.created = key, created
 		if err := c.checkExplicitKey(&op.opts); err != nil {
-			if op.opts.origin == keyAgeNew {
-				op.key = "" // made up by this call, never used
-			}
-			return Meta{}, op.fail(ErrKeyRequired, err)
+			return Meta{}, op.fail(ErrKeyRequired, err) // a key made by this call is never used
 		}
-		switch op.opts.origin {
-		case keyAgeNew:
-			op.createdNow = true
-		case keyAgeBare:
-			// No creation time came with the key: the client's memory of
-			// its first use is its age, so that the key cannot pass the
-			// window unnoticed in this process.
-			op.created = c.keys.firstUse(key, created)
-		}
-		if err := c.rules.Validate(key); err != nil {
+		op.key, op.created, op.createdNow = key.id, key.created, op.opts.keyMade
+		if err := c.rules.Validate(op.key); err != nil {
 			return op.meta(nil, start), op.fail(keyKind(err), err)
 		}
 		if !op.opts.hasReference {
@@ -783,10 +771,7 @@ func (op *operation) debug(msg string, extra ...slog.Attr) {
 }
 
 func (op *operation) meta(resp *http.Response, start time.Time) Meta {
-	m := Meta{Key: op.key, Attempts: op.attempts, Duration: time.Since(start)}
-	if op.key != "" {
-		m.KeyCreated = op.created
-	}
+	m := Meta{Key: op.keyValue(), Attempts: op.attempts, Duration: time.Since(start)}
 	if resp != nil {
 		m.StatusCode = resp.StatusCode
 		m.Header = resp.Header
@@ -814,14 +799,11 @@ func (op *operation) fail(kind, cause error) *APIError {
 // fill adds what the operation knows to e.
 func (op *operation) fill(e *APIError, resp *http.Response) {
 	e.Provider, e.Operation, e.Method, e.Path = op.c.provider, op.req.Operation, op.req.Method, op.req.Path
-	e.Key, e.Attempts = op.key, op.attempts
+	e.Key, e.Attempts = op.keyValue(), op.attempts
 	e.secrets = op.c.redactor
 	// Without a key a non-idempotent operation can never be resumed: a
 	// second run would be a second operation.
 	e.noResume = op.key == "" && (op.req.Keyed || !idempotentMethod(op.req.Method))
-	if op.key != "" {
-		e.KeyCreated = op.created
-	}
 	if resp != nil {
 		e.StatusCode = resp.StatusCode
 		e.Replayed = strings.EqualFold(resp.Header.Get(HeaderReplay), "true")

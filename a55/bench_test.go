@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"net/http"
 	"testing"
+	"time"
 
+	"github.com/google/uuid"
 	"github.com/hashicorp/go-retryablehttp"
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/a55"
@@ -47,12 +49,12 @@ func BenchmarkChargeCreate(b *testing.B) {
 	b.Run("bare-net-http", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			key, _ := payonce.NewKey()
+			key, _ := payonce.NewKey(time.Now(), uuid.NewString())
 			body, _ := json.Marshal(newReq())
 			req, _ := http.NewRequestWithContext(context.Background(), http.MethodPost, url, bytes.NewReader(body))
 			req.Header.Set("Content-Type", "application/json")
 			req.Header.Set("Authorization", "Bearer "+token)
-			req.Header.Set(payonce.HeaderIdempotencyKey, key)
+			req.Header.Set(payonce.HeaderIdempotencyKey, key.ID())
 			resp, err := hc.Do(req)
 			check(b, resp, err)
 		}
@@ -62,12 +64,12 @@ func BenchmarkChargeCreate(b *testing.B) {
 		rc.HTTPClient, rc.Logger = hc, nil
 		b.ReportAllocs()
 		for b.Loop() {
-			key, _ := payonce.NewKey()
+			key, _ := payonce.NewKey(time.Now(), uuid.NewString())
 			body, _ := json.Marshal(newReq())
 			req, _ := retryablehttp.NewRequestWithContext(context.Background(), http.MethodPost, url, body)
 			req.Header.Set("Content-Type", "application/json")
 			req.Header.Set("Authorization", "Bearer "+token)
-			req.Header.Set(payonce.HeaderIdempotencyKey, key)
+			req.Header.Set(payonce.HeaderIdempotencyKey, key.ID())
 			resp, err := rc.Do(req)
 			check(b, resp, err)
 		}

@@ -44,7 +44,7 @@ func TestSettleCreateFindsTheChargeOfALostAnswer(t *testing.T) {
 	require.NoError(t, srv.AddFault(a55test.Rule{Fault: a55test.FaultDropAfterCommit, Path: a55test.ChargePath, Count: 1}))
 	_, err := c.Charges.Create(ctx, settleCharge("42.00"), payonce.WithReference("order-1/charge"))
 	require.Error(t, err)
-	key := payonce.KeyOf(err)
+	key := payonce.KeyOf(err).ID()
 	require.Equal(t, 1, srv.Ledger().Count(key), "the charge ran; its answer was lost")
 
 	srv.Clock().Advance(25 * time.Hour)
@@ -84,7 +84,7 @@ func TestSettleCreateFindsTheChargeOfAWrongFailure(t *testing.T) {
 	require.NoError(t, srv.AddFault(a55test.Rule{Fault: a55test.FaultDropAfterCommit, Path: a55test.ChargePath, Count: 1}))
 	_, err := c.Charges.Create(ctx, settleCharge("49.00"), payonce.WithReference("order-1/charge"))
 	require.Error(t, err)
-	key := payonce.KeyOf(err)
+	key := payonce.KeyOf(err).ID()
 	_, err = c.Core().Settle(ctx, "order-1/charge", payonce.Settlement{Outcome: payonce.SettleNotExecuted, Reason: "a wrong guess"})
 	require.NoError(t, err)
 
@@ -111,13 +111,13 @@ func TestSettleCreateNotFound(t *testing.T) {
 	require.NoError(t, srv.AddFault(a55test.Rule{Fault: a55test.FaultErrorBeforeCommit, Path: a55test.ChargePath, Count: 1}))
 	_, err := c.Charges.Create(ctx, settleCharge("43.00"), payonce.WithReference("order-1/charge"))
 	require.Error(t, err)
-	key := payonce.KeyOf(err)
+	key := payonce.KeyOf(err).ID()
 	require.Zero(t, srv.Ledger().Len())
 	srv.Clock().Advance(25 * time.Hour)
 
 	_, err = c.Charges.SettleCreate(ctx, "order-1/charge", settleCharge("43.00"), nil)
 	require.ErrorIs(t, err, payonce.ErrLookupNotFound)
-	assert.Equal(t, key, payonce.KeyOf(err))
+	assert.Equal(t, key, payonce.KeyOf(err).ID())
 	e, gerr := j.Get(ctx, c.Core().Scope(), "order-1/charge")
 	require.NoError(t, gerr)
 	assert.Equal(t, payonce.JournalPending, e.State, "nothing recorded")
@@ -162,7 +162,7 @@ func TestSettleCreateChecksTheRequest(t *testing.T) {
 	other.Card.Number = payonce.CardNumber(a55test.TestCard(4)) // another card, found by the same amount and description
 	_, err = c.Charges.SettleCreate(ctx, "order-1/charge", other, nil)
 	require.ErrorIs(t, err, payonce.ErrIdempotencyConflict)
-	assert.Equal(t, payonce.KeyOf(err), srv.Ledger().Operations()[0].IdempotencyKey)
+	assert.Equal(t, payonce.KeyOf(err).ID(), srv.Ledger().Operations()[0].IdempotencyKey)
 	_, err = c.Charges.SettleCreate(ctx, "no-such-order", settleCharge("45.00"), nil)
 	require.ErrorIs(t, err, payonce.ErrJournalNotFound)
 	assert.Equal(t, sent, srv.Stats().Requests, "nothing listed")
@@ -236,13 +236,13 @@ func TestSettleCreateMatchesByTheRequestAndNeverGuesses(t *testing.T) {
 			require.NoError(t, err)
 			_, err = c.Charges.Create(t.Context(), settleCharge("47.00"), payonce.WithReference("order-1/charge"))
 			require.Error(t, err)
-			key := payonce.KeyOf(err)
+			key := payonce.KeyOf(err).ID()
 
 			got, err := c.Charges.SettleCreate(t.Context(), "order-1/charge", settleCharge("47.00"), nil)
 			assert.Positive(t, lists.Load())
 			if tc.kind != nil {
 				require.ErrorIs(t, err, tc.kind)
-				assert.Equal(t, key, payonce.KeyOf(err))
+				assert.Equal(t, key, payonce.KeyOf(err).ID())
 				e, gerr := j.Get(t.Context(), c.Core().Scope(), "order-1/charge")
 				require.NoError(t, gerr)
 				assert.Equal(t, payonce.JournalPending, e.State, "nothing recorded")
@@ -271,7 +271,7 @@ func TestSettleCreateFindsTheChargeByItsKeyWhateverTheClocks(t *testing.T) {
 	require.NoError(t, srv.AddFault(a55test.Rule{Fault: a55test.FaultDropAfterCommit, Path: a55test.ChargePath, Count: 1}))
 	_, err = c.Charges.Create(t.Context(), settleCharge("50.00"), payonce.WithReference("order-1/charge"))
 	require.Error(t, err)
-	key := payonce.KeyOf(err)
+	key := payonce.KeyOf(err).ID()
 	require.Equal(t, 1, srv.Ledger().Count(key))
 	clientClock.Advance(26 * time.Hour)
 

@@ -14,6 +14,7 @@ import (
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/a55"
 	"github.com/payonce/payonce/coinepay"
+	"github.com/payonce/payonce/internal/keytest"
 )
 
 // allForms is every printed form of vals a caller may write: each value
@@ -50,7 +51,7 @@ func TestA55ResultsHideWhatASuccessEchoes(t *testing.T) {
 				_, _ = fmt.Fprint(w, `{"charge_uuid":`+q+`,"wallet_uuid":`+q+`,"status":`+q+`,"amount":"100.00","description":`+q+
 					`,"due_date":`+q+`,"idempotency_key":`+q+`,"payer":{"name":`+q+`,"email":`+q+`,"document":`+q+`}}`)
 			}, slog.DiscardHandler)
-			ch, err := c.Charges.Create(t.Context(), cardCharge(), payonce.WithIdempotencyKey("hostile-key-0123456789"))
+			ch, err := c.Charges.Create(t.Context(), cardCharge(), payonce.WithKey(keytest.Now(t, "hostile-key-0123456789")))
 			require.NoError(t, err)
 			page := &a55.ChargePage{Charges: []*a55.Charge{ch}}
 			assertClean(t, "a55 charge", allForms(ch, *ch, page, *page))
@@ -130,7 +131,7 @@ func TestErrorCausesHideWhatTheServerSent(t *testing.T) {
 					w.Header().Set("Content-Type", "application/json")
 					_, _ = fmt.Fprint(w, body(q))
 				}, slog.DiscardHandler)
-				_, err := c.Charges.Create(t.Context(), cardCharge(), payonce.WithIdempotencyKey("hostile-key-0123456789"))
+				_, err := c.Charges.Create(t.Context(), cardCharge(), payonce.WithKey(keytest.Now(t, "hostile-key-0123456789")))
 				require.Error(t, err)
 				assertClean(t, "a55 error chain", allForms(errorTree(err)...))
 			})
