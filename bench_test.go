@@ -1,6 +1,8 @@
 package payonce_test
 
 import (
+	"github.com/payonce/payonce/coinepay"
+
 	"bytes"
 	"context"
 	"encoding/json"
@@ -18,7 +20,7 @@ import (
 )
 
 func BenchmarkSignAttempt(b *testing.B) {
-	s, err := payonce.NewHMACSigner("demo-key", "demo-secret")
+	s, err := coinepay.NewHMACSigner("demo-key", "demo-secret")
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -80,7 +82,7 @@ func newBenchSetup(b *testing.B) *benchSetup {
 		st.rows = append(st.rows, benchRow{name, c})
 	}
 	add("sdk")
-	s, err := payonce.NewHMACSigner("demo-key", "demo-secret")
+	s, err := coinepay.NewHMACSigner("demo-key", "demo-secret")
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -110,10 +112,10 @@ func (st *benchSetup) bare(b *testing.B) { st.bareWith(b, nil) }
 
 // bareSigned is bare, signed by hand as the Coinepay scheme asks: a
 // nonce, a timestamp, the HMAC of the canonical string, four headers.
-func (st *benchSetup) bareSigned(b *testing.B, s *payonce.HMACSigner) { st.bareWith(b, s) }
+func (st *benchSetup) bareSigned(b *testing.B, s *coinepay.HMACSigner) { st.bareWith(b, s) }
 
 // bareWith is bare, signed with s unless s is nil.
-func (st *benchSetup) bareWith(b *testing.B, s *payonce.HMACSigner) {
+func (st *benchSetup) bareWith(b *testing.B, s *coinepay.HMACSigner) {
 	key, _ := payonce.NewKey(time.Now(), uuid.NewString())
 	body, _ := json.Marshal(benchBody)
 	req, _ := http.NewRequestWithContext(context.Background(), http.MethodPost, st.url, bytes.NewReader(body))
@@ -149,7 +151,7 @@ func sdk(b *testing.B, c *payonce.Client) {
 // BenchmarkOperation compares one successful keyed operation through the
 // SDK (key, JSON, retry loop, signing, decode) with the same POST done with
 // a bare net/http client, on the same httptest server: one row each, for
-// benchstat. The README reports the ratios. BenchmarkOperationPaired
+// benchstat. docs/chaos.md reports the ratios. BenchmarkOperationPaired
 // measures the same ratios with each SDK operation next to a bare one.
 func BenchmarkOperation(b *testing.B) {
 	st := newBenchSetup(b)
@@ -182,7 +184,7 @@ func BenchmarkOperation(b *testing.B) {
 // cost on a signed call. base-ns/op and row-ns/op are the two means.
 func BenchmarkOperationPaired(b *testing.B) {
 	st := newBenchSetup(b)
-	signer, err := payonce.NewHMACSigner("demo-key", "demo-secret")
+	signer, err := coinepay.NewHMACSigner("demo-key", "demo-secret")
 	if err != nil {
 		b.Fatal(err)
 	}

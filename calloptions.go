@@ -69,7 +69,7 @@ func (o *callOptions) fail(err error) {
 func reservedHeader(canon string) bool {
 	switch canon {
 	case HeaderIdempotencyKey, "Authorization", "Proxy-Authorization",
-		HeaderAPIKey, HeaderTimestamp, HeaderNonce, HeaderSignature,
+		"X-Api-Key", "X-Timestamp", "X-Nonce", "X-Signature", // the Coinepay signer's
 		"Host", "Content-Type", "Content-Length", "Transfer-Encoding",
 		"Connection", "Keep-Alive", "Te", "Trailer", "Upgrade", "Cookie", "Expect":
 		return true

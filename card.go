@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/payonce/payonce/internal/luhn"
 )
 
 // CardNumber is a primary account number. Every printed form (String, %v,
@@ -155,7 +157,7 @@ func (c Card) Validate(now time.Time) error {
 	if len(n) < 12 || len(n) > 19 || digitsOnly(n) != n {
 		return invalid(ErrInvalidCard, "card.number", "want 12 to 19 digits")
 	}
-	if !LuhnValid(n) {
+	if !luhn.Valid(n) {
 		return invalid(ErrInvalidCard, "card.number", "fails the Luhn check")
 	}
 	if strings.TrimSpace(c.HolderName) == "" {
@@ -179,29 +181,6 @@ func (c Card) Validate(now time.Time) error {
 		return invalid(ErrInvalidCard, "card.cvv", "must be 3 or 4 digits")
 	}
 	return nil
-}
-
-// LuhnValid reports whether the digit string passes the Luhn checksum.
-func LuhnValid(number string) bool {
-	if number == "" {
-		return false
-	}
-	sum, double := 0, false
-	for i := len(number) - 1; i >= 0; i-- {
-		d := int(number[i] - '0')
-		if d < 0 || d > 9 {
-			return false
-		}
-		if double {
-			d *= 2
-			if d > 9 {
-				d -= 9
-			}
-		}
-		sum += d
-		double = !double
-	}
-	return sum%10 == 0
 }
 
 func digitsOnly(s string) string {

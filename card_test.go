@@ -87,15 +87,6 @@ func TestCardValidate(t *testing.T) {
 	assert.NoError(t, c.Validate(now), "valid through the end of its month")
 }
 
-func TestLuhn(t *testing.T) {
-	for _, n := range []string{"4111111111111111", "4000000000000002", "4000000000000069", "5555555555554444", "378282246310005"} {
-		assert.True(t, LuhnValid(n), n)
-	}
-	for _, n := range []string{"", "4111111111111112", "abc", "4111-1111"} {
-		assert.False(t, LuhnValid(n), n)
-	}
-}
-
 // A card, an error and a failing operation are formatted and logged at
 // debug level; no card number, CVV, secret or token may appear anywhere.
 func TestNoSecretsInFormattedOutputOrLogs(t *testing.T) {
@@ -110,8 +101,7 @@ func TestNoSecretsInFormattedOutputOrLogs(t *testing.T) {
 	}
 	logger := slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug, ReplaceAttr: drop}))
 	rec := &recorder{statuses: []int{503, 400}, body: `{"error":{"code":"INVALID_CARD","message":"card 4111111111111111 cvv=737 rejected"}}`}
-	signer, err := NewHMACSigner("demo-key", secret)
-	require.NoError(t, err)
+	signer := newHMACSigner("demo-key", secret, nil)
 	bearer := SignerFunc(func(r *http.Request, _ []byte) error {
 		r.Header.Set("Authorization", "Bearer "+token)
 		return signer.Sign(r, nil)

@@ -1,10 +1,11 @@
 package payonce
 
 import (
+	"github.com/payonce/payonce/redact"
+
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/google/uuid"
 	"log/slog"
 	"net"
 	"net/http"
@@ -12,6 +13,8 @@ import (
 	"reflect"
 	"strings"
 	"time"
+
+	"github.com/google/uuid"
 )
 
 // Client is the core both typed clients (a55, coinepay) embed. It runs one
@@ -29,7 +32,7 @@ type Client struct {
 	codec         Codec
 	limiter       Limiter
 	logger        *slog.Logger
-	secrets       *clientSecrets // the signer's own secrets (SecretHolder), nil for none
+	secrets       *redact.Secrets // the signer's own secrets (redact.SecretHolder), nil for none
 	userAgent     string
 	provider      string
 	now           func() time.Time
@@ -148,14 +151,14 @@ func WithLimiter(l Limiter) Option {
 }
 
 // WithLogger logs through l at debug level (attempts, retries, outcomes).
-// Every record passes through a RedactingHandler first. Without it the
+// Every record passes through a redact.Handler first. Without it the
 // client is silent.
 func WithLogger(l *slog.Logger) Option {
 	return func(c *Client) error {
 		if l == nil {
 			return fmt.Errorf("%w: nil logger", ErrInvalidConfig)
 		}
-		c.logger = slog.New(NewRedactingHandler(l.Handler()))
+		c.logger = slog.New(redact.NewHandler(l.Handler()))
 		return nil
 	}
 }
@@ -243,10 +246,10 @@ func NewClient(opts ...Option) (*Client, error) {
 	if c.baseURL == nil {
 		return nil, fmt.Errorf("%w: a base URL is required", ErrInvalidConfig)
 	}
-	if h, ok := c.signer.(SecretHolder); ok && !isNil(h) {
-		c.secrets = &clientSecrets{src: h}
-		if rh, ok := c.logger.Handler().(*RedactingHandler); ok {
-			c.logger = slog.New(rh.withSecrets(c.secrets))
+	if h, ok := c.signer.(redact.SecretHolder); ok && !isNil(h) {
+		c.secrets = redact.NewSecrets(h)
+		if rh, ok := c.logger.Handler().(*redact.Handler); ok {
+			c.logger = slog.New(rh.WithSecrets(c.secrets))
 		}
 	}
 	if c.baseURL.Scheme == "http" && !c.allowInsecure && !isLoopback(c.baseURL.Hostname()) {
@@ -317,7 +320,7 @@ func (c *Client) Now() time.Time { return c.now() }
 func (c *Client) Provider() string { return c.provider }
 
 // redactor is the redactor of the client's own secrets (nil for none).
-func (c *Client) redactor() *redactor { return c.secrets.redactor() }
+func (c *Client) redactor() *redact.Redactor { return c.secrets.Redactor() }
 
 // Logger returns the client's (redacting) logger.
 func (c *Client) Logger() *slog.Logger { return c.logger }

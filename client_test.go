@@ -49,8 +49,8 @@ func (r *recorder) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	b, _ := io.ReadAll(req.Body)
 	r.mu.Lock()
 	r.attempts = append(r.attempts, seen{
-		Key: req.Header.Get(HeaderIdempotencyKey), Nonce: req.Header.Get(HeaderNonce),
-		Timestamp: req.Header.Get(HeaderTimestamp), Signature: req.Header.Get(HeaderSignature), Body: string(b),
+		Key: req.Header.Get(HeaderIdempotencyKey), Nonce: req.Header.Get("X-Nonce"),
+		Timestamp: req.Header.Get("X-Timestamp"), Signature: req.Header.Get("X-Signature"), Body: string(b),
 	})
 	n := len(r.attempts)
 	status := http.StatusOK
@@ -81,7 +81,7 @@ func setup(t *testing.T, rec *recorder, opts ...Option) *Client {
 	t.Helper()
 	srv := httptest.NewServer(rec)
 	t.Cleanup(srv.Close)
-	base := []Option{WithBaseURL(srv.URL), WithRetryPolicy(fastPolicy()), WithKeyRules(CoinepayKeyRules()), WithProvider("test")}
+	base := []Option{WithBaseURL(srv.URL), WithRetryPolicy(fastPolicy()), WithKeyRules(coinepayRules()), WithProvider("test")}
 	c, err := NewClient(append(base, opts...)...)
 	require.NoError(t, err)
 	return c
@@ -96,8 +96,7 @@ func TestEveryAttemptSameKeyAndBodyFreshSignature(t *testing.T) {
 	var sec atomic.Int64
 	sec.Store(1767225600)
 	clock := func() time.Time { return time.Unix(sec.Add(1), 0) } // each signature a second later
-	signer, err := NewHMACSigner("k", "s", WithSignerClock(clock))
-	require.NoError(t, err)
+	signer := newHMACSigner("k", "s", clock)
 	c := setup(t, rec, WithSigner(signer))
 	var out struct{ OK bool }
 	meta, err := c.Do(context.Background(), postReq(), &out)
@@ -153,7 +152,7 @@ func TestBadKeysNeverReachTheServer(t *testing.T) {
 		assert.ErrorAs(t, err, &ke)
 		assert.Zero(t, meta.Attempts)
 	}
-	a55 := setup(t, rec, WithKeyRules(A55KeyRules()))
+	a55 := setup(t, rec, WithKeyRules(a55Rules()))
 	_, err := a55.Do(context.Background(), postReq(), nil, WithKey(testKey("short")))
 	assert.ErrorIs(t, err, ErrKeyTooShort)
 	assert.Equal(t, "short", KeyOf(err).ID())

@@ -33,7 +33,7 @@ func TestUserAgentAndProviderValidate(t *testing.T) {
 func TestTypedNilDependenciesAreRefused(t *testing.T) {
 	for name, opt := range map[string]Option{
 		"limiter":     WithLimiter((*rate.Limiter)(nil)),
-		"signer":      WithSigner((*HMACSigner)(nil)),
+		"signer":      WithSigner((*hmacSigner)(nil)),
 		"signer func": WithSigner(SignerFunc(nil)),
 		"journal":     WithJournal((*nilJournal)(nil)),
 		"codec":       WithCodec((*JSONCodec)(nil)),

@@ -43,7 +43,7 @@ func TestWithoutKeyAndAKeyTogetherAreRefused(t *testing.T) {
 	assert.Empty(t, rec.seen(), "nothing is sent")
 
 	// WithoutKey alone still sends without a key where keys are optional.
-	c = setup(t, rec, WithKeyRules(A55KeyRules()))
+	c = setup(t, rec, WithKeyRules(a55Rules()))
 	_, err = c.Do(t.Context(), postReq(), nil, WithoutKey())
 	require.NoError(t, err)
 	require.Len(t, rec.seen(), 1)

@@ -8,7 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode"
+
+	"github.com/payonce/payonce/redact"
 )
 
 // Sentinel errors. Every error an operation returns is an *APIError whose
@@ -129,7 +130,7 @@ type APIError struct {
 	// secrets returns the redactor of the client's own secrets, cut from
 	// every text of the error. A func, as fmt prints one as an address
 	// under every verb.
-	secrets func() *redactor
+	secrets func() *redact.Redactor
 }
 
 // ErrorDetail is one field-level reason from a provider's error body.
@@ -142,7 +143,7 @@ type ErrorDetail struct {
 // Error implements error. It names the operation, kind, status, code,
 // message, details, cause, key and attempts, each once (see summary). The
 // whole text but the idempotency key (the client's own, shown as it is
-// when printable) passes through RedactString (its control characters
+// when printable) passes through redact.String (its control characters
 // turned into spaces, so it cannot forge a log line), so it never holds a
 // secret, card number, CVV, token or query string, even when a server
 // echoes one.
@@ -162,11 +163,11 @@ func (e *APIError) Error() string {
 		if e.Attempts > 0 {
 			fmt.Fprintf(&b, " [%d attempt(s)]", e.Attempts)
 		}
-		return e.redactor().serverText(b.String())
+		return e.redactor().ServerText(b.String())
 	}
 	// The key is the client's own, never a server's text: it stays
 	// readable whatever digits it holds (a date, an order number).
-	s := e.redactor().serverText(b.String()) + " [idempotency key " + printableKey(e.Key.ID())
+	s := e.redactor().ServerText(b.String()) + " [idempotency key " + printableKey(e.Key.ID())
 	if e.Attempts > 0 {
 		s += fmt.Sprintf(", %d attempt(s)", e.Attempts)
 	}
@@ -266,7 +267,7 @@ func (e *APIError) summary() string {
 }
 
 // redactFields passes every text field a server fills (Code, Message,
-// RequestID, Details) through RedactString and turns their control
+// RequestID, Details) through redact.String and turns their control
 // characters into spaces, so that no printed form of the error (%+v, %d, a
 // log of its fields) shows what a hostile server echoed or forges a line.
 // The client calls it on every *APIError it returns.
@@ -275,22 +276,22 @@ func (e *APIError) summary() string {
 // a megabyte on every print.
 func (e *APIError) redactFields() {
 	r := e.redactor()
-	e.Code = r.serverText(cutServerText(e.Code, maxServerCode))
-	e.Message = r.serverText(cutServerText(e.Message, maxServerText))
-	e.RequestID = r.serverText(cutServerText(e.RequestID, maxServerCode))
+	e.Code = r.ServerText(redact.Cut(e.Code, maxServerCode))
+	e.Message = r.ServerText(redact.Cut(e.Message, maxServerText))
+	e.RequestID = r.ServerText(redact.Cut(e.RequestID, maxServerCode))
 	if len(e.Details) > maxServerDetails {
 		e.Details = e.Details[:maxServerDetails:maxServerDetails]
 	}
 	for i := range e.Details {
 		d := &e.Details[i]
-		d.Field = r.serverText(cutServerText(d.Field, maxServerCode))
-		d.Reason = r.serverText(cutServerText(d.Reason, maxServerText))
-		d.Code = r.serverText(cutServerText(d.Code, maxServerCode))
+		d.Field = r.ServerText(redact.Cut(d.Field, maxServerCode))
+		d.Reason = r.ServerText(redact.Cut(d.Reason, maxServerText))
+		d.Code = r.ServerText(redact.Cut(d.Code, maxServerCode))
 	}
 }
 
 // redactor is the redactor of the client's own secrets (nil for none).
-func (e *APIError) redactor() *redactor {
+func (e *APIError) redactor() *redact.Redactor {
 	if e.secrets == nil {
 		return nil
 	}
@@ -513,32 +514,19 @@ func printableKey(key string) string {
 	return strconv.Quote(key)
 }
 
-// serverText is a text a server sent, fit for an error: redacted, and with
-// every control character (CR, LF, escapes) turned into a space so that it
-// cannot forge a log line.
-func serverText(s string) string {
-	var r *redactor
-	return r.serverText(s)
-}
-
-// serverText is serverText, cutting r's secrets too.
-func (r *redactor) serverText(s string) string {
-	s = r.redact(s)
-	if strings.IndexFunc(s, unicode.IsControl) < 0 {
-		return s
-	}
-	return strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) {
-			return ' '
-		}
-		return r
-	}, s)
-}
+// Bounds on the text a server puts in an error: a hostile or broken
+// server could otherwise send a megabyte of message that every Error()
+// call and every log line would redact and print again.
+const (
+	maxServerText    = 4096 // bytes of APIError.Message and of a detail's Reason
+	maxServerCode    = 256  // bytes of APIError.Code, RequestID and a detail's Field and Code
+	maxServerDetails = 100  // entries of APIError.Details
+)
 
 // serverCause is the cause of an error that quotes what a server sent (a
 // decoder names the value it could not read): its text, cut and redacted
 // as serverText makes it, without the error it came from, so that no walk
 // of the chain (errors.Unwrap, errors.As) reaches the server's bytes.
 func serverCause(err error) error {
-	return errors.New(serverText(cutServerText(err.Error(), maxServerText)))
+	return errors.New(redact.ServerText(redact.Cut(err.Error(), maxServerText)))
 }

@@ -13,6 +13,8 @@ import (
 // request ID or list of details does not make every Error() call (and
 // every log line) redact a megabyte again, and the cut never leaves part
 // of a card number or token in clear.
+const textCut = " [cut]" // what redact.Cut ends a cut text with
+
 func TestServerErrorTextBounded(t *testing.T) {
 	big := strings.Repeat("card 4111 1111 1111 1111 token tok_hostile_42 ", 700<<10/46)
 	details := make([]ErrorDetail, 5000)
@@ -40,19 +42,4 @@ func TestServerErrorTextBounded(t *testing.T) {
 		assert.NotContains(t, s, "4111 ")
 		assert.NotContains(t, s, "tok_")
 	}
-}
-
-// Cutting a text never leaves the head of a card number, a JWT or a
-// token in clear, whatever the cut point.
-func TestCutServerText(t *testing.T) {
-	s := "refused card 4111 1111 1111 1111 and eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.sig token tok_abc"
-	for n := 1; n < len(s); n++ {
-		got := RedactString(cutServerText(s, n))
-		assert.LessOrEqual(t, len(cutServerText(s, n)), n+len(textCut))
-		assert.NotContains(t, got, "4111 1111", n)
-		assert.NotContains(t, got, "eyJhbG", n)
-		assert.NotContains(t, got, "tok_", n)
-	}
-	assert.Equal(t, s, cutServerText(s, len(s)))
-	assert.Equal(t, "日本"+textCut, cutServerText("日本語", 8), "never half a rune")
 }

@@ -43,9 +43,9 @@ func repeated(s string) string {
 
 // Every way an *APIError is built says each thing once.
 func TestErrorTextSaysEachThingOnce(t *testing.T) {
-	keyErr := A55KeyRules().Validate("short")
+	keyErr := a55Rules().Validate("short")
 	require.Error(t, keyErr)
-	reqKeyErr := CoinepayKeyRules().Validate("")
+	reqKeyErr := coinepayRules().Validate("")
 	require.Error(t, reqKeyErr)
 	cardErr := testCard()
 	cardErr.Number = "4111111111111112"

@@ -29,7 +29,7 @@ func ExampleClient_Do() {
 	policy := payonce.DefaultRetryPolicy()
 	policy.InitialInterval, policy.MaxInterval = time.Millisecond, 5*time.Millisecond
 	client, err := payonce.NewClient(payonce.WithBaseURL(srv.URL), payonce.WithRetryPolicy(policy),
-		payonce.WithKeyRules(payonce.A55KeyRules()))
+		payonce.WithKeyRules(payonce.KeyRules{Provider: "a55", MinLen: 16, MaxLen: 128, Window: payonce.DefaultKeyWindow}))
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"hash"
 	"strings"
+
+	"github.com/payonce/payonce/redact"
 )
 
 // The two forms of a stored fingerprint, told apart by their prefix.
@@ -15,7 +17,7 @@ const (
 	// fingerprint key: HMAC-SHA256 of method, path and the body bytes.
 	FingerprintKeyedPrefix = "hmac-sha256:"
 	// FingerprintRedactedPrefix starts a fingerprint of a client without a
-	// fingerprint key: SHA-256 of method, path and the body as RedactJSON
+	// fingerprint key: SHA-256 of method, path and the body as redact.JSON
 	// stores it, card numbers cut to their last four digits and CVVs out.
 	FingerprintRedactedPrefix = "sha256-redacted:"
 )
@@ -34,7 +36,7 @@ const fingerprintKeyLabel = "payonce journal fingerprint key v1"
 // rotating that secret makes pending entries look recorded with another
 // body unless this option keeps the key. Without a key (an A55 access
 // token, a core client) the fingerprint leaves card data out
-// (FingerprintRedactedPrefix), see docs/crash-safety.md.
+// (FingerprintRedactedPrefix), see docs/journal.md.
 func WithFingerprintKey(key []byte) Option {
 	return func(c *Client) error {
 		if len(key) == 0 {
@@ -49,13 +51,13 @@ func WithFingerprintKey(key []byte) Option {
 
 // Fingerprint is the fingerprint a client without a fingerprint key
 // records: FingerprintRedactedPrefix and the hex SHA-256 of the upper-case
-// method, path and the body as RedactJSON stores it, so that it holds
+// method, path and the body as redact.JSON stores it, so that it holds
 // nothing derived from a card number (beyond its last four digits) or a
 // CVV. Another body that differs only in the card's hidden digits or CVV
 // gets the same fingerprint. Client.Fingerprint gives the fingerprint a
 // client records, keyed when it has a key.
 func Fingerprint(method, path string, body []byte) string {
-	return FingerprintRedactedPrefix + fingerprintHex(sha256.New(), method, path, RedactJSON(body))
+	return FingerprintRedactedPrefix + fingerprintHex(sha256.New(), method, path, redact.JSON(body))
 }
 
 // Fingerprint returns the fingerprint the client records for a request
@@ -98,7 +100,7 @@ func fingerprintHex(h hash.Hash, method, path string, body []byte) string {
 // provider for the operation the request describes.
 func (c *Client) RequestMatches(e JournalEntry, method, path string, body []byte) bool {
 	if e.Fingerprint == "" {
-		return strings.EqualFold(e.Method, method) && redactStored(e.Path) == redactStored(path)
+		return strings.EqualFold(e.Method, method) && redact.Stored(e.Path) == redact.Stored(path)
 	}
 	return hmac.Equal([]byte(c.fingerprintLike(e.Fingerprint, method, path, body)), []byte(e.Fingerprint))
 }

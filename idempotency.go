@@ -36,24 +36,6 @@ func DefaultKeyRules() KeyRules {
 	return KeyRules{MaxLen: 255, Window: DefaultKeyWindow}
 }
 
-// A55KeyRules are A55's rules: 16 to 128 characters, a 24 h window. The
-// guide recommends UUID v4; the charset rule (printable ASCII, no spaces) is
-// a project assumption. https://docs.a55.tech (Idempotency guide)
-func A55KeyRules() KeyRules {
-	return KeyRules{Provider: "a55", MinLen: 16, MaxLen: 128, Window: DefaultKeyWindow}
-}
-
-// CoinepayKeyCharset is the URL-safe charset the project accepts for
-// Coinepay keys; the colon is in it because the document's own task-queue
-// example is "openapi:apply:{task_id}".
-const CoinepayKeyCharset = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~:"
-
-// CoinepayKeyRules are Coinepay's rules: required on card/apply and
-// card/recharge, at most 128 URL-safe characters, a 24 h window.
-func CoinepayKeyRules() KeyRules {
-	return KeyRules{Provider: "coinepay", Required: true, MaxLen: 128, Charset: CoinepayKeyCharset, Window: DefaultKeyWindow}
-}
-
 // KeyError reports a key that breaks its provider's rules. It unwraps to
 // ErrKeyRequired, ErrKeyTooShort, ErrKeyTooLong or ErrKeyInvalidChars.
 type KeyError struct {

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"time"
 	"unicode/utf8"
+
+	"github.com/payonce/payonce/redact"
 )
 
 // JournalState is the state of a journal entry.
@@ -271,7 +273,7 @@ func (e *JournalWriteError) Error() string {
 	} else if e.Outcome != nil {
 		o = "failed: " + e.Outcome.Error()
 	}
-	return "operation ran and " + o + "; the journal could not record it (outcome recorded only in this error): " + RedactString(e.Err.Error())
+	return "operation ran and " + o + "; the journal could not record it (outcome recorded only in this error): " + redact.String(e.Err.Error())
 }
 
 // Unwrap gives errors.Is both the operation's error and the journal's.
@@ -293,7 +295,7 @@ func JournalEntryOf(err error) (JournalEntry, bool) {
 }
 
 // WithJournal records every operation called with WithReference in j, so
-// that it runs once across processes and restarts (see docs/crash-safety.md).
+// that it runs once across processes and restarts (see docs/journal.md).
 func WithJournal(j Journal) Option {
 	return func(c *Client) error {
 		if isNil(j) {

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/payonce/payonce/redact"
 )
 
 // journalRun is what one journaled run holds: the entry's reference, the
@@ -207,7 +209,7 @@ func (op *operation) journaled(ref string, out any, start time.Time) (Meta, erro
 	// itself (beginAttempt).
 	e := JournalEntry{
 		Scope: c.scope, Reference: ref,
-		Operation: op.req.Operation, Method: op.req.Method, Path: c.redactor().redactStored(op.req.Path),
+		Operation: op.req.Operation, Method: op.req.Method, Path: c.redactor().Stored(op.req.Path),
 		Key: op.key, KeyCreated: op.created,
 		Fingerprint: c.Fingerprint(op.req.Method, op.req.Path, op.body),
 		State:       JournalPending, LeaseOwner: owner, Sent: true, Attempts: 1, Lease: op.jr.lease,
@@ -413,7 +415,7 @@ func (op *operation) record(meta Meta, runErr error, out any, start time.Time) (
 	switch {
 	case runErr == nil:
 		up.State = JournalSucceeded
-		up.Result = op.c.redactor().redactJSON(op.respBody)
+		up.Result = op.c.redactor().JSON(op.respBody)
 	case jr.fenced:
 		// Taken over before an attempt: this run records nothing more
 		// and sends nothing more; the entry's holder settles it.
@@ -423,16 +425,16 @@ func (op *operation) record(meta Meta, runErr error, out any, start time.Time) (
 		if kind == nil {
 			kind = KindForStatus(apiErr.StatusCode)
 		}
-		up.ErrorKind, up.ErrorCode, up.ErrorMessage = KindName(kind), op.c.redactor().redactStored(apiErr.Code), op.c.redactor().redactStored(apiErr.Message)
+		up.ErrorKind, up.ErrorCode, up.ErrorMessage = KindName(kind), op.c.redactor().Stored(apiErr.Code), op.c.redactor().Stored(apiErr.Message)
 		if apiErr.StatusCode != 0 {
 			up.StatusCode = apiErr.StatusCode
 		}
 		if op.finalForKey(apiErr) && !op.jr.inherited {
 			up.State = JournalFailed
-			up.Result = op.c.redactor().redactJSON(op.respBody) // the codec rebuilds the same error from it
+			up.Result = op.c.redactor().JSON(op.respBody) // the codec rebuilds the same error from it
 		} else {
 			up.State = JournalPending
-			up.LastCause = op.c.redactor().redactStored(kind.Error())
+			up.LastCause = op.c.redactor().Stored(kind.Error())
 			if op.lastCause != "" {
 				up.LastCause += " (" + op.lastCause + ")"
 			}
@@ -506,7 +508,7 @@ func sameRequest(stored, e JournalEntry) bool {
 	if stored.Fingerprint != "" {
 		return stored.Fingerprint == e.Fingerprint
 	}
-	return (stored.Method == "" || strings.EqualFold(stored.Method, e.Method)) && (stored.Path == "" || redactStored(stored.Path) == e.Path)
+	return (stored.Method == "" || strings.EqualFold(stored.Method, e.Method)) && (stored.Path == "" || redact.Stored(stored.Path) == e.Path)
 }
 
 // journalStop is the error that stops a run whose BeginAttempt failed:

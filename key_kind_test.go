@@ -12,7 +12,7 @@ import (
 // the rule's sentinel (not nil), so its text, its journal kind name and
 // observers name the rule that was broken.
 func TestRefusedKeyErrorKindIsTheRule(t *testing.T) {
-	c, err := NewClient(WithBaseURL("https://api.example"), WithKeyRules(A55KeyRules()))
+	c, err := NewClient(WithBaseURL("https://api.example"), WithKeyRules(a55Rules()))
 	require.NoError(t, err)
 	for key, kind := range map[string]error{
 		"short":                 ErrKeyTooShort,

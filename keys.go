@@ -35,12 +35,6 @@ const (
 	keyHashLen = 32
 )
 
-// keyCharset is the characters a key NewKey builds may hold: Coinepay's
-// URL-safe charset, which A55's printable ASCII also allows. The colon is
-// in it because Coinepay's own task-queue example is
-// "openapi:apply:{task_id}"; '~' is only ever the hash suffix's mark.
-const keyCharset = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~:"
-
 // NewKey builds the key of one business operation from the parts that
 // name it and the time the operation was first asked for (an order's or a
 // job's creation time), so that every run of the operation (a retry in a
@@ -57,8 +51,9 @@ const keyCharset = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz01234567
 // gets ErrKeyExpired, nothing sent, never a second operation under a new
 // key.
 //
-// The key's value (Key.ID) is valid for both providers' rules (16 to 128
-// characters of A-Z a-z 0-9 - . _ ~ :), and:
+// The key's value (Key.ID) is valid for both providers' rules (a55.KeyRules
+// and coinepay.KeyRules: 16 to 128 characters of A-Z a-z 0-9 - . _ ~ :),
+// and:
 //
 //   - It is the parts joined with ':' when that already fits: at least 16
 //     and at most 128 characters, only A-Z a-z 0-9 - . _ and ':' (no '~').
@@ -185,6 +180,10 @@ func plainKey(s string) bool {
 	return true
 }
 
+// portableKeyChars are the bytes both providers accept in a key (the
+// Coinepay charset, coinepay.KeyCharset).
+const portableKeyChars = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~:"
+
 func plainKeyByte(c byte) bool {
-	return c != '~' && strings.IndexByte(keyCharset, c) >= 0
+	return c != '~' && strings.IndexByte(portableKeyChars, c) >= 0
 }

@@ -120,8 +120,8 @@ func FuzzNewKey(f *testing.F) {
 
 func requireValidForBoth(t *testing.T, key string) {
 	t.Helper()
-	require.NoError(t, A55KeyRules().Validate(key), key)
-	require.NoError(t, CoinepayKeyRules().Validate(key), key)
+	require.NoError(t, a55Rules().Validate(key), key)
+	require.NoError(t, coinepayRules().Validate(key), key)
 }
 
 // opKey is the value of the key NewKey builds from parts.

@@ -9,12 +9,14 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/payonce/payonce/redact"
 )
 
 // Meta describes how an operation went. Printed with fmt under any verb,
 // or logged with slog, its Header shows only what may reach a log: the
 // values of secret-bearing headers (cookies, tokens, keys, signatures)
-// are [REDACTED] and every other value passes through RedactString, so a
+// are [REDACTED] and every other value passes through redact.String, so a
 // card number or a query string a server echoed in a header stays out of
 // the line. Header itself keeps the server's values for code that reads
 // them on purpose.
@@ -39,9 +41,9 @@ type metaFields Meta
 // printable is m with its header and free-text fields redacted.
 func (m Meta) printable() metaFields {
 	p := metaFields(m)
-	p.Header = RedactHeader(m.Header)
-	p.RequestID = RedactString(m.RequestID)
-	p.Reference = RedactString(m.Reference)
+	p.Header = redact.Header(m.Header)
+	p.RequestID = redact.String(m.RequestID)
+	p.Reference = redact.String(m.Reference)
 	return p
 }
 
@@ -78,14 +80,14 @@ func (m Meta) LogValue() slog.Value {
 		slog.Bool("replayed", m.Replayed),
 		slog.Int("attempts", m.Attempts),
 		slog.Int("status", m.StatusCode),
-		slog.String("request_id", RedactString(m.RequestID)),
+		slog.String("request_id", redact.String(m.RequestID)),
 		slog.Duration("duration", m.Duration),
 	}
 	if m.FromJournal || m.Reference != "" {
-		attrs = append(attrs, slog.Bool("from_journal", m.FromJournal), slog.String("reference", RedactString(m.Reference)))
+		attrs = append(attrs, slog.Bool("from_journal", m.FromJournal), slog.String("reference", redact.String(m.Reference)))
 	}
 	if len(m.Header) > 0 {
-		h := RedactHeader(m.Header)
+		h := redact.Header(m.Header)
 		ha := make([]slog.Attr, 0, len(h))
 		for _, k := range slices.Sorted(maps.Keys(h)) {
 			ha = append(ha, slog.String(k, strings.Join(h[k], ", ")))
@@ -93,44 +95,4 @@ func (m Meta) LogValue() slog.Value {
 		attrs = append(attrs, slog.Attr{Key: "header", Value: slog.GroupValue(ha...)})
 	}
 	return slog.GroupValue(attrs...)
-}
-
-// RedactHeader returns a copy of h fit for a log line: the values of
-// headers named like secrets (Authorization, Cookie, Set-Cookie, any name
-// ending in token, secret, key, signature or password, but the
-// Idempotency-Key) are [REDACTED] and
-// every other value passes through RedactString. A nil h gives nil.
-func RedactHeader(h http.Header) http.Header {
-	if h == nil {
-		return nil
-	}
-	out := make(http.Header, len(h))
-	for k, vs := range h {
-		rv := make([]string, len(vs))
-		for i, v := range vs {
-			if sensitiveHeader(k) {
-				rv[i] = "[REDACTED]"
-			} else {
-				rv[i] = RedactString(v)
-			}
-		}
-		out[k] = rv
-	}
-	return out
-}
-
-// sensitiveHeader reports a header whose whole value is a secret.
-func sensitiveHeader(name string) bool {
-	if sensitiveAttr(name) {
-		return true
-	}
-	switch strings.ToLower(name) {
-	case "www-authenticate", "proxy-authenticate":
-		return true
-	}
-	n := strings.ToLower(name)
-	if n == "idempotency-key" {
-		return false // the operation's own key, shown as Meta.Key
-	}
-	return strings.HasSuffix(n, "-key") || strings.HasSuffix(n, "-auth")
 }

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/payonce/payonce/redact"
 )
 
 // Observer receives the life of every operation a Client runs: its start,
@@ -678,14 +680,14 @@ func (op *operation) endAttempt(resp *http.Response, err error, retry bool) {
 }
 
 // redactedError is an attempt's failure as hooks see it: its text passes
-// through RedactString, whatever a signer or a transport put in it, and
+// through redact.String, whatever a signer or a transport put in it, and
 // the client's own secrets are cut from it.
 type redactedError struct {
 	err     error
-	secrets func() *redactor
+	secrets func() *redact.Redactor
 }
 
-func (e redactedError) Error() string { return e.secrets().redact(e.err.Error()) }
+func (e redactedError) Error() string { return e.secrets().Redact(e.err.Error()) }
 func (e redactedError) Unwrap() error { return e.err }
 
 // observedCheckRetry is checkRetry that also ends the attempt's

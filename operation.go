@@ -16,6 +16,7 @@ import (
 
 	"github.com/cenkalti/backoff/v4"
 	"github.com/hashicorp/go-retryablehttp"
+	"github.com/payonce/payonce/redact"
 )
 
 // Body caps: error answers are read up to 1 MiB, successful ones up to
@@ -782,11 +783,11 @@ func (op *operation) meta(resp *http.Response, start time.Time) Meta {
 }
 
 // requestID is the answer's request ID, redacted by r.
-func requestID(r *redactor, h http.Header) string {
+func requestID(r *redact.Redactor, h http.Header) string {
 	if v := h.Get("X-Request-Id"); v != "" {
-		return r.redact(v)
+		return r.Redact(v)
 	}
-	return r.redact(h.Get("Request-Id"))
+	return r.Redact(h.Get("Request-Id"))
 }
 
 // fail builds a client-side *APIError.

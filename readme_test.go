@@ -2,6 +2,7 @@ package payonce
 
 import (
 	"bytes"
+	"fmt"
 	"io/fs"
 	"os"
 	"path"
@@ -9,6 +10,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"unicode"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -46,15 +48,6 @@ func TestDocsMerchantTestIsTheRealOne(t *testing.T) {
 	for _, name := range []string{"checkout", "TestCheckoutChargesOnceWhenTheAnswerIsLost"} {
 		assert.Equal(t, funcSource(t, src, name), funcSource(t, page, name), name)
 	}
-}
-
-func TestDocsSigningVectorIsTheRealOne(t *testing.T) {
-	page := readDoc(t, "docs/signing.md")
-	v := loadVectors(t)[0]
-	assert.Contains(t, page, "secret    "+v.Secret+"\n")
-	assert.Contains(t, page, "canonical "+strings.ReplaceAll(v.Canonical, "\n", `\n`)+"\n")
-	assert.Contains(t, page, "(body "+v.Body+")")
-	assert.Contains(t, page, "signature "+v.Signature+"\n")
 }
 
 func TestReadmeStartsWithTheInstallLine(t *testing.T) {
@@ -166,33 +159,115 @@ func TestNoFileCitesOutsideDocuments(t *testing.T) {
 var markdownLink = regexp.MustCompile(`\]\(\s*<?([^)\s>]+)>?(?:\s+"[^"]*")?\s*\)|(?m)^\s*\[[^\]]+\]:\s*<?(\S+?)>?\s*$`)
 
 // Every relative link of README.md and docs/*.md points to a file or
-// directory of the repository (anchors are not checked).
+// directory of the repository and, when it names an anchor, to a heading of
+// the page it links (a link of a page to its own anchor included).
 func TestDocLinksResolve(t *testing.T) {
 	pages, err := filepath.Glob("docs/*.md")
 	require.NoError(t, err)
 	pages = append([]string{"README.md"}, pages...)
-	checked := 0
+	checked, anchors := 0, 0
 	for _, page := range pages {
 		text := readDoc(t, page)
 		for _, m := range markdownLink.FindAllStringSubmatch(stripCodeBlocks(text), -1) {
 			target := m[1] + m[2]
-			if strings.HasPrefix(target, "#") || strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
+			if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
 				continue
 			}
-			target, _, _ = strings.Cut(target, "#")
-			target, _, _ = strings.Cut(target, "?")
-			resolved := path.Clean(path.Join(path.Dir(filepath.ToSlash(page)), target))
+			file, anchor, _ := strings.Cut(target, "#")
+			file, _, _ = strings.Cut(file, "?")
+			resolved := filepath.ToSlash(page)
+			if file != "" {
+				resolved = path.Clean(path.Join(path.Dir(filepath.ToSlash(page)), file))
+			}
 			checked++
-			if strings.HasPrefix(resolved, "../") || path.IsAbs(target) {
+			if strings.HasPrefix(resolved, "../") || path.IsAbs(file) {
 				t.Errorf("%s links %q, outside the repository", page, target)
 				continue
 			}
 			if _, err := os.Stat(filepath.FromSlash(resolved)); err != nil {
 				t.Errorf("%s links %q: %s does not exist", page, target, resolved)
+				continue
+			}
+			if anchor == "" {
+				continue
+			}
+			anchors++
+			if !strings.HasSuffix(resolved, ".md") {
+				t.Errorf("%s links %q: an anchor in a file that is not a page", page, target)
+				continue
+			}
+			if !headingAnchors(readDoc(t, filepath.FromSlash(resolved)))[anchor] {
+				t.Errorf("%s links %q: %s has no heading with the anchor #%s", page, target, resolved, anchor)
 			}
 		}
 	}
 	assert.Greater(t, checked, 10, "the link pattern found almost no links")
+	assert.Greater(t, anchors, 10, "the link pattern found almost no anchors")
+}
+
+// headingAnchors returns the anchors a Markdown renderer gives the headings
+// of md, as GitHub makes them: the heading's text lowercased, every
+// character but letters, digits, spaces, hyphens and underscores dropped,
+// spaces turned into hyphens, and -1, -2… added to a repeated one.
+func headingAnchors(md string) map[string]bool {
+	anchors := map[string]bool{}
+	seen := map[string]int{}
+	for line := range strings.Lines(stripCodeBlocks(md)) {
+		line = strings.TrimRight(line, "\n")
+		hashes := len(line) - len(strings.TrimLeft(line, "#"))
+		if hashes == 0 || hashes > 6 || !strings.HasPrefix(line[hashes:], " ") {
+			continue
+		}
+		var b strings.Builder
+		for _, r := range strings.ToLower(strings.TrimSpace(line[hashes:])) {
+			switch {
+			case r == ' ':
+				b.WriteByte('-')
+			case r == '-' || r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r):
+				b.WriteRune(r)
+			}
+		}
+		slug := b.String()
+		if n := seen[slug]; n > 0 {
+			anchors[fmt.Sprintf("%s-%d", slug, n)] = true
+		} else {
+			anchors[slug] = true
+		}
+		seen[slug]++
+	}
+	return anchors
+}
+
+func TestHeadingAnchors(t *testing.T) {
+	a := headingAnchors("# Top\n\n## Job workers: `payonce.WithExplicitKeys()`\n\n```sh\n# not a heading\n```\n\n### The key's age\n\n## Limits\n\n## Limits\n")
+	assert.Equal(t, map[string]bool{"top": true, "job-workers-payoncewithexplicitkeys": true, "the-keys-age": true, "limits": true, "limits-1": true}, a)
+}
+
+// The README's Documentation table has one row per page of docs/, each
+// linking its page and saying what question it answers.
+func TestReadmeIndexesEveryPage(t *testing.T) {
+	readme := readDoc(t, "README.md")
+	i := strings.Index(readme, "## Documentation\n")
+	require.GreaterOrEqual(t, i, 0, "README.md has no Documentation section")
+	index := readme[i:]
+	if j := strings.Index(index[1:], "\n## "); j >= 0 {
+		index = index[:j+1]
+	}
+	pages, err := filepath.Glob("docs/*.md")
+	require.NoError(t, err)
+	require.NotEmpty(t, pages)
+	for _, page := range pages {
+		link := "](" + filepath.ToSlash(page) + ")"
+		rows := 0
+		for line := range strings.Lines(index) {
+			if strings.HasPrefix(line, "| [") && strings.Contains(line, link) {
+				rows++
+				assert.True(t, strings.HasSuffix(strings.TrimSpace(line), "? |"), "README.md's row for %s does not end with the question the page answers", page)
+			}
+		}
+		assert.Equal(t, 1, rows, "README.md's Documentation table should have one row for %s", page)
+	}
+	assert.Contains(t, readDoc(t, "docs/testing.md"), "](console.png)", "the testing page shows the console's screenshot")
 }
 
 // stripCodeBlocks blanks fenced code blocks, whose brackets are code, not

@@ -9,6 +9,7 @@ import (
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/a55"
 	"github.com/payonce/payonce/a55/a55test"
+	"github.com/payonce/payonce/payoncetest"
 )
 
 // A job whose charge failed with a resumable error is run again later, in
@@ -36,7 +37,7 @@ func ExampleIsResumable() {
 	}
 
 	// The answer is lost twice: the charge ran, the job is run again.
-	_ = srv.AddFault(a55test.Rule{Fault: a55test.FaultDropAfterCommit, Path: a55test.ChargePath, Count: 2})
+	_ = srv.AddFault(payoncetest.Rule{Fault: payoncetest.FaultDropAfterCommit, Path: a55test.ChargePath, Count: 2})
 	err := runJob()
 	fmt.Println("first run:", errors.Is(err, payonce.ErrTransport), payonce.IsResumable(err))
 	err = runJob()

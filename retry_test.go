@@ -304,7 +304,7 @@ func TestKeyAgeGuardStopsLoopCrossingTheWindow(t *testing.T) {
 	defer srv.Close()
 	p := fastPolicy()
 	p.MaxAttempts = 10
-	c, err := NewClient(WithBaseURL(srv.URL), WithRetryPolicy(p), WithClock(clock), WithKeyRules(A55KeyRules()))
+	c, err := NewClient(WithBaseURL(srv.URL), WithRetryPolicy(p), WithClock(clock), WithKeyRules(a55Rules()))
 	require.NoError(t, err)
 	created := now.Add(-22 * time.Hour)
 	_, err = c.Do(context.Background(), postReq(), nil, WithKey(testKeyAt("order-123456789012", created)))
@@ -445,7 +445,7 @@ func TestKeySafetyMarginCoversTheAttemptTimeout(t *testing.T) {
 	rec := &recorder{}
 	srv := httptest.NewServer(rec)
 	defer srv.Close()
-	c, err := NewClient(WithBaseURL(srv.URL), WithRetryPolicy(fastPolicy()), WithKeyRules(A55KeyRules()))
+	c, err := NewClient(WithBaseURL(srv.URL), WithRetryPolicy(fastPolicy()), WithKeyRules(a55Rules()))
 	require.NoError(t, err)
 	p := fastPolicy()
 	p.KeySafetyMargin = 0
@@ -458,7 +458,7 @@ func TestKeySafetyMarginCoversTheAttemptTimeout(t *testing.T) {
 	require.ErrorIs(t, err, ErrInvalidConfig)
 	assert.Contains(t, err.Error(), "KeySafetyMargin")
 	long.AttemptTimeout = 0
-	hc, err := NewClient(WithBaseURL(srv.URL), WithRetryPolicy(long), WithKeyRules(A55KeyRules()),
+	hc, err := NewClient(WithBaseURL(srv.URL), WithRetryPolicy(long), WithKeyRules(a55Rules()),
 		WithHTTPClient(&http.Client{Timeout: 2 * time.Minute}))
 	require.NoError(t, err)
 	_, err = hc.Do(context.Background(), postReq(), nil)
@@ -470,7 +470,7 @@ func TestKeySafetyMarginCoversTheAttemptTimeout(t *testing.T) {
 
 func TestNoKeyMeansNoRetry(t *testing.T) {
 	rec := &recorder{statuses: []int{503}}
-	c := setup(t, rec, WithKeyRules(A55KeyRules()))
+	c := setup(t, rec, WithKeyRules(a55Rules()))
 	meta, err := c.Do(context.Background(), postReq(), nil, WithoutKey())
 	require.Error(t, err)
 	assert.ErrorIs(t, err, ErrServer)

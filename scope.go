@@ -5,6 +5,8 @@ import (
 	"net"
 	"net/url"
 	"strings"
+
+	"github.com/payonce/payonce/redact"
 )
 
 // journalIdentity is what names a client's journal entries and keys their
@@ -47,7 +49,7 @@ func ScopeOf(identity, baseURL string) (string, error) {
 	s := identity + "@" + origin(u)
 	if identity == "" || len(s) > MaxReferenceLen || !printable(s) {
 		return "", fmt.Errorf("%w: scope %q is empty, not printable or longer than %d bytes: pass payonce.WithScope",
-			ErrInvalidConfig, RedactString(s), MaxReferenceLen)
+			ErrInvalidConfig, redact.String(s), MaxReferenceLen)
 	}
 	return s, nil
 }

@@ -84,10 +84,10 @@ func (c *Client) Settle(ctx context.Context, reference string, s Settlement) (Jo
 		}
 		stored, fence = taken, taken.Fence
 	}
-	up := JournalEntry{Scope: c.scope, Reference: reference, Fence: fence, SettleReason: c.redactor().redactStored(s.Reason), RequestID: c.redactor().redact(s.RequestID)}
+	up := JournalEntry{Scope: c.scope, Reference: reference, Fence: fence, SettleReason: c.redactor().Stored(s.Reason), RequestID: c.redactor().Redact(s.RequestID)}
 	switch s.Outcome {
 	case SettleSucceeded:
-		up.State, up.Result, up.StatusCode = JournalSucceeded, c.redactor().redactJSON(s.Result), s.StatusCode
+		up.State, up.Result, up.StatusCode = JournalSucceeded, c.redactor().JSON(s.Result), s.StatusCode
 	case SettleFailed:
 		up.State, up.ErrorKind = JournalFailed, KindName(ErrSettledFailed)
 	case SettleNotExecuted:

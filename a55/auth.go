@@ -1,6 +1,8 @@
 package a55
 
 import (
+	"github.com/payonce/payonce/redact"
+
 	"context"
 	"crypto/subtle"
 	"errors"
@@ -294,7 +296,7 @@ func secretList(first string) func(add string) []string {
 	}
 }
 
-// SecretValues implements payonce.SecretHolder: the client secret (or the
+// SecretValues implements redact.SecretHolder: the client secret (or the
 // fixed access token) and the last access tokens fetched, which the core
 // client cuts from every error text, journal row and log record, however
 // a server quotes them.
@@ -366,13 +368,13 @@ func (z *authorizer) LogValue() slog.Value { return slog.StringValue(z.String())
 // 429, a network failure or a timeout may pass and is
 // payonce.ErrSignerTemporary; anything else is payonce.ErrInvalidConfig.
 func tokenError(err error, secret string) error {
-	// What the endpoint sent goes through RedactString, and the client
+	// What the endpoint sent goes through redact.String, and the client
 	// secret is cut wherever it stands: an endpoint may echo it bare.
 	redact := func(s string) string {
 		if secret != "" {
 			s = strings.ReplaceAll(s, secret, "[REDACTED]")
 		}
-		return payonce.RedactString(s)
+		return redact.String(s)
 	}
 	var re *oauth2.RetrieveError
 	if errors.As(err, &re) {

@@ -20,7 +20,7 @@ import (
 // bearer token, decode into typed structs), with a bare net/http client,
 // and with a raw go-retryablehttp client. Each does the same work a
 // merchant must do at the least: a new UUID key, the JSON body, the POST,
-// the JSON answer. docs/reliability.md reports the ratios.
+// the JSON answer. docs/chaos.md reports the ratios.
 func BenchmarkChargeCreate(b *testing.B) {
 	srv := a55test.NewServer(a55test.WithRateLimit(-1, 0))
 	defer srv.Close()

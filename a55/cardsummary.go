@@ -1,6 +1,8 @@
 package a55
 
 import (
+	"github.com/payonce/payonce/redact"
+
 	"encoding/json"
 
 	"github.com/payonce/payonce"
@@ -24,7 +26,7 @@ func (c *CardSummary) UnmarshalJSON(b []byte) error {
 	if len(c.Last4) > 4 {
 		c.Last4 = payonce.CardNumber(c.Last4).Last4()
 	}
-	c.Brand, c.HolderName = payonce.RedactString(c.Brand), payonce.RedactString(c.HolderName)
-	c.ExpirationMonth, c.ExpirationYear = payonce.RedactString(c.ExpirationMonth), payonce.RedactString(c.ExpirationYear)
+	c.Brand, c.HolderName = redact.String(c.Brand), redact.String(c.HolderName)
+	c.ExpirationMonth, c.ExpirationYear = redact.String(c.ExpirationMonth), redact.String(c.ExpirationYear)
 	return nil
 }

@@ -98,7 +98,7 @@ type chargeCreateRequestFields ChargeCreateRequest
 
 // Format prints the request as String does under every verb but %#v,
 // which spells out its fields with the card masked and every text
-// redacted (payonce.RedactString): a webhook URL's query string, which
+// redacted (redact.String): a webhook URL's query string, which
 // may carry the merchant's own secret, is cut.
 func (r ChargeCreateRequest) Format(f fmt.State, verb rune) {
 	switch {

@@ -1,6 +1,8 @@
 package a55
 
 import (
+	"github.com/payonce/payonce/redact"
+
 	"encoding/json"
 
 	"github.com/payonce/payonce"
@@ -47,12 +49,12 @@ func (r *ChargeCreateRequest) MarshalWire() ([]byte, error) {
 
 // MarshalJSON is the form a merchant's logs, job payloads and stores see:
 // the card masked as payonce.Card.MarshalJSON masks it (last four digits,
-// no CVV) and every text redacted (payonce.RedactString), so a webhook
+// no CVV) and every text redacted (redact.String), so a webhook
 // URL's query string is cut. It cannot be sent: the client sends
 // MarshalWire's form.
 func (r ChargeCreateRequest) MarshalJSON() ([]byte, error) {
 	f := chargeCreateRequestFields(r)
-	f.Description = payonce.RedactString(f.Description)
-	f.WebhookURL = payonce.RedactString(f.WebhookURL)
+	f.Description = redact.String(f.Description)
+	f.WebhookURL = redact.String(f.WebhookURL)
 	return json.Marshal(f)
 }

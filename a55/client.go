@@ -66,7 +66,7 @@ func NewClient(auth Auth, opts ...payonce.Option) (*Client, error) {
 	z := newAuthorizer(auth)
 	base := []payonce.Option{
 		payonce.WithBaseURL(SandboxURL),
-		payonce.WithKeyRules(payonce.A55KeyRules()),
+		payonce.WithKeyRules(KeyRules()),
 		payonce.WithProvider("a55"),
 		payonce.WithCodec(Codec{}),
 		payonce.WithSigner(z),

@@ -1,6 +1,8 @@
 package a55
 
 import (
+	"github.com/payonce/payonce/redact"
+
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -149,13 +151,13 @@ type chargeFailure struct{ charge *Charge }
 func (c *chargeFailure) Error() string {
 	// The charge's ID and status are the server's text: a chain walked
 	// with errors.Unwrap prints this error on its own.
-	return payonce.RedactString(fmt.Sprintf("charge %s status %s", c.charge.UUID, strings.TrimSpace(string(c.charge.Status))))
+	return redact.String(fmt.Sprintf("charge %s status %s", c.charge.UUID, strings.TrimSpace(string(c.charge.Status))))
 }
 
 var _ payonce.FinalityCodec = Codec{}
 
 // finalKinds are the A55 failures final for an idempotency key (see
-// docs/crash-safety.md, "Which failures are final"): a refusal of this
+// docs/journal.md, "Which failures are final"): a refusal of this
 // body or this key by the rules (validation, a path or resource that does
 // not exist, an illegal move of the charge, a key the rules refuse) and a
 // charge A55 decided (declined, or ended in status error: the charge

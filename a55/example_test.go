@@ -13,6 +13,7 @@ import (
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/a55"
 	"github.com/payonce/payonce/a55/a55test"
+	"github.com/payonce/payonce/payoncetest"
 )
 
 // exampleClient starts the fake A55 API and a client for it (on the fake's
@@ -90,7 +91,7 @@ func ExampleChargesService_Create() {
 
 	// The guide's story: the charge commits on the server, the answer is
 	// lost on the way back, the client retries with the same key.
-	_ = srv.AddFault(a55test.Rule{Fault: a55test.FaultDropAfterCommit, Path: a55test.ChargePath, Count: 1})
+	_ = srv.AddFault(payoncetest.Rule{Fault: payoncetest.FaultDropAfterCommit, Path: a55test.ChargePath, Count: 1})
 
 	orderCreated := srv.Clock().Now() // stored with the order
 	key, _ := payonce.NewKey(orderCreated, "550e8400-e29b-41d4-a716-446655440000")
@@ -129,7 +130,7 @@ func ExampleChargesService_Create_resume() {
 
 	// Every attempt is rate limited: the call gives up, but the error keeps
 	// the operation's key.
-	_ = srv.AddFault(a55test.Rule{Fault: a55test.FaultRateLimit, Path: a55test.ChargePath, Count: 5})
+	_ = srv.AddFault(payoncetest.Rule{Fault: payoncetest.FaultRateLimit, Path: a55test.ChargePath, Count: 5})
 	_, err := client.Charges.Create(ctx, exampleCharge(a55test.CardConfirms, true))
 	fmt.Println(errors.Is(err, payonce.ErrRateLimited), payonce.IsTemporary(err))
 
@@ -202,7 +203,7 @@ func ExampleChargesService_Refund() {
 		log.Fatal(err)
 	}
 	// A 503 on the way: the refund is retried with its key and runs once.
-	_ = srv.AddFault(a55test.Rule{Fault: a55test.FaultErrorBeforeCommit, Path: a55test.RefundPath, Count: 1})
+	_ = srv.AddFault(payoncetest.Rule{Fault: payoncetest.FaultErrorBeforeCommit, Path: a55test.RefundPath, Count: 1})
 	ch, err = client.Charges.Refund(ctx, &a55.RefundRequest{
 		ChargeUUID: ch.UUID, WalletUUID: ch.WalletUUID, Amount: mustAmount("30.00"), Reason: "one item returned",
 	})

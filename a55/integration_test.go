@@ -16,6 +16,7 @@ import (
 	"github.com/payonce/payonce/a55"
 	"github.com/payonce/payonce/a55/a55test"
 	"github.com/payonce/payonce/internal/keytest"
+	"github.com/payonce/payonce/payoncetest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -33,7 +34,7 @@ func fastPolicy() payonce.RetryPolicy {
 // newFake starts the fake A55 and a client for it.
 func newFake(t *testing.T, opts ...payonce.Option) (*a55test.Server, *a55.Client) {
 	t.Helper()
-	srv := a55test.New(t, a55test.WithSeed(7))
+	srv := a55test.New(t, payoncetest.WithSeed(7))
 	c, err := srv.Client(append([]payonce.Option{payonce.WithRetryPolicy(fastPolicy())}, opts...)...)
 	require.NoError(t, err)
 	return srv, c
@@ -65,8 +66,8 @@ func preauth(t testing.TB) *a55.ChargeCreateRequest {
 func key(name string) string { return "test-key-" + name + "-0123456789" }
 
 // apiAttempts returns the API attempts (not token requests) that carried key.
-func apiAttempts(srv *a55test.Server, k string) []a55test.Attempt {
-	var out []a55test.Attempt
+func apiAttempts(srv *a55test.Server, k string) []payoncetest.Attempt {
+	var out []payoncetest.Attempt
 	for _, a := range srv.Requests() {
 		if a.IdempotencyKey == k {
 			out = append(out, a)
@@ -82,7 +83,7 @@ func tokenRequests(srv *a55test.Server) int { return pathRequests(srv, a55test.T
 func TestSeedStoryLostResponse(t *testing.T) {
 	srv, c := newFake(t)
 	ctx := context.Background()
-	require.NoError(t, srv.AddFault(a55test.Rule{Fault: a55test.FaultDropAfterCommit, Path: a55test.ChargePath, Count: 1}))
+	require.NoError(t, srv.AddFault(payoncetest.Rule{Fault: payoncetest.FaultDropAfterCommit, Path: a55test.ChargePath, Count: 1}))
 
 	k := "550e8400-e29b-41d4-a716-446655440000"
 	ch, err := c.Charges.Create(ctx, seedCharge(t, a55test.CardConfirms), payonce.WithKey(keytest.Now(t, k)))
@@ -117,7 +118,7 @@ func TestSeedStoryLostResponse(t *testing.T) {
 
 func TestGeneratedKeyIsReusedAcrossRetries(t *testing.T) {
 	srv, c := newFake(t)
-	require.NoError(t, srv.AddFault(a55test.Rule{Fault: a55test.FaultErrorBeforeCommit, Path: a55test.ChargePath, Count: 2, Status: 503}))
+	require.NoError(t, srv.AddFault(payoncetest.Rule{Fault: payoncetest.FaultErrorBeforeCommit, Path: a55test.ChargePath, Count: 2, Status: 503}))
 	ch, err := c.Charges.Create(context.Background(), seedCharge(t, a55test.CardConfirms))
 	require.NoError(t, err)
 	assert.Len(t, ch.Meta.Key.ID(), 36, "a UUID v4")
@@ -128,7 +129,7 @@ func TestGeneratedKeyIsReusedAcrossRetries(t *testing.T) {
 
 func TestConcurrentSameKeyOneCharge(t *testing.T) {
 	srv, c := newFake(t)
-	require.NoError(t, srv.AddFault(a55test.Rule{Fault: a55test.FaultDelay, Path: a55test.ChargePath, Delay: 20 * time.Millisecond, Count: 1}))
+	require.NoError(t, srv.AddFault(payoncetest.Rule{Fault: payoncetest.FaultDelay, Path: a55test.ChargePath, Delay: 20 * time.Millisecond, Count: 1}))
 	k := key("concurrent")
 	var wg sync.WaitGroup
 	ids := make([]string, 8)
@@ -218,7 +219,7 @@ func TestKeyAgeGuardStopsRetryLoop(t *testing.T) {
 	c, err := srv.Client(payonce.WithRetryPolicy(fastPolicy()), payonce.WithClock(clk.Now),
 		payonce.WithHTTPClient(&http.Client{Transport: slow}))
 	require.NoError(t, err)
-	require.NoError(t, srv.AddFault(a55test.Rule{Fault: a55test.FaultErrorBeforeCommit, Path: a55test.ChargePath}))
+	require.NoError(t, srv.AddFault(payoncetest.Rule{Fault: payoncetest.FaultErrorBeforeCommit, Path: a55test.ChargePath}))
 
 	k := key("old")
 	created := clk.Now().Add(-22*time.Hour - 30*time.Minute)
@@ -242,7 +243,7 @@ func TestKeyAgeGuardStopsRetryLoop(t *testing.T) {
 func TestResumeAfterTemporaryFailure(t *testing.T) {
 	srv, c := newFake(t)
 	ctx := context.Background()
-	require.NoError(t, srv.AddFault(a55test.Rule{Fault: a55test.FaultDropAfterCommit, Path: a55test.ChargePath, Count: 5}))
+	require.NoError(t, srv.AddFault(payoncetest.Rule{Fault: payoncetest.FaultDropAfterCommit, Path: a55test.ChargePath, Count: 5}))
 	_, err := c.Charges.Create(ctx, seedCharge(t, a55test.CardConfirms))
 	require.Error(t, err)
 	assert.ErrorIs(t, err, payonce.ErrRetriesExhausted)
@@ -272,7 +273,7 @@ func TestTokenExpiryMidRetry(t *testing.T) {
 	c, err := srv.Client(payonce.WithRetryPolicy(fastPolicy()), payonce.WithHTTPClient(&http.Client{Transport: hook}),
 		payonce.WithClock(time.Now))
 	require.NoError(t, err)
-	require.NoError(t, srv.AddFault(a55test.Rule{Fault: a55test.FaultErrorBeforeCommit, Path: a55test.ChargePath, Count: 1}))
+	require.NoError(t, srv.AddFault(payoncetest.Rule{Fault: payoncetest.FaultErrorBeforeCommit, Path: a55test.ChargePath, Count: 1}))
 
 	ch, err := c.Charges.Create(context.Background(), seedCharge(t, a55test.CardConfirms), payonce.WithKey(keytest.Now(t, key("token"))))
 	require.NoError(t, err)
@@ -288,7 +289,7 @@ func TestRateLimitRetryAfter(t *testing.T) {
 	srv, c := newFake(t)
 	ctx := context.Background()
 
-	require.NoError(t, srv.AddFault(a55test.Rule{Fault: a55test.FaultRateLimit, Path: a55test.ChargePath, Count: 2, RetryAfter: 1}))
+	require.NoError(t, srv.AddFault(payoncetest.Rule{Fault: payoncetest.FaultRateLimit, Path: a55test.ChargePath, Count: 2, RetryAfter: 1}))
 	start := time.Now()
 	ch, err := c.Charges.Create(ctx, seedCharge(t, a55test.CardConfirms))
 	require.NoError(t, err)
@@ -329,7 +330,7 @@ func (l *countingLimiter) Wait(context.Context) error { l.n.Add(1); return nil }
 func TestClientSideLimiterPacesEveryAttempt(t *testing.T) {
 	lim := &countingLimiter{}
 	srv, c := newFake(t, payonce.WithLimiter(lim))
-	require.NoError(t, srv.AddFault(a55test.Rule{Fault: a55test.FaultErrorBeforeCommit, Path: a55test.ChargePath, Count: 1}))
+	require.NoError(t, srv.AddFault(payoncetest.Rule{Fault: payoncetest.FaultErrorBeforeCommit, Path: a55test.ChargePath, Count: 1}))
 	ch, err := c.Charges.Create(context.Background(), seedCharge(t, a55test.CardConfirms))
 	require.NoError(t, err)
 	assert.EqualValues(t, ch.Meta.Attempts, lim.n.Load())
@@ -384,8 +385,8 @@ func TestSecretsNeverInErrorsOrLogs(t *testing.T) {
 	logger := slog.New(slog.NewJSONHandler(&lockedWriter{w: &buf, mu: &mu}, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	srv, c := newFake(t, payonce.WithLogger(logger))
 	ctx := context.Background()
-	require.NoError(t, srv.AddFault(a55test.Rule{Fault: a55test.FaultErrorBeforeCommit, Path: a55test.ChargePath, Count: 1}))
-	require.NoError(t, srv.AddFault(a55test.Rule{Fault: a55test.FaultDropAfterCommit, Path: a55test.ChargePath, Count: 1}))
+	require.NoError(t, srv.AddFault(payoncetest.Rule{Fault: payoncetest.FaultErrorBeforeCommit, Path: a55test.ChargePath, Count: 1}))
+	require.NoError(t, srv.AddFault(payoncetest.Rule{Fault: payoncetest.FaultDropAfterCommit, Path: a55test.ChargePath, Count: 1}))
 
 	var errs []error
 	for _, n := range []string{a55test.CardConfirms, a55test.CardDeclined, a55test.CardProcError} {

@@ -14,6 +14,7 @@ import (
 	"github.com/payonce/payonce/a55"
 	"github.com/payonce/payonce/a55/a55test"
 	"github.com/payonce/payonce/internal/keytest"
+	"github.com/payonce/payonce/payoncetest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -180,7 +181,7 @@ func TestLostAnswerIsSettledByListingNotByResending(t *testing.T) {
 	c, err := srv.Client(payonce.WithRetryPolicy(one))
 	require.NoError(t, err)
 	ctx := context.Background()
-	require.NoError(t, srv.AddFault(a55test.Rule{Fault: a55test.FaultDropAfterCommit, Path: a55test.ChargePath, Count: 1}))
+	require.NoError(t, srv.AddFault(payoncetest.Rule{Fault: payoncetest.FaultDropAfterCommit, Path: a55test.ChargePath, Count: 1}))
 
 	k := key("lost-answer")
 	_, err = c.Charges.Create(ctx, seedCharge(t, a55test.CardConfirms), payonce.WithKey(keytest.Now(t, k)))

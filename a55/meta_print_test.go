@@ -1,6 +1,8 @@
 package a55
 
 import (
+	"github.com/payonce/payonce/redact"
+
 	"bytes"
 	"context"
 	"fmt"
@@ -38,7 +40,7 @@ func TestChargeMetaPrintedHidesEchoedHeaders(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 99, ch.Meta.RateLimit.Remaining)
 	// What is printed of the echo holds no digit of the CVV.
-	assert.NotContains(t, payonce.RedactHeader(ch.Meta.Header).Get("X-Echo-Card"), "737")
+	assert.NotContains(t, redact.Header(ch.Meta.Header).Get("X-Echo-Card"), "737")
 
 	var logged bytes.Buffer
 	slog.New(slog.NewJSONHandler(&logged, nil)).Info("charged", "meta", ch.Meta, "charge", ch)

@@ -9,6 +9,7 @@ import (
 	"github.com/payonce/payonce/a55"
 	"github.com/payonce/payonce/a55/a55test"
 	"github.com/payonce/payonce/internal/keytest"
+	"github.com/payonce/payonce/payoncetest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -19,16 +20,16 @@ import (
 
 var faults = []struct {
 	name string
-	rule func(path string) a55test.Rule
+	rule func(path string) payoncetest.Rule
 }{
-	{"lost response", func(p string) a55test.Rule {
-		return a55test.Rule{Fault: a55test.FaultDropAfterCommit, Path: p, Count: 1}
+	{"lost response", func(p string) payoncetest.Rule {
+		return payoncetest.Rule{Fault: payoncetest.FaultDropAfterCommit, Path: p, Count: 1}
 	}},
-	{"503", func(p string) a55test.Rule {
-		return a55test.Rule{Fault: a55test.FaultErrorBeforeCommit, Path: p, Count: 1, Status: 503}
+	{"503", func(p string) payoncetest.Rule {
+		return payoncetest.Rule{Fault: payoncetest.FaultErrorBeforeCommit, Path: p, Count: 1, Status: 503}
 	}},
-	{"reset", func(p string) a55test.Rule {
-		return a55test.Rule{Fault: a55test.FaultResetBeforeRead, Path: p, Count: 1}
+	{"reset", func(p string) payoncetest.Rule {
+		return payoncetest.Rule{Fault: payoncetest.FaultResetBeforeRead, Path: p, Count: 1}
 	}},
 }
 

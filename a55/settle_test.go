@@ -12,6 +12,7 @@ import (
 	"github.com/payonce/payonce/a55"
 	"github.com/payonce/payonce/a55/a55test"
 	"github.com/payonce/payonce/journal"
+	"github.com/payonce/payonce/payoncetest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -41,7 +42,7 @@ func TestSettleCreateFindsTheChargeOfALostAnswer(t *testing.T) {
 	j := journal.NewMemory()
 	c := oneAttempt(t, srv, j)
 	ctx := t.Context()
-	require.NoError(t, srv.AddFault(a55test.Rule{Fault: a55test.FaultDropAfterCommit, Path: a55test.ChargePath, Count: 1}))
+	require.NoError(t, srv.AddFault(payoncetest.Rule{Fault: payoncetest.FaultDropAfterCommit, Path: a55test.ChargePath, Count: 1}))
 	_, err := c.Charges.Create(ctx, settleCharge("42.00"), payonce.WithReference("order-1/charge"))
 	require.Error(t, err)
 	key := payonce.KeyOf(err).ID()
@@ -81,7 +82,7 @@ func TestSettleCreateFindsTheChargeOfAWrongFailure(t *testing.T) {
 	j := journal.NewMemory()
 	c := oneAttempt(t, srv, j)
 	ctx := t.Context()
-	require.NoError(t, srv.AddFault(a55test.Rule{Fault: a55test.FaultDropAfterCommit, Path: a55test.ChargePath, Count: 1}))
+	require.NoError(t, srv.AddFault(payoncetest.Rule{Fault: payoncetest.FaultDropAfterCommit, Path: a55test.ChargePath, Count: 1}))
 	_, err := c.Charges.Create(ctx, settleCharge("49.00"), payonce.WithReference("order-1/charge"))
 	require.Error(t, err)
 	key := payonce.KeyOf(err).ID()
@@ -108,7 +109,7 @@ func TestSettleCreateNotFound(t *testing.T) {
 	j := journal.NewMemory()
 	c := oneAttempt(t, srv, j)
 	ctx := t.Context()
-	require.NoError(t, srv.AddFault(a55test.Rule{Fault: a55test.FaultErrorBeforeCommit, Path: a55test.ChargePath, Count: 1}))
+	require.NoError(t, srv.AddFault(payoncetest.Rule{Fault: payoncetest.FaultErrorBeforeCommit, Path: a55test.ChargePath, Count: 1}))
 	_, err := c.Charges.Create(ctx, settleCharge("43.00"), payonce.WithReference("order-1/charge"))
 	require.Error(t, err)
 	key := payonce.KeyOf(err).ID()
@@ -139,7 +140,7 @@ func TestSettleCreateNotFoundInsideTheWindowStaysPending(t *testing.T) {
 	srv := a55test.New(t)
 	j := journal.NewMemory()
 	c := oneAttempt(t, srv, j)
-	require.NoError(t, srv.AddFault(a55test.Rule{Fault: a55test.FaultErrorBeforeCommit, Path: a55test.ChargePath, Count: 1}))
+	require.NoError(t, srv.AddFault(payoncetest.Rule{Fault: payoncetest.FaultErrorBeforeCommit, Path: a55test.ChargePath, Count: 1}))
 	_, err := c.Charges.Create(t.Context(), settleCharge("44.00"), payonce.WithReference("order-1/charge"))
 	require.Error(t, err)
 	_, err = c.Charges.SettleCreate(t.Context(), "order-1/charge", settleCharge("44.00"), &a55.SettleOptions{RecordNotExecuted: true})
@@ -154,7 +155,7 @@ func TestSettleCreateChecksTheRequest(t *testing.T) {
 	j := journal.NewMemory()
 	c := oneAttempt(t, srv, j)
 	ctx := t.Context()
-	require.NoError(t, srv.AddFault(a55test.Rule{Fault: a55test.FaultDropAfterCommit, Path: a55test.ChargePath, Count: 1}))
+	require.NoError(t, srv.AddFault(payoncetest.Rule{Fault: payoncetest.FaultDropAfterCommit, Path: a55test.ChargePath, Count: 1}))
 	_, err := c.Charges.Create(ctx, settleCharge("45.00"), payonce.WithReference("order-1/charge"))
 	require.Error(t, err)
 	sent := srv.Stats().Requests
@@ -261,14 +262,14 @@ func TestSettleCreateMatchesByTheRequestAndNeverGuesses(t *testing.T) {
 // records the success.
 func TestSettleCreateFindsTheChargeByItsKeyWhateverTheClocks(t *testing.T) {
 	srv := a55test.New(t)
-	clientClock := a55test.NewClock()
+	clientClock := payoncetest.NewClock()
 	p := fastPolicy()
 	p.MaxAttempts = 1
 	j := journal.NewMemory()
 	c, err := srv.Client(payonce.WithJournal(j), payonce.WithRetryPolicy(p), payonce.WithClock(clientClock.Now))
 	require.NoError(t, err)
 	srv.Clock().Advance(30 * 24 * time.Hour)
-	require.NoError(t, srv.AddFault(a55test.Rule{Fault: a55test.FaultDropAfterCommit, Path: a55test.ChargePath, Count: 1}))
+	require.NoError(t, srv.AddFault(payoncetest.Rule{Fault: payoncetest.FaultDropAfterCommit, Path: a55test.ChargePath, Count: 1}))
 	_, err = c.Charges.Create(t.Context(), settleCharge("50.00"), payonce.WithReference("order-1/charge"))
 	require.Error(t, err)
 	key := payonce.KeyOf(err).ID()

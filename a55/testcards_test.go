@@ -1,6 +1,8 @@
 package a55_test
 
 import (
+	"github.com/payonce/payonce/internal/luhn"
+
 	"context"
 	"fmt"
 	"testing"
@@ -33,7 +35,7 @@ func TestTestCardOutcomeByLastDigit(t *testing.T) {
 	} {
 		t.Run(fmt.Sprint(tc.digit), func(t *testing.T) {
 			number := a55test.TestCard(tc.digit)
-			require.True(t, payonce.LuhnValid(number))
+			require.True(t, luhn.Valid(number))
 			require.Equal(t, byte('0'+tc.digit), number[len(number)-1])
 			k := key(fmt.Sprintf("digit-%d", tc.digit))
 			ch, err := c.Charges.Create(ctx, seedCharge(t, number), payonce.WithKey(keytest.Now(t, k)))

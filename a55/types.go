@@ -1,6 +1,8 @@
 package a55
 
 import (
+	"github.com/payonce/payonce/redact"
+
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -99,7 +101,7 @@ type Message struct {
 type Messages []Message
 
 // UnmarshalJSON reads a list of messages, one message object or a string,
-// and passes every text through payonce.RedactString: no card number,
+// and passes every text through redact.String: no card number,
 // CVV, secret or token a server echoes survives in a Message.
 func (m *Messages) UnmarshalJSON(b []byte) error {
 	b = bytes.TrimSpace(b)
@@ -127,7 +129,7 @@ func (m *Messages) UnmarshalJSON(b []byte) error {
 	}
 	for i := range *m { // what a server echoes here reaches errors and logs
 		x := &(*m)[i]
-		x.Code, x.Source, x.Description = payonce.RedactString(x.Code), payonce.RedactString(x.Source), payonce.RedactString(x.Description)
+		x.Code, x.Source, x.Description = redact.String(x.Code), redact.String(x.Source), redact.String(x.Description)
 	}
 	return nil
 }
@@ -200,7 +202,7 @@ type CardSummary struct {
 type chargeFields Charge
 
 // Format prints the charge as fmt prints a struct (%v, %+v, %#v), with
-// every text the server sent redacted (payonce.RedactString): an ID, a
+// every text the server sent redacted (redact.String): an ID, a
 // status, a description or a payer a server filled with card data, a
 // token or a query string never reaches a printed line. %q quotes the %v
 // form; any other verb prints it. The fields keep what the server sent.

@@ -1,6 +1,8 @@
 package a55
 
 import (
+	"github.com/payonce/payonce/redact"
+
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
@@ -49,12 +51,12 @@ var (
 // Status (for example a unique index in the table that records them) and
 // answer 2xx to a duplicate without acting on it again.
 type WebhookEvent struct {
-	ChargeUUID string          `json:"charge_uuid"`
-	WalletUUID string          `json:"wallet_uuid,omitempty"`
-	Status     Status          `json:"status"`
-	Amount     payonce.Amount  `json:"amount,omitzero"`
-	Event      string          `json:"event,omitempty"`
-	Raw        payonce.RawJSON `json:"-"` // the whole verified body; printed redacted
+	ChargeUUID string         `json:"charge_uuid"`
+	WalletUUID string         `json:"wallet_uuid,omitempty"`
+	Status     Status         `json:"status"`
+	Amount     payonce.Amount `json:"amount,omitzero"`
+	Event      string         `json:"event,omitempty"`
+	Raw        redact.RawJSON `json:"-"` // the whole verified body; printed redacted
 }
 
 // WebhookVerifier checks A55 webhook signatures. Safe for concurrent use.
@@ -125,7 +127,7 @@ func (v *WebhookVerifier) Parse(r *http.Request) (*WebhookEvent, error) {
 	ev := &WebhookEvent{Raw: body}
 	if err := json.Unmarshal(body, ev); err != nil {
 		// A decoder's error quotes the value it could not read.
-		return nil, errors.New("a55: decode webhook: " + payonce.RedactString(err.Error()))
+		return nil, errors.New("a55: decode webhook: " + redact.String(err.Error()))
 	}
 	return ev, nil
 }

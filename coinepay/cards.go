@@ -1,6 +1,8 @@
 package coinepay
 
 import (
+	"github.com/payonce/payonce/redact"
+
 	"context"
 	"encoding/json"
 	"fmt"
@@ -36,7 +38,7 @@ type Card struct {
 	// such field); it is empty from Coinepay.
 	IdempotencyKey string `json:"idempotency_key,omitempty"`
 	// Raw is the card object exactly as the server sent it (printed redacted).
-	Raw payonce.RawJSON `json:"-"`
+	Raw redact.RawJSON `json:"-"`
 }
 
 // UnmarshalJSON decodes a card and keeps the raw object in Raw. A
@@ -55,7 +57,7 @@ func (c *Card) UnmarshalJSON(b []byte) error {
 	if json.Unmarshal(p.CreatedAt, &ts) == nil {
 		c.CreatedAt, _ = time.Parse(time.RFC3339Nano, ts)
 	}
-	c.Raw = append(payonce.RawJSON(nil), b...)
+	c.Raw = append(redact.RawJSON(nil), b...)
 	return nil
 }
 
@@ -125,7 +127,7 @@ type Recharge struct {
 	CardBalance    payonce.Amount `json:"card_balance"`    // the card's balance after the recharge
 	AccountBalance payonce.Amount `json:"account_balance"` // the API key's balance after the recharge
 	// Raw is the data object exactly as the server sent it (printed redacted).
-	Raw payonce.RawJSON `json:"-"`
+	Raw redact.RawJSON `json:"-"`
 }
 
 // UnmarshalJSON decodes a recharge and keeps the raw object in Raw.
@@ -136,7 +138,7 @@ func (r *Recharge) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*r = Recharge(p)
-	r.Raw = append(payonce.RawJSON(nil), b...)
+	r.Raw = append(redact.RawJSON(nil), b...)
 	return nil
 }
 
@@ -249,7 +251,7 @@ func requireID(field, v string) error {
 
 // Printed results. Each result type prints as fmt prints a struct (%v,
 // %+v, %#v) with every text the server sent redacted
-// (payonce.RedactString): an ID, a status or a currency a server filled
+// (redact.String): an ID, a status or a currency a server filled
 // with card data, a token or a query string never reaches a printed line.
 // %q quotes the %v form; any other verb prints it. The fields keep what
 // the server sent. LogValue is the slog form: the fields by their JSON

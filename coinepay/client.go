@@ -50,7 +50,7 @@ const (
 // one per API key and share it.
 type Client struct {
 	core   *payonce.Client
-	signer *payonce.HMACSigner
+	signer *HMACSigner
 
 	// Cards issues, funds and reads cards.
 	Cards *CardsService
@@ -70,12 +70,12 @@ func NewClient(apiKey, secret string, opts ...payonce.Option) (*Client, error) {
 	// The default signer reads the client's clock (payonce.WithClock), so
 	// that one clock dates both the key-age guard and the signatures.
 	var core *payonce.Client
-	signer, err := payonce.NewHMACSigner(apiKey, secret, payonce.WithSignerClock(func() time.Time { return core.Now() }))
+	signer, err := NewHMACSigner(apiKey, secret, WithSignerClock(func() time.Time { return core.Now() }))
 	if err != nil {
 		return nil, fmt.Errorf("coinepay: %w", err)
 	}
 	base := []payonce.Option{
-		payonce.WithKeyRules(payonce.CoinepayKeyRules()),
+		payonce.WithKeyRules(KeyRules()),
 		payonce.WithProvider(ProviderName),
 		payonce.WithScopeIdentity(scopeIdentity(apiKey, secret)), // the core adds the base URL's origin
 		payonce.WithFingerprintKey([]byte(secret)),               // journal fingerprints keyed, never a plain digest of a body
@@ -111,7 +111,7 @@ func (c *Client) ClockOffset() time.Duration { return c.signer.ClockOffset() }
 // and the base URL's origin. The API key is itself a credential, so the
 // scope holds a digest keyed with the secret: it identifies the key
 // without letting anyone who reads the journal confirm a guessed one.
-// Rotating the secret changes the scope (docs/crash-safety.md).
+// Rotating the secret changes the scope (docs/journal.md).
 func Scope(apiKey, secret, baseURL string) (string, error) {
 	return payonce.ScopeOf(scopeIdentity(apiKey, secret), baseURL)
 }

@@ -55,7 +55,7 @@ type seenRequest struct {
 func setup(t *testing.T, opts ...payonce.Option) (*coinepay.Client, *http.ServeMux, func() []seenRequest) {
 	t.Helper()
 	mux := http.NewServeMux()
-	verifier := payonce.NewVerifier(func(k string) (string, bool) { return testSecret, k == testAPIKey }, nil)
+	verifier := coinepay.NewVerifier(func(k string) (string, bool) { return testSecret, k == testAPIKey }, nil)
 	var mu sync.Mutex
 	var seen []seenRequest
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -64,7 +64,7 @@ func setup(t *testing.T, opts ...payonce.Option) (*coinepay.Client, *http.ServeM
 		seen = append(seen, seenRequest{Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery, Header: r.Header.Clone(), Body: body})
 		mu.Unlock()
 		if _, err := verifier.Verify(r, body); err != nil {
-			var se *payonce.SignatureError
+			var se *coinepay.SignatureError
 			require.True(t, errors.As(err, &se))
 			writeEnvelope(w, http.StatusUnauthorized, se.Code, "签名错误", nil)
 			return
@@ -106,7 +106,9 @@ func TestNewClientConfig(t *testing.T) {
 	c, err := coinepay.NewClient(testAPIKey, testSecret, payonce.WithBaseURL("https://coinepay.example/"))
 	require.NoError(t, err)
 	assert.Equal(t, "coinepay", c.Core().Provider())
-	assert.Equal(t, payonce.CoinepayKeyRules(), c.Core().KeyRules())
+	assert.Equal(t, coinepay.KeyRules(), c.Core().KeyRules())
+	assert.Equal(t, payonce.KeyRules{Provider: "coinepay", Required: true, MaxLen: 128, Window: 24 * time.Hour,
+		Charset: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~:"}, coinepay.KeyRules(), "the rules the core's tests use")
 	assert.Equal(t, "https://coinepay.example", c.Core().BaseURL())
 	assert.NotContains(t, fmt.Sprintf("%v %+v %#v", c, c, c), testSecret)
 }
@@ -140,9 +142,9 @@ func TestApplySendsSignedKeyedRequest(t *testing.T) {
 	require.Len(t, reqs, 1)
 	h := reqs[0].Header
 	assert.Equal(t, "order-42", h.Get(payonce.HeaderIdempotencyKey))
-	assert.Equal(t, testAPIKey, h.Get(payonce.HeaderAPIKey))
-	assert.Len(t, h.Get(payonce.HeaderNonce), 32)
-	assert.Len(t, h.Get(payonce.HeaderSignature), 64)
+	assert.Equal(t, testAPIKey, h.Get(coinepay.HeaderAPIKey))
+	assert.Len(t, h.Get(coinepay.HeaderNonce), 32)
+	assert.Len(t, h.Get(coinepay.HeaderSignature), 64)
 	assert.Equal(t, "application/json", h.Get("Content-Type"))
 }
 
@@ -193,8 +195,8 @@ func TestRetriesKeepKeyAndBodyAndResign(t *testing.T) {
 	for _, r := range reqs {
 		assert.Equal(t, res.Meta.Key.ID(), r.Header.Get(payonce.HeaderIdempotencyKey))
 		assert.Equal(t, reqs[0].Body, r.Body, "body bytes never change")
-		nonces[r.Header.Get(payonce.HeaderNonce)] = true
-		sigs[r.Header.Get(payonce.HeaderSignature)] = true
+		nonces[r.Header.Get(coinepay.HeaderNonce)] = true
+		sigs[r.Header.Get(coinepay.HeaderSignature)] = true
 	}
 	assert.Len(t, nonces, 3, "a fresh nonce per attempt")
 	assert.Len(t, sigs, 3, "a fresh signature per attempt")
@@ -290,7 +292,7 @@ func TestInfoAndListSendNoKey(t *testing.T) {
 	require.Len(t, reqs, 2)
 	for _, r := range reqs {
 		assert.Empty(t, r.Header.Get(payonce.HeaderIdempotencyKey))
-		assert.NotEmpty(t, r.Header.Get(payonce.HeaderSignature))
+		assert.NotEmpty(t, r.Header.Get(coinepay.HeaderSignature))
 		assert.Empty(t, r.Body, "a GET carries no body")
 	}
 	assert.Equal(t, "card_id=card+1%26x", reqs[0].Query)

@@ -132,7 +132,7 @@ func (Codec) DecodeError(_ int, _ http.Header, body []byte, e *payonce.APIError)
 var _ payonce.FinalityCodec = Codec{}
 
 // finalKinds are the Coinepay failures final for an idempotency key (see
-// docs/crash-safety.md, "Which failures are final"): a refusal of this
+// docs/journal.md, "Which failures are final"): a refusal of this
 // body or this key by the rules (openapi_invalid_request,
 // openapi_invalid_json, openapi_package_not_found, a 405 or 413, a card
 // that does not exist, an openapi_idempotency_key_* rule). Coinepay keeps

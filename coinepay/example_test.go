@@ -8,6 +8,7 @@ import (
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/coinepay"
 	"github.com/payonce/payonce/coinepay/coinepaytest"
+	"github.com/payonce/payonce/payoncetest"
 )
 
 // Issue a card, fund it and read it back. The fake stands in for the
@@ -57,7 +58,7 @@ func Example() {
 func ExampleCardsService_Apply_lostResponse() {
 	srv := coinepaytest.NewServer()
 	defer srv.Close()
-	_ = srv.AddFault(coinepaytest.Rule{Fault: coinepaytest.FaultDropAfterCommit, Path: coinepay.PathCardApply, Count: 1})
+	_ = srv.AddFault(payoncetest.Rule{Fault: payoncetest.FaultDropAfterCommit, Path: coinepay.PathCardApply, Count: 1})
 
 	client, _ := srv.Client()         // the fake's clock, millisecond retries
 	orderCreated := srv.Clock().Now() // stored with the order
@@ -87,7 +88,7 @@ func ExampleCardsService_Apply_taskKey() {
 	srv := coinepaytest.NewServer()
 	defer srv.Close()
 	// The first run's answer is lost.
-	_ = srv.AddFault(coinepaytest.Rule{Fault: coinepaytest.FaultDropAfterCommit, Path: coinepay.PathCardApply, Count: 1})
+	_ = srv.AddFault(payoncetest.Rule{Fault: payoncetest.FaultDropAfterCommit, Path: coinepay.PathCardApply, Count: 1})
 	jobCreated := srv.Clock().Now() // stored with the job by the queue
 
 	openCardTask := func(taskID string) error {

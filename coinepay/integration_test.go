@@ -23,6 +23,7 @@ import (
 	"github.com/payonce/payonce/coinepay/coinepaytest"
 	"github.com/payonce/payonce/internal/keytest"
 	"github.com/payonce/payonce/internal/logtest"
+	"github.com/payonce/payonce/payoncetest"
 )
 
 var applyReq = &coinepay.ApplyRequest{HeaderID: "hdr_1", PackageID: "pkg_basic"}
@@ -37,7 +38,7 @@ func newFake(t *testing.T, opts ...payonce.Option) (*coinepaytest.Server, *coine
 	return srv, c
 }
 
-func addFault(t *testing.T, srv *coinepaytest.Server, r coinepaytest.Rule) {
+func addFault(t *testing.T, srv *coinepaytest.Server, r payoncetest.Rule) {
 	t.Helper()
 	require.NoError(t, srv.AddFault(r))
 }
@@ -78,7 +79,7 @@ func (c *captureTransport) all() []captured {
 
 func TestLostResponseReturnsFirstCardAsReplay(t *testing.T) {
 	srv, c := newFake(t)
-	addFault(t, srv, coinepaytest.Rule{Fault: coinepaytest.FaultDropAfterCommit, Path: coinepay.PathCardApply, Count: 1})
+	addFault(t, srv, payoncetest.Rule{Fault: payoncetest.FaultDropAfterCommit, Path: coinepay.PathCardApply, Count: 1})
 
 	res, err := c.Cards.Apply(context.Background(), applyReq)
 	require.NoError(t, err)
@@ -106,7 +107,7 @@ func TestLostRechargeMovesMoneyOnce(t *testing.T) {
 	ctx := context.Background()
 	card, err := c.Cards.Apply(ctx, applyReq)
 	require.NoError(t, err)
-	addFault(t, srv, coinepaytest.Rule{Fault: coinepaytest.FaultDropAfterCommit, Path: coinepay.PathCardRecharge, Count: 2})
+	addFault(t, srv, payoncetest.Rule{Fault: payoncetest.FaultDropAfterCommit, Path: coinepay.PathCardRecharge, Count: 2})
 
 	rc, err := c.Cards.Recharge(ctx, &coinepay.RechargeRequest{CardID: card.CardID, Amount: mustAmount(t, "25.50")})
 	require.NoError(t, err)
@@ -127,7 +128,7 @@ func TestLostRechargeMovesMoneyOnce(t *testing.T) {
 // lose their answer; the fifth gets the card the first one opened.
 func TestAsyncTaskPatternNewClientEachRun(t *testing.T) {
 	srv := coinepaytest.New(t)
-	addFault(t, srv, coinepaytest.Rule{Fault: coinepaytest.FaultDropAfterCommit, Path: coinepay.PathCardApply, Count: 4})
+	addFault(t, srv, payoncetest.Rule{Fault: payoncetest.FaultDropAfterCommit, Path: coinepay.PathCardApply, Count: 4})
 	const taskID = "task-7f3a"
 	key, err := payonce.NewKey(srv.Clock().Now(), "openapi:apply", taskID)
 	require.NoError(t, err)
@@ -158,7 +159,7 @@ func TestConcurrentAppliesSameKeyOneCard(t *testing.T) {
 	srv, c := newFake(t)
 	// Hold the first request before it commits, so the second arrives
 	// while the first is in flight.
-	addFault(t, srv, coinepaytest.Rule{Fault: coinepaytest.FaultDelay, Path: coinepay.PathCardApply, Count: 1, Delay: 150 * time.Millisecond})
+	addFault(t, srv, payoncetest.Rule{Fault: payoncetest.FaultDelay, Path: coinepay.PathCardApply, Count: 1, Delay: 150 * time.Millisecond})
 
 	const n = 2
 	var wg sync.WaitGroup
@@ -223,9 +224,9 @@ func TestConflictNotRetried(t *testing.T) {
 func TestRateLimitAndServerErrorsRetried(t *testing.T) {
 	log, logger := logtest.New()
 	srv, c := newFake(t, payonce.WithLogger(logger))
-	addFault(t, srv, coinepaytest.Rule{Fault: coinepaytest.FaultRateLimit, Path: coinepay.PathCardApply, Count: 1, RetryAfter: 1})
-	addFault(t, srv, coinepaytest.Rule{Fault: coinepaytest.FaultErrorBeforeCommit, Path: coinepay.PathCardApply, Count: 1, Status: 502})
-	addFault(t, srv, coinepaytest.Rule{Fault: coinepaytest.FaultResetBeforeRead, Path: coinepay.PathCardApply, Count: 1})
+	addFault(t, srv, payoncetest.Rule{Fault: payoncetest.FaultRateLimit, Path: coinepay.PathCardApply, Count: 1, RetryAfter: 1})
+	addFault(t, srv, payoncetest.Rule{Fault: payoncetest.FaultErrorBeforeCommit, Path: coinepay.PathCardApply, Count: 1, Status: 502})
+	addFault(t, srv, payoncetest.Rule{Fault: payoncetest.FaultResetBeforeRead, Path: coinepay.PathCardApply, Count: 1})
 	res, err := c.Cards.Apply(context.Background(), applyReq)
 	require.NoError(t, err)
 	assert.Equal(t, 4, res.Meta.Attempts)
@@ -349,13 +350,13 @@ func tickingClock() func() time.Time {
 func TestEveryAttemptResignedSameKeyAndBody(t *testing.T) {
 	capture := &captureTransport{base: http.DefaultTransport}
 	srv := coinepaytest.New(t)
-	signer, err := payonce.NewHMACSigner(srv.APIKey(), srv.Secret(), payonce.WithSignerClock(tickingClock()))
+	signer, err := coinepay.NewHMACSigner(srv.APIKey(), srv.Secret(), coinepay.WithSignerClock(tickingClock()))
 	require.NoError(t, err)
 	c, err := srv.Client(payonce.WithSigner(signer),
 		payonce.WithHTTPClient(&http.Client{Transport: capture}))
 	require.NoError(t, err)
-	addFault(t, srv, coinepaytest.Rule{Fault: coinepaytest.FaultErrorBeforeCommit, Path: coinepay.PathCardRecharge, Count: 1, Status: 503})
-	addFault(t, srv, coinepaytest.Rule{Fault: coinepaytest.FaultDropAfterCommit, Path: coinepay.PathCardRecharge, Count: 1})
+	addFault(t, srv, payoncetest.Rule{Fault: payoncetest.FaultErrorBeforeCommit, Path: coinepay.PathCardRecharge, Count: 1, Status: 503})
+	addFault(t, srv, payoncetest.Rule{Fault: payoncetest.FaultDropAfterCommit, Path: coinepay.PathCardRecharge, Count: 1})
 
 	card, err := c.Cards.Apply(context.Background(), applyReq)
 	require.NoError(t, err)
@@ -387,7 +388,7 @@ func TestEveryAttemptResignedSameKeyAndBody(t *testing.T) {
 	for _, s := range sent {
 		assert.Equal(t, sent[0].Body, s.Body)
 		assert.Equal(t, rc.Meta.Key.ID(), s.Header.Get(payonce.HeaderIdempotencyKey))
-		sigs[s.Header.Get(payonce.HeaderSignature)] = true
+		sigs[s.Header.Get(coinepay.HeaderSignature)] = true
 	}
 	assert.Len(t, sigs, 3)
 	assert.JSONEq(t, `{"card_id":"`+card.CardID+`","amount":"5.00"}`, string(sent[0].Body))
@@ -402,7 +403,7 @@ func TestLostReadOnReusedConnection(t *testing.T) {
 	ctx := context.Background()
 	card, err := c.Cards.Apply(ctx, applyReq)
 	require.NoError(t, err)
-	addFault(t, srv, coinepaytest.Rule{Fault: coinepaytest.FaultDropAfterCommit, Path: coinepay.PathCardInfo, Count: 1})
+	addFault(t, srv, payoncetest.Rule{Fault: payoncetest.FaultDropAfterCommit, Path: coinepay.PathCardInfo, Count: 1})
 	info, err := c.Cards.Info(ctx, card.CardID)
 	require.NoError(t, err)
 	assert.Equal(t, 2, info.Meta.Attempts)
@@ -469,7 +470,7 @@ func TestNoSecretsInLogsOrErrors(t *testing.T) {
 	logger := slog.New(slog.NewTextHandler(&logBuf, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	capture := &captureTransport{base: http.DefaultTransport}
 	srv, c := newFake(t, payonce.WithLogger(logger), payonce.WithHTTPClient(&http.Client{Transport: capture}))
-	addFault(t, srv, coinepaytest.Rule{Fault: coinepaytest.FaultDropAfterCommit, Path: coinepay.PathCardApply, Count: 1})
+	addFault(t, srv, payoncetest.Rule{Fault: payoncetest.FaultDropAfterCommit, Path: coinepay.PathCardApply, Count: 1})
 	ctx := context.Background()
 
 	_, err := c.Cards.Apply(ctx, applyReq, payonce.WithKey(keytest.Now(t, "log-1")))
@@ -486,7 +487,7 @@ func TestNoSecretsInLogsOrErrors(t *testing.T) {
 	sent := capture.all()
 	require.Len(t, sent, 4)
 	for _, s := range sent {
-		assert.NotContains(t, text, s.Header.Get(payonce.HeaderSignature))
-		assert.NotContains(t, text, s.Header.Get(payonce.HeaderNonce))
+		assert.NotContains(t, text, s.Header.Get(coinepay.HeaderSignature))
+		assert.NotContains(t, text, s.Header.Get(coinepay.HeaderNonce))
 	}
 }

@@ -66,7 +66,7 @@ type ApplySettlement struct {
 // under which no attempt was ever sent is payonce.SettleNotExecuted
 // without a lookup. A recharge cannot be looked up (card/info gives a
 // card's balance, not its recharges): settle it with payonce.Client.Settle
-// (docs/crash-safety.md).
+// (docs/journal.md).
 //
 // A succeeded entry is returned as it is (Recorded false). A failed one
 // (not executed included) is looked up too: a card found under its key

@@ -11,6 +11,7 @@ import (
 	"github.com/payonce/payonce/coinepay"
 	"github.com/payonce/payonce/coinepay/coinepaytest"
 	"github.com/payonce/payonce/journal"
+	"github.com/payonce/payonce/payoncetest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -37,7 +38,7 @@ func TestSettleApplyFindsTheCardOfALostAnswer(t *testing.T) {
 	req := &coinepay.ApplyRequest{HeaderID: "hdr_1", PackageID: "pkg_basic"}
 	_, err := c.Cards.Apply(ctx, req, payonce.WithReference("job-0/apply"))
 	require.NoError(t, err, "another card of the same header and package")
-	require.NoError(t, srv.AddFault(coinepaytest.Rule{Fault: coinepaytest.FaultDropAfterCommit, Path: coinepay.PathCardApply, Count: 1}))
+	require.NoError(t, srv.AddFault(payoncetest.Rule{Fault: payoncetest.FaultDropAfterCommit, Path: coinepay.PathCardApply, Count: 1}))
 	_, err = c.Cards.Apply(ctx, req, payonce.WithReference("job-1/apply"))
 	require.Error(t, err)
 	key := payonce.KeyOf(err).ID()
@@ -69,7 +70,7 @@ func TestSettleApplyNotFound(t *testing.T) {
 	c := settleClient(t, srv, j)
 	ctx := t.Context()
 	req := &coinepay.ApplyRequest{HeaderID: "hdr_1", PackageID: "pkg_basic"}
-	require.NoError(t, srv.AddFault(coinepaytest.Rule{Fault: coinepaytest.FaultErrorBeforeCommit, Path: coinepay.PathCardApply, Count: 1}))
+	require.NoError(t, srv.AddFault(payoncetest.Rule{Fault: payoncetest.FaultErrorBeforeCommit, Path: coinepay.PathCardApply, Count: 1}))
 	_, err := c.Cards.Apply(ctx, req, payonce.WithReference("job-2/apply"))
 	require.Error(t, err)
 	key := payonce.KeyOf(err).ID()
@@ -137,7 +138,7 @@ func TestSettleApplyNeverGuesses(t *testing.T) {
 // so the lookup records the success, never "not executed".
 func TestSettleApplyFindsTheCardByItsKeyWhateverTheClocks(t *testing.T) {
 	srv := coinepaytest.New(t)
-	clientClock := coinepaytest.NewClock()
+	clientClock := payoncetest.NewClock()
 	p := fastPolicy()
 	p.MaxAttempts = 1
 	c, err := srv.Client(payonce.WithJournal(journal.NewMemory()), payonce.WithRetryPolicy(p), payonce.WithSigner(srv.Signer()),
@@ -145,7 +146,7 @@ func TestSettleApplyFindsTheCardByItsKeyWhateverTheClocks(t *testing.T) {
 	require.NoError(t, err)
 	srv.Clock().Advance(30 * 24 * time.Hour)
 	req := &coinepay.ApplyRequest{HeaderID: "hdr_1", PackageID: "pkg_basic"}
-	require.NoError(t, srv.AddFault(coinepaytest.Rule{Fault: coinepaytest.FaultDropAfterCommit, Path: coinepay.PathCardApply, Count: 1}))
+	require.NoError(t, srv.AddFault(payoncetest.Rule{Fault: payoncetest.FaultDropAfterCommit, Path: coinepay.PathCardApply, Count: 1}))
 	_, err = c.Cards.Apply(t.Context(), req, payonce.WithReference("job-4/apply"))
 	require.Error(t, err)
 	key := payonce.KeyOf(err).ID()

@@ -26,14 +26,14 @@ import (
 func skewServer(t *testing.T, skew time.Duration) (*httptest.Server, *atomic.Int32) {
 	t.Helper()
 	now := func() time.Time { return time.Now().Add(skew) }
-	v := payonce.NewVerifier(func(k string) (string, bool) { return testSecret, k == testAPIKey }, now)
+	v := coinepay.NewVerifier(func(k string) (string, bool) { return testSecret, k == testAPIKey }, now)
 	var n atomic.Int32
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		n.Add(1)
 		body, _ := io.ReadAll(r.Body)
 		w.Header().Set("Date", now().UTC().Format(http.TimeFormat))
 		if _, err := v.Verify(r, body); err != nil {
-			var se *payonce.SignatureError
+			var se *coinepay.SignatureError
 			require.True(t, errors.As(err, &se))
 			writeEnvelope(w, http.StatusUnauthorized, se.Code, "时间戳过期或签名无效", nil)
 			return
@@ -79,7 +79,7 @@ func TestDefaultSignerReadsTheClientClock(t *testing.T) {
 
 func TestClockSkewWithoutDateFails(t *testing.T) {
 	now := func() time.Time { return time.Now().Add(-10 * time.Minute) }
-	v := payonce.NewVerifier(func(string) (string, bool) { return testSecret, true }, now)
+	v := coinepay.NewVerifier(func(string) (string, bool) { return testSecret, true }, now)
 	var n atomic.Int32
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		n.Add(1)
@@ -113,7 +113,7 @@ func TestCustomSignerReplacesDefault(t *testing.T) {
 	_, err = c.Cards.Info(context.Background(), "c")
 	require.NoError(t, err)
 	assert.Equal(t, "Custom scheme", got.Get("Authorization"))
-	assert.Empty(t, got.Get(payonce.HeaderSignature))
+	assert.Empty(t, got.Get(coinepay.HeaderSignature))
 }
 
 // TestSecretsNeverLogged runs calls that succeed, retry and fail with a
@@ -141,8 +141,8 @@ func TestSecretsNeverLogged(t *testing.T) {
 	assert.NotContains(t, text, testSecret)
 	assert.NotContains(t, text, "card-secret-query-value")
 	for _, r := range reqs {
-		assert.NotContains(t, text, r.Header.Get(payonce.HeaderSignature))
-		assert.NotContains(t, text, r.Header.Get(payonce.HeaderNonce))
+		assert.NotContains(t, text, r.Header.Get(coinepay.HeaderSignature))
+		assert.NotContains(t, text, r.Header.Get(coinepay.HeaderNonce))
 	}
 	assert.False(t, strings.Contains(text, "card_id="), "no query string")
 }

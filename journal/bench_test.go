@@ -14,6 +14,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/payonce/payonce"
+	"github.com/payonce/payonce/a55"
 	"github.com/payonce/payonce/journal"
 	"github.com/payonce/payonce/journal/pgjournal"
 	"github.com/payonce/payonce/journal/sqlitejournal"
@@ -46,7 +47,7 @@ func BenchmarkOperationParallel(b *testing.B) {
 }
 
 func runBench(b *testing.B, url string, req *payonce.Request, j payonce.Journal, parallel bool) {
-	opts := []payonce.Option{payonce.WithBaseURL(url), payonce.WithKeyRules(payonce.A55KeyRules()), payonce.WithScope("bench"),
+	opts := []payonce.Option{payonce.WithBaseURL(url), payonce.WithKeyRules(a55.KeyRules()), payonce.WithScope("bench"),
 		payonce.WithRetryBudget(nil)}
 	if j != nil {
 		opts = append(opts, payonce.WithJournal(j))

@@ -9,6 +9,7 @@ import (
 	"github.com/payonce/payonce/a55/a55test"
 	"github.com/payonce/payonce/coinepay"
 	"github.com/payonce/payonce/coinepay/coinepaytest"
+	"github.com/payonce/payonce/payoncetest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -22,7 +23,7 @@ func TestSettleLookupsOnEveryBackend(t *testing.T) {
 		t.Run(b.name, func(t *testing.T) {
 			ctx := t.Context()
 			a := a55test.New(t)
-			cp := coinepaytest.New(t, coinepaytest.WithClock(a.Clock()))
+			cp := coinepaytest.New(t, payoncetest.WithClock(a.Clock()))
 			j, reopen := b.open(t)
 			one := payonce.FastRetryPolicy()
 			one.MaxAttempts = 1
@@ -34,13 +35,13 @@ func TestSettleLookupsOnEveryBackend(t *testing.T) {
 			lost.Amount, lost.Description = payonce.MustParseAmount("7.00"), "order-6"
 			apply := &coinepay.ApplyRequest{HeaderID: "h1", PackageID: "p1"}
 
-			require.NoError(t, a.AddFault(a55test.Rule{Fault: a55test.FaultDropAfterCommit, Path: a55test.ChargePath, Count: 1}))
+			require.NoError(t, a.AddFault(payoncetest.Rule{Fault: payoncetest.FaultDropAfterCommit, Path: a55test.ChargePath, Count: 1}))
 			_, err := ac.Charges.Create(ctx, charge, payonce.WithReference("order-5/charge"))
 			require.Error(t, err)
-			require.NoError(t, a.AddFault(a55test.Rule{Fault: a55test.FaultErrorBeforeCommit, Path: a55test.ChargePath, Count: 1}))
+			require.NoError(t, a.AddFault(payoncetest.Rule{Fault: payoncetest.FaultErrorBeforeCommit, Path: a55test.ChargePath, Count: 1}))
 			_, err = ac.Charges.Create(ctx, lost, payonce.WithReference("order-6/charge"))
 			require.Error(t, err)
-			require.NoError(t, cp.AddFault(coinepaytest.Rule{Fault: coinepaytest.FaultDropAfterCommit, Path: coinepay.PathCardApply, Count: 5}))
+			require.NoError(t, cp.AddFault(payoncetest.Rule{Fault: payoncetest.FaultDropAfterCommit, Path: coinepay.PathCardApply, Count: 5}))
 			_, err = cc.Cards.Apply(ctx, apply, payonce.WithReference("job-5/apply"))
 			require.Error(t, err)
 			a.Clock().Advance(25 * time.Hour)

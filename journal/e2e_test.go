@@ -16,10 +16,10 @@ import (
 	"github.com/payonce/payonce/a55/a55test"
 	"github.com/payonce/payonce/coinepay"
 	"github.com/payonce/payonce/coinepay/coinepaytest"
-	"github.com/payonce/payonce/internal/keytest"
 	"github.com/payonce/payonce/journal"
 	"github.com/payonce/payonce/journal/pgjournal"
 	"github.com/payonce/payonce/journal/sqlitejournal"
+	"github.com/payonce/payonce/payoncetest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -171,7 +171,7 @@ func TestCoinepayJobRedelivered25HoursLaterOpensNoSecondCard(t *testing.T) {
 // another with its creation time: 23.5 hours on, the guard refuses it.
 func TestStoredKeyFromAnotherProcessKeepsTheGuard(t *testing.T) {
 	srv := a55test.New(t)
-	require.NoError(t, srv.AddFault(a55test.Rule{Fault: a55test.FaultErrorBeforeCommit, Path: a55test.ChargePath, Count: 100, Status: 503}))
+	require.NoError(t, srv.AddFault(payoncetest.Rule{Fault: payoncetest.FaultErrorBeforeCommit, Path: a55test.ChargePath, Count: 100, Status: 503}))
 	_, err := a55Client(t, srv, nil).Charges.Create(t.Context(), chargeRequest("4111111111111111"))
 	require.ErrorIs(t, err, payonce.ErrRetriesExhausted)
 	stored, merr := payonce.KeyOf(err).MarshalText()
@@ -214,7 +214,7 @@ func TestCrashBetweenSendAndAnswerChargesOnce(t *testing.T) {
 			// The answer is lost after the commit, and no retry is allowed.
 			policy := payonce.FastRetryPolicy()
 			policy.MaxAttempts = 1
-			require.NoError(t, srv.AddFault(a55test.Rule{Fault: a55test.FaultDropAfterCommit, Path: a55test.ChargePath, Count: 1}))
+			require.NoError(t, srv.AddFault(payoncetest.Rule{Fault: payoncetest.FaultDropAfterCommit, Path: a55test.ChargePath, Count: 1}))
 			_, err := a55Client(t, srv, j, payonce.WithRetryPolicy(policy)).Charges.Create(t.Context(), chargeRequest("4111111111111111"), payonce.WithReference("order-7"))
 			require.Error(t, err)
 			require.True(t, payonce.IsTemporary(err))
@@ -270,7 +270,7 @@ func TestSameReferenceOtherBodyDeclinedAndOutcomeUnknown(t *testing.T) {
 			assert.Equal(t, a1.StatusCode, a2.StatusCode)
 
 			// Pending past the guard: ErrOutcomeUnknown, nothing sent.
-			require.NoError(t, srv.AddFault(a55test.Rule{Fault: a55test.FaultErrorBeforeCommit, Path: a55test.ChargePath, Count: 100, Status: 503}))
+			require.NoError(t, srv.AddFault(payoncetest.Rule{Fault: payoncetest.FaultErrorBeforeCommit, Path: a55test.ChargePath, Count: 100, Status: 503}))
 			_, err = c.Charges.Create(ctx, chargeRequest("4111111111111111"), payonce.WithReference("order-3"))
 			require.ErrorIs(t, err, payonce.ErrRetriesExhausted)
 			srv.ClearFaults()
@@ -357,7 +357,7 @@ func TestWorkersClaimAndResumePendingEntriesOnce(t *testing.T) {
 		t.Run(b.name, func(t *testing.T) {
 			srv := a55test.New(t)
 			j, reopen := b.open(t)
-			require.NoError(t, srv.AddFault(a55test.Rule{Fault: a55test.FaultDropAfterCommit, Path: a55test.ChargePath, Count: 3}))
+			require.NoError(t, srv.AddFault(payoncetest.Rule{Fault: payoncetest.FaultDropAfterCommit, Path: a55test.ChargePath, Count: 3}))
 			policy := payonce.FastRetryPolicy()
 			policy.MaxAttempts = 1
 			c := a55Client(t, srv, j, payonce.WithRetryPolicy(policy))
@@ -511,10 +511,10 @@ func (s skewedJournal) Now(context.Context) (time.Time, error) {
 }
 
 // Story: a worker whose clock is a few minutes ahead of (or a day behind)
-// the journal's runs a fresh order with its own key (WithIdempotencyKey,
-// no creation time): the key is new, so it is sent once, neither refused
-// as created in the future nor as past its window.
-func TestBareKeyOnASkewedWorkerIsSentOnce(t *testing.T) {
+// the journal's runs a fresh order without a key of its own: the key made
+// for it is created on the journal's clock, so it is sent once, neither
+// refused as created in the future nor as past its window.
+func TestFreshKeyOnASkewedWorkerIsSentOnce(t *testing.T) {
 	for _, skew := range []time.Duration{5 * time.Minute, -30 * time.Hour} {
 		cases := []backend{{name: "memory-clock", open: func(t *testing.T) (payonce.Journal, func(t *testing.T) payonce.Journal) {
 			j := skewedJournal{journal.NewMemory(), 0}
@@ -532,7 +532,7 @@ func TestBareKeyOnASkewedWorkerIsSentOnce(t *testing.T) {
 				j, _ := b.open(t)
 				c := a55Client(t, srv, j)
 				ch, err := c.Charges.Create(t.Context(), chargeRequest("4111111111111111"),
-					payonce.WithReference("order-7/charge"), payonce.WithKey(keytest.Now(t, "order-7-charge-key-0001")))
+					payonce.WithReference("order-7/charge"))
 				require.NoError(t, err)
 				assert.True(t, srv.Ledger().ExecutedOnce(ch.Meta.Key.ID()))
 				e, err := j.Get(t.Context(), c.Core().Scope(), "order-7/charge")

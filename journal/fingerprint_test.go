@@ -20,6 +20,7 @@ import (
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/a55"
 	"github.com/payonce/payonce/a55/a55test"
+	"github.com/payonce/payonce/payoncetest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -115,7 +116,7 @@ func TestNoRowHoldsAnUnkeyedHashOfCardData(t *testing.T) {
 			one := payonce.FastRetryPolicy()
 			one.MaxAttempts = 1
 			lossy := a55Client(t, srv, j, payonce.WithHTTPClient(hc), payonce.WithRetryPolicy(one))
-			require.NoError(t, srv.AddFault(a55test.Rule{Fault: a55test.FaultDropAfterCommit, Path: a55test.ChargePath, Count: 1}))
+			require.NoError(t, srv.AddFault(payoncetest.Rule{Fault: payoncetest.FaultDropAfterCommit, Path: a55test.ChargePath, Count: 1}))
 			_, err = lossy.Charges.Create(ctx, charge(cards[2]), payonce.WithReference("fp-lost"))
 			require.Error(t, err)
 
@@ -127,7 +128,7 @@ func TestNoRowHoldsAnUnkeyedHashOfCardData(t *testing.T) {
 			require.NoError(t, err)
 
 			core, err := payonce.NewClient(payonce.WithBaseURL(srv.URL), payonce.WithHTTPClient(hc), payonce.WithJournal(j),
-				payonce.WithScope("fp-core"), payonce.WithKeyRules(payonce.A55KeyRules()), payonce.WithClock(srv.Clock().Now),
+				payonce.WithScope("fp-core"), payonce.WithKeyRules(a55.KeyRules()), payonce.WithClock(srv.Clock().Now),
 				payonce.WithSigner(payonce.SignerFunc(func(r *http.Request, _ []byte) error {
 					r.Header.Set("Authorization", "Bearer "+srv.IssueToken())
 					return nil

@@ -1,5 +1,5 @@
 // Package journal holds the in-memory journal and what the journal
-// backends share. See docs/crash-safety.md for when to use a journal.
+// backends share. See docs/journal.md for when to use a journal.
 package journal
 
 import (

@@ -22,6 +22,7 @@ import (
 	"github.com/payonce/payonce/a55/a55test"
 	"github.com/payonce/payonce/journal/pgjournal"
 	"github.com/payonce/payonce/journal/sqlitejournal"
+	"github.com/payonce/payonce/payoncetest"
 )
 
 // Several processes sharing one journal (an SQLite file, a PostgreSQL
@@ -47,8 +48,8 @@ func TestSeveralProcessesCallOneReferenceOnce(t *testing.T) {
 	for name, spec := range journals {
 		t.Run(name, func(t *testing.T) {
 			srv := a55test.New(t)
-			require.NoError(t, srv.AddFault(a55test.Rule{Fault: a55test.FaultDropAfterCommit, Path: a55test.ChargePath, Count: 3}))
-			require.NoError(t, srv.AddFault(a55test.Rule{Fault: a55test.FaultErrorBeforeCommit, Path: a55test.ChargePath, Status: 503, Probability: 0.3}))
+			require.NoError(t, srv.AddFault(payoncetest.Rule{Fault: payoncetest.FaultDropAfterCommit, Path: a55test.ChargePath, Count: 3}))
+			require.NoError(t, srv.AddFault(payoncetest.Rule{Fault: payoncetest.FaultErrorBeforeCommit, Path: a55test.ChargePath, Status: 503, Probability: 0.3}))
 			const procs, refs = 4, 3
 			var cmds []*exec.Cmd
 			var outs []*bytes.Buffer

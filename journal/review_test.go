@@ -27,6 +27,7 @@ import (
 	"github.com/payonce/payonce/journal"
 	"github.com/payonce/payonce/journal/pgjournal"
 	"github.com/payonce/payonce/journal/sqlitejournal"
+	"github.com/payonce/payonce/payoncetest"
 )
 
 // Many goroutines, each with its own client and its own journal handle
@@ -39,10 +40,10 @@ func TestOneReferenceFromManyWorkersWithFaultsChargesOnce(t *testing.T) {
 		t.Run(b.name, func(t *testing.T) {
 			_, reopen := b.open(t)
 			srv := a55test.New(t)
-			for _, f := range []a55test.Rule{
-				{Fault: a55test.FaultDropAfterCommit, Path: a55test.ChargePath, Count: 2},
-				{Fault: a55test.FaultErrorBeforeCommit, Path: a55test.ChargePath, Status: 503, Probability: 0.3},
-				{Fault: a55test.FaultResetBeforeRead, Path: a55test.ChargePath, Probability: 0.2},
+			for _, f := range []payoncetest.Rule{
+				{Fault: payoncetest.FaultDropAfterCommit, Path: a55test.ChargePath, Count: 2},
+				{Fault: payoncetest.FaultErrorBeforeCommit, Path: a55test.ChargePath, Status: 503, Probability: 0.3},
+				{Fault: payoncetest.FaultResetBeforeRead, Path: a55test.ChargePath, Probability: 0.2},
 			} {
 				require.NoError(t, srv.AddFault(f))
 			}
@@ -239,10 +240,10 @@ func TestCoinepayOneReferenceFromManyWorkersWithFaultsOpensOneCard(t *testing.T)
 		t.Run(b.name, func(t *testing.T) {
 			_, reopen := b.open(t)
 			srv := coinepaytest.New(t)
-			for _, f := range []coinepaytest.Rule{
-				{Fault: coinepaytest.FaultDropAfterCommit, Path: coinepay.PathCardApply, Count: 2},
-				{Fault: coinepaytest.FaultErrorBeforeCommit, Path: coinepay.PathCardApply, Status: 503, Probability: 0.3},
-				{Fault: coinepaytest.FaultResetBeforeRead, Path: coinepay.PathCardApply, Probability: 0.2},
+			for _, f := range []payoncetest.Rule{
+				{Fault: payoncetest.FaultDropAfterCommit, Path: coinepay.PathCardApply, Count: 2},
+				{Fault: payoncetest.FaultErrorBeforeCommit, Path: coinepay.PathCardApply, Status: 503, Probability: 0.3},
+				{Fault: payoncetest.FaultResetBeforeRead, Path: coinepay.PathCardApply, Probability: 0.2},
 			} {
 				require.NoError(t, srv.AddFault(f))
 			}

@@ -9,6 +9,7 @@ import (
 	"github.com/payonce/payonce/coinepay"
 	"github.com/payonce/payonce/coinepay/coinepaytest"
 	"github.com/payonce/payonce/otelpayonce"
+	"github.com/payonce/payonce/payoncetest"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -34,7 +35,7 @@ func ExampleNew() {
 
 	srv := coinepaytest.NewServer()
 	defer srv.Close()
-	_ = srv.AddFault(coinepaytest.Rule{Fault: coinepaytest.FaultDropAfterCommit, Path: coinepay.PathCardApply, Count: 1})
+	_ = srv.AddFault(payoncetest.Rule{Fault: payoncetest.FaultDropAfterCommit, Path: coinepay.PathCardApply, Count: 1})
 	client, err := srv.Client(payonce.WithObserver(obs), payonce.WithRetryPolicy(payonce.FastRetryPolicy()))
 	if err != nil {
 		fmt.Println(err)

@@ -15,6 +15,8 @@
 package otelpayonce
 
 import (
+	"github.com/payonce/payonce/redact"
+
 	"context"
 	"errors"
 	"fmt"
@@ -523,7 +525,7 @@ func answerAttrs(attrs []attribute.KeyValue, status int, replayed bool, requestI
 func errorCode(err error) string {
 	var e *payonce.APIError
 	if errors.As(err, &e) {
-		return payonce.RedactString(e.Code)
+		return redact.String(e.Code)
 	}
 	return ""
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/payonce/payonce/coinepay/coinepaytest"
 	"github.com/payonce/payonce/internal/keytest"
 	"github.com/payonce/payonce/otelpayonce"
+	"github.com/payonce/payonce/payoncetest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/otel/attribute"
@@ -153,7 +154,7 @@ func (h *headerLog) RoundTrip(r *http.Request) (*http.Response, error) {
 func TestChargeWithLostAnswerTraces(t *testing.T) {
 	tm := newTelemetry(t)
 	srv := a55test.New(t)
-	require.NoError(t, srv.AddFault(a55test.Rule{Fault: a55test.FaultDropAfterCommit, Path: a55test.ChargePath, Count: 1}))
+	require.NoError(t, srv.AddFault(payoncetest.Rule{Fault: payoncetest.FaultDropAfterCommit, Path: a55test.ChargePath, Count: 1}))
 	hl := &headerLog{byPath: map[string][]string{}, next: http.DefaultTransport}
 	client, err := srv.Client(payonce.WithRetryPolicy(fastPolicy()), payonce.WithObserver(tm.obs),
 		payonce.WithHTTPClient(&http.Client{Transport: hl}))
@@ -232,7 +233,7 @@ func TestChargeWithLostAnswerTraces(t *testing.T) {
 func TestApplyWith503sAndReplayMetrics(t *testing.T) {
 	tm := newTelemetry(t)
 	srv := coinepaytest.New(t)
-	require.NoError(t, srv.AddFault(coinepaytest.Rule{Fault: coinepaytest.FaultErrorBeforeCommit, Status: 503, Path: coinepay.PathCardApply, Count: 2}))
+	require.NoError(t, srv.AddFault(payoncetest.Rule{Fault: payoncetest.FaultErrorBeforeCommit, Status: 503, Path: coinepay.PathCardApply, Count: 2}))
 	budget := payonce.NewRetryBudget(100)
 	client, err := srv.Client(payonce.WithRetryPolicy(fastPolicy()), payonce.WithObserver(tm.obs), payonce.WithRetryBudget(budget))
 	require.NoError(t, err)
@@ -253,7 +254,7 @@ func TestApplyWith503sAndReplayMetrics(t *testing.T) {
 	assert.Equal(t, int64(2), tm.sum(t, otelpayonce.MetricAttemptTime, append(base, otelpayonce.AttrStatusCode.Int(503), otelpayonce.AttrErrorType.String("503"))...))
 	assert.Equal(t, int64(100), tm.sum(t, otelpayonce.MetricBudgetAvailable, otelpayonce.AttrProvider.String("coinepay")),
 		"a success gives back what its retries cost")
-	require.NoError(t, srv.AddFault(coinepaytest.Rule{Fault: coinepaytest.FaultErrorBeforeCommit, Status: 503, Path: coinepay.PathCardInfo}))
+	require.NoError(t, srv.AddFault(payoncetest.Rule{Fault: payoncetest.FaultErrorBeforeCommit, Status: 503, Path: coinepay.PathCardInfo}))
 	_, err = client.Cards.Info(context.Background(), card.CardID)
 	require.ErrorIs(t, err, payonce.ErrRetriesExhausted)
 	assert.Equal(t, 80, budget.Available(), "four retries spent 5 tokens each")
@@ -279,7 +280,7 @@ func TestFailuresAndNoSecrets(t *testing.T) {
 	require.NoError(t, err)
 	_, err = client.Cards.Apply(ctx, &coinepay.ApplyRequest{HeaderID: "h1", PackageID: "p2"}, payonce.WithKey(keytest.Now(t, "k-conflict")))
 	require.ErrorIs(t, err, payonce.ErrIdempotencyConflict)
-	require.NoError(t, srv.AddFault(coinepaytest.Rule{Fault: coinepaytest.FaultErrorBeforeCommit, Status: 503, Path: coinepay.PathCardInfo}))
+	require.NoError(t, srv.AddFault(payoncetest.Rule{Fault: payoncetest.FaultErrorBeforeCommit, Status: 503, Path: coinepay.PathCardInfo}))
 	_, err = client.Cards.Info(ctx, "card-4111111111111111")
 	require.ErrorIs(t, err, payonce.ErrRetriesExhausted)
 

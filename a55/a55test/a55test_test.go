@@ -3,12 +3,10 @@ package a55test_test
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
 	"net/url"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -18,7 +16,7 @@ import (
 
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/a55/a55test"
-	"github.com/payonce/payonce/internal/admintest"
+	"github.com/payonce/payonce/payoncetest"
 )
 
 // seedCharge is the example payload of A55's idempotency guide, byte for byte.
@@ -36,9 +34,9 @@ var seedTime = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 
 // newFake starts a fake on a fixed clock at seedTime (an opts WithClock
 // wins).
-func newFake(t testing.TB, opts ...a55test.Option) *a55test.Server {
+func newFake(t testing.TB, opts ...payoncetest.Option) *a55test.Server {
 	t.Helper()
-	return a55test.New(t, append([]a55test.Option{a55test.WithClock(a55test.NewFixedClock(seedTime))}, opts...)...)
+	return a55test.New(t, append([]payoncetest.Option{payoncetest.WithClock(payoncetest.NewFixedClock(seedTime))}, opts...)...)
 }
 
 const key1 = "550e8400-e29b-41d4-a716-446655440000"
@@ -131,14 +129,6 @@ func TestNoKeyChargesEveryTime(t *testing.T) {
 	assert.Equal(t, 2, s.Ledger().CountKind("charge.create"))
 }
 
-func TestDifferentKeySameBodyRunsTwice(t *testing.T) {
-	s := newFake(t)
-	a := charge(t, s, "key-aaaaaaaaaaaaaaaa", seedCharge)
-	b := charge(t, s, "key-bbbbbbbbbbbbbbbb", seedCharge)
-	assert.NotEqual(t, a.JSON["charge_uuid"], b.JSON["charge_uuid"])
-	assert.Equal(t, 2, s.Ledger().CountKind("charge.create"))
-}
-
 func TestConflict(t *testing.T) {
 	s := newFake(t)
 	charge(t, s, key1, seedCharge)
@@ -146,45 +136,6 @@ func TestConflict(t *testing.T) {
 	assert.Equal(t, 409, a.Status)
 	assert.Equal(t, "IDEMPOTENCY_KEY_CONFLICT", errCode(a))
 	assert.Contains(t, a.JSON["request_id"], "req_")
-	assert.Equal(t, 1, s.Ledger().Count(key1))
-}
-
-func TestConcurrentSameKey(t *testing.T) {
-	s := newFake(t)
-	require.NoError(t, s.AddFault(a55test.Rule{Fault: a55test.FaultDelay, Delay: 50 * time.Millisecond, Count: 1}))
-	const n = 8
-	answers := make([]answer, n)
-	var wg sync.WaitGroup
-	for i := range n {
-		wg.Add(1)
-		go func() { defer wg.Done(); answers[i] = charge(t, s, key1, seedCharge) }()
-	}
-	wg.Wait()
-	for _, a := range answers {
-		assert.Equal(t, 200, a.Status)
-		assert.Equal(t, answers[0].JSON["charge_uuid"], a.JSON["charge_uuid"])
-	}
-	assert.True(t, s.Ledger().ExecutedOnce(key1))
-}
-
-func TestConcurrentSameKeyDifferentBody(t *testing.T) {
-	s := newFake(t)
-	require.NoError(t, s.AddFault(a55test.Rule{Fault: a55test.FaultDelay, Delay: 200 * time.Millisecond, Count: 1}))
-	done := make(chan answer)
-	go func() { done <- charge(t, s, key1, seedCharge) }()
-	// The first request is held by the delay (its fault fired), not
-	// merely started after a sleep a loaded machine can outrun.
-	require.Eventually(t, func() bool { fired, _ := admintest.FaultsFired(s.URL); return fired == 1 }, 10*time.Second, time.Millisecond)
-	b := charge(t, s, key1, strings.Replace(seedCharge, "100.00", "5.00", 1))
-	a := <-done
-	// The delayed request runs (in the rare case where the second one
-	// reached the store between the fault and the store, they swap
-	// roles); the other, same key and another body, gets 409.
-	if a.Status == 409 {
-		a, b = b, a
-	}
-	assert.Equal(t, 409, b.Status)
-	assert.Equal(t, 200, a.Status)
 	assert.Equal(t, 1, s.Ledger().Count(key1))
 }
 
@@ -198,7 +149,7 @@ func TestOnly2xxStored(t *testing.T) {
 	b := charge(t, s, key1, declined)
 	assert.NotEqual(t, a.JSON["charge_uuid"], b.JSON["charge_uuid"], "a 4xx is not stored: executed again")
 
-	require.NoError(t, s.AddFault(a55test.Rule{Fault: a55test.FaultErrorBeforeCommit, Status: 500, Count: 1}))
+	require.NoError(t, s.AddFault(payoncetest.Rule{Fault: payoncetest.FaultErrorBeforeCommit, Status: 500, Count: 1}))
 	const k = "key-5xx-0123456789"
 	c := charge(t, s, k, seedCharge)
 	assert.Equal(t, 500, c.Status)
@@ -451,7 +402,7 @@ func TestFaultDropAfterCommitAndAdmin(t *testing.T) {
 	require.NoError(t, err)
 	defer lr.Body.Close()
 	var ledger struct {
-		Operations []a55test.Operation `json:"operations"`
+		Operations []payoncetest.Operation `json:"operations"`
 	}
 	require.NoError(t, json.NewDecoder(lr.Body).Decode(&ledger))
 	require.Len(t, ledger.Operations, 1)
@@ -465,129 +416,19 @@ func TestFaultDropAfterCommitAndAdmin(t *testing.T) {
 	assert.Equal(t, 404, b.StatusCode, "no Coinepay fake here")
 }
 
-// failedTB is a test that has failed: its cleanups run when the test
-// says, so a held fake can be watched from outside.
-type failedTB struct {
-	testing.TB
-	cleanups []func()
-}
-
-func (f *failedTB) Cleanup(fn func()) { f.cleanups = append(f.cleanups, fn) }
-func (f *failedTB) Failed() bool      { return true }
-func (f *failedTB) Log(...any)        {}
-
-func TestConsoleURLServesTheConsole(t *testing.T) {
-	s := a55test.New(t)
-	resp, err := http.Get(s.ConsoleURL())
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	assert.Equal(t, http.StatusOK, resp.StatusCode)
-	assert.Contains(t, resp.Header.Get("Content-Type"), "text/html")
-	assert.Contains(t, resp.Header.Get("Content-Security-Policy"), "script-src 'self'")
-	assert.Equal(t, s.URL+"/_fakepay/", s.ConsoleURL())
-}
-
-func TestHoldOnFailureKeepsTheFakeUpUntilReleased(t *testing.T) {
-	t.Run("option", func(t *testing.T) {
-		t.Setenv("CI", "")
-		t.Setenv("PAYONCE_FAKE_HOLD", "")
-		testHeldUntilReleased(t, a55test.WithHoldOnFailure(time.Hour))
-	})
-	t.Run("environment on CI", func(t *testing.T) {
-		t.Setenv("CI", "true") // asked for in this run: held on CI too
-		t.Setenv("PAYONCE_FAKE_HOLD", "1h")
-		testHeldUntilReleased(t)
-	})
-	t.Setenv("PAYONCE_FAKE_HOLD", "soon")
-	bad := &failedTB{TB: t}
-	assert.Panics(t, func() { a55test.New(&fatalTB{failedTB: bad}) }, "an invalid hold fails the test")
-}
-
-func testHeldUntilReleased(t *testing.T, opts ...a55test.Option) {
-	tb := &failedTB{TB: t}
-	s := a55test.New(tb, opts...)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for i := len(tb.cleanups) - 1; i >= 0; i-- {
-			tb.cleanups[i]()
-		}
-	}()
-	resp, err := http.Get(s.ConsoleURL())
-	require.NoError(t, err)
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	assert.Equal(t, http.StatusOK, resp.StatusCode)
-	assert.Contains(t, string(body), "release-btn", "a held fake's console offers Release")
-	select {
-	case <-done:
-		t.Fatal("the failed test's fake closed while held")
-	default:
-	}
-	resp, err = http.Post(s.URL+"/_fakepay/release", "application/json", nil)
+// Reset forgets the fake's tokens, and HTTPClient's cached one with them,
+// whether a test calls Reset or the console resets the fake
+// (POST /_fakepay/reset): the next request gets a new token, not a 401.
+func TestResetForgetsTheHTTPClientsToken(t *testing.T) {
+	s := newFake(t)
+	require.Equal(t, 200, charge(t, s, "", seedCharge).Status)
+	s.Reset()
+	require.Equal(t, 200, charge(t, s, "", seedCharge).Status, "after Reset")
+	resp, err := http.Post(s.URL+"/_fakepay/reset", "application/json", nil)
 	require.NoError(t, err)
 	resp.Body.Close()
 	require.Equal(t, http.StatusOK, resp.StatusCode)
-	<-done
-	_, err = http.Get(s.ConsoleURL())
-	assert.Error(t, err, "released: the fake is closed")
-}
-
-// fatalTB turns Fatalf into a panic the test can see.
-type fatalTB struct{ *failedTB }
-
-func (f *fatalTB) Fatalf(format string, args ...any) { panic(fmt.Sprintf(format, args...)) }
-func (f *fatalTB) Helper()                           {}
-
-// deadlineTB is a failed test whose binary must end by deadline (go
-// test -timeout), and whose log is kept.
-type deadlineTB struct {
-	*failedTB
-	deadline time.Time
-	logs     []string
-}
-
-func (d *deadlineTB) Deadline() (time.Time, bool) { return d.deadline, !d.deadline.IsZero() }
-func (d *deadlineTB) Log(args ...any)             { d.logs = append(d.logs, fmt.Sprint(args...)) }
-
-// runCleanupsUnheld runs tb's cleanups and fails t when they are still
-// waiting after a minute: a fake held when it must not be.
-func runCleanupsUnheld(t *testing.T, tb *failedTB) {
-	t.Helper()
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for i := len(tb.cleanups) - 1; i >= 0; i-- {
-			tb.cleanups[i]()
-		}
-	}()
-	select {
-	case <-done:
-	case <-time.After(time.Minute):
-		t.Fatal("the failed test's fake is held")
-	}
-}
-
-func TestHoldOnFailureEndsBeforeTheTestTimeout(t *testing.T) {
-	t.Setenv("CI", "")
-	t.Setenv("PAYONCE_FAKE_HOLD", "")
-	// Past the binary's deadline go test panics and the failed test's own
-	// messages are never printed: the hold must not reach it.
-	tb := &deadlineTB{failedTB: &failedTB{TB: t}, deadline: time.Now().Add(time.Second)}
-	s := a55test.New(tb, a55test.WithHoldOnFailure(time.Hour))
-	runCleanupsUnheld(t, tb.failedTB)
-	_, err := http.Get(s.ConsoleURL())
-	assert.Error(t, err, "the fake is closed")
-	assert.Contains(t, strings.Join(tb.logs, "\n"), "-timeout", "the log says why it was not held")
-}
-
-func TestHoldOnFailureOptionDoesNotHoldOnCI(t *testing.T) {
-	t.Setenv("CI", "true")
-	t.Setenv("PAYONCE_FAKE_HOLD", "")
-	tb := &deadlineTB{failedTB: &failedTB{TB: t}}
-	s := a55test.New(tb, a55test.WithHoldOnFailure(time.Hour))
-	runCleanupsUnheld(t, tb.failedTB)
-	_, err := http.Get(s.ConsoleURL())
-	assert.Error(t, err, "the fake is closed")
-	assert.Contains(t, strings.Join(tb.logs, "\n"), "CI", "the log says why it was not held")
+	a := charge(t, s, "", seedCharge)
+	assert.Equal(t, 200, a.Status, "after the admin reset: %s", a.Raw)
+	assert.Equal(t, 1, s.Ledger().CountKind("charge.create"))
 }

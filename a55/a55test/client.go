@@ -18,8 +18,8 @@ func (s *Server) Client(opts ...payonce.Option) (*a55.Client, error) {
 	auth.TokenURL = s.TokenURL()
 	base := []payonce.Option{
 		payonce.WithBaseURL(s.URL),
-		payonce.WithHTTPClient(s.srv.Client()),
-		payonce.WithClock(s.clock.Now),
+		payonce.WithHTTPClient(s.base),
+		payonce.WithClock(s.Clock().Now),
 		payonce.WithRetryPolicy(payonce.FastRetryPolicy()),
 	}
 	return a55.NewClient(auth, append(base, opts...)...)

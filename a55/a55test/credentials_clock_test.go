@@ -12,6 +12,7 @@ import (
 
 	"github.com/payonce/payonce/a55/a55test"
 	"github.com/payonce/payonce/coinepay/coinepaytest"
+	"github.com/payonce/payonce/payoncetest"
 )
 
 func TestKeyScopePerClient(t *testing.T) {
@@ -60,11 +61,11 @@ func (b bearer) RoundTrip(req *http.Request) (*http.Response, error) {
 
 func TestOneClockDrivesBothFakes(t *testing.T) {
 	start := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
-	clk := a55test.NewFixedClock(start)
-	a55srv := a55test.New(t, a55test.WithClock(clk))
-	cpsrv := coinepaytest.New(t, coinepaytest.WithClock(clk))
+	clk := payoncetest.NewFixedClock(start)
+	a55srv := a55test.New(t, payoncetest.WithClock(clk))
+	cpsrv := coinepaytest.New(t, payoncetest.WithClock(clk))
 	require.Same(t, clk, a55srv.Clock())
-	require.Same(t, clk.EngineClock(), cpsrv.Clock().EngineClock())
+	require.Same(t, clk, cpsrv.Clock())
 
 	dates := func() (a55Date, cpDate time.Time) {
 		t.Helper()

@@ -17,6 +17,7 @@ import (
 	"github.com/payonce/payonce/a55/a55test"
 	"github.com/payonce/payonce/internal/keytest"
 	"github.com/payonce/payonce/journal/sqlitejournal"
+	"github.com/payonce/payonce/payoncetest"
 )
 
 func flowCharge(amount string, capture bool) *a55.ChargeCreateRequest {
@@ -30,7 +31,7 @@ func flowCharge(amount string, capture bool) *a55.ChargeCreateRequest {
 // dropNext makes the next request on path commit and lose its answer.
 func dropNext(t *testing.T, srv *a55test.Server, path string) {
 	t.Helper()
-	require.NoError(t, srv.AddFault(a55test.Rule{Fault: a55test.FaultDropAfterCommit, Path: path, Count: 1}))
+	require.NoError(t, srv.AddFault(payoncetest.Rule{Fault: payoncetest.FaultDropAfterCommit, Path: path, Count: 1}))
 }
 
 func TestMerchantFlowEveryStepRunsOnce(t *testing.T) {

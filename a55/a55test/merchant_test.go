@@ -11,6 +11,7 @@ import (
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/a55"
 	"github.com/payonce/payonce/a55/a55test"
+	"github.com/payonce/payonce/payoncetest"
 	"github.com/stretchr/testify/require"
 )
 
@@ -38,7 +39,7 @@ func TestCheckoutChargesOnceWhenTheAnswerIsLost(t *testing.T) {
 	require.NoError(t, err)
 
 	// The charge commits, then the connection drops before the answer.
-	require.NoError(t, srv.AddFault(a55test.Rule{Fault: a55test.FaultDropAfterCommit, Path: a55test.ChargePath, Count: 1}))
+	require.NoError(t, srv.AddFault(payoncetest.Rule{Fault: payoncetest.FaultDropAfterCommit, Path: a55test.ChargePath, Count: 1}))
 
 	amount, _ := payonce.ParseAmount("100.00")
 	ch, err := checkout(context.Background(), client, "1", srv.Clock().Now(), amount)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/payonce/payonce/a55"
 	"github.com/payonce/payonce/internal/fakeserver/a55fake"
+	"github.com/payonce/payonce/payoncetest"
 )
 
 // Webhooks from the fake. A charge created with a webhook_url gets a POST
@@ -87,7 +88,7 @@ func webhookDeliveries(in []a55fake.WebhookDelivery) []WebhookDelivery {
 func webhookDelivery(d a55fake.WebhookDelivery) WebhookDelivery {
 	atts := make([]WebhookAttempt, len(d.Attempts))
 	for i, a := range d.Attempts {
-		atts[i] = WebhookAttempt{At: a.At, StatusCode: a.StatusCode, Error: a.Error}
+		atts[i] = WebhookAttempt(a) // the same fields: the compiler keeps them in step
 	}
 	return WebhookDelivery{ID: d.ID, ChargeUUID: d.ChargeUUID, Status: d.Status, URL: d.URL, State: WebhookState(d.State),
 		Attempts: atts, NextAttempt: d.NextAttempt, Body: d.Body}
@@ -104,20 +105,21 @@ const WebhookAdminPath = a55fake.WebhookAdminPrefix
 
 // WithWebhookSecret sets the secret that signs the fake's webhooks
 // (default DefaultWebhookSecret).
-func WithWebhookSecret(secret string) Option {
-	return func(c *config) { c.fake.WebhookSecret = secret }
+func WithWebhookSecret(secret string) payoncetest.Option {
+	return option(func(c *config) error { c.fake.WebhookSecret = secret; return nil })
 }
 
 // WithWebhookTimeout sets how long one delivery attempt may take before it
 // counts as a timeout and is retried (default 30 s). A timeout of 0 or
-// less is refused (NewServer panics, New fails the test).
-func WithWebhookTimeout(d time.Duration) Option {
-	return func(c *config) {
-		if d <= 0 {
-			c.refuse(fmt.Sprintf("WithWebhookTimeout(%v)", d), "want a timeout above 0")
-		}
+// less is refused.
+func WithWebhookTimeout(d time.Duration) payoncetest.Option {
+	return option(func(c *config) error {
 		c.fake.WebhookTimeout = d
-	}
+		if d <= 0 {
+			return refuse(fmt.Sprintf("WithWebhookTimeout(%v)", d), "want a timeout above 0")
+		}
+		return nil
+	})
 }
 
 // MaxWebhooksPerCharge is how many deliveries one charge gets (its status
@@ -128,15 +130,15 @@ const MaxWebhooksPerCharge = a55fake.MaxWebhooksPerCharge
 // listener, for a test of what the fake answers its own deliveries. Off
 // by default: a charge could otherwise drive the fake itself. The admin
 // API (/_fakepay/...) is never a target.
-func WithWebhookSelfDelivery() Option {
-	return func(c *config) { c.fake.WebhookAllowSelf = true }
+func WithWebhookSelfDelivery() payoncetest.Option {
+	return option(func(c *config) error { c.fake.WebhookAllowSelf = true; return nil })
 }
 
 // WithWebhookAnyHost lets the fake deliver webhooks to non-loopback hosts.
 // Off by default: a fake that posts wherever a request tells it to would
 // be a server-side request forgery tool.
-func WithWebhookAnyHost() Option {
-	return func(c *config) { c.fake.WebhookAllowAnyHost = true }
+func WithWebhookAnyHost() payoncetest.Option {
+	return option(func(c *config) error { c.fake.WebhookAllowAnyHost = true; return nil })
 }
 
 // WebhookSecret returns the secret that signs the fake's webhooks.

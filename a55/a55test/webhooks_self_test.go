@@ -16,6 +16,7 @@ import (
 
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/a55/a55test"
+	"github.com/payonce/payonce/payoncetest"
 )
 
 // A charge whose webhook_url is the fake's own resend endpoint starts no
@@ -170,7 +171,7 @@ func TestWebhookNeverReachesTheFakeUnderOtherSpellings(t *testing.T) {
 	literals := []string{"[::ffff:127.0.0.1]", "[::ffff:7f00:1]", "LOCALHOST", "0.0.0.0", "[::]", "[::1%25lo]"}
 	names := []string{"127.1", "0x7f000001", "2130706433", "0177.0.0.1", "localhost.", "LocalHost."}
 	for _, run := range []struct {
-		opt   a55test.Option
+		opt   payoncetest.Option
 		hosts []string
 	}{{nil, append(literals, names...)}, {a55test.WithWebhookAnyHost(), literals}} {
 		srv, _ := fixedServer(t, run.opt)

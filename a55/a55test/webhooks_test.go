@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -17,6 +18,7 @@ import (
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/a55"
 	"github.com/payonce/payonce/a55/a55test"
+	"github.com/payonce/payonce/payoncetest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -65,10 +67,10 @@ func (rc *receiver) statuses() []a55.Status {
 
 func always(code int) func(int) int { return func(int) int { return code } }
 
-func fixedServer(t *testing.T, opts ...a55test.Option) (*a55test.Server, *a55.Client) {
+func fixedServer(t *testing.T, opts ...payoncetest.Option) (*a55test.Server, *a55.Client) {
 	t.Helper()
-	clk := a55test.NewFixedClock(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
-	srv := a55test.New(t, append([]a55test.Option{a55test.WithClock(clk)}, opts...)...)
+	clk := payoncetest.NewFixedClock(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
+	srv := a55test.New(t, append([]payoncetest.Option{payoncetest.WithClock(clk)}, opts...)...)
 	c, err := srv.Client(payonce.WithRetryPolicy(payonce.FastRetryPolicy()))
 	require.NoError(t, err)
 	return srv, c
@@ -309,8 +311,8 @@ func TestWebhookAdminResend(t *testing.T) {
 // retry, and nothing is attempted afterwards.
 func TestWebhookCloseStopsDeliveries(t *testing.T) {
 	before := runtime.NumGoroutine()
-	clk := a55test.NewFixedClock(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
-	srv := a55test.NewServer(a55test.WithClock(clk))
+	clk := payoncetest.NewFixedClock(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
+	srv := a55test.NewServer(payoncetest.WithClock(clk))
 	rc := newReceiver(t, srv, always(http.StatusInternalServerError))
 	c, err := srv.Client(payonce.WithRetryPolicy(payonce.FastRetryPolicy()))
 	require.NoError(t, err)
@@ -332,5 +334,19 @@ func TestWebhookCloseStopsDeliveries(t *testing.T) {
 	if n := runtime.NumGoroutine(); n > before {
 		buf := make([]byte, 1<<16)
 		t.Fatalf("goroutines: %d before, %d after:\n%s", before, n, buf[:runtime.Stack(buf, true)])
+	}
+}
+
+// A webhook delivery prints its values with %+v: never an address, and
+// its body as text, not a list of byte values.
+func TestWebhookDeliveryPrintsWell(t *testing.T) {
+	d := a55test.WebhookDelivery{ID: "wh_1", ChargeUUID: "c1", Status: "confirmed", URL: "https://merchant.example/hook",
+		State: a55test.WebhookState("delivered"), Attempts: []a55test.WebhookAttempt{{StatusCode: 200}},
+		Body: json.RawMessage(`{"charge_uuid":"c1"}`)}
+	for _, v := range []any{d, &d, []a55test.WebhookDelivery{d}} {
+		out := fmt.Sprintf("%+v", v)
+		assert.NotContains(t, out, "0x", out)
+		assert.NotContains(t, out, "[123 34", out)
+		assert.Contains(t, out, `{"charge_uuid":"c1"}`)
 	}
 }

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/payonce/payonce/coinepay"
+
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -34,7 +36,7 @@ func keysOf(m map[string]any) []string {
 	return ks
 }
 
-// What a test in another language sees, field by field, as docs/fakepay.md
+// What a test in another language sees, field by field, as docs/testing.md
 // shows it: a lost answer, a retry with the same key, one operation.
 func TestAdminAPIAsDocumented(t *testing.T) {
 	base := start(t)
@@ -76,7 +78,7 @@ func TestAdminAPIAsDocumented(t *testing.T) {
 		req, _ := http.NewRequest(http.MethodPost, base+"/api/v1/openapi/card/apply", strings.NewReader(`{}`))
 		req.Header.Set(payonce.HeaderIdempotencyKey, "openapi:apply:1")
 		if sign {
-			signer, err := payonce.NewHMACSigner("demo-key", "wrong-secret")
+			signer, err := coinepay.NewHMACSigner("demo-key", "wrong-secret")
 			require.NoError(t, err)
 			require.NoError(t, signer.Sign(req, []byte(`{}`)))
 		}

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/payonce/payonce/coinepay"
+
 	"bufio"
 	"bytes"
 	"context"
@@ -52,7 +54,7 @@ func apply(t *testing.T, base, apiKey, secret, key string) (int, map[string]any)
 	req, err := http.NewRequest(http.MethodPost, base+"/api/v1/openapi/card/apply", bytes.NewReader(body))
 	require.NoError(t, err)
 	req.Header.Set(payonce.HeaderIdempotencyKey, key)
-	signer, err := payonce.NewHMACSigner(apiKey, secret)
+	signer, err := coinepay.NewHMACSigner(apiKey, secret)
 	require.NoError(t, err)
 	require.NoError(t, signer.Sign(req, body))
 	resp, err := http.DefaultClient.Do(req)
@@ -113,7 +115,7 @@ func TestFlagFaultRateOne(t *testing.T) {
 			body := []byte(`{"header_id":"h","package_id":"p"}`)
 			req, _ = http.NewRequest(http.MethodPost, base+"/api/v1/openapi/card/apply", bytes.NewReader(body))
 			req.Header.Set(payonce.HeaderIdempotencyKey, "openapi:apply:f"+strconv.Itoa(i))
-			signer, err := payonce.NewHMACSigner("demo-key", "demo-secret")
+			signer, err := coinepay.NewHMACSigner("demo-key", "demo-secret")
 			require.NoError(t, err)
 			require.NoError(t, signer.Sign(req, body))
 		}

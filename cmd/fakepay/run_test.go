@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/payonce/payonce/coinepay"
+
 	"bufio"
 	"context"
 	"encoding/json"
@@ -86,7 +88,7 @@ func TestRunServesBothAPIs(t *testing.T) {
 	body := []byte(`{"header_id":"h","package_id":"p"}`)
 	req, _ := http.NewRequest(http.MethodPost, base+"/api/v1/openapi/card/apply", strings.NewReader(string(body)))
 	req.Header.Set(payonce.HeaderIdempotencyKey, "openapi:apply:1")
-	signer, err := payonce.NewHMACSigner("demo-key", "demo-secret", payonce.WithSignerClock(func() time.Time { return seedTime }))
+	signer, err := coinepay.NewHMACSigner("demo-key", "demo-secret", coinepay.WithSignerClock(func() time.Time { return seedTime }))
 	require.NoError(t, err)
 	require.NoError(t, signer.Sign(req, body))
 	resp, err = http.DefaultClient.Do(req)

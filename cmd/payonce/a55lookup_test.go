@@ -11,6 +11,7 @@ import (
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/a55"
 	"github.com/payonce/payonce/a55/a55test"
+	"github.com/payonce/payonce/payoncetest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -27,7 +28,7 @@ func TestA55LookupWithRequestFile(t *testing.T) {
 	client, err := srv.Client(payonce.WithJournal(j), payonce.WithRetryPolicy(one))
 	require.NoError(t, err)
 	req := &a55.ChargeCreateRequest{Amount: payonce.MustParseAmount("42.00"), Currency: payonce.BRL, TypeCharge: a55.TypeBoleto, Description: "order-77"}
-	require.NoError(t, srv.AddFault(a55test.Rule{Fault: a55test.FaultDropAfterCommit, Path: a55test.ChargePath, Count: 1}))
+	require.NoError(t, srv.AddFault(payoncetest.Rule{Fault: payoncetest.FaultDropAfterCommit, Path: a55test.ChargePath, Count: 1}))
 	_, err = client.Charges.Create(ctx, req, payonce.WithReference("order-77/charge"))
 	require.Error(t, err)
 	srv.Clock().Advance(25 * time.Hour)

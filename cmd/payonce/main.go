@@ -1,6 +1,6 @@
 // Command payonce is the operator's tool for a payonce journal: list the
 // entries in doubt, show one, settle one (looked up at the provider or
-// recorded by hand) and purge settled entries. See docs/operations.md.
+// recorded by hand) and purge settled entries. See docs/journal.md.
 //
 //	go run ./cmd/payonce journal list -journal journal.db
 package main

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/payonce/payonce/redact"
+
 	"context"
 	"errors"
 	"flag"
@@ -25,7 +27,7 @@ const usage = `usage: payonce journal <list|show|settle|purge> -journal <file.db
           or -outcome succeeded|failed|not-executed -reason "..." [-result file.json|-]
   purge   delete settled entries older than -older-than (e.g. 720h); -dry-run counts them
 
-Every subcommand takes -json for JSON output. See docs/operations.md.`
+Every subcommand takes -json for JSON output. See docs/journal.md.`
 
 // errUsage marks an error of the command line (exit status 2).
 var errUsage = errors.New("usage")
@@ -53,11 +55,11 @@ func runWith(ctx context.Context, args []string, stdout, stderr io.Writer, geten
 		fmt.Fprintln(stderr, usage)
 		return 0
 	case errors.Is(err, errUsage):
-		fmt.Fprintln(stderr, "payonce: "+payonce.RedactString(err.Error()))
+		fmt.Fprintln(stderr, "payonce: "+redact.String(err.Error()))
 		fmt.Fprintln(stderr, "run 'payonce journal -h' for usage")
 		return 2
 	}
-	fmt.Fprintln(stderr, "payonce: "+payonce.RedactString(err.Error()))
+	fmt.Fprintln(stderr, "payonce: "+redact.String(err.Error()))
 	return 1
 }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/payonce/payonce/coinepay/coinepaytest"
 	"github.com/payonce/payonce/journal/pgjournal"
 	"github.com/payonce/payonce/journal/sqlitejournal"
+	"github.com/payonce/payonce/payoncetest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -88,7 +89,7 @@ func TestJournalCommandEndToEnd(t *testing.T) {
 			apply := &coinepay.ApplyRequest{HeaderID: "h1", PackageID: "p1"}
 
 			// A lost answer leaves a pending entry; after 25 h it is in doubt.
-			require.NoError(t, srv.AddFault(coinepaytest.Rule{Fault: coinepaytest.FaultDropAfterCommit, Path: coinepay.PathCardApply, Count: 5}))
+			require.NoError(t, srv.AddFault(payoncetest.Rule{Fault: payoncetest.FaultDropAfterCommit, Path: coinepay.PathCardApply, Count: 5}))
 			_, err = client.Cards.Apply(ctx, apply, payonce.WithReference("job-7/apply"))
 			require.Error(t, err)
 			srv.Clock().Advance(25 * time.Hour)

@@ -17,8 +17,8 @@ import (
 func (s *Server) Client(opts ...payonce.Option) (*coinepay.Client, error) {
 	base := []payonce.Option{
 		payonce.WithBaseURL(s.URL),
-		payonce.WithHTTPClient(s.srv.Client()),
-		payonce.WithClock(s.clock.Now),
+		payonce.WithHTTPClient(s.base),
+		payonce.WithClock(s.Clock().Now),
 		payonce.WithRetryPolicy(payonce.FastRetryPolicy()),
 	}
 	return coinepay.NewClient(s.apiKey, s.secret, append(base, opts...)...)

@@ -1,13 +1,14 @@
 package coinepaytest_test
 
 import (
+	"github.com/payonce/payonce/coinepay"
+
 	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -16,7 +17,7 @@ import (
 
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/coinepay/coinepaytest"
-	"github.com/payonce/payonce/internal/admintest"
+	"github.com/payonce/payonce/payoncetest"
 )
 
 type envelope struct {
@@ -122,67 +123,6 @@ func TestConflictSameKeyDifferentBody(t *testing.T) {
 	assert.Equal(t, 1, s.Ledger().Count("key-c"))
 }
 
-func TestDifferentKeySameBodyRunsTwice(t *testing.T) {
-	s := coinepaytest.New(t)
-	a := apply(t, s, "key-a", applyBody)
-	b := apply(t, s, "key-b", applyBody)
-	require.Equal(t, 200, a.Status)
-	require.Equal(t, 200, b.Status)
-	assert.NotEqual(t, cardID(t, a), cardID(t, b))
-	assert.Equal(t, 2, s.Ledger().CountKind("card.apply"))
-	assert.Equal(t, "998.00", s.Balance("demo-key").String())
-}
-
-func TestConcurrentSameKeyRunsOnce(t *testing.T) {
-	s := coinepaytest.New(t)
-	// Hold the first execution so the others arrive while it is in flight.
-	require.NoError(t, s.AddFault(coinepaytest.Rule{Fault: coinepaytest.FaultDelay, Delay: 50 * time.Millisecond, Count: 1}))
-	const n = 8
-	answers := make([]answer, n)
-	var wg sync.WaitGroup
-	for i := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			answers[i] = apply(t, s, "key-conc", applyBody)
-		}()
-	}
-	wg.Wait()
-	id := cardID(t, answers[0])
-	for _, a := range answers {
-		assert.Equal(t, 200, a.Status)
-		assert.Equal(t, id, cardID(t, a), "every caller gets the final result")
-	}
-	assert.True(t, s.Ledger().ExecutedOnce("key-conc"))
-	assert.Equal(t, "999.00", s.Balance("demo-key").String())
-}
-
-func TestConcurrentSameKeyDifferentBodyConflictsInFlight(t *testing.T) {
-	s := coinepaytest.New(t)
-	require.NoError(t, s.AddFault(coinepaytest.Rule{Fault: coinepaytest.FaultDelay, Delay: 200 * time.Millisecond, Count: 1}))
-	done := make(chan answer)
-	go func() { done <- apply(t, s, "key-if", applyBody) }()
-	require.Eventually(t, func() bool { return len(s.Requests()) == 0 && inFlight(s) }, 10*time.Second, time.Millisecond)
-	b := apply(t, s, "key-if", `{"header_id":"h9","package_id":"p9"}`)
-	a := <-done
-	// Whichever request reached the store first runs (the delayed one,
-	// almost always); the other, same key and another body, gets 409.
-	if a.Status == 409 {
-		a, b = b, a
-	}
-	assert.Equal(t, 200, a.Status)
-	assert.Equal(t, 409, b.Status)
-	assert.Equal(t, "openapi_idempotency_key_conflict", b.Env.MessageKey)
-	assert.Equal(t, 1, s.Ledger().Count("key-if"))
-}
-
-// inFlight reports whether the delayed first request has been picked by its
-// fault rule (it is then in flight).
-func inFlight(s *coinepaytest.Server) bool {
-	fired, rules := admintest.FaultsFired(s.URL)
-	return rules == 1 && fired == 1
-}
-
 func TestInsufficientBalanceNotStored(t *testing.T) {
 	s := coinepaytest.New(t, coinepaytest.WithBalance(amt("0.50")))
 	a := apply(t, s, "key-ib", applyBody)
@@ -200,7 +140,7 @@ func TestInsufficientBalanceNotStored(t *testing.T) {
 
 func TestServerErrorNotStored(t *testing.T) {
 	s := coinepaytest.New(t)
-	require.NoError(t, s.AddFault(coinepaytest.Rule{Fault: coinepaytest.FaultErrorBeforeCommit, Status: 502, Count: 1}))
+	require.NoError(t, s.AddFault(payoncetest.Rule{Fault: payoncetest.FaultErrorBeforeCommit, Status: 502, Count: 1}))
 	a := apply(t, s, "key-5xx", applyBody)
 	assert.Equal(t, 502, a.Status)
 	assert.Equal(t, 502, a.Env.Code)
@@ -354,24 +294,24 @@ func TestSignatureChecks(t *testing.T) {
 		name, key string
 		mutate    func(*http.Request)
 	}{
-		{"missing", payonce.CodeSignatureRequired, func(r *http.Request) { r.Header.Del(payonce.HeaderSignature) }},
-		{"unknown key", payonce.CodeAPIKeyInvalid, func(r *http.Request) { r.Header.Set(payonce.HeaderAPIKey, "nope") }},
-		{"wrong signature", payonce.CodeSignatureInvalid, func(r *http.Request) { r.Header.Set(payonce.HeaderSignature, strings.Repeat("0", 64)) }},
-		{"garbled timestamp", payonce.CodeSignatureInvalid, func(r *http.Request) { r.Header.Set(payonce.HeaderTimestamp, "abc") }},
+		{"missing", coinepay.CodeSignatureRequired, func(r *http.Request) { r.Header.Del(coinepay.HeaderSignature) }},
+		{"unknown key", coinepay.CodeAPIKeyInvalid, func(r *http.Request) { r.Header.Set(coinepay.HeaderAPIKey, "nope") }},
+		{"wrong signature", coinepay.CodeSignatureInvalid, func(r *http.Request) { r.Header.Set(coinepay.HeaderSignature, strings.Repeat("0", 64)) }},
+		{"garbled timestamp", coinepay.CodeSignatureInvalid, func(r *http.Request) { r.Header.Set(coinepay.HeaderTimestamp, "abc") }},
 		{"idempotency key is not signed", "success", func(r *http.Request) { r.Header.Set(payonce.HeaderIdempotencyKey, "changed-after-signing") }},
-		{"nonce replayed", payonce.CodeNonceReplayed, func(r *http.Request) {
+		{"nonce replayed", coinepay.CodeNonceReplayed, func(r *http.Request) {
 			if replayReq == nil {
 				replayReq = r
 				return
 			}
-			for _, h := range []string{payonce.HeaderTimestamp, payonce.HeaderNonce, payonce.HeaderSignature} {
+			for _, h := range []string{coinepay.HeaderTimestamp, coinepay.HeaderNonce, coinepay.HeaderSignature} {
 				r.Header.Set(h, replayReq.Header.Get(h))
 			}
 		}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			if c.key == payonce.CodeNonceReplayed {
+			if c.key == coinepay.CodeNonceReplayed {
 				first := signed(t, s, http.MethodPost, "/api/v1/openapi/card/apply", body, c.mutate)
 				require.Equal(t, 200, first.Status)
 			}
@@ -389,7 +329,7 @@ func TestSignatureChecks(t *testing.T) {
 		req, err := http.NewRequest(http.MethodPost, s.URL+"/api/v1/openapi/card/apply", bytes.NewReader(body))
 		require.NoError(t, err)
 		req.Header.Set(payonce.HeaderIdempotencyKey, "stale-ts")
-		signer, _ := payonce.NewHMACSigner(s.APIKey(), s.Secret())
+		signer, _ := coinepay.NewHMACSigner(s.APIKey(), s.Secret())
 		require.NoError(t, signer.Sign(req, body))
 		s.Clock().Advance(10 * time.Minute)
 		defer s.Clock().Advance(-10 * time.Minute)
@@ -399,7 +339,7 @@ func TestSignatureChecks(t *testing.T) {
 		var env envelope
 		require.NoError(t, json.NewDecoder(resp.Body).Decode(&env))
 		assert.Equal(t, 401, resp.StatusCode)
-		assert.Equal(t, payonce.CodeTimestampExpired, env.MessageKey)
+		assert.Equal(t, coinepay.CodeTimestampExpired, env.MessageKey)
 		assert.Equal(t, "时间戳已过期", env.Message)
 	})
 	for _, a := range s.Requests() {
@@ -505,138 +445,11 @@ func TestBadInput(t *testing.T) {
 func TestReset(t *testing.T) {
 	s := coinepaytest.New(t)
 	require.Equal(t, 200, apply(t, s, "r-1", applyBody).Status)
-	require.NoError(t, s.AddFault(coinepaytest.Rule{Fault: coinepaytest.FaultHang, Path: "/never"}))
+	require.NoError(t, s.AddFault(payoncetest.Rule{Fault: payoncetest.FaultHang, Path: "/never"}))
 	s.Reset()
 	assert.Equal(t, 0, s.Ledger().Len())
 	assert.Empty(t, s.Requests())
 	assert.Equal(t, "1000.00", s.Balance("demo-key").String())
 	a := apply(t, s, "r-1", applyBody)
 	assert.Empty(t, a.Header.Get(payonce.HeaderReplay), "stored keys are gone")
-}
-
-// failedTB is a test that has failed: its cleanups run when the test
-// says, so a held fake can be watched from outside.
-type failedTB struct {
-	testing.TB
-	cleanups []func()
-}
-
-func (f *failedTB) Cleanup(fn func()) { f.cleanups = append(f.cleanups, fn) }
-func (f *failedTB) Failed() bool      { return true }
-func (f *failedTB) Log(...any)        {}
-
-func TestConsoleURLServesTheConsole(t *testing.T) {
-	s := coinepaytest.New(t)
-	resp, err := http.Get(s.ConsoleURL())
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	assert.Equal(t, http.StatusOK, resp.StatusCode)
-	assert.Contains(t, resp.Header.Get("Content-Type"), "text/html")
-	assert.Contains(t, resp.Header.Get("Content-Security-Policy"), "script-src 'self'")
-	assert.Equal(t, s.URL+"/_fakepay/", s.ConsoleURL())
-}
-
-func TestHoldOnFailureKeepsTheFakeUpUntilReleased(t *testing.T) {
-	t.Run("option", func(t *testing.T) {
-		t.Setenv("CI", "")
-		t.Setenv("PAYONCE_FAKE_HOLD", "")
-		testHeldUntilReleased(t, coinepaytest.WithHoldOnFailure(time.Hour))
-	})
-	t.Run("environment on CI", func(t *testing.T) {
-		t.Setenv("CI", "true") // asked for in this run: held on CI too
-		t.Setenv("PAYONCE_FAKE_HOLD", "1h")
-		testHeldUntilReleased(t)
-	})
-	t.Setenv("PAYONCE_FAKE_HOLD", "soon")
-	bad := &failedTB{TB: t}
-	assert.Panics(t, func() { coinepaytest.New(&fatalTB{failedTB: bad}) }, "an invalid hold fails the test")
-}
-
-func testHeldUntilReleased(t *testing.T, opts ...coinepaytest.Option) {
-	tb := &failedTB{TB: t}
-	s := coinepaytest.New(tb, opts...)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for i := len(tb.cleanups) - 1; i >= 0; i-- {
-			tb.cleanups[i]()
-		}
-	}()
-	resp, err := http.Get(s.ConsoleURL())
-	require.NoError(t, err)
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	assert.Equal(t, http.StatusOK, resp.StatusCode)
-	assert.Contains(t, string(body), "release-btn", "a held fake's console offers Release")
-	select {
-	case <-done:
-		t.Fatal("the failed test's fake closed while held")
-	default:
-	}
-	resp, err = http.Post(s.URL+"/_fakepay/release", "application/json", nil)
-	require.NoError(t, err)
-	resp.Body.Close()
-	require.Equal(t, http.StatusOK, resp.StatusCode)
-	<-done
-	_, err = http.Get(s.ConsoleURL())
-	assert.Error(t, err, "released: the fake is closed")
-}
-
-// fatalTB turns Fatalf into a panic the test can see.
-type fatalTB struct{ *failedTB }
-
-func (f *fatalTB) Fatalf(format string, args ...any) { panic(fmt.Sprintf(format, args...)) }
-func (f *fatalTB) Helper()                           {}
-
-// deadlineTB is a failed test whose binary must end by deadline (go
-// test -timeout), and whose log is kept.
-type deadlineTB struct {
-	*failedTB
-	deadline time.Time
-	logs     []string
-}
-
-func (d *deadlineTB) Deadline() (time.Time, bool) { return d.deadline, !d.deadline.IsZero() }
-func (d *deadlineTB) Log(args ...any)             { d.logs = append(d.logs, fmt.Sprint(args...)) }
-
-// runCleanupsUnheld runs tb's cleanups and fails t when they are still
-// waiting after a minute: a fake held when it must not be.
-func runCleanupsUnheld(t *testing.T, tb *failedTB) {
-	t.Helper()
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for i := len(tb.cleanups) - 1; i >= 0; i-- {
-			tb.cleanups[i]()
-		}
-	}()
-	select {
-	case <-done:
-	case <-time.After(time.Minute):
-		t.Fatal("the failed test's fake is held")
-	}
-}
-
-func TestHoldOnFailureEndsBeforeTheTestTimeout(t *testing.T) {
-	t.Setenv("CI", "")
-	t.Setenv("PAYONCE_FAKE_HOLD", "")
-	// Past the binary's deadline go test panics and the failed test's own
-	// messages are never printed: the hold must not reach it.
-	tb := &deadlineTB{failedTB: &failedTB{TB: t}, deadline: time.Now().Add(time.Second)}
-	s := coinepaytest.New(tb, coinepaytest.WithHoldOnFailure(time.Hour))
-	runCleanupsUnheld(t, tb.failedTB)
-	_, err := http.Get(s.ConsoleURL())
-	assert.Error(t, err, "the fake is closed")
-	assert.Contains(t, strings.Join(tb.logs, "\n"), "-timeout", "the log says why it was not held")
-}
-
-func TestHoldOnFailureOptionDoesNotHoldOnCI(t *testing.T) {
-	t.Setenv("CI", "true")
-	t.Setenv("PAYONCE_FAKE_HOLD", "")
-	tb := &deadlineTB{failedTB: &failedTB{TB: t}}
-	s := coinepaytest.New(tb, coinepaytest.WithHoldOnFailure(time.Hour))
-	runCleanupsUnheld(t, tb.failedTB)
-	_, err := http.Get(s.ConsoleURL())
-	assert.Error(t, err, "the fake is closed")
-	assert.Contains(t, strings.Join(tb.logs, "\n"), "CI", "the log says why it was not held")
 }

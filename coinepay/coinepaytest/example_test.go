@@ -7,6 +7,7 @@ import (
 
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/coinepay/coinepaytest"
+	"github.com/payonce/payonce/payoncetest"
 )
 
 // A merchant test: the first answer to card/apply is lost after the card
@@ -15,7 +16,7 @@ import (
 func Example() {
 	srv := coinepaytest.NewServer() // in a test: coinepaytest.New(t)
 	defer srv.Close()
-	_ = srv.AddFault(coinepaytest.Rule{Fault: coinepaytest.FaultDropAfterCommit, Path: "/api/v1/openapi/card/apply", Count: 1})
+	_ = srv.AddFault(payoncetest.Rule{Fault: payoncetest.FaultDropAfterCommit, Path: "/api/v1/openapi/card/apply", Count: 1})
 
 	key := "openapi:apply:order-42"
 	send := func() (*http.Response, error) {

@@ -16,6 +16,7 @@ import (
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/coinepay/coinepaytest"
 	"github.com/payonce/payonce/internal/admintest"
+	"github.com/payonce/payonce/payoncetest"
 )
 
 // try sends one signed attempt on a fresh connection (so net/http never
@@ -45,7 +46,7 @@ func try(ctx context.Context, s *coinepaytest.Server, key, body string) (answer,
 
 func TestFaultDropAfterCommit(t *testing.T) {
 	s := coinepaytest.New(t)
-	require.NoError(t, s.AddFault(coinepaytest.Rule{Fault: coinepaytest.FaultDropAfterCommit, Path: "/api/v1/openapi/card/apply", Count: 1}))
+	require.NoError(t, s.AddFault(payoncetest.Rule{Fault: payoncetest.FaultDropAfterCommit, Path: "/api/v1/openapi/card/apply", Count: 1}))
 	_, err := try(context.Background(), s, "drop-1", applyBody)
 	require.Error(t, err, "the response is lost")
 	assert.Equal(t, 1, s.Ledger().Count("drop-1"), "but the card was issued")
@@ -57,14 +58,14 @@ func TestFaultDropAfterCommit(t *testing.T) {
 	assert.True(t, s.Ledger().ExecutedOnce("drop-1"))
 	reqs := s.Requests()
 	require.Len(t, reqs, 2)
-	assert.Equal(t, coinepaytest.FaultDropAfterCommit, reqs[0].Fault)
+	assert.Equal(t, payoncetest.FaultDropAfterCommit, reqs[0].Fault)
 	assert.Equal(t, 0, reqs[0].Status)
 	assert.True(t, reqs[0].Executed)
 }
 
 func TestFaultResetBeforeRead(t *testing.T) {
 	s := coinepaytest.New(t)
-	require.NoError(t, s.AddFault(coinepaytest.Rule{Fault: coinepaytest.FaultResetBeforeRead, IdempotencyKey: "rst-1", Count: 1}))
+	require.NoError(t, s.AddFault(payoncetest.Rule{Fault: payoncetest.FaultResetBeforeRead, IdempotencyKey: "rst-1", Count: 1}))
 	_, err := try(context.Background(), s, "rst-1", applyBody)
 	require.Error(t, err)
 	assert.Equal(t, 0, s.Ledger().Count("rst-1"), "nothing ran")
@@ -77,7 +78,7 @@ func TestFaultResetBeforeRead(t *testing.T) {
 
 func TestFaultRateLimit(t *testing.T) {
 	s := coinepaytest.New(t)
-	require.NoError(t, s.AddFault(coinepaytest.Rule{Fault: coinepaytest.FaultRateLimit, RetryAfter: 2, Count: 1}))
+	require.NoError(t, s.AddFault(payoncetest.Rule{Fault: payoncetest.FaultRateLimit, RetryAfter: 2, Count: 1}))
 	a := apply(t, s, "rl-1", applyBody)
 	assert.Equal(t, 429, a.Status)
 	assert.Equal(t, "2", a.Header.Get("Retry-After"))
@@ -87,7 +88,7 @@ func TestFaultRateLimit(t *testing.T) {
 
 func TestFaultNth(t *testing.T) {
 	s := coinepaytest.New(t)
-	require.NoError(t, s.AddFault(coinepaytest.Rule{Fault: coinepaytest.FaultErrorBeforeCommit, Nth: 2}))
+	require.NoError(t, s.AddFault(payoncetest.Rule{Fault: payoncetest.FaultErrorBeforeCommit, Nth: 2}))
 	assert.Equal(t, 200, apply(t, s, "nth-1", applyBody).Status)
 	a := apply(t, s, "nth-2", applyBody)
 	assert.Equal(t, 503, a.Status, "default status")
@@ -99,7 +100,7 @@ func TestFaultDelayAfterCommit(t *testing.T) {
 	// The answer is held a minute after the commit; the client gives up
 	// once the ledger shows the commit, not after a timer a loaded
 	// machine can fire before the request even arrives.
-	require.NoError(t, s.AddFault(coinepaytest.Rule{Fault: coinepaytest.FaultDelay, Delay: time.Minute, When: "after", Count: 1}))
+	require.NoError(t, s.AddFault(payoncetest.Rule{Fault: payoncetest.FaultDelay, Delay: time.Minute, When: "after", Count: 1}))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go func() {
@@ -118,7 +119,7 @@ func TestFaultDelayAfterCommit(t *testing.T) {
 
 func TestFaultHang(t *testing.T) {
 	s := coinepaytest.New(t)
-	require.NoError(t, s.AddFault(coinepaytest.Rule{Fault: coinepaytest.FaultHang, Count: 1}))
+	require.NoError(t, s.AddFault(payoncetest.Rule{Fault: payoncetest.FaultHang, Count: 1}))
 	// The client's context ends the hang (which would last forever) once
 	// the fault holds the request: a fixed deadline could end before the
 	// request reached the fake on a loaded machine, and hangFired below
@@ -139,7 +140,7 @@ func TestFaultHang(t *testing.T) {
 	assert.Equal(t, 0, s.Ledger().Len())
 
 	// A hanging request also ends when the server closes.
-	require.NoError(t, s.AddFault(coinepaytest.Rule{Fault: coinepaytest.FaultHang, Count: 1}))
+	require.NoError(t, s.AddFault(payoncetest.Rule{Fault: payoncetest.FaultHang, Count: 1}))
 	errc := make(chan error, 1)
 	go func() {
 		_, err := try(context.Background(), s, "hang-2", applyBody)
@@ -173,15 +174,15 @@ func inFlightCount(s *coinepaytest.Server) int {
 
 func TestFaultRuleValidation(t *testing.T) {
 	s := coinepaytest.New(t)
-	assert.Error(t, s.AddFault(coinepaytest.Rule{Fault: "explode"}))
-	assert.Error(t, s.AddFault(coinepaytest.Rule{Fault: coinepaytest.FaultErrorBeforeCommit, Status: 404}))
-	assert.Error(t, s.AddFault(coinepaytest.Rule{Fault: coinepaytest.FaultDelay}))
-	assert.Error(t, s.AddFault(coinepaytest.Rule{Fault: coinepaytest.FaultDelay, Delay: time.Millisecond, When: "during"}))
+	assert.Error(t, s.AddFault(payoncetest.Rule{Fault: "explode"}))
+	assert.Error(t, s.AddFault(payoncetest.Rule{Fault: payoncetest.FaultErrorBeforeCommit, Status: 404}))
+	assert.Error(t, s.AddFault(payoncetest.Rule{Fault: payoncetest.FaultDelay}))
+	assert.Error(t, s.AddFault(payoncetest.Rule{Fault: payoncetest.FaultDelay, Delay: time.Millisecond, When: "during"}))
 }
 
 func TestChaosDeterministicUnderSeed(t *testing.T) {
 	run := func() map[string]string {
-		s := coinepaytest.NewServer(coinepaytest.WithSeed(7), coinepaytest.WithFaultRate(0.5))
+		s := coinepaytest.NewServer(payoncetest.WithSeed(7), payoncetest.WithFaultRate(0.5))
 		defer s.Close()
 		faults := map[string]string{}
 		for i := range 20 {
@@ -201,7 +202,7 @@ func TestChaosDeterministicUnderSeed(t *testing.T) {
 	for _, f := range a {
 		kinds[f] = true
 	}
-	assert.True(t, kinds[string(coinepaytest.FaultDropAfterCommit)])
+	assert.True(t, kinds[string(payoncetest.FaultDropAfterCommit)])
 	assert.True(t, kinds[""])
 }
 
@@ -248,11 +249,11 @@ func TestAdminOverHTTP(t *testing.T) {
 	require.NoError(t, err)
 	defer rr.Body.Close()
 	var reqs struct {
-		Requests []coinepaytest.Attempt `json:"requests"`
+		Requests []payoncetest.Attempt `json:"requests"`
 	}
 	require.NoError(t, json.NewDecoder(rr.Body).Decode(&reqs))
 	require.Len(t, reqs.Requests, 2)
-	assert.Equal(t, coinepaytest.FaultErrorBeforeCommit, reqs.Requests[0].Fault)
+	assert.Equal(t, payoncetest.FaultErrorBeforeCommit, reqs.Requests[0].Fault)
 
 	assert.Equal(t, 200, post("/_fakepay/reset", ``).StatusCode)
 	assert.Equal(t, 0, s.Ledger().Len())
@@ -277,7 +278,7 @@ func TestRequestLoggedBeforeClientSeesOutcome(t *testing.T) {
 	s := coinepaytest.New(t)
 	for i := range 40 {
 		if i%2 == 0 {
-			require.NoError(t, s.AddFault(coinepaytest.Rule{Fault: coinepaytest.FaultDropAfterCommit, Count: 1}))
+			require.NoError(t, s.AddFault(payoncetest.Rule{Fault: payoncetest.FaultDropAfterCommit, Count: 1}))
 		}
 		_, _ = try(context.Background(), s, fmt.Sprintf("log-key-%02d", i), applyBody)
 		require.Len(t, s.Requests(), i+1, "attempt %d must be logged before its client sees the outcome", i+1)
@@ -288,7 +289,7 @@ func TestRequestLoggedBeforeClientSeesOutcome(t *testing.T) {
 // never gets that far (here: refused for its missing signature).
 func TestFaultNotCountedWhenNotApplied(t *testing.T) {
 	s := coinepaytest.New(t)
-	require.NoError(t, s.AddFault(coinepaytest.Rule{Fault: coinepaytest.FaultDropAfterCommit, Count: 1}))
+	require.NoError(t, s.AddFault(payoncetest.Rule{Fault: payoncetest.FaultDropAfterCommit, Count: 1}))
 	resp, err := http.Post(s.URL+"/api/v1/openapi/card/apply", "application/json", strings.NewReader(applyBody))
 	require.NoError(t, err)
 	resp.Body.Close()

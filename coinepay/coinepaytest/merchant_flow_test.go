@@ -16,6 +16,7 @@ import (
 	"github.com/payonce/payonce/coinepay/coinepaytest"
 	"github.com/payonce/payonce/internal/keytest"
 	"github.com/payonce/payonce/journal/sqlitejournal"
+	"github.com/payonce/payonce/payoncetest"
 )
 
 func TestMerchantCardFlow(t *testing.T) {
@@ -28,7 +29,7 @@ func TestMerchantCardFlow(t *testing.T) {
 	jobKey, err := payonce.NewKey(srv.Clock().Now(), "openapi:apply", "job-1")
 	require.NoError(t, err)
 	job := payonce.WithKey(jobKey)
-	require.NoError(t, srv.AddFault(coinepaytest.Rule{Fault: coinepaytest.FaultDropAfterCommit, Path: coinepay.PathCardApply, Count: 1}))
+	require.NoError(t, srv.AddFault(payoncetest.Rule{Fault: payoncetest.FaultDropAfterCommit, Path: coinepay.PathCardApply, Count: 1}))
 	card, err := client.Cards.Apply(ctx, &coinepay.ApplyRequest{HeaderID: "hdr_1", PackageID: "pkg_basic"}, job)
 	require.NoError(t, err)
 	assert.Equal(t, "openapi:apply:job-1", card.Meta.Key.ID())
@@ -57,7 +58,7 @@ func TestMerchantCardFlow(t *testing.T) {
 	stored, err := payonce.KeyOf(err).MarshalText()
 	require.NoError(t, err)
 	srv.SetBalance(srv.APIKey(), payonce.MustParseAmount("100.00"))
-	require.NoError(t, srv.AddFault(coinepaytest.Rule{Fault: coinepaytest.FaultDropAfterCommit, Path: coinepay.PathCardRecharge, Count: 1}))
+	require.NoError(t, srv.AddFault(payoncetest.Rule{Fault: payoncetest.FaultDropAfterCommit, Path: coinepay.PathCardRecharge, Count: 1}))
 	resumed, err := payonce.ParseKey(string(stored))
 	require.NoError(t, err)
 	rc, err := client.Cards.Recharge(ctx, recharge, payonce.WithKey(resumed))
@@ -94,7 +95,7 @@ func TestMerchantCardJobOnAJournal(t *testing.T) {
 		}
 		return client.Cards.Apply(ctx, &coinepay.ApplyRequest{HeaderID: "hdr_7", PackageID: "pkg_basic"}, payonce.WithKey(key), payonce.WithReference("job-7/apply"))
 	}
-	require.NoError(t, srv.AddFault(coinepaytest.Rule{Fault: coinepaytest.FaultDropAfterCommit, Path: coinepay.PathCardApply, Count: 1}))
+	require.NoError(t, srv.AddFault(payoncetest.Rule{Fault: payoncetest.FaultDropAfterCommit, Path: coinepay.PathCardApply, Count: 1}))
 	_, err = deliver()
 	require.True(t, payonce.IsResumable(err), "%v", err)
 	card, err := deliver()

@@ -8,6 +8,7 @@ import (
 
 	"github.com/payonce/payonce/coinepay/coinepaytest"
 	"github.com/payonce/payonce/internal/fakeserver"
+	"github.com/payonce/payonce/payoncetest"
 )
 
 // A refusal before the commit is not kept: the same key and body execute
@@ -15,7 +16,7 @@ import (
 func TestRefuseBeforeCommitAnswersOneKeyDifferentlyTwice(t *testing.T) {
 	s := coinepaytest.New(t)
 	const key = "job-refused-then-run"
-	require.NoError(t, s.AddFault(coinepaytest.Rule{Fault: coinepaytest.FaultKind(fakeserver.RefuseBeforeCommit), IdempotencyKey: key, Count: 1}))
+	require.NoError(t, s.AddFault(payoncetest.Rule{Fault: payoncetest.FaultKind(fakeserver.RefuseBeforeCommit), IdempotencyKey: key, Count: 1}))
 	first := apply(t, s, key, applyBody)
 	assert.Equal(t, 400, first.Status)
 	assert.Equal(t, "openapi_invalid_request", first.Env.MessageKey)
@@ -45,7 +46,7 @@ func TestRefuseBeforeCommitSparesAKeyThatRan(t *testing.T) {
 	const key = "job-ran-first"
 	first := apply(t, s, key, applyBody)
 	require.Equal(t, 200, first.Status)
-	require.NoError(t, s.AddFault(coinepaytest.Rule{Fault: coinepaytest.FaultKind(fakeserver.RefuseBeforeCommit), IdempotencyKey: key, Count: 1}))
+	require.NoError(t, s.AddFault(payoncetest.Rule{Fault: payoncetest.FaultKind(fakeserver.RefuseBeforeCommit), IdempotencyKey: key, Count: 1}))
 	again := apply(t, s, key, applyBody)
 	assert.Equal(t, 200, again.Status)
 	assert.Equal(t, cardID(t, first), cardID(t, again))

@@ -17,6 +17,7 @@ import (
 	"github.com/payonce/payonce/coinepay"
 	"github.com/payonce/payonce/coinepay/coinepaytest"
 	"github.com/payonce/payonce/internal/fakeserver"
+	"github.com/payonce/payonce/payoncetest"
 )
 
 // CrashConfig is one crash run: worker processes share a journal and work
@@ -149,7 +150,7 @@ type crashRun struct {
 	a55     *a55test.Server
 	a55b    *a55test.Server // the second merchant's A55 origin
 	cp      *coinepaytest.Server
-	clock   *a55test.Clock // both fakes' clock
+	clock   *payoncetest.Clock // both fakes' clock
 	wcfg    workerConfig
 	scopes  map[string]string // the journal scope of each provider's client
 	a55c    *a55.Client       // the parent's A55 client: setup, and settling charges in doubt
@@ -311,15 +312,15 @@ func RunCrash(ctx context.Context, cfg CrashConfig) (*CrashReport, error) {
 	}
 	r.wcfg.Journal, r.wcfg.Schema, r.wcfg.Sync = jr.dsn, jr.schema, true
 	for _, rule := range crashFaultRules(cfg.FaultRate) {
-		if err := r.a55.AddFault(a55test.Rule{Fault: a55test.FaultKind(rule.Fault), Path: rule.Path, Probability: rule.Probability,
+		if err := r.a55.AddFault(payoncetest.Rule{Fault: payoncetest.FaultKind(rule.Fault), Path: rule.Path, Probability: rule.Probability,
 			Status: rule.Status, Delay: rule.Delay, When: rule.When}); err != nil {
 			return nil, err
 		}
-		if err := r.cp.AddFault(coinepaytest.Rule{Fault: coinepaytest.FaultKind(rule.Fault), Path: rule.Path, Probability: rule.Probability,
+		if err := r.cp.AddFault(payoncetest.Rule{Fault: payoncetest.FaultKind(rule.Fault), Path: rule.Path, Probability: rule.Probability,
 			Status: rule.Status, Delay: rule.Delay, When: rule.When}); err != nil {
 			return nil, err
 		}
-		if err := r.a55b.AddFault(a55test.Rule{Fault: a55test.FaultKind(rule.Fault), Path: rule.Path, Probability: rule.Probability,
+		if err := r.a55b.AddFault(payoncetest.Rule{Fault: payoncetest.FaultKind(rule.Fault), Path: rule.Path, Probability: rule.Probability,
 			Status: rule.Status, Delay: rule.Delay, When: rule.When}); err != nil {
 			return nil, err
 		}
@@ -397,13 +398,13 @@ func RunCrash(ctx context.Context, cfg CrashConfig) (*CrashReport, error) {
 // startFakes starts both fakes in-process on one clock.
 func (r *crashRun) startFakes() {
 	big, _ := payonce.ParseAmount("100000000.00")
-	r.clock = a55test.NewClock()
-	r.a55 = a55test.NewServer(a55test.WithSeed(r.cfg.Seed), a55test.WithRateLimit(-1, time.Minute), a55test.WithClock(r.clock),
-		a55test.WithCredentials(r.cfg.A55ClientID, r.cfg.A55ClientSecret), a55test.WithLatency(r.latency))
-	r.a55b = a55test.NewServer(a55test.WithSeed(r.cfg.Seed+2), a55test.WithRateLimit(-1, time.Minute), a55test.WithClock(r.clock),
-		a55test.WithCredentials(r.cfg.A55ClientID, r.cfg.A55ClientSecret), a55test.WithLatency(r.latency))
-	r.cp = coinepaytest.NewServer(coinepaytest.WithSeed(r.cfg.Seed+1), coinepaytest.WithBalance(big), coinepaytest.WithClock(r.clock),
-		coinepaytest.WithCredentials(r.cfg.CoinepayKey, r.cfg.CoinepaySecret), coinepaytest.WithLatency(r.latency))
+	r.clock = payoncetest.NewClock()
+	r.a55 = a55test.NewServer(payoncetest.WithSeed(r.cfg.Seed), a55test.WithRateLimit(-1, time.Minute), payoncetest.WithClock(r.clock),
+		a55test.WithCredentials(r.cfg.A55ClientID, r.cfg.A55ClientSecret), payoncetest.WithLatency(r.latency))
+	r.a55b = a55test.NewServer(payoncetest.WithSeed(r.cfg.Seed+2), a55test.WithRateLimit(-1, time.Minute), payoncetest.WithClock(r.clock),
+		a55test.WithCredentials(r.cfg.A55ClientID, r.cfg.A55ClientSecret), payoncetest.WithLatency(r.latency))
+	r.cp = coinepaytest.NewServer(payoncetest.WithSeed(r.cfg.Seed+1), coinepaytest.WithBalance(big), payoncetest.WithClock(r.clock),
+		coinepaytest.WithCredentials(r.cfg.CoinepayKey, r.cfg.CoinepaySecret), payoncetest.WithLatency(r.latency))
 }
 
 func (r *crashRun) closeFakes() {

@@ -4,9 +4,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/payonce/payonce/a55/a55test"
-	"github.com/payonce/payonce/coinepay/coinepaytest"
 	"github.com/payonce/payonce/internal/fakeserver"
+	"github.com/payonce/payonce/payoncetest"
 )
 
 // flipWait bounds how long the parent holds one twin of a flipped
@@ -78,12 +77,12 @@ func (fs *flipState) ended(d delivery) {
 // with a 4xx it does not keep.
 func (r *crashRun) refuseOnce(it planItem, key string) error {
 	if it.other {
-		return r.a55b.AddFault(a55test.Rule{Fault: a55test.FaultKind(fakeserver.RefuseBeforeCommit), IdempotencyKey: key, Count: 1})
+		return r.a55b.AddFault(payoncetest.Rule{Fault: payoncetest.FaultKind(fakeserver.RefuseBeforeCommit), IdempotencyKey: key, Count: 1})
 	}
 	if it.provider() == providerA55 {
-		return r.a55.AddFault(a55test.Rule{Fault: a55test.FaultKind(fakeserver.RefuseBeforeCommit), IdempotencyKey: key, Count: 1})
+		return r.a55.AddFault(payoncetest.Rule{Fault: payoncetest.FaultKind(fakeserver.RefuseBeforeCommit), IdempotencyKey: key, Count: 1})
 	}
-	return r.cp.AddFault(coinepaytest.Rule{Fault: coinepaytest.FaultKind(fakeserver.RefuseBeforeCommit), IdempotencyKey: key, Count: 1})
+	return r.cp.AddFault(payoncetest.Rule{Fault: payoncetest.FaultKind(fakeserver.RefuseBeforeCommit), IdempotencyKey: key, Count: 1})
 }
 
 // wait waits for ch to close, at most d; it reports whether ch closed.

@@ -4,9 +4,8 @@ import (
 	"context"
 	"time"
 
-	"github.com/payonce/payonce/a55/a55test"
-	"github.com/payonce/payonce/coinepay/coinepaytest"
 	"github.com/payonce/payonce/internal/fakeserver"
+	"github.com/payonce/payonce/payoncetest"
 )
 
 // stallFor bounds how long the parent keeps a stalled worker stopped
@@ -56,12 +55,12 @@ func (r *crashRun) stallStep(ss *stallState, it planItem, d delivery, phase, key
 // 503, executing nothing.
 func (r *crashRun) failOnce(it planItem, key string) error {
 	if it.other {
-		return r.a55b.AddFault(a55test.Rule{Fault: a55test.FaultKind(fakeserver.ErrorBeforeCommit), Status: 503, IdempotencyKey: key, Count: 1})
+		return r.a55b.AddFault(payoncetest.Rule{Fault: payoncetest.FaultKind(fakeserver.ErrorBeforeCommit), Status: 503, IdempotencyKey: key, Count: 1})
 	}
 	if it.provider() == providerA55 {
-		return r.a55.AddFault(a55test.Rule{Fault: a55test.FaultKind(fakeserver.ErrorBeforeCommit), Status: 503, IdempotencyKey: key, Count: 1})
+		return r.a55.AddFault(payoncetest.Rule{Fault: payoncetest.FaultKind(fakeserver.ErrorBeforeCommit), Status: 503, IdempotencyKey: key, Count: 1})
 	}
-	return r.cp.AddFault(coinepaytest.Rule{Fault: coinepaytest.FaultKind(fakeserver.ErrorBeforeCommit), Status: 503, IdempotencyKey: key, Count: 1})
+	return r.cp.AddFault(payoncetest.Rule{Fault: payoncetest.FaultKind(fakeserver.ErrorBeforeCommit), Status: 503, IdempotencyKey: key, Count: 1})
 }
 
 // stall stops p, hands its reference to a new worker process (the

@@ -18,6 +18,7 @@ import (
 	"github.com/payonce/payonce/a55/a55test"
 	"github.com/payonce/payonce/coinepay/coinepaytest"
 	"github.com/payonce/payonce/internal/fakeserver"
+	"github.com/payonce/payonce/payoncetest"
 )
 
 // faultMix is the share of requests each fault hits. For a total rate f
@@ -96,11 +97,11 @@ func startEnv(cfg Config) (*env, error) {
 	if cfg.A55URL != "" {
 		e.a55URL = strings.TrimRight(cfg.A55URL, "/")
 	} else {
-		e.a55Srv = a55test.NewServer(a55test.WithSeed(cfg.Seed), a55test.WithRateLimit(-1, time.Minute),
+		e.a55Srv = a55test.NewServer(payoncetest.WithSeed(cfg.Seed), a55test.WithRateLimit(-1, time.Minute),
 			a55test.WithCredentials(cfg.A55ClientID, cfg.A55ClientSecret))
 		e.a55URL = e.a55Srv.URL
 		for _, r := range rules {
-			if err := e.a55Srv.AddFault(a55test.Rule{Fault: a55test.FaultKind(r.Fault), Path: r.Path, Probability: r.Probability,
+			if err := e.a55Srv.AddFault(payoncetest.Rule{Fault: payoncetest.FaultKind(r.Fault), Path: r.Path, Probability: r.Probability,
 				Status: r.Status, RetryAfter: r.RetryAfter, Delay: r.Delay, When: r.When}); err != nil {
 				e.close()
 				return nil, err
@@ -115,11 +116,11 @@ func startEnv(cfg Config) (*env, error) {
 			return nil, fmt.Errorf("chaos: set coinepay balance: %w", err)
 		}
 	} else {
-		e.coinepaySrv = coinepaytest.NewServer(coinepaytest.WithSeed(cfg.Seed+1), coinepaytest.WithBalance(big),
+		e.coinepaySrv = coinepaytest.NewServer(payoncetest.WithSeed(cfg.Seed+1), coinepaytest.WithBalance(big),
 			coinepaytest.WithCredentials(cfg.CoinepayKey, cfg.CoinepaySecret))
 		e.coinepayURL = e.coinepaySrv.URL
 		for _, r := range rules {
-			if err := e.coinepaySrv.AddFault(coinepaytest.Rule{Fault: coinepaytest.FaultKind(r.Fault), Path: r.Path, Probability: r.Probability,
+			if err := e.coinepaySrv.AddFault(payoncetest.Rule{Fault: payoncetest.FaultKind(r.Fault), Path: r.Path, Probability: r.Probability,
 				Status: r.Status, RetryAfter: r.RetryAfter, Delay: r.Delay, When: r.When}); err != nil {
 				e.close()
 				return nil, err

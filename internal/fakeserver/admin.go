@@ -42,7 +42,7 @@ type AdminConfig struct {
 }
 
 // AdminHandler returns the admin API, served under AdminPrefix
-// (docs/fakepay.md has every shape):
+// (docs/testing.md has every shape):
 //
 //	GET    /_fakepay/ledger    {"operations":[...],"next":"..","last_seq":..}
 //	                           ?idempotency_key=&kind=&provider=&since=&after=&limit=

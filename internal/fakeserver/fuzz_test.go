@@ -11,6 +11,7 @@ import (
 
 	"github.com/payonce/payonce/a55/a55test"
 	"github.com/payonce/payonce/coinepay/coinepaytest"
+	"github.com/payonce/payonce/payoncetest"
 )
 
 // FuzzFakeRequest sends arbitrary requests to both fakes' handlers: they
@@ -19,7 +20,7 @@ import (
 func FuzzFakeRequest(f *testing.F) {
 	// A fixed clock before 12/2030: the seed corpus's card (seed-curl-charge)
 	// does not expire, and neither does the token during a long run.
-	a := a55test.NewServer(a55test.WithClock(a55test.NewFixedClock(time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC))))
+	a := a55test.NewServer(payoncetest.WithClock(payoncetest.NewFixedClock(time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC))))
 	defer a.Close()
 	c := coinepaytest.NewServer()
 	defer c.Close()

@@ -1,6 +1,8 @@
 package fakeserver
 
 import (
+	"github.com/payonce/payonce/redact"
+
 	"encoding/json"
 	"errors"
 	"io"
@@ -8,8 +10,6 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-
-	"github.com/payonce/payonce"
 )
 
 // Problem is an engine-level failure that a Backend renders in its
@@ -162,7 +162,7 @@ func Clip(s string) string {
 }
 
 // clipRedacted is Clip of s with card numbers and secrets masked
-// (payonce.RedactString): what the request log, the admin API and the
+// (redact.String): what the request log, the admin API and the
 // console show of a request's path. It reads no more than twice what Clip
 // keeps, so a path of 64 KiB costs what a short one does; a card number
 // past that is cut by Clip anyway.
@@ -170,7 +170,7 @@ func clipRedacted(s string) string {
 	if len(s) > 2*MaxLogField {
 		s = s[:2*MaxLogField]
 	}
-	return Clip(payonce.RedactString(s))
+	return Clip(redact.String(s))
 }
 
 func (h *providerHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {

@@ -1,6 +1,9 @@
 package hostile
 
 import (
+	"github.com/payonce/payonce/internal/luhn"
+	"github.com/payonce/payonce/redact"
+
 	"encoding/json"
 	"fmt"
 	"log/slog"
@@ -85,9 +88,9 @@ func assertReadable(t *testing.T, name string, v any, want ...string) {
 // number next to them is masked.
 func TestResultsPrintOrdinaryValuesUnchanged(t *testing.T) {
 	for _, o := range orderNumbers {
-		require.False(t, payonce.LuhnValid(o), o)
+		require.False(t, luhn.Valid(o), o)
 		for _, n := range []int{15, 16} {
-			require.False(t, n < len(o) && payonce.LuhnValid(o[:n]), o)
+			require.False(t, n < len(o) && luhn.Valid(o[:n]), o)
 		}
 	}
 	desc := "order " + strings.Join(orderNumbers, " / ") + " paid with 4111111111111111"
@@ -138,7 +141,7 @@ func TestResultsPrintOrdinaryValuesUnchanged(t *testing.T) {
 			}
 		}
 	}
-	raw := payonce.RawJSON(a55Charge)
+	raw := redact.RawJSON(a55Charge)
 	for _, verb := range []string{"%v", "%+v", "%s"} {
 		out := fmt.Sprintf(verb, raw)
 		assert.Contains(t, out, readableTime, "a raw body keeps its timestamp")

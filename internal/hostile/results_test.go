@@ -20,7 +20,7 @@ import (
 // allForms is every printed form of vals a caller may write: each value
 // (and a slice and a map holding it) under every verb, and a plain slog
 // JSON and text line of the value. (slog's JSON handler encodes a slice
-// of results as JSON, without their LogValue: docs/errors-and-redaction.md
+// of results as JSON, without their LogValue: docs/security.md
 // says so, as for a card.)
 func allForms(vals ...any) string {
 	var b strings.Builder

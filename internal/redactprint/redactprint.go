@@ -1,11 +1,13 @@
 // Package redactprint prints the SDK's result types (an A55 charge, a
 // Coinepay card) with every text a server sent passed through
-// payonce.RedactString, under every fmt verb and in slog records, while
+// redact.String, under every fmt verb and in slog records, while
 // the values themselves keep what the server sent for code that reads
 // them on purpose.
 package redactprint
 
 import (
+	"github.com/payonce/payonce/redact"
+
 	"fmt"
 	"io"
 	"log/slog"
@@ -13,14 +15,12 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/payonce/payonce"
 )
 
 // Format writes plain, a result converted to a type of the same fields
 // without printing methods, as fmt prints a struct (%v, %+v, %#v, where
 // name stands for plain's type name), each field redacted on its own
-// (payonce.RedactString): a field with printing methods of its own (a
+// (redact.String): a field with printing methods of its own (a
 // Meta, a RawJSON, an Amount, a time) prints itself, as it redacts
 // itself; a pointer prints as its address, as fmt prints it inside a
 // struct; any other field, unexported ones included, is redacted here.
@@ -59,7 +59,7 @@ func Format(f fmt.State, verb rune, plain any, name string) {
 		case fv.Kind() == reflect.Pointer:
 			s = pointer(fv, sharp) // as fmt prints a pointer inside a struct
 		default:
-			s = payonce.RedactString(s)
+			s = redact.String(s)
 		}
 		b.WriteString(s)
 	}
@@ -108,7 +108,7 @@ func printsItself(v reflect.Value, sharp bool) bool {
 
 // LogValue is the slog form of v, a struct or a pointer to one: a group
 // of its exported fields, named by their JSON names when they have one,
-// with every string passed through payonce.RedactString; a field that is
+// with every string passed through redact.String; a field that is
 // a slog.LogValuer (a Meta, a RawJSON, a nested result) logs itself, and
 // an embedded struct's fields are the group's own.
 func LogValue(v any) slog.Value {
@@ -161,7 +161,7 @@ func value(rv reflect.Value) slog.Value {
 			return slog.DurationValue(x)
 		case fmt.Stringer:
 			if rv.Kind() != reflect.String {
-				return slog.StringValue(payonce.RedactString(x.String()))
+				return slog.StringValue(redact.String(x.String()))
 			}
 		}
 	}
@@ -172,7 +172,7 @@ func value(rv reflect.Value) slog.Value {
 		}
 		return value(rv.Elem())
 	case reflect.String:
-		return slog.StringValue(payonce.RedactString(rv.String()))
+		return slog.StringValue(redact.String(rv.String()))
 	case reflect.Bool:
 		return slog.BoolValue(rv.Bool())
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
@@ -190,5 +190,5 @@ func value(rv reflect.Value) slog.Value {
 		}
 		return slog.GroupValue(attrs...)
 	}
-	return slog.StringValue(payonce.RedactString(fmt.Sprintf("%v", rv)))
+	return slog.StringValue(redact.String(fmt.Sprintf("%v", rv)))
 }

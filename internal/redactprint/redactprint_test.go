@@ -1,6 +1,8 @@
 package redactprint
 
 import (
+	"github.com/payonce/payonce/redact"
+
 	"bytes"
 	"fmt"
 	"log/slog"
@@ -8,8 +10,6 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/assert"
-
-	"github.com/payonce/payonce"
 )
 
 type inner struct{ Name string }
@@ -19,7 +19,7 @@ type result struct {
 	Note   string
 	Count  int
 	At     time.Time
-	Raw    payonce.RawJSON
+	Raw    redact.RawJSON
 	Ptr    *inner
 	secret string
 }
@@ -32,7 +32,7 @@ func (r printed) LogValue() slog.Value { return LogValue(result(r)) }
 
 func sample() printed {
 	return printed{ID: "ch_4111111111111111", Note: "token=abc", Count: 7, At: time.Date(2026, 11, 29, 0, 0, 0, 0, time.UTC),
-		Raw: payonce.RawJSON(`{"card":"5555555555554444"}`), Ptr: &inner{"4111111111111111"}, secret: "4111111111111111"}
+		Raw: redact.RawJSON(`{"card":"5555555555554444"}`), Ptr: &inner{"4111111111111111"}, secret: "4111111111111111"}
 }
 
 func TestFormatRedactsEachFieldUnderEveryVerb(t *testing.T) {

@@ -10,6 +10,7 @@ import (
 	"github.com/payonce/payonce/a55"
 	"github.com/payonce/payonce/a55/a55test"
 	"github.com/payonce/payonce/journal/sqlitejournal"
+	"github.com/payonce/payonce/payoncetest"
 )
 
 // A worker's charge for order 42 loses its answer and the worker gives up.
@@ -35,7 +36,7 @@ func ExampleOpen() {
 	req := &a55.ChargeCreateRequest{Amount: payonce.MustParseAmount("42.00"), Currency: payonce.BRL, TypeCharge: a55.TypeCreditCard,
 		Card: &payonce.Card{Number: a55test.CardConfirms, HolderName: "TEST", ExpirationMonth: "12", ExpirationYear: "2099", CVV: "123"}}
 
-	_ = srv.AddFault(a55test.Rule{Fault: a55test.FaultDropAfterCommit, Path: a55test.ChargePath, Count: 1})
+	_ = srv.AddFault(payoncetest.Rule{Fault: payoncetest.FaultDropAfterCommit, Path: a55test.ChargePath, Count: 1})
 	_, err = client.Charges.Create(ctx, req, payonce.WithReference("order-42/charge"))
 	fmt.Println("resumable:", payonce.IsResumable(err))
 

@@ -1,6 +1,8 @@
 package coinepayfake
 
 import (
+	"github.com/payonce/payonce/coinepay"
+
 	"bytes"
 	"encoding/json"
 	"io"
@@ -11,7 +13,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/internal/fakeserver"
 )
 
@@ -22,7 +23,7 @@ func TestCoinepayDuplicateObjectKeysAreRefused(t *testing.T) {
 	f := New(e, Config{})
 	srv := httptest.NewServer(f.Handler())
 	defer srv.Close()
-	sig, err := payonce.NewHMACSigner("demo-key", "demo-secret")
+	sig, err := coinepay.NewHMACSigner("demo-key", "demo-secret")
 	require.NoError(t, err)
 	send := func(key, body string) (int, string) {
 		req, err := http.NewRequest(http.MethodPost, srv.URL+PathApply, bytes.NewReader([]byte(body)))

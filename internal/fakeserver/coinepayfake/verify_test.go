@@ -20,7 +20,7 @@ type vector struct {
 }
 
 func loadVectors(t *testing.T) []vector {
-	b, err := os.ReadFile("../../../testdata/signing_vectors.json")
+	b, err := os.ReadFile("../../../coinepay/testdata/signing_vectors.json")
 	require.NoError(t, err)
 	var v struct{ Vectors []vector }
 	require.NoError(t, json.Unmarshal(b, &v))

@@ -1,0 +1,50 @@
+package a55test_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/payonce/payonce"
+	"github.com/payonce/payonce/a55"
+	"github.com/payonce/payonce/a55/a55test"
+	"github.com/payonce/payonce/payoncetest"
+)
+
+func chargeReq(t *testing.T) *a55.ChargeCreateRequest {
+	t.Helper()
+	amount, err := payonce.ParseAmount("100.00")
+	require.NoError(t, err)
+	return &a55.ChargeCreateRequest{Amount: amount, Currency: payonce.BRL, TypeCharge: a55.TypeCreditCard,
+		Card: &payonce.Card{Number: a55test.CardConfirms, HolderName: "TEST", ExpirationMonth: "12", ExpirationYear: "2099", CVV: "123"}}
+}
+
+// The recipe "advance 25 h and resume" of docs/testing.md: the test client reads the
+// fake's clock, so its key-age guard sees the 25 hours too and refuses to
+// send a key the server has forgotten (which would charge a second time).
+func TestClientKeyAgesWithTheFakeClock(t *testing.T) {
+	srv := a55test.New(t)
+	client, err := srv.Client()
+	require.NoError(t, err)
+	// Every answer is lost after the charge commits: the operation fails
+	// with its key, and the customer has paid once.
+	require.NoError(t, srv.AddFault(payoncetest.Rule{Fault: payoncetest.FaultDropAfterCommit, Path: a55test.ChargePath}))
+	key, err := payonce.NewKey(srv.Clock().Now(), "order", "4242", "payment")
+	require.NoError(t, err)
+	_, err = client.Charges.Create(context.Background(), chargeReq(t), payonce.WithKey(key))
+	require.Error(t, err)
+	require.True(t, payonce.IsTemporary(err))
+	require.Equal(t, 1, srv.Ledger().Count(key.ID()))
+	srv.ClearFaults()
+
+	srv.Clock().Advance(25 * time.Hour)
+	sent := len(srv.Requests())
+	_, err = client.Charges.Create(context.Background(), chargeReq(t), payonce.WithKey(payonce.KeyOf(err)))
+	require.ErrorIs(t, err, payonce.ErrKeyExpired)
+	assert.Equal(t, key, payonce.KeyOf(err))
+	assert.Len(t, srv.Requests(), sent, "nothing sent")
+	assert.Equal(t, 1, srv.Ledger().Count(key.ID()), "charged once")
+}
