@@ -65,12 +65,12 @@ func TestKeyAgesOnTheJournalsClock(t *testing.T) {
 	assert.Zero(t, before, "the fast worker sent nothing: on its clock the key was already old")
 }
 
-// A resume token whose creation time lies in the future (edited, or made
+// A stored key whose creation time lies in the future (edited, or made
 // on a host whose clock runs ahead) is refused with ErrKeyCreatedInFuture
 // carrying the key, nothing sent; the honest token of the same 30 h old
 // key gets ErrKeyExpired. Within KeyClockTolerance a future time is taken
 // as the present.
-func TestFutureResumeTokenNeverMakesAKeyYounger(t *testing.T) {
+func TestFutureKeyNeverMakesAKeyYounger(t *testing.T) {
 	clk := newClock()
 	s := newStub(t, okCharge)
 	c := journalClient(t, s, nil, clk)

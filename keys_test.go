@@ -18,7 +18,7 @@ func TestNewKeyForms(t *testing.T) {
 		hash  bool
 	}{
 		{"fits: the join", []string{"order", "1001", "payment"}, "order:1001:payment", false},
-		{"fits: TaskKey's value", []string{"openapi:apply", "task-0042"}, "openapi:apply:task-0042", false},
+		{"fits: a task key", []string{"openapi:apply", "task-0042"}, "openapi:apply:task-0042", false},
 		{"uuid", []string{"550e8400-e29b-41d4-a716-446655440000"}, "550e8400-e29b-41d4-a716-446655440000", false},
 		{"too short for A55", []string{"order", "1", "payment"}, "order:1:payment~", true},
 		{"one short part", []string{"x"}, "x~", true},
