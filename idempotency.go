@@ -162,10 +162,17 @@ func (o *callOptions) resolveKey(now time.Time) (Key, error) {
 		return randomKey(now)
 	case o.key.IsZero():
 		return Key{}, &KeyError{Rule: "WithKey was given the zero Key", Err: ErrKeyRequired}
-	case o.key.created.After(now) && !o.key.created.After(now.Add(KeyClockTolerance)):
-		return Key{id: o.key.id, created: keyTime(now)}, nil
 	}
-	return o.key, nil
+	return o.key.within(now), nil
+}
+
+// within is k with a creation time a little ahead of now (within
+// KeyClockTolerance: a clock slightly fast) taken as now.
+func (k Key) within(now time.Time) Key {
+	if k.created.After(now) && !k.created.After(now.Add(KeyClockTolerance)) {
+		k.created = keyTime(now)
+	}
+	return k
 }
 
 // keyValue is the operation's key as a Key (the zero Key without one).
