@@ -1,6 +1,8 @@
 package payonce_test
 
 import (
+	"time"
+
 	"github.com/payonce/payonce/coinepay"
 
 	"bytes"
@@ -10,10 +12,10 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
-	"time"
 
 	"github.com/google/uuid"
 	"github.com/payonce/payonce"
+	"github.com/payonce/payonce/internal/benchpair"
 	"github.com/payonce/payonce/otelpayonce"
 	"go.opentelemetry.io/otel/sdk/metric"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -74,13 +76,7 @@ func newBenchSetup(b *testing.B) *benchSetup {
 	}))
 	b.Cleanup(srv.Close)
 	st := &benchSetup{srv: srv, hc: payonce.DefaultHTTPClient(), url: srv.URL + "/api/v1/openapi/card/apply"}
-	add := func(name string, opts ...payonce.Option) {
-		c, err := payonce.NewClient(append([]payonce.Option{payonce.WithBaseURL(srv.URL), payonce.WithHTTPClient(st.hc)}, opts...)...)
-		if err != nil {
-			b.Fatal(err)
-		}
-		st.rows = append(st.rows, benchRow{name, c})
-	}
+	add := func(name string, opts ...payonce.Option) { st.rows = append(st.rows, st.newRow(b, name, opts...)) }
 	add("sdk")
 	s, err := coinepay.NewHMACSigner("demo-key", "demo-secret")
 	if err != nil {
@@ -105,6 +101,34 @@ func newBenchSetup(b *testing.B) *benchSetup {
 	}
 	return st
 }
+
+// newRow builds an SDK client on the setup's server and HTTP client.
+func (st *benchSetup) newRow(b *testing.B, name string, opts ...payonce.Option) benchRow {
+	c, err := payonce.NewClient(append([]payonce.Option{payonce.WithBaseURL(st.srv.URL), payonce.WithHTTPClient(st.hc)}, opts...)...)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return benchRow{name, c}
+}
+
+// headerObserver is an observer that records nothing; with header set it
+// sends a fixed traceparent header on every attempt, as an observer
+// propagating trace context does.
+type headerObserver struct{ header bool }
+
+func (headerObserver) StartOperation(ctx context.Context, _ payonce.OperationInfo) context.Context {
+	return ctx
+}
+
+func (o headerObserver) StartAttempt(ctx context.Context, info payonce.AttemptInfo) context.Context {
+	if o.header {
+		info.SetHeader("Traceparent", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00")
+	}
+	return ctx
+}
+
+func (headerObserver) EndAttempt(context.Context, payonce.AttemptResult)     {}
+func (headerObserver) EndOperation(context.Context, payonce.OperationResult) {}
 
 // bare runs the benchmark's operation with net/http alone: a new key, the
 // body marshalled, one POST, the answer decoded.
@@ -180,8 +204,10 @@ func BenchmarkOperation(b *testing.B) {
 // rows each see a different moment. The SDK rows are measured against
 // bare net/http; bare-signed is bare net/http signing by hand, with the
 // same HMAC and headers, against bare net/http unsigned (what the signing
-// scheme costs by itself), and sdk-signed-vs-bare-signed is the SDK's own
-// cost on a signed call. base-ns/op and row-ns/op are the two means.
+// scheme costs by itself), sdk-signed-vs-bare-signed is the SDK's own
+// cost on a signed call, and the -vs-sdk rows the observer's own cost
+// (against the SDK without one). base-ns/op and row-ns/op are the two means;
+// cpu-ratio is ratio in the process's CPU time (benchpair.Run).
 func BenchmarkOperationPaired(b *testing.B) {
 	st := newBenchSetup(b)
 	signer, err := coinepay.NewHMACSigner("demo-key", "demo-secret")
@@ -197,34 +223,20 @@ func BenchmarkOperationPaired(b *testing.B) {
 	for _, r := range st.rows {
 		pairs = append(pairs, pair{r.name, st.bare, func(b *testing.B) { sdk(b, r.c) }})
 	}
+	core := func(b *testing.B) { sdk(b, st.rows[0].c) }
+	// The observer's own cost, against the SDK without one: the
+	// OpenTelemetry rows, and two floors under them, an observer that does
+	// nothing (what the core's hooks cost) and one that only sets a
+	// traceparent header (what sending trace context costs).
+	floors := []benchRow{st.newRow(b, "nop-observer", payonce.WithObserver(headerObserver{})),
+		st.newRow(b, "header-observer", payonce.WithObserver(headerObserver{header: true}))}
+	for _, r := range append(st.rows[2:], floors...) {
+		pairs = append(pairs, pair{r.name + "-vs-sdk", core, func(b *testing.B) { sdk(b, r.c) }})
+	}
 	pairs = append(pairs, pair{"bare-signed", st.bare, bareSigned},
 		pair{"sdk-signed-vs-bare-signed", bareSigned, func(b *testing.B) { sdk(b, st.rows[1].c) }})
 	for _, p := range pairs {
-		b.Run(p.name, func(b *testing.B) {
-			var base, row time.Duration
-			i := 0
-			for b.Loop() {
-				first, second := p.base, p.row
-				if i%2 == 1 {
-					first, second = p.row, p.base
-				}
-				t0 := time.Now()
-				first(b)
-				t1 := time.Now()
-				second(b)
-				d0, d1 := t1.Sub(t0), time.Since(t1)
-				if i%2 == 1 {
-					d0, d1 = d1, d0
-				}
-				base, row = base+d0, row+d1
-				i++
-			}
-			if i > 0 && base > 0 {
-				b.ReportMetric(float64(row)/float64(base), "ratio")
-				b.ReportMetric(float64(base.Nanoseconds())/float64(i), "base-ns/op")
-				b.ReportMetric(float64(row.Nanoseconds())/float64(i), "row-ns/op")
-			}
-		})
+		b.Run(p.name, func(b *testing.B) { benchpair.Run(b, p.base, p.row) })
 	}
 }
 
@@ -234,10 +246,10 @@ func BenchmarkOperationPaired(b *testing.B) {
 // processes; CPU time stays the work one operation costs. Call it as
 // defer reportCPU(b)().
 func reportCPU(b *testing.B) func() {
-	start := cpuTime()
+	start := benchpair.CPUTime()
 	return func() {
 		if b.N > 0 {
-			b.ReportMetric(float64(cpuTime()-start)/float64(b.N), "cpu-ns/op")
+			b.ReportMetric(float64(benchpair.CPUTime()-start)/float64(b.N), "cpu-ns/op")
 		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"math"
 	"net"
 	"net/http"
 	"net/url"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/hashicorp/go-retryablehttp"
 )
 
 // Client is the core both typed clients (a55, coinepay) embed. It runs one
@@ -37,15 +39,16 @@ type Client struct {
 	provider      string
 	now           func() time.Time
 	allowInsecure bool
-	explicitKeys  bool          // WithExplicitKeys
-	journal       Journal       // WithJournal
-	scope         string        // WithScope, or resolved from WithScopeIdentity (scope.go)
-	observer      Observer      // WithObserver (observer.go); nil: no hooks
-	routes        *routeTable   // the routes the client derived, bounded
-	jclock        *journalClock // the journal's clock, as last read
-	journalLease  time.Duration // WithJournalLease; 0: from the policy
-	leaseOwner    string        // the journal lease owner of the client's runs
-	held          *heldEntries  // the entries the client's runs hold
+	explicitKeys  bool                  // WithExplicitKeys
+	journal       Journal               // WithJournal
+	scope         string                // WithScope, or resolved from WithScopeIdentity (scope.go)
+	observer      Observer              // WithObserver (observer.go); nil: no hooks
+	routes        *routeTable           // the routes the client derived, bounded
+	jclock        *journalClock         // the journal's clock, as last read
+	journalLease  time.Duration         // WithJournalLease; 0: from the policy
+	leaseOwner    string                // the journal lease owner of the client's runs
+	held          *heldEntries          // the entries the client's runs hold
+	retry         *retryablehttp.Client // the attempt loop of every operation (newRetryClient)
 
 	ident journalIdentity // WithScope, WithScopeIdentity, WithFingerprintKey (scope.go)
 }
@@ -265,7 +268,42 @@ func NewClient(opts ...Option) (*Client, error) {
 		// An attempt must not block until the caller's context ends.
 		return nil, fmt.Errorf("%w: an attempt needs a timeout: set RetryPolicy.AttemptTimeout or the http.Client's Timeout", ErrInvalidConfig)
 	}
+	c.retry = c.newRetryClient()
 	return c, nil
+}
+
+// newRetryClient builds the client's one go-retryablehttp loop. Each
+// request carries its operation in its context (operationFrom), which
+// every hook reaches it by: the http.Client's transport runs an attempt
+// (attemptTransport), CheckRetry decides after it (checkRetry), the
+// ErrorHandler hands the last answer back (passThrough), PrepareRetry
+// gives a retry its own headers (prepareRetry). The operation's policy
+// bounds its attempts, so the loop's own bound is never reached.
+func (c *Client) newRetryClient() *retryablehttp.Client {
+	return &retryablehttp.Client{
+		HTTPClient: &http.Client{
+			Transport: &attemptTransport{c: c},
+			// No Timeout: the attempt's deadline is its context's (see
+			// startTimer). A Timeout on a client whose transport net/http
+			// does not know costs two goroutines per attempt.
+			CheckRedirect: c.checkRedirect,
+			Jar:           c.httpClient.Jar,
+		},
+		RetryMax:     math.MaxInt32,
+		CheckRetry:   checkRetry,
+		Backoff:      noWait,
+		ErrorHandler: passThrough,
+		PrepareRetry: prepareRetry,
+	}
+}
+
+// transport is the RoundTripper that sends every attempt: the
+// http.Client's (WithHTTPClient), or net/http's default.
+func (c *Client) transport() http.RoundTripper {
+	if rt := c.httpClient.Transport; rt != nil {
+		return rt
+	}
+	return http.DefaultTransport
 }
 
 // DefaultHTTPClient returns an http.Client with sane timeouts (60 s in

@@ -375,15 +375,15 @@ func (c *Client) checkReference(req *Request, o callOptions) error {
 }
 
 // journalMeta is the Meta of a journaled call that sent nothing (yet).
-func (op *operation) journalMeta(start time.Time, ref string) Meta {
-	m := op.meta(nil, start)
+func (op *operation) journalMeta(ref string) Meta {
+	m := op.meta(nil)
 	m.Reference = ref
 	return m
 }
 
 // fromJournal answers a succeeded entry from the journal: nothing is sent.
-func (op *operation) fromJournal(e JournalEntry, out any, start time.Time) (Meta, error) {
-	m := op.journalMeta(start, e.Reference)
+func (op *operation) fromJournal(e JournalEntry, out any) (Meta, error) {
+	m := op.journalMeta(e.Reference)
 	m.FromJournal, m.StatusCode, m.RequestID, m.Replayed = true, e.StatusCode, e.RequestID, e.Replayed
 	if derr := op.c.codec.DecodeSuccess(e.StatusCode, nil, e.Result, out); derr != nil {
 		var apiErr *APIError

@@ -507,17 +507,12 @@ func (t *routeTable) admit(route string, given bool) string {
 	return route
 }
 
-// observation is what the observer hooks of one operation need: set only
-// when the client has an observer.
+// observation is what the observer hooks of one operation need, beyond
+// the operation's own state: set only when the client has an observer.
 type observation struct {
-	info     OperationInfo
-	ctx      context.Context // the operation's context, as StartOperation returned it
-	start    time.Time
-	attempt  attemptObservation
-	sent     int // attempts StartAttempt saw
-	cause    string
-	wait     time.Duration
-	bodyRead bool
+	info    OperationInfo
+	ctx     context.Context // the operation's context, as StartOperation returned it
+	attempt attemptObservation
 }
 
 // observedOperation is an operation and its observation in one
@@ -528,19 +523,20 @@ type observedOperation struct {
 	ob observation
 }
 
+// attemptObservation is the attempt StartAttempt saw last, until
+// EndAttempt.
 type attemptObservation struct {
 	open  bool
-	n     int
+	n     int // its number: it was sent once op.attempts reached it
 	ctx   context.Context
 	start time.Time
 	req   *http.Request // the attempt's own request
-	sent  int           // op.attempts when it started: it was sent once op.attempts grew
 	added [4]string     // headers StartAttempt added, for redirect hops
 }
 
 // startObserving calls StartOperation and makes its context the
 // operation's.
-func (op *operation) startObserving(start time.Time) {
+func (op *operation) startObserving() {
 	c, req := op.c, op.req
 	// A given template too: no query string, no raw ID; and a bounded
 	// set of routes per client.
@@ -553,7 +549,6 @@ func (op *operation) startObserving(start time.Time) {
 	ob := op.ob
 	ob.info = OperationInfo{Provider: c.provider, Operation: req.Operation, Method: req.Method, Route: route,
 		Keyed: req.Keyed, RetryBudget: c.budget}
-	ob.start = start
 	ctx := c.observer.StartOperation(op.ctx, ob.info)
 	if ctx == nil {
 		ctx = op.ctx
@@ -571,12 +566,12 @@ func (op *operation) endObserving(m Meta, err error) {
 		op.endAttempt(nil, nil, false)
 	}
 	res := OperationResult{OperationInfo: ob.info, Key: op.key, Outcome: Outcome(err), Attempts: op.attempts,
-		StatusCode: m.StatusCode, Replayed: m.Replayed, RequestID: m.RequestID, Duration: time.Since(ob.start)}
+		StatusCode: m.StatusCode, Replayed: m.Replayed, RequestID: m.RequestID, Duration: time.Since(op.start)}
 	if op.key != "" {
 		res.KeyCreated = op.created
 	}
-	if ob.sent > 1 {
-		res.Retries = ob.sent - 1
+	if op.tries > 1 {
+		res.Retries = op.tries - 1
 	}
 	if err != nil {
 		res.Err = err
@@ -611,19 +606,15 @@ func (op *operation) observeAttempt(r *http.Request, hop bool) *http.Request {
 // startAttempt calls StartAttempt for the attempt r is about to send and
 // returns r carrying the attempt's context. r's headers are the attempt's
 // own map, holding only the operation's headers (see prepareRetry):
-// headers the observer adds go to this attempt only.
+// headers the observer adds go to this attempt only. The attempt takes
+// the retry plan that led to it.
 func (op *operation) startAttempt(r *http.Request) *http.Request {
 	ob := op.ob
-	ob.sent++
-	cause := ob.cause
-	if cause == "" && ob.sent > 1 {
-		cause = CauseSignerRecovery // no retry was decided: Do repeats the last attempt
-	}
-	info := AttemptInfo{OperationInfo: ob.info, Key: op.key, Attempt: op.attempts + 1, Wait: ob.wait, Cause: cause, req: r}
-	ob.cause, ob.wait, ob.bodyRead = "", 0, false
+	info := AttemptInfo{OperationInfo: ob.info, Key: op.key, Attempt: op.attempts + 1, Wait: op.plan.wait, Cause: op.plan.cause, req: r}
+	op.plan = retryPlan{}
 	before := len(r.Header)
 	ctx := op.c.observer.StartAttempt(r.Context(), info)
-	ob.attempt = attemptObservation{open: true, n: info.Attempt, ctx: ctx, start: time.Now(), req: r, sent: op.attempts}
+	ob.attempt = attemptObservation{open: true, n: info.Attempt, ctx: ctx, start: time.Now(), req: r}
 	if len(r.Header) > before {
 		n := 0
 		for k := range r.Header {
@@ -659,12 +650,16 @@ func sameCancellation(ctx, parent context.Context) bool {
 	return ctx.Done() == parent.Done()
 }
 
-// endAttempt calls EndAttempt for the open attempt.
+// endAttempt calls EndAttempt for the open attempt, once the client has
+// decided what follows it (op.plan).
 func (op *operation) endAttempt(resp *http.Response, err error, retry bool) {
 	ob := op.ob
 	a := ob.attempt
+	if !a.open {
+		return
+	}
 	ob.attempt = attemptObservation{}
-	res := AttemptResult{OperationInfo: ob.info, Key: op.key, Attempt: a.n, Sent: op.attempts > a.sent, Duration: time.Since(a.start)}
+	res := AttemptResult{OperationInfo: ob.info, Key: op.key, Attempt: a.n, Sent: op.attempts >= a.n, Duration: time.Since(a.start)}
 	if err != nil {
 		res.Err = redactedError{cleanTransportError(err), op.c.redactor}
 	} else if resp != nil {
@@ -672,9 +667,8 @@ func (op *operation) endAttempt(resp *http.Response, err error, retry bool) {
 		res.Replayed = strings.EqualFold(resp.Header.Get(HeaderReplay), "true")
 		res.RequestID = requestID(op.c.redactor(), resp.Header)
 	}
-	if retry && !op.exhausted {
-		res.RetryCause, res.RetryWait = op.lastCause, op.nextWait
-		ob.cause, ob.wait = op.lastCause, op.nextWait
+	if retry && op.plan.cause != CauseSignerRecovery {
+		res.RetryCause, res.RetryWait = op.plan.cause, op.plan.wait
 	}
 	op.c.observer.EndAttempt(a.ctx, res)
 }
@@ -689,22 +683,3 @@ type redactedError struct {
 
 func (e redactedError) Error() string { return e.secrets().Redact(e.err.Error()) }
 func (e redactedError) Unwrap() error { return e.err }
-
-// observedCheckRetry is checkRetry that also ends the attempt's
-// observation once the client has decided. A final answer without an
-// error is decided twice (before and after its body is read): its attempt
-// ends on the second decision.
-func (op *operation) observedCheckRetry(ctx context.Context, resp *http.Response, err error) (bool, error) {
-	retry, cerr := op.checkRetry(ctx, resp, err)
-	if !op.ob.attempt.open || (err == nil && resp != nil && !retry && !op.ob.bodyRead) {
-		return retry, cerr
-	}
-	op.endAttempt(resp, err, retry)
-	return retry, cerr
-}
-
-// observedReadBody is readBody that marks the body as read.
-func (op *operation) observedReadBody(resp *http.Response) error {
-	op.ob.bodyRead = true
-	return op.readBody(resp)
-}

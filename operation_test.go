@@ -102,7 +102,7 @@ func TestCancelEndsWaitWithinMilliseconds(t *testing.T) {
 	// Cancelled as the 30 s wait begins (not on a timer a loaded machine
 	// could fire before the first answer); the bound is a tenth of the
 	// wait, so only a wait that ignores the cancel can break it.
-	c := setup(t, rec, WithRetryPolicy(p), WithLogger(onRetry(func() { cancelled = time.Now(); cancel() })))
+	c := setup(t, rec, WithRetryPolicy(p), onRetry(func() { cancelled = time.Now(); cancel() }))
 	_, err := c.Do(ctx, postReq(), nil)
 	returned := time.Now()
 	assert.ErrorIs(t, err, context.Canceled)

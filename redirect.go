@@ -88,44 +88,44 @@ func (c *Client) sameOrigin(u *url.URL) bool {
 // keeps the method and body (a 307 or 308, or a 301/302/303 of a GET or
 // HEAD without a body); anything else ends the operation with a
 // *RedirectError. After those checks next (the http.Client's own
-// CheckRedirect) decides, or the limit of 10 hops.
-func (op *operation) checkRedirect(next func(*http.Request, []*http.Request) error) func(*http.Request, []*http.Request) error {
-	return func(req *http.Request, via []*http.Request) error {
-		status := 0
-		if req.Response != nil {
-			status = req.Response.StatusCode
-		}
-		first := via[0]
-		refuse := func(reason string) error {
-			return &stopError{err: &RedirectError{StatusCode: status, Method: first.Method, Target: req.URL.Scheme + "://" + req.URL.Host,
-				Reason: reason, MayHaveRun: mayHaveRun(status, first.Method, len(op.body) > 0)}}
-		}
-		c := op.c
-		switch {
-		case req.URL.Scheme != "https" && !c.allowInsecure && !isLoopback(req.URL.Hostname()):
-			return refuse("to plain http://")
-		case !c.sameOrigin(req.URL):
-			return refuse("to another origin")
-		case req.Method != first.Method || (len(op.body) > 0 && (status == http.StatusMovedPermanently ||
-			status == http.StatusFound || status == http.StatusSeeOther)) ||
-			(first.Method != http.MethodGet && first.Method != http.MethodHead && status != http.StatusTemporaryRedirect &&
-				status != http.StatusPermanentRedirect):
-			return refuse("that would change the method or drop the body")
-		}
-		if next != nil {
-			if err := next(req, via); err != nil {
-				if errors.Is(err, http.ErrUseLastResponse) {
-					return err
-				}
-				return refuse("by the http.Client's CheckRedirect")
+// CheckRedirect) decides, or the limit of 10 hops. It is the
+// CheckRedirect of the client's attempt http.Client; the operation is the
+// request context's.
+func (c *Client) checkRedirect(req *http.Request, via []*http.Request) error {
+	op, next := operationFrom(req.Context()), c.httpClient.CheckRedirect
+	status := 0
+	if req.Response != nil {
+		status = req.Response.StatusCode
+	}
+	first := via[0]
+	refuse := func(reason string) error {
+		return &stopError{err: &RedirectError{StatusCode: status, Method: first.Method, Target: req.URL.Scheme + "://" + req.URL.Host,
+			Reason: reason, MayHaveRun: mayHaveRun(status, first.Method, len(op.body) > 0)}}
+	}
+	switch {
+	case req.URL.Scheme != "https" && !c.allowInsecure && !isLoopback(req.URL.Hostname()):
+		return refuse("to plain http://")
+	case !c.sameOrigin(req.URL):
+		return refuse("to another origin")
+	case req.Method != first.Method || (len(op.body) > 0 && (status == http.StatusMovedPermanently ||
+		status == http.StatusFound || status == http.StatusSeeOther)) ||
+		(first.Method != http.MethodGet && first.Method != http.MethodHead && status != http.StatusTemporaryRedirect &&
+			status != http.StatusPermanentRedirect):
+		return refuse("that would change the method or drop the body")
+	}
+	if next != nil {
+		if err := next(req, via); err != nil {
+			if errors.Is(err, http.ErrUseLastResponse) {
+				return err
 			}
-			return nil
-		}
-		if len(via) >= maxRedirects {
-			return refuse(fmt.Sprintf("after %d redirects", maxRedirects))
+			return refuse("by the http.Client's CheckRedirect")
 		}
 		return nil
 	}
+	if len(via) >= maxRedirects {
+		return refuse(fmt.Sprintf("after %d redirects", maxRedirects))
+	}
+	return nil
 }
 
 // unfollowed is the error of a final 3xx answer (other than a 304 to a

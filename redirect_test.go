@@ -9,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -243,14 +244,15 @@ func TestUnfollowedSeeOtherAfterPostIsResumable(t *testing.T) {
 // another origin, whatever let it through.
 func TestAttemptTransportRefusesAnotherOrigin(t *testing.T) {
 	sig := newBearerSigner(t)
-	c, err := NewClient(WithBaseURL("https://api.example"), WithSigner(sig))
-	require.NoError(t, err)
 	var sent atomic.Int32
 	next := roundTripFunc(func(*http.Request) (*http.Response, error) { sent.Add(1); return nil, errors.New("sent") })
-	op := &operation{c: c, ctx: context.Background(), req: cardReq(), policy: c.policy}
-	tr := &attemptTransport{op: op, next: next}
+	c, err := NewClient(WithBaseURL("https://api.example"), WithSigner(sig), WithHTTPClient(&http.Client{Transport: next, Timeout: time.Second}))
+	require.NoError(t, err)
+	op := &operation{c: c, ctx: context.Background(), req: cardReq(), policy: c.policy, timeout: time.Second}
+	ctx := context.WithValue(context.Background(), operationKey{}, op)
+	tr := &attemptTransport{c: c}
 	for _, target := range []string{"https://evil.example/charge", "http://api.example/charge", "https://api.example:8443/charge"} {
-		r, err := http.NewRequest(http.MethodPost, target, nil)
+		r, err := http.NewRequestWithContext(ctx, http.MethodPost, target, nil)
 		require.NoError(t, err)
 		_, err = tr.RoundTrip(r)
 		assert.ErrorIs(t, err, ErrRedirectRefused, target)
@@ -258,7 +260,7 @@ func TestAttemptTransportRefusesAnotherOrigin(t *testing.T) {
 	}
 	assert.Zero(t, sig.calls.Load())
 	assert.Zero(t, sent.Load())
-	r, err := http.NewRequest(http.MethodPost, "https://API.example:443/charge", nil)
+	r, err := http.NewRequestWithContext(ctx, http.MethodPost, "https://API.example:443/charge", nil)
 	require.NoError(t, err)
 	_, _ = tr.RoundTrip(r)
 	assert.Equal(t, int32(1), sig.calls.Load(), "the configured origin, default port and any case, is signed")

@@ -249,10 +249,24 @@ func tlsFailure(err error) bool {
 	return false
 }
 
-// isTimeout reports a per-attempt timeout (they cost the budget more).
+// isTimeout reports a per-attempt timeout (they cost the budget more):
+// any error in err's tree whose Timeout is true, since a wrapper's own
+// Timeout (a *url.Error's) looks one level down only.
 func isTimeout(err error) bool {
-	var t interface{ Timeout() bool }
-	return errors.As(err, &t) && t.Timeout()
+	if t, ok := err.(interface{ Timeout() bool }); ok && t.Timeout() {
+		return true
+	}
+	switch e := err.(type) {
+	case interface{ Unwrap() error }:
+		return isTimeout(e.Unwrap())
+	case interface{ Unwrap() []error }:
+		for _, inner := range e.Unwrap() {
+			if isTimeout(inner) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // ParseRetryAfter reads a Retry-After value, in seconds or as an HTTP date

@@ -211,7 +211,7 @@ func TestCancelDuringWaitReturnsAtOnce(t *testing.T) {
 	var cancelled time.Time
 	// Cancelled when the 30 s wait begins, not on a timer that a loaded
 	// machine could fire before the first answer arrives.
-	c := setup(t, rec, WithRetryPolicy(p), WithLogger(onRetry(func() { cancelled = time.Now(); cancel() })))
+	c := setup(t, rec, WithRetryPolicy(p), onRetry(func() { cancelled = time.Now(); cancel() }))
 	_, err := c.Do(ctx, postReq(), nil)
 	elapsed := time.Since(cancelled)
 	require.Error(t, err)

@@ -2,43 +2,26 @@ package payonce
 
 import (
 	"context"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"slices"
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/payonce/payonce/internal/logtest"
 )
 
-// onRetryHandler is a slog.Handler that runs fn once, on the client's first
-// retry record: the moment the attempt loop has chosen its wait and is
-// about to sleep. Tests use it instead of a timer to act "during the wait",
-// whatever the machine's load.
-type onRetryHandler struct {
-	once *sync.Once
-	fn   func()
+// onRetry returns an option that runs fn once, when the client has chosen
+// its first retry's wait and is about to sleep: the observer's end of the
+// attempt a retry follows. Tests use it instead of a timer to act "during
+// the wait", whatever the machine's load.
+func onRetry(fn func()) Option {
+	var once sync.Once
+	return WithObserver(ObserverFuncs{OnAttemptEnd: func(_ context.Context, r AttemptResult) {
+		if r.RetryCause != "" {
+			once.Do(fn)
+		}
+	}})
 }
-
-// onRetry returns a debug logger for WithLogger that runs fn once, when the
-// first retry's wait begins.
-func onRetry(fn func()) *slog.Logger {
-	return slog.New(onRetryHandler{once: &sync.Once{}, fn: fn})
-}
-
-func (h onRetryHandler) Enabled(context.Context, slog.Level) bool { return true }
-
-func (h onRetryHandler) Handle(_ context.Context, r slog.Record) error {
-	if r.Message == logtest.RetryMessage {
-		h.once.Do(h.fn)
-	}
-	return nil
-}
-
-func (h onRetryHandler) WithAttrs([]slog.Attr) slog.Handler { return h }
-func (h onRetryHandler) WithGroup(string) slog.Handler      { return h }
 
 // generousAttemptTimeout is a per-attempt timeout no loopback answer
 // reaches, even in a loaded -race run, for tests whose point is not the

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"testing"
 	"time"
 
@@ -13,78 +15,127 @@ import (
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/a55"
 	"github.com/payonce/payonce/a55/a55test"
+	"github.com/payonce/payonce/internal/benchpair"
+	"github.com/payonce/payonce/internal/benchwire"
 )
 
-// BenchmarkChargeCreate compares one successful charge on the fake A55
-// server done three ways: through the SDK (key, validation, retry loop,
-// bearer token, decode into typed structs), with a bare net/http client,
-// and with a raw go-retryablehttp client. Each does the same work a
-// merchant must do at the least: a new UUID key, the JSON body, the POST,
-// the JSON answer. docs/chaos.md reports the ratios.
-func BenchmarkChargeCreate(b *testing.B) {
-	srv := a55test.NewServer(a55test.WithRateLimit(-1, 0))
-	defer srv.Close()
-	token := srv.IssueToken()
-	hc := payonce.DefaultHTTPClient()
-	amount, _ := payonce.ParseAmount("100.00")
-	newReq := func() *a55.ChargeCreateRequest {
-		return &a55.ChargeCreateRequest{
-			Amount: amount, Currency: payonce.BRL, TypeCharge: a55.TypeCreditCard,
-			Card: &payonce.Card{Number: a55test.CardConfirms, HolderName: "TEST", ExpirationMonth: "12", ExpirationYear: "2099", CVV: "123"},
-		}
-	}
-	url := srv.URL + a55.PathCharges
-	check := func(b *testing.B, resp *http.Response, err error) {
-		if err != nil {
-			b.Fatal(err)
-		}
-		var ch a55.Charge
-		err = json.NewDecoder(resp.Body).Decode(&ch)
-		_ = resp.Body.Close()
-		if err != nil || resp.StatusCode != http.StatusOK || ch.UUID == "" {
-			b.Fatalf("bad answer %d %v", resp.StatusCode, err)
-		}
-	}
+// chargeBench is one server and the three ways of charging on it: bare
+// net/http, raw go-retryablehttp and the SDK. Each does the least a
+// merchant must: a new UUID key, the JSON body with the card whole, the
+// POST with the bearer token, the JSON answer decoded.
+type chargeBench struct {
+	url, token string
+	hc         *http.Client
+	rc         *retryablehttp.Client
+	c          *a55.Client
+	amount     payonce.Amount
+}
 
-	b.Run("bare-net-http", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			key, _ := payonce.NewKey(time.Now(), uuid.NewString())
-			body, _ := json.Marshal(newReq())
-			req, _ := http.NewRequestWithContext(context.Background(), http.MethodPost, url, bytes.NewReader(body))
-			req.Header.Set("Content-Type", "application/json")
-			req.Header.Set("Authorization", "Bearer "+token)
-			req.Header.Set(payonce.HeaderIdempotencyKey, key.ID())
-			resp, err := hc.Do(req)
-			check(b, resp, err)
-		}
+func newChargeBench(b *testing.B, baseURL, token string) *chargeBench {
+	hc := payonce.DefaultHTTPClient()
+	rc := retryablehttp.NewClient()
+	rc.HTTPClient, rc.Logger = hc, nil
+	c, err := a55.NewClient(a55.AccessToken(token), payonce.WithBaseURL(baseURL), payonce.WithHTTPClient(hc))
+	if err != nil {
+		b.Fatal(err)
+	}
+	amount, _ := payonce.ParseAmount("100.00")
+	return &chargeBench{url: baseURL + a55.PathCharges, token: token, hc: hc, rc: rc, c: c, amount: amount}
+}
+
+// cannedServer answers every request with answer.
+func cannedServer(b *testing.B, answer string) *httptest.Server {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, answer)
+	}))
+	b.Cleanup(srv.Close)
+	return srv
+}
+
+func (cb *chargeBench) bareBody() []byte {
+	body, _ := json.Marshal(benchwire.NewChargeRequest(a55test.CardConfirms))
+	return body
+}
+
+func (cb *chargeBench) setHeaders(h http.Header, key string) {
+	h.Set("Content-Type", "application/json")
+	h.Set("Authorization", "Bearer "+cb.token)
+	h.Set(payonce.HeaderIdempotencyKey, key)
+}
+
+func checkBare(b *testing.B, resp *http.Response, err error) {
+	if err != nil {
+		b.Fatal(err)
+	}
+	var ch benchwire.Charge
+	err = json.NewDecoder(resp.Body).Decode(&ch)
+	_ = resp.Body.Close()
+	if err != nil || resp.StatusCode != http.StatusOK || ch.UUID == "" {
+		b.Fatalf("bad answer %d %v", resp.StatusCode, err)
+	}
+}
+
+func (cb *chargeBench) bare(b *testing.B) {
+	key, _ := payonce.NewKey(time.Now(), uuid.NewString())
+	req, _ := http.NewRequestWithContext(context.Background(), http.MethodPost, cb.url, bytes.NewReader(cb.bareBody()))
+	cb.setHeaders(req.Header, key.ID())
+	resp, err := cb.hc.Do(req)
+	checkBare(b, resp, err)
+}
+
+func (cb *chargeBench) retryable(b *testing.B) {
+	key, _ := payonce.NewKey(time.Now(), uuid.NewString())
+	req, _ := retryablehttp.NewRequestWithContext(context.Background(), http.MethodPost, cb.url, cb.bareBody())
+	cb.setHeaders(req.Header, key.ID())
+	resp, err := cb.rc.Do(req)
+	checkBare(b, resp, err)
+}
+
+func (cb *chargeBench) sdk(b *testing.B) {
+	ch, err := cb.c.Charges.Create(context.Background(), &a55.ChargeCreateRequest{
+		Amount: cb.amount, Currency: payonce.BRL, TypeCharge: a55.TypeCreditCard,
+		Card: &payonce.Card{Number: a55test.CardConfirms, HolderName: "TEST", ExpirationMonth: "12", ExpirationYear: "2099", CVV: "123"},
 	})
-	b.Run("raw-retryablehttp", func(b *testing.B) {
-		rc := retryablehttp.NewClient()
-		rc.HTTPClient, rc.Logger = hc, nil
-		b.ReportAllocs()
-		for b.Loop() {
-			key, _ := payonce.NewKey(time.Now(), uuid.NewString())
-			body, _ := json.Marshal(newReq())
-			req, _ := retryablehttp.NewRequestWithContext(context.Background(), http.MethodPost, url, body)
-			req.Header.Set("Content-Type", "application/json")
-			req.Header.Set("Authorization", "Bearer "+token)
-			req.Header.Set(payonce.HeaderIdempotencyKey, key.ID())
-			resp, err := rc.Do(req)
-			check(b, resp, err)
+	if err != nil || ch.UUID == "" {
+		b.Fatal(err)
+	}
+}
+
+// BenchmarkChargeCreate compares one successful charge done three ways
+// (chargeBench) on two servers: httptest, an httptest server giving the
+// fake's answer byte for byte (what the client costs), and fake, the A55
+// fake itself (keys, store and ledger on the server side too).
+func BenchmarkChargeCreate(b *testing.B) {
+	fake := a55test.NewServer(a55test.WithRateLimit(-1, 0))
+	b.Cleanup(fake.Close)
+	for _, s := range []struct {
+		name string
+		cb   *chargeBench
+	}{
+		{"httptest", newChargeBench(b, cannedServer(b, benchwire.ChargeAnswer).URL, "tok_bench")},
+		{"fake", newChargeBench(b, fake.URL, fake.IssueToken())},
+	} {
+		for _, row := range []struct {
+			name string
+			run  func(*testing.B)
+		}{{"bare-net-http", s.cb.bare}, {"raw-retryablehttp", s.cb.retryable}, {"sdk", s.cb.sdk}} {
+			b.Run(s.name+"/"+row.name, func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					row.run(b)
+				}
+			})
 		}
-	})
-	b.Run("sdk", func(b *testing.B) {
-		c, err := a55.NewClient(a55.AccessToken(token), payonce.WithBaseURL(srv.URL), payonce.WithHTTPClient(hc))
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.ReportAllocs()
-		for b.Loop() {
-			ch, err := c.Charges.Create(context.Background(), newReq())
-			if err != nil || ch.UUID == "" {
-				b.Fatal(err)
-			}
-		}
-	})
+	}
+}
+
+// BenchmarkChargeCreatePaired times, on the httptest server, each SDK
+// charge next to a bare net/http one (benchpair.Run): ratio is the SDK's
+// time over bare net/http's.
+func BenchmarkChargeCreatePaired(b *testing.B) {
+	cb := newChargeBench(b, cannedServer(b, benchwire.ChargeAnswer).URL, "tok_bench")
+	b.Run("sdk", func(b *testing.B) { benchpair.Run(b, cb.bare, cb.sdk) })
+	b.Run("raw-retryablehttp", func(b *testing.B) { benchpair.Run(b, cb.bare, cb.retryable) })
 }

@@ -1,11 +1,10 @@
 package a55
 
 import (
-	"github.com/payonce/payonce/redact"
-
 	"encoding/json"
 
 	"github.com/payonce/payonce"
+	"github.com/payonce/payonce/redact"
 )
 
 // UnmarshalJSON reads a card summary and keeps no more of the card than
@@ -14,12 +13,22 @@ import (
 // fmt prints the fields of a *CardSummary inside a Charge without its
 // masking methods when the verb does not suit a struct (%s, %d).
 func (c *CardSummary) UnmarshalJSON(b []byte) error {
-	type plain CardSummary // the same fields without this method
-	var p plain
+	var p cardSummaryPlain
 	if err := json.Unmarshal(b, &p); err != nil {
 		return err
 	}
-	*c = CardSummary(p)
+	*c = p.summary()
+	return nil
+}
+
+// cardSummaryPlain is CardSummary without its UnmarshalJSON: the wire
+// form a charge answer decodes into in one pass (decodeCharge).
+type cardSummaryPlain CardSummary
+
+// summary returns the card summary masked and redacted as
+// CardSummary.UnmarshalJSON keeps it.
+func (p *cardSummaryPlain) summary() CardSummary {
+	c := CardSummary(*p)
 	if c.Number != "" {
 		c.Number = payonce.CardNumber(c.Number.String()) // "************1111"
 	}
@@ -28,5 +37,5 @@ func (c *CardSummary) UnmarshalJSON(b []byte) error {
 	}
 	c.Brand, c.HolderName = redact.String(c.Brand), redact.String(c.HolderName)
 	c.ExpirationMonth, c.ExpirationYear = redact.String(c.ExpirationMonth), redact.String(c.ExpirationYear)
-	return nil
+	return c
 }

@@ -9,12 +9,15 @@ import (
 )
 
 // chargeCreateWire is the wire form of a ChargeCreateRequest: the same
-// fields, names and order, with the card whole (payonce.Card.MarshalWire).
+// fields, names and order, with the card whole. It holds no value with a
+// MarshalJSON and no json.RawMessage, so json.Marshal writes it in one
+// pass: the amount as its text (what payonce.Amount.MarshalJSON writes),
+// the card as payonce.Card.MarshalWire writes it (wireCard).
 type chargeCreateWire struct {
-	Amount     payonce.Amount   `json:"amount"`
+	Amount     string           `json:"amount"`
 	Currency   payonce.Currency `json:"currency"`
 	TypeCharge TypeCharge       `json:"type_charge"`
-	Card       json.RawMessage  `json:"card,omitempty"`
+	Card       *wireCard        `json:"card,omitempty"`
 	Payer      *Payer           `json:"payer,omitempty"`
 
 	WalletUUID       string `json:"wallet_uuid,omitempty"`
@@ -25,6 +28,25 @@ type chargeCreateWire struct {
 	WebhookURL       string `json:"webhook_url,omitempty"`
 }
 
+// wireCard is the card as payonce.Card.MarshalWire writes it: every
+// field, the whole number and the CVV (a test holds the two to the same
+// bytes).
+type wireCard struct {
+	Number          string `json:"number"`
+	HolderName      string `json:"holder_name"`
+	ExpirationMonth string `json:"expiration_month"`
+	ExpirationYear  string `json:"expiration_year"`
+	CVV             string `json:"cvv"`
+}
+
+func newWireCard(c *payonce.Card) *wireCard {
+	if c == nil {
+		return nil
+	}
+	return &wireCard{Number: string(c.Number), HolderName: c.HolderName,
+		ExpirationMonth: c.ExpirationMonth, ExpirationYear: c.ExpirationYear, CVV: string(c.CVV)}
+}
+
 // MarshalWire implements payonce.WireMarshaler: the bytes A55 receives,
 // card number and CVV included. The client sends a request only in this
 // form; json.Marshal gives the masked form (MarshalJSON).
@@ -32,19 +54,11 @@ func (r *ChargeCreateRequest) MarshalWire() ([]byte, error) {
 	if r == nil {
 		return []byte("null"), nil
 	}
-	w := chargeCreateWire{
-		Amount: r.Amount, Currency: r.Currency, TypeCharge: r.TypeCharge, Payer: r.Payer,
+	return json.Marshal(chargeCreateWire{
+		Amount: r.Amount.String(), Currency: r.Currency, TypeCharge: r.TypeCharge, Card: newWireCard(r.Card), Payer: r.Payer,
 		WalletUUID: r.WalletUUID, Description: r.Description, DueDate: r.DueDate,
 		InstallmentCount: r.InstallmentCount, Capture: r.Capture, WebhookURL: r.WebhookURL,
-	}
-	if r.Card != nil {
-		card, err := r.Card.MarshalWire()
-		if err != nil {
-			return nil, err
-		}
-		w.Card = card
-	}
-	return json.Marshal(w)
+	})
 }
 
 // MarshalJSON is the form a merchant's logs, job payloads and stores see:

@@ -104,3 +104,27 @@ func TestCreateSendsTheWireBytes(t *testing.T) {
 	require.NoError(t, err)
 	assertNoCard(t, string(b))
 }
+
+// The request's wire form writes the card and the amount as the payonce
+// types' own wire methods write them, byte for byte, whatever the texts
+// hold: HTML characters, line separators, invalid UTF-8.
+func TestChargeCreateWireWritesCardAndAmountAsPayonce(t *testing.T) {
+	for _, text := range []string{"ANA SILVA", "<a&b>", "jo\u2028\u00e3o", "x\xffy", `"q"\`, ""} {
+		c := payonce.Card{Number: payonce.CardNumber("4111111111111111" + text), HolderName: text,
+			ExpirationMonth: text, ExpirationYear: "2099", CVV: payonce.CVV(text)}
+		want, err := c.MarshalWire()
+		require.NoError(t, err)
+		got, err := json.Marshal(newWireCard(&c))
+		require.NoError(t, err)
+		assert.Equal(t, string(want), string(got), "%q", text)
+	}
+	for _, s := range []string{"0.00", "0.01", "100.00", "123456789.99"} {
+		a, err := payonce.ParseAmount(s)
+		require.NoError(t, err)
+		want, err := json.Marshal(a)
+		require.NoError(t, err)
+		got, err := json.Marshal(a.String())
+		require.NoError(t, err)
+		assert.Equal(t, string(want), string(got), s)
+	}
+}

@@ -240,12 +240,29 @@ func ParseRateLimit(h http.Header) RateLimit {
 	if h == nil {
 		return rl
 	}
-	rl.Limit, _ = strconv.Atoi(h.Get("X-RateLimit-Limit"))
-	rl.Remaining, _ = strconv.Atoi(h.Get("X-RateLimit-Remaining"))
-	if s, err := strconv.ParseInt(h.Get("X-RateLimit-Reset"), 10, 64); err == nil && s > 0 {
-		rl.Reset = time.Unix(s, 0)
+	// The names in canonical form, read from the map as h.Get reads them
+	// but without canonicalizing each name again; an absent header is
+	// not parsed (a failed strconv call allocates its error).
+	if v := firstValue(h, "X-Ratelimit-Limit"); v != "" {
+		rl.Limit, _ = strconv.Atoi(v)
+	}
+	if v := firstValue(h, "X-Ratelimit-Remaining"); v != "" {
+		rl.Remaining, _ = strconv.Atoi(v)
+	}
+	if v := firstValue(h, "X-Ratelimit-Reset"); v != "" {
+		if s, err := strconv.ParseInt(v, 10, 64); err == nil && s > 0 {
+			rl.Reset = time.Unix(s, 0)
+		}
 	}
 	return rl
+}
+
+// firstValue is h.Get(name) for a name already in canonical form.
+func firstValue(h http.Header, name string) string {
+	if v := h[name]; len(v) > 0 {
+		return v[0]
+	}
+	return ""
 }
 
 // do runs one call through the core and wraps a failed charge in a

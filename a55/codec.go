@@ -34,7 +34,7 @@ func (Codec) DecodeSuccess(status int, _ http.Header, body []byte, out any) erro
 	if out == nil {
 		return nil
 	}
-	if len(bytes.TrimSpace(body)) > 0 {
+	if len(bytes.TrimSpace(body)) > 0 && !decodeChargeOnce(body, out) {
 		if err := json.Unmarshal(body, out); err != nil {
 			return err
 		}
@@ -68,6 +68,18 @@ func (Codec) DecodeSuccess(status int, _ http.Header, body []byte, out any) erro
 }
 
 var errNoChargeUUID = errors.New("charge answer without charge_uuid")
+
+// decodeChargeOnce decodes a charge answer in one pass (decodeCharge) when
+// out is a *Charge or *createdCharge; false leaves body to json.Unmarshal.
+func decodeChargeOnce(body []byte, out any) bool {
+	switch v := out.(type) {
+	case *createdCharge:
+		return decodeCharge(body, (*Charge)(v))
+	case *Charge:
+		return decodeCharge(body, v)
+	}
+	return false
+}
 
 // DecodeError implements payonce.Codec.
 func (Codec) DecodeError(status int, _ http.Header, body []byte, e *payonce.APIError) {

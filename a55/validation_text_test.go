@@ -63,7 +63,7 @@ func TestValidationErrorsTextAndKinds(t *testing.T) {
 	for _, typ := range []TypeCharge{TypePix, TypeBoleto, TypeApplePay, TypeGooglePay} {
 		req := seedCharge()
 		req.TypeCharge, req.Card = typ, nil
-		assert.NoError(t, req.validate(seedTime, "https://api.example"), typ)
+		assert.NoError(t, req.validate(seedTime, func() string { return "https://api.example" }), typ)
 	}
 	assert.Zero(t, hits.Load())
 }

@@ -44,20 +44,11 @@ type Card struct {
 // UnmarshalJSON decodes a card and keeps the raw object in Raw. A
 // created_at that is not an RFC 3339 time is left to Raw.
 func (c *Card) UnmarshalJSON(b []byte) error {
-	type plain Card
-	var p struct {
-		plain
-		CreatedAt json.RawMessage `json:"created_at"`
-	}
-	if err := json.Unmarshal(b, &p); err != nil {
+	var w cardWire
+	if err := json.Unmarshal(b, &w); err != nil {
 		return err
 	}
-	*c = Card(p.plain)
-	var ts string
-	if json.Unmarshal(p.CreatedAt, &ts) == nil {
-		c.CreatedAt, _ = time.Parse(time.RFC3339Nano, ts)
-	}
-	c.Raw = append(redact.RawJSON(nil), b...)
+	*c = w.card(b)
 	return nil
 }
 
@@ -186,17 +177,21 @@ type applyCost struct {
 	AccountBalance payonce.Amount `json:"account_balance"`
 }
 
-// applyData decodes card/apply's data twice: as the card and as its cost.
+// applyData is card/apply's data: the card, Raw the whole data object,
+// and its cost.
 type applyData struct {
 	Card
 	Cost applyCost
 }
 
+// UnmarshalJSON decodes the data once, as the card and its cost.
 func (d *applyData) UnmarshalJSON(b []byte) error {
-	if err := json.Unmarshal(b, &d.Card); err != nil {
+	var w applyWire
+	if err := json.Unmarshal(b, &w); err != nil {
 		return err
 	}
-	return json.Unmarshal(b, &d.Cost)
+	d.Card, d.Cost = w.card(b), w.applyCost
+	return nil
 }
 
 // Recharge moves req.Amount from the API key's balance onto a card. Like

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strconv"
 
 	"github.com/payonce/payonce"
 )
@@ -41,16 +40,14 @@ func (e *Envelope) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*e = Envelope{MessageKey: raw.MessageKey, Data: raw.Data, RequestID: raw.RequestID}
-	if c := bytes.Trim(bytes.TrimSpace(raw.Code), `"`); len(c) > 0 && string(c) != "null" {
-		n, err := strconv.Atoi(string(c))
-		if err != nil {
-			return errors.New("envelope: code is not a number")
-		}
-		e.Code = n
+	n, err := parseEnvelopeCode(raw.Code)
+	if err != nil {
+		return err
 	}
-	if len(raw.Message) > 0 && raw.Message[0] == '"' {
-		_ = json.Unmarshal(raw.Message, &e.Message)
-	}
+	e.Code = n
+	var m envelopeMessage
+	_ = m.UnmarshalJSON(raw.Message)
+	e.Message = string(m)
 	return nil
 }
 
@@ -64,6 +61,7 @@ var _ payonce.Codec = Codec{}
 // DecodeSuccess unwraps the data of a 2xx envelope into out. An envelope
 // whose code is not 2xx is a failure despite the HTTP status and is
 // returned as an *payonce.APIError (the core adds the key and attempts).
+// A card or recharge answer is read once (decodeOnce).
 func (Codec) DecodeSuccess(_ int, _ http.Header, body []byte, out any) error {
 	if len(bytes.TrimSpace(body)) == 0 {
 		if out == nil {
@@ -71,16 +69,19 @@ func (Codec) DecodeSuccess(_ int, _ http.Header, body []byte, out any) error {
 		}
 		return errors.New("empty answer body")
 	}
+	if done, err := decodeOnce(body, out); done {
+		return err
+	}
+	return decodeEnvelopeThenData(body, out)
+}
+
+// decodeEnvelopeThenData decodes body's envelope, then its data into out.
+func decodeEnvelopeThenData(body []byte, out any) error {
 	var env Envelope
 	if err := json.Unmarshal(body, &env); err != nil {
 		return fmt.Errorf("decode envelope: %w", err)
 	}
-	if env.Code != 0 && (env.Code < 200 || env.Code > 299) {
-		e := &payonce.APIError{Code: env.MessageKey, Message: env.Message, RequestID: env.RequestID}
-		e.Kind = payonce.KindForCode(env.MessageKey)
-		if e.Kind == nil {
-			e.Kind = payonce.KindForStatus(env.Code)
-		}
+	if e := envelopeFailure(env.Code, env.MessageKey, env.Message, env.RequestID); e != nil {
 		return e
 	}
 	if out == nil {

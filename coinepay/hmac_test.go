@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"sync"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -147,4 +149,34 @@ func TestDocsSigningVectorIsTheRealOne(t *testing.T) {
 	assert.Contains(t, page, "canonical "+strings.ReplaceAll(v.Canonical, "\n", `\n`)+"\n")
 	assert.Contains(t, page, "(body "+v.Body+")")
 	assert.Contains(t, page, "signature "+v.Signature+"\n")
+}
+
+// The signer reuses keyed HMAC states: signatures made concurrently and
+// one after the other stay exactly Sign(secret, canonical), and the four
+// header values it sets stay apart.
+func TestHMACSignerReusedStatesSignLikeSign(t *testing.T) {
+	s, err := NewHMACSigner("demo-key", "demo-secret")
+	require.NoError(t, err)
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 50 {
+				body := fmt.Sprintf(`{"card_id":"c%d","amount":"%d.00"}`, g, i)
+				req := httptest.NewRequest("POST", "http://x/api/v1/openapi/card/recharge?b=2&a=1", strings.NewReader(body))
+				if !assert.NoError(t, s.Sign(req, []byte(body))) {
+					return
+				}
+				h := req.Header
+				canonical := CanonicalString("POST", "/api/v1/openapi/card/recharge", "b=2&a=1", h.Get(HeaderTimestamp), h.Get(HeaderNonce), []byte(body))
+				assert.Equal(t, Sign([]byte("demo-secret"), canonical), h.Get(HeaderSignature))
+				assert.Equal(t, "demo-key", h.Get(HeaderAPIKey))
+				h.Add(HeaderAPIKey, "second")
+				assert.Len(t, h.Get(HeaderTimestamp), 10, "an append to one header leaves the next alone")
+				assert.Len(t, h.Get(HeaderNonce), 32)
+			}
+		}()
+	}
+	wg.Wait()
 }

@@ -22,7 +22,7 @@ import (
 	"github.com/payonce/payonce/coinepay"
 	"github.com/payonce/payonce/coinepay/coinepaytest"
 	"github.com/payonce/payonce/internal/keytest"
-	"github.com/payonce/payonce/internal/logtest"
+	"github.com/payonce/payonce/internal/retrytest"
 	"github.com/payonce/payonce/payoncetest"
 )
 
@@ -222,8 +222,8 @@ func TestConflictNotRetried(t *testing.T) {
 }
 
 func TestRateLimitAndServerErrorsRetried(t *testing.T) {
-	log, logger := logtest.New()
-	srv, c := newFake(t, payonce.WithLogger(logger))
+	retries, observe := retrytest.New()
+	srv, c := newFake(t, observe)
 	addFault(t, srv, payoncetest.Rule{Fault: payoncetest.FaultRateLimit, Path: coinepay.PathCardApply, Count: 1, RetryAfter: 1})
 	addFault(t, srv, payoncetest.Rule{Fault: payoncetest.FaultErrorBeforeCommit, Path: coinepay.PathCardApply, Count: 1, Status: 502})
 	addFault(t, srv, payoncetest.Rule{Fault: payoncetest.FaultResetBeforeRead, Path: coinepay.PathCardApply, Count: 1})
@@ -231,9 +231,9 @@ func TestRateLimitAndServerErrorsRetried(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 4, res.Meta.Attempts)
 	assert.False(t, res.Meta.Replayed)
-	// The waits the client chose, read from its log rather than timed: a
-	// loaded machine cannot make them look longer.
-	waits := log.RetryWaits(t)
+	// The waits the client chose, as its observer saw them, rather than
+	// timed: a loaded machine cannot make them look longer.
+	waits := retries.All()
 	require.Len(t, waits, 3)
 	capped := payonce.FastRetryPolicy().MaxRetryAfter
 	assert.Contains(t, waits, capped, "the 1 s Retry-After capped by MaxRetryAfter")

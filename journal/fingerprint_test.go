@@ -53,9 +53,9 @@ func (b *bodyTap) RoundTrip(r *http.Request) (*http.Response, error) {
 	return b.base.RoundTrip(r)
 }
 
-// unkeyedHashes returns, for every value an attacker could hash to test a
-// guess (each card field, the card fields together, each body sent and
-// method, path and body in the usual framings), its digests under the
+// unkeyedHashes returns, for every value a reader of the rows could hash
+// to test a guess (each card field, the card fields together, each body
+// sent and method, path and body in the usual framings), its digests under the
 // common unkeyed hashes, in the encodings a row may hold them: hex, upper
 // hex, base64 (four alphabets) and the raw bytes, each cut to its first 16
 // characters (8 raw bytes) so that a truncated digest is caught too.

@@ -1,5 +1,6 @@
 // Package otelpayonce reports payonce operations to OpenTelemetry: one
-// span per business operation with a child span per attempt, W3C trace
+// span per business operation with a child span per attempt (none for an
+// operation sampled out: its attempts carry its trace context), W3C trace
 // context on every attempt, and metrics (operations by outcome, attempts,
 // retries by cause, replays, durations, retry budget left).
 //
@@ -389,9 +390,16 @@ func (o *Observer) addBudget(b *payonce.RetryBudget, provider string) {
 
 // StartAttempt starts the attempt's span, a child of the operation's,
 // injects its trace context into the attempt's headers and counts the
-// retry, when it is one.
+// retry, when it is one. An attempt of an operation whose span is sampled
+// out gets no span of its own (see unrecorded): its headers carry the
+// operation's trace context.
 func (o *Observer) StartAttempt(ctx context.Context, info payonce.AttemptInfo) context.Context {
 	r := o.route(info.OperationInfo)
+	if unrecorded(trace.SpanFromContext(ctx)) {
+		o.prop.Inject(ctx, info.Carrier())
+		o.countRetry(ctx, r, info.Cause)
+		return ctx
+	}
 	start := r.firstAttempt
 	if info.Attempt != 1 || info.Cause != "" {
 		attrs := make([]attribute.KeyValue, 0, len(r.spanAttrs)+3)
@@ -407,13 +415,31 @@ func (o *Observer) StartAttempt(ctx context.Context, info payonce.AttemptInfo) c
 	}
 	ctx, _ = o.tracer.Start(ctx, r.attemptSpanName, start...)
 	o.prop.Inject(ctx, info.Carrier())
-	if info.Cause != "" {
-		cause := info.Cause
-		o.retries.Add(ctx, 1, cached(r, r.byCause, cause, func() []attribute.KeyValue {
-			return []attribute.KeyValue{AttrRetryCause.String(cause)}
-		}).add...)
-	}
+	o.countRetry(ctx, r, info.Cause)
 	return ctx
+}
+
+// unrecorded reports whether span is a valid span neither sampled nor
+// recording: a span of an operation the sampler left out. Its attempts'
+// spans would record nothing either (a child of a span sampled out is
+// sampled out by the default ParentBased sampler, and by a trace-ID ratio
+// one, which decides alike for the whole trace), so none is started: that
+// spares each attempt a span, its attributes and a context of its own.
+// A sampler that would sample a child of a span it left out, on its name
+// or attributes, sees no attempt span here.
+func unrecorded(span trace.Span) bool {
+	sc := span.SpanContext()
+	return sc.IsValid() && !sc.IsSampled() && !span.IsRecording()
+}
+
+// countRetry counts an attempt that repeats an earlier one (cause set).
+func (o *Observer) countRetry(ctx context.Context, r *route, cause string) {
+	if cause == "" {
+		return
+	}
+	o.retries.Add(ctx, 1, cached(r, r.byCause, cause, func() []attribute.KeyValue {
+		return []attribute.KeyValue{AttrRetryCause.String(cause)}
+	}).add...)
 }
 
 // EndAttempt ends the attempt's span, counts it when it was sent and
@@ -465,7 +491,11 @@ func (o *Observer) EndAttempt(ctx context.Context, res payonce.AttemptResult) {
 				attribute.Float64("payonce.retry.wait_seconds", res.RetryWait.Seconds())))
 		}
 	}
-	span.End()
+	if !unrecorded(span) {
+		// An unrecorded span here is the operation's, when StartAttempt
+		// started none: it ends with the operation.
+		span.End()
+	}
 	if res.Sent {
 		o.attempts.Add(ctx, 1, r.base.add...)
 	}

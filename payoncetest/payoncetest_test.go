@@ -18,7 +18,7 @@ import (
 	"github.com/payonce/payonce/a55/a55test"
 	"github.com/payonce/payonce/coinepay"
 	"github.com/payonce/payonce/coinepay/coinepaytest"
-	"github.com/payonce/payonce/internal/logtest"
+	"github.com/payonce/payonce/internal/retrytest"
 	"github.com/payonce/payonce/payoncetest"
 )
 
@@ -179,20 +179,20 @@ func TestServersDrawDistinctIDsUnlessSeeded(t *testing.T) {
 
 // The test client retries on millisecond waits by default: a 429 asking for
 // a second is retried after FastRetryPolicy's 20 ms cap; the caller's
-// policy still wins. The wait is read from the client's debug record of
-// the retry, so nothing depends on the machine's speed.
+// policy still wins. The wait is the one the client's observer saw it
+// choose, so nothing depends on the machine's speed.
 func TestClientRetriesFastByDefault(t *testing.T) {
 	forEach(t, func(t *testing.T, p provider) {
 		wait := func(t *testing.T, opts ...payonce.Option) time.Duration {
 			f := p.start(t)
-			log, logger := logtest.New()
+			waits, observe := retrytest.New()
 			require.NoError(t, f.AddFault(payoncetest.Rule{Fault: payoncetest.FaultRateLimit, Path: p.path, RetryAfter: 1, Count: 1}))
-			_, attempts, err := f.op(append([]payonce.Option{payonce.WithLogger(logger)}, opts...)...)
+			_, attempts, err := f.op(append([]payonce.Option{observe}, opts...)...)
 			require.NoError(t, err)
 			require.Equal(t, 2, attempts)
-			waits := log.RetryWaits(t)
-			require.Len(t, waits, 1, "one retry logged")
-			return waits[0]
+			all := waits.All()
+			require.Len(t, all, 1, "one retry")
+			return all[0]
 		}
 		assert.Equal(t, 20*time.Millisecond, wait(t), "Retry-After capped by FastRetryPolicy")
 		assert.Equal(t, time.Second, wait(t, payonce.WithRetryPolicy(payonce.DefaultRetryPolicy())), "the caller's policy wins")

@@ -26,6 +26,7 @@ import (
 	"context"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
 
 	"github.com/payonce/payonce/internal/chaos"
@@ -37,11 +38,19 @@ func main() {
 		// at once, as a kill would.
 		os.Exit(chaos.WorkerMain(context.Background(), os.Stdin, os.Stdout))
 	}
+	if os.Getenv("GOMEMLIMIT") == "" {
+		// A long run (-n 1000000) holds a few hundred MB of live data at
+		// most; the limit makes the collector work before the heap doubles.
+		debug.SetMemoryLimit(memoryLimit)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr, isTerminal(os.Stderr))
 	stop()
 	os.Exit(code)
 }
+
+// memoryLimit is the run's soft memory limit unless GOMEMLIMIT sets one.
+const memoryLimit = 320 << 20
 
 func isTerminal(f *os.File) bool {
 	fi, err := f.Stat()

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"io"
 	"net"
@@ -17,26 +16,18 @@ import (
 	"github.com/payonce/payonce/internal/fakeserver"
 )
 
-// startResult runs fakepay with args and returns its first line of output,
-// or the error run returned before printing one.
+// startResult runs fakepay with args and returns its first line of output
+// once it listens, or the error run returned before listening.
 func startResult(t *testing.T, args ...string) (line string, err error) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	pr, pw := io.Pipe()
-	errc := make(chan error, 1)
-	go func() {
-		err := run(ctx, args, pw)
-		errc <- err
-		_ = pw.CloseWithError(io.EOF)
-	}()
-	line, rerr := bufio.NewReader(pr).ReadString('\n')
-	if rerr != nil {
-		return "", <-errc
+	_, out, errc, err := startRun(ctx, args...)
+	if err != nil {
+		return "", err
 	}
-	go func() { _, _ = io.Copy(io.Discard, pr) }()
 	t.Cleanup(func() { cancel(); <-errc })
-	return line, nil
+	return out.firstLine(), nil
 }
 
 func TestNonLoopbackAddrRefusedWithoutAllowRemote(t *testing.T) {

@@ -3,11 +3,9 @@ package main
 import (
 	"github.com/payonce/payonce/coinepay"
 
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
-	"io"
 	"net/http"
 	"net/url"
 	"os"
@@ -28,12 +26,8 @@ import (
 func start(t *testing.T, args ...string) string {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	pr, pw := io.Pipe()
-	errc := make(chan error, 1)
-	go func() { errc <- run(ctx, append([]string{"-addr", "127.0.0.1:0"}, args...), pw) }()
-	line, err := bufio.NewReader(pr).ReadString('\n')
+	addr, _, errc, err := startRun(ctx, append([]string{"-addr", "127.0.0.1:0"}, args...)...)
 	require.NoError(t, err)
-	go func() { _, _ = io.Copy(io.Discard, pr) }()
 	t.Cleanup(func() {
 		cancel()
 		select {
@@ -43,7 +37,7 @@ func start(t *testing.T, args ...string) string {
 			t.Error("run did not return after cancel")
 		}
 	})
-	return strings.TrimSpace(strings.TrimPrefix(line, "fakepay listening on "))
+	return "http://" + addr.String()
 }
 
 // apply sends a signed Coinepay card/apply and returns the status and the
@@ -151,7 +145,7 @@ func TestFlagLatency(t *testing.T) {
 func TestRunHelpIsSuccess(t *testing.T) {
 	for _, arg := range []string{"-h", "-help"} {
 		var out bytes.Buffer
-		require.NoError(t, run(context.Background(), []string{arg}, &out), arg)
+		require.NoError(t, run(context.Background(), []string{arg}, &out, nil), arg)
 		assert.Contains(t, out.String(), "-fault-rate", arg)
 	}
 }

@@ -154,9 +154,9 @@ func newHandler(o options) (http.Handler, *fakeserver.Engine, error) {
 
 // run serves until ctx ends, then shuts down gracefully. It prints
 // "fakepay listening on http://HOST:PORT" once the listener is bound, then
-// the seed in use. With
-// -h or -help it prints the usage and returns nil.
-func run(ctx context.Context, args []string, stdout io.Writer) error {
+// the seed in use; ready, when not nil, is then called with the address
+// it listens on. With -h or -help it prints the usage and returns nil.
+func run(ctx context.Context, args []string, stdout io.Writer, ready func(net.Addr)) error {
 	o, err := parseFlags(args, stdout)
 	if errors.Is(err, flag.ErrHelp) {
 		return nil // -h or -help: the usage is printed, which is success
@@ -188,6 +188,9 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		fmt.Fprintf(stdout, "fakepay: warning: %s is reachable from other machines; every admin call and the console need the admin token\n", ln.Addr())
 	}
 	fmt.Fprintf(stdout, "fakepay seed %d (-seed %d replays these IDs and faults)\n", e.Seed(), e.Seed())
+	if ready != nil {
+		ready(ln.Addr())
+	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(conns.listener(ln)) }()
 	select {

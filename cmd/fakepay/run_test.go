@@ -1,15 +1,15 @@
 package main
 
 import (
-	"github.com/payonce/payonce/coinepay"
-
-	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -17,10 +17,12 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/payonce/payonce"
+	"github.com/payonce/payonce/coinepay"
 	"github.com/payonce/payonce/internal/admintest"
 )
 
-const seedCharge = `{
+// guideCharge is the charge payload of the A55 idempotency guide.
+const guideCharge = `{
 "amount": "100.00",
 "currency": "BRL",
 "type_charge": "credit_card",
@@ -28,8 +30,8 @@ const seedCharge = `{
 "payer": { "name": "张伟", "email": "zhangwei@example.com", "document": "12345678909", "document_type": "CPF" }
 }`
 
-// seedTime is before the example card's expiry (12/2030).
-var seedTime = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+// guideTime is before the example card's expiry (12/2030).
+var guideTime = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 
 // setClock sets the fake's clock through the admin API.
 func setClock(t *testing.T, base string, at time.Time) {
@@ -40,23 +42,56 @@ func setClock(t *testing.T, base string, at time.Time) {
 	require.Equal(t, 200, resp.StatusCode)
 }
 
+// output is a run's standard output, safe to read while run writes it.
+type output struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (o *output) Write(p []byte) (int, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.buf.Write(p)
+}
+
+// firstLine returns the first line run printed.
+func (o *output) firstLine() string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	line, _, _ := strings.Cut(o.buf.String(), "\n")
+	return line
+}
+
+// startRun runs fakepay with args until ctx ends and waits, on run's ready
+// call, until it listens. It returns the address, the output, and the
+// channel of run's result; err is what run returned when it ended before
+// listening.
+func startRun(ctx context.Context, args ...string) (addr net.Addr, out *output, errc <-chan error, err error) {
+	out = &output{}
+	ready := make(chan net.Addr, 1)
+	result := make(chan error, 1)
+	go func() { result <- run(ctx, args, out, func(a net.Addr) { ready <- a }) }()
+	select {
+	case addr = <-ready:
+		return addr, out, result, nil
+	case err = <-result:
+		return nil, out, nil, err
+	}
+}
+
 func TestRunServesBothAPIs(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
-	pr, pw := io.Pipe()
-	errc := make(chan error, 1)
 	// A grace period far past the wait below: a shutdown held by the
 	// hanging request (or by a silent connection) fails the test as a
 	// hang instead of racing the default 5 s grace against a 5 s wait.
-	go func() {
-		errc <- run(ctx, []string{"-addr", "127.0.0.1:0", "-seed", "3", "-shutdown-timeout", "10m"}, pw)
-	}()
-	line, err := bufio.NewReader(pr).ReadString('\n')
+	addr, out, errc, err := startRun(ctx, "-addr", "127.0.0.1:0", "-seed", "3", "-shutdown-timeout", "10m")
 	require.NoError(t, err)
-	go func() { _, _ = io.Copy(io.Discard, pr) }()
+	line := out.firstLine()
 	require.True(t, strings.HasPrefix(line, "fakepay listening on http://127.0.0.1:"), line)
-	base := strings.TrimSpace(strings.TrimPrefix(line, "fakepay listening on "))
+	base := "http://" + addr.String()
+	assert.Equal(t, "fakepay listening on "+base, line)
 	// The example card expires after 12/2030: run the fake before that.
-	setClock(t, base, seedTime)
+	setClock(t, base, guideTime)
 
 	// Token, as A55's cURL example needs it.
 	resp, err := http.PostForm(base+"/oauth2/token", url.Values{
@@ -74,7 +109,7 @@ func TestRunServesBothAPIs(t *testing.T) {
 
 	// A55's cURL example, twice with one key.
 	for range 2 {
-		req, _ := http.NewRequest(http.MethodPost, base+"/api/v1/bank/wallet/charge/", strings.NewReader(seedCharge))
+		req, _ := http.NewRequest(http.MethodPost, base+"/api/v1/bank/wallet/charge/", strings.NewReader(guideCharge))
 		req.Header.Set("Authorization", "Bearer "+tok.AccessToken)
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set(payonce.HeaderIdempotencyKey, "550e8400-e29b-41d4-a716-446655440000")
@@ -88,7 +123,7 @@ func TestRunServesBothAPIs(t *testing.T) {
 	body := []byte(`{"header_id":"h","package_id":"p"}`)
 	req, _ := http.NewRequest(http.MethodPost, base+"/api/v1/openapi/card/apply", strings.NewReader(string(body)))
 	req.Header.Set(payonce.HeaderIdempotencyKey, "openapi:apply:1")
-	signer, err := coinepay.NewHMACSigner("demo-key", "demo-secret", coinepay.WithSignerClock(func() time.Time { return seedTime }))
+	signer, err := coinepay.NewHMACSigner("demo-key", "demo-secret", coinepay.WithSignerClock(func() time.Time { return guideTime }))
 	require.NoError(t, err)
 	require.NoError(t, signer.Sign(req, body))
 	resp, err = http.DefaultClient.Do(req)
@@ -139,10 +174,10 @@ func TestRunServesBothAPIs(t *testing.T) {
 
 func TestRunBadFlags(t *testing.T) {
 	ctx := context.Background()
-	assert.Error(t, run(ctx, []string{"-fault-rate", "2"}, io.Discard))
-	assert.Error(t, run(ctx, []string{"-balance", "lots"}, io.Discard))
-	assert.Error(t, run(ctx, []string{"-nope"}, io.Discard))
-	assert.Error(t, run(ctx, []string{"extra"}, io.Discard))
+	assert.Error(t, run(ctx, []string{"-fault-rate", "2"}, io.Discard, nil))
+	assert.Error(t, run(ctx, []string{"-balance", "lots"}, io.Discard, nil))
+	assert.Error(t, run(ctx, []string{"-nope"}, io.Discard, nil))
+	assert.Error(t, run(ctx, []string{"extra"}, io.Discard, nil))
 }
 
 // Without -seed every fakepay draws its own IDs; -seed N makes a run

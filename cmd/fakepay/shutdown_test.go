@@ -5,7 +5,6 @@ import (
 	"context"
 	"io"
 	"net"
-	"strings"
 	"testing"
 	"time"
 
@@ -19,15 +18,9 @@ import (
 func TestShutdownWithASlowClientStillSucceeds(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	pr, pw := io.Pipe()
-	errc := make(chan error, 1)
-	go func() {
-		errc <- run(ctx, []string{"-addr", "127.0.0.1:0", "-shutdown-timeout", "100ms"}, pw)
-	}()
-	line, err := bufio.NewReader(pr).ReadString('\n')
+	listening, _, errc, err := startRun(ctx, "-addr", "127.0.0.1:0", "-shutdown-timeout", "100ms")
 	require.NoError(t, err)
-	go func() { _, _ = io.Copy(io.Discard, pr) }()
-	addr := strings.TrimPrefix(strings.TrimSpace(strings.TrimPrefix(line, "fakepay listening on ")), "http://")
+	addr := listening.String()
 
 	conn, err := net.Dial("tcp", addr)
 	require.NoError(t, err)
@@ -65,15 +58,9 @@ func TestShutdownWithASlowClientStillSucceeds(t *testing.T) {
 func TestShutdownDoesNotWaitForSilentConnections(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	pr, pw := io.Pipe()
-	errc := make(chan error, 1)
-	go func() {
-		errc <- run(ctx, []string{"-addr", "127.0.0.1:0", "-shutdown-timeout", "1m"}, pw)
-	}()
-	line, err := bufio.NewReader(pr).ReadString('\n')
+	listening, _, errc, err := startRun(ctx, "-addr", "127.0.0.1:0", "-shutdown-timeout", "1m")
 	require.NoError(t, err)
-	go func() { _, _ = io.Copy(io.Discard, pr) }()
-	addr := strings.TrimPrefix(strings.TrimSpace(strings.TrimPrefix(line, "fakepay listening on ")), "http://")
+	addr := listening.String()
 
 	silent, err := net.Dial("tcp", addr)
 	require.NoError(t, err)

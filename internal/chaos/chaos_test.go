@@ -354,7 +354,7 @@ func TestFaultTransportMix(t *testing.T) {
 		_, err := ft.RoundTrip(req)
 		require.NoError(t, err)
 	}
-	ft.off()
+	ft.setStopped(true)
 	for range 100 {
 		req, _ := http.NewRequest(http.MethodPost, "http://x/api/v1/op", nil)
 		resp, err := ft.RoundTrip(req)

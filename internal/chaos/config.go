@@ -49,6 +49,15 @@ type Config struct {
 	// wrapTransport, for tests, wraps the transport of each provider's
 	// SDK client (outside any client-side fault transport).
 	wrapTransport func(provider string, next http.RoundTripper) http.RoundTripper
+	// segmentOps, for tests, replaces defaultSegmentOps.
+	segmentOps int
+}
+
+func (c Config) segment() int {
+	if c.segmentOps > 0 {
+		return c.segmentOps
+	}
+	return defaultSegmentOps
 }
 
 // DefaultConfig is the run `go run ./cmd/chaos` makes with no flags.

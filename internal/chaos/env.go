@@ -15,10 +15,9 @@ import (
 	"time"
 
 	"github.com/payonce/payonce"
-	"github.com/payonce/payonce/a55/a55test"
-	"github.com/payonce/payonce/coinepay/coinepaytest"
 	"github.com/payonce/payonce/internal/fakeserver"
-	"github.com/payonce/payonce/payoncetest"
+	"github.com/payonce/payonce/internal/fakeserver/a55fake"
+	"github.com/payonce/payonce/internal/fakeserver/coinepayfake"
 )
 
 // faultMix is the share of requests each fault hits. For a total rate f
@@ -81,9 +80,10 @@ type env struct {
 	mix          faultMix
 	a55URL       string
 	coinepayURL  string
-	a55Srv       *a55test.Server
-	coinepaySrv  *coinepaytest.Server
+	a55Srv       *localFake
+	coinepaySrv  *localFake
 	clientFaults []*faultTransport // external mode, one per external provider
+	rules        []fakeserver.Rule // the in-process fakes' fault rules
 
 	// External servers may have served earlier runs: the run reads only
 	// the ledger entries after ledgerBase and counts stats above statsBase.
@@ -93,19 +93,18 @@ type env struct {
 
 func startEnv(cfg Config) (*env, error) {
 	e := &env{cfg: cfg, mix: mixFor(cfg.FaultRate)}
-	rules := e.mix.rules()
+	e.rules = e.mix.rules()
 	if cfg.A55URL != "" {
 		e.a55URL = strings.TrimRight(cfg.A55URL, "/")
 	} else {
-		e.a55Srv = a55test.NewServer(payoncetest.WithSeed(cfg.Seed), a55test.WithRateLimit(-1, time.Minute),
-			a55test.WithCredentials(cfg.A55ClientID, cfg.A55ClientSecret))
+		e.a55Srv = newLocalFake(cfg.Seed, localMaxOperations(cfg.segment()), func(en *fakeserver.Engine) http.Handler {
+			return a55fake.New(en, a55fake.Config{Clients: fakeserver.Credentials(cfg.A55ClientID, cfg.A55ClientSecret, nil),
+				RateLimit: -1, RateWindow: time.Minute}).Handler()
+		})
 		e.a55URL = e.a55Srv.URL
-		for _, r := range rules {
-			if err := e.a55Srv.AddFault(payoncetest.Rule{Fault: payoncetest.FaultKind(r.Fault), Path: r.Path, Probability: r.Probability,
-				Status: r.Status, RetryAfter: r.RetryAfter, Delay: r.Delay, When: r.When}); err != nil {
-				e.close()
-				return nil, err
-			}
+		if err := e.a55Srv.addFaults(e.rules); err != nil {
+			e.close()
+			return nil, err
 		}
 	}
 	big, _ := payonce.ParseAmount("100000000.00")
@@ -116,15 +115,14 @@ func startEnv(cfg Config) (*env, error) {
 			return nil, fmt.Errorf("chaos: set coinepay balance: %w", err)
 		}
 	} else {
-		e.coinepaySrv = coinepaytest.NewServer(payoncetest.WithSeed(cfg.Seed+1), coinepaytest.WithBalance(big),
-			coinepaytest.WithCredentials(cfg.CoinepayKey, cfg.CoinepaySecret))
+		e.coinepaySrv = newLocalFake(cfg.Seed+1, localMaxOperations(cfg.segment()), func(en *fakeserver.Engine) http.Handler {
+			return coinepayfake.New(en, coinepayfake.Config{Keys: fakeserver.Credentials(cfg.CoinepayKey, cfg.CoinepaySecret, nil),
+				StartBalance: &big}).Handler()
+		})
 		e.coinepayURL = e.coinepaySrv.URL
-		for _, r := range rules {
-			if err := e.coinepaySrv.AddFault(payoncetest.Rule{Fault: payoncetest.FaultKind(r.Fault), Path: r.Path, Probability: r.Probability,
-				Status: r.Status, RetryAfter: r.RetryAfter, Delay: r.Delay, When: r.When}); err != nil {
-				e.close()
-				return nil, err
-			}
+		if err := e.coinepaySrv.addFaults(e.rules); err != nil {
+			e.close()
+			return nil, err
 		}
 	}
 	if err := e.markExternal(); err != nil {
@@ -159,12 +157,21 @@ func (e *env) markExternal() error {
 }
 
 func (e *env) close() {
+	for _, f := range e.locals() {
+		f.close()
+	}
+}
+
+// locals returns the in-process fakes.
+func (e *env) locals() []*localFake {
+	var out []*localFake
 	if e.a55Srv != nil {
-		e.a55Srv.Close()
+		out = append(out, e.a55Srv)
 	}
 	if e.coinepaySrv != nil {
-		e.coinepaySrv.Close()
+		out = append(out, e.coinepaySrv)
 	}
+	return out
 }
 
 // httpClient is the client the provider's SDK client sends through: the
@@ -186,15 +193,27 @@ func (e *env) httpClient(provider string) *http.Client {
 // stopFaults ends the injected faults (an outage ends) so that the last
 // resumed operations can settle.
 func (e *env) stopFaults() {
-	if e.a55Srv != nil {
-		e.a55Srv.ClearFaults()
-	}
-	if e.coinepaySrv != nil {
-		e.coinepaySrv.ClearFaults()
+	for _, f := range e.locals() {
+		f.engine.Faults().Clear()
 	}
 	for _, ft := range e.clientFaults {
-		ft.off()
+		ft.setStopped(true)
 	}
+}
+
+// restartFaults brings the faults back after stopFaults, for the next
+// segment of the run.
+func (e *env) restartFaults() error {
+	for _, f := range e.locals() {
+		f.engine.Faults().Clear()
+		if err := f.addFaults(e.rules); err != nil {
+			return err
+		}
+	}
+	for _, ft := range e.clientFaults {
+		ft.setStopped(false)
+	}
+	return nil
 }
 
 func (e *env) faultsDescription() string {
@@ -205,18 +224,16 @@ func (e *env) faultsDescription() string {
 	return e.mix.String() + " (" + where + ")"
 }
 
-// ledger returns every operation the servers executed.
+// ledger returns the operations the servers executed since the last call
+// (the first: since the run began).
 func (e *env) ledger(ctx context.Context) ([]fakeserver.Operation, error) {
 	var ops []fakeserver.Operation
-	if e.a55Srv != nil {
-		for _, op := range e.a55Srv.Ledger().Operations() {
-			ops = append(ops, fakeserver.Operation{Provider: op.Provider, Kind: op.Kind, IdempotencyKey: op.IdempotencyKey, ID: op.ID})
+	for _, f := range e.locals() {
+		more, err := f.newOps()
+		if err != nil {
+			return nil, err
 		}
-	}
-	if e.coinepaySrv != nil {
-		for _, op := range e.coinepaySrv.Ledger().Operations() {
-			ops = append(ops, fakeserver.Operation{Provider: op.Provider, Kind: op.Kind, IdempotencyKey: op.IdempotencyKey, ID: op.ID})
-		}
+		ops = append(ops, more...)
 	}
 	for _, u := range e.externalURLs() {
 		after := strconv.FormatUint(e.ledgerBase[u], 10)
@@ -229,6 +246,7 @@ func (e *env) ledger(ctx context.Context) ([]fakeserver.Operation, error) {
 				return nil, err
 			}
 			for _, op := range v.Operations {
+				e.ledgerBase[u] = max(e.ledgerBase[u], op.Seq)
 				if (op.Provider == providerA55 && e.a55URL == u) || (op.Provider == providerCoinepay && e.coinepayURL == u) {
 					ops = append(ops, op)
 				}
@@ -251,13 +269,8 @@ func (e *env) serverStats(ctx context.Context) (ServerStats, error) {
 		st.Conflicts += s.Conflicts
 		st.Executed += s.Executed
 	}
-	if e.a55Srv != nil {
-		s := e.a55Srv.Stats()
-		add(fakeserver.Stats{Requests: s.Requests, Executed: s.Executed, Replayed: s.Replayed, Conflicts: s.Conflicts})
-	}
-	if e.coinepaySrv != nil {
-		s := e.coinepaySrv.Stats()
-		add(fakeserver.Stats{Requests: s.Requests, Executed: s.Executed, Replayed: s.Replayed, Conflicts: s.Conflicts})
+	for _, f := range e.locals() {
+		add(f.engine.Stats())
 	}
 	for _, u := range e.externalURLs() {
 		var s fakeserver.Stats
@@ -333,10 +346,10 @@ func newFaultTransport(next http.RoundTripper, mix faultMix, seed uint64) *fault
 	return &faultTransport{next: next, mix: mix, rng: rand.New(rand.NewPCG(seed, seed^0xfa17))}
 }
 
-func (t *faultTransport) off() {
+func (t *faultTransport) setStopped(stopped bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.stopped = true
+	t.stopped = stopped
 }
 
 var errInjectedReset = errors.New("chaos: connection reset (injected)")

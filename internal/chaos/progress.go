@@ -15,8 +15,12 @@ type progress struct {
 	total int
 	done  *atomic.Int64
 	began time.Time
-	quit  chan struct{}
-	wg    sync.WaitGroup
+	// the previous plain line's count and time: its rate over the last
+	// interval shows whether the run keeps its pace
+	lastDone int
+	lastAt   time.Time
+	quit     chan struct{}
+	wg       sync.WaitGroup
 }
 
 func newProgress(cfg Config, total int, done *atomic.Int64) *progress {
@@ -25,6 +29,7 @@ func newProgress(cfg Config, total int, done *atomic.Int64) *progress {
 
 func (p *progress) start() {
 	p.began = time.Now()
+	p.lastAt = p.began
 	if p.cfg.Progress == nil {
 		return
 	}
@@ -72,5 +77,8 @@ func (p *progress) print(final bool) {
 		}
 		return
 	}
-	fmt.Fprintf(p.cfg.Progress, "progress: %d/%d operations (%.0f%%), %.0f ops/s\n", done, p.total, frac*100, rate)
+	now := time.Now()
+	recent := float64(done-p.lastDone) / max(now.Sub(p.lastAt).Seconds(), 1e-9)
+	p.lastDone, p.lastAt = done, now
+	fmt.Fprintf(p.cfg.Progress, "progress: %d/%d operations (%.0f%%), %.0f ops/s, %.0f ops/s over the last interval\n", done, p.total, frac*100, rate, recent)
 }

@@ -89,12 +89,11 @@ const maxProblems = 20
 
 // report checks the ledgers against what the clients were told and adds
 // the run's tallies.
-func (r *runner) report(ledger []fakeserver.Operation, server ServerStats, elapsed time.Duration, rounds int) *Report {
+func (r *runner) report(check *reconciler, server ServerStats, elapsed time.Duration, rounds int) *Report {
 	r.mu.Lock()
-	ops := r.ops
 	failed := r.failed
 	r.mu.Unlock()
-	rep := reconcile(ops, ledger)
+	rep := check.finish()
 	rep.Server, rep.ResumeRounds, rep.Elapsed, rep.Replays = server, rounds, elapsed, server.Replays
 	rep.Submissions = int(r.subs.Load())
 	rep.Attempts = int(r.attempt.Load())
@@ -124,24 +123,44 @@ func (r *Report) problem(format string, args ...any) {
 // ledger holds although its client was told it failed, one that never
 // settled, and a ledger key no client knows of.
 func reconcile(ops []*opRecord, ledger []fakeserver.Operation) *Report {
-	rep := &Report{}
+	c := newReconciler()
+	c.add(ops, ledger)
+	return c.finish()
+}
+
+// reconciler is reconcile over a run taken in parts: each add brings the
+// records of some operations and the ledger entries of exactly those
+// operations (and of nothing else, unless by mistake); it keeps only the
+// tallies, the latencies and the first problems.
+type reconciler struct {
+	rep   *Report
+	kinds map[[2]string]*KindCount
+	lat   []time.Duration
+}
+
+func newReconciler() *reconciler {
+	return &reconciler{rep: &Report{}, kinds: map[[2]string]*KindCount{}}
+}
+
+func (c *reconciler) kindOf(p, k string) *KindCount {
+	kc := c.kinds[[2]string{p, k}]
+	if kc == nil {
+		kc = &KindCount{Provider: p, Kind: k}
+		c.kinds[[2]string{p, k}] = kc
+	}
+	return kc
+}
+
+// add checks one part.
+func (c *reconciler) add(ops []*opRecord, ledger []fakeserver.Operation) {
+	rep, kindOf := c.rep, c.kindOf
 	keyOf := func(provider, key string) string { return provider + "\x00" + key }
 	byKey := map[string][]fakeserver.Operation{}
-	kinds := map[[2]string]*KindCount{}
-	kindOf := func(p, k string) *KindCount {
-		kc := kinds[[2]string{p, k}]
-		if kc == nil {
-			kc = &KindCount{Provider: p, Kind: k}
-			kinds[[2]string{p, k}] = kc
-		}
-		return kc
-	}
 	for _, op := range ledger {
 		k := keyOf(op.Provider, op.IdempotencyKey)
 		byKey[k] = append(byKey[k], op)
 		kindOf(op.Provider, op.Kind).Ledger++
 	}
-	var lat []time.Duration
 	known := map[string]bool{}
 	for _, rec := range ops {
 		rep.Operations++
@@ -150,7 +169,7 @@ func reconcile(ops []*opRecord, ledger []fakeserver.Operation) *Report {
 		if rec.resumed {
 			rep.Resumed++
 		} else if rec.done {
-			lat = append(lat, rec.latency)
+			c.lat = append(c.lat, rec.latency)
 		}
 		k := keyOf(rec.provider, rec.key)
 		known[k] = true
@@ -200,7 +219,13 @@ func reconcile(ops []*opRecord, ledger []fakeserver.Operation) *Report {
 			rep.problem("duplicate: %s %s key %s executed %d times", op.Provider, op.Kind, op.IdempotencyKey, len(entries))
 		}
 	}
-	for _, kc := range kinds {
+}
+
+// finish returns the report of every part added.
+func (c *reconciler) finish() *Report {
+	rep, lat := c.rep, c.lat
+	rep.ByKind = nil
+	for _, kc := range c.kinds {
 		rep.ByKind = append(rep.ByKind, *kc)
 	}
 	sort.Slice(rep.ByKind, func(i, j int) bool {

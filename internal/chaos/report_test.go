@@ -151,3 +151,27 @@ func TestReconcileCountsEveryBadOperation(t *testing.T) {
 	assert.Equal(t, 30, rep.Lost)
 	assert.Len(t, rep.Problems, maxProblems, "problems are capped")
 }
+
+// TestReconcilerInParts: the run's check taken part by part, each with the
+// ledger entries its operations added, finds what one check of the whole
+// finds; a key a later part executes again shows as unknown to the clients.
+func TestReconcilerInParts(t *testing.T) {
+	part1 := []*opRecord{done(providerA55, kindChargeCreate, "k1", "ch1"), done(providerA55, kindChargeCreate, "k2", "ch2")}
+	ledger1 := []fakeserver.Operation{entry(providerA55, kindChargeCreate, "k1", "ch1"), entry(providerA55, kindChargeCreate, "k2", "ch2")}
+	part2 := []*opRecord{done(providerCoinepay, kindCardApply, "k3", "card3"), done(providerCoinepay, kindCardApply, "k4", "card4")}
+	ledger2 := []fakeserver.Operation{entry(providerCoinepay, kindCardApply, "k3", "card3"), entry(providerA55, kindChargeCreate, "k1", "ch1-again")}
+
+	c := newReconciler()
+	c.add(part1, ledger1)
+	c.add(part2, ledger2)
+	rep := c.finish()
+	assert.False(t, rep.Passed())
+	assert.Equal(t, 4, rep.Operations)
+	assert.Equal(t, 2, rep.Lost, "k4 missing from the ledger, k1 executed again in a later part")
+	assert.Equal(t, []KindCount{
+		{Provider: providerA55, Kind: kindChargeCreate, Count: 2, Ledger: 3},
+		{Provider: providerCoinepay, Kind: kindCardApply, Count: 2, Ledger: 1},
+	}, rep.ByKind)
+	require.Len(t, rep.Problems, 2)
+	assert.Contains(t, rep.Problems[1], "key k1 in the ledger, but no client learned of it")
+}

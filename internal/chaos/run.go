@@ -207,6 +207,40 @@ func (r *runner) resume(ctx context.Context, sc *scenario) {
 	r.runScenario(ctx, sc)
 }
 
+// resumeParked resumes the parked scenarios round after round until none
+// is left, and returns the rounds it took. After MaxResumeRounds the
+// faults stop (a merchant's outage ends too) until the next segment.
+func (r *runner) resumeParked(ctx context.Context, env *env) (int, error) {
+	rounds, stopped := 0, false
+	for parked := r.takeParked(); len(parked) > 0; parked = r.takeParked() {
+		rounds++
+		if rounds > r.cfg.MaxResumeRounds {
+			env.stopFaults()
+			stopped = true
+		}
+		if rounds > r.cfg.MaxResumeRounds+5 {
+			for _, sc := range parked {
+				r.fail(fmt.Sprintf("scenario %d: still failing after %d resume rounds", sc.id, rounds))
+			}
+			break
+		}
+		pool(r.cfg.Concurrency, parked, func(sc *scenario) { r.resume(ctx, sc) })
+	}
+	if stopped {
+		return rounds, env.restartFaults()
+	}
+	return rounds, nil
+}
+
+// takeRecords returns the records so far and forgets them.
+func (r *runner) takeRecords() []*opRecord {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	ops := r.ops
+	r.ops = nil
+	return ops
+}
+
 // takeParked empties the resume queue.
 func (r *runner) takeParked() []*scenario {
 	r.mu.Lock()
@@ -261,12 +295,10 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if err := r.newClients(env); err != nil {
 		return nil, err
 	}
-	rng := rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x5eed))
-	scenarios := buildScenarios(cfg.Operations, rng, cfg.DuplicateRate, cfg.ConflictRate, r.a55 != nil, r.coinepay != nil)
-	total := 0
-	for _, sc := range scenarios {
-		total += len(sc.steps)
+	newGen := func() *scenarioGen {
+		return newScenarioGen(rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x5eed)), cfg.DuplicateRate, cfg.ConflictRate, r.a55 != nil, r.coinepay != nil)
 	}
+	total := newGen().count(cfg.Operations)
 	if r.a55 != nil {
 		total++
 		if err := r.createWallet(ctx); err != nil {
@@ -276,34 +308,39 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	prog := newProgress(cfg, total, &r.done)
 	prog.start()
 	start := time.Now()
-	pool(cfg.Concurrency, scenarios, func(sc *scenario) { r.runScenario(ctx, sc) })
-
+	// The run goes segment by segment: start a segment's scenarios, resume
+	// its parked ones, then check what its clients were told against the
+	// part of the ledger it added and let both go. No key of a segment is
+	// sent again later, so a late execution still shows, as a ledger key
+	// no client knows of.
+	gen := newGen()
+	check := newReconciler()
 	rounds := 0
-	for parked := r.takeParked(); len(parked) > 0; parked = r.takeParked() {
-		rounds++
-		if rounds > cfg.MaxResumeRounds {
-			env.stopFaults() // a merchant's outage ends too
+	for left := cfg.Operations; left > 0; {
+		scenarios, n := gen.next(min(left, cfg.segment()))
+		left -= n
+		pool(cfg.Concurrency, scenarios, func(sc *scenario) { r.runScenario(ctx, sc) })
+		segRounds, err := r.resumeParked(ctx, env)
+		if err != nil {
+			prog.stop()
+			return nil, err
 		}
-		if rounds > cfg.MaxResumeRounds+5 {
-			for _, sc := range parked {
-				r.fail(fmt.Sprintf("scenario %d: still failing after %d resume rounds", sc.id, rounds))
-			}
-			break
+		rounds = max(rounds, segRounds)
+		ledger, err := env.ledger(ctx)
+		if err != nil {
+			prog.stop()
+			return nil, fmt.Errorf("chaos: read ledger: %w", err)
 		}
-		pool(cfg.Concurrency, parked, func(sc *scenario) { r.resume(ctx, sc) })
+		check.add(r.takeRecords(), ledger)
 	}
 	elapsed := time.Since(start)
 	prog.stop()
 
-	ledger, err := env.ledger(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("chaos: read ledger: %w", err)
-	}
 	server, err := env.serverStats(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("chaos: read request log: %w", err)
 	}
-	rep := r.report(ledger, server, elapsed, rounds)
+	rep := r.report(check, server, elapsed, rounds)
 	if r.telemetry != nil {
 		if rep.Telemetry, err = r.telemetry.collect(ctx); err != nil {
 			return nil, err

@@ -57,40 +57,78 @@ type scenario struct {
 	pending *pendingStep // parked after a temporary failure
 }
 
+// scenarioGen draws scenarios from rng, a segment at a time: the
+// scenarios of consecutive next calls are those one call for the sum
+// would draw.
+type scenarioGen struct {
+	rng                   *rand.Rand
+	dupRate, conflictRate float64
+	a55On, coinepayOn     bool
+	nextID                int
+}
+
+func newScenarioGen(rng *rand.Rand, dupRate, conflictRate float64, a55On, coinepayOn bool) *scenarioGen {
+	return &scenarioGen{rng: rng, dupRate: dupRate, conflictRate: conflictRate, a55On: a55On, coinepayOn: coinepayOn}
+}
+
 // buildScenarios draws chains until they hold about n operations.
 func buildScenarios(n int, rng *rand.Rand, dupRate, conflictRate float64, a55On, coinepayOn bool) []*scenario {
+	out, _ := newScenarioGen(rng, dupRate, conflictRate, a55On, coinepayOn).next(n)
+	return out
+}
+
+// count returns how many operations next(n) would hold, drawing them.
+func (g *scenarioGen) count(n int) int {
+	total := 0
+	for total < n {
+		total += len(g.draw().steps)
+	}
+	return total
+}
+
+// next draws chains until they hold at least n operations, and returns
+// them with the operations they hold.
+func (g *scenarioGen) next(n int) ([]*scenario, int) {
 	var out []*scenario
 	total := 0
+	for total < n {
+		sc := g.draw()
+		out = append(out, sc)
+		total += len(sc.steps)
+	}
+	return out, total
+}
+
+// draw draws one chain.
+func (g *scenarioGen) draw() *scenario {
+	rng := g.rng
 	flags := func(s step) step {
-		s.dup = rng.Float64() < dupRate
-		s.conflict = rng.Float64() < conflictRate
+		s.dup = rng.Float64() < g.dupRate
+		s.conflict = rng.Float64() < g.conflictRate
 		return s
 	}
-	for total < n {
-		var steps []step
-		pick := rng.IntN(4)
-		if !a55On {
-			pick = 3
-		} else if !coinepayOn && pick == 3 {
-			pick = rng.IntN(3)
-		}
-		switch pick {
-		case 0: // sale: charge, refund half, refund the rest
-			steps = []step{{kind: kindChargeCreate, capture: true}, {kind: kindChargeRefund}, {kind: kindChargeRefund, second: true}}
-		case 1: // pre-authorisation, capture, refund
-			steps = []step{{kind: kindChargeCreate}, {kind: kindChargeCapture}, {kind: kindChargeRefund, second: true}}
-		case 2: // pre-authorisation, then cancel
-			steps = []step{{kind: kindChargeCreate}, {kind: kindChargeCancel}}
-		default: // issue a card, fund it twice
-			steps = []step{{kind: kindCardApply}, {kind: kindCardRecharge}, {kind: kindCardRecharge}}
-		}
-		for i := range steps {
-			steps[i] = flags(steps[i])
-		}
-		out = append(out, &scenario{id: len(out), steps: steps})
-		total += len(steps)
+	var steps []step
+	pick := rng.IntN(4)
+	if !g.a55On {
+		pick = 3
+	} else if !g.coinepayOn && pick == 3 {
+		pick = rng.IntN(3)
 	}
-	return out
+	switch pick {
+	case 0: // sale: charge, refund half, refund the rest
+		steps = []step{{kind: kindChargeCreate, capture: true}, {kind: kindChargeRefund}, {kind: kindChargeRefund, second: true}}
+	case 1: // pre-authorisation, capture, refund
+		steps = []step{{kind: kindChargeCreate}, {kind: kindChargeCapture}, {kind: kindChargeRefund, second: true}}
+	case 2: // pre-authorisation, then cancel
+		steps = []step{{kind: kindChargeCreate}, {kind: kindChargeCancel}}
+	default: // issue a card, fund it twice
+		steps = []step{{kind: kindCardApply}, {kind: kindCardRecharge}, {kind: kindCardRecharge}}
+	}
+	for i := range steps {
+		steps[i] = flags(steps[i])
+	}
+	g.nextID++
+	return &scenario{id: g.nextID - 1, steps: steps}
 }
 
 // testCard confirms on the A55 sandbox and the fake. It expires five years

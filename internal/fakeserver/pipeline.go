@@ -255,7 +255,8 @@ func (h *providerHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 
-	if duplicateKey(body) {
+	scan := scanBody(body)
+	if scan.dupKey {
 		// Refused before the fingerprint or the handler sees it: they would
 		// read the two keys differently.
 		h.write(w, req, h.b.Problem(ProblemDuplicateKey, 0, "duplicate object key"), false)
@@ -282,7 +283,7 @@ func (h *providerHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	var resp Response
 	outcome := Executed
 	if route.Keyed && key != "" {
-		fp := FingerprintOf(r.Method, r.URL.Path, body)
+		fp := fingerprintOfScan(r.Method, r.URL.Path, scan)
 		resp, outcome, err = h.store.Do(ctx, req.Credential, key, fp, exec)
 		if err != nil {
 			return // the client gave up while waiting for the first request

@@ -1,14 +1,11 @@
 package fakeserver
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
-	"encoding/json"
 	"net/http"
 	"sync"
 	"time"
-	"unicode/utf8"
 )
 
 // DefaultMaxStoredBody is the largest response body the store keeps (the
@@ -41,39 +38,20 @@ type Fingerprint [32]byte
 
 // FingerprintOf returns the fingerprint of a request.
 func FingerprintOf(method, path string, body []byte) Fingerprint {
+	return fingerprintOfScan(method, path, scanBody(body))
+}
+
+// fingerprintOfScan is FingerprintOf of a body already scanned.
+func fingerprintOfScan(method, path string, scan bodyScan) Fingerprint {
 	h := sha256.New()
 	h.Write([]byte(method))
 	h.Write([]byte{0})
 	h.Write([]byte(path))
 	h.Write([]byte{0})
-	h.Write(canonicalJSON(body))
+	h.Write(scan.canonical)
 	var fp Fingerprint
 	h.Sum(fp[:0])
 	return fp
-}
-
-// canonicalJSON re-encodes body with sorted object keys and no
-// insignificant whitespace; numbers keep their literal form. A body that is
-// not exactly one JSON value is returned unchanged, marked as raw.
-func canonicalJSON(body []byte) []byte {
-	trimmed := bytes.TrimSpace(body)
-	if len(trimmed) == 0 {
-		return []byte("empty:")
-	}
-	if !utf8.Valid(body) {
-		return append([]byte("raw:"), body...)
-	}
-	dec := json.NewDecoder(bytes.NewReader(trimmed))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil || dec.More() {
-		return append([]byte("raw:"), body...)
-	}
-	out, err := json.Marshal(v) // encoding/json sorts map keys
-	if err != nil {
-		return append([]byte("raw:"), body...)
-	}
-	return append([]byte("json:"), out...)
 }
 
 // Outcome tells how the store answered a keyed request.
@@ -118,8 +96,13 @@ type Store struct {
 	maxBody   int
 	maxStored int
 
-	mu        sync.Mutex
-	entries   map[string]*entry
+	mu      sync.Mutex
+	entries map[string]*entry // requests in flight and kept answers
+	// markers are the keys that executed but whose answer is not kept:
+	// 40 bytes each (a hash of the id, a prefix of the fingerprint and
+	// the time), so that a million of them fit where a few thousand
+	// answers would.
+	markers   map[markerID]marker
 	kept      []string // ids of entries with a kept answer, oldest first (may hold stale ids)
 	nkept     int
 	lastSweep time.Time
@@ -131,8 +114,29 @@ type entryState int
 const (
 	inFlight  entryState = iota
 	stored               // 2xx answer kept for replays
-	committed            // 2xx answer not kept: a marker
+	committed            // 2xx answer not kept: moves to the markers once done
 )
+
+// markerID is the first 16 bytes of SHA-256 over an entry's id (scope and
+// key): two ids sharing one is as likely as a collision of random UUIDs.
+type markerID [16]byte
+
+func markerIDOf(id string) markerID {
+	sum := sha256.Sum256([]byte(id))
+	return markerID(sum[:16])
+}
+
+// marker is what the store keeps of a key that executed without a kept
+// answer: the first 16 bytes of its fingerprint (a repeat with another
+// payload still answers Conflict) and when it was created (Unix ns).
+type marker struct {
+	fp      [16]byte
+	created int64
+}
+
+func markerOf(e *entry) marker {
+	return marker{fp: [16]byte(e.fp[:16]), created: e.created.UnixNano()}
+}
 
 type entry struct {
 	fp      Fingerprint
@@ -154,7 +158,7 @@ func NewStore(cfg StoreConfig) *Store {
 		cfg.MaxBody = DefaultMaxStoredBody
 	}
 	return &Store{clock: cfg.Clock, window: cfg.Window, maxBody: cfg.MaxBody, maxStored: cfg.MaxStored,
-		entries: make(map[string]*entry)}
+		entries: make(map[string]*entry), markers: make(map[markerID]marker)}
 }
 
 // Do runs exec at most once for scope and key within the window:
@@ -181,6 +185,19 @@ func (s *Store) Do(ctx context.Context, scope, key string, fp Fingerprint, exec 
 			s.deleteLocked(id, e)
 			e = nil
 		}
+		if e == nil && len(s.markers) > 0 {
+			mid := markerIDOf(id)
+			if m, ok := s.markers[mid]; ok {
+				if now.UnixNano() < m.created+int64(s.window) {
+					s.mu.Unlock()
+					if m.fp != [16]byte(fp[:16]) {
+						return Response{}, Conflict, nil
+					}
+					return Response{}, Unavailable, nil
+				}
+				delete(s.markers, mid)
+			}
+		}
 		if e == nil {
 			e = &entry{fp: fp, created: now, done: make(chan struct{})}
 			s.entries[id] = e
@@ -196,9 +213,6 @@ func (s *Store) Do(ctx context.Context, scope, key string, fp Fingerprint, exec 
 			resp := e.final.clone()
 			s.mu.Unlock()
 			return resp, Replayed, nil
-		case committed:
-			s.mu.Unlock()
-			return Response{}, Unavailable, nil
 		}
 		done := e.done
 		s.mu.Unlock()
@@ -228,9 +242,10 @@ func (s *Store) run(id string, e *entry, exec func() Response) (resp Response) {
 			case !finished || !ok2xx(e.final.Status):
 				delete(s.entries, id)
 			case e.state == committed:
-				// Waiters read e.final once done closes; the map keeps a
+				// Waiters read e.final once done closes; the store keeps a
 				// marker without the body.
-				s.entries[id] = &entry{fp: e.fp, created: e.created, done: e.done, state: committed}
+				delete(s.entries, id)
+				s.markers[markerIDOf(id)] = markerOf(e)
 			}
 		}
 		s.mu.Unlock()
@@ -263,7 +278,8 @@ func (s *Store) keepLocked(id string) {
 		old := s.kept[0]
 		s.kept = s.kept[1:]
 		if e := s.entries[old]; e != nil && e.state == stored {
-			s.entries[old] = &entry{fp: e.fp, created: e.created, done: e.done, state: committed}
+			delete(s.entries, old)
+			s.markers[markerIDOf(old)] = markerOf(e)
 			s.nkept--
 		}
 	}
@@ -311,6 +327,11 @@ func (s *Store) sweepLocked(now time.Time) {
 			s.deleteLocked(id, e)
 		}
 	}
+	for mid, m := range s.markers {
+		if now.UnixNano() >= m.created+int64(s.window) {
+			delete(s.markers, mid)
+		}
+	}
 	if len(s.kept) > 64 && len(s.kept) > 2*s.nkept {
 		s.compactLocked()
 	}
@@ -321,15 +342,20 @@ func (s *Store) sweepLocked(now time.Time) {
 func (s *Store) Holds(scope, key string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	e := s.entries[scope+"\x00"+key]
-	return e != nil && (e.state == inFlight || s.clock.Now().Before(e.created.Add(s.window)))
+	id := scope + "\x00" + key
+	now := s.clock.Now()
+	if e := s.entries[id]; e != nil {
+		return e.state == inFlight || now.Before(e.created.Add(s.window))
+	}
+	m, ok := s.markers[markerIDOf(id)]
+	return ok && now.UnixNano() < m.created+int64(s.window)
 }
 
 // Len returns how many keys the store holds (stored, markers or in flight).
 func (s *Store) Len() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return len(s.entries)
+	return len(s.entries) + len(s.markers)
 }
 
 // Reset forgets every stored answer and marker. Requests in flight finish
@@ -342,5 +368,6 @@ func (s *Store) Reset() {
 			delete(s.entries, id)
 		}
 	}
+	clear(s.markers)
 	s.kept, s.nkept = nil, 0
 }

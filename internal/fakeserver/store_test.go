@@ -83,6 +83,49 @@ func TestStoreSizeCap(t *testing.T) {
 	assert.Equal(t, Replayed, out, "256 KB exactly is stored")
 }
 
+// TestStoreMaxStoredKeepsCompactMarkers: over MaxStored the oldest
+// answers are dropped and their keys kept as compact markers outside the
+// entries, still refusing a second execution until the window ends.
+func TestStoreMaxStoredKeepsCompactMarkers(t *testing.T) {
+	clk := NewFixedClock(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
+	s := NewStore(StoreConfig{Clock: clk, MaxStored: 2})
+	ctx := context.Background()
+	fp := FingerprintOf("POST", "/p", []byte(`{"a":1}`))
+	other := FingerprintOf("POST", "/p", []byte(`{"a":2}`))
+	runs := 0
+	exec := func() Response { runs++; return Response{Status: 200, Body: []byte("answer")} }
+	keys := []string{"k1", "k2", "k3", "k4", "k5"}
+	for _, k := range keys {
+		_, out, err := s.Do(ctx, "c", k, fp, exec)
+		require.NoError(t, err)
+		require.Equal(t, Executed, out)
+	}
+	assert.Equal(t, 5, s.Len())
+	assert.Len(t, s.entries, 2, "only the kept answers are entries")
+	assert.Len(t, s.markers, 3)
+	for _, k := range keys[3:] {
+		resp, out, _ := s.Do(ctx, "c", k, fp, exec)
+		assert.Equal(t, Replayed, out, k)
+		assert.Equal(t, "answer", string(resp.Body))
+	}
+	for _, k := range keys[:3] {
+		_, out, _ := s.Do(ctx, "c", k, fp, exec)
+		assert.Equal(t, Unavailable, out, k)
+		_, out, _ = s.Do(ctx, "c", k, other, exec)
+		assert.Equal(t, Conflict, out, k)
+		assert.True(t, s.Holds("c", k), k)
+		_, out, _ = s.Do(ctx, "other-scope", k, fp, exec)
+		assert.Equal(t, Executed, out, "a marker belongs to its scope")
+	}
+	assert.Equal(t, 8, runs)
+	clk.Advance(24 * time.Hour)
+	assert.False(t, s.Holds("c", "k1"), "the window ended")
+	_, out, _ := s.Do(ctx, "c", "k1", fp, exec)
+	assert.Equal(t, Executed, out, "after its window a key is new, as the providers document")
+	s.Reset()
+	assert.Equal(t, 0, s.Len())
+}
+
 func TestStoreInFlight(t *testing.T) {
 	s := NewStore(StoreConfig{})
 	ctx := context.Background()

@@ -36,61 +36,71 @@ func allForms(vals ...any) string {
 	return b.String()
 }
 
+// echoSeeds adds the echoes as seeds of a fuzz target taking five, each
+// echo in one seed: a seed puts its five in different fields of one
+// answer, so the seed corpus covers every echo in five runs, not 25.
+func echoSeeds(f *testing.F) {
+	for i := 0; i < len(echoes); i += 5 {
+		var five [5]string
+		for j := range five {
+			five[j] = echoes[(i+j)%len(echoes)]
+		}
+		f.Add(five[0], five[1], five[2], five[3], five[4])
+	}
+}
+
 // A server may echo card data, tokens or query strings in any text of a
 // successful answer, not only in its errors: in an ID, a status, a
 // description, a payer, an unmodeled field. No printed or logged result
 // shows it, and the header it set is no more visible through a result's
 // JSON form than through its Meta.
-func TestA55ResultsHideWhatASuccessEchoes(t *testing.T) {
-	for i, echo := range echoes {
-		t.Run(fmt.Sprint(i), func(t *testing.T) {
-			q := jsonString(echo)
-			c := a55Hostile(t, func(w http.ResponseWriter, r *http.Request) {
-				w.Header().Set("Content-Type", "application/json")
-				w.Header().Set("X-Echo", echo)
-				_, _ = fmt.Fprint(w, `{"charge_uuid":`+q+`,"wallet_uuid":`+q+`,"status":`+q+`,"amount":"100.00","description":`+q+
-					`,"due_date":`+q+`,"idempotency_key":`+q+`,"payer":{"name":`+q+`,"email":`+q+`,"document":`+q+`}}`)
-			}, slog.DiscardHandler)
-			ch, err := c.Charges.Create(t.Context(), cardCharge(), payonce.WithKey(keytest.Now(t, "hostile-key-0123456789")))
-			require.NoError(t, err)
-			page := &a55.ChargePage{Charges: []*a55.Charge{ch}}
-			assertClean(t, "a55 charge", allForms(ch, *ch, page, *page))
-		})
-	}
+func FuzzA55ResultsHideWhatASuccessEchoes(f *testing.F) {
+	echoSeeds(f)
+	f.Fuzz(func(t *testing.T, e1, e2, e3, e4, e5 string) {
+		q1, q2, q3, q4, q5 := jsonString(e1), jsonString(e2), jsonString(e3), jsonString(e4), jsonString(e5)
+		c := a55Hostile(t, func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			w.Header().Set("X-Echo", e5)
+			_, _ = fmt.Fprint(w, `{"charge_uuid":`+q1+`,"wallet_uuid":`+q2+`,"status":`+q3+`,"amount":"100.00","description":`+q4+
+				`,"due_date":`+q5+`,"idempotency_key":`+q1+`,"payer":{"name":`+q2+`,"email":`+q3+`,"document":`+q4+`}}`)
+		}, slog.DiscardHandler)
+		ch, err := c.Charges.Create(t.Context(), cardCharge(), payonce.WithKey(keytest.Now(t, "hostile-key-0123456789")))
+		require.NoError(t, err)
+		page := &a55.ChargePage{Charges: []*a55.Charge{ch}}
+		assertClean(t, "a55 charge", allForms(ch, *ch, page, *page))
+	})
 }
 
-// A55 webhook events and coinepay results print like charges.
-func TestWebhookAndCoinepayResultsHideWhatASuccessEchoes(t *testing.T) {
-	for i, echo := range echoes {
-		t.Run(fmt.Sprint(i), func(t *testing.T) {
-			q := jsonString(echo)
-			var ev a55.WebhookEvent
-			require.NoError(t, json.Unmarshal([]byte(`{"charge_uuid":`+q+`,"wallet_uuid":`+q+`,"status":`+q+`,"event":`+q+`}`), &ev))
-			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				w.Header().Set("Content-Type", "application/json")
-				w.Header().Set("Set-Cookie", "sid="+echo)
-				data := `{"card_id":"card_1","recharge_id":` + q + `,"header_id":` + q + `,"package_id":` + q + `,"status":` + q +
-					`,"currency":` + q + `,"balance":"1.00","amount":"1.00"}`
-				if r.URL.Path == coinepay.PathCardList {
-					data = `{"items":[` + data + `],"page":1,"page_size":10}`
-				}
-				_, _ = fmt.Fprint(w, `{"code":200,"message":"ok","message_key":"success","data":`+data+`}`)
-			}))
-			defer srv.Close()
-			c, err := coinepay.NewClient("ak_unit", "sk_unit_secret", payonce.WithBaseURL(srv.URL),
-				payonce.WithRetryPolicy(payonce.FastRetryPolicy()))
-			require.NoError(t, err)
-			ap, err := c.Cards.Apply(t.Context(), &coinepay.ApplyRequest{HeaderID: "h1", PackageID: "p1"})
-			require.NoError(t, err)
-			rc, err := c.Cards.Recharge(t.Context(), &coinepay.RechargeRequest{CardID: "card_1", Amount: payonce.MustParseAmount("1.00")})
-			require.NoError(t, err)
-			info, err := c.Cards.Info(t.Context(), "card_1")
-			require.NoError(t, err)
-			page, err := c.Cards.List(t.Context(), &coinepay.ListOptions{Page: 1, PageSize: 10})
-			require.NoError(t, err)
-			assertClean(t, "results", allForms(ev, &ev, ap, *ap, ap.Card, rc, *rc, rc.Recharge, info, *info, page, *page))
-		})
-	}
+func FuzzWebhookAndCoinepayResultsHideWhatASuccessEchoes(f *testing.F) {
+	echoSeeds(f)
+	f.Fuzz(func(t *testing.T, e1, e2, e3, e4, e5 string) {
+		q1, q2, q3, q4, q5 := jsonString(e1), jsonString(e2), jsonString(e3), jsonString(e4), jsonString(e5)
+		var ev a55.WebhookEvent
+		require.NoError(t, json.Unmarshal([]byte(`{"charge_uuid":`+q1+`,"wallet_uuid":`+q2+`,"status":`+q3+`,"event":`+q4+`}`), &ev))
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			w.Header().Set("Set-Cookie", "sid="+e5)
+			data := `{"card_id":"card_1","recharge_id":` + q5 + `,"header_id":` + q1 + `,"package_id":` + q2 + `,"status":` + q3 +
+				`,"currency":` + q4 + `,"balance":"1.00","amount":"1.00"}`
+			if r.URL.Path == coinepay.PathCardList {
+				data = `{"items":[` + data + `],"page":1,"page_size":10}`
+			}
+			_, _ = fmt.Fprint(w, `{"code":200,"message":"ok","message_key":"success","data":`+data+`}`)
+		}))
+		defer srv.Close()
+		c, err := coinepay.NewClient("ak_unit", "sk_unit_secret", payonce.WithBaseURL(srv.URL),
+			payonce.WithRetryPolicy(payonce.FastRetryPolicy()))
+		require.NoError(t, err)
+		ap, err := c.Cards.Apply(t.Context(), &coinepay.ApplyRequest{HeaderID: "h1", PackageID: "p1"})
+		require.NoError(t, err)
+		rc, err := c.Cards.Recharge(t.Context(), &coinepay.RechargeRequest{CardID: "card_1", Amount: payonce.MustParseAmount("1.00")})
+		require.NoError(t, err)
+		info, err := c.Cards.Info(t.Context(), "card_1")
+		require.NoError(t, err)
+		page, err := c.Cards.List(t.Context(), &coinepay.ListOptions{Page: 1, PageSize: 10})
+		require.NoError(t, err)
+		assertClean(t, "results", allForms(ev, &ev, ap, *ap, ap.Card, rc, *rc, rc.Recharge, info, *info, page, *page))
+	})
 }
 
 // errorTree is err and every error reachable from it through Unwrap.

@@ -27,6 +27,7 @@ type Journal struct {
 	now   func() time.Time
 	busy  time.Duration           // the busy timeout, also begin's budget for retries
 	batch *journal.Batcher[write] // group commit of Reserve and Update (group.go)
+	stmts stmtCache               // the writes' prepared statements (stmtcache.go)
 }
 
 // Option configures Open.
@@ -103,7 +104,7 @@ func Open(ctx context.Context, path string, opts ...Option) (*Journal, error) {
 	}
 	db.SetMaxOpenConns(8)
 	db.SetMaxIdleConns(8) // a connection kept open need not run the pragmas again
-	j := &Journal{db: db, now: cfg.now, busy: cfg.busy}
+	j := &Journal{db: db, now: cfg.now, busy: cfg.busy, stmts: stmtCache{db: db}}
 	j.batch = newBatcher(j)
 	if err := j.migrate(ctx); err != nil {
 		_ = db.Close()
@@ -116,6 +117,7 @@ func Open(ctx context.Context, path string, opts ...Option) (*Journal, error) {
 // and closes the database.
 func (j *Journal) Close() error {
 	j.batch.Close()
+	j.stmts.close()
 	return j.db.Close()
 }
 
@@ -142,7 +144,7 @@ func (j *Journal) Reserve(ctx context.Context, e payonce.JournalEntry) (payonce.
 	var created bool
 	err := j.commitWrite(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		var err error
-		out, created, err = j.reserve(ctx, tx, e)
+		out, created, err = j.reserve(ctx, j.prepared(tx), e)
 		return err
 	})
 	if err != nil {
@@ -209,7 +211,7 @@ func (j *Journal) Update(ctx context.Context, e payonce.JournalEntry) error {
 		upd = journal.Time(j.now())
 	}
 	return j.commitWrite(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE payonce_journal SET state = ?, result = ?, status_code = ?, request_id = ?, replayed = ?,
+		res, err := j.prepared(tx).ExecContext(ctx, `UPDATE payonce_journal SET state = ?, result = ?, status_code = ?, request_id = ?, replayed = ?,
 			error_kind = ?, error_code = ?, error_message = ?, attempts = MAX(attempts, ?), last_cause = ?, settle_reason = ?,
 			updated_at = ?, lease_owner = '', lease_until = 0
 			WHERE scope = ? AND reference = ? AND state <> 'succeeded' AND (? = 'succeeded' OR (state = 'pending' AND fence = ?))`,
@@ -224,7 +226,7 @@ func (j *Journal) Update(ctx context.Context, e payonce.JournalEntry) error {
 			}
 			return nil
 		}
-		old, err := get(ctx, tx, e.Scope, e.Reference)
+		old, err := get(ctx, j.prepared(tx), e.Scope, e.Reference)
 		if err != nil {
 			return err
 		}
@@ -251,7 +253,7 @@ func (j *Journal) Take(ctx context.Context, r payonce.TakeRequest) (payonce.Jour
 	var out payonce.JournalEntry
 	err := j.commitWrite(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		now := journal.Time(j.now())
-		res, err := tx.ExecContext(ctx, `UPDATE payonce_journal SET fence = fence + 1, lease_owner = ?, lease_until = ?, updated_at = ?,
+		res, err := j.prepared(tx).ExecContext(ctx, `UPDATE payonce_journal SET fence = fence + 1, lease_owner = ?, lease_until = ?, updated_at = ?,
 			fingerprint = CASE WHEN fingerprint = '' THEN ? ELSE fingerprint END
 			WHERE scope = ? AND reference = ? AND state = 'pending'
 			AND (? = '' OR fingerprint = '' OR fingerprint = ?)
@@ -264,7 +266,7 @@ func (j *Journal) Take(ctx context.Context, r payonce.TakeRequest) (payonce.Jour
 		if err != nil {
 			return fmt.Errorf("sqlitejournal: take: %w", err)
 		}
-		if out, err = get(ctx, tx, r.Scope, r.Reference); err != nil {
+		if out, err = get(ctx, j.prepared(tx), r.Scope, r.Reference); err != nil {
 			return err
 		}
 		if n == 1 {
@@ -285,7 +287,7 @@ func (j *Journal) BeginAttempt(ctx context.Context, r payonce.AttemptRequest) (p
 	var out payonce.JournalEntry
 	err := j.commitWrite(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		now := journal.Time(j.now())
-		res, err := tx.ExecContext(ctx, `UPDATE payonce_journal SET sent = 1, attempts = attempts + 1, lease_owner = ?, lease_until = ?, updated_at = ?
+		res, err := j.prepared(tx).ExecContext(ctx, `UPDATE payonce_journal SET sent = 1, attempts = attempts + 1, lease_owner = ?, lease_until = ?, updated_at = ?
 			WHERE scope = ? AND reference = ? AND state = 'pending' AND fence = ?`,
 			r.Owner, micro(now.Add(r.Lease)), micro(now), r.Scope, r.Reference, r.Fence)
 		if err != nil {
@@ -295,7 +297,7 @@ func (j *Journal) BeginAttempt(ctx context.Context, r payonce.AttemptRequest) (p
 		if err != nil {
 			return fmt.Errorf("sqlitejournal: attempt: %w", err)
 		}
-		if out, err = get(ctx, tx, r.Scope, r.Reference); err != nil {
+		if out, err = get(ctx, j.prepared(tx), r.Scope, r.Reference); err != nil {
 			return err
 		}
 		if n == 1 {

@@ -30,12 +30,12 @@ import (
 // answers and answers 503: each reference is charged once, and every
 // process that got a result got that charge, under one key.
 func TestSeveralProcessesCallOneReferenceOnce(t *testing.T) {
-	if os.Getenv("REVIEW_DO_HELPER") != "" {
+	if os.Getenv("PROCESS_HELPER") != "" {
 		t.Skip("helper process")
 	}
 	journals := map[string]string{"sqlite": "sqlite:" + filepath.Join(t.TempDir(), "procs.db")}
 	if url := os.Getenv("PAYONCE_POSTGRES_URL"); url != "" {
-		schema := fmt.Sprintf("payonce_review_procs_%d", time.Now().UnixNano())
+		schema := fmt.Sprintf("payonce_procs_%d", time.Now().UnixNano())
 		journals["postgres"] = "pg:" + schema
 		t.Cleanup(func() {
 			p, err := pgxpool.New(context.Background(), url)
@@ -54,9 +54,9 @@ func TestSeveralProcessesCallOneReferenceOnce(t *testing.T) {
 			var cmds []*exec.Cmd
 			var outs []*bytes.Buffer
 			for range procs {
-				cmd := exec.Command(os.Args[0], "-test.run=^TestReviewDoHelper$")
-				cmd.Env = append(os.Environ(), "REVIEW_DO_HELPER=1", "REVIEW_URL="+srv.URL, "REVIEW_ID="+srv.ClientID(),
-					"REVIEW_SECRET="+srv.ClientSecret(), "REVIEW_JOURNAL="+spec, fmt.Sprintf("REVIEW_REFS=%d", refs))
+				cmd := exec.Command(os.Args[0], "-test.run=^TestProcessHelper$")
+				cmd.Env = append(os.Environ(), "PROCESS_HELPER=1", "PROCESS_URL="+srv.URL, "PROCESS_ID="+srv.ClientID(),
+					"PROCESS_SECRET="+srv.ClientSecret(), "PROCESS_JOURNAL="+spec, fmt.Sprintf("PROCESS_REFS=%d", refs))
 				out := &bytes.Buffer{}
 				cmd.Stdout, cmd.Stderr = out, out
 				require.NoError(t, cmd.Start())
@@ -91,10 +91,10 @@ func TestSeveralProcessesCallOneReferenceOnce(t *testing.T) {
 	}
 }
 
-// TestReviewDoHelper is one process of TestSeveralProcessesCallOneReferenceOnce.
-func TestReviewDoHelper(t *testing.T) {
-	spec := os.Getenv("REVIEW_JOURNAL")
-	if os.Getenv("REVIEW_DO_HELPER") == "" || spec == "" {
+// TestProcessHelper is one process of TestSeveralProcessesCallOneReferenceOnce.
+func TestProcessHelper(t *testing.T) {
+	spec := os.Getenv("PROCESS_JOURNAL")
+	if os.Getenv("PROCESS_HELPER") == "" || spec == "" {
 		t.Skip("run by TestSeveralProcessesCallOneReferenceOnce")
 	}
 	ctx := context.Background()
@@ -110,13 +110,13 @@ func TestReviewDoHelper(t *testing.T) {
 		defer pj.Close()
 		j = pj
 	}
-	url := os.Getenv("REVIEW_URL")
-	auth := a55.ClientCredentials(os.Getenv("REVIEW_ID"), os.Getenv("REVIEW_SECRET"))
+	url := os.Getenv("PROCESS_URL")
+	auth := a55.ClientCredentials(os.Getenv("PROCESS_ID"), os.Getenv("PROCESS_SECRET"))
 	auth.TokenURL = url + a55test.TokenPath
 	c, err := a55.NewClient(auth, payonce.WithBaseURL(url), payonce.WithJournal(j), payonce.WithRetryPolicy(payonce.FastRetryPolicy()))
 	require.NoError(t, err)
 	var refs int
-	_, _ = fmt.Sscanf(os.Getenv("REVIEW_REFS"), "%d", &refs)
+	_, _ = fmt.Sscanf(os.Getenv("PROCESS_REFS"), "%d", &refs)
 	for r := range refs {
 		ref := fmt.Sprintf("proc-ref-%d", r)
 		for try := 0; ; try++ {

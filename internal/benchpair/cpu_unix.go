@@ -1,14 +1,15 @@
 //go:build unix
 
-package payonce_test
+package benchpair
 
 import (
 	"syscall"
 	"time"
 )
 
-// cpuTime is the process's CPU time, user and system.
-func cpuTime() time.Duration {
+// CPUTime is the process's CPU time, user and system: every goroutine's,
+// the client's, an in-process server's and the GC's.
+func CPUTime() time.Duration {
 	var ru syscall.Rusage
 	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
 		return 0

@@ -1,0 +1,173 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/payonce/payonce/a55"
+	"github.com/payonce/payonce/internal/fakeserver"
+)
+
+// loadConcurrency is how many requests the load generator keeps in flight.
+const loadConcurrency = 32
+
+// loadRound is how many requests one round sends to each server.
+const loadRound = 2000
+
+// bareAnswer is what the bare handler answers: the shape of the fake's
+// charge.
+type bareAnswer struct {
+	UUID           string          `json:"charge_uuid"`
+	Status         string          `json:"status"`
+	Amount         string          `json:"amount"`
+	CapturedAmount string          `json:"captured_amount"`
+	RefundedAmount string          `json:"refunded_amount"`
+	Currency       string          `json:"currency"`
+	TypeCharge     string          `json:"type_charge"`
+	Capture        bool            `json:"capture"`
+	Payer          json.RawMessage `json:"payer,omitempty"`
+	CreatedAt      time.Time       `json:"created_at"`
+	IdempotencyKey string          `json:"idempotency_key,omitempty"`
+}
+
+// bareHandler is what the fake is measured against: a net/http handler
+// that reads and parses the same JSON and answers a charge, and nothing
+// else (no idempotency, ledger, log or faults).
+func bareHandler() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req a55.ChargeCreateRequest
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, fakeserver.MaxRequestBody))
+		if err != nil || json.Unmarshal(body, &req) != nil {
+			w.WriteHeader(http.StatusBadRequest)
+			return
+		}
+		payer, _ := json.Marshal(req.Payer)
+		out, _ := json.Marshal(bareAnswer{UUID: "3f1c2a9e-0d7b-4c51-9a1e-6b2f1e8d4c70", Status: "confirmed", Amount: req.Amount.String(),
+			CapturedAmount: req.Amount.String(), RefundedAmount: "0.00", Currency: string(req.Currency), TypeCharge: string(req.TypeCharge),
+			Capture: true, Payer: payer, CreatedAt: time.Now().UTC(), IdempotencyKey: r.Header.Get("Idempotency-Key")})
+		w.Header().Set("Content-Type", "application/json; charset=utf-8")
+		_, _ = w.Write(out)
+	})
+}
+
+// loadTarget is one server under load and what it has served.
+type loadTarget struct {
+	name    string
+	srv     *httptest.Server
+	client  *http.Client
+	token   string
+	elapsed time.Duration
+	served  int
+}
+
+// round sends n keyed charge creations, loadConcurrency at a time, each
+// with a new key, and adds the time they took.
+func (lt *loadTarget) round(b *testing.B, n int, keys *atomic.Int64) {
+	var wg sync.WaitGroup
+	var failed atomic.Value
+	next := atomic.Int64{}
+	start := time.Now()
+	for range loadConcurrency {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for next.Add(1) <= int64(n) {
+				req, _ := http.NewRequest(http.MethodPost, lt.srv.URL+a55.PathCharges, strings.NewReader(guideCharge))
+				req.Header.Set("Content-Type", "application/json")
+				req.Header.Set("Authorization", "Bearer "+lt.token)
+				req.Header.Set(fakeserver.HeaderIdempotencyKey, fmt.Sprintf("load-key-%020d", keys.Add(1)))
+				resp, err := lt.client.Do(req)
+				if err != nil {
+					failed.Store(err.Error())
+					return
+				}
+				_, _ = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode/100 != 2 {
+					failed.Store(fmt.Sprintf("%s: HTTP %d", lt.name, resp.StatusCode))
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	lt.elapsed += time.Since(start)
+	lt.served += n
+	if msg := failed.Load(); msg != nil {
+		b.Fatal(msg)
+	}
+}
+
+func (lt *loadTarget) perSecond() float64 { return float64(lt.served) / lt.elapsed.Seconds() }
+
+// BenchmarkFakepayVsBare is the fake's load test: fakepay's handler (as
+// `fakepay -a55-rate-limit 0` serves it) and a bare net/http handler
+// parsing the same JSON take keyed A55 charge creations at concurrency
+// 32, in interleaved rounds of 2000 requests each (one round of each per
+// iteration, their order alternating), so that both see the same machine
+// load. It reports both rates and fake/bare, the ratio the fake keeps:
+//
+//	go test -run '^$' -bench FakepayVsBare -benchtime 10x ./cmd/fakepay
+func BenchmarkFakepayVsBare(b *testing.B) {
+	o, err := parseFlags([]string{"-a55-rate-limit", "0", "-seed", "1"}, io.Discard)
+	if err != nil {
+		b.Fatal(err)
+	}
+	h, e, err := newHandler(o)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer e.Close()
+	targets := []*loadTarget{{name: "fake"}, {name: "bare"}}
+	for i, handler := range []http.Handler{h, bareHandler()} {
+		srv := httptest.NewUnstartedServer(handler)
+		fakeserver.Harden(srv.Config)
+		srv.Start()
+		defer srv.Close()
+		tr := srv.Client().Transport.(*http.Transport).Clone()
+		tr.MaxIdleConnsPerHost = loadConcurrency
+		targets[i].srv, targets[i].client = srv, &http.Client{Transport: tr}
+	}
+	resp, err := http.PostForm(targets[0].srv.URL+"/oauth2/token", url.Values{"grant_type": {"client_credentials"},
+		"client_id": {o.a55ID}, "client_secret": {o.a55Secret}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	var tok struct {
+		AccessToken string `json:"access_token"`
+	}
+	err = json.NewDecoder(resp.Body).Decode(&tok)
+	resp.Body.Close()
+	if err != nil || tok.AccessToken == "" {
+		b.Fatalf("token: %v", err)
+	}
+	targets[0].token, targets[1].token = tok.AccessToken, tok.AccessToken
+	var keys atomic.Int64
+	for _, lt := range targets { // warm up the connections
+		lt.round(b, loadConcurrency*4, &keys)
+		lt.elapsed, lt.served = 0, 0
+	}
+	flip := false
+	for b.Loop() {
+		first, second := targets[0], targets[1]
+		if flip {
+			first, second = second, first
+		}
+		flip = !flip
+		first.round(b, loadRound, &keys)
+		second.round(b, loadRound, &keys)
+	}
+	fake, bare := targets[0].perSecond(), targets[1].perSecond()
+	b.ReportMetric(fake, "fake-req/s")
+	b.ReportMetric(bare, "bare-req/s")
+	b.ReportMetric(fake/bare, "fake/bare")
+}

@@ -1,0 +1,29 @@
+package chaos
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestRunFarLargerThanTheFakesCaps: a run of many segments against fakes
+// that keep three segments' worth of answers, ledger and resources still
+// checks every operation, since it reads the ledger segment by segment.
+func TestRunFarLargerThanTheFakesCaps(t *testing.T) {
+	cfg := testConfig(600)
+	cfg.segmentOps = 50 // the fakes keep 150 operations
+	rep, err := Run(context.Background(), cfg)
+	require.NoError(t, err)
+	assert.True(t, rep.Passed(), rep.Problems)
+	assert.Zero(t, rep.Lost)
+	assert.Zero(t, rep.Duplicates)
+	assert.Zero(t, rep.Failed, rep.Problems)
+	ledger := 0
+	for _, k := range rep.ByKind {
+		ledger += k.Ledger
+	}
+	assert.GreaterOrEqual(t, rep.Operations, 600)
+	assert.Equal(t, rep.Operations, ledger, "every operation was read from a ledger that kept only 150")
+}

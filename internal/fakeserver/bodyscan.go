@@ -1,0 +1,396 @@
+package fakeserver
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"slices"
+	"strings"
+	"unicode"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// maxBodyDepth is the deepest nesting the scan accepts, as encoding/json
+// does: a deeper body is not JSON for the fingerprint, and the handler
+// refuses it as malformed.
+const maxBodyDepth = 10000
+
+var errNotJSON = errors.New("not one JSON value")
+
+// bodyScan is what one pass over a request body learns: the canonical
+// form the fingerprint hashes and whether an object holds a key twice.
+type bodyScan struct {
+	canonical []byte
+	dupKey    bool
+}
+
+// scanBody reads body once, in place of decoding it into interface values
+// twice (once for duplicate keys, once for the canonical form).
+//
+// The canonical form: "empty:" for a body of only white space; "raw:" and
+// the body as sent for one that is not valid UTF-8 or not exactly one JSON
+// value; otherwise "json:" and a binary encoding of the value with object
+// members sorted by their decoded keys (the last of two identical keys
+// wins, as for a Go map), strings decoded (a lone surrogate escape reads
+// as U+FFFD) and numbers as written. Two bodies get one form exactly when
+// encoding/json with UseNumber decodes them to equal values.
+//
+// dupKey: the body is JSON and an object holds two keys equal after
+// escapes are decoded, compared case-insensitively (Unicode simple
+// folding, as encoding/json matches struct fields).
+func scanBody(body []byte) bodyScan {
+	trimmed := bytes.TrimSpace(body)
+	if len(trimmed) == 0 {
+		return bodyScan{canonical: []byte("empty:")}
+	}
+	raw := bodyScan{canonical: append([]byte("raw:"), body...)}
+	if !utf8.Valid(body) {
+		return raw
+	}
+	p := scanner{b: trimmed}
+	out := append(make([]byte, 0, len(trimmed)+8), "json:"...)
+	out, err := p.value(out, 0)
+	if err != nil {
+		return raw
+	}
+	p.space()
+	if p.i != len(p.b) {
+		return raw
+	}
+	// A body that only Unicode white space (not JSON's) around it made
+	// one JSON value is no JSON for the handler: it has no duplicate key.
+	dup := p.dup && len(bytes.Trim(body, " \t\r\n")) == len(trimmed)
+	return bodyScan{canonical: out, dupKey: dup}
+}
+
+type scanner struct {
+	b   []byte
+	i   int
+	dup bool
+}
+
+func (p *scanner) space() {
+	for p.i < len(p.b) {
+		switch p.b[p.i] {
+		case ' ', '\t', '\r', '\n':
+			p.i++
+		default:
+			return
+		}
+	}
+}
+
+// value appends the canonical form of the value at p.i to out.
+func (p *scanner) value(out []byte, depth int) ([]byte, error) {
+	p.space()
+	if p.i >= len(p.b) {
+		return out, errNotJSON
+	}
+	switch c := p.b[p.i]; {
+	case c == '{':
+		return p.object(out, depth+1)
+	case c == '[':
+		return p.array(out, depth+1)
+	case c == '"':
+		s, err := p.str()
+		if err != nil {
+			return out, err
+		}
+		return appendTagged(out, 's', s), nil
+	case c == '-' || (c >= '0' && c <= '9'):
+		start := p.i
+		if err := p.number(); err != nil {
+			return out, err
+		}
+		return appendTagged(out, 'n', p.b[start:p.i]), nil
+	}
+	for _, lit := range [...]struct {
+		text string
+		tag  byte
+	}{{"true", 't'}, {"false", 'f'}, {"null", 'z'}} {
+		if bytes.HasPrefix(p.b[p.i:], []byte(lit.text)) {
+			p.i += len(lit.text)
+			return append(out, lit.tag), nil
+		}
+	}
+	return out, errNotJSON
+}
+
+func appendTagged(out []byte, tag byte, s []byte) []byte {
+	out = append(out, tag)
+	out = binary.AppendUvarint(out, uint64(len(s)))
+	return append(out, s...)
+}
+
+type member struct {
+	key      string
+	from, to int // its value's canonical form in the object's buffer
+}
+
+func (p *scanner) object(out []byte, depth int) ([]byte, error) {
+	if depth > maxBodyDepth {
+		return out, errNotJSON
+	}
+	p.i++ // {
+	var members []member
+	var vals []byte
+	p.space()
+	if p.i < len(p.b) && p.b[p.i] == '}' {
+		p.i++
+		return append(out, 'o', 0), nil
+	}
+	for {
+		p.space()
+		if p.i >= len(p.b) || p.b[p.i] != '"' {
+			return out, errNotJSON
+		}
+		k, err := p.str()
+		if err != nil {
+			return out, err
+		}
+		p.space()
+		if p.i >= len(p.b) || p.b[p.i] != ':' {
+			return out, errNotJSON
+		}
+		p.i++
+		from := len(vals)
+		if vals, err = p.value(vals, depth); err != nil {
+			return out, err
+		}
+		members = append(members, member{key: string(k), from: from, to: len(vals)})
+		p.space()
+		if p.i >= len(p.b) {
+			return out, errNotJSON
+		}
+		if p.b[p.i] == ',' {
+			p.i++
+			continue
+		}
+		if p.b[p.i] != '}' {
+			return out, errNotJSON
+		}
+		p.i++
+		break
+	}
+	if !p.dup {
+		p.dup = foldDuplicate(members)
+	}
+	// Sorted by key, the last of identical keys first: it is the one kept.
+	idx := make([]int, len(members))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(a, b int) int {
+		if c := strings.Compare(members[a].key, members[b].key); c != 0 {
+			return c
+		}
+		return b - a
+	})
+	kept := idx[:0]
+	for j, i := range idx {
+		if j == 0 || members[i].key != members[idx[j-1]].key {
+			kept = append(kept, i)
+		}
+	}
+	out = append(out, 'o')
+	out = binary.AppendUvarint(out, uint64(len(kept)))
+	for _, i := range kept {
+		m := members[i]
+		out = appendTagged(out, 's', []byte(m.key))
+		out = append(out, vals[m.from:m.to]...)
+	}
+	return out, nil
+}
+
+// foldDuplicate reports whether two of the keys are equal under Unicode
+// simple case folding.
+func foldDuplicate(members []member) bool {
+	if len(members) <= 16 {
+		for i := range members {
+			for j := i + 1; j < len(members); j++ {
+				if strings.EqualFold(members[i].key, members[j].key) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	seen := make(map[string]struct{}, len(members))
+	for _, m := range members {
+		k := foldKey(m.key)
+		if _, dup := seen[k]; dup {
+			return true
+		}
+		seen[k] = struct{}{}
+	}
+	return false
+}
+
+func (p *scanner) array(out []byte, depth int) ([]byte, error) {
+	if depth > maxBodyDepth {
+		return out, errNotJSON
+	}
+	p.i++ // [
+	var vals []byte
+	n := 0
+	p.space()
+	if p.i < len(p.b) && p.b[p.i] == ']' {
+		p.i++
+		return append(out, 'a', 0), nil
+	}
+	for {
+		var err error
+		if vals, err = p.value(vals, depth); err != nil {
+			return out, err
+		}
+		n++
+		p.space()
+		if p.i >= len(p.b) {
+			return out, errNotJSON
+		}
+		if p.b[p.i] == ',' {
+			p.i++
+			continue
+		}
+		if p.b[p.i] != ']' {
+			return out, errNotJSON
+		}
+		p.i++
+		break
+	}
+	out = append(out, 'a')
+	out = binary.AppendUvarint(out, uint64(n))
+	return append(out, vals...), nil
+}
+
+// number checks a JSON number at p.i and moves past it.
+func (p *scanner) number() error {
+	b, i := p.b, p.i
+	digits := func() int {
+		start := i
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+		return i - start
+	}
+	if b[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(b) && b[i] == '0':
+		i++
+	case digits() == 0:
+		return errNotJSON
+	}
+	if i < len(b) && b[i] == '.' {
+		i++
+		if digits() == 0 {
+			return errNotJSON
+		}
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		if digits() == 0 {
+			return errNotJSON
+		}
+	}
+	p.i = i
+	return nil
+}
+
+// str reads the JSON string at p.i and returns it decoded. The body is
+// valid UTF-8, so unescaped bytes are copied as they are.
+func (p *scanner) str() ([]byte, error) {
+	b := p.b
+	i := p.i + 1
+	start := i
+	for i < len(b) && b[i] != '"' && b[i] != '\\' && b[i] >= 0x20 {
+		i++
+	}
+	if i < len(b) && b[i] == '"' {
+		p.i = i + 1
+		return b[start:i], nil // no escape: the bytes themselves
+	}
+	out := append([]byte(nil), b[start:i]...)
+	for i < len(b) {
+		c := b[i]
+		switch {
+		case c == '"':
+			p.i = i + 1
+			return out, nil
+		case c < 0x20:
+			return nil, errNotJSON
+		case c != '\\':
+			out = append(out, c)
+			i++
+			continue
+		}
+		if i+1 >= len(b) {
+			return nil, errNotJSON
+		}
+		switch b[i+1] {
+		case '"', '\\', '/':
+			out = append(out, b[i+1])
+		case 'b':
+			out = append(out, '\b')
+		case 'f':
+			out = append(out, '\f')
+		case 'n':
+			out = append(out, '\n')
+		case 'r':
+			out = append(out, '\r')
+		case 't':
+			out = append(out, '\t')
+		case 'u':
+			r, ok := hex4(b, i+2)
+			if !ok {
+				return nil, errNotJSON
+			}
+			i += 6
+			if utf16.IsSurrogate(r) {
+				// As encoding/json: a valid pair is one rune, anything
+				// else makes this escape U+FFFD and leaves the next.
+				if r2, ok := hex4(b, i+2); ok && i+1 < len(b) && b[i] == '\\' && b[i+1] == 'u' {
+					if dec := utf16.DecodeRune(r, r2); dec != unicode.ReplacementChar {
+						out = utf8.AppendRune(out, dec)
+						i += 6
+						continue
+					}
+				}
+				r = unicode.ReplacementChar
+			}
+			out = utf8.AppendRune(out, r)
+			continue
+		default:
+			return nil, errNotJSON
+		}
+		i += 2
+	}
+	return nil, errNotJSON
+}
+
+// hex4 reads four hex digits at b[i:].
+func hex4(b []byte, i int) (rune, bool) {
+	if i+4 > len(b) {
+		return 0, false
+	}
+	var r rune
+	for _, c := range b[i : i+4] {
+		switch {
+		case c >= '0' && c <= '9':
+			c -= '0'
+		case c >= 'a' && c <= 'f':
+			c = c - 'a' + 10
+		case c >= 'A' && c <= 'F':
+			c = c - 'A' + 10
+		default:
+			return 0, false
+		}
+		r = r*16 + rune(c)
+	}
+	return r, true
+}

@@ -1,0 +1,43 @@
+// Package retrytest records, in tests, the wait a payonce client chose
+// before each retry, as its observer sees it, so a test can assert on that
+// decision instead of timing it or reading the client's log.
+package retrytest
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/payonce/payonce"
+)
+
+// Waits collects the wait of every retry a client decided. Safe for
+// concurrent use.
+type Waits struct {
+	mu    sync.Mutex
+	waits []time.Duration
+}
+
+// New returns a Waits and the option (payonce.WithObserver) that makes a
+// client report its retries to it.
+func New() (*Waits, payonce.Option) {
+	w := &Waits{}
+	return w, payonce.WithObserver(payonce.ObserverFuncs{OnAttemptEnd: w.record})
+}
+
+func (w *Waits) record(_ context.Context, r payonce.AttemptResult) {
+	if r.RetryCause == "" {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.waits = append(w.waits, r.RetryWait)
+}
+
+// All returns the wait of every retry so far, in order.
+func (w *Waits) All() []time.Duration {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return slices.Clone(w.waits)
+}
