@@ -1,14 +1,16 @@
 package payonce
 
 import (
+	"github.com/payonce/payonce/internal/loopback"
 	"github.com/payonce/payonce/redact"
 
 	"context"
 	"encoding/json"
 	"fmt"
 	"log/slog"
+
 	"math"
-	"net"
+
 	"net/http"
 	"net/url"
 	"reflect"
@@ -215,8 +217,8 @@ func WithInsecureHTTP() Option {
 	return func(c *Client) error { c.allowInsecure = true; return nil }
 }
 
-// UserAgent is the default User-Agent.
-const UserAgent = "payonce-go/0.1"
+// defaultUserAgent is the default User-Agent.
+const defaultUserAgent = "payonce-go/0.1"
 
 // maxResponseHeaderBytes caps the response header bytes the default
 // transport reads (net/http allows 10 MB otherwise).
@@ -231,7 +233,7 @@ func NewClient(opts ...Option) (*Client, error) {
 		budget:     DefaultRetryBudget(),
 		codec:      JSONCodec{},
 		logger:     slog.New(slog.DiscardHandler),
-		userAgent:  UserAgent,
+		userAgent:  defaultUserAgent,
 		now:        time.Now,
 		routes:     &routeTable{},
 		jclock:     &journalClock{},
@@ -255,7 +257,7 @@ func NewClient(opts ...Option) (*Client, error) {
 			c.logger = slog.New(rh.WithSecrets(c.secrets))
 		}
 	}
-	if c.baseURL.Scheme == "http" && !c.allowInsecure && !isLoopback(c.baseURL.Hostname()) {
+	if c.baseURL.Scheme == "http" && !c.allowInsecure && !loopback.Host(c.baseURL.Hostname()) {
 		return nil, fmt.Errorf("%w: plain http:// to non-loopback host %q (use https, or WithInsecureHTTP)", ErrInvalidConfig, c.baseURL.Hostname())
 	}
 	if err := c.resolveScope(); err != nil {
@@ -334,14 +336,6 @@ func isNil(v any) bool {
 		return rv.IsNil()
 	}
 	return false
-}
-
-func isLoopback(host string) bool {
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }
 
 // BaseURL returns the client's base URL.

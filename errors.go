@@ -380,60 +380,6 @@ func IsResumable(err error) bool {
 	return errors.As(err, &e) && e.Resumable()
 }
 
-// KindForCode maps a provider error code (a Coinepay message_key or an A55
-// error code) to its sentinel, or nil for a code it does not know.
-//
-// Sources: the Coinepay idempotency document (openapi_idempotency_key_*,
-// insufficient_balance), the project's Coinepay signing scheme
-// (openapi_signature_*, openapi_timestamp_expired, openapi_nonce_replayed,
-// openapi_api_key_invalid) and A55's public error codes
-// (https://docs.a55.tech).
-func KindForCode(code string) error {
-	switch code {
-	case "openapi_idempotency_key_required", "IDEMPOTENCY_KEY_REQUIRED":
-		return ErrKeyRequired
-	case "openapi_idempotency_key_too_long", "IDEMPOTENCY_KEY_TOO_LONG":
-		return ErrKeyTooLong
-	case "openapi_idempotency_key_too_short", "IDEMPOTENCY_KEY_TOO_SHORT":
-		return ErrKeyTooShort
-	case "openapi_idempotency_key_invalid_chars", "IDEMPOTENCY_KEY_INVALID":
-		return ErrKeyInvalidChars
-	case "openapi_idempotency_key_conflict", "IDEMPOTENCY_KEY_CONFLICT", "DUPLICATE_REQUEST":
-		return ErrIdempotencyConflict
-	case "insufficient_balance":
-		return ErrInsufficientBalance
-	case "openapi_signature_required", "openapi_signature_invalid":
-		return ErrSignatureInvalid
-	case "openapi_api_key_invalid", "UNAUTHORIZED", "INVALID_TOKEN":
-		return ErrUnauthorized
-	case "openapi_timestamp_expired":
-		return ErrTimestampExpired
-	case "openapi_nonce_replayed":
-		return ErrNonceReplayed
-	case "FORBIDDEN":
-		return ErrForbidden
-	case "NOT_FOUND", "openapi_not_found", "openapi_package_not_found":
-		return ErrNotFound
-	case "RATE_LIMIT_EXCEEDED", "openapi_rate_limited":
-		return ErrRateLimited
-	case "CARD_DECLINED", "INSUFFICIENT_FUNDS", "INVALID_CARD", "EXPIRED_CARD",
-		"INVALID_CVC", "3DS_REQUIRED", "3DS_FAILED", "FRAUD_SUSPECTED":
-		return ErrCardDeclined
-	case "PROCESSING_ERROR", "TIMEOUT":
-		return ErrChargeFailed
-	case "CURRENCY_NOT_SUPPORTED", "AMOUNT_INVALID", "VALIDATION_ERROR", "INVALID_REQUEST",
-		"openapi_invalid_request", "openapi_invalid_json", "INVALID_JSON", "openapi_method_not_allowed", "openapi_body_too_large",
-		"METHOD_NOT_ALLOWED", "PAYLOAD_TOO_LARGE":
-		return ErrInvalidRequest
-	case "CANCEL_NOT_ALLOWED", "CAPTURE_NOT_ALLOWED", "REFUND_NOT_ALLOWED", "REFUND_EXCEEDS_AMOUNT",
-		"CHARGE_ALREADY_PAID", "CHARGE_ALREADY_CANCELED", "CHARGE_ALREADY_SETTLED", "INVALID_STATE":
-		return ErrInvalidState
-	case "INTERNAL_ERROR", "openapi_internal_error":
-		return ErrServer
-	}
-	return nil
-}
-
 // KindForStatus maps an HTTP status to its sentinel when no code is known.
 // A 409 without a known code is taken as a key conflict, the meaning both
 // source documents give it.

@@ -137,12 +137,25 @@ func TestIsResumable(t *testing.T) {
 	assert.False(t, IsResumable(errors.New("plain")))
 }
 
+// kindCodec is the core codec naming the kind of the codes it lists, as a
+// provider's codec does for its own codes.
+type kindCodec map[string]error
+
+func (kindCodec) DecodeSuccess(status int, h http.Header, body []byte, out any) error {
+	return JSONCodec{}.DecodeSuccess(status, h, body, out)
+}
+
+func (k kindCodec) DecodeError(status int, h http.Header, body []byte, e *APIError) {
+	JSONCodec{}.DecodeError(status, h, body, e)
+	e.Kind = k[e.Code]
+}
+
 // An insufficient balance answer through the client is resumable with the
 // same key.
 func TestInsufficientBalanceResumable(t *testing.T) {
 	rec := &recorder{statuses: []int{http.StatusPaymentRequired},
 		body: `{"code":402,"message":"余额不足","message_key":"insufficient_balance","data":null}`}
-	c := setup(t, rec)
+	c := setup(t, rec, WithCodec(kindCodec{"insufficient_balance": ErrInsufficientBalance}))
 	_, err := c.Do(t.Context(), postReq(), nil, WithKey(testKey("balance-key-1")))
 	require.ErrorIs(t, err, ErrInsufficientBalance)
 	assert.True(t, IsResumable(err))

@@ -279,10 +279,10 @@ func TestRetryableErrorTLSShapes(t *testing.T) {
 		&tls.CertificateVerificationError{Err: errors.New("x")},
 		fmt.Errorf("dial: %w", errors.New("tls: server selected unsupported protocol version 301")),
 	} {
-		assert.False(t, RetryableError(err), "%T %v", err, err)
+		assert.False(t, retryableError(err), "%T %v", err, err)
 	}
-	assert.True(t, RetryableError(io.ErrUnexpectedEOF))
-	assert.True(t, RetryableError(&net.OpError{Op: "read", Err: errors.New("connection reset by peer")}))
+	assert.True(t, retryableError(io.ErrUnexpectedEOF))
+	assert.True(t, retryableError(&net.OpError{Op: "read", Err: errors.New("connection reset by peer")}))
 }
 
 type fakeAlert string

@@ -102,13 +102,6 @@ func (e JournalEntry) NotExecuted() bool {
 	return e.State == JournalFailed && e.ErrorKind == KindName(ErrNotExecuted)
 }
 
-// PendingQuery selects pending entries. Zero fields select everything.
-type PendingQuery struct {
-	Scope  string    // only this scope, "" for all
-	Before time.Time // only entries last updated before this, zero for all
-	Limit  int       // at most this many, 0 for no limit
-}
-
 // JournalReserveLease is how long Reserve leases an entry it creates to
 // the entry's LeaseOwner, on the journal's clock, when the entry gives no
 // Lease; Settle's lease too.
@@ -139,16 +132,9 @@ type AttemptRequest struct {
 	Lease            time.Duration // the lease is renewed to now + Lease, > 0
 }
 
-// ClaimRequest asks for pending entries leased to Owner for Lease: only
-// entries whose lease is free or expired are claimed.
-type ClaimRequest struct {
-	Scope string        // only this scope, "" for all
-	Owner string        // the claiming worker, non-empty
-	Lease time.Duration // lease length, > 0
-	Limit int           // at most this many, 0 for no limit
-}
-
-// Journal stores journal entries durably. Implementations: journal.NewMemory
+// Journal stores journal entries durably: what Client.Do and Client.Settle
+// need of one. The journal package's Store adds what a recovery worker
+// needs (listing, claiming and purging entries). Implementations: journal.NewMemory
 // (tests), sqlitejournal (embedded, several processes on one file) and
 // pgjournal (a fleet sharing one PostgreSQL database). All are safe for
 // concurrent use. Times a caller leaves zero (CreatedAt, UpdatedAt) and
@@ -192,16 +178,6 @@ type Journal interface {
 	// Get returns the entry of (scope, reference), or ErrJournalNotFound
 	// (wrapped) when absent.
 	Get(ctx context.Context, scope, reference string) (JournalEntry, error)
-	// Pending lists pending entries, oldest first.
-	Pending(ctx context.Context, q PendingQuery) ([]JournalEntry, error)
-	// Claim leases pending entries whose lease is free or expired to
-	// c.Owner until now+c.Lease, raising each one's fence by one, and
-	// returns them, oldest first. A run given WithLeaseOwner(c.Owner)
-	// takes a claimed entry.
-	Claim(ctx context.Context, c ClaimRequest) ([]JournalEntry, error)
-	// Purge deletes settled entries last updated before settledBefore and
-	// returns how many it deleted. Pending entries are never purged.
-	Purge(ctx context.Context, settledBefore time.Time) (int64, error)
 }
 
 // Journal errors returned by Journal implementations (wrapped).
@@ -401,7 +377,7 @@ func (op *operation) fromJournal(e JournalEntry, out any) (Meta, error) {
 // again, so what the codec attached to the first error (an A55 charge
 // declined, for a55.ChargeFromError) is there too.
 func (op *operation) storedError(e JournalEntry, out any) *APIError {
-	kind := KindByName(e.ErrorKind)
+	kind := kindByName(e.ErrorKind)
 	if kind == nil {
 		kind = ErrServer
 	}

@@ -103,7 +103,7 @@ func TestRunTakenOverSendsNothingMore(t *testing.T) {
 	s := newStub(t, func(n int, w http.ResponseWriter, _ *http.Request) {
 		if n == 1 {
 			clk.Advance(time.Hour) // the run stalls past its lease
-			got, err := j.Claim(context.Background(), payonce.ClaimRequest{Owner: "worker-2", Lease: time.Hour})
+			got, err := j.Claim(context.Background(), journal.ClaimRequest{Owner: "worker-2", Lease: time.Hour})
 			if err != nil || len(got) != 1 {
 				panic("claim failed")
 			}
@@ -129,7 +129,7 @@ func TestStaleRunCannotRecordAFailure(t *testing.T) {
 	s := newStub(t, func(n int, w http.ResponseWriter, _ *http.Request) {
 		if n == 1 {
 			clk.Advance(time.Hour) // the run stalls past its lease
-			if _, err := j.Claim(context.Background(), payonce.ClaimRequest{Owner: "worker-2", Lease: time.Hour}); err != nil {
+			if _, err := j.Claim(context.Background(), journal.ClaimRequest{Owner: "worker-2", Lease: time.Hour}); err != nil {
 				panic(err)
 			}
 		}

@@ -146,7 +146,7 @@ func TestHostileStoredKeysSendNothing(t *testing.T) {
 		}
 	}
 	assert.Zero(t, s.calls.Load(), "nothing sent")
-	pending, err := c.Journal().Pending(t.Context(), payonce.PendingQuery{})
+	pending, err := c.Journal().(journal.Store).Pending(t.Context(), journal.PendingQuery{})
 	require.NoError(t, err)
 	assert.Empty(t, pending, "nothing recorded")
 }

@@ -342,15 +342,15 @@ func Route(path string) string { return routeOf(path, false) }
 
 // MaxRoutes is how many distinct routes one Client reports for paths it
 // derives a route from (Request.Route empty), and again for the routes
-// callers give: past it, or for a route longer than MaxRouteLen bytes,
+// callers give: past it, or for a route longer than maxRouteLen bytes,
 // an operation's route is RouteOverflow. Paths built from words a
 // caller does not control (a forwarded path, a lowercase slug used as an
 // ID) thus cannot grow an observer's memory or a metric's cardinality.
 const MaxRoutes = 256
 
-// MaxRouteLen is the longest route a Client reports; a longer one is
+// maxRouteLen is the longest route a Client reports; a longer one is
 // RouteOverflow.
-const MaxRouteLen = 256
+const maxRouteLen = 256
 
 // RouteOverflow is the route of an operation whose own route did not fit
 // the client's route table (see MaxRoutes). It never starts with '/', so
@@ -477,7 +477,7 @@ type routeEntry struct {
 // admit returns route when the table holds it or has room for it, else
 // RouteOverflow.
 func (t *routeTable) admit(route string, given bool) string {
-	if len(route) > MaxRouteLen {
+	if len(route) > maxRouteLen {
 		return RouteOverflow
 	}
 	k := routeEntry{route, given}

@@ -120,7 +120,7 @@ func TestClientDefaults(t *testing.T) {
 	require.NoError(t, err)
 	_, err = c.Do(context.Background(), postReq(), nil)
 	require.NoError(t, err)
-	assert.Equal(t, UserAgent, ua.Load())
+	assert.Equal(t, defaultUserAgent, ua.Load())
 	assert.False(t, c.Logger().Enabled(context.Background(), slog.LevelError), "silent by default")
 	assert.Equal(t, 60*time.Second, c.HTTPClient().Timeout)
 	tr := c.HTTPClient().Transport.(*http.Transport)

@@ -261,17 +261,17 @@ func TestRetryAfterHonouredAndCapped(t *testing.T) {
 
 func TestParseRetryAfter(t *testing.T) {
 	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
-	d, ok := ParseRetryAfter("7", now)
+	d, ok := parseRetryAfter("7", now)
 	assert.True(t, ok)
 	assert.Equal(t, 7*time.Second, d)
-	d, ok = ParseRetryAfter(now.Add(90*time.Second).Format(http.TimeFormat), now)
+	d, ok = parseRetryAfter(now.Add(90*time.Second).Format(http.TimeFormat), now)
 	assert.True(t, ok)
 	assert.Equal(t, 90*time.Second, d)
-	d, ok = ParseRetryAfter(now.Add(-time.Hour).Format(http.TimeFormat), now)
+	d, ok = parseRetryAfter(now.Add(-time.Hour).Format(http.TimeFormat), now)
 	assert.True(t, ok)
 	assert.Zero(t, d)
 	for _, v := range []string{"", "-1", "soon"} {
-		_, ok = ParseRetryAfter(v, now)
+		_, ok = parseRetryAfter(v, now)
 		assert.False(t, ok, v)
 	}
 }
@@ -480,11 +480,11 @@ func TestNoKeyMeansNoRetry(t *testing.T) {
 }
 
 func TestRetryableError(t *testing.T) {
-	assert.False(t, RetryableError(nil))
-	assert.False(t, RetryableError(context.Canceled))
-	assert.False(t, RetryableError(&stopError{err: ErrKeyExpired}))
-	assert.True(t, RetryableError(io.ErrUnexpectedEOF))
-	assert.True(t, RetryableError(&net.OpError{Op: "dial", Err: fmt.Errorf("connection refused")}))
+	assert.False(t, retryableError(nil))
+	assert.False(t, retryableError(context.Canceled))
+	assert.False(t, retryableError(&stopError{err: ErrKeyExpired}))
+	assert.True(t, retryableError(io.ErrUnexpectedEOF))
+	assert.True(t, retryableError(&net.OpError{Op: "dial", Err: fmt.Errorf("connection refused")}))
 	assert.True(t, strings.Contains(fmt.Sprint(ErrRetriesExhausted), "retries"))
 }
 

@@ -28,20 +28,20 @@ import (
 // storage, as another process would open it.
 type backend struct {
 	name string
-	open func(t *testing.T) (payonce.Journal, func(t *testing.T) payonce.Journal)
+	open func(t *testing.T) (journal.Store, func(t *testing.T) journal.Store)
 	// dump returns every column of every row of j, as text.
-	dump func(t *testing.T, j payonce.Journal) string
+	dump func(t *testing.T, j journal.Store) string
 }
 
 func backends(t *testing.T) []backend {
 	bs := []backend{
-		{"memory", func(t *testing.T) (payonce.Journal, func(t *testing.T) payonce.Journal) {
-			m := &rowRecorder{Journal: journal.NewMemory()}
-			return m, func(*testing.T) payonce.Journal { return m }
+		{"memory", func(t *testing.T) (journal.Store, func(t *testing.T) journal.Store) {
+			m := &rowRecorder{Store: journal.NewMemory()}
+			return m, func(*testing.T) journal.Store { return m }
 		}, dumpMemory},
-		{"sqlite", func(t *testing.T) (payonce.Journal, func(t *testing.T) payonce.Journal) {
+		{"sqlite", func(t *testing.T) (journal.Store, func(t *testing.T) journal.Store) {
 			path := filepath.Join(t.TempDir(), "journal.db")
-			open := func(t *testing.T) payonce.Journal {
+			open := func(t *testing.T) journal.Store {
 				j, err := sqlitejournal.Open(t.Context(), path)
 				require.NoError(t, err)
 				t.Cleanup(func() { _ = j.Close() })
@@ -51,7 +51,7 @@ func backends(t *testing.T) []backend {
 		}, dumpSQLite},
 	}
 	if url := os.Getenv("PAYONCE_POSTGRES_URL"); url != "" {
-		bs = append(bs, backend{"postgres", func(t *testing.T) (payonce.Journal, func(t *testing.T) payonce.Journal) {
+		bs = append(bs, backend{"postgres", func(t *testing.T) (journal.Store, func(t *testing.T) journal.Store) {
 			pool, err := pgxpool.New(t.Context(), url)
 			require.NoError(t, err)
 			t.Cleanup(pool.Close)
@@ -59,7 +59,7 @@ func backends(t *testing.T) []backend {
 			t.Cleanup(func() {
 				_, _ = pool.Exec(context.Background(), "DROP SCHEMA IF EXISTS "+pgx.Identifier{schema}.Sanitize()+" CASCADE")
 			})
-			open := func(t *testing.T) payonce.Journal {
+			open := func(t *testing.T) journal.Store {
 				j, err := pgjournal.Open(t.Context(), url, pgjournal.WithSchema(schema))
 				require.NoError(t, err)
 				t.Cleanup(j.Close)
@@ -73,7 +73,7 @@ func backends(t *testing.T) []backend {
 	return bs
 }
 
-func a55Client(t *testing.T, srv *a55test.Server, j payonce.Journal, extra ...payonce.Option) *a55.Client {
+func a55Client(t *testing.T, srv *a55test.Server, j journal.Store, extra ...payonce.Option) *a55.Client {
 	t.Helper()
 	opts := []payonce.Option{payonce.WithRetryPolicy(payonce.FastRetryPolicy()), payonce.WithClock(srv.Clock().Now)}
 	if j != nil {
@@ -84,7 +84,7 @@ func a55Client(t *testing.T, srv *a55test.Server, j payonce.Journal, extra ...pa
 	return c
 }
 
-func coinepayClient(t *testing.T, srv *coinepaytest.Server, j payonce.Journal) *coinepay.Client {
+func coinepayClient(t *testing.T, srv *coinepaytest.Server, j journal.Store) *coinepay.Client {
 	t.Helper()
 	opts := []payonce.Option{payonce.WithRetryPolicy(payonce.FastRetryPolicy()), payonce.WithClock(srv.Clock().Now),
 		payonce.WithSigner(srv.Signer())}
@@ -191,7 +191,7 @@ func TestStoredKeyFromAnotherProcessKeepsTheGuard(t *testing.T) {
 // failOnce fails the next Update: the process "dies" after the server
 // executed and before the journal recorded the outcome.
 type failOnce struct {
-	payonce.Journal
+	journal.Store
 	fail bool
 }
 
@@ -200,7 +200,7 @@ func (f *failOnce) Update(ctx context.Context, e payonce.JournalEntry) error {
 		f.fail = false
 		return errors.New("process died")
 	}
-	return f.Journal.Update(ctx, e)
+	return f.Store.Update(ctx, e)
 }
 
 // Crash between send and answer: the charge committed but neither the
@@ -222,7 +222,7 @@ func TestCrashBetweenSendAndAnswerChargesOnce(t *testing.T) {
 
 			// The second run executes (replay) but dies before recording;
 			// its lease has run out when the next run comes.
-			f := &failOnce{Journal: reopen(t), fail: true}
+			f := &failOnce{Store: reopen(t), fail: true}
 			_, err = a55Client(t, srv, f, payonce.WithJournalLease(time.Microsecond)).Charges.Create(t.Context(), chargeRequest("4111111111111111"), payonce.WithReference("order-7"))
 			require.ErrorIs(t, err, payonce.ErrJournal)
 
@@ -284,7 +284,7 @@ func TestSameReferenceOtherBodyDeclinedAndOutcomeUnknown(t *testing.T) {
 			assert.Equal(t, payonce.JournalPending, entry.State)
 
 			// Recovery lists it.
-			pending, err := j.Pending(ctx, payonce.PendingQuery{Scope: "a55:" + srv.ClientID() + "@" + srv.URL})
+			pending, err := j.Pending(ctx, journal.PendingQuery{Scope: "a55:" + srv.ClientID() + "@" + srv.URL})
 			require.NoError(t, err)
 			require.Len(t, pending, 1)
 			assert.Equal(t, "order-3", pending[0].Reference)
@@ -301,7 +301,7 @@ func TestReserveTxThenDoUsesTheReservedKey(t *testing.T) {
 		return payonce.JournalEntry{Scope: scope, Reference: ref, Operation: "charges.create", Method: "POST", Path: a55.PathCharges,
 			Key: "reserved-key-" + ref, KeyCreated: srv.Clock().Now()}
 	}
-	check := func(t *testing.T, j payonce.Journal, ref string) {
+	check := func(t *testing.T, j journal.Store, ref string) {
 		ch, err := a55Client(t, srv, j).Charges.Create(t.Context(), chargeRequest("4111111111111111"), payonce.WithReference(ref))
 		require.NoError(t, err)
 		assert.Equal(t, "reserved-key-"+ref, ch.Meta.Key.ID())
@@ -367,9 +367,9 @@ func TestWorkersClaimAndResumePendingEntriesOnce(t *testing.T) {
 			}
 			require.Equal(t, 3, srv.Ledger().Len())
 
-			w1, err := j.Claim(t.Context(), payonce.ClaimRequest{Owner: "worker-1", Lease: time.Minute, Limit: 2})
+			w1, err := j.Claim(t.Context(), journal.ClaimRequest{Owner: "worker-1", Lease: time.Minute, Limit: 2})
 			require.NoError(t, err)
-			w2, err := reopen(t).Claim(t.Context(), payonce.ClaimRequest{Owner: "worker-2", Lease: time.Minute})
+			w2, err := reopen(t).Claim(t.Context(), journal.ClaimRequest{Owner: "worker-2", Lease: time.Minute})
 			require.NoError(t, err)
 			require.Len(t, w1, 2)
 			require.Len(t, w2, 1)
@@ -380,7 +380,7 @@ func TestWorkersClaimAndResumePendingEntriesOnce(t *testing.T) {
 			// also (wrongly) resumes one of worker 1's: worker 1's lease
 			// refuses it (nothing sent), or worker 1 has finished and the
 			// journal answers. Either way one execution.
-			resume := func(j payonce.Journal, ref, owner string) error {
+			resume := func(j journal.Store, ref, owner string) error {
 				_, err := a55Client(t, srv, j).Charges.Create(context.Background(), chargeRequest("4111111111111111"),
 					payonce.WithReference(ref), payonce.WithLeaseOwner(owner))
 				return err
@@ -399,7 +399,7 @@ func TestWorkersClaimAndResumePendingEntriesOnce(t *testing.T) {
 				require.NoError(t, <-errs)
 			}
 			assert.Equal(t, 3, srv.Ledger().Len(), "three orders, three charges")
-			pending, err := j.Pending(t.Context(), payonce.PendingQuery{})
+			pending, err := j.Pending(t.Context(), journal.PendingQuery{})
 			require.NoError(t, err)
 			assert.Empty(t, pending)
 		})
@@ -445,7 +445,7 @@ func TestReserveTxWithoutFingerprintBindsTheFirstBody(t *testing.T) {
 		r.Amount = payonce.MustParseAmount(amount)
 		return r
 	}
-	check := func(t *testing.T, j payonce.Journal, ref string) {
+	check := func(t *testing.T, j journal.Store, ref string) {
 		c := a55Client(t, srv, j)
 		first, err := c.Charges.Create(t.Context(), charge("10.00"), payonce.WithReference(ref))
 		require.NoError(t, err)
@@ -502,7 +502,7 @@ func TestReserveTxWithoutFingerprintBindsTheFirstBody(t *testing.T) {
 // skewedJournal is a journal whose clock (Now) runs offset from the
 // machine's, as a PostgreSQL server's does from a worker's.
 type skewedJournal struct {
-	payonce.Journal
+	journal.Store
 	offset time.Duration
 }
 
@@ -516,9 +516,9 @@ func (s skewedJournal) Now(context.Context) (time.Time, error) {
 // refused as created in the future nor as past its window.
 func TestFreshKeyOnASkewedWorkerIsSentOnce(t *testing.T) {
 	for _, skew := range []time.Duration{5 * time.Minute, -30 * time.Hour} {
-		cases := []backend{{name: "memory-clock", open: func(t *testing.T) (payonce.Journal, func(t *testing.T) payonce.Journal) {
+		cases := []backend{{name: "memory-clock", open: func(t *testing.T) (journal.Store, func(t *testing.T) journal.Store) {
 			j := skewedJournal{journal.NewMemory(), 0}
-			return j, func(*testing.T) payonce.Journal { return j }
+			return j, func(*testing.T) journal.Store { return j }
 		}}}
 		for _, b := range backends(t) {
 			if b.name == "postgres" {

@@ -224,7 +224,7 @@ func TestReferenceThatIsNotUTF8IsInvalidInput(t *testing.T) {
 			require.ErrorIs(t, err, payonce.ErrInvalidRequest)
 			assert.NotErrorIs(t, err, payonce.ErrJournal)
 			assert.Empty(t, srv.Requests(), "nothing sent")
-			pending, err := j.Pending(t.Context(), payonce.PendingQuery{})
+			pending, err := j.Pending(t.Context(), journal.PendingQuery{})
 			require.NoError(t, err)
 			assert.Empty(t, pending)
 		})

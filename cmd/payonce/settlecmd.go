@@ -14,6 +14,7 @@ import (
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/a55"
 	"github.com/payonce/payonce/coinepay"
+	"github.com/payonce/payonce/journal"
 )
 
 // maxResultBytes bounds a -result file.
@@ -199,7 +200,7 @@ func readResult(name string, d deps) ([]byte, error) {
 
 // byHand records st through Client.Settle on a client of the entry's
 // scope (it sends nothing to any provider).
-func byHand(ctx context.Context, j payonce.Journal, e payonce.JournalEntry, st payonce.Settlement) (settleResult, error) {
+func byHand(ctx context.Context, j journal.Store, e payonce.JournalEntry, st payonce.Settlement) (settleResult, error) {
 	core, err := payonce.NewClient(payonce.WithJournal(j), payonce.WithScope(e.Scope),
 		// Settle sends nothing: the base URL is never dialled.
 		payonce.WithBaseURL("https://settle-by-hand.invalid"))
@@ -226,7 +227,7 @@ var errScopeMismatch = errors.New("the credentials' scope is not the entry's")
 
 // lookup settles e by looking it up at its provider with a client built
 // from the environment, whose scope must be the entry's.
-func lookup(ctx context.Context, j payonce.Journal, e payonce.JournalEntry, f settleFlags, getenv func(string) string, d deps) (settleResult, error) {
+func lookup(ctx context.Context, j journal.Store, e payonce.JournalEntry, f settleFlags, getenv func(string) string, d deps) (settleResult, error) {
 	checkScope := func(core *payonce.Client) error {
 		if core.Scope() != e.Scope {
 			return fmt.Errorf("settle %q: %w: the environment's credentials record under %q, the entry is under %q (set %s if the application named its scope)",
