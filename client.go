@@ -47,7 +47,6 @@ type Client struct {
 	observer      Observer              // WithObserver (observer.go); nil: no hooks
 	routes        *routeTable           // the routes the client derived, bounded
 	refs          routeTable            // the reference templates observers saw, bounded
-	keys          *keyMemory            // first uses of keys given without a creation time
 	jclock        *journalClock         // the journal's clock, as last read
 	journalLease  time.Duration         // WithJournalLease; 0: from the policy
 	leaseOwner    string                // the journal lease owner of the client's runs
@@ -238,7 +237,6 @@ func NewClient(opts ...Option) (*Client, error) {
 		userAgent:  defaultUserAgent,
 		now:        time.Now,
 		routes:     &routeTable{},
-		keys:       newKeyMemory(MaxRememberedKeys),
 		jclock:     &journalClock{},
 		leaseOwner: "client:" + uuid.NewString(),
 		held:       &heldEntries{},

@@ -12,6 +12,7 @@ import (
 
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/internal/errortext"
+	"github.com/payonce/payonce/internal/keytest"
 	"github.com/payonce/payonce/journal"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -56,7 +57,7 @@ func TestEveryErrorPathSaysEachThingOnce(t *testing.T) {
 	}{
 		{"key expired before sending", payonce.ErrKeyExpired, func(t *testing.T) error {
 			c, clk := client(t, okCharge)
-			return do(c, t.Context(), payonce.WithKeyCreated(clk.Now().Add(-24*time.Hour)))
+			return do(c, t.Context(), payonce.WithKey(keytest.Key(t, "order-expired-key-0001", clk.Now().Add(-24*time.Hour))))
 		}},
 		{"key expired between attempts", payonce.ErrKeyExpired, func(t *testing.T) error {
 			var clk *clock
@@ -142,7 +143,7 @@ func TestEveryErrorPathSaysEachThingOnce(t *testing.T) {
 		}},
 		{"key rules", payonce.ErrKeyTooShort, func(t *testing.T) error {
 			c, _ := client(t, okCharge)
-			return do(c, t.Context(), payonce.WithIdempotencyKey("k-12345"))
+			return do(c, t.Context(), payonce.WithKey(keytest.Key(t, "k-12345", newClock().Now())))
 		}},
 		{"journal reserve failure", payonce.ErrJournal, func(t *testing.T) error {
 			c, _ := client(t, okCharge, payonce.WithJournal(&failing{Memory: journal.NewMemory(), reserveErr: errors.New("disk full")}))
@@ -184,9 +185,10 @@ func TestEveryErrorPathSaysEachThingOnce(t *testing.T) {
 			c, _ := client(t, okCharge)
 			return do(c, t.Context(), payonce.WithCallRetryPolicy(payonce.RetryPolicy{}))
 		}},
-		{"bad resume token", payonce.ErrInvalidRequest, func(t *testing.T) error {
+		{"zero key", payonce.ErrKeyRequired, func(t *testing.T) error {
 			c, _ := client(t, okCharge)
-			return do(c, t.Context(), payonce.WithResumeToken("not-a-token"))
+			k, _ := payonce.ParseKey("not-a-key")
+			return do(c, t.Context(), payonce.WithKey(k))
 		}},
 		{"server error answer", payonce.ErrInvalidRequest, func(t *testing.T) error {
 			c, _ := client(t, func(_ int, w http.ResponseWriter, _ *http.Request) {
@@ -206,8 +208,8 @@ func TestEveryErrorPathSaysEachThingOnce(t *testing.T) {
 				assert.ErrorIs(t, err, tc.kind, "%v", err)
 			}
 			assert.Empty(t, repeatedPhrase(err.Error()), "%s", err.Error())
-			if ae.Key != "" {
-				assert.Equal(t, 1, strings.Count(err.Error(), ae.Key), "the key is named once: %s", err.Error())
+			if !ae.Key.IsZero() {
+				assert.Equal(t, 1, strings.Count(err.Error(), ae.Key.ID()), "the key is named once: %s", err.Error())
 			}
 		})
 	}

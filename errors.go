@@ -89,9 +89,8 @@ var (
 	// ErrJournal: the journal failed (see JournalWriteError for a failure
 	// after the operation ran).
 	ErrJournal = errors.New("journal error")
-	// ErrKeyCreatedInFuture: the key's creation time (a resume token,
-	// WithKeyCreated, a journal entry) lies more than KeyClockTolerance
-	// ahead of the clock the age is measured on: its age is unknown, so
+	// ErrKeyCreatedInFuture: the key's creation time (a Key, a journal
+	// entry) lies more than KeyClockTolerance ahead of the clock the age is measured on: its age is unknown, so
 	// nothing is sent. Final for the key.
 	ErrKeyCreatedInFuture = errors.New("idempotency key creation time is in the future")
 	// ErrNotExecuted: the journal records that the provider never
@@ -106,7 +105,7 @@ var (
 // APIError is the one error type every payonce operation returns. It
 // describes the failure (the server's answer, or the client-side reason when
 // StatusCode is 0) and always carries the operation's idempotency key: store
-// Key and resume the same operation later with ResumeContext or WithKey.
+// Key and resume the same operation later with WithKey (KeyOf).
 //
 // errors.Is(err, Kind) reports the kind; errors.Is and errors.As also reach
 // Err, the underlying cause (a transport error, a *ValidationError, or the
@@ -120,8 +119,7 @@ type APIError struct {
 	Code       string        // provider code: a Coinepay message_key or an A55 error code
 	Message    string        // provider message, UTF-8 as sent (may be Chinese), redacted
 	RequestID  string        // provider request ID when one was given
-	Key        string        // the operation's Idempotency-Key ("" for GETs)
-	KeyCreated time.Time     // when the operation's key was first used
+	Key        Key           // the operation's key and its creation time (the zero Key for GETs)
 	Replayed   bool          // the answer was a replay of a stored response
 	Attempts   int           // attempts sent
 	RetryAfter time.Duration // the server's Retry-After, when it sent one
@@ -162,7 +160,7 @@ func (e *APIError) Error() string {
 		b.WriteString(e.Method + " " + e.Path + ": ")
 	}
 	b.WriteString(e.summary())
-	if e.Key == "" {
+	if e.Key.IsZero() {
 		if e.Attempts > 0 {
 			fmt.Fprintf(&b, " [%d attempt(s)]", e.Attempts)
 		}
@@ -170,7 +168,7 @@ func (e *APIError) Error() string {
 	}
 	// The key is the client's own, never a server's text: it stays
 	// readable whatever digits it holds (a date, an order number).
-	s := e.redactor().ServerText(b.String()) + " [idempotency key " + printableKey(e.Key)
+	s := e.redactor().ServerText(b.String()) + " [idempotency key " + printableKey(e.Key.ID())
 	if e.Attempts > 0 {
 		s += fmt.Sprintf(", %d attempt(s)", e.Attempts)
 	}
@@ -355,25 +353,10 @@ func redirectMayHaveRun(e *APIError) bool {
 // for a key past its window, and for conflicts, validation errors,
 // declined or failed charges and refused credentials.
 func (e *APIError) Resumable() bool {
-	if e.Key == "" || errors.Is(e, ErrKeyExpired) {
+	if e.Key.IsZero() || errors.Is(e, ErrKeyExpired) {
 		return false
 	}
 	return e.Temporary() || errors.Is(e, ErrInsufficientBalance)
-}
-
-// KeyOf returns the idempotency key of the operation that returned err, or ""
-// when err carries none: to log it or to look the operation up. It
-// loses the key's age: to resume the operation in this process use
-// ResumeContext(ctx, err); to resume it later or in another process store
-// ResumeTokenOf(err) and pass WithResumeToken. A bare key passed again
-// with WithIdempotencyKey counts as new, so the 24 h guard (ErrKeyExpired)
-// could let a key the server has forgotten go out and run a second time.
-func KeyOf(err error) string {
-	var e *APIError
-	if errors.As(err, &e) {
-		return e.Key
-	}
-	return ""
 }
 
 // IsTemporary reports whether err is an *APIError whose failure may pass
@@ -387,17 +370,18 @@ func IsTemporary(err error) bool {
 }
 
 // IsResumable reports whether err is an *APIError whose operation, run
-// again later with the same key (ResumeContext, WithResumeToken), may succeed
+// again later with the same key (WithKey(KeyOf(err))), may succeed
 // (APIError.Resumable). A job queue can rely on it alone: retry the job
 // when it is true, give up when it is false. Unlike IsTemporary it is
 // true for ErrInsufficientBalance (a top-up makes the same key succeed)
 // and false for an operation that had no key.
 //
 //	if payonce.IsResumable(err) {
-//		job.Token = payonce.ResumeTokenOf(err) // the key and its age
+//		job.Key, _ = payonce.KeyOf(err).MarshalText() // the key and its age
 //	}
 //	// later, in any process:
-//	client.Charges.Create(ctx, sameRequest, payonce.WithResumeToken(job.Token))
+//	key, err := payonce.ParseKey(string(job.Key))
+//	client.Charges.Create(ctx, sameRequest, payonce.WithKey(key))
 func IsResumable(err error) bool {
 	var e *APIError
 	return errors.As(err, &e) && e.Resumable()

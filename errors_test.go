@@ -50,11 +50,11 @@ func TestRateLimitedCarriesRetryAfter(t *testing.T) {
 
 func TestAPIErrorFormat(t *testing.T) {
 	e := &APIError{Provider: "coinepay", Operation: "cards.apply", StatusCode: 409, Code: "openapi_idempotency_key_conflict",
-		Message: "Idempotency-Key 冲突", Key: "k-1", Attempts: 2, Kind: ErrIdempotencyConflict}
+		Message: "Idempotency-Key 冲突", Key: testKey("k-1"), Attempts: 2, Kind: ErrIdempotencyConflict}
 	assert.Equal(t, "payonce: coinepay cards.apply: idempotency key reused with a different payload (HTTP 409 openapi_idempotency_key_conflict): Idempotency-Key 冲突 [idempotency key k-1, 2 attempt(s)]", e.Error())
 	wrapped := fmt.Errorf("job 9: %w", e)
 	assert.ErrorIs(t, wrapped, ErrIdempotencyConflict)
-	assert.Equal(t, "k-1", KeyOf(wrapped))
+	assert.Equal(t, "k-1", KeyOf(wrapped).ID())
 	assert.False(t, IsTemporary(wrapped))
 	cause := errors.New("dial tcp: connection refused")
 	e2 := &APIError{Kind: ErrRetriesExhausted, Err: cause, Method: "POST", Path: "/x"}
@@ -109,7 +109,7 @@ func TestJournalKindsResumable(t *testing.T) {
 		ErrJournal: true, ErrJournalLeased: true, ErrJournalFenced: true,
 		ErrOutcomeUnknown: false, ErrNotExecuted: false, ErrSettledFailed: false, ErrKeyCreatedInFuture: false,
 	} {
-		e := &APIError{Kind: kind, Key: "k-0000000000000001"}
+		e := &APIError{Kind: kind, Key: testKey("k-0000000000000001")}
 		assert.Equal(t, want, e.Temporary(), kind.Error())
 		assert.Equal(t, want, e.Resumable(), kind.Error())
 		assert.Equal(t, kind, kindByName(KindName(kind)), "every kind has a stable name")

@@ -30,6 +30,15 @@ const (
 // context ended.
 const journalWriteTimeout = 10 * time.Second
 
+// IdempotencyKey is the entry's key with its creation time (the zero Key
+// for an entry without one).
+func (e JournalEntry) IdempotencyKey() Key {
+	if e.Key == "" {
+		return Key{}
+	}
+	return Key{id: e.Key, created: keyTime(e.KeyCreated)}
+}
+
 // MaxReferenceLen is the longest reference WithReference accepts, in bytes.
 const MaxReferenceLen = 255
 

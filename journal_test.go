@@ -16,6 +16,7 @@ import (
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/a55"
 	"github.com/payonce/payonce/coinepay"
+	"github.com/payonce/payonce/internal/keytest"
 	"github.com/payonce/payonce/journal"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -174,7 +175,7 @@ func TestJournalSucceededAnswersFromTheJournal(t *testing.T) {
 	assert.Equal(t, int32(1), s.calls.Load(), "nothing sent")
 	assert.True(t, m2.FromJournal)
 	assert.Equal(t, m1.Key, m2.Key)
-	assert.True(t, m1.KeyCreated.Equal(m2.KeyCreated))
+	assert.True(t, m1.Key.Created().Equal(m2.Key.Created()))
 	assert.Equal(t, 0, m2.Attempts)
 	assert.Equal(t, "req-1", m2.RequestID)
 	assert.Equal(t, first, again)
@@ -208,7 +209,7 @@ func TestJournalFailedReturnsTheSameTypedError(t *testing.T) {
 	assert.Equal(t, a1.Code, a2.Code)
 	assert.Equal(t, a1.StatusCode, a2.StatusCode)
 	assert.Equal(t, a1.Key, a2.Key)
-	assert.True(t, a1.KeyCreated.Equal(a2.KeyCreated))
+	assert.True(t, a1.Key.Created().Equal(a2.Key.Created()))
 	assert.ErrorIs(t, err2, payonce.ErrJournalRecorded)
 	assert.False(t, payonce.IsTemporary(err2))
 	assert.Equal(t, "order-2", meta.Reference)
@@ -252,7 +253,7 @@ func TestJournalTemporaryFailureStaysPendingAndResumesWithTheKey(t *testing.T) {
 			var out chargeOut
 			meta, err := c2.Do(t.Context(), chargeReq("10.00"), &out, payonce.WithReference("job-1"))
 			require.NoError(t, err)
-			assert.Equal(t, e.Key, meta.Key)
+			assert.Equal(t, e.Key, meta.Key.ID())
 			for _, k := range s.sentKeys() {
 				assert.Equal(t, e.Key, k, "every attempt of every run sends the same key")
 			}
@@ -280,7 +281,7 @@ func TestJournalPendingPastTheGuardIsOutcomeUnknown(t *testing.T) {
 	entry, ok := payonce.JournalEntryOf(err)
 	require.True(t, ok)
 	assert.Equal(t, "order-3", entry.Reference)
-	assert.Equal(t, payonce.KeyOf(err), entry.Key)
+	assert.Equal(t, payonce.KeyOf(err).ID(), entry.Key)
 	assert.False(t, payonce.IsTemporary(err))
 	assert.NotContains(t, err.Error(), "10.00")
 }
@@ -331,7 +332,7 @@ func TestJournalRecordsNothingForRefusedInput(t *testing.T) {
 	}
 	_, err := c.Do(t.Context(), req, nil, payonce.WithReference("order-6"))
 	require.ErrorIs(t, err, payonce.ErrInvalidCard)
-	_, err = c.Do(t.Context(), chargeReq("1.00"), nil, payonce.WithReference("order-7"), payonce.WithIdempotencyKey("short"))
+	_, err = c.Do(t.Context(), chargeReq("1.00"), nil, payonce.WithReference("order-7"), payonce.WithKey(keytest.Key(t, "short", newClock().Now())))
 	require.ErrorIs(t, err, payonce.ErrKeyTooShort)
 	for _, ref := range []string{"order-6", "order-7"} {
 		_, err := j.Get(t.Context(), "a55:client-1", ref)
@@ -366,7 +367,7 @@ func TestJournalReserveFailureSendsNothing(t *testing.T) {
 	c := journalClient(t, s, j, newClock())
 	_, err := c.Do(t.Context(), chargeReq("1.00"), nil, payonce.WithReference("order-8"))
 	require.ErrorIs(t, err, payonce.ErrJournal)
-	assert.NotEmpty(t, payonce.KeyOf(err))
+	assert.NotEmpty(t, payonce.KeyOf(err).ID())
 	assert.True(t, payonce.IsTemporary(err), "nothing was sent: call again")
 	assert.Zero(t, s.calls.Load())
 }
@@ -399,7 +400,7 @@ func TestJournalUpdateFailureAfterTheOperationRan(t *testing.T) {
 	assert.True(t, payonce.IsTemporary(err), "call again with the reference")
 	assert.Equal(t, meta.Key, payonce.KeyOf(err))
 	assert.Equal(t, "ch_1", out.ID, "the result was decoded")
-	assert.NotEmpty(t, payonce.ResumeTokenOf(err))
+	assert.False(t, payonce.KeyOf(err).Created().IsZero(), "the key carries its age")
 
 	e, gerr := j.Get(t.Context(), "a55:client-1", "order-9")
 	require.NoError(t, gerr)

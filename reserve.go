@@ -28,15 +28,8 @@ func (op *operation) reserve(out any) (m Meta, done bool, err error) {
 	now := c.now()
 	if own {
 		now = jnow
-		switch {
-		case op.createdNow:
+		if op.createdNow {
 			op.created = jnow // a key made now: its age on the journal's clock
-		case op.opts.origin == keyAgeBare:
-			// The client's memory measured the key's age on the client's
-			// clock: the same age on the journal's, so that a worker's
-			// skew neither makes a new key look old nor one from the
-			// future.
-			op.created = jnow.Add(-max(c.now().Sub(op.created), 0))
 		}
 	}
 	if err := op.checkCreated(now); err != nil {

@@ -8,7 +8,9 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
+	"time"
 
+	"github.com/google/uuid"
 	"github.com/hashicorp/go-retryablehttp"
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/a55"
@@ -90,17 +92,17 @@ func checkBare(b *testing.B, resp *http.Response, err error) {
 }
 
 func (cb *chargeBench) bare(b *testing.B) {
-	key, _ := payonce.NewKey()
+	key, _ := payonce.NewKey(time.Now(), uuid.NewString())
 	req, _ := http.NewRequestWithContext(context.Background(), http.MethodPost, cb.url, bytes.NewReader(cb.bareBody()))
-	cb.setHeaders(req.Header, key)
+	cb.setHeaders(req.Header, key.ID())
 	resp, err := cb.hc.Do(req)
 	checkBare(b, resp, err)
 }
 
 func (cb *chargeBench) retryable(b *testing.B) {
-	key, _ := payonce.NewKey()
+	key, _ := payonce.NewKey(time.Now(), uuid.NewString())
 	req, _ := retryablehttp.NewRequestWithContext(context.Background(), http.MethodPost, cb.url, cb.bareBody())
-	cb.setHeaders(req.Header, key)
+	cb.setHeaders(req.Header, key.ID())
 	resp, err := cb.rc.Do(req)
 	checkBare(b, resp, err)
 }

@@ -69,7 +69,7 @@ type chargeMatcher struct {
 func newChargeMatcher(core *payonce.Client, e payonce.JournalEntry, req *ChargeCreateRequest) (*chargeMatcher, error) {
 	fail := func(kind, cause error) error {
 		return &payonce.APIError{Provider: "a55", Operation: "charges.settle", Method: http.MethodGet, Path: PathChargeList,
-			Kind: kind, Err: cause, Key: e.Key, KeyCreated: e.KeyCreated}
+			Kind: kind, Err: cause, Key: e.IdempotencyKey()}
 	}
 	m := &chargeMatcher{e: e, req: req}
 	if req != nil {

@@ -96,7 +96,7 @@ func (s *ChargesService) SettleCreate(ctx context.Context, reference string, opt
 	core := s.c.core
 	fail := func(e payonce.JournalEntry, kind, cause error) (*ChargeSettlement, error) {
 		return nil, &payonce.APIError{Provider: "a55", Operation: "charges.settle", Method: http.MethodGet, Path: PathChargeList,
-			Kind: kind, Err: cause, Key: e.Key, KeyCreated: e.KeyCreated}
+			Kind: kind, Err: cause, Key: e.IdempotencyKey()}
 	}
 	if core.Journal() == nil {
 		return fail(payonce.JournalEntry{}, payonce.ErrInvalidConfig, errors.New("SettleCreate needs a client with payonce.WithJournal"))

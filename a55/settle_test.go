@@ -45,7 +45,7 @@ func TestSettleCreateFindsTheChargeOfALostAnswer(t *testing.T) {
 	require.NoError(t, srv.AddFault(payoncetest.Rule{Fault: payoncetest.FaultDropAfterCommit, Path: a55test.ChargePath, Count: 1}))
 	_, err := c.Charges.Create(ctx, settleCharge("42.00"), payonce.WithReference("order-1/charge"))
 	require.Error(t, err)
-	key := payonce.KeyOf(err)
+	key := payonce.KeyOf(err).ID()
 	require.Equal(t, 1, srv.Ledger().Count(key), "the charge ran; its answer was lost")
 
 	srv.Clock().Advance(25 * time.Hour)
@@ -85,7 +85,7 @@ func TestSettleCreateFindsTheChargeOfAWrongFailure(t *testing.T) {
 	require.NoError(t, srv.AddFault(payoncetest.Rule{Fault: payoncetest.FaultDropAfterCommit, Path: a55test.ChargePath, Count: 1}))
 	_, err := c.Charges.Create(ctx, settleCharge("49.00"), payonce.WithReference("order-1/charge"))
 	require.Error(t, err)
-	key := payonce.KeyOf(err)
+	key := payonce.KeyOf(err).ID()
 	_, err = c.Core().Settle(ctx, "order-1/charge", payonce.Settlement{Outcome: payonce.SettleNotExecuted, Reason: "a wrong guess"})
 	require.NoError(t, err)
 
@@ -112,13 +112,13 @@ func TestSettleCreateNotFound(t *testing.T) {
 	require.NoError(t, srv.AddFault(payoncetest.Rule{Fault: payoncetest.FaultErrorBeforeCommit, Path: a55test.ChargePath, Count: 1}))
 	_, err := c.Charges.Create(ctx, settleCharge("43.00"), payonce.WithReference("order-1/charge"))
 	require.Error(t, err)
-	key := payonce.KeyOf(err)
+	key := payonce.KeyOf(err).ID()
 	require.Zero(t, srv.Ledger().Len())
 	srv.Clock().Advance(25 * time.Hour)
 
 	_, err = c.Charges.SettleCreate(ctx, "order-1/charge", nil)
 	require.ErrorIs(t, err, payonce.ErrLookupNotFound)
-	assert.Equal(t, key, payonce.KeyOf(err))
+	assert.Equal(t, key, payonce.KeyOf(err).ID())
 	e, gerr := j.Get(ctx, c.Core().Scope(), "order-1/charge")
 	require.NoError(t, gerr)
 	assert.Equal(t, payonce.JournalPending, e.State, "nothing recorded")
@@ -163,7 +163,7 @@ func TestSettleCreateChecksTheRequest(t *testing.T) {
 	other.Card.Number = payonce.CardNumber(a55test.TestCard(4)) // another card, found by the same amount and description
 	_, err = c.Charges.SettleCreate(ctx, "order-1/charge", &a55.SettleOptions{Request: other})
 	require.ErrorIs(t, err, payonce.ErrIdempotencyConflict)
-	assert.Equal(t, payonce.KeyOf(err), srv.Ledger().Operations()[0].IdempotencyKey)
+	assert.Equal(t, payonce.KeyOf(err).ID(), srv.Ledger().Operations()[0].IdempotencyKey)
 	_, err = c.Charges.SettleCreate(ctx, "no-such-order", nil)
 	require.ErrorIs(t, err, payonce.ErrJournalNotFound)
 	assert.Equal(t, sent, srv.Stats().Requests, "nothing listed")
@@ -249,14 +249,14 @@ func TestSettleCreateFindsTheChargeByItsKeyWhateverTheClocks(t *testing.T) {
 	require.NoError(t, srv.AddFault(payoncetest.Rule{Fault: payoncetest.FaultDropAfterCommit, Path: a55test.ChargePath, Count: 1}))
 	_, err = c.Charges.Create(t.Context(), settleCharge("50.00"), payonce.WithReference("order-1/charge"))
 	require.Error(t, err)
-	key := payonce.KeyOf(err)
+	key := payonce.KeyOf(err).ID()
 	require.Equal(t, 1, srv.Ledger().Count(key))
 	clientClock.Advance(26 * time.Hour)
 
 	got, err := c.Charges.SettleCreate(t.Context(), "order-1/charge", &a55.SettleOptions{RecordNotExecuted: true})
 	require.NoError(t, err)
 	assert.Equal(t, payonce.SettleSucceeded, got.Outcome, "never 'not executed' for a charge that ran")
-	assert.Equal(t, srv.Ledger().ByKey(key)[0].ID, got.Charge.UUID)
+	assert.Equal(t, srv.Ledger().ByKey(key.ID())[0].ID, got.Charge.UUID)
 }
 
 // A charge in doubt is settled from the journal alone: a process that
@@ -286,7 +286,7 @@ func TestSettleCreateNeedsNoCard(t *testing.T) {
 	got, err := later.Charges.SettleCreate(ctx, "order-1/charge", nil)
 	require.NoError(t, err)
 	assert.Equal(t, payonce.SettleSucceeded, got.Outcome)
-	assert.Equal(t, srv.Ledger().ByKey(key)[0].ID, got.Charge.UUID)
+	assert.Equal(t, srv.Ledger().ByKey(key.ID())[0].ID, got.Charge.UUID)
 }
 
 // Against a server whose charges carry no key, the summary alone never
@@ -399,5 +399,5 @@ func TestSettleCreateMatchesARedactedDescription(t *testing.T) {
 	got, err := oneAttempt(t, srv, j).Charges.SettleCreate(ctx, "order-7/charge", nil)
 	require.NoError(t, err)
 	assert.Equal(t, payonce.SettleSucceeded, got.Outcome)
-	assert.Equal(t, srv.Ledger().ByKey(key)[0].ID, got.Charge.UUID)
+	assert.Equal(t, srv.Ledger().ByKey(key.ID())[0].ID, got.Charge.UUID)
 }

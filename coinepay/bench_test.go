@@ -8,7 +8,9 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
+	"time"
 
+	"github.com/google/uuid"
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/coinepay"
 	"github.com/payonce/payonce/internal/benchpair"
@@ -50,11 +52,11 @@ func newApplyBench(b *testing.B) *applyBench {
 }
 
 func (ab *applyBench) bare(b *testing.B) {
-	key, _ := payonce.NewKey()
+	key, _ := payonce.NewKey(time.Now(), uuid.NewString())
 	body, _ := json.Marshal(&coinepay.ApplyRequest{HeaderID: "hdr_1", PackageID: "pkg_basic"})
 	req, _ := http.NewRequestWithContext(context.Background(), http.MethodPost, ab.url, bytes.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set(payonce.HeaderIdempotencyKey, key)
+	req.Header.Set(payonce.HeaderIdempotencyKey, key.ID())
 	if err := ab.signer.Sign(req, body); err != nil {
 		b.Fatal(err)
 	}

@@ -121,7 +121,7 @@ func TestA55ChargeResumed25HoursLaterIsAnsweredByTheJournal(t *testing.T) {
 			j, reopen := b.open(t)
 			ch, err := a55Client(t, srv, j).Charges.Create(t.Context(), chargeRequest("4111111111111111"), payonce.WithReference("order-42/charge"))
 			require.NoError(t, err)
-			require.True(t, srv.Ledger().ExecutedOnce(ch.Meta.Key))
+			require.True(t, srv.Ledger().ExecutedOnce(ch.Meta.Key.ID()))
 
 			srv.Clock().Advance(25 * time.Hour) // the server has forgotten the key
 			again, err := a55Client(t, srv, reopen(t)).Charges.Create(t.Context(), chargeRequest("4111111111111111"), payonce.WithReference("order-42/charge"))
@@ -137,47 +137,52 @@ func TestA55ChargeResumed25HoursLaterIsAnsweredByTheJournal(t *testing.T) {
 
 // Story: a queue job redelivered 25 hours later to a fresh process opens
 // no second card: with a journal the stored result answers; with only
-// WithTaskKey the key-age guard refuses (ErrKeyExpired), nothing sent.
+// the job's key (NewKey with the job's creation time) the key-age guard refuses (ErrKeyExpired), nothing sent.
 func TestCoinepayJobRedelivered25HoursLaterOpensNoSecondCard(t *testing.T) {
 	for _, b := range backends(t) {
 		t.Run(b.name, func(t *testing.T) {
 			srv := coinepaytest.New(t)
 			j, reopen := b.open(t)
 			jobCreated := srv.Clock().Now()
-			ctx := payonce.WithTaskKey(t.Context(), "openapi:apply", "job-42", jobCreated)
-			req := &coinepay.ApplyRequest{HeaderID: "h1", PackageID: "p1"}
-			res, err := coinepayClient(t, srv, j).Cards.Apply(ctx, req, payonce.WithReference("job-42"))
+			key, err := payonce.NewKey(jobCreated, "openapi:apply", "job-42")
 			require.NoError(t, err)
-			assert.Equal(t, "openapi:apply:job-42", res.Meta.Key)
+			ctx, job := t.Context(), payonce.WithKey(key)
+			req := &coinepay.ApplyRequest{HeaderID: "h1", PackageID: "p1"}
+			res, err := coinepayClient(t, srv, j).Cards.Apply(ctx, req, job, payonce.WithReference("job-42"))
+			require.NoError(t, err)
+			assert.Equal(t, "openapi:apply:job-42", res.Meta.Key.ID())
 
 			srv.Clock().Advance(25 * time.Hour)
-			again, err := coinepayClient(t, srv, reopen(t)).Cards.Apply(ctx, req, payonce.WithReference("job-42"))
+			again, err := coinepayClient(t, srv, reopen(t)).Cards.Apply(ctx, req, job, payonce.WithReference("job-42"))
 			require.NoError(t, err)
 			assert.True(t, again.Meta.FromJournal)
 			assert.Equal(t, res.Card.CardID, again.Card.CardID)
 			assert.Equal(t, 1, srv.Ledger().Count("openapi:apply:job-42"), "one card")
 
 			// Without a journal, the job's creation time still protects.
-			_, err = coinepayClient(t, srv, nil).Cards.Apply(ctx, req)
+			_, err = coinepayClient(t, srv, nil).Cards.Apply(ctx, req, job)
 			require.ErrorIs(t, err, payonce.ErrKeyExpired)
 			assert.Equal(t, 1, srv.Ledger().Len(), "one card")
 		})
 	}
 }
 
-// Story: a key stored as a resume token in one process is resumed in
+// Story: a key stored by its text form in one process is resumed in
 // another with its creation time: 23.5 hours on, the guard refuses it.
-func TestResumeTokenFromAnotherProcessKeepsTheGuard(t *testing.T) {
+func TestStoredKeyFromAnotherProcessKeepsTheGuard(t *testing.T) {
 	srv := a55test.New(t)
 	require.NoError(t, srv.AddFault(payoncetest.Rule{Fault: payoncetest.FaultErrorBeforeCommit, Path: a55test.ChargePath, Count: 100, Status: 503}))
 	_, err := a55Client(t, srv, nil).Charges.Create(t.Context(), chargeRequest("4111111111111111"))
 	require.ErrorIs(t, err, payonce.ErrRetriesExhausted)
-	token := payonce.ResumeTokenOf(err)
+	stored, merr := payonce.KeyOf(err).MarshalText()
+	require.NoError(t, merr)
 	srv.ClearFaults()
 
 	srv.Clock().Advance(23*time.Hour + 30*time.Minute)
 	before := len(srv.Requests())
-	_, err = a55Client(t, srv, nil).Charges.Create(t.Context(), chargeRequest("4111111111111111"), payonce.WithResumeToken(token))
+	key, perr := payonce.ParseKey(string(stored))
+	require.NoError(t, perr)
+	_, err = a55Client(t, srv, nil).Charges.Create(t.Context(), chargeRequest("4111111111111111"), payonce.WithKey(key))
 	require.ErrorIs(t, err, payonce.ErrKeyExpired)
 	assert.Equal(t, before, len(srv.Requests()), "nothing sent")
 	assert.Zero(t, srv.Ledger().Len())
@@ -224,7 +229,7 @@ func TestCrashBetweenSendAndAnswerChargesOnce(t *testing.T) {
 			ch, err := a55Client(t, srv, reopen(t)).Charges.Create(t.Context(), chargeRequest("4111111111111111"), payonce.WithReference("order-7"))
 			require.NoError(t, err)
 			assert.Equal(t, 1, srv.Ledger().Len(), "charged once")
-			assert.True(t, srv.Ledger().ExecutedOnce(ch.Meta.Key))
+			assert.True(t, srv.Ledger().ExecutedOnce(ch.Meta.Key.ID()))
 			e, err := reopen(t).Get(t.Context(), "a55:"+srv.ClientID()+"@"+srv.URL, "order-7")
 			require.NoError(t, err)
 			assert.Equal(t, payonce.JournalSucceeded, e.State)
@@ -299,7 +304,7 @@ func TestReserveTxThenDoUsesTheReservedKey(t *testing.T) {
 	check := func(t *testing.T, j journal.Store, ref string) {
 		ch, err := a55Client(t, srv, j).Charges.Create(t.Context(), chargeRequest("4111111111111111"), payonce.WithReference(ref))
 		require.NoError(t, err)
-		assert.Equal(t, "reserved-key-"+ref, ch.Meta.Key)
+		assert.Equal(t, "reserved-key-"+ref, ch.Meta.Key.ID())
 		assert.True(t, srv.Ledger().ExecutedOnce("reserved-key-"+ref))
 	}
 	t.Run("sqlite", func(t *testing.T) {
@@ -421,7 +426,7 @@ func TestInsufficientBalanceStaysPendingAndResumesAfterTopUp(t *testing.T) {
 			srv.SetBalance(srv.APIKey(), payonce.MustParseAmount("1000.00"))
 			res, err := coinepayClient(t, srv, reopen(t)).Cards.Apply(t.Context(), req, payonce.WithReference("job-9"))
 			require.NoError(t, err)
-			assert.Equal(t, e.Key, res.Meta.Key)
+			assert.Equal(t, e.Key, res.Meta.Key.ID())
 			assert.Equal(t, 1, srv.Ledger().Count(e.Key), "one card")
 		})
 	}
@@ -456,7 +461,7 @@ func TestReserveTxWithoutFingerprintBindsTheFirstBody(t *testing.T) {
 		require.NoError(t, err)
 		assert.True(t, again.Meta.FromJournal)
 		assert.Equal(t, first.UUID, again.UUID)
-		assert.True(t, srv.Ledger().ExecutedOnce(first.Meta.Key))
+		assert.True(t, srv.Ledger().ExecutedOnce(first.Meta.Key.ID()))
 	}
 	entry := func(ref string) payonce.JournalEntry {
 		return payonce.JournalEntry{Scope: scope, Reference: ref, Operation: "charges.create", Method: "POST", Path: a55.PathCharges,
@@ -506,10 +511,10 @@ func (s skewedJournal) Now(context.Context) (time.Time, error) {
 }
 
 // Story: a worker whose clock is a few minutes ahead of (or a day behind)
-// the journal's runs a fresh order with its own key (WithIdempotencyKey,
-// no creation time): the key is new, so it is sent once, neither refused
-// as created in the future nor as past its window.
-func TestBareKeyOnASkewedWorkerIsSentOnce(t *testing.T) {
+// the journal's runs a fresh order without a key of its own: the key made
+// for it is created on the journal's clock, so it is sent once, neither
+// refused as created in the future nor as past its window.
+func TestFreshKeyOnASkewedWorkerIsSentOnce(t *testing.T) {
 	for _, skew := range []time.Duration{5 * time.Minute, -30 * time.Hour} {
 		cases := []backend{{name: "memory-clock", open: func(t *testing.T) (journal.Store, func(t *testing.T) journal.Store) {
 			j := skewedJournal{journal.NewMemory(), 0}
@@ -527,9 +532,9 @@ func TestBareKeyOnASkewedWorkerIsSentOnce(t *testing.T) {
 				j, _ := b.open(t)
 				c := a55Client(t, srv, j)
 				ch, err := c.Charges.Create(t.Context(), chargeRequest("4111111111111111"),
-					payonce.WithReference("order-7/charge"), payonce.WithIdempotencyKey("order-7-charge-key-0001"))
+					payonce.WithReference("order-7/charge"))
 				require.NoError(t, err)
-				assert.True(t, srv.Ledger().ExecutedOnce(ch.Meta.Key))
+				assert.True(t, srv.Ledger().ExecutedOnce(ch.Meta.Key.ID()))
 				e, err := j.Get(t.Context(), c.Core().Scope(), "order-7/charge")
 				require.NoError(t, err)
 				assert.Equal(t, payonce.JournalSucceeded, e.State)

@@ -17,6 +17,7 @@ import (
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/a55"
 	"github.com/payonce/payonce/a55/a55test"
+	"github.com/payonce/payonce/internal/keytest"
 	"github.com/payonce/payonce/journal"
 	"github.com/payonce/payonce/journal/pgjournal"
 	"github.com/payonce/payonce/journal/sqlitejournal"
@@ -167,7 +168,7 @@ func TestNoJournalRowHoldsCardDataOrSecrets(t *testing.T) {
 			require.NoError(t, err)
 			for ref, key := range map[string]string{"hostile-ok": "hostile-ok-key-0001", "hostile-400": "hostile-400-key-0001",
 				"hostile-503": "hostile-503-key-0001", "hostile-declined-2xx": "hostile-dec-key-0001"} {
-				_, _ = hc.Charges.Create(ctx, chargeRequest("4111111111111111"), payonce.WithReference(ref), payonce.WithIdempotencyKey(key))
+				_, _ = hc.Charges.Create(ctx, chargeRequest("4111111111111111"), payonce.WithReference(ref), payonce.WithKey(keytest.Now(t, key)))
 			}
 			for _, ref := range []string{"hostile-ok", "hostile-400", "hostile-503", "hostile-declined-2xx"} {
 				_, err := j.Get(ctx, "a55:hostile", ref)

@@ -15,6 +15,7 @@ import (
 	"github.com/payonce/payonce/a55/a55test"
 	"github.com/payonce/payonce/coinepay"
 	"github.com/payonce/payonce/coinepay/coinepaytest"
+	"github.com/payonce/payonce/internal/keytest"
 	"github.com/payonce/payonce/otelpayonce"
 	"github.com/payonce/payonce/payoncetest"
 	"github.com/stretchr/testify/assert"
@@ -172,7 +173,7 @@ func TestChargeWithLostAnswerTraces(t *testing.T) {
 	})
 	require.NoError(t, err)
 	require.Equal(t, 2, ch.Meta.Attempts)
-	require.True(t, srv.Ledger().ExecutedOnce(ch.Meta.Key))
+	require.True(t, srv.Ledger().ExecutedOnce(ch.Meta.Key.ID()))
 
 	spans := tm.spans.Ended()
 	require.Len(t, spans, 3)
@@ -188,7 +189,7 @@ func TestChargeWithLostAnswerTraces(t *testing.T) {
 	require.NotNil(t, op)
 	assert.Equal(t, trace.SpanKindInternal, op.SpanKind())
 	v, _ := attr(op, otelpayonce.AttrIdempotencyKey)
-	assert.Equal(t, ch.Meta.Key, v.AsString())
+	assert.Equal(t, ch.Meta.Key.ID(), v.AsString())
 	v, _ = attr(op, otelpayonce.AttrOutcome)
 	assert.Equal(t, "success", v.AsString())
 	v, _ = attr(op, otelpayonce.AttrAttempts)
@@ -244,10 +245,10 @@ func TestApplyWith503sAndReplayMetrics(t *testing.T) {
 	client, err := srv.Client(payonce.WithRetryPolicy(fastPolicy()), payonce.WithObserver(tm.obs), payonce.WithRetryBudget(budget))
 	require.NoError(t, err)
 	req := &coinepay.ApplyRequest{HeaderID: "h1", PackageID: "p1"}
-	card, err := client.Cards.Apply(context.Background(), req, payonce.WithIdempotencyKey("order-1-card"))
+	card, err := client.Cards.Apply(context.Background(), req, payonce.WithKey(keytest.Now(t, "order-1-card")))
 	require.NoError(t, err)
 	require.Equal(t, 3, card.Meta.Attempts)
-	again, err := client.Cards.Apply(context.Background(), req, payonce.WithIdempotencyKey("order-1-card"))
+	again, err := client.Cards.Apply(context.Background(), req, payonce.WithKey(keytest.Now(t, "order-1-card")))
 	require.NoError(t, err)
 	require.True(t, again.Meta.Replayed)
 
@@ -282,9 +283,9 @@ func TestFailuresAndNoSecrets(t *testing.T) {
 	client, err := srv.Client(payonce.WithRetryPolicy(fastPolicy()), payonce.WithObserver(tm.obs))
 	require.NoError(t, err)
 	ctx := context.Background()
-	_, err = client.Cards.Apply(ctx, &coinepay.ApplyRequest{HeaderID: "h1", PackageID: "p1"}, payonce.WithIdempotencyKey("k-conflict"))
+	_, err = client.Cards.Apply(ctx, &coinepay.ApplyRequest{HeaderID: "h1", PackageID: "p1"}, payonce.WithKey(keytest.Now(t, "k-conflict")))
 	require.NoError(t, err)
-	_, err = client.Cards.Apply(ctx, &coinepay.ApplyRequest{HeaderID: "h1", PackageID: "p2"}, payonce.WithIdempotencyKey("k-conflict"))
+	_, err = client.Cards.Apply(ctx, &coinepay.ApplyRequest{HeaderID: "h1", PackageID: "p2"}, payonce.WithKey(keytest.Now(t, "k-conflict")))
 	require.ErrorIs(t, err, payonce.ErrIdempotencyConflict)
 	require.NoError(t, srv.AddFault(payoncetest.Rule{Fault: payoncetest.FaultErrorBeforeCommit, Status: 503, Path: coinepay.PathCardInfo}))
 	_, err = client.Cards.Info(ctx, "card-4111111111111111")

@@ -15,6 +15,7 @@ import (
 	"github.com/payonce/payonce/internal/fakeserver"
 	"github.com/payonce/payonce/internal/fakeserver/a55fake"
 	"github.com/payonce/payonce/internal/fakeserver/coinepayfake"
+	"github.com/payonce/payonce/internal/keytest"
 	"github.com/payonce/payonce/journal"
 	"github.com/payonce/payonce/payoncetest"
 	"github.com/stretchr/testify/assert"
@@ -129,12 +130,12 @@ func TestA55ErrorsSayEachThingOnce(t *testing.T) {
 		TypeCharge: a55.TypeBoleto, WalletUUID: "00000000-0000-4000-8000-000000000001"})
 	add("wallet not found", err)
 
-	key := payonce.WithIdempotencyKey("errortext-key-0000001")
+	key := payonce.WithKey(keytest.Key(t, "errortext-key-0000001", srv.Clock().Now()))
 	_, err = c.Charges.Create(ctx, charge("50.00", card(a55test.CardConfirms)), key)
 	require.NoError(t, err)
 	_, err = c.Charges.Create(ctx, charge("51.00", card(a55test.CardConfirms)), key)
 	add("key reused with another payload", err)
-	_, err = c.Charges.Create(ctx, charge("50.00", card(a55test.CardConfirms)), payonce.WithIdempotencyKey("short"))
+	_, err = c.Charges.Create(ctx, charge("50.00", card(a55test.CardConfirms)), payonce.WithKey(keytest.Key(t, "short", srv.Clock().Now())))
 	add("key too short", err)
 
 	// The journal's refusals.
@@ -215,7 +216,7 @@ func TestCoinepayErrorsSayEachThingOnce(t *testing.T) {
 	require.NoError(t, err)
 	_, err = c.Cards.Info(ctx, "no-such-card")
 	add("card not found", err)
-	key := payonce.WithIdempotencyKey("errortext-key-0000002")
+	key := payonce.WithKey(keytest.Key(t, "errortext-key-0000002", srv.Clock().Now()))
 	_, err = c.Cards.Recharge(ctx, &coinepay.RechargeRequest{CardID: res.CardID, Amount: payonce.MustParseAmount("0.01")}, key)
 	require.NoError(t, err)
 	_, err = c.Cards.Recharge(ctx, &coinepay.RechargeRequest{CardID: res.CardID, Amount: payonce.MustParseAmount("0.02")}, key)
