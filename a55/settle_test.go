@@ -256,7 +256,7 @@ func TestSettleCreateFindsTheChargeByItsKeyWhateverTheClocks(t *testing.T) {
 	got, err := c.Charges.SettleCreate(t.Context(), "order-1/charge", &a55.SettleOptions{RecordNotExecuted: true})
 	require.NoError(t, err)
 	assert.Equal(t, payonce.SettleSucceeded, got.Outcome, "never 'not executed' for a charge that ran")
-	assert.Equal(t, srv.Ledger().ByKey(key.ID())[0].ID, got.Charge.UUID)
+	assert.Equal(t, srv.Ledger().ByKey(key)[0].ID, got.Charge.UUID)
 }
 
 // A charge in doubt is settled from the journal alone: a process that
