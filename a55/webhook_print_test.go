@@ -4,37 +4,12 @@ import (
 	"bytes"
 	"fmt"
 	"log/slog"
-	"net/http/httptest"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
-
-// A webhook event printed or logged does not show card data the sender put
-// in the body, under any verb; Raw still holds the verified bytes.
-func TestPrintedWebhookEventHidesEchoedCardData(t *testing.T) {
-	v, err := NewWebhookVerifier("whsec", nil)
-	require.NoError(t, err)
-	body := []byte(`{"charge_uuid":"c1","status":"confirmed","card":{"number":"4111111111111111","cvv":"123"}}`)
-	req := httptest.NewRequest("POST", "/wh", bytes.NewReader(body))
-	for k, vs := range SignWebhook("whsec", time.Now(), body) {
-		req.Header[k] = vs
-	}
-	ev, err := v.Parse(req)
-	require.NoError(t, err)
-	for _, x := range []any{ev, *ev, ev.Raw} {
-		for _, verb := range []string{"%v", "%+v", "%s", "%q", "%x", "%#v"} {
-			out := fmt.Sprintf(verb, x)
-			assert.NotContains(t, out, "4111111111111111", verb)
-			assert.NotContains(t, out, `"123"`, verb)
-			assert.NotContains(t, out, "52 49 49 49", verb)
-			assert.NotContains(t, out, "34313131", verb)
-		}
-	}
-	assert.Equal(t, body, []byte(ev.Raw))
-}
 
 // A parsed event prints nothing of its delivery's signature.
 func TestWebhookEventPrintsNoSignature(t *testing.T) {

@@ -31,7 +31,7 @@ func TestKeyScopePerClient(t *testing.T) {
 	send := func(token string) answer {
 		t.Helper()
 		c := &http.Client{Transport: bearer{token}}
-		return do(t, c, http.MethodPost, s.URL+a55test.ChargePath, key1, seedCharge)
+		return do(t, c, http.MethodPost, s.URL+a55test.ChargePath, key1, guideCharge)
 	}
 	a := send(s.IssueToken())
 	require.Equal(t, 200, a.Status, "%s", a.Raw)
@@ -69,7 +69,7 @@ func TestOneClockDrivesBothFakes(t *testing.T) {
 
 	dates := func() (a55Date, cpDate time.Time) {
 		t.Helper()
-		a := charge(t, a55srv, "", seedCharge)
+		a := charge(t, a55srv, "", guideCharge)
 		require.Equal(t, 200, a.Status, "%s", a.Raw)
 		cp := do(t, cpsrv.HTTPClient(), http.MethodPost, cpsrv.URL+"/api/v1/openapi/card/apply",
 			"apply-"+a.JSON["charge_uuid"].(string), `{"header_id":"h1","package_id":"p1"}`)
