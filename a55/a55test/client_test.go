@@ -2,13 +2,12 @@ package a55test_test
 
 import (
 	"context"
+	"net/http"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"net/http"
 
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/a55"

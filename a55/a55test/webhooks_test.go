@@ -8,14 +8,13 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"runtime"
 	"strings"
 	"sync"
 	"testing"
 	"time"
-
-	"net/http/httputil"
-	"net/url"
 
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/assert"
