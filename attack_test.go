@@ -35,7 +35,7 @@ func TestUnparseableLocationIsARefusedRedirectWithoutItsQuery(t *testing.T) {
 	var ae *APIError
 	require.ErrorAs(t, err, &ae)
 	assert.NotEmpty(t, ae.Key)
-	assert.False(t, ae.KeyCreated.IsZero())
+	assert.False(t, ae.Key.Created().IsZero())
 	assert.Equal(t, http.StatusTemporaryRedirect, ae.StatusCode)
 	for e := error(ae); e != nil; e = errors.Unwrap(e) {
 		assert.NotContains(t, e.Error(), "SECRETVALUE")
@@ -53,7 +53,7 @@ func TestServerErrorCodeIsRedacted(t *testing.T) {
 	assert.NotContains(t, err.Error(), "SECRETTOKEN")
 	// The key is the client's own UUID, nothing of the code (a bare
 	// "4111" needle matched random UUIDs now and then).
-	assert.Regexp(t, `^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`, KeyOf(err))
+	assert.Regexp(t, `^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`, KeyOf(err).ID())
 	var ae *APIError
 	require.ErrorAs(t, err, &ae)
 	assert.NotContains(t, ae.Code, "4111111111111111")
@@ -79,7 +79,7 @@ func TestUnderscoreSpellingOfAReservedHeaderIsRefused(t *testing.T) {
 		c := setup(t, rec)
 		_, err := c.Do(context.Background(), postReq(), nil, WithHeader(name, "other-key-123456"))
 		require.ErrorIs(t, err, ErrInvalidRequest, name)
-		assert.NotEmpty(t, KeyOf(err), name)
+		assert.NotEmpty(t, KeyOf(err).ID(), name)
 		assert.Empty(t, rec.seen(), name)
 	}
 	rec := &recorder{}
@@ -110,7 +110,7 @@ func TestCloseDelimitedSuccessCutShortIsALostAnswer(t *testing.T) {
 		assert.ErrorIs(t, err, ErrTransport, name)
 		assert.NotErrorIs(t, err, ErrMalformedResponse, name)
 		assert.True(t, IsTemporary(err), name)
-		assert.NotEmpty(t, KeyOf(err), name)
+		assert.NotEmpty(t, KeyOf(err).ID(), name)
 		assert.Equal(t, int32(3), n.Load(), name)
 	}
 	// A whole close-delimited answer is fine.
@@ -139,17 +139,17 @@ func TestRefusedKeyCannotForgeTheErrorText(t *testing.T) {
 	rec := &recorder{}
 	c := setup(t, rec)
 	forged := "abcdefghijklmnop\nlevel=ERROR msg=\"forged\"\r\x1b[2J"
-	_, err := c.Do(context.Background(), postReq(), nil, WithIdempotencyKey(forged))
+	_, err := c.Do(context.Background(), postReq(), nil, WithKey(testKey(forged)))
 	require.ErrorIs(t, err, ErrKeyInvalidChars)
-	assert.Equal(t, forged, KeyOf(err))
+	assert.Equal(t, forged, KeyOf(err).ID())
 	assert.NotContains(t, err.Error(), "\n")
 	assert.NotContains(t, err.Error(), "\r")
 	assert.NotContains(t, err.Error(), "\x1b")
 
 	long := strings.Repeat("k", 5000)
-	_, err = c.Do(context.Background(), postReq(), nil, WithIdempotencyKey(long))
+	_, err = c.Do(context.Background(), postReq(), nil, WithKey(testKey(long)))
 	require.ErrorIs(t, err, ErrKeyTooLong)
-	assert.Equal(t, long, KeyOf(err))
+	assert.Equal(t, long, KeyOf(err).ID())
 	assert.Less(t, len(err.Error()), 600)
 	assert.Empty(t, rec.seen())
 }

@@ -58,7 +58,7 @@ func TestEachAttemptStartsFromTheOperationHeaders(t *testing.T) {
 		assert.Equal(t, "00-0af7651916cd43dd8448eb211c80319c-0000000000000002-01", h.Get("Traceparent"), "request %d: attempt 2's trace context", i+2)
 	}
 	for i, h := range got {
-		assert.Equal(t, meta.Key, h.Get(HeaderIdempotencyKey), "request %d", i+1)
+		assert.Equal(t, meta.Key.ID(), h.Get(HeaderIdempotencyKey), "request %d", i+1)
 		assert.Equal(t, "application/json", h.Get("Content-Type"), "request %d", i+1)
 		assert.Equal(t, "application/json", h.Get("Accept"), "request %d", i+1)
 		assert.Equal(t, "merchant/1", h.Get("User-Agent"), "request %d", i+1)

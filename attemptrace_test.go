@@ -230,7 +230,7 @@ func TestRetryHeaderValuesAreTheAttemptsOwn(t *testing.T) {
 	for i, h := range got[1:] {
 		assert.Equal(t, "application/json", h.Get("Accept"), "request %d", i+2)
 		assert.Equal(t, "merchant/1", h.Get("User-Agent"), "request %d", i+2)
-		assert.Equal(t, meta.Key, h.Get(HeaderIdempotencyKey), "request %d", i+2)
+		assert.Equal(t, meta.Key.ID(), h.Get(HeaderIdempotencyKey), "request %d", i+2)
 		assert.Equal(t, "m-1", h.Get("X-Merchant"), "request %d", i+2)
 	}
 }

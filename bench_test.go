@@ -1,6 +1,8 @@
 package payonce_test
 
 import (
+	"time"
+
 	"github.com/payonce/payonce/coinepay"
 
 	"bytes"
@@ -11,6 +13,7 @@ import (
 	"net/http/httptest"
 	"testing"
 
+	"github.com/google/uuid"
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/internal/benchpair"
 	"github.com/payonce/payonce/otelpayonce"
@@ -137,11 +140,11 @@ func (st *benchSetup) bareSigned(b *testing.B, s *coinepay.HMACSigner) { st.bare
 
 // bareWith is bare, signed with s unless s is nil.
 func (st *benchSetup) bareWith(b *testing.B, s *coinepay.HMACSigner) {
-	key, _ := payonce.NewKey()
+	key, _ := payonce.NewKey(time.Now(), uuid.NewString())
 	body, _ := json.Marshal(benchBody)
 	req, _ := http.NewRequestWithContext(context.Background(), http.MethodPost, st.url, bytes.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set(payonce.HeaderIdempotencyKey, key)
+	req.Header.Set(payonce.HeaderIdempotencyKey, key.ID())
 	if s != nil {
 		if err := s.Sign(req, body); err != nil {
 			b.Fatal(err)

@@ -100,7 +100,7 @@ func TestBadCallOptionsAreRefusedBeforeSending(t *testing.T) {
 		{WithCallTimeout(0), ErrInvalidConfig},
 		{WithCallTimeout(-time.Second), ErrInvalidConfig},
 	} {
-		meta, err := c.Do(context.Background(), postReq(), nil, WithIdempotencyKey("order-1234567890"), tc.opt)
+		meta, err := c.Do(context.Background(), postReq(), nil, WithKey(testKey("order-1234567890")), tc.opt)
 		require.Error(t, err)
 		assert.ErrorIs(t, err, tc.kind, "%v", err)
 		assert.ErrorIs(t, err, ErrInvalidRequest, "a refused call option is a refusal of input: %v", err)
@@ -109,7 +109,7 @@ func TestBadCallOptionsAreRefusedBeforeSending(t *testing.T) {
 		assert.Equal(t, tc.kind == ErrInvalidConfig, ae.Kind == ErrInvalidConfig, "the kind stays the specific one")
 		assert.NotContains(t, err.Error(), "SECRETVALUE")
 		assert.NotContains(t, err.Error(), "\n")
-		assert.Equal(t, "order-1234567890", KeyOf(err))
+		assert.Equal(t, "order-1234567890", KeyOf(err).ID())
 		assert.False(t, IsTemporary(err))
 		assert.Zero(t, meta.Attempts)
 	}

@@ -111,7 +111,7 @@ func TestNoSecretsInFormattedOutputOrLogs(t *testing.T) {
 	req := &Request{Operation: "charges.create", Method: http.MethodPost, Path: "/charge/", Keyed: true,
 		Query: map[string][]string{"token": {token}},
 		Body:  map[string]any{"amount": "1.00", "card": card}}
-	_, opErr := c.Do(context.Background(), req, nil, WithIdempotencyKey("order-key-fixed"))
+	_, opErr := c.Do(context.Background(), req, nil, WithKey(testKey("order-key-fixed")))
 	require.Error(t, opErr)
 	c.Logger().Debug("merchant log", "card", card, "err", opErr, "token", token, "note", "Bearer "+token+" secret="+secret)
 

@@ -44,7 +44,7 @@ func (op *operation) decide(ctx context.Context, resp *http.Response, err error)
 	timeout := false
 	var cause string
 	if err != nil {
-		if !RetryableError(err) {
+		if !retryableError(err) {
 			return false, err
 		}
 		timeout = isTimeout(err)
@@ -52,7 +52,7 @@ func (op *operation) decide(ctx context.Context, resp *http.Response, err error)
 		if timeout {
 			cause = "timeout"
 		}
-	} else if !RetryableStatus(resp.StatusCode) {
+	} else if !retryableStatus(resp.StatusCode) {
 		return op.recover(resp), nil
 	} else if cause = http.StatusText(resp.StatusCode); cause == "" {
 		cause = fmt.Sprint(resp.StatusCode)
@@ -71,7 +71,7 @@ func (op *operation) decide(ctx context.Context, resp *http.Response, err error)
 		return false, &exhaustedError{err: err}
 	}
 	if resp != nil {
-		if d, ok := ParseRetryAfter(resp.Header.Get("Retry-After"), time.Now()); ok {
+		if d, ok := parseRetryAfter(resp.Header.Get("Retry-After"), time.Now()); ok {
 			wait = min(d, op.policy.MaxRetryAfter)
 			if m := op.policy.MaxElapsedTime; m > 0 && op.bo.GetElapsedTime()+wait > m {
 				// The server's wait would start the retry past
@@ -176,19 +176,16 @@ func (op *operation) conditional() bool {
 	return false
 }
 
-// apiError maps an error answer to an *APIError: the codec reads the body,
-// then the code table, then the status table choose the kind.
+// apiError maps an error answer to an *APIError: the codec reads the body
+// and its provider's codes, then the status table chooses the kind.
 func (op *operation) apiError(resp *http.Response, body []byte) *APIError {
 	e := &APIError{}
 	op.c.codec.DecodeError(resp.StatusCode, resp.Header, body, e)
 	op.fill(e, resp)
-	if e.Kind == nil {
-		e.Kind = KindForCode(e.Code)
-	}
-	if e.Kind == nil {
+	if e.Kind == nil { // the codec knows no kind for the answer's code
 		e.Kind = KindForStatus(resp.StatusCode)
 	}
-	if d, ok := ParseRetryAfter(resp.Header.Get("Retry-After"), time.Now()); ok {
+	if d, ok := parseRetryAfter(resp.Header.Get("Retry-After"), time.Now()); ok {
 		e.RetryAfter = d
 	}
 	return e

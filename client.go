@@ -1,14 +1,16 @@
 package payonce
 
 import (
+	"github.com/payonce/payonce/internal/loopback"
 	"github.com/payonce/payonce/redact"
 
 	"context"
 	"encoding/json"
 	"fmt"
 	"log/slog"
+
 	"math"
-	"net"
+
 	"net/http"
 	"net/url"
 	"reflect"
@@ -44,7 +46,7 @@ type Client struct {
 	scope         string                // WithScope, or resolved from WithScopeIdentity (scope.go)
 	observer      Observer              // WithObserver (observer.go); nil: no hooks
 	routes        *routeTable           // the routes the client derived, bounded
-	keys          *keyMemory            // first uses of keys given without a creation time
+	refs          routeTable            // the reference templates observers saw, bounded
 	jclock        *journalClock         // the journal's clock, as last read
 	journalLease  time.Duration         // WithJournalLease; 0: from the policy
 	leaseOwner    string                // the journal lease owner of the client's runs
@@ -216,8 +218,8 @@ func WithInsecureHTTP() Option {
 	return func(c *Client) error { c.allowInsecure = true; return nil }
 }
 
-// UserAgent is the default User-Agent.
-const UserAgent = "payonce-go/0.1"
+// defaultUserAgent is the default User-Agent.
+const defaultUserAgent = "payonce-go/0.1"
 
 // maxResponseHeaderBytes caps the response header bytes the default
 // transport reads (net/http allows 10 MB otherwise).
@@ -232,10 +234,9 @@ func NewClient(opts ...Option) (*Client, error) {
 		budget:     DefaultRetryBudget(),
 		codec:      JSONCodec{},
 		logger:     slog.New(slog.DiscardHandler),
-		userAgent:  UserAgent,
+		userAgent:  defaultUserAgent,
 		now:        time.Now,
 		routes:     &routeTable{},
-		keys:       newKeyMemory(MaxRememberedKeys),
 		jclock:     &journalClock{},
 		leaseOwner: "client:" + uuid.NewString(),
 		held:       &heldEntries{},
@@ -257,7 +258,7 @@ func NewClient(opts ...Option) (*Client, error) {
 			c.logger = slog.New(rh.WithSecrets(c.secrets))
 		}
 	}
-	if c.baseURL.Scheme == "http" && !c.allowInsecure && !isLoopback(c.baseURL.Hostname()) {
+	if c.baseURL.Scheme == "http" && !c.allowInsecure && !loopback.Host(c.baseURL.Hostname()) {
 		return nil, fmt.Errorf("%w: plain http:// to non-loopback host %q (use https, or WithInsecureHTTP)", ErrInvalidConfig, c.baseURL.Hostname())
 	}
 	if err := c.resolveScope(); err != nil {
@@ -338,14 +339,6 @@ func isNil(v any) bool {
 	return false
 }
 
-func isLoopback(host string) bool {
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
-}
-
 // BaseURL returns the client's base URL.
 func (c *Client) BaseURL() string { return c.baseURL.String() }
 
@@ -395,6 +388,11 @@ type Request struct {
 	// reaches an observer. Past MaxRoutes distinct routes a client
 	// reports RouteOverflow instead.
 	Route string
+	// Summary, when not nil, is stored with a journaled call's entry
+	// (JournalEntry.Summary, see summary.go): what a settle lookup matches
+	// the provider's records by. A JSON object holding no card data; the
+	// typed clients set it.
+	Summary any
 }
 
 // Codec decodes a provider's answers.

@@ -107,7 +107,7 @@ func TestEveryAttemptSameKeyAndBodyFreshSignature(t *testing.T) {
 	require.Len(t, at, 4)
 	nonces, stamps, sigs := map[string]bool{}, map[string]bool{}, map[string]bool{}
 	for _, a := range at {
-		assert.Equal(t, meta.Key, a.Key, "the same key on every attempt")
+		assert.Equal(t, meta.Key.ID(), a.Key, "the same key on every attempt")
 		assert.Equal(t, at[0].Body, a.Body, "the same body bytes on every attempt")
 		nonces[a.Nonce], stamps[a.Timestamp], sigs[a.Signature] = true, true, true
 	}
@@ -130,7 +130,7 @@ func TestConflictIsTypedAndNotRetried(t *testing.T) {
 	require.ErrorAs(t, err, &ae)
 	assert.Equal(t, "Idempotency-Key 冲突", ae.Message, "messages keep their language")
 	assert.Equal(t, "openapi_idempotency_key_conflict", ae.Code)
-	assert.Equal(t, ae.Key, KeyOf(err))
+	assert.Equal(t, ae.Key.ID(), KeyOf(err).ID())
 	assert.Equal(t, 409, ae.StatusCode)
 }
 
@@ -141,9 +141,9 @@ func TestBadKeysNeverReachTheServer(t *testing.T) {
 		opt  CallOption
 		want error
 	}{
-		{WithIdempotencyKey("has space"), ErrKeyInvalidChars},
-		{WithIdempotencyKey("slash/inside"), ErrKeyInvalidChars},
-		{WithIdempotencyKey(strings.Repeat("k", 129)), ErrKeyTooLong},
+		{WithKey(testKey("has space")), ErrKeyInvalidChars},
+		{WithKey(testKey("slash/inside")), ErrKeyInvalidChars},
+		{WithKey(testKey(strings.Repeat("k", 129))), ErrKeyTooLong},
 		{WithoutKey(), ErrKeyRequired},
 	} {
 		meta, err := c.Do(context.Background(), postReq(), nil, tc.opt)
@@ -153,9 +153,9 @@ func TestBadKeysNeverReachTheServer(t *testing.T) {
 		assert.Zero(t, meta.Attempts)
 	}
 	a55 := setup(t, rec, WithKeyRules(a55Rules()))
-	_, err := a55.Do(WithKey(context.Background(), "short"), postReq(), nil)
+	_, err := a55.Do(context.Background(), postReq(), nil, WithKey(testKey("short")))
 	assert.ErrorIs(t, err, ErrKeyTooShort)
-	assert.Equal(t, "short", KeyOf(err))
+	assert.Equal(t, "short", KeyOf(err).ID())
 	assert.Empty(t, rec.seen())
 }
 
@@ -164,11 +164,11 @@ func TestValidateRunsBeforeSendingAndKeepsKey(t *testing.T) {
 	c := setup(t, rec)
 	req := postReq()
 	req.Validate = func() error { return Amount{}.ValidatePositive("amount") }
-	_, err := c.Do(context.Background(), req, nil, WithIdempotencyKey("job-7"))
+	_, err := c.Do(context.Background(), req, nil, WithKey(testKey("job-7")))
 	assert.ErrorIs(t, err, ErrInvalidAmount)
 	var ve *ValidationError
 	assert.ErrorAs(t, err, &ve)
-	assert.Equal(t, "job-7", KeyOf(err))
+	assert.Equal(t, "job-7", KeyOf(err).ID())
 	assert.Empty(t, rec.seen())
 }
 
@@ -179,7 +179,7 @@ func TestMalformedAnswerIsAnErrorNotAPanic(t *testing.T) {
 		var out struct{ OK bool }
 		_, err := c.Do(context.Background(), postReq(), &out)
 		assert.ErrorIs(t, err, ErrMalformedResponse, body)
-		assert.NotEmpty(t, KeyOf(err))
+		assert.NotEmpty(t, KeyOf(err).ID())
 	}
 }
 
@@ -191,7 +191,7 @@ func TestReplayHeaderAndRequestIDInMeta(t *testing.T) {
 	assert.True(t, meta.Replayed)
 	assert.Equal(t, "req_123", meta.RequestID)
 	assert.Equal(t, 200, meta.StatusCode)
-	assert.False(t, meta.KeyCreated.IsZero())
+	assert.False(t, meta.Key.Created().IsZero())
 }
 
 func TestGetSendsNoKeyAndKeepsQueryOutOfErrors(t *testing.T) {
@@ -202,7 +202,7 @@ func TestGetSendsNoKeyAndKeepsQueryOutOfErrors(t *testing.T) {
 	assert.ErrorIs(t, err, ErrNotFound)
 	assert.NotContains(t, err.Error(), "secret-looking-id")
 	assert.Empty(t, rec.seen()[0].Key)
-	assert.Empty(t, KeyOf(err))
+	assert.Empty(t, KeyOf(err).ID())
 }
 
 // recoverOnce is a signer that fixes a 401 by switching credentials.
@@ -316,7 +316,7 @@ func TestRedirectToPlainHTTPIsRefused(t *testing.T) {
 	req.Body = map[string]any{"card": map[string]any{"number": "4111111111111111", "cvv": "123"}}
 	_, err = c.Do(context.Background(), req, nil)
 	require.Error(t, err)
-	assert.NotEmpty(t, KeyOf(err))
+	assert.NotEmpty(t, KeyOf(err).ID())
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
 	for _, u := range rt.urls {

@@ -12,12 +12,13 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/payonce/payonce"
+	"github.com/payonce/payonce/internal/keytest"
 )
 
 // A client given no key rules still never sends a key older than 24 hours
 // less the retry policy's safety margin (a server may have forgotten it
 // and would run the operation again) nor one longer than 255 bytes: both
-// are refused before any byte is sent, with the key.
+// are refused before any byte is sent.
 func TestClientWithoutKeyRulesKeepsTheDefaultWindowAndLength(t *testing.T) {
 	var hits atomic.Int32
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -34,18 +35,20 @@ func TestClientWithoutKeyRulesKeepsTheDefaultWindowAndLength(t *testing.T) {
 		return &payonce.Request{Operation: "x", Method: http.MethodPost, Path: "/x", Body: map[string]string{"a": "b"}, Keyed: true}
 	}
 
-	_, err = c.Do(t.Context(), req(), nil, payonce.WithIdempotencyKey("order-1-payment"),
-		payonce.WithKeyCreated(now.Add(-payonce.DefaultKeyWindow-time.Second)))
+	_, err = c.Do(t.Context(), req(), nil, payonce.WithKey(keytest.Key(t, "order-1-payment", now.Add(-payonce.DefaultKeyWindow-time.Second))))
 	require.ErrorIs(t, err, payonce.ErrKeyExpired)
-	assert.Equal(t, "order-1-payment", payonce.KeyOf(err))
+	assert.Equal(t, "order-1-payment", payonce.KeyOf(err).ID())
 
-	_, err = c.Do(t.Context(), req(), nil, payonce.WithIdempotencyKey(strings.Repeat("k", 256)))
-	require.ErrorIs(t, err, payonce.ErrKeyTooLong)
+	// A key longer than 255 bytes cannot even be read back from storage:
+	// what is left is the zero Key, refused.
+	long, perr := payonce.ParseKey(keytest.Text(t, strings.Repeat("k", 256), now))
+	require.ErrorIs(t, perr, payonce.ErrInvalidRequest)
+	_, err = c.Do(t.Context(), req(), nil, payonce.WithKey(long))
+	require.ErrorIs(t, err, payonce.ErrKeyRequired)
 	assert.Zero(t, hits.Load(), "nothing was sent")
 
 	// Within the window and the length, the call goes out.
-	_, err = c.Do(t.Context(), req(), nil, payonce.WithIdempotencyKey(strings.Repeat("k", 255)),
-		payonce.WithKeyCreated(now.Add(-22*time.Hour)))
+	_, err = c.Do(t.Context(), req(), nil, payonce.WithKey(keytest.Key(t, strings.Repeat("k", 255), now.Add(-22*time.Hour))))
 	require.NoError(t, err)
 	assert.EqualValues(t, 1, hits.Load())
 }

@@ -51,11 +51,11 @@ func (c *Client) newOperation(ctx context.Context, req *Request, opts []CallOpti
 		op = &operation{}
 	}
 	op.c, op.ctx, op.req, op.policy, op.start = c, ctx, req, c.policy, start
+	if len(opts) > 0 {
+		op.opts.apply(opts) // before the observer, which reports the reference's template
+	}
 	if c.observer != nil {
 		op.startObserving()
-	}
-	if len(opts) > 0 {
-		op.opts.apply(opts)
 	}
 	return op
 }

@@ -7,8 +7,9 @@
 //
 //	key -> validate -> serialize -> retry loop { key-age guard -> pace -> sign -> send -> read } -> decode
 //
-// The Idempotency-Key is resolved once (a per-call WithIdempotencyKey, a key
-// bound to the context with WithKey, or a fresh UUID v4) and checked against
+// The Idempotency-Key is resolved once (a Key given with WithKey, built by
+// NewKey from the operation's parts and creation time, or a fresh UUID v4
+// created now) and checked against
 // the provider's KeyRules before any byte is sent. The body is marshalled
 // once; every attempt sends the same bytes and the same key, while the
 // Signer gives each attempt a fresh nonce, timestamp and signature.
@@ -21,9 +22,8 @@
 //
 // Every error is an *APIError that matches the Err* sentinels with
 // errors.Is and carries the operation's key and its age:
-// ResumeContext(ctx, err) resumes the same operation in this process, and
-// ResumeTokenOf(err), stored with a job, resumes it later in any process
-// (WithResumeToken).
+// WithKey(KeyOf(err)) resumes the same operation, in this process or,
+// the Key stored by its text form (MarshalText, ParseKey), in any other.
 //
 // The typed clients live in the a55 and coinepay packages; their fake
 // servers, for merchants' integration tests, in a55/a55test and

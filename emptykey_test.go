@@ -1,37 +1,29 @@
 package payonce
 
 import (
-	"context"
+	"errors"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
-// A job that builds its key from a field that happens to be empty
-// (WithIdempotencyKey(job.Key), WithKey(ctx, job.Key)) must not run under
-// a fresh random key: every redelivery would then be a new operation and
-// charge again. An empty key given explicitly is refused before sending,
-// as OperationKey refuses an empty part.
-func TestAnExplicitEmptyKeyIsRefusedBeforeSending(t *testing.T) {
-	for name, run := range map[string]func(c *Client) error{
-		"WithIdempotencyKey": func(c *Client) error {
-			_, err := c.Do(t.Context(), postReq(), nil, WithIdempotencyKey(""))
-			return err
-		},
-		"WithKey": func(c *Client) error {
-			_, err := c.Do(WithKey(t.Context(), ""), postReq(), nil)
-			return err
-		},
-		"WithKeyCreatedAt": func(c *Client) error {
-			_, err := c.Do(WithKeyCreatedAt(context.Background(), "", c.now()), postReq(), nil)
-			return err
-		},
+// A job whose key comes from a field that happens to be empty (a text
+// that did not parse, an error without a key) must not run under a fresh
+// random key: every redelivery would then be a new operation and charge
+// again. The zero Key given explicitly is refused before sending, as
+// NewKey refuses an empty part.
+func TestAnExplicitZeroKeyIsRefusedBeforeSending(t *testing.T) {
+	unparsed, _ := ParseKey("")
+	for name, k := range map[string]Key{
+		"zero Key":           {},
+		"text that is empty": unparsed,
+		"error without key":  KeyOf(errors.New("plain")),
 	} {
 		t.Run(name, func(t *testing.T) {
 			rec := &recorder{}
 			c := setup(t, rec)
-			err := run(c)
+			_, err := c.Do(t.Context(), postReq(), nil, WithKey(k))
 			require.ErrorIs(t, err, ErrKeyRequired)
 			var ke *KeyError
 			assert.ErrorAs(t, err, &ke)
@@ -46,7 +38,7 @@ func TestAnExplicitEmptyKeyIsRefusedBeforeSending(t *testing.T) {
 func TestWithoutKeyAndAKeyTogetherAreRefused(t *testing.T) {
 	rec := &recorder{}
 	c := setup(t, rec)
-	_, err := c.Do(t.Context(), postReq(), nil, WithoutKey(), WithIdempotencyKey("k-0123456789abcdef"))
+	_, err := c.Do(t.Context(), postReq(), nil, WithoutKey(), WithKey(testKey("k-0123456789abcdef")))
 	require.ErrorIs(t, err, ErrInvalidRequest)
 	assert.Empty(t, rec.seen(), "nothing is sent")
 

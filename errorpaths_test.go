@@ -6,41 +6,21 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/payonce/payonce"
+	"github.com/payonce/payonce/internal/errortext"
+	"github.com/payonce/payonce/internal/keytest"
 	"github.com/payonce/payonce/journal"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
-// wordRE matches the words of an error text: a key or a code counts as
-// one word, punctuation separates.
-var wordRE = regexp.MustCompile(`[\p{L}\p{N}_-]+`)
-
 // repeatedPhrase returns the first phrase of three or more words that
 // appears twice in s, or "".
-func repeatedPhrase(s string) string {
-	words := wordRE.FindAllString(strings.ToLower(s), -1)
-	seen := map[string]bool{}
-	for i := 0; i+3 <= len(words); i++ {
-		p := strings.Join(words[i:i+3], " ")
-		if seen[p] {
-			return p
-		}
-		seen[p] = true
-	}
-	return ""
-}
-
-func TestRepeatedPhrase(t *testing.T) {
-	assert.Equal(t, "idempotency key too",
-		repeatedPhrase("idempotency key too old to retry safely: post: idempotency key too old to retry safely"))
-	assert.Empty(t, repeatedPhrase("payonce: a55 charges.create: retries exhausted (HTTP 503) [idempotency key k-1, 5 attempt(s)]"))
-}
+func repeatedPhrase(s string) string { return errortext.RepeatedPhrase(s) }
 
 type signFunc func(*http.Request, []byte) error
 
@@ -77,7 +57,7 @@ func TestEveryErrorPathSaysEachThingOnce(t *testing.T) {
 	}{
 		{"key expired before sending", payonce.ErrKeyExpired, func(t *testing.T) error {
 			c, clk := client(t, okCharge)
-			return do(c, t.Context(), payonce.WithKeyCreated(clk.Now().Add(-24*time.Hour)))
+			return do(c, t.Context(), payonce.WithKey(keytest.Key(t, "order-expired-key-0001", clk.Now().Add(-24*time.Hour))))
 		}},
 		{"key expired between attempts", payonce.ErrKeyExpired, func(t *testing.T) error {
 			var clk *clock
@@ -163,7 +143,7 @@ func TestEveryErrorPathSaysEachThingOnce(t *testing.T) {
 		}},
 		{"key rules", payonce.ErrKeyTooShort, func(t *testing.T) error {
 			c, _ := client(t, okCharge)
-			return do(c, t.Context(), payonce.WithIdempotencyKey("k-12345"))
+			return do(c, t.Context(), payonce.WithKey(keytest.Key(t, "k-12345", newClock().Now())))
 		}},
 		{"journal reserve failure", payonce.ErrJournal, func(t *testing.T) error {
 			c, _ := client(t, okCharge, payonce.WithJournal(&failing{Memory: journal.NewMemory(), reserveErr: errors.New("disk full")}))
@@ -205,9 +185,10 @@ func TestEveryErrorPathSaysEachThingOnce(t *testing.T) {
 			c, _ := client(t, okCharge)
 			return do(c, t.Context(), payonce.WithCallRetryPolicy(payonce.RetryPolicy{}))
 		}},
-		{"bad resume token", payonce.ErrInvalidRequest, func(t *testing.T) error {
+		{"zero key", payonce.ErrKeyRequired, func(t *testing.T) error {
 			c, _ := client(t, okCharge)
-			return do(c, t.Context(), payonce.WithResumeToken("not-a-token"))
+			k, _ := payonce.ParseKey("not-a-key")
+			return do(c, t.Context(), payonce.WithKey(k))
 		}},
 		{"server error answer", payonce.ErrInvalidRequest, func(t *testing.T) error {
 			c, _ := client(t, func(_ int, w http.ResponseWriter, _ *http.Request) {
@@ -227,8 +208,8 @@ func TestEveryErrorPathSaysEachThingOnce(t *testing.T) {
 				assert.ErrorIs(t, err, tc.kind, "%v", err)
 			}
 			assert.Empty(t, repeatedPhrase(err.Error()), "%s", err.Error())
-			if ae.Key != "" {
-				assert.Equal(t, 1, strings.Count(err.Error(), ae.Key), "the key is named once: %s", err.Error())
+			if !ae.Key.IsZero() {
+				assert.Equal(t, 1, strings.Count(err.Error(), ae.Key.ID()), "the key is named once: %s", err.Error())
 			}
 		})
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/payonce/payonce/internal/errortext"
 	"github.com/payonce/payonce/redact"
 )
 
@@ -88,9 +89,8 @@ var (
 	// ErrJournal: the journal failed (see JournalWriteError for a failure
 	// after the operation ran).
 	ErrJournal = errors.New("journal error")
-	// ErrKeyCreatedInFuture: the key's creation time (a resume token,
-	// WithKeyCreated, a journal entry) lies more than KeyClockTolerance
-	// ahead of the clock the age is measured on: its age is unknown, so
+	// ErrKeyCreatedInFuture: the key's creation time (a Key, a journal
+	// entry) lies more than KeyClockTolerance ahead of the clock the age is measured on: its age is unknown, so
 	// nothing is sent. Final for the key.
 	ErrKeyCreatedInFuture = errors.New("idempotency key creation time is in the future")
 	// ErrNotExecuted: the journal records that the provider never
@@ -105,7 +105,7 @@ var (
 // APIError is the one error type every payonce operation returns. It
 // describes the failure (the server's answer, or the client-side reason when
 // StatusCode is 0) and always carries the operation's idempotency key: store
-// Key and resume the same operation later with ResumeContext or WithKey.
+// Key and resume the same operation later with WithKey (KeyOf).
 //
 // errors.Is(err, Kind) reports the kind; errors.Is and errors.As also reach
 // Err, the underlying cause (a transport error, a *ValidationError, or the
@@ -119,8 +119,7 @@ type APIError struct {
 	Code       string        // provider code: a Coinepay message_key or an A55 error code
 	Message    string        // provider message, UTF-8 as sent (may be Chinese), redacted
 	RequestID  string        // provider request ID when one was given
-	Key        string        // the operation's Idempotency-Key ("" for GETs)
-	KeyCreated time.Time     // when the operation's key was first used
+	Key        Key           // the operation's key and its creation time (the zero Key for GETs)
 	Replayed   bool          // the answer was a replay of a stored response
 	Attempts   int           // attempts sent
 	RetryAfter time.Duration // the server's Retry-After, when it sent one
@@ -161,7 +160,7 @@ func (e *APIError) Error() string {
 		b.WriteString(e.Method + " " + e.Path + ": ")
 	}
 	b.WriteString(e.summary())
-	if e.Key == "" {
+	if e.Key.IsZero() {
 		if e.Attempts > 0 {
 			fmt.Fprintf(&b, " [%d attempt(s)]", e.Attempts)
 		}
@@ -169,7 +168,7 @@ func (e *APIError) Error() string {
 	}
 	// The key is the client's own, never a server's text: it stays
 	// readable whatever digits it holds (a date, an order number).
-	s := e.redactor().ServerText(b.String()) + " [idempotency key " + printableKey(e.Key)
+	s := e.redactor().ServerText(b.String()) + " [idempotency key " + printableKey(e.Key.ID())
 	if e.Attempts > 0 {
 		s += fmt.Sprintf(", %d attempt(s)", e.Attempts)
 	}
@@ -181,8 +180,10 @@ func (e *APIError) Error() string {
 const maxDetailsInText = 3
 
 // writeDetails appends the provider's field-level details ("type_charge:
-// want one of ...") so the text says what to fix.
-func writeDetails(b *strings.Builder, details []ErrorDetail) {
+// want one of ...") so the text says what to fix; a detail whose reason
+// repeats what b or the cause that follows already say (A55 puts a
+// charge's message in both) is left out.
+func writeDetails(b *strings.Builder, details []ErrorDetail, cause string) {
 	written := false
 	for i, d := range details {
 		if i == maxDetailsInText {
@@ -194,6 +195,9 @@ func writeDetails(b *strings.Builder, details []ErrorDetail) {
 			reason = d.Code
 		}
 		if d.Field == "" && reason == "" {
+			continue
+		}
+		if reason != "" && errortext.SharesPhrase(b.String()+" "+cause, reason) {
 			continue
 		}
 		if written {
@@ -258,10 +262,11 @@ func (e *APIError) summary() string {
 	} else if e.StatusCode == 0 && e.Code != "" && !strings.Contains(said, e.Code) {
 		b.WriteString(" (" + e.Code + ")")
 	}
-	if e.Message != "" && e.Message != e.Code && !saysOnlyKind(e.Message, e.Kind) && !strings.Contains(said, e.Message) {
+	if e.Message != "" && e.Message != e.Code && !saysOnlyKind(e.Message, e.Kind) && !strings.Contains(said, e.Message) &&
+		!errortext.SharesPhrase(said, e.Message) {
 		b.WriteString(": " + e.Message)
 	}
-	writeDetails(&b, e.Details)
+	writeDetails(&b, e.Details, cause)
 	if cause != "" {
 		b.WriteString(": " + cause)
 	}
@@ -348,25 +353,10 @@ func redirectMayHaveRun(e *APIError) bool {
 // for a key past its window, and for conflicts, validation errors,
 // declined or failed charges and refused credentials.
 func (e *APIError) Resumable() bool {
-	if e.Key == "" || errors.Is(e, ErrKeyExpired) {
+	if e.Key.IsZero() || errors.Is(e, ErrKeyExpired) {
 		return false
 	}
 	return e.Temporary() || errors.Is(e, ErrInsufficientBalance)
-}
-
-// KeyOf returns the idempotency key of the operation that returned err, or ""
-// when err carries none: to log it or to look the operation up. It
-// loses the key's age: to resume the operation in this process use
-// ResumeContext(ctx, err); to resume it later or in another process store
-// ResumeTokenOf(err) and pass WithResumeToken. A bare key passed again
-// with WithIdempotencyKey counts as new, so the 24 h guard (ErrKeyExpired)
-// could let a key the server has forgotten go out and run a second time.
-func KeyOf(err error) string {
-	var e *APIError
-	if errors.As(err, &e) {
-		return e.Key
-	}
-	return ""
 }
 
 // IsTemporary reports whether err is an *APIError whose failure may pass
@@ -380,74 +370,21 @@ func IsTemporary(err error) bool {
 }
 
 // IsResumable reports whether err is an *APIError whose operation, run
-// again later with the same key (ResumeContext, WithResumeToken), may succeed
+// again later with the same key (WithKey(KeyOf(err))), may succeed
 // (APIError.Resumable). A job queue can rely on it alone: retry the job
 // when it is true, give up when it is false. Unlike IsTemporary it is
 // true for ErrInsufficientBalance (a top-up makes the same key succeed)
 // and false for an operation that had no key.
 //
 //	if payonce.IsResumable(err) {
-//		job.Token = payonce.ResumeTokenOf(err) // the key and its age
+//		job.Key, _ = payonce.KeyOf(err).MarshalText() // the key and its age
 //	}
 //	// later, in any process:
-//	client.Charges.Create(ctx, sameRequest, payonce.WithResumeToken(job.Token))
+//	key, err := payonce.ParseKey(string(job.Key))
+//	client.Charges.Create(ctx, sameRequest, payonce.WithKey(key))
 func IsResumable(err error) bool {
 	var e *APIError
 	return errors.As(err, &e) && e.Resumable()
-}
-
-// KindForCode maps a provider error code (a Coinepay message_key or an A55
-// error code) to its sentinel, or nil for a code it does not know.
-//
-// Sources: the Coinepay idempotency document (openapi_idempotency_key_*,
-// insufficient_balance), the project's Coinepay signing scheme
-// (openapi_signature_*, openapi_timestamp_expired, openapi_nonce_replayed,
-// openapi_api_key_invalid) and A55's public error codes
-// (https://docs.a55.tech).
-func KindForCode(code string) error {
-	switch code {
-	case "openapi_idempotency_key_required", "IDEMPOTENCY_KEY_REQUIRED":
-		return ErrKeyRequired
-	case "openapi_idempotency_key_too_long", "IDEMPOTENCY_KEY_TOO_LONG":
-		return ErrKeyTooLong
-	case "openapi_idempotency_key_too_short", "IDEMPOTENCY_KEY_TOO_SHORT":
-		return ErrKeyTooShort
-	case "openapi_idempotency_key_invalid_chars", "IDEMPOTENCY_KEY_INVALID":
-		return ErrKeyInvalidChars
-	case "openapi_idempotency_key_conflict", "IDEMPOTENCY_KEY_CONFLICT", "DUPLICATE_REQUEST":
-		return ErrIdempotencyConflict
-	case "insufficient_balance":
-		return ErrInsufficientBalance
-	case "openapi_signature_required", "openapi_signature_invalid":
-		return ErrSignatureInvalid
-	case "openapi_api_key_invalid", "UNAUTHORIZED", "INVALID_TOKEN":
-		return ErrUnauthorized
-	case "openapi_timestamp_expired":
-		return ErrTimestampExpired
-	case "openapi_nonce_replayed":
-		return ErrNonceReplayed
-	case "FORBIDDEN":
-		return ErrForbidden
-	case "NOT_FOUND", "openapi_not_found", "openapi_package_not_found":
-		return ErrNotFound
-	case "RATE_LIMIT_EXCEEDED", "openapi_rate_limited":
-		return ErrRateLimited
-	case "CARD_DECLINED", "INSUFFICIENT_FUNDS", "INVALID_CARD", "EXPIRED_CARD",
-		"INVALID_CVC", "3DS_REQUIRED", "3DS_FAILED", "FRAUD_SUSPECTED":
-		return ErrCardDeclined
-	case "PROCESSING_ERROR", "TIMEOUT":
-		return ErrChargeFailed
-	case "CURRENCY_NOT_SUPPORTED", "AMOUNT_INVALID", "VALIDATION_ERROR", "INVALID_REQUEST",
-		"openapi_invalid_request", "openapi_invalid_json", "INVALID_JSON", "openapi_method_not_allowed", "openapi_body_too_large",
-		"METHOD_NOT_ALLOWED", "PAYLOAD_TOO_LARGE":
-		return ErrInvalidRequest
-	case "CANCEL_NOT_ALLOWED", "CAPTURE_NOT_ALLOWED", "REFUND_NOT_ALLOWED", "REFUND_EXCEEDS_AMOUNT",
-		"CHARGE_ALREADY_PAID", "CHARGE_ALREADY_CANCELED", "CHARGE_ALREADY_SETTLED", "INVALID_STATE":
-		return ErrInvalidState
-	case "INTERNAL_ERROR", "openapi_internal_error":
-		return ErrServer
-	}
-	return nil
 }
 
 // KindForStatus maps an HTTP status to its sentinel when no code is known.

@@ -53,25 +53,25 @@ func TestErrorTextSaysEachThingOnce(t *testing.T) {
 	require.Error(t, vErr)
 	_, amtErr := ParseAmount("1.234")
 	cases := []*APIError{
-		{Provider: "a55", Operation: "charges.create", Kind: ErrKeyTooShort, Err: keyErr, Key: "short"},
+		{Provider: "a55", Operation: "charges.create", Kind: ErrKeyTooShort, Err: keyErr, Key: testKey("short")},
 		{Provider: "coinepay", Operation: "cards.apply", Kind: ErrKeyRequired, Err: reqKeyErr},
-		{Provider: "a55", Operation: "charges.create", Kind: ErrInvalidCard, Err: vErr, Key: "k-0123456789abcdef"},
-		{Provider: "a55", Operation: "charges.refund", Kind: ErrInvalidAmount, Err: amtErr, Key: "k-0123456789abcdef"},
-		{Provider: "a55", Operation: "charges.create", Kind: ErrUnauthorized, Key: "k-0123456789abcdef",
+		{Provider: "a55", Operation: "charges.create", Kind: ErrInvalidCard, Err: vErr, Key: testKey("k-0123456789abcdef")},
+		{Provider: "a55", Operation: "charges.refund", Kind: ErrInvalidAmount, Err: amtErr, Key: testKey("k-0123456789abcdef")},
+		{Provider: "a55", Operation: "charges.create", Kind: ErrUnauthorized, Key: testKey("k-0123456789abcdef"),
 			Err: fmt.Errorf("sign: %w", fmt.Errorf("a55: the token endpoint refused the request (HTTP 401 invalid_client): %w", ErrUnauthorized))},
 		{Provider: "test", Method: "POST", Path: "/x", Kind: ErrTransport, Err: fmt.Errorf("%w: redirect to plain http:// refused", ErrTransport)},
-		{Provider: "test", Operation: "op", Kind: ErrRetriesExhausted, Err: ErrServer, StatusCode: 503, Attempts: 5, Key: "k-0123456789abcdef"},
+		{Provider: "test", Operation: "op", Kind: ErrRetriesExhausted, Err: ErrServer, StatusCode: 503, Attempts: 5, Key: testKey("k-0123456789abcdef")},
 		{Provider: "test", Operation: "op", Kind: ErrRetriesExhausted, Err: fmt.Errorf("%w: %w", ErrTransport, errors.New("dial: refused")), Attempts: 5},
 		{Provider: "a55", Operation: "charges.create", Kind: ErrCardDeclined, StatusCode: 402, Code: "CARD_DECLINED", Message: "CARD_DECLINED",
 			Err: errors.New("charge c1 status error")},
 		{Provider: "coinepay", Operation: "cards.apply", Kind: ErrIdempotencyConflict, StatusCode: 409,
-			Code: "openapi_idempotency_key_conflict", Message: "Idempotency-Key 冲突", Key: "k-1"},
+			Code: "openapi_idempotency_key_conflict", Message: "Idempotency-Key 冲突", Key: testKey("k-1")},
 		{Provider: "a55", Operation: "charges.create", Kind: ErrInvalidConfig,
 			Err: fmt.Errorf("sign: %w", fmt.Errorf("%w: a55: the token endpoint answered a redirect", ErrInvalidConfig))},
 		{Provider: "test", Operation: "op", Kind: context.Canceled, Err: ErrServer, StatusCode: 500},
 		{Provider: "a55", Operation: "charges.create", Kind: ErrRedirectRefused, StatusCode: 307,
 			Err: &RedirectError{StatusCode: 307, Method: "POST", Reason: "not followed"}},
-		{Provider: "test", Operation: "op", Kind: ErrRetriesExhausted, Attempts: 5, Key: "k-0123456789abcdef",
+		{Provider: "test", Operation: "op", Kind: ErrRetriesExhausted, Attempts: 5, Key: testKey("k-0123456789abcdef"),
 			Err: fmt.Errorf("%w: %w", ErrTransport, fmt.Errorf("sign: %w", fmt.Errorf("%w: a55: the token endpoint refused the request (HTTP 503)", ErrSignerTemporary)))},
 		{Kind: ErrInvalidRequest, Err: errors.New("nil request")},
 		{Err: errors.New("only a cause")},
@@ -93,7 +93,7 @@ func TestErrorTextSaysEachThingOnce(t *testing.T) {
 func TestClientErrorsSayEachThingOnce(t *testing.T) {
 	rec := &recorder{}
 	c := setup(t, rec)
-	_, err := c.Do(t.Context(), postReq(), nil, WithIdempotencyKey("bad key with spaces"))
+	_, err := c.Do(t.Context(), postReq(), nil, WithKey(testKey("bad key with spaces")))
 	require.ErrorIs(t, err, ErrKeyInvalidChars)
 	assert.Empty(t, repeated(err.Error()), err.Error())
 	req := postReq()
@@ -111,20 +111,20 @@ func TestIsResumable(t *testing.T) {
 		resumable bool
 		temporary bool
 	}{
-		{&APIError{Key: k, Kind: ErrRetriesExhausted, Err: ErrServer}, true, true},
-		{&APIError{Key: k, Kind: ErrTransport}, true, true},
-		{&APIError{Key: k, Kind: ErrRateLimited, StatusCode: 429}, true, true},
-		{&APIError{Key: k, Kind: ErrRetryBudgetExhausted}, true, true},
-		{&APIError{Key: k, Kind: context.Canceled}, true, true},
-		{&APIError{Key: k, Kind: context.DeadlineExceeded}, true, true},
-		{&APIError{Key: k, Kind: ErrInsufficientBalance, StatusCode: 402}, true, false},
-		{&APIError{Key: k, Kind: ErrIdempotencyConflict, StatusCode: 409}, false, false},
-		{&APIError{Key: k, Kind: ErrInvalidCard, Err: invalid(ErrInvalidCard, "card.number", "x")}, false, false},
-		{&APIError{Key: k, Kind: ErrInvalidRequest, StatusCode: 422}, false, false},
-		{&APIError{Key: k, Kind: ErrCardDeclined, StatusCode: 402}, false, false},
-		{&APIError{Key: k, Kind: ErrChargeFailed}, false, false},
-		{&APIError{Key: k, Kind: ErrUnauthorized, StatusCode: 401}, false, false},
-		{&APIError{Key: k, Kind: ErrKeyExpired, Err: ErrServer}, false, false},
+		{&APIError{Key: testKey(k), Kind: ErrRetriesExhausted, Err: ErrServer}, true, true},
+		{&APIError{Key: testKey(k), Kind: ErrTransport}, true, true},
+		{&APIError{Key: testKey(k), Kind: ErrRateLimited, StatusCode: 429}, true, true},
+		{&APIError{Key: testKey(k), Kind: ErrRetryBudgetExhausted}, true, true},
+		{&APIError{Key: testKey(k), Kind: context.Canceled}, true, true},
+		{&APIError{Key: testKey(k), Kind: context.DeadlineExceeded}, true, true},
+		{&APIError{Key: testKey(k), Kind: ErrInsufficientBalance, StatusCode: 402}, true, false},
+		{&APIError{Key: testKey(k), Kind: ErrIdempotencyConflict, StatusCode: 409}, false, false},
+		{&APIError{Key: testKey(k), Kind: ErrInvalidCard, Err: invalid(ErrInvalidCard, "card.number", "x")}, false, false},
+		{&APIError{Key: testKey(k), Kind: ErrInvalidRequest, StatusCode: 422}, false, false},
+		{&APIError{Key: testKey(k), Kind: ErrCardDeclined, StatusCode: 402}, false, false},
+		{&APIError{Key: testKey(k), Kind: ErrChargeFailed}, false, false},
+		{&APIError{Key: testKey(k), Kind: ErrUnauthorized, StatusCode: 401}, false, false},
+		{&APIError{Key: testKey(k), Kind: ErrKeyExpired, Err: ErrServer}, false, false},
 		{&APIError{Kind: ErrRetriesExhausted, Err: ErrServer}, false, true},
 		{&APIError{Kind: ErrInsufficientBalance}, false, false},
 	}
@@ -137,16 +137,29 @@ func TestIsResumable(t *testing.T) {
 	assert.False(t, IsResumable(errors.New("plain")))
 }
 
+// kindCodec is the core codec naming the kind of the codes it lists, as a
+// provider's codec does for its own codes.
+type kindCodec map[string]error
+
+func (kindCodec) DecodeSuccess(status int, h http.Header, body []byte, out any) error {
+	return JSONCodec{}.DecodeSuccess(status, h, body, out)
+}
+
+func (k kindCodec) DecodeError(status int, h http.Header, body []byte, e *APIError) {
+	JSONCodec{}.DecodeError(status, h, body, e)
+	e.Kind = k[e.Code]
+}
+
 // An insufficient balance answer through the client is resumable with the
 // same key.
 func TestInsufficientBalanceResumable(t *testing.T) {
 	rec := &recorder{statuses: []int{http.StatusPaymentRequired},
 		body: `{"code":402,"message":"余额不足","message_key":"insufficient_balance","data":null}`}
-	c := setup(t, rec)
-	_, err := c.Do(t.Context(), postReq(), nil, WithIdempotencyKey("balance-key-1"))
+	c := setup(t, rec, WithCodec(kindCodec{"insufficient_balance": ErrInsufficientBalance}))
+	_, err := c.Do(t.Context(), postReq(), nil, WithKey(testKey("balance-key-1")))
 	require.ErrorIs(t, err, ErrInsufficientBalance)
 	assert.True(t, IsResumable(err))
-	assert.Equal(t, "balance-key-1", KeyOf(err))
+	assert.Equal(t, "balance-key-1", KeyOf(err).ID())
 	_, err = c.Do(t.Context(), postReq(), nil, WithoutKey())
 	require.ErrorIs(t, err, ErrKeyRequired)
 	assert.False(t, IsResumable(err), "no key: nothing to resume")

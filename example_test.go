@@ -34,6 +34,13 @@ func ExampleClient_Do() {
 		fmt.Println(err)
 		return
 	}
+	// The order's key: its number and its creation time, the same on
+	// every run of the job.
+	orderKey, err := payonce.NewKey(time.Now(), "order-2026-000123")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	var charge struct {
 		ChargeUUID string `json:"charge_uuid"`
 		Status     string `json:"status"`
@@ -41,14 +48,15 @@ func ExampleClient_Do() {
 	meta, err := client.Do(context.Background(), &payonce.Request{
 		Operation: "charges.create", Method: http.MethodPost, Path: "/api/v1/bank/wallet/charge/",
 		Body: map[string]string{"amount": "100.00", "currency": "BRL"}, Keyed: true,
-	}, &charge, payonce.WithIdempotencyKey("order-2026-000123"))
+	}, &charge, payonce.WithKey(orderKey))
 	fmt.Println(charge.ChargeUUID, charge.Status, meta.Key, meta.Attempts, err)
 	// Output: ch_1 confirmed order-2026-000123 2 <nil>
 }
 
-// KeyOf and ResumeContext let a job queue resume a failed operation with
-// the very same key, so it runs once however often the job is retried.
-func ExampleResumeContext() {
+// KeyOf lets a job queue resume a failed operation with the very same key
+// and its age, so it runs once however often the job is retried; stored by
+// its text form, the key resumes it in another process too.
+func ExampleKeyOf() {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusBadGateway)
 	}))
@@ -58,16 +66,42 @@ func ExampleResumeContext() {
 	client, _ := payonce.NewClient(payonce.WithBaseURL(srv.URL), payonce.WithRetryPolicy(policy))
 
 	req := &payonce.Request{Operation: "cards.apply", Method: http.MethodPost, Path: "/apply", Body: map[string]string{"package_id": "p1"}, Keyed: true}
-	ctx := payonce.WithKey(context.Background(), payonce.TaskKey("openapi:apply", "task-42"))
-	_, err := client.Do(ctx, req, nil)
+	key, _ := payonce.NewKey(time.Now(), "openapi:apply", "task-42")
+	_, err := client.Do(context.Background(), req, nil, payonce.WithKey(key))
 	fmt.Println(errors.Is(err, payonce.ErrRetriesExhausted), payonce.IsTemporary(err), payonce.KeyOf(err))
 
 	// Later, maybe in another process: resume with the stored key.
-	_, err = client.Do(payonce.ResumeContext(context.Background(), err), req, nil)
+	stored, _ := payonce.KeyOf(err).MarshalText()
+	again, _ := payonce.ParseKey(string(stored))
+	_, err = client.Do(context.Background(), req, nil, payonce.WithKey(again))
 	fmt.Println(payonce.KeyOf(err))
 	// Output:
 	// true true openapi:apply:task-42
 	// openapi:apply:task-42
+}
+
+// NewKey names a business operation: the same parts and creation time give
+// the same key on every run of the job, in any process, valid for A55 (16
+// characters at least) and Coinepay.
+func ExampleNewKey() {
+	orderCreated := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC) // stored with the order
+	key, _ := payonce.NewKey(orderCreated, "order", "2026-000123", "payment")
+	fmt.Println(key, key.Created().Format(time.RFC3339))
+
+	// Too short for A55, or characters outside Coinepay's set: a readable
+	// prefix and a hash of the parts.
+	short, _ := payonce.NewKey(orderCreated, "order", "1", "payment")
+	fmt.Println(len(short.ID()), short.ID()[:16])
+
+	_, err := payonce.NewKey(orderCreated, "order", "", "payment")
+	fmt.Println(errors.Is(err, payonce.ErrKeyRequired))
+	_, err = payonce.NewKey(time.Time{}, "order", "2026-000123", "payment")
+	fmt.Println(errors.Is(err, payonce.ErrInvalidRequest))
+	// Output:
+	// order:2026-000123:payment 2026-03-01T12:00:00Z
+	// 48 order:1:payment~
+	// true
+	// true
 }
 
 // Cards print masked; their JSON carries every field.

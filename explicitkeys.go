@@ -4,19 +4,15 @@ package payonce
 // capture, a refund, a cancel, a wallet, a card apply or recharge) unless
 // the call names its key in a way that survives a redelivery:
 //
-//   - a task key: WithTaskKey(ctx, prefix, jobID, job.CreatedAt);
-//   - a resume token: WithResumeToken(token);
-//   - an explicit key with its creation time: WithIdempotencyKey(key) with
-//     WithKeyCreated(t), or WithKeyCreatedAt(ctx, key, t), or
-//     ResumeContext(ctx, err);
+//   - a key: WithKey(k), k from NewKey(job.CreatedAt, parts...), from
+//     KeyOf(err) or Meta.Key, or read back from storage by ParseKey;
 //   - a reference on a client with a journal: WithReference(ref).
 //
-// Anything else (no key at all, so a random UUID; a key without its
-// creation time, which another process would take as new; WithoutKey) is
-// refused with an *APIError of kind ErrKeyRequired, whose cause is a
-// *KeyError, before anything is written to a journal or sent. A job that
-// forgets its key then fails on its first delivery instead of issuing a
-// second card or charge on each redelivery. Reads are never affected.
+// Anything else (no key at all, so a random UUID; WithoutKey) is refused
+// with an *APIError of kind ErrKeyRequired, whose cause is a *KeyError,
+// before anything is written to a journal or sent. A job that forgets its
+// key then fails on its first delivery instead of issuing a second card
+// or charge on each redelivery. Reads are never affected.
 func WithExplicitKeys() Option {
 	return func(c *Client) error { c.explicitKeys = true; return nil }
 }
@@ -24,19 +20,12 @@ func WithExplicitKeys() Option {
 // checkExplicitKey refuses, under WithExplicitKeys, a keyed call whose key
 // has no explicit source. It runs after resolveKey.
 func (c *Client) checkExplicitKey(o *callOptions) error {
-	if !c.explicitKeys {
+	if !c.explicitKeys || o.hasReference || o.keySet {
 		return nil
 	}
-	const rule = "WithExplicitKeys: a keyed write needs a task key (WithTaskKey), a resume token, a key with its creation time (WithKeyCreated) or a reference with a journal"
-	switch {
-	case o.hasReference, o.tokenSet:
-		return nil
-	case o.noKey:
+	const rule = "WithExplicitKeys: a keyed write needs a key (WithKey) or a reference with a journal"
+	if o.noKey {
 		return &KeyError{Rule: rule + "; WithoutKey is refused", Err: ErrKeyRequired}
-	case o.origin == keyAgeNew:
-		return &KeyError{Rule: rule + "; the call gave no key", Err: ErrKeyRequired}
-	case o.origin == keyAgeBare:
-		return &KeyError{Rule: rule + "; the key was given without its creation time", Err: ErrKeyRequired}
 	}
-	return nil
+	return &KeyError{Rule: rule + "; the call gave no key", Err: ErrKeyRequired}
 }

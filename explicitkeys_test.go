@@ -6,50 +6,50 @@ import (
 	"time"
 
 	"github.com/payonce/payonce"
+	"github.com/payonce/payonce/internal/keytest"
 	"github.com/payonce/payonce/journal"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
 // With WithExplicitKeys a keyed write whose key the call would make up
-// (a random UUID, a bare key with no age, no key at all) is refused with
-// ErrKeyRequired before any byte is sent; every explicit source runs.
+// (a random UUID, no key at all) is refused with ErrKeyRequired before any
+// byte is sent; every explicit source runs.
 func TestExplicitKeysRefusesAMadeUpKey(t *testing.T) {
 	clk := newClock()
 	created := clk.Now().Add(-time.Hour)
-	bg := context.Background()
-	refused := map[string]struct {
-		ctx  context.Context
-		opts []payonce.CallOption
-	}{
-		"no key source":           {bg, nil},
-		"key without its age":     {bg, []payonce.CallOption{payonce.WithIdempotencyKey("order-2026-000123-pay")}},
-		"context key without age": {payonce.WithKey(bg, "order-2026-000123-pay"), nil},
-		"without key":             {bg, []payonce.CallOption{payonce.WithoutKey()}},
+	refused := map[string][]payonce.CallOption{
+		"no key source": nil,
+		"without key":   {payonce.WithoutKey()},
 	}
-	for name, tc := range refused {
+	for name, opts := range refused {
 		t.Run(name, func(t *testing.T) {
 			s := newStub(t, okCharge)
 			c := journalClient(t, s, nil, clk, payonce.WithExplicitKeys())
-			_, err := c.Do(tc.ctx, chargeReq("1.00"), nil, tc.opts...)
+			_, err := c.Do(context.Background(), chargeReq("1.00"), nil, opts...)
 			require.ErrorIs(t, err, payonce.ErrKeyRequired)
 			var ke *payonce.KeyError
 			require.ErrorAs(t, err, &ke)
 			assert.Contains(t, err.Error(), "WithExplicitKeys")
+			assert.True(t, payonce.KeyOf(err).IsZero(), "a made-up key is never used")
 			assert.Zero(t, s.calls.Load(), "nothing sent")
 		})
 	}
-	tok := payonce.ResumeToken{Key: "order-2026-000123-tok", Created: created}.String()
+	task, err := payonce.NewKey(created, "orders:pay", "job-000123")
+	require.NoError(t, err)
+	text, err := keytest.Key(t, "order-2026-000123-tok", created).MarshalText()
+	require.NoError(t, err)
+	stored, err := payonce.ParseKey(string(text))
+	require.NoError(t, err)
+	failed := &payonce.APIError{Kind: payonce.ErrServer, Key: keytest.Key(t, "order-2026-000123-err", created)}
 	allowed := map[string]struct {
-		ctx     context.Context
 		opts    []payonce.CallOption
 		journal bool
 	}{
-		"task key":              {ctx: payonce.WithTaskKey(bg, "orders:pay", "job-000123", created)},
-		"resume token":          {ctx: bg, opts: []payonce.CallOption{payonce.WithResumeToken(tok)}},
-		"key with its age":      {ctx: bg, opts: []payonce.CallOption{payonce.WithIdempotencyKey("order-2026-000123-pay"), payonce.WithKeyCreated(created)}},
-		"context key with age":  {ctx: payonce.WithKeyCreatedAt(bg, "order-2026-000123-pay", created)},
-		"reference and journal": {ctx: bg, opts: []payonce.CallOption{payonce.WithReference("order-42/charge")}, journal: true},
+		"task key":              {opts: []payonce.CallOption{payonce.WithKey(task)}},
+		"stored key":            {opts: []payonce.CallOption{payonce.WithKey(stored)}},
+		"key of an error":       {opts: []payonce.CallOption{payonce.WithKey(payonce.KeyOf(failed))}},
+		"reference and journal": {opts: []payonce.CallOption{payonce.WithReference("order-42/charge")}, journal: true},
 	}
 	for name, tc := range allowed {
 		t.Run(name, func(t *testing.T) {
@@ -59,7 +59,7 @@ func TestExplicitKeysRefusesAMadeUpKey(t *testing.T) {
 				j = journal.NewMemory()
 			}
 			c := journalClient(t, s, j, clk, payonce.WithExplicitKeys())
-			_, err := c.Do(tc.ctx, chargeReq("1.00"), nil, tc.opts...)
+			_, err := c.Do(context.Background(), chargeReq("1.00"), nil, tc.opts...)
 			require.NoError(t, err)
 			assert.EqualValues(t, 1, s.calls.Load())
 		})

@@ -13,13 +13,13 @@ import (
 
 // The two forms of a stored fingerprint, told apart by their prefix.
 const (
-	// FingerprintKeyedPrefix starts a fingerprint keyed with the client's
+	// fingerprintKeyedPrefix starts a fingerprint keyed with the client's
 	// fingerprint key: HMAC-SHA256 of method, path and the body bytes.
-	FingerprintKeyedPrefix = "hmac-sha256:"
-	// FingerprintRedactedPrefix starts a fingerprint of a client without a
+	fingerprintKeyedPrefix = "hmac-sha256:"
+	// fingerprintRedactedPrefix starts a fingerprint of a client without a
 	// fingerprint key: SHA-256 of method, path and the body as redact.JSON
 	// stores it, card numbers cut to their last four digits and CVVs out.
-	FingerprintRedactedPrefix = "sha256-redacted:"
+	fingerprintRedactedPrefix = "sha256-redacted:"
 )
 
 // fingerprintKeyLabel separates the fingerprint key derived from a
@@ -36,7 +36,7 @@ const fingerprintKeyLabel = "payonce journal fingerprint key v1"
 // rotating that secret makes pending entries look recorded with another
 // body unless this option keeps the key. Without a key (an A55 access
 // token, a core client) the fingerprint leaves card data out
-// (FingerprintRedactedPrefix), see docs/journal.md.
+// (fingerprintRedactedPrefix), see docs/journal.md.
 func WithFingerprintKey(key []byte) Option {
 	return func(c *Client) error {
 		if len(key) == 0 {
@@ -50,26 +50,26 @@ func WithFingerprintKey(key []byte) Option {
 }
 
 // Fingerprint is the fingerprint a client without a fingerprint key
-// records: FingerprintRedactedPrefix and the hex SHA-256 of the upper-case
+// records: fingerprintRedactedPrefix and the hex SHA-256 of the upper-case
 // method, path and the body as redact.JSON stores it, so that it holds
 // nothing derived from a card number (beyond its last four digits) or a
 // CVV. Another body that differs only in the card's hidden digits or CVV
 // gets the same fingerprint. Client.Fingerprint gives the fingerprint a
 // client records, keyed when it has a key.
 func Fingerprint(method, path string, body []byte) string {
-	return FingerprintRedactedPrefix + fingerprintHex(sha256.New(), method, path, redact.JSON(body))
+	return fingerprintRedactedPrefix + fingerprintHex(sha256.New(), method, path, redact.JSON(body))
 }
 
 // Fingerprint returns the fingerprint the client records for a request
 // (method, escaped path, the exact body bytes): keyed with its fingerprint
-// key when it has one (FingerprintKeyedPrefix), else payonce.Fingerprint.
+// key when it has one (fingerprintKeyedPrefix), else payonce.Fingerprint.
 // Give it to ReserveTx to have the journal check the body of the first
 // run.
 func (c *Client) Fingerprint(method, path string, body []byte) string {
 	if c.ident.fpKey == nil {
 		return Fingerprint(method, path, body)
 	}
-	return FingerprintKeyedPrefix + fingerprintHex(hmac.New(sha256.New, c.ident.fpKey), method, path, body)
+	return fingerprintKeyedPrefix + fingerprintHex(hmac.New(sha256.New, c.ident.fpKey), method, path, body)
 }
 
 // fingerprintLike returns the fingerprint of the request in the form of
@@ -77,7 +77,7 @@ func (c *Client) Fingerprint(method, path string, body []byte) string {
 // with or without a key), so that the two compare; a form this client
 // cannot compute (keyed, and the client has no key) gives its own.
 func (c *Client) fingerprintLike(stored, method, path string, body []byte) string {
-	if strings.HasPrefix(stored, FingerprintRedactedPrefix) {
+	if strings.HasPrefix(stored, fingerprintRedactedPrefix) {
 		return Fingerprint(method, path, body)
 	}
 	return c.Fingerprint(method, path, body)

@@ -27,7 +27,7 @@ func TestFingerprintForms(t *testing.T) {
 	otherAmount := cardBody("4111111111111111", "987", "99.00")
 
 	fp := payonce.Fingerprint("post", "/charge/", a)
-	assert.True(t, strings.HasPrefix(fp, payonce.FingerprintRedactedPrefix), fp)
+	assert.True(t, strings.HasPrefix(fp, "sha256-redacted:"), fp)
 	assert.Equal(t, fp, payonce.Fingerprint("POST", "/charge/", sameLast4), "the hidden digits and the CVV are not in it")
 	assert.NotEqual(t, fp, payonce.Fingerprint("POST", "/charge/", otherAmount))
 	assert.NotEqual(t, fp, payonce.Fingerprint("POST", "/charge/other", a))
@@ -40,8 +40,8 @@ func TestFingerprintForms(t *testing.T) {
 		return c
 	}
 	k1 := keyed("key-one").Fingerprint("POST", "/charge/", a)
-	assert.True(t, strings.HasPrefix(k1, payonce.FingerprintKeyedPrefix), k1)
-	assert.Len(t, strings.TrimPrefix(k1, payonce.FingerprintKeyedPrefix), 64)
+	assert.True(t, strings.HasPrefix(k1, "hmac-sha256:"), k1)
+	assert.Len(t, strings.TrimPrefix(k1, "hmac-sha256:"), 64)
 	assert.Equal(t, k1, keyed("key-one").Fingerprint("POST", "/charge/", a), "one key, one fingerprint in every process")
 	assert.NotEqual(t, k1, keyed("key-two").Fingerprint("POST", "/charge/", a))
 	assert.NotEqual(t, k1, keyed("key-one").Fingerprint("POST", "/charge/", sameLast4), "another card is told apart")

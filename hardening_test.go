@@ -135,7 +135,7 @@ func TestCutShortSuccessOnLastAttemptKeepsItsCause(t *testing.T) {
 	assert.ErrorIs(t, err, io.ErrUnexpectedEOF)
 	assert.NotErrorIs(t, err, ErrMalformedResponse)
 	assert.True(t, IsTemporary(err))
-	assert.NotEmpty(t, KeyOf(err))
+	assert.NotEmpty(t, KeyOf(err).ID())
 
 	// Without a retry left to the loop (an unkeyed GET with one attempt):
 	// still a transport failure with its cause.
@@ -176,7 +176,7 @@ func TestOversizedSuccessIsTemporary(t *testing.T) {
 	assert.ErrorIs(t, err, ErrTransport)
 	assert.NotErrorIs(t, err, ErrMalformedResponse)
 	assert.Contains(t, err.Error(), "larger than")
-	assert.NotEmpty(t, KeyOf(err))
+	assert.NotEmpty(t, KeyOf(err).ID())
 	assert.Equal(t, int32(1), n.Load())
 }
 
@@ -279,10 +279,10 @@ func TestRetryableErrorTLSShapes(t *testing.T) {
 		&tls.CertificateVerificationError{Err: errors.New("x")},
 		fmt.Errorf("dial: %w", errors.New("tls: server selected unsupported protocol version 301")),
 	} {
-		assert.False(t, RetryableError(err), "%T %v", err, err)
+		assert.False(t, retryableError(err), "%T %v", err, err)
 	}
-	assert.True(t, RetryableError(io.ErrUnexpectedEOF))
-	assert.True(t, RetryableError(&net.OpError{Op: "read", Err: errors.New("connection reset by peer")}))
+	assert.True(t, retryableError(io.ErrUnexpectedEOF))
+	assert.True(t, retryableError(&net.OpError{Op: "read", Err: errors.New("connection reset by peer")}))
 }
 
 type fakeAlert string

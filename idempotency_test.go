@@ -67,69 +67,80 @@ func TestKeyRules(t *testing.T) {
 	}
 }
 
-func TestNewKeyIsUUIDv4(t *testing.T) {
-	k, err := NewKey()
+func TestRandomKeyIsUUIDv4(t *testing.T) {
+	now := time.Unix(1767225600, 0)
+	k, err := randomKey(now)
 	require.NoError(t, err)
-	u, err := uuid.Parse(k)
+	u, err := uuid.Parse(k.ID())
 	require.NoError(t, err)
 	assert.Equal(t, uuid.Version(4), u.Version())
-	require.NoError(t, a55Rules().Validate(k))
-	require.NoError(t, coinepayRules().Validate(k))
+	assert.True(t, now.Equal(k.Created()), "a random key is created now")
+	require.NoError(t, a55Rules().Validate(k.ID()))
+	require.NoError(t, coinepayRules().Validate(k.ID()))
 }
 
-func TestTaskKey(t *testing.T) {
-	assert.Equal(t, "openapi:apply:42", TaskKey("openapi:apply", "42"))
-	assert.Equal(t, "42", TaskKey("", "42"))
-	assert.Equal(t, TaskKey("openapi:apply", "42"), TaskKey("openapi:apply", "42"), "deterministic")
-}
-
-func TestContextKey(t *testing.T) {
-	ctx := context.Background()
-	_, _, ok := KeyFromContext(ctx)
-	assert.False(t, ok)
-	ctx = WithKey(ctx, "order-1234567890abcdef")
-	k, created, ok := KeyFromContext(ctx)
-	assert.True(t, ok)
-	assert.Equal(t, "order-1234567890abcdef", k)
-	assert.True(t, created.IsZero())
+func TestTaskKeyValue(t *testing.T) {
 	at := time.Unix(1767225600, 0)
-	k, created, _ = KeyFromContext(WithKeyCreatedAt(ctx, "k2", at))
-	assert.Equal(t, "k2", k)
-	assert.Equal(t, at, created)
+	k, err := NewKey(at, "openapi:apply", "task-000000042")
+	require.NoError(t, err)
+	assert.Equal(t, "openapi:apply:task-000000042", k.ID())
+	again, err := NewKey(at, "openapi:apply", "task-000000042")
+	require.NoError(t, err)
+	assert.Equal(t, k, again, "deterministic")
+}
+
+func TestZeroKey(t *testing.T) {
+	var k Key
+	assert.True(t, k.IsZero())
+	assert.Empty(t, k.ID())
+	assert.True(t, k.Created().IsZero())
+	k = testKey("order-1234567890abcdef")
+	assert.False(t, k.IsZero())
+	assert.Equal(t, "order-1234567890abcdef", k.ID())
+	assert.Equal(t, "order-1234567890abcdef", k.String(), "printed, a key is its value")
+	at := time.Unix(1767225600, 0)
+	k = testKeyAt("k2", at)
+	assert.Equal(t, "k2", k.ID())
+	assert.True(t, at.Equal(k.Created()))
+}
+
+func resolve(opts ...CallOption) (Key, error) {
+	var o callOptions
+	o.apply(opts)
+	return o.resolveKey(time.Unix(1767225600, 0))
 }
 
 func TestResolveKeyPrecedence(t *testing.T) {
 	now := time.Unix(1767225600, 0)
-	ctx := WithKeyCreatedAt(context.Background(), "ctx-key", now.Add(-time.Hour))
-	k, created, err := resolveKey(ctx, []CallOption{WithIdempotencyKey("opt-key")}, now)
+	given := testKeyAt("opt-key", now.Add(-time.Hour))
+	k, err := resolve(WithKey(given))
 	require.NoError(t, err)
-	assert.Equal(t, "opt-key", k, "a per-call option wins")
-	assert.Equal(t, now, created, "the context's creation time belongs to the context's key")
-	k, created, err = resolveKey(ctx, nil, now)
+	assert.Equal(t, "opt-key", k.ID(), "the call's key")
+	assert.True(t, now.Add(-time.Hour).Equal(k.Created()), "with its own creation time")
+	k, err = resolve(WithKey(given), WithKey(given))
+	require.NoError(t, err, "the same key twice is fine")
+	assert.Equal(t, given, k)
+	k, err = resolve()
 	require.NoError(t, err)
-	assert.Equal(t, "ctx-key", k)
-	assert.Equal(t, now.Add(-time.Hour), created)
-	k, created, err = resolveKey(context.Background(), nil, now)
+	assert.Len(t, k.ID(), 36)
+	assert.True(t, now.Equal(k.Created()))
+	k, err = resolve(WithoutKey())
 	require.NoError(t, err)
-	assert.Len(t, k, 36)
-	assert.Equal(t, now, created)
-	k, _, err = resolveKey(ctx, []CallOption{WithoutKey()}, now)
-	require.NoError(t, err)
-	assert.Empty(t, k)
+	assert.True(t, k.IsZero())
 }
 
-func TestResumeContext(t *testing.T) {
+func TestResumeWithKeyOf(t *testing.T) {
 	at := time.Unix(1767225600, 0)
-	err := error(&APIError{Kind: ErrRetriesExhausted, Key: "resume-me-1234567", KeyCreated: at})
+	err := error(&APIError{Kind: ErrRetriesExhausted, Key: testKeyAt("resume-me-1234567", at)})
 	wrapped := errors.Join(errors.New("job 7 failed"), err)
-	assert.Equal(t, "resume-me-1234567", KeyOf(wrapped))
-	k, created, ok := KeyFromContext(ResumeContext(context.Background(), wrapped))
-	require.True(t, ok)
-	assert.Equal(t, "resume-me-1234567", k)
-	assert.Equal(t, at, created)
-	ctx := context.Background()
-	assert.Equal(t, ctx, ResumeContext(ctx, errors.New("plain")))
-	assert.Empty(t, KeyOf(errors.New("plain")))
+	assert.Equal(t, "resume-me-1234567", KeyOf(wrapped).ID())
+	k, rerr := resolve(WithKey(KeyOf(wrapped)))
+	require.NoError(t, rerr)
+	assert.Equal(t, "resume-me-1234567", k.ID())
+	assert.True(t, at.Equal(k.Created()))
+	assert.True(t, KeyOf(errors.New("plain")).IsZero())
+	_, rerr = resolve(WithKey(KeyOf(errors.New("plain"))))
+	require.ErrorIs(t, rerr, ErrKeyRequired, "an error without a key resumes nothing")
 }
 
 // 100 concurrent operations get 100 distinct keys, each sent on all of its
@@ -145,7 +156,7 @@ func TestConcurrentOperationsGetDistinctKeys(t *testing.T) {
 			defer wg.Done()
 			meta, err := c.Do(context.Background(), postReq(), nil)
 			assert.NoError(t, err)
-			keys[i] = meta.Key
+			keys[i] = meta.Key.ID()
 		}()
 	}
 	wg.Wait()

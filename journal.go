@@ -30,6 +30,15 @@ const (
 // context ended.
 const journalWriteTimeout = 10 * time.Second
 
+// IdempotencyKey is the entry's key with its creation time (the zero Key
+// for an entry without one).
+func (e JournalEntry) IdempotencyKey() Key {
+	if e.Key == "" {
+		return Key{}
+	}
+	return Key{id: e.Key, created: keyTime(e.KeyCreated)}
+}
+
 // MaxReferenceLen is the longest reference WithReference accepts, in bytes.
 const MaxReferenceLen = 255
 
@@ -37,14 +46,20 @@ const MaxReferenceLen = 255
 // Reference identify it; Key, KeyCreated and Fingerprint are fixed when it
 // is reserved; the other fields change as the operation settles.
 type JournalEntry struct {
-	Scope        string       // provider and credential identity, e.g. "a55:client-1"; never a secret
-	Reference    string       // the merchant's name of the operation, e.g. "order-42/charge"
-	Operation    string       // e.g. "charges.create"
-	Method       string       // HTTP method
-	Path         string       // request path, redacted, never the query string
-	Key          string       // the Idempotency-Key every attempt sends
-	KeyCreated   time.Time    // when the key was first used
-	Fingerprint  string       // keyed digest of method, path and body, or one without card data (fingerprint.go)
+	Scope       string    // provider and credential identity, e.g. "a55:client-1"; never a secret
+	Reference   string    // the merchant's name of the operation, e.g. "order-42/charge"
+	Operation   string    // e.g. "charges.create"
+	Method      string    // HTTP method
+	Path        string    // request path, redacted, never the query string
+	Key         string    // the Idempotency-Key every attempt sends
+	KeyCreated  time.Time // when the key was first used
+	Fingerprint string    // keyed digest of method, path and body, or one without card data (fingerprint.go)
+	// Summary is what a settle lookup matches the provider's records
+	// against, fixed at Reserve: the provider's redacted JSON summary of
+	// the request (Request.Summary; an A55 charge: amount, currency,
+	// type, wallet, description), never card data nor a hash of it. ""
+	// when the request gave none.
+	Summary      string
 	State        JournalState // pending, succeeded or failed
 	Result       []byte       // the answer body, redacted JSON, for succeeded (and failed, to rebuild its error)
 	StatusCode   int          // final HTTP status, when there was one
@@ -93,13 +108,6 @@ func (e JournalEntry) NotExecuted() bool {
 	return e.State == JournalFailed && e.ErrorKind == KindName(ErrNotExecuted)
 }
 
-// PendingQuery selects pending entries. Zero fields select everything.
-type PendingQuery struct {
-	Scope  string    // only this scope, "" for all
-	Before time.Time // only entries last updated before this, zero for all
-	Limit  int       // at most this many, 0 for no limit
-}
-
 // JournalReserveLease is how long Reserve leases an entry it creates to
 // the entry's LeaseOwner, on the journal's clock, when the entry gives no
 // Lease; Settle's lease too.
@@ -130,16 +138,9 @@ type AttemptRequest struct {
 	Lease            time.Duration // the lease is renewed to now + Lease, > 0
 }
 
-// ClaimRequest asks for pending entries leased to Owner for Lease: only
-// entries whose lease is free or expired are claimed.
-type ClaimRequest struct {
-	Scope string        // only this scope, "" for all
-	Owner string        // the claiming worker, non-empty
-	Lease time.Duration // lease length, > 0
-	Limit int           // at most this many, 0 for no limit
-}
-
-// Journal stores journal entries durably. Implementations: journal.NewMemory
+// Journal stores journal entries durably: what Client.Do and Client.Settle
+// need of one. The journal package's Store adds what a recovery worker
+// needs (listing, claiming and purging entries). Implementations: journal.NewMemory
 // (tests), sqlitejournal (embedded, several processes on one file) and
 // pgjournal (a fleet sharing one PostgreSQL database). All are safe for
 // concurrent use. Times a caller leaves zero (CreatedAt, UpdatedAt) and
@@ -183,16 +184,6 @@ type Journal interface {
 	// Get returns the entry of (scope, reference), or ErrJournalNotFound
 	// (wrapped) when absent.
 	Get(ctx context.Context, scope, reference string) (JournalEntry, error)
-	// Pending lists pending entries, oldest first.
-	Pending(ctx context.Context, q PendingQuery) ([]JournalEntry, error)
-	// Claim leases pending entries whose lease is free or expired to
-	// c.Owner until now+c.Lease, raising each one's fence by one, and
-	// returns them, oldest first. A run given WithLeaseOwner(c.Owner)
-	// takes a claimed entry.
-	Claim(ctx context.Context, c ClaimRequest) ([]JournalEntry, error)
-	// Purge deletes settled entries last updated before settledBefore and
-	// returns how many it deleted. Pending entries are never purged.
-	Purge(ctx context.Context, settledBefore time.Time) (int64, error)
 }
 
 // Journal errors returned by Journal implementations (wrapped).
@@ -392,7 +383,7 @@ func (op *operation) fromJournal(e JournalEntry, out any) (Meta, error) {
 // again, so what the codec attached to the first error (an A55 charge
 // declined, for a55.ChargeFromError) is there too.
 func (op *operation) storedError(e JournalEntry, out any) *APIError {
-	kind := KindByName(e.ErrorKind)
+	kind := kindByName(e.ErrorKind)
 	if kind == nil {
 		kind = ErrServer
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/payonce/payonce"
+	"github.com/payonce/payonce/internal/keytest"
 	"github.com/payonce/payonce/journal"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -33,7 +34,7 @@ func TestKeyCreatedByAFastClockIsNeverSentPastTheWindow(t *testing.T) {
 	_, err = journalClient(t, s, j, honest).Do(t.Context(), chargeReq("1.00"), nil, payonce.WithReference("order-c1"))
 	require.ErrorIs(t, err, payonce.ErrOutcomeUnknown)
 	assert.ErrorIs(t, err, payonce.ErrKeyCreatedInFuture, "the cause says why")
-	assert.NotEmpty(t, payonce.KeyOf(err))
+	assert.NotEmpty(t, payonce.KeyOf(err).ID())
 	assert.Equal(t, sent, s.calls.Load(), "nothing sent")
 }
 
@@ -64,38 +65,38 @@ func TestKeyAgesOnTheJournalsClock(t *testing.T) {
 	assert.Zero(t, before, "the fast worker sent nothing: on its clock the key was already old")
 }
 
-// A resume token whose creation time lies in the future (edited, or made
+// A stored key whose creation time lies in the future (edited, or made
 // on a host whose clock runs ahead) is refused with ErrKeyCreatedInFuture
 // carrying the key, nothing sent; the honest token of the same 30 h old
 // key gets ErrKeyExpired. Within KeyClockTolerance a future time is taken
 // as the present.
-func TestFutureResumeTokenNeverMakesAKeyYounger(t *testing.T) {
+func TestFutureKeyNeverMakesAKeyYounger(t *testing.T) {
 	clk := newClock()
 	s := newStub(t, okCharge)
 	c := journalClient(t, s, nil, clk)
 	key := "order-c3-payment-key"
-	honest := payonce.ResumeToken{Key: key, Created: clk.Now().Add(-30 * time.Hour)}.String()
-	_, err := c.Do(t.Context(), chargeReq("1.00"), nil, payonce.WithResumeToken(honest))
+	honest := keytest.Key(t, key, clk.Now().Add(-30*time.Hour))
+	_, err := c.Do(t.Context(), chargeReq("1.00"), nil, payonce.WithKey(honest))
 	require.ErrorIs(t, err, payonce.ErrKeyExpired)
 
-	edited := payonce.ResumeToken{Key: key, Created: clk.Now().Add(time.Hour)}.String()
-	_, err = c.Do(t.Context(), chargeReq("1.00"), nil, payonce.WithResumeToken(edited))
+	edited := keytest.Key(t, key, clk.Now().Add(time.Hour))
+	_, err = c.Do(t.Context(), chargeReq("1.00"), nil, payonce.WithKey(edited))
 	require.ErrorIs(t, err, payonce.ErrKeyCreatedInFuture)
 	assert.False(t, payonce.IsResumable(err))
-	assert.Equal(t, key, payonce.KeyOf(err))
+	assert.Equal(t, key, payonce.KeyOf(err).ID())
 	assert.Zero(t, s.calls.Load(), "nothing sent")
 
 	// Journaled: refused the same way, nothing reserved.
 	j := journal.NewMemory()
 	cj := journalClient(t, s, j, clk)
-	_, err = cj.Do(t.Context(), chargeReq("1.00"), nil, payonce.WithResumeToken(edited), payonce.WithReference("order-c3"))
+	_, err = cj.Do(t.Context(), chargeReq("1.00"), nil, payonce.WithKey(edited), payonce.WithReference("order-c3"))
 	require.ErrorIs(t, err, payonce.ErrKeyCreatedInFuture)
 	_, gerr := j.Get(t.Context(), "a55:client-1", "order-c3")
 	require.ErrorIs(t, gerr, payonce.ErrJournalNotFound)
 
-	slightly := payonce.ResumeToken{Key: "order-c3-other-key-1", Created: clk.Now().Add(payonce.KeyClockTolerance / 2)}.String()
-	meta, err := c.Do(t.Context(), chargeReq("1.00"), nil, payonce.WithResumeToken(slightly))
+	slightly := keytest.Key(t, "order-c3-other-key-1", clk.Now().Add(payonce.KeyClockTolerance/2))
+	meta, err := c.Do(t.Context(), chargeReq("1.00"), nil, payonce.WithKey(slightly))
 	require.NoError(t, err)
-	assert.True(t, meta.KeyCreated.Equal(clk.Now()), "a clock a little ahead is the present")
+	assert.True(t, meta.Key.Created().Equal(clk.Now()), "a clock a little ahead is the present")
 	assert.Zero(t, s.calls.Load()-1)
 }

@@ -103,7 +103,7 @@ func TestRunTakenOverSendsNothingMore(t *testing.T) {
 	s := newStub(t, func(n int, w http.ResponseWriter, _ *http.Request) {
 		if n == 1 {
 			clk.Advance(time.Hour) // the run stalls past its lease
-			got, err := j.Claim(context.Background(), payonce.ClaimRequest{Owner: "worker-2", Lease: time.Hour})
+			got, err := j.Claim(context.Background(), journal.ClaimRequest{Owner: "worker-2", Lease: time.Hour})
 			if err != nil || len(got) != 1 {
 				panic("claim failed")
 			}
@@ -129,7 +129,7 @@ func TestStaleRunCannotRecordAFailure(t *testing.T) {
 	s := newStub(t, func(n int, w http.ResponseWriter, _ *http.Request) {
 		if n == 1 {
 			clk.Advance(time.Hour) // the run stalls past its lease
-			if _, err := j.Claim(context.Background(), payonce.ClaimRequest{Owner: "worker-2", Lease: time.Hour}); err != nil {
+			if _, err := j.Claim(context.Background(), journal.ClaimRequest{Owner: "worker-2", Lease: time.Hour}); err != nil {
 				panic(err)
 			}
 		}
@@ -177,7 +177,7 @@ func TestTakeOverRefusedFinallyIsNotTheOutcome(t *testing.T) {
 	require.Error(t, err)
 	assert.ErrorIs(t, err, payonce.ErrOutcomeUnknown)
 	assert.NotErrorIs(t, err, payonce.ErrCardDeclined, "the caller must not read 'nothing charged'")
-	assert.Equal(t, "inherited-key-0123456789", payonce.KeyOf(err))
+	assert.Equal(t, "inherited-key-0123456789", payonce.KeyOf(err).ID())
 	assert.Contains(t, err.Error(), "CARD_DECLINED", "the refusal's text stays")
 	assert.Equal(t, int32(1), s.calls.Load())
 	e, err := j.Get(t.Context(), "a55:client-1", "order-p9")

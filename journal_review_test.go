@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/payonce/payonce"
+	"github.com/payonce/payonce/internal/keytest"
 	"github.com/payonce/payonce/journal"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -44,9 +45,9 @@ func TestJournalRowHoldsNoPrefixedSecretOrNumberInOtherNotation(t *testing.T) {
 	c := journalClient(t, s, j, newClock())
 	ctx := t.Context()
 	var out map[string]any
-	_, err := c.Do(ctx, chargeReq("10.00"), &out, payonce.WithReference("ok"), payonce.WithIdempotencyKey("hostile-ok-key-0001"))
+	_, err := c.Do(ctx, chargeReq("10.00"), &out, payonce.WithReference("ok"), payonce.WithKey(keytest.Key(t, "hostile-ok-key-0001", newClock().Now())))
 	require.NoError(t, err)
-	_, err = c.Do(ctx, chargeReq("10.00"), nil, payonce.WithReference("bad"), payonce.WithIdempotencyKey("hostile-400-key-0001"))
+	_, err = c.Do(ctx, chargeReq("10.00"), nil, payonce.WithReference("bad"), payonce.WithKey(keytest.Key(t, "hostile-400-key-0001", newClock().Now())))
 	require.ErrorIs(t, err, payonce.ErrInvalidRequest)
 
 	for _, ref := range []string{"ok", "bad"} {
@@ -87,7 +88,7 @@ func TestJournalGuardEdgeIsExact(t *testing.T) {
 			c := journalClient(t, s, j, clk)
 			_, err := c.Do(t.Context(), chargeReq("10.00"), nil, payonce.WithReference("edge"))
 			require.ErrorIs(t, err, payonce.ErrRetriesExhausted)
-			key, sent := payonce.KeyOf(err), s.calls.Load()
+			key, sent := payonce.KeyOf(err).ID(), s.calls.Load()
 			fail = false
 			clk.Advance(tc.age)
 			for range 3 {
@@ -95,22 +96,22 @@ func TestJournalGuardEdgeIsExact(t *testing.T) {
 				meta, err := c.Do(t.Context(), chargeReq("10.00"), &out, payonce.WithReference("edge"))
 				if tc.resume {
 					require.NoError(t, err)
-					assert.Equal(t, key, meta.Key)
+					assert.Equal(t, key, meta.Key.ID())
 					assert.Equal(t, key, s.sentKeys()[len(s.sentKeys())-1])
 					continue
 				}
 				require.ErrorIs(t, err, payonce.ErrOutcomeUnknown)
-				assert.Equal(t, key, payonce.KeyOf(err))
+				assert.Equal(t, key, payonce.KeyOf(err).ID())
 				assert.Equal(t, sent, s.calls.Load(), "nothing sent")
 			}
 		})
 	}
 }
 
-// Hostile resume tokens are typed errors before anything is sent, never a
+// Hostile stored keys are typed errors before anything is sent, never a
 // panic: a key the provider's rules refuse, a key with bytes a header
 // cannot carry, a time far out of range.
-func TestHostileResumeTokensSendNothing(t *testing.T) {
+func TestHostileStoredKeysSendNothing(t *testing.T) {
 	tok := func(v any) string {
 		b, err := json.Marshal(v)
 		require.NoError(t, err)
@@ -131,7 +132,8 @@ func TestHostileResumeTokensSendNothing(t *testing.T) {
 		"trailing object": "po1." + base64.RawURLEncoding.EncodeToString([]byte(`{"k":"key-0001-0001-0001","t":1}{"k":"x"}`)),
 	} {
 		for _, ref := range []bool{false, true} {
-			opts := []payonce.CallOption{payonce.WithResumeToken(token)}
+			k, _ := payonce.ParseKey(token) // a text that does not parse is the zero Key
+			opts := []payonce.CallOption{payonce.WithKey(k)}
 			if ref {
 				opts = append(opts, payonce.WithReference("tok-"+name))
 			}
@@ -144,30 +146,32 @@ func TestHostileResumeTokensSendNothing(t *testing.T) {
 		}
 	}
 	assert.Zero(t, s.calls.Load(), "nothing sent")
-	pending, err := c.Journal().Pending(t.Context(), payonce.PendingQuery{})
+	pending, err := c.Journal().(journal.Store).Pending(t.Context(), journal.PendingQuery{})
 	require.NoError(t, err)
 	assert.Empty(t, pending, "nothing recorded")
 }
 
-// WithTaskKey with a zero job time (a queue message whose creation time was
+// A task key with a zero job time (a queue message whose creation time was
 // never filled in) would make every redelivery look brand new, so a
-// redelivery after the provider forgot the key would run the job again: it
-// is refused before anything is sent.
-func TestWithTaskKeyZeroJobTimeIsRefused(t *testing.T) {
+// redelivery after the provider forgot the key would run the job again: no
+// key is built, and the zero Key is refused before anything is sent.
+func TestTaskKeyZeroJobTimeIsRefused(t *testing.T) {
 	s := newStub(t, okCharge)
 	c := journalClient(t, s, nil, newClock())
-	ctx := payonce.WithTaskKey(t.Context(), "jobs:charge", "job-0000000042", time.Time{})
-	_, err := c.Do(ctx, chargeReq("10.00"), nil)
+	key, err := payonce.NewKey(time.Time{}, "jobs:charge", "job-0000000042")
 	require.ErrorIs(t, err, payonce.ErrInvalidRequest)
 	var ve *payonce.ValidationError
 	require.ErrorAs(t, err, &ve)
+	_, err = c.Do(t.Context(), chargeReq("10.00"), nil, payonce.WithKey(key))
+	require.ErrorIs(t, err, payonce.ErrKeyRequired)
 	assert.Zero(t, s.calls.Load(), "nothing sent")
 
 	// A real job time works as before.
-	ctx = payonce.WithTaskKey(t.Context(), "jobs:charge", "job-0000000042", newClock().Now().Add(-time.Hour))
-	meta, err := c.Do(ctx, chargeReq("10.00"), nil)
+	key, err = payonce.NewKey(newClock().Now().Add(-time.Hour), "jobs:charge", "job-0000000042")
 	require.NoError(t, err)
-	assert.Equal(t, "jobs:charge:job-0000000042", meta.Key)
+	meta, err := c.Do(t.Context(), chargeReq("10.00"), nil, payonce.WithKey(key))
+	require.NoError(t, err)
+	assert.Equal(t, "jobs:charge:job-0000000042", meta.Key.ID())
 }
 
 // A path carrying a secret or a card number (a raw Do with a query glued to
@@ -180,7 +184,7 @@ func TestJournalRowPathHoldsNoSecret(t *testing.T) {
 	for i, p := range []string{"/charge/?access_token=tok_in_path_1", "/cards/4111111111111111/charge", "/charge;cvv=987"} {
 		req := &payonce.Request{Operation: "charges.create", Method: http.MethodPost, Path: p, Body: map[string]string{"amount": "1.00"}, Keyed: true}
 		// A fixed key: a random UUID may itself hold the digits "987".
-		_, _ = c.Do(t.Context(), req, nil, payonce.WithReference(fmt.Sprintf("path-%d", i)), payonce.WithIdempotencyKey(fmt.Sprintf("path-key-%04d-abcdef", i)))
+		_, _ = c.Do(t.Context(), req, nil, payonce.WithReference(fmt.Sprintf("path-%d", i)), payonce.WithKey(keytest.Key(t, fmt.Sprintf("path-key-%04d-abcdef", i), newClock().Now())))
 		e, err := j.Get(t.Context(), "a55:client-1", fmt.Sprintf("path-%d", i))
 		require.NoError(t, err)
 		row := rowText(t, e)
@@ -201,7 +205,7 @@ func TestJournalRowRequestIDHoldsNoSecret(t *testing.T) {
 		j := journal.NewMemory()
 		c := journalClient(t, s, j, newClock())
 		// A fixed key: a random UUID may itself hold the digits "987".
-		_, err := c.Do(t.Context(), chargeReq("1.00"), nil, payonce.WithReference(fmt.Sprintf("rid-%d", i)), payonce.WithIdempotencyKey(fmt.Sprintf("rid-key-%04d-abcdef", i)))
+		_, err := c.Do(t.Context(), chargeReq("1.00"), nil, payonce.WithReference(fmt.Sprintf("rid-%d", i)), payonce.WithKey(keytest.Key(t, fmt.Sprintf("rid-key-%04d-abcdef", i), newClock().Now())))
 		require.NoError(t, err)
 		e, err := j.Get(t.Context(), "a55:client-1", fmt.Sprintf("rid-%d", i))
 		require.NoError(t, err)

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/payonce/payonce"
+	"github.com/payonce/payonce/internal/keytest"
 	"github.com/payonce/payonce/journal/sqlitejournal"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -48,7 +49,7 @@ func TestJournalSQLRowHoldsNoSecretInIDOrEscapedDigits(t *testing.T) {
 			require.NoError(t, err)
 			defer j.Close()
 			c := journalClient(t, s, j, newClock())
-			_, _ = c.Do(t.Context(), chargeReq("1.00"), nil, payonce.WithReference("r"), payonce.WithIdempotencyKey("sqlrow-key-0001-abcdef"))
+			_, _ = c.Do(t.Context(), chargeReq("1.00"), nil, payonce.WithReference("r"), payonce.WithKey(keytest.Key(t, "sqlrow-key-0001-abcdef", newClock().Now())))
 			var row string
 			require.NoError(t, j.DB().QueryRowContext(t.Context(), `SELECT path||'|'||CAST(COALESCE(result,'') AS TEXT)||'|'||request_id||'|'||error_code||'|'||error_message||'|'||last_cause FROM payonce_journal`).Scan(&row))
 			for _, n := range []string{"eyJzdWIi", "tok_probe_1", "pw_probe", "987", `u0031\\u0031\\u0031\\u0031\\u0031\\u0031\\u0031\\u0031\\u0031\\u0031\\u0031`, "411111111111",

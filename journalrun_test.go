@@ -221,5 +221,5 @@ func TestAttemptCheckThatOutlastsTheKeyWindowSendsNothing(t *testing.T) {
 	var ae *payonce.APIError
 	require.ErrorAs(t, err, &ae)
 	assert.NotEmpty(t, ae.Key)
-	assert.False(t, ae.KeyCreated.IsZero())
+	assert.False(t, ae.Key.Created().IsZero())
 }

@@ -18,7 +18,7 @@ func TestRefusedKeyErrorKindIsTheRule(t *testing.T) {
 		"short":                 ErrKeyTooShort,
 		"has spaces in the key": ErrKeyInvalidChars,
 	} {
-		_, err := c.Do(context.Background(), &Request{Operation: "things.create", Method: "POST", Path: "/x", Keyed: true}, nil, WithIdempotencyKey(key))
+		_, err := c.Do(context.Background(), &Request{Operation: "things.create", Method: "POST", Path: "/x", Keyed: true}, nil, WithKey(testKey(key)))
 		var e *APIError
 		require.ErrorAs(t, err, &e)
 		assert.Equal(t, kind, e.Kind, key)

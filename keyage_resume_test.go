@@ -1,7 +1,6 @@
 package payonce
 
 import (
-	"context"
 	"errors"
 	"testing"
 	"time"
@@ -10,43 +9,39 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// A checkout builds its key from the order (OperationKey) and passes it with
-// WithIdempotencyKey on every run; a job that failed resumes with
-// ResumeContext(ctx, err). The per-call key is then the context's key, and
-// the age the context carries must not be lost: without it the key-age guard
-// would treat a 25-hour-old key as new and send it to a server that forgot
-// it, which charges a second time.
-func TestPerCallKeyKeepsTheAgeOfTheSameKeyInTheContext(t *testing.T) {
+// A job that failed resumes with the key its error carries (KeyOf): the
+// key's age comes with it, so the key-age guard cannot take a 25-hour-old
+// key for a new one and send it to a server that forgot it, which would
+// charge a second time.
+func TestResumedKeyKeepsItsAge(t *testing.T) {
 	now := time.Date(2030, 1, 2, 12, 0, 0, 0, time.UTC)
 	first := now.Add(-25 * time.Hour)
-	failed := &APIError{Kind: ErrRetriesExhausted, Err: ErrServer, Key: "order:5:payment-key", KeyCreated: first}
-	ctx := ResumeContext(context.Background(), failed)
+	failed := &APIError{Kind: ErrRetriesExhausted, Err: ErrServer, Key: testKeyAt("order:5:payment-key", first)}
 
-	key, created, err := resolveKey(ctx, []CallOption{WithIdempotencyKey("order:5:payment-key")}, now)
+	var o callOptions
+	o.apply([]CallOption{WithKey(KeyOf(failed))})
+	key, err := o.resolveKey(now)
 	require.NoError(t, err)
-	assert.Equal(t, "order:5:payment-key", key)
-	assert.Equal(t, first, created, "the age of the resumed key")
+	assert.Equal(t, "order:5:payment-key", key.ID())
+	assert.True(t, first.Equal(key.Created()), "the age of the resumed key")
 
-	// Another key per call is another operation: it is new.
-	key, created, err = resolveKey(ctx, []CallOption{WithIdempotencyKey("order:6:payment-key")}, now)
-	require.NoError(t, err)
-	assert.Equal(t, "order:6:payment-key", key)
-	assert.Equal(t, now, created)
-
-	// An explicit WithKeyCreated still wins.
+	// Another key is another operation, with its own age.
 	later := now.Add(-time.Hour)
-	_, created, err = resolveKey(ctx, []CallOption{WithIdempotencyKey("order:5:payment-key"), WithKeyCreated(later)}, now)
+	o = callOptions{}
+	o.apply([]CallOption{WithKey(testKeyAt("order:6:payment-key", later))})
+	key, err = o.resolveKey(now)
 	require.NoError(t, err)
-	assert.Equal(t, later, created)
+	assert.Equal(t, "order:6:payment-key", key.ID())
+	assert.True(t, later.Equal(key.Created()))
 }
 
 // End to end: the guard refuses the resumed key before anything is sent.
-func TestResumeWithPerCallKeyPastTheWindowIsRefused(t *testing.T) {
+func TestResumePastTheWindowIsRefused(t *testing.T) {
 	rec := &recorder{}
 	now := time.Now()
 	c := setup(t, rec, WithClock(func() time.Time { return now }))
-	failed := &APIError{Kind: ErrRetriesExhausted, Err: ErrServer, Key: "order:5:payment-key", KeyCreated: now.Add(-25 * time.Hour)}
-	_, err := c.Do(ResumeContext(t.Context(), failed), postReq(), nil, WithIdempotencyKey("order:5:payment-key"))
+	failed := &APIError{Kind: ErrRetriesExhausted, Err: ErrServer, Key: testKeyAt("order:5:payment-key", now.Add(-25*time.Hour))}
+	_, err := c.Do(t.Context(), postReq(), nil, WithKey(KeyOf(failed)))
 	require.Error(t, err)
 	assert.True(t, errors.Is(err, ErrKeyExpired), "%v", err)
 	rec.mu.Lock()

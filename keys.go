@@ -3,76 +3,157 @@ package payonce
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"strings"
+	"time"
 	"unicode/utf8"
+
+	"github.com/google/uuid"
 )
 
-// Bounds of the keys OperationKey builds: within both providers' rules
-// (A55: 16 to 128 characters; Coinepay: at most 128 URL-safe characters).
+// Key is an operation's Idempotency-Key together with the time it was
+// first used: the one value that names an operation, in this process or
+// any other, and lets the key-age guard refuse an attempt past the
+// provider's window (ErrKeyExpired). Its fields are unexported: a Key is
+// built by NewKey (from the operation's business parts and its creation
+// time), read back from a result (Meta.Key) or an error (KeyOf), or
+// decoded from its text form (ParseKey, UnmarshalText). The zero Key names
+// no operation: WithKey refuses it.
+type Key struct {
+	id      string
+	created time.Time
+}
+
+// Bounds of the keys NewKey builds: within both providers' rules (A55: 16
+// to 128 characters; Coinepay: at most 128 URL-safe characters).
 const (
-	operationKeyMinLen = 16
-	operationKeyMaxLen = 128
-	// operationKeyHashLen is the length of the hash suffix: 32 hex digits,
-	// the first 128 bits of SHA-256 of the joined parts.
-	operationKeyHashLen = 32
+	keyMinLen = 16
+	keyMaxLen = 128
+	// keyHashLen is the length of the hash suffix: 32 hex digits, the
+	// first 128 bits of SHA-256 of the joined parts.
+	keyHashLen = 32
 )
 
-// OperationKey builds the Idempotency-Key of one business operation from
-// the parts that name it, so that every run of the operation (a retry in a
-// new process, a job run again by its queue) sends the same key:
+// NewKey builds the key of one business operation from the parts that
+// name it and the time the operation was first asked for (an order's or a
+// job's creation time), so that every run of the operation (a retry in a
+// new process, a job run again by its queue) sends the same key and ages
+// it from the same moment:
 //
-//	key, err := payonce.OperationKey("order", orderID, "payment")
+//	key, err := payonce.NewKey(job.CreatedAt, "openapi:apply", job.ID)
 //	if err != nil {
-//		return err // an empty part: no key could tell this operation apart
+//		return err // an empty part or a zero time: no key could be made
 //	}
-//	ch, err := client.Charges.Create(ctx, req, payonce.WithIdempotencyKey(key),
-//		payonce.WithKeyCreated(order.CreatedAt)) // its age, in any process
+//	card, err := client.Cards.Apply(ctx, req, payonce.WithKey(key))
 //
-// Without WithKeyCreated the client ages the key from its own first use of
-// it (MaxRememberedKeys): another process would take it as new, and send
-// it after the provider's 24 h window.
+// A queue that redelivers the job after the provider's 24 h window then
+// gets ErrKeyExpired, nothing sent, never a second operation under a new
+// key.
 //
-// The key is valid for both providers' rules (a55.KeyRules and
-// coinepay.KeyRules: 16 to 128 characters of A-Z a-z 0-9 - . _ ~ :), and:
+// The key's value (Key.ID) is valid for both providers' rules (a55.KeyRules
+// and coinepay.KeyRules: 16 to 128 characters of A-Z a-z 0-9 - . _ ~ :),
+// and:
 //
 //   - It is the parts joined with ':' when that already fits: at least 16
 //     and at most 128 characters, only A-Z a-z 0-9 - . _ and ':' (no '~').
-//     OperationKey("openapi:apply", taskID) is then TaskKey("openapi:apply",
-//     taskID), so keys already in use keep their value.
+//     NewKey(t, "openapi:apply", taskID) is then "openapi:apply:"+taskID.
 //   - Otherwise it is a readable form of the joined parts (each character
 //     outside that set replaced by '_', cut to fit) followed by '~' and 32
 //     hex digits of SHA-256 of the joined parts: "order:1" becomes
 //     "order:1~" + 32 hex digits; "pedido:ação" becomes "pedido:a__o~" + 32
 //     hex digits.
 //
-// The same parts always give the same key, and so do parts whose join
+// The same parts always give the same value, and so do parts whose join
 // with ':' is the same (("a:b", "c") and ("a", "b:c")); parts whose joins
-// differ give different keys (a key of the first form has no '~', one of
-// the second ends in a hash of the exact joined bytes).
+// differ give different values (a value of the first form has no '~', one
+// of the second ends in a hash of the exact joined bytes).
 //
 // Parts name the operation, not its payload: two recharges of the same
 // amount on the same card are two operations and need parts that differ
 // (a recharge ID), not the amount. A part that is empty or only white
 // space is refused with a *KeyError wrapping ErrKeyRequired: a missing
-// order ID must not give every order one key.
-func OperationKey(parts ...string) (string, error) {
+// order ID must not give every order one key. A zero created is refused
+// with a *ValidationError (ErrInvalidRequest): a key without its age would
+// look new on every redelivery. A created ahead of the clock is kept, and
+// the call refused before sending (ErrKeyCreatedInFuture).
+func NewKey(created time.Time, parts ...string) (Key, error) {
+	if created.IsZero() {
+		return Key{}, invalid(ErrInvalidRequest, "key creation time", "zero: a key needs the time its operation was first asked for")
+	}
+	id, err := keyID(parts)
+	if err != nil {
+		return Key{}, err
+	}
+	return Key{id: id, created: keyTime(created)}, nil
+}
+
+// randomKey is the key of a call that names none: a random UUID v4
+// created now. A failure of the system's random source is an error.
+func randomKey(now time.Time) (Key, error) {
+	u, err := uuid.NewRandom()
+	if err != nil {
+		return Key{}, fmt.Errorf("payonce: generate idempotency key: %w", err)
+	}
+	return Key{id: u.String(), created: keyTime(now)}, nil
+}
+
+// keyTime is t as a key holds it: in UTC, to the microsecond, the
+// precision every journal backend stores, so that a key read back from a
+// journal is the key that was written.
+func keyTime(t time.Time) time.Time { return t.UTC().Truncate(time.Microsecond) }
+
+// ID is the key's value, the Idempotency-Key header sent ("" for the zero
+// Key).
+func (k Key) ID() string { return k.id }
+
+// Created is when the key's operation was first asked for (zero for the
+// zero Key).
+func (k Key) Created() time.Time { return k.created }
+
+// IsZero reports the zero Key, which names no operation.
+func (k Key) IsZero() bool { return k.id == "" }
+
+// String is the key's value (Key.ID), for a log line or a dashboard
+// search. It drops the creation time: store a Key by its text form
+// (MarshalText), which ParseKey reads back.
+func (k Key) String() string { return k.id }
+
+// KeyOf returns the key of the operation that returned err, with its
+// creation time, or the zero Key when err carries none. Pass it back with
+// WithKey, now or (stored by its text form) in any process, to resume
+// the same operation:
+//
+//	ch, err := client.Charges.Create(ctx, req)
+//	if payonce.IsResumable(err) {
+//		ch, err = client.Charges.Create(ctx, req, payonce.WithKey(payonce.KeyOf(err)))
+//	}
+func KeyOf(err error) Key {
+	var e *APIError
+	if errors.As(err, &e) {
+		return e.Key
+	}
+	return Key{}
+}
+
+// keyID joins parts into a key value that fits both providers (see NewKey).
+func keyID(parts []string) (string, error) {
 	if len(parts) == 0 {
-		return "", &KeyError{Rule: "an operation key needs at least one part", Err: ErrKeyRequired}
+		return "", &KeyError{Rule: "a key needs at least one part", Err: ErrKeyRequired}
 	}
 	for i, p := range parts {
 		if strings.TrimSpace(p) == "" {
-			return "", &KeyError{Rule: fmt.Sprintf("part %d of the operation key is empty", i+1), Err: ErrKeyRequired}
+			return "", &KeyError{Rule: fmt.Sprintf("part %d of the key is empty", i+1), Err: ErrKeyRequired}
 		}
 	}
 	joined := strings.Join(parts, ":")
-	if len(joined) >= operationKeyMinLen && len(joined) <= operationKeyMaxLen && plainKey(joined) {
+	if len(joined) >= keyMinLen && len(joined) <= keyMaxLen && plainKey(joined) {
 		return joined, nil
 	}
 	sum := sha256.Sum256([]byte(joined))
 	var b strings.Builder
-	b.Grow(operationKeyMaxLen)
-	room := operationKeyMaxLen - 1 - operationKeyHashLen
+	b.Grow(keyMaxLen)
+	room := keyMaxLen - 1 - keyHashLen
 	for _, r := range joined {
 		if b.Len() == room {
 			break
@@ -84,12 +165,12 @@ func OperationKey(parts ...string) (string, error) {
 		}
 	}
 	b.WriteByte('~')
-	b.WriteString(hex.EncodeToString(sum[:operationKeyHashLen/2]))
+	b.WriteString(hex.EncodeToString(sum[:keyHashLen/2]))
 	return b.String(), nil
 }
 
 // plainKey reports whether s uses only the characters a key of the plain
-// form may hold: Coinepay's charset without '~', which marks a hash suffix.
+// form may hold: the key charset without '~', which marks a hash suffix.
 func plainKey(s string) bool {
 	for i := 0; i < len(s); i++ {
 		if !plainKeyByte(s[i]) {

@@ -1,17 +1,16 @@
 package payonce
 
 import (
-	"errors"
-	"fmt"
 	"math/rand/v2"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
-func TestOperationKeyForms(t *testing.T) {
+func TestNewKeyForms(t *testing.T) {
 	cases := []struct {
 		name  string
 		parts []string
@@ -19,7 +18,7 @@ func TestOperationKeyForms(t *testing.T) {
 		hash  bool
 	}{
 		{"fits: the join", []string{"order", "1001", "payment"}, "order:1001:payment", false},
-		{"fits: TaskKey's value", []string{"openapi:apply", "task-0042"}, TaskKey("openapi:apply", "task-0042"), false},
+		{"fits: a task key", []string{"openapi:apply", "task-0042"}, "openapi:apply:task-0042", false},
 		{"uuid", []string{"550e8400-e29b-41d4-a716-446655440000"}, "550e8400-e29b-41d4-a716-446655440000", false},
 		{"too short for A55", []string{"order", "1", "payment"}, "order:1:payment~", true},
 		{"one short part", []string{"x"}, "x~", true},
@@ -30,7 +29,7 @@ func TestOperationKeyForms(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			key, err := OperationKey(tc.parts...)
+			key, err := opKey(tc.parts...)
 			require.NoError(t, err)
 			requireValidForBoth(t, key)
 			if !tc.hash {
@@ -38,30 +37,30 @@ func TestOperationKeyForms(t *testing.T) {
 				return
 			}
 			require.True(t, strings.HasPrefix(key, tc.want), key)
-			assert.Len(t, key, len(tc.want)+operationKeyHashLen)
+			assert.Len(t, key, len(tc.want)+keyHashLen)
 			assert.Regexp(t, `~[0-9a-f]{32}$`, key)
 		})
 	}
 }
 
-func TestOperationKeyJoinIsTheInput(t *testing.T) {
-	a, err := OperationKey("a:b", "c-0123456789abcdef")
+func TestNewKeyJoinIsTheInput(t *testing.T) {
+	a, err := opKey("a:b", "c-0123456789abcdef")
 	require.NoError(t, err)
-	b, err := OperationKey("a", "b:c-0123456789abcdef")
+	b, err := opKey("a", "b:c-0123456789abcdef")
 	require.NoError(t, err)
 	assert.Equal(t, a, b, "parts whose join is the same name the same operation")
 
 	// A hashed key and a plain one never meet: the plain form has no '~'.
-	hashed, err := OperationKey("order", "1")
+	hashed, err := opKey("order", "1")
 	require.NoError(t, err)
-	plain, err := OperationKey(hashed)
+	plain, err := opKey(hashed)
 	require.NoError(t, err)
 	assert.NotEqual(t, hashed, plain)
 }
 
-func TestOperationKeyRefusesEmptyParts(t *testing.T) {
+func TestNewKeyRefusesEmptyParts(t *testing.T) {
 	for _, parts := range [][]string{nil, {""}, {"order", "", "payment"}, {"order", " \t", "payment"}} {
-		key, err := OperationKey(parts...)
+		key, err := opKey(parts...)
 		require.ErrorIs(t, err, ErrKeyRequired, "%q", parts)
 		var ke *KeyError
 		require.ErrorAs(t, err, &ke)
@@ -71,7 +70,7 @@ func TestOperationKeyRefusesEmptyParts(t *testing.T) {
 
 // Property: for any parts, the key is valid for both providers, the same
 // parts give the same key, and different joins give different keys.
-func TestOperationKeyProperties(t *testing.T) {
+func TestNewKeyProperties(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	alphabet := []rune("ab0-._~:/ é中\x00")
 	seen := map[string]string{} // key -> join
@@ -88,10 +87,10 @@ func TestOperationKeyProperties(t *testing.T) {
 			}
 			parts[i] = b.String()
 		}
-		key, err := OperationKey(parts...)
+		key, err := opKey(parts...)
 		require.NoError(t, err)
 		requireValidForBoth(t, key)
-		again, err := OperationKey(parts...)
+		again, err := opKey(parts...)
 		require.NoError(t, err)
 		require.Equal(t, key, again)
 		join := strings.Join(parts, ":")
@@ -103,18 +102,18 @@ func TestOperationKeyProperties(t *testing.T) {
 	assert.Greater(t, len(seen), 15000)
 }
 
-func FuzzOperationKey(f *testing.F) {
+func FuzzNewKey(f *testing.F) {
 	for _, s := range []string{"order:1", "order:1001:payment", "pedido:ação", "a~b", strings.Repeat("x", 300), "\xff"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		key, err := OperationKey(strings.Split(s, "|")...)
+		key, err := opKey(strings.Split(s, "|")...)
 		if err != nil {
 			require.ErrorIs(t, err, ErrKeyRequired)
 			return
 		}
 		requireValidForBoth(t, key)
-		again, _ := OperationKey(strings.Split(s, "|")...)
+		again, _ := opKey(strings.Split(s, "|")...)
 		require.Equal(t, key, again)
 	})
 }
@@ -125,21 +124,24 @@ func requireValidForBoth(t *testing.T, key string) {
 	require.NoError(t, coinepayRules().Validate(key), key)
 }
 
-func ExampleOperationKey() {
-	// An order payment: the same key on every run of the job, in any
-	// process, valid for A55 (16 characters at least) and Coinepay.
-	key, _ := OperationKey("order", "2026-000123", "payment")
-	fmt.Println(key)
+// opKey is the value of the key NewKey builds from parts.
+func opKey(parts ...string) (string, error) {
+	k, err := NewKey(time.Unix(1767225600, 0), parts...)
+	return k.ID(), err
+}
 
-	// Too short for A55, or characters outside Coinepay's set: a readable
-	// prefix and a hash of the parts.
-	short, _ := OperationKey("order", "1", "payment")
-	fmt.Println(len(short), short[:16])
+// A key always carries its creation time: a zero time is refused, and the
+// time given is the key's, whatever its zone.
+func TestNewKeyNeedsItsCreationTime(t *testing.T) {
+	k, err := NewKey(time.Time{}, "order", "42", "payment")
+	require.ErrorIs(t, err, ErrInvalidRequest)
+	var ve *ValidationError
+	require.ErrorAs(t, err, &ve)
+	assert.True(t, k.IsZero())
 
-	_, err := OperationKey("order", "", "payment")
-	fmt.Println(errors.Is(err, ErrKeyRequired))
-	// Output:
-	// order:2026-000123:payment
-	// 48 order:1:payment~
-	// true
+	at := time.Date(2026, 1, 2, 3, 4, 5, 6000, time.FixedZone("BRT", -3*3600))
+	k, err = NewKey(at, "order", "42", "payment")
+	require.NoError(t, err)
+	assert.True(t, at.Equal(k.Created()))
+	assert.Equal(t, time.UTC, k.Created().Location())
 }

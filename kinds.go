@@ -64,8 +64,8 @@ func KindName(kind error) string {
 	return ""
 }
 
-// KindByName returns the kind named name by KindName, or nil.
-func KindByName(name string) error {
+// kindByName returns the kind named name by KindName, or nil.
+func kindByName(name string) error {
 	for _, k := range kindNames {
 		if k.name == name {
 			return k.kind

@@ -1,6 +1,8 @@
 package payonce
 
 import (
+	"context"
+	"errors"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -56,4 +58,25 @@ func TestEverySentinelHasAKindName(t *testing.T) {
 		})
 	}
 	assert.Greater(t, found, 25)
+}
+
+func TestKindNames(t *testing.T) {
+	kinds := []error{ErrKeyRequired, ErrKeyTooShort, ErrKeyTooLong, ErrKeyInvalidChars,
+		ErrIdempotencyConflict, ErrInsufficientBalance, ErrUnauthorized, ErrForbidden,
+		ErrNotFound, ErrInvalidState, ErrInvalidRequest, ErrRateLimited, ErrServer,
+		ErrSignatureInvalid, ErrTimestampExpired, ErrNonceReplayed, ErrCardDeclined,
+		ErrChargeFailed, ErrKeyExpired, ErrRetriesExhausted, ErrRetryBudgetExhausted,
+		ErrTransport, ErrMalformedResponse, ErrInvalidAmount, ErrInvalidCard,
+		ErrInvalidConfig, ErrRedirectRefused, ErrSignerTemporary, ErrOutcomeUnknown, ErrJournal, context.Canceled, context.DeadlineExceeded}
+	names := map[string]bool{}
+	for _, k := range kinds {
+		n := KindName(k)
+		require.NotEmpty(t, n, k.Error())
+		assert.False(t, names[n], "duplicate name %s", n)
+		names[n] = true
+		assert.Equal(t, k, kindByName(n))
+	}
+	assert.Empty(t, KindName(errors.New("other")))
+	assert.Nil(t, kindByName("no_such_kind"))
+	assert.Equal(t, "card_declined", KindName(ErrCardDeclined), "names are stable")
 }

@@ -21,8 +21,7 @@ import (
 // the line. Header itself keeps the server's values for code that reads
 // them on purpose.
 type Meta struct {
-	Key        string        // the Idempotency-Key sent ("" for unkeyed calls)
-	KeyCreated time.Time     // when the key was first used
+	Key        Key           // the key sent and its creation time (the zero Key for unkeyed calls)
 	Replayed   bool          // the server answered with a stored response
 	Attempts   int           // attempts sent
 	StatusCode int           // final HTTP status
@@ -76,8 +75,8 @@ func (m Meta) Format(f fmt.State, verb rune) {
 // LogValue is the slog form: every field but the header's secrets.
 func (m Meta) LogValue() slog.Value {
 	attrs := []slog.Attr{
-		slog.String("key", m.Key),
-		slog.Time("key_created", m.KeyCreated),
+		slog.String("key", m.Key.ID()),
+		slog.Time("key_created", m.Key.Created()),
 		slog.Bool("replayed", m.Replayed),
 		slog.Int("attempts", m.Attempts),
 		slog.Int("status", m.StatusCode),

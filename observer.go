@@ -56,6 +56,11 @@ type OperationInfo struct {
 	// resource ID, never the query string (see Route).
 	Route string
 	Keyed bool // a business operation: one Idempotency-Key on every attempt
+	// ReferenceTemplate is the journal reference's template
+	// (ReferenceTemplate: "order-{id}/charge"), "" without a reference;
+	// past MaxRoutes distinct templates a client reports RouteOverflow.
+	// The raw reference is never reported.
+	ReferenceTemplate string
 	// RetryBudget is the client's retry budget (nil when disabled), for an
 	// observer that reports the tokens left.
 	RetryBudget *RetryBudget
@@ -188,6 +193,9 @@ type OperationResult struct {
 	Replayed   bool          // the final answer was a stored replay
 	RequestID  string        // the final answer's request ID
 	Duration   time.Duration // wall time of the operation
+	// FromJournal: nothing was sent, the answer (a success or a recorded
+	// failure) is the one the journal holds for the reference.
+	FromJournal bool
 }
 
 // ObserverFuncs is an Observer made of optional functions, for callers who
@@ -342,15 +350,15 @@ func Route(path string) string { return routeOf(path, false) }
 
 // MaxRoutes is how many distinct routes one Client reports for paths it
 // derives a route from (Request.Route empty), and again for the routes
-// callers give: past it, or for a route longer than MaxRouteLen bytes,
+// callers give: past it, or for a route longer than maxRouteLen bytes,
 // an operation's route is RouteOverflow. Paths built from words a
 // caller does not control (a forwarded path, a lowercase slug used as an
 // ID) thus cannot grow an observer's memory or a metric's cardinality.
 const MaxRoutes = 256
 
-// MaxRouteLen is the longest route a Client reports; a longer one is
+// maxRouteLen is the longest route a Client reports; a longer one is
 // RouteOverflow.
-const MaxRouteLen = 256
+const maxRouteLen = 256
 
 // RouteOverflow is the route of an operation whose own route did not fit
 // the client's route table (see MaxRoutes). It never starts with '/', so
@@ -477,7 +485,7 @@ type routeEntry struct {
 // admit returns route when the table holds it or has room for it, else
 // RouteOverflow.
 func (t *routeTable) admit(route string, given bool) string {
-	if len(route) > MaxRouteLen {
+	if len(route) > maxRouteLen {
 		return RouteOverflow
 	}
 	k := routeEntry{route, given}
@@ -549,6 +557,9 @@ func (op *operation) startObserving() {
 	ob := op.ob
 	ob.info = OperationInfo{Provider: c.provider, Operation: req.Operation, Method: req.Method, Route: route,
 		Keyed: req.Keyed, RetryBudget: c.budget}
+	if op.opts.hasReference {
+		ob.info.ReferenceTemplate = c.refs.admit(ReferenceTemplate(op.opts.reference), false)
+	}
 	ctx := c.observer.StartOperation(op.ctx, ob.info)
 	if ctx == nil {
 		ctx = op.ctx
@@ -566,7 +577,8 @@ func (op *operation) endObserving(m Meta, err error) {
 		op.endAttempt(nil, nil, false)
 	}
 	res := OperationResult{OperationInfo: ob.info, Key: op.key, Outcome: Outcome(err), Attempts: op.attempts,
-		StatusCode: m.StatusCode, Replayed: m.Replayed, RequestID: m.RequestID, Duration: time.Since(op.start)}
+		StatusCode: m.StatusCode, Replayed: m.Replayed, RequestID: m.RequestID, Duration: time.Since(op.start),
+		FromJournal: m.FromJournal || errors.Is(err, ErrJournalRecorded)}
 	if op.key != "" {
 		res.KeyCreated = op.created
 	}

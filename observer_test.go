@@ -71,7 +71,7 @@ func TestObserverSeesEveryAttemptAndTheOutcome(t *testing.T) {
 	rec := &recorder{statuses: []int{503, 429, 200}, header: http.Header{"X-Request-Id": {"req-7"}}}
 	obs := &eventLog{}
 	c := setup(t, rec, WithObserver(obs))
-	meta, err := c.Do(context.Background(), postReq(), nil, WithIdempotencyKey("order-42"))
+	meta, err := c.Do(context.Background(), postReq(), nil, WithKey(testKey("order-42")))
 	require.NoError(t, err)
 	require.Equal(t, 3, meta.Attempts)
 
@@ -149,7 +149,7 @@ func TestObserverSeesFailures(t *testing.T) {
 			op := obs.ops[0]
 			assert.Equal(t, tc.outcome, op.Outcome)
 			assert.Equal(t, err, op.Err)
-			assert.Equal(t, KeyOf(err), op.Key)
+			assert.Equal(t, KeyOf(err).ID(), op.Key)
 			assert.Equal(t, tc.attempts, op.Attempts)
 			assert.Len(t, obs.attempts, tc.attempts, "every attempt ends once")
 			assert.Empty(t, obs.attempts[len(obs.attempts)-1].RetryCause, "no retry follows the last attempt")
@@ -164,7 +164,7 @@ func TestObserverSeesValidationFailureWithoutAttempts(t *testing.T) {
 	rec := &recorder{}
 	obs := &eventLog{}
 	c := setup(t, rec, WithObserver(obs))
-	_, err := c.Do(context.Background(), postReq(), nil, WithIdempotencyKey("bad key with spaces"))
+	_, err := c.Do(context.Background(), postReq(), nil, WithKey(testKey("bad key with spaces")))
 	require.Error(t, err)
 	assert.Equal(t, []string{"op-start things.create", "op-end key_invalid_chars attempts=0 retries=0 mark=op"}, obs.lines)
 	assert.Empty(t, rec.seen())
@@ -199,7 +199,7 @@ func TestObserverHeadersAreSetBeforeSigning(t *testing.T) {
 	require.Len(t, got, 2)
 	for _, h := range got {
 		assert.Equal(t, "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01", h.Get("Traceparent"))
-		assert.Equal(t, meta.Key, h.Get(HeaderIdempotencyKey))
+		assert.Equal(t, meta.Key.ID(), h.Get(HeaderIdempotencyKey))
 		assert.Equal(t, "Bearer t", h.Get("Authorization"))
 		assert.Equal(t, "application/json", h.Get("Content-Type"))
 	}

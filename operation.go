@@ -89,10 +89,7 @@ func (op *operation) debug(msg string, extra ...slog.Attr) {
 
 // meta is what Do returns about the operation and its last answer.
 func (op *operation) meta(resp *http.Response) Meta {
-	m := Meta{Key: op.key, Attempts: op.attempts, Duration: time.Since(op.start)}
-	if op.key != "" {
-		m.KeyCreated = op.created
-	}
+	m := Meta{Key: op.keyValue(), Attempts: op.attempts, Duration: time.Since(op.start)}
 	if resp != nil {
 		m.StatusCode = resp.StatusCode
 		m.Header = resp.Header
@@ -122,14 +119,11 @@ func (op *operation) fail(kind, cause error) *APIError {
 // fill adds what the operation knows to e.
 func (op *operation) fill(e *APIError, resp *http.Response) {
 	e.Provider, e.Operation, e.Method, e.Path = op.c.provider, op.req.Operation, op.req.Method, op.req.Path
-	e.Key, e.Attempts = op.key, op.attempts
+	e.Key, e.Attempts = op.keyValue(), op.attempts
 	e.secrets = op.c.redactor
 	// Without a key a non-idempotent operation can never be resumed: a
 	// second run would be a second operation.
 	e.noResume = !op.mayRepeat()
-	if op.key != "" {
-		e.KeyCreated = op.created
-	}
 	if resp != nil {
 		e.StatusCode = resp.StatusCode
 		e.Replayed = strings.EqualFold(resp.Header.Get(HeaderReplay), "true")

@@ -34,7 +34,7 @@ func TestHugeErrorBodyIsCapped(t *testing.T) {
 	assert.ErrorIs(t, err, ErrInvalidRequest)
 	assert.Less(t, len(err.Error()), maxErrorBody+1024, "no more than the cap is kept")
 	assert.Equal(t, int32(1), n.Load())
-	assert.NotEmpty(t, KeyOf(err))
+	assert.NotEmpty(t, KeyOf(err).ID())
 }
 
 // The give-up error of exhausted retries never holds the query string.
@@ -88,7 +88,7 @@ func TestExpiredContextIsNotRetried(t *testing.T) {
 	_, err := c.Do(ctx, postReq(), nil)
 	require.Error(t, err)
 	assert.ErrorIs(t, err, context.DeadlineExceeded)
-	assert.NotEmpty(t, KeyOf(err))
+	assert.NotEmpty(t, KeyOf(err).ID())
 	assert.LessOrEqual(t, len(rec.seen()), 4)
 }
 
@@ -120,7 +120,7 @@ func TestClientDefaults(t *testing.T) {
 	require.NoError(t, err)
 	_, err = c.Do(context.Background(), postReq(), nil)
 	require.NoError(t, err)
-	assert.Equal(t, UserAgent, ua.Load())
+	assert.Equal(t, defaultUserAgent, ua.Load())
 	assert.False(t, c.Logger().Enabled(context.Background(), slog.LevelError), "silent by default")
 	assert.Equal(t, 60*time.Second, c.HTTPClient().Timeout)
 	tr := c.HTTPClient().Transport.(*http.Transport)
@@ -173,10 +173,10 @@ func TestContextEndedInFlightIsTemporaryAndResumable(t *testing.T) {
 		cancel()
 		require.Error(t, err)
 		assert.True(t, IsTemporary(err), "an operation cut off in flight must be resumed, not dropped: %v", err)
-		key := KeyOf(err)
+		key := KeyOf(err).ID()
 		require.NotEmpty(t, key)
-		meta, err := c.Do(ResumeContext(context.Background(), err), postReq(), nil)
+		meta, err := c.Do(context.Background(), postReq(), nil, WithKey(KeyOf(err)))
 		require.NoError(t, err)
-		assert.Equal(t, key, meta.Key, "resumed with the same key")
+		assert.Equal(t, key, meta.Key.ID(), "resumed with the same key")
 	}
 }

@@ -58,7 +58,7 @@ func (op *operation) prepare() (Meta, error) {
 // resolveKey resolves the operation's key and its creation time.
 func (op *operation) resolveKey(now time.Time) *APIError {
 	c := op.c
-	key, created, err := op.opts.resolveKey(op.ctx, now)
+	key, err := op.opts.resolveKey(now)
 	if err != nil {
 		kind := errKind(err, ErrTransport) // ErrTransport: no random source for a new key
 		var ke *KeyError
@@ -67,22 +67,10 @@ func (op *operation) resolveKey(now time.Time) *APIError {
 		}
 		return op.fail(kind, err)
 	}
-	op.key, op.created = key, created
 	if err := c.checkExplicitKey(&op.opts); err != nil {
-		if op.opts.origin == keyAgeNew {
-			op.key = "" // made up by this call, never used
-		}
-		return op.fail(ErrKeyRequired, err)
+		return op.fail(ErrKeyRequired, err) // a key made by this call is never used
 	}
-	switch op.opts.origin {
-	case keyAgeNew:
-		op.createdNow = true
-	case keyAgeBare:
-		// No creation time came with the key: the client's memory of its
-		// first use is its age, so that the key cannot pass the window
-		// unnoticed in this process.
-		op.created = c.keys.firstUse(key, created)
-	}
+	op.key, op.created, op.createdNow = key.id, key.created, op.opts.keyMade
 	return nil
 }
 

@@ -22,7 +22,7 @@ func TestErrorKeepsKeyReadable(t *testing.T) {
 	for _, key := range []string{"order-20261129-0001-000123", "order:1732881234567", "invoice_2026_11_29_000123",
 		"charges.create:550e8400-e29b-41d4-a716-446655440000"} {
 		e := &APIError{Provider: "a55", Operation: "charges.create", Kind: ErrServer, StatusCode: 500,
-			Message: "card 4111 1111 1111 1111 token tok_hostile", Key: key, Attempts: 3}
+			Message: "card 4111 1111 1111 1111 token tok_hostile", Key: testKey(key), Attempts: 3}
 		s := e.Error()
 		assert.Contains(t, s, "[idempotency key "+key+", 3 attempt(s)]")
 		assert.NotContains(t, s, "4111 1111")

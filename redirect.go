@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+
+	"github.com/payonce/payonce/internal/loopback"
 )
 
 // ErrRedirectRefused: the server answered an API call with a redirect the
@@ -103,7 +105,7 @@ func (c *Client) checkRedirect(req *http.Request, via []*http.Request) error {
 			Reason: reason, MayHaveRun: mayHaveRun(status, first.Method, len(op.body) > 0)}}
 	}
 	switch {
-	case req.URL.Scheme != "https" && !c.allowInsecure && !isLoopback(req.URL.Hostname()):
+	case req.URL.Scheme != "https" && !c.allowInsecure && !loopback.Host(req.URL.Hostname()):
 		return refuse("to plain http://")
 	case !c.sameOrigin(req.URL):
 		return refuse("to another origin")

@@ -95,10 +95,10 @@ func TestRedirectToAnotherOriginIsRefused(t *testing.T) {
 		assert.NotContains(t, err.Error(), "malformed")
 		assert.Equal(t, mayHaveRun, IsTemporary(err), "status %d", status)
 		assert.Equal(t, mayHaveRun, IsResumable(err), "status %d", status)
-		assert.NotEmpty(t, KeyOf(err))
+		assert.NotEmpty(t, KeyOf(err).ID())
 		var ae *APIError
 		require.ErrorAs(t, err, &ae)
-		assert.False(t, ae.KeyCreated.IsZero())
+		assert.False(t, ae.Key.Created().IsZero())
 		assert.Equal(t, 1, meta.Attempts)
 		assert.Equal(t, int32(1), originHits.Load(), "not retried")
 		assert.Equal(t, int32(1), sig.calls.Load(), "only the origin's request is signed")
@@ -133,7 +133,7 @@ func TestRedirectChangingMethodIsRefused(t *testing.T) {
 		var re *RedirectError
 		require.ErrorAs(t, err, &re)
 		assert.True(t, re.MayHaveRun)
-		assert.NotEmpty(t, KeyOf(err))
+		assert.NotEmpty(t, KeyOf(err).ID())
 		assert.Equal(t, 1, log.len(), "the GET is never sent (status %d)", status)
 	}
 }
@@ -199,7 +199,7 @@ func TestSameOriginRedirectIsOneAttempt(t *testing.T) {
 	log.mu.Lock()
 	defer log.mu.Unlock()
 	assert.Equal(t, log.body[0], log.body[1], "same body bytes")
-	assert.Equal(t, meta.Key, log.hops[1].Header.Get(HeaderIdempotencyKey))
+	assert.Equal(t, meta.Key.ID(), log.hops[1].Header.Get(HeaderIdempotencyKey))
 	assert.Equal(t, http.MethodPost, log.hops[1].Method)
 	assert.NotEqual(t, log.hops[0].Header.Get("X-Nonce"), log.hops[1].Header.Get("X-Nonce"), "the hop is signed afresh")
 	assert.Equal(t, int32(2), sig.calls.Load())
@@ -222,7 +222,7 @@ func TestUnfollowedRedirectSaysWhy(t *testing.T) {
 	assert.False(t, errors.Is(err, ErrMalformedResponse), "%v", err)
 	assert.Contains(t, err.Error(), "not followed")
 	assert.False(t, IsTemporary(err))
-	assert.NotEmpty(t, KeyOf(err))
+	assert.NotEmpty(t, KeyOf(err).ID())
 }
 
 // A 303 the http.Client does not follow, answering a POST, is resumable

@@ -28,15 +28,8 @@ func (op *operation) reserve(out any) (m Meta, done bool, err error) {
 	now := c.now()
 	if own {
 		now = jnow
-		switch {
-		case op.createdNow:
+		if op.createdNow {
 			op.created = jnow // a key made now: its age on the journal's clock
-		case op.opts.origin == keyAgeBare:
-			// The client's memory measured the key's age on the client's
-			// clock: the same age on the journal's, so that a worker's
-			// skew neither makes a new key look old nor one from the
-			// future.
-			op.created = jnow.Add(-max(c.now().Sub(op.created), 0))
 		}
 	}
 	if err := op.checkCreated(now); err != nil {
@@ -45,8 +38,12 @@ func (op *operation) reserve(out any) (m Meta, done bool, err error) {
 	// A run reserves right before its first attempt: the entry is created
 	// "may have been sent", and that attempt's check is the reservation
 	// itself (beginAttempt).
+	summary, err := op.summary()
+	if err != nil {
+		return op.journalMeta(ref), true, op.fail(ErrInvalidRequest, err)
+	}
 	e := JournalEntry{
-		Scope: c.scope, Reference: ref,
+		Scope: c.scope, Reference: ref, Summary: summary,
 		Operation: op.req.Operation, Method: op.req.Method, Path: c.redactor().Stored(op.req.Path),
 		Key: op.key, KeyCreated: op.created,
 		Fingerprint: c.Fingerprint(op.req.Method, op.req.Path, op.body),

@@ -12,10 +12,10 @@ import (
 	"github.com/payonce/payonce/payoncetest"
 )
 
-// A job whose charge failed with a resumable error stores the resume token
-// (the key and its age) and is run again later, in any process: within the
-// key's window the same operation resumes; past it nothing is sent, where a
-// bare key (KeyOf) would count as new and could charge a second time.
+// A job whose charge failed with a resumable error is run again later, in
+// any process: its key is built from the job and the job's creation time,
+// so within the key's window the same operation resumes, and past it
+// nothing is sent instead of a second charge under a new key.
 func ExampleIsResumable() {
 	srv := a55test.NewServer() // in a test: a55test.New(t)
 	defer srv.Close()
@@ -26,28 +26,25 @@ func ExampleIsResumable() {
 	jobCreated := srv.Clock().Now() // stored with the job by the queue
 	req := &a55.ChargeCreateRequest{Amount: payonce.MustParseAmount("10.00"), Currency: payonce.BRL, TypeCharge: a55.TypeCreditCard,
 		Card: &payonce.Card{Number: a55test.CardConfirms, HolderName: "TEST", ExpirationMonth: "12", ExpirationYear: "2099", CVV: "123"}}
-	runJob := func(token string) (string, error) {
-		// The first run names the key and its age; later runs resume by token.
-		opts := []payonce.CallOption{payonce.WithIdempotencyKey("job-7-charge-order-42"), payonce.WithKeyCreated(jobCreated)}
-		if token != "" {
-			opts = []payonce.CallOption{payonce.WithResumeToken(token)}
+	runJob := func() error {
+		// Every run names the same key with the same age.
+		key, err := payonce.NewKey(jobCreated, "job-7", "charge", "order-42")
+		if err != nil {
+			return err
 		}
-		_, err := client.Charges.Create(ctx, req, opts...)
-		if payonce.IsResumable(err) {
-			return payonce.ResumeTokenOf(err), err // store it with the job
-		}
-		return "", err
+		_, err = client.Charges.Create(ctx, req, payonce.WithKey(key))
+		return err
 	}
 
 	// The answer is lost twice: the charge ran, the job is run again.
 	_ = srv.AddFault(payoncetest.Rule{Fault: payoncetest.FaultDropAfterCommit, Path: a55test.ChargePath, Count: 2})
-	token, err := runJob("")
-	fmt.Println("first run:", errors.Is(err, payonce.ErrTransport), token != "")
-	token, err = runJob(token)
-	fmt.Println("redelivered:", errors.Is(err, payonce.ErrTransport), token != "")
+	err := runJob()
+	fmt.Println("first run:", errors.Is(err, payonce.ErrTransport), payonce.IsResumable(err))
+	err = runJob()
+	fmt.Println("redelivered:", errors.Is(err, payonce.ErrTransport), payonce.IsResumable(err))
 
 	srv.Clock().Advance(25 * time.Hour) // redelivered a day later
-	_, err = runJob(token)
+	err = runJob()
 	fmt.Println("a day later:", errors.Is(err, payonce.ErrKeyExpired))
 	fmt.Println("charges executed:", srv.Ledger().Len())
 	// Output:

@@ -173,10 +173,10 @@ func (b *RetryBudget) release(spent int) {
 	b.tokens = min(b.capacity, b.tokens+spent)
 }
 
-// RetryableStatus reports whether an HTTP status may succeed on a retry with
+// retryableStatus reports whether an HTTP status may succeed on a retry with
 // the same key: 429, 500, 502, 503 and 504. Every other status, 409 above
 // all, is final.
-func RetryableStatus(status int) bool {
+func retryableStatus(status int) bool {
 	switch status {
 	case http.StatusTooManyRequests, http.StatusInternalServerError, http.StatusBadGateway,
 		http.StatusServiceUnavailable, http.StatusGatewayTimeout:
@@ -191,13 +191,13 @@ type stopError struct{ err error }
 func (e *stopError) Error() string { return e.err.Error() }
 func (e *stopError) Unwrap() error { return e.err }
 
-// RetryableError reports whether a transport error may succeed on a retry:
+// retryableError reports whether a transport error may succeed on a retry:
 // refused or reset connections, EOF and per-attempt timeouts may; TLS
 // failures (certificate and x509 errors, alerts sent or received such as
 // a protocol version refused, a peer that does not speak TLS), a cancelled
 // or expired context and the client's own stops (key too old, budget spent,
 // signer failure, refused redirect) may not.
-func RetryableError(err error) bool {
+func retryableError(err error) bool {
 	if err == nil {
 		return false
 	}
@@ -269,9 +269,9 @@ func isTimeout(err error) bool {
 	return false
 }
 
-// ParseRetryAfter reads a Retry-After value, in seconds or as an HTTP date
+// parseRetryAfter reads a Retry-After value, in seconds or as an HTTP date
 // relative to now; ok is false when there is none or it cannot be read.
-func ParseRetryAfter(v string, now time.Time) (time.Duration, bool) {
+func parseRetryAfter(v string, now time.Time) (time.Duration, bool) {
 	if v == "" {
 		return 0, false
 	}

@@ -27,7 +27,7 @@ func TestFinalStatusesAreNotRetried(t *testing.T) {
 			require.Error(t, err)
 			assert.Len(t, rec.seen(), 1, "a %d can never succeed on a retry", status)
 			assert.Equal(t, 1, meta.Attempts)
-			assert.Equal(t, meta.Key, KeyOf(err))
+			assert.Equal(t, meta.Key.ID(), KeyOf(err).ID())
 			assert.False(t, IsTemporary(err) && status != 501)
 		})
 	}
@@ -49,13 +49,13 @@ func TestRetryableStatusesAreRetried(t *testing.T) {
 func TestExhaustedCarriesKeyAndLastAnswer(t *testing.T) {
 	rec := &recorder{statuses: []int{503}, body: `{"code":503,"message":"busy","message_key":"openapi_busy"}`}
 	c := setup(t, rec, WithRetryPolicy(func() RetryPolicy { p := fastPolicy(); p.MaxAttempts = 3; return p }()))
-	_, err := c.Do(context.Background(), postReq(), nil, WithIdempotencyKey("order-42"))
+	_, err := c.Do(context.Background(), postReq(), nil, WithKey(testKey("order-42")))
 	require.Error(t, err)
 	assert.ErrorIs(t, err, ErrRetriesExhausted)
 	assert.ErrorIs(t, err, ErrServer)
 	var ae *APIError
 	require.ErrorAs(t, err, &ae)
-	assert.Equal(t, "order-42", ae.Key)
+	assert.Equal(t, "order-42", ae.Key.ID())
 	assert.Equal(t, 3, ae.Attempts)
 	assert.Equal(t, 503, ae.StatusCode)
 	assert.Equal(t, "openapi_busy", ae.Code)
@@ -94,7 +94,7 @@ func TestConnectionErrorsAreRetried(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, int32(3), count.Load())
 	assert.Equal(t, 3, meta.Attempts)
-	assert.Equal(t, meta.Key, rec.seen()[0].Key)
+	assert.Equal(t, meta.Key.ID(), rec.seen()[0].Key)
 }
 
 func TestConnectionRefusedIsRetriedThenExhausted(t *testing.T) {
@@ -108,7 +108,7 @@ func TestConnectionRefusedIsRetriedThenExhausted(t *testing.T) {
 	require.Error(t, err)
 	assert.ErrorIs(t, err, ErrRetriesExhausted)
 	assert.ErrorIs(t, err, ErrTransport)
-	assert.NotEmpty(t, KeyOf(err))
+	assert.NotEmpty(t, KeyOf(err).ID())
 	assert.NotContains(t, err.Error(), "?")
 }
 
@@ -198,7 +198,7 @@ func TestTLSCertificateErrorsAreNotRetried(t *testing.T) {
 	assert.ErrorIs(t, err, ErrTransport)
 	assert.NotErrorIs(t, err, ErrRetriesExhausted)
 	assert.Equal(t, 1, meta.Attempts)
-	assert.NotEmpty(t, KeyOf(err))
+	assert.NotEmpty(t, KeyOf(err).ID())
 	assert.Zero(t, n.Load())
 }
 
@@ -218,7 +218,7 @@ func TestCancelDuringWaitReturnsAtOnce(t *testing.T) {
 	assert.ErrorIs(t, err, context.Canceled)
 	require.False(t, cancelled.IsZero(), "cancelled during the wait")
 	assert.Less(t, elapsed, 3*time.Second, "a tenth of the 30 s Retry-After it would otherwise wait")
-	assert.NotEmpty(t, KeyOf(err))
+	assert.NotEmpty(t, KeyOf(err).ID())
 	assert.Len(t, rec.seen(), 1)
 }
 
@@ -261,17 +261,17 @@ func TestRetryAfterHonouredAndCapped(t *testing.T) {
 
 func TestParseRetryAfter(t *testing.T) {
 	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
-	d, ok := ParseRetryAfter("7", now)
+	d, ok := parseRetryAfter("7", now)
 	assert.True(t, ok)
 	assert.Equal(t, 7*time.Second, d)
-	d, ok = ParseRetryAfter(now.Add(90*time.Second).Format(http.TimeFormat), now)
+	d, ok = parseRetryAfter(now.Add(90*time.Second).Format(http.TimeFormat), now)
 	assert.True(t, ok)
 	assert.Equal(t, 90*time.Second, d)
-	d, ok = ParseRetryAfter(now.Add(-time.Hour).Format(http.TimeFormat), now)
+	d, ok = parseRetryAfter(now.Add(-time.Hour).Format(http.TimeFormat), now)
 	assert.True(t, ok)
 	assert.Zero(t, d)
 	for _, v := range []string{"", "-1", "soon"} {
-		_, ok = ParseRetryAfter(v, now)
+		_, ok = parseRetryAfter(v, now)
 		assert.False(t, ok, v)
 	}
 }
@@ -280,10 +280,10 @@ func TestKeyAgeGuardRefusesStaleKeyBeforeSending(t *testing.T) {
 	rec := &recorder{}
 	c := setup(t, rec)
 	created := time.Now().Add(-23*time.Hour - time.Minute) // window 24 h minus 1 h margin is past
-	meta, err := c.Do(context.Background(), postReq(), nil, WithIdempotencyKey("old-key"), WithKeyCreated(created))
+	meta, err := c.Do(context.Background(), postReq(), nil, WithKey(testKeyAt("old-key", created)))
 	require.Error(t, err)
 	assert.ErrorIs(t, err, ErrKeyExpired)
-	assert.Equal(t, "old-key", KeyOf(err))
+	assert.Equal(t, "old-key", KeyOf(err).ID())
 	assert.Empty(t, rec.seen(), "nothing may be sent with a key the server may have forgotten")
 	assert.Zero(t, meta.Attempts)
 	assert.False(t, IsTemporary(err))
@@ -307,12 +307,12 @@ func TestKeyAgeGuardStopsLoopCrossingTheWindow(t *testing.T) {
 	c, err := NewClient(WithBaseURL(srv.URL), WithRetryPolicy(p), WithClock(clock), WithKeyRules(a55Rules()))
 	require.NoError(t, err)
 	created := now.Add(-22 * time.Hour)
-	_, err = c.Do(context.Background(), postReq(), nil, WithIdempotencyKey("order-123456789012"), WithKeyCreated(created))
+	_, err = c.Do(context.Background(), postReq(), nil, WithKey(testKeyAt("order-123456789012", created)))
 	require.Error(t, err)
 	assert.ErrorIs(t, err, ErrKeyExpired)
 	assert.ErrorIs(t, err, ErrServer, "the last answer is kept as the cause")
 	assert.Equal(t, int32(2), hits.Load(), "attempts at 22h and 22h30m; 23h is past the window minus margin")
-	assert.Equal(t, "order-123456789012", KeyOf(err))
+	assert.Equal(t, "order-123456789012", KeyOf(err).ID())
 }
 
 func TestRetryBudget(t *testing.T) {
@@ -325,7 +325,7 @@ func TestRetryBudget(t *testing.T) {
 		_, err := c.Do(context.Background(), postReq(), nil)
 		require.Error(t, err)
 		assert.ErrorIs(t, err, ErrRetryBudgetExhausted)
-		assert.NotEmpty(t, KeyOf(err))
+		assert.NotEmpty(t, KeyOf(err).ID())
 		assert.Len(t, rec.seen(), 3, "two retries of cost 5 each, then no more")
 		assert.Equal(t, 0, budget.Available())
 		_, err = c.Do(context.Background(), postReq(), nil)
@@ -376,7 +376,7 @@ func TestRetryAfterDoesNotOutrunMaxElapsedTime(t *testing.T) {
 	var apiErr *APIError
 	require.ErrorAs(t, err, &apiErr)
 	assert.Equal(t, http.StatusServiceUnavailable, apiErr.StatusCode)
-	assert.Equal(t, m.Key, KeyOf(err))
+	assert.Equal(t, m.Key.ID(), KeyOf(err).ID())
 	assert.True(t, IsResumable(err))
 	assert.Len(t, rec.seen(), 1, "no retry 30 s later, past MaxElapsedTime")
 	assert.Less(t, time.Since(start), 20*time.Second)
@@ -432,7 +432,7 @@ func TestRetryPolicyRefusesNaNAndInfinity(t *testing.T) {
 		assert.ErrorIs(t, err, ErrInvalidConfig, i)
 		_, err = c.Do(context.Background(), postReq(), nil, WithCallRetryPolicy(p))
 		require.ErrorIs(t, err, ErrInvalidConfig, i)
-		assert.NotEmpty(t, KeyOf(err), i)
+		assert.NotEmpty(t, KeyOf(err).ID(), i)
 	}
 	assert.Empty(t, rec.seen(), "nothing sent")
 }
@@ -480,11 +480,11 @@ func TestNoKeyMeansNoRetry(t *testing.T) {
 }
 
 func TestRetryableError(t *testing.T) {
-	assert.False(t, RetryableError(nil))
-	assert.False(t, RetryableError(context.Canceled))
-	assert.False(t, RetryableError(&stopError{err: ErrKeyExpired}))
-	assert.True(t, RetryableError(io.ErrUnexpectedEOF))
-	assert.True(t, RetryableError(&net.OpError{Op: "dial", Err: fmt.Errorf("connection refused")}))
+	assert.False(t, retryableError(nil))
+	assert.False(t, retryableError(context.Canceled))
+	assert.False(t, retryableError(&stopError{err: ErrKeyExpired}))
+	assert.True(t, retryableError(io.ErrUnexpectedEOF))
+	assert.True(t, retryableError(&net.OpError{Op: "dial", Err: fmt.Errorf("connection refused")}))
 	assert.True(t, strings.Contains(fmt.Sprint(ErrRetriesExhausted), "retries"))
 }
 
@@ -511,8 +511,8 @@ func TestFinalAnswerWithLostBodyIsNotRetried(t *testing.T) {
 	assert.Equal(t, 1, meta.Attempts)
 	assert.ErrorIs(t, err, ErrIdempotencyConflict)
 	assert.False(t, IsTemporary(err))
-	assert.Equal(t, meta.Key, KeyOf(err))
-	assert.NotEmpty(t, KeyOf(err))
+	assert.Equal(t, meta.Key.ID(), KeyOf(err).ID())
+	assert.NotEmpty(t, KeyOf(err).ID())
 }
 
 // An unkeyed POST (Keyed false) has nothing that lets the server tell a

@@ -52,7 +52,7 @@ type Settlement struct {
 // *APIError values carrying the entry's key.
 func (c *Client) Settle(ctx context.Context, reference string, s Settlement) (JournalEntry, error) {
 	fail := func(kind error, e JournalEntry, cause error) (JournalEntry, error) {
-		ae := &APIError{Provider: c.provider, Operation: "journal.settle", Kind: kind, Err: cause, Key: e.Key, KeyCreated: e.KeyCreated, secrets: c.redactor}
+		ae := &APIError{Provider: c.provider, Operation: "journal.settle", Kind: kind, Err: cause, Key: e.IdempotencyKey(), secrets: c.redactor}
 		ae.redactFields()
 		return JournalEntry{}, ae
 	}

@@ -51,7 +51,7 @@ func TestSettleSucceededAnswersFromTheJournal(t *testing.T) {
 
 	_, err = c.Settle(t.Context(), "order-s1", payonce.Settlement{Outcome: payonce.SettleNotExecuted, Reason: "second thoughts"})
 	require.ErrorIs(t, err, payonce.ErrJournalSettled, "succeeded is terminal")
-	assert.Equal(t, e.Key, payonce.KeyOf(err))
+	assert.Equal(t, e.Key, payonce.KeyOf(err).ID())
 }
 
 // Settled as failed or not executed, later calls get a typed error that

@@ -18,7 +18,7 @@ func TestCardValidationMessagesSurviveRedaction(t *testing.T) {
 	req.Validate = func() error { return card.Validate(time.Now()) }
 	// A fixed key: the text names the key, and a random UUID holds the
 	// hex digits "12a" now and then.
-	_, err := c.Do(t.Context(), req, nil, WithIdempotencyKey("order-key-fixed-0001"))
+	_, err := c.Do(t.Context(), req, nil, WithKey(testKey("order-key-fixed-0001")))
 	require.ErrorIs(t, err, ErrInvalidCard)
 	assert.Contains(t, err.Error(), "invalid card: card.cvv: must be 3 or 4 digits")
 	assert.NotContains(t, err.Error(), "REDACTED")

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/payonce/payonce"
+	"github.com/payonce/payonce/internal/keytest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -106,7 +107,7 @@ func TestCreateSendsSeedPayloadAndBearer(t *testing.T) {
 		w.Header().Set("X-Request-Id", "req_1")
 		writeJSON(w, 200, `{"charge_uuid":"ch_1","status":"confirmed","amount":"100.00","currency":"BRL","new_field":{"x":1},"message":[]}`)
 	})
-	ch, err := u.client.Charges.Create(context.Background(), seedCharge(), payonce.WithIdempotencyKey("550e8400-e29b-41d4-a716-446655440000"))
+	ch, err := u.client.Charges.Create(context.Background(), seedCharge(), payonce.WithKey(keytest.Key(t, "550e8400-e29b-41d4-a716-446655440000", seedTime)))
 	require.NoError(t, err)
 	assert.Equal(t, "Bearer tok-1", gotAuth)
 	assert.Equal(t, "550e8400-e29b-41d4-a716-446655440000", gotKey)
@@ -118,7 +119,7 @@ func TestCreateSendsSeedPayloadAndBearer(t *testing.T) {
 	assert.Equal(t, "ch_1", ch.UUID)
 	assert.Equal(t, StatusConfirmed, ch.Status)
 	assert.Equal(t, "100.00", ch.Amount.String())
-	assert.Equal(t, gotKey, ch.Meta.Key)
+	assert.Equal(t, gotKey, ch.Meta.Key.ID())
 	assert.Equal(t, 1, ch.Meta.Attempts)
 	assert.Equal(t, "req_1", ch.Meta.RequestID)
 	assert.Equal(t, RateLimit{Limit: 100, Remaining: 99, Reset: time.Unix(1900000000, 0)}, ch.Meta.RateLimit)
@@ -180,13 +181,13 @@ func TestValidationBeforeSending(t *testing.T) {
 			_, err := u.client.Charges.Create(context.Background(), req)
 			require.Error(t, err)
 			assert.ErrorIs(t, err, tc.kind)
-			assert.NotEmpty(t, payonce.KeyOf(err))
+			assert.NotEmpty(t, payonce.KeyOf(err).ID())
 			assert.NotContains(t, err.Error(), "411111111111111")
 		})
 	}
-	_, err := u.client.Charges.Create(context.Background(), seedCharge(), payonce.WithIdempotencyKey("too-short"))
+	_, err := u.client.Charges.Create(context.Background(), seedCharge(), payonce.WithKey(keytest.Key(t, "too-short", seedTime)))
 	assert.ErrorIs(t, err, payonce.ErrKeyTooShort)
-	_, err = u.client.Charges.Create(context.Background(), seedCharge(), payonce.WithIdempotencyKey(strings.Repeat("k", 129)))
+	_, err = u.client.Charges.Create(context.Background(), seedCharge(), payonce.WithKey(keytest.Key(t, strings.Repeat("k", 129), seedTime)))
 	assert.ErrorIs(t, err, payonce.ErrKeyTooLong)
 	_, err = u.client.Charges.Capture(context.Background(), &CaptureRequest{})
 	assert.ErrorIs(t, err, payonce.ErrInvalidRequest)
@@ -234,7 +235,7 @@ func TestCodecErrorShapes(t *testing.T) {
 			require.ErrorAs(t, err, &ae)
 			assert.Equal(t, tc.status, ae.StatusCode)
 			assert.Equal(t, tc.code, ae.Code)
-			assert.NotEmpty(t, payonce.KeyOf(err))
+			assert.NotEmpty(t, payonce.KeyOf(err).ID())
 			got, ok := ChargeFromError(err)
 			assert.Equal(t, tc.charge, ok)
 			if tc.charge {
@@ -265,7 +266,7 @@ func TestDeclinedAs2xxKeepsCharge(t *testing.T) {
 	assert.Equal(t, "100.00", ce.Charge.Amount.String())
 	assert.Equal(t, []string{"INSUFFICIENT_FUNDS"}, ce.Charge.Messages.Codes())
 	assert.Equal(t, ce.Err.Key, ce.Charge.Meta.Key)
-	assert.Equal(t, payonce.KeyOf(err), ce.Err.Key)
+	assert.Equal(t, payonce.KeyOf(err).ID(), ce.Err.Key.ID())
 	assert.False(t, payonce.IsTemporary(err))
 }
 
@@ -355,7 +356,7 @@ func TestBadCredentialsNotLeaked(t *testing.T) {
 	require.Error(t, err)
 	assert.ErrorIs(t, err, payonce.ErrUnauthorized)
 	assert.False(t, payonce.IsTemporary(err), "bad credentials are final: a job queue must not retry them")
-	assert.NotEmpty(t, payonce.KeyOf(err))
+	assert.NotEmpty(t, payonce.KeyOf(err).ID())
 	for _, s := range []string{"wrong-secret-value", "4111111111111111", "123\"", u.srv.URL + "/oauth2"} {
 		assert.NotContains(t, err.Error(), s)
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/payonce/payonce"
+	"github.com/payonce/payonce/internal/keytest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -72,7 +73,7 @@ func TestTokenRedirectNotFollowed(t *testing.T) {
 	require.ErrorIs(t, err, ErrTokenRedirect)
 	assert.ErrorIs(t, err, payonce.ErrInvalidConfig)
 	assert.False(t, payonce.IsTemporary(err), "a redirecting token endpoint is a configuration error")
-	assert.NotEmpty(t, payonce.KeyOf(err))
+	assert.NotEmpty(t, payonce.KeyOf(err).ID())
 	assert.Zero(t, stolen.Load(), "the redirect target never saw the client secret")
 	assert.Zero(t, api.Load())
 	assert.EqualValues(t, 2, g.tokens.Load(), "one token request per call, none retried")
@@ -211,7 +212,7 @@ func TestToken5xxRetriedWithinPolicy(t *testing.T) {
 		assert.Equal(t, "Bearer tok-3", r.Header.Get("Authorization"))
 		writeJSON(w, 200, `{"charge_uuid":"c1","status":"confirmed","amount":"100.00"}`)
 	})
-	ch, err := g.client.Charges.Create(t.Context(), seedCharge(), payonce.WithIdempotencyKey("token-5xx-key-0123456789"))
+	ch, err := g.client.Charges.Create(t.Context(), seedCharge(), payonce.WithKey(keytest.Now(t, "token-5xx-key-0123456789")))
 	require.NoError(t, err)
 	assert.Equal(t, []string{"token-5xx-key-0123456789"}, keys)
 	assert.Equal(t, 1, ch.Meta.Attempts, "failed signings are not attempts sent")
@@ -226,12 +227,12 @@ func TestToken5xxBoundedByPolicy(t *testing.T) {
 	})
 	var api atomic.Int32
 	g.mux.HandleFunc("POST "+PathCharges, func(w http.ResponseWriter, r *http.Request) { api.Add(1) })
-	_, err := g.client.Charges.Create(t.Context(), seedCharge(), payonce.WithIdempotencyKey("token-down-key-0123456789"))
+	_, err := g.client.Charges.Create(t.Context(), seedCharge(), payonce.WithKey(keytest.Now(t, "token-down-key-0123456789")))
 	require.Error(t, err)
 	assert.ErrorIs(t, err, payonce.ErrRetriesExhausted)
 	assert.ErrorIs(t, err, payonce.ErrSignerTemporary)
 	assert.True(t, payonce.IsTemporary(err))
-	assert.Equal(t, "token-down-key-0123456789", payonce.KeyOf(err))
+	assert.Equal(t, "token-down-key-0123456789", payonce.KeyOf(err).ID())
 	var ae *payonce.APIError
 	require.ErrorAs(t, err, &ae)
 	assert.Zero(t, ae.Attempts)

@@ -8,7 +8,9 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
+	"time"
 
+	"github.com/google/uuid"
 	"github.com/hashicorp/go-retryablehttp"
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/a55"
@@ -26,6 +28,7 @@ type chargeBench struct {
 	hc         *http.Client
 	rc         *retryablehttp.Client
 	c          *a55.Client
+	core       *payonce.Client // the core client posting the bare bytes
 	amount     payonce.Amount
 }
 
@@ -37,8 +40,21 @@ func newChargeBench(b *testing.B, baseURL, token string) *chargeBench {
 	if err != nil {
 		b.Fatal(err)
 	}
+	core, err := payonce.NewClient(payonce.WithBaseURL(baseURL), payonce.WithHTTPClient(hc), payonce.WithSigner(bearer(token)))
+	if err != nil {
+		b.Fatal(err)
+	}
 	amount, _ := payonce.ParseAmount("100.00")
-	return &chargeBench{url: baseURL + a55.PathCharges, token: token, hc: hc, rc: rc, c: c, amount: amount}
+	return &chargeBench{url: baseURL + a55.PathCharges, token: token, hc: hc, rc: rc, c: c, core: core, amount: amount}
+}
+
+// bearer signs a request with a fixed bearer token, as the a55 client's
+// authorizer does with an access token.
+type bearer string
+
+func (t bearer) Sign(req *http.Request, _ []byte) error {
+	req.Header.Set("Authorization", "Bearer "+string(t))
+	return nil
 }
 
 // cannedServer answers every request with answer.
@@ -76,19 +92,31 @@ func checkBare(b *testing.B, resp *http.Response, err error) {
 }
 
 func (cb *chargeBench) bare(b *testing.B) {
-	key, _ := payonce.NewKey()
+	key, _ := payonce.NewKey(time.Now(), uuid.NewString())
 	req, _ := http.NewRequestWithContext(context.Background(), http.MethodPost, cb.url, bytes.NewReader(cb.bareBody()))
-	cb.setHeaders(req.Header, key)
+	cb.setHeaders(req.Header, key.ID())
 	resp, err := cb.hc.Do(req)
 	checkBare(b, resp, err)
 }
 
 func (cb *chargeBench) retryable(b *testing.B) {
-	key, _ := payonce.NewKey()
+	key, _ := payonce.NewKey(time.Now(), uuid.NewString())
 	req, _ := retryablehttp.NewRequestWithContext(context.Background(), http.MethodPost, cb.url, cb.bareBody())
-	cb.setHeaders(req.Header, key)
+	cb.setHeaders(req.Header, key.ID())
 	resp, err := cb.rc.Do(req)
 	checkBare(b, resp, err)
+}
+
+// core posts the bare client's body through the core client and decodes
+// the answer as the bare client does: what the a55 client costs over the
+// core is sdk's time over this.
+func (cb *chargeBench) coreDo(b *testing.B) {
+	var ch benchwire.Charge
+	_, err := cb.core.Do(context.Background(), &payonce.Request{Operation: "charges.create", Method: http.MethodPost,
+		Path: a55.PathCharges, Body: benchwire.NewChargeRequest(a55test.CardConfirms), Keyed: true}, &ch)
+	if err != nil || ch.UUID == "" {
+		b.Fatal(err)
+	}
 }
 
 func (cb *chargeBench) sdk(b *testing.B) {
@@ -118,7 +146,7 @@ func BenchmarkChargeCreate(b *testing.B) {
 		for _, row := range []struct {
 			name string
 			run  func(*testing.B)
-		}{{"bare-net-http", s.cb.bare}, {"raw-retryablehttp", s.cb.retryable}, {"sdk", s.cb.sdk}} {
+		}{{"bare-net-http", s.cb.bare}, {"raw-retryablehttp", s.cb.retryable}, {"core", s.cb.coreDo}, {"sdk", s.cb.sdk}} {
 			b.Run(s.name+"/"+row.name, func(b *testing.B) {
 				b.ReportAllocs()
 				for b.Loop() {
@@ -131,9 +159,11 @@ func BenchmarkChargeCreate(b *testing.B) {
 
 // BenchmarkChargeCreatePaired times, on the httptest server, each SDK
 // charge next to a bare net/http one (benchpair.Run): ratio is the SDK's
-// time over bare net/http's.
+// time over bare net/http's; sdk-vs-core is the typed client over the
+// core client sending the same bytes (what the typed layer costs).
 func BenchmarkChargeCreatePaired(b *testing.B) {
 	cb := newChargeBench(b, cannedServer(b, benchwire.ChargeAnswer).URL, "tok_bench")
 	b.Run("sdk", func(b *testing.B) { benchpair.Run(b, cb.bare, cb.sdk) })
 	b.Run("raw-retryablehttp", func(b *testing.B) { benchpair.Run(b, cb.bare, cb.retryable) })
+	b.Run("sdk-vs-core", func(b *testing.B) { benchpair.Run(b, cb.coreDo, cb.sdk) })
 }

@@ -16,8 +16,8 @@ const (
 )
 
 // chargeCodeKind maps the code of a failed charge to its sentinel: the
-// numeric return codes above first, then the named codes every provider
-// shares (payonce.KindForCode). It returns nil for a code it does not know.
+// numeric return codes above first, then A55's named codes (codeKind). It
+// returns nil for a code it does not know.
 func chargeCodeKind(code string) error {
 	switch code {
 	case CodeNotAuthorized, CodeExpiredCard, CodeCanceledCard, CodeBlockedCard:
@@ -25,5 +25,5 @@ func chargeCodeKind(code string) error {
 	case CodeTimeout, CodeCardProblem:
 		return payonce.ErrChargeFailed
 	}
-	return payonce.KindForCode(code)
+	return codeKind(code)
 }

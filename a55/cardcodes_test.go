@@ -10,6 +10,7 @@ import (
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/a55"
 	"github.com/payonce/payonce/a55/a55test"
+	"github.com/payonce/payonce/internal/keytest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -37,7 +38,7 @@ func TestTestCardOutcomeByLastDigit(t *testing.T) {
 			require.True(t, luhn.Valid(number))
 			require.Equal(t, byte('0'+tc.digit), number[len(number)-1])
 			k := key(fmt.Sprintf("digit-%d", tc.digit))
-			ch, err := c.Charges.Create(ctx, seedCharge(t, number), payonce.WithIdempotencyKey(k))
+			ch, err := c.Charges.Create(ctx, seedCharge(t, number), payonce.WithKey(keytest.Now(t, k)))
 			if tc.kind == nil {
 				require.NoError(t, err)
 				assert.Equal(t, a55.StatusConfirmed, ch.Status)
@@ -55,7 +56,7 @@ func TestTestCardOutcomeByLastDigit(t *testing.T) {
 			require.True(t, ok)
 			assert.Equal(t, a55.StatusError, failed.Status)
 			assert.Equal(t, []string{tc.code}, failed.Messages.Codes())
-			assert.Equal(t, k, payonce.KeyOf(err))
+			assert.Equal(t, k, payonce.KeyOf(err).ID())
 			assert.False(t, payonce.IsTemporary(err))
 			assert.NotContains(t, err.Error(), number)
 			assert.Equal(t, 0, srv.Ledger().Count(k), "a failed charge is not in the ledger")
@@ -72,8 +73,8 @@ func TestTestCardNineIsDeterministicPerKey(t *testing.T) {
 	seen := map[bool]int{}
 	for i := range 16 {
 		k := key(fmt.Sprintf("nine-%d", i))
-		_, first := c.Charges.Create(ctx, seedCharge(t, number), payonce.WithIdempotencyKey(k))
-		_, again := c.Charges.Create(ctx, seedCharge(t, number), payonce.WithIdempotencyKey(k))
+		_, first := c.Charges.Create(ctx, seedCharge(t, number), payonce.WithKey(keytest.Now(t, k)))
+		_, again := c.Charges.Create(ctx, seedCharge(t, number), payonce.WithKey(keytest.Now(t, k)))
 		require.Equal(t, first == nil, again == nil, "key %s drew two outcomes", k)
 		if first != nil {
 			require.ErrorIs(t, first, payonce.ErrChargeFailed)
@@ -93,7 +94,7 @@ func TestDocumentedTestCardsKeepTheirAnswers(t *testing.T) {
 	_, c := newFake(t)
 	ctx := context.Background()
 	for i := range 8 {
-		_, err := c.Charges.Create(ctx, seedCharge(t, a55test.CardProcError), payonce.WithIdempotencyKey(key(fmt.Sprintf("proc-%d", i))))
+		_, err := c.Charges.Create(ctx, seedCharge(t, a55test.CardProcError), payonce.WithKey(keytest.Now(t, key(fmt.Sprintf("proc-%d", i)))))
 		require.ErrorIs(t, err, payonce.ErrChargeFailed)
 		ch, _ := a55.ChargeFromError(err)
 		require.Equal(t, []string{"PROCESSING_ERROR"}, ch.Messages.Codes())

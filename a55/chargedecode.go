@@ -26,8 +26,10 @@ func decodeCharge(body []byte, ch *Charge) (done bool) {
 	if json.Unmarshal(body, &w) != nil {
 		return false
 	}
-	if _, n, isObject := jsonmember.Last(body, "card"); !isObject || n > 1 {
-		return false
+	if jsonmember.MayRepeat(body, "card") {
+		if _, n, isObject := jsonmember.Last(body, "card"); !isObject || n > 1 {
+			return false
+		}
 	}
 	*ch = Charge(w.chargeFields)
 	if w.Card != nil {

@@ -73,3 +73,16 @@ func FuzzDecodeCharge(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, body []byte) { checkDecodeCharge(t, body) })
 }
+
+// An empty message list reads as encoding/json reads it into a slice:
+// empty, not nil, whether or not it is spaced.
+func TestEmptyMessagesReadAsASlice(t *testing.T) {
+	var want []Message
+	require.NoError(t, json.Unmarshal([]byte(`[]`), &want))
+	for _, b := range []string{`[]`, ` [ ] `, "[\n]"} {
+		var m Messages
+		require.NoError(t, json.Unmarshal([]byte(b), &m))
+		assert.NotNil(t, m, b)
+		assert.Equal(t, Messages(want), m, b)
+	}
+}

@@ -19,11 +19,11 @@ import (
 // ChargesService creates, reads, captures, refunds and cancels charges
 // (https://docs.a55.tech, Charges). Every POST is one business operation
 // with one Idempotency-Key, resolved once and sent on every attempt:
-// payonce.WithIdempotencyKey, else the context's payonce.WithKey, else a
-// new UUID v4. Resume an operation that failed with a resumable error
-// (payonce.IsResumable) with payonce.ResumeContext in the same process, or
-// store payonce.ResumeTokenOf(err) and pass payonce.WithResumeToken later,
-// in any process: the key and its age come back, so the 24 h guard holds.
+// payonce.WithKey, else a new UUID v4. Resume an operation that failed
+// with a resumable error (payonce.IsResumable) with
+// payonce.WithKey(payonce.KeyOf(err)), now or, the key stored by its text
+// form, later in any process: the key and its age come back, so the 24 h
+// guard holds.
 type ChargesService struct{ c *Client }
 
 // ChargeCreateRequest is the charge payload of the idempotency guide plus
@@ -183,6 +183,7 @@ func (s *ChargesService) Create(ctx context.Context, req *ChargeCreateRequest, o
 	meta, err := s.c.do(ctx, &payonce.Request{
 		Operation: "charges.create", Method: http.MethodPost, Path: PathCharges, Route: PathCharges,
 		Body: req, Keyed: true, Validate: func() error { return req.validate(s.c.core.Now(), s.c.core.BaseURL) },
+		Summary: req.Summary(),
 	}, (*createdCharge)(ch), opts)
 	if err != nil {
 		return nil, err
@@ -268,7 +269,7 @@ func (s *ChargesService) post(ctx context.Context, op, path string, body any, va
 // was declined (errors.Is payonce.ErrCardDeclined) or processing failed
 // (payonce.ErrChargeFailed). Charge is the charge as the answer described
 // it (at least its UUID, status and messages); Err is the
-// *payonce.APIError, so payonce.KeyOf, payonce.ResumeContext and errors.Is
+// *payonce.APIError, so payonce.KeyOf and errors.Is
 // work on a *ChargeError as on any other error of the client.
 type ChargeError struct {
 	Charge *Charge

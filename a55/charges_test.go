@@ -11,6 +11,7 @@ import (
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/a55"
 	"github.com/payonce/payonce/a55/a55test"
+	"github.com/payonce/payonce/internal/keytest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -30,10 +31,10 @@ func TestChargeRedirectToAnotherOriginIsRefused(t *testing.T) {
 	defer srv.Close()
 	c, err := a55.NewClient(a55.AccessToken("tok-SECRET"), payonce.WithBaseURL(srv.URL), payonce.WithRetryPolicy(fastPolicy()))
 	require.NoError(t, err)
-	_, err = c.Charges.Create(context.Background(), seedCharge(t, a55test.CardConfirms), payonce.WithIdempotencyKey(key("redirect")))
+	_, err = c.Charges.Create(context.Background(), seedCharge(t, a55test.CardConfirms), payonce.WithKey(keytest.Now(t, key("redirect"))))
 	require.Error(t, err)
 	assert.ErrorIs(t, err, payonce.ErrRedirectRefused)
 	assert.False(t, payonce.IsTemporary(err))
-	assert.Equal(t, key("redirect"), payonce.KeyOf(err))
+	assert.Equal(t, key("redirect"), payonce.KeyOf(err).ID())
 	assert.Zero(t, stolen.Load())
 }

@@ -39,14 +39,6 @@ type wireCard struct {
 	CVV             string `json:"cvv"`
 }
 
-func newWireCard(c *payonce.Card) *wireCard {
-	if c == nil {
-		return nil
-	}
-	return &wireCard{Number: string(c.Number), HolderName: c.HolderName,
-		ExpirationMonth: c.ExpirationMonth, ExpirationYear: c.ExpirationYear, CVV: string(c.CVV)}
-}
-
 // MarshalWire implements payonce.WireMarshaler: the bytes A55 receives,
 // card number and CVV included. The client sends a request only in this
 // form; json.Marshal gives the masked form (MarshalJSON).
@@ -54,11 +46,21 @@ func (r *ChargeCreateRequest) MarshalWire() ([]byte, error) {
 	if r == nil {
 		return []byte("null"), nil
 	}
-	return json.Marshal(chargeCreateWire{
-		Amount: r.Amount.String(), Currency: r.Currency, TypeCharge: r.TypeCharge, Card: newWireCard(r.Card), Payer: r.Payer,
+	// One allocation for the wire form and its card.
+	h := &struct {
+		w    chargeCreateWire
+		card wireCard
+	}{w: chargeCreateWire{
+		Amount: r.Amount.String(), Currency: r.Currency, TypeCharge: r.TypeCharge, Payer: r.Payer,
 		WalletUUID: r.WalletUUID, Description: r.Description, DueDate: r.DueDate,
 		InstallmentCount: r.InstallmentCount, Capture: r.Capture, WebhookURL: r.WebhookURL,
-	})
+	}}
+	if c := r.Card; c != nil {
+		h.card = wireCard{Number: string(c.Number), HolderName: c.HolderName,
+			ExpirationMonth: c.ExpirationMonth, ExpirationYear: c.ExpirationYear, CVV: string(c.CVV)}
+		h.w.Card = &h.card
+	}
+	return json.Marshal(&h.w)
 }
 
 // MarshalJSON is the form a merchant's logs, job payloads and stores see:

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/payonce/payonce"
+	"github.com/payonce/payonce/internal/keytest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -96,7 +97,7 @@ func TestCreateSendsTheWireBytes(t *testing.T) {
 		writeJSON(w, 200, `{"charge_uuid":"ch_1","status":"confirmed","amount":"100.00","currency":"BRL",`+
 			`"card":{"number":"4111111111111111","last4":"1111"}}`)
 	})
-	ch, err := u.client.Charges.Create(context.Background(), seedCharge(), payonce.WithIdempotencyKey("550e8400-e29b-41d4-a716-446655440000"))
+	ch, err := u.client.Charges.Create(context.Background(), seedCharge(), payonce.WithKey(keytest.Key(t, "550e8400-e29b-41d4-a716-446655440000", seedTime)))
 	require.NoError(t, err)
 	assert.Equal(t, seedWire, string(got))
 	b, err := json.Marshal(ch)
@@ -113,9 +114,11 @@ func TestChargeCreateWireWritesCardAndAmountAsPayonce(t *testing.T) {
 			ExpirationMonth: text, ExpirationYear: "2099", CVV: payonce.CVV(text)}
 		want, err := c.MarshalWire()
 		require.NoError(t, err)
-		got, err := json.Marshal(newWireCard(&c))
+		body, err := (&ChargeCreateRequest{TypeCharge: TypeCreditCard, Card: &c}).MarshalWire()
 		require.NoError(t, err)
-		assert.Equal(t, string(want), string(got), "%q", text)
+		var got struct{ Card json.RawMessage }
+		require.NoError(t, json.Unmarshal(body, &got))
+		assert.Equal(t, string(want), string(got.Card), "%q", text)
 	}
 	for _, s := range []string{"0.00", "0.01", "100.00", "123456789.99"} {
 		a, err := payonce.ParseAmount(s)

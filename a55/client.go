@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	"github.com/payonce/payonce"
+	"github.com/payonce/payonce/internal/loopback"
 	"golang.org/x/time/rate"
 )
 
@@ -160,19 +160,11 @@ func checkWebhookURL(raw, baseURL string) error {
 // opted in with payonce.WithInsecureHTTP). The token URL and a charge's
 // webhook URL follow this one rule.
 func clearTextRefused(u *url.URL, baseURL string) bool {
-	if u.Scheme != "http" || isLoopback(u.Hostname()) {
+	if u.Scheme != "http" || loopback.Host(u.Hostname()) {
 		return false
 	}
 	b, err := url.Parse(baseURL)
-	return err != nil || b.Scheme != "http" || isLoopback(b.Hostname())
-}
-
-func isLoopback(host string) bool {
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
+	return err != nil || b.Scheme != "http" || loopback.Host(b.Hostname())
 }
 
 // WithProduction sets the production base URL. Production also needs

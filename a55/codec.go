@@ -1,8 +1,6 @@
 package a55
 
 import (
-	"github.com/payonce/payonce/redact"
-
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -11,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/payonce/payonce"
+	"github.com/payonce/payonce/redact"
 )
 
 // Codec decodes A55's answers for the payonce core. It reads both error
@@ -81,8 +80,18 @@ func decodeChargeOnce(body []byte, out any) bool {
 	return false
 }
 
-// DecodeError implements payonce.Codec.
+// DecodeError implements payonce.Codec: it reads the answer's shape, then
+// A55's code table (codeKind) names the kind the shape left open; the
+// core's status table decides for a code A55 does not document.
 func (Codec) DecodeError(status int, _ http.Header, body []byte, e *payonce.APIError) {
+	decodeErrorBody(status, body, e)
+	if e.Kind == nil {
+		e.Kind = codeKind(e.Code)
+	}
+}
+
+// decodeErrorBody reads an error answer of either shape into e.
+func decodeErrorBody(status int, body []byte, e *payonce.APIError) {
 	var v struct {
 		RequestID  string          `json:"request_id"`
 		ChargeUUID string          `json:"charge_uuid"`
@@ -94,7 +103,7 @@ func (Codec) DecodeError(status int, _ http.Header, body []byte, e *payonce.APIE
 	}
 	if v.ChargeUUID == "" && v.Status == "" {
 		// The general shape {"error":{"code","message","details"}} is the
-		// core codec's; KindForCode, then KindForStatus decide the kind.
+		// core codec's; codeKind, then the status table decide the kind.
 		payonce.JSONCodec{}.DecodeError(status, nil, body, e)
 		return
 	}

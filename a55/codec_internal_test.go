@@ -34,11 +34,11 @@ func TestChargeAnswerWithoutUUIDIsMalformed(t *testing.T) {
 		ch, err := c.Charges.Create(context.Background(), seedCharge())
 		assert.Nil(t, ch, "%q", body)
 		require.ErrorIs(t, err, payonce.ErrMalformedResponse, "%q", body)
-		assert.NotEmpty(t, payonce.KeyOf(err))
+		assert.NotEmpty(t, payonce.KeyOf(err).ID())
 		w, err := c.Wallets.Create(context.Background(), &WalletCreateRequest{Name: "store-1"})
 		srv.Close()
 		assert.Nil(t, w, "%q", body)
 		require.ErrorIs(t, err, payonce.ErrMalformedResponse, "%q", body)
-		assert.NotEmpty(t, payonce.KeyOf(err))
+		assert.NotEmpty(t, payonce.KeyOf(err).ID())
 	}
 }

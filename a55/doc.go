@@ -19,7 +19,7 @@
 //
 // Every error is a *payonce.APIError (or wraps one): branch with errors.Is
 // on the payonce sentinels and resume a failed operation with
-// payonce.ResumeContext. A declined or failed charge is a *ChargeError,
+// payonce.WithKey(payonce.KeyOf(err)). A declined or failed charge is a *ChargeError,
 // which still gives the charge.
 //
 // The mapping of A55's answers:
@@ -41,8 +41,8 @@
 // "." and the raw body, five minutes of tolerance); they arrive at least
 // once, so deduplicate on charge_uuid.
 //
-// The key is taken from payonce.WithIdempotencyKey, else from the context
-// (payonce.WithKey), else a new UUID v4. A55 remembers a key for 24 hours;
+// The key is taken from payonce.WithKey, else a new UUID v4. A55
+// remembers a key for 24 hours;
 // the client refuses to send an attempt once the key is older than that
 // window minus the retry policy's safety margin.
 package a55

@@ -80,7 +80,7 @@ func ExampleWalletsService_Create() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Println(w.Name, w.Status, w.UUID != "", len(w.Meta.Key))
+	fmt.Println(w.Name, w.Status, w.UUID != "", len(w.Meta.Key.ID()))
 	// Output: store-1 active true 36
 }
 
@@ -93,14 +93,15 @@ func ExampleChargesService_Create() {
 	// lost on the way back, the client retries with the same key.
 	_ = srv.AddFault(payoncetest.Rule{Fault: payoncetest.FaultDropAfterCommit, Path: a55test.ChargePath, Count: 1})
 
-	ch, err := client.Charges.Create(ctx, exampleCharge(a55test.CardConfirms, true),
-		payonce.WithIdempotencyKey("550e8400-e29b-41d4-a716-446655440000"))
+	orderCreated := srv.Clock().Now() // stored with the order
+	key, _ := payonce.NewKey(orderCreated, "550e8400-e29b-41d4-a716-446655440000")
+	ch, err := client.Charges.Create(ctx, exampleCharge(a55test.CardConfirms, true), payonce.WithKey(key))
 	if err != nil {
 		log.Fatal(err)
 	}
 	fmt.Println(ch.Status, ch.Amount, ch.Currency)
 	fmt.Println("key:", ch.Meta.Key, "attempts:", ch.Meta.Attempts)
-	fmt.Println("charges executed:", srv.Ledger().Count(ch.Meta.Key))
+	fmt.Println("charges executed:", srv.Ledger().Count(ch.Meta.Key.ID()))
 	// Output:
 	// confirmed 100.00 BRL
 	// key: 550e8400-e29b-41d4-a716-446655440000 attempts: 2
@@ -134,11 +135,11 @@ func ExampleChargesService_Create_resume() {
 	fmt.Println(errors.Is(err, payonce.ErrRateLimited), payonce.IsTemporary(err))
 
 	// Later (a job queue retry): resume the same operation, same key.
-	ch, err := client.Charges.Create(payonce.ResumeContext(ctx, err), exampleCharge(a55test.CardConfirms, true))
+	ch, err := client.Charges.Create(ctx, exampleCharge(a55test.CardConfirms, true), payonce.WithKey(payonce.KeyOf(err)))
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Println(ch.Status, srv.Ledger().Count(ch.Meta.Key))
+	fmt.Println(ch.Status, srv.Ledger().Count(ch.Meta.Key.ID()))
 	// Output:
 	// true true
 	// confirmed 1

@@ -15,6 +15,7 @@ import (
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/a55"
 	"github.com/payonce/payonce/a55/a55test"
+	"github.com/payonce/payonce/internal/keytest"
 	"github.com/payonce/payonce/payoncetest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -85,11 +86,11 @@ func TestSeedStoryLostResponse(t *testing.T) {
 	require.NoError(t, srv.AddFault(payoncetest.Rule{Fault: payoncetest.FaultDropAfterCommit, Path: a55test.ChargePath, Count: 1}))
 
 	k := "550e8400-e29b-41d4-a716-446655440000"
-	ch, err := c.Charges.Create(ctx, seedCharge(t, a55test.CardConfirms), payonce.WithIdempotencyKey(k))
+	ch, err := c.Charges.Create(ctx, seedCharge(t, a55test.CardConfirms), payonce.WithKey(keytest.Now(t, k)))
 	require.NoError(t, err)
 	assert.Equal(t, a55.StatusConfirmed, ch.Status)
 	assert.Equal(t, "100.00", ch.Amount.String())
-	assert.Equal(t, k, ch.Meta.Key)
+	assert.Equal(t, k, ch.Meta.Key.ID())
 	assert.Equal(t, 2, ch.Meta.Attempts)
 	assert.Equal(t, 1, srv.Ledger().Count(k))
 	assert.Equal(t, 1, srv.Ledger().CountKind("charge.create"))
@@ -99,7 +100,7 @@ func TestSeedStoryLostResponse(t *testing.T) {
 	assert.True(t, att[1].Replayed)
 
 	// Running the operation again (a worker restart) replays it too.
-	again, err := c.Charges.Create(payonce.WithKey(ctx, k), seedCharge(t, a55test.CardConfirms))
+	again, err := c.Charges.Create(ctx, seedCharge(t, a55test.CardConfirms), payonce.WithKey(keytest.Now(t, k)))
 	require.NoError(t, err)
 	assert.Equal(t, ch.UUID, again.UUID)
 	assert.Equal(t, 1, srv.Ledger().Count(k))
@@ -120,10 +121,10 @@ func TestGeneratedKeyIsReusedAcrossRetries(t *testing.T) {
 	require.NoError(t, srv.AddFault(payoncetest.Rule{Fault: payoncetest.FaultErrorBeforeCommit, Path: a55test.ChargePath, Count: 2, Status: 503}))
 	ch, err := c.Charges.Create(context.Background(), seedCharge(t, a55test.CardConfirms))
 	require.NoError(t, err)
-	assert.Len(t, ch.Meta.Key, 36, "a UUID v4")
+	assert.Len(t, ch.Meta.Key.ID(), 36, "a UUID v4")
 	assert.Equal(t, 3, ch.Meta.Attempts)
-	assert.Len(t, apiAttempts(srv, ch.Meta.Key), 3)
-	assert.Equal(t, 1, srv.Ledger().Count(ch.Meta.Key))
+	assert.Len(t, apiAttempts(srv, ch.Meta.Key.ID()), 3)
+	assert.Equal(t, 1, srv.Ledger().Count(ch.Meta.Key.ID()))
 }
 
 func TestConcurrentSameKeyOneCharge(t *testing.T) {
@@ -135,7 +136,7 @@ func TestConcurrentSameKeyOneCharge(t *testing.T) {
 	errs := make([]error, 8)
 	for i := range ids {
 		wg.Go(func() {
-			ch, err := c.Charges.Create(context.Background(), seedCharge(t, a55test.CardConfirms), payonce.WithIdempotencyKey(k))
+			ch, err := c.Charges.Create(context.Background(), seedCharge(t, a55test.CardConfirms), payonce.WithKey(keytest.Now(t, k)))
 			errs[i] = err
 			if err == nil {
 				ids[i] = ch.UUID
@@ -154,17 +155,17 @@ func TestChangedPayloadSameKeyConflicts(t *testing.T) {
 	srv, c := newFake(t)
 	ctx := context.Background()
 	k := key("conflict")
-	_, err := c.Charges.Create(ctx, seedCharge(t, a55test.CardConfirms), payonce.WithIdempotencyKey(k))
+	_, err := c.Charges.Create(ctx, seedCharge(t, a55test.CardConfirms), payonce.WithKey(keytest.Now(t, k)))
 	require.NoError(t, err)
 
 	changed := seedCharge(t, a55test.CardConfirms)
 	changed.Amount = amount(t, "200.00")
-	ch, err := c.Charges.Create(ctx, changed, payonce.WithIdempotencyKey(k))
+	ch, err := c.Charges.Create(ctx, changed, payonce.WithKey(keytest.Now(t, k)))
 	require.Error(t, err)
 	assert.Nil(t, ch)
 	assert.ErrorIs(t, err, payonce.ErrIdempotencyConflict)
 	assert.False(t, payonce.IsTemporary(err))
-	assert.Equal(t, k, payonce.KeyOf(err))
+	assert.Equal(t, k, payonce.KeyOf(err).ID())
 	var ae *payonce.APIError
 	require.ErrorAs(t, err, &ae)
 	assert.Equal(t, http.StatusConflict, ae.StatusCode)
@@ -179,16 +180,15 @@ func TestSameKeyAfter24hIsNewCharge(t *testing.T) {
 	srv, c := newFake(t)
 	ctx := context.Background()
 	k := key("day-later")
-	first, err := c.Charges.Create(ctx, seedCharge(t, a55test.CardConfirms), payonce.WithIdempotencyKey(k))
+	first, err := c.Charges.Create(ctx, seedCharge(t, a55test.CardConfirms), payonce.WithKey(keytest.Now(t, k)))
 	require.NoError(t, err)
 
 	srv.Clock().Advance(24*time.Hour + time.Minute) // the token expires too
 	// The client remembers the key's first use and refuses it bare; told
 	// the key is new (its creation time given), it sends it.
-	_, err = c.Charges.Create(ctx, seedCharge(t, a55test.CardConfirms), payonce.WithIdempotencyKey(k))
+	_, err = c.Charges.Create(ctx, seedCharge(t, a55test.CardConfirms), payonce.WithKey(keytest.Now(t, k)))
 	require.ErrorIs(t, err, payonce.ErrKeyExpired)
-	second, err := c.Charges.Create(ctx, seedCharge(t, a55test.CardConfirms), payonce.WithIdempotencyKey(k),
-		payonce.WithKeyCreated(srv.Clock().Now()))
+	second, err := c.Charges.Create(ctx, seedCharge(t, a55test.CardConfirms), payonce.WithKey(keytest.Key(t, k, srv.Clock().Now())))
 	require.NoError(t, err)
 	assert.NotEqual(t, first.UUID, second.UUID)
 	assert.Equal(t, 2, srv.Ledger().Count(k))
@@ -224,7 +224,7 @@ func TestKeyAgeGuardStopsRetryLoop(t *testing.T) {
 	k := key("old")
 	created := clk.Now().Add(-22*time.Hour - 30*time.Minute)
 	_, err = c.Charges.Create(context.Background(), seedCharge(t, a55test.CardConfirms),
-		payonce.WithIdempotencyKey(k), payonce.WithKeyCreated(created))
+		payonce.WithKey(keytest.Key(t, k, created)))
 	require.Error(t, err)
 	assert.ErrorIs(t, err, payonce.ErrKeyExpired)
 	assert.False(t, payonce.IsTemporary(err))
@@ -235,7 +235,7 @@ func TestKeyAgeGuardStopsRetryLoop(t *testing.T) {
 	// Resuming the stored operation the next day sends nothing at all.
 	srv.ClearFaults()
 	clk.Advance(24 * time.Hour)
-	_, err = c.Charges.Create(payonce.ResumeContext(context.Background(), err), seedCharge(t, a55test.CardConfirms))
+	_, err = c.Charges.Create(context.Background(), seedCharge(t, a55test.CardConfirms), payonce.WithKey(payonce.KeyOf(err)))
 	assert.ErrorIs(t, err, payonce.ErrKeyExpired)
 	assert.Len(t, apiAttempts(srv, k), 2)
 }
@@ -248,12 +248,12 @@ func TestResumeAfterTemporaryFailure(t *testing.T) {
 	require.Error(t, err)
 	assert.ErrorIs(t, err, payonce.ErrRetriesExhausted)
 	require.True(t, payonce.IsTemporary(err))
-	k := payonce.KeyOf(err)
+	k := payonce.KeyOf(err).ID()
 	assert.Equal(t, 1, srv.Ledger().Count(k), "the first attempt committed")
 
-	ch, err := c.Charges.Create(payonce.ResumeContext(ctx, err), seedCharge(t, a55test.CardConfirms))
+	ch, err := c.Charges.Create(ctx, seedCharge(t, a55test.CardConfirms), payonce.WithKey(payonce.KeyOf(err)))
 	require.NoError(t, err)
-	assert.Equal(t, k, ch.Meta.Key)
+	assert.Equal(t, k, ch.Meta.Key.ID())
 	assert.Equal(t, 1, srv.Ledger().Count(k), "resuming replays, it does not charge again")
 }
 
@@ -275,7 +275,7 @@ func TestTokenExpiryMidRetry(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, srv.AddFault(payoncetest.Rule{Fault: payoncetest.FaultErrorBeforeCommit, Path: a55test.ChargePath, Count: 1}))
 
-	ch, err := c.Charges.Create(context.Background(), seedCharge(t, a55test.CardConfirms), payonce.WithIdempotencyKey(key("token")))
+	ch, err := c.Charges.Create(context.Background(), seedCharge(t, a55test.CardConfirms), payonce.WithKey(keytest.Now(t, key("token"))))
 	require.NoError(t, err)
 	assert.Equal(t, 3, ch.Meta.Attempts)
 	att := apiAttempts(srv, key("token"))
@@ -295,7 +295,7 @@ func TestRateLimitRetryAfter(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 3, ch.Meta.Attempts)
 	assert.GreaterOrEqual(t, time.Since(start), 40*time.Millisecond, "waited Retry-After, capped at 20 ms, twice")
-	assert.Equal(t, 1, srv.Ledger().Count(ch.Meta.Key))
+	assert.Equal(t, 1, srv.Ledger().Count(ch.Meta.Key.ID()))
 
 	// The fake's own limit: 2 a minute.
 	srv.SetRateLimit(2, time.Minute)
@@ -317,10 +317,10 @@ func TestRateLimitRetryAfter(t *testing.T) {
 	assert.Equal(t, fastPolicy().MaxAttempts, ae.Attempts)
 
 	srv.Clock().Advance(61 * time.Second)
-	ch, err = c.Charges.Create(payonce.ResumeContext(ctx, err), seedCharge(t, a55test.CardConfirms))
+	ch, err = c.Charges.Create(ctx, seedCharge(t, a55test.CardConfirms), payonce.WithKey(payonce.KeyOf(err)))
 	require.NoError(t, err)
 	assert.Equal(t, ae.Key, ch.Meta.Key)
-	assert.Equal(t, 1, srv.Ledger().Count(ae.Key))
+	assert.Equal(t, 1, srv.Ledger().Count(ae.Key.ID()))
 }
 
 type countingLimiter struct{ n atomic.Int32 }
@@ -364,8 +364,8 @@ func TestTestCards(t *testing.T) {
 		assert.Equal(t, a55.StatusError, ce.Charge.Status)
 		assert.Equal(t, []string{tc.code}, ce.Charge.Messages.Codes())
 		assert.Equal(t, tc.code, ce.Err.Code)
-		assert.NotEmpty(t, payonce.KeyOf(err))
-		assert.Equal(t, payonce.KeyOf(err), ce.Charge.Meta.Key)
+		assert.NotEmpty(t, payonce.KeyOf(err).ID())
+		assert.Equal(t, payonce.KeyOf(err).ID(), ce.Charge.Meta.Key.ID())
 		assert.False(t, payonce.IsTemporary(err))
 		assert.Equal(t, 1, ce.Err.Attempts)
 		assert.NotContains(t, err.Error(), tc.number)
@@ -392,7 +392,7 @@ func TestSecretsNeverInErrorsOrLogs(t *testing.T) {
 	for _, n := range []string{a55test.CardConfirms, a55test.CardDeclined, a55test.CardProcError} {
 		r := seedCharge(t, n)
 		r.Card.CVV = "9731"
-		_, err := c.Charges.Create(ctx, r, payonce.WithIdempotencyKey(key("secret-"+n[12:])))
+		_, err := c.Charges.Create(ctx, r, payonce.WithKey(keytest.Now(t, key("secret-"+n[12:]))))
 		errs = append(errs, err)
 	}
 	bad := seedCharge(t, "4111111111111112") // fails Luhn, refused locally

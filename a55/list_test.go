@@ -13,6 +13,7 @@ import (
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/a55"
 	"github.com/payonce/payonce/a55/a55test"
+	"github.com/payonce/payonce/internal/keytest"
 	"github.com/payonce/payonce/payoncetest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -183,10 +184,10 @@ func TestLostAnswerIsSettledByListingNotByResending(t *testing.T) {
 	require.NoError(t, srv.AddFault(payoncetest.Rule{Fault: payoncetest.FaultDropAfterCommit, Path: a55test.ChargePath, Count: 1}))
 
 	k := key("lost-answer")
-	_, err = c.Charges.Create(ctx, seedCharge(t, a55test.CardConfirms), payonce.WithIdempotencyKey(k))
+	_, err = c.Charges.Create(ctx, seedCharge(t, a55test.CardConfirms), payonce.WithKey(keytest.Now(t, k)))
 	require.Error(t, err)
 	require.True(t, payonce.IsTemporary(err))
-	stored := payonce.KeyOf(err) // what the job keeps: the key, not the card
+	stored := payonce.KeyOf(err).ID() // what the job keeps: the key, not the card
 
 	p, err := c.Charges.List(ctx, &a55.ChargeListOptions{Limit: 10, IdempotencyKey: stored})
 	require.NoError(t, err)
@@ -195,7 +196,7 @@ func TestLostAnswerIsSettledByListingNotByResending(t *testing.T) {
 	assert.Equal(t, k, p.Charges[0].IdempotencyKey)
 	assert.True(t, srv.Ledger().ExecutedOnce(k))
 
-	got, err := c.Charges.Get(ctx, p.Charges[0].UUID, p.Charges[0].WalletUUID, payonce.WithIdempotencyKey("ignored-on-reads-0001"))
+	got, err := c.Charges.Get(ctx, p.Charges[0].UUID, p.Charges[0].WalletUUID, payonce.WithKey(keytest.Now(t, "ignored-on-reads-0001")))
 	require.NoError(t, err)
 	assert.Equal(t, p.Charges[0].UUID, got.UUID)
 	assert.Empty(t, got.Meta.Key, "a read carries no key")

@@ -8,6 +8,7 @@ import (
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/a55"
 	"github.com/payonce/payonce/a55/a55test"
+	"github.com/payonce/payonce/internal/keytest"
 	"github.com/payonce/payonce/payoncetest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -41,7 +42,7 @@ func TestMovesThroughFaults(t *testing.T) {
 
 			// Wallet, then a pre-authorised charge in it.
 			require.NoError(t, srv.AddFault(f.rule(a55test.WalletPath)))
-			w, err := c.Wallets.Create(ctx, &a55.WalletCreateRequest{Name: "store-1"}, payonce.WithIdempotencyKey(key("wallet")))
+			w, err := c.Wallets.Create(ctx, &a55.WalletCreateRequest{Name: "store-1"}, payonce.WithKey(keytest.Now(t, key("wallet"))))
 			require.NoError(t, err)
 			assert.Equal(t, 2, w.Meta.Attempts)
 			assert.Equal(t, 1, led.Count(key("wallet")))
@@ -49,7 +50,7 @@ func TestMovesThroughFaults(t *testing.T) {
 			req := preauth(t)
 			req.WalletUUID = w.UUID
 			require.NoError(t, srv.AddFault(f.rule(a55test.ChargePath)))
-			ch, err := c.Charges.Create(ctx, req, payonce.WithIdempotencyKey(key("create")))
+			ch, err := c.Charges.Create(ctx, req, payonce.WithKey(keytest.Now(t, key("create"))))
 			require.NoError(t, err)
 			assert.Equal(t, a55.StatusPending, ch.Status)
 			assert.Equal(t, w.UUID, ch.WalletUUID)
@@ -58,7 +59,7 @@ func TestMovesThroughFaults(t *testing.T) {
 			// Partial capture.
 			require.NoError(t, srv.AddFault(f.rule(a55test.CapturePath)))
 			ch, err = c.Charges.Capture(ctx, &a55.CaptureRequest{ChargeUUID: ch.UUID, WalletUUID: w.UUID, Amount: amount(t, "80.00")},
-				payonce.WithIdempotencyKey(key("capture")))
+				payonce.WithKey(keytest.Now(t, key("capture"))))
 			require.NoError(t, err)
 			assert.Equal(t, a55.StatusConfirmed, ch.Status)
 			assert.Equal(t, "80.00", ch.CapturedAmount.String())
@@ -68,7 +69,7 @@ func TestMovesThroughFaults(t *testing.T) {
 			// Partial refund, then the rest.
 			require.NoError(t, srv.AddFault(f.rule(a55test.RefundPath)))
 			ch, err = c.Charges.Refund(ctx, &a55.RefundRequest{ChargeUUID: ch.UUID, WalletUUID: w.UUID, Amount: amount(t, "30.00"), Reason: "partial"},
-				payonce.WithIdempotencyKey(key("refund-1")))
+				payonce.WithKey(keytest.Now(t, key("refund-1"))))
 			require.NoError(t, err)
 			assert.Equal(t, a55.StatusConfirmed, ch.Status)
 			assert.Equal(t, "30.00", ch.RefundedAmount.String())
@@ -76,7 +77,7 @@ func TestMovesThroughFaults(t *testing.T) {
 
 			require.NoError(t, srv.AddFault(f.rule(a55test.RefundPath)))
 			ch, err = c.Charges.Refund(ctx, &a55.RefundRequest{ChargeUUID: ch.UUID, WalletUUID: w.UUID},
-				payonce.WithIdempotencyKey(key("refund-2")))
+				payonce.WithKey(keytest.Now(t, key("refund-2"))))
 			require.NoError(t, err)
 			assert.Equal(t, a55.StatusRefunded, ch.Status)
 			assert.Equal(t, "80.00", ch.RefundedAmount.String())
@@ -87,7 +88,7 @@ func TestMovesThroughFaults(t *testing.T) {
 			require.NoError(t, err)
 			require.NoError(t, srv.AddFault(f.rule(a55test.CancelPath)))
 			ch, err = c.Charges.Cancel(ctx, &a55.CancelRequest{ChargeUUID: other.UUID, Reason: "customer asked"},
-				payonce.WithIdempotencyKey(key("cancel")))
+				payonce.WithKey(keytest.Now(t, key("cancel"))))
 			require.NoError(t, err)
 			assert.Equal(t, a55.StatusCanceled, ch.Status)
 			assert.Equal(t, 2, ch.Meta.Attempts)

@@ -31,6 +31,14 @@ type SettleOptions struct {
 	// Without it that case is payonce.ErrLookupNotFound and the entry stays
 	// pending (wait for the charge's webhook, then settle by hand).
 	RecordNotExecuted bool
+	// Request is the request the entry was recorded with, card and all.
+	// The lookup needs it only for an entry that holds no request summary
+	// (JournalEntry.Summary: an entry reserved by ReserveTx without
+	// one, or by a payonce version before summaries); given for any entry,
+	// it must match the entry's fingerprint (payonce.ErrIdempotencyConflict
+	// otherwise) and its card and payer narrow the match. Leave it nil to
+	// settle from the journal alone, with no card at hand.
+	Request *ChargeCreateRequest
 }
 
 // ChargeSettlement is what SettleCreate found and recorded.
@@ -51,17 +59,18 @@ type ChargeSettlement struct {
 // whose outcome is in doubt (payonce.ErrOutcomeUnknown, or pending after a
 // crash), by looking the charge up at A55 instead of sending it again, and
 // records what it found with payonce.Client.Settle (fenced like every
-// journal write). req is the request the entry was recorded with: its
-// fingerprint must match the entry's (payonce.ErrIdempotencyConflict
-// otherwise), and its fields are what the charge is matched by.
+// journal write). It needs no card: what it matches by is the request
+// summary Charges.Create stored in the entry (ChargeSummary: amount,
+// currency, type, wallet, description, due date, installments), or
+// opts.Request for an entry without one.
 //
 // It lists the wallet's charges created in the entry's window
-// (payonce.LookupWindow, by DateStart and DateEnd; by Description when req
-// has one) and keeps those that match the request: amount, currency, type,
-// wallet, description, due date, installments, the card's last four
-// digits, holder and expiry, the payer's document and e-mail (each where
-// A55 reports it), and the key when the server reports one (the payonce
-// fake does). Then:
+// (payonce.LookupWindow, by DateStart and DateEnd; by Description when the
+// request has one) and keeps those that match it: amount, currency, type,
+// wallet, description, due date and installments (each where A55 reports
+// it), with opts.Request also the card's last four digits, holder and
+// expiry and the payer's document and e-mail, and the key when the server
+// reports one (the payonce fake does). Then:
 //
 //   - one match not in status error: payonce.SettleSucceeded with that
 //     charge; later calls with the reference answer it from the journal;
@@ -79,7 +88,7 @@ type ChargeSettlement struct {
 // returned as it is. Errors are
 // *payonce.APIError values carrying the entry's key and its creation time.
 // See docs/a55.md for how to avoid ambiguity (a description per order).
-func (s *ChargesService) SettleCreate(ctx context.Context, reference string, req *ChargeCreateRequest, opts *SettleOptions) (*ChargeSettlement, error) {
+func (s *ChargesService) SettleCreate(ctx context.Context, reference string, opts *SettleOptions) (*ChargeSettlement, error) {
 	var o SettleOptions
 	if opts != nil {
 		o = *opts
@@ -87,13 +96,10 @@ func (s *ChargesService) SettleCreate(ctx context.Context, reference string, req
 	core := s.c.core
 	fail := func(e payonce.JournalEntry, kind, cause error) (*ChargeSettlement, error) {
 		return nil, &payonce.APIError{Provider: "a55", Operation: "charges.settle", Method: http.MethodGet, Path: PathChargeList,
-			Kind: kind, Err: cause, Key: e.Key, KeyCreated: e.KeyCreated}
+			Kind: kind, Err: cause, Key: e.IdempotencyKey()}
 	}
 	if core.Journal() == nil {
 		return fail(payonce.JournalEntry{}, payonce.ErrInvalidConfig, errors.New("SettleCreate needs a client with payonce.WithJournal"))
-	}
-	if req == nil {
-		return fail(payonce.JournalEntry{}, payonce.ErrInvalidRequest, errNilRequest)
 	}
 	e, err := core.Journal().Get(ctx, core.Scope(), reference)
 	if err != nil {
@@ -108,12 +114,11 @@ func (s *ChargesService) SettleCreate(ctx context.Context, reference string, req
 	if e.Operation != "charges.create" {
 		return fail(e, payonce.ErrInvalidRequest, fmt.Errorf("reference %q records %q, not charges.create: settle it with payonce.Client.Settle", reference, e.Operation))
 	}
-	body, err := payonce.MarshalWire(req)
-	if err != nil {
-		return fail(e, payonce.ErrInvalidRequest, fmt.Errorf("encode request: %w", err))
-	}
-	if !core.RequestMatches(e, http.MethodPost, PathCharges, body) {
-		return fail(e, payonce.ErrIdempotencyConflict, fmt.Errorf("reference %q was recorded with another request", reference))
+	var m *chargeMatcher
+	if o.Request != nil {
+		if m, err = newChargeMatcher(core, e, o.Request); err != nil {
+			return nil, err
+		}
 	}
 	record := func(st payonce.Settlement, ch *Charge) (*ChargeSettlement, error) {
 		got, err := core.Settle(ctx, reference, st)
@@ -125,6 +130,11 @@ func (s *ChargesService) SettleCreate(ctx context.Context, reference string, req
 	if !e.Sent && !e.Settled() {
 		return record(payonce.Settlement{Outcome: payonce.SettleNotExecuted, Reason: "a55 lookup: no attempt was ever sent under the key"}, nil)
 	}
+	if m == nil { // the summary's turn: not needed for an entry never sent
+		if m, err = newChargeMatcher(core, e, nil); err != nil {
+			return nil, err
+		}
+	}
 
 	from, to := payonce.LookupWindow(e, o.Margin)
 	// The first pass lists the window. When it finds no success, a second
@@ -135,7 +145,7 @@ func (s *ChargesService) SettleCreate(ctx context.Context, reference string, req
 	// only charges of the key), which ends the pass at its first page.
 	var ok, failed []*Charge
 	for pass := range 2 {
-		list := &ChargeListOptions{WalletUUID: req.WalletUUID, Limit: MaxChargeListLimit, Description: req.Description}
+		list := &ChargeListOptions{WalletUUID: m.sum.WalletUUID, Limit: MaxChargeListLimit, Description: m.listDescription()}
 		if pass == 0 {
 			list.DateStart, list.DateEnd = from, to
 		} else if len(ok) > 0 {
@@ -156,9 +166,9 @@ func (s *ChargesService) SettleCreate(ctx context.Context, reference string, req
 			}
 			for _, ch := range page.Charges {
 				switch {
-				case pass == 0 && !chargeMatches(req, e, ch, from, to):
+				case pass == 0 && !m.matches(ch, from, to):
 					continue
-				case pass == 1 && !chargeMatches(req, e, ch, time.Time{}, time.Time{}):
+				case pass == 1 && !m.matches(ch, time.Time{}, time.Time{}):
 					continue
 				case pass == 1 && slices.ContainsFunc(failed, func(f *Charge) bool { return f.UUID == ch.UUID }):
 					continue
@@ -221,43 +231,6 @@ func (s *ChargesService) pages(ctx context.Context, list *ChargeListOptions) fun
 			o.Page = page.Page + 1
 		}
 	}
-}
-
-// chargeMatches reports whether ch can be the charge req created under
-// e's key: every field A55 reports agrees with the request, and its
-// creation time, when reported, lies in [from, to] (a zero to: any time).
-func chargeMatches(req *ChargeCreateRequest, e payonce.JournalEntry, ch *Charge, from, to time.Time) bool {
-	if ch == nil || ch.UUID == "" {
-		return false
-	}
-	if ch.IdempotencyKey != "" && ch.IdempotencyKey != e.Key {
-		return false
-	}
-	if !ch.CreatedAt.IsZero() && !to.IsZero() && (ch.CreatedAt.Before(from) || ch.CreatedAt.After(to)) {
-		return false
-	}
-	if ch.Amount.Cmp(req.Amount) != 0 || !agree(string(ch.Currency), string(req.Currency)) ||
-		!agree(string(ch.TypeCharge), string(req.TypeCharge)) || !agree(ch.WalletUUID, req.WalletUUID) ||
-		ch.Description != req.Description || !agree(ch.DueDate, req.DueDate) ||
-		(ch.InstallmentCount != 0 && max(ch.InstallmentCount, 1) != max(req.InstallmentCount, 1)) {
-		return false
-	}
-	if req.Card != nil && ch.Card != nil {
-		last4 := ch.Card.Last4
-		if last4 == "" {
-			last4 = ch.Card.Number.Last4()
-		}
-		if !agree(last4, req.Card.Number.Last4()) || !agree(ch.Card.HolderName, req.Card.HolderName) ||
-			!agreeSuffix(ch.Card.ExpirationMonth, req.Card.ExpirationMonth) || !agreeSuffix(ch.Card.ExpirationYear, req.Card.ExpirationYear) {
-			return false
-		}
-	}
-	if req.Payer != nil && ch.Payer != nil {
-		if !agree(ch.Payer.Document, req.Payer.Document) || !strings.EqualFold(orEmpty(ch.Payer.Email, req.Payer.Email), req.Payer.Email) {
-			return false
-		}
-	}
-	return true
 }
 
 // agree reports whether a listed value matches the request's: equal, or

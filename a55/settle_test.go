@@ -45,14 +45,14 @@ func TestSettleCreateFindsTheChargeOfALostAnswer(t *testing.T) {
 	require.NoError(t, srv.AddFault(payoncetest.Rule{Fault: payoncetest.FaultDropAfterCommit, Path: a55test.ChargePath, Count: 1}))
 	_, err := c.Charges.Create(ctx, settleCharge("42.00"), payonce.WithReference("order-1/charge"))
 	require.Error(t, err)
-	key := payonce.KeyOf(err)
+	key := payonce.KeyOf(err).ID()
 	require.Equal(t, 1, srv.Ledger().Count(key), "the charge ran; its answer was lost")
 
 	srv.Clock().Advance(25 * time.Hour)
 	_, err = c.Charges.Create(ctx, settleCharge("42.00"), payonce.WithReference("order-1/charge"))
 	require.ErrorIs(t, err, payonce.ErrOutcomeUnknown, "in doubt: the key is too old to send")
 
-	got, err := c.Charges.SettleCreate(ctx, "order-1/charge", settleCharge("42.00"), nil)
+	got, err := c.Charges.SettleCreate(ctx, "order-1/charge", nil)
 	require.NoError(t, err)
 	assert.True(t, got.Recorded)
 	assert.Equal(t, payonce.SettleSucceeded, got.Outcome)
@@ -69,7 +69,7 @@ func TestSettleCreateFindsTheChargeOfALostAnswer(t *testing.T) {
 	assert.Equal(t, sent, srv.Stats().Requests, "answered from the journal, nothing sent")
 	assert.True(t, srv.Ledger().ExecutedOnce(key), "one execution")
 
-	twice, err := c.Charges.SettleCreate(ctx, "order-1/charge", settleCharge("42.00"), nil)
+	twice, err := c.Charges.SettleCreate(ctx, "order-1/charge", nil)
 	require.NoError(t, err)
 	assert.False(t, twice.Recorded, "a settled entry is returned as it is")
 	assert.Equal(t, payonce.SettleSucceeded, twice.Outcome)
@@ -85,11 +85,11 @@ func TestSettleCreateFindsTheChargeOfAWrongFailure(t *testing.T) {
 	require.NoError(t, srv.AddFault(payoncetest.Rule{Fault: payoncetest.FaultDropAfterCommit, Path: a55test.ChargePath, Count: 1}))
 	_, err := c.Charges.Create(ctx, settleCharge("49.00"), payonce.WithReference("order-1/charge"))
 	require.Error(t, err)
-	key := payonce.KeyOf(err)
+	key := payonce.KeyOf(err).ID()
 	_, err = c.Core().Settle(ctx, "order-1/charge", payonce.Settlement{Outcome: payonce.SettleNotExecuted, Reason: "a wrong guess"})
 	require.NoError(t, err)
 
-	got, err := c.Charges.SettleCreate(ctx, "order-1/charge", settleCharge("49.00"), nil)
+	got, err := c.Charges.SettleCreate(ctx, "order-1/charge", nil)
 	require.NoError(t, err)
 	assert.True(t, got.Recorded)
 	assert.Equal(t, payonce.SettleSucceeded, got.Outcome)
@@ -112,18 +112,18 @@ func TestSettleCreateNotFound(t *testing.T) {
 	require.NoError(t, srv.AddFault(payoncetest.Rule{Fault: payoncetest.FaultErrorBeforeCommit, Path: a55test.ChargePath, Count: 1}))
 	_, err := c.Charges.Create(ctx, settleCharge("43.00"), payonce.WithReference("order-1/charge"))
 	require.Error(t, err)
-	key := payonce.KeyOf(err)
+	key := payonce.KeyOf(err).ID()
 	require.Zero(t, srv.Ledger().Len())
 	srv.Clock().Advance(25 * time.Hour)
 
-	_, err = c.Charges.SettleCreate(ctx, "order-1/charge", settleCharge("43.00"), nil)
+	_, err = c.Charges.SettleCreate(ctx, "order-1/charge", nil)
 	require.ErrorIs(t, err, payonce.ErrLookupNotFound)
-	assert.Equal(t, key, payonce.KeyOf(err))
+	assert.Equal(t, key, payonce.KeyOf(err).ID())
 	e, gerr := j.Get(ctx, c.Core().Scope(), "order-1/charge")
 	require.NoError(t, gerr)
 	assert.Equal(t, payonce.JournalPending, e.State, "nothing recorded")
 
-	got, err := c.Charges.SettleCreate(ctx, "order-1/charge", settleCharge("43.00"), &a55.SettleOptions{RecordNotExecuted: true})
+	got, err := c.Charges.SettleCreate(ctx, "order-1/charge", &a55.SettleOptions{RecordNotExecuted: true})
 	require.NoError(t, err)
 	assert.Equal(t, payonce.SettleNotExecuted, got.Outcome)
 	assert.True(t, got.Entry.NotExecuted())
@@ -143,7 +143,7 @@ func TestSettleCreateNotFoundInsideTheWindowStaysPending(t *testing.T) {
 	require.NoError(t, srv.AddFault(payoncetest.Rule{Fault: payoncetest.FaultErrorBeforeCommit, Path: a55test.ChargePath, Count: 1}))
 	_, err := c.Charges.Create(t.Context(), settleCharge("44.00"), payonce.WithReference("order-1/charge"))
 	require.Error(t, err)
-	_, err = c.Charges.SettleCreate(t.Context(), "order-1/charge", settleCharge("44.00"), &a55.SettleOptions{RecordNotExecuted: true})
+	_, err = c.Charges.SettleCreate(t.Context(), "order-1/charge", &a55.SettleOptions{RecordNotExecuted: true})
 	require.ErrorIs(t, err, payonce.ErrLookupNotFound)
 }
 
@@ -161,10 +161,10 @@ func TestSettleCreateChecksTheRequest(t *testing.T) {
 	sent := srv.Stats().Requests
 	other := settleCharge("45.00")
 	other.Card.Number = payonce.CardNumber(a55test.TestCard(4)) // another card, found by the same amount and description
-	_, err = c.Charges.SettleCreate(ctx, "order-1/charge", other, nil)
+	_, err = c.Charges.SettleCreate(ctx, "order-1/charge", &a55.SettleOptions{Request: other})
 	require.ErrorIs(t, err, payonce.ErrIdempotencyConflict)
-	assert.Equal(t, payonce.KeyOf(err), srv.Ledger().Operations()[0].IdempotencyKey)
-	_, err = c.Charges.SettleCreate(ctx, "no-such-order", settleCharge("45.00"), nil)
+	assert.Equal(t, payonce.KeyOf(err).ID(), srv.Ledger().Operations()[0].IdempotencyKey)
+	_, err = c.Charges.SettleCreate(ctx, "no-such-order", nil)
 	require.ErrorIs(t, err, payonce.ErrJournalNotFound)
 	assert.Equal(t, sent, srv.Stats().Requests, "nothing listed")
 
@@ -175,7 +175,7 @@ func TestSettleCreateChecksTheRequest(t *testing.T) {
 		Method: http.MethodPost, Path: a55.PathCharges, Key: "reserved-key-order-2", KeyCreated: now, State: payonce.JournalPending,
 		Fingerprint: c.Core().Fingerprint(http.MethodPost, a55.PathCharges, body), CreatedAt: now, UpdatedAt: now})
 	require.NoError(t, err)
-	got, err := c.Charges.SettleCreate(ctx, "order-2/charge", settleCharge("46.00"), nil)
+	got, err := c.Charges.SettleCreate(ctx, "order-2/charge", nil)
 	require.NoError(t, err)
 	assert.Equal(t, payonce.SettleNotExecuted, got.Outcome, "never sent: not executed")
 	assert.Equal(t, sent, srv.Stats().Requests, "nothing listed")
@@ -228,30 +228,7 @@ func TestSettleCreateMatchesByTheRequestAndNeverGuesses(t *testing.T) {
 		}()}, payonce.ErrLookupNotFound, "", ""},
 	} {
 		t.Run(name, func(t *testing.T) {
-			srv, lists := listServer(t, tc.listed)
-			j := journal.NewMemory()
-			p := fastPolicy()
-			p.MaxAttempts = 1
-			c, err := a55.NewClient(a55.ClientCredentials("client-1", "secret-1"), payonce.WithBaseURL(srv.URL), payonce.WithJournal(j),
-				payonce.WithRetryPolicy(p), payonce.WithSigner(payonce.SignerFunc(func(*http.Request, []byte) error { return nil })))
-			require.NoError(t, err)
-			_, err = c.Charges.Create(t.Context(), settleCharge("47.00"), payonce.WithReference("order-1/charge"))
-			require.Error(t, err)
-			key := payonce.KeyOf(err)
-
-			got, err := c.Charges.SettleCreate(t.Context(), "order-1/charge", settleCharge("47.00"), nil)
-			assert.Positive(t, lists.Load())
-			if tc.kind != nil {
-				require.ErrorIs(t, err, tc.kind)
-				assert.Equal(t, key, payonce.KeyOf(err))
-				e, gerr := j.Get(t.Context(), c.Core().Scope(), "order-1/charge")
-				require.NoError(t, gerr)
-				assert.Equal(t, payonce.JournalPending, e.State, "nothing recorded")
-				return
-			}
-			require.NoError(t, err)
-			assert.Equal(t, tc.outcome, got.Outcome)
-			assert.Equal(t, tc.uuid, got.Charge.UUID)
+			runLookupCase(t, tc.listed, &a55.SettleOptions{Request: settleCharge("47.00")}, tc.kind, tc.outcome, tc.uuid)
 		})
 	}
 }
@@ -272,12 +249,155 @@ func TestSettleCreateFindsTheChargeByItsKeyWhateverTheClocks(t *testing.T) {
 	require.NoError(t, srv.AddFault(payoncetest.Rule{Fault: payoncetest.FaultDropAfterCommit, Path: a55test.ChargePath, Count: 1}))
 	_, err = c.Charges.Create(t.Context(), settleCharge("50.00"), payonce.WithReference("order-1/charge"))
 	require.Error(t, err)
-	key := payonce.KeyOf(err)
+	key := payonce.KeyOf(err).ID()
 	require.Equal(t, 1, srv.Ledger().Count(key))
 	clientClock.Advance(26 * time.Hour)
 
-	got, err := c.Charges.SettleCreate(t.Context(), "order-1/charge", settleCharge("50.00"), &a55.SettleOptions{RecordNotExecuted: true})
+	got, err := c.Charges.SettleCreate(t.Context(), "order-1/charge", &a55.SettleOptions{RecordNotExecuted: true})
 	require.NoError(t, err)
 	assert.Equal(t, payonce.SettleSucceeded, got.Outcome, "never 'not executed' for a charge that ran")
 	assert.Equal(t, srv.Ledger().ByKey(key)[0].ID, got.Charge.UUID)
+}
+
+// A charge in doubt is settled from the journal alone: a process that
+// never saw the card (a new client on the same journal, no request given)
+// finds the charge by the entry's summary, which holds nothing of the
+// card or the payer.
+func TestSettleCreateNeedsNoCard(t *testing.T) {
+	srv := a55test.New(t)
+	j := journal.NewMemory()
+	c := oneAttempt(t, srv, j)
+	ctx := t.Context()
+	require.NoError(t, srv.AddFault(payoncetest.Rule{Fault: payoncetest.FaultDropAfterCommit, Path: a55test.ChargePath, Count: 1}))
+	req := settleCharge("51.00")
+	req.Payer = &a55.Payer{Name: "Zhang Wei", Email: "zw@example.com", Document: "12345678909", DocumentType: "CPF"}
+	_, err := c.Charges.Create(ctx, req, payonce.WithReference("order-1/charge"))
+	require.Error(t, err)
+	key := payonce.KeyOf(err)
+
+	e, err := j.Get(ctx, c.Core().Scope(), "order-1/charge")
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"amount":"51.00","currency":"BRL","type_charge":"credit_card","description":"order-1"}`, e.Summary)
+	for _, secret := range []string{string(a55test.CardConfirms), "1111", "123", "TEST", "Zhang", "zw@example.com", "12345678909", "2099"} {
+		assert.NotContains(t, e.Summary, secret)
+	}
+
+	later := oneAttempt(t, srv, j) // another process: no card, no request
+	got, err := later.Charges.SettleCreate(ctx, "order-1/charge", nil)
+	require.NoError(t, err)
+	assert.Equal(t, payonce.SettleSucceeded, got.Outcome)
+	assert.Equal(t, srv.Ledger().ByKey(key.ID())[0].ID, got.Charge.UUID)
+}
+
+// Against a server whose charges carry no key, the summary alone never
+// guesses: two matches are ambiguous, another amount, description or time
+// is no match, charges only in status error settle as failed.
+func TestSettleCreateMatchesByTheSummaryAndNeverGuesses(t *testing.T) {
+	now := time.Now()
+	with := func(uuid, field string, v any) map[string]any {
+		c := listedCharge(uuid, "confirmed", "47.00", now)
+		c[field] = v
+		return c
+	}
+	for name, tc := range map[string]struct {
+		listed  []map[string]any
+		kind    error
+		outcome payonce.SettleOutcome
+		uuid    string
+	}{
+		"one match":             {[]map[string]any{listedCharge("ch_1", "confirmed", "47.00", now)}, nil, payonce.SettleSucceeded, "ch_1"},
+		"two matches":           {[]map[string]any{listedCharge("ch_1", "confirmed", "47.00", now), listedCharge("ch_2", "paid", "47.00", now)}, payonce.ErrLookupAmbiguous, "", ""},
+		"another amount":        {[]map[string]any{listedCharge("ch_1", "confirmed", "47.01", now)}, payonce.ErrLookupNotFound, "", ""},
+		"another description":   {[]map[string]any{with("ch_1", "description", "order-2")}, payonce.ErrLookupNotFound, "", ""},
+		"no description":        {[]map[string]any{with("ch_1", "description", "")}, payonce.ErrLookupNotFound, "", ""},
+		"another currency":      {[]map[string]any{with("ch_1", "currency", "USD")}, payonce.ErrLookupNotFound, "", ""},
+		"another type":          {[]map[string]any{with("ch_1", "type_charge", "pix")}, payonce.ErrLookupNotFound, "", ""},
+		"outside the window":    {[]map[string]any{listedCharge("ch_1", "confirmed", "47.00", now.Add(-48*time.Hour))}, payonce.ErrLookupNotFound, "", ""},
+		"only declined charges": {[]map[string]any{listedCharge("ch_0", "error", "47.00", now)}, nil, payonce.SettleFailed, "ch_0"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			runLookupCase(t, tc.listed, nil, tc.kind, tc.outcome, tc.uuid)
+		})
+	}
+}
+
+// runLookupCase creates a charge in doubt against a listServer of listed,
+// settles it with opts from another client on the journal, and checks the
+// outcome: kind, with nothing recorded, or outcome with charge uuid.
+func runLookupCase(t *testing.T, listed []map[string]any, opts *a55.SettleOptions, kind error, outcome payonce.SettleOutcome, uuid string) {
+	t.Helper()
+	srv, lists := listServer(t, listed)
+	j := journal.NewMemory()
+	c := stubClient(t, srv, j)
+	_, err := c.Charges.Create(t.Context(), settleCharge("47.00"), payonce.WithReference("order-1/charge"))
+	require.Error(t, err)
+	key := payonce.KeyOf(err)
+
+	got, err := stubClient(t, srv, j).Charges.SettleCreate(t.Context(), "order-1/charge", opts)
+	assert.Positive(t, lists.Load())
+	if kind != nil {
+		require.ErrorIs(t, err, kind)
+		assert.Equal(t, key, payonce.KeyOf(err))
+		e, gerr := j.Get(t.Context(), c.Core().Scope(), "order-1/charge")
+		require.NoError(t, gerr)
+		assert.Equal(t, payonce.JournalPending, e.State, "nothing recorded")
+		return
+	}
+	require.NoError(t, err)
+	assert.Equal(t, outcome, got.Outcome)
+	assert.Equal(t, uuid, got.Charge.UUID)
+}
+
+// An entry sent without a summary (reserved by hand) cannot be matched
+// without the request: a typed error naming what to give, nothing listed.
+func TestSettleCreateWithoutSummaryNeedsTheRequest(t *testing.T) {
+	srv, lists := listServer(t, nil)
+	j := journal.NewMemory()
+	c := stubClient(t, srv, j)
+	now := time.Now()
+	_, _, err := j.Reserve(t.Context(), payonce.JournalEntry{Scope: c.Core().Scope(), Reference: "order-3/charge", Operation: "charges.create",
+		Method: http.MethodPost, Path: a55.PathCharges, Key: "reserved-key-order-3", KeyCreated: now, State: payonce.JournalPending,
+		Sent: true, CreatedAt: now, UpdatedAt: now, Fingerprint: c.Core().Fingerprint(http.MethodPost, a55.PathCharges, []byte(`{}`))})
+	require.NoError(t, err)
+	_, err = c.Charges.SettleCreate(t.Context(), "order-3/charge", nil)
+	require.ErrorIs(t, err, payonce.ErrInvalidRequest)
+	assert.Contains(t, err.Error(), "SettleOptions.Request")
+	assert.Equal(t, "reserved-key-order-3", payonce.KeyOf(err))
+	assert.Zero(t, lists.Load())
+}
+
+// stubClient is a one-attempt client of a listServer on j.
+func stubClient(t *testing.T, srv *httptest.Server, j payonce.Journal) *a55.Client {
+	t.Helper()
+	p := fastPolicy()
+	p.MaxAttempts = 1
+	c, err := a55.NewClient(a55.ClientCredentials("client-1", "secret-1"), payonce.WithBaseURL(srv.URL), payonce.WithJournal(j),
+		payonce.WithRetryPolicy(p), payonce.WithSigner(payonce.SignerFunc(func(*http.Request, []byte) error { return nil })))
+	require.NoError(t, err)
+	return c
+}
+
+// A description that redaction changes (it holds a card number) is stored
+// redacted: the lookup lists without it and matches the charge by the
+// description redacted alike.
+func TestSettleCreateMatchesARedactedDescription(t *testing.T) {
+	srv := a55test.New(t)
+	j := journal.NewMemory()
+	c := oneAttempt(t, srv, j)
+	ctx := t.Context()
+	require.NoError(t, srv.AddFault(payoncetest.Rule{Fault: payoncetest.FaultDropAfterCommit, Path: a55test.ChargePath, Count: 1}))
+	req := settleCharge("52.00")
+	req.Description = "order 7 paid with 4111 1111 1111 1111"
+	_, err := c.Charges.Create(ctx, req, payonce.WithReference("order-7/charge"))
+	require.Error(t, err)
+	key := payonce.KeyOf(err)
+	e, err := j.Get(ctx, c.Core().Scope(), "order-7/charge")
+	require.NoError(t, err)
+	assert.NotContains(t, e.Summary, "4111 1111 1111 1111")
+	assert.Contains(t, e.Summary, `"description_redacted":true`)
+
+	got, err := oneAttempt(t, srv, j).Charges.SettleCreate(ctx, "order-7/charge", nil)
+	require.NoError(t, err)
+	assert.Equal(t, payonce.SettleSucceeded, got.Outcome)
+	assert.Equal(t, srv.Ledger().ByKey(key.ID())[0].ID, got.Charge.UUID)
 }

@@ -108,6 +108,8 @@ func (m *Messages) UnmarshalJSON(b []byte) error {
 	switch {
 	case len(b) == 0 || bytes.Equal(b, []byte("null")):
 		*m = nil
+	case bytes.Equal(b, []byte("[]")): // the usual answer: as json.Unmarshal reads it, without decoding
+		*m = Messages{}
 	case b[0] == '"':
 		var s string
 		if err := json.Unmarshal(b, &s); err != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/a55"
 	"github.com/payonce/payonce/a55/a55test"
+	"github.com/payonce/payonce/internal/keytest"
 )
 
 // The client and the fake agree on the documented payment methods: every
@@ -25,14 +26,14 @@ func TestTypeChargeClientAndFakeAgree(t *testing.T) {
 		if typ != a55.TypeCreditCard && typ != a55.TypeDebitCard {
 			req.Card = nil
 		}
-		_, err := c.Charges.Create(context.Background(), req, payonce.WithIdempotencyKey(key("type-"+string(rune('a'+i)))))
+		_, err := c.Charges.Create(context.Background(), req, payonce.WithKey(keytest.Now(t, key("type-"+string(rune('a'+i))))))
 		require.NoError(t, err, typ)
 	}
 	req := seedCharge(t, a55test.CardConfirms)
 	req.TypeCharge = "crypto"
 	_, err := c.Charges.Create(context.Background(), req)
 	require.ErrorIs(t, err, payonce.ErrInvalidRequest)
-	assert.Empty(t, apiAttempts(srv, payonce.KeyOf(err)), "refused before sending")
+	assert.Empty(t, apiAttempts(srv, payonce.KeyOf(err).ID()), "refused before sending")
 
 	body := `{"amount":"1.00","currency":"BRL","type_charge":"crypto"}`
 	hr, err := http.NewRequestWithContext(context.Background(), http.MethodPost, srv.URL+a55test.ChargePath, strings.NewReader(body))

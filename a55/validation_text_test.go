@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/payonce/payonce"
+	"github.com/payonce/payonce/internal/keytest"
 )
 
 // Every refusal of bad input before sending names the field once, matches
@@ -41,7 +42,7 @@ func TestValidationErrorsTextAndKinds(t *testing.T) {
 			tc.mut(req)
 			var opts []payonce.CallOption
 			if tc.kind == payonce.ErrKeyTooShort {
-				opts = append(opts, payonce.WithIdempotencyKey("short"))
+				opts = append(opts, payonce.WithKey(keytest.Key(t, "short", seedTime)))
 			}
 			_, err := u.client.Charges.Create(context.Background(), req, opts...)
 			require.Error(t, err)

@@ -53,8 +53,8 @@ func (r *WalletCreateRequest) validate() error {
 }
 
 // Create creates a wallet: POST /api/v1/bank/wallet/, one operation under
-// one Idempotency-Key (payonce.WithIdempotencyKey, else the context's
-// payonce.WithKey, else a new UUID v4), however many attempts it takes.
+// one Idempotency-Key (payonce.WithKey, else a new UUID v4), however many
+// attempts it takes.
 func (s *WalletsService) Create(ctx context.Context, req *WalletCreateRequest, opts ...payonce.CallOption) (*Wallet, error) {
 	w := new(Wallet)
 	meta, err := s.c.do(ctx, &payonce.Request{

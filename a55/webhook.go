@@ -47,17 +47,31 @@ var (
 
 // WebhookEvent is a charge notification. A55 delivers webhooks at least
 // once (retried at 0, 1 min, 5 min, 30 min, 2 h, 6 h and 24 h), so the same
-// event can arrive more than once: deduplicate on ChargeUUID together with
-// Status (for example a unique index in the table that records them) and
-// answer 2xx to a duplicate without acting on it again.
+// event can arrive more than once: deduplicate on Key (for example a
+// unique index in the table that records them) and answer 2xx to a
+// duplicate without acting on it again. A WebhookReplayGuard also tells a
+// delivery replayed inside the signature's window.
 type WebhookEvent struct {
-	ChargeUUID string         `json:"charge_uuid"`
-	WalletUUID string         `json:"wallet_uuid,omitempty"`
-	Status     Status         `json:"status"`
-	Amount     payonce.Amount `json:"amount,omitzero"`
-	Event      string         `json:"event,omitempty"`
-	Raw        redact.RawJSON `json:"-"` // the whole verified body; printed redacted
+	ChargeUUID string `json:"charge_uuid"`
+	WalletUUID string `json:"wallet_uuid,omitempty"`
+	// Description is the charge's description, the order reference the
+	// merchant gave Charges.Create: what maps the event to its order
+	// without a Charges.Get. The payonce fake sends it; where a
+	// delivery has none, map by the webhook URL (docs/a55.md).
+	Description string         `json:"description,omitempty"`
+	Status      Status         `json:"status"`
+	Amount      payonce.Amount `json:"amount,omitzero"`
+	Event       string         `json:"event,omitempty"`
+	Raw         redact.RawJSON `json:"-"` // the whole verified body; printed redacted
+
+	// delivery identifies the signed delivery (its timestamp and
+	// signature) for WebhookReplayGuard; set by Parse, never printed.
+	delivery webhookDelivery
 }
+
+// Key is the event's identity for deduplication: its charge and status.
+// A redelivery of one status change has the same Key.
+func (e *WebhookEvent) Key() string { return e.ChargeUUID + "/" + string(e.Status) }
 
 // WebhookVerifier checks A55 webhook signatures. Safe for concurrent use.
 type WebhookVerifier struct {
@@ -124,7 +138,7 @@ func (v *WebhookVerifier) Parse(r *http.Request) (*WebhookEvent, error) {
 	if err := v.Verify(r.Header, body); err != nil {
 		return nil, err
 	}
-	ev := &WebhookEvent{Raw: body}
+	ev := &WebhookEvent{Raw: body, delivery: deliveryOf(r.Header)}
 	if err := json.Unmarshal(body, ev); err != nil {
 		// A decoder's error quotes the value it could not read.
 		return nil, errors.New("a55: decode webhook: " + redact.String(err.Error()))
@@ -178,9 +192,14 @@ type webhookEventFields WebhookEvent
 
 // Format prints the event as Charge.Format prints a charge: every text of
 // the body redacted, under every verb.
+// The delivery's signature is left out.
 func (e WebhookEvent) Format(f fmt.State, verb rune) {
+	e.delivery = webhookDelivery{}
 	redactprint.Format(f, verb, webhookEventFields(e), "a55.WebhookEvent")
 }
 
-// LogValue is the slog form, texts redacted.
-func (e WebhookEvent) LogValue() slog.Value { return redactprint.LogValue(webhookEventFields(e)) }
+// LogValue is the slog form, texts redacted, the signature left out.
+func (e WebhookEvent) LogValue() slog.Value {
+	e.delivery = webhookDelivery{}
+	return redactprint.LogValue(webhookEventFields(e))
+}

@@ -117,7 +117,7 @@ func newPeers(b *testing.B) *peers {
 // signer is set, with a bearer token when token is) and decodes the
 // answer into out.
 func (p *peers) post(b *testing.B, path string, body any, token string, signer *coinepay.HMACSigner, out any) {
-	key, _ := payonce.NewKey()
+	key, _ := payonce.NewKey(time.Now(), uuid.NewString())
 	raw, _ := json.Marshal(body)
 	req, _ := http.NewRequestWithContext(context.Background(), http.MethodPost, p.url+path, bytes.NewReader(raw))
 	req.Header.Set("Content-Type", "application/json")
@@ -152,7 +152,7 @@ func (p *peers) intentBare(b *testing.B) {
 }
 
 func (p *peers) intentRetryable(b *testing.B) {
-	key, _ := payonce.NewKey()
+	key, _ := payonce.NewKey(time.Now(), uuid.NewString())
 	raw, _ := json.Marshal(&intentBody)
 	req, _ := retryablehttp.NewRequestWithContext(context.Background(), http.MethodPost, p.url+pathIntents, raw)
 	req.Header.Set("Content-Type", "application/json")
@@ -167,7 +167,7 @@ func (p *peers) intentStripe(b *testing.B) {
 	params := &stripe.PaymentIntentCreateParams{Amount: stripe.Int64(1000), Currency: stripe.String("usd"),
 		Description: stripe.String("order 1001")}
 	params.AddMetadata("order_id", "1001")
-	key, _ := payonce.NewKey()
+	key, _ := payonce.NewKey(time.Now(), uuid.NewString())
 	params.SetIdempotencyKey(key)
 	pi, err := p.sc.V1PaymentIntents.Create(context.Background(), params)
 	if err != nil {

@@ -24,10 +24,10 @@ func TestEnvelopeWithoutCardIsMalformed(t *testing.T) {
 		res, err := c.Cards.Apply(context.Background(), &coinepay.ApplyRequest{HeaderID: "h1", PackageID: "p1"})
 		assert.Nil(t, res, "%v", data)
 		require.ErrorIs(t, err, payonce.ErrMalformedResponse, "%v", data)
-		assert.NotEmpty(t, payonce.KeyOf(err))
+		assert.NotEmpty(t, payonce.KeyOf(err).ID())
 		rc, err := c.Cards.Recharge(context.Background(), &coinepay.RechargeRequest{CardID: "card_1", Amount: mustAmount(t, "12.50")})
 		assert.Nil(t, rc, "%v", data)
 		require.ErrorIs(t, err, payonce.ErrMalformedResponse, "%v", data)
-		assert.NotEmpty(t, payonce.KeyOf(err))
+		assert.NotEmpty(t, payonce.KeyOf(err).ID())
 	}
 }

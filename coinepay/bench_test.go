@@ -8,7 +8,9 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
+	"time"
 
+	"github.com/google/uuid"
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/coinepay"
 	"github.com/payonce/payonce/internal/benchpair"
@@ -23,6 +25,7 @@ type applyBench struct {
 	hc     *http.Client
 	signer *coinepay.HMACSigner
 	c      *coinepay.Client
+	core   *payonce.Client // the core client, signing, decoding as bare does
 }
 
 func newApplyBench(b *testing.B) *applyBench {
@@ -41,15 +44,19 @@ func newApplyBench(b *testing.B) *applyBench {
 	if err != nil {
 		b.Fatal(err)
 	}
-	return &applyBench{url: srv.URL + coinepay.PathCardApply, hc: hc, signer: s, c: c}
+	core, err := payonce.NewClient(payonce.WithBaseURL(srv.URL), payonce.WithHTTPClient(hc), payonce.WithSigner(s))
+	if err != nil {
+		b.Fatal(err)
+	}
+	return &applyBench{url: srv.URL + coinepay.PathCardApply, hc: hc, signer: s, c: c, core: core}
 }
 
 func (ab *applyBench) bare(b *testing.B) {
-	key, _ := payonce.NewKey()
+	key, _ := payonce.NewKey(time.Now(), uuid.NewString())
 	body, _ := json.Marshal(&coinepay.ApplyRequest{HeaderID: "hdr_1", PackageID: "pkg_basic"})
 	req, _ := http.NewRequestWithContext(context.Background(), http.MethodPost, ab.url, bytes.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set(payonce.HeaderIdempotencyKey, key)
+	req.Header.Set(payonce.HeaderIdempotencyKey, key.ID())
 	if err := ab.signer.Sign(req, body); err != nil {
 		b.Fatal(err)
 	}
@@ -62,6 +69,18 @@ func (ab *applyBench) bare(b *testing.B) {
 	_ = resp.Body.Close()
 	if err != nil || resp.StatusCode != http.StatusOK || out.Data.CardID == "" {
 		b.Fatalf("bad answer %d %v", resp.StatusCode, err)
+	}
+}
+
+// coreDo is the same call through the core client with the same signer,
+// decoding as bare does: what the typed client costs over the core is
+// sdk's time over this.
+func (ab *applyBench) coreDo(b *testing.B) {
+	var out benchwire.Apply
+	_, err := ab.core.Do(context.Background(), &payonce.Request{Operation: "cards.apply", Method: http.MethodPost,
+		Path: coinepay.PathCardApply, Body: &coinepay.ApplyRequest{HeaderID: "hdr_1", PackageID: "pkg_basic"}, Keyed: true}, &out)
+	if err != nil || out.Data.CardID == "" {
+		b.Fatal(err)
 	}
 }
 
@@ -80,7 +99,7 @@ func BenchmarkCardsApply(b *testing.B) {
 	for _, row := range []struct {
 		name string
 		run  func(*testing.B)
-	}{{"bare-signed", ab.bare}, {"sdk", ab.sdk}} {
+	}{{"bare-signed", ab.bare}, {"core", ab.coreDo}, {"sdk", ab.sdk}} {
 		b.Run(row.name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
@@ -91,8 +110,11 @@ func BenchmarkCardsApply(b *testing.B) {
 }
 
 // BenchmarkCardsApplyPaired times each SDK apply next to a bare signed one
-// (benchpair.Run): ratio is the SDK's time over bare net/http's.
+// (benchpair.Run): ratio is the SDK's time over bare net/http's;
+// sdk-vs-core is the typed client over the core client signing the same
+// bytes (what the typed layer costs).
 func BenchmarkCardsApplyPaired(b *testing.B) {
 	ab := newApplyBench(b)
 	b.Run("sdk", func(b *testing.B) { benchpair.Run(b, ab.bare, ab.sdk) })
+	b.Run("sdk-vs-core", func(b *testing.B) { benchpair.Run(b, ab.coreDo, ab.sdk) })
 }

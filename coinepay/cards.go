@@ -143,18 +143,17 @@ type RechargeResult struct {
 
 // Apply issues a card and charges its package fee to the API key's
 // balance. It is a business operation: one Idempotency-Key (from
-// payonce.WithIdempotencyKey, else payonce.WithKey on ctx, else a new UUID
-// v4) is sent on every attempt, so however often the request is retried
+// payonce.WithKey, else a new UUID v4) is sent on every attempt, so however often the request is retried
 // at most one card is issued. An answer replayed from the server's store
 // has Meta.Replayed set. A nil req is payonce.ErrInvalidRequest, refused
 // before anything is sent.
 //
 // A job queue that may run the same job again in a new process passes
-// ctx = payonce.WithTaskKey(ctx, "openapi:apply", taskID, job.CreatedAt):
-// the key is aged from the job, so a redelivery past the 24 h window is
-// payonce.ErrKeyExpired rather than a second card. On failure
-// payonce.ResumeTokenOf(err) carries the key and its age to resume the same
-// operation with (payonce.WithResumeToken).
+// payonce.WithKey(k), k from payonce.NewKey(job.CreatedAt, "openapi:apply",
+// taskID): the key is aged from the job, so a redelivery past the 24 h
+// window is payonce.ErrKeyExpired rather than a second card. On failure
+// payonce.KeyOf(err) carries the key and its age to resume the same
+// operation with.
 func (s *CardsService) Apply(ctx context.Context, req *ApplyRequest, opts ...payonce.CallOption) (*ApplyResult, error) {
 	var out applyData
 	meta, err := s.client.core.Do(ctx, &payonce.Request{

@@ -37,9 +37,10 @@ func TestApplyRedeliveredWithoutAKey(t *testing.T) {
 		assert.Zero(t, srv.Ledger().Len())
 
 		// The same job with its task key runs once however often it comes.
-		ctx := payonce.WithTaskKey(context.Background(), "openapi:apply", "job-42", srv.Clock().Now())
+		key, err := payonce.NewKey(srv.Clock().Now(), "openapi:apply", "job-42")
+		require.NoError(t, err)
 		for range 2 {
-			_, err := client.Cards.Apply(ctx, &coinepay.ApplyRequest{HeaderID: "hdr_1", PackageID: "pkg_basic"})
+			_, err := client.Cards.Apply(context.Background(), &coinepay.ApplyRequest{HeaderID: "hdr_1", PackageID: "pkg_basic"}, payonce.WithKey(key))
 			require.NoError(t, err)
 		}
 		assert.Equal(t, 1, srv.Ledger().Count("openapi:apply:job-42"))

@@ -13,11 +13,11 @@
 //	res, err := client.Cards.Apply(ctx, &coinepay.ApplyRequest{HeaderID: "h1", PackageID: "p1"})
 //	switch {
 //	case errors.Is(err, payonce.ErrInsufficientBalance):
-//		// top up, then run the same operation again with payonce.ResumeContext(ctx, err)
+//		// top up, then run the same operation again with payonce.WithKey(payonce.KeyOf(err))
 //	case errors.Is(err, payonce.ErrIdempotencyConflict):
 //		// the key was used for another body: a bug in the caller
 //	case err != nil:
-//		// store payonce.ResumeTokenOf(err); resume with payonce.WithResumeToken
+//		// store payonce.KeyOf(err) (MarshalText); resume with payonce.WithKey
 //	}
 //	fmt.Println(res.CardID, res.Meta.Replayed, res.Meta.Attempts)
 //

@@ -22,6 +22,7 @@ import (
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/coinepay"
 	"github.com/payonce/payonce/coinepay/coinepaytest"
+	"github.com/payonce/payonce/internal/keytest"
 	"github.com/payonce/payonce/journal"
 )
 
@@ -123,10 +124,10 @@ func TestApplySendsSignedKeyedRequest(t *testing.T) {
 			"fee": "1.00", "account_balance": "99.00", "created_at": "2026-01-01T00:00:00Z"})
 	})
 	res, err := c.Cards.Apply(context.Background(), &coinepay.ApplyRequest{HeaderID: "h1", PackageID: "p1"},
-		payonce.WithIdempotencyKey("order-42"))
+		payonce.WithKey(keytest.Now(t, "order-42")))
 	require.NoError(t, err)
 	assert.Equal(t, "card_1", res.CardID)
-	assert.Equal(t, "order-42", res.Meta.Key)
+	assert.Equal(t, "order-42", res.Meta.Key.ID())
 	assert.Equal(t, 1, res.Meta.Attempts)
 	assert.False(t, res.Meta.Replayed)
 	assert.Equal(t, "req_1", res.Meta.RequestID)
@@ -156,13 +157,14 @@ func TestApplyGeneratesUUIDAndReadsReplay(t *testing.T) {
 	res, err := c.Cards.Apply(context.Background(), &coinepay.ApplyRequest{HeaderID: "h1", PackageID: "p1"})
 	require.NoError(t, err)
 	assert.True(t, res.Meta.Replayed)
-	assert.Len(t, res.Meta.Key, 36, "a UUID v4")
-	assert.Equal(t, res.Meta.Key, seen()[0].Header.Get(payonce.HeaderIdempotencyKey))
+	assert.Len(t, res.Meta.Key.ID(), 36, "a UUID v4")
+	assert.Equal(t, res.Meta.Key.ID(), seen()[0].Header.Get(payonce.HeaderIdempotencyKey))
 
-	// The key bound to the context is used when no call option gives one.
-	res, err = c.Cards.Apply(payonce.WithKey(context.Background(), "ctx-key"), &coinepay.ApplyRequest{HeaderID: "h1", PackageID: "p1"})
+	// The key the call gives is used, with its creation time.
+	key := keytest.Now(t, "call-key")
+	res, err = c.Cards.Apply(context.Background(), &coinepay.ApplyRequest{HeaderID: "h1", PackageID: "p1"}, payonce.WithKey(key))
 	require.NoError(t, err)
-	assert.Equal(t, "ctx-key", res.Meta.Key)
+	assert.Equal(t, key, res.Meta.Key)
 }
 
 func TestRetriesKeepKeyAndBodyAndResign(t *testing.T) {
@@ -191,7 +193,7 @@ func TestRetriesKeepKeyAndBodyAndResign(t *testing.T) {
 	assert.JSONEq(t, `{"card_id":"card_1","amount":"12.50"}`, string(reqs[0].Body))
 	nonces, sigs := map[string]bool{}, map[string]bool{}
 	for _, r := range reqs {
-		assert.Equal(t, res.Meta.Key, r.Header.Get(payonce.HeaderIdempotencyKey))
+		assert.Equal(t, res.Meta.Key.ID(), r.Header.Get(payonce.HeaderIdempotencyKey))
 		assert.Equal(t, reqs[0].Body, r.Body, "body bytes never change")
 		nonces[r.Header.Get(coinepay.HeaderNonce)] = true
 		sigs[r.Header.Get(coinepay.HeaderSignature)] = true
@@ -211,27 +213,27 @@ func TestValidationBeforeSending(t *testing.T) {
 		key  string
 	}{
 		{"empty header_id", func() error {
-			_, err := c.Cards.Apply(ctx, &coinepay.ApplyRequest{PackageID: "p"}, payonce.WithIdempotencyKey("k1"))
+			_, err := c.Cards.Apply(ctx, &coinepay.ApplyRequest{PackageID: "p"}, payonce.WithKey(keytest.Now(t, "k1")))
 			return err
 		}, payonce.ErrInvalidRequest, "k1"},
 		{"blank package_id", func() error {
-			_, err := c.Cards.Apply(ctx, &coinepay.ApplyRequest{HeaderID: "h", PackageID: "  "}, payonce.WithIdempotencyKey("k2"))
+			_, err := c.Cards.Apply(ctx, &coinepay.ApplyRequest{HeaderID: "h", PackageID: "  "}, payonce.WithKey(keytest.Now(t, "k2")))
 			return err
 		}, payonce.ErrInvalidRequest, "k2"},
 		{"empty card_id", func() error {
-			_, err := c.Cards.Recharge(ctx, &coinepay.RechargeRequest{Amount: mustAmount(t, "1")}, payonce.WithIdempotencyKey("k3"))
+			_, err := c.Cards.Recharge(ctx, &coinepay.RechargeRequest{Amount: mustAmount(t, "1")}, payonce.WithKey(keytest.Now(t, "k3")))
 			return err
 		}, payonce.ErrInvalidRequest, "k3"},
 		{"zero amount", func() error {
-			_, err := c.Cards.Recharge(ctx, &coinepay.RechargeRequest{CardID: "c"}, payonce.WithIdempotencyKey("k4"))
+			_, err := c.Cards.Recharge(ctx, &coinepay.RechargeRequest{CardID: "c"}, payonce.WithKey(keytest.Now(t, "k4")))
 			return err
 		}, payonce.ErrInvalidAmount, "k4"},
 		{"nil apply request", func() error {
-			_, err := c.Cards.Apply(ctx, nil, payonce.WithIdempotencyKey("k5"))
+			_, err := c.Cards.Apply(ctx, nil, payonce.WithKey(keytest.Now(t, "k5")))
 			return err
 		}, payonce.ErrInvalidRequest, "k5"},
 		{"nil recharge request", func() error {
-			_, err := c.Cards.Recharge(ctx, nil, payonce.WithIdempotencyKey("k6"))
+			_, err := c.Cards.Recharge(ctx, nil, payonce.WithKey(keytest.Now(t, "k6")))
 			return err
 		}, payonce.ErrInvalidRequest, "k6"},
 		{"info without id", func() error { _, err := c.Cards.Info(ctx, ""); return err }, payonce.ErrInvalidRequest, ""},
@@ -241,11 +243,11 @@ func TestValidationBeforeSending(t *testing.T) {
 			return err
 		}, payonce.ErrKeyRequired, ""},
 		{"key too long", func() error {
-			_, err := c.Cards.Apply(ctx, &coinepay.ApplyRequest{HeaderID: "h", PackageID: "p"}, payonce.WithIdempotencyKey(long))
+			_, err := c.Cards.Apply(ctx, &coinepay.ApplyRequest{HeaderID: "h", PackageID: "p"}, payonce.WithKey(keytest.Now(t, long)))
 			return err
 		}, payonce.ErrKeyTooLong, long},
 		{"key invalid chars", func() error {
-			_, err := c.Cards.Recharge(ctx, &coinepay.RechargeRequest{CardID: "c", Amount: mustAmount(t, "1")}, payonce.WithIdempotencyKey("order 42/x"))
+			_, err := c.Cards.Recharge(ctx, &coinepay.RechargeRequest{CardID: "c", Amount: mustAmount(t, "1")}, payonce.WithKey(keytest.Now(t, "order 42/x")))
 			return err
 		}, payonce.ErrKeyInvalidChars, "order 42/x"},
 	}
@@ -255,7 +257,7 @@ func TestValidationBeforeSending(t *testing.T) {
 			require.ErrorIs(t, err, tc.kind)
 			var ae *payonce.APIError
 			require.ErrorAs(t, err, &ae)
-			assert.Equal(t, tc.key, ae.Key)
+			assert.Equal(t, tc.key, ae.Key.ID())
 			assert.Equal(t, "coinepay", ae.Provider)
 			assert.Zero(t, ae.StatusCode)
 			assert.False(t, ae.Temporary())

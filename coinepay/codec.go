@@ -114,9 +114,9 @@ func requireCardID(out any) error {
 }
 
 // DecodeError reads the message_key, message and request ID of an error
-// envelope into e. The core then maps the message_key through
-// payonce.KindForCode, falling back on the HTTP status for a key it does
-// not know (e.Code still holds the raw key). A body that is not an
+// envelope into e, and the message_key's kind (kindForMessageKey); the
+// core falls back on the HTTP status for a key it does not know (e.Code
+// still holds the raw key). A body that is not an
 // envelope (a proxy's HTML page) leaves e to the status mapping.
 func (Codec) DecodeError(_ int, _ http.Header, body []byte, e *payonce.APIError) {
 	var env Envelope
@@ -124,6 +124,7 @@ func (Codec) DecodeError(_ int, _ http.Header, body []byte, e *payonce.APIError)
 		return
 	}
 	e.Code = env.MessageKey
+	e.Kind = kindForMessageKey(env.MessageKey)
 	e.Message = env.Message
 	if env.RequestID != "" {
 		e.RequestID = env.RequestID

@@ -12,6 +12,7 @@ import (
 
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/coinepay"
+	"github.com/payonce/payonce/internal/keytest"
 )
 
 // TestMessageKeysMapToSentinels sends every message_key of the Coinepay
@@ -47,15 +48,15 @@ func TestMessageKeysMapToSentinels(t *testing.T) {
 				writeEnvelope(w, tc.status, tc.key, tc.msg, nil)
 			})
 			_, err := c.Cards.Apply(context.Background(), &coinepay.ApplyRequest{HeaderID: "h", PackageID: "p"},
-				payonce.WithIdempotencyKey("job-1"))
+				payonce.WithKey(keytest.Now(t, "job-1")))
 			require.ErrorIs(t, err, tc.kind)
 			var ae *payonce.APIError
 			require.ErrorAs(t, err, &ae)
 			assert.Equal(t, tc.key, ae.Code)
 			assert.Equal(t, tc.msg, ae.Message, "message kept in its language")
 			assert.Equal(t, tc.status, ae.StatusCode)
-			assert.Equal(t, "job-1", ae.Key)
-			assert.Equal(t, "job-1", payonce.KeyOf(err))
+			assert.Equal(t, "job-1", ae.Key.ID())
+			assert.Equal(t, "job-1", payonce.KeyOf(err).ID())
 			assert.Contains(t, err.Error(), tc.msg)
 			assert.NotContains(t, err.Error(), testSecret)
 			assert.Equal(t, "cards.apply", ae.Operation)
@@ -75,11 +76,11 @@ func TestDecodeSuccessEnvelopeWithErrorCode(t *testing.T) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = fmt.Fprint(w, `{"code":"400","message":"余额不足","message_key":"insufficient_balance","data":null}`)
 	})
-	_, err := c.Cards.Apply(context.Background(), &coinepay.ApplyRequest{HeaderID: "h", PackageID: "p"}, payonce.WithIdempotencyKey("k-200"))
+	_, err := c.Cards.Apply(context.Background(), &coinepay.ApplyRequest{HeaderID: "h", PackageID: "p"}, payonce.WithKey(keytest.Now(t, "k-200")))
 	require.ErrorIs(t, err, payonce.ErrInsufficientBalance)
 	var ae *payonce.APIError
 	require.ErrorAs(t, err, &ae)
-	assert.Equal(t, "k-200", ae.Key)
+	assert.Equal(t, "k-200", ae.Key.ID())
 	assert.Equal(t, "insufficient_balance", ae.Code)
 	assert.Equal(t, "余额不足", ae.Message)
 }
@@ -95,7 +96,7 @@ func TestDecodeMalformedAnswers(t *testing.T) {
 	})
 	_, err := c.Cards.Apply(context.Background(), &coinepay.ApplyRequest{HeaderID: "h", PackageID: "p"})
 	require.ErrorIs(t, err, payonce.ErrMalformedResponse)
-	assert.NotEmpty(t, payonce.KeyOf(err))
+	assert.NotEmpty(t, payonce.KeyOf(err).ID())
 
 	_, err = c.Cards.Info(context.Background(), "c1")
 	require.ErrorIs(t, err, payonce.ErrRetriesExhausted)

@@ -184,7 +184,7 @@ func envelopeFailure(code int, messageKey, message, requestID string) error {
 		return nil
 	}
 	e := &payonce.APIError{Code: messageKey, Message: message, RequestID: requestID}
-	e.Kind = payonce.KindForCode(messageKey)
+	e.Kind = kindForMessageKey(messageKey)
 	if e.Kind == nil {
 		e.Kind = payonce.KindForStatus(code)
 	}

@@ -45,7 +45,7 @@ func Example() {
 		fmt.Println(err)
 		return
 	}
-	fmt.Println("status:", info.Status, "card balance:", info.Balance, "key sent:", info.Meta.Key != "")
+	fmt.Println("status:", info.Status, "card balance:", info.Balance, "key sent:", !info.Meta.Key.IsZero())
 	// Output:
 	// fee: 1.00 balance left: 999.00
 	// recharged: 25.50 card balance: 25.50
@@ -60,24 +60,26 @@ func ExampleCardsService_Apply_lostResponse() {
 	defer srv.Close()
 	_ = srv.AddFault(payoncetest.Rule{Fault: payoncetest.FaultDropAfterCommit, Path: coinepay.PathCardApply, Count: 1})
 
-	client, _ := srv.Client() // the fake's clock, millisecond retries
+	client, _ := srv.Client()         // the fake's clock, millisecond retries
+	orderCreated := srv.Clock().Now() // stored with the order
+	key, _ := payonce.NewKey(orderCreated, "order", "1001", "card-apply")
 	card, err := client.Cards.Apply(context.Background(), &coinepay.ApplyRequest{HeaderID: "hdr_1", PackageID: "pkg_basic"},
-		payonce.WithIdempotencyKey("order-1001")) // Coinepay has no minimum length
+		payonce.WithKey(key))
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
 	fmt.Println("key:", card.Meta.Key)
 	fmt.Println("attempts:", card.Meta.Attempts, "replayed:", card.Meta.Replayed)
-	fmt.Println("cards issued:", srv.Ledger().Count("order-1001"))
+	fmt.Println("cards issued:", srv.Ledger().Count(key.ID()))
 	// Output:
-	// key: order-1001
+	// key: order:1001:card-apply
 	// attempts: 2 replayed: true
 	// cards issued: 1
 }
 
 // A task queue runs a job again, in a new process, after a failure. The
-// key is bound to the task, so however many runs there are, Coinepay
+// key is built from the task and its creation time, so however many runs there are, Coinepay
 // opens the card once; the job's creation time is the key's, so a run
 // after Coinepay forgot the key (24 h) is refused with ErrKeyExpired
 // instead of opening a second card (a new process cannot know the key's
@@ -96,18 +98,21 @@ func ExampleCardsService_Apply_taskKey() {
 		if err != nil {
 			return err
 		}
-		ctx := payonce.WithTaskKey(context.Background(), "openapi:apply", taskID, jobCreated)
-		_, err = client.Cards.Apply(ctx, &coinepay.ApplyRequest{HeaderID: "hdr_1", PackageID: "pkg_basic"})
+		key, err := payonce.NewKey(jobCreated, "openapi:apply", taskID)
+		if err != nil {
+			return err
+		}
+		_, err = client.Cards.Apply(context.Background(), &coinepay.ApplyRequest{HeaderID: "hdr_1", PackageID: "pkg_basic"}, payonce.WithKey(key))
 		return err
 	}
 	for run := 1; run <= 3; run++ {
-		err := openCardTask("42")
+		err := openCardTask("task-0000000042")
 		fmt.Printf("run %d: ok=%v temporary=%v\n", run, err == nil, payonce.IsTemporary(err))
 		if err == nil {
 			break
 		}
 	}
-	fmt.Println("cards issued:", srv.Ledger().Count("openapi:apply:42"))
+	fmt.Println("cards issued:", srv.Ledger().Count("openapi:apply:task-0000000042"))
 	// Output:
 	// run 1: ok=false temporary=true
 	// run 2: ok=true temporary=false
@@ -133,7 +138,7 @@ func ExampleCardsService_Recharge_insufficientBalance() {
 
 	topUp, _ := payonce.ParseAmount("6000.00")
 	srv.SetBalance(srv.APIKey(), topUp)
-	rc, err := client.Cards.Recharge(payonce.ResumeContext(ctx, err), req)
+	rc, err := client.Cards.Recharge(ctx, req, payonce.WithKey(payonce.KeyOf(err)))
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -168,8 +173,8 @@ func ExampleCardsService_All() {
 
 // A job that forgets its key would issue a new card on every redelivery
 // (each run would make up a random key). With payonce.WithExplicitKeys the
-// client refuses it on the first delivery, nothing sent; the job's task
-// key makes every redelivery the same operation.
+// client refuses it on the first delivery, nothing sent; the key built
+// from the job makes every redelivery the same operation.
 func Example_explicitKeys() {
 	srv := coinepaytest.NewServer()
 	defer srv.Close()
@@ -180,9 +185,9 @@ func Example_explicitKeys() {
 	fmt.Println("refused:", errors.Is(err, payonce.ErrKeyRequired), "requests sent:", len(srv.Requests()))
 
 	jobCreated := srv.Clock().Now() // stored with the job by the queue
-	ctx := payonce.WithTaskKey(context.Background(), "openapi:apply", "job-42", jobCreated)
+	key, _ := payonce.NewKey(jobCreated, "openapi:apply", "job-42")
 	for range 2 { // delivered twice
-		if _, err := client.Cards.Apply(ctx, req); err != nil {
+		if _, err := client.Cards.Apply(context.Background(), req, payonce.WithKey(key)); err != nil {
 			fmt.Println(err)
 			return
 		}

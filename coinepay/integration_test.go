@@ -21,6 +21,7 @@ import (
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/coinepay"
 	"github.com/payonce/payonce/coinepay/coinepaytest"
+	"github.com/payonce/payonce/internal/keytest"
 	"github.com/payonce/payonce/internal/retrytest"
 	"github.com/payonce/payonce/payoncetest"
 )
@@ -90,7 +91,7 @@ func TestLostResponseReturnsFirstCardAsReplay(t *testing.T) {
 	ops := srv.Ledger().Operations()
 	require.Len(t, ops, 1, "one card in the ledger")
 	assert.Equal(t, res.CardID, ops[0].ID, "the replay is the first attempt's card")
-	assert.True(t, srv.Ledger().ExecutedOnce(res.Meta.Key))
+	assert.True(t, srv.Ledger().ExecutedOnce(res.Meta.Key.ID()))
 	assert.Equal(t, "999.00", srv.Balance(srv.APIKey()).String(), "the fee was charged once")
 
 	info, err := c.Cards.Info(context.Background(), res.CardID)
@@ -123,13 +124,14 @@ func TestLostRechargeMovesMoneyOnce(t *testing.T) {
 
 // TestAsyncTaskPatternNewClientEachRun follows Coinepay's task-queue
 // pattern: the job runs five times, each run in a "new process" (a new
-// client), all with TaskKey("openapi:apply", taskID). The first four runs
+// client), all with the key NewKey(jobCreated, "openapi:apply", taskID). The first four runs
 // lose their answer; the fifth gets the card the first one opened.
 func TestAsyncTaskPatternNewClientEachRun(t *testing.T) {
 	srv := coinepaytest.New(t)
 	addFault(t, srv, payoncetest.Rule{Fault: payoncetest.FaultDropAfterCommit, Path: coinepay.PathCardApply, Count: 4})
 	const taskID = "task-7f3a"
-	key := payonce.TaskKey("openapi:apply", taskID)
+	key, err := payonce.NewKey(srv.Clock().Now(), "openapi:apply", taskID)
+	require.NoError(t, err)
 	policy := fastPolicy()
 	policy.MaxAttempts = 1 // the queue, not the client, retries
 
@@ -137,7 +139,7 @@ func TestAsyncTaskPatternNewClientEachRun(t *testing.T) {
 	for run := 1; run <= 5; run++ {
 		c, err := srv.Client(payonce.WithRetryPolicy(policy)) // a new process
 		require.NoError(t, err)
-		res, err = c.Cards.Apply(context.Background(), applyReq, payonce.WithIdempotencyKey(key))
+		res, err = c.Cards.Apply(context.Background(), applyReq, payonce.WithKey(key))
 		if run < 5 {
 			require.Error(t, err, "run %d", run)
 			assert.True(t, payonce.IsTemporary(err), "run %d: %v", run, err)
@@ -146,10 +148,10 @@ func TestAsyncTaskPatternNewClientEachRun(t *testing.T) {
 		}
 		require.NoError(t, err)
 	}
-	assert.Equal(t, "openapi:apply:"+taskID, res.Meta.Key)
+	assert.Equal(t, "openapi:apply:"+taskID, res.Meta.Key.ID())
 	assert.True(t, res.Meta.Replayed)
 	assert.Equal(t, 1, srv.Ledger().CountKind("card.apply"), "exactly one card")
-	assert.Equal(t, res.CardID, srv.Ledger().ByKey(key)[0].ID)
+	assert.Equal(t, res.CardID, srv.Ledger().ByKey(key.ID())[0].ID)
 	assert.Len(t, srv.Requests(), 5)
 }
 
@@ -167,7 +169,7 @@ func TestConcurrentAppliesSameKeyOneCard(t *testing.T) {
 	for i := range n {
 		wg.Go(func() {
 			<-start
-			results[i], errs[i] = c.Cards.Apply(context.Background(), applyReq, payonce.WithIdempotencyKey("concurrent-1"))
+			results[i], errs[i] = c.Cards.Apply(context.Background(), applyReq, payonce.WithKey(keytest.Now(t, "concurrent-1")))
 		})
 	}
 	close(start)
@@ -185,7 +187,7 @@ func TestInsufficientBalanceNotStored(t *testing.T) {
 	ctx := context.Background()
 	srv.SetBalance(srv.APIKey(), mustAmount(t, "0.50"))
 
-	_, err := c.Cards.Apply(ctx, applyReq, payonce.WithIdempotencyKey("order-1001"))
+	_, err := c.Cards.Apply(ctx, applyReq, payonce.WithKey(keytest.Now(t, "order-1001")))
 	require.ErrorIs(t, err, payonce.ErrInsufficientBalance)
 	var ae *payonce.APIError
 	require.ErrorAs(t, err, &ae)
@@ -197,9 +199,9 @@ func TestInsufficientBalanceNotStored(t *testing.T) {
 	assert.Zero(t, srv.Ledger().Len())
 
 	srv.SetBalance(srv.APIKey(), mustAmount(t, "10.00"))
-	res, err := c.Cards.Apply(payonce.ResumeContext(ctx, err), applyReq)
+	res, err := c.Cards.Apply(ctx, applyReq, payonce.WithKey(payonce.KeyOf(err)))
 	require.NoError(t, err)
-	assert.Equal(t, "order-1001", res.Meta.Key, "the same key")
+	assert.Equal(t, "order-1001", res.Meta.Key.ID(), "the same key")
 	assert.False(t, res.Meta.Replayed, "executed now, not replayed")
 	assert.Equal(t, 1, srv.Ledger().Count("order-1001"))
 	assert.Equal(t, "9.00", res.AccountBalance.String())
@@ -208,9 +210,9 @@ func TestInsufficientBalanceNotStored(t *testing.T) {
 func TestConflictNotRetried(t *testing.T) {
 	srv, c := newFake(t)
 	ctx := context.Background()
-	_, err := c.Cards.Apply(ctx, applyReq, payonce.WithIdempotencyKey("dup-1"))
+	_, err := c.Cards.Apply(ctx, applyReq, payonce.WithKey(keytest.Now(t, "dup-1")))
 	require.NoError(t, err)
-	_, err = c.Cards.Apply(ctx, &coinepay.ApplyRequest{HeaderID: "hdr_1", PackageID: "pkg_gold"}, payonce.WithIdempotencyKey("dup-1"))
+	_, err = c.Cards.Apply(ctx, &coinepay.ApplyRequest{HeaderID: "hdr_1", PackageID: "pkg_gold"}, payonce.WithKey(keytest.Now(t, "dup-1")))
 	require.ErrorIs(t, err, payonce.ErrIdempotencyConflict)
 	var ae *payonce.APIError
 	require.ErrorAs(t, err, &ae)
@@ -252,8 +254,8 @@ func TestKeyRulesClientAndServer(t *testing.T) {
 		code string
 	}{
 		{"missing", payonce.WithoutKey(), "", payonce.ErrKeyRequired, "openapi_idempotency_key_required"},
-		{"too long", payonce.WithIdempotencyKey(strings.Repeat("k", 129)), strings.Repeat("k", 129), payonce.ErrKeyTooLong, "openapi_idempotency_key_too_long"},
-		{"invalid chars", payonce.WithIdempotencyKey("order/42 x"), "order/42 x", payonce.ErrKeyInvalidChars, "openapi_idempotency_key_invalid_chars"},
+		{"too long", payonce.WithKey(keytest.Now(t, strings.Repeat("k", 129))), strings.Repeat("k", 129), payonce.ErrKeyTooLong, "openapi_idempotency_key_too_long"},
+		{"invalid chars", payonce.WithKey(keytest.Now(t, "order/42 x")), "order/42 x", payonce.ErrKeyInvalidChars, "openapi_idempotency_key_invalid_chars"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -278,7 +280,7 @@ func TestKeyRulesClientAndServer(t *testing.T) {
 				assert.Equal(t, http.StatusBadRequest, resp.StatusCode)
 				assert.Equal(t, http.StatusBadRequest, env.Code)
 				assert.Equal(t, tc.code, env.MessageKey)
-				assert.ErrorIs(t, payonce.KindForCode(env.MessageKey), tc.kind)
+				assert.ErrorIs(t, messageKeyKind(env.MessageKey), tc.kind)
 			}
 			assert.Zero(t, srv.Ledger().Len())
 			srv.Reset()
@@ -321,7 +323,7 @@ func TestCapturedSignatureReplayRefused(t *testing.T) {
 	sent := capture.all()
 	require.Len(t, sent, 1)
 
-	// The attacker replays the captured request byte for byte: same
+	// An eavesdropper replays the captured request byte for byte: same
 	// headers (key, nonce, timestamp, signature) and body.
 	attack, err := http.NewRequest(sent[0].Method, sent[0].URL, bytes.NewReader(sent[0].Body))
 	require.NoError(t, err)
@@ -333,7 +335,7 @@ func TestCapturedSignatureReplayRefused(t *testing.T) {
 	require.NoError(t, json.NewDecoder(resp.Body).Decode(&env))
 	assert.Equal(t, http.StatusUnauthorized, resp.StatusCode)
 	assert.Equal(t, "openapi_nonce_replayed", env.MessageKey)
-	assert.ErrorIs(t, payonce.KindForCode(env.MessageKey), payonce.ErrNonceReplayed)
+	assert.ErrorIs(t, messageKeyKind(env.MessageKey), payonce.ErrNonceReplayed)
 	assert.Equal(t, 1, srv.Ledger().Len(), "no second card")
 }
 
@@ -369,7 +371,7 @@ func TestEveryAttemptResignedSameKeyAndBody(t *testing.T) {
 	require.Len(t, logged, 3)
 	nonces, stamps := map[string]bool{}, map[string]bool{}
 	for i, a := range logged {
-		assert.Equal(t, rc.Meta.Key, a.IdempotencyKey)
+		assert.Equal(t, rc.Meta.Key.ID(), a.IdempotencyKey)
 		if i > 0 {
 			require.True(t, a.SignatureChecked)
 			assert.True(t, a.SignatureValid)
@@ -385,7 +387,7 @@ func TestEveryAttemptResignedSameKeyAndBody(t *testing.T) {
 	sigs := map[string]bool{}
 	for _, s := range sent {
 		assert.Equal(t, sent[0].Body, s.Body)
-		assert.Equal(t, rc.Meta.Key, s.Header.Get(payonce.HeaderIdempotencyKey))
+		assert.Equal(t, rc.Meta.Key.ID(), s.Header.Get(payonce.HeaderIdempotencyKey))
 		sigs[s.Header.Get(coinepay.HeaderSignature)] = true
 	}
 	assert.Len(t, sigs, 3)
@@ -471,9 +473,9 @@ func TestNoSecretsInLogsOrErrors(t *testing.T) {
 	addFault(t, srv, payoncetest.Rule{Fault: payoncetest.FaultDropAfterCommit, Path: coinepay.PathCardApply, Count: 1})
 	ctx := context.Background()
 
-	_, err := c.Cards.Apply(ctx, applyReq, payonce.WithIdempotencyKey("log-1"))
+	_, err := c.Cards.Apply(ctx, applyReq, payonce.WithKey(keytest.Now(t, "log-1")))
 	require.NoError(t, err)
-	_, err = c.Cards.Apply(ctx, &coinepay.ApplyRequest{HeaderID: "hdr_2", PackageID: "pkg_basic"}, payonce.WithIdempotencyKey("log-1"))
+	_, err = c.Cards.Apply(ctx, &coinepay.ApplyRequest{HeaderID: "hdr_2", PackageID: "pkg_basic"}, payonce.WithKey(keytest.Now(t, "log-1")))
 	require.ErrorIs(t, err, payonce.ErrIdempotencyConflict)
 	_, infoErr := c.Cards.Info(ctx, "card_secret_lookup")
 	require.ErrorIs(t, infoErr, payonce.ErrNotFound)
@@ -488,4 +490,13 @@ func TestNoSecretsInLogsOrErrors(t *testing.T) {
 		assert.NotContains(t, text, s.Header.Get(coinepay.HeaderSignature))
 		assert.NotContains(t, text, s.Header.Get(coinepay.HeaderNonce))
 	}
+}
+
+// messageKeyKind is the kind the codec gives an error answer carrying the
+// message_key key.
+func messageKeyKind(key string) error {
+	body, _ := json.Marshal(map[string]any{"code": http.StatusBadRequest, "message_key": key})
+	e := &payonce.APIError{}
+	coinepay.Codec{}.DecodeError(http.StatusBadRequest, nil, body, e)
+	return e.Kind
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/coinepay"
+	"github.com/payonce/payonce/internal/keytest"
 )
 
 // An apply redirected to another host never reaches it: no X-Api-Key, no
@@ -31,10 +32,10 @@ func TestApplyRedirectToAnotherOriginIsRefused(t *testing.T) {
 	c, err := coinepay.NewClient(testAPIKey, testSecret, payonce.WithBaseURL(srv.URL), payonce.WithRetryPolicy(fastPolicy()))
 	require.NoError(t, err)
 	_, err = c.Cards.Apply(context.Background(), &coinepay.ApplyRequest{HeaderID: "h1", PackageID: "p1"},
-		payonce.WithIdempotencyKey("apply-redirect-1"), payonce.WithHeader("X-Correlation-Id", "corr-1"))
+		payonce.WithKey(keytest.Now(t, "apply-redirect-1")), payonce.WithHeader("X-Correlation-Id", "corr-1"))
 	require.Error(t, err)
 	assert.ErrorIs(t, err, payonce.ErrRedirectRefused)
 	assert.False(t, payonce.IsTemporary(err))
-	assert.Equal(t, "apply-redirect-1", payonce.KeyOf(err))
+	assert.Equal(t, "apply-redirect-1", payonce.KeyOf(err).ID())
 	assert.Zero(t, stolen.Load())
 }

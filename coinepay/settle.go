@@ -81,7 +81,7 @@ func (s *CardsService) SettleApply(ctx context.Context, reference string, req *A
 	core := s.client.core
 	fail := func(e payonce.JournalEntry, kind, cause error) (*ApplySettlement, error) {
 		return nil, &payonce.APIError{Provider: ProviderName, Operation: "cards.settle", Method: http.MethodGet, Path: PathCardList,
-			Kind: kind, Err: cause, Key: e.Key, KeyCreated: e.KeyCreated}
+			Kind: kind, Err: cause, Key: e.IdempotencyKey()}
 	}
 	if core.Journal() == nil {
 		return fail(payonce.JournalEntry{}, payonce.ErrInvalidConfig, errors.New("SettleApply needs a client with payonce.WithJournal"))

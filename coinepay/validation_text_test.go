@@ -11,6 +11,7 @@ import (
 
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/coinepay"
+	"github.com/payonce/payonce/internal/keytest"
 )
 
 // Every refusal of bad input before sending names the field once, matches
@@ -18,7 +19,7 @@ import (
 func TestValidationErrorsTextAndKinds(t *testing.T) {
 	c, _, seen := setup(t)
 	ctx := context.Background()
-	key := payonce.WithIdempotencyKey("recharge-0001")
+	key := payonce.WithKey(keytest.Now(t, "recharge-0001"))
 	cases := []struct {
 		name string
 		call func() error
@@ -42,7 +43,7 @@ func TestValidationErrorsTextAndKinds(t *testing.T) {
 			return err
 		}, payonce.ErrKeyRequired, "idempotency key required"},
 		{"key too long", func() error {
-			_, err := c.Cards.Apply(ctx, &coinepay.ApplyRequest{HeaderID: "h", PackageID: "p"}, payonce.WithIdempotencyKey(strings.Repeat("k", 129)))
+			_, err := c.Cards.Apply(ctx, &coinepay.ApplyRequest{HeaderID: "h", PackageID: "p"}, payonce.WithKey(keytest.Now(t, strings.Repeat("k", 129))))
 			return err
 		}, payonce.ErrKeyTooLong, "idempotency key too long"},
 	}

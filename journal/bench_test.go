@@ -36,17 +36,17 @@ func benchServer(b *testing.B) (string, *payonce.Request) {
 // the difference is the journal's cost (Reserve before, Update after).
 func BenchmarkOperation(b *testing.B) {
 	url, req := benchServer(b)
-	benchBackends(b, func(b *testing.B, j payonce.Journal) { runBench(b, url, req, j, false) })
+	benchBackends(b, func(b *testing.B, j journal.Store) { runBench(b, url, req, j, false) })
 }
 
 // BenchmarkOperationParallel is BenchmarkOperation with 4×GOMAXPROCS
 // concurrent callers: the journals' throughput under concurrency.
 func BenchmarkOperationParallel(b *testing.B) {
 	url, req := benchServer(b)
-	benchBackends(b, func(b *testing.B, j payonce.Journal) { runBench(b, url, req, j, true) })
+	benchBackends(b, func(b *testing.B, j journal.Store) { runBench(b, url, req, j, true) })
 }
 
-func runBench(b *testing.B, url string, req *payonce.Request, j payonce.Journal, parallel bool) {
+func runBench(b *testing.B, url string, req *payonce.Request, j journal.Store, parallel bool) {
 	opts := []payonce.Option{payonce.WithBaseURL(url), payonce.WithKeyRules(a55.KeyRules()), payonce.WithScope("bench"),
 		payonce.WithRetryBudget(nil)}
 	if j != nil {
@@ -87,7 +87,7 @@ func runBench(b *testing.B, url string, req *payonce.Request, j payonce.Journal,
 	}
 }
 
-func benchBackends(b *testing.B, run func(b *testing.B, j payonce.Journal)) {
+func benchBackends(b *testing.B, run func(b *testing.B, j journal.Store)) {
 	b.Run("none", func(b *testing.B) { run(b, nil) })
 	b.Run("memory", func(b *testing.B) { run(b, journal.NewMemory()) })
 	b.Run("sqlite", func(b *testing.B) {

@@ -46,10 +46,10 @@ func TestSettleLookupsOnEveryBackend(t *testing.T) {
 			require.Error(t, err)
 			a.Clock().Advance(25 * time.Hour)
 
-			ch, err := ac.Charges.SettleCreate(ctx, "order-5/charge", charge, nil)
+			ch, err := ac.Charges.SettleCreate(ctx, "order-5/charge", nil)
 			require.NoError(t, err)
 			assert.Equal(t, payonce.SettleSucceeded, ch.Outcome)
-			none, err := ac.Charges.SettleCreate(ctx, "order-6/charge", lost, &a55.SettleOptions{RecordNotExecuted: true})
+			none, err := ac.Charges.SettleCreate(ctx, "order-6/charge", &a55.SettleOptions{RecordNotExecuted: true})
 			require.NoError(t, err)
 			assert.Equal(t, payonce.SettleNotExecuted, none.Outcome)
 			card, err := cc.Cards.SettleApply(ctx, "job-5/apply", apply, nil)

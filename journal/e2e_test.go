@@ -28,20 +28,20 @@ import (
 // storage, as another process would open it.
 type backend struct {
 	name string
-	open func(t *testing.T) (payonce.Journal, func(t *testing.T) payonce.Journal)
+	open func(t *testing.T) (journal.Store, func(t *testing.T) journal.Store)
 	// dump returns every column of every row of j, as text.
-	dump func(t *testing.T, j payonce.Journal) string
+	dump func(t *testing.T, j journal.Store) string
 }
 
 func backends(t *testing.T) []backend {
 	bs := []backend{
-		{"memory", func(t *testing.T) (payonce.Journal, func(t *testing.T) payonce.Journal) {
-			m := &rowRecorder{Journal: journal.NewMemory()}
-			return m, func(*testing.T) payonce.Journal { return m }
+		{"memory", func(t *testing.T) (journal.Store, func(t *testing.T) journal.Store) {
+			m := &rowRecorder{Store: journal.NewMemory()}
+			return m, func(*testing.T) journal.Store { return m }
 		}, dumpMemory},
-		{"sqlite", func(t *testing.T) (payonce.Journal, func(t *testing.T) payonce.Journal) {
+		{"sqlite", func(t *testing.T) (journal.Store, func(t *testing.T) journal.Store) {
 			path := filepath.Join(t.TempDir(), "journal.db")
-			open := func(t *testing.T) payonce.Journal {
+			open := func(t *testing.T) journal.Store {
 				j, err := sqlitejournal.Open(t.Context(), path)
 				require.NoError(t, err)
 				t.Cleanup(func() { _ = j.Close() })
@@ -51,7 +51,7 @@ func backends(t *testing.T) []backend {
 		}, dumpSQLite},
 	}
 	if url := os.Getenv("PAYONCE_POSTGRES_URL"); url != "" {
-		bs = append(bs, backend{"postgres", func(t *testing.T) (payonce.Journal, func(t *testing.T) payonce.Journal) {
+		bs = append(bs, backend{"postgres", func(t *testing.T) (journal.Store, func(t *testing.T) journal.Store) {
 			pool, err := pgxpool.New(t.Context(), url)
 			require.NoError(t, err)
 			t.Cleanup(pool.Close)
@@ -59,7 +59,7 @@ func backends(t *testing.T) []backend {
 			t.Cleanup(func() {
 				_, _ = pool.Exec(context.Background(), "DROP SCHEMA IF EXISTS "+pgx.Identifier{schema}.Sanitize()+" CASCADE")
 			})
-			open := func(t *testing.T) payonce.Journal {
+			open := func(t *testing.T) journal.Store {
 				j, err := pgjournal.Open(t.Context(), url, pgjournal.WithSchema(schema))
 				require.NoError(t, err)
 				t.Cleanup(j.Close)
@@ -73,7 +73,7 @@ func backends(t *testing.T) []backend {
 	return bs
 }
 
-func a55Client(t *testing.T, srv *a55test.Server, j payonce.Journal, extra ...payonce.Option) *a55.Client {
+func a55Client(t *testing.T, srv *a55test.Server, j journal.Store, extra ...payonce.Option) *a55.Client {
 	t.Helper()
 	opts := []payonce.Option{payonce.WithRetryPolicy(payonce.FastRetryPolicy()), payonce.WithClock(srv.Clock().Now)}
 	if j != nil {
@@ -84,7 +84,7 @@ func a55Client(t *testing.T, srv *a55test.Server, j payonce.Journal, extra ...pa
 	return c
 }
 
-func coinepayClient(t *testing.T, srv *coinepaytest.Server, j payonce.Journal) *coinepay.Client {
+func coinepayClient(t *testing.T, srv *coinepaytest.Server, j journal.Store) *coinepay.Client {
 	t.Helper()
 	opts := []payonce.Option{payonce.WithRetryPolicy(payonce.FastRetryPolicy()), payonce.WithClock(srv.Clock().Now),
 		payonce.WithSigner(srv.Signer())}
@@ -121,7 +121,7 @@ func TestA55ChargeResumed25HoursLaterIsAnsweredByTheJournal(t *testing.T) {
 			j, reopen := b.open(t)
 			ch, err := a55Client(t, srv, j).Charges.Create(t.Context(), chargeRequest("4111111111111111"), payonce.WithReference("order-42/charge"))
 			require.NoError(t, err)
-			require.True(t, srv.Ledger().ExecutedOnce(ch.Meta.Key))
+			require.True(t, srv.Ledger().ExecutedOnce(ch.Meta.Key.ID()))
 
 			srv.Clock().Advance(25 * time.Hour) // the server has forgotten the key
 			again, err := a55Client(t, srv, reopen(t)).Charges.Create(t.Context(), chargeRequest("4111111111111111"), payonce.WithReference("order-42/charge"))
@@ -137,47 +137,52 @@ func TestA55ChargeResumed25HoursLaterIsAnsweredByTheJournal(t *testing.T) {
 
 // Story: a queue job redelivered 25 hours later to a fresh process opens
 // no second card: with a journal the stored result answers; with only
-// WithTaskKey the key-age guard refuses (ErrKeyExpired), nothing sent.
+// the job's key (NewKey with the job's creation time) the key-age guard refuses (ErrKeyExpired), nothing sent.
 func TestCoinepayJobRedelivered25HoursLaterOpensNoSecondCard(t *testing.T) {
 	for _, b := range backends(t) {
 		t.Run(b.name, func(t *testing.T) {
 			srv := coinepaytest.New(t)
 			j, reopen := b.open(t)
 			jobCreated := srv.Clock().Now()
-			ctx := payonce.WithTaskKey(t.Context(), "openapi:apply", "job-42", jobCreated)
-			req := &coinepay.ApplyRequest{HeaderID: "h1", PackageID: "p1"}
-			res, err := coinepayClient(t, srv, j).Cards.Apply(ctx, req, payonce.WithReference("job-42"))
+			key, err := payonce.NewKey(jobCreated, "openapi:apply", "job-42")
 			require.NoError(t, err)
-			assert.Equal(t, "openapi:apply:job-42", res.Meta.Key)
+			ctx, job := t.Context(), payonce.WithKey(key)
+			req := &coinepay.ApplyRequest{HeaderID: "h1", PackageID: "p1"}
+			res, err := coinepayClient(t, srv, j).Cards.Apply(ctx, req, job, payonce.WithReference("job-42"))
+			require.NoError(t, err)
+			assert.Equal(t, "openapi:apply:job-42", res.Meta.Key.ID())
 
 			srv.Clock().Advance(25 * time.Hour)
-			again, err := coinepayClient(t, srv, reopen(t)).Cards.Apply(ctx, req, payonce.WithReference("job-42"))
+			again, err := coinepayClient(t, srv, reopen(t)).Cards.Apply(ctx, req, job, payonce.WithReference("job-42"))
 			require.NoError(t, err)
 			assert.True(t, again.Meta.FromJournal)
 			assert.Equal(t, res.Card.CardID, again.Card.CardID)
 			assert.Equal(t, 1, srv.Ledger().Count("openapi:apply:job-42"), "one card")
 
 			// Without a journal, the job's creation time still protects.
-			_, err = coinepayClient(t, srv, nil).Cards.Apply(ctx, req)
+			_, err = coinepayClient(t, srv, nil).Cards.Apply(ctx, req, job)
 			require.ErrorIs(t, err, payonce.ErrKeyExpired)
 			assert.Equal(t, 1, srv.Ledger().Len(), "one card")
 		})
 	}
 }
 
-// Story: a key stored as a resume token in one process is resumed in
+// Story: a key stored by its text form in one process is resumed in
 // another with its creation time: 23.5 hours on, the guard refuses it.
-func TestResumeTokenFromAnotherProcessKeepsTheGuard(t *testing.T) {
+func TestStoredKeyFromAnotherProcessKeepsTheGuard(t *testing.T) {
 	srv := a55test.New(t)
 	require.NoError(t, srv.AddFault(payoncetest.Rule{Fault: payoncetest.FaultErrorBeforeCommit, Path: a55test.ChargePath, Count: 100, Status: 503}))
 	_, err := a55Client(t, srv, nil).Charges.Create(t.Context(), chargeRequest("4111111111111111"))
 	require.ErrorIs(t, err, payonce.ErrRetriesExhausted)
-	token := payonce.ResumeTokenOf(err)
+	stored, merr := payonce.KeyOf(err).MarshalText()
+	require.NoError(t, merr)
 	srv.ClearFaults()
 
 	srv.Clock().Advance(23*time.Hour + 30*time.Minute)
 	before := len(srv.Requests())
-	_, err = a55Client(t, srv, nil).Charges.Create(t.Context(), chargeRequest("4111111111111111"), payonce.WithResumeToken(token))
+	key, perr := payonce.ParseKey(string(stored))
+	require.NoError(t, perr)
+	_, err = a55Client(t, srv, nil).Charges.Create(t.Context(), chargeRequest("4111111111111111"), payonce.WithKey(key))
 	require.ErrorIs(t, err, payonce.ErrKeyExpired)
 	assert.Equal(t, before, len(srv.Requests()), "nothing sent")
 	assert.Zero(t, srv.Ledger().Len())
@@ -186,7 +191,7 @@ func TestResumeTokenFromAnotherProcessKeepsTheGuard(t *testing.T) {
 // failOnce fails the next Update: the process "dies" after the server
 // executed and before the journal recorded the outcome.
 type failOnce struct {
-	payonce.Journal
+	journal.Store
 	fail bool
 }
 
@@ -195,7 +200,7 @@ func (f *failOnce) Update(ctx context.Context, e payonce.JournalEntry) error {
 		f.fail = false
 		return errors.New("process died")
 	}
-	return f.Journal.Update(ctx, e)
+	return f.Store.Update(ctx, e)
 }
 
 // Crash between send and answer: the charge committed but neither the
@@ -217,14 +222,14 @@ func TestCrashBetweenSendAndAnswerChargesOnce(t *testing.T) {
 
 			// The second run executes (replay) but dies before recording;
 			// its lease has run out when the next run comes.
-			f := &failOnce{Journal: reopen(t), fail: true}
+			f := &failOnce{Store: reopen(t), fail: true}
 			_, err = a55Client(t, srv, f, payonce.WithJournalLease(time.Microsecond)).Charges.Create(t.Context(), chargeRequest("4111111111111111"), payonce.WithReference("order-7"))
 			require.ErrorIs(t, err, payonce.ErrJournal)
 
 			ch, err := a55Client(t, srv, reopen(t)).Charges.Create(t.Context(), chargeRequest("4111111111111111"), payonce.WithReference("order-7"))
 			require.NoError(t, err)
 			assert.Equal(t, 1, srv.Ledger().Len(), "charged once")
-			assert.True(t, srv.Ledger().ExecutedOnce(ch.Meta.Key))
+			assert.True(t, srv.Ledger().ExecutedOnce(ch.Meta.Key.ID()))
 			e, err := reopen(t).Get(t.Context(), "a55:"+srv.ClientID()+"@"+srv.URL, "order-7")
 			require.NoError(t, err)
 			assert.Equal(t, payonce.JournalSucceeded, e.State)
@@ -279,7 +284,7 @@ func TestSameReferenceOtherBodyDeclinedAndOutcomeUnknown(t *testing.T) {
 			assert.Equal(t, payonce.JournalPending, entry.State)
 
 			// Recovery lists it.
-			pending, err := j.Pending(ctx, payonce.PendingQuery{Scope: "a55:" + srv.ClientID() + "@" + srv.URL})
+			pending, err := j.Pending(ctx, journal.PendingQuery{Scope: "a55:" + srv.ClientID() + "@" + srv.URL})
 			require.NoError(t, err)
 			require.Len(t, pending, 1)
 			assert.Equal(t, "order-3", pending[0].Reference)
@@ -296,10 +301,10 @@ func TestReserveTxThenDoUsesTheReservedKey(t *testing.T) {
 		return payonce.JournalEntry{Scope: scope, Reference: ref, Operation: "charges.create", Method: "POST", Path: a55.PathCharges,
 			Key: "reserved-key-" + ref, KeyCreated: srv.Clock().Now()}
 	}
-	check := func(t *testing.T, j payonce.Journal, ref string) {
+	check := func(t *testing.T, j journal.Store, ref string) {
 		ch, err := a55Client(t, srv, j).Charges.Create(t.Context(), chargeRequest("4111111111111111"), payonce.WithReference(ref))
 		require.NoError(t, err)
-		assert.Equal(t, "reserved-key-"+ref, ch.Meta.Key)
+		assert.Equal(t, "reserved-key-"+ref, ch.Meta.Key.ID())
 		assert.True(t, srv.Ledger().ExecutedOnce("reserved-key-"+ref))
 	}
 	t.Run("sqlite", func(t *testing.T) {
@@ -362,9 +367,9 @@ func TestWorkersClaimAndResumePendingEntriesOnce(t *testing.T) {
 			}
 			require.Equal(t, 3, srv.Ledger().Len())
 
-			w1, err := j.Claim(t.Context(), payonce.ClaimRequest{Owner: "worker-1", Lease: time.Minute, Limit: 2})
+			w1, err := j.Claim(t.Context(), journal.ClaimRequest{Owner: "worker-1", Lease: time.Minute, Limit: 2})
 			require.NoError(t, err)
-			w2, err := reopen(t).Claim(t.Context(), payonce.ClaimRequest{Owner: "worker-2", Lease: time.Minute})
+			w2, err := reopen(t).Claim(t.Context(), journal.ClaimRequest{Owner: "worker-2", Lease: time.Minute})
 			require.NoError(t, err)
 			require.Len(t, w1, 2)
 			require.Len(t, w2, 1)
@@ -375,7 +380,7 @@ func TestWorkersClaimAndResumePendingEntriesOnce(t *testing.T) {
 			// also (wrongly) resumes one of worker 1's: worker 1's lease
 			// refuses it (nothing sent), or worker 1 has finished and the
 			// journal answers. Either way one execution.
-			resume := func(j payonce.Journal, ref, owner string) error {
+			resume := func(j journal.Store, ref, owner string) error {
 				_, err := a55Client(t, srv, j).Charges.Create(context.Background(), chargeRequest("4111111111111111"),
 					payonce.WithReference(ref), payonce.WithLeaseOwner(owner))
 				return err
@@ -394,7 +399,7 @@ func TestWorkersClaimAndResumePendingEntriesOnce(t *testing.T) {
 				require.NoError(t, <-errs)
 			}
 			assert.Equal(t, 3, srv.Ledger().Len(), "three orders, three charges")
-			pending, err := j.Pending(t.Context(), payonce.PendingQuery{})
+			pending, err := j.Pending(t.Context(), journal.PendingQuery{})
 			require.NoError(t, err)
 			assert.Empty(t, pending)
 		})
@@ -421,7 +426,7 @@ func TestInsufficientBalanceStaysPendingAndResumesAfterTopUp(t *testing.T) {
 			srv.SetBalance(srv.APIKey(), payonce.MustParseAmount("1000.00"))
 			res, err := coinepayClient(t, srv, reopen(t)).Cards.Apply(t.Context(), req, payonce.WithReference("job-9"))
 			require.NoError(t, err)
-			assert.Equal(t, e.Key, res.Meta.Key)
+			assert.Equal(t, e.Key, res.Meta.Key.ID())
 			assert.Equal(t, 1, srv.Ledger().Count(e.Key), "one card")
 		})
 	}
@@ -440,7 +445,7 @@ func TestReserveTxWithoutFingerprintBindsTheFirstBody(t *testing.T) {
 		r.Amount = payonce.MustParseAmount(amount)
 		return r
 	}
-	check := func(t *testing.T, j payonce.Journal, ref string) {
+	check := func(t *testing.T, j journal.Store, ref string) {
 		c := a55Client(t, srv, j)
 		first, err := c.Charges.Create(t.Context(), charge("10.00"), payonce.WithReference(ref))
 		require.NoError(t, err)
@@ -456,7 +461,7 @@ func TestReserveTxWithoutFingerprintBindsTheFirstBody(t *testing.T) {
 		require.NoError(t, err)
 		assert.True(t, again.Meta.FromJournal)
 		assert.Equal(t, first.UUID, again.UUID)
-		assert.True(t, srv.Ledger().ExecutedOnce(first.Meta.Key))
+		assert.True(t, srv.Ledger().ExecutedOnce(first.Meta.Key.ID()))
 	}
 	entry := func(ref string) payonce.JournalEntry {
 		return payonce.JournalEntry{Scope: scope, Reference: ref, Operation: "charges.create", Method: "POST", Path: a55.PathCharges,
@@ -497,7 +502,7 @@ func TestReserveTxWithoutFingerprintBindsTheFirstBody(t *testing.T) {
 // skewedJournal is a journal whose clock (Now) runs offset from the
 // machine's, as a PostgreSQL server's does from a worker's.
 type skewedJournal struct {
-	payonce.Journal
+	journal.Store
 	offset time.Duration
 }
 
@@ -506,14 +511,14 @@ func (s skewedJournal) Now(context.Context) (time.Time, error) {
 }
 
 // Story: a worker whose clock is a few minutes ahead of (or a day behind)
-// the journal's runs a fresh order with its own key (WithIdempotencyKey,
-// no creation time): the key is new, so it is sent once, neither refused
-// as created in the future nor as past its window.
-func TestBareKeyOnASkewedWorkerIsSentOnce(t *testing.T) {
+// the journal's runs a fresh order without a key of its own: the key made
+// for it is created on the journal's clock, so it is sent once, neither
+// refused as created in the future nor as past its window.
+func TestFreshKeyOnASkewedWorkerIsSentOnce(t *testing.T) {
 	for _, skew := range []time.Duration{5 * time.Minute, -30 * time.Hour} {
-		cases := []backend{{name: "memory-clock", open: func(t *testing.T) (payonce.Journal, func(t *testing.T) payonce.Journal) {
+		cases := []backend{{name: "memory-clock", open: func(t *testing.T) (journal.Store, func(t *testing.T) journal.Store) {
 			j := skewedJournal{journal.NewMemory(), 0}
-			return j, func(*testing.T) payonce.Journal { return j }
+			return j, func(*testing.T) journal.Store { return j }
 		}}}
 		for _, b := range backends(t) {
 			if b.name == "postgres" {
@@ -527,9 +532,9 @@ func TestBareKeyOnASkewedWorkerIsSentOnce(t *testing.T) {
 				j, _ := b.open(t)
 				c := a55Client(t, srv, j)
 				ch, err := c.Charges.Create(t.Context(), chargeRequest("4111111111111111"),
-					payonce.WithReference("order-7/charge"), payonce.WithIdempotencyKey("order-7-charge-key-0001"))
+					payonce.WithReference("order-7/charge"))
 				require.NoError(t, err)
-				assert.True(t, srv.Ledger().ExecutedOnce(ch.Meta.Key))
+				assert.True(t, srv.Ledger().ExecutedOnce(ch.Meta.Key.ID()))
 				e, err := j.Get(t.Context(), c.Core().Scope(), "order-7/charge")
 				require.NoError(t, err)
 				assert.Equal(t, payonce.JournalSucceeded, e.State)

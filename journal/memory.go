@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/payonce/payonce"
+	"github.com/payonce/payonce/internal/journalkit"
 )
 
 // Memory is an in-memory payonce.Journal for tests and single-process
@@ -43,7 +44,7 @@ func (m *Memory) Reserve(ctx context.Context, e payonce.JournalEntry) (payonce.J
 	if err := ctx.Err(); err != nil {
 		return payonce.JournalEntry{}, false, err
 	}
-	if err := CheckReserve(e); err != nil {
+	if err := journalkit.CheckReserve(e); err != nil {
 		return payonce.JournalEntry{}, false, err
 	}
 	return m.reserve(e)
@@ -56,7 +57,7 @@ func (m *Memory) ReserveTx(ctx context.Context, e payonce.JournalEntry) (payonce
 	if err := ctx.Err(); err != nil {
 		return payonce.JournalEntry{}, false, err
 	}
-	if err := CheckReserveTx(e); err != nil {
+	if err := journalkit.CheckReserveTx(e); err != nil {
 		return payonce.JournalEntry{}, false, err
 	}
 	return m.reserve(e)
@@ -69,8 +70,8 @@ func (m *Memory) reserve(e payonce.JournalEntry) (payonce.JournalEntry, bool, er
 	if old, ok := m.entries[id]; ok {
 		return clone(*old), false, nil
 	}
-	now := Time(m.now())
-	e = NormalizeReserve(e, now)
+	now := journalkit.Time(m.now())
+	e = journalkit.NormalizeReserve(e, now)
 	if e.LeaseOwner != "" {
 		e.LeaseUntil = now.Add(e.ReserveLease())
 	}
@@ -86,7 +87,7 @@ func (m *Memory) Update(ctx context.Context, e payonce.JournalEntry) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if err := CheckState(e.State); err != nil {
+	if err := journalkit.CheckState(e.State); err != nil {
 		return err
 	}
 	m.mu.Lock()
@@ -95,7 +96,7 @@ func (m *Memory) Update(ctx context.Context, e payonce.JournalEntry) error {
 	if !ok {
 		return fmt.Errorf("journal: update %q: %w", e.Reference, payonce.ErrJournalNotFound)
 	}
-	if err := CheckUpdate(*old, e); err != nil {
+	if err := journalkit.CheckUpdate(*old, e); err != nil {
 		return err
 	}
 	old.State, old.Result, old.StatusCode, old.RequestID, old.Replayed = e.State, append([]byte(nil), e.Result...), e.StatusCode, e.RequestID, e.Replayed
@@ -105,7 +106,7 @@ func (m *Memory) Update(ctx context.Context, e payonce.JournalEntry) error {
 	if old.UpdatedAt.IsZero() {
 		old.UpdatedAt = m.now()
 	}
-	old.UpdatedAt = Time(old.UpdatedAt)
+	old.UpdatedAt = journalkit.Time(old.UpdatedAt)
 	old.LeaseOwner, old.LeaseUntil = "", time.Time{}
 	return nil
 }
@@ -115,7 +116,7 @@ func (m *Memory) Take(ctx context.Context, r payonce.TakeRequest) (payonce.Journ
 	if err := ctx.Err(); err != nil {
 		return payonce.JournalEntry{}, err
 	}
-	if err := CheckTake(r); err != nil {
+	if err := journalkit.CheckTake(r); err != nil {
 		return payonce.JournalEntry{}, err
 	}
 	m.mu.Lock()
@@ -124,8 +125,8 @@ func (m *Memory) Take(ctx context.Context, r payonce.TakeRequest) (payonce.Journ
 	if !ok {
 		return payonce.JournalEntry{}, fmt.Errorf("journal: take %q: %w", r.Reference, payonce.ErrJournalNotFound)
 	}
-	now := Time(m.now())
-	if err := TakeRefusal(*e, r, now); err != nil {
+	now := journalkit.Time(m.now())
+	if err := journalkit.TakeRefusal(*e, r, now); err != nil {
 		return clone(*e), err
 	}
 	e.Fence++
@@ -142,7 +143,7 @@ func (m *Memory) BeginAttempt(ctx context.Context, r payonce.AttemptRequest) (pa
 	if err := ctx.Err(); err != nil {
 		return payonce.JournalEntry{}, err
 	}
-	if err := CheckAttempt(r); err != nil {
+	if err := journalkit.CheckAttempt(r); err != nil {
 		return payonce.JournalEntry{}, err
 	}
 	m.mu.Lock()
@@ -151,10 +152,10 @@ func (m *Memory) BeginAttempt(ctx context.Context, r payonce.AttemptRequest) (pa
 	if !ok {
 		return payonce.JournalEntry{}, fmt.Errorf("journal: attempt %q: %w", r.Reference, payonce.ErrJournalNotFound)
 	}
-	if err := AttemptRefusal(*e, r); err != nil {
+	if err := journalkit.AttemptRefusal(*e, r); err != nil {
 		return clone(*e), err
 	}
-	now := Time(m.now())
+	now := journalkit.Time(m.now())
 	e.Sent, e.Attempts = true, e.Attempts+1
 	e.LeaseOwner, e.LeaseUntil, e.UpdatedAt = r.Owner, now.Add(r.Lease), now
 	return clone(*e), nil
@@ -171,7 +172,7 @@ func (m *Memory) Now(ctx context.Context) (time.Time, error) {
 	if !m.ownClock {
 		return time.Time{}, nil
 	}
-	return Time(m.now()), nil
+	return journalkit.Time(m.now()), nil
 }
 
 // Get returns the entry of (scope, reference).
@@ -189,7 +190,7 @@ func (m *Memory) Get(ctx context.Context, scope, reference string) (payonce.Jour
 }
 
 // Pending lists pending entries, oldest first.
-func (m *Memory) Pending(ctx context.Context, q payonce.PendingQuery) ([]payonce.JournalEntry, error) {
+func (m *Memory) Pending(ctx context.Context, q PendingQuery) ([]payonce.JournalEntry, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -212,7 +213,7 @@ func (m *Memory) pendingLocked(scope string, before time.Time, limit int, keep f
 		}
 		out = append(out, clone(*e))
 	}
-	SortEntries(out)
+	journalkit.SortEntries(out)
 	if limit > 0 && len(out) > limit {
 		out = out[:limit]
 	}
@@ -220,16 +221,16 @@ func (m *Memory) pendingLocked(scope string, before time.Time, limit int, keep f
 }
 
 // Claim leases free or expired pending entries to c.Owner.
-func (m *Memory) Claim(ctx context.Context, c payonce.ClaimRequest) ([]payonce.JournalEntry, error) {
+func (m *Memory) Claim(ctx context.Context, c ClaimRequest) ([]payonce.JournalEntry, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if err := CheckClaim(c); err != nil {
+	if err := journalkit.CheckClaim(c.Owner, c.Lease); err != nil {
 		return nil, err
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	now := Time(m.now())
+	now := journalkit.Time(m.now())
 	sel := m.pendingLocked(c.Scope, time.Time{}, c.Limit, func(e *payonce.JournalEntry) bool {
 		return e.LeaseOwner == "" || !e.LeaseUntil.After(now)
 	})

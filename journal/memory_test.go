@@ -3,13 +3,12 @@ package journal_test
 import (
 	"testing"
 
-	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/journal"
 	"github.com/payonce/payonce/journal/journaltest"
 )
 
 func TestMemoryConformance(t *testing.T) {
-	journaltest.Run(t, func(t *testing.T) payonce.Journal { return journal.NewMemory() })
+	journaltest.Run(t, func(t *testing.T) journal.Store { return journal.NewMemory() })
 }
 
 func TestMemoryFingerprintBinding(t *testing.T) {

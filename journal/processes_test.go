@@ -20,6 +20,7 @@ import (
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/a55"
 	"github.com/payonce/payonce/a55/a55test"
+	"github.com/payonce/payonce/journal"
 	"github.com/payonce/payonce/journal/pgjournal"
 	"github.com/payonce/payonce/journal/sqlitejournal"
 	"github.com/payonce/payonce/payoncetest"
@@ -98,7 +99,7 @@ func TestProcessHelper(t *testing.T) {
 		t.Skip("run by TestSeveralProcessesCallOneReferenceOnce")
 	}
 	ctx := context.Background()
-	var j payonce.Journal
+	var j journal.Store
 	if path, ok := strings.CutPrefix(spec, "sqlite:"); ok {
 		sj, err := sqlitejournal.Open(ctx, path)
 		require.NoError(t, err)

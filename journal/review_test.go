@@ -57,7 +57,7 @@ func TestOneReferenceFromManyWorkersWithFaultsChargesOnce(t *testing.T) {
 				if err != nil {
 					return "", "", err
 				}
-				return ch.UUID, ch.Meta.Key, nil
+				return ch.UUID, ch.Meta.Key.ID(), nil
 			})
 			srv.ClearFaults()
 			ch, err := clients[0].Charges.Create(t.Context(), chargeRequest("4111111111111111"), payonce.WithReference("order-1/charge"))
@@ -224,7 +224,7 @@ func TestReferenceThatIsNotUTF8IsInvalidInput(t *testing.T) {
 			require.ErrorIs(t, err, payonce.ErrInvalidRequest)
 			assert.NotErrorIs(t, err, payonce.ErrJournal)
 			assert.Empty(t, srv.Requests(), "nothing sent")
-			pending, err := j.Pending(t.Context(), payonce.PendingQuery{})
+			pending, err := j.Pending(t.Context(), journal.PendingQuery{})
 			require.NoError(t, err)
 			assert.Empty(t, pending)
 		})
@@ -258,7 +258,7 @@ func TestCoinepayOneReferenceFromManyWorkersWithFaultsOpensOneCard(t *testing.T)
 				if err != nil {
 					return "", "", err
 				}
-				return res.Card.CardID, res.Meta.Key, nil
+				return res.Card.CardID, res.Meta.Key.ID(), nil
 			})
 			srv.ClearFaults()
 			res, err := clients[0].Cards.Apply(t.Context(), req, payonce.WithReference("job-7"))
@@ -307,7 +307,7 @@ func callTogether(t *testing.T, workers int, call func(w int) (id, key string, e
 					mu.Unlock()
 					return
 				}
-				keys[payonce.KeyOf(err)] = true
+				keys[payonce.KeyOf(err).ID()] = true
 				mu.Unlock()
 				assert.True(t, payonce.IsTemporary(err) || errors.Is(err, payonce.ErrIdempotencyConflict), "%v", err)
 			}

@@ -17,6 +17,8 @@ import (
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/a55"
 	"github.com/payonce/payonce/a55/a55test"
+	"github.com/payonce/payonce/internal/keytest"
+	"github.com/payonce/payonce/journal"
 	"github.com/payonce/payonce/journal/pgjournal"
 	"github.com/payonce/payonce/journal/sqlitejournal"
 	"github.com/stretchr/testify/assert"
@@ -26,7 +28,7 @@ import (
 // rowRecorder is the memory backend of the row checks: it keeps every entry
 // written to or read from the journal, so that its dump shows all it held.
 type rowRecorder struct {
-	payonce.Journal
+	journal.Store
 	mu   sync.Mutex
 	seen []payonce.JournalEntry
 }
@@ -38,23 +40,23 @@ func (r *rowRecorder) keep(es ...payonce.JournalEntry) {
 }
 
 func (r *rowRecorder) Reserve(ctx context.Context, e payonce.JournalEntry) (payonce.JournalEntry, bool, error) {
-	got, created, err := r.Journal.Reserve(ctx, e)
+	got, created, err := r.Store.Reserve(ctx, e)
 	r.keep(e, got)
 	return got, created, err
 }
 
 func (r *rowRecorder) Update(ctx context.Context, e payonce.JournalEntry) error {
 	r.keep(e)
-	return r.Journal.Update(ctx, e)
+	return r.Store.Update(ctx, e)
 }
 
 func (r *rowRecorder) Get(ctx context.Context, scope, reference string) (payonce.JournalEntry, error) {
-	got, err := r.Journal.Get(ctx, scope, reference)
+	got, err := r.Store.Get(ctx, scope, reference)
 	r.keep(got)
 	return got, err
 }
 
-func dumpMemory(t *testing.T, j payonce.Journal) string {
+func dumpMemory(t *testing.T, j journal.Store) string {
 	t.Helper()
 	r := j.(*rowRecorder)
 	r.mu.Lock()
@@ -66,7 +68,7 @@ func dumpMemory(t *testing.T, j payonce.Journal) string {
 	return b.String()
 }
 
-func dumpSQLite(t *testing.T, j payonce.Journal) string {
+func dumpSQLite(t *testing.T, j journal.Store) string {
 	t.Helper()
 	db := j.(*sqlitejournal.Journal).DB()
 	rows, err := db.QueryContext(t.Context(), "SELECT * FROM payonce_journal")
@@ -91,7 +93,7 @@ func dumpSQLite(t *testing.T, j payonce.Journal) string {
 	return b.String()
 }
 
-func dumpPostgres(t *testing.T, j payonce.Journal) string {
+func dumpPostgres(t *testing.T, j journal.Store) string {
 	t.Helper()
 	pj := j.(*pgjournal.Journal)
 	rows, err := pj.Pool().Query(t.Context(), "SELECT t::text, encode(t.result, 'escape') FROM "+pgx.Identifier{pj.Schema(), "payonce_journal"}.Sanitize()+" t")
@@ -166,7 +168,7 @@ func TestNoJournalRowHoldsCardDataOrSecrets(t *testing.T) {
 			require.NoError(t, err)
 			for ref, key := range map[string]string{"hostile-ok": "hostile-ok-key-0001", "hostile-400": "hostile-400-key-0001",
 				"hostile-503": "hostile-503-key-0001", "hostile-declined-2xx": "hostile-dec-key-0001"} {
-				_, _ = hc.Charges.Create(ctx, chargeRequest("4111111111111111"), payonce.WithReference(ref), payonce.WithIdempotencyKey(key))
+				_, _ = hc.Charges.Create(ctx, chargeRequest("4111111111111111"), payonce.WithReference(ref), payonce.WithKey(keytest.Now(t, key)))
 			}
 			for _, ref := range []string{"hostile-ok", "hostile-400", "hostile-503", "hostile-declined-2xx"} {
 				_, err := j.Get(ctx, "a55:hostile", ref)

@@ -41,8 +41,13 @@ func ExampleNew() {
 		fmt.Println(err)
 		return
 	}
+	key, err := payonce.NewKey(srv.Clock().Now(), "order", "42", "card-apply")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	_, err = client.Cards.Apply(context.Background(), &coinepay.ApplyRequest{HeaderID: "h1", PackageID: "p1"},
-		payonce.WithIdempotencyKey("order-42-card"))
+		payonce.WithKey(key))
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -51,11 +51,18 @@ const (
 	AttrIdempotencyKey = attribute.Key("payonce.idempotency_key") // spans only
 	AttrRequestID      = attribute.Key("payonce.request_id")      // spans only
 	AttrErrorCode      = attribute.Key("payonce.error.code")      // the provider's error code, spans only
-	AttrMethod         = attribute.Key("http.request.method")
-	AttrRoute          = attribute.Key("url.template")
-	AttrStatusCode     = attribute.Key("http.response.status_code")
-	AttrResendCount    = attribute.Key("http.request.resend_count")
-	AttrErrorType      = attribute.Key("error.type")
+	// AttrFromJournal is true when the answer came from the journal,
+	// nothing sent; on operations with a journal reference only.
+	AttrFromJournal = attribute.Key("payonce.from_journal")
+	// AttrReferenceTemplate is the journal reference's template
+	// (payonce.ReferenceTemplate: "order-{id}/charge"), never the raw
+	// reference; on operations with a journal reference only.
+	AttrReferenceTemplate = attribute.Key("payonce.reference.template")
+	AttrMethod            = attribute.Key("http.request.method")
+	AttrRoute             = attribute.Key("url.template")
+	AttrStatusCode        = attribute.Key("http.response.status_code")
+	AttrResendCount       = attribute.Key("http.request.resend_count")
+	AttrErrorType         = attribute.Key("error.type")
 )
 
 // Metric names.
@@ -218,7 +225,7 @@ func (o *Observer) Close() error { return o.budgetReg.Unregister() }
 const MaxRoutes = 1024
 
 // routeKey identifies the attribute sets of one operation on one route.
-type routeKey struct{ provider, operation, method, route string }
+type routeKey struct{ provider, operation, method, route, reference string }
 
 // route holds what every event of one operation kind reuses: names, span
 // options and metric attribute sets, built once so that recording
@@ -228,6 +235,7 @@ type route struct {
 	key                         routeKey
 	opSpanName, attemptSpanName string
 	spanAttrs                   []attribute.KeyValue
+	baseAttrs                   []attribute.KeyValue    // the metrics': provider, operation, reference template
 	opStart                     []trace.SpanStartOption // the operation span's
 	firstAttempt                []trace.SpanStartOption // attempt 1's
 	base                        measure
@@ -260,7 +268,7 @@ type statusKey struct {
 }
 
 func (o *Observer) route(info payonce.OperationInfo) *route {
-	k := routeKey{info.Provider, info.Operation, info.Method, info.Route}
+	k := routeKey{info.Provider, info.Operation, info.Method, info.Route, info.ReferenceTemplate}
 	if r := o.last.Load(); r != nil && r.key == k {
 		return r // the common case: the same route as the last event's, found without hashing
 	}
@@ -289,7 +297,7 @@ func (o *Observer) route(info payonce.OperationInfo) *route {
 // table keeps its provider and operation), else the one overflow kind.
 // The caller holds addMu.
 func (o *Observer) overflowRoute(k routeKey) *route {
-	k.route = payonce.RouteOverflow
+	k.route, k.reference = payonce.RouteOverflow, ""
 	if r, ok := o.routes.Load(k); ok {
 		return r.(*route)
 	}
@@ -300,7 +308,7 @@ func (o *Observer) overflowRoute(k routeKey) *route {
 		return r
 	}
 	if o.overflow == nil {
-		o.overflow = newRoute(routeKey{payonce.RouteOverflow, payonce.RouteOverflow, "_OTHER", payonce.RouteOverflow})
+		o.overflow = newRoute(routeKey{payonce.RouteOverflow, payonce.RouteOverflow, "_OTHER", payonce.RouteOverflow, ""})
 	}
 	return o.overflow
 }
@@ -317,13 +325,20 @@ func newRoute(k routeKey) *route {
 	}
 	spanAttrs := []attribute.KeyValue{AttrProvider.String(k.provider), AttrOperation.String(k.operation),
 		AttrMethod.String(k.method), AttrRoute.String(k.route)}
+	baseAttrs := spanAttrs[:2:2]
+	if k.reference != "" {
+		ref := AttrReferenceTemplate.String(k.reference)
+		spanAttrs = append(spanAttrs, ref)
+		baseAttrs = append(baseAttrs, ref)
+	}
 	return &route{
 		key:        k,
 		opSpanName: name, attemptSpanName: attemptName, spanAttrs: spanAttrs,
 		opStart: []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(spanAttrs...)},
 		firstAttempt: []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindClient),
 			trace.WithAttributes(append(spanAttrs[:len(spanAttrs):len(spanAttrs)], AttrAttempt.Int(1))...)},
-		base:      newMeasure(spanAttrs[0], spanAttrs[1]),
+		baseAttrs: baseAttrs,
+		base:      newMeasure(baseAttrs...),
 		byOutcome: map[string]measure{},
 		byCause:   map[string]measure{},
 		byStatus:  map[statusKey]measure{},
@@ -340,7 +355,7 @@ func cached[K comparable](r *route, m map[K]measure, k K, extra func() []attribu
 		return ms
 	}
 	kvs := extra()
-	ms = newMeasure(append([]attribute.KeyValue{r.spanAttrs[0], r.spanAttrs[1]}, kvs...)...)
+	ms = newMeasure(append(r.baseAttrs[:len(r.baseAttrs):len(r.baseAttrs)], kvs...)...)
 	ms.extra = kvs[:len(kvs):len(kvs)]
 	r.mu.Lock()
 	m[k] = ms
@@ -513,6 +528,9 @@ func (o *Observer) EndOperation(ctx context.Context, res payonce.OperationResult
 	if span.IsRecording() {
 		attrs := make([]attribute.KeyValue, 0, 8)
 		attrs = append(attrs, AttrOutcome.String(res.Outcome), AttrAttempts.Int(res.Attempts))
+		if r.key.reference != "" {
+			attrs = append(attrs, AttrFromJournal.Bool(res.FromJournal))
+		}
 		if res.Key != "" {
 			attrs = append(attrs, AttrIdempotencyKey.String(res.Key))
 		}
@@ -527,8 +545,15 @@ func (o *Observer) EndOperation(ctx context.Context, res payonce.OperationResult
 		span.SetAttributes(attrs...)
 	}
 	span.End()
-	outcome := res.Outcome
-	ms := cached(r, r.byOutcome, outcome, func() []attribute.KeyValue {
+	outcome, journaled := res.Outcome, r.key.reference != ""
+	k := outcome
+	if journaled && res.FromJournal {
+		k += "\x00journal"
+	}
+	ms := cached(r, r.byOutcome, k, func() []attribute.KeyValue {
+		if journaled {
+			return []attribute.KeyValue{AttrOutcome.String(outcome), AttrFromJournal.Bool(res.FromJournal)}
+		}
 		return []attribute.KeyValue{AttrOutcome.String(outcome)}
 	})
 	o.operations.Add(ctx, 1, ms.add...)

@@ -15,6 +15,7 @@ import (
 	"github.com/payonce/payonce/a55/a55test"
 	"github.com/payonce/payonce/coinepay"
 	"github.com/payonce/payonce/coinepay/coinepaytest"
+	"github.com/payonce/payonce/internal/keytest"
 	"github.com/payonce/payonce/otelpayonce"
 	"github.com/payonce/payonce/payoncetest"
 	"github.com/stretchr/testify/assert"
@@ -88,12 +89,20 @@ func (tm *telemetry) sum(t *testing.T, name string, want ...attribute.KeyValue) 
 // attributeKeys lists every attribute key used by any data point of any
 // payonce metric.
 func (tm *telemetry) attributeKeys(t *testing.T) map[attribute.Key]bool {
+	keys := map[attribute.Key]bool{}
+	tm.eachAttribute(t, func(kv attribute.KeyValue) { keys[kv.Key] = true })
+	return keys
+}
+
+// eachAttribute calls fn with every attribute of every data point of the
+// counters and histograms.
+func (tm *telemetry) eachAttribute(t *testing.T, fn func(attribute.KeyValue)) {
+	t.Helper()
 	var rm metricdata.ResourceMetrics
 	require.NoError(t, tm.reader.Collect(context.Background(), &rm))
-	keys := map[attribute.Key]bool{}
 	add := func(s attribute.Set) {
 		for _, kv := range s.ToSlice() {
-			keys[kv.Key] = true
+			fn(kv)
 		}
 	}
 	for _, sm := range rm.ScopeMetrics {
@@ -110,7 +119,6 @@ func (tm *telemetry) attributeKeys(t *testing.T) map[attribute.Key]bool {
 			}
 		}
 	}
-	return keys
 }
 
 func hasAll(s attribute.Set, want []attribute.KeyValue) bool {
@@ -165,7 +173,7 @@ func TestChargeWithLostAnswerTraces(t *testing.T) {
 	})
 	require.NoError(t, err)
 	require.Equal(t, 2, ch.Meta.Attempts)
-	require.True(t, srv.Ledger().ExecutedOnce(ch.Meta.Key))
+	require.True(t, srv.Ledger().ExecutedOnce(ch.Meta.Key.ID()))
 
 	spans := tm.spans.Ended()
 	require.Len(t, spans, 3)
@@ -181,7 +189,7 @@ func TestChargeWithLostAnswerTraces(t *testing.T) {
 	require.NotNil(t, op)
 	assert.Equal(t, trace.SpanKindInternal, op.SpanKind())
 	v, _ := attr(op, otelpayonce.AttrIdempotencyKey)
-	assert.Equal(t, ch.Meta.Key, v.AsString())
+	assert.Equal(t, ch.Meta.Key.ID(), v.AsString())
 	v, _ = attr(op, otelpayonce.AttrOutcome)
 	assert.Equal(t, "success", v.AsString())
 	v, _ = attr(op, otelpayonce.AttrAttempts)
@@ -237,10 +245,10 @@ func TestApplyWith503sAndReplayMetrics(t *testing.T) {
 	client, err := srv.Client(payonce.WithRetryPolicy(fastPolicy()), payonce.WithObserver(tm.obs), payonce.WithRetryBudget(budget))
 	require.NoError(t, err)
 	req := &coinepay.ApplyRequest{HeaderID: "h1", PackageID: "p1"}
-	card, err := client.Cards.Apply(context.Background(), req, payonce.WithIdempotencyKey("order-1-card"))
+	card, err := client.Cards.Apply(context.Background(), req, payonce.WithKey(keytest.Now(t, "order-1-card")))
 	require.NoError(t, err)
 	require.Equal(t, 3, card.Meta.Attempts)
-	again, err := client.Cards.Apply(context.Background(), req, payonce.WithIdempotencyKey("order-1-card"))
+	again, err := client.Cards.Apply(context.Background(), req, payonce.WithKey(keytest.Now(t, "order-1-card")))
 	require.NoError(t, err)
 	require.True(t, again.Meta.Replayed)
 
@@ -275,9 +283,9 @@ func TestFailuresAndNoSecrets(t *testing.T) {
 	client, err := srv.Client(payonce.WithRetryPolicy(fastPolicy()), payonce.WithObserver(tm.obs))
 	require.NoError(t, err)
 	ctx := context.Background()
-	_, err = client.Cards.Apply(ctx, &coinepay.ApplyRequest{HeaderID: "h1", PackageID: "p1"}, payonce.WithIdempotencyKey("k-conflict"))
+	_, err = client.Cards.Apply(ctx, &coinepay.ApplyRequest{HeaderID: "h1", PackageID: "p1"}, payonce.WithKey(keytest.Now(t, "k-conflict")))
 	require.NoError(t, err)
-	_, err = client.Cards.Apply(ctx, &coinepay.ApplyRequest{HeaderID: "h1", PackageID: "p2"}, payonce.WithIdempotencyKey("k-conflict"))
+	_, err = client.Cards.Apply(ctx, &coinepay.ApplyRequest{HeaderID: "h1", PackageID: "p2"}, payonce.WithKey(keytest.Now(t, "k-conflict")))
 	require.ErrorIs(t, err, payonce.ErrIdempotencyConflict)
 	require.NoError(t, srv.AddFault(payoncetest.Rule{Fault: payoncetest.FaultErrorBeforeCommit, Status: 503, Path: coinepay.PathCardInfo}))
 	_, err = client.Cards.Info(ctx, "card-4111111111111111")
@@ -383,4 +391,11 @@ func TestSpanAttributesHideEncodedCardNumbers(t *testing.T) {
 			assert.NotContains(t, dump.String(), "4111111111111111")
 		})
 	}
+}
+
+// metricValues joins every attribute value of every data point.
+func (tm *telemetry) metricValues(t *testing.T) string {
+	var b strings.Builder
+	tm.eachAttribute(t, func(kv attribute.KeyValue) { b.WriteString(kv.Value.String() + "\n") })
+	return b.String()
 }

@@ -49,3 +49,132 @@ func FuzzRedactJSON(f *testing.F) {
 		assert.NotRegexp(t, `(^|[^0-9])4111[ -]?1111[ -]?1111[ -]?1111([^0-9]|$)`, string(out))
 	})
 }
+
+// A result answered from the journal must name the same resources as the
+// answer that was stored: identifiers whose hex digits happen to hold a
+// long run of decimal digits are not card numbers. (The crash run found
+// card IDs such as card_486314928837d1e5850d507d coming back masked.)
+func TestRedactJSONKeepsIdentifiers(t *testing.T) {
+	in := `{"card_id":"card_486314928837d1e5850d507d","recharge_id":"card_4415d17307521799828029a7",` +
+		`"charge_uuid":"0e8a4f2c-4111-1111-1111-a1b2c3d4e5f6","id":"tx_12345678901234567","wallet_uuid":"ba7c0f44-67eb-49a4-8ab9-aebdff9b772c"}`
+	var got, want map[string]any
+	require.NoError(t, json.Unmarshal(JSON([]byte(in)), &got))
+	require.NoError(t, json.Unmarshal([]byte(in), &want))
+	assert.Equal(t, want, got)
+
+	// An identifier field that holds a card number itself is still masked,
+	// and so is a card number in any other field.
+	out := string(JSON([]byte(`{"card_id":"4111111111111111","token_id":"4111 1111 1111 1111","note":"card 4111111111111111 declined"}`)))
+	assert.NotContains(t, out, "4111111111111111")
+	assert.NotContains(t, out, "4111 1111 1111 1111")
+	assert.Contains(t, out, "1111")
+}
+
+// A card number glued into an identifier ("card_4111111111111111") is not
+// kept verbatim: only the digit runs of ordinary IDs are.
+func TestRedactJSONMasksCardNumbersInsideIdentifiers(t *testing.T) {
+	for _, in := range []string{
+		`{"card_id":"card_4111111111111111"}`,
+		`{"id":"ch_4111-1111-1111-1111_x"}`,
+		`{"chargeId":"x99994111111111111111"}`,
+	} {
+		out := string(JSON([]byte(in)))
+		assert.NotContains(t, out, "4111111111111111", in)
+		assert.NotContains(t, out, "4111-1111-1111-1111", in)
+	}
+}
+
+// Digits glued to a hex letter on one side only are part of the hex ID
+// too, however long their run (the chaos crash run found
+// card_830186349586224382650c29 coming back from the journal masked,
+// which its reconciliation counted as a lost operation); a run glued to
+// a letter that is not a hex digit, or to nothing, is still searched
+// for a card number.
+func TestRedactJSONKeepsHexIdentifiersWithLongDigitRuns(t *testing.T) {
+	for _, id := range []string{
+		"card_830186349586224382650c29",
+		"card_c830186349586224382650",
+		"card_4111111111111111c29",
+		"rc_9999941111111111111111ab",
+	} {
+		in := `{"card_id":"` + id + `"}`
+		assert.JSONEq(t, in, string(JSON([]byte(in))), id)
+	}
+	for _, in := range []string{
+		`{"card_id":"card_830186349586224382650"}`, // no hex letter: a Luhn-valid run hides in it
+		`{"card_id":"x99994111111111111111"}`,
+		`{"card_id":"card_4111111111111111_c29"}`,
+	} {
+		assert.NotEqual(t, in, string(JSON([]byte(in))), in)
+	}
+}
+
+// A server may key an object by card number: the name is redacted like a
+// value, and two names that redact alike both keep their values.
+func TestRedactJSONRedactsObjectNames(t *testing.T) {
+	out := string(JSON([]byte(`{"4111111111111111":"a","4111 1111 1111 1111":"b","************1111":"c","token=abc":1,"id":"ch_1"}`)))
+	var v map[string]any
+	require.NoError(t, json.Unmarshal([]byte(out), &v), out)
+	assert.NotContains(t, out, "4111111111111111")
+	assert.NotContains(t, out, "4111 1111")
+	assert.NotContains(t, out, "abc")
+	assert.Len(t, v, 5, out)
+	assert.Equal(t, "c", v["************1111"], out)
+	assert.Equal(t, "ch_1", v["id"])
+	assert.Equal(t, out, string(JSON([]byte(`{"4111111111111111":"a","4111 1111 1111 1111":"b","************1111":"c","token=abc":1,"id":"ch_1"}`))), "the same names every time")
+}
+
+// A UUID whose digits run across its hyphens into 13 to 19 Luhn-valid
+// digits ("4ed1-9573-71482498": 1957371482498) is a resource ID, not a
+// card number: the journal keeps it verbatim, or a replay would hand back
+// another ID than the server's; so are digits between the hex letters of
+// a hex ID. Card numbers written in groups inside any other ID, or glued to
+// a non-hex prefix, are still masked.
+func TestRedactJSONKeepsUUIDsWithLuhnDigitRuns(t *testing.T) {
+	// IDs the crash run saw come back masked: 1957371482498,
+	// 95204122920949 and 15662624484291 pass the Luhn check.
+	for _, id := range []string{
+		"724d9f31-3df0-4ed1-9573-71482498dcfd",
+		"73ffbaea-9520-4122-9209-49a98bc56df5",
+		"df156626-2448-4291-a920-c8de0e704d0e",
+		"card_60fc99c4830198454379ff58", // 4830198454379 between hex letters
+	} {
+		out := JSON([]byte(`{"uuid":"` + id + `","charge_id":"` + id + `"}`))
+		var m map[string]string
+		require.NoError(t, json.Unmarshal(out, &m))
+		assert.Equal(t, id, m["uuid"])
+		assert.Equal(t, id, m["charge_id"])
+	}
+
+	for _, hostile := range []string{
+		"abcd4111-1111-1111-1111-abcdefabcdefx",
+		"card-4111-1111-1111-1111",
+		"card_4111 1111 1111 1111",
+		"amex-3782-822463-10005",
+		"x4111111111111111y",
+	} {
+		out := string(JSON([]byte(`{"id":"` + hostile + `"}`)))
+		assert.NotContains(t, out, "4111-1111-1111", hostile)
+		assert.NotContains(t, out, "4111 1111 1111", hostile)
+		assert.NotContains(t, out, "822463", hostile)
+		assert.NotContains(t, out, "4111111111111111", hostile)
+	}
+}
+
+// UUIDs written in free text or in fields that are not named as IDs (an
+// idempotency key, a description) come back exactly as sent; a grouped
+// card number in the same text is still masked, also with a CVV group.
+func TestRedactJSONKeepsUUIDsInText(t *testing.T) {
+	for _, u := range []string{
+		"14c67164-d547-4066-9558-27d09727c667", "6ad12345-6789-4104-b484-e6b4706291ca",
+		"4e86e232-e0c1-2345-6787-384f0f53d9d7",
+	} {
+		in := `{"idempotency_key":"` + u + `","description":"order ` + u + ` paid"}`
+		out := string(JSON([]byte(in)))
+		assert.Contains(t, out, `"idempotency_key":"`+u+`"`)
+		assert.Contains(t, out, "order "+u+" paid")
+	}
+	out := string(JSON([]byte(`{"note":"card 4111 1111 1111 1111 cvv-less, again 4111-1111-1111-1111-123"}`)))
+	assert.NotContains(t, out, "4111 1111 1111 1111")
+	assert.NotContains(t, out, "4111-1111-1111-1111")
+}

@@ -32,19 +32,19 @@ func TestClientKeyAgesWithTheFakeClock(t *testing.T) {
 	// Every answer is lost after the charge commits: the operation fails
 	// with its key, and the customer has paid once.
 	require.NoError(t, srv.AddFault(payoncetest.Rule{Fault: payoncetest.FaultDropAfterCommit, Path: a55test.ChargePath}))
-	key, err := payonce.OperationKey("order", "4242", "payment")
+	key, err := payonce.NewKey(srv.Clock().Now(), "order", "4242", "payment")
 	require.NoError(t, err)
-	_, err = client.Charges.Create(context.Background(), chargeReq(t), payonce.WithIdempotencyKey(key))
+	_, err = client.Charges.Create(context.Background(), chargeReq(t), payonce.WithKey(key))
 	require.Error(t, err)
 	require.True(t, payonce.IsTemporary(err))
-	require.Equal(t, 1, srv.Ledger().Count(key))
+	require.Equal(t, 1, srv.Ledger().Count(key.ID()))
 	srv.ClearFaults()
 
 	srv.Clock().Advance(25 * time.Hour)
 	sent := len(srv.Requests())
-	_, err = client.Charges.Create(payonce.ResumeContext(context.Background(), err), chargeReq(t))
+	_, err = client.Charges.Create(context.Background(), chargeReq(t), payonce.WithKey(payonce.KeyOf(err)))
 	require.ErrorIs(t, err, payonce.ErrKeyExpired)
 	assert.Equal(t, key, payonce.KeyOf(err))
 	assert.Len(t, srv.Requests(), sent, "nothing sent")
-	assert.Equal(t, 1, srv.Ledger().Count(key), "charged once")
+	assert.Equal(t, 1, srv.Ledger().Count(key.ID()), "charged once")
 }

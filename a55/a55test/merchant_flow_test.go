@@ -15,6 +15,7 @@ import (
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/a55"
 	"github.com/payonce/payonce/a55/a55test"
+	"github.com/payonce/payonce/internal/keytest"
 	"github.com/payonce/payonce/journal/sqlitejournal"
 	"github.com/payonce/payonce/payoncetest"
 )
@@ -40,34 +41,34 @@ func TestMerchantFlowEveryStepRunsOnce(t *testing.T) {
 	require.NoError(t, err)
 
 	// Pre-authorise order 7 under its own key; the answer is lost.
-	key, err := payonce.OperationKey("order", "7", "payment")
+	key, err := payonce.NewKey(srv.Clock().Now(), "order", "7", "payment")
 	require.NoError(t, err)
 	dropNext(t, srv, a55test.ChargePath)
-	auth, err := client.Charges.Create(ctx, flowCharge("30.00", false), payonce.WithIdempotencyKey(key))
+	auth, err := client.Charges.Create(ctx, flowCharge("30.00", false), payonce.WithKey(key))
 	require.NoError(t, err)
 	assert.Equal(t, key, auth.Meta.Key)
 	assert.Equal(t, 2, auth.Meta.Attempts)
 	assert.Equal(t, a55.StatusPending, auth.Status)
-	assert.True(t, srv.Ledger().ExecutedOnce(key), "authorised once")
+	assert.True(t, srv.Ledger().ExecutedOnce(key.ID()), "authorised once")
 
 	// Capture, then refund part of it: each answer lost, each run once.
 	dropNext(t, srv, a55test.CapturePath)
 	cp, err := client.Charges.Capture(ctx, &a55.CaptureRequest{ChargeUUID: auth.UUID})
 	require.NoError(t, err)
 	assert.Equal(t, a55.StatusConfirmed, cp.Status)
-	assert.True(t, srv.Ledger().ExecutedOnce(cp.Meta.Key), "captured once")
+	assert.True(t, srv.Ledger().ExecutedOnce(cp.Meta.Key.ID()), "captured once")
 
 	dropNext(t, srv, a55test.RefundPath)
 	rf, err := client.Charges.Refund(ctx, &a55.RefundRequest{ChargeUUID: auth.UUID, Amount: payonce.MustParseAmount("10.00")})
 	require.NoError(t, err)
 	assert.Equal(t, "10.00", rf.RefundedAmount.String())
-	assert.True(t, srv.Ledger().ExecutedOnce(rf.Meta.Key), "refunded once")
+	assert.True(t, srv.Ledger().ExecutedOnce(rf.Meta.Key.ID()), "refunded once")
 
 	// Refunding more than remains is a final, typed error that keeps its key.
 	_, err = client.Charges.Refund(ctx, &a55.RefundRequest{ChargeUUID: auth.UUID, Amount: payonce.MustParseAmount("25.00")})
 	require.ErrorIs(t, err, payonce.ErrInvalidState)
 	assert.False(t, payonce.IsResumable(err))
-	assert.NotEmpty(t, payonce.KeyOf(err))
+	assert.NotEmpty(t, payonce.KeyOf(err).ID())
 
 	// Cancel another pre-authorisation; capturing it afterwards is refused.
 	other, err := client.Charges.Create(ctx, flowCharge("5.00", false))
@@ -76,31 +77,33 @@ func TestMerchantFlowEveryStepRunsOnce(t *testing.T) {
 	cn, err := client.Charges.Cancel(ctx, &a55.CancelRequest{ChargeUUID: other.UUID, Reason: "customer"})
 	require.NoError(t, err)
 	assert.Equal(t, a55.StatusCanceled, cn.Status)
-	assert.True(t, srv.Ledger().ExecutedOnce(cn.Meta.Key), "canceled once")
+	assert.True(t, srv.Ledger().ExecutedOnce(cn.Meta.Key.ID()), "canceled once")
 	_, err = client.Charges.Capture(ctx, &a55.CaptureRequest{ChargeUUID: other.UUID})
 	require.ErrorIs(t, err, payonce.ErrInvalidState)
 
 	// The order key again with another amount: a caller bug, a typed 409.
-	_, err = client.Charges.Create(ctx, flowCharge("31.00", false), payonce.WithIdempotencyKey(key))
+	_, err = client.Charges.Create(ctx, flowCharge("31.00", false), payonce.WithKey(key))
 	require.ErrorIs(t, err, payonce.ErrIdempotencyConflict)
 	var apiErr *payonce.APIError
 	require.True(t, errors.As(err, &apiErr))
 	assert.Equal(t, 409, apiErr.StatusCode)
 	assert.Equal(t, key, payonce.KeyOf(err))
 	assert.False(t, payonce.IsResumable(err))
-	assert.Equal(t, 1, srv.Ledger().Count(key), "nothing ran")
+	assert.Equal(t, 1, srv.Ledger().Count(key.ID()), "nothing ran")
 
 	// Invalid input is refused before sending, typed, and still names the key.
 	sent := srv.Stats().Requests
 	bad := flowCharge("0.00", true)
-	_, err = client.Charges.Create(ctx, bad, payonce.WithIdempotencyKey("order-8-payment-0001"))
+	_, err = client.Charges.Create(ctx, bad, payonce.WithKey(keytest.Now(t, "order-8-payment-0001")))
 	require.ErrorIs(t, err, payonce.ErrInvalidRequest)
 	require.ErrorIs(t, err, payonce.ErrInvalidAmount)
-	assert.Equal(t, "order-8-payment-0001", payonce.KeyOf(err))
-	tok, err := payonce.ParseResumeToken(payonce.ResumeTokenOf(err))
+	assert.Equal(t, "order-8-payment-0001", payonce.KeyOf(err).ID())
+	text, err := payonce.KeyOf(err).MarshalText()
 	require.NoError(t, err)
-	assert.Equal(t, "order-8-payment-0001", tok.Key)
-	assert.False(t, tok.Created.IsZero())
+	stored, err := payonce.ParseKey(string(text))
+	require.NoError(t, err)
+	assert.Equal(t, "order-8-payment-0001", stored.ID())
+	assert.False(t, stored.Created().IsZero())
 	assert.Equal(t, sent, srv.Stats().Requests, "nothing sent")
 }
 
@@ -126,11 +129,11 @@ func TestMerchantFlowRedeliveredJobChargesOnce(t *testing.T) {
 	_, err = deliver()
 	require.Error(t, err)
 	require.True(t, payonce.IsResumable(err), "%v", err)
-	key := payonce.KeyOf(err)
+	key := payonce.KeyOf(err).ID()
 
 	ch, err := deliver()
 	require.NoError(t, err)
-	assert.Equal(t, key, ch.Meta.Key)
+	assert.Equal(t, key, ch.Meta.Key.ID())
 	assert.False(t, ch.Meta.FromJournal)
 
 	sent := srv.Stats().Requests

@@ -22,14 +22,14 @@ func checkout(ctx context.Context, client *a55.Client, orderID string, orderCrea
 	// fits A55's 16-character minimum even for order "1". The order's
 	// creation time is the key's: a run after the provider forgot the key
 	// (24 h) is refused with ErrKeyExpired instead of charging again.
-	key, err := payonce.OperationKey("order", orderID, "payment")
+	key, err := payonce.NewKey(orderCreated, "order", orderID, "payment")
 	if err != nil {
 		return nil, err
 	}
 	return client.Charges.Create(ctx, &a55.ChargeCreateRequest{
 		Amount: amount, Currency: payonce.BRL, TypeCharge: a55.TypeCreditCard,
 		Card: &payonce.Card{Number: "4111111111111111", HolderName: "TEST", ExpirationMonth: "12", ExpirationYear: "2099", CVV: "123"},
-	}, payonce.WithIdempotencyKey(key), payonce.WithKeyCreated(orderCreated))
+	}, payonce.WithKey(key))
 }
 
 func TestCheckoutChargesOnceWhenTheAnswerIsLost(t *testing.T) {
@@ -44,6 +44,6 @@ func TestCheckoutChargesOnceWhenTheAnswerIsLost(t *testing.T) {
 	amount, _ := payonce.ParseAmount("100.00")
 	ch, err := checkout(context.Background(), client, "1", srv.Clock().Now(), amount)
 	require.NoError(t, err)
-	require.Equal(t, 2, ch.Meta.Attempts)                   // the SDK retried...
-	require.True(t, srv.Ledger().ExecutedOnce(ch.Meta.Key)) // ...and the customer paid once
+	require.Equal(t, 2, ch.Meta.Attempts)                        // the SDK retried...
+	require.True(t, srv.Ledger().ExecutedOnce(ch.Meta.Key.ID())) // ...and the customer paid once
 }

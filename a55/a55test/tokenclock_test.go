@@ -12,6 +12,7 @@ import (
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/a55"
 	"github.com/payonce/payonce/a55/a55test"
+	"github.com/payonce/payonce/internal/keytest"
 )
 
 func TestClientTokenFollowsTheFakeClock(t *testing.T) {
@@ -26,7 +27,7 @@ func TestClientTokenFollowsTheFakeClock(t *testing.T) {
 	amt, err := payonce.ParseAmount("10.00")
 	require.NoError(t, err)
 	ch, err := c.Charges.Create(ctx, &a55.ChargeCreateRequest{Amount: amt, Currency: payonce.BRL, TypeCharge: a55.TypePix},
-		payonce.WithIdempotencyKey("token-clock-key-0123456789"))
+		payonce.WithKey(keytest.Key(t, "token-clock-key-0123456789", s.Clock().Now())))
 	require.NoError(t, err)
 
 	s.Clock().Advance(25 * time.Hour)

@@ -31,7 +31,7 @@ func TestChargeWebhookURLPlainHTTPToNonLoopbackIsRefused(t *testing.T) {
 		_, err := c.Charges.Create(context.Background(), hookedCharge(t, a55test.CardConfirms, url, true))
 		require.ErrorIs(t, err, payonce.ErrInvalidRequest, url)
 		assert.Contains(t, err.Error(), "webhook_url", url)
-		assert.NotEmpty(t, payonce.KeyOf(err), "the refusal carries the key: %s", url)
+		assert.NotEmpty(t, payonce.KeyOf(err).ID(), "the refusal carries the key: %s", url)
 		assert.NotContains(t, err.Error(), "example", "the URL itself is never in the error: "+url)
 		assert.Empty(t, srv.Requests(), "nothing sent: %s", url)
 	}

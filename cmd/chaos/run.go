@@ -41,7 +41,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, terminal 
 	compare := fs.Bool("compare-journals", false, "measure operations per second with no journal, the SQLite journal and (with -journal-pg) the PostgreSQL journal")
 	latency := fs.Duration("latency", 0, "-compare-journals: the fakes' answer time, as a provider's")
 	journalPG := fs.String("journal-pg", os.Getenv("PAYONCE_POSTGRES_URL"), "-compare-journals: PostgreSQL URL (default $PAYONCE_POSTGRES_URL)")
-	fs.BoolVar(&cfg.Telemetry, "otel", false, "also report through otelpayonce and print its metrics (attempts, retries by cause, replays), read from an in-memory OpenTelemetry reader")
+	fs.BoolVar(&cfg.Telemetry, "otel", false, "also report through otelpayonce and print its metrics (attempts, retries by cause, replays) and a summary of its spans, read from in-memory OpenTelemetry providers")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0

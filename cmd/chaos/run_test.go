@@ -38,8 +38,10 @@ func TestRunOtelPrintsTelemetry(t *testing.T) {
 	code := run(context.Background(), []string{"-n", "200", "-concurrency", "8", "-seed", "3", "-otel", "-quiet"}, &out, &errOut, false)
 	require.Equal(t, 0, code, errOut.String())
 	s := out.String()
-	require.Contains(t, s, "telemetry (OpenTelemetry metrics, otelpayonce)")
+	require.Contains(t, s, "telemetry (OpenTelemetry spans and metrics, otelpayonce)")
 	tel := s[strings.Index(s, "telemetry ("):]
+	assert.Regexp(t, `spans: operations +\d+`, tel)
+	assert.Regexp(t, `spans: attempts +\d+`, tel)
 	assert.Regexp(t, `operations: success +\d+`, tel)
 	assert.Regexp(t, `attempts +\d+`, tel)
 	assert.Regexp(t, `retries: transport +\d+`, tel)

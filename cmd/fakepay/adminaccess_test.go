@@ -153,15 +153,6 @@ func TestCrossSiteRequestCannotResetTheFake(t *testing.T) {
 	assert.Empty(t, faults.Rules)
 }
 
-func TestLoopbackAddr(t *testing.T) {
-	for addr, want := range map[string]bool{
-		"127.0.0.1:8080": true, "[::1]:0": true, "localhost:0": true, "127.0.0.2:1": true,
-		":8080": false, "0.0.0.0:0": false, "[::]:0": false, "192.168.1.10:8080": false, "8080": false,
-	} {
-		assert.Equal(t, want, loopbackAddr(addr), addr)
-	}
-}
-
 func TestAddrWithoutPortIsNamedAsSuch(t *testing.T) {
 	for _, addr := range []string{"127.0.0.1", "localhost", "[::1]", "::1"} {
 		_, err := parseFlags([]string{"-addr", addr}, io.Discard)

@@ -212,15 +212,19 @@ func testConsoleChaosBurst(t *testing.T, b *browser) {
 	errs := make(chan error, charges+cards)
 	for i := range charges {
 		wg.Go(func() {
-			ctx := payonce.WithTaskKey(context.Background(), "console:charge", fmt.Sprintf("job-%03d", i), created)
-			_, err := ac.Charges.Create(ctx, chargeRequest())
+			key, err := payonce.NewKey(created, "console:charge", fmt.Sprintf("job-%03d", i))
+			if err == nil {
+				_, err = ac.Charges.Create(context.Background(), chargeRequest(), payonce.WithKey(key))
+			}
 			errs <- err
 		})
 	}
 	for i := range cards {
 		wg.Go(func() {
-			_, err := cc.Cards.Apply(context.Background(), &coinepay.ApplyRequest{HeaderID: "hdr_1", PackageID: "pkg_basic"},
-				payonce.WithIdempotencyKey(fmt.Sprintf("console-card-%03d", i)))
+			key, err := payonce.NewKey(created, fmt.Sprintf("console-card-%03d", i))
+			if err == nil {
+				_, err = cc.Cards.Apply(context.Background(), &coinepay.ApplyRequest{HeaderID: "hdr_1", PackageID: "pkg_basic"}, payonce.WithKey(key))
+			}
 			errs <- err
 		})
 	}
@@ -307,7 +311,9 @@ func testConsoleChaosBurst(t *testing.T, b *browser) {
 		}
 	}
 	jobID := strings.TrimPrefix(first.IdempotencyKey, "console:charge:")
-	_, err := ac.Charges.Create(payonce.WithTaskKey(context.Background(), "console:charge", jobID, created), chargeRequest())
+	key, err := payonce.NewKey(created, "console:charge", jobID)
+	require.NoError(t, err)
+	_, err = ac.Charges.Create(context.Background(), chargeRequest(), payonce.WithKey(key))
 	require.ErrorIs(t, err, payonce.ErrKeyExpired)
 	browse(t, ctx,
 		chromedp.Navigate(f.url+"/_fakepay/#/op/"+fmt.Sprint(first.ID)),
@@ -328,7 +334,9 @@ func testConsoleChaosBurst(t *testing.T, b *browser) {
 		waitJS(fmt.Sprintf(`document.querySelectorAll('#ops tbody tr.op').length === %d`, charges+cards)),
 	)
 	require.True(t, mustEval[bool](t, ctx, `window.__samePage = true`))
-	_, err = ac.Charges.Create(context.Background(), chargeRequest(), payonce.WithIdempotencyKey("console-live-order-0001"))
+	live, err := payonce.NewKey(f.engine.Clock().Now(), "console-live-order-0001")
+	require.NoError(t, err)
+	_, err = ac.Charges.Create(context.Background(), chargeRequest(), payonce.WithKey(live))
 	require.NoError(t, err)
 	browse(t, ctx, waitJS(`document.querySelector('#ops tbody tr.op td.key').textContent === 'console-live-order-0001'`))
 	assert.True(t, mustEval[bool](t, ctx, `window.__samePage === true`), "the page reloaded")
@@ -503,7 +511,9 @@ func testConsoleWebhooks(t *testing.T, b *browser) {
 	t.Cleanup(hook.Close)
 	req := chargeRequest()
 	req.WebhookURL = hook.URL + "/hooks/a55"
-	ch, err := f.a55Client(t).Charges.Create(context.Background(), req, payonce.WithIdempotencyKey("console-webhook-order-1"))
+	key, err := payonce.NewKey(f.engine.Clock().Now(), "console-webhook-order-1")
+	require.NoError(t, err)
+	ch, err := f.a55Client(t).Charges.Create(context.Background(), req, payonce.WithKey(key))
 	require.NoError(t, err)
 	<-got
 	row := f.engine.Operations(fakeserver.OpFilter{Key: "console-webhook-order-1"}).Operations

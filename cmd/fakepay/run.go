@@ -9,13 +9,13 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/internal/fakeserver"
 	"github.com/payonce/payonce/internal/fakeserver/a55fake"
 	"github.com/payonce/payonce/internal/fakeserver/coinepayfake"
+	"github.com/payonce/payonce/internal/loopback"
 )
 
 // options are the command-line flags.
@@ -104,7 +104,7 @@ func (o options) validate() error {
 		return fmt.Errorf("-addr %s: want host:port, such as 127.0.0.1:8080 or [::1]:0", o.addr)
 	case o.allowRemote && o.adminToken == "":
 		return errors.New("-allow-remote requires an admin token: -admin-token or " + fakeserver.AdminTokenEnv)
-	case !o.allowRemote && !loopbackAddr(o.addr):
+	case !o.allowRemote && !loopback.ListenAddr(o.addr):
 		return fmt.Errorf("-addr %s: other machines could reach it and the admin API resets, reads and steers the fake; "+
 			"listen on a loopback address (127.0.0.1:8080) or add -allow-remote with an admin token", o.addr)
 	}
@@ -172,7 +172,7 @@ func run(ctx context.Context, args []string, stdout io.Writer, ready func(net.Ad
 	if err != nil {
 		return err
 	}
-	if !o.allowRemote && !fakeserver.IsLoopbackListener(ln.Addr()) {
+	if !o.allowRemote && !loopback.Listener(ln.Addr()) {
 		// A host name that resolved to another interface.
 		_ = ln.Close()
 		return fmt.Errorf("-addr %s listens on %s, which other machines can reach: use a loopback address or -allow-remote with an admin token",
@@ -184,7 +184,7 @@ func run(ctx context.Context, args []string, stdout io.Writer, ready func(net.Ad
 	fakeserver.Harden(srv)
 	srv.ReadTimeout, srv.IdleTimeout = o.readTimeout, o.idleTimeout
 	fmt.Fprintf(stdout, "fakepay listening on http://%s\n", ln.Addr().String())
-	if !fakeserver.IsLoopbackListener(ln.Addr()) {
+	if !loopback.Listener(ln.Addr()) {
 		fmt.Fprintf(stdout, "fakepay: warning: %s is reachable from other machines; every admin call and the console need the admin token\n", ln.Addr())
 	}
 	fmt.Fprintf(stdout, "fakepay seed %d (-seed %d replays these IDs and faults)\n", e.Seed(), e.Seed())
@@ -227,18 +227,4 @@ func run(ctx context.Context, args []string, stdout io.Writer, ready func(net.Ad
 func validHostPort(addr string) bool {
 	_, _, err := net.SplitHostPort(addr)
 	return err == nil
-}
-
-// loopbackAddr reports whether a listen address names a loopback host
-// ("localhost" or a loopback IP). An empty host, as in ":8080", listens on
-// every interface. Another host name is checked once it is bound.
-func loopbackAddr(addr string) bool {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return false
-	}
-	if ip := net.ParseIP(strings.Trim(host, "[]")); ip != nil {
-		return ip.IsLoopback()
-	}
-	return host != ""
 }

@@ -6,7 +6,7 @@ import (
 	"io"
 	"time"
 
-	"github.com/payonce/payonce"
+	"github.com/payonce/payonce/journal"
 )
 
 // The -state values of list.
@@ -49,7 +49,7 @@ func cmdList(ctx context.Context, args []string, stdout io.Writer, d deps) error
 	if err != nil {
 		return err
 	}
-	q := payonce.PendingQuery{Scope: scope}
+	q := journal.PendingQuery{Scope: scope}
 	if olderThan > 0 {
 		q.Before = now.Add(-olderThan)
 	}

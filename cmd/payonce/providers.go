@@ -6,6 +6,7 @@ import (
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/a55"
 	"github.com/payonce/payonce/coinepay"
+	"github.com/payonce/payonce/journal"
 )
 
 // Environment variables the lookups read, beside a55's own (a55.EnvClientID,
@@ -24,7 +25,7 @@ const (
 )
 
 // clientOptions are the options both lookup clients take.
-func clientOptions(j payonce.Journal, getenv func(string) string, d deps) []payonce.Option {
+func clientOptions(j journal.Store, getenv func(string) string, d deps) []payonce.Option {
 	opts := []payonce.Option{payonce.WithJournal(j)}
 	if s := getenv(EnvScope); s != "" {
 		opts = append(opts, payonce.WithScope(s))
@@ -38,7 +39,7 @@ func clientOptions(j payonce.Journal, getenv func(string) string, d deps) []payo
 	return opts
 }
 
-func a55FromEnv(j payonce.Journal, getenv func(string) string, d deps) (*a55.Client, error) {
+func a55FromEnv(j journal.Store, getenv func(string) string, d deps) (*a55.Client, error) {
 	auth := a55.Auth{AccessToken: getenv(a55.EnvAccessToken)}
 	if auth.AccessToken == "" {
 		auth = a55.Auth{ClientID: getenv(a55.EnvClientID), ClientSecret: getenv(a55.EnvClientSecret), TokenURL: getenv(a55.EnvTokenURL)}
@@ -57,7 +58,7 @@ func a55FromEnv(j payonce.Journal, getenv func(string) string, d deps) (*a55.Cli
 	return c, nil
 }
 
-func coinepayFromEnv(j payonce.Journal, getenv func(string) string, d deps) (*coinepay.Client, error) {
+func coinepayFromEnv(j journal.Store, getenv func(string) string, d deps) (*coinepay.Client, error) {
 	key, secret, base := getenv(EnvCoinepayAPIKey), getenv(EnvCoinepayAPISecret), getenv(EnvCoinepayBaseURL)
 	if key == "" || secret == "" || base == "" {
 		return nil, usageErr("a coinepay lookup needs %s, %s and %s in the environment", EnvCoinepayAPIKey, EnvCoinepayAPISecret, EnvCoinepayBaseURL)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/payonce/payonce/journal"
 	"github.com/payonce/payonce/redact"
 
 	"context"
@@ -13,7 +14,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/journal/pgjournal"
 	"github.com/payonce/payonce/journal/sqlitejournal"
 )
@@ -135,7 +135,7 @@ func parse(fs *flag.FlagSet, args []string) ([]string, error) {
 
 // journalHandle is an open journal and how to close it.
 type journalHandle struct {
-	payonce.Journal
+	journal.Store
 	close func()
 	// countSettled counts what Purge(before) would delete, deleting
 	// nothing: the same predicate, as a COUNT.
@@ -165,7 +165,7 @@ func openJournal(ctx context.Context, c common) (*journalHandle, error) {
 				before.UTC().Truncate(time.Microsecond)).Scan(&n)
 			return n, err
 		}
-		return &journalHandle{Journal: j, close: j.Close, countSettled: count}, nil
+		return &journalHandle{Store: j, close: j.Close, countSettled: count}, nil
 	}
 	if c.schema != "" {
 		return nil, usageErr("-schema applies to a PostgreSQL journal only")
@@ -183,12 +183,12 @@ func openJournal(ctx context.Context, c common) (*journalHandle, error) {
 			before.UTC().Truncate(time.Microsecond).UnixMicro()).Scan(&n)
 		return n, err
 	}
-	return &journalHandle{Journal: j, close: func() { _ = j.Close() }, countSettled: count}, nil
+	return &journalHandle{Store: j, close: func() { _ = j.Close() }, countSettled: count}, nil
 }
 
 // clock returns the command's present: d.now, else the journal's clock,
 // else the machine's.
-func clock(ctx context.Context, j payonce.Journal, d deps) (time.Time, error) {
+func clock(ctx context.Context, j journal.Store, d deps) (time.Time, error) {
 	if d.now != nil {
 		return d.now(), nil
 	}

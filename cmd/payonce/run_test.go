@@ -15,6 +15,7 @@ import (
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/coinepay"
 	"github.com/payonce/payonce/coinepay/coinepaytest"
+	"github.com/payonce/payonce/journal"
 	"github.com/payonce/payonce/journal/pgjournal"
 	"github.com/payonce/payonce/journal/sqlitejournal"
 	"github.com/payonce/payonce/payoncetest"
@@ -27,13 +28,13 @@ import (
 type backend struct {
 	name  string
 	flags []string
-	open  func(t *testing.T) payonce.Journal
+	open  func(t *testing.T) journal.Store
 }
 
 func backends(t *testing.T) []backend {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "journal.db")
-	bs := []backend{{"sqlite", []string{"-journal", path}, func(t *testing.T) payonce.Journal {
+	bs := []backend{{"sqlite", []string{"-journal", path}, func(t *testing.T) journal.Store {
 		j, err := sqlitejournal.Open(t.Context(), path)
 		require.NoError(t, err)
 		t.Cleanup(func() { _ = j.Close() })
@@ -52,7 +53,7 @@ func backends(t *testing.T) []backend {
 			pool.Close()
 		}
 	})
-	return append(bs, backend{"postgres", []string{"-journal", url, "-schema", schema}, func(t *testing.T) payonce.Journal {
+	return append(bs, backend{"postgres", []string{"-journal", url, "-schema", schema}, func(t *testing.T) journal.Store {
 		j, err := pgjournal.Open(t.Context(), url, pgjournal.WithSchema(schema))
 		require.NoError(t, err)
 		t.Cleanup(j.Close)

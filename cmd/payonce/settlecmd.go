@@ -14,6 +14,7 @@ import (
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/a55"
 	"github.com/payonce/payonce/coinepay"
+	"github.com/payonce/payonce/journal"
 )
 
 // maxResultBytes bounds a -result file.
@@ -51,7 +52,7 @@ func cmdSettle(ctx context.Context, args []string, stdout io.Writer, getenv func
 	fs.DurationVar(&f.margin, "margin", 0, "lookup: widen the lookup window by this much on each side (default 15m)")
 	fs.StringVar(&f.headerID, "header-id", "", "coinepay cards.apply lookup: the request's header_id")
 	fs.StringVar(&f.packageID, "package-id", "", "coinepay cards.apply lookup: the request's package_id")
-	fs.StringVar(&f.requestFile, "request", "", "a55 charges.create lookup: the exact request, a JSON file")
+	fs.StringVar(&f.requestFile, "request", "", "a55 charges.create lookup of an entry without a request summary: the exact request, a JSON file")
 	ops, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -199,7 +200,7 @@ func readResult(name string, d deps) ([]byte, error) {
 
 // byHand records st through Client.Settle on a client of the entry's
 // scope (it sends nothing to any provider).
-func byHand(ctx context.Context, j payonce.Journal, e payonce.JournalEntry, st payonce.Settlement) (settleResult, error) {
+func byHand(ctx context.Context, j journal.Store, e payonce.JournalEntry, st payonce.Settlement) (settleResult, error) {
 	core, err := payonce.NewClient(payonce.WithJournal(j), payonce.WithScope(e.Scope),
 		// Settle sends nothing: the base URL is never dialled.
 		payonce.WithBaseURL("https://settle-by-hand.invalid"))
@@ -226,7 +227,7 @@ var errScopeMismatch = errors.New("the credentials' scope is not the entry's")
 
 // lookup settles e by looking it up at its provider with a client built
 // from the environment, whose scope must be the entry's.
-func lookup(ctx context.Context, j payonce.Journal, e payonce.JournalEntry, f settleFlags, getenv func(string) string, d deps) (settleResult, error) {
+func lookup(ctx context.Context, j journal.Store, e payonce.JournalEntry, f settleFlags, getenv func(string) string, d deps) (settleResult, error) {
 	checkScope := func(core *payonce.Client) error {
 		if core.Scope() != e.Scope {
 			return fmt.Errorf("settle %q: %w: the environment's credentials record under %q, the entry is under %q (set %s if the application named its scope)",
@@ -260,15 +261,17 @@ func lookup(ctx context.Context, j payonce.Journal, e payonce.JournalEntry, f se
 		}
 		return r, nil
 	case "charges.create":
-		if f.requestFile == "" {
-			return settleResult{}, usageErr("a charges.create lookup needs -request file.json, the exact request the entry was recorded with; without it settle by hand (-outcome)")
-		}
 		if f.headerID != "" || f.packageID != "" {
 			return settleResult{}, usageErr("-header-id and -package-id are for a coinepay cards.apply lookup")
 		}
-		req, err := readChargeRequest(f.requestFile)
-		if err != nil {
-			return settleResult{}, err
+		// Without -request the entry's summary is what the lookup
+		// matches by: no card needed.
+		var req *a55.ChargeCreateRequest
+		if f.requestFile != "" {
+			var err error
+			if req, err = readChargeRequest(f.requestFile); err != nil {
+				return settleResult{}, err
+			}
 		}
 		ac, err := a55FromEnv(j, getenv, d)
 		if err != nil {
@@ -277,7 +280,7 @@ func lookup(ctx context.Context, j payonce.Journal, e payonce.JournalEntry, f se
 		if err := checkScope(ac.Core()); err != nil {
 			return settleResult{}, err
 		}
-		s, err := ac.Charges.SettleCreate(ctx, e.Reference, req, &a55.SettleOptions{Margin: f.margin, RecordNotExecuted: f.recordNotExecuted})
+		s, err := ac.Charges.SettleCreate(ctx, e.Reference, &a55.SettleOptions{Margin: f.margin, RecordNotExecuted: f.recordNotExecuted, Request: req})
 		if err != nil {
 			return settleResult{}, err
 		}

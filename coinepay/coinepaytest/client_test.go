@@ -11,6 +11,7 @@ import (
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/coinepay"
 	"github.com/payonce/payonce/coinepay/coinepaytest"
+	"github.com/payonce/payonce/internal/keytest"
 	"github.com/payonce/payonce/payoncetest"
 )
 
@@ -22,22 +23,22 @@ func TestClientKeyAgesWithTheFakeClock(t *testing.T) {
 	client, err := srv.Client()
 	require.NoError(t, err)
 	require.NoError(t, srv.AddFault(payoncetest.Rule{Fault: payoncetest.FaultDropAfterCommit, Path: coinepay.PathCardApply}))
-	key, err := payonce.OperationKey("openapi:apply", "job-77")
+	key, err := payonce.NewKey(srv.Clock().Now(), "openapi:apply", "job-77")
 	require.NoError(t, err)
 	req := &coinepay.ApplyRequest{HeaderID: "hdr_1", PackageID: "pkg_basic"}
-	_, err = client.Cards.Apply(context.Background(), req, payonce.WithIdempotencyKey(key))
+	_, err = client.Cards.Apply(context.Background(), req, payonce.WithKey(key))
 	require.Error(t, err)
 	require.True(t, payonce.IsTemporary(err))
-	require.Equal(t, 1, srv.Ledger().Count(key))
+	require.Equal(t, 1, srv.Ledger().Count(key.ID()))
 	srv.ClearFaults()
 
 	srv.Clock().Advance(25 * time.Hour)
 	sent := len(srv.Requests())
-	_, err = client.Cards.Apply(payonce.ResumeContext(context.Background(), err), req)
+	_, err = client.Cards.Apply(context.Background(), req, payonce.WithKey(payonce.KeyOf(err)))
 	require.ErrorIs(t, err, payonce.ErrKeyExpired)
 	assert.Equal(t, key, payonce.KeyOf(err))
 	assert.Len(t, srv.Requests(), sent, "nothing sent")
-	assert.Equal(t, 1, srv.Ledger().Count(key), "one card")
+	assert.Equal(t, 1, srv.Ledger().Count(key.ID()), "one card")
 }
 
 // The test client signs on the fake's clock: a moved fake clock costs no
@@ -61,27 +62,27 @@ func TestClientSignsOnTheFakeClock(t *testing.T) {
 	assert.InDelta(t, 600, local.ClockOffset().Seconds(), 2)
 }
 
-// payonce.OperationKey fits Coinepay's charset where a hand-made key does
+// payonce.NewKey fits Coinepay's charset where a hand-made key does
 // not: "order 42/x" is refused before sending.
-func TestOperationKeyFitsCoinepay(t *testing.T) {
+func TestNewKeyFitsCoinepay(t *testing.T) {
 	srv := coinepaytest.New(t)
 	client, err := srv.Client()
 	require.NoError(t, err)
 	req := &coinepay.ApplyRequest{HeaderID: "hdr_1", PackageID: "pkg_basic"}
-	_, err = client.Cards.Apply(context.Background(), req, payonce.WithIdempotencyKey("order 42/x"))
+	_, err = client.Cards.Apply(context.Background(), req, payonce.WithKey(keytest.Now(t, "order 42/x")))
 	require.ErrorIs(t, err, payonce.ErrKeyInvalidChars)
 	assert.Empty(t, srv.Requests())
 
 	for _, id := range []string{"1", "42/x", "pedido ação", "~tilde"} {
-		key, err := payonce.OperationKey("openapi:apply", id)
+		key, err := payonce.NewKey(srv.Clock().Now(), "openapi:apply", id)
 		require.NoError(t, err)
-		card, err := client.Cards.Apply(context.Background(), req, payonce.WithIdempotencyKey(key))
+		card, err := client.Cards.Apply(context.Background(), req, payonce.WithKey(key))
 		require.NoError(t, err, id)
 		assert.Equal(t, key, card.Meta.Key)
-		again, err := client.Cards.Apply(context.Background(), req, payonce.WithIdempotencyKey(key))
+		again, err := client.Cards.Apply(context.Background(), req, payonce.WithKey(key))
 		require.NoError(t, err)
 		assert.True(t, again.Meta.Replayed)
 		assert.Equal(t, card.CardID, again.CardID)
-		assert.True(t, srv.Ledger().ExecutedOnce(key), id)
+		assert.True(t, srv.Ledger().ExecutedOnce(key.ID()), id)
 	}
 }

@@ -18,7 +18,7 @@ func Example() {
 	defer srv.Close()
 	_ = srv.AddFault(payoncetest.Rule{Fault: payoncetest.FaultDropAfterCommit, Path: "/api/v1/openapi/card/apply", Count: 1})
 
-	key := payonce.TaskKey("openapi:apply", "order-42")
+	key := "openapi:apply:order-42"
 	send := func() (*http.Response, error) {
 		req, _ := http.NewRequest(http.MethodPost, srv.URL+"/api/v1/openapi/card/apply",
 			strings.NewReader(`{"header_id":"h1","package_id":"p1"}`))

@@ -14,6 +14,7 @@ import (
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/coinepay"
 	"github.com/payonce/payonce/coinepay/coinepaytest"
+	"github.com/payonce/payonce/internal/keytest"
 	"github.com/payonce/payonce/journal/sqlitejournal"
 	"github.com/payonce/payonce/payoncetest"
 )
@@ -25,47 +26,52 @@ func TestMerchantCardFlow(t *testing.T) {
 	require.NoError(t, err)
 
 	// Job 1 issues a card; the answer is lost, the client retries.
-	job := payonce.WithTaskKey(ctx, "openapi:apply", "job-1", srv.Clock().Now())
-	require.NoError(t, srv.AddFault(payoncetest.Rule{Fault: payoncetest.FaultDropAfterCommit, Path: coinepay.PathCardApply, Count: 1}))
-	card, err := client.Cards.Apply(job, &coinepay.ApplyRequest{HeaderID: "hdr_1", PackageID: "pkg_basic"})
+	jobKey, err := payonce.NewKey(srv.Clock().Now(), "openapi:apply", "job-1")
 	require.NoError(t, err)
-	assert.Equal(t, "openapi:apply:job-1", card.Meta.Key)
-	assert.True(t, srv.Ledger().ExecutedOnce(card.Meta.Key))
+	job := payonce.WithKey(jobKey)
+	require.NoError(t, srv.AddFault(payoncetest.Rule{Fault: payoncetest.FaultDropAfterCommit, Path: coinepay.PathCardApply, Count: 1}))
+	card, err := client.Cards.Apply(ctx, &coinepay.ApplyRequest{HeaderID: "hdr_1", PackageID: "pkg_basic"}, job)
+	require.NoError(t, err)
+	assert.Equal(t, "openapi:apply:job-1", card.Meta.Key.ID())
+	assert.True(t, srv.Ledger().ExecutedOnce(card.Meta.Key.ID()))
 
 	// The job is delivered again: the same card, replayed.
-	again, err := client.Cards.Apply(job, &coinepay.ApplyRequest{HeaderID: "hdr_1", PackageID: "pkg_basic"})
+	again, err := client.Cards.Apply(ctx, &coinepay.ApplyRequest{HeaderID: "hdr_1", PackageID: "pkg_basic"}, job)
 	require.NoError(t, err)
 	assert.Equal(t, card.CardID, again.CardID)
 	assert.True(t, again.Meta.Replayed)
 
 	// The job's key with another body: a typed 409 that keeps the key.
-	_, err = client.Cards.Apply(job, &coinepay.ApplyRequest{HeaderID: "hdr_2", PackageID: "pkg_basic"})
+	_, err = client.Cards.Apply(ctx, &coinepay.ApplyRequest{HeaderID: "hdr_2", PackageID: "pkg_basic"}, job)
 	require.ErrorIs(t, err, payonce.ErrIdempotencyConflict)
-	assert.Equal(t, "openapi:apply:job-1", payonce.KeyOf(err))
+	assert.Equal(t, "openapi:apply:job-1", payonce.KeyOf(err).ID())
 	assert.False(t, payonce.IsResumable(err))
 
 	// A recharge larger than the balance: resumable; after a top-up the
-	// stored token runs the very same recharge once.
-	rechargeKey, err := payonce.OperationKey("card", card.CardID, "recharge", "1")
+	// stored key runs the very same recharge once.
+	rechargeKey, err := payonce.NewKey(srv.Clock().Now(), "card", card.CardID, "recharge", "1")
 	require.NoError(t, err)
 	recharge := &coinepay.RechargeRequest{CardID: card.CardID, Amount: payonce.MustParseAmount("50.00")}
-	_, err = client.Cards.Recharge(ctx, recharge, payonce.WithIdempotencyKey(rechargeKey))
+	_, err = client.Cards.Recharge(ctx, recharge, payonce.WithKey(rechargeKey))
 	require.ErrorIs(t, err, payonce.ErrInsufficientBalance)
 	require.True(t, payonce.IsResumable(err))
-	token := payonce.ResumeTokenOf(err)
+	stored, err := payonce.KeyOf(err).MarshalText()
+	require.NoError(t, err)
 	srv.SetBalance(srv.APIKey(), payonce.MustParseAmount("100.00"))
 	require.NoError(t, srv.AddFault(payoncetest.Rule{Fault: payoncetest.FaultDropAfterCommit, Path: coinepay.PathCardRecharge, Count: 1}))
-	rc, err := client.Cards.Recharge(ctx, recharge, payonce.WithResumeToken(token))
+	resumed, err := payonce.ParseKey(string(stored))
+	require.NoError(t, err)
+	rc, err := client.Cards.Recharge(ctx, recharge, payonce.WithKey(resumed))
 	require.NoError(t, err)
 	assert.Equal(t, rechargeKey, rc.Meta.Key)
-	assert.True(t, srv.Ledger().ExecutedOnce(rechargeKey))
+	assert.True(t, srv.Ledger().ExecutedOnce(rechargeKey.ID()))
 	assert.Equal(t, "50.00", srv.Balance(srv.APIKey()).String())
 
 	// Refused input: typed, nothing sent, the key still named.
 	sent := srv.Stats().Requests
-	_, err = client.Cards.Recharge(ctx, &coinepay.RechargeRequest{CardID: card.CardID}, payonce.WithIdempotencyKey("card-recharge-2"))
+	_, err = client.Cards.Recharge(ctx, &coinepay.RechargeRequest{CardID: card.CardID}, payonce.WithKey(keytest.Now(t, "card-recharge-2")))
 	require.ErrorIs(t, err, payonce.ErrInvalidRequest)
-	assert.Equal(t, "card-recharge-2", payonce.KeyOf(err))
+	assert.Equal(t, "card-recharge-2", payonce.KeyOf(err).ID())
 	assert.Equal(t, sent, srv.Stats().Requests)
 }
 
@@ -83,8 +89,11 @@ func TestMerchantCardJobOnAJournal(t *testing.T) {
 	require.NoError(t, err)
 
 	deliver := func() (*coinepay.ApplyResult, error) {
-		job := payonce.WithTaskKey(ctx, "openapi:apply", "job-7", srv.Clock().Now())
-		return client.Cards.Apply(job, &coinepay.ApplyRequest{HeaderID: "hdr_7", PackageID: "pkg_basic"}, payonce.WithReference("job-7/apply"))
+		key, err := payonce.NewKey(srv.Clock().Now(), "openapi:apply", "job-7")
+		if err != nil {
+			return nil, err
+		}
+		return client.Cards.Apply(ctx, &coinepay.ApplyRequest{HeaderID: "hdr_7", PackageID: "pkg_basic"}, payonce.WithKey(key), payonce.WithReference("job-7/apply"))
 	}
 	require.NoError(t, srv.AddFault(payoncetest.Rule{Fault: payoncetest.FaultDropAfterCommit, Path: coinepay.PathCardApply, Count: 1}))
 	_, err = deliver()

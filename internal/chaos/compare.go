@@ -11,7 +11,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/payonce/payonce"
+	"github.com/payonce/payonce/journal"
 	"github.com/payonce/payonce/journal/sqlitejournal"
 )
 
@@ -132,7 +132,7 @@ func measureJournal(ctx context.Context, cfg CompareConfig, backend string) (Jou
 	if _, err := r.setup(ctx); err != nil {
 		return JournalFigure{}, err
 	}
-	var j payonce.Journal
+	var j journal.Store
 	if backend != "none" {
 		spec := ""
 		if backend == "postgres" {

@@ -24,3 +24,19 @@ func TestConfigsRefuseNaNAndNegativeLatency(t *testing.T) {
 	_, err := CompareJournals(context.Background(), CompareConfig{Operations: 1, Concurrency: 1, Latency: -time.Second})
 	assert.ErrorContains(t, err, "latency")
 }
+
+func TestConfigValidate(t *testing.T) {
+	for _, mutate := range []func(*Config){
+		func(c *Config) { c.Operations = 0 },
+		func(c *Config) { c.Concurrency = 0 },
+		func(c *Config) { c.FaultRate = 1 },
+		func(c *Config) { c.DuplicateRate = -1 },
+		func(c *Config) { c.MaxResumeRounds = 0 },
+		func(c *Config) { c.Retry.MaxAttempts = 0 },
+	} {
+		cfg := DefaultConfig()
+		mutate(&cfg)
+		_, err := Run(context.Background(), cfg)
+		assert.Error(t, err)
+	}
+}

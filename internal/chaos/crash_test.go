@@ -21,18 +21,19 @@ import (
 
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/a55/a55test"
+	"github.com/payonce/payonce/journal"
 )
 
 // TestMain makes the test binary a crash-run worker when the parent
 // re-executes it with WorkerEnv=1 (the helper-process pattern).
 func TestMain(m *testing.M) {
 	if os.Getenv(WorkerEnv) == "1" {
-		var wrap func(payonce.Journal) payonce.Journal
+		var wrap func(journal.Store) journal.Store
 		if os.Getenv(amnesiacEnv) == "1" {
-			wrap = func(j payonce.Journal) payonce.Journal { return amnesiacJournal{j} }
+			wrap = func(j journal.Store) journal.Store { return amnesiacJournal{j} }
 		}
 		if os.Getenv(unfencedEnv) == "1" {
-			wrap = func(j payonce.Journal) payonce.Journal { return unfencedJournal{j} }
+			wrap = func(j journal.Store) journal.Store { return unfencedJournal{j} }
 		}
 		os.Exit(workerMain(context.Background(), os.Stdin, os.Stdout, wrap))
 	}
@@ -191,10 +192,10 @@ const amnesiacEnv = "PAYONCE_CHAOS_TEST_AMNESIAC_JOURNAL"
 
 // amnesiacJournal reserves every reference anew: a journal that lost its
 // entries (or a merchant with no journal at all).
-type amnesiacJournal struct{ payonce.Journal }
+type amnesiacJournal struct{ journal.Store }
 
 func (j amnesiacJournal) Reserve(ctx context.Context, e payonce.JournalEntry) (payonce.JournalEntry, bool, error) {
-	stored, created, err := j.Journal.Reserve(ctx, e)
+	stored, created, err := j.Store.Reserve(ctx, e)
 	if err != nil || created || stored.Key == e.Key {
 		return stored, created, err
 	}
@@ -204,7 +205,7 @@ func (j amnesiacJournal) Reserve(ctx context.Context, e payonce.JournalEntry) (p
 
 // BeginAttempt forgets that the entry settled or was taken over.
 func (j amnesiacJournal) BeginAttempt(ctx context.Context, r payonce.AttemptRequest) (payonce.JournalEntry, error) {
-	got, err := j.Journal.BeginAttempt(ctx, r)
+	got, err := j.Store.BeginAttempt(ctx, r)
 	if errors.Is(err, payonce.ErrJournalSettled) || errors.Is(err, payonce.ErrJournalFenced) {
 		return got, nil
 	}
@@ -212,7 +213,7 @@ func (j amnesiacJournal) BeginAttempt(ctx context.Context, r payonce.AttemptRequ
 }
 
 func (j amnesiacJournal) Update(ctx context.Context, e payonce.JournalEntry) error {
-	err := j.Journal.Update(ctx, e)
+	err := j.Store.Update(ctx, e)
 	if errors.Is(err, payonce.ErrJournalSettled) || errors.Is(err, payonce.ErrJournalFenced) {
 		return nil
 	}
@@ -250,10 +251,10 @@ const unfencedEnv = "PAYONCE_CHAOS_TEST_UNFENCED_JOURNAL"
 // unfencedJournal lets every attempt go (a settled or taken-over entry is
 // sent again), lands every write whatever its fence, and refuses a 2xx
 // over a failed entry.
-type unfencedJournal struct{ payonce.Journal }
+type unfencedJournal struct{ journal.Store }
 
 func (j unfencedJournal) BeginAttempt(ctx context.Context, r payonce.AttemptRequest) (payonce.JournalEntry, error) {
-	got, err := j.Journal.BeginAttempt(ctx, r)
+	got, err := j.Store.BeginAttempt(ctx, r)
 	if errors.Is(err, payonce.ErrJournalSettled) || errors.Is(err, payonce.ErrJournalFenced) {
 		return got, nil
 	}
@@ -261,7 +262,7 @@ func (j unfencedJournal) BeginAttempt(ctx context.Context, r payonce.AttemptRequ
 }
 
 func (j unfencedJournal) Update(ctx context.Context, e payonce.JournalEntry) error {
-	stored, err := j.Journal.Get(ctx, e.Scope, e.Reference)
+	stored, err := j.Store.Get(ctx, e.Scope, e.Reference)
 	if err != nil {
 		return err
 	}
@@ -269,7 +270,7 @@ func (j unfencedJournal) Update(ctx context.Context, e payonce.JournalEntry) err
 		return fmt.Errorf("update %q: %w", e.Reference, payonce.ErrJournalSettled)
 	}
 	e.Fence = stored.Fence
-	return j.Journal.Update(ctx, e)
+	return j.Store.Update(ctx, e)
 }
 
 // The stall edge must fail the proof when the journal keeps no fences:

@@ -12,7 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/payonce/payonce"
+	"github.com/payonce/payonce/journal"
 	"github.com/payonce/payonce/journal/pgjournal"
 	"github.com/payonce/payonce/journal/sqlitejournal"
 )
@@ -24,7 +24,7 @@ func isPostgres(dsn string) bool {
 
 // openJournal opens the run's journal: PostgreSQL in schema for a
 // postgres:// URL, else the SQLite file at dsn.
-func openJournal(ctx context.Context, dsn, schema string, sqliteOpts ...sqlitejournal.Option) (payonce.Journal, func(), error) {
+func openJournal(ctx context.Context, dsn, schema string, sqliteOpts ...sqlitejournal.Option) (journal.Store, func(), error) {
 	if isPostgres(dsn) {
 		j, err := pgjournal.Open(ctx, dsn, pgjournal.WithSchema(schema))
 		if err != nil {

@@ -11,6 +11,7 @@ import (
 	"github.com/payonce/payonce/a55"
 	"github.com/payonce/payonce/coinepay"
 	"github.com/payonce/payonce/internal/fakeserver"
+	"github.com/payonce/payonce/journal"
 )
 
 // Ways an in-doubt entry was settled.
@@ -33,7 +34,7 @@ type settledEntry struct {
 // lists no recharges), are settled by hand with Client.Settle from the
 // provider's records, here the fake's ledger, as a merchant settles from
 // the provider's support or statement.
-func (r *crashRun) settleInDoubt(ctx context.Context, j payonce.Journal, plan []planItem,
+func (r *crashRun) settleInDoubt(ctx context.Context, j journal.Store, plan []planItem,
 	entries map[string]payonce.JournalEntry, ledger []fakeserver.Operation) (map[string]settledEntry, error) {
 	clock := payonce.WithClock(r.clock.Now)
 	a, err := a55.NewClient(a55.Auth{ClientID: r.cfg.A55ClientID, ClientSecret: r.cfg.A55ClientSecret, TokenURL: r.a55.TokenURL()},
@@ -64,13 +65,13 @@ func (r *crashRun) settleInDoubt(ctx context.Context, j payonce.Journal, plan []
 		var lerr error
 		switch it.work {
 		case workCharge, workDeclined:
-			amount, _ := payonce.AmountFromMinor(itemAmount(it))
-			client, wallet := a, r.wcfg.Wallet
+			// The journal alone: the entry's summary, no card.
+			client := a
 			if it.other {
-				client, wallet = b, r.wcfg.OtherWallet
+				client = b
 			}
 			var s *a55.ChargeSettlement
-			if s, lerr = client.Charges.SettleCreate(ctx, it.journalRef(), chargeRequest(it, amount, wallet), opts); lerr == nil {
+			if s, lerr = client.Charges.SettleCreate(ctx, it.journalRef(), opts); lerr == nil {
 				got = s.Entry
 			}
 		case workApply:
@@ -113,7 +114,7 @@ const maxLeaseWait = payonce.JournalReserveLease + 5*time.Second
 
 // waitLease waits until e's lease, held by a worker that died, ends on
 // the journal's clock: Settle refuses an entry a run still holds.
-func waitLease(ctx context.Context, j payonce.Journal, e payonce.JournalEntry) error {
+func waitLease(ctx context.Context, j journal.Store, e payonce.JournalEntry) error {
 	deadline := time.Now().Add(maxLeaseWait)
 	for {
 		now, err := j.Now(ctx)

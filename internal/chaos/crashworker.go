@@ -16,6 +16,7 @@ import (
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/a55"
 	"github.com/payonce/payonce/coinepay"
+	"github.com/payonce/payonce/journal"
 )
 
 // WorkerEnv is the environment variable that starts a binary of the crash
@@ -79,7 +80,7 @@ type worker struct {
 	mu   sync.Mutex // guards out and the sync exchange
 	sync bool
 	ref  string // the reference in progress
-	wrap func(payonce.Journal) payonce.Journal
+	wrap func(journal.Store) journal.Store
 }
 
 // WorkerMain is the crash run's worker process: it reads its configuration
@@ -92,7 +93,7 @@ func WorkerMain(ctx context.Context, in io.Reader, out io.Writer) int {
 
 // workerMain is WorkerMain with a wrapper around the journal (tests break
 // the journal with it, to see the proof fail).
-func workerMain(ctx context.Context, in io.Reader, out io.Writer, wrap func(payonce.Journal) payonce.Journal) int {
+func workerMain(ctx context.Context, in io.Reader, out io.Writer, wrap func(journal.Store) journal.Store) int {
 	w := &worker{in: bufio.NewScanner(in), out: bufio.NewWriter(out), wrap: wrap}
 	w.in.Buffer(make([]byte, 64<<10), 1<<20)
 	if err := w.main(ctx); err != nil {
@@ -121,7 +122,7 @@ func (w *worker) main(ctx context.Context) error {
 	if w.wrap != nil {
 		j = w.wrap(j)
 	}
-	cc, err := newCrashClients(cfg, &syncJournal{Journal: j, w: w}, func(next http.RoundTripper) http.RoundTripper {
+	cc, err := newCrashClients(cfg, &syncJournal{Store: j, w: w}, func(next http.RoundTripper) http.RoundTripper {
 		return &syncTransport{next: next, w: w}
 	})
 	if err != nil {
@@ -215,7 +216,7 @@ const crashLease = 20 * time.Millisecond
 // newCrashClients builds the SDK clients as a merchant's process would,
 // on the fakes' clock (cfg.ClockOffset), with journal j (nil: none) and
 // wrap around each HTTP transport (nil: none).
-func newCrashClients(cfg workerConfig, j payonce.Journal, wrap func(http.RoundTripper) http.RoundTripper) (*crashClients, error) {
+func newCrashClients(cfg workerConfig, j journal.Store, wrap func(http.RoundTripper) http.RoundTripper) (*crashClients, error) {
 	clock := func() time.Time { return time.Now().Add(cfg.ClockOffset) }
 	p := DefaultConfig().Retry // fast retries: the faults are short
 	common := func(url string) []payonce.Option {
@@ -300,7 +301,7 @@ func (w *worker) syncPointKey(phase, key string) error {
 // syncJournal stops at a sync point before the journal records or settles
 // an entry.
 type syncJournal struct {
-	payonce.Journal
+	journal.Store
 	w *worker
 }
 
@@ -308,14 +309,14 @@ func (j *syncJournal) Reserve(ctx context.Context, e payonce.JournalEntry) (payo
 	if err := j.w.syncPoint(phaseReserve); err != nil {
 		return payonce.JournalEntry{}, false, err
 	}
-	return j.Journal.Reserve(ctx, e)
+	return j.Store.Reserve(ctx, e)
 }
 
 func (j *syncJournal) Update(ctx context.Context, e payonce.JournalEntry) error {
 	if err := j.w.syncPoint(phaseUpdate); err != nil {
 		return err
 	}
-	return j.Journal.Update(ctx, e)
+	return j.Store.Update(ctx, e)
 }
 
 // syncTransport stops at a sync point before each API request leaves and

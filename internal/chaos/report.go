@@ -273,7 +273,7 @@ func (r *Report) WriteText(w io.Writer) error {
 	row("operations per second", fmt.Sprintf("%.0f", r.OpsPerSecond))
 	if r.Telemetry != nil {
 		row("replayed answers (marked X-Idempotent-Replay, from results)", r.ReplayedAnswers)
-		row("telemetry (OpenTelemetry metrics, otelpayonce)", "")
+		row("telemetry (OpenTelemetry spans and metrics, otelpayonce)", "")
 		r.Telemetry.rows(row)
 	}
 	_ = tw.Flush()

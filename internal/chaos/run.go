@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/a55"
 	"github.com/payonce/payonce/coinepay"
@@ -71,12 +72,12 @@ func (r *runner) newRecord(st step, key string) *opRecord {
 // runStep runs step st of sc, first time: a new key, the submissions in
 // parallel. It reports whether the scenario may go on.
 func (r *runner) runStep(ctx context.Context, sc *scenario, st step) bool {
-	key, err := payonce.NewKey()
+	key, err := payonce.NewKey(time.Now(), uuid.NewString())
 	if err != nil {
 		r.fail(fmt.Sprintf("scenario %d: %v", sc.id, err))
 		return false
 	}
-	rec := r.newRecord(st, key)
+	rec := r.newRecord(st, key.ID())
 	variants := []int{variantMain}
 	if st.dup {
 		variants = append(variants, variantMain)
@@ -90,7 +91,7 @@ func (r *runner) runStep(ctx context.Context, sc *scenario, st step) bool {
 		subs[i] = pendingSub{variant: v}
 	}
 	ok, parked := r.settle(ctx, sc, st, rec, subs, func(ps pendingSub) []payonce.CallOption {
-		return []payonce.CallOption{payonce.WithIdempotencyKey(key)}
+		return []payonce.CallOption{payonce.WithKey(key)}
 	}, func(ps pendingSub) context.Context { return ctx })
 	if ok {
 		rec.latency = time.Since(start)
@@ -184,15 +185,17 @@ func (r *runner) runScenario(ctx context.Context, sc *scenario) {
 }
 
 // resume retries a parked scenario's step with the keys its errors carry
-// (payonce.ResumeContext), as a merchant's job queue would, then goes on
+// (payonce.KeyOf), as a merchant's job queue would, then goes on
 // with the rest of the scenario.
 func (r *runner) resume(ctx context.Context, sc *scenario) {
 	p := sc.pending
 	sc.pending = nil
 	p.rec.resumed = true
 	ok, parked := r.settle(ctx, sc, sc.steps[sc.next], p.rec, p.subs,
-		func(pendingSub) []payonce.CallOption { return nil },
-		func(ps pendingSub) context.Context { return payonce.ResumeContext(ctx, ps.err) })
+		func(ps pendingSub) []payonce.CallOption {
+			return []payonce.CallOption{payonce.WithKey(payonce.KeyOf(ps.err))}
+		},
+		func(pendingSub) context.Context { return ctx })
 	if parked {
 		return
 	}
@@ -383,14 +386,13 @@ func (r *runner) newClients(env *env) error {
 // createWallet makes the wallet the run's charges go to; it is an
 // operation like any other, resumed until it is done.
 func (r *runner) createWallet(ctx context.Context) error {
-	key, err := payonce.NewKey()
+	key, err := payonce.NewKey(time.Now(), uuid.NewString())
 	if err != nil {
 		return err
 	}
-	rec := r.newRecord(step{kind: kindWalletCreate}, key)
-	wctx := payonce.WithKey(ctx, key)
+	rec := r.newRecord(step{kind: kindWalletCreate}, key.ID())
 	for i := 0; ; i++ {
-		w, err := r.a55.Wallets.Create(wctx, &a55.WalletCreateRequest{Name: "chaos wallet", Currency: payonce.BRL})
+		w, err := r.a55.Wallets.Create(ctx, &a55.WalletCreateRequest{Name: "chaos wallet", Currency: payonce.BRL}, payonce.WithKey(key))
 		r.subs.Add(1)
 		r.attempt.Add(int64(attemptsOf(err)))
 		if err == nil {
@@ -407,6 +409,6 @@ func (r *runner) createWallet(ctx context.Context) error {
 			return fmt.Errorf("chaos: create wallet: %w", err)
 		}
 		rec.resumed = true
-		wctx = payonce.ResumeContext(ctx, err)
+		key = payonce.KeyOf(err)
 	}
 }

@@ -4,15 +4,19 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"sync"
 
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/otelpayonce"
+	"go.opentelemetry.io/otel/codes"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace"
 )
 
-// Telemetry is what the OpenTelemetry instruments of otelpayonce counted
-// during a run (Config.Telemetry, the -otel flag): the same figures as the
+// Telemetry is what the OpenTelemetry instruments and spans of otelpayonce
+// counted during a run (Config.Telemetry, the -otel flag): the same figures as the
 // report's, from another source, so the two can be checked against each
 // other.
 type Telemetry struct {
@@ -21,6 +25,50 @@ type Telemetry struct {
 	Retries    []CauseCount   `json:"retries"`    // payonce.retries by cause, signer recoveries apart
 	Recoveries int            `json:"recoveries"` // payonce.retries with cause signer_recovery
 	Replays    int            `json:"replays"`    // payonce.replays: answers marked as replays
+	Spans      SpanCounts     `json:"spans"`      // the spans otelpayonce ended
+}
+
+// SpanCounts is a summary of the spans otelpayonce ended during a run.
+type SpanCounts struct {
+	Operations      int `json:"operations"`       // operation spans (kind internal)
+	OperationErrors int `json:"operation_errors"` // operation spans with status error
+	Attempts        int `json:"attempts"`         // attempt spans (kind client)
+	AttemptErrors   int `json:"attempt_errors"`   // attempt spans with status error
+}
+
+// spanCounter is a span processor that counts the spans it sees end.
+type spanCounter struct {
+	mu sync.Mutex
+	n  SpanCounts
+}
+
+func (c *spanCounter) OnStart(context.Context, sdktrace.ReadWriteSpan) {}
+
+func (c *spanCounter) OnEnd(s sdktrace.ReadOnlySpan) {
+	failed := s.Status().Code == codes.Error
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch s.SpanKind() {
+	case trace.SpanKindInternal:
+		c.n.Operations++
+		if failed {
+			c.n.OperationErrors++
+		}
+	case trace.SpanKindClient:
+		c.n.Attempts++
+		if failed {
+			c.n.AttemptErrors++
+		}
+	}
+}
+
+func (c *spanCounter) Shutdown(context.Context) error   { return nil }
+func (c *spanCounter) ForceFlush(context.Context) error { return nil }
+
+func (c *spanCounter) counts() SpanCounts {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.n
 }
 
 // OutcomeCount is a number of operations that ended one way.
@@ -29,27 +77,33 @@ type OutcomeCount struct {
 	Count   int    `json:"count"`
 }
 
-// telemetry is a run's in-memory metric pipeline: an otelpayonce observer
-// on a MeterProvider with a ManualReader.
+// telemetry is a run's in-memory pipeline: an otelpayonce observer on a
+// MeterProvider with a ManualReader and a TracerProvider, every span
+// sampled, whose processor counts the spans.
 type telemetry struct {
 	obs    *otelpayonce.Observer
 	reader *sdkmetric.ManualReader
 	mp     *sdkmetric.MeterProvider
+	tp     *sdktrace.TracerProvider
+	spans  *spanCounter
 }
 
 func newTelemetry() (*telemetry, error) {
 	reader := sdkmetric.NewManualReader()
 	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
-	obs, err := otelpayonce.New(otelpayonce.WithMeterProvider(mp))
+	spans := &spanCounter{}
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSampler(sdktrace.AlwaysSample()), sdktrace.WithSpanProcessor(spans))
+	obs, err := otelpayonce.New(otelpayonce.WithMeterProvider(mp), otelpayonce.WithTracerProvider(tp))
 	if err != nil {
 		return nil, err
 	}
-	return &telemetry{obs: obs, reader: reader, mp: mp}, nil
+	return &telemetry{obs: obs, reader: reader, mp: mp, tp: tp, spans: spans}, nil
 }
 
 func (t *telemetry) close() {
 	_ = t.obs.Close()
 	_ = t.mp.Shutdown(context.Background())
+	_ = t.tp.Shutdown(context.Background())
 }
 
 // collect reads the instruments once.
@@ -58,7 +112,7 @@ func (t *telemetry) collect(ctx context.Context) (*Telemetry, error) {
 	if err := t.reader.Collect(ctx, &rm); err != nil {
 		return nil, fmt.Errorf("chaos: collect metrics: %w", err)
 	}
-	out := &Telemetry{}
+	out := &Telemetry{Spans: t.spans.counts()}
 	outcomes, causes := map[string]int{}, map[string]int{}
 	for _, sm := range rm.ScopeMetrics {
 		for _, m := range sm.Metrics {
@@ -109,4 +163,8 @@ func (t *Telemetry) rows(row func(string, any)) {
 	}
 	row("  repeats after signer recovery", t.Recoveries)
 	row("  replayed answers", t.Replays)
+	row("  spans: operations", t.Spans.Operations)
+	row("  spans: operations with status error", t.Spans.OperationErrors)
+	row("  spans: attempts", t.Spans.Attempts)
+	row("  spans: attempts with status error", t.Spans.AttemptErrors)
 }

@@ -33,4 +33,16 @@ func TestTelemetryAgreesWithTheReport(t *testing.T) {
 	}
 	assert.Equal(t, rep.Submissions, ops)
 
+	// The spans agree with the metrics: one operation span per operation,
+	// one attempt span per attempt (signer failures included, which the
+	// attempts counter leaves out), errors marked as the outcomes say.
+	assert.Equal(t, ops, tel.Spans.Operations)
+	assert.GreaterOrEqual(t, tel.Spans.Attempts, tel.Attempts)
+	failed := 0
+	for _, o := range tel.Operations {
+		if o.Outcome != "success" {
+			failed += o.Count
+		}
+	}
+	assert.Equal(t, failed, tel.Spans.OperationErrors)
 }

@@ -6,9 +6,10 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/base64"
-	"net"
 	"net/http"
 	"strings"
+
+	"github.com/payonce/payonce/internal/loopback"
 )
 
 // Headers and names of the admin API's access rules.
@@ -58,7 +59,7 @@ func (g *adminGuard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// the console's browser policy: nothing there is ever rendered or
 	// embedded by another origin.
 	securityHeaders(w.Header())
-	if !g.allowRemote && !loopbackHost(r.Host) {
+	if !g.allowRemote && !loopback.HostHeader(r.Host) {
 		writeAdmin(w, adminError(http.StatusForbidden, "forbidden_host",
 			"the admin API answers only requests addressed to localhost or a loopback address"))
 		return
@@ -126,33 +127,6 @@ func safeMethod(m string) bool {
 // every state-changing request and Sec-Fetch-Site to every request.
 func fromBrowser(r *http.Request) bool {
 	return r.Header.Get("Sec-Fetch-Site") != "" || r.Header.Get("Origin") != ""
-}
-
-// loopbackHost reports whether a Host header names this machine:
-// localhost (or a name under .localhost) or a loopback IP. An empty Host
-// (HTTP/1.0) is accepted: browsers always send one.
-func loopbackHost(hostport string) bool {
-	if hostport == "" {
-		return true
-	}
-	host := hostport
-	if h, _, err := net.SplitHostPort(hostport); err == nil {
-		host = h
-	}
-	host = strings.TrimSuffix(strings.ToLower(strings.Trim(host, "[]")), ".")
-	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
-}
-
-// IsLoopbackListener reports whether addr (a listener's address) accepts
-// connections from this machine only. An unspecified address (0.0.0.0,
-// [::]) or any other interface's address does not.
-func IsLoopbackListener(addr net.Addr) bool {
-	tcp, ok := addr.(*net.TCPAddr)
-	return ok && tcp.IP.IsLoopback()
 }
 
 // writeAdmin sends an admin answer built outside adminHandler.

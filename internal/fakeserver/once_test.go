@@ -5,6 +5,14 @@ import (
 	"testing"
 	"time"
 
+	"encoding/json"
+	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -36,40 +44,64 @@ func TestStoreNeverExecutesTwiceForOneKey(t *testing.T) {
 	assert.Equal(t, 2, runs)
 }
 
-// A negative MaxBody keeps every answer, however large (A55 documents no cap).
-func TestStoreWithoutCap(t *testing.T) {
-	s := NewStore(StoreConfig{MaxBody: -1})
-	fp := FingerprintOf("POST", "/p", nil)
-	big := make([]byte, 300<<10)
-	runs := 0
-	exec := func() Response { runs++; return Response{Status: 200, Body: big} }
-	for range 3 {
-		s.Do(context.Background(), "c", "k", fp, exec)
-	}
-	assert.Equal(t, 1, runs)
+// sizedBackend answers a keyed operation with as many bytes as the body
+// asks for (400 for a negative size) and counts its commits per key.
+type sizedBackend struct {
+	testBackend
+	mu      sync.Mutex
+	commits map[string]int
 }
 
-// Two different bodies that are not valid UTF-8 are two payloads.
-func TestFingerprintInvalidUTF8(t *testing.T) {
-	a := FingerprintOf("POST", "/x", []byte("{\"d\":\"\xff\"}"))
-	b := FingerprintOf("POST", "/x", []byte("{\"d\":\"\xfe\"}"))
-	assert.NotEqual(t, a, b)
-	assert.Equal(t, a, FingerprintOf("POST", "/x", []byte("{\"d\":\"\xff\"}")))
-	assert.Equal(t, FingerprintOf("POST", "/x", []byte(`{"d":"é"}`)), FingerprintOf("POST", "/x", []byte(`{ "d" : "é" }`)),
-		"valid UTF-8 is still canonical")
+func (b *sizedBackend) Route(method, path string) (Route, Problem) {
+	return Route{Kind: "op", Keyed: true, Handle: func(r *Request) Response {
+		var in struct{ Size int }
+		_ = json.Unmarshal(r.Body, &in)
+		if in.Size < 0 {
+			return JSON(400, map[string]string{"error": "no"})
+		}
+		b.mu.Lock()
+		b.commits[r.Key]++
+		b.mu.Unlock()
+		return Response{Status: 200, Body: []byte(`"` + strings.Repeat("a", in.Size) + `"`)}
+	}}, ProblemNone
 }
 
-// A fixed clock does not make every request sweep the whole store.
-func TestStoreSweepsOnlyWhenTimeMoved(t *testing.T) {
-	clk := NewFixedClock(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
-	s := NewStore(StoreConfig{Clock: clk})
-	for i := range 50 {
-		s.Do(context.Background(), "c", string(rune('a'+i)), Fingerprint{}, ok200("x"))
+// The engine's invariant: whatever the answer size, the caps, the faults
+// and the concurrency, an operation runs at most once to a 2xx answer per
+// key within the window.
+func TestEngineNeverExecutesTwiceForOneKey(t *testing.T) {
+	e := New(Options{Seed: 7, Seeded: true, MaxOperations: 5})
+	require.NoError(t, e.Faults().Add(Rule{Fault: DropAfterCommit, Probability: 0.2}))
+	b := &sizedBackend{testBackend: testBackend{e}, commits: map[string]int{}}
+	srv := httptest.NewServer(e.Handler(ProviderConfig{Name: "test", MaxStoredBody: 64}, b))
+	defer srv.Close()
+
+	rng := rand.New(rand.NewPCG(1, 2))
+	sizes := map[string]int{}
+	for i := range 30 {
+		sizes["key-"+strconv.Itoa(i)] = []int{-1, 10, 64, 65, 1000}[rng.IntN(5)]
 	}
-	assert.Equal(t, 1, s.sweeps, "one sweep at the first request, none while the clock stands")
-	clk.Advance(-time.Hour)
-	s.Do(context.Background(), "c", "back", Fingerprint{}, ok200("x"))
-	clk.Advance(time.Hour + 25*time.Hour)
-	s.Do(context.Background(), "c", "late", Fingerprint{}, ok200("x"))
-	assert.Equal(t, 1, s.Len(), "a clock moved back then forward still sweeps")
+	var wg sync.WaitGroup
+	for w := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := rand.New(rand.NewPCG(uint64(w), 9))
+			for range 60 {
+				key := "key-" + strconv.Itoa(r.IntN(30))
+				req, _ := http.NewRequest(http.MethodPost, srv.URL+"/op", strings.NewReader(`{"size":`+strconv.Itoa(sizes[key])+`}`))
+				req.Header.Set(HeaderIdempotencyKey, key)
+				if resp, err := http.DefaultClient.Do(req); err == nil {
+					resp.Body.Close()
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	require.NotEmpty(t, b.commits)
+	for key, n := range b.commits {
+		assert.Equal(t, 1, n, "%s (answer of %d bytes) committed %d times", key, sizes[key], n)
+	}
 }

@@ -341,3 +341,41 @@ func (c *doneSpy) Done() <-chan struct{} {
 	c.once.Do(func() { close(c.called) })
 	return c.Context.Done()
 }
+
+// A negative MaxBody keeps every answer, however large (A55 documents no cap).
+func TestStoreWithoutCap(t *testing.T) {
+	s := NewStore(StoreConfig{MaxBody: -1})
+	fp := FingerprintOf("POST", "/p", nil)
+	big := make([]byte, 300<<10)
+	runs := 0
+	exec := func() Response { runs++; return Response{Status: 200, Body: big} }
+	for range 3 {
+		s.Do(context.Background(), "c", "k", fp, exec)
+	}
+	assert.Equal(t, 1, runs)
+}
+
+// Two different bodies that are not valid UTF-8 are two payloads.
+func TestFingerprintInvalidUTF8(t *testing.T) {
+	a := FingerprintOf("POST", "/x", []byte("{\"d\":\"\xff\"}"))
+	b := FingerprintOf("POST", "/x", []byte("{\"d\":\"\xfe\"}"))
+	assert.NotEqual(t, a, b)
+	assert.Equal(t, a, FingerprintOf("POST", "/x", []byte("{\"d\":\"\xff\"}")))
+	assert.Equal(t, FingerprintOf("POST", "/x", []byte(`{"d":"é"}`)), FingerprintOf("POST", "/x", []byte(`{ "d" : "é" }`)),
+		"valid UTF-8 is still canonical")
+}
+
+// A fixed clock does not make every request sweep the whole store.
+func TestStoreSweepsOnlyWhenTimeMoved(t *testing.T) {
+	clk := NewFixedClock(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
+	s := NewStore(StoreConfig{Clock: clk})
+	for i := range 50 {
+		s.Do(context.Background(), "c", string(rune('a'+i)), Fingerprint{}, ok200("x"))
+	}
+	assert.Equal(t, 1, s.sweeps, "one sweep at the first request, none while the clock stands")
+	clk.Advance(-time.Hour)
+	s.Do(context.Background(), "c", "back", Fingerprint{}, ok200("x"))
+	clk.Advance(time.Hour + 25*time.Hour)
+	s.Do(context.Background(), "c", "late", Fingerprint{}, ok200("x"))
+	assert.Equal(t, 1, s.Len(), "a clock moved back then forward still sweeps")
+}

@@ -17,6 +17,7 @@ import (
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/a55"
 	"github.com/payonce/payonce/coinepay"
+	"github.com/payonce/payonce/internal/keytest"
 )
 
 // echoes are what a hostile server puts in every text field of its error
@@ -158,7 +159,7 @@ func TestA55HostileEchoes(t *testing.T) {
 					_, _ = fmt.Fprint(w, sh.body(echo))
 				}, slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 				req := cardCharge()
-				_, err := c.Charges.Create(t.Context(), req, payonce.WithIdempotencyKey("hostile-key-0123456789"))
+				_, err := c.Charges.Create(t.Context(), req, payonce.WithKey(keytest.Now(t, "hostile-key-0123456789")))
 				require.Error(t, err)
 				var extra []any
 				if ch, ok := a55.ChargeFromError(err); ok {
@@ -189,7 +190,7 @@ func TestCoinepayHostileEchoes(t *testing.T) {
 					payonce.WithLogger(slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))))
 				require.NoError(t, err)
 				_, err = c.Cards.Apply(t.Context(), &coinepay.ApplyRequest{HeaderID: "h1", PackageID: "p1"},
-					payonce.WithIdempotencyKey("hostile-key-0123456789"))
+					payonce.WithKey(keytest.Now(t, "hostile-key-0123456789")))
 				require.Error(t, err)
 				assertClean(t, "coinepay error", printed(err))
 				assertClean(t, "coinepay logs", logs.String())

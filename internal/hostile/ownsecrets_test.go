@@ -18,6 +18,7 @@ import (
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/a55"
 	"github.com/payonce/payonce/coinepay"
+	"github.com/payonce/payonce/internal/keytest"
 	"github.com/payonce/payonce/journal"
 )
 
@@ -99,7 +100,7 @@ func TestA55OwnSecretsCutFromProse(t *testing.T) {
 				payonce.WithJournal(j), payonce.WithLogger(slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))))
 			require.NoError(t, err)
 			_, err = c.Charges.Create(t.Context(), cardCharge(), payonce.WithReference("order-1"),
-				payonce.WithIdempotencyKey("hostile-key-0123456789"))
+				payonce.WithKey(keytest.Now(t, "hostile-key-0123456789")))
 			require.Error(t, err)
 			require.Equal(t, int32(2), fetched.Load(), "the token was replaced once")
 			out := allOutput(t, err, j, c.Core().Scope(), "order-1", &logs)
@@ -128,7 +129,7 @@ func TestA55FixedTokenCutFromProse(t *testing.T) {
 				payonce.WithLogger(slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))))
 			require.NoError(t, err)
 			_, err = c.Charges.Create(t.Context(), cardCharge(), payonce.WithReference("order-2"),
-				payonce.WithIdempotencyKey("hostile-key-0123456789"))
+				payonce.WithKey(keytest.Now(t, "hostile-key-0123456789")))
 			require.Error(t, err)
 			for _, s := range ownForms(token) {
 				assert.NotContains(t, allOutput(t, err, j, c.Core().Scope(), "order-2", &logs), s)
@@ -158,7 +159,7 @@ func TestCoinepayOwnSecretsCutFromProse(t *testing.T) {
 				payonce.WithJournal(j), payonce.WithLogger(slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))))
 			require.NoError(t, err)
 			_, err = c.Cards.Apply(t.Context(), &coinepay.ApplyRequest{HeaderID: "h1", PackageID: "p1"},
-				payonce.WithReference("apply-1"), payonce.WithIdempotencyKey("hostile-key-0123456789"))
+				payonce.WithReference("apply-1"), payonce.WithKey(keytest.Now(t, "hostile-key-0123456789")))
 			require.Error(t, err)
 			out := allOutput(t, err, j, c.Core().Scope(), "apply-1", &logs)
 			for _, s := range append(ownForms(secret), ownForms(apiKey)...) {

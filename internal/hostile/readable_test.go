@@ -19,6 +19,7 @@ import (
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/a55"
 	"github.com/payonce/payonce/coinepay"
+	"github.com/payonce/payonce/internal/keytest"
 )
 
 // Realistic values a result holds, that redaction must leave as they are.
@@ -118,7 +119,7 @@ func TestResultsPrintOrdinaryValuesUnchanged(t *testing.T) {
 	auth.TokenURL = srv.URL + "/oauth2/token"
 	c, err := a55.NewClient(auth, payonce.WithBaseURL(srv.URL), payonce.WithRetryPolicy(payonce.FastRetryPolicy()))
 	require.NoError(t, err)
-	ch, err := c.Charges.Create(t.Context(), cardCharge(), payonce.WithIdempotencyKey("readable-key-0123456789"))
+	ch, err := c.Charges.Create(t.Context(), cardCharge(), payonce.WithKey(keytest.Now(t, "readable-key-0123456789")))
 	require.NoError(t, err)
 	wl, err := c.Wallets.Create(t.Context(), &a55.WalletCreateRequest{Name: "Loja", Currency: payonce.BRL})
 	require.NoError(t, err)

@@ -14,6 +14,7 @@ import (
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/a55"
 	"github.com/payonce/payonce/coinepay"
+	"github.com/payonce/payonce/internal/keytest"
 )
 
 // allForms is every printed form of vals a caller may write: each value
@@ -63,7 +64,7 @@ func FuzzA55ResultsHideWhatASuccessEchoes(f *testing.F) {
 			_, _ = fmt.Fprint(w, `{"charge_uuid":`+q1+`,"wallet_uuid":`+q2+`,"status":`+q3+`,"amount":"100.00","description":`+q4+
 				`,"due_date":`+q5+`,"idempotency_key":`+q1+`,"payer":{"name":`+q2+`,"email":`+q3+`,"document":`+q4+`}}`)
 		}, slog.DiscardHandler)
-		ch, err := c.Charges.Create(t.Context(), cardCharge(), payonce.WithIdempotencyKey("hostile-key-0123456789"))
+		ch, err := c.Charges.Create(t.Context(), cardCharge(), payonce.WithKey(keytest.Now(t, "hostile-key-0123456789")))
 		require.NoError(t, err)
 		page := &a55.ChargePage{Charges: []*a55.Charge{ch}}
 		assertClean(t, "a55 charge", allForms(ch, *ch, page, *page))
@@ -140,7 +141,7 @@ func TestErrorCausesHideWhatTheServerSent(t *testing.T) {
 					w.Header().Set("Content-Type", "application/json")
 					_, _ = fmt.Fprint(w, body(q))
 				}, slog.DiscardHandler)
-				_, err := c.Charges.Create(t.Context(), cardCharge(), payonce.WithIdempotencyKey("hostile-key-0123456789"))
+				_, err := c.Charges.Create(t.Context(), cardCharge(), payonce.WithKey(keytest.Now(t, "hostile-key-0123456789")))
 				require.Error(t, err)
 				assertClean(t, "a55 error chain", allForms(errorTree(err)...))
 			})

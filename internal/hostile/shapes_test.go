@@ -14,6 +14,7 @@ import (
 
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/a55"
+	"github.com/payonce/payonce/internal/keytest"
 )
 
 const jwt = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJtZXJjaGFudCJ9.c2lnbmF0dXJlX2hvc3RpbGU"
@@ -57,7 +58,7 @@ func TestA55HostileShapes(t *testing.T) {
 			}, slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 			req := cardCharge()
 			key := "order-20261129-0001-000123"
-			_, err := c.Charges.Create(t.Context(), req, payonce.WithIdempotencyKey(key))
+			_, err := c.Charges.Create(t.Context(), req, payonce.WithKey(keytest.Now(t, key)))
 			require.Error(t, err)
 			out := printed(err)
 			for _, verb := range []string{"%v", "%+v", "%#v", "%s", "%d", "%q", "%x", "%t"} {

@@ -132,3 +132,27 @@ func skipValue(b []byte, i int) int {
 	}
 	return i
 }
+
+// MayRepeat reports whether the JSON text body may hold more than one
+// member named name (lowercase ASCII letters) as Last matches names: true
+// unless it is certain that it does not, which it is when body holds no
+// escape and at most one string that is name in any case. It reads body
+// faster than Last walks it.
+func MayRepeat(body []byte, name string) bool {
+	if bytes.IndexByte(body, '\\') >= 0 {
+		return true
+	}
+	n := 0
+	for i := 0; ; {
+		j := bytes.IndexByte(body[i:], '"')
+		if j < 0 {
+			return false
+		}
+		i += j + 1
+		if len(body)-i > len(name) && body[i+len(name)] == '"' && nameMatches(body[i-1:i+len(name)+1], name) {
+			if n++; n > 1 {
+				return true
+			}
+		}
+	}
+}

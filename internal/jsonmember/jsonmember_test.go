@@ -62,3 +62,31 @@ func FuzzLast(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, body []byte) { check(t, body) })
 }
+
+// MayRepeat is false only where Last finds the name at most once.
+func checkMayRepeat(t *testing.T, body []byte) {
+	if !json.Valid(body) {
+		return
+	}
+	_, n, _ := Last(body, "data")
+	if !MayRepeat(body, "data") {
+		assert.LessOrEqual(t, n, 1, "%s", body)
+	}
+}
+
+func TestMayRepeat(t *testing.T) {
+	for _, b := range bodies {
+		checkMayRepeat(t, []byte(b))
+	}
+	assert.False(t, MayRepeat([]byte(`{"data":{"x":"y"},"z":"dat"}`), "data"))
+	assert.True(t, MayRepeat([]byte(`{"data":1,"DATA":2}`), "data"))
+	assert.True(t, MayRepeat([]byte(`{"data":1,"x":"data"}`), "data"), "a value counts too: true is not certain")
+	assert.True(t, MayRepeat([]byte(`{"d\u0061ta":1}`), "data"), "an escape: not certain")
+}
+
+func FuzzMayRepeat(f *testing.F) {
+	for _, b := range bodies {
+		f.Add([]byte(b))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) { checkMayRepeat(t, body) })
+}

@@ -149,7 +149,7 @@ func policy(maxAttempts int) payonce.RetryPolicy {
 	return p
 }
 
-func newClient(p Provider, m Merchant, hc *http.Client, j payonce.Journal, now func() time.Time, maxAttempts int) (*typedClient, error) {
+func newClient(p Provider, m Merchant, hc *http.Client, j journal.Store, now func() time.Time, maxAttempts int) (*typedClient, error) {
 	opts := []payonce.Option{payonce.WithBaseURL(m.Origin), payonce.WithHTTPClient(hc), payonce.WithClock(now),
 		payonce.WithRetryPolicy(policy(maxAttempts)), payonce.WithRetryBudget(nil)}
 	if j != nil {
@@ -272,7 +272,7 @@ func resultID(p Provider, body []byte) string {
 // simJournal makes every journal call a yield point.
 type simJournal struct {
 	p *proc
-	j payonce.Journal
+	j journal.Store
 }
 
 func (s *simJournal) enter(kind string) error {
@@ -344,7 +344,7 @@ func (s *simJournal) Get(ctx context.Context, scope, reference string) (payonce.
 	return got, err
 }
 
-func (s *simJournal) Pending(ctx context.Context, q payonce.PendingQuery) ([]payonce.JournalEntry, error) {
+func (s *simJournal) Pending(ctx context.Context, q journal.PendingQuery) ([]payonce.JournalEntry, error) {
 	if err := s.enter("pending"); err != nil {
 		return nil, err
 	}
@@ -353,7 +353,7 @@ func (s *simJournal) Pending(ctx context.Context, q payonce.PendingQuery) ([]pay
 	return got, err
 }
 
-func (s *simJournal) Claim(ctx context.Context, c payonce.ClaimRequest) ([]payonce.JournalEntry, error) {
+func (s *simJournal) Claim(ctx context.Context, c journal.ClaimRequest) ([]payonce.JournalEntry, error) {
 	if err := s.enter("claim"); err != nil {
 		return nil, err
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/payonce/payonce"
+	"github.com/payonce/payonce/journal"
 )
 
 // Worker is one worker of a scenario: a process running the reference's
@@ -51,7 +52,7 @@ type Scenario struct {
 	// Journal returns the journal of one run, on the true clock, and its
 	// reference prefix (a SQL journal reused across runs keeps runs apart
 	// by reference). nil: a new journal.NewMemory per run.
-	Journal func(now func() time.Time) (payonce.Journal, error)
+	Journal func(now func() time.Time) (journal.Store, error)
 	// MaxDepth bounds the branching choice points of a run (default 40).
 	MaxDepth int
 	// MaxRuns stops the exploration after so many runs (0: no limit).
@@ -126,7 +127,7 @@ type world struct {
 	x        *explorer
 	clock    *simClock
 	models   map[string]*model // by origin
-	journal  payonce.Journal
+	journal  journal.Store
 	procs    []*proc
 	events   chan event
 	envNext  int

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/payonce/payonce"
+	"github.com/payonce/payonce/journal"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -16,7 +17,7 @@ import (
 // once (exactly one creates it, every one gets the same key), then
 // settled by one and moved back to pending by another (refused). Every
 // write returned without error is read back.
-func ManyWriters(t *testing.T, j payonce.Journal) {
+func ManyWriters(t *testing.T, j journal.Store) {
 	t.Helper()
 	const refs, callers = 40, 3
 	created := make([][]bool, refs)
@@ -79,7 +80,7 @@ func ManyWriters(t *testing.T, j payonce.Journal) {
 // commit batches them, half of them with a stale fence: every refused
 // one is ErrJournalFenced and changes nothing, every accepted one is
 // counted exactly once, whatever batch it shared with refused ones.
-func ManyAttempts(t *testing.T, j payonce.Journal) {
+func ManyAttempts(t *testing.T, j journal.Store) {
 	t.Helper()
 	const refs, callers = 20, 6
 	for r := range refs {

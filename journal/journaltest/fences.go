@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/payonce/payonce"
+	"github.com/payonce/payonce/journal"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -14,7 +15,7 @@ import (
 // clocks.
 var fenceTests = []struct {
 	name string
-	fn   func(t *testing.T, j payonce.Journal)
+	fn   func(t *testing.T, j journal.Store)
 }{
 	{"ReserveStartsTheFence", testReserveStartsTheFence},
 	{"TakeRaisesTheFence", testTakeRaisesTheFence},
@@ -32,7 +33,7 @@ var fenceTests = []struct {
 	{"ReserveTakesSentAndLease", testReserveTakesSentAndLease},
 }
 
-func testSettlementRoundTrips(t *testing.T, j payonce.Journal) {
+func testSettlementRoundTrips(t *testing.T, j journal.Store) {
 	e := reserve(t, j, Entry("s", "f12"))
 	up := e
 	up.State, up.ErrorKind, up.SettleReason = payonce.JournalFailed, payonce.KindName(payonce.ErrNotExecuted), "nothing found at the provider: 卡"
@@ -46,7 +47,7 @@ func testSettlementRoundTrips(t *testing.T, j payonce.Journal) {
 
 // A run reserving right before its first attempt marks the entry sent and
 // counts that attempt, and leases it for its own lease.
-func testReserveTakesSentAndLease(t *testing.T, j payonce.Journal) {
+func testReserveTakesSentAndLease(t *testing.T, j journal.Store) {
 	e := Entry("s", "f13")
 	e.Sent, e.Attempts, e.LeaseOwner, e.Lease = true, 1, "run-a", 3*time.Hour
 	got := reserve(t, j, e)
@@ -59,14 +60,14 @@ func testReserveTakesSentAndLease(t *testing.T, j payonce.Journal) {
 	assert.Zero(t, stored.Lease, "the lease length is not stored")
 }
 
-func take(t *testing.T, j payonce.Journal, ref, owner string) payonce.JournalEntry {
+func take(t *testing.T, j journal.Store, ref, owner string) payonce.JournalEntry {
 	t.Helper()
 	got, err := j.Take(ctx(t), payonce.TakeRequest{Scope: "s", Reference: ref, Owner: owner, Lease: time.Hour})
 	require.NoError(t, err)
 	return got
 }
 
-func testReserveStartsTheFence(t *testing.T, j payonce.Journal) {
+func testReserveStartsTheFence(t *testing.T, j journal.Store) {
 	e := Entry("s", "f0")
 	e.LeaseOwner = "run-a"
 	got := reserve(t, j, e)
@@ -82,7 +83,7 @@ func testReserveStartsTheFence(t *testing.T, j payonce.Journal) {
 	assert.Empty(t, plain.LeaseOwner)
 }
 
-func testTakeRaisesTheFence(t *testing.T, j payonce.Journal) {
+func testTakeRaisesTheFence(t *testing.T, j journal.Store) {
 	reserve(t, j, Entry("s", "f1"))
 	a := take(t, j, "f1", "run-a")
 	assert.Equal(t, int64(2), a.Fence)
@@ -102,7 +103,7 @@ func testTakeRaisesTheFence(t *testing.T, j payonce.Journal) {
 	require.Error(t, err, "no lease")
 }
 
-func testTakeRespectsALiveLease(t *testing.T, j payonce.Journal) {
+func testTakeRespectsALiveLease(t *testing.T, j journal.Store) {
 	reserve(t, j, Entry("s", "f2"))
 	a := take(t, j, "f2", "run-a")
 	got, err := j.Take(ctx(t), payonce.TakeRequest{Scope: "s", Reference: "f2", Owner: "run-b", Lease: time.Hour})
@@ -122,7 +123,7 @@ func testTakeRespectsALiveLease(t *testing.T, j payonce.Journal) {
 	}, 30*time.Second, 5*time.Millisecond)
 }
 
-func testStaleFenceIsRefused(t *testing.T, j payonce.Journal) {
+func testStaleFenceIsRefused(t *testing.T, j journal.Store) {
 	e := reserve(t, j, Entry("s", "f3"))
 	a := take(t, j, "f3", "run-a") // fence 2
 	b := take(t, j, "f3", "run-a") // fence 3: the first take is stale
@@ -147,7 +148,7 @@ func testStaleFenceIsRefused(t *testing.T, j payonce.Journal) {
 	require.NoError(t, j.Update(ctx(t), cur), "the current fence writes")
 }
 
-func testBeginAttemptMarksSent(t *testing.T, j payonce.Journal) {
+func testBeginAttemptMarksSent(t *testing.T, j journal.Store) {
 	e := Entry("s", "f4")
 	e.LeaseOwner = "run-a"
 	got := reserve(t, j, e)
@@ -170,7 +171,7 @@ func testBeginAttemptMarksSent(t *testing.T, j payonce.Journal) {
 	require.Error(t, err, "no owner")
 }
 
-func testSuccessLandsWhateverTheFence(t *testing.T, j payonce.Journal) {
+func testSuccessLandsWhateverTheFence(t *testing.T, j journal.Store) {
 	e := reserve(t, j, Entry("s", "f5"))
 	take(t, j, "f5", "run-b") // run of fence 1 is stale now
 	ok := e
@@ -189,7 +190,7 @@ func testSuccessLandsWhateverTheFence(t *testing.T, j payonce.Journal) {
 	assert.Equal(t, payonce.JournalSucceeded, tk.State)
 }
 
-func testSuccessReplacesFailed(t *testing.T, j payonce.Journal) {
+func testSuccessReplacesFailed(t *testing.T, j journal.Store) {
 	e := reserve(t, j, Entry("s", "f6"))
 	b := take(t, j, "f6", "run-b")
 	failed := e
@@ -209,9 +210,9 @@ func testSuccessReplacesFailed(t *testing.T, j payonce.Journal) {
 	require.ErrorIs(t, j.Update(ctx(t), failed), payonce.ErrJournalSettled, "succeeded is terminal")
 }
 
-func testClaimRaisesTheFence(t *testing.T, j payonce.Journal) {
+func testClaimRaisesTheFence(t *testing.T, j journal.Store) {
 	e := reserve(t, j, Entry("s", "f7"))
-	got, err := j.Claim(ctx(t), payonce.ClaimRequest{Scope: "s", Owner: "w1", Lease: time.Hour})
+	got, err := j.Claim(ctx(t), journal.ClaimRequest{Scope: "s", Owner: "w1", Lease: time.Hour})
 	require.NoError(t, err)
 	require.Len(t, got, 1)
 	assert.Equal(t, e.Fence+1, got[0].Fence)
@@ -223,7 +224,7 @@ func testClaimRaisesTheFence(t *testing.T, j payonce.Journal) {
 	assert.Equal(t, got[0].Fence+1, tk.Fence)
 }
 
-func testTakeRefusesAnotherFingerprint(t *testing.T, j payonce.Journal) {
+func testTakeRefusesAnotherFingerprint(t *testing.T, j journal.Store) {
 	e := reserve(t, j, Entry("s", "f8"))
 	_, err := j.Take(ctx(t), payonce.TakeRequest{Scope: "s", Reference: "f8", Owner: "run-a", Lease: time.Hour, Fingerprint: "other"})
 	require.ErrorIs(t, err, payonce.ErrIdempotencyConflict)
@@ -233,7 +234,7 @@ func testTakeRefusesAnotherFingerprint(t *testing.T, j payonce.Journal) {
 	assert.Equal(t, e.Fence+1, got.Fence, "the refused take did not raise the fence")
 }
 
-func testAttemptsNeverDecrease(t *testing.T, j payonce.Journal) {
+func testAttemptsNeverDecrease(t *testing.T, j journal.Store) {
 	e := reserve(t, j, Entry("s", "f9"))
 	up := e
 	up.Attempts = 4
@@ -245,7 +246,7 @@ func testAttemptsNeverDecrease(t *testing.T, j payonce.Journal) {
 	assert.Equal(t, 4, got.Attempts)
 }
 
-func testUpdateEndsTheLease(t *testing.T, j payonce.Journal) {
+func testUpdateEndsTheLease(t *testing.T, j journal.Store) {
 	e := reserve(t, j, Entry("s", "f10"))
 	a := take(t, j, "f10", "run-a")
 	up := e
@@ -259,7 +260,7 @@ func testUpdateEndsTheLease(t *testing.T, j payonce.Journal) {
 
 // The times a journal fills in are its clock's: Now's when it has one
 // (PostgreSQL's now()), else the machine's.
-func testTimesAreTheJournalsClock(t *testing.T, j payonce.Journal) {
+func testTimesAreTheJournalsClock(t *testing.T, j journal.Store) {
 	now, err := j.Now(ctx(t))
 	require.NoError(t, err)
 	e := Entry("s", "f11")
@@ -286,7 +287,7 @@ func testTimesAreTheJournalsClock(t *testing.T, j payonce.Journal) {
 // in a transaction of its own and commits), that an entry reserved
 // without a fingerprint is bound by the first Take that brings one, and
 // from then on refuses another body.
-func FingerprintBinding(t *testing.T, j payonce.Journal, reserveTx func(ctx context.Context, e payonce.JournalEntry) (payonce.JournalEntry, bool, error)) {
+func FingerprintBinding(t *testing.T, j journal.Store, reserveTx func(ctx context.Context, e payonce.JournalEntry) (payonce.JournalEntry, bool, error)) {
 	t.Helper()
 	e := Entry("s", "bind-1")
 	e.Fingerprint = ""

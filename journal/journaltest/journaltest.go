@@ -1,4 +1,4 @@
-// Package journaltest is the conformance suite every payonce.Journal
+// Package journaltest is the conformance suite every journal.Store
 // backend passes: Run it from the backend's tests.
 package journaltest
 
@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/payonce/payonce"
+	"github.com/payonce/payonce/journal"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -30,11 +31,11 @@ func Entry(scope, ref string) payonce.JournalEntry {
 
 // Run runs the conformance suite. open returns a new, empty journal for
 // each subtest (the backend cleans it up with t.Cleanup).
-func Run(t *testing.T, open func(t *testing.T) payonce.Journal) {
+func Run(t *testing.T, open func(t *testing.T) journal.Store) {
 	t.Helper()
 	tests := []struct {
 		name string
-		fn   func(t *testing.T, j payonce.Journal)
+		fn   func(t *testing.T, j journal.Store)
 	}{
 		{"ReserveCreatesOnce", testReserveCreatesOnce},
 		{"ReserveKeepsFirstKey", testReserveKeepsFirstKey},
@@ -44,6 +45,7 @@ func Run(t *testing.T, open func(t *testing.T) payonce.Journal) {
 		{"UpdateAbsent", testUpdateAbsent},
 		{"RoundTripsEveryField", testRoundTrip},
 		{"UpdateKeepsImmutableFields", testUpdateKeepsImmutable},
+		{"SummaryIsKept", testSummaryIsKept},
 		{"NeverBackToPending", testNeverBackToPending},
 		{"PendingUpdates", testPendingUpdates},
 		{"ConcurrentReserve", testConcurrentReserve},
@@ -65,7 +67,7 @@ func Run(t *testing.T, open func(t *testing.T) payonce.Journal) {
 
 func ctx(t *testing.T) context.Context { return t.Context() }
 
-func reserve(t *testing.T, j payonce.Journal, e payonce.JournalEntry) payonce.JournalEntry {
+func reserve(t *testing.T, j journal.Store, e payonce.JournalEntry) payonce.JournalEntry {
 	t.Helper()
 	got, created, err := j.Reserve(ctx(t), e)
 	require.NoError(t, err)
@@ -73,7 +75,7 @@ func reserve(t *testing.T, j payonce.Journal, e payonce.JournalEntry) payonce.Jo
 	return got
 }
 
-func testReserveCreatesOnce(t *testing.T, j payonce.Journal) {
+func testReserveCreatesOnce(t *testing.T, j journal.Store) {
 	e := Entry("a55:c1", "order-1/charge")
 	got, created, err := j.Reserve(ctx(t), e)
 	require.NoError(t, err)
@@ -88,7 +90,7 @@ func testReserveCreatesOnce(t *testing.T, j payonce.Journal) {
 	assert.Equal(t, payonce.JournalPending, again.State)
 }
 
-func testReserveKeepsFirstKey(t *testing.T, j payonce.Journal) {
+func testReserveKeepsFirstKey(t *testing.T, j journal.Store) {
 	e := Entry("s", "r")
 	first := reserve(t, j, e)
 	e2 := e
@@ -101,7 +103,7 @@ func testReserveKeepsFirstKey(t *testing.T, j payonce.Journal) {
 	assert.Equal(t, e.Fingerprint, got.Fingerprint)
 }
 
-func testReserveRefusesInvalid(t *testing.T, j payonce.Journal) {
+func testReserveRefusesInvalid(t *testing.T, j journal.Store) {
 	for name, mut := range map[string]func(*payonce.JournalEntry){
 		"no reference":   func(e *payonce.JournalEntry) { e.Reference = "" },
 		"long reference": func(e *payonce.JournalEntry) { e.Reference = strings.Repeat("r", payonce.MaxReferenceLen+1) },
@@ -119,7 +121,7 @@ func testReserveRefusesInvalid(t *testing.T, j payonce.Journal) {
 	assert.ErrorIs(t, err, payonce.ErrJournalNotFound)
 }
 
-func testScopesAreSeparate(t *testing.T, j payonce.Journal) {
+func testScopesAreSeparate(t *testing.T, j journal.Store) {
 	a := reserve(t, j, Entry("a55:c1", "order-1"))
 	e := Entry("a55:c2", "order-1")
 	e.Key = "key-of-c2-000000"
@@ -130,12 +132,12 @@ func testScopesAreSeparate(t *testing.T, j payonce.Journal) {
 	assert.Equal(t, "key-of-c2-000000", got.Key)
 }
 
-func testGetAbsent(t *testing.T, j payonce.Journal) {
+func testGetAbsent(t *testing.T, j journal.Store) {
 	_, err := j.Get(ctx(t), "s", "absent")
 	require.ErrorIs(t, err, payonce.ErrJournalNotFound)
 }
 
-func testUpdateAbsent(t *testing.T, j payonce.Journal) {
+func testUpdateAbsent(t *testing.T, j journal.Store) {
 	e := Entry("s", "absent")
 	e.State = payonce.JournalSucceeded
 	require.ErrorIs(t, j.Update(ctx(t), e), payonce.ErrJournalNotFound)
@@ -143,7 +145,7 @@ func testUpdateAbsent(t *testing.T, j payonce.Journal) {
 	require.ErrorIs(t, err, payonce.ErrJournalNotFound, "Update never inserts")
 }
 
-func testRoundTrip(t *testing.T, j payonce.Journal) {
+func testRoundTrip(t *testing.T, j journal.Store) {
 	created := time.Date(2026, 11, 28, 10, 0, 0, 123456000, time.UTC)
 	e := Entry("coinepay:key-1", "job-7/apply")
 	e.KeyCreated, e.CreatedAt, e.UpdatedAt = created.Add(-time.Minute), created, created
@@ -184,7 +186,7 @@ func testRoundTrip(t *testing.T, j payonce.Journal) {
 	assert.Equal(t, time.UTC, back.UpdatedAt.Location())
 }
 
-func testUpdateKeepsImmutable(t *testing.T, j payonce.Journal) {
+func testUpdateKeepsImmutable(t *testing.T, j journal.Store) {
 	e := reserve(t, j, Entry("s", "imm"))
 	up := e
 	up.Key, up.Fingerprint, up.Operation, up.Path, up.KeyCreated = "changed-key-0000", "changed", "x", "/x", time.Now().Add(time.Hour)
@@ -200,7 +202,43 @@ func testUpdateKeepsImmutable(t *testing.T, j payonce.Journal) {
 	assert.Equal(t, 1, back.Attempts)
 }
 
-func testNeverBackToPending(t *testing.T, j payonce.Journal) {
+// The request summary given to Reserve comes back from Get, Take, Claim
+// and BeginAttempt, and no later write changes it; an entry reserved
+// without one has none.
+func testSummaryIsKept(t *testing.T, j journal.Store) {
+	const summary = `{"amount":"100.00","currency":"BRL","description":"pedido 42 — 订单"}`
+	e := Entry("a55:c1", "order-42/charge")
+	e.Summary = summary
+	got := reserve(t, j, e)
+	assert.Equal(t, summary, got.Summary)
+
+	taken, err := j.Take(ctx(t), payonce.TakeRequest{Scope: e.Scope, Reference: e.Reference, Owner: "run-1", Lease: time.Minute})
+	require.NoError(t, err)
+	assert.Equal(t, summary, taken.Summary)
+	began, err := j.BeginAttempt(ctx(t), payonce.AttemptRequest{Scope: e.Scope, Reference: e.Reference, Fence: taken.Fence, Owner: "run-1", Lease: time.Minute})
+	require.NoError(t, err)
+	assert.Equal(t, summary, began.Summary)
+
+	up := began
+	up.Summary, up.LastCause = `{"amount":"1.00"}`, "transport"
+	require.NoError(t, j.Update(ctx(t), up))
+	claimed, err := j.Claim(ctx(t), journal.ClaimRequest{Scope: e.Scope, Owner: "worker-1", Lease: time.Minute})
+	require.NoError(t, err)
+	require.Len(t, claimed, 1)
+	assert.Equal(t, summary, claimed[0].Summary, "Update leaves the summary as reserved")
+
+	up = claimed[0]
+	up.State, up.Result, up.Summary = payonce.JournalSucceeded, []byte(`{"id":"1"}`), ""
+	require.NoError(t, j.Update(ctx(t), up))
+	back, err := j.Get(ctx(t), e.Scope, e.Reference)
+	require.NoError(t, err)
+	assert.Equal(t, summary, back.Summary)
+
+	bare := reserve(t, j, Entry("a55:c1", "order-43/charge"))
+	assert.Empty(t, bare.Summary)
+}
+
+func testNeverBackToPending(t *testing.T, j journal.Store) {
 	for _, st := range []payonce.JournalState{payonce.JournalSucceeded, payonce.JournalFailed} {
 		e := reserve(t, j, Entry("s", "settle-"+string(st)))
 		up := e
@@ -234,7 +272,7 @@ func testNeverBackToPending(t *testing.T, j payonce.Journal) {
 	assert.Error(t, j.Update(ctx(t), e))
 }
 
-func testPendingUpdates(t *testing.T, j payonce.Journal) {
+func testPendingUpdates(t *testing.T, j journal.Store) {
 	e := reserve(t, j, Entry("s", "p"))
 	for i := 1; i <= 3; i++ {
 		up := e
@@ -248,7 +286,7 @@ func testPendingUpdates(t *testing.T, j payonce.Journal) {
 	assert.Equal(t, "cause 3", got.LastCause)
 }
 
-func testConcurrentReserve(t *testing.T, j payonce.Journal) {
+func testConcurrentReserve(t *testing.T, j journal.Store) {
 	const n = 50
 	var wg sync.WaitGroup
 	var mu sync.Mutex
@@ -283,7 +321,7 @@ func testConcurrentReserve(t *testing.T, j payonce.Journal) {
 	assert.Len(t, keys, 1, "every goroutine gets the same key")
 }
 
-func testPendingQuery(t *testing.T, j payonce.Journal) {
+func testPendingQuery(t *testing.T, j journal.Store) {
 	base := time.Now().UTC().Add(-time.Hour).Truncate(time.Second)
 	for i := range 5 {
 		e := Entry("a", fmt.Sprintf("p%d", i))
@@ -300,20 +338,20 @@ func testPendingQuery(t *testing.T, j payonce.Journal) {
 	p1.State, p1.UpdatedAt = payonce.JournalSucceeded, time.Now()
 	require.NoError(t, j.Update(ctx(t), p1))
 
-	all, err := j.Pending(ctx(t), payonce.PendingQuery{})
+	all, err := j.Pending(ctx(t), journal.PendingQuery{})
 	require.NoError(t, err)
 	assert.Len(t, all, 5)
 
-	a, err := j.Pending(ctx(t), payonce.PendingQuery{Scope: "a"})
+	a, err := j.Pending(ctx(t), journal.PendingQuery{Scope: "a"})
 	require.NoError(t, err)
 	require.Len(t, a, 4)
 	assert.Equal(t, []string{"p0", "p2", "p3", "p4"}, refs(a), "oldest first")
 
-	lim, err := j.Pending(ctx(t), payonce.PendingQuery{Scope: "a", Limit: 2})
+	lim, err := j.Pending(ctx(t), journal.PendingQuery{Scope: "a", Limit: 2})
 	require.NoError(t, err)
 	assert.Equal(t, []string{"p0", "p2"}, refs(lim))
 
-	before, err := j.Pending(ctx(t), payonce.PendingQuery{Scope: "a", Before: base.Add(3 * time.Minute)})
+	before, err := j.Pending(ctx(t), journal.PendingQuery{Scope: "a", Before: base.Add(3 * time.Minute)})
 	require.NoError(t, err)
 	assert.Equal(t, []string{"p0", "p2"}, refs(before))
 }
@@ -326,7 +364,7 @@ func refs(es []payonce.JournalEntry) []string {
 	return out
 }
 
-func testClaimLeases(t *testing.T, j payonce.Journal) {
+func testClaimLeases(t *testing.T, j journal.Store) {
 	for i := range 3 {
 		reserve(t, j, Entry("s", fmt.Sprintf("c%d", i)))
 	}
@@ -334,7 +372,7 @@ func testClaimLeases(t *testing.T, j payonce.Journal) {
 	done.State = payonce.JournalSucceeded
 	require.NoError(t, j.Update(ctx(t), done))
 
-	got, err := j.Claim(ctx(t), payonce.ClaimRequest{Scope: "s", Owner: "w1", Lease: time.Hour, Limit: 2})
+	got, err := j.Claim(ctx(t), journal.ClaimRequest{Scope: "s", Owner: "w1", Lease: time.Hour, Limit: 2})
 	require.NoError(t, err)
 	require.Len(t, got, 2)
 	for _, e := range got {
@@ -344,25 +382,25 @@ func testClaimLeases(t *testing.T, j payonce.Journal) {
 		require.NoError(t, err)
 		assert.Equal(t, "w1", stored.LeaseOwner)
 	}
-	rest, err := j.Claim(ctx(t), payonce.ClaimRequest{Scope: "s", Owner: "w2", Lease: time.Hour})
+	rest, err := j.Claim(ctx(t), journal.ClaimRequest{Scope: "s", Owner: "w2", Lease: time.Hour})
 	require.NoError(t, err)
 	require.Len(t, rest, 1, "leased and settled entries are not claimed")
 	assert.Equal(t, "w2", rest[0].LeaseOwner)
-	none, err := j.Claim(ctx(t), payonce.ClaimRequest{Scope: "s", Owner: "w3", Lease: time.Hour})
+	none, err := j.Claim(ctx(t), journal.ClaimRequest{Scope: "s", Owner: "w3", Lease: time.Hour})
 	require.NoError(t, err)
 	assert.Empty(t, none)
-	other, err := j.Claim(ctx(t), payonce.ClaimRequest{Scope: "elsewhere", Owner: "w3", Lease: time.Hour})
+	other, err := j.Claim(ctx(t), journal.ClaimRequest{Scope: "elsewhere", Owner: "w3", Lease: time.Hour})
 	require.NoError(t, err)
 	assert.Empty(t, other)
 }
 
-func testClaimExpiredLease(t *testing.T, j payonce.Journal) {
+func testClaimExpiredLease(t *testing.T, j journal.Store) {
 	reserve(t, j, Entry("s", "x"))
-	got, err := j.Claim(ctx(t), payonce.ClaimRequest{Owner: "w1", Lease: time.Millisecond})
+	got, err := j.Claim(ctx(t), journal.ClaimRequest{Owner: "w1", Lease: time.Millisecond})
 	require.NoError(t, err)
 	require.Len(t, got, 1)
 	require.Eventually(t, func() bool {
-		again, err := j.Claim(ctx(t), payonce.ClaimRequest{Owner: "w2", Lease: time.Hour})
+		again, err := j.Claim(ctx(t), journal.ClaimRequest{Owner: "w2", Lease: time.Hour})
 		return err == nil && len(again) == 1 && again[0].LeaseOwner == "w2"
 	}, 30*time.Second, 5*time.Millisecond, "an expired lease is claimed again")
 	stored, err := j.Get(ctx(t), "s", "x")
@@ -370,7 +408,7 @@ func testClaimExpiredLease(t *testing.T, j payonce.Journal) {
 	assert.Equal(t, "w2", stored.LeaseOwner)
 }
 
-func testConcurrentClaims(t *testing.T, j payonce.Journal) {
+func testConcurrentClaims(t *testing.T, j journal.Store) {
 	const entries, workers = 20, 8
 	for i := range entries {
 		reserve(t, j, Entry("s", fmt.Sprintf("e%02d", i)))
@@ -385,7 +423,7 @@ func testConcurrentClaims(t *testing.T, j payonce.Journal) {
 			defer wg.Done()
 			owner := fmt.Sprintf("w%d", w)
 			for {
-				got, err := j.Claim(context.Background(), payonce.ClaimRequest{Scope: "s", Owner: owner, Lease: time.Hour, Limit: 3})
+				got, err := j.Claim(context.Background(), journal.ClaimRequest{Scope: "s", Owner: owner, Lease: time.Hour, Limit: 3})
 				if err != nil {
 					errs <- err
 					return
@@ -412,14 +450,14 @@ func testConcurrentClaims(t *testing.T, j payonce.Journal) {
 	assert.Len(t, seen, entries, "every entry is claimed exactly once")
 }
 
-func testClaimRefusesInvalid(t *testing.T, j payonce.Journal) {
-	_, err := j.Claim(ctx(t), payonce.ClaimRequest{Lease: time.Hour})
+func testClaimRefusesInvalid(t *testing.T, j journal.Store) {
+	_, err := j.Claim(ctx(t), journal.ClaimRequest{Lease: time.Hour})
 	assert.Error(t, err, "no owner")
-	_, err = j.Claim(ctx(t), payonce.ClaimRequest{Owner: "w"})
+	_, err = j.Claim(ctx(t), journal.ClaimRequest{Owner: "w"})
 	assert.Error(t, err, "no lease")
 }
 
-func testPurge(t *testing.T, j payonce.Journal) {
+func testPurge(t *testing.T, j journal.Store) {
 	old := time.Now().UTC().Add(-48 * time.Hour)
 	settle := func(ref string, st payonce.JournalState, at time.Time) {
 		e := reserve(t, j, Entry("s", ref))
@@ -451,7 +489,7 @@ func testPurge(t *testing.T, j payonce.Journal) {
 	assert.Zero(t, n)
 }
 
-func testCanceledContext(t *testing.T, j payonce.Journal) {
+func testCanceledContext(t *testing.T, j journal.Store) {
 	c, cancel := context.WithCancel(context.Background())
 	cancel()
 	_, _, err := j.Reserve(c, Entry("s", "canceled"))

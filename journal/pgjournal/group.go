@@ -7,12 +7,12 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/payonce/payonce"
-	"github.com/payonce/payonce/journal"
+	"github.com/payonce/payonce/internal/journalkit"
 )
 
 // Group commit: every write of one process (Reserve, Update, Take,
 // BeginAttempt) goes through a
-// journal.Batcher. A batch of several writes is sent as one pgx.Batch: the
+// journalkit.Batcher. A batch of several writes is sent as one pgx.Batch: the
 // statements of every write are pipelined on one connection and run in
 // one implicit transaction (one round trip, one WAL flush), which commits
 // at the batch's end or not at all. Each caller still returns only once
@@ -29,11 +29,11 @@ type write interface {
 	read(j *Journal, br pgx.BatchResults) error
 }
 
-func newBatcher(j *Journal) *journal.Batcher[write] {
-	return journal.NewBatcher(j.runBatch, journal.DefaultMaxBatch, writeLanes, 0)
+func newBatcher(j *Journal) *journalkit.Batcher[write] {
+	return journalkit.NewBatcher(j.runBatch, journalkit.DefaultMaxBatch, writeLanes, 0)
 }
 
-func (j *Journal) runBatch(ctx context.Context, items []journal.BatchItem[write]) []error {
+func (j *Journal) runBatch(ctx context.Context, items []journalkit.BatchItem[write]) []error {
 	errs := make([]error, len(items))
 	var live []int
 	for i, it := range items {
@@ -56,7 +56,7 @@ func (j *Journal) runBatch(ctx context.Context, items []journal.BatchItem[write]
 // a statement or the commit failed: then no write of the batch may be
 // relied upon, and the caller runs each alone (a Reserve that did commit
 // is found again, an Update is applied again, both harmless).
-func (j *Journal) pipelined(ctx context.Context, items []journal.BatchItem[write], live []int, errs []error) bool {
+func (j *Journal) pipelined(ctx context.Context, items []journalkit.BatchItem[write], live []int, errs []error) bool {
 	b := &pgx.Batch{}
 	for _, i := range live {
 		items[i].Write.queue(j, b)
@@ -66,7 +66,7 @@ func (j *Journal) pipelined(ctx context.Context, items []journal.BatchItem[write
 	ok := true
 	for k, i := range live {
 		err := items[i].Write.read(j, br)
-		if err != nil && !journal.Verdict(err) {
+		if err != nil && !journalkit.Verdict(err) {
 			ok = false
 			break
 		}
@@ -170,7 +170,7 @@ func (w *updateWrite) refusal(rows pgx.Rows) error {
 	old, _, err := scanRowNow(rows)
 	var rule error
 	if err == nil {
-		rule = journal.CheckUpdate(old, w.e)
+		rule = journalkit.CheckUpdate(old, w.e)
 	}
 	return refusedWrite("update", w.e.Reference, err, rule)
 }

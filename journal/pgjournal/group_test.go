@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/payonce/payonce"
+	"github.com/payonce/payonce/internal/journalkit"
 	"github.com/payonce/payonce/journal"
 	"github.com/payonce/payonce/journal/journaltest"
 	"github.com/stretchr/testify/assert"
@@ -62,13 +63,13 @@ func (badWrite) read(_ *Journal, br pgx.BatchResults) error {
 
 func TestGroupCommitOneFailingWriteFailsOnlyItself(t *testing.T) {
 	j := openInternal(t)
-	a := &reserveWrite{e: journal.NormalizeReserve(journaltest.Entry("scope", "a"), time.Time{})}
-	dupe := &reserveWrite{e: journal.NormalizeReserve(journaltest.Entry("scope", "a"), time.Time{})}
-	b := &reserveWrite{e: journal.NormalizeReserve(journaltest.Entry("scope", "b"), time.Time{})}
-	c := &reserveWrite{e: journal.NormalizeReserve(journaltest.Entry("scope", "c"), time.Time{})}
+	a := &reserveWrite{e: journalkit.NormalizeReserve(journaltest.Entry("scope", "a"), time.Time{})}
+	dupe := &reserveWrite{e: journalkit.NormalizeReserve(journaltest.Entry("scope", "a"), time.Time{})}
+	b := &reserveWrite{e: journalkit.NormalizeReserve(journaltest.Entry("scope", "b"), time.Time{})}
+	c := &reserveWrite{e: journalkit.NormalizeReserve(journaltest.Entry("scope", "c"), time.Time{})}
 	canceled, cancel := context.WithCancel(t.Context())
 	cancel()
-	errs := j.runBatch(t.Context(), []journal.BatchItem[write]{
+	errs := j.runBatch(t.Context(), []journalkit.BatchItem[write]{
 		{Ctx: t.Context(), Write: a}, {Ctx: t.Context(), Write: badWrite{}}, {Ctx: t.Context(), Write: dupe},
 		{Ctx: canceled, Write: c}, {Ctx: t.Context(), Write: b},
 	})
@@ -89,15 +90,15 @@ func TestGroupCommitOneFailingWriteFailsOnlyItself(t *testing.T) {
 
 func TestGroupCommitPipelinedBatch(t *testing.T) {
 	j := openInternal(t)
-	a := &reserveWrite{e: journal.NormalizeReserve(journaltest.Entry("scope", "a"), time.Time{})}
-	dupe := &reserveWrite{e: journal.NormalizeReserve(journaltest.Entry("scope", "a"), time.Time{})}
+	a := &reserveWrite{e: journalkit.NormalizeReserve(journaltest.Entry("scope", "a"), time.Time{})}
+	dupe := &reserveWrite{e: journalkit.NormalizeReserve(journaltest.Entry("scope", "a"), time.Time{})}
 	settle := journaltest.Entry("scope", "a")
 	settle.State, settle.UpdatedAt = payonce.JournalSucceeded, time.Now()
 	back := settle
 	back.State = payonce.JournalPending
 	absent := journaltest.Entry("scope", "absent")
 	absent.UpdatedAt = time.Now()
-	errs := j.runBatch(t.Context(), []journal.BatchItem[write]{
+	errs := j.runBatch(t.Context(), []journalkit.BatchItem[write]{
 		{Ctx: t.Context(), Write: a}, {Ctx: t.Context(), Write: dupe},
 		{Ctx: t.Context(), Write: &updateWrite{e: settle}}, {Ctx: t.Context(), Write: &updateWrite{e: back}},
 		{Ctx: t.Context(), Write: &updateWrite{e: absent}},

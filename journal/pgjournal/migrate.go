@@ -45,6 +45,10 @@ var migrations = []string{
 	`ALTER TABLE $T ADD COLUMN fence bigint NOT NULL DEFAULT 0;
 	ALTER TABLE $T ADD COLUMN sent boolean NOT NULL DEFAULT true;
 	ALTER TABLE $T ADD COLUMN settle_reason text NOT NULL DEFAULT '';`,
+	// Version 3: the request's redacted summary a settle lookup matches
+	// by (payonce.JournalEntry.Summary); rows of earlier versions have
+	// none.
+	`ALTER TABLE $T ADD COLUMN summary text NOT NULL DEFAULT '';`,
 }
 
 // SchemaVersion is the schema version this package writes.

@@ -16,6 +16,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/payonce/payonce"
+	"github.com/payonce/payonce/internal/journalkit"
 	"github.com/payonce/payonce/journal"
 )
 
@@ -28,8 +29,8 @@ type Journal struct {
 	pool   *pgxpool.Pool
 	owned  bool // Close closes the pool
 	schema string
-	table  string                  // quoted schema.table
-	batch  *journal.Batcher[write] // group commit of every write (group.go)
+	table  string                     // quoted schema.table
+	batch  *journalkit.Batcher[write] // group commit of every write (group.go)
 }
 
 // Option configures Open and New.
@@ -118,16 +119,16 @@ type querier interface {
 
 const columns = `scope, reference, operation, method, path, idem_key, key_created, fingerprint, state, result,
 	status_code, request_id, replayed, error_kind, error_code, error_message, attempts, last_cause,
-	created_at, updated_at, lease_owner, lease_until, fence, sent, settle_reason`
+	created_at, updated_at, lease_owner, lease_until, fence, sent, settle_reason, summary`
 
 func (j *Journal) sql(s string) string { return strings.ReplaceAll(s, "$T", j.table) }
 
 // Reserve inserts e as pending unless (Scope, Reference) exists.
 func (j *Journal) Reserve(ctx context.Context, e payonce.JournalEntry) (payonce.JournalEntry, bool, error) {
-	if err := journal.CheckReserve(e); err != nil {
+	if err := journalkit.CheckReserve(e); err != nil {
 		return payonce.JournalEntry{}, false, err
 	}
-	w := &reserveWrite{e: journal.NormalizeReserve(e, time.Time{})}
+	w := &reserveWrite{e: journalkit.NormalizeReserve(e, time.Time{})}
 	if err := j.batch.Do(ctx, w); err != nil {
 		return payonce.JournalEntry{}, false, err
 	}
@@ -145,7 +146,7 @@ func (j *Journal) ReserveTx(ctx context.Context, tx pgx.Tx, e payonce.JournalEnt
 	if tx == nil {
 		return payonce.JournalEntry{}, false, fmt.Errorf("%w: pgjournal: nil transaction", payonce.ErrInvalidConfig)
 	}
-	if err := journal.CheckReserveTx(e); err != nil {
+	if err := journalkit.CheckReserveTx(e); err != nil {
 		return payonce.JournalEntry{}, false, err
 	}
 	return j.reserve(ctx, tx, e)
@@ -156,14 +157,14 @@ func (j *Journal) ReserveTx(ctx context.Context, tx pgx.Tx, e payonce.JournalEnt
 const insertSQL = `INSERT INTO $T (` + columns + `)
 	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18,
 		COALESCE($19, now()), COALESCE($20, $19, now()), $21::text,
-		CASE WHEN $21::text <> '' THEN now() + $22::bigint * interval '1 microsecond' END, $23, $24, '')
+		CASE WHEN $21::text <> '' THEN now() + $22::bigint * interval '1 microsecond' END, $23, $24, '', $25)
 	ON CONFLICT (scope, reference) DO NOTHING RETURNING ` + columns
 
 // insertArgs are insertSQL's arguments for the normalized entry e.
 func insertArgs(e payonce.JournalEntry) []any {
 	return []any{e.Scope, e.Reference, e.Operation, e.Method, e.Path, e.Key, e.KeyCreated, e.Fingerprint, string(e.State), e.Result,
 		e.StatusCode, e.RequestID, e.Replayed, e.ErrorKind, e.ErrorCode, e.ErrorMessage, e.Attempts, e.LastCause,
-		optTime(e.CreatedAt), optTime(e.UpdatedAt), e.LeaseOwner, e.ReserveLease().Microseconds(), e.Fence, e.Sent}
+		optTime(e.CreatedAt), optTime(e.UpdatedAt), e.LeaseOwner, e.ReserveLease().Microseconds(), e.Fence, e.Sent, e.Summary}
 }
 
 // optTime is t, or NULL for the zero time (the database's now()).
@@ -175,7 +176,7 @@ func optTime(t time.Time) *time.Time {
 }
 
 func (j *Journal) reserve(ctx context.Context, q querier, e payonce.JournalEntry) (payonce.JournalEntry, bool, error) {
-	e = journal.NormalizeReserve(e, time.Time{})
+	e = journalkit.NormalizeReserve(e, time.Time{})
 	rows, err := q.Query(ctx, j.sql(insertSQL), insertArgs(e)...)
 	if err != nil {
 		return payonce.JournalEntry{}, false, fmt.Errorf("pgjournal: reserve: %w", err)
@@ -194,10 +195,10 @@ func (j *Journal) reserve(ctx context.Context, q querier, e payonce.JournalEntry
 // Update records an outcome under the precedence and fence rules of
 // payonce.Journal, stated in the UPDATE itself (updateSQL).
 func (j *Journal) Update(ctx context.Context, e payonce.JournalEntry) error {
-	if err := journal.CheckState(e.State); err != nil {
+	if err := journalkit.CheckState(e.State); err != nil {
 		return err
 	}
-	e.UpdatedAt = journal.Time(e.UpdatedAt)
+	e.UpdatedAt = journalkit.Time(e.UpdatedAt)
 	return j.batch.Do(ctx, &updateWrite{e: e})
 }
 
@@ -243,11 +244,11 @@ const rowSQL = `SELECT ` + columns + `, now() FROM $T WHERE scope = $1 AND refer
 
 // Take gives a pending entry to the run r.Owner (payonce.Journal.Take).
 func (j *Journal) Take(ctx context.Context, r payonce.TakeRequest) (payonce.JournalEntry, error) {
-	if err := journal.CheckTake(r); err != nil {
+	if err := journalkit.CheckTake(r); err != nil {
 		return payonce.JournalEntry{}, err
 	}
 	w := &guardedWrite{op: "take", ref: r.Reference, stmt: takeSQL, args: takeArgs(r), scope: r.Scope,
-		refusal: func(e payonce.JournalEntry, now time.Time) error { return journal.TakeRefusal(e, r, now) }}
+		refusal: func(e payonce.JournalEntry, now time.Time) error { return journalkit.TakeRefusal(e, r, now) }}
 	err := j.batch.Do(ctx, w)
 	return w.out, err
 }
@@ -255,11 +256,11 @@ func (j *Journal) Take(ctx context.Context, r payonce.TakeRequest) (payonce.Jour
 // BeginAttempt checks and records, before an attempt is sent, that the
 // run's fence is current (payonce.Journal.BeginAttempt).
 func (j *Journal) BeginAttempt(ctx context.Context, r payonce.AttemptRequest) (payonce.JournalEntry, error) {
-	if err := journal.CheckAttempt(r); err != nil {
+	if err := journalkit.CheckAttempt(r); err != nil {
 		return payonce.JournalEntry{}, err
 	}
 	w := &guardedWrite{op: "attempt", ref: r.Reference, stmt: attemptSQL, args: attemptArgs(r), scope: r.Scope,
-		refusal: func(e payonce.JournalEntry, _ time.Time) error { return journal.AttemptRefusal(e, r) }}
+		refusal: func(e payonce.JournalEntry, _ time.Time) error { return journalkit.AttemptRefusal(e, r) }}
 	err := j.batch.Do(ctx, w)
 	return w.out, err
 }
@@ -272,7 +273,7 @@ func (j *Journal) Now(ctx context.Context) (time.Time, error) {
 	if err := j.pool.QueryRow(ctx, `SELECT now()`).Scan(&t); err != nil {
 		return time.Time{}, fmt.Errorf("pgjournal: now: %w", err)
 	}
-	return journal.Time(t), nil
+	return journalkit.Time(t), nil
 }
 
 // refusedWrite is the error of a guarded write that changed nothing,
@@ -329,10 +330,10 @@ func (j *Journal) get(ctx context.Context, q querier, scope, reference string) (
 }
 
 // Pending lists pending entries, oldest first.
-func (j *Journal) Pending(ctx context.Context, q payonce.PendingQuery) ([]payonce.JournalEntry, error) {
+func (j *Journal) Pending(ctx context.Context, q journal.PendingQuery) ([]payonce.JournalEntry, error) {
 	var before *time.Time
 	if !q.Before.IsZero() {
-		b := journal.Time(q.Before)
+		b := journalkit.Time(q.Before)
 		before = &b
 	}
 	rows, err := j.pool.Query(ctx, j.sql(`SELECT `+columns+` FROM $T
@@ -347,8 +348,8 @@ func (j *Journal) Pending(ctx context.Context, q payonce.PendingQuery) ([]payonc
 // Claim leases free or expired pending entries to c.Owner until now plus
 // c.Lease. Rows another worker is claiming at the same moment are skipped
 // (FOR UPDATE SKIP LOCKED), so concurrent claims never share an entry.
-func (j *Journal) Claim(ctx context.Context, c payonce.ClaimRequest) ([]payonce.JournalEntry, error) {
-	if err := journal.CheckClaim(c); err != nil {
+func (j *Journal) Claim(ctx context.Context, c journal.ClaimRequest) ([]payonce.JournalEntry, error) {
+	if err := journalkit.CheckClaim(c.Owner, c.Lease); err != nil {
 		return nil, err
 	}
 	rows, err := j.pool.Query(ctx, j.sql(`WITH c AS (
@@ -366,13 +367,13 @@ func (j *Journal) Claim(ctx context.Context, c payonce.ClaimRequest) ([]payonce.
 	if err != nil {
 		return nil, err
 	}
-	journal.SortEntries(es)
+	journalkit.SortEntries(es)
 	return es, nil
 }
 
 // Purge deletes settled entries last updated before settledBefore.
 func (j *Journal) Purge(ctx context.Context, settledBefore time.Time) (int64, error) {
-	tag, err := j.pool.Exec(ctx, j.sql(`DELETE FROM $T WHERE state IN ('succeeded', 'failed') AND updated_at < $1`), journal.Time(settledBefore))
+	tag, err := j.pool.Exec(ctx, j.sql(`DELETE FROM $T WHERE state IN ('succeeded', 'failed') AND updated_at < $1`), journalkit.Time(settledBefore))
 	if err != nil {
 		return 0, fmt.Errorf("pgjournal: purge: %w", err)
 	}
@@ -410,7 +411,7 @@ func scanOne(rows pgx.Rows, extra ...any) (payonce.JournalEntry, error) {
 	var leaseUntil *time.Time
 	dest := []any{&e.Scope, &e.Reference, &e.Operation, &e.Method, &e.Path, &e.Key, &e.KeyCreated, &e.Fingerprint, &state, &e.Result,
 		&e.StatusCode, &e.RequestID, &e.Replayed, &e.ErrorKind, &e.ErrorCode, &e.ErrorMessage, &e.Attempts, &e.LastCause,
-		&e.CreatedAt, &e.UpdatedAt, &e.LeaseOwner, &leaseUntil, &e.Fence, &e.Sent, &e.SettleReason}
+		&e.CreatedAt, &e.UpdatedAt, &e.LeaseOwner, &leaseUntil, &e.Fence, &e.Sent, &e.SettleReason, &e.Summary}
 	if err := rows.Scan(append(dest, extra...)...); err != nil {
 		return payonce.JournalEntry{}, fmt.Errorf("pgjournal: scan: %w", err)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/payonce/payonce"
+	"github.com/payonce/payonce/journal"
 	"github.com/payonce/payonce/journal/journaltest"
 	"github.com/payonce/payonce/journal/pgjournal"
 	"github.com/stretchr/testify/assert"
@@ -57,7 +58,7 @@ func open(t *testing.T) *pgjournal.Journal {
 }
 
 func TestConformance(t *testing.T) {
-	journaltest.Run(t, func(t *testing.T) payonce.Journal { return open(t) })
+	journaltest.Run(t, func(t *testing.T) journal.Store { return open(t) })
 }
 
 func TestOpenMigratesOnceAndRefusesNewerSchema(t *testing.T) {
@@ -159,7 +160,7 @@ func TestClaimSkipsRowsLockedByAnotherWorker(t *testing.T) {
 
 	done := make(chan []payonce.JournalEntry, 1)
 	go func() {
-		got, err := j.Claim(context.Background(), payonce.ClaimRequest{Owner: "w", Lease: time.Hour})
+		got, err := j.Claim(context.Background(), journal.ClaimRequest{Owner: "w", Lease: time.Hour})
 		assert.NoError(t, err)
 		done <- got
 	}()
@@ -189,10 +190,10 @@ func TestSkewedWorkerClockCannotTakeALiveLease(t *testing.T) {
 	require.NoError(t, err)
 	_, _, err = honest.Reserve(t.Context(), journaltest.Entry("s", "skew-1"))
 	require.NoError(t, err)
-	got, err := honest.Claim(t.Context(), payonce.ClaimRequest{Owner: "w1", Lease: 5 * time.Minute})
+	got, err := honest.Claim(t.Context(), journal.ClaimRequest{Owner: "w1", Lease: 5 * time.Minute})
 	require.NoError(t, err)
 	require.Len(t, got, 1)
-	stolen, err := ahead.Claim(t.Context(), payonce.ClaimRequest{Owner: "w2", Lease: 5 * time.Minute})
+	stolen, err := ahead.Claim(t.Context(), journal.ClaimRequest{Owner: "w2", Lease: 5 * time.Minute})
 	require.NoError(t, err)
 	assert.Empty(t, stolen, "the lease is still live on the database's clock")
 	e, err := honest.Get(t.Context(), "s", "skew-1")

@@ -10,6 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/payonce/payonce"
+	"github.com/payonce/payonce/internal/keytest"
 	"github.com/payonce/payonce/journal/pgjournal"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -42,7 +43,7 @@ func TestRowHoldsNoSecretInIDOrEscapedDigits(t *testing.T) {
 			payonce.WithRetryPolicy(payonce.FastRetryPolicy()))
 		require.NoError(t, err)
 		req := &payonce.Request{Operation: "charges.create", Method: http.MethodPost, Path: "/charge", Body: map[string]string{"amount": "1.00"}, Keyed: true}
-		_, _ = c.Do(t.Context(), req, nil, payonce.WithReference(fmt.Sprint("r", i)), payonce.WithIdempotencyKey(fmt.Sprintf("pg-row-key-%04d-abcdef", i)))
+		_, _ = c.Do(t.Context(), req, nil, payonce.WithReference(fmt.Sprint("r", i)), payonce.WithKey(keytest.Now(t, fmt.Sprintf("pg-row-key-%04d-abcdef", i))))
 		srv.Close()
 	}
 	rows, err := p.Query(t.Context(), `SELECT path || '|' || COALESCE(convert_from(result, 'UTF8'), '') || '|' || request_id || '|' ||

@@ -9,6 +9,7 @@ import (
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/a55"
 	"github.com/payonce/payonce/a55/a55test"
+	"github.com/payonce/payonce/journal"
 	"github.com/payonce/payonce/journal/sqlitejournal"
 	"github.com/payonce/payonce/payoncetest"
 )
@@ -41,7 +42,7 @@ func ExampleOpen() {
 	fmt.Println("resumable:", payonce.IsResumable(err))
 
 	// After the restart.
-	pending, _ := j.Pending(ctx, payonce.PendingQuery{Scope: client.Core().Scope()})
+	pending, _ := j.Pending(ctx, journal.PendingQuery{Scope: client.Core().Scope()})
 	for _, e := range pending {
 		ch, err := client.Charges.Create(ctx, req, payonce.WithReference(e.Reference))
 		fmt.Println("resumed:", e.Reference, ch.Status, err)

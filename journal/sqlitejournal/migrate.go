@@ -43,6 +43,10 @@ var migrations = []string{
 	`ALTER TABLE payonce_journal ADD COLUMN fence INTEGER NOT NULL DEFAULT 0;
 	ALTER TABLE payonce_journal ADD COLUMN sent INTEGER NOT NULL DEFAULT 1;
 	ALTER TABLE payonce_journal ADD COLUMN settle_reason TEXT NOT NULL DEFAULT '';`,
+	// Version 3: the request's redacted summary a settle lookup matches
+	// by (payonce.JournalEntry.Summary); rows of earlier versions have
+	// none.
+	`ALTER TABLE payonce_journal ADD COLUMN summary TEXT NOT NULL DEFAULT '';`,
 }
 
 // SchemaVersion is the schema version this package writes.

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/payonce/payonce"
+	"github.com/payonce/payonce/internal/journalkit"
 	"github.com/payonce/payonce/journal"
 	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
 )
@@ -25,9 +26,9 @@ const DefaultBusyTimeout = 10 * time.Second
 type Journal struct {
 	db    *sql.DB
 	now   func() time.Time
-	busy  time.Duration           // the busy timeout, also begin's budget for retries
-	batch *journal.Batcher[write] // group commit of Reserve and Update (group.go)
-	stmts stmtCache               // the writes' prepared statements (stmtcache.go)
+	busy  time.Duration              // the busy timeout, also begin's budget for retries
+	batch *journalkit.Batcher[write] // group commit of Reserve and Update (group.go)
+	stmts stmtCache                  // the writes' prepared statements (stmtcache.go)
 }
 
 // Option configures Open.
@@ -127,7 +128,7 @@ func (j *Journal) DB() *sql.DB { return j.db }
 
 const columns = `scope, reference, operation, method, path, idem_key, key_created, fingerprint, state, result,
 	status_code, request_id, replayed, error_kind, error_code, error_message, attempts, last_cause,
-	created_at, updated_at, lease_owner, lease_until, fence, sent, settle_reason`
+	created_at, updated_at, lease_owner, lease_until, fence, sent, settle_reason, summary`
 
 type queryer interface {
 	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
@@ -137,7 +138,7 @@ type queryer interface {
 
 // Reserve inserts e as pending unless (Scope, Reference) exists.
 func (j *Journal) Reserve(ctx context.Context, e payonce.JournalEntry) (payonce.JournalEntry, bool, error) {
-	if err := journal.CheckReserve(e); err != nil {
+	if err := journalkit.CheckReserve(e); err != nil {
 		return payonce.JournalEntry{}, false, err
 	}
 	var out payonce.JournalEntry
@@ -165,25 +166,25 @@ func (j *Journal) ReserveTx(ctx context.Context, tx *sql.Tx, e payonce.JournalEn
 	if tx == nil {
 		return payonce.JournalEntry{}, false, fmt.Errorf("%w: sqlitejournal: nil transaction", payonce.ErrInvalidConfig)
 	}
-	if err := journal.CheckReserveTx(e); err != nil {
+	if err := journalkit.CheckReserveTx(e); err != nil {
 		return payonce.JournalEntry{}, false, err
 	}
 	return j.reserve(ctx, tx, e)
 }
 
 func (j *Journal) reserve(ctx context.Context, q queryer, e payonce.JournalEntry) (payonce.JournalEntry, bool, error) {
-	now := journal.Time(j.now())
-	e = journal.NormalizeReserve(e, now)
+	now := journalkit.Time(j.now())
+	e = journalkit.NormalizeReserve(e, now)
 	var until int64
 	if e.LeaseOwner != "" {
 		until = micro(now.Add(e.ReserveLease()))
 	}
 	res, err := q.ExecContext(ctx, `INSERT INTO payonce_journal (`+columns+`)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '')
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '', ?)
 		ON CONFLICT (scope, reference) DO NOTHING`,
 		e.Scope, e.Reference, e.Operation, e.Method, e.Path, e.Key, micro(e.KeyCreated), e.Fingerprint, string(e.State), e.Result,
 		e.StatusCode, e.RequestID, e.Replayed, e.ErrorKind, e.ErrorCode, e.ErrorMessage, e.Attempts, e.LastCause,
-		micro(e.CreatedAt), micro(e.UpdatedAt), e.LeaseOwner, until, e.Fence, e.Sent)
+		micro(e.CreatedAt), micro(e.UpdatedAt), e.LeaseOwner, until, e.Fence, e.Sent, e.Summary)
 	if err != nil {
 		return payonce.JournalEntry{}, false, fmt.Errorf("sqlitejournal: reserve: %w", err)
 	}
@@ -203,12 +204,12 @@ func (j *Journal) reserve(ctx context.Context, q queryer, e payonce.JournalEntry
 // entry not succeeded, every other write only on a pending entry whose
 // fence is the writer's.
 func (j *Journal) Update(ctx context.Context, e payonce.JournalEntry) error {
-	if err := journal.CheckState(e.State); err != nil {
+	if err := journalkit.CheckState(e.State); err != nil {
 		return err
 	}
-	upd := journal.Time(e.UpdatedAt)
+	upd := journalkit.Time(e.UpdatedAt)
 	if upd.IsZero() {
-		upd = journal.Time(j.now())
+		upd = journalkit.Time(j.now())
 	}
 	return j.commitWrite(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		res, err := j.prepared(tx).ExecContext(ctx, `UPDATE payonce_journal SET state = ?, result = ?, status_code = ?, request_id = ?, replayed = ?,
@@ -230,7 +231,7 @@ func (j *Journal) Update(ctx context.Context, e payonce.JournalEntry) error {
 		if err != nil {
 			return err
 		}
-		return refused(journal.CheckUpdate(old, e), "update", e.Reference)
+		return refused(journalkit.CheckUpdate(old, e), "update", e.Reference)
 	})
 }
 
@@ -247,12 +248,12 @@ func refused(rule error, op, ref string) error {
 // one guarded UPDATE raises the fence, leases the entry and binds the
 // fingerprint to an entry reserved without one.
 func (j *Journal) Take(ctx context.Context, r payonce.TakeRequest) (payonce.JournalEntry, error) {
-	if err := journal.CheckTake(r); err != nil {
+	if err := journalkit.CheckTake(r); err != nil {
 		return payonce.JournalEntry{}, err
 	}
 	var out payonce.JournalEntry
 	err := j.commitWrite(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		now := journal.Time(j.now())
+		now := journalkit.Time(j.now())
 		res, err := j.prepared(tx).ExecContext(ctx, `UPDATE payonce_journal SET fence = fence + 1, lease_owner = ?, lease_until = ?, updated_at = ?,
 			fingerprint = CASE WHEN fingerprint = '' THEN ? ELSE fingerprint END
 			WHERE scope = ? AND reference = ? AND state = 'pending'
@@ -272,7 +273,7 @@ func (j *Journal) Take(ctx context.Context, r payonce.TakeRequest) (payonce.Jour
 		if n == 1 {
 			return nil
 		}
-		return refused(journal.TakeRefusal(out, r, now), "take", r.Reference)
+		return refused(journalkit.TakeRefusal(out, r, now), "take", r.Reference)
 	})
 	return out, err
 }
@@ -281,12 +282,12 @@ func (j *Journal) Take(ctx context.Context, r payonce.TakeRequest) (payonce.Jour
 // run's fence is current (payonce.Journal.BeginAttempt), in one guarded
 // UPDATE committed through the group commit.
 func (j *Journal) BeginAttempt(ctx context.Context, r payonce.AttemptRequest) (payonce.JournalEntry, error) {
-	if err := journal.CheckAttempt(r); err != nil {
+	if err := journalkit.CheckAttempt(r); err != nil {
 		return payonce.JournalEntry{}, err
 	}
 	var out payonce.JournalEntry
 	err := j.commitWrite(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		now := journal.Time(j.now())
+		now := journalkit.Time(j.now())
 		res, err := j.prepared(tx).ExecContext(ctx, `UPDATE payonce_journal SET sent = 1, attempts = attempts + 1, lease_owner = ?, lease_until = ?, updated_at = ?
 			WHERE scope = ? AND reference = ? AND state = 'pending' AND fence = ?`,
 			r.Owner, micro(now.Add(r.Lease)), micro(now), r.Scope, r.Reference, r.Fence)
@@ -303,7 +304,7 @@ func (j *Journal) BeginAttempt(ctx context.Context, r payonce.AttemptRequest) (p
 		if n == 1 {
 			return nil
 		}
-		return refused(journal.AttemptRefusal(out, r), "attempt", r.Reference)
+		return refused(journalkit.AttemptRefusal(out, r), "attempt", r.Reference)
 	})
 	return out, err
 }
@@ -336,10 +337,10 @@ func get(ctx context.Context, q queryer, scope, reference string) (payonce.Journ
 }
 
 // Pending lists pending entries, oldest first.
-func (j *Journal) Pending(ctx context.Context, q payonce.PendingQuery) ([]payonce.JournalEntry, error) {
+func (j *Journal) Pending(ctx context.Context, q journal.PendingQuery) ([]payonce.JournalEntry, error) {
 	before := int64(0)
 	if !q.Before.IsZero() {
-		before = micro(journal.Time(q.Before))
+		before = micro(journalkit.Time(q.Before))
 	}
 	rows, err := j.db.QueryContext(ctx, `SELECT `+columns+` FROM payonce_journal
 		WHERE state = 'pending' AND (? = '' OR scope = ?) AND (? = 0 OR updated_at < ?)
@@ -354,13 +355,13 @@ func (j *Journal) Pending(ctx context.Context, q payonce.PendingQuery) ([]payonc
 // Claim leases free or expired pending entries to c.Owner until now plus
 // c.Lease. The write lock makes concurrent claims, in any process, see
 // each other: an entry is leased to one owner at a time.
-func (j *Journal) Claim(ctx context.Context, c payonce.ClaimRequest) ([]payonce.JournalEntry, error) {
-	if err := journal.CheckClaim(c); err != nil {
+func (j *Journal) Claim(ctx context.Context, c journal.ClaimRequest) ([]payonce.JournalEntry, error) {
+	if err := journalkit.CheckClaim(c.Owner, c.Lease); err != nil {
 		return nil, err
 	}
 	var out []payonce.JournalEntry
 	err := j.inTx(ctx, func(tx *sql.Tx) error {
-		now := journal.Time(j.now())
+		now := journalkit.Time(j.now())
 		rows, err := tx.QueryContext(ctx, `SELECT `+columns+` FROM payonce_journal
 			WHERE state = 'pending' AND (? = '' OR scope = ?) AND (lease_owner = '' OR lease_until <= ?)
 			ORDER BY created_at, scope, reference LIMIT ?`, c.Scope, c.Scope, micro(now), limit(c.Limit))
@@ -389,7 +390,7 @@ func (j *Journal) Claim(ctx context.Context, c payonce.ClaimRequest) ([]payonce.
 // Purge deletes settled entries last updated before settledBefore.
 func (j *Journal) Purge(ctx context.Context, settledBefore time.Time) (int64, error) {
 	res, err := j.db.ExecContext(ctx, `DELETE FROM payonce_journal WHERE state IN ('succeeded', 'failed') AND updated_at < ?`,
-		micro(journal.Time(settledBefore)))
+		micro(journalkit.Time(settledBefore)))
 	if err != nil {
 		return 0, fmt.Errorf("sqlitejournal: purge: %w", err)
 	}
@@ -425,7 +426,7 @@ func scanAll(rows *sql.Rows) ([]payonce.JournalEntry, error) {
 		var keyCreated, created, updated, leaseUntil int64
 		if err := rows.Scan(&e.Scope, &e.Reference, &e.Operation, &e.Method, &e.Path, &e.Key, &keyCreated, &e.Fingerprint, &state, &e.Result,
 			&e.StatusCode, &e.RequestID, &e.Replayed, &e.ErrorKind, &e.ErrorCode, &e.ErrorMessage, &e.Attempts, &e.LastCause,
-			&created, &updated, &e.LeaseOwner, &leaseUntil, &e.Fence, &e.Sent, &e.SettleReason); err != nil {
+			&created, &updated, &e.LeaseOwner, &leaseUntil, &e.Fence, &e.Sent, &e.SettleReason, &e.Summary); err != nil {
 			return nil, fmt.Errorf("sqlitejournal: scan: %w", err)
 		}
 		e.State = payonce.JournalState(state)

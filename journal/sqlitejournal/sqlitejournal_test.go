@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/payonce/payonce"
+	"github.com/payonce/payonce/journal"
 	"github.com/payonce/payonce/journal/journaltest"
 	"github.com/payonce/payonce/journal/sqlitejournal"
 	"github.com/stretchr/testify/assert"
@@ -29,7 +30,7 @@ func open(t *testing.T) *sqlitejournal.Journal {
 }
 
 func TestConformance(t *testing.T) {
-	journaltest.Run(t, func(t *testing.T) payonce.Journal { return open(t) })
+	journaltest.Run(t, func(t *testing.T) journal.Store { return open(t) })
 }
 
 func TestOpenCreatesOneWALFileAndMigratesOnce(t *testing.T) {

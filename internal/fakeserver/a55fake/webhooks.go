@@ -99,10 +99,13 @@ func (d *WebhookDelivery) clone() WebhookDelivery {
 
 // webhookEvent is the body of a charge webhook: the fields A55 sends
 // (charge_uuid, status, amount, currency, created_at, updated_at, and
-// error_code/error_message for a failed charge) plus wallet_uuid.
+// error_code/error_message for a failed charge) plus wallet_uuid and the
+// charge's description (the merchant's order reference), which a charge's
+// answer carries too.
 type webhookEvent struct {
 	ChargeUUID   string         `json:"charge_uuid"`
 	WalletUUID   string         `json:"wallet_uuid"`
+	Description  string         `json:"description,omitempty"`
 	Status       string         `json:"status"`
 	Amount       payonce.Amount `json:"amount"`
 	Currency     string         `json:"currency"`
@@ -284,7 +287,7 @@ func (w *webhooks) enqueue(c *charge) *WebhookDelivery {
 		return nil
 	}
 	c.webhooks++
-	ev := webhookEvent{ChargeUUID: c.UUID, WalletUUID: c.WalletUUID, Status: c.Status, Amount: c.Amount,
+	ev := webhookEvent{ChargeUUID: c.UUID, WalletUUID: c.WalletUUID, Description: c.Description, Status: c.Status, Amount: c.Amount,
 		Currency: c.Currency, CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt}
 	if c.Status == StatusRefunded {
 		ev.RefundAmount = c.RefundedAmount.String()

@@ -1,4 +1,8 @@
-package journal
+// Package journalkit is what the journal backends (journal.NewMemory,
+// sqlitejournal, pgjournal) share: the checks every write passes, the
+// normal form of a stored entry and the batcher that groups writes into
+// one transaction. It is no part of the public API.
+package journalkit
 
 import (
 	"errors"
@@ -117,9 +121,10 @@ func CheckState(s payonce.JournalState) error {
 	return fmt.Errorf("%w: unknown state %q", ErrInvalidEntry, s)
 }
 
-// CheckClaim validates a claim request.
-func CheckClaim(c payonce.ClaimRequest) error {
-	if c.Owner == "" || c.Lease <= 0 {
+// CheckClaim validates a claim request (journal.ClaimRequest) of owner
+// for lease.
+func CheckClaim(owner string, lease time.Duration) error {
+	if owner == "" || lease <= 0 {
 		return fmt.Errorf("%w: a claim needs an owner and a positive lease", ErrInvalidEntry)
 	}
 	return nil

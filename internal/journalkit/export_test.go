@@ -1,4 +1,4 @@
-package journal
+package journalkit
 
 // Queued returns how many writes wait in b's queue, not yet taken into a
 // batch: tests wait for it instead of sleeping and hoping a goroutine has

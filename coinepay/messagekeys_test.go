@@ -1,0 +1,30 @@
+package coinepay
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/payonce/payonce"
+)
+
+// Every message_key of the Coinepay document and of the project's signing
+// scheme maps to a sentinel.
+func TestKindForMessageKeyTable(t *testing.T) {
+	table := map[string]error{
+		"openapi_idempotency_key_required":      payonce.ErrKeyRequired,
+		"openapi_idempotency_key_too_long":      payonce.ErrKeyTooLong,
+		"openapi_idempotency_key_invalid_chars": payonce.ErrKeyInvalidChars,
+		"openapi_idempotency_key_conflict":      payonce.ErrIdempotencyConflict,
+		"insufficient_balance":                  payonce.ErrInsufficientBalance,
+		"openapi_signature_required":            payonce.ErrSignatureInvalid,
+		"openapi_signature_invalid":             payonce.ErrSignatureInvalid,
+		"openapi_api_key_invalid":               payonce.ErrUnauthorized,
+		"openapi_timestamp_expired":             payonce.ErrTimestampExpired,
+		"openapi_nonce_replayed":                payonce.ErrNonceReplayed,
+	}
+	for key, want := range table {
+		assert.Equal(t, want, kindForMessageKey(key), key)
+	}
+	assert.Nil(t, kindForMessageKey("something_new"))
+}

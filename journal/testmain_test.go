@@ -1,0 +1,12 @@
+package journal_test
+
+import (
+	"os"
+	"testing"
+
+	"github.com/payonce/payonce/internal/pgnotice"
+)
+
+// TestMain says, on a run without a database, that the PostgreSQL tests
+// were skipped and how to run them.
+func TestMain(m *testing.M) { os.Exit(pgnotice.Main(m, "journal")) }
