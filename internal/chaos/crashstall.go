@@ -17,7 +17,7 @@ import (
 // settled, or nothing more can be delivered in this phase), the process
 // resumes (SIGCONT) and backs off into its retry: the journal must stop
 // it (the entry is settled or taken over), so any attempt it still sends
-// is counted (StaleSends). No timer decides any of it.
+// is counted (StaleSends). No timer decides whether it was taken over.
 type stallState struct {
 	key     string // the stalled delivery's key, once it sent
 	stopped bool   // the stall happened
