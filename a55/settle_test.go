@@ -362,7 +362,7 @@ func TestSettleCreateWithoutSummaryNeedsTheRequest(t *testing.T) {
 	_, err = c.Charges.SettleCreate(t.Context(), "order-3/charge", nil)
 	require.ErrorIs(t, err, payonce.ErrInvalidRequest)
 	assert.Contains(t, err.Error(), "SettleOptions.Request")
-	assert.Equal(t, "reserved-key-order-3", payonce.KeyOf(err))
+	assert.Equal(t, "reserved-key-order-3", payonce.KeyOf(err).ID())
 	assert.Zero(t, lists.Load())
 }
 
@@ -397,6 +397,32 @@ func TestSettleCreateMatchesARedactedDescription(t *testing.T) {
 	assert.Contains(t, e.Summary, `"description_redacted":true`)
 
 	got, err := oneAttempt(t, srv, j).Charges.SettleCreate(ctx, "order-7/charge", nil)
+	require.NoError(t, err)
+	assert.Equal(t, payonce.SettleSucceeded, got.Outcome)
+	assert.Equal(t, srv.Ledger().ByKey(key.ID())[0].ID, got.Charge.UUID)
+}
+
+// A description that only the journal's redaction changes (a secret-looking
+// name and a word, which redact.String keeps as prose) is stored redacted
+// all the same: the lookup must know it, list without it and still find the
+// charge, never conclude it was not run.
+func TestSettleCreateMatchesADescriptionTheJournalRedacts(t *testing.T) {
+	srv := a55test.New(t)
+	j := journal.NewMemory()
+	c := oneAttempt(t, srv, j)
+	ctx := t.Context()
+	require.NoError(t, srv.AddFault(payoncetest.Rule{Fault: payoncetest.FaultDropAfterCommit, Path: a55test.ChargePath, Count: 1}))
+	req := settleCharge("53.00")
+	req.Description = "order 8 token: required"
+	_, err := c.Charges.Create(ctx, req, payonce.WithReference("order-8/charge"))
+	require.Error(t, err)
+	key := payonce.KeyOf(err)
+	e, err := j.Get(ctx, c.Core().Scope(), "order-8/charge")
+	require.NoError(t, err)
+	assert.NotContains(t, e.Summary, "required")
+	assert.Contains(t, e.Summary, `"description_redacted":true`)
+
+	got, err := oneAttempt(t, srv, j).Charges.SettleCreate(ctx, "order-8/charge", nil)
 	require.NoError(t, err)
 	assert.Equal(t, payonce.SettleSucceeded, got.Outcome)
 	assert.Equal(t, srv.Ledger().ByKey(key.ID())[0].ID, got.Charge.UUID)
