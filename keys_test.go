@@ -159,3 +159,10 @@ func TestKeyGoStringIsReadable(t *testing.T) {
 	assert.Contains(t, fmt.Sprintf("%#v", &APIError{Key: k}), want)
 	assert.Equal(t, "payonce.Key{}", fmt.Sprintf("%#v", Key{}))
 }
+
+// testKey is the key whose value is id, created now: a key a test names by
+// hand, whatever the rules say of it.
+func testKey(id string) Key { return Key{id: id, created: keyTime(time.Now())} }
+
+// testKeyAt is the key whose value is id, created at created.
+func testKeyAt(id string, created time.Time) Key { return Key{id: id, created: keyTime(created)} }
