@@ -34,13 +34,9 @@ func echoHeaderServer(t *testing.T) *httptest.Server {
 	return srv
 }
 
-// leaks are the strings the echoed headers carry that no printed or
-// logged Meta may show. The CVV is looked for with its label: the output
-// also holds a random key, the key's creation time and the call's
-// duration, whose digits hold "737" now and then.
-var leaks = []string{"4111111111111111", "cvv=737", "topsecretsessionvalue", "tok_live_abcdefgh", "5555555555554444", "card_number="}
-
-func TestMetaPrintedOrLoggedHidesWhatHeadersEcho(t *testing.T) {
+// echoedMeta is the Meta of a call answered by echoHeaderServer.
+func echoedMeta(t *testing.T) payonce.Meta {
+	t.Helper()
 	srv := echoHeaderServer(t)
 	c, err := payonce.NewClient(payonce.WithBaseURL(srv.URL))
 	require.NoError(t, err)
@@ -48,6 +44,17 @@ func TestMetaPrintedOrLoggedHidesWhatHeadersEcho(t *testing.T) {
 	m, err := c.Do(t.Context(), &payonce.Request{Operation: "x", Method: http.MethodPost, Path: "/x",
 		Body: map[string]string{"a": "b"}, Keyed: true}, &out)
 	require.NoError(t, err)
+	return m
+}
+
+// leaks are the strings the echoed headers carry that no printed or
+// logged Meta may show. The CVV is looked for with its label: the output
+// also holds a random key, the key's creation time and the call's
+// duration, whose digits hold "737" now and then.
+var leaks = []string{"4111111111111111", "cvv=737", "topsecretsessionvalue", "tok_live_abcdefgh", "5555555555554444", "card_number="}
+
+func TestMetaPrintedOrLoggedHidesWhatHeadersEcho(t *testing.T) {
+	m := echoedMeta(t)
 
 	// The headers stay the server's, for code that reads them on purpose.
 	assert.Equal(t, "card 4111111111111111 cvv=737", m.Header.Get("X-Echo"))
@@ -81,13 +88,7 @@ func TestMetaPrintedOrLoggedHidesWhatHeadersEcho(t *testing.T) {
 // its printed form holds: the echoed headers redacted, the key's text form
 // that ParseKey reads back.
 func TestMetaAsJSONHidesWhatHeadersEcho(t *testing.T) {
-	srv := echoHeaderServer(t)
-	c, err := payonce.NewClient(payonce.WithBaseURL(srv.URL))
-	require.NoError(t, err)
-	var out map[string]any
-	m, err := c.Do(t.Context(), &payonce.Request{Operation: "x", Method: http.MethodPost, Path: "/x",
-		Body: map[string]string{"a": "b"}, Keyed: true}, &out)
-	require.NoError(t, err)
+	m := echoedMeta(t)
 	m.RequestID, m.Reference = "req 5555555555554444", "order-4111111111111111"
 
 	for _, v := range []any{m, &m, []payonce.Meta{m}, struct{ Meta payonce.Meta }{m}} {
