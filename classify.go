@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/cenkalti/backoff/v4"
+	"github.com/payonce/payonce/internal/core"
 )
 
 // checkRetry is the client's go-retryablehttp CheckRetry: after each
@@ -107,7 +108,7 @@ func (op *operation) recover(resp *http.Response) bool {
 	}
 	op.recovered = true
 	op.debug("payonce repeating attempt after signer recovery", slog.String("code", op.errAnswer.Code))
-	op.plan = retryPlan{cause: CauseSignerRecovery}
+	op.plan = retryPlan{cause: core.CauseSignerRecovery}
 	return true
 }
 

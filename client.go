@@ -385,8 +385,8 @@ type Request struct {
 	// the same rule, except that its words may hold capital letters
 	// ("/v1/paymentMethods/{id}"): its query string, its "{id}"
 	// placeholders aside, any segment with a digit or an escape never
-	// reaches an observer. Past MaxRoutes distinct routes a client
-	// reports RouteOverflow instead.
+	// reaches an observer. Past 256 distinct routes a client
+	// reports the route "other" instead.
 	Route string
 	// Summary, when not nil, is stored with a journaled call's entry
 	// (JournalEntry.Summary, see summary.go): what a settle lookup matches

@@ -90,7 +90,7 @@ var (
 	// after the operation ran).
 	ErrJournal = errors.New("journal error")
 	// ErrKeyCreatedInFuture: the key's creation time (a Key, a journal
-	// entry) lies more than KeyClockTolerance ahead of the clock the age is measured on: its age is unknown, so
+	// entry) lies more than a minute ahead of the clock the age is measured on: its age is unknown, so
 	// nothing is sent. Final for the key.
 	ErrKeyCreatedInFuture = errors.New("idempotency key creation time is in the future")
 	// ErrNotExecuted: the journal records that the provider never

@@ -7,6 +7,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/payonce/payonce/internal/core"
 	"github.com/payonce/payonce/redact"
 )
 
@@ -38,9 +39,6 @@ func (e JournalEntry) IdempotencyKey() Key {
 	}
 	return Key{id: e.Key, created: keyTime(e.KeyCreated)}
 }
-
-// MaxReferenceLen is the longest reference WithReference accepts, in bytes.
-const MaxReferenceLen = 255
 
 // JournalEntry is one business operation's durable record. Scope and
 // Reference identify it; Key, KeyCreated and Fingerprint are fixed when it
@@ -86,17 +84,17 @@ type JournalEntry struct {
 	// (Client.Settle), or why the run recorded it as not executed.
 	SettleReason string
 	// Lease is given to Reserve, never stored: how long a created entry is
-	// leased to LeaseOwner (JournalReserveLease when 0).
+	// leased to LeaseOwner (a minute when 0).
 	Lease time.Duration
 }
 
 // ReserveLease is how long Reserve leases a created entry: e.Lease, or
-// JournalReserveLease when it is not above 0.
+// a minute when it is not above 0.
 func (e JournalEntry) ReserveLease() time.Duration {
 	if e.Lease > 0 {
 		return e.Lease
 	}
-	return JournalReserveLease
+	return core.JournalReserveLease
 }
 
 // Settled reports whether the entry is succeeded or failed.
@@ -107,17 +105,6 @@ func (e JournalEntry) Settled() bool { return e.State == JournalSucceeded || e.S
 func (e JournalEntry) NotExecuted() bool {
 	return e.State == JournalFailed && e.ErrorKind == KindName(ErrNotExecuted)
 }
-
-// JournalReserveLease is how long Reserve leases an entry it creates to
-// the entry's LeaseOwner, on the journal's clock, when the entry gives no
-// Lease; Settle's lease too.
-const JournalReserveLease = time.Minute
-
-// KeyClockTolerance is how far in the future a key creation time may lie
-// (a clock a little ahead) and still be taken, as the present. Beyond it
-// the key's age is unknown and the operation is refused with
-// ErrKeyCreatedInFuture, nothing sent.
-const KeyClockTolerance = time.Minute
 
 // TakeRequest asks Journal.Take to give a pending entry to the run Owner.
 type TakeRequest struct {
@@ -296,8 +283,8 @@ func WithJournal(j Journal) Option {
 // environment its own.
 func WithScope(s string) Option {
 	return func(c *Client) error {
-		if s == "" || len(s) > MaxReferenceLen || !printable(s) {
-			return fmt.Errorf("%w: scope must be non-empty printable UTF-8 of at most %d bytes", ErrInvalidConfig, MaxReferenceLen)
+		if s == "" || len(s) > core.MaxReferenceLen || !printable(s) {
+			return fmt.Errorf("%w: scope must be non-empty printable UTF-8 of at most %d bytes", ErrInvalidConfig, core.MaxReferenceLen)
 		}
 		c.scope, c.ident.explicit = s, true
 		return nil
@@ -308,7 +295,7 @@ func WithScope(s string) Option {
 // ID) in the client's journal: a second call with the same reference, in
 // any process, returns the recorded outcome or resumes the same operation
 // with its key instead of running it again. It must be non-empty,
-// printable and at most MaxReferenceLen bytes; the client needs WithJournal.
+// printable and at most 255 bytes; the client needs WithJournal.
 func WithReference(ref string) CallOption {
 	return func(o *callOptions) { o.reference, o.hasReference = ref, true }
 }
@@ -344,14 +331,14 @@ func (c *Client) checkReference(req *Request, o callOptions) error {
 		return fmt.Errorf("%w: WithReference needs a client with WithJournal", ErrInvalidConfig)
 	case o.reference == "":
 		return invalid(ErrInvalidRequest, "reference", "empty")
-	case len(o.reference) > MaxReferenceLen:
-		return invalid(ErrInvalidRequest, "reference", fmt.Sprintf("longer than %d bytes", MaxReferenceLen))
+	case len(o.reference) > core.MaxReferenceLen:
+		return invalid(ErrInvalidRequest, "reference", fmt.Sprintf("longer than %d bytes", core.MaxReferenceLen))
 	case !printable(o.reference):
 		return invalid(ErrInvalidRequest, "reference", "holds a control character or is not UTF-8")
 	case !req.Keyed || o.noKey:
 		return invalid(ErrInvalidRequest, "reference", "only an operation with an idempotency key can be journaled")
-	case len(o.leaseOwner) > MaxReferenceLen || !printable(o.leaseOwner):
-		return invalid(ErrInvalidRequest, "lease owner", fmt.Sprintf("must be printable UTF-8 of at most %d bytes", MaxReferenceLen))
+	case len(o.leaseOwner) > core.MaxReferenceLen || !printable(o.leaseOwner):
+		return invalid(ErrInvalidRequest, "lease owner", fmt.Sprintf("must be printable UTF-8 of at most %d bytes", core.MaxReferenceLen))
 	}
 	return nil
 }

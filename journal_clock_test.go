@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/payonce/payonce"
+	"github.com/payonce/payonce/internal/core"
 	"github.com/payonce/payonce/internal/keytest"
 	"github.com/payonce/payonce/journal"
 	"github.com/stretchr/testify/assert"
@@ -68,7 +69,7 @@ func TestKeyAgesOnTheJournalsClock(t *testing.T) {
 // A stored key whose creation time lies in the future (edited, or made
 // on a host whose clock runs ahead) is refused with ErrKeyCreatedInFuture
 // carrying the key, nothing sent; the honest token of the same 30 h old
-// key gets ErrKeyExpired. Within KeyClockTolerance a future time is taken
+// key gets ErrKeyExpired. Within a minute a future time is taken
 // as the present.
 func TestFutureKeyNeverMakesAKeyYounger(t *testing.T) {
 	clk := newClock()
@@ -94,7 +95,7 @@ func TestFutureKeyNeverMakesAKeyYounger(t *testing.T) {
 	_, gerr := j.Get(t.Context(), "a55:client-1", "order-c3")
 	require.ErrorIs(t, gerr, payonce.ErrJournalNotFound)
 
-	slightly := keytest.Key(t, "order-c3-other-key-1", clk.Now().Add(payonce.KeyClockTolerance/2))
+	slightly := keytest.Key(t, "order-c3-other-key-1", clk.Now().Add(core.KeyClockTolerance/2))
 	meta, err := c.Do(t.Context(), chargeReq("1.00"), nil, payonce.WithKey(slightly))
 	require.NoError(t, err)
 	assert.True(t, meta.Key.Created().Equal(clk.Now()), "a clock a little ahead is the present")

@@ -3,6 +3,8 @@ package payonce
 import (
 	"errors"
 	"time"
+
+	"github.com/payonce/payonce/internal/core"
 )
 
 // Errors of a settle lookup (a55.ChargesService.SettleCreate,
@@ -19,20 +21,15 @@ var (
 	ErrLookupNotFound = errors.New("settle lookup found no matching operation")
 )
 
-// DefaultLookupMargin widens a lookup window on both sides: it covers
-// the difference between the provider's clock and the journal's, and how
-// long an attempt may travel and run after its start was recorded.
-const DefaultLookupMargin = 15 * time.Minute
-
 // LookupWindow returns the span in which an attempt under e's key can have
 // executed at the provider: from the earlier of the key's creation and the
 // entry's reservation to the entry's last change (every attempt records
 // its start before it is sent), each side widened by margin (zero or less:
-// DefaultLookupMargin). A lookup that finds nothing may conclude that
+// 15 minutes). A lookup that finds nothing may conclude that
 // nothing ran only once the provider's clock is past the window's end.
 func LookupWindow(e JournalEntry, margin time.Duration) (from, to time.Time) {
 	if margin <= 0 {
-		margin = DefaultLookupMargin
+		margin = core.DefaultLookupMargin
 	}
 	for _, t := range []time.Time{e.KeyCreated, e.CreatedAt, e.UpdatedAt} {
 		if t.IsZero() {

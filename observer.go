@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/payonce/payonce/internal/core"
 	"github.com/payonce/payonce/redact"
 )
 
@@ -58,7 +59,7 @@ type OperationInfo struct {
 	Keyed bool // a business operation: one Idempotency-Key on every attempt
 	// ReferenceTemplate is the journal reference's template
 	// (ReferenceTemplate: "order-{id}/charge"), "" without a reference;
-	// past MaxRoutes distinct templates a client reports RouteOverflow.
+	// past 256 distinct templates a client reports the route "other".
 	// The raw reference is never reported.
 	ReferenceTemplate string
 	// RetryBudget is the client's retry budget (nil when disabled), for an
@@ -75,7 +76,7 @@ type AttemptInfo struct {
 	// Cause is why this attempt repeats the last one: "" for the first,
 	// else the retry cause of the last attempt's AttemptResult (for
 	// example "Service Unavailable", "transport", "timeout"), or
-	// CauseSignerRecovery.
+	// "signer_recovery".
 	Cause string
 
 	// req is the attempt's request, kept as a pointer (which %v prints as
@@ -83,11 +84,6 @@ type AttemptInfo struct {
 	// headers, the signer's included.
 	req *http.Request
 }
-
-// CauseSignerRecovery is the Cause of an attempt repeated once because the
-// signer recovered from the last answer (a refreshed token after a 401, a
-// corrected clock after openapi_timestamp_expired).
-const CauseSignerRecovery = "signer_recovery"
 
 // SetHeader adds the header name: value to this attempt only, before it is
 // signed. It refuses (and reports false) a header the attempt already
@@ -345,25 +341,12 @@ func Outcome(err error) string {
 // segment. The query string and the fragment are never part of a route.
 // Observers name spans and label metrics with it, so that their
 // cardinality stays that of the API; a Client also bounds the number of
-// distinct routes it reports (see MaxRoutes).
+// distinct routes it reports (256).
 func Route(path string) string { return routeOf(path, false) }
 
-// MaxRoutes is how many distinct routes one Client reports for paths it
-// derives a route from (Request.Route empty), and again for the routes
-// callers give: past it, or for a route longer than maxRouteLen bytes,
-// an operation's route is RouteOverflow. Paths built from words a
-// caller does not control (a forwarded path, a lowercase slug used as an
-// ID) thus cannot grow an observer's memory or a metric's cardinality.
-const MaxRoutes = 256
-
 // maxRouteLen is the longest route a Client reports; a longer one is
-// RouteOverflow.
+// core.RouteOverflow.
 const maxRouteLen = 256
-
-// RouteOverflow is the route of an operation whose own route did not fit
-// the client's route table (see MaxRoutes). It never starts with '/', so
-// it is never mistaken for a path of the API.
-const RouteOverflow = "other"
 
 // routeOf is Route; given marks a template the caller gave
 // (Request.Route), whose words may hold capitals ("/v1/paymentMethods").
@@ -468,7 +451,7 @@ func word(seg string, capitals bool) bool {
 }
 
 // routeTable is the set of routes a Client has reported, bounded by
-// MaxRoutes for derived routes and again for given ones, so that a
+// core.MaxRoutes for derived routes and again for given ones, so that a
 // caller's own templates never lose their names to paths the client
 // derived routes from.
 type routeTable struct {
@@ -483,10 +466,10 @@ type routeEntry struct {
 }
 
 // admit returns route when the table holds it or has room for it, else
-// RouteOverflow.
+// core.RouteOverflow.
 func (t *routeTable) admit(route string, given bool) string {
 	if len(route) > maxRouteLen {
-		return RouteOverflow
+		return core.RouteOverflow
 	}
 	k := routeEntry{route, given}
 	t.mu.RLock()
@@ -504,8 +487,8 @@ func (t *routeTable) admit(route string, given bool) string {
 	if given {
 		i = 1
 	}
-	if t.n[i] >= MaxRoutes {
-		return RouteOverflow
+	if t.n[i] >= core.MaxRoutes {
+		return core.RouteOverflow
 	}
 	if t.routes == nil {
 		t.routes = make(map[routeEntry]struct{})
@@ -676,10 +659,10 @@ func (op *operation) endAttempt(resp *http.Response, err error, retry bool) {
 		res.Err = redactedError{cleanTransportError(err), op.c.redactor}
 	} else if resp != nil {
 		res.StatusCode = resp.StatusCode
-		res.Replayed = strings.EqualFold(resp.Header.Get(HeaderReplay), "true")
+		res.Replayed = strings.EqualFold(resp.Header.Get(core.HeaderReplay), "true")
 		res.RequestID = requestID(op.c.redactor(), resp.Header)
 	}
-	if retry && op.plan.cause != CauseSignerRecovery {
+	if retry && op.plan.cause != core.CauseSignerRecovery {
 		res.RetryCause, res.RetryWait = op.plan.cause, op.plan.wait
 	}
 	op.c.observer.EndAttempt(a.ctx, res)

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/payonce/payonce/internal/core"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -106,7 +107,7 @@ func TestObserverSeesEveryAttemptAndTheOutcome(t *testing.T) {
 // A lost answer is an attempt that ends with an error and no status; a
 // replayed answer is marked.
 func TestObserverSeesLostAnswersAndReplays(t *testing.T) {
-	rec := &recorder{header: http.Header{HeaderReplay: {"true"}}}
+	rec := &recorder{header: http.Header{core.HeaderReplay: {"true"}}}
 	h, _ := hijackFirst(1, rec)
 	srv := httptest.NewServer(h)
 	defer srv.Close()
@@ -231,7 +232,7 @@ func TestAttemptRequestCarriesObserverContext(t *testing.T) {
 }
 
 // A signer recovery repeats the attempt: the observer sees the repeat
-// with CauseSignerRecovery.
+// with the cause "signer_recovery".
 func TestObserverSeesSignerRecovery(t *testing.T) {
 	s := &recoverOnce{}
 	s.token.Store("stale")
@@ -240,7 +241,7 @@ func TestObserverSeesSignerRecovery(t *testing.T) {
 	_, err := c.Do(context.Background(), postReq(), nil)
 	require.NoError(t, err)
 	require.Len(t, obs.starts, 2)
-	assert.Equal(t, CauseSignerRecovery, obs.starts[1].Cause)
+	assert.Equal(t, core.CauseSignerRecovery, obs.starts[1].Cause)
 	assert.Equal(t, 401, obs.attempts[0].StatusCode)
 	assert.Equal(t, 1, obs.ops[0].Retries)
 }

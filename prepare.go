@@ -6,6 +6,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/payonce/payonce/internal/core"
 )
 
 // prepare fixes what every attempt sends, before the first one: the key
@@ -127,11 +129,11 @@ func (op *operation) prepareURL() {
 	u.RawQuery = op.req.Query.Encode()
 }
 
-// checkCreated refuses a key creation time beyond KeyClockTolerance ahead
+// checkCreated refuses a key creation time beyond a minute ahead
 // of now (the clock the age is measured on): it would make the key look
 // younger than it is. Nothing is sent.
 func (op *operation) checkCreated(now time.Time) *APIError {
-	if op.created.After(now.Add(KeyClockTolerance)) {
+	if op.created.After(now.Add(core.KeyClockTolerance)) {
 		return op.fail(ErrKeyCreatedInFuture, fmt.Errorf("created %s, %s ahead of the clock",
 			op.created.UTC().Format(time.RFC3339), op.created.Sub(now).Round(time.Second)))
 	}

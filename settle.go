@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/google/uuid"
+	"github.com/payonce/payonce/internal/core"
 )
 
 // SettleOutcome is the outcome Client.Settle records.
@@ -25,9 +26,6 @@ const (
 	// Later calls get ErrNotExecuted: a new reference may run it.
 	SettleNotExecuted SettleOutcome = "not_executed"
 )
-
-// MaxSettleReason is the longest Settlement.Reason, in bytes.
-const MaxSettleReason = 1024
 
 // Settlement is an outcome found outside a run (the provider's records, a
 // support ticket), for Client.Settle.
@@ -73,7 +71,7 @@ func (c *Client) Settle(ctx context.Context, reference string, s Settlement) (Jo
 	case stored.State == JournalFailed && s.Outcome != SettleSucceeded:
 		return fail(ErrJournalSettled, stored, fmt.Errorf("reference %q already failed; only a success may replace it", reference))
 	case stored.State == JournalPending:
-		taken, err := c.journal.Take(ctx, TakeRequest{Scope: c.scope, Reference: reference, Owner: "settle:" + uuid.NewString(), Lease: JournalReserveLease})
+		taken, err := c.journal.Take(ctx, TakeRequest{Scope: c.scope, Reference: reference, Owner: "settle:" + uuid.NewString(), Lease: core.JournalReserveLease})
 		switch {
 		case errors.Is(err, ErrJournalLeased):
 			return fail(ErrJournalLeased, stored, fmt.Errorf("reference %q: a run holds it: %w", reference, err))
@@ -112,11 +110,11 @@ func (c *Client) Settle(ctx context.Context, reference string, s Settlement) (Jo
 // checkSettlement validates a settlement before the journal is read.
 func checkSettlement(reference string, s *Settlement) error {
 	switch {
-	case reference == "" || len(reference) > MaxReferenceLen || !printable(reference):
-		return invalid(ErrInvalidRequest, "reference", fmt.Sprintf("must be 1 to %d bytes of printable UTF-8", MaxReferenceLen))
-	case s.Reason == "" || len(s.Reason) > MaxSettleReason || !printable(s.Reason):
-		return invalid(ErrInvalidRequest, "reason", fmt.Sprintf("required: 1 to %d bytes of printable UTF-8", MaxSettleReason))
-	case len(s.RequestID) > MaxReferenceLen || !printable(s.RequestID):
+	case reference == "" || len(reference) > core.MaxReferenceLen || !printable(reference):
+		return invalid(ErrInvalidRequest, "reference", fmt.Sprintf("must be 1 to %d bytes of printable UTF-8", core.MaxReferenceLen))
+	case s.Reason == "" || len(s.Reason) > core.MaxSettleReason || !printable(s.Reason):
+		return invalid(ErrInvalidRequest, "reason", fmt.Sprintf("required: 1 to %d bytes of printable UTF-8", core.MaxSettleReason))
+	case len(s.RequestID) > core.MaxReferenceLen || !printable(s.RequestID):
 		return invalid(ErrInvalidRequest, "request id", "must be printable UTF-8 of at most 255 bytes")
 	}
 	switch s.Outcome {

@@ -23,7 +23,7 @@ const maxNamed = 5
 // SettleOptions tunes a settle lookup. The zero value is the default.
 type SettleOptions struct {
 	// Margin widens the lookup window on both sides
-	// (payonce.LookupWindow); zero means payonce.DefaultLookupMargin.
+	// (payonce.LookupWindow); zero means 15 minutes.
 	Margin time.Duration
 	// RecordNotExecuted lets the lookup record payonce.SettleNotExecuted
 	// when no card matches and the window is over by the client's clock.

@@ -16,6 +16,7 @@
 package otelpayonce
 
 import (
+	"github.com/payonce/payonce/internal/core"
 	"github.com/payonce/payonce/redact"
 
 	"context"
@@ -214,12 +215,12 @@ func (o *Observer) Close() error { return o.budgetReg.Unregister() }
 // MaxRoutes is how many kinds of operation (provider, operation, method
 // and route) one Observer names spans and labels metrics by. An event of
 // a kind past it keeps its provider, operation and method with the route
-// payonce.RouteOverflow, for MaxRoutes/4 more such kinds, so that an
+// "other", for MaxRoutes/4 more such kinds, so that an
 // operation first seen once other clients' routes filled the table is
 // still counted under its name; past those too, events share one kind
-// whose provider, operation and route are payonce.RouteOverflow and
+// whose provider, operation and route are "other" and
 // method "_OTHER". A Client already
-// bounds its own routes (payonce.MaxRoutes): this bounds an Observer
+// bounds its own routes (256): this bounds an Observer
 // shared by many clients, or fed OperationInfo by other code, so that no
 // input grows its memory or its metrics' cardinality.
 const MaxRoutes = 1024
@@ -297,7 +298,7 @@ func (o *Observer) route(info payonce.OperationInfo) *route {
 // table keeps its provider and operation), else the one overflow kind.
 // The caller holds addMu.
 func (o *Observer) overflowRoute(k routeKey) *route {
-	k.route, k.reference = payonce.RouteOverflow, ""
+	k.route, k.reference = core.RouteOverflow, ""
 	if r, ok := o.routes.Load(k); ok {
 		return r.(*route)
 	}
@@ -308,7 +309,7 @@ func (o *Observer) overflowRoute(k routeKey) *route {
 		return r
 	}
 	if o.overflow == nil {
-		o.overflow = newRoute(routeKey{payonce.RouteOverflow, payonce.RouteOverflow, "_OTHER", payonce.RouteOverflow, ""})
+		o.overflow = newRoute(routeKey{core.RouteOverflow, core.RouteOverflow, "_OTHER", core.RouteOverflow, ""})
 	}
 	return o.overflow
 }

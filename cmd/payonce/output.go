@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/payonce/payonce"
+	"github.com/payonce/payonce/internal/core"
 )
 
 // entryView is the printed form of a journal entry: its row, nothing
@@ -52,7 +53,7 @@ func inDoubt(e payonce.JournalEntry, now time.Time) bool {
 		return false
 	}
 	age := now.Sub(e.KeyCreated)
-	return age >= payonce.DefaultKeyWindow || age < -payonce.KeyClockTolerance
+	return age >= payonce.DefaultKeyWindow || age < -core.KeyClockTolerance
 }
 
 func view(e payonce.JournalEntry, now time.Time) entryView {
