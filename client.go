@@ -381,7 +381,9 @@ type Request struct {
 	// Route is Path's template for observers, e.g. "/v1/charges/{id}":
 	// spans and metrics are named by it, never by raw IDs. The typed
 	// clients set it to their documented path templates. When it is
-	// empty, Route(Path) derives one. A Route given here passes through
+	// empty, one is derived from Path: each segment that is not a word of
+	// the API (lowercase ASCII letters, a version, a "{placeholder}")
+	// becomes "{id}". A Route given here passes through
 	// the same rule, except that its words may hold capital letters
 	// ("/v1/paymentMethods/{id}"): its query string, its "{id}"
 	// placeholders aside, any segment with a digit or an escape never

@@ -22,7 +22,7 @@ func TestRefusedKeyErrorKindIsTheRule(t *testing.T) {
 		var e *APIError
 		require.ErrorAs(t, err, &e)
 		assert.Equal(t, kind, e.Kind, key)
-		assert.Equal(t, KindName(kind), Outcome(err), key)
+		assert.Equal(t, KindName(kind), outcome(err), key)
 		assert.ErrorIs(t, err, ErrInvalidRequest, key)
 	}
 }

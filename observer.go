@@ -54,11 +54,11 @@ type OperationInfo struct {
 	Method    string // HTTP method
 	// Route is the request's path template, e.g.
 	// "/api/v1/bank/wallet/charge/" or "/v1/charges/{id}": never a raw
-	// resource ID, never the query string (see Route).
+	// resource ID, never the query string (see Request.Route).
 	Route string
 	Keyed bool // a business operation: one Idempotency-Key on every attempt
 	// ReferenceTemplate is the journal reference's template
-	// (ReferenceTemplate: "order-{id}/charge"), "" without a reference;
+	// ("order-{id}/charge" for "order-42/charge"), "" without a reference;
 	// past 256 distinct templates a client reports the route "other".
 	// The raw reference is never reported.
 	ReferenceTemplate string
@@ -129,28 +129,6 @@ func canonicalHeaderKey(name string) string {
 	return textproto.CanonicalMIMEHeaderKey(name)
 }
 
-// Carrier returns the attempt's headers as a write-only carrier: its
-// methods are those of OpenTelemetry's propagation.TextMapCarrier, so a
-// propagator injects trace context with
-// prop.Inject(ctx, info.Carrier()).
-func (a AttemptInfo) Carrier() HeaderCarrier { return HeaderCarrier{req: a.req} }
-
-// HeaderCarrier adds headers to one attempt through AttemptInfo.SetHeader;
-// it reads none (Get and Keys see nothing), so what an observer retains
-// never exposes the attempt's signed headers. Converting it to an
-// interface does not allocate.
-type HeaderCarrier struct{ req *http.Request }
-
-// Set adds the header key: value to the attempt, unless SetHeader refuses
-// it.
-func (c HeaderCarrier) Set(key, value string) { AttemptInfo{req: c.req}.SetHeader(key, value) }
-
-// Get returns "": the carrier is write-only.
-func (c HeaderCarrier) Get(string) string { return "" }
-
-// Keys returns nil: the carrier is write-only.
-func (c HeaderCarrier) Keys() []string { return nil }
-
 // AttemptResult describes how one attempt ended.
 type AttemptResult struct {
 	OperationInfo
@@ -180,7 +158,9 @@ type OperationResult struct {
 	OperationInfo
 	Key        string    // the Idempotency-Key sent ("" for unkeyed calls)
 	KeyCreated time.Time // when the key was first used (zero without a key)
-	// Outcome is "success" or the name of the error's kind (see Outcome).
+	// Outcome is "success", the name of the *APIError's kind
+	// ("idempotency_conflict", "card_declined", "canceled", ...) or "error":
+	// a fixed set of names, safe as a metric attribute.
 	Outcome    string
 	Err        error         // the *APIError Do returned, nil on success
 	Attempts   int           // attempts sent
@@ -309,12 +289,12 @@ func WithObserver(o Observer) Option {
 	}
 }
 
-// Outcome names how an operation ended, for metrics and span attributes:
+// outcome names how an operation ended, for metrics and span attributes:
 // "success" for a nil error, else KindName of the *APIError's kind
 // ("idempotency_conflict", "retries_exhausted", "card_declined",
 // "canceled", ...), "error" for anything else. The set of names is fixed,
 // so it is safe as a metric attribute.
-func Outcome(err error) string {
+func outcome(err error) string {
 	if err == nil {
 		return "success"
 	}
@@ -328,7 +308,7 @@ func Outcome(err error) string {
 	return "error"
 }
 
-// Route returns the route template of a request path: each segment that
+// route returns the route template of a request path: each segment that
 // is not a word of the API is replaced by "{id}"
 // ("/v1/customers/cusKxQzAbC/cards" becomes "/v1/customers/{id}/cards").
 // A word is a segment of 1 to 32 bytes made of lowercase ASCII letters,
@@ -342,7 +322,7 @@ func Outcome(err error) string {
 // Observers name spans and label metrics with it, so that their
 // cardinality stays that of the API; a Client also bounds the number of
 // distinct routes it reports (256).
-func Route(path string) string { return routeOf(path, false) }
+func route(path string) string { return routeOf(path, false) }
 
 // maxRouteLen is the longest route a Client reports; a longer one is
 // core.RouteOverflow.
@@ -541,7 +521,7 @@ func (op *operation) startObserving() {
 	ob.info = OperationInfo{Provider: c.provider, Operation: req.Operation, Method: req.Method, Route: route,
 		Keyed: req.Keyed, RetryBudget: c.budget}
 	if op.opts.hasReference {
-		ob.info.ReferenceTemplate = c.refs.admit(ReferenceTemplate(op.opts.reference), false)
+		ob.info.ReferenceTemplate = c.refs.admit(referenceTemplate(op.opts.reference), false)
 	}
 	ctx := c.observer.StartOperation(op.ctx, ob.info)
 	if ctx == nil {
@@ -559,7 +539,7 @@ func (op *operation) endObserving(m Meta, err error) {
 	if ob.attempt.open {
 		op.endAttempt(nil, nil, false)
 	}
-	res := OperationResult{OperationInfo: ob.info, Key: op.key, Outcome: Outcome(err), Attempts: op.attempts,
+	res := OperationResult{OperationInfo: ob.info, Key: op.key, Outcome: outcome(err), Attempts: op.attempts,
 		StatusCode: m.StatusCode, Replayed: m.Replayed, RequestID: m.RequestID, Duration: time.Since(op.start),
 		FromJournal: m.FromJournal || errors.Is(err, ErrJournalRecorded)}
 	if op.key != "" {

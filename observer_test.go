@@ -313,7 +313,7 @@ func TestRoute(t *testing.T) {
 		"/v1/bank/wallet/0123456789abcdef0123456789abcdef/charge/list": "/v1/bank/wallet/{id}/charge/list",
 	}
 	for in, want := range cases {
-		assert.Equal(t, want, Route(in), in)
+		assert.Equal(t, want, route(in), in)
 	}
 }
 
@@ -329,12 +329,12 @@ func TestRequestRouteWins(t *testing.T) {
 }
 
 func TestOutcome(t *testing.T) {
-	assert.Equal(t, "success", Outcome(nil))
-	assert.Equal(t, "error", Outcome(io.EOF))
-	assert.Equal(t, "card_declined", Outcome(&APIError{Kind: ErrCardDeclined}))
-	assert.Equal(t, "canceled", Outcome(fmt.Errorf("wrapped: %w", &APIError{Kind: context.Canceled})))
-	assert.Equal(t, "error", Outcome(&APIError{}))
-	assert.Equal(t, "server", Outcome(&APIError{Kind: ErrServer}), "the journal's names")
+	assert.Equal(t, "success", outcome(nil))
+	assert.Equal(t, "error", outcome(io.EOF))
+	assert.Equal(t, "card_declined", outcome(&APIError{Kind: ErrCardDeclined}))
+	assert.Equal(t, "canceled", outcome(fmt.Errorf("wrapped: %w", &APIError{Kind: context.Canceled})))
+	assert.Equal(t, "error", outcome(&APIError{}))
+	assert.Equal(t, "server", outcome(&APIError{Kind: ErrServer}), "the journal's names")
 }
 
 // A same-origin redirect hop belongs to its attempt: the observer sees one

@@ -8,7 +8,7 @@
 //	client, err := a55.NewClient(auth, payonce.WithObserver(obs))
 //
 // Spans and metrics are named by the operation and the route template
-// (payonce.Route), never by raw IDs, so their cardinality is that of the
+// (payonce.OperationInfo.Route), never by raw IDs, so their cardinality is that of the
 // API; past MaxRoutes kinds of operation, the rest share an overflow
 // route, then one overflow name (see MaxRoutes). The idempotency key and the request ID are span attributes only,
 // never metric attributes. Nothing reported holds a card number, CVV,
@@ -44,7 +44,7 @@ const ScopeName = "github.com/payonce/payonce/otelpayonce"
 const (
 	AttrProvider       = attribute.Key("payonce.provider")        // "a55", "coinepay"
 	AttrOperation      = attribute.Key("payonce.operation")       // "charges.create"
-	AttrOutcome        = attribute.Key("payonce.outcome")         // payonce.Outcome: "success", "retries_exhausted", ...
+	AttrOutcome        = attribute.Key("payonce.outcome")         // OperationResult.Outcome: "success", "retries_exhausted", ...
 	AttrAttempt        = attribute.Key("payonce.attempt")         // 1 for the first attempt
 	AttrAttempts       = attribute.Key("payonce.attempts")        // attempts an operation sent
 	AttrRetryCause     = attribute.Key("payonce.retry.cause")     // why an attempt repeats the last one
@@ -56,7 +56,7 @@ const (
 	// nothing sent; on operations with a journal reference only.
 	AttrFromJournal = attribute.Key("payonce.from_journal")
 	// AttrReferenceTemplate is the journal reference's template
-	// (payonce.ReferenceTemplate: "order-{id}/charge"), never the raw
+	// (payonce.OperationInfo.ReferenceTemplate: "order-{id}/charge"), never the raw
 	// reference; on operations with a journal reference only.
 	AttrReferenceTemplate = attribute.Key("payonce.reference.template")
 	AttrMethod            = attribute.Key("http.request.method")
@@ -412,7 +412,7 @@ func (o *Observer) addBudget(b *payonce.RetryBudget, provider string) {
 func (o *Observer) StartAttempt(ctx context.Context, info payonce.AttemptInfo) context.Context {
 	r := o.route(info.OperationInfo)
 	if unrecorded(trace.SpanFromContext(ctx)) {
-		o.prop.Inject(ctx, info.Carrier())
+		o.prop.Inject(ctx, attemptCarrier{&info})
 		o.countRetry(ctx, r, info.Cause)
 		return ctx
 	}
@@ -430,7 +430,7 @@ func (o *Observer) StartAttempt(ctx context.Context, info payonce.AttemptInfo) c
 		start = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...)}
 	}
 	ctx, _ = o.tracer.Start(ctx, r.attemptSpanName, start...)
-	o.prop.Inject(ctx, info.Carrier())
+	o.prop.Inject(ctx, attemptCarrier{&info})
 	o.countRetry(ctx, r, info.Cause)
 	return ctx
 }
@@ -585,3 +585,19 @@ func errorCode(err error) string {
 	}
 	return ""
 }
+
+// attemptCarrier adds headers to one attempt through
+// payonce.AttemptInfo.SetHeader, for a propagator's Inject; it reads none
+// (Get and Keys see nothing), so what a propagator retains never exposes
+// the attempt's signed headers.
+type attemptCarrier struct{ info *payonce.AttemptInfo }
+
+// Set adds the header key: value to the attempt, unless SetHeader refuses
+// it.
+func (c attemptCarrier) Set(key, value string) { c.info.SetHeader(key, value) }
+
+// Get returns "": the carrier is write-only.
+func (attemptCarrier) Get(string) string { return "" }
+
+// Keys returns nil: the carrier is write-only.
+func (attemptCarrier) Keys() []string { return nil }
