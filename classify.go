@@ -184,7 +184,7 @@ func (op *operation) apiError(resp *http.Response, body []byte) *APIError {
 	op.c.codec.DecodeError(resp.StatusCode, resp.Header, body, e)
 	op.fill(e, resp)
 	if e.Kind == nil { // the codec knows no kind for the answer's code
-		e.Kind = KindForStatus(resp.StatusCode)
+		e.Kind = core.KindForStatus(resp.StatusCode)
 	}
 	if d, ok := parseRetryAfter(resp.Header.Get("Retry-After"), time.Now()); ok {
 		e.RetryAfter = d

@@ -63,7 +63,7 @@ type JournalEntry struct {
 	StatusCode   int          // final HTTP status, when there was one
 	RequestID    string       // provider request ID
 	Replayed     bool         // the final answer was a server replay
-	ErrorKind    string       // KindName of the error's kind, for failed (and the last pending failure)
+	ErrorKind    string       // stable name of the error's kind ("card_declined"), for failed (and the last pending failure)
 	ErrorCode    string       // provider error code
 	ErrorMessage string       // provider error message, redacted
 	Attempts     int          // attempts sent over all runs
@@ -103,7 +103,7 @@ func (e JournalEntry) Settled() bool { return e.State == JournalSucceeded || e.S
 // NotExecuted reports whether the entry is settled as never executed by the
 // provider (nothing moved: a new reference may run the operation).
 func (e JournalEntry) NotExecuted() bool {
-	return e.State == JournalFailed && e.ErrorKind == KindName(ErrNotExecuted)
+	return e.State == JournalFailed && e.ErrorKind == core.KindName(ErrNotExecuted)
 }
 
 // TakeRequest asks Journal.Take to give a pending entry to the run Owner.
@@ -176,18 +176,18 @@ type Journal interface {
 // Journal errors returned by Journal implementations (wrapped).
 var (
 	// ErrJournalNotFound: no entry has this scope and reference.
-	ErrJournalNotFound = errors.New("journal entry not found")
+	ErrJournalNotFound = core.ErrJournalNotFound
 	// ErrJournalSettled: an Update tried to move a settled entry back to
 	// pending or to another outcome.
-	ErrJournalSettled = errors.New("journal entry already settled")
+	ErrJournalSettled = core.ErrJournalSettled
 	// ErrJournalFenced: a write or an attempt carried a fence another run
 	// or claim has since replaced: the entry was taken over. As an
 	// APIError's Kind: the run stopped, nothing more was sent; call again
 	// with the reference to get the outcome.
-	ErrJournalFenced = errors.New("journal entry taken over by another run")
+	ErrJournalFenced = core.ErrJournalFenced
 	// ErrJournalLeased: another run holds a live lease on the entry. As an
 	// APIError's Kind: nothing was sent; call again once it has finished.
-	ErrJournalLeased = errors.New("journal entry leased to another run")
+	ErrJournalLeased = core.ErrJournalLeased
 )
 
 // OutcomeUnknownError is the Err of an *APIError whose Kind is
@@ -370,7 +370,7 @@ func (op *operation) fromJournal(e JournalEntry, out any) (Meta, error) {
 // again, so what the codec attached to the first error (an A55 charge
 // declined, for a55.ChargeFromError) is there too.
 func (op *operation) storedError(e JournalEntry, out any) *APIError {
-	kind := kindByName(e.ErrorKind)
+	kind := core.KindByName(e.ErrorKind)
 	if kind == nil {
 		kind = ErrServer
 	}
@@ -425,4 +425,4 @@ func (e *recordedError) Unwrap() []error { return []error{ErrJournalRecorded, e.
 
 // ErrJournalRecorded is the Err of an *APIError rebuilt from a failed
 // journal entry: the failure was recorded earlier and nothing was sent.
-var ErrJournalRecorded = errors.New("recorded in the journal")
+var ErrJournalRecorded = core.ErrJournalRecorded

@@ -1,7 +1,6 @@
 package payonce
 
 import (
-	"errors"
 	"time"
 
 	"github.com/payonce/payonce/internal/core"
@@ -14,11 +13,11 @@ var (
 	// ErrLookupAmbiguous: more than one operation at the provider could be
 	// the entry's. The lookup never picks one: settle by hand
 	// (Client.Settle) once you know which, if any, is yours.
-	ErrLookupAmbiguous = errors.New("settle lookup ambiguous: more than one operation at the provider matches")
+	ErrLookupAmbiguous = core.ErrLookupAmbiguous
 	// ErrLookupNotFound: no operation at the provider matches the entry,
 	// and the lookup was not allowed to conclude that none ran (or its
 	// window is not over yet).
-	ErrLookupNotFound = errors.New("settle lookup found no matching operation")
+	ErrLookupNotFound = core.ErrLookupNotFound
 )
 
 // LookupWindow returns the span in which an attempt under e's key can have

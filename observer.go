@@ -290,7 +290,7 @@ func WithObserver(o Observer) Option {
 }
 
 // outcome names how an operation ended, for metrics and span attributes:
-// "success" for a nil error, else KindName of the *APIError's kind
+// "success" for a nil error, else core.KindName of the *APIError's kind
 // ("idempotency_conflict", "retries_exhausted", "card_declined",
 // "canceled", ...), "error" for anything else. The set of names is fixed,
 // so it is safe as a metric attribute.
@@ -302,7 +302,7 @@ func outcome(err error) string {
 	if !errors.As(err, &e) {
 		return "error"
 	}
-	if name := KindName(e.Kind); name != "" {
+	if name := core.KindName(e.Kind); name != "" {
 		return name
 	}
 	return "error"

@@ -87,9 +87,9 @@ func (c *Client) Settle(ctx context.Context, reference string, s Settlement) (Jo
 	case SettleSucceeded:
 		up.State, up.Result, up.StatusCode = JournalSucceeded, c.redactor().JSON(s.Result), s.StatusCode
 	case SettleFailed:
-		up.State, up.ErrorKind = JournalFailed, KindName(ErrSettledFailed)
+		up.State, up.ErrorKind = JournalFailed, core.KindName(ErrSettledFailed)
 	case SettleNotExecuted:
-		up.State, up.ErrorKind = JournalFailed, KindName(ErrNotExecuted)
+		up.State, up.ErrorKind = JournalFailed, core.KindName(ErrNotExecuted)
 	}
 	if err := c.journal.Update(ctx, up); err != nil {
 		kind := ErrJournal

@@ -80,7 +80,7 @@ func (v entryView) status() string {
 	if v.InDoubt {
 		return "in-doubt"
 	}
-	if v.State == string(payonce.JournalFailed) && v.ErrorKind == payonce.KindName(payonce.ErrNotExecuted) {
+	if v.State == string(payonce.JournalFailed) && v.ErrorKind == core.KindName(payonce.ErrNotExecuted) {
 		return "not-executed"
 	}
 	return v.State
