@@ -371,7 +371,7 @@ type Request struct {
 	Method    string     // HTTP method
 	Path      string     // escaped path below the base URL, e.g. "/api/v1/bank/wallet/charge/"
 	Query     url.Values // query parameters (never logged)
-	Body      any        // encoded once with MarshalWire; nil for no body
+	Body      any        // encoded once (its MarshalWire, else encoding/json); nil for no body
 	// Keyed marks a business operation: one Idempotency-Key, resolved before
 	// the first attempt, is sent on every attempt.
 	Keyed bool

@@ -6,7 +6,7 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/payonce/payonce/internal/core"
+	"github.com/payonce/payonce/internal/corekit"
 )
 
 // decode decodes the final 2xx answer into out with the client's codec (a
@@ -25,6 +25,6 @@ func (op *operation) decode(resp *http.Response, out any) error {
 		}
 		return op.fail(ErrMalformedResponse, serverCause(derr))
 	}
-	op.debug("payonce operation done", slog.Int("status", resp.StatusCode), slog.Bool("replayed", strings.EqualFold(resp.Header.Get(core.HeaderReplay), "true")))
+	op.debug("payonce operation done", slog.Int("status", resp.StatusCode), slog.Bool("replayed", strings.EqualFold(resp.Header.Get(corekit.HeaderReplay), "true")))
 	return nil
 }

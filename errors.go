@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/payonce/payonce/internal/core"
+	"github.com/payonce/payonce/internal/corekit"
 	"github.com/payonce/payonce/internal/errortext"
 	"github.com/payonce/payonce/redact"
 )
@@ -23,83 +23,83 @@ import (
 // also map the Coinepay server's openapi_idempotency_key_* message keys.
 var (
 	// ErrKeyRequired: the provider requires an Idempotency-Key and none was given.
-	ErrKeyRequired = core.ErrKeyRequired
+	ErrKeyRequired = corekit.ErrKeyRequired
 	// ErrKeyTooShort: the key is shorter than the provider's minimum (A55: 16).
-	ErrKeyTooShort = core.ErrKeyTooShort
+	ErrKeyTooShort = corekit.ErrKeyTooShort
 	// ErrKeyTooLong: the key is longer than the provider's maximum (128).
-	ErrKeyTooLong = core.ErrKeyTooLong
+	ErrKeyTooLong = corekit.ErrKeyTooLong
 	// ErrKeyInvalidChars: the key holds a character the provider refuses.
-	ErrKeyInvalidChars = core.ErrKeyInvalidChars
+	ErrKeyInvalidChars = corekit.ErrKeyInvalidChars
 	// ErrIdempotencyConflict: the key was already used with another payload
 	// (HTTP 409). Retrying can never succeed: fix the body or use a new key.
-	ErrIdempotencyConflict = core.ErrIdempotencyConflict
+	ErrIdempotencyConflict = corekit.ErrIdempotencyConflict
 	// ErrInsufficientBalance: the account cannot pay for the operation.
 	// Servers do not store this answer, so the same key and body succeed
 	// once the balance is topped up.
-	ErrInsufficientBalance = core.ErrInsufficientBalance
+	ErrInsufficientBalance = corekit.ErrInsufficientBalance
 	// ErrUnauthorized: missing, unknown or expired credentials (HTTP 401).
-	ErrUnauthorized = core.ErrUnauthorized
+	ErrUnauthorized = corekit.ErrUnauthorized
 	// ErrForbidden: the credentials may not do this (HTTP 403).
-	ErrForbidden = core.ErrForbidden
+	ErrForbidden = corekit.ErrForbidden
 	// ErrNotFound: the resource or path does not exist (HTTP 404).
-	ErrNotFound = core.ErrNotFound
+	ErrNotFound = corekit.ErrNotFound
 	// ErrInvalidState: a 409 that is not a key conflict: the resource cannot
 	// make this move (a charge already paid, canceled or settled).
-	ErrInvalidState = core.ErrInvalidState
+	ErrInvalidState = corekit.ErrInvalidState
 	// ErrInvalidRequest: the server refused the request as malformed or
 	// invalid (HTTP 400, 405, 413, 422 without a more specific code).
-	ErrInvalidRequest = core.ErrInvalidRequest
+	ErrInvalidRequest = corekit.ErrInvalidRequest
 	// ErrRateLimited: too many requests (HTTP 429). APIError.RetryAfter
 	// holds the server's Retry-After.
-	ErrRateLimited = core.ErrRateLimited
+	ErrRateLimited = corekit.ErrRateLimited
 	// ErrServer: the server failed (HTTP 5xx).
-	ErrServer = core.ErrServer
+	ErrServer = corekit.ErrServer
 	// ErrSignatureInvalid: the request signature was missing or wrong.
-	ErrSignatureInvalid = core.ErrSignatureInvalid
+	ErrSignatureInvalid = corekit.ErrSignatureInvalid
 	// ErrTimestampExpired: the signed timestamp was outside the server's window.
-	ErrTimestampExpired = core.ErrTimestampExpired
+	ErrTimestampExpired = corekit.ErrTimestampExpired
 	// ErrNonceReplayed: the server saw this nonce before.
-	ErrNonceReplayed = core.ErrNonceReplayed
+	ErrNonceReplayed = corekit.ErrNonceReplayed
 	// ErrCardDeclined: the issuer refused the card (CARD_DECLINED and kin).
-	ErrCardDeclined = core.ErrCardDeclined
+	ErrCardDeclined = corekit.ErrCardDeclined
 	// ErrChargeFailed: the charge ended in an error status (PROCESSING_ERROR).
-	ErrChargeFailed = core.ErrChargeFailed
+	ErrChargeFailed = corekit.ErrChargeFailed
 
 	// ErrKeyExpired: the operation's key is older than the provider's
 	// window minus the safety margin; another attempt could be executed
 	// by the server as a new operation, so none is sent.
-	ErrKeyExpired = core.ErrKeyExpired
+	ErrKeyExpired = corekit.ErrKeyExpired
 	// ErrRetriesExhausted: every allowed attempt failed with a retryable error.
-	ErrRetriesExhausted = core.ErrRetriesExhausted
+	ErrRetriesExhausted = corekit.ErrRetriesExhausted
 	// ErrRetryBudgetExhausted: the client-wide retry budget is spent.
-	ErrRetryBudgetExhausted = core.ErrRetryBudgetExhausted
+	ErrRetryBudgetExhausted = corekit.ErrRetryBudgetExhausted
 	// ErrTransport: the request could not be sent or its answer not read.
-	ErrTransport = core.ErrTransport
+	ErrTransport = corekit.ErrTransport
 	// ErrMalformedResponse: the server's answer could not be decoded.
-	ErrMalformedResponse = core.ErrMalformedResponse
+	ErrMalformedResponse = corekit.ErrMalformedResponse
 	// ErrInvalidAmount: an amount is not a valid decimal string.
-	ErrInvalidAmount = core.ErrInvalidAmount
+	ErrInvalidAmount = corekit.ErrInvalidAmount
 	// ErrInvalidCard: a card fails the Luhn, expiry or CVV checks.
-	ErrInvalidCard = core.ErrInvalidCard
+	ErrInvalidCard = corekit.ErrInvalidCard
 	// ErrInvalidConfig: a client option was refused.
-	ErrInvalidConfig = core.ErrInvalidConfig
+	ErrInvalidConfig = corekit.ErrInvalidConfig
 	// ErrOutcomeUnknown: the journal holds a pending entry whose key is too
 	// old to send again; nothing was sent (JournalEntryOf gives the entry).
-	ErrOutcomeUnknown = core.ErrOutcomeUnknown
+	ErrOutcomeUnknown = corekit.ErrOutcomeUnknown
 	// ErrJournal: the journal failed (see JournalWriteError for a failure
 	// after the operation ran).
-	ErrJournal = core.ErrJournal
+	ErrJournal = corekit.ErrJournal
 	// ErrKeyCreatedInFuture: the key's creation time (a Key, a journal
 	// entry) lies more than a minute ahead of the clock the age is measured on: its age is unknown, so
 	// nothing is sent. Final for the key.
-	ErrKeyCreatedInFuture = core.ErrKeyCreatedInFuture
+	ErrKeyCreatedInFuture = corekit.ErrKeyCreatedInFuture
 	// ErrNotExecuted: the journal records that the provider never
 	// executed the operation (nothing was sent under the key, or Settle
 	// recorded it so): nothing moved, and a new reference may run it.
-	ErrNotExecuted = core.ErrNotExecuted
+	ErrNotExecuted = corekit.ErrNotExecuted
 	// ErrSettledFailed: the operation was settled as failed from outside
 	// a run (Client.Settle): the provider did not complete it.
-	ErrSettledFailed = core.ErrSettledFailed
+	ErrSettledFailed = corekit.ErrSettledFailed
 )
 
 // APIError is the one error type every payonce operation returns. It

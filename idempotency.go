@@ -5,7 +5,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/payonce/payonce/internal/core"
+	"github.com/payonce/payonce/internal/corekit"
 )
 
 // HeaderIdempotencyKey is the request header that carries the key.
@@ -167,7 +167,7 @@ func (o *callOptions) resolveKey(now time.Time) (Key, error) {
 // within is k with a creation time a little ahead of now (within
 // a minute: a clock slightly fast) taken as now.
 func (k Key) within(now time.Time) Key {
-	if k.created.After(now) && !k.created.After(now.Add(core.KeyClockTolerance)) {
+	if k.created.After(now) && !k.created.After(now.Add(corekit.KeyClockTolerance)) {
 		k.created = keyTime(now)
 	}
 	return k

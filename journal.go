@@ -7,7 +7,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/payonce/payonce/internal/core"
+	"github.com/payonce/payonce/internal/corekit"
 	"github.com/payonce/payonce/redact"
 )
 
@@ -94,7 +94,7 @@ func (e JournalEntry) ReserveLease() time.Duration {
 	if e.Lease > 0 {
 		return e.Lease
 	}
-	return core.JournalReserveLease
+	return corekit.JournalReserveLease
 }
 
 // Settled reports whether the entry is succeeded or failed.
@@ -103,7 +103,7 @@ func (e JournalEntry) Settled() bool { return e.State == JournalSucceeded || e.S
 // NotExecuted reports whether the entry is settled as never executed by the
 // provider (nothing moved: a new reference may run the operation).
 func (e JournalEntry) NotExecuted() bool {
-	return e.State == JournalFailed && e.ErrorKind == core.KindName(ErrNotExecuted)
+	return e.State == JournalFailed && e.ErrorKind == corekit.KindName(ErrNotExecuted)
 }
 
 // TakeRequest asks Journal.Take to give a pending entry to the run Owner.
@@ -176,18 +176,18 @@ type Journal interface {
 // Journal errors returned by Journal implementations (wrapped).
 var (
 	// ErrJournalNotFound: no entry has this scope and reference.
-	ErrJournalNotFound = core.ErrJournalNotFound
+	ErrJournalNotFound = corekit.ErrJournalNotFound
 	// ErrJournalSettled: an Update tried to move a settled entry back to
 	// pending or to another outcome.
-	ErrJournalSettled = core.ErrJournalSettled
+	ErrJournalSettled = corekit.ErrJournalSettled
 	// ErrJournalFenced: a write or an attempt carried a fence another run
 	// or claim has since replaced: the entry was taken over. As an
 	// APIError's Kind: the run stopped, nothing more was sent; call again
 	// with the reference to get the outcome.
-	ErrJournalFenced = core.ErrJournalFenced
+	ErrJournalFenced = corekit.ErrJournalFenced
 	// ErrJournalLeased: another run holds a live lease on the entry. As an
 	// APIError's Kind: nothing was sent; call again once it has finished.
-	ErrJournalLeased = core.ErrJournalLeased
+	ErrJournalLeased = corekit.ErrJournalLeased
 )
 
 // OutcomeUnknownError is the Err of an *APIError whose Kind is
@@ -283,8 +283,8 @@ func WithJournal(j Journal) Option {
 // environment its own.
 func WithScope(s string) Option {
 	return func(c *Client) error {
-		if s == "" || len(s) > core.MaxReferenceLen || !printable(s) {
-			return fmt.Errorf("%w: scope must be non-empty printable UTF-8 of at most %d bytes", ErrInvalidConfig, core.MaxReferenceLen)
+		if s == "" || len(s) > corekit.MaxReferenceLen || !printable(s) {
+			return fmt.Errorf("%w: scope must be non-empty printable UTF-8 of at most %d bytes", ErrInvalidConfig, corekit.MaxReferenceLen)
 		}
 		c.scope, c.ident.explicit = s, true
 		return nil
@@ -331,14 +331,14 @@ func (c *Client) checkReference(req *Request, o callOptions) error {
 		return fmt.Errorf("%w: WithReference needs a client with WithJournal", ErrInvalidConfig)
 	case o.reference == "":
 		return invalid(ErrInvalidRequest, "reference", "empty")
-	case len(o.reference) > core.MaxReferenceLen:
-		return invalid(ErrInvalidRequest, "reference", fmt.Sprintf("longer than %d bytes", core.MaxReferenceLen))
+	case len(o.reference) > corekit.MaxReferenceLen:
+		return invalid(ErrInvalidRequest, "reference", fmt.Sprintf("longer than %d bytes", corekit.MaxReferenceLen))
 	case !printable(o.reference):
 		return invalid(ErrInvalidRequest, "reference", "holds a control character or is not UTF-8")
 	case !req.Keyed || o.noKey:
 		return invalid(ErrInvalidRequest, "reference", "only an operation with an idempotency key can be journaled")
-	case len(o.leaseOwner) > core.MaxReferenceLen || !printable(o.leaseOwner):
-		return invalid(ErrInvalidRequest, "lease owner", fmt.Sprintf("must be printable UTF-8 of at most %d bytes", core.MaxReferenceLen))
+	case len(o.leaseOwner) > corekit.MaxReferenceLen || !printable(o.leaseOwner):
+		return invalid(ErrInvalidRequest, "lease owner", fmt.Sprintf("must be printable UTF-8 of at most %d bytes", corekit.MaxReferenceLen))
 	}
 	return nil
 }
@@ -370,7 +370,7 @@ func (op *operation) fromJournal(e JournalEntry, out any) (Meta, error) {
 // again, so what the codec attached to the first error (an A55 charge
 // declined, for a55.ChargeFromError) is there too.
 func (op *operation) storedError(e JournalEntry, out any) *APIError {
-	kind := core.KindByName(e.ErrorKind)
+	kind := corekit.KindByName(e.ErrorKind)
 	if kind == nil {
 		kind = ErrServer
 	}
@@ -425,4 +425,4 @@ func (e *recordedError) Unwrap() []error { return []error{ErrJournalRecorded, e.
 
 // ErrJournalRecorded is the Err of an *APIError rebuilt from a failed
 // journal entry: the failure was recorded earlier and nothing was sent.
-var ErrJournalRecorded = core.ErrJournalRecorded
+var ErrJournalRecorded = corekit.ErrJournalRecorded

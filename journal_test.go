@@ -16,7 +16,7 @@ import (
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/a55"
 	"github.com/payonce/payonce/coinepay"
-	"github.com/payonce/payonce/internal/core"
+	"github.com/payonce/payonce/internal/corekit"
 	"github.com/payonce/payonce/internal/keytest"
 	"github.com/payonce/payonce/journal"
 	"github.com/stretchr/testify/assert"
@@ -386,7 +386,7 @@ func TestJournalUpdateFailureAfterTheOperationRan(t *testing.T) {
 		first := executed[r.Header.Get(payonce.HeaderIdempotencyKey)] == 1
 		mu.Unlock()
 		if !first {
-			w.Header().Set(core.HeaderReplay, "true")
+			w.Header().Set(corekit.HeaderReplay, "true")
 		}
 		okCharge(n, w, r)
 	})

@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/payonce/payonce/internal/core"
+	"github.com/payonce/payonce/internal/corekit"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -23,7 +23,7 @@ func TestRefusedKeyErrorKindIsTheRule(t *testing.T) {
 		var e *APIError
 		require.ErrorAs(t, err, &e)
 		assert.Equal(t, kind, e.Kind, key)
-		assert.Equal(t, core.KindName(kind), outcome(err), key)
+		assert.Equal(t, corekit.KindName(kind), outcome(err), key)
 		assert.ErrorIs(t, err, ErrInvalidRequest, key)
 	}
 }

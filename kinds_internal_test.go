@@ -5,7 +5,7 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/payonce/payonce/internal/core"
+	"github.com/payonce/payonce/internal/corekit"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -20,13 +20,13 @@ func TestKindNames(t *testing.T) {
 		ErrInvalidConfig, ErrRedirectRefused, ErrSignerTemporary, ErrOutcomeUnknown, ErrJournal, context.Canceled, context.DeadlineExceeded}
 	names := map[string]bool{}
 	for _, k := range kinds {
-		n := core.KindName(k)
+		n := corekit.KindName(k)
 		require.NotEmpty(t, n, k.Error())
 		assert.False(t, names[n], "duplicate name %s", n)
 		names[n] = true
-		assert.Equal(t, k, core.KindByName(n))
+		assert.Equal(t, k, corekit.KindByName(n))
 	}
-	assert.Empty(t, core.KindName(errors.New("other")))
-	assert.Nil(t, core.KindByName("no_such_kind"))
-	assert.Equal(t, "card_declined", core.KindName(ErrCardDeclined), "names are stable")
+	assert.Empty(t, corekit.KindName(errors.New("other")))
+	assert.Nil(t, corekit.KindByName("no_such_kind"))
+	assert.Equal(t, "card_declined", corekit.KindName(ErrCardDeclined), "names are stable")
 }

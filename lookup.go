@@ -3,7 +3,7 @@ package payonce
 import (
 	"time"
 
-	"github.com/payonce/payonce/internal/core"
+	"github.com/payonce/payonce/internal/corekit"
 )
 
 // Errors of a settle lookup (a55.ChargesService.SettleCreate,
@@ -13,11 +13,11 @@ var (
 	// ErrLookupAmbiguous: more than one operation at the provider could be
 	// the entry's. The lookup never picks one: settle by hand
 	// (Client.Settle) once you know which, if any, is yours.
-	ErrLookupAmbiguous = core.ErrLookupAmbiguous
+	ErrLookupAmbiguous = corekit.ErrLookupAmbiguous
 	// ErrLookupNotFound: no operation at the provider matches the entry,
 	// and the lookup was not allowed to conclude that none ran (or its
 	// window is not over yet).
-	ErrLookupNotFound = core.ErrLookupNotFound
+	ErrLookupNotFound = corekit.ErrLookupNotFound
 )
 
 // LookupWindow returns the span in which an attempt under e's key can have
@@ -28,7 +28,7 @@ var (
 // nothing ran only once the provider's clock is past the window's end.
 func LookupWindow(e JournalEntry, margin time.Duration) (from, to time.Time) {
 	if margin <= 0 {
-		margin = core.DefaultLookupMargin
+		margin = corekit.DefaultLookupMargin
 	}
 	for _, t := range []time.Time{e.KeyCreated, e.CreatedAt, e.UpdatedAt} {
 		if t.IsZero() {

@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/payonce/payonce"
-	"github.com/payonce/payonce/internal/core"
+	"github.com/payonce/payonce/internal/corekit"
 	"github.com/stretchr/testify/assert"
 )
 
@@ -19,6 +19,6 @@ func TestLookupWindow(t *testing.T) {
 	assert.Equal(t, t0.Add(-time.Minute), from)
 	assert.Equal(t, t0.Add(3*time.Hour+time.Minute), to)
 	from, to = payonce.LookupWindow(payonce.JournalEntry{KeyCreated: t0}, 0)
-	assert.Equal(t, t0.Add(-core.DefaultLookupMargin), from)
-	assert.Equal(t, t0.Add(core.DefaultLookupMargin), to)
+	assert.Equal(t, t0.Add(-corekit.DefaultLookupMargin), from)
+	assert.Equal(t, t0.Add(corekit.DefaultLookupMargin), to)
 }

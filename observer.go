@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/payonce/payonce/internal/core"
+	"github.com/payonce/payonce/internal/corekit"
 	"github.com/payonce/payonce/redact"
 )
 
@@ -290,7 +290,7 @@ func WithObserver(o Observer) Option {
 }
 
 // outcome names how an operation ended, for metrics and span attributes:
-// "success" for a nil error, else core.KindName of the *APIError's kind
+// "success" for a nil error, else corekit.KindName of the *APIError's kind
 // ("idempotency_conflict", "retries_exhausted", "card_declined",
 // "canceled", ...), "error" for anything else. The set of names is fixed,
 // so it is safe as a metric attribute.
@@ -302,7 +302,7 @@ func outcome(err error) string {
 	if !errors.As(err, &e) {
 		return "error"
 	}
-	if name := core.KindName(e.Kind); name != "" {
+	if name := corekit.KindName(e.Kind); name != "" {
 		return name
 	}
 	return "error"
@@ -325,7 +325,7 @@ func outcome(err error) string {
 func route(path string) string { return routeOf(path, false) }
 
 // maxRouteLen is the longest route a Client reports; a longer one is
-// core.RouteOverflow.
+// corekit.RouteOverflow.
 const maxRouteLen = 256
 
 // routeOf is Route; given marks a template the caller gave
@@ -431,7 +431,7 @@ func word(seg string, capitals bool) bool {
 }
 
 // routeTable is the set of routes a Client has reported, bounded by
-// core.MaxRoutes for derived routes and again for given ones, so that a
+// corekit.MaxRoutes for derived routes and again for given ones, so that a
 // caller's own templates never lose their names to paths the client
 // derived routes from.
 type routeTable struct {
@@ -446,10 +446,10 @@ type routeEntry struct {
 }
 
 // admit returns route when the table holds it or has room for it, else
-// core.RouteOverflow.
+// corekit.RouteOverflow.
 func (t *routeTable) admit(route string, given bool) string {
 	if len(route) > maxRouteLen {
-		return core.RouteOverflow
+		return corekit.RouteOverflow
 	}
 	k := routeEntry{route, given}
 	t.mu.RLock()
@@ -467,8 +467,8 @@ func (t *routeTable) admit(route string, given bool) string {
 	if given {
 		i = 1
 	}
-	if t.n[i] >= core.MaxRoutes {
-		return core.RouteOverflow
+	if t.n[i] >= corekit.MaxRoutes {
+		return corekit.RouteOverflow
 	}
 	if t.routes == nil {
 		t.routes = make(map[routeEntry]struct{})
@@ -639,10 +639,10 @@ func (op *operation) endAttempt(resp *http.Response, err error, retry bool) {
 		res.Err = redactedError{cleanTransportError(err), op.c.redactor}
 	} else if resp != nil {
 		res.StatusCode = resp.StatusCode
-		res.Replayed = strings.EqualFold(resp.Header.Get(core.HeaderReplay), "true")
+		res.Replayed = strings.EqualFold(resp.Header.Get(corekit.HeaderReplay), "true")
 		res.RequestID = requestID(op.c.redactor(), resp.Header)
 	}
-	if retry && op.plan.cause != core.CauseSignerRecovery {
+	if retry && op.plan.cause != corekit.CauseSignerRecovery {
 		res.RetryCause, res.RetryWait = op.plan.cause, op.plan.wait
 	}
 	op.c.observer.EndAttempt(a.ctx, res)

@@ -10,7 +10,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/payonce/payonce/internal/core"
+	"github.com/payonce/payonce/internal/corekit"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -107,7 +107,7 @@ func TestObserverSeesEveryAttemptAndTheOutcome(t *testing.T) {
 // A lost answer is an attempt that ends with an error and no status; a
 // replayed answer is marked.
 func TestObserverSeesLostAnswersAndReplays(t *testing.T) {
-	rec := &recorder{header: http.Header{core.HeaderReplay: {"true"}}}
+	rec := &recorder{header: http.Header{corekit.HeaderReplay: {"true"}}}
 	h, _ := hijackFirst(1, rec)
 	srv := httptest.NewServer(h)
 	defer srv.Close()
@@ -241,7 +241,7 @@ func TestObserverSeesSignerRecovery(t *testing.T) {
 	_, err := c.Do(context.Background(), postReq(), nil)
 	require.NoError(t, err)
 	require.Len(t, obs.starts, 2)
-	assert.Equal(t, core.CauseSignerRecovery, obs.starts[1].Cause)
+	assert.Equal(t, corekit.CauseSignerRecovery, obs.starts[1].Cause)
 	assert.Equal(t, 401, obs.attempts[0].StatusCode)
 	assert.Equal(t, 1, obs.ops[0].Retries)
 }

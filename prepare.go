@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/payonce/payonce/internal/core"
+	"github.com/payonce/payonce/internal/corekit"
 )
 
 // prepare fixes what every attempt sends, before the first one: the key
@@ -46,7 +46,7 @@ func (op *operation) prepare() (Meta, error) {
 		}
 	}
 	if req.Body != nil {
-		b, err := MarshalWire(req.Body)
+		b, err := corekit.MarshalWire(req.Body)
 		if err != nil {
 			return op.meta(nil), op.fail(ErrInvalidRequest, fmt.Errorf("encode body: %w", err))
 		}
@@ -133,7 +133,7 @@ func (op *operation) prepareURL() {
 // of now (the clock the age is measured on): it would make the key look
 // younger than it is. Nothing is sent.
 func (op *operation) checkCreated(now time.Time) *APIError {
-	if op.created.After(now.Add(core.KeyClockTolerance)) {
+	if op.created.After(now.Add(corekit.KeyClockTolerance)) {
 		return op.fail(ErrKeyCreatedInFuture, fmt.Errorf("created %s, %s ahead of the clock",
 			op.created.UTC().Format(time.RFC3339), op.created.Sub(now).Round(time.Second)))
 	}

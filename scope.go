@@ -6,7 +6,7 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/payonce/payonce/internal/core"
+	"github.com/payonce/payonce/internal/corekit"
 	"github.com/payonce/payonce/redact"
 )
 
@@ -28,8 +28,8 @@ type journalIdentity struct {
 // hold a secret (a keyed digest where the credential's name is one).
 func WithScopeIdentity(identity string) Option {
 	return func(c *Client) error {
-		if identity == "" || len(identity) > core.MaxReferenceLen || !printable(identity) {
-			return fmt.Errorf("%w: scope identity must be non-empty printable UTF-8 of at most %d bytes", ErrInvalidConfig, core.MaxReferenceLen)
+		if identity == "" || len(identity) > corekit.MaxReferenceLen || !printable(identity) {
+			return fmt.Errorf("%w: scope identity must be non-empty printable UTF-8 of at most %d bytes", ErrInvalidConfig, corekit.MaxReferenceLen)
 		}
 		c.ident.identity = identity
 		return nil
@@ -48,9 +48,9 @@ func ScopeOf(identity, baseURL string) (string, error) {
 		return "", fmt.Errorf("%w: scope: base URL must be an absolute http(s) URL without user info", ErrInvalidConfig)
 	}
 	s := identity + "@" + origin(u)
-	if identity == "" || len(s) > core.MaxReferenceLen || !printable(s) {
+	if identity == "" || len(s) > corekit.MaxReferenceLen || !printable(s) {
 		return "", fmt.Errorf("%w: scope %q is empty, not printable or longer than %d bytes: pass payonce.WithScope",
-			ErrInvalidConfig, redact.String(s), core.MaxReferenceLen)
+			ErrInvalidConfig, redact.String(s), corekit.MaxReferenceLen)
 	}
 	return s, nil
 }

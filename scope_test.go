@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/payonce/payonce"
-	"github.com/payonce/payonce/internal/core"
+	"github.com/payonce/payonce/internal/corekit"
 	"github.com/payonce/payonce/journal"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -42,7 +42,7 @@ func TestScopeOf(t *testing.T) {
 
 	for name, tc := range map[string][2]string{
 		"empty identity": {"", "https://a.example"},
-		"too long":       {strings.Repeat("x", core.MaxReferenceLen), "https://a.example"},
+		"too long":       {strings.Repeat("x", corekit.MaxReferenceLen), "https://a.example"},
 		"control char":   {"p:\n", "https://a.example"},
 		"relative URL":   {"p:id", "/api"},
 		"user info":      {"p:id", "https://u:p@a.example"},

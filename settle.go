@@ -7,7 +7,7 @@ import (
 	"fmt"
 
 	"github.com/google/uuid"
-	"github.com/payonce/payonce/internal/core"
+	"github.com/payonce/payonce/internal/corekit"
 )
 
 // SettleOutcome is the outcome Client.Settle records.
@@ -71,7 +71,7 @@ func (c *Client) Settle(ctx context.Context, reference string, s Settlement) (Jo
 	case stored.State == JournalFailed && s.Outcome != SettleSucceeded:
 		return fail(ErrJournalSettled, stored, fmt.Errorf("reference %q already failed; only a success may replace it", reference))
 	case stored.State == JournalPending:
-		taken, err := c.journal.Take(ctx, TakeRequest{Scope: c.scope, Reference: reference, Owner: "settle:" + uuid.NewString(), Lease: core.JournalReserveLease})
+		taken, err := c.journal.Take(ctx, TakeRequest{Scope: c.scope, Reference: reference, Owner: "settle:" + uuid.NewString(), Lease: corekit.JournalReserveLease})
 		switch {
 		case errors.Is(err, ErrJournalLeased):
 			return fail(ErrJournalLeased, stored, fmt.Errorf("reference %q: a run holds it: %w", reference, err))
@@ -87,9 +87,9 @@ func (c *Client) Settle(ctx context.Context, reference string, s Settlement) (Jo
 	case SettleSucceeded:
 		up.State, up.Result, up.StatusCode = JournalSucceeded, c.redactor().JSON(s.Result), s.StatusCode
 	case SettleFailed:
-		up.State, up.ErrorKind = JournalFailed, core.KindName(ErrSettledFailed)
+		up.State, up.ErrorKind = JournalFailed, corekit.KindName(ErrSettledFailed)
 	case SettleNotExecuted:
-		up.State, up.ErrorKind = JournalFailed, core.KindName(ErrNotExecuted)
+		up.State, up.ErrorKind = JournalFailed, corekit.KindName(ErrNotExecuted)
 	}
 	if err := c.journal.Update(ctx, up); err != nil {
 		kind := ErrJournal
@@ -110,11 +110,11 @@ func (c *Client) Settle(ctx context.Context, reference string, s Settlement) (Jo
 // checkSettlement validates a settlement before the journal is read.
 func checkSettlement(reference string, s *Settlement) error {
 	switch {
-	case reference == "" || len(reference) > core.MaxReferenceLen || !printable(reference):
-		return invalid(ErrInvalidRequest, "reference", fmt.Sprintf("must be 1 to %d bytes of printable UTF-8", core.MaxReferenceLen))
-	case s.Reason == "" || len(s.Reason) > core.MaxSettleReason || !printable(s.Reason):
-		return invalid(ErrInvalidRequest, "reason", fmt.Sprintf("required: 1 to %d bytes of printable UTF-8", core.MaxSettleReason))
-	case len(s.RequestID) > core.MaxReferenceLen || !printable(s.RequestID):
+	case reference == "" || len(reference) > corekit.MaxReferenceLen || !printable(reference):
+		return invalid(ErrInvalidRequest, "reference", fmt.Sprintf("must be 1 to %d bytes of printable UTF-8", corekit.MaxReferenceLen))
+	case s.Reason == "" || len(s.Reason) > corekit.MaxSettleReason || !printable(s.Reason):
+		return invalid(ErrInvalidRequest, "reason", fmt.Sprintf("required: 1 to %d bytes of printable UTF-8", corekit.MaxSettleReason))
+	case len(s.RequestID) > corekit.MaxReferenceLen || !printable(s.RequestID):
 		return invalid(ErrInvalidRequest, "request id", "must be printable UTF-8 of at most 255 bytes")
 	}
 	switch s.Outcome {

@@ -4,7 +4,7 @@ import (
 	"context"
 	"net/http"
 
-	"github.com/payonce/payonce/internal/core"
+	"github.com/payonce/payonce/internal/corekit"
 )
 
 // Signer authenticates one attempt. The client calls Sign for every attempt,
@@ -30,7 +30,7 @@ func (f SignerFunc) Sign(req *http.Request, body []byte) error { return f(req, b
 // signing is not counted as an attempt sent, but it uses up a place in the
 // retry schedule, so a signer that keeps failing cannot loop forever. Any
 // other Signer error ends the operation at once.
-var ErrSignerTemporary = core.ErrSignerTemporary
+var ErrSignerTemporary = corekit.ErrSignerTemporary
 
 // Recoverer is a Signer that can mend the cause of its own rejection: an
 // OAuth2 authorizer refreshes its token after a 401, the HMAC signer learns

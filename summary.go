@@ -6,7 +6,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/payonce/payonce/internal/core"
+	"github.com/payonce/payonce/internal/corekit"
 )
 
 // summary is the JSON of the request's Summary as the journal stores it:
@@ -24,8 +24,8 @@ func (op *operation) summary() (string, error) {
 		return "", errors.New("request summary: not a JSON object")
 	}
 	b = op.c.redactor().JSON(b)
-	if len(b) > core.MaxSummaryLen {
-		return "", fmt.Errorf("request summary: %d bytes of JSON, more than %d", len(b), core.MaxSummaryLen)
+	if len(b) > corekit.MaxSummaryLen {
+		return "", fmt.Errorf("request summary: %d bytes of JSON, more than %d", len(b), corekit.MaxSummaryLen)
 	}
 	return string(b), nil
 }

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/payonce/payonce"
-	"github.com/payonce/payonce/internal/core"
+	"github.com/payonce/payonce/internal/corekit"
 	"github.com/payonce/payonce/journal"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -41,7 +41,7 @@ func TestJournalRefusesABadSummary(t *testing.T) {
 	c := journalClient(t, s, journal.NewMemory(), newClock())
 	for name, sum := range map[string]any{
 		"not an object": []string{"a"},
-		"too long":      map[string]string{"description": strings.Repeat("x", core.MaxSummaryLen)},
+		"too long":      map[string]string{"description": strings.Repeat("x", corekit.MaxSummaryLen)},
 		"unencodable":   map[string]any{"f": func() {}},
 	} {
 		req := chargeReq("44.00")

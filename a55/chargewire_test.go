@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/payonce/payonce"
+	"github.com/payonce/payonce/internal/corekit"
 	"github.com/payonce/payonce/internal/keytest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -60,12 +61,12 @@ func TestChargeCreateRequestJSONMasksTheCard(t *testing.T) {
 }
 
 func TestChargeCreateRequestWireFormIsWhole(t *testing.T) {
-	b, err := payonce.MarshalWire(seedCharge())
+	b, err := corekit.MarshalWire(seedCharge())
 	require.NoError(t, err)
 	assert.Equal(t, seedWire, string(b))
 
 	var nilReq *ChargeCreateRequest
-	b, err = payonce.MarshalWire(nilReq)
+	b, err = corekit.MarshalWire(nilReq)
 	require.NoError(t, err)
 	assert.Equal(t, "null", string(b))
 }
@@ -82,7 +83,7 @@ func TestChargeCreateWireHasTheRequestFields(t *testing.T) {
 	full := &ChargeCreateRequest{Amount: seedCharge().Amount, Currency: payonce.BRL, TypeCharge: TypePix,
 		Payer: &Payer{Name: "P"}, WalletUUID: "w", Description: "d", DueDate: "2030-01-01",
 		InstallmentCount: 2, Capture: Bool(false), WebhookURL: "https://shop.example/hook"}
-	got, err := payonce.MarshalWire(full)
+	got, err := corekit.MarshalWire(full)
 	require.NoError(t, err)
 	want, err := json.Marshal(chargeCreateRequestFields(*full)) // no card: the plain form is the wire form
 	require.NoError(t, err)

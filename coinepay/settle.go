@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/payonce/payonce"
+	"github.com/payonce/payonce/internal/corekit"
 )
 
 // maxSettleCards bounds the cards a settle lookup reads: card/list has no
@@ -102,7 +103,7 @@ func (s *CardsService) SettleApply(ctx context.Context, reference string, req *A
 	if e.Operation != "cards.apply" {
 		return fail(e, payonce.ErrInvalidRequest, fmt.Errorf("reference %q records %q, not cards.apply: settle it with payonce.Client.Settle", reference, e.Operation))
 	}
-	body, err := payonce.MarshalWire(req)
+	body, err := corekit.MarshalWire(req)
 	if err != nil {
 		return fail(e, payonce.ErrInvalidRequest, fmt.Errorf("encode request: %w", err))
 	}

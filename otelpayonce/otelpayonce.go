@@ -16,7 +16,7 @@
 package otelpayonce
 
 import (
-	"github.com/payonce/payonce/internal/core"
+	"github.com/payonce/payonce/internal/corekit"
 	"github.com/payonce/payonce/redact"
 
 	"context"
@@ -298,7 +298,7 @@ func (o *Observer) route(info payonce.OperationInfo) *route {
 // table keeps its provider and operation), else the one overflow kind.
 // The caller holds addMu.
 func (o *Observer) overflowRoute(k routeKey) *route {
-	k.route, k.reference = core.RouteOverflow, ""
+	k.route, k.reference = corekit.RouteOverflow, ""
 	if r, ok := o.routes.Load(k); ok {
 		return r.(*route)
 	}
@@ -309,7 +309,7 @@ func (o *Observer) overflowRoute(k routeKey) *route {
 		return r
 	}
 	if o.overflow == nil {
-		o.overflow = newRoute(routeKey{core.RouteOverflow, core.RouteOverflow, "_OTHER", core.RouteOverflow, ""})
+		o.overflow = newRoute(routeKey{corekit.RouteOverflow, corekit.RouteOverflow, "_OTHER", corekit.RouteOverflow, ""})
 	}
 	return o.overflow
 }

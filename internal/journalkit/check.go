@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/payonce/payonce"
-	"github.com/payonce/payonce/internal/core"
+	"github.com/payonce/payonce/internal/corekit"
 )
 
 // ErrInvalidEntry: an entry or request given to a journal is incomplete.
@@ -23,10 +23,10 @@ var ErrInvalidEntry = errors.New("journal: invalid entry")
 // the state must be pending. Backends call it before writing.
 func CheckReserve(e payonce.JournalEntry) error {
 	switch {
-	case e.Reference == "" || len(e.Reference) > core.MaxReferenceLen:
-		return fmt.Errorf("%w: reference must be 1 to %d bytes", ErrInvalidEntry, core.MaxReferenceLen)
-	case len(e.Scope) > core.MaxReferenceLen:
-		return fmt.Errorf("%w: scope longer than %d bytes", ErrInvalidEntry, core.MaxReferenceLen)
+	case e.Reference == "" || len(e.Reference) > corekit.MaxReferenceLen:
+		return fmt.Errorf("%w: reference must be 1 to %d bytes", ErrInvalidEntry, corekit.MaxReferenceLen)
+	case len(e.Scope) > corekit.MaxReferenceLen:
+		return fmt.Errorf("%w: scope longer than %d bytes", ErrInvalidEntry, corekit.MaxReferenceLen)
 	case e.Key == "":
 		return fmt.Errorf("%w: key required", ErrInvalidEntry)
 	case e.KeyCreated.IsZero():

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/payonce/payonce"
-	"github.com/payonce/payonce/internal/core"
+	"github.com/payonce/payonce/internal/corekit"
 	"github.com/payonce/payonce/journal"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -37,7 +37,7 @@ var fenceTests = []struct {
 func testSettlementRoundTrips(t *testing.T, j journal.Store) {
 	e := reserve(t, j, Entry("s", "f12"))
 	up := e
-	up.State, up.ErrorKind, up.SettleReason = payonce.JournalFailed, core.KindName(payonce.ErrNotExecuted), "nothing found at the provider: 卡"
+	up.State, up.ErrorKind, up.SettleReason = payonce.JournalFailed, corekit.KindName(payonce.ErrNotExecuted), "nothing found at the provider: 卡"
 	require.NoError(t, j.Update(ctx(t), up))
 	got, err := j.Get(ctx(t), "s", "f12")
 	require.NoError(t, err)

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/payonce/payonce"
-	"github.com/payonce/payonce/internal/core"
+	"github.com/payonce/payonce/internal/corekit"
 	"github.com/payonce/payonce/journal"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -107,7 +107,7 @@ func testReserveKeepsFirstKey(t *testing.T, j journal.Store) {
 func testReserveRefusesInvalid(t *testing.T, j journal.Store) {
 	for name, mut := range map[string]func(*payonce.JournalEntry){
 		"no reference":   func(e *payonce.JournalEntry) { e.Reference = "" },
-		"long reference": func(e *payonce.JournalEntry) { e.Reference = strings.Repeat("r", core.MaxReferenceLen+1) },
+		"long reference": func(e *payonce.JournalEntry) { e.Reference = strings.Repeat("r", corekit.MaxReferenceLen+1) },
 		"no key":         func(e *payonce.JournalEntry) { e.Key = "" },
 		"no key time":    func(e *payonce.JournalEntry) { e.KeyCreated = time.Time{} },
 		"no fingerprint": func(e *payonce.JournalEntry) { e.Fingerprint = "" },

@@ -1,4 +1,4 @@
-package core
+package corekit
 
 import (
 	"go/ast"
@@ -60,4 +60,3 @@ func TestEverySentinelHasAKindName(t *testing.T) {
 	}
 	assert.Greater(t, found, 25)
 }
-

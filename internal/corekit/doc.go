@@ -1,5 +1,5 @@
-// Package core holds the limits, tuning values and plumbing that the root
+// Package corekit holds the limits, tuning values and plumbing that the root
 // package payonce shares with its providers, journal backends, observers
 // and tools, and that a merchant never calls: they are not part of the
 // public API, so they can change with the core.
-package core
+package corekit
