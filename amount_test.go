@@ -64,3 +64,10 @@ func TestCurrency(t *testing.T) {
 		assert.ErrorIs(t, c.Validate(), ErrInvalidRequest, string(c))
 	}
 }
+
+func TestMustParseAmount(t *testing.T) {
+	assert.Equal(t, "100.50", MustParseAmount("100.5").String())
+	assert.PanicsWithValue(t, `payonce: MustParseAmount("1.234"): invalid amount: want a decimal string with at most two decimals, like "100.00"`,
+		func() { MustParseAmount("1.234") })
+	assert.Panics(t, func() { MustParseAmount("") })
+}

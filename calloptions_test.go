@@ -132,3 +132,21 @@ func TestCallPolicyWithoutAnyTimeoutIsRefused(t *testing.T) {
 	_, err = c.Do(context.Background(), postReq(), nil, WithCallRetryPolicy(p), WithCallTimeout(time.Second))
 	require.NoError(t, err)
 }
+
+// Servers that fold "_" into "-" (CGI, WSGI, Rack, PHP) read
+// Idempotency_Key as Idempotency-Key: a per-call header spelt that way
+// could replace the operation's key, so it is refused like the original.
+func TestUnderscoreSpellingOfAReservedHeaderIsRefused(t *testing.T) {
+	for _, name := range []string{"Idempotency_Key", "idempotency_key", "X_Signature", "x_api_key", "Content_Length", "Transfer_Encoding", "proxy_authorization"} {
+		rec := &recorder{}
+		c := setup(t, rec)
+		_, err := c.Do(context.Background(), postReq(), nil, WithHeader(name, "other-key-123456"))
+		require.ErrorIs(t, err, ErrInvalidRequest, name)
+		assert.NotEmpty(t, KeyOf(err).ID(), name)
+		assert.Empty(t, rec.seen(), name)
+	}
+	rec := &recorder{}
+	c := setup(t, rec)
+	_, err := c.Do(context.Background(), postReq(), nil, WithHeader("X_Correlation_Id", "abc"))
+	require.NoError(t, err, "an underscore name that is no alias stays allowed")
+}

@@ -1,14 +1,17 @@
 package payonce
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -18,6 +21,9 @@ import (
 	"github.com/payonce/payonce/internal/corekit"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/time/rate"
+
+	"github.com/payonce/payonce/redact"
 )
 
 // fastPolicy is FastRetryPolicy with a generous attempt timeout: the
@@ -291,59 +297,165 @@ func TestBasePathIsKept(t *testing.T) {
 	assert.Equal(t, "/gateway/api/v1/x", path)
 }
 
-// urlRecorder records the URL of every request its transport sends.
-type urlRecorder struct {
-	mu   sync.Mutex
-	urls []string
-	next http.RoundTripper
-}
-
-func (u *urlRecorder) RoundTrip(r *http.Request) (*http.Response, error) {
-	u.mu.Lock()
-	u.urls = append(u.urls, r.URL.Scheme+"://"+r.URL.Host)
-	u.mu.Unlock()
-	return u.next.RoundTrip(r)
-}
-
-func TestRedirectToPlainHTTPIsRefused(t *testing.T) {
-	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		http.Redirect(w, r, "http://payments.example/things", http.StatusTemporaryRedirect)
-	}))
-	defer srv.Close()
-	rt := &urlRecorder{next: srv.Client().Transport}
-	c, err := NewClient(WithBaseURL(srv.URL), WithRetryPolicy(fastPolicy()), WithHTTPClient(&http.Client{Transport: rt}))
-	require.NoError(t, err)
-	req := postReq()
-	req.Body = map[string]any{"card": map[string]any{"number": "4111111111111111", "cvv": "123"}}
-	_, err = c.Do(context.Background(), req, nil)
-	require.Error(t, err)
-	assert.NotEmpty(t, KeyOf(err).ID())
-	rt.mu.Lock()
-	defer rt.mu.Unlock()
-	for _, u := range rt.urls {
-		assert.NotEqual(t, "http://payments.example", u, "the card must never be re-sent over plain http")
-	}
-}
-
-func TestErrorDetailsAreRedacted(t *testing.T) {
-	rec := &recorder{statuses: []int{400}, body: `{"error":{"code":"INVALID_CARD","message":"card 4111111111111111 refused",` +
-		`"details":[{"field":"card.number","reason":"4111111111111111 fails the Luhn check"},{"field":"card.cvv","reason":"cvv=123 is wrong"}]}}`}
-	c := setup(t, rec)
-	_, err := c.Do(context.Background(), postReq(), nil)
-	require.Error(t, err)
-	for _, verb := range []string{"%v", "%+v", "%#v", "%s"} {
-		out := fmt.Sprintf(verb, err)
-		assert.NotContains(t, out, "4111111111111111", verb)
-		assert.NotContains(t, out, "123 is", verb)
-	}
-	var ae *APIError
-	require.ErrorAs(t, err, &ae)
-	require.Len(t, ae.Details, 2)
-	assert.Contains(t, ae.Details[0].Reason, "1111")
-}
-
 func TestNilRequestIsAnErrorNotAPanic(t *testing.T) {
 	c := setup(t, &recorder{})
 	_, err := c.Do(context.Background(), nil, nil)
 	assert.ErrorIs(t, err, ErrInvalidRequest)
+}
+
+// A call may run its attempts longer than 30 s (WithCallTimeout(45*time.Second)
+// for a background job, or AttemptTimeout): the default transport must not
+// cut the wait for the answer's headers shorter than the attempt's own
+// timeout, which always bounds it.
+func TestDefaultTransportLeavesTheAttemptTimeoutAlone(t *testing.T) {
+	tr := DefaultHTTPClient().Transport.(*http.Transport)
+	assert.Zero(t, tr.ResponseHeaderTimeout, "a fixed header timeout silently caps WithCallTimeout and AttemptTimeout")
+	assert.Positive(t, DefaultHTTPClient().Timeout, "the http.Client alone is still bounded")
+}
+
+// The default transport caps the response header bytes.
+func TestDefaultTransportCapsResponseHeaders(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		for i := range 64 {
+			w.Header().Set(fmt.Sprintf("X-Pad-%d", i), strings.Repeat("a", 16<<10))
+		}
+		_, _ = io.WriteString(w, `{}`)
+	}))
+	defer srv.Close()
+	p := fastPolicy()
+	p.MaxAttempts = 1
+	c, err := NewClient(WithBaseURL(srv.URL), WithRetryPolicy(p))
+	require.NoError(t, err)
+	_, err = c.Do(context.Background(), postReq(), nil)
+	require.Error(t, err, "1 MiB of headers is refused")
+	assert.ErrorIs(t, err, ErrTransport)
+	assert.Equal(t, int64(maxResponseHeaderBytes), DefaultHTTPClient().Transport.(*http.Transport).MaxResponseHeaderBytes)
+}
+
+func TestRedactingHandler(t *testing.T) {
+	var buf bytes.Buffer
+	// The time is dropped: its milliseconds could be the CVV or "999".
+	dropTime := func(groups []string, a slog.Attr) slog.Attr {
+		if a.Key == slog.TimeKey && len(groups) == 0 {
+			return slog.Attr{}
+		}
+		return a
+	}
+	l := slog.New(redact.NewHandler(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug, ReplaceAttr: dropTime})))
+	l = l.With("secret", "top").WithGroup("g")
+	l.Debug("pan 4000000000000002", "cvv", "999", "note", "password=hunter2", "nested", slog.GroupValue(slog.String("token", "t0k")), "card", testCard())
+	out := buf.String()
+	for _, bad := range []string{"top", "4000000000000002", "999", "hunter2", "t0k", testPAN, testCVV} {
+		assert.NotContains(t, out, bad)
+	}
+	assert.Contains(t, out, "************0002")
+	h := redact.NewHandler(slog.DiscardHandler)
+	assert.Same(t, h, redact.NewHandler(h), "wrapping twice is a no-op")
+}
+
+// A request ID header is server text like any other: the Meta of a result
+// and the APIError of a failure both hold it redacted.
+func TestRequestIDHeaderRedacted(t *testing.T) {
+	rec := &recorder{header: http.Header{"X-Request-Id": {"req token tok_hostile_42 4111 1111 1111 1111"}}}
+	c := setup(t, rec)
+	meta, err := c.Do(t.Context(), postReq(), nil)
+	require.NoError(t, err)
+	assert.Equal(t, "req token [REDACTED] **** **** **** 1111", meta.RequestID)
+	rec.statuses = []int{400}
+	_, err = c.Do(t.Context(), postReq(), nil)
+	var ae *APIError
+	require.ErrorAs(t, err, &ae)
+	assert.Equal(t, "req token [REDACTED] **** **** **** 1111", ae.RequestID)
+}
+
+// A user agent or provider name that would forge a header or a log line,
+// or has no bound, is refused by NewClient.
+func TestUserAgentAndProviderValidate(t *testing.T) {
+	for _, opt := range []Option{
+		WithUserAgent("shop/1.0\r\nX-Evil: 1"),
+		WithUserAgent(strings.Repeat("u", 1025)),
+		WithProvider("a55\nfake"),
+		WithProvider(strings.Repeat("p", 65)),
+	} {
+		_, err := NewClient(WithBaseURL("http://127.0.0.1:1"), opt)
+		require.ErrorIs(t, err, ErrInvalidConfig)
+		assert.NotContains(t, err.Error(), "\n")
+	}
+	_, err := NewClient(WithBaseURL("http://127.0.0.1:1"), WithUserAgent("shop/1.0 (+https://shop.example)"), WithProvider("a55"))
+	require.NoError(t, err)
+}
+
+// A nil pointer in an interface is not a nil interface: a client given
+// one passed NewClient and panicked on its first call (the limiter's
+// Wait, the signer's Sign, the journal's Reserve on a nil receiver). It
+// is refused by NewClient, like a nil interface.
+func TestTypedNilDependenciesAreRefused(t *testing.T) {
+	for name, opt := range map[string]Option{
+		"limiter":     WithLimiter((*rate.Limiter)(nil)),
+		"signer":      WithSigner((*hmacSigner)(nil)),
+		"signer func": WithSigner(SignerFunc(nil)),
+		"journal":     WithJournal((*nilJournal)(nil)),
+		"codec":       WithCodec((*JSONCodec)(nil)),
+		"observer":    WithObserver((*nilObserver)(nil)),
+	} {
+		_, err := NewClient(WithBaseURL("http://127.0.0.1:1"), opt)
+		require.ErrorIs(t, err, ErrInvalidConfig, name)
+	}
+}
+
+type nilJournal struct{ Journal }
+
+type nilObserver struct{ Observer }
+
+// The defaults: a User-Agent, sane timeouts, and no log output.
+func TestClientDefaults(t *testing.T) {
+	var ua atomic.Value
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { ua.Store(r.UserAgent()) }))
+	defer srv.Close()
+	c, err := NewClient(WithBaseURL(srv.URL))
+	require.NoError(t, err)
+	_, err = c.Do(context.Background(), postReq(), nil)
+	require.NoError(t, err)
+	assert.Equal(t, defaultUserAgent, ua.Load())
+	assert.False(t, c.Logger().Enabled(context.Background(), slog.LevelError), "silent by default")
+	assert.Equal(t, 60*time.Second, c.HTTPClient().Timeout)
+	tr := c.HTTPClient().Transport.(*http.Transport)
+	assert.Equal(t, 10*time.Second, tr.TLSHandshakeTimeout)
+	assert.Zero(t, tr.ResponseHeaderTimeout, "the attempt's timeout bounds the wait for headers")
+	c2, err := NewClient(WithBaseURL(srv.URL), WithUserAgent("merchant/1.0"))
+	require.NoError(t, err)
+	_, err = c2.Do(context.Background(), postReq(), nil)
+	require.NoError(t, err)
+	assert.Equal(t, "merchant/1.0", ua.Load())
+	_, err = NewClient(WithBaseURL(srv.URL), WithSigner(nil))
+	assert.ErrorIs(t, err, ErrInvalidConfig)
+	_, err = NewClient(WithBaseURL(srv.URL), WithLimiter(nil))
+	assert.ErrorIs(t, err, ErrInvalidConfig)
+}
+
+// generousAttemptTimeout is a per-attempt timeout no loopback answer
+// reaches, even in a loaded -race run, for tests whose point is not the
+// timeout (FastRetryPolicy's 2 s can be reached there, and a timed-out
+// attempt is rightly retried, which changes the attempt count).
+const generousAttemptTimeout = time.Minute
+
+// headerServer starts a test server, closed by t.Cleanup, that keeps a
+// copy of every request's headers and answers the n-th request (from 1)
+// with answer; headers returns the copies so far.
+func headerServer(t *testing.T, answer func(n int, w http.ResponseWriter, r *http.Request)) (srv *httptest.Server, headers func() []http.Header) {
+	var mu sync.Mutex
+	var got []http.Header
+	srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		got = append(got, r.Header.Clone())
+		n := len(got)
+		mu.Unlock()
+		answer(n, w, r)
+	}))
+	t.Cleanup(srv.Close)
+	return srv, func() []http.Header {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(got)
+	}
 }

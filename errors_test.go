@@ -1,6 +1,7 @@
 package payonce
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -115,4 +116,92 @@ func TestJournalKindsResumable(t *testing.T) {
 		assert.Equal(t, want, e.Resumable(), kind.Error())
 		assert.Equal(t, kind, corekit.KindByName(corekit.KindName(kind)), "every kind has a stable name")
 	}
+}
+
+func TestIsResumable(t *testing.T) {
+	k := "k-0123456789abcdef"
+	cases := []struct {
+		err       *APIError
+		resumable bool
+		temporary bool
+	}{
+		{&APIError{Key: testKey(k), Kind: ErrRetriesExhausted, Err: ErrServer}, true, true},
+		{&APIError{Key: testKey(k), Kind: ErrTransport}, true, true},
+		{&APIError{Key: testKey(k), Kind: ErrRateLimited, StatusCode: 429}, true, true},
+		{&APIError{Key: testKey(k), Kind: ErrRetryBudgetExhausted}, true, true},
+		{&APIError{Key: testKey(k), Kind: context.Canceled}, true, true},
+		{&APIError{Key: testKey(k), Kind: context.DeadlineExceeded}, true, true},
+		{&APIError{Key: testKey(k), Kind: ErrInsufficientBalance, StatusCode: 402}, true, false},
+		{&APIError{Key: testKey(k), Kind: ErrIdempotencyConflict, StatusCode: 409}, false, false},
+		{&APIError{Key: testKey(k), Kind: ErrInvalidCard, Err: invalid(ErrInvalidCard, "card.number", "x")}, false, false},
+		{&APIError{Key: testKey(k), Kind: ErrInvalidRequest, StatusCode: 422}, false, false},
+		{&APIError{Key: testKey(k), Kind: ErrCardDeclined, StatusCode: 402}, false, false},
+		{&APIError{Key: testKey(k), Kind: ErrChargeFailed}, false, false},
+		{&APIError{Key: testKey(k), Kind: ErrUnauthorized, StatusCode: 401}, false, false},
+		{&APIError{Key: testKey(k), Kind: ErrKeyExpired, Err: ErrServer}, false, false},
+		{&APIError{Kind: ErrRetriesExhausted, Err: ErrServer}, false, true},
+		{&APIError{Kind: ErrInsufficientBalance}, false, false},
+	}
+	for _, c := range cases {
+		wrapped := fmt.Errorf("job: %w", c.err)
+		assert.Equal(t, c.resumable, IsResumable(wrapped), "IsResumable %v", c.err)
+		assert.Equal(t, c.temporary, IsTemporary(wrapped), "IsTemporary %v", c.err)
+	}
+	assert.False(t, IsResumable(nil))
+	assert.False(t, IsResumable(errors.New("plain")))
+}
+
+// kindCodec is the core codec naming the kind of the codes it lists, as a
+// provider's codec does for its own codes.
+type kindCodec map[string]error
+
+func (kindCodec) DecodeSuccess(status int, h http.Header, body []byte, out any) error {
+	return JSONCodec{}.DecodeSuccess(status, h, body, out)
+}
+
+func (k kindCodec) DecodeError(status int, h http.Header, body []byte, e *APIError) {
+	JSONCodec{}.DecodeError(status, h, body, e)
+	e.Kind = k[e.Code]
+}
+
+// An insufficient balance answer through the client is resumable with the
+// same key.
+func TestInsufficientBalanceResumable(t *testing.T) {
+	rec := &recorder{statuses: []int{http.StatusPaymentRequired},
+		body: `{"code":402,"message":"余额不足","message_key":"insufficient_balance","data":null}`}
+	c := setup(t, rec, WithCodec(kindCodec{"insufficient_balance": ErrInsufficientBalance}))
+	_, err := c.Do(t.Context(), postReq(), nil, WithKey(testKey("balance-key-1")))
+	require.ErrorIs(t, err, ErrInsufficientBalance)
+	assert.True(t, IsResumable(err))
+	assert.Equal(t, "balance-key-1", KeyOf(err).ID())
+	_, err = c.Do(t.Context(), postReq(), nil, WithoutKey())
+	require.ErrorIs(t, err, ErrKeyRequired)
+	assert.False(t, IsResumable(err), "no key: nothing to resume")
+}
+
+// Whatever a server echoes in its error code stays out of the error text.
+func TestServerErrorCodeIsRedacted(t *testing.T) {
+	rec := &recorder{statuses: []int{400}, body: `{"code":"card 4111111111111111 refused, token=SECRETTOKEN","message":"no"}`}
+	c := setup(t, rec)
+	_, err := c.Do(context.Background(), postReq(), nil)
+	require.ErrorIs(t, err, ErrInvalidRequest)
+	assert.NotContains(t, err.Error(), "4111111111111111")
+	assert.NotContains(t, err.Error(), "SECRETTOKEN")
+	// The key is the client's own UUID, nothing of the code (a bare
+	// "4111" needle matched random UUIDs now and then).
+	assert.Regexp(t, `^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`, KeyOf(err).ID())
+	var ae *APIError
+	require.ErrorAs(t, err, &ae)
+	assert.NotContains(t, ae.Code, "4111111111111111")
+}
+
+// A known code is still recognised after redaction.
+func TestKnownServerCodeKeepsItsKind(t *testing.T) {
+	rec := &recorder{statuses: []int{409}, body: `{"message_key":"openapi_idempotency_key_conflict","message":"conflict"}`}
+	c := setup(t, rec)
+	_, err := c.Do(context.Background(), postReq(), nil)
+	require.ErrorIs(t, err, ErrIdempotencyConflict)
+	var ae *APIError
+	require.ErrorAs(t, err, &ae)
+	assert.Equal(t, "openapi_idempotency_key_conflict", ae.Code)
 }

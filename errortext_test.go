@@ -2,6 +2,7 @@ package payonce
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -104,70 +105,181 @@ func TestClientErrorsSayEachThingOnce(t *testing.T) {
 	assert.Equal(t, 1, strings.Count(err.Error(), "invalid card"), err.Error())
 }
 
-func TestIsResumable(t *testing.T) {
-	k := "k-0123456789abcdef"
-	cases := []struct {
-		err       *APIError
-		resumable bool
-		temporary bool
-	}{
-		{&APIError{Key: testKey(k), Kind: ErrRetriesExhausted, Err: ErrServer}, true, true},
-		{&APIError{Key: testKey(k), Kind: ErrTransport}, true, true},
-		{&APIError{Key: testKey(k), Kind: ErrRateLimited, StatusCode: 429}, true, true},
-		{&APIError{Key: testKey(k), Kind: ErrRetryBudgetExhausted}, true, true},
-		{&APIError{Key: testKey(k), Kind: context.Canceled}, true, true},
-		{&APIError{Key: testKey(k), Kind: context.DeadlineExceeded}, true, true},
-		{&APIError{Key: testKey(k), Kind: ErrInsufficientBalance, StatusCode: 402}, true, false},
-		{&APIError{Key: testKey(k), Kind: ErrIdempotencyConflict, StatusCode: 409}, false, false},
-		{&APIError{Key: testKey(k), Kind: ErrInvalidCard, Err: invalid(ErrInvalidCard, "card.number", "x")}, false, false},
-		{&APIError{Key: testKey(k), Kind: ErrInvalidRequest, StatusCode: 422}, false, false},
-		{&APIError{Key: testKey(k), Kind: ErrCardDeclined, StatusCode: 402}, false, false},
-		{&APIError{Key: testKey(k), Kind: ErrChargeFailed}, false, false},
-		{&APIError{Key: testKey(k), Kind: ErrUnauthorized, StatusCode: 401}, false, false},
-		{&APIError{Key: testKey(k), Kind: ErrKeyExpired, Err: ErrServer}, false, false},
-		{&APIError{Kind: ErrRetriesExhausted, Err: ErrServer}, false, true},
-		{&APIError{Kind: ErrInsufficientBalance}, false, false},
+const textCut = " [cut]" // what redact.Cut ends a cut text with
+
+// A hostile server's error text is bounded: a 1 MiB message, code,
+// request ID or list of details does not make every Error() call (and
+// every log line) redact a megabyte again, and the cut never leaves part
+// of a card number or token in clear.
+func TestServerErrorTextBounded(t *testing.T) {
+	big := strings.Repeat("card 4111 1111 1111 1111 token tok_hostile_42 ", 700<<10/46)
+	details := make([]ErrorDetail, 5000)
+	for i := range details {
+		details[i] = ErrorDetail{Field: "f", Reason: big[:1000], Code: "c"}
 	}
-	for _, c := range cases {
-		wrapped := fmt.Errorf("job: %w", c.err)
-		assert.Equal(t, c.resumable, IsResumable(wrapped), "IsResumable %v", c.err)
-		assert.Equal(t, c.temporary, IsTemporary(wrapped), "IsTemporary %v", c.err)
+	body, err := json.Marshal(map[string]any{"request_id": big[:50000], "error": map[string]any{
+		"code": big[:50000], "message": big, "details": details[:150]}})
+	require.NoError(t, err)
+	require.Less(t, len(body), maxErrorBody, "the whole body is read")
+
+	rec := &recorder{statuses: []int{400}, body: string(body)}
+	c := setup(t, rec)
+	_, err = c.Do(t.Context(), postReq(), nil)
+	var ae *APIError
+	require.ErrorAs(t, err, &ae)
+	assert.LessOrEqual(t, len(ae.Message), maxServerText+len(textCut))
+	assert.LessOrEqual(t, len(ae.Code), maxServerCode+len(textCut))
+	assert.LessOrEqual(t, len(ae.RequestID), maxServerCode+len(textCut))
+	assert.LessOrEqual(t, len(ae.Details), maxServerDetails)
+	assert.LessOrEqual(t, len(err.Error()), 2*maxServerText+2*maxServerCode+1000)
+	assert.True(t, strings.HasSuffix(ae.Message, textCut), "the cut is said")
+	for _, s := range []string{err.Error(), ae.Message, ae.Code, ae.RequestID, ae.Details[0].Reason} {
+		assert.NotContains(t, s, "tok_hostile")
+		assert.NotContains(t, s, "4111 ")
+		assert.NotContains(t, s, "tok_")
 	}
-	assert.False(t, IsResumable(nil))
-	assert.False(t, IsResumable(errors.New("plain")))
 }
 
-// kindCodec is the core codec naming the kind of the codes it lists, as a
-// provider's codec does for its own codes.
-type kindCodec map[string]error
-
-func (kindCodec) DecodeSuccess(status int, h http.Header, body []byte, out any) error {
-	return JSONCodec{}.DecodeSuccess(status, h, body, out)
+// The client's own validation messages read whole once redacted: a field
+// named like a secret ("card.cvv") followed by prose is not a value.
+func TestCardValidationMessagesSurviveRedaction(t *testing.T) {
+	card := Card{Number: "4111111111111111", HolderName: "TEST", ExpirationMonth: "12", ExpirationYear: "2099", CVV: "12a"}
+	c := setup(t, &recorder{})
+	req := postReq()
+	req.Validate = func() error { return card.Validate(time.Now()) }
+	// A fixed key: the text names the key, and a random UUID holds the
+	// hex digits "12a" now and then.
+	_, err := c.Do(t.Context(), req, nil, WithKey(testKey("order-key-fixed-0001")))
+	require.ErrorIs(t, err, ErrInvalidCard)
+	assert.Contains(t, err.Error(), "invalid card: card.cvv: must be 3 or 4 digits")
+	assert.NotContains(t, err.Error(), "REDACTED")
+	assert.NotContains(t, err.Error(), "12a")
 }
 
-func (k kindCodec) DecodeError(status int, h http.Header, body []byte, e *APIError) {
-	JSONCodec{}.DecodeError(status, h, body, e)
-	e.Kind = k[e.Code]
+// A server message that only repeats the kind ("invalid request", "Not
+// found", "Internal Server Error") is said once.
+func TestServerMessageThatRepeatsTheKindIsSaidOnce(t *testing.T) {
+	for _, e := range []*APIError{
+		{Provider: "a55", Operation: "charges.create", Kind: ErrInvalidRequest, StatusCode: 400, Code: "VALIDATION_ERROR", Message: "invalid request"},
+		{Provider: "a55", Operation: "charges.get", Kind: ErrNotFound, StatusCode: 404, Code: "NOT_FOUND", Message: "Not found"},
+		{Provider: "coinepay", Operation: "cards.apply", Kind: ErrServer, StatusCode: 500, Message: "Server error."},
+	} {
+		s := e.Error()
+		assert.Equal(t, 1, strings.Count(strings.ToLower(s), e.Kind.Error()), s)
+		assert.Empty(t, repeated(strings.ToLower(s)), s)
+	}
+	// A message that says more is kept.
+	e := &APIError{Kind: ErrNotFound, StatusCode: 404, Message: "charge not found"}
+	assert.Contains(t, e.Error(), "charge not found")
 }
 
-// An insufficient balance answer through the client is resumable with the
-// same key.
-func TestInsufficientBalanceResumable(t *testing.T) {
-	rec := &recorder{statuses: []int{http.StatusPaymentRequired},
-		body: `{"code":402,"message":"余额不足","message_key":"insufficient_balance","data":null}`}
-	c := setup(t, rec, WithCodec(kindCodec{"insufficient_balance": ErrInsufficientBalance}))
-	_, err := c.Do(t.Context(), postReq(), nil, WithKey(testKey("balance-key-1")))
-	require.ErrorIs(t, err, ErrInsufficientBalance)
-	assert.True(t, IsResumable(err))
-	assert.Equal(t, "balance-key-1", KeyOf(err).ID())
-	_, err = c.Do(t.Context(), postReq(), nil, WithoutKey())
-	require.ErrorIs(t, err, ErrKeyRequired)
-	assert.False(t, IsResumable(err), "no key: nothing to resume")
+// A provider's field-level details say what to fix: the error text names
+// them (a few, not an unbounded list a hostile server could send).
+func TestErrorTextNamesTheServersFieldDetails(t *testing.T) {
+	e := &APIError{Provider: "a55", Operation: "charges.create", Kind: ErrInvalidRequest, StatusCode: 400,
+		Code: "VALIDATION_ERROR", Message: "invalid request",
+		Details: []ErrorDetail{{Field: "type_charge", Reason: "want one of credit_card, debit_card, pix"}}}
+	assert.Equal(t, "payonce: a55 charges.create: invalid request (HTTP 400 VALIDATION_ERROR): type_charge: want one of credit_card, debit_card, pix", e.Error())
+
+	many := &APIError{Kind: ErrInvalidRequest, StatusCode: 400, Message: "bad fields"}
+	for range 50 {
+		many.Details = append(many.Details, ErrorDetail{Field: "f", Reason: "r", Code: "c"})
+	}
+	s := many.Error()
+	assert.Equal(t, 3, strings.Count(s, "f: r"), s)
+	assert.Contains(t, s, "47 more")
+	assert.Contains(t, s, "bad fields")
 }
 
-func TestMustParseAmount(t *testing.T) {
-	assert.Equal(t, "100.50", MustParseAmount("100.5").String())
-	assert.PanicsWithValue(t, `payonce: MustParseAmount("1.234"): invalid amount: want a decimal string with at most two decimals, like "100.00"`,
-		func() { MustParseAmount("1.234") })
-	assert.Panics(t, func() { MustParseAmount("") })
+// A key the rules refuse is still given back (KeyOf), but the error text
+// cannot be used to forge log lines with it, nor grow without end.
+func TestRefusedKeyCannotForgeTheErrorText(t *testing.T) {
+	rec := &recorder{}
+	c := setup(t, rec)
+	forged := "abcdefghijklmnop\nlevel=ERROR msg=\"forged\"\r\x1b[2J"
+	_, err := c.Do(context.Background(), postReq(), nil, WithKey(testKey(forged)))
+	require.ErrorIs(t, err, ErrKeyInvalidChars)
+	assert.Equal(t, forged, KeyOf(err).ID())
+	assert.NotContains(t, err.Error(), "\n")
+	assert.NotContains(t, err.Error(), "\r")
+	assert.NotContains(t, err.Error(), "\x1b")
+
+	long := strings.Repeat("k", 5000)
+	_, err = c.Do(context.Background(), postReq(), nil, WithKey(testKey(long)))
+	require.ErrorIs(t, err, ErrKeyTooLong)
+	assert.Equal(t, long, KeyOf(err).ID())
+	assert.Less(t, len(err.Error()), 600)
+	assert.Empty(t, rec.seen())
+}
+
+// A hostile server cannot forge log lines through the text of its error
+// answer: control characters (CR, LF, escapes) in its code, message,
+// request ID or details never reach the error.
+func TestServerTextCannotForgeTheErrorText(t *testing.T) {
+	rec := &recorder{statuses: []int{400}, header: http.Header{"X-Request-Id": {"req_1"}},
+		body: `{"error":{"code":"x\ny","message":"declined\nlevel=INFO msg=\"payment ok\"\u001b[2J\u0085","details":[{"field":"a\rb","reason":"c\nd"}]}}`}
+	c := setup(t, rec)
+	_, err := c.Do(context.Background(), postReq(), nil)
+	require.ErrorIs(t, err, ErrInvalidRequest)
+	var ae *APIError
+	require.ErrorAs(t, err, &ae)
+	for _, s := range []string{err.Error(), ae.Code, ae.Message, ae.Details[0].Field, ae.Details[0].Reason} {
+		assert.NotContains(t, s, "\n")
+		assert.NotContains(t, s, "\r")
+		assert.NotContains(t, s, "\x1b")
+		assert.NotContains(t, s, "\u0085")
+	}
+	assert.Contains(t, ae.Message, "declined")
+}
+
+type echoingSigner struct{}
+
+// Sign fails like a token endpoint that echoes a hostile error_description.
+func (echoingSigner) Sign(*http.Request, []byte) error {
+	return errors.New("token endpoint said: bad\nlevel=INFO msg=\"ok\"\x1b[2J")
+}
+
+// Nor through a cause whose text came from a server (a token endpoint's
+// error description).
+func TestCauseTextCannotForgeTheErrorText(t *testing.T) {
+	rec := &recorder{}
+	c := setup(t, rec, WithSigner(echoingSigner{}))
+	_, err := c.Do(context.Background(), postReq(), nil)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "token endpoint said")
+	assert.NotContains(t, err.Error(), "\n")
+	assert.NotContains(t, err.Error(), "\x1b")
+}
+
+// The idempotency key is the merchant's own handle on the operation: the
+// error text shows it as it is, whatever digits it holds (dates, epoch
+// milliseconds, order numbers), while the server's text around it is
+// still redacted.
+func TestErrorKeepsKeyReadable(t *testing.T) {
+	for _, key := range []string{"order-20261129-0001-000123", "order:1732881234567", "invoice_2026_11_29_000123",
+		"charges.create:550e8400-e29b-41d4-a716-446655440000"} {
+		e := &APIError{Provider: "a55", Operation: "charges.create", Kind: ErrServer, StatusCode: 500,
+			Message: "card 4111 1111 1111 1111 token tok_hostile", Key: testKey(key), Attempts: 3}
+		s := e.Error()
+		assert.Contains(t, s, "[idempotency key "+key+", 3 attempt(s)]")
+		assert.NotContains(t, s, "4111 1111")
+		assert.NotContains(t, s, "tok_hostile")
+	}
+}
+
+func TestErrorDetailsAreRedacted(t *testing.T) {
+	rec := &recorder{statuses: []int{400}, body: `{"error":{"code":"INVALID_CARD","message":"card 4111111111111111 refused",` +
+		`"details":[{"field":"card.number","reason":"4111111111111111 fails the Luhn check"},{"field":"card.cvv","reason":"cvv=123 is wrong"}]}}`}
+	c := setup(t, rec)
+	_, err := c.Do(context.Background(), postReq(), nil)
+	require.Error(t, err)
+	for _, verb := range []string{"%v", "%+v", "%#v", "%s"} {
+		out := fmt.Sprintf(verb, err)
+		assert.NotContains(t, out, "4111111111111111", verb)
+		assert.NotContains(t, out, "123 is", verb)
+	}
+	var ae *APIError
+	require.ErrorAs(t, err, &ae)
+	require.Len(t, ae.Details, 2)
+	assert.Contains(t, ae.Details[0].Reason, "1111")
 }

@@ -1,190 +1,146 @@
-package payonce
+package payonce_test
 
 import (
-	"context"
-	"errors"
+	"net/http"
+	"net/http/httptest"
 	"strings"
-	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/payonce/payonce"
+	"github.com/payonce/payonce/internal/keytest"
 )
 
-// a55Rules and coinepayRules are the providers' key rules (a55.KeyRules,
-// coinepay.KeyRules), which the core's own tests cannot import; their
-// packages' tests check that they are the same.
-func a55Rules() KeyRules {
-	return KeyRules{Provider: "a55", MinLen: 16, MaxLen: 128, Window: DefaultKeyWindow}
-}
-
-const coinepayCharset = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~:"
-
-func coinepayRules() KeyRules {
-	return KeyRules{Provider: "coinepay", Required: true, MaxLen: 128, Charset: coinepayCharset, Window: DefaultKeyWindow}
-}
-
-func TestKeyRules(t *testing.T) {
-	a55, cp := a55Rules(), coinepayRules()
-	cases := []struct {
-		name  string
-		rules KeyRules
-		key   string
-		want  error
-	}{
-		{"a55 uuid", a55, "550e8400-e29b-41d4-a716-446655440000", nil},
-		{"a55 empty is allowed", a55, "", nil},
-		{"a55 15 chars", a55, strings.Repeat("a", 15), ErrKeyTooShort},
-		{"a55 16 chars", a55, strings.Repeat("a", 16), nil},
-		{"a55 128 chars", a55, strings.Repeat("a", 128), nil},
-		{"a55 129 chars", a55, strings.Repeat("a", 129), ErrKeyTooLong},
-		{"a55 space", a55, "abcdefgh ijklmnopq", ErrKeyInvalidChars},
-		{"a55 non-ascii", a55, "abcdefghijklmnopé", ErrKeyInvalidChars},
-		{"coinepay empty", cp, "", ErrKeyRequired},
-		{"coinepay short ok", cp, "k1", nil},
-		{"coinepay task key", cp, "openapi:apply:42", nil},
-		{"coinepay all charset", cp, coinepayCharset, nil},
-		{"coinepay 129", cp, strings.Repeat("a", 129), ErrKeyTooLong},
-		{"coinepay slash", cp, "a/b", ErrKeyInvalidChars},
-		{"coinepay plus", cp, "a+b", ErrKeyInvalidChars},
-		{"coinepay newline", cp, "a\nb", ErrKeyInvalidChars},
+// Two options naming different keys in one call are refused before
+// sending (which one should win is the caller's bug, not a rule to
+// guess); the same key twice is fine.
+func TestConflictingKeySourcesAreRefused(t *testing.T) {
+	created := newClock().Now().Add(-time.Hour) // the clients' clock: a key from the future is refused
+	keyA := keytest.Key(t, "order-2026-000123-a", created)
+	keyB := keytest.Key(t, "order-2026-000123-b", created)
+	keyAOlder := keytest.Key(t, "order-2026-000123-a", created.Add(-time.Minute))
+	refused := map[string][]payonce.CallOption{
+		"two keys":                 {payonce.WithKey(keyA), payonce.WithKey(keyB)},
+		"one key, two ages":        {payonce.WithKey(keyA), payonce.WithKey(keyAOlder)},
+		"key then no key":          {payonce.WithKey(keyA), payonce.WithoutKey()},
+		"no key then key":          {payonce.WithoutKey(), payonce.WithKey(keyA)},
+		"two keys and a third one": {payonce.WithKey(keyA), payonce.WithKey(keyB), payonce.WithKey(keyA)},
 	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			err := tc.rules.Validate(tc.key)
-			if tc.want == nil {
-				assert.NoError(t, err)
-				return
-			}
-			assert.ErrorIs(t, err, tc.want)
-			var ke *KeyError
-			require.True(t, errors.As(err, &ke))
-			assert.NotEmpty(t, ke.Rule, "the error names the rule")
-			assert.Contains(t, err.Error(), tc.rules.Provider)
+	for name, opts := range refused {
+		t.Run(name, func(t *testing.T) {
+			s := newStub(t, okCharge)
+			c := journalClient(t, s, nil, newClock())
+			_, err := c.Do(t.Context(), chargeReq("1.00"), nil, opts...)
+			require.ErrorIs(t, err, payonce.ErrInvalidRequest)
+			var ve *payonce.ValidationError
+			require.ErrorAs(t, err, &ve)
+			assert.Regexp(t, "different keys|contradict", err.Error())
+			assert.Zero(t, s.calls.Load(), "nothing sent")
 		})
 	}
+	s := newStub(t, okCharge)
+	c := journalClient(t, s, nil, newClock())
+	meta, err := c.Do(t.Context(), chargeReq("1.00"), nil, payonce.WithKey(keyA), payonce.WithKey(keyA))
+	require.NoError(t, err, "the same key twice")
+	assert.Equal(t, keyA, meta.Key)
 }
 
-func TestRandomKeyIsUUIDv4(t *testing.T) {
-	now := time.Unix(1767225600, 0)
-	k, err := randomKey(now)
+// A client given no key rules still never sends a key older than 24 hours
+// less the retry policy's safety margin (a server may have forgotten it
+// and would run the operation again) nor one longer than 255 bytes: both
+// are refused before any byte is sent.
+func TestClientWithoutKeyRulesKeepsTheDefaultWindowAndLength(t *testing.T) {
+	var hits atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{}`))
+	}))
+	defer srv.Close()
+	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	c, err := payonce.NewClient(payonce.WithBaseURL(srv.URL), payonce.WithClock(func() time.Time { return now }))
 	require.NoError(t, err)
-	u, err := uuid.Parse(k.ID())
-	require.NoError(t, err)
-	assert.Equal(t, uuid.Version(4), u.Version())
-	assert.True(t, now.Equal(k.Created()), "a random key is created now")
-	require.NoError(t, a55Rules().Validate(k.ID()))
-	require.NoError(t, coinepayRules().Validate(k.ID()))
-}
-
-func TestTaskKeyValue(t *testing.T) {
-	at := time.Unix(1767225600, 0)
-	k, err := NewKey(at, "openapi:apply", "task-000000042")
-	require.NoError(t, err)
-	assert.Equal(t, "openapi:apply:task-000000042", k.ID())
-	again, err := NewKey(at, "openapi:apply", "task-000000042")
-	require.NoError(t, err)
-	assert.Equal(t, k, again, "deterministic")
-}
-
-func TestZeroKey(t *testing.T) {
-	var k Key
-	assert.True(t, k.IsZero())
-	assert.Empty(t, k.ID())
-	assert.True(t, k.Created().IsZero())
-	k = testKey("order-1234567890abcdef")
-	assert.False(t, k.IsZero())
-	assert.Equal(t, "order-1234567890abcdef", k.ID())
-	assert.Equal(t, "order-1234567890abcdef", k.String(), "printed, a key is its value")
-	at := time.Unix(1767225600, 0)
-	k = testKeyAt("k2", at)
-	assert.Equal(t, "k2", k.ID())
-	assert.True(t, at.Equal(k.Created()))
-}
-
-func resolve(opts ...CallOption) (Key, error) {
-	var o callOptions
-	o.apply(opts)
-	return o.resolveKey(time.Unix(1767225600, 0))
-}
-
-func TestResolveKeyPrecedence(t *testing.T) {
-	now := time.Unix(1767225600, 0)
-	given := testKeyAt("opt-key", now.Add(-time.Hour))
-	k, err := resolve(WithKey(given))
-	require.NoError(t, err)
-	assert.Equal(t, "opt-key", k.ID(), "the call's key")
-	assert.True(t, now.Add(-time.Hour).Equal(k.Created()), "with its own creation time")
-	k, err = resolve(WithKey(given), WithKey(given))
-	require.NoError(t, err, "the same key twice is fine")
-	assert.Equal(t, given, k)
-	k, err = resolve()
-	require.NoError(t, err)
-	assert.Len(t, k.ID(), 36)
-	assert.True(t, now.Equal(k.Created()))
-	k, err = resolve(WithoutKey())
-	require.NoError(t, err)
-	assert.True(t, k.IsZero())
-}
-
-func TestResumeWithKeyOf(t *testing.T) {
-	at := time.Unix(1767225600, 0)
-	err := error(&APIError{Kind: ErrRetriesExhausted, Key: testKeyAt("resume-me-1234567", at)})
-	wrapped := errors.Join(errors.New("job 7 failed"), err)
-	assert.Equal(t, "resume-me-1234567", KeyOf(wrapped).ID())
-	k, rerr := resolve(WithKey(KeyOf(wrapped)))
-	require.NoError(t, rerr)
-	assert.Equal(t, "resume-me-1234567", k.ID())
-	assert.True(t, at.Equal(k.Created()))
-	assert.True(t, KeyOf(errors.New("plain")).IsZero())
-	_, rerr = resolve(WithKey(KeyOf(errors.New("plain"))))
-	require.ErrorIs(t, rerr, ErrKeyRequired, "an error without a key resumes nothing")
-}
-
-// 100 concurrent operations get 100 distinct keys, each sent on all of its
-// attempts.
-func TestConcurrentOperationsGetDistinctKeys(t *testing.T) {
-	rec := &recorder{statuses: []int{200}}
-	c := setup(t, rec)
-	var wg sync.WaitGroup
-	keys := make([]string, 100)
-	for i := range keys {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			meta, err := c.Do(context.Background(), postReq(), nil)
-			assert.NoError(t, err)
-			keys[i] = meta.Key.ID()
-		}()
+	assert.Equal(t, payonce.DefaultKeyRules(), c.KeyRules())
+	req := func() *payonce.Request {
+		return &payonce.Request{Operation: "x", Method: http.MethodPost, Path: "/x", Body: map[string]string{"a": "b"}, Keyed: true}
 	}
-	wg.Wait()
-	set := map[string]bool{}
-	for _, k := range keys {
-		set[k] = true
-	}
-	assert.Len(t, set, 100)
-	assert.Len(t, rec.seen(), 100)
+
+	_, err = c.Do(t.Context(), req(), nil, payonce.WithKey(keytest.Key(t, "order-1-payment", now.Add(-payonce.DefaultKeyWindow-time.Second))))
+	require.ErrorIs(t, err, payonce.ErrKeyExpired)
+	assert.Equal(t, "order-1-payment", payonce.KeyOf(err).ID())
+
+	// A key longer than 255 bytes cannot even be read back from storage:
+	// what is left is the zero Key, refused.
+	long, perr := payonce.ParseKey(keytest.Text(t, strings.Repeat("k", 256), now))
+	require.ErrorIs(t, perr, payonce.ErrInvalidRequest)
+	_, err = c.Do(t.Context(), req(), nil, payonce.WithKey(long))
+	require.ErrorIs(t, err, payonce.ErrKeyRequired)
+	assert.Zero(t, hits.Load(), "nothing was sent")
+
+	// Within the window and the length, the call goes out.
+	_, err = c.Do(t.Context(), req(), nil, payonce.WithKey(keytest.Key(t, strings.Repeat("k", 255), now.Add(-22*time.Hour))))
+	require.NoError(t, err)
+	assert.EqualValues(t, 1, hits.Load())
 }
 
-func FuzzKeyRulesValidate(f *testing.F) {
-	for _, s := range []string{"", "550e8400-e29b-41d4-a716-446655440000", "openapi:apply:1", strings.Repeat("x", 200), "a b", "é"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, key string) {
-		for _, r := range []KeyRules{a55Rules(), coinepayRules()} {
-			err := r.Validate(key)
-			if err == nil {
-				if len(key) > r.MaxLen || (key != "" && len(key) < r.MinLen) || (r.Required && key == "") {
-					t.Fatalf("%s accepted %q", r.Provider, key)
-				}
-				continue
-			}
-			var ke *KeyError
-			if !errors.As(err, &ke) || ke.Rule == "" {
-				t.Fatalf("untyped error %v", err)
-			}
-		}
-	})
+// The documented checkout (NewKey from the order and its creation time,
+// the same key on every run) run again 25 h later: the key carries its
+// age, so the client refuses it, nothing sent, instead of a second charge
+// under one key.
+func TestOrderKeyCannotPassTheWindow(t *testing.T) {
+	clk := newClock()
+	s := newStub(t, okCharge)
+	c := journalClient(t, s, nil, clk)
+	orderCreated := clk.Now()
+	key, err := payonce.NewKey(orderCreated, "order", "1", "payment")
+	require.NoError(t, err)
+	_, err = c.Do(t.Context(), chargeReq("10.00"), nil, payonce.WithKey(key))
+	require.NoError(t, err)
+
+	clk.Advance(25 * time.Hour)
+	again, err := payonce.NewKey(orderCreated, "order", "1", "payment") // the job rebuilds it
+	require.NoError(t, err)
+	_, err = c.Do(t.Context(), chargeReq("10.00"), nil, payonce.WithKey(again))
+	require.ErrorIs(t, err, payonce.ErrKeyExpired)
+	assert.Equal(t, key.ID(), payonce.KeyOf(err).ID())
+	assert.Equal(t, int32(1), s.calls.Load(), "nothing sent the second time")
+
+	// Within the window the key goes out again (the server replays), with
+	// the order's creation time as its age.
+	k3, err := payonce.NewKey(clk.Now(), "order", "3", "payment")
+	require.NoError(t, err)
+	first, err := c.Do(t.Context(), chargeReq("10.00"), nil, payonce.WithKey(k3))
+	require.NoError(t, err)
+	clk.Advance(time.Hour)
+	second, err := c.Do(t.Context(), chargeReq("10.00"), nil, payonce.WithKey(k3))
+	require.NoError(t, err)
+	assert.True(t, second.Key.Created().Equal(first.Key.Created()))
+	assert.Equal(t, first.Key, second.Key)
+}
+
+// A task key with a zero job time (a queue message whose creation time was
+// never filled in) would make every redelivery look brand new, so a
+// redelivery after the provider forgot the key would run the job again: no
+// key is built, and the zero Key is refused before anything is sent.
+func TestTaskKeyZeroJobTimeIsRefused(t *testing.T) {
+	s := newStub(t, okCharge)
+	c := journalClient(t, s, nil, newClock())
+	key, err := payonce.NewKey(time.Time{}, "jobs:charge", "job-0000000042")
+	require.ErrorIs(t, err, payonce.ErrInvalidRequest)
+	var ve *payonce.ValidationError
+	require.ErrorAs(t, err, &ve)
+	_, err = c.Do(t.Context(), chargeReq("10.00"), nil, payonce.WithKey(key))
+	require.ErrorIs(t, err, payonce.ErrKeyRequired)
+	assert.Zero(t, s.calls.Load(), "nothing sent")
+
+	// A real job time works as before.
+	key, err = payonce.NewKey(newClock().Now().Add(-time.Hour), "jobs:charge", "job-0000000042")
+	require.NoError(t, err)
+	meta, err := c.Do(t.Context(), chargeReq("10.00"), nil, payonce.WithKey(key))
+	require.NoError(t, err)
+	assert.Equal(t, "jobs:charge:job-0000000042", meta.Key.ID())
 }

@@ -145,3 +145,10 @@ func TestNewKeyNeedsItsCreationTime(t *testing.T) {
 	assert.True(t, at.Equal(k.Created()))
 	assert.Equal(t, time.UTC, k.Created().Location())
 }
+
+// testKey is the key whose value is id, created now: a key a test names by
+// hand, whatever the rules say of it.
+func testKey(id string) Key { return Key{id: id, created: keyTime(time.Now())} }
+
+// testKeyAt is the key whose value is id, created at created.
+func testKeyAt(id string, created time.Time) Key { return Key{id: id, created: keyTime(created)} }

@@ -2,16 +2,20 @@ package payonce_test
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/payonce/payonce"
-	"github.com/payonce/payonce/internal/keytest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/payonce/payonce"
+	"github.com/payonce/payonce/internal/keytest"
+	"github.com/payonce/payonce/journal"
 )
 
 func TestKeyTextRoundTrip(t *testing.T) {
@@ -153,4 +157,47 @@ func FuzzParseKey(f *testing.F) {
 		assert.Equal(t, k.ID(), again.ID())
 		assert.True(t, k.Created().Equal(again.Created()))
 	})
+}
+
+// Hostile stored keys are typed errors before anything is sent, never a
+// panic: a key the provider's rules refuse, a key with bytes a header
+// cannot carry, a time far out of range.
+func TestHostileStoredKeysSendNothing(t *testing.T) {
+	tok := func(v any) string {
+		b, err := json.Marshal(v)
+		require.NoError(t, err)
+		return "po1." + base64.RawURLEncoding.EncodeToString(b)
+	}
+	s := newStub(t, okCharge)
+	c := journalClient(t, s, journal.NewMemory(), newClock())
+	for name, token := range map[string]string{
+		"short key":       tok(map[string]any{"k": "abc", "t": 1}),
+		"non-ascii key":   tok(map[string]any{"k": "ключ-идемпотентности-0001", "t": 1}),
+		"space in key":    tok(map[string]any{"k": "key with spaces 0001", "t": 1}),
+		"DEL in key":      tok(map[string]any{"k": "key-0001-0001-0001\u007f", "t": 1}),
+		"negative time":   tok(map[string]any{"k": "key-0001-0001-0001", "t": -5}),
+		"time overflow":   `po1.eyJrIjoia2V5LTAwMDEtMDAwMS0wMDAxIiwidCI6MWUzMDB9`,
+		"array":           tok([]any{"k", 1}),
+		"huge":            "po1." + strings.Repeat("QUFB", 300),
+		"padded base64":   "po1.eyJrIjoia2V5LTAwMDEtMDAwMS0wMDAxIiwidCI6MX0=",
+		"trailing object": "po1." + base64.RawURLEncoding.EncodeToString([]byte(`{"k":"key-0001-0001-0001","t":1}{"k":"x"}`)),
+	} {
+		for _, ref := range []bool{false, true} {
+			k, _ := payonce.ParseKey(token) // a text that does not parse is the zero Key
+			opts := []payonce.CallOption{payonce.WithKey(k)}
+			if ref {
+				opts = append(opts, payonce.WithReference("tok-"+name))
+			}
+			_, err := c.Do(t.Context(), chargeReq("10.00"), nil, opts...)
+			require.Error(t, err, name)
+			var apiErr *payonce.APIError
+			require.ErrorAs(t, err, &apiErr, name)
+			assert.True(t, errors.Is(err, payonce.ErrInvalidRequest) || errors.Is(err, payonce.ErrKeyTooShort) ||
+				errors.Is(err, payonce.ErrKeyInvalidChars), "%s: %v", name, err)
+		}
+	}
+	assert.Zero(t, s.calls.Load(), "nothing sent")
+	pending, err := c.Journal().(journal.Store).Pending(t.Context(), journal.PendingQuery{})
+	require.NoError(t, err)
+	assert.Empty(t, pending, "nothing recorded")
 }

@@ -398,3 +398,16 @@ func TestObserverSeesUnsentAttempt(t *testing.T) {
 	assert.True(t, obs.attempts[1].Sent)
 	assert.Equal(t, 1, obs.ops[0].Attempts)
 }
+
+// onRetry returns an option that runs fn once, when the client has chosen
+// its first retry's wait and is about to sleep: the observer's end of the
+// attempt a retry follows. Tests use it instead of a timer to act "during
+// the wait", whatever the machine's load.
+func onRetry(fn func()) Option {
+	var once sync.Once
+	return WithObserver(ObserverFuncs{OnAttemptEnd: func(_ context.Context, r AttemptResult) {
+		if r.RetryCause != "" {
+			once.Do(fn)
+		}
+	}})
+}

@@ -270,3 +270,65 @@ func TestAttemptTransportRefusesAnotherOrigin(t *testing.T) {
 type roundTripFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// A redirect whose Location cannot be parsed is refused like any other
+// redirect: final, not retried, and the Location (its query above all)
+// stays out of the error and its causes.
+func TestUnparseableLocationIsARefusedRedirectWithoutItsQuery(t *testing.T) {
+	var n int
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n++
+		w.Header().Set("Location", "/x%zz?session=SECRETVALUE")
+		w.WriteHeader(http.StatusTemporaryRedirect)
+	}))
+	defer srv.Close()
+	c, err := NewClient(WithBaseURL(srv.URL), WithRetryPolicy(fastPolicy()))
+	require.NoError(t, err)
+	_, err = c.Do(context.Background(), postReq(), nil)
+	require.ErrorIs(t, err, ErrRedirectRefused)
+	assert.False(t, IsTemporary(err))
+	assert.Equal(t, 1, n, "a redirect is not retried")
+	var ae *APIError
+	require.ErrorAs(t, err, &ae)
+	assert.NotEmpty(t, ae.Key)
+	assert.False(t, ae.Key.Created().IsZero())
+	assert.Equal(t, http.StatusTemporaryRedirect, ae.StatusCode)
+	for e := error(ae); e != nil; e = errors.Unwrap(e) {
+		assert.NotContains(t, e.Error(), "SECRETVALUE")
+	}
+	assert.NotContains(t, ae.Err.Error(), "SECRETVALUE")
+}
+
+// urlRecorder records the URL of every request its transport sends.
+type urlRecorder struct {
+	mu   sync.Mutex
+	urls []string
+	next http.RoundTripper
+}
+
+func (u *urlRecorder) RoundTrip(r *http.Request) (*http.Response, error) {
+	u.mu.Lock()
+	u.urls = append(u.urls, r.URL.Scheme+"://"+r.URL.Host)
+	u.mu.Unlock()
+	return u.next.RoundTrip(r)
+}
+
+func TestRedirectToPlainHTTPIsRefused(t *testing.T) {
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "http://payments.example/things", http.StatusTemporaryRedirect)
+	}))
+	defer srv.Close()
+	rt := &urlRecorder{next: srv.Client().Transport}
+	c, err := NewClient(WithBaseURL(srv.URL), WithRetryPolicy(fastPolicy()), WithHTTPClient(&http.Client{Transport: rt}))
+	require.NoError(t, err)
+	req := postReq()
+	req.Body = map[string]any{"card": map[string]any{"number": "4111111111111111", "cvv": "123"}}
+	_, err = c.Do(context.Background(), req, nil)
+	require.Error(t, err)
+	assert.NotEmpty(t, KeyOf(err).ID())
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	for _, u := range rt.urls {
+		assert.NotEqual(t, "http://payments.example", u, "the card must never be re-sent over plain http")
+	}
+}

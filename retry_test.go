@@ -2,6 +2,9 @@ package payonce
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -537,4 +540,84 @@ func TestUnkeyedNonIdempotentMethodsAreNotRetried(t *testing.T) {
 	_, err := c.Do(context.Background(), &Request{Operation: "raw", Method: http.MethodGet, Path: "/x"}, nil)
 	require.NoError(t, err)
 	assert.Len(t, rec.seen(), 2, "a GET is retried")
+}
+
+// TLS failures that a retry cannot mend are not retried: a protocol
+// version the server refuses, and plain HTTP where TLS was expected.
+func TestTLSProtocolFailuresAreNotRetried(t *testing.T) {
+	var hits atomic.Int32
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { hits.Add(1) }))
+	srv.TLS = &tls.Config{MinVersion: tls.VersionTLS13}
+	srv.StartTLS()
+	defer srv.Close()
+	tr := srv.Client().Transport.(*http.Transport).Clone()
+	tr.TLSClientConfig.MaxVersion = tls.VersionTLS12
+	rt := &urlRecorder{next: tr}
+	c, err := NewClient(WithBaseURL(srv.URL), WithRetryPolicy(fastPolicy()), WithHTTPClient(&http.Client{Transport: rt}))
+	require.NoError(t, err)
+	meta, err := c.Do(context.Background(), postReq(), nil)
+	require.Error(t, err)
+	assert.NotErrorIs(t, err, ErrRetriesExhausted, "%v", err)
+	assert.Equal(t, 1, meta.Attempts)
+	assert.Len(t, rt.urls, 1)
+	assert.Zero(t, hits.Load())
+
+	plain := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	defer plain.Close()
+	c, err = NewClient(WithBaseURL(strings.Replace(plain.URL, "http://", "https://", 1)), WithRetryPolicy(fastPolicy()))
+	require.NoError(t, err)
+	meta, err = c.Do(context.Background(), postReq(), nil)
+	require.Error(t, err)
+	assert.NotErrorIs(t, err, ErrRetriesExhausted, "%v", err)
+	assert.Equal(t, 1, meta.Attempts)
+}
+
+func TestRetryableErrorTLSShapes(t *testing.T) {
+	for _, err := range []error{
+		tls.AlertError(70),
+		tls.RecordHeaderError{Msg: "first record does not look like a TLS handshake"},
+		errors.New("http: server gave HTTP response to HTTPS client"),
+		&net.OpError{Op: "remote error", Err: fakeAlert("tls: protocol version not supported")},
+		&net.OpError{Op: "local error", Err: fakeAlert("tls: unexpected message")},
+		x509.UnknownAuthorityError{},
+		x509.CertificateInvalidError{},
+		x509.HostnameError{},
+		x509.SystemRootsError{},
+		x509.ConstraintViolationError{},
+		x509.UnhandledCriticalExtension{},
+		x509.InsecureAlgorithmError(x509.SHA1WithRSA),
+		&tls.CertificateVerificationError{Err: errors.New("x")},
+		fmt.Errorf("dial: %w", errors.New("tls: server selected unsupported protocol version 301")),
+	} {
+		assert.False(t, retryableError(err), "%T %v", err, err)
+	}
+	assert.True(t, retryableError(io.ErrUnexpectedEOF))
+	assert.True(t, retryableError(&net.OpError{Op: "read", Err: errors.New("connection reset by peer")}))
+}
+
+type fakeAlert string
+
+func (a fakeAlert) Error() string { return string(a) }
+
+// Each operation's wait schedule grows exponentially within the jitter.
+func TestBackOffScheduleIsJitteredExponential(t *testing.T) {
+	p := DefaultRetryPolicy()
+	p.InitialInterval, p.MaxInterval, p.Multiplier, p.RandomizationFactor = 100*time.Millisecond, 10*time.Second, 2, 0.5
+	seen := map[time.Duration]bool{}
+	for range 20 {
+		b := p.newBackOff()
+		interval := p.InitialInterval
+		for i := 0; i < 5; i++ {
+			d := b.NextBackOff()
+			lo := time.Duration(float64(interval) * (1 - p.RandomizationFactor))
+			hi := time.Duration(float64(interval) * (1 + p.RandomizationFactor))
+			assert.GreaterOrEqual(t, d, lo, "retry %d", i)
+			assert.LessOrEqual(t, d, hi, "retry %d", i)
+			seen[d] = true
+			interval *= 2
+		}
+	}
+	assert.Greater(t, len(seen), 50, "waits are jittered, not fixed")
+	a, b := p.newBackOff(), p.newBackOff()
+	assert.NotSame(t, a, b, "one schedule per operation")
 }

@@ -8,12 +8,14 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/a55"
 	"github.com/payonce/payonce/a55/a55test"
 	"github.com/payonce/payonce/internal/keytest"
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
+	"github.com/payonce/payonce/payoncetest"
 )
 
 // A charge redirected to another host never reaches it: no bearer token,
@@ -31,10 +33,164 @@ func TestChargeRedirectToAnotherOriginIsRefused(t *testing.T) {
 	defer srv.Close()
 	c, err := a55.NewClient(a55.AccessToken("tok-SECRET"), payonce.WithBaseURL(srv.URL), payonce.WithRetryPolicy(fastPolicy()))
 	require.NoError(t, err)
-	_, err = c.Charges.Create(context.Background(), seedCharge(t, a55test.CardConfirms), payonce.WithKey(keytest.Now(t, key("redirect"))))
+	_, err = c.Charges.Create(context.Background(), guideCharge(t, a55test.CardConfirms), payonce.WithKey(keytest.Now(t, key("redirect"))))
 	require.Error(t, err)
 	assert.ErrorIs(t, err, payonce.ErrRedirectRefused)
 	assert.False(t, payonce.IsTemporary(err))
 	assert.Equal(t, key("redirect"), payonce.KeyOf(err).ID())
 	assert.Zero(t, stolen.Load())
+}
+
+// Capture, partial and full refund and cancel, each through a lost
+// response, a 503 and a connection reset, with exactly one ledger entry per
+// operation; then the moves A55 refuses, each through the same faults.
+
+var faults = []struct {
+	name string
+	rule func(path string) payoncetest.Rule
+}{
+	{"lost response", func(p string) payoncetest.Rule {
+		return payoncetest.Rule{Fault: payoncetest.FaultDropAfterCommit, Path: p, Count: 1}
+	}},
+	{"503", func(p string) payoncetest.Rule {
+		return payoncetest.Rule{Fault: payoncetest.FaultErrorBeforeCommit, Path: p, Count: 1, Status: 503}
+	}},
+	{"reset", func(p string) payoncetest.Rule {
+		return payoncetest.Rule{Fault: payoncetest.FaultResetBeforeRead, Path: p, Count: 1}
+	}},
+}
+
+func TestMovesThroughFaults(t *testing.T) {
+	ctx := context.Background()
+	for _, f := range faults {
+		t.Run(f.name, func(t *testing.T) {
+			srv, c := newFake(t)
+			led := srv.Ledger()
+
+			// Wallet, then a pre-authorised charge in it.
+			require.NoError(t, srv.AddFault(f.rule(a55test.WalletPath)))
+			w, err := c.Wallets.Create(ctx, &a55.WalletCreateRequest{Name: "store-1"}, payonce.WithKey(keytest.Now(t, key("wallet"))))
+			require.NoError(t, err)
+			assert.Equal(t, 2, w.Meta.Attempts)
+			assert.Equal(t, 1, led.Count(key("wallet")))
+
+			req := preauth(t)
+			req.WalletUUID = w.UUID
+			require.NoError(t, srv.AddFault(f.rule(a55test.ChargePath)))
+			ch, err := c.Charges.Create(ctx, req, payonce.WithKey(keytest.Now(t, key("create"))))
+			require.NoError(t, err)
+			assert.Equal(t, a55.StatusPending, ch.Status)
+			assert.Equal(t, w.UUID, ch.WalletUUID)
+			assert.Equal(t, 1, led.Count(key("create")))
+
+			// Partial capture.
+			require.NoError(t, srv.AddFault(f.rule(a55test.CapturePath)))
+			ch, err = c.Charges.Capture(ctx, &a55.CaptureRequest{ChargeUUID: ch.UUID, WalletUUID: w.UUID, Amount: amount(t, "80.00")},
+				payonce.WithKey(keytest.Now(t, key("capture"))))
+			require.NoError(t, err)
+			assert.Equal(t, a55.StatusConfirmed, ch.Status)
+			assert.Equal(t, "80.00", ch.CapturedAmount.String())
+			assert.Equal(t, 2, ch.Meta.Attempts)
+			assert.Equal(t, 1, led.Count(key("capture")))
+
+			// Partial refund, then the rest.
+			require.NoError(t, srv.AddFault(f.rule(a55test.RefundPath)))
+			ch, err = c.Charges.Refund(ctx, &a55.RefundRequest{ChargeUUID: ch.UUID, WalletUUID: w.UUID, Amount: amount(t, "30.00"), Reason: "partial"},
+				payonce.WithKey(keytest.Now(t, key("refund-1"))))
+			require.NoError(t, err)
+			assert.Equal(t, a55.StatusConfirmed, ch.Status)
+			assert.Equal(t, "30.00", ch.RefundedAmount.String())
+			assert.Equal(t, 1, led.Count(key("refund-1")))
+
+			require.NoError(t, srv.AddFault(f.rule(a55test.RefundPath)))
+			ch, err = c.Charges.Refund(ctx, &a55.RefundRequest{ChargeUUID: ch.UUID, WalletUUID: w.UUID},
+				payonce.WithKey(keytest.Now(t, key("refund-2"))))
+			require.NoError(t, err)
+			assert.Equal(t, a55.StatusRefunded, ch.Status)
+			assert.Equal(t, "80.00", ch.RefundedAmount.String())
+			assert.Equal(t, 1, led.Count(key("refund-2")))
+
+			// Cancel another pre-authorised charge.
+			other, err := c.Charges.Create(ctx, preauth(t))
+			require.NoError(t, err)
+			require.NoError(t, srv.AddFault(f.rule(a55test.CancelPath)))
+			ch, err = c.Charges.Cancel(ctx, &a55.CancelRequest{ChargeUUID: other.UUID, Reason: "customer asked"},
+				payonce.WithKey(keytest.Now(t, key("cancel"))))
+			require.NoError(t, err)
+			assert.Equal(t, a55.StatusCanceled, ch.Status)
+			assert.Equal(t, 2, ch.Meta.Attempts)
+			assert.Equal(t, 1, led.Count(key("cancel")))
+
+			assert.Equal(t, 2, led.CountKind("charge.create"))
+			assert.Equal(t, 1, led.CountKind("charge.capture"))
+			assert.Equal(t, 2, led.CountKind("charge.refund"))
+			assert.Equal(t, 1, led.CountKind("charge.cancel"))
+		})
+	}
+}
+
+func TestIllegalMoves(t *testing.T) {
+	srv, c := newFake(t)
+	ctx := context.Background()
+	confirmed, err := c.Charges.Create(ctx, guideCharge(t, a55test.CardConfirms))
+	require.NoError(t, err)
+	canceled, err := c.Charges.Create(ctx, preauth(t))
+	require.NoError(t, err)
+	_, err = c.Charges.Cancel(ctx, &a55.CancelRequest{ChargeUUID: canceled.UUID})
+	require.NoError(t, err)
+	before := srv.Ledger().Len()
+
+	cases := []struct {
+		name string
+		path string
+		call func() (*a55.Charge, error)
+		code string
+	}{
+		{"cancel captured", a55test.CancelPath, func() (*a55.Charge, error) {
+			return c.Charges.Cancel(ctx, &a55.CancelRequest{ChargeUUID: confirmed.UUID})
+		}, "CANCEL_NOT_ALLOWED"},
+		{"capture captured", a55test.CapturePath, func() (*a55.Charge, error) {
+			return c.Charges.Capture(ctx, &a55.CaptureRequest{ChargeUUID: confirmed.UUID})
+		}, "CHARGE_ALREADY_PAID"},
+		{"refund too much", a55test.RefundPath, func() (*a55.Charge, error) {
+			return c.Charges.Refund(ctx, &a55.RefundRequest{ChargeUUID: confirmed.UUID, Amount: amount(t, "100.01")})
+		}, "REFUND_EXCEEDS_AMOUNT"},
+		{"cancel canceled", a55test.CancelPath, func() (*a55.Charge, error) {
+			return c.Charges.Cancel(ctx, &a55.CancelRequest{ChargeUUID: canceled.UUID})
+		}, "CHARGE_ALREADY_CANCELED"},
+		{"capture canceled", a55test.CapturePath, func() (*a55.Charge, error) {
+			return c.Charges.Capture(ctx, &a55.CaptureRequest{ChargeUUID: canceled.UUID})
+		}, "CHARGE_ALREADY_CANCELED"},
+		{"refund canceled", a55test.RefundPath, func() (*a55.Charge, error) {
+			return c.Charges.Refund(ctx, &a55.RefundRequest{ChargeUUID: canceled.UUID})
+		}, "CHARGE_ALREADY_CANCELED"},
+	}
+	// Each illegal move through each fault: the fault makes the SDK retry
+	// (a lost 409 is not stored, so the retry is refused again), then the
+	// move is refused for good and nothing is executed.
+	for _, f := range faults {
+		for _, tc := range cases {
+			t.Run(f.name+"/"+tc.name, func(t *testing.T) {
+				require.NoError(t, srv.AddFault(f.rule(tc.path)))
+				ch, err := tc.call()
+				require.Error(t, err)
+				assert.Nil(t, ch)
+				assert.ErrorIs(t, err, payonce.ErrInvalidState)
+				assert.NotErrorIs(t, err, payonce.ErrIdempotencyConflict)
+				assert.False(t, payonce.IsTemporary(err))
+				var ae *payonce.APIError
+				require.ErrorAs(t, err, &ae)
+				assert.Equal(t, http.StatusConflict, ae.StatusCode)
+				assert.Equal(t, tc.code, ae.Code)
+				assert.NotEmpty(t, ae.Key)
+				assert.Equal(t, 2, ae.Attempts, "the fault, then the 409")
+				assert.Equal(t, before, srv.Ledger().Len(), "the illegal move was not executed")
+			})
+		}
+	}
+	assert.Equal(t, before, srv.Ledger().Len(), "no illegal move was executed")
+	assert.Equal(t, len(faults)*len(cases), srv.Stats().Faults, "every fault fired")
+
+	_, err = c.Charges.Get(ctx, "no-such-charge", "")
+	assert.ErrorIs(t, err, payonce.ErrNotFound)
 }

@@ -10,15 +10,16 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/internal/corekit"
 	"github.com/payonce/payonce/internal/keytest"
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 )
 
-// seedWire is the exact wire form of seedCharge.
-const seedWire = `{"amount":"100.00","currency":"BRL","type_charge":"credit_card",` +
+// guideWire is the exact wire form of guideCharge.
+const guideWire = `{"amount":"100.00","currency":"BRL","type_charge":"credit_card",` +
 	`"card":{"number":"4111111111111111","holder_name":"TEST","expiration_month":"12","expiration_year":"2030","cvv":"123"},` +
 	`"payer":{"name":"张伟","email":"zhangwei@example.com","document":"12345678909","document_type":"CPF"}}`
 
@@ -31,7 +32,7 @@ func assertNoCard(t *testing.T, out string) {
 }
 
 func TestChargeCreateRequestJSONMasksTheCard(t *testing.T) {
-	r := seedCharge()
+	r := guideCharge()
 	r.WebhookURL = "https://shop.example/hook?secret=s3cr3t-value"
 	b, err := json.Marshal(r)
 	require.NoError(t, err)
@@ -61,9 +62,9 @@ func TestChargeCreateRequestJSONMasksTheCard(t *testing.T) {
 }
 
 func TestChargeCreateRequestWireFormIsWhole(t *testing.T) {
-	b, err := corekit.MarshalWire(seedCharge())
+	b, err := corekit.MarshalWire(guideCharge())
 	require.NoError(t, err)
-	assert.Equal(t, seedWire, string(b))
+	assert.Equal(t, guideWire, string(b))
 
 	var nilReq *ChargeCreateRequest
 	b, err = corekit.MarshalWire(nilReq)
@@ -80,7 +81,7 @@ func TestChargeCreateWireHasTheRequestFields(t *testing.T) {
 		assert.Equal(t, req.Field(i).Name, wire.Field(i).Name)
 		assert.Equal(t, req.Field(i).Tag, wire.Field(i).Tag)
 	}
-	full := &ChargeCreateRequest{Amount: seedCharge().Amount, Currency: payonce.BRL, TypeCharge: TypePix,
+	full := &ChargeCreateRequest{Amount: guideCharge().Amount, Currency: payonce.BRL, TypeCharge: TypePix,
 		Payer: &Payer{Name: "P"}, WalletUUID: "w", Description: "d", DueDate: "2030-01-01",
 		InstallmentCount: 2, Capture: Bool(false), WebhookURL: "https://shop.example/hook"}
 	got, err := corekit.MarshalWire(full)
@@ -98,9 +99,9 @@ func TestCreateSendsTheWireBytes(t *testing.T) {
 		writeJSON(w, 200, `{"charge_uuid":"ch_1","status":"confirmed","amount":"100.00","currency":"BRL",`+
 			`"card":{"number":"4111111111111111","last4":"1111"}}`)
 	})
-	ch, err := u.client.Charges.Create(context.Background(), seedCharge(), payonce.WithKey(keytest.Key(t, "550e8400-e29b-41d4-a716-446655440000", seedTime)))
+	ch, err := u.client.Charges.Create(context.Background(), guideCharge(), payonce.WithKey(keytest.Key(t, "550e8400-e29b-41d4-a716-446655440000", guideTime)))
 	require.NoError(t, err)
-	assert.Equal(t, seedWire, string(got))
+	assert.Equal(t, guideWire, string(got))
 	b, err := json.Marshal(ch)
 	require.NoError(t, err)
 	assertNoCard(t, string(b))
@@ -130,4 +131,14 @@ func TestChargeCreateWireWritesCardAndAmountAsPayonce(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, string(want), string(got), s)
 	}
+}
+
+func TestAmountOmittedWhenZero(t *testing.T) {
+	b, err := json.Marshal(RefundRequest{ChargeUUID: "c"})
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"charge_uuid":"c"}`, string(b))
+	amt, _ := payonce.ParseAmount("10.5")
+	b, err = json.Marshal(CaptureRequest{ChargeUUID: "c", WalletUUID: "w", Amount: amt})
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"charge_uuid":"c","wallet_uuid":"w","amount":"10.50"}`, string(b))
 }

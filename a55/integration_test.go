@@ -12,13 +12,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/a55"
 	"github.com/payonce/payonce/a55/a55test"
 	"github.com/payonce/payonce/internal/keytest"
 	"github.com/payonce/payonce/payoncetest"
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 )
 
 // fastPolicy is FastRetryPolicy with an attempt timeout no loopback answer
@@ -47,8 +48,8 @@ func amount(t testing.TB, s string) payonce.Amount {
 	return a
 }
 
-// seedCharge is the charge payload of the A55 idempotency guide.
-func seedCharge(t testing.TB, number string) *a55.ChargeCreateRequest {
+// guideCharge is the charge payload of the A55 idempotency guide.
+func guideCharge(t testing.TB, number string) *a55.ChargeCreateRequest {
 	return &a55.ChargeCreateRequest{
 		Amount: amount(t, "100.00"), Currency: payonce.BRL, TypeCharge: a55.TypeCreditCard,
 		Card: &payonce.Card{Number: payonce.CardNumber(number), HolderName: "TEST",
@@ -58,7 +59,7 @@ func seedCharge(t testing.TB, number string) *a55.ChargeCreateRequest {
 }
 
 func preauth(t testing.TB) *a55.ChargeCreateRequest {
-	r := seedCharge(t, a55test.CardConfirms)
+	r := guideCharge(t, a55test.CardConfirms)
 	r.Capture = a55.Bool(false)
 	return r
 }
@@ -80,13 +81,13 @@ func tokenRequests(srv *a55test.Server) int { return pathRequests(srv, a55test.T
 
 // The guide's story: the charge commits, the answer is lost, the client
 // retries with the same key and gets the original charge; one charge.
-func TestSeedStoryLostResponse(t *testing.T) {
+func TestGuideLostAnswerChargesOnce(t *testing.T) {
 	srv, c := newFake(t)
 	ctx := context.Background()
 	require.NoError(t, srv.AddFault(payoncetest.Rule{Fault: payoncetest.FaultDropAfterCommit, Path: a55test.ChargePath, Count: 1}))
 
 	k := "550e8400-e29b-41d4-a716-446655440000"
-	ch, err := c.Charges.Create(ctx, seedCharge(t, a55test.CardConfirms), payonce.WithKey(keytest.Now(t, k)))
+	ch, err := c.Charges.Create(ctx, guideCharge(t, a55test.CardConfirms), payonce.WithKey(keytest.Now(t, k)))
 	require.NoError(t, err)
 	assert.Equal(t, a55.StatusConfirmed, ch.Status)
 	assert.Equal(t, "100.00", ch.Amount.String())
@@ -100,7 +101,7 @@ func TestSeedStoryLostResponse(t *testing.T) {
 	assert.True(t, att[1].Replayed)
 
 	// Running the operation again (a worker restart) replays it too.
-	again, err := c.Charges.Create(ctx, seedCharge(t, a55test.CardConfirms), payonce.WithKey(keytest.Now(t, k)))
+	again, err := c.Charges.Create(ctx, guideCharge(t, a55test.CardConfirms), payonce.WithKey(keytest.Now(t, k)))
 	require.NoError(t, err)
 	assert.Equal(t, ch.UUID, again.UUID)
 	assert.Equal(t, 1, srv.Ledger().Count(k))
@@ -119,7 +120,7 @@ func TestSeedStoryLostResponse(t *testing.T) {
 func TestGeneratedKeyIsReusedAcrossRetries(t *testing.T) {
 	srv, c := newFake(t)
 	require.NoError(t, srv.AddFault(payoncetest.Rule{Fault: payoncetest.FaultErrorBeforeCommit, Path: a55test.ChargePath, Count: 2, Status: 503}))
-	ch, err := c.Charges.Create(context.Background(), seedCharge(t, a55test.CardConfirms))
+	ch, err := c.Charges.Create(context.Background(), guideCharge(t, a55test.CardConfirms))
 	require.NoError(t, err)
 	assert.Len(t, ch.Meta.Key.ID(), 36, "a UUID v4")
 	assert.Equal(t, 3, ch.Meta.Attempts)
@@ -136,7 +137,7 @@ func TestConcurrentSameKeyOneCharge(t *testing.T) {
 	errs := make([]error, 8)
 	for i := range ids {
 		wg.Go(func() {
-			ch, err := c.Charges.Create(context.Background(), seedCharge(t, a55test.CardConfirms), payonce.WithKey(keytest.Now(t, k)))
+			ch, err := c.Charges.Create(context.Background(), guideCharge(t, a55test.CardConfirms), payonce.WithKey(keytest.Now(t, k)))
 			errs[i] = err
 			if err == nil {
 				ids[i] = ch.UUID
@@ -155,10 +156,10 @@ func TestChangedPayloadSameKeyConflicts(t *testing.T) {
 	srv, c := newFake(t)
 	ctx := context.Background()
 	k := key("conflict")
-	_, err := c.Charges.Create(ctx, seedCharge(t, a55test.CardConfirms), payonce.WithKey(keytest.Now(t, k)))
+	_, err := c.Charges.Create(ctx, guideCharge(t, a55test.CardConfirms), payonce.WithKey(keytest.Now(t, k)))
 	require.NoError(t, err)
 
-	changed := seedCharge(t, a55test.CardConfirms)
+	changed := guideCharge(t, a55test.CardConfirms)
 	changed.Amount = amount(t, "200.00")
 	ch, err := c.Charges.Create(ctx, changed, payonce.WithKey(keytest.Now(t, k)))
 	require.Error(t, err)
@@ -180,15 +181,15 @@ func TestSameKeyAfter24hIsNewCharge(t *testing.T) {
 	srv, c := newFake(t)
 	ctx := context.Background()
 	k := key("day-later")
-	first, err := c.Charges.Create(ctx, seedCharge(t, a55test.CardConfirms), payonce.WithKey(keytest.Now(t, k)))
+	first, err := c.Charges.Create(ctx, guideCharge(t, a55test.CardConfirms), payonce.WithKey(keytest.Now(t, k)))
 	require.NoError(t, err)
 
 	srv.Clock().Advance(24*time.Hour + time.Minute) // the token expires too
 	// The client remembers the key's first use and refuses it bare; told
 	// the key is new (its creation time given), it sends it.
-	_, err = c.Charges.Create(ctx, seedCharge(t, a55test.CardConfirms), payonce.WithKey(keytest.Now(t, k)))
+	_, err = c.Charges.Create(ctx, guideCharge(t, a55test.CardConfirms), payonce.WithKey(keytest.Now(t, k)))
 	require.ErrorIs(t, err, payonce.ErrKeyExpired)
-	second, err := c.Charges.Create(ctx, seedCharge(t, a55test.CardConfirms), payonce.WithKey(keytest.Key(t, k, srv.Clock().Now())))
+	second, err := c.Charges.Create(ctx, guideCharge(t, a55test.CardConfirms), payonce.WithKey(keytest.Key(t, k, srv.Clock().Now())))
 	require.NoError(t, err)
 	assert.NotEqual(t, first.UUID, second.UUID)
 	assert.Equal(t, 2, srv.Ledger().Count(k))
@@ -223,7 +224,7 @@ func TestKeyAgeGuardStopsRetryLoop(t *testing.T) {
 
 	k := key("old")
 	created := clk.Now().Add(-22*time.Hour - 30*time.Minute)
-	_, err = c.Charges.Create(context.Background(), seedCharge(t, a55test.CardConfirms),
+	_, err = c.Charges.Create(context.Background(), guideCharge(t, a55test.CardConfirms),
 		payonce.WithKey(keytest.Key(t, k, created)))
 	require.Error(t, err)
 	assert.ErrorIs(t, err, payonce.ErrKeyExpired)
@@ -235,7 +236,7 @@ func TestKeyAgeGuardStopsRetryLoop(t *testing.T) {
 	// Resuming the stored operation the next day sends nothing at all.
 	srv.ClearFaults()
 	clk.Advance(24 * time.Hour)
-	_, err = c.Charges.Create(context.Background(), seedCharge(t, a55test.CardConfirms), payonce.WithKey(payonce.KeyOf(err)))
+	_, err = c.Charges.Create(context.Background(), guideCharge(t, a55test.CardConfirms), payonce.WithKey(payonce.KeyOf(err)))
 	assert.ErrorIs(t, err, payonce.ErrKeyExpired)
 	assert.Len(t, apiAttempts(srv, k), 2)
 }
@@ -244,14 +245,14 @@ func TestResumeAfterTemporaryFailure(t *testing.T) {
 	srv, c := newFake(t)
 	ctx := context.Background()
 	require.NoError(t, srv.AddFault(payoncetest.Rule{Fault: payoncetest.FaultDropAfterCommit, Path: a55test.ChargePath, Count: 5}))
-	_, err := c.Charges.Create(ctx, seedCharge(t, a55test.CardConfirms))
+	_, err := c.Charges.Create(ctx, guideCharge(t, a55test.CardConfirms))
 	require.Error(t, err)
 	assert.ErrorIs(t, err, payonce.ErrRetriesExhausted)
 	require.True(t, payonce.IsTemporary(err))
 	k := payonce.KeyOf(err).ID()
 	assert.Equal(t, 1, srv.Ledger().Count(k), "the first attempt committed")
 
-	ch, err := c.Charges.Create(ctx, seedCharge(t, a55test.CardConfirms), payonce.WithKey(payonce.KeyOf(err)))
+	ch, err := c.Charges.Create(ctx, guideCharge(t, a55test.CardConfirms), payonce.WithKey(payonce.KeyOf(err)))
 	require.NoError(t, err)
 	assert.Equal(t, k, ch.Meta.Key.ID())
 	assert.Equal(t, 1, srv.Ledger().Count(k), "resuming replays, it does not charge again")
@@ -275,7 +276,7 @@ func TestTokenExpiryMidRetry(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, srv.AddFault(payoncetest.Rule{Fault: payoncetest.FaultErrorBeforeCommit, Path: a55test.ChargePath, Count: 1}))
 
-	ch, err := c.Charges.Create(context.Background(), seedCharge(t, a55test.CardConfirms), payonce.WithKey(keytest.Now(t, key("token"))))
+	ch, err := c.Charges.Create(context.Background(), guideCharge(t, a55test.CardConfirms), payonce.WithKey(keytest.Now(t, key("token"))))
 	require.NoError(t, err)
 	assert.Equal(t, 3, ch.Meta.Attempts)
 	att := apiAttempts(srv, key("token"))
@@ -291,7 +292,7 @@ func TestRateLimitRetryAfter(t *testing.T) {
 
 	require.NoError(t, srv.AddFault(payoncetest.Rule{Fault: payoncetest.FaultRateLimit, Path: a55test.ChargePath, Count: 2, RetryAfter: 1}))
 	start := time.Now()
-	ch, err := c.Charges.Create(ctx, seedCharge(t, a55test.CardConfirms))
+	ch, err := c.Charges.Create(ctx, guideCharge(t, a55test.CardConfirms))
 	require.NoError(t, err)
 	assert.Equal(t, 3, ch.Meta.Attempts)
 	assert.GreaterOrEqual(t, time.Since(start), 40*time.Millisecond, "waited Retry-After, capped at 20 ms, twice")
@@ -299,13 +300,13 @@ func TestRateLimitRetryAfter(t *testing.T) {
 
 	// The fake's own limit: 2 a minute.
 	srv.SetRateLimit(2, time.Minute)
-	ch, err = c.Charges.Create(ctx, seedCharge(t, a55test.CardConfirms))
+	ch, err = c.Charges.Create(ctx, guideCharge(t, a55test.CardConfirms))
 	require.NoError(t, err)
 	assert.Equal(t, 2, ch.Meta.RateLimit.Limit)
 	assert.Equal(t, 1, ch.Meta.RateLimit.Remaining)
-	_, err = c.Charges.Create(ctx, seedCharge(t, a55test.CardConfirms))
+	_, err = c.Charges.Create(ctx, guideCharge(t, a55test.CardConfirms))
 	require.NoError(t, err)
-	_, err = c.Charges.Create(ctx, seedCharge(t, a55test.CardConfirms))
+	_, err = c.Charges.Create(ctx, guideCharge(t, a55test.CardConfirms))
 	require.Error(t, err)
 	assert.ErrorIs(t, err, payonce.ErrRateLimited)
 	assert.ErrorIs(t, err, payonce.ErrRetriesExhausted)
@@ -317,7 +318,7 @@ func TestRateLimitRetryAfter(t *testing.T) {
 	assert.Equal(t, fastPolicy().MaxAttempts, ae.Attempts)
 
 	srv.Clock().Advance(61 * time.Second)
-	ch, err = c.Charges.Create(ctx, seedCharge(t, a55test.CardConfirms), payonce.WithKey(payonce.KeyOf(err)))
+	ch, err = c.Charges.Create(ctx, guideCharge(t, a55test.CardConfirms), payonce.WithKey(payonce.KeyOf(err)))
 	require.NoError(t, err)
 	assert.Equal(t, ae.Key, ch.Meta.Key)
 	assert.Equal(t, 1, srv.Ledger().Count(ae.Key.ID()))
@@ -331,7 +332,7 @@ func TestClientSideLimiterPacesEveryAttempt(t *testing.T) {
 	lim := &countingLimiter{}
 	srv, c := newFake(t, payonce.WithLimiter(lim))
 	require.NoError(t, srv.AddFault(payoncetest.Rule{Fault: payoncetest.FaultErrorBeforeCommit, Path: a55test.ChargePath, Count: 1}))
-	ch, err := c.Charges.Create(context.Background(), seedCharge(t, a55test.CardConfirms))
+	ch, err := c.Charges.Create(context.Background(), guideCharge(t, a55test.CardConfirms))
 	require.NoError(t, err)
 	assert.EqualValues(t, ch.Meta.Attempts, lim.n.Load())
 }
@@ -340,7 +341,7 @@ func TestTestCards(t *testing.T) {
 	srv, c := newFake(t)
 	ctx := context.Background()
 
-	ok, err := c.Charges.Create(ctx, seedCharge(t, a55test.CardConfirms))
+	ok, err := c.Charges.Create(ctx, guideCharge(t, a55test.CardConfirms))
 	require.NoError(t, err)
 	assert.Equal(t, a55.StatusConfirmed, ok.Status)
 	assert.Equal(t, "1111", ok.Card.Last4)
@@ -353,7 +354,7 @@ func TestTestCards(t *testing.T) {
 		{a55test.CardDeclined, payonce.ErrCardDeclined, "CARD_DECLINED"},
 		{a55test.CardProcError, payonce.ErrChargeFailed, "PROCESSING_ERROR"},
 	} {
-		ch, err := c.Charges.Create(ctx, seedCharge(t, tc.number))
+		ch, err := c.Charges.Create(ctx, guideCharge(t, tc.number))
 		require.Error(t, err)
 		assert.Nil(t, ch)
 		assert.ErrorIs(t, err, tc.kind)
@@ -390,12 +391,12 @@ func TestSecretsNeverInErrorsOrLogs(t *testing.T) {
 
 	var errs []error
 	for _, n := range []string{a55test.CardConfirms, a55test.CardDeclined, a55test.CardProcError} {
-		r := seedCharge(t, n)
+		r := guideCharge(t, n)
 		r.Card.CVV = "9731"
 		_, err := c.Charges.Create(ctx, r, payonce.WithKey(keytest.Now(t, key("secret-"+n[12:]))))
 		errs = append(errs, err)
 	}
-	bad := seedCharge(t, "4111111111111112") // fails Luhn, refused locally
+	bad := guideCharge(t, "4111111111111112") // fails Luhn, refused locally
 	bad.Card.CVV = "9731"
 	_, err := c.Charges.Create(ctx, bad)
 	errs = append(errs, err)

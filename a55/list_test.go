@@ -10,13 +10,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/a55"
 	"github.com/payonce/payonce/a55/a55test"
 	"github.com/payonce/payonce/internal/keytest"
 	"github.com/payonce/payonce/payoncetest"
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 )
 
 // pathRequests counts the requests the fake received on path.
@@ -68,7 +69,7 @@ func TestChargeListPagesAndAll(t *testing.T) {
 	require.NoError(t, err)
 	var created []string
 	for i := range 25 {
-		r := seedCharge(t, a55test.CardConfirms)
+		r := guideCharge(t, a55test.CardConfirms)
 		r.WalletUUID = w.UUID
 		r.Description = fmt.Sprintf("order-%d", i)
 		ch, err := c.Charges.Create(ctx, r)
@@ -76,7 +77,7 @@ func TestChargeListPagesAndAll(t *testing.T) {
 		created = append(created, ch.UUID)
 	}
 	// A charge in another wallet is not listed.
-	_, err = c.Charges.Create(ctx, seedCharge(t, a55test.CardConfirms))
+	_, err = c.Charges.Create(ctx, guideCharge(t, a55test.CardConfirms))
 	require.NoError(t, err)
 
 	var got []string
@@ -145,7 +146,7 @@ func TestChargeListPagesAndAll(t *testing.T) {
 func TestChargeListFiltersOnStatusAndDates(t *testing.T) {
 	srv, c := newFake(t)
 	ctx := context.Background()
-	confirmed, err := c.Charges.Create(ctx, seedCharge(t, a55test.CardConfirms))
+	confirmed, err := c.Charges.Create(ctx, guideCharge(t, a55test.CardConfirms))
 	require.NoError(t, err)
 	srv.Clock().Advance(time.Hour)
 	pending, err := c.Charges.Create(ctx, preauth(t))
@@ -184,7 +185,7 @@ func TestLostAnswerIsSettledByListingNotByResending(t *testing.T) {
 	require.NoError(t, srv.AddFault(payoncetest.Rule{Fault: payoncetest.FaultDropAfterCommit, Path: a55test.ChargePath, Count: 1}))
 
 	k := key("lost-answer")
-	_, err = c.Charges.Create(ctx, seedCharge(t, a55test.CardConfirms), payonce.WithKey(keytest.Now(t, k)))
+	_, err = c.Charges.Create(ctx, guideCharge(t, a55test.CardConfirms), payonce.WithKey(keytest.Now(t, k)))
 	require.Error(t, err)
 	require.True(t, payonce.IsTemporary(err))
 	stored := payonce.KeyOf(err).ID() // what the job keeps: the key, not the card

@@ -1,8 +1,6 @@
 package a55
 
 import (
-	"github.com/payonce/payonce/redact"
-
 	"bytes"
 	"context"
 	"fmt"
@@ -17,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/payonce/payonce"
+	"github.com/payonce/payonce/redact"
 )
 
 // A charge printed or logged, its ResponseMeta included, shows the rate
@@ -34,9 +33,9 @@ func TestChargeMetaPrintedHidesEchoedHeaders(t *testing.T) {
 	}))
 	defer srv.Close()
 	c, err := NewClient(AccessToken("fixed-token-value"), payonce.WithBaseURL(srv.URL), payonce.WithRetryPolicy(fastPolicy()),
-		payonce.WithClock(func() time.Time { return seedTime }))
+		payonce.WithClock(func() time.Time { return guideTime }))
 	require.NoError(t, err)
-	ch, err := c.Charges.Create(context.Background(), seedCharge())
+	ch, err := c.Charges.Create(context.Background(), guideCharge())
 	require.NoError(t, err)
 	require.Equal(t, 99, ch.Meta.RateLimit.Remaining)
 	// What is printed of the echo holds no digit of the CVV.

@@ -363,7 +363,7 @@ func TestSettleCreateWithoutSummaryNeedsTheRequest(t *testing.T) {
 	_, err = c.Charges.SettleCreate(t.Context(), "order-3/charge", nil)
 	require.ErrorIs(t, err, payonce.ErrInvalidRequest)
 	assert.Contains(t, err.Error(), "SettleOptions.Request")
-	assert.Equal(t, "reserved-key-order-3", payonce.KeyOf(err))
+	assert.Equal(t, "reserved-key-order-3", payonce.KeyOf(err).ID())
 	assert.Zero(t, lists.Load())
 }
 

@@ -147,3 +147,39 @@ func TestFinalForKey(t *testing.T) {
 	}
 	assert.False(t, c.FinalForKey(nil))
 }
+
+// A 2xx envelope whose data names no card (data null, {}, or missing) is
+// no card issued nor recharged: a malformed answer carrying the key, never
+// a success with an empty Card.
+func TestEnvelopeWithoutCardIsMalformed(t *testing.T) {
+	for _, data := range []any{nil, map[string]any{}, map[string]any{"status": "active"}} {
+		c, mux, _ := setup(t)
+		mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+			writeEnvelope(w, http.StatusOK, "ok", "成功", data)
+		})
+		res, err := c.Cards.Apply(context.Background(), &coinepay.ApplyRequest{HeaderID: "h1", PackageID: "p1"})
+		assert.Nil(t, res, "%v", data)
+		require.ErrorIs(t, err, payonce.ErrMalformedResponse, "%v", data)
+		assert.NotEmpty(t, payonce.KeyOf(err).ID())
+		rc, err := c.Cards.Recharge(context.Background(), &coinepay.RechargeRequest{CardID: "card_1", Amount: mustAmount(t, "12.50")})
+		assert.Nil(t, rc, "%v", data)
+		require.ErrorIs(t, err, payonce.ErrMalformedResponse, "%v", data)
+		assert.NotEmpty(t, payonce.KeyOf(err).ID())
+	}
+}
+
+// FuzzEnvelopeDecoding feeds arbitrary answers to the envelope codec: it
+// must never panic, and an error answer always gets a kind.
+func FuzzEnvelopeDecoding(f *testing.F) {
+	f.Add(200, []byte(`{"code":200,"message":"ok","message_key":"success","data":{"card_id":"c1","balance":"1.00"}}`))
+	f.Add(409, []byte(`{"code":409,"message":"Idempotency-Key 冲突","message_key":"openapi_idempotency_key_conflict","data":null}`))
+	f.Add(200, []byte(`{"code":"400","message_key":"insufficient_balance","data":null}`))
+	f.Add(500, []byte(`<html>`))
+	f.Fuzz(func(t *testing.T, status int, body []byte) {
+		var card coinepay.Card
+		_ = coinepay.Codec{}.DecodeSuccess(status, http.Header{}, body, &card)
+		e := &payonce.APIError{}
+		coinepay.Codec{}.DecodeError(status, http.Header{}, body, e)
+		_ = e.Error()
+	})
+}

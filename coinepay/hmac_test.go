@@ -1,8 +1,6 @@
 package coinepay
 
 import (
-	"github.com/payonce/payonce"
-
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -10,13 +8,14 @@ import (
 	"net/http/httptest"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
-	"sync"
-
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/payonce/payonce"
 )
 
 type signingVector struct {

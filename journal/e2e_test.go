@@ -11,6 +11,9 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/a55"
 	"github.com/payonce/payonce/a55/a55test"
@@ -20,8 +23,6 @@ import (
 	"github.com/payonce/payonce/journal/pgjournal"
 	"github.com/payonce/payonce/journal/sqlitejournal"
 	"github.com/payonce/payonce/payoncetest"
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 )
 
 // backend opens a journal; "process" is a second handle on the same
@@ -292,64 +293,6 @@ func TestSameReferenceOtherBodyDeclinedAndOutcomeUnknown(t *testing.T) {
 	}
 }
 
-// The merchant reserves the charge in its own transaction, with the order
-// row; a later Do with the reference uses the reserved key.
-func TestReserveTxThenDoUsesTheReservedKey(t *testing.T) {
-	srv := a55test.New(t)
-	scope := "a55:" + srv.ClientID() + "@" + srv.URL
-	entry := func(ref string) payonce.JournalEntry {
-		return payonce.JournalEntry{Scope: scope, Reference: ref, Operation: "charges.create", Method: "POST", Path: a55.PathCharges,
-			Key: "reserved-key-" + ref, KeyCreated: srv.Clock().Now()}
-	}
-	check := func(t *testing.T, j journal.Store, ref string) {
-		ch, err := a55Client(t, srv, j).Charges.Create(t.Context(), chargeRequest("4111111111111111"), payonce.WithReference(ref))
-		require.NoError(t, err)
-		assert.Equal(t, "reserved-key-"+ref, ch.Meta.Key.ID())
-		assert.True(t, srv.Ledger().ExecutedOnce("reserved-key-"+ref))
-	}
-	t.Run("sqlite", func(t *testing.T) {
-		j, err := sqlitejournal.Open(t.Context(), filepath.Join(t.TempDir(), "shop.db"))
-		require.NoError(t, err)
-		defer j.Close()
-		_, err = j.DB().ExecContext(t.Context(), "CREATE TABLE orders (id TEXT PRIMARY KEY)")
-		require.NoError(t, err)
-		tx, err := j.DB().BeginTx(t.Context(), nil)
-		require.NoError(t, err)
-		_, err = tx.ExecContext(t.Context(), "INSERT INTO orders (id) VALUES ('o-77')")
-		require.NoError(t, err)
-		_, created, err := j.ReserveTx(t.Context(), tx, entry("o-77/charge"))
-		require.NoError(t, err)
-		require.True(t, created)
-		require.NoError(t, tx.Commit())
-		check(t, j, "o-77/charge")
-	})
-	t.Run("postgres", func(t *testing.T) {
-		url := os.Getenv("PAYONCE_POSTGRES_URL")
-		if url == "" {
-			t.Skip("PAYONCE_POSTGRES_URL is not set: skipping the PostgreSQL part")
-		}
-		schema := fmt.Sprintf("payonce_e2e_tx_%d", time.Now().UnixNano())
-		j, err := pgjournal.Open(t.Context(), url, pgjournal.WithSchema(schema))
-		require.NoError(t, err)
-		defer j.Close()
-		defer func() {
-			_, _ = j.Pool().Exec(context.Background(), "DROP SCHEMA IF EXISTS "+pgx.Identifier{schema}.Sanitize()+" CASCADE")
-		}()
-		orders := pgx.Identifier{schema, "orders"}.Sanitize()
-		_, err = j.Pool().Exec(t.Context(), "CREATE TABLE "+orders+" (id text PRIMARY KEY)")
-		require.NoError(t, err)
-		tx, err := j.Pool().Begin(t.Context())
-		require.NoError(t, err)
-		_, err = tx.Exec(t.Context(), "INSERT INTO "+orders+" (id) VALUES ('o-78')")
-		require.NoError(t, err)
-		_, created, err := j.ReserveTx(t.Context(), tx, entry("o-78/charge"))
-		require.NoError(t, err)
-		require.True(t, created)
-		require.NoError(t, tx.Commit(t.Context()))
-		check(t, j, "o-78/charge")
-	})
-}
-
 // Recovery in a fleet: workers claim pending entries with a lease, one
 // worker per entry; even two workers resuming one entry execute it once.
 func TestWorkersClaimAndResumePendingEntriesOnce(t *testing.T) {
@@ -430,73 +373,6 @@ func TestInsufficientBalanceStaysPendingAndResumesAfterTopUp(t *testing.T) {
 			assert.Equal(t, 1, srv.Ledger().Count(e.Key), "one card")
 		})
 	}
-}
-
-// An entry reserved inside the merchant's transaction without a
-// fingerprint (as the docs' example does) is bound to the body its first
-// run sends: the same reference asked again for another amount is
-// ErrIdempotencyConflict, nothing sent, instead of the first charge
-// answered from the journal.
-func TestReserveTxWithoutFingerprintBindsTheFirstBody(t *testing.T) {
-	srv := a55test.New(t)
-	scope := "a55:" + srv.ClientID() + "@" + srv.URL
-	charge := func(amount string) *a55.ChargeCreateRequest {
-		r := chargeRequest("4111111111111111")
-		r.Amount = payonce.MustParseAmount(amount)
-		return r
-	}
-	check := func(t *testing.T, j journal.Store, ref string) {
-		c := a55Client(t, srv, j)
-		first, err := c.Charges.Create(t.Context(), charge("10.00"), payonce.WithReference(ref))
-		require.NoError(t, err)
-		e, err := j.Get(t.Context(), scope, ref)
-		require.NoError(t, err)
-		assert.NotEmpty(t, e.Fingerprint, "the first run bound its body")
-
-		before := len(srv.Requests())
-		_, err = c.Charges.Create(t.Context(), charge("99.00"), payonce.WithReference(ref))
-		require.ErrorIs(t, err, payonce.ErrIdempotencyConflict)
-		assert.Equal(t, before, len(srv.Requests()), "nothing sent")
-		again, err := c.Charges.Create(t.Context(), charge("10.00"), payonce.WithReference(ref))
-		require.NoError(t, err)
-		assert.True(t, again.Meta.FromJournal)
-		assert.Equal(t, first.UUID, again.UUID)
-		assert.True(t, srv.Ledger().ExecutedOnce(first.Meta.Key.ID()))
-	}
-	entry := func(ref string) payonce.JournalEntry {
-		return payonce.JournalEntry{Scope: scope, Reference: ref, Operation: "charges.create", Method: "POST", Path: a55.PathCharges,
-			Key: "reserved-key-" + ref, KeyCreated: srv.Clock().Now()}
-	}
-	t.Run("sqlite", func(t *testing.T) {
-		j, err := sqlitejournal.Open(t.Context(), filepath.Join(t.TempDir(), "shop.db"))
-		require.NoError(t, err)
-		defer j.Close()
-		tx, err := j.DB().BeginTx(t.Context(), nil)
-		require.NoError(t, err)
-		_, _, err = j.ReserveTx(t.Context(), tx, entry("o-80/charge"))
-		require.NoError(t, err)
-		require.NoError(t, tx.Commit())
-		check(t, j, "o-80/charge")
-	})
-	t.Run("postgres", func(t *testing.T) {
-		url := os.Getenv("PAYONCE_POSTGRES_URL")
-		if url == "" {
-			t.Skip("PAYONCE_POSTGRES_URL is not set: skipping the PostgreSQL part")
-		}
-		schema := fmt.Sprintf("payonce_e2e_bind_%d", time.Now().UnixNano())
-		j, err := pgjournal.Open(t.Context(), url, pgjournal.WithSchema(schema))
-		require.NoError(t, err)
-		defer j.Close()
-		defer func() {
-			_, _ = j.Pool().Exec(context.Background(), "DROP SCHEMA IF EXISTS "+pgx.Identifier{schema}.Sanitize()+" CASCADE")
-		}()
-		tx, err := j.Pool().Begin(t.Context())
-		require.NoError(t, err)
-		_, _, err = j.ReserveTx(t.Context(), tx, entry("o-81/charge"))
-		require.NoError(t, err)
-		require.NoError(t, tx.Commit(t.Context()))
-		check(t, j, "o-81/charge")
-	})
 }
 
 // skewedJournal is a journal whose clock (Now) runs offset from the

@@ -3,21 +3,15 @@ package otelpayonce_test
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/payonce/payonce"
-	"github.com/payonce/payonce/a55"
-	"github.com/payonce/payonce/a55/a55test"
-	"github.com/payonce/payonce/coinepay"
-	"github.com/payonce/payonce/coinepay/coinepaytest"
-	"github.com/payonce/payonce/internal/keytest"
-	"github.com/payonce/payonce/otelpayonce"
-	"github.com/payonce/payonce/payoncetest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/otel/attribute"
@@ -27,6 +21,16 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/payonce/payonce"
+	"github.com/payonce/payonce/a55"
+	"github.com/payonce/payonce/a55/a55test"
+	"github.com/payonce/payonce/coinepay"
+	"github.com/payonce/payonce/coinepay/coinepaytest"
+	"github.com/payonce/payonce/internal/keytest"
+	"github.com/payonce/payonce/journal"
+	"github.com/payonce/payonce/otelpayonce"
+	"github.com/payonce/payonce/payoncetest"
 )
 
 // telemetry is an in-memory OpenTelemetry pipeline: a span recorder and a
@@ -398,4 +402,130 @@ func (tm *telemetry) metricValues(t *testing.T) string {
 	var b strings.Builder
 	tm.eachAttribute(t, func(kv attribute.KeyValue) { b.WriteString(kv.Value.String() + "\n") })
 	return b.String()
+}
+
+// A call answered from the journal says so on its span and in the
+// operations metric, and both calls name the reference by its template:
+// the raw reference reaches no span and no metric.
+func TestAnswerFromTheJournalIsMarked(t *testing.T) {
+	tm := newTelemetry(t)
+	c, err := payonce.NewClient(payonce.WithBaseURL("http://127.0.0.1:1"), payonce.WithObserver(tm.obs),
+		payonce.WithHTTPClient(&http.Client{Transport: answerOK{}}), payonce.WithJournal(journal.NewMemory()), payonce.WithScope("test:merchant"))
+	require.NoError(t, err)
+	req := &payonce.Request{Operation: "charges.create", Method: http.MethodPost, Path: "/v1/charges", Body: map[string]string{"amount": "1.00"}, Keyed: true}
+	for range 2 {
+		_, err := c.Do(t.Context(), req, nil, payonce.WithReference("order-42/charge"))
+		require.NoError(t, err)
+	}
+	var fromJournal []bool
+	for _, s := range tm.spans.Ended() {
+		if s.SpanKind() != trace.SpanKindInternal {
+			continue
+		}
+		v, ok := attr(s, otelpayonce.AttrFromJournal)
+		require.True(t, ok, "every operation span says where its answer came from")
+		fromJournal = append(fromJournal, v.AsBool())
+		tmpl, ok := attr(s, otelpayonce.AttrReferenceTemplate)
+		require.True(t, ok)
+		assert.Equal(t, "order-{id}/charge", tmpl.AsString())
+		for _, kv := range s.Attributes() {
+			assert.NotContains(t, kv.Value.String(), "order-42", kv.Key)
+		}
+	}
+	assert.Equal(t, []bool{false, true}, fromJournal)
+
+	tmpl := otelpayonce.AttrReferenceTemplate.String("order-{id}/charge")
+	assert.EqualValues(t, 1, tm.sum(t, otelpayonce.MetricOperations, otelpayonce.AttrFromJournal.Bool(true), tmpl))
+	assert.EqualValues(t, 1, tm.sum(t, otelpayonce.MetricOperations, otelpayonce.AttrFromJournal.Bool(false), tmpl))
+	assert.EqualValues(t, 1, tm.sum(t, otelpayonce.MetricAttempts, tmpl), "one attempt, the first call's")
+	for k := range tm.attributeKeys(t) {
+		assert.False(t, strings.Contains(string(k), "order-42"), k)
+	}
+	assert.NotContains(t, tm.metricValues(t), "order-42")
+}
+
+// A call without a reference carries neither attribute on its metrics.
+func TestCallWithoutReferenceHasNoTemplate(t *testing.T) {
+	tm := newTelemetry(t)
+	c, err := payonce.NewClient(payonce.WithBaseURL("http://127.0.0.1:1"), payonce.WithObserver(tm.obs),
+		payonce.WithHTTPClient(&http.Client{Transport: answerOK{}}))
+	require.NoError(t, err)
+	_, err = c.Do(t.Context(), &payonce.Request{Operation: "customers.get", Method: http.MethodGet, Path: "/v1/customers"}, nil)
+	require.NoError(t, err)
+	keys := tm.attributeKeys(t)
+	assert.False(t, keys[otelpayonce.AttrReferenceTemplate])
+	assert.False(t, keys[otelpayonce.AttrFromJournal])
+}
+
+// retriedTraceparents runs one keyed operation whose first attempt gets a
+// 503 under an observer on a tracer provider with sampler, and returns the
+// traceparent of each attempt, the context the caller's span gave, and
+// the attempts and retries counted.
+func retriedTraceparents(t *testing.T, sampler sdktrace.Sampler) (tps []string, caller trace.SpanContext, attempts, retries int64) {
+	t.Helper()
+	var n atomic.Int32
+	hl := &headerLog{byPath: map[string][]string{}, next: http.DefaultTransport}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		if n.Add(1) == 1 {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"id":"op_1"}`)
+	}))
+	t.Cleanup(srv.Close)
+	tm := &telemetry{spans: tracetest.NewSpanRecorder(), reader: sdkmetric.NewManualReader()}
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(tm.spans), sdktrace.WithSampler(sampler))
+	obs, err := otelpayonce.New(otelpayonce.WithTracerProvider(tp),
+		otelpayonce.WithMeterProvider(sdkmetric.NewMeterProvider(sdkmetric.WithReader(tm.reader))))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = obs.Close() })
+	tm.obs = obs
+	c, err := payonce.NewClient(payonce.WithBaseURL(srv.URL), payonce.WithObserver(obs),
+		payonce.WithRetryPolicy(fastPolicy()), payonce.WithHTTPClient(&http.Client{Transport: hl}))
+	require.NoError(t, err)
+	ctx, span := tp.Tracer("merchant").Start(context.Background(), "checkout")
+	defer span.End()
+	var out struct{ ID string }
+	_, err = c.Do(ctx, &payonce.Request{Operation: "ops.create", Method: http.MethodPost, Path: "/ops",
+		Body: map[string]string{"a": "b"}, Keyed: true}, &out)
+	require.NoError(t, err)
+	require.Equal(t, "op_1", out.ID)
+	return hl.byPath["/ops"], span.SpanContext(), tm.sum(t, otelpayonce.MetricAttempts), tm.sum(t, otelpayonce.MetricRetries)
+}
+
+// parentID is the parent-id field of a W3C traceparent.
+func parentID(t *testing.T, tp string) string {
+	parts := strings.Split(tp, "-")
+	require.Len(t, parts, 4, tp)
+	return parts[2]
+}
+
+// An operation sampled out still sends trace context on every attempt,
+// its trace's, marked not sampled, and is counted as a sampled one is; its
+// attempts start no span of their own, so each carries the operation
+// span's ID. A sampled operation's attempts each carry their own span's.
+func TestSampledOutAttemptsCarryTheOperationsContext(t *testing.T) {
+	tps, caller, attempts, retries := retriedTraceparents(t, sdktrace.ParentBased(sdktrace.TraceIDRatioBased(0)))
+	require.Len(t, tps, 2)
+	assert.False(t, caller.IsSampled())
+	for _, tp := range tps {
+		assert.True(t, strings.HasPrefix(tp, "00-"+caller.TraceID().String()+"-"), tp)
+		assert.True(t, strings.HasSuffix(tp, "-00"), "not sampled: %s", tp)
+		assert.NotEqual(t, caller.SpanID().String(), parentID(t, tp), "the operation's span, below the caller's")
+	}
+	assert.Equal(t, parentID(t, tps[0]), parentID(t, tps[1]), "both attempts: the operation's span")
+	assert.Equal(t, int64(2), attempts)
+	assert.Equal(t, int64(1), retries)
+
+	tps, caller, attempts, retries = retriedTraceparents(t, sdktrace.AlwaysSample())
+	require.Len(t, tps, 2)
+	for _, tp := range tps {
+		assert.True(t, strings.HasPrefix(tp, "00-"+caller.TraceID().String()+"-"), tp)
+		assert.True(t, strings.HasSuffix(tp, "-01"), "sampled: %s", tp)
+	}
+	assert.NotEqual(t, parentID(t, tps[0]), parentID(t, tps[1]), "each attempt: its own span")
+	assert.Equal(t, int64(2), attempts)
+	assert.Equal(t, int64(1), retries)
 }

@@ -11,7 +11,7 @@ import (
 )
 
 // Ordinary request IDs take the fast path and come back as sent (a
-// canonical UUID has RedactString's own).
+// canonical UUID has String's own).
 func TestRequestIDOrdinaryIsKept(t *testing.T) {
 	uuid := "550e8400-e29b-41d4-a716-446655440000"
 	assert.Equal(t, uuid, (*Redactor)(nil).ID(uuid))
@@ -28,7 +28,7 @@ func TestRequestIDOrdinaryIsKept(t *testing.T) {
 
 // A hostile request ID never takes the fast path: a card number in
 // clear, glued by separators, hex-encoded, or a client secret hex-encoded,
-// is redacted as RedactString redacts it.
+// is redacted as String redacts it.
 func TestRequestIDHostileIsRedacted(t *testing.T) {
 	secret := "s3cr3t-value-0123"
 	r := newRedactor([]string{secret})
@@ -49,7 +49,7 @@ func TestRequestIDHostileIsRedacted(t *testing.T) {
 	}
 }
 
-// The fast path agrees with RedactString wherever it answers: random IDs
+// The fast path agrees with String wherever it answers: random IDs
 // of its alphabet, hex runs among them, are never changed by redaction
 // when plainID keeps them.
 func TestPlainIDAgreesWithString(t *testing.T) {

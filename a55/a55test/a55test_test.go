@@ -16,12 +16,13 @@ import (
 
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/a55/a55test"
+	"github.com/payonce/payonce/coinepay/coinepaytest"
 	"github.com/payonce/payonce/internal/corekit"
 	"github.com/payonce/payonce/payoncetest"
 )
 
-// seedCharge is the example payload of A55's idempotency guide, byte for byte.
-const seedCharge = `{
+// guideCharge is the example payload of A55's idempotency guide, byte for byte.
+const guideCharge = `{
 "amount": "100.00",
 "currency": "BRL",
 "type_charge": "credit_card",
@@ -29,15 +30,15 @@ const seedCharge = `{
 "payer": { "name": "张伟", "email": "zhangwei@example.com", "document": "12345678909", "document_type": "CPF" }
 }`
 
-// seedTime is before the example card's expiry (12/2030): servers that take
-// seedCharge run on a fixed clock set to it, so the suite does not expire.
-var seedTime = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+// guideTime is before the example card's expiry (12/2030): servers that take
+// guideCharge run on a fixed clock set to it, so the suite does not expire.
+var guideTime = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 
-// newFake starts a fake on a fixed clock at seedTime (an opts WithClock
+// newFake starts a fake on a fixed clock at guideTime (an opts WithClock
 // wins).
 func newFake(t testing.TB, opts ...payoncetest.Option) *a55test.Server {
 	t.Helper()
-	return a55test.New(t, append([]payoncetest.Option{payoncetest.WithClock(payoncetest.NewFixedClock(seedTime))}, opts...)...)
+	return a55test.New(t, append([]payoncetest.Option{payoncetest.WithClock(payoncetest.NewFixedClock(guideTime))}, opts...)...)
 }
 
 const key1 = "550e8400-e29b-41d4-a716-446655440000"
@@ -93,9 +94,9 @@ func withCard(number string, extra string) string {
 		`"card":{"number":"` + number + `","holder_name":"TEST","expiration_month":"12","expiration_year":"2099","cvv":"123"}}`
 }
 
-func TestSeedChargeTwiceChargesOnce(t *testing.T) {
+func TestGuideChargeTwiceChargesOnce(t *testing.T) {
 	s := newFake(t)
-	a := charge(t, s, key1, seedCharge)
+	a := charge(t, s, key1, guideCharge)
 	require.Equal(t, 200, a.Status, "%s", a.Raw)
 	assert.Equal(t, "confirmed", a.JSON["status"])
 	assert.Equal(t, "100.00", a.JSON["amount"])
@@ -103,7 +104,7 @@ func TestSeedChargeTwiceChargesOnce(t *testing.T) {
 	assert.NotEmpty(t, a.Header.Get("X-Request-Id"))
 	assert.NotContains(t, string(a.Raw), "4111111111111111", "never echo the card number")
 	assert.NotContains(t, string(a.Raw), `"cvv"`)
-	b := charge(t, s, key1, seedCharge)
+	b := charge(t, s, key1, guideCharge)
 	assert.Equal(t, 200, b.Status)
 	assert.Equal(t, a.JSON["charge_uuid"], b.JSON["charge_uuid"])
 	assert.Empty(t, b.Header.Get(corekit.HeaderReplay), "A55 replays are not marked by default")
@@ -119,21 +120,21 @@ func TestSeedChargeTwiceChargesOnce(t *testing.T) {
 
 func TestReplayHeaderOption(t *testing.T) {
 	s := newFake(t, a55test.WithReplayHeader(true))
-	charge(t, s, key1, seedCharge)
-	assert.Equal(t, "true", charge(t, s, key1, seedCharge).Header.Get(corekit.HeaderReplay))
+	charge(t, s, key1, guideCharge)
+	assert.Equal(t, "true", charge(t, s, key1, guideCharge).Header.Get(corekit.HeaderReplay))
 }
 
 func TestNoKeyChargesEveryTime(t *testing.T) {
 	s := newFake(t)
-	charge(t, s, "", seedCharge)
-	charge(t, s, "", seedCharge)
+	charge(t, s, "", guideCharge)
+	charge(t, s, "", guideCharge)
 	assert.Equal(t, 2, s.Ledger().CountKind("charge.create"))
 }
 
 func TestConflict(t *testing.T) {
 	s := newFake(t)
-	charge(t, s, key1, seedCharge)
-	a := charge(t, s, key1, strings.Replace(seedCharge, "100.00", "200.00", 1))
+	charge(t, s, key1, guideCharge)
+	a := charge(t, s, key1, strings.Replace(guideCharge, "100.00", "200.00", 1))
 	assert.Equal(t, 409, a.Status)
 	assert.Equal(t, "IDEMPOTENCY_KEY_CONFLICT", errCode(a))
 	assert.Contains(t, a.JSON["request_id"], "req_")
@@ -152,18 +153,18 @@ func TestOnly2xxStored(t *testing.T) {
 
 	require.NoError(t, s.AddFault(payoncetest.Rule{Fault: payoncetest.FaultErrorBeforeCommit, Status: 500, Count: 1}))
 	const k = "key-5xx-0123456789"
-	c := charge(t, s, k, seedCharge)
+	c := charge(t, s, k, guideCharge)
 	assert.Equal(t, 500, c.Status)
 	assert.Equal(t, "INTERNAL_ERROR", errCode(c))
-	assert.Equal(t, 200, charge(t, s, k, seedCharge).Status)
+	assert.Equal(t, 200, charge(t, s, k, guideCharge).Status)
 	assert.True(t, s.Ledger().ExecutedOnce(k))
 }
 
 func TestKeyExpiry(t *testing.T) {
 	s := newFake(t)
-	a := charge(t, s, key1, seedCharge)
+	a := charge(t, s, key1, guideCharge)
 	s.Clock().Advance(24*time.Hour + time.Second)
-	b := charge(t, s, key1, seedCharge)
+	b := charge(t, s, key1, guideCharge)
 	require.Equal(t, 200, b.Status, "%s", b.Raw)
 	assert.NotEqual(t, a.JSON["charge_uuid"], b.JSON["charge_uuid"])
 	assert.Equal(t, 2, s.Ledger().Count(key1))
@@ -176,7 +177,7 @@ func TestKeyRules(t *testing.T) {
 		strings.Repeat("k", 129): "IDEMPOTENCY_KEY_TOO_LONG",
 		"has spaces in the key!": "IDEMPOTENCY_KEY_INVALID",
 	} {
-		a := charge(t, s, key, seedCharge)
+		a := charge(t, s, key, guideCharge)
 		assert.Equal(t, 400, a.Status)
 		assert.Equal(t, code, errCode(a))
 	}
@@ -327,7 +328,7 @@ func TestTokenEndpoint(t *testing.T) {
 	assert.Equal(t, 400, bad2.StatusCode)
 
 	call := func(auth string) answer {
-		req, _ := http.NewRequest(http.MethodPost, s.URL+a55test.ChargePath, strings.NewReader(seedCharge))
+		req, _ := http.NewRequest(http.MethodPost, s.URL+a55test.ChargePath, strings.NewReader(guideCharge))
 		if auth != "" {
 			req.Header.Set("Authorization", auth)
 		}
@@ -348,32 +349,32 @@ func TestTokenEndpoint(t *testing.T) {
 	assert.Equal(t, 401, expired.Status)
 	assert.Equal(t, "INVALID_TOKEN", errCode(expired))
 	// The HTTPClient renews its token on the fake clock.
-	assert.Equal(t, 200, charge(t, s, "", seedCharge).Status)
+	assert.Equal(t, 200, charge(t, s, "", guideCharge).Status)
 	assert.Equal(t, 404, do(t, s.HTTPClient(), http.MethodGet, s.URL+a55test.ChargePath+"?charge_uuid=x", "", "").Status)
 }
 
 func TestRateLimit(t *testing.T) {
 	s := newFake(t, a55test.WithRateLimit(3, time.Minute))
 	for i := range 3 {
-		a := charge(t, s, "", seedCharge)
+		a := charge(t, s, "", guideCharge)
 		require.Equal(t, 200, a.Status)
 		assert.Equal(t, "3", a.Header.Get("X-RateLimit-Limit"))
 		assert.Equal(t, string(rune('2'-i)), a.Header.Get("X-RateLimit-Remaining"))
 		assert.NotEmpty(t, a.Header.Get("X-RateLimit-Reset"))
 	}
-	a := charge(t, s, "", seedCharge)
+	a := charge(t, s, "", guideCharge)
 	assert.Equal(t, 429, a.Status)
 	assert.Equal(t, "RATE_LIMIT_EXCEEDED", errCode(a))
 	assert.Equal(t, "60", a.Header.Get("Retry-After"))
 	assert.Contains(t, a.JSON["request_id"], "req_")
 	assert.Equal(t, "0", a.Header.Get("X-RateLimit-Remaining"))
 	s.Clock().Advance(61 * time.Second)
-	assert.Equal(t, 200, charge(t, s, "", seedCharge).Status, "rolling window")
+	assert.Equal(t, 200, charge(t, s, "", guideCharge).Status, "rolling window")
 	s.SetRateLimit(0, 0)
 	for range 5 {
-		assert.Equal(t, 200, charge(t, s, "", seedCharge).Status)
+		assert.Equal(t, 200, charge(t, s, "", guideCharge).Status)
 	}
-	assert.Empty(t, charge(t, s, "", seedCharge).Header.Get("X-RateLimit-Limit"))
+	assert.Empty(t, charge(t, s, "", guideCharge).Header.Get("X-RateLimit-Limit"))
 }
 
 func TestFaultDropAfterCommitAndAdmin(t *testing.T) {
@@ -386,7 +387,7 @@ func TestFaultDropAfterCommitAndAdmin(t *testing.T) {
 
 	fresh := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
 	send := func() (*http.Response, error) {
-		req, _ := http.NewRequest(http.MethodPost, s.URL+a55test.ChargePath, strings.NewReader(seedCharge))
+		req, _ := http.NewRequest(http.MethodPost, s.URL+a55test.ChargePath, strings.NewReader(guideCharge))
 		req.Header.Set("Authorization", "Bearer "+s.IssueToken())
 		req.Header.Set(payonce.HeaderIdempotencyKey, key1)
 		return fresh.Do(req)
@@ -422,14 +423,91 @@ func TestFaultDropAfterCommitAndAdmin(t *testing.T) {
 // (POST /_fakepay/reset): the next request gets a new token, not a 401.
 func TestResetForgetsTheHTTPClientsToken(t *testing.T) {
 	s := newFake(t)
-	require.Equal(t, 200, charge(t, s, "", seedCharge).Status)
+	require.Equal(t, 200, charge(t, s, "", guideCharge).Status)
 	s.Reset()
-	require.Equal(t, 200, charge(t, s, "", seedCharge).Status, "after Reset")
+	require.Equal(t, 200, charge(t, s, "", guideCharge).Status, "after Reset")
 	resp, err := http.Post(s.URL+"/_fakepay/reset", "application/json", nil)
 	require.NoError(t, err)
 	resp.Body.Close()
 	require.Equal(t, http.StatusOK, resp.StatusCode)
-	a := charge(t, s, "", seedCharge)
+	a := charge(t, s, "", guideCharge)
 	assert.Equal(t, 200, a.Status, "after the admin reset: %s", a.Raw)
 	assert.Equal(t, 1, s.Ledger().CountKind("charge.create"))
+}
+
+func TestKeyScopePerClient(t *testing.T) {
+	// One server, two OAuth2 clients: an Idempotency-Key is scoped per
+	// client, so the same key and body under each runs twice.
+	s := newFake(t, a55test.WithExtraCredentials("client-2", "secret-2"), a55test.WithExtraCredentials("client-3", "secret-3"))
+
+	// The extra client gets tokens from the token endpoint like the primary.
+	cc := clientcredentials.Config{ClientID: "client-2", ClientSecret: "secret-2", TokenURL: s.TokenURL()}
+	tok, err := cc.Token(context.Background())
+	require.NoError(t, err)
+	bad := clientcredentials.Config{ClientID: "client-2", ClientSecret: "secret-3", TokenURL: s.TokenURL()}
+	_, err = bad.Token(context.Background())
+	require.Error(t, err, "each client has its own secret")
+
+	send := func(token string) answer {
+		t.Helper()
+		c := &http.Client{Transport: bearer{token}}
+		return do(t, c, http.MethodPost, s.URL+a55test.ChargePath, key1, guideCharge)
+	}
+	a := send(s.IssueToken())
+	require.Equal(t, 200, a.Status, "%s", a.Raw)
+	b := send(tok.AccessToken)
+	require.Equal(t, 200, b.Status, "%s", b.Raw)
+	assert.NotEqual(t, a.JSON["charge_uuid"], b.JSON["charge_uuid"], "another client's stored answer is not replayed")
+	c := send(s.IssueTokenFor("client-2"))
+	require.Equal(t, 200, c.Status)
+	assert.Equal(t, b.JSON["charge_uuid"], c.JSON["charge_uuid"], "a retry under client-2 replays client-2's answer")
+
+	ops := s.Ledger().ByKey(key1)
+	require.Len(t, ops, 2)
+	assert.Equal(t, a55test.DefaultClientID, ops[0].Credential)
+	assert.Equal(t, "client-2", ops[1].Credential)
+	assert.Equal(t, a.JSON["charge_uuid"], ops[0].ID)
+	assert.Equal(t, b.JSON["charge_uuid"], ops[1].ID)
+}
+
+// bearer adds a fixed bearer token.
+type bearer struct{ token string }
+
+func (b bearer) RoundTrip(req *http.Request) (*http.Response, error) {
+	out := req.Clone(req.Context())
+	out.Header.Set("Authorization", "Bearer "+b.token)
+	return http.DefaultTransport.RoundTrip(out)
+}
+
+func TestOneClockDrivesBothFakes(t *testing.T) {
+	start := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	clk := payoncetest.NewFixedClock(start)
+	a55srv := a55test.New(t, payoncetest.WithClock(clk))
+	cpsrv := coinepaytest.New(t, payoncetest.WithClock(clk))
+	require.Same(t, clk, a55srv.Clock())
+	require.Same(t, clk, cpsrv.Clock())
+
+	dates := func() (a55Date, cpDate time.Time) {
+		t.Helper()
+		a := charge(t, a55srv, "", guideCharge)
+		require.Equal(t, 200, a.Status, "%s", a.Raw)
+		cp := do(t, cpsrv.HTTPClient(), http.MethodPost, cpsrv.URL+"/api/v1/openapi/card/apply",
+			"apply-"+a.JSON["charge_uuid"].(string), `{"header_id":"h1","package_id":"p1"}`)
+		require.Equal(t, 200, cp.Status, "%s", cp.Raw)
+		a55Date, err := http.ParseTime(a.Header.Get("Date"))
+		require.NoError(t, err)
+		cpDate, err = http.ParseTime(cp.Header.Get("Date"))
+		require.NoError(t, err)
+		return a55Date, cpDate
+	}
+	a, cp := dates()
+	assert.Equal(t, start, a.UTC())
+	assert.Equal(t, start, cp.UTC())
+
+	clk.Advance(2 * time.Hour)
+	a, cp = dates()
+	assert.Equal(t, start.Add(2*time.Hour), a.UTC(), "the A55 Date header follows the shared clock")
+	assert.Equal(t, start.Add(2*time.Hour), cp.UTC(), "the Coinepay Date header follows the shared clock")
+	assert.Equal(t, start.Add(2*time.Hour), a55srv.Ledger().Operations()[1].Time.UTC())
+	assert.Equal(t, start.Add(2*time.Hour), cpsrv.Ledger().Operations()[1].Time.UTC())
 }

@@ -1,11 +1,10 @@
 package main
 
 import (
-	"github.com/payonce/payonce/coinepay"
-
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/url"
 	"os"
@@ -18,9 +17,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"io"
-
 	"github.com/payonce/payonce"
+	"github.com/payonce/payonce/coinepay"
 )
 
 // start runs fakepay with args on a free port until the test ends and

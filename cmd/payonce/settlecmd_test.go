@@ -3,16 +3,21 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/payonce/payonce"
+	"github.com/payonce/payonce/a55"
+	"github.com/payonce/payonce/a55/a55test"
 	"github.com/payonce/payonce/coinepay"
 	"github.com/payonce/payonce/coinepay/coinepaytest"
 	"github.com/payonce/payonce/payoncetest"
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 )
 
 // Settled by hand: not-executed lets a new reference run; succeeded with a
@@ -77,4 +82,64 @@ func TestUsageErrors(t *testing.T) {
 		assert.Contains(t, errb.String(), "payonce: ", "%v", args)
 		assert.Empty(t, out.String(), "%v", args)
 	}
+}
+
+// lostCharge creates req under reference against a new fake on a journal
+// of the first backend, loses its answer and moves the fake's clock past
+// the key's window; it returns the fake, the client, the journal flags and
+// the environment of the payonce command.
+func lostCharge(t *testing.T, req *a55.ChargeCreateRequest, reference string) (*a55test.Server, *a55.Client, []string, map[string]string) {
+	t.Helper()
+	b := backends(t)[0]
+	srv := a55test.New(t)
+	one := payonce.FastRetryPolicy()
+	one.MaxAttempts = 1
+	client, err := srv.Client(payonce.WithJournal(b.open(t)), payonce.WithRetryPolicy(one))
+	require.NoError(t, err)
+	require.NoError(t, srv.AddFault(payoncetest.Rule{Fault: payoncetest.FaultDropAfterCommit, Path: a55test.ChargePath, Count: 1}))
+	_, err = client.Charges.Create(t.Context(), req, payonce.WithReference(reference))
+	require.Error(t, err)
+	srv.Clock().Advance(25 * time.Hour)
+	env := map[string]string{a55.EnvClientID: srv.ClientID(), a55.EnvClientSecret: srv.ClientSecret(), a55.EnvTokenURL: srv.TokenURL(), EnvA55BaseURL: srv.URL}
+	return srv, client, b.flags, env
+}
+
+// settleLookup runs payonce journal settle -lookup -json with args and
+// checks that it recorded a success, found again by the next call.
+func settleLookup(t *testing.T, srv *a55test.Server, client *a55.Client, req *a55.ChargeCreateRequest, reference string, args []string, env map[string]string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := runWith(t.Context(), append(append([]string{"journal", "settle", "-lookup", "-json"}, args...), client.Core().Scope(), reference),
+		&out, &errb, func(k string) string { return env[k] }, deps{httpClient: srv.HTTPClient(), now: srv.Clock().Now})
+	require.Equal(t, 0, code, errb.String())
+	var res settleResult
+	require.NoError(t, json.Unmarshal(out.Bytes(), &res))
+	assert.Equal(t, "succeeded", res.Outcome)
+	ch, err := client.Charges.Create(t.Context(), req, payonce.WithReference(reference))
+	require.NoError(t, err)
+	assert.True(t, ch.Meta.FromJournal)
+	assert.Equal(t, "charge "+ch.UUID, res.Found)
+	assert.Equal(t, 1, srv.Ledger().Len())
+}
+
+// An A55 charge whose answer was lost is found by -lookup with the exact
+// request given as a file, and the next call answers from the journal.
+func TestA55LookupWithRequestFile(t *testing.T) {
+	req := &a55.ChargeCreateRequest{Amount: payonce.MustParseAmount("42.00"), Currency: payonce.BRL, TypeCharge: a55.TypeBoleto, Description: "order-77"}
+	srv, client, flags, env := lostCharge(t, req, "order-77/charge")
+	body, err := json.Marshal(req)
+	require.NoError(t, err)
+	file := filepath.Join(t.TempDir(), "charge.json")
+	require.NoError(t, os.WriteFile(file, body, 0o600))
+	settleLookup(t, srv, client, req, "order-77/charge", append([]string{"-request", file}, flags...), env)
+}
+
+// A card charge whose answer was lost is found by -lookup from the journal
+// alone: no request file, no card anywhere, and the next call answers
+// from the journal.
+func TestA55LookupWithoutTheCard(t *testing.T) {
+	req := &a55.ChargeCreateRequest{Amount: payonce.MustParseAmount("43.00"), Currency: payonce.BRL, TypeCharge: a55.TypeCreditCard, Description: "order-78",
+		Card: &payonce.Card{Number: a55test.CardConfirms, HolderName: "TEST", ExpirationMonth: "12", ExpirationYear: "2099", CVV: "123"}}
+	srv, client, flags, env := lostCharge(t, req, "order-78/charge")
+	settleLookup(t, srv, client, req, "order-78/charge", flags, env)
 }

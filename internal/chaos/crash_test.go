@@ -11,9 +11,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -372,16 +372,31 @@ func TestCrashRunCanceled(t *testing.T) {
 	cfg := crashTestConfig(t)
 	cfg.References = 100000
 	ctx, cancel := context.WithCancel(context.Background())
-	var progress syncBuffer
-	cfg.Progress = &progress
+	defer cancel()
+	// Canceled at the run's first progress line, written once the plan is
+	// built and phase 1 begins.
+	phase1 := &firstWrite{done: make(chan struct{})}
+	cfg.Progress = phase1
 	go func() {
-		for !strings.Contains(progress.String(), "phase 1") {
-			time.Sleep(time.Millisecond)
+		select {
+		case <-phase1.done:
+			cancel()
+		case <-ctx.Done():
 		}
-		cancel()
 	}()
 	_, err := RunCrash(ctx, cfg)
 	require.ErrorIs(t, err, context.Canceled)
+}
+
+// firstWrite is a progress writer that closes done at its first write.
+type firstWrite struct {
+	once sync.Once
+	done chan struct{}
+}
+
+func (w *firstWrite) Write(p []byte) (int, error) {
+	w.once.Do(func() { close(w.done) })
+	return len(p), nil
 }
 
 // A worker that dies on its own (a panic, an exit) is no planned crash:

@@ -1,12 +1,11 @@
 package chaos
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"strings"
 
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/internal/corekit"

@@ -2,9 +2,6 @@ package fakeserver
 
 import (
 	"context"
-	"testing"
-	"time"
-
 	"encoding/json"
 	"math/rand/v2"
 	"net/http"
@@ -12,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -20,11 +21,122 @@ import (
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/a55"
 	"github.com/payonce/payonce/a55/a55test"
+	"github.com/payonce/payonce/coinepay"
+	"github.com/payonce/payonce/coinepay/coinepaytest"
 	"github.com/payonce/payonce/journal"
 	"github.com/payonce/payonce/journal/pgjournal"
 	"github.com/payonce/payonce/journal/sqlitejournal"
 	"github.com/payonce/payonce/payoncetest"
 )
+
+// Many goroutines, each with its own client and its own journal handle
+// (for SQLite, its own connection pool on the shared file, as a process
+// would have), call one reference at once while the fake loses answers,
+// answers 503 and resets connections: the charge is executed once and
+// every caller that gets a result gets that one charge.
+func TestOneReferenceFromManyWorkersWithFaultsChargesOnce(t *testing.T) {
+	for _, b := range backends(t) {
+		t.Run(b.name, func(t *testing.T) {
+			_, reopen := b.open(t)
+			srv := a55test.New(t)
+			for _, f := range []payoncetest.Rule{
+				{Fault: payoncetest.FaultDropAfterCommit, Path: a55test.ChargePath, Count: 2},
+				{Fault: payoncetest.FaultErrorBeforeCommit, Path: a55test.ChargePath, Status: 503, Probability: 0.3},
+				{Fault: payoncetest.FaultResetBeforeRead, Path: a55test.ChargePath, Probability: 0.2},
+			} {
+				require.NoError(t, srv.AddFault(f))
+			}
+			const workers = 12
+			clients := make([]*a55.Client, workers)
+			for i := range clients {
+				clients[i] = a55Client(t, srv, reopen(t))
+			}
+			ids, keys := callTogether(t, workers, func(w int) (string, string, error) {
+				ch, err := clients[w].Charges.Create(t.Context(), chargeRequest("4111111111111111"), payonce.WithReference("order-1/charge"))
+				if err != nil {
+					return "", "", err
+				}
+				return ch.UUID, ch.Meta.Key.ID(), nil
+			})
+			srv.ClearFaults()
+			ch, err := clients[0].Charges.Create(t.Context(), chargeRequest("4111111111111111"), payonce.WithReference("order-1/charge"))
+			require.NoError(t, err)
+			ids[ch.UUID] = true
+			assert.Len(t, keys, 1, "one key for the reference")
+			assert.Len(t, ids, 1, "every caller got the one charge")
+			assert.Equal(t, 1, srv.Ledger().CountKind("charge.create"))
+		})
+	}
+}
+
+// Coinepay: many workers, each with its own client and journal handle and
+// no key of their own, open one card for one reference while the fake
+// loses answers, answers 503 and resets: the journal gives all of them one
+// key and the fake opens one card.
+func TestCoinepayOneReferenceFromManyWorkersWithFaultsOpensOneCard(t *testing.T) {
+	for _, b := range backends(t) {
+		t.Run(b.name, func(t *testing.T) {
+			_, reopen := b.open(t)
+			srv := coinepaytest.New(t)
+			for _, f := range []payoncetest.Rule{
+				{Fault: payoncetest.FaultDropAfterCommit, Path: coinepay.PathCardApply, Count: 2},
+				{Fault: payoncetest.FaultErrorBeforeCommit, Path: coinepay.PathCardApply, Status: 503, Probability: 0.3},
+				{Fault: payoncetest.FaultResetBeforeRead, Path: coinepay.PathCardApply, Probability: 0.2},
+			} {
+				require.NoError(t, srv.AddFault(f))
+			}
+			req := &coinepay.ApplyRequest{HeaderID: "h1", PackageID: "p1"}
+			const workers = 10
+			clients := make([]*coinepay.Client, workers)
+			for i := range clients {
+				clients[i] = coinepayClient(t, srv, reopen(t))
+			}
+			cards, keys := callTogether(t, workers, func(w int) (string, string, error) {
+				res, err := clients[w].Cards.Apply(t.Context(), req, payonce.WithReference("job-7"))
+				if err != nil {
+					return "", "", err
+				}
+				return res.Card.CardID, res.Meta.Key.ID(), nil
+			})
+			srv.ClearFaults()
+			res, err := clients[0].Cards.Apply(t.Context(), req, payonce.WithReference("job-7"))
+			require.NoError(t, err)
+			cards[res.Card.CardID] = true
+			assert.Len(t, keys, 1, "one key for the reference")
+			assert.Len(t, cards, 1, "one card")
+			assert.Equal(t, 1, srv.Ledger().Len())
+		})
+	}
+}
+
+// callTogether runs call from workers goroutines at once, each until it
+// succeeds (at most 5 tries; a failure must be temporary or a conflict of
+// a run in flight), and returns the IDs the successes gave and every key
+// seen, successes and failures alike.
+func callTogether(t *testing.T, workers int, call func(w int) (id, key string, err error)) (ids, keys map[string]bool) {
+	t.Helper()
+	var mu sync.Mutex
+	ids, keys = map[string]bool{}, map[string]bool{}
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			for range 5 {
+				id, key, err := call(w)
+				mu.Lock()
+				if err == nil {
+					ids[id], keys[key] = true, true
+					mu.Unlock()
+					return
+				}
+				keys[payonce.KeyOf(err).ID()] = true
+				mu.Unlock()
+				assert.True(t, payonce.IsTemporary(err) || errors.Is(err, payonce.ErrIdempotencyConflict), "%v", err)
+			}
+		})
+	}
+	wg.Wait()
+	return ids, keys
+}
 
 // Several processes sharing one journal (an SQLite file, a PostgreSQL
 // schema) call Do with the same references at once while the fake loses
