@@ -397,7 +397,10 @@ type Request struct {
 	Summary any
 }
 
-// Codec decodes a provider's answers.
+// Codec decodes a provider's answers. A Codec that also has a method
+// FinalForKey(e *APIError) bool tells which of its provider's failures are
+// final for an idempotency key (no later attempt with the same key and body
+// can execute): the journal records only those as failed.
 type Codec interface {
 	// DecodeSuccess decodes a 2xx body into out (out may be nil). It may
 	// return an *APIError when a 2xx envelope reports a failure; any other
