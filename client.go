@@ -1,6 +1,7 @@
 package payonce
 
 import (
+	"github.com/payonce/payonce/internal/corekit"
 	"github.com/payonce/payonce/internal/loopback"
 	"github.com/payonce/payonce/redact"
 
@@ -180,7 +181,7 @@ const (
 // (ErrInvalidConfig).
 func WithUserAgent(ua string) Option {
 	return func(c *Client) error {
-		if len(ua) > maxUserAgent || !printable(ua) {
+		if len(ua) > maxUserAgent || !corekit.Printable(ua) {
 			return fmt.Errorf("%w: user agent must be printable and at most %d bytes", ErrInvalidConfig, maxUserAgent)
 		}
 		c.userAgent = ua
@@ -192,7 +193,7 @@ func WithUserAgent(ua string) Option {
 // control character or longer than 64 bytes is refused (ErrInvalidConfig).
 func WithProvider(name string) Option {
 	return func(c *Client) error {
-		if len(name) > maxProvider || !printable(name) {
+		if len(name) > maxProvider || !corekit.Printable(name) {
 			return fmt.Errorf("%w: provider name must be printable and at most %d bytes", ErrInvalidConfig, maxProvider)
 		}
 		c.provider = name

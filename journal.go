@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"time"
-	"unicode/utf8"
 
 	"github.com/payonce/payonce/internal/corekit"
 	"github.com/payonce/payonce/redact"
@@ -283,7 +282,7 @@ func WithJournal(j Journal) Option {
 // environment its own.
 func WithScope(s string) Option {
 	return func(c *Client) error {
-		if s == "" || len(s) > corekit.MaxReferenceLen || !printable(s) {
+		if s == "" || len(s) > corekit.MaxReferenceLen || !corekit.Printable(s) {
 			return fmt.Errorf("%w: scope must be non-empty printable UTF-8 of at most %d bytes", ErrInvalidConfig, corekit.MaxReferenceLen)
 		}
 		c.scope, c.ident.explicit = s, true
@@ -306,20 +305,6 @@ func (c *Client) Scope() string { return c.scope }
 // Journal returns the client's journal (nil when none).
 func (c *Client) Journal() Journal { return c.journal }
 
-// printable reports whether s is valid UTF-8 without control characters:
-// every backend can store it (PostgreSQL's text refuses invalid UTF-8).
-func printable(s string) bool {
-	if !utf8.ValidString(s) {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if s[i] < 0x20 || s[i] == 0x7f {
-			return false
-		}
-	}
-	return true
-}
-
 // checkReference validates the reference of one call, before anything is
 // sent or recorded.
 func (c *Client) checkReference(req *Request, o callOptions) error {
@@ -333,11 +318,11 @@ func (c *Client) checkReference(req *Request, o callOptions) error {
 		return invalid(ErrInvalidRequest, "reference", "empty")
 	case len(o.reference) > corekit.MaxReferenceLen:
 		return invalid(ErrInvalidRequest, "reference", fmt.Sprintf("longer than %d bytes", corekit.MaxReferenceLen))
-	case !printable(o.reference):
+	case !corekit.Printable(o.reference):
 		return invalid(ErrInvalidRequest, "reference", "holds a control character or is not UTF-8")
 	case !req.Keyed || o.noKey:
 		return invalid(ErrInvalidRequest, "reference", "only an operation with an idempotency key can be journaled")
-	case len(o.leaseOwner) > corekit.MaxReferenceLen || !printable(o.leaseOwner):
+	case len(o.leaseOwner) > corekit.MaxReferenceLen || !corekit.Printable(o.leaseOwner):
 		return invalid(ErrInvalidRequest, "lease owner", fmt.Sprintf("must be printable UTF-8 of at most %d bytes", corekit.MaxReferenceLen))
 	}
 	return nil

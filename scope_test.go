@@ -33,10 +33,10 @@ func TestJournalWithoutScopeIsRefused(t *testing.T) {
 
 // ScopeOf joins identity and origin; what cannot be a scope is refused.
 func TestScopeOf(t *testing.T) {
-	s, err := payonce.ScopeOf("p:id", "HTTPS://Host.Example:443/x/y")
+	s, err := corekit.ScopeOf("p:id", "HTTPS://Host.Example:443/x/y")
 	require.NoError(t, err)
 	assert.Equal(t, "p:id@https://host.example", s)
-	s, err = payonce.ScopeOf("p:id", "http://host.example:8080")
+	s, err = corekit.ScopeOf("p:id", "http://host.example:8080")
 	require.NoError(t, err)
 	assert.Equal(t, "p:id@http://host.example:8080", s)
 
@@ -48,7 +48,7 @@ func TestScopeOf(t *testing.T) {
 		"user info":      {"p:id", "https://u:p@a.example"},
 		"ftp":            {"p:id", "ftp://a.example"},
 	} {
-		_, err := payonce.ScopeOf(tc[0], tc[1])
+		_, err := corekit.ScopeOf(tc[0], tc[1])
 		assert.ErrorIs(t, err, payonce.ErrInvalidConfig, name)
 	}
 	_, err = payonce.NewClient(payonce.WithBaseURL("https://api.example"), payonce.WithScopeIdentity(strings.Repeat("x", 250)))

@@ -110,11 +110,11 @@ func (c *Client) Settle(ctx context.Context, reference string, s Settlement) (Jo
 // checkSettlement validates a settlement before the journal is read.
 func checkSettlement(reference string, s *Settlement) error {
 	switch {
-	case reference == "" || len(reference) > corekit.MaxReferenceLen || !printable(reference):
+	case reference == "" || len(reference) > corekit.MaxReferenceLen || !corekit.Printable(reference):
 		return invalid(ErrInvalidRequest, "reference", fmt.Sprintf("must be 1 to %d bytes of printable UTF-8", corekit.MaxReferenceLen))
-	case s.Reason == "" || len(s.Reason) > corekit.MaxSettleReason || !printable(s.Reason):
+	case s.Reason == "" || len(s.Reason) > corekit.MaxSettleReason || !corekit.Printable(s.Reason):
 		return invalid(ErrInvalidRequest, "reason", fmt.Sprintf("required: 1 to %d bytes of printable UTF-8", corekit.MaxSettleReason))
-	case len(s.RequestID) > corekit.MaxReferenceLen || !printable(s.RequestID):
+	case len(s.RequestID) > corekit.MaxReferenceLen || !corekit.Printable(s.RequestID):
 		return invalid(ErrInvalidRequest, "request id", "must be printable UTF-8 of at most 255 bytes")
 	}
 	switch s.Outcome {
