@@ -139,7 +139,7 @@ func TestJournalReservesBeforeTheFirstByte(t *testing.T) {
 	assert.Equal(t, payonce.JournalPending, atFirstByte.State)
 	assert.Equal(t, s.sentKeys()[0], atFirstByte.Key)
 	assert.Equal(t, "a55:client-1", atFirstByte.Scope)
-	assert.Equal(t, payonce.Fingerprint("POST", "/charge/", []byte(`{"amount":"10.00"}`)), atFirstByte.Fingerprint)
+	assert.Equal(t, corekit.Fingerprint("POST", "/charge/", []byte(`{"amount":"10.00"}`)), atFirstByte.Fingerprint)
 	assert.Equal(t, "order-42/charge", meta.Reference)
 	assert.False(t, meta.FromJournal)
 	assert.Equal(t, "ch_1", out.ID)

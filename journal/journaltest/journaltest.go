@@ -24,7 +24,7 @@ func Entry(scope, ref string) payonce.JournalEntry {
 		Scope: scope, Reference: ref,
 		Operation: "charges.create", Method: "POST", Path: "/api/v1/bank/wallet/charge/",
 		Key: "key-" + ref, KeyCreated: now,
-		Fingerprint: payonce.Fingerprint("POST", "/api/v1/bank/wallet/charge/", []byte(`{"ref":"`+ref+`"}`)),
+		Fingerprint: corekit.Fingerprint("POST", "/api/v1/bank/wallet/charge/", []byte(`{"ref":"`+ref+`"}`)),
 		State:       payonce.JournalPending,
 		CreatedAt:   now, UpdatedAt: now,
 	}

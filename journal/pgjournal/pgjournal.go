@@ -140,7 +140,7 @@ func (j *Journal) Reserve(ctx context.Context, e payonce.JournalEntry) (payonce.
 // commit or roll back together. A later Do with the reference finds the
 // pending entry and uses its key. e needs Scope (the client's, see
 // payonce.Client.Scope), Reference, Method, Path, Key, KeyCreated and the
-// Fingerprint of the request Do will send (payonce.Fingerprint; empty
+// Fingerprint of the request Do will send (payonce.Client.Fingerprint; empty
 // skips the journal's body check for this entry).
 func (j *Journal) ReserveTx(ctx context.Context, tx pgx.Tx, e payonce.JournalEntry) (payonce.JournalEntry, bool, error) {
 	if tx == nil {

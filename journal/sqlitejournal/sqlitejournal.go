@@ -160,7 +160,7 @@ func (j *Journal) Reserve(ctx context.Context, e payonce.JournalEntry) (payonce.
 // reference finds the pending entry and uses its key. e needs Scope (the
 // client's, see payonce.Client.Scope), Reference, Method, Path, Key,
 // KeyCreated and the Fingerprint of the request Do will send
-// (payonce.Fingerprint of the marshalled body; empty skips the journal's
+// (payonce.Client.Fingerprint of the marshalled body; empty skips the journal's
 // body check for this entry).
 func (j *Journal) ReserveTx(ctx context.Context, tx *sql.Tx, e payonce.JournalEntry) (payonce.JournalEntry, bool, error) {
 	if tx == nil {
