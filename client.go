@@ -359,9 +359,6 @@ func (c *Client) redactor() *redact.Redactor { return c.secrets.Redactor() }
 // Logger returns the client's (redacting) logger.
 func (c *Client) Logger() *slog.Logger { return c.logger }
 
-// RetryBudget returns the client's retry budget (nil when disabled).
-func (c *Client) RetryBudget() *RetryBudget { return c.budget }
-
 // HTTPClient returns the *http.Client whose transport sends every attempt
 // (typed clients send their OAuth2 token requests through it too).
 func (c *Client) HTTPClient() *http.Client { return c.httpClient }

@@ -94,7 +94,7 @@ func TestObserverSeesEveryAttemptAndTheOutcome(t *testing.T) {
 	assert.Equal(t, 200, op.StatusCode)
 	assert.False(t, op.KeyCreated.IsZero())
 	assert.Positive(t, op.Duration)
-	assert.Same(t, c.RetryBudget(), obs.opInfo[0].RetryBudget)
+	assert.Same(t, c.budget, obs.opInfo[0].RetryBudget)
 	for _, a := range obs.attempts {
 		assert.Equal(t, "order-42", a.Key)
 		assert.Equal(t, "req-7", a.RequestID)
