@@ -87,15 +87,6 @@ type JournalEntry struct {
 	Lease time.Duration
 }
 
-// ReserveLease is how long Reserve leases a created entry: e.Lease, or
-// a minute when it is not above 0.
-func (e JournalEntry) ReserveLease() time.Duration {
-	if e.Lease > 0 {
-		return e.Lease
-	}
-	return corekit.JournalReserveLease
-}
-
 // Settled reports whether the entry is succeeded or failed.
 func (e JournalEntry) Settled() bool { return e.State == JournalSucceeded || e.State == JournalFailed }
 
@@ -137,7 +128,8 @@ type Journal interface {
 	// returns the stored entry and whether it was created. A created entry
 	// has Fence 1, Sent and Attempts as e's (a run reserving right before
 	// its first attempt marks it sent and counts it) and, when
-	// e.LeaseOwner is set, is leased to it for e.ReserveLease().
+	// e.LeaseOwner is set, is leased to it for e.Lease (a minute when
+	// it is not above 0).
 	Reserve(ctx context.Context, e JournalEntry) (JournalEntry, bool, error)
 	// Update records an outcome: it overwrites State, Result, StatusCode,
 	// RequestID, Replayed, Error*, LastCause, SettleReason and UpdatedAt

@@ -16,6 +16,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/payonce/payonce"
+	"github.com/payonce/payonce/internal/corekit"
 	"github.com/payonce/payonce/internal/journalkit"
 	"github.com/payonce/payonce/journal"
 )
@@ -164,7 +165,7 @@ const insertSQL = `INSERT INTO $T (` + columns + `)
 func insertArgs(e payonce.JournalEntry) []any {
 	return []any{e.Scope, e.Reference, e.Operation, e.Method, e.Path, e.Key, e.KeyCreated, e.Fingerprint, string(e.State), e.Result,
 		e.StatusCode, e.RequestID, e.Replayed, e.ErrorKind, e.ErrorCode, e.ErrorMessage, e.Attempts, e.LastCause,
-		optTime(e.CreatedAt), optTime(e.UpdatedAt), e.LeaseOwner, e.ReserveLease().Microseconds(), e.Fence, e.Sent, e.Summary}
+		optTime(e.CreatedAt), optTime(e.UpdatedAt), e.LeaseOwner, corekit.ReserveLease(e.Lease).Microseconds(), e.Fence, e.Sent, e.Summary}
 }
 
 // optTime is t, or NULL for the zero time (the database's now()).

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/payonce/payonce"
+	"github.com/payonce/payonce/internal/corekit"
 	"github.com/payonce/payonce/internal/journalkit"
 	"github.com/payonce/payonce/journal"
 	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
@@ -177,7 +178,7 @@ func (j *Journal) reserve(ctx context.Context, q queryer, e payonce.JournalEntry
 	e = journalkit.NormalizeReserve(e, now)
 	var until int64
 	if e.LeaseOwner != "" {
-		until = micro(now.Add(e.ReserveLease()))
+		until = micro(now.Add(corekit.ReserveLease(e.Lease)))
 	}
 	res, err := q.ExecContext(ctx, `INSERT INTO payonce_journal (`+columns+`)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '', ?)
