@@ -175,7 +175,10 @@ func (c *chargeFailure) Error() string {
 	return redact.String(fmt.Sprintf("charge %s status %s", c.charge.UUID, strings.TrimSpace(string(c.charge.Status))))
 }
 
-var _ payonce.FinalityCodec = Codec{}
+var _ interface {
+	payonce.Codec
+	FinalForKey(e *payonce.APIError) bool
+} = Codec{}
 
 // finalKinds are the A55 failures final for an idempotency key (see
 // docs/journal.md, "Which failures are final"): a refusal of this
@@ -190,14 +193,16 @@ var finalKinds = []error{
 	payonce.ErrKeyRequired, payonce.ErrKeyTooShort, payonce.ErrKeyTooLong, payonce.ErrKeyInvalidChars,
 }
 
-// FinalForKey implements payonce.FinalityCodec with finalKinds; a refused
-// redirect follows payonce.DefaultFinalForKey.
+// FinalForKey reports whether e is final for its idempotency key, by
+// finalKinds; a refused redirect is final only when the request cannot
+// have run (307/308, not a 301, 302 or 303 whose request may have run).
 func (Codec) FinalForKey(e *payonce.APIError) bool {
 	if e == nil {
 		return false
 	}
 	if errors.Is(e.Kind, payonce.ErrRedirectRefused) {
-		return payonce.DefaultFinalForKey(e)
+		var re *payonce.RedirectError
+		return !errors.As(e.Err, &re) || !re.MayHaveRun
 	}
 	for _, k := range finalKinds {
 		if errors.Is(e.Kind, k) {
