@@ -240,6 +240,9 @@ func prepareSnippet(fset *token.FileSet, s docSnippet, pkg string) (preparedSnip
 		if err != nil {
 			return p, err
 		}
+		if err := importsInternal(fset, f); err != nil {
+			return p, err
+		}
 		p.files = []*ast.File{f}
 		p.imports = importPaths(f)
 		return p, nil
@@ -249,6 +252,9 @@ func prepareSnippet(fset *token.FileSet, s docSnippet, pkg string) (preparedSnip
 	const header = "package snippet\n"
 	head, err := parser.ParseFile(fset, "snippet.go", header+where+s.src, parser.ImportsOnly)
 	if err != nil {
+		return p, err
+	}
+	if err := importsInternal(fset, head); err != nil {
 		return p, err
 	}
 	imports := map[string]string{} // name: path
@@ -311,6 +317,19 @@ func prepareSnippet(fset *token.FileSet, s docSnippet, pkg string) (preparedSnip
 	p.files = []*ast.File{f, prelude}
 	p.imports = append(importPaths(f), importPaths(prelude)...)
 	return p, nil
+}
+
+// importsInternal refuses a block that imports an internal package: the
+// docs show what a merchant's module can write, and the go command keeps
+// internal packages to this module.
+func importsInternal(fset *token.FileSet, f *ast.File) error {
+	for _, spec := range f.Imports {
+		path, _ := strconv.Unquote(spec.Path.Value)
+		if strings.HasSuffix(path, "/internal") || strings.Contains(path, "/internal/") {
+			return fmt.Errorf("%s: imports %s, which only this module may import", fset.Position(spec.Pos()), path)
+		}
+	}
+	return nil
 }
 
 // importPaths returns the paths f imports.
@@ -562,9 +581,14 @@ package main
 
 func main() { payonce.Do() }
 '''
+'''go
+import "github.com/payonce/payonce/internal/luhn"
+
+luhn.Valid("4111111111111111")
+'''
 `, "'''", "```")
 	res := checkSnippets(t, map[string]string{"page.md": page})
-	assert.Equal(t, 7, res.found["page.md"])
+	assert.Equal(t, 8, res.found["page.md"])
 	assert.Equal(t, 3, res.compiled["page.md"], "the whole file, the fragment with an import and the indented declaration")
 	assert.Equal(t, 1, res.optedOut["page.md"])
 	assert.Equal(t, []string{"page.md:29: a sketch of the shape"}, res.optOuts)
@@ -572,10 +596,11 @@ func main() { payonce.Do() }
 	for _, err := range res.errs {
 		msgs = append(msgs, err.Error())
 	}
-	require.Len(t, msgs, 3, "%q", msgs)
+	require.Len(t, msgs, 4, "%q", msgs)
 	assert.Contains(t, msgs[0], "page.md:33:", "a block that is neither declarations nor statements")
-	assert.Contains(t, msgs[1], "page.md:26:", "an option the API does not have")
-	assert.Contains(t, msgs[1], "WithIdempotencyKey")
-	assert.Contains(t, msgs[2], "page.md:38:", "a whole file is not given the fragments' imports")
-	assert.Contains(t, msgs[2], "undefined: payonce")
+	assert.Contains(t, msgs[1], "page.md:41:", "an internal package")
+	assert.Contains(t, msgs[2], "page.md:26:", "an option the API does not have")
+	assert.Contains(t, msgs[2], "WithIdempotencyKey")
+	assert.Contains(t, msgs[3], "page.md:38:", "a whole file is not given the fragments' imports")
+	assert.Contains(t, msgs[3], "undefined: payonce")
 }
