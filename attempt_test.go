@@ -107,6 +107,7 @@ func TestAnnouncedLengthIsNotPreallocated(t *testing.T) {
 // The limiter's wait happens before the attempt's timer starts: a wait
 // longer than the attempt timeout is not a transport failure.
 func TestLimiterWaitIsOutsideTheAttemptTimeout(t *testing.T) {
+	t.Parallel() // waits out real attempt timeouts: overlap them
 	rec := &recorder{}
 	p := fastPolicy()
 	// The second call waits 3 s for the limiter, longer than the 2 s
@@ -249,6 +250,7 @@ func TestEachAttemptStartsFromTheOperationHeaders(t *testing.T) {
 // same key, while the caller's own deadline stops the loop; the attempt's
 // deadline also covers reading the answer's body.
 func TestAttemptTimeoutCoversTheBodyAndIsRetried(t *testing.T) {
+	t.Parallel() // waits out real attempt timeouts: overlap them
 	release := make(chan struct{})
 	defer close(release) // runs before the server's Cleanup, which waits for the handlers
 	srv, _ := headerServer(t, func(n int, w http.ResponseWriter, r *http.Request) {
@@ -294,6 +296,7 @@ type obsMark struct{}
 // still ends a hung attempt, which is retried, and the hooks still get
 // the contexts they returned.
 func TestObserverContextsCannotLiftTheAttemptTimeout(t *testing.T) {
+	t.Parallel() // waits out real attempt timeouts: overlap them
 	release := make(chan struct{})
 	defer close(release) // runs before the servers' Cleanup, which waits for the handlers
 	hangFirst := func(n int, w http.ResponseWriter, r *http.Request) {
@@ -432,6 +435,7 @@ func TestRetryHeadersDoNotRaceWithTheLastAttemptsTransport(t *testing.T) {
 // to read from any goroutine: the next attempt's deadline does not write
 // to it. Run with -race.
 func TestAttemptTimeoutErrorIsNotRewrittenByTheNextAttempt(t *testing.T) {
+	t.Parallel() // waits out real attempt timeouts: overlap them
 	release := make(chan struct{})
 	var mu sync.Mutex
 	n := 0

@@ -18,6 +18,7 @@ import (
 // One client, two policies: a per-call retry policy, attempt timeout and
 // header apply to that call only.
 func TestCallOptionsApplyToOneCall(t *testing.T) {
+	t.Parallel() // waits out real attempt timeouts: overlap them
 	rec := &recorder{statuses: []int{503}}
 	c := setup(t, rec)
 	p := fastPolicy()

@@ -114,9 +114,11 @@ type callOptions struct {
 // guard, in this process or any other. The zero Key is refused
 // (ErrKeyRequired) before anything is sent, never replaced by a random
 // one: a missing key would make every redelivery a new operation. So are
-// two WithKey options naming different keys, and WithKey with WithoutKey
-// (ErrInvalidRequest). A call given no key gets a random UUID v4 created
-// now, which KeyOf(err) and Meta.Key return to resume it.
+// a Key without its creation time (the key of a journal entry reserved
+// without KeyCreated), two WithKey options naming different keys, and
+// WithKey with WithoutKey (ErrInvalidRequest). A call given no key gets a
+// random UUID v4 created now, which KeyOf(err) and Meta.Key return to
+// resume it.
 func WithKey(k Key) CallOption {
 	return func(o *callOptions) {
 		if o.keySet && (o.key.id != k.id || !o.key.created.Equal(k.created)) {
@@ -162,6 +164,8 @@ func (o *callOptions) resolveKey(now time.Time) (Key, error) {
 		return randomKey(now)
 	case o.key.IsZero():
 		return Key{}, &KeyError{Rule: "WithKey was given the zero Key", Err: ErrKeyRequired}
+	case o.key.created.IsZero():
+		return Key{}, invalid(ErrInvalidRequest, field, "the key has no creation time: a key needs the time its operation was first asked for")
 	}
 	return o.key.within(now), nil
 }

@@ -3,6 +3,8 @@ package payonce
 import (
 	"context"
 	"errors"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -288,4 +290,28 @@ func TestResumePastTheWindowIsRefused(t *testing.T) {
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
 	assert.Empty(t, rec.attempts, "nothing is sent")
+}
+
+// A Key that has a value but no creation time (the key of a journal entry
+// reserved without KeyCreated) is refused before anything is sent, as
+// NewKey refuses a zero time: under a client without a window it would
+// be sent with no age, under one with a window refused as too old.
+func TestWithKeyRefusesAKeyWithoutItsAge(t *testing.T) {
+	sent := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		sent++
+		_, _ = w.Write([]byte(`{}`))
+	}))
+	defer srv.Close()
+	k := JournalEntry{Key: "order-1234567890abcdef"}.IdempotencyKey()
+	require.False(t, k.IsZero())
+	for _, rules := range []KeyRules{{}, a55Rules()} {
+		c, err := NewClient(WithBaseURL(srv.URL), WithKeyRules(rules))
+		require.NoError(t, err)
+		_, err = c.Do(t.Context(), &Request{Operation: "x", Method: http.MethodPost, Path: "/x", Body: map[string]string{"a": "b"}, Keyed: true},
+			nil, WithKey(k))
+		require.ErrorIs(t, err, ErrInvalidRequest, rules.Provider)
+		assert.NotErrorIs(t, err, ErrKeyExpired, rules.Provider)
+	}
+	assert.Zero(t, sent)
 }

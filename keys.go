@@ -119,6 +119,15 @@ func (k Key) IsZero() bool { return k.id == "" }
 // (MarshalText), which ParseKey reads back.
 func (k Key) String() string { return k.id }
 
+// GoString is the %#v form: the key's value and its creation time
+// (RFC 3339), "payonce.Key{}" for the zero Key.
+func (k Key) GoString() string {
+	if k.IsZero() {
+		return "payonce.Key{}"
+	}
+	return fmt.Sprintf("payonce.Key{ID:%q, Created:%q}", k.id, k.created.Format(time.RFC3339Nano))
+}
+
 // KeyOf returns the key of the operation that returned err, with its
 // creation time, or the zero Key when err carries none. Pass it back with
 // WithKey, now or (stored by its text form) in any process, to resume

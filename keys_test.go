@@ -1,6 +1,7 @@
 package payonce
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -144,6 +145,19 @@ func TestNewKeyNeedsItsCreationTime(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, at.Equal(k.Created()))
 	assert.Equal(t, time.UTC, k.Created().Location())
+}
+
+// A Key printed with %#v (alone, or inside a Meta or an *APIError) reads
+// as its value and its creation time, not as time.Time's internals.
+func TestKeyGoStringIsReadable(t *testing.T) {
+	created := time.Date(2026, 12, 1, 10, 30, 0, 0, time.UTC)
+	k, err := NewKey(created, "order", "1001", "payment")
+	require.NoError(t, err)
+	want := `payonce.Key{ID:"order:1001:payment", Created:"2026-12-01T10:30:00Z"}`
+	assert.Equal(t, want, fmt.Sprintf("%#v", k))
+	assert.Contains(t, fmt.Sprintf("%#v", Meta{Key: k}), want)
+	assert.Contains(t, fmt.Sprintf("%#v", &APIError{Key: k}), want)
+	assert.Equal(t, "payonce.Key{}", fmt.Sprintf("%#v", Key{}))
 }
 
 // testKey is the key whose value is id, created now: a key a test names by

@@ -1,6 +1,7 @@
 package payonce
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -14,7 +15,7 @@ import (
 )
 
 // Meta describes how an operation went. Printed with fmt under any verb,
-// or logged with slog, its Header shows only what may reach a log: the
+// logged with slog or written as JSON, its Header shows only what may reach a log: the
 // values of secret-bearing headers (cookies, tokens, keys, signatures)
 // are [REDACTED] and every other value passes through redact.String, so a
 // card number or a query string a server echoed in a header stays out of
@@ -71,6 +72,11 @@ func (m Meta) Format(f fmt.State, verb rune) {
 		_, _ = io.WriteString(f, m.String())
 	}
 }
+
+// MarshalJSON is the JSON form (a result stored whole, a job payload):
+// Meta's fields as encoding/json writes a struct, redacted as they are
+// printed, the Key in its text form (ParseKey reads it back).
+func (m Meta) MarshalJSON() ([]byte, error) { return json.Marshal(m.printable()) }
 
 // LogValue is the slog form: every field but the header's secrets.
 func (m Meta) LogValue() slog.Value {

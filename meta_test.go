@@ -2,6 +2,7 @@ package payonce_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -33,13 +34,9 @@ func echoHeaderServer(t *testing.T) *httptest.Server {
 	return srv
 }
 
-// leaks are the strings the echoed headers carry that no printed or
-// logged Meta may show. The CVV is looked for with its label: the output
-// also holds a random key, the key's creation time and the call's
-// duration, whose digits hold "737" now and then.
-var leaks = []string{"4111111111111111", "cvv=737", "topsecretsessionvalue", "tok_live_abcdefgh", "5555555555554444", "card_number="}
-
-func TestMetaPrintedOrLoggedHidesWhatHeadersEcho(t *testing.T) {
+// echoedMeta is the Meta of a call answered by echoHeaderServer.
+func echoedMeta(t *testing.T) payonce.Meta {
+	t.Helper()
 	srv := echoHeaderServer(t)
 	c, err := payonce.NewClient(payonce.WithBaseURL(srv.URL))
 	require.NoError(t, err)
@@ -47,6 +44,17 @@ func TestMetaPrintedOrLoggedHidesWhatHeadersEcho(t *testing.T) {
 	m, err := c.Do(t.Context(), &payonce.Request{Operation: "x", Method: http.MethodPost, Path: "/x",
 		Body: map[string]string{"a": "b"}, Keyed: true}, &out)
 	require.NoError(t, err)
+	return m
+}
+
+// leaks are the strings the echoed headers carry that no printed or
+// logged Meta may show. The CVV is looked for with its label: the output
+// also holds a random key, the key's creation time and the call's
+// duration, whose digits hold "737" now and then.
+var leaks = []string{"4111111111111111", "cvv=737", "topsecretsessionvalue", "tok_live_abcdefgh", "5555555555554444", "card_number="}
+
+func TestMetaPrintedOrLoggedHidesWhatHeadersEcho(t *testing.T) {
+	m := echoedMeta(t)
 
 	// The headers stay the server's, for code that reads them on purpose.
 	assert.Equal(t, "card 4111111111111111 cvv=737", m.Header.Get("X-Echo"))
@@ -74,4 +82,30 @@ func TestMetaPrintedOrLoggedHidesWhatHeadersEcho(t *testing.T) {
 	assert.Contains(t, logged.String(), m.Key.ID())
 	assert.Contains(t, fmt.Sprintf("%#v", m), "payonce.Meta{")
 	assert.Contains(t, fmt.Sprintf("%+v", m), "StatusCode:200")
+}
+
+// A Meta written as JSON (a result stored whole, a job payload) holds what
+// its printed form holds: the echoed headers redacted, the key's text form
+// that ParseKey reads back.
+func TestMetaAsJSONHidesWhatHeadersEcho(t *testing.T) {
+	m := echoedMeta(t)
+	m.RequestID, m.Reference = "req 5555555555554444", "order-4111111111111111"
+
+	for _, v := range []any{m, &m, []payonce.Meta{m}, struct{ Meta payonce.Meta }{m}} {
+		b, err := json.Marshal(v)
+		require.NoError(t, err)
+		for _, leak := range append(leaks, "order-4111111111111111") {
+			assert.NotContains(t, string(b), leak)
+		}
+		assert.Contains(t, string(b), "application/json")
+	}
+	b, err := json.Marshal(m)
+	require.NoError(t, err)
+	var back struct {
+		Key        payonce.Key
+		StatusCode int
+	}
+	require.NoError(t, json.Unmarshal(b, &back))
+	assert.Equal(t, m.Key, back.Key)
+	assert.Equal(t, 200, back.StatusCode)
 }

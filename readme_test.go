@@ -120,6 +120,7 @@ func directRequirements(t *testing.T, gomod string) map[string]string {
 // built from parts so that this file does not match itself. .ci/ is left
 // out (its scripts may name the machine's paths); so is .git/.
 func TestNoFileCitesOutsideDocuments(t *testing.T) {
+	t.Parallel() // reads every file of the tree
 	needles := [][]byte{
 		[]byte("shared" + "/seeds"),
 		[]byte("shared" + "/docs"),

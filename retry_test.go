@@ -170,6 +170,7 @@ func TestBodyLostMidAnswerIsRetried(t *testing.T) {
 }
 
 func TestPerAttemptTimeoutIsRetried(t *testing.T) {
+	t.Parallel() // waits out real attempt timeouts: overlap them
 	srv := httptest.NewServer(hangFirst())
 	defer srv.Close()
 	p := fastPolicy()

@@ -16,8 +16,9 @@ import (
 // request (payonce.JournalEntry.Summary) so that SettleCreate can match
 // the charge at A55 without the card: the fields A55 lists a charge with,
 // and nothing of the card or the payer. Its texts are stored redacted
-// (redact.JSON); DescriptionRedacted says that redaction changed
-// the description, which then only matches a listed one redacted alike.
+// (redact.JSON); DescriptionRedacted says that redaction (redact.Stored,
+// the one redact.JSON gives a string) changed the description, which then
+// only matches a listed one redacted alike.
 type ChargeSummary struct {
 	Amount              payonce.Amount   `json:"amount"`
 	Currency            payonce.Currency `json:"currency,omitempty"`
@@ -50,7 +51,7 @@ func (r *ChargeCreateRequest) JournalSummary() string {
 }
 
 func summaryOf(amount payonce.Amount, currency payonce.Currency, typ TypeCharge, wallet, description, due string, installments int) ChargeSummary {
-	d := redact.String(description)
+	d := redact.Stored(description) // as redact.JSON stores it in the journal
 	return ChargeSummary{Amount: amount, Currency: currency, TypeCharge: typ, WalletUUID: wallet,
 		Description: d, DescriptionRedacted: d != description, DueDate: due, InstallmentCount: installments}
 }

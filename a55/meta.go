@@ -1,6 +1,7 @@
 package a55
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -30,6 +31,23 @@ func (m ResponseMeta) Format(f fmt.State, verb rune) {
 	default:
 		_, _ = io.WriteString(f, m.String())
 	}
+}
+
+// MarshalJSON is payonce.Meta's JSON form (redacted as it is printed),
+// its fields followed by RateLimit, as encoding/json writes a struct
+// embedding a Meta: the Meta's MarshalJSON, promoted, would drop the rate
+// limit.
+func (m ResponseMeta) MarshalJSON() ([]byte, error) {
+	b, err := json.Marshal(m.Meta)
+	if err != nil {
+		return nil, err
+	}
+	rl, err := json.Marshal(m.RateLimit)
+	if err != nil {
+		return nil, err
+	}
+	b = append(b[:len(b)-1], `,"RateLimit":`...) // b is an object: {...}
+	return append(append(b, rl...), '}'), nil
 }
 
 // LogValue is the slog form: payonce.Meta's, plus the rate limit.

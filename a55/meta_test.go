@@ -3,6 +3,7 @@ package a55
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -58,4 +59,22 @@ func TestChargeMetaPrintedHidesEchoedHeaders(t *testing.T) {
 	assert.Contains(t, fmt.Sprintf("%v", ch.Meta), ch.Meta.Key.ID())
 	assert.Contains(t, fmt.Sprintf("%#v", ch.Meta), "a55.ResponseMeta{Meta:payonce.Meta{")
 	assert.Contains(t, logged.String(), `"remaining":99`)
+}
+
+// A ResponseMeta written as JSON keeps its rate limit (the embedded
+// payonce.Meta's MarshalJSON, promoted, would write the Meta alone) and
+// hides the echoed headers as payonce.Meta's JSON does.
+func TestResponseMetaAsJSONKeepsTheRateLimit(t *testing.T) {
+	m := ResponseMeta{
+		Meta:      payonce.Meta{StatusCode: 200, Header: http.Header{"X-Echo-Card": {"4111111111111111"}, "Set-Cookie": {"sid=topsecretsessionvalue"}}},
+		RateLimit: RateLimit{Limit: 100, Remaining: 99},
+	}
+	for _, v := range []any{m, ChargePage{Meta: m}} {
+		b, err := json.Marshal(v)
+		require.NoError(t, err)
+		assert.Contains(t, string(b), `"Remaining":99`)
+		assert.Contains(t, string(b), `"StatusCode":200`)
+		assert.NotContains(t, string(b), "4111111111111111")
+		assert.NotContains(t, string(b), "topsecretsessionvalue")
+	}
 }

@@ -204,7 +204,7 @@ func (r *crashRun) decide(p *workerProc, d delivery, phase, key string, i int) (
 		return false, 0
 	}
 	defer r.mu.Unlock()
-	if rs.kills >= r.cfg.MaxKills {
+	if rs.kills >= r.cfg.MaxKills || rs.stall != nil && rs.stall.takingOver {
 		return false, 0
 	}
 	if r.chance(d.item.ref, d.n, phase, i) < r.cfg.KillRate {
@@ -342,11 +342,17 @@ func RunCrash(ctx context.Context, cfg CrashConfig) (*CrashReport, error) {
 			rs.flip = newFlipState()
 			flipped++
 		case r.chance(it.ref, "stall") < cfg.StallRate:
-			rs.stall = &stallState{settled: make(chan struct{})}
+			rs.stall = &stallState{}
 		}
 		r.refs[it.ref] = rs
-		q.push(r.nextDelivery(rs))
-		if rs.flip != nil || r.chance(it.ref, "dual") < cfg.DualRate {
+		first := r.nextDelivery(rs)
+		// A stalled reference's key is made on a true clock, so that the
+		// worker taking it over sends it (one whose clock is true does
+		// not send a key made on a clock ahead): it goes to a worker
+		// with a true clock, alone.
+		first.honest = rs.stall != nil
+		q.push(first)
+		if rs.flip != nil || rs.stall == nil && r.chance(it.ref, "dual") < cfg.DualRate {
 			q.push(r.nextDelivery(rs))
 			dual++
 		}
@@ -658,11 +664,10 @@ func (r *crashRun) settleLocked(q *queue, d delivery, res deliveryResult) {
 			return
 		}
 		if !rs.settled && rs.stall != nil {
-			// The stalled worker resumes now. Its reference was taken
-			// over unless the new worker left it in doubt (a key made
-			// on a clock ahead is not sent by a true one).
+			// The stalled worker resumes once this delivery ended. Its
+			// reference was taken over unless the new worker left it
+			// in doubt.
 			rs.stall.takenOver = !inDoubt(res.done.status)
-			close(rs.stall.settled)
 		}
 		rs.settled = true
 		if !inDoubt(res.done.status) {

@@ -2,24 +2,22 @@ package chaos
 
 import (
 	"context"
-	"time"
 
 	"github.com/payonce/payonce/internal/fakeserver"
 	"github.com/payonce/payonce/payoncetest"
 )
 
-// stallFor bounds how long the parent keeps a stalled worker stopped
-// while another worker takes its reference over and settles it.
-const stallFor = 3 * time.Second
-
 // stallState is the parent's script for a reference whose first worker
-// stalls mid-run: its first attempt is answered 503 (error_before_commit
-// for its key, once), and when the answer arrives the parent stops the
-// process (SIGSTOP), far past the run's journal lease, and delivers the
-// reference to another worker. Once that delivery settled it, or
-// stallFor passed, the process resumes (SIGCONT) and backs off into its
-// retry: the journal must stop it (the entry is settled or taken over),
-// so any attempt it still sends is counted (StaleSends).
+// stalls mid-run. Its first delivery goes to a worker with a true clock;
+// its first attempt is answered 503 (error_before_commit for its key,
+// once), and when the answer arrives the parent stops the process
+// (SIGSTOP) and delivers the reference to another worker, which takes
+// the entry over once the stopped worker's lease has ended on the
+// journal's clock. Once that takeover's deliveries ended (the reference
+// settled, or nothing more can be delivered in this phase), the process
+// resumes (SIGCONT) and backs off into its retry: the journal must stop
+// it (the entry is settled or taken over), so any attempt it still sends
+// is counted (StaleSends). No timer decides whether it was taken over.
 type stallState struct {
 	key     string // the stalled delivery's key, once it sent
 	stopped bool   // the stall happened
@@ -27,7 +25,9 @@ type stallState struct {
 	// takenOver: the delivery that settled the reference took it over
 	// (it did not leave it in doubt).
 	takenOver bool
-	settled   chan struct{}
+	// takingOver: another worker takes the reference over while this
+	// one is stopped; the parent kills none of its deliveries.
+	takingOver bool
 }
 
 // stallStep plays the parent at a sync point of a stalled reference's
@@ -64,22 +64,22 @@ func (r *crashRun) failOnce(it planItem, key string) error {
 }
 
 // stall stops p, hands its reference to a new worker process (the
-// stalled one keeps its slot), and resumes p once that one settled it
-// (or stallFor passed). It runs in the stalled delivery's slot, before
-// the parent's ack.
+// stalled one keeps its slot), and resumes p once that one's deliveries
+// ended. It runs in the stalled delivery's slot, before the parent's ack.
 func (r *crashRun) stall(p *workerProc, ss *stallState, d delivery) {
 	if !p.pause() {
 		return // no SIGSTOP here: the reference runs unstalled
 	}
 	r.mu.Lock()
-	rs := r.refs[d.item.ref]
-	q, ctx, cfg := r.q, r.ctx, r.base
+	td := r.nextDeliveryLocked(r.refs[d.item.ref])
+	ctx, cfg := r.ctx, r.base
 	r.stalls++
+	ss.takingOver = true
 	r.mu.Unlock()
-	go r.takeOver(ctx, q, cfg, r.nextDelivery(rs))
-	settled := wait(ss.settled, stallFor)
+	r.takeOver(ctx, cfg, td)
 	r.mu.Lock()
-	ss.resumed = settled && ss.takenOver
+	ss.takingOver = false
+	ss.resumed = ss.takenOver
 	if ss.resumed {
 		r.takenOver++
 	}
@@ -87,26 +87,18 @@ func (r *crashRun) stall(p *workerProc, ss *stallState, d delivery) {
 	p.resume()
 }
 
-// takeOver runs one delivery in a worker process of its own, as another
-// host of the fleet picking up the stalled worker's job.
-func (r *crashRun) takeOver(ctx context.Context, q *queue, cfg workerConfig, d delivery) {
-	p, err := startWorker(r.newCmd, cfg)
-	if err != nil {
+// takeOver runs d in a worker slot of its own, as another host of the
+// fleet picking up the stalled worker's job, with a queue of its own:
+// what the delivery's end redelivers (the entry still leased to the
+// stopped worker, a temporary failure) comes back to this slot, until
+// the reference settled or nothing more is due in this phase. It returns
+// then, whatever the time it took.
+func (r *crashRun) takeOver(ctx context.Context, cfg workerConfig, d delivery) {
+	q := newQueue()
+	q.push(d)
+	if err := r.slot(ctx, q, cfg); err != nil && ctx.Err() == nil {
 		r.mu.Lock()
-		r.workerFailures++
-		r.problemLocked("stall: start a worker: %v", err)
+		r.problemLocked("stall: take over %s: %v", d.item.ref, err)
 		r.mu.Unlock()
-		return
 	}
-	res := deliver(ctx, p, d, func(d delivery, phase, key string, i int) (bool, time.Duration) {
-		return r.decide(p, d, phase, key, i)
-	})
-	res.skewed = cfg.skewed
-	r.settle(q, d, res)
-	if p.killedAt() != "" || res.err != nil {
-		p.kill(phaseSetup)
-		_ = p.reap()
-		return
-	}
-	_ = p.stop()
 }

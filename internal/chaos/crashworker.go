@@ -219,6 +219,10 @@ const crashLease = 20 * time.Millisecond
 func newCrashClients(cfg workerConfig, j journal.Store, wrap func(http.RoundTripper) http.RoundTripper) (*crashClients, error) {
 	clock := func() time.Time { return time.Now().Add(cfg.ClockOffset) }
 	p := DefaultConfig().Retry // fast retries: the faults are short
+	// No bound on the time a run retries for (MaxAttempts and the key's
+	// window bound it): a worker stopped past its lease retries after it
+	// resumes however long the stop lasted, as a frozen process does.
+	p.MaxElapsedTime = 0
 	common := func(url string) []payonce.Option {
 		hc := payonce.DefaultHTTPClient()
 		if wrap != nil {
