@@ -147,7 +147,7 @@ func (s *ChargesService) SettleCreate(ctx context.Context, reference string, opt
 			list.IdempotencyKey = e.Key
 		}
 		pages := 0
-		for page, err := range s.pages(ctx, list) {
+		for page, err := range s.pages(ctx, *list) {
 			if err != nil {
 				return fail(e, settlelookup.ErrKindOf(err), fmt.Errorf("settle %q: list charges: %w", reference, err))
 			}
@@ -196,31 +196,6 @@ func (s *ChargesService) SettleCreate(ctx context.Context, reference string, opt
 		return record(payonce.Settlement{Outcome: payonce.SettleNotExecuted, Reason: "a55 lookup: no matching charge " + window}, nil)
 	}
 	return fail(e, payonce.ErrLookupNotFound, fmt.Errorf("settle %q: no matching charge %s", reference, window))
-}
-
-// pages yields the pages of charges list selects, stopping at the first
-// error or when a server answers the same page again.
-func (s *ChargesService) pages(ctx context.Context, list *ChargeListOptions) func(func(*ChargePage, error) bool) {
-	return func(yield func(*ChargePage, error) bool) {
-		o := *list
-		o.Page = 1
-		prevFirst := ""
-		for {
-			page, err := s.List(ctx, &o)
-			if err != nil {
-				yield(nil, err)
-				return
-			}
-			if page.firstUUID != "" && page.firstUUID == prevFirst {
-				return
-			}
-			prevFirst = page.firstUUID
-			if !yield(page, nil) || !page.HasMore() || page.Page < o.Page {
-				return
-			}
-			o.Page = page.Page + 1
-		}
-	}
 }
 
 // agree reports whether a listed value matches the request's: equal, or
