@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/payonce/payonce"
+	"github.com/payonce/payonce/internal/finality"
 	"github.com/payonce/payonce/redact"
 )
 
@@ -192,17 +193,4 @@ var finalKinds = []error{
 
 // FinalForKey implements payonce.FinalityCodec with finalKinds; a refused
 // redirect follows payonce.DefaultFinalForKey.
-func (Codec) FinalForKey(e *payonce.APIError) bool {
-	if e == nil {
-		return false
-	}
-	if errors.Is(e.Kind, payonce.ErrRedirectRefused) {
-		return payonce.DefaultFinalForKey(e)
-	}
-	for _, k := range finalKinds {
-		if errors.Is(e.Kind, k) {
-			return true
-		}
-	}
-	return false
-}
+func (Codec) FinalForKey(e *payonce.APIError) bool { return finality.ForKey(e, finalKinds) }

@@ -8,6 +8,7 @@ import (
 	"net/http"
 
 	"github.com/payonce/payonce"
+	"github.com/payonce/payonce/internal/finality"
 )
 
 // Envelope is the shape of every Coinepay OpenAPI answer, success and
@@ -149,17 +150,4 @@ var finalKinds = []error{
 
 // FinalForKey implements payonce.FinalityCodec with finalKinds; a refused
 // redirect follows payonce.DefaultFinalForKey.
-func (Codec) FinalForKey(e *payonce.APIError) bool {
-	if e == nil {
-		return false
-	}
-	if errors.Is(e.Kind, payonce.ErrRedirectRefused) {
-		return payonce.DefaultFinalForKey(e)
-	}
-	for _, k := range finalKinds {
-		if errors.Is(e.Kind, k) {
-			return true
-		}
-	}
-	return false
-}
+func (Codec) FinalForKey(e *payonce.APIError) bool { return finality.ForKey(e, finalKinds) }
