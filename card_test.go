@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/payonce/payonce/internal/corekit"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -49,7 +50,7 @@ func TestCardPrintedFormsAreMasked(t *testing.T) {
 }
 
 func TestCardWireFormCarriesEveryField(t *testing.T) {
-	b, err := MarshalWire(testCard())
+	b, err := corekit.MarshalWire(testCard())
 	require.NoError(t, err)
 	assert.JSONEq(t, `{"number":"4111111111111111","holder_name":"TEST","expiration_month":"12","expiration_year":"2030","cvv":"737"}`, string(b))
 	var back Card

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/cenkalti/backoff/v4"
+	"github.com/payonce/payonce/internal/corekit"
 )
 
 // checkRetry is the client's go-retryablehttp CheckRetry: after each
@@ -107,7 +108,7 @@ func (op *operation) recover(resp *http.Response) bool {
 	}
 	op.recovered = true
 	op.debug("payonce repeating attempt after signer recovery", slog.String("code", op.errAnswer.Code))
-	op.plan = retryPlan{cause: CauseSignerRecovery}
+	op.plan = retryPlan{cause: corekit.CauseSignerRecovery}
 	return true
 }
 
@@ -183,7 +184,7 @@ func (op *operation) apiError(resp *http.Response, body []byte) *APIError {
 	op.c.codec.DecodeError(resp.StatusCode, resp.Header, body, e)
 	op.fill(e, resp)
 	if e.Kind == nil { // the codec knows no kind for the answer's code
-		e.Kind = KindForStatus(resp.StatusCode)
+		e.Kind = corekit.KindForStatus(resp.StatusCode)
 	}
 	if d, ok := parseRetryAfter(resp.Header.Get("Retry-After"), time.Now()); ok {
 		e.RetryAfter = d

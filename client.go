@@ -1,6 +1,7 @@
 package payonce
 
 import (
+	"github.com/payonce/payonce/internal/corekit"
 	"github.com/payonce/payonce/internal/loopback"
 	"github.com/payonce/payonce/redact"
 
@@ -180,7 +181,7 @@ const (
 // (ErrInvalidConfig).
 func WithUserAgent(ua string) Option {
 	return func(c *Client) error {
-		if len(ua) > maxUserAgent || !printable(ua) {
+		if len(ua) > maxUserAgent || !corekit.Printable(ua) {
 			return fmt.Errorf("%w: user agent must be printable and at most %d bytes", ErrInvalidConfig, maxUserAgent)
 		}
 		c.userAgent = ua
@@ -192,7 +193,7 @@ func WithUserAgent(ua string) Option {
 // control character or longer than 64 bytes is refused (ErrInvalidConfig).
 func WithProvider(name string) Option {
 	return func(c *Client) error {
-		if len(name) > maxProvider || !printable(name) {
+		if len(name) > maxProvider || !corekit.Printable(name) {
 			return fmt.Errorf("%w: provider name must be printable and at most %d bytes", ErrInvalidConfig, maxProvider)
 		}
 		c.provider = name
@@ -358,9 +359,6 @@ func (c *Client) redactor() *redact.Redactor { return c.secrets.Redactor() }
 // Logger returns the client's (redacting) logger.
 func (c *Client) Logger() *slog.Logger { return c.logger }
 
-// RetryBudget returns the client's retry budget (nil when disabled).
-func (c *Client) RetryBudget() *RetryBudget { return c.budget }
-
 // HTTPClient returns the *http.Client whose transport sends every attempt
 // (typed clients send their OAuth2 token requests through it too).
 func (c *Client) HTTPClient() *http.Client { return c.httpClient }
@@ -371,7 +369,7 @@ type Request struct {
 	Method    string     // HTTP method
 	Path      string     // escaped path below the base URL, e.g. "/api/v1/bank/wallet/charge/"
 	Query     url.Values // query parameters (never logged)
-	Body      any        // encoded once with MarshalWire; nil for no body
+	Body      any        // encoded once (its MarshalWire, else encoding/json); nil for no body
 	// Keyed marks a business operation: one Idempotency-Key, resolved before
 	// the first attempt, is sent on every attempt.
 	Keyed bool
@@ -381,12 +379,14 @@ type Request struct {
 	// Route is Path's template for observers, e.g. "/v1/charges/{id}":
 	// spans and metrics are named by it, never by raw IDs. The typed
 	// clients set it to their documented path templates. When it is
-	// empty, Route(Path) derives one. A Route given here passes through
+	// empty, one is derived from Path: each segment that is not a word of
+	// the API (lowercase ASCII letters, a version, a "{placeholder}")
+	// becomes "{id}". A Route given here passes through
 	// the same rule, except that its words may hold capital letters
 	// ("/v1/paymentMethods/{id}"): its query string, its "{id}"
 	// placeholders aside, any segment with a digit or an escape never
-	// reaches an observer. Past MaxRoutes distinct routes a client
-	// reports RouteOverflow instead.
+	// reaches an observer. Past 256 distinct routes a client
+	// reports the route "other" instead.
 	Route string
 	// Summary, when not nil, is stored with a journaled call's entry
 	// (JournalEntry.Summary, see summary.go): what a settle lookup matches
@@ -395,7 +395,10 @@ type Request struct {
 	Summary any
 }
 
-// Codec decodes a provider's answers.
+// Codec decodes a provider's answers. A Codec that also has a method
+// FinalForKey(e *APIError) bool tells which of its provider's failures are
+// final for an idempotency key (no later attempt with the same key and body
+// can execute): the journal records only those as failed.
 type Codec interface {
 	// DecodeSuccess decodes a 2xx body into out (out may be nil). It may
 	// return an *APIError when a 2xx envelope reports a failure; any other

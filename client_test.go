@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/payonce/payonce/internal/corekit"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/time/rate"
@@ -190,7 +191,7 @@ func TestMalformedAnswerIsAnErrorNotAPanic(t *testing.T) {
 }
 
 func TestReplayHeaderAndRequestIDInMeta(t *testing.T) {
-	rec := &recorder{header: http.Header{HeaderReplay: {"true"}, "X-Request-Id": {"req_123"}}}
+	rec := &recorder{header: http.Header{corekit.HeaderReplay: {"true"}, "X-Request-Id": {"req_123"}}}
 	c := setup(t, rec)
 	meta, err := c.Do(context.Background(), postReq(), nil)
 	require.NoError(t, err)

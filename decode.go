@@ -5,6 +5,8 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+
+	"github.com/payonce/payonce/internal/corekit"
 )
 
 // decode decodes the final 2xx answer into out with the client's codec (a
@@ -23,6 +25,6 @@ func (op *operation) decode(resp *http.Response, out any) error {
 		}
 		return op.fail(ErrMalformedResponse, serverCause(derr))
 	}
-	op.debug("payonce operation done", slog.Int("status", resp.StatusCode), slog.Bool("replayed", strings.EqualFold(resp.Header.Get(HeaderReplay), "true")))
+	op.debug("payonce operation done", slog.Int("status", resp.StatusCode), slog.Bool("replayed", strings.EqualFold(resp.Header.Get(corekit.HeaderReplay), "true")))
 	return nil
 }

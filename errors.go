@@ -4,11 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/payonce/payonce/internal/corekit"
 	"github.com/payonce/payonce/internal/errortext"
 	"github.com/payonce/payonce/redact"
 )
@@ -23,83 +23,83 @@ import (
 // also map the Coinepay server's openapi_idempotency_key_* message keys.
 var (
 	// ErrKeyRequired: the provider requires an Idempotency-Key and none was given.
-	ErrKeyRequired = errors.New("idempotency key required")
+	ErrKeyRequired = corekit.ErrKeyRequired
 	// ErrKeyTooShort: the key is shorter than the provider's minimum (A55: 16).
-	ErrKeyTooShort = errors.New("idempotency key too short")
+	ErrKeyTooShort = corekit.ErrKeyTooShort
 	// ErrKeyTooLong: the key is longer than the provider's maximum (128).
-	ErrKeyTooLong = errors.New("idempotency key too long")
+	ErrKeyTooLong = corekit.ErrKeyTooLong
 	// ErrKeyInvalidChars: the key holds a character the provider refuses.
-	ErrKeyInvalidChars = errors.New("idempotency key has invalid characters")
+	ErrKeyInvalidChars = corekit.ErrKeyInvalidChars
 	// ErrIdempotencyConflict: the key was already used with another payload
 	// (HTTP 409). Retrying can never succeed: fix the body or use a new key.
-	ErrIdempotencyConflict = errors.New("idempotency key reused with a different payload")
+	ErrIdempotencyConflict = corekit.ErrIdempotencyConflict
 	// ErrInsufficientBalance: the account cannot pay for the operation.
 	// Servers do not store this answer, so the same key and body succeed
 	// once the balance is topped up.
-	ErrInsufficientBalance = errors.New("insufficient balance")
+	ErrInsufficientBalance = corekit.ErrInsufficientBalance
 	// ErrUnauthorized: missing, unknown or expired credentials (HTTP 401).
-	ErrUnauthorized = errors.New("unauthorized")
+	ErrUnauthorized = corekit.ErrUnauthorized
 	// ErrForbidden: the credentials may not do this (HTTP 403).
-	ErrForbidden = errors.New("forbidden")
+	ErrForbidden = corekit.ErrForbidden
 	// ErrNotFound: the resource or path does not exist (HTTP 404).
-	ErrNotFound = errors.New("not found")
+	ErrNotFound = corekit.ErrNotFound
 	// ErrInvalidState: a 409 that is not a key conflict: the resource cannot
 	// make this move (a charge already paid, canceled or settled).
-	ErrInvalidState = errors.New("invalid state for this operation")
+	ErrInvalidState = corekit.ErrInvalidState
 	// ErrInvalidRequest: the server refused the request as malformed or
 	// invalid (HTTP 400, 405, 413, 422 without a more specific code).
-	ErrInvalidRequest = errors.New("invalid request")
+	ErrInvalidRequest = corekit.ErrInvalidRequest
 	// ErrRateLimited: too many requests (HTTP 429). APIError.RetryAfter
 	// holds the server's Retry-After.
-	ErrRateLimited = errors.New("rate limited")
+	ErrRateLimited = corekit.ErrRateLimited
 	// ErrServer: the server failed (HTTP 5xx).
-	ErrServer = errors.New("server error")
+	ErrServer = corekit.ErrServer
 	// ErrSignatureInvalid: the request signature was missing or wrong.
-	ErrSignatureInvalid = errors.New("signature rejected")
+	ErrSignatureInvalid = corekit.ErrSignatureInvalid
 	// ErrTimestampExpired: the signed timestamp was outside the server's window.
-	ErrTimestampExpired = errors.New("signature timestamp expired")
+	ErrTimestampExpired = corekit.ErrTimestampExpired
 	// ErrNonceReplayed: the server saw this nonce before.
-	ErrNonceReplayed = errors.New("signature nonce replayed")
+	ErrNonceReplayed = corekit.ErrNonceReplayed
 	// ErrCardDeclined: the issuer refused the card (CARD_DECLINED and kin).
-	ErrCardDeclined = errors.New("card declined")
+	ErrCardDeclined = corekit.ErrCardDeclined
 	// ErrChargeFailed: the charge ended in an error status (PROCESSING_ERROR).
-	ErrChargeFailed = errors.New("charge failed")
+	ErrChargeFailed = corekit.ErrChargeFailed
 
 	// ErrKeyExpired: the operation's key is older than the provider's
 	// window minus the safety margin; another attempt could be executed
 	// by the server as a new operation, so none is sent.
-	ErrKeyExpired = errors.New("idempotency key too old to retry safely")
+	ErrKeyExpired = corekit.ErrKeyExpired
 	// ErrRetriesExhausted: every allowed attempt failed with a retryable error.
-	ErrRetriesExhausted = errors.New("retries exhausted")
+	ErrRetriesExhausted = corekit.ErrRetriesExhausted
 	// ErrRetryBudgetExhausted: the client-wide retry budget is spent.
-	ErrRetryBudgetExhausted = errors.New("retry budget exhausted")
+	ErrRetryBudgetExhausted = corekit.ErrRetryBudgetExhausted
 	// ErrTransport: the request could not be sent or its answer not read.
-	ErrTransport = errors.New("transport error")
+	ErrTransport = corekit.ErrTransport
 	// ErrMalformedResponse: the server's answer could not be decoded.
-	ErrMalformedResponse = errors.New("malformed response")
+	ErrMalformedResponse = corekit.ErrMalformedResponse
 	// ErrInvalidAmount: an amount is not a valid decimal string.
-	ErrInvalidAmount = errors.New("invalid amount")
+	ErrInvalidAmount = corekit.ErrInvalidAmount
 	// ErrInvalidCard: a card fails the Luhn, expiry or CVV checks.
-	ErrInvalidCard = errors.New("invalid card")
+	ErrInvalidCard = corekit.ErrInvalidCard
 	// ErrInvalidConfig: a client option was refused.
-	ErrInvalidConfig = errors.New("invalid configuration")
+	ErrInvalidConfig = corekit.ErrInvalidConfig
 	// ErrOutcomeUnknown: the journal holds a pending entry whose key is too
 	// old to send again; nothing was sent (JournalEntryOf gives the entry).
-	ErrOutcomeUnknown = errors.New("outcome unknown: reconciliation needed")
+	ErrOutcomeUnknown = corekit.ErrOutcomeUnknown
 	// ErrJournal: the journal failed (see JournalWriteError for a failure
 	// after the operation ran).
-	ErrJournal = errors.New("journal error")
+	ErrJournal = corekit.ErrJournal
 	// ErrKeyCreatedInFuture: the key's creation time (a Key, a journal
-	// entry) lies more than KeyClockTolerance ahead of the clock the age is measured on: its age is unknown, so
+	// entry) lies more than a minute ahead of the clock the age is measured on: its age is unknown, so
 	// nothing is sent. Final for the key.
-	ErrKeyCreatedInFuture = errors.New("idempotency key creation time is in the future")
+	ErrKeyCreatedInFuture = corekit.ErrKeyCreatedInFuture
 	// ErrNotExecuted: the journal records that the provider never
 	// executed the operation (nothing was sent under the key, or Settle
 	// recorded it so): nothing moved, and a new reference may run it.
-	ErrNotExecuted = errors.New("operation not executed: nothing moved; a new reference may run it")
+	ErrNotExecuted = corekit.ErrNotExecuted
 	// ErrSettledFailed: the operation was settled as failed from outside
 	// a run (Client.Settle): the provider did not complete it.
-	ErrSettledFailed = errors.New("operation settled as failed")
+	ErrSettledFailed = corekit.ErrSettledFailed
 )
 
 // APIError is the one error type every payonce operation returns. It
@@ -385,29 +385,6 @@ func IsTemporary(err error) bool {
 func IsResumable(err error) bool {
 	var e *APIError
 	return errors.As(err, &e) && e.Resumable()
-}
-
-// KindForStatus maps an HTTP status to its sentinel when no code is known.
-// A 409 without a known code is taken as a key conflict, the meaning both
-// source documents give it.
-func KindForStatus(status int) error {
-	switch {
-	case status == http.StatusUnauthorized:
-		return ErrUnauthorized
-	case status == http.StatusForbidden:
-		return ErrForbidden
-	case status == http.StatusNotFound:
-		return ErrNotFound
-	case status == http.StatusConflict:
-		return ErrIdempotencyConflict
-	case status == http.StatusTooManyRequests:
-		return ErrRateLimited
-	case status >= 500:
-		return ErrServer
-	case status >= 400:
-		return ErrInvalidRequest
-	}
-	return ErrMalformedResponse
 }
 
 // ValidationError reports input refused by the client before anything was

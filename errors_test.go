@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/payonce/payonce/internal/corekit"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -17,7 +18,7 @@ func TestKindForStatus(t *testing.T) {
 	table := map[int]error{400: ErrInvalidRequest, 401: ErrUnauthorized, 403: ErrForbidden, 404: ErrNotFound,
 		409: ErrIdempotencyConflict, 413: ErrInvalidRequest, 422: ErrInvalidRequest, 429: ErrRateLimited, 500: ErrServer, 503: ErrServer}
 	for status, want := range table {
-		assert.Equal(t, want, KindForStatus(status), status)
+		assert.Equal(t, want, corekit.KindForStatus(status), status)
 	}
 }
 
@@ -98,7 +99,7 @@ func FuzzErrorDecoding(f *testing.F) {
 		e := &APIError{}
 		JSONCodec{}.DecodeError(status, http.Header{}, []byte(body), e)
 		_ = e.Error()
-		if status >= 100 && status < 1000 && KindForStatus(status) == nil {
+		if status >= 100 && status < 1000 && corekit.KindForStatus(status) == nil {
 			t.Fatal("no kind")
 		}
 	})
@@ -113,7 +114,7 @@ func TestJournalKindsResumable(t *testing.T) {
 		e := &APIError{Kind: kind, Key: testKey("k-0000000000000001")}
 		assert.Equal(t, want, e.Temporary(), kind.Error())
 		assert.Equal(t, want, e.Resumable(), kind.Error())
-		assert.Equal(t, kind, kindByName(KindName(kind)), "every kind has a stable name")
+		assert.Equal(t, kind, corekit.KindByName(corekit.KindName(kind)), "every kind has a stable name")
 	}
 }
 

@@ -2,12 +2,12 @@ package payonce
 
 import "errors"
 
-// FinalityCodec is a Codec that knows which of its provider's failures are
+// finalityCodec is a Codec that knows which of its provider's failures are
 // final for an idempotency key. The journal records a failure as failed
 // only when it is final; any other leaves the entry pending, since a
 // later attempt with the same key and body may still execute (neither
 // provider keeps an answer that is not a 2xx).
-type FinalityCodec interface {
+type finalityCodec interface {
 	Codec
 	// FinalForKey reports whether e, the failure an attempt under a key
 	// ended with, is final for that key: no later attempt with the same
@@ -28,11 +28,11 @@ var defaultFinalKinds = []error{
 	ErrKeyRequired, ErrKeyTooShort, ErrKeyTooLong, ErrKeyInvalidChars,
 }
 
-// DefaultFinalForKey is the table a codec that is not a FinalityCodec is
+// defaultFinalForKey is the table a codec that is not a finalityCodec is
 // judged by (defaultFinalKinds), and the one the providers' codecs narrow:
 // a refused redirect is final only when the request cannot have run
 // (307/308).
-func DefaultFinalForKey(e *APIError) bool {
+func defaultFinalForKey(e *APIError) bool {
 	if e == nil {
 		return false
 	}
@@ -47,7 +47,7 @@ func DefaultFinalForKey(e *APIError) bool {
 	return false
 }
 
-// finalForKey asks the client's codec, else DefaultFinalForKey, whether
+// finalForKey asks the client's codec, else defaultFinalForKey, whether
 // the run's failure is final for its key.
 func (op *operation) finalForKey(e *APIError) bool {
 	if e.StatusCode == 0 && !errors.Is(e.Kind, ErrRedirectRefused) {
@@ -55,8 +55,8 @@ func (op *operation) finalForKey(e *APIError) bool {
 		// key's age, the journal): no answer said anything final.
 		return false
 	}
-	if fc, ok := op.c.codec.(FinalityCodec); ok {
+	if fc, ok := op.c.codec.(finalityCodec); ok {
 		return fc.FinalForKey(e)
 	}
-	return DefaultFinalForKey(e)
+	return defaultFinalForKey(e)
 }

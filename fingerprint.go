@@ -3,23 +3,11 @@ package payonce
 import (
 	"crypto/hmac"
 	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
-	"hash"
 	"strings"
 
+	"github.com/payonce/payonce/internal/corekit"
 	"github.com/payonce/payonce/redact"
-)
-
-// The two forms of a stored fingerprint, told apart by their prefix.
-const (
-	// fingerprintKeyedPrefix starts a fingerprint keyed with the client's
-	// fingerprint key: HMAC-SHA256 of method, path and the body bytes.
-	fingerprintKeyedPrefix = "hmac-sha256:"
-	// fingerprintRedactedPrefix starts a fingerprint of a client without a
-	// fingerprint key: SHA-256 of method, path and the body as redact.JSON
-	// stores it, card numbers cut to their last four digits and CVVs out.
-	fingerprintRedactedPrefix = "sha256-redacted:"
 )
 
 // fingerprintKeyLabel separates the fingerprint key derived from a
@@ -36,7 +24,7 @@ const fingerprintKeyLabel = "payonce journal fingerprint key v1"
 // rotating that secret makes pending entries look recorded with another
 // body unless this option keeps the key. Without a key (an A55 access
 // token, a core client) the fingerprint leaves card data out
-// (fingerprintRedactedPrefix), see docs/journal.md.
+// (the "sha256-redacted:" form), see docs/journal.md.
 func WithFingerprintKey(key []byte) Option {
 	return func(c *Client) error {
 		if len(key) == 0 {
@@ -49,27 +37,18 @@ func WithFingerprintKey(key []byte) Option {
 	}
 }
 
-// Fingerprint is the fingerprint a client without a fingerprint key
-// records: fingerprintRedactedPrefix and the hex SHA-256 of the upper-case
-// method, path and the body as redact.JSON stores it, so that it holds
-// nothing derived from a card number (beyond its last four digits) or a
-// CVV. Another body that differs only in the card's hidden digits or CVV
-// gets the same fingerprint. Client.Fingerprint gives the fingerprint a
-// client records, keyed when it has a key.
-func Fingerprint(method, path string, body []byte) string {
-	return fingerprintRedactedPrefix + fingerprintHex(sha256.New(), method, path, redact.JSON(body))
-}
-
 // Fingerprint returns the fingerprint the client records for a request
 // (method, escaped path, the exact body bytes): keyed with its fingerprint
-// key when it has one (fingerprintKeyedPrefix), else payonce.Fingerprint.
+// key when it has one ("hmac-sha256:" and the HMAC-SHA256 of the upper-case
+// method, path and body), else the "sha256-redacted:" form that leaves
+// card data out.
 // Give it to ReserveTx to have the journal check the body of the first
 // run.
 func (c *Client) Fingerprint(method, path string, body []byte) string {
 	if c.ident.fpKey == nil {
-		return Fingerprint(method, path, body)
+		return corekit.Fingerprint(method, path, body)
 	}
-	return fingerprintKeyedPrefix + fingerprintHex(hmac.New(sha256.New, c.ident.fpKey), method, path, body)
+	return corekit.KeyedFingerprint(c.ident.fpKey, method, path, body)
 }
 
 // fingerprintLike returns the fingerprint of the request in the form of
@@ -77,19 +56,10 @@ func (c *Client) Fingerprint(method, path string, body []byte) string {
 // with or without a key), so that the two compare; a form this client
 // cannot compute (keyed, and the client has no key) gives its own.
 func (c *Client) fingerprintLike(stored, method, path string, body []byte) string {
-	if strings.HasPrefix(stored, fingerprintRedactedPrefix) {
-		return Fingerprint(method, path, body)
+	if strings.HasPrefix(stored, corekit.FingerprintRedactedPrefix) {
+		return corekit.Fingerprint(method, path, body)
 	}
 	return c.Fingerprint(method, path, body)
-}
-
-func fingerprintHex(h hash.Hash, method, path string, body []byte) string {
-	h.Write([]byte(strings.ToUpper(method)))
-	h.Write([]byte{0})
-	h.Write([]byte(path))
-	h.Write([]byte{0})
-	h.Write(body)
-	return hex.EncodeToString(h.Sum(nil))
 }
 
 // RequestMatches reports whether a request (method, escaped path and the

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/payonce/payonce"
+	"github.com/payonce/payonce/internal/corekit"
 	"github.com/payonce/payonce/journal"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -26,11 +27,11 @@ func TestFingerprintForms(t *testing.T) {
 	sameLast4 := cardBody("4012888888071111", "123", "10.00")
 	otherAmount := cardBody("4111111111111111", "987", "99.00")
 
-	fp := payonce.Fingerprint("post", "/charge/", a)
+	fp := corekit.Fingerprint("post", "/charge/", a)
 	assert.True(t, strings.HasPrefix(fp, "sha256-redacted:"), fp)
-	assert.Equal(t, fp, payonce.Fingerprint("POST", "/charge/", sameLast4), "the hidden digits and the CVV are not in it")
-	assert.NotEqual(t, fp, payonce.Fingerprint("POST", "/charge/", otherAmount))
-	assert.NotEqual(t, fp, payonce.Fingerprint("POST", "/charge/other", a))
+	assert.Equal(t, fp, corekit.Fingerprint("POST", "/charge/", sameLast4), "the hidden digits and the CVV are not in it")
+	assert.NotEqual(t, fp, corekit.Fingerprint("POST", "/charge/", otherAmount))
+	assert.NotEqual(t, fp, corekit.Fingerprint("POST", "/charge/other", a))
 	plain := sha256.Sum256([]byte("POST\x00/charge/\x00" + string(a)))
 	assert.NotContains(t, fp, hex.EncodeToString(plain[:])[:16])
 
@@ -85,7 +86,7 @@ func TestAnotherCardUnderTheSameReference(t *testing.T) {
 	}
 }
 
-// An entry reserved with payonce.Fingerprint (the form without a key)
+// An entry reserved with corekit.Fingerprint (the form without a key)
 // still checks the body of a keyed client's run.
 func TestReservedRedactedFingerprintChecksAKeyedRun(t *testing.T) {
 	s := newStub(t, okCharge)
@@ -93,7 +94,7 @@ func TestReservedRedactedFingerprintChecksAKeyedRun(t *testing.T) {
 	clk := newClock()
 	_, _, err := j.Reserve(t.Context(), payonce.JournalEntry{Scope: "a55:client-1", Reference: "order-5", Operation: "charges.create",
 		Method: "POST", Path: "/charge/", Key: "reserved-key-order-5", KeyCreated: clk.Now(),
-		Fingerprint: payonce.Fingerprint("POST", "/charge/", []byte(`{"amount":"10.00"}`)), State: payonce.JournalPending,
+		Fingerprint: corekit.Fingerprint("POST", "/charge/", []byte(`{"amount":"10.00"}`)), State: payonce.JournalPending,
 		CreatedAt: clk.Now(), UpdatedAt: clk.Now()})
 	require.NoError(t, err)
 	c := journalClient(t, s, j, clk, payonce.WithFingerprintKey([]byte("k")))
@@ -113,7 +114,7 @@ func TestRequestMatches(t *testing.T) {
 	own := payonce.JournalEntry{Method: "POST", Path: "/charge/", Fingerprint: keyed.Fingerprint("POST", "/charge/", body)}
 	assert.True(t, keyed.RequestMatches(own, "POST", "/charge/", body))
 	assert.False(t, keyed.RequestMatches(own, "POST", "/charge/", cardBody("4012888888071111", "987", "10.00")))
-	redacted := payonce.JournalEntry{Method: "POST", Path: "/charge/", Fingerprint: payonce.Fingerprint("POST", "/charge/", body)}
+	redacted := payonce.JournalEntry{Method: "POST", Path: "/charge/", Fingerprint: corekit.Fingerprint("POST", "/charge/", body)}
 	assert.True(t, keyed.RequestMatches(redacted, "POST", "/charge/", body))
 	assert.False(t, keyed.RequestMatches(redacted, "POST", "/charge/", cardBody("4111111111111111", "987", "11.00")))
 	bare := payonce.JournalEntry{Method: "POST", Path: "/charge/"}

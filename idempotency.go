@@ -4,14 +4,12 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/payonce/payonce/internal/corekit"
 )
 
 // HeaderIdempotencyKey is the request header that carries the key.
 const HeaderIdempotencyKey = "Idempotency-Key"
-
-// HeaderReplay marks an answer that is a copy of a stored response
-// (Coinepay sends "X-Idempotent-Replay: true").
-const HeaderReplay = "X-Idempotent-Replay"
 
 // DefaultKeyWindow is how long both providers remember a key.
 const DefaultKeyWindow = 24 * time.Hour
@@ -171,9 +169,9 @@ func (o *callOptions) resolveKey(now time.Time) (Key, error) {
 }
 
 // within is k with a creation time a little ahead of now (within
-// KeyClockTolerance: a clock slightly fast) taken as now.
+// a minute: a clock slightly fast) taken as now.
 func (k Key) within(now time.Time) Key {
-	if k.created.After(now) && !k.created.After(now.Add(KeyClockTolerance)) {
+	if k.created.After(now) && !k.created.After(now.Add(corekit.KeyClockTolerance)) {
 		k.created = keyTime(now)
 	}
 	return k

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/payonce/payonce/internal/corekit"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -247,7 +248,7 @@ func TestRefusedKeyErrorKindIsTheRule(t *testing.T) {
 		var e *APIError
 		require.ErrorAs(t, err, &e)
 		assert.Equal(t, kind, e.Kind, key)
-		assert.Equal(t, KindName(kind), Outcome(err), key)
+		assert.Equal(t, corekit.KindName(kind), outcome(err), key)
 		assert.ErrorIs(t, err, ErrInvalidRequest, key)
 	}
 }

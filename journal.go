@@ -5,8 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
-	"unicode/utf8"
 
+	"github.com/payonce/payonce/internal/corekit"
 	"github.com/payonce/payonce/redact"
 )
 
@@ -39,9 +39,6 @@ func (e JournalEntry) IdempotencyKey() Key {
 	return Key{id: e.Key, created: keyTime(e.KeyCreated)}
 }
 
-// MaxReferenceLen is the longest reference WithReference accepts, in bytes.
-const MaxReferenceLen = 255
-
 // JournalEntry is one business operation's durable record. Scope and
 // Reference identify it; Key, KeyCreated and Fingerprint are fixed when it
 // is reserved; the other fields change as the operation settles.
@@ -65,7 +62,7 @@ type JournalEntry struct {
 	StatusCode   int          // final HTTP status, when there was one
 	RequestID    string       // provider request ID
 	Replayed     bool         // the final answer was a server replay
-	ErrorKind    string       // KindName of the error's kind, for failed (and the last pending failure)
+	ErrorKind    string       // stable name of the error's kind ("card_declined"), for failed (and the last pending failure)
 	ErrorCode    string       // provider error code
 	ErrorMessage string       // provider error message, redacted
 	Attempts     int          // attempts sent over all runs
@@ -86,17 +83,8 @@ type JournalEntry struct {
 	// (Client.Settle), or why the run recorded it as not executed.
 	SettleReason string
 	// Lease is given to Reserve, never stored: how long a created entry is
-	// leased to LeaseOwner (JournalReserveLease when 0).
+	// leased to LeaseOwner (a minute when 0).
 	Lease time.Duration
-}
-
-// ReserveLease is how long Reserve leases a created entry: e.Lease, or
-// JournalReserveLease when it is not above 0.
-func (e JournalEntry) ReserveLease() time.Duration {
-	if e.Lease > 0 {
-		return e.Lease
-	}
-	return JournalReserveLease
 }
 
 // Settled reports whether the entry is succeeded or failed.
@@ -105,19 +93,8 @@ func (e JournalEntry) Settled() bool { return e.State == JournalSucceeded || e.S
 // NotExecuted reports whether the entry is settled as never executed by the
 // provider (nothing moved: a new reference may run the operation).
 func (e JournalEntry) NotExecuted() bool {
-	return e.State == JournalFailed && e.ErrorKind == KindName(ErrNotExecuted)
+	return e.State == JournalFailed && e.ErrorKind == corekit.KindName(ErrNotExecuted)
 }
-
-// JournalReserveLease is how long Reserve leases an entry it creates to
-// the entry's LeaseOwner, on the journal's clock, when the entry gives no
-// Lease; Settle's lease too.
-const JournalReserveLease = time.Minute
-
-// KeyClockTolerance is how far in the future a key creation time may lie
-// (a clock a little ahead) and still be taken, as the present. Beyond it
-// the key's age is unknown and the operation is refused with
-// ErrKeyCreatedInFuture, nothing sent.
-const KeyClockTolerance = time.Minute
 
 // TakeRequest asks Journal.Take to give a pending entry to the run Owner.
 type TakeRequest struct {
@@ -151,7 +128,8 @@ type Journal interface {
 	// returns the stored entry and whether it was created. A created entry
 	// has Fence 1, Sent and Attempts as e's (a run reserving right before
 	// its first attempt marks it sent and counts it) and, when
-	// e.LeaseOwner is set, is leased to it for e.ReserveLease().
+	// e.LeaseOwner is set, is leased to it for e.Lease (a minute when
+	// it is not above 0).
 	Reserve(ctx context.Context, e JournalEntry) (JournalEntry, bool, error)
 	// Update records an outcome: it overwrites State, Result, StatusCode,
 	// RequestID, Replayed, Error*, LastCause, SettleReason and UpdatedAt
@@ -189,18 +167,18 @@ type Journal interface {
 // Journal errors returned by Journal implementations (wrapped).
 var (
 	// ErrJournalNotFound: no entry has this scope and reference.
-	ErrJournalNotFound = errors.New("journal entry not found")
+	ErrJournalNotFound = corekit.ErrJournalNotFound
 	// ErrJournalSettled: an Update tried to move a settled entry back to
 	// pending or to another outcome.
-	ErrJournalSettled = errors.New("journal entry already settled")
+	ErrJournalSettled = corekit.ErrJournalSettled
 	// ErrJournalFenced: a write or an attempt carried a fence another run
 	// or claim has since replaced: the entry was taken over. As an
 	// APIError's Kind: the run stopped, nothing more was sent; call again
 	// with the reference to get the outcome.
-	ErrJournalFenced = errors.New("journal entry taken over by another run")
+	ErrJournalFenced = corekit.ErrJournalFenced
 	// ErrJournalLeased: another run holds a live lease on the entry. As an
 	// APIError's Kind: nothing was sent; call again once it has finished.
-	ErrJournalLeased = errors.New("journal entry leased to another run")
+	ErrJournalLeased = corekit.ErrJournalLeased
 )
 
 // OutcomeUnknownError is the Err of an *APIError whose Kind is
@@ -296,8 +274,8 @@ func WithJournal(j Journal) Option {
 // environment its own.
 func WithScope(s string) Option {
 	return func(c *Client) error {
-		if s == "" || len(s) > MaxReferenceLen || !printable(s) {
-			return fmt.Errorf("%w: scope must be non-empty printable UTF-8 of at most %d bytes", ErrInvalidConfig, MaxReferenceLen)
+		if s == "" || len(s) > corekit.MaxReferenceLen || !corekit.Printable(s) {
+			return fmt.Errorf("%w: scope must be non-empty printable UTF-8 of at most %d bytes", ErrInvalidConfig, corekit.MaxReferenceLen)
 		}
 		c.scope, c.ident.explicit = s, true
 		return nil
@@ -308,7 +286,7 @@ func WithScope(s string) Option {
 // ID) in the client's journal: a second call with the same reference, in
 // any process, returns the recorded outcome or resumes the same operation
 // with its key instead of running it again. It must be non-empty,
-// printable and at most MaxReferenceLen bytes; the client needs WithJournal.
+// printable and at most 255 bytes; the client needs WithJournal.
 func WithReference(ref string) CallOption {
 	return func(o *callOptions) { o.reference, o.hasReference = ref, true }
 }
@@ -318,20 +296,6 @@ func (c *Client) Scope() string { return c.scope }
 
 // Journal returns the client's journal (nil when none).
 func (c *Client) Journal() Journal { return c.journal }
-
-// printable reports whether s is valid UTF-8 without control characters:
-// every backend can store it (PostgreSQL's text refuses invalid UTF-8).
-func printable(s string) bool {
-	if !utf8.ValidString(s) {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if s[i] < 0x20 || s[i] == 0x7f {
-			return false
-		}
-	}
-	return true
-}
 
 // checkReference validates the reference of one call, before anything is
 // sent or recorded.
@@ -344,14 +308,14 @@ func (c *Client) checkReference(req *Request, o callOptions) error {
 		return fmt.Errorf("%w: WithReference needs a client with WithJournal", ErrInvalidConfig)
 	case o.reference == "":
 		return invalid(ErrInvalidRequest, "reference", "empty")
-	case len(o.reference) > MaxReferenceLen:
-		return invalid(ErrInvalidRequest, "reference", fmt.Sprintf("longer than %d bytes", MaxReferenceLen))
-	case !printable(o.reference):
+	case len(o.reference) > corekit.MaxReferenceLen:
+		return invalid(ErrInvalidRequest, "reference", fmt.Sprintf("longer than %d bytes", corekit.MaxReferenceLen))
+	case !corekit.Printable(o.reference):
 		return invalid(ErrInvalidRequest, "reference", "holds a control character or is not UTF-8")
 	case !req.Keyed || o.noKey:
 		return invalid(ErrInvalidRequest, "reference", "only an operation with an idempotency key can be journaled")
-	case len(o.leaseOwner) > MaxReferenceLen || !printable(o.leaseOwner):
-		return invalid(ErrInvalidRequest, "lease owner", fmt.Sprintf("must be printable UTF-8 of at most %d bytes", MaxReferenceLen))
+	case len(o.leaseOwner) > corekit.MaxReferenceLen || !corekit.Printable(o.leaseOwner):
+		return invalid(ErrInvalidRequest, "lease owner", fmt.Sprintf("must be printable UTF-8 of at most %d bytes", corekit.MaxReferenceLen))
 	}
 	return nil
 }
@@ -383,7 +347,7 @@ func (op *operation) fromJournal(e JournalEntry, out any) (Meta, error) {
 // again, so what the codec attached to the first error (an A55 charge
 // declined, for a55.ChargeFromError) is there too.
 func (op *operation) storedError(e JournalEntry, out any) *APIError {
-	kind := kindByName(e.ErrorKind)
+	kind := corekit.KindByName(e.ErrorKind)
 	if kind == nil {
 		kind = ErrServer
 	}
@@ -438,4 +402,4 @@ func (e *recordedError) Unwrap() []error { return []error{ErrJournalRecorded, e.
 
 // ErrJournalRecorded is the Err of an *APIError rebuilt from a failed
 // journal entry: the failure was recorded earlier and nothing was sent.
-var ErrJournalRecorded = errors.New("recorded in the journal")
+var ErrJournalRecorded = corekit.ErrJournalRecorded

@@ -16,6 +16,7 @@ import (
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/a55"
 	"github.com/payonce/payonce/coinepay"
+	"github.com/payonce/payonce/internal/corekit"
 	"github.com/payonce/payonce/internal/keytest"
 	"github.com/payonce/payonce/journal"
 	"github.com/stretchr/testify/assert"
@@ -138,7 +139,7 @@ func TestJournalReservesBeforeTheFirstByte(t *testing.T) {
 	assert.Equal(t, payonce.JournalPending, atFirstByte.State)
 	assert.Equal(t, s.sentKeys()[0], atFirstByte.Key)
 	assert.Equal(t, "a55:client-1", atFirstByte.Scope)
-	assert.Equal(t, payonce.Fingerprint("POST", "/charge/", []byte(`{"amount":"10.00"}`)), atFirstByte.Fingerprint)
+	assert.Equal(t, corekit.Fingerprint("POST", "/charge/", []byte(`{"amount":"10.00"}`)), atFirstByte.Fingerprint)
 	assert.Equal(t, "order-42/charge", meta.Reference)
 	assert.False(t, meta.FromJournal)
 	assert.Equal(t, "ch_1", out.ID)
@@ -385,7 +386,7 @@ func TestJournalUpdateFailureAfterTheOperationRan(t *testing.T) {
 		first := executed[r.Header.Get(payonce.HeaderIdempotencyKey)] == 1
 		mu.Unlock()
 		if !first {
-			w.Header().Set(payonce.HeaderReplay, "true")
+			w.Header().Set(corekit.HeaderReplay, "true")
 		}
 		okCharge(n, w, r)
 	})

@@ -13,6 +13,7 @@ import (
 
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/a55"
+	"github.com/payonce/payonce/internal/corekit"
 	"github.com/payonce/payonce/internal/keytest"
 	"github.com/payonce/payonce/journal"
 )
@@ -363,7 +364,7 @@ func TestFutureKeyNeverMakesAKeyYounger(t *testing.T) {
 	_, gerr := j.Get(t.Context(), "a55:client-1", "order-c3")
 	require.ErrorIs(t, gerr, payonce.ErrJournalNotFound)
 
-	slightly := keytest.Key(t, "order-c3-other-key-1", clk.Now().Add(payonce.KeyClockTolerance/2))
+	slightly := keytest.Key(t, "order-c3-other-key-1", clk.Now().Add(corekit.KeyClockTolerance/2))
 	meta, err := c.Do(t.Context(), chargeReq("1.00"), nil, payonce.WithKey(slightly))
 	require.NoError(t, err)
 	assert.True(t, meta.Key.Created().Equal(clk.Now()), "a clock a little ahead is the present")

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"strings"
 	"time"
+
+	"github.com/payonce/payonce/internal/corekit"
 )
 
 // keyTextPrefix versions the key's text form.
@@ -65,7 +67,7 @@ func ParseKey(s string) (Key, error) {
 	if err := json.Unmarshal(b, &v); err != nil {
 		return bad("not a key")
 	}
-	if v.K == "" || len(v.K) > 255 || !printable(v.K) {
+	if v.K == "" || len(v.K) > 255 || !corekit.Printable(v.K) {
 		return bad("bad key")
 	}
 	if v.T <= 0 {

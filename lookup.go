@@ -1,8 +1,7 @@
 package payonce
 
 import (
-	"errors"
-	"time"
+	"github.com/payonce/payonce/internal/corekit"
 )
 
 // Errors of a settle lookup (a55.ChargesService.SettleCreate,
@@ -12,38 +11,9 @@ var (
 	// ErrLookupAmbiguous: more than one operation at the provider could be
 	// the entry's. The lookup never picks one: settle by hand
 	// (Client.Settle) once you know which, if any, is yours.
-	ErrLookupAmbiguous = errors.New("settle lookup ambiguous: more than one operation at the provider matches")
+	ErrLookupAmbiguous = corekit.ErrLookupAmbiguous
 	// ErrLookupNotFound: no operation at the provider matches the entry,
 	// and the lookup was not allowed to conclude that none ran (or its
 	// window is not over yet).
-	ErrLookupNotFound = errors.New("settle lookup found no matching operation")
+	ErrLookupNotFound = corekit.ErrLookupNotFound
 )
-
-// DefaultLookupMargin widens a lookup window on both sides: it covers
-// the difference between the provider's clock and the journal's, and how
-// long an attempt may travel and run after its start was recorded.
-const DefaultLookupMargin = 15 * time.Minute
-
-// LookupWindow returns the span in which an attempt under e's key can have
-// executed at the provider: from the earlier of the key's creation and the
-// entry's reservation to the entry's last change (every attempt records
-// its start before it is sent), each side widened by margin (zero or less:
-// DefaultLookupMargin). A lookup that finds nothing may conclude that
-// nothing ran only once the provider's clock is past the window's end.
-func LookupWindow(e JournalEntry, margin time.Duration) (from, to time.Time) {
-	if margin <= 0 {
-		margin = DefaultLookupMargin
-	}
-	for _, t := range []time.Time{e.KeyCreated, e.CreatedAt, e.UpdatedAt} {
-		if t.IsZero() {
-			continue
-		}
-		if from.IsZero() || t.Before(from) {
-			from = t
-		}
-		if t.After(to) {
-			to = t
-		}
-	}
-	return from.Add(-margin), to.Add(margin)
-}

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/payonce/payonce"
+	"github.com/payonce/payonce/internal/corekit"
 	"github.com/stretchr/testify/assert"
 )
 
@@ -14,10 +15,10 @@ import (
 func TestLookupWindow(t *testing.T) {
 	t0 := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
 	e := payonce.JournalEntry{KeyCreated: t0.Add(time.Hour), CreatedAt: t0, UpdatedAt: t0.Add(3 * time.Hour)}
-	from, to := payonce.LookupWindow(e, time.Minute)
+	from, to := corekit.LookupWindow(time.Minute, e.KeyCreated, e.CreatedAt, e.UpdatedAt)
 	assert.Equal(t, t0.Add(-time.Minute), from)
 	assert.Equal(t, t0.Add(3*time.Hour+time.Minute), to)
-	from, to = payonce.LookupWindow(payonce.JournalEntry{KeyCreated: t0}, 0)
-	assert.Equal(t, t0.Add(-payonce.DefaultLookupMargin), from)
-	assert.Equal(t, t0.Add(payonce.DefaultLookupMargin), to)
+	from, to = corekit.LookupWindow(0, time.Time{}, t0)
+	assert.Equal(t, t0.Add(-corekit.DefaultLookupMargin), from)
+	assert.Equal(t, t0.Add(corekit.DefaultLookupMargin), to)
 }

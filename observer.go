@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/payonce/payonce/internal/corekit"
 	"github.com/payonce/payonce/redact"
 )
 
@@ -53,12 +54,12 @@ type OperationInfo struct {
 	Method    string // HTTP method
 	// Route is the request's path template, e.g.
 	// "/api/v1/bank/wallet/charge/" or "/v1/charges/{id}": never a raw
-	// resource ID, never the query string (see Route).
+	// resource ID, never the query string (see Request.Route).
 	Route string
 	Keyed bool // a business operation: one Idempotency-Key on every attempt
 	// ReferenceTemplate is the journal reference's template
-	// (ReferenceTemplate: "order-{id}/charge"), "" without a reference;
-	// past MaxRoutes distinct templates a client reports RouteOverflow.
+	// ("order-{id}/charge" for "order-42/charge"), "" without a reference;
+	// past 256 distinct templates a client reports the route "other".
 	// The raw reference is never reported.
 	ReferenceTemplate string
 	// RetryBudget is the client's retry budget (nil when disabled), for an
@@ -75,7 +76,7 @@ type AttemptInfo struct {
 	// Cause is why this attempt repeats the last one: "" for the first,
 	// else the retry cause of the last attempt's AttemptResult (for
 	// example "Service Unavailable", "transport", "timeout"), or
-	// CauseSignerRecovery.
+	// "signer_recovery".
 	Cause string
 
 	// req is the attempt's request, kept as a pointer (which %v prints as
@@ -83,11 +84,6 @@ type AttemptInfo struct {
 	// headers, the signer's included.
 	req *http.Request
 }
-
-// CauseSignerRecovery is the Cause of an attempt repeated once because the
-// signer recovered from the last answer (a refreshed token after a 401, a
-// corrected clock after openapi_timestamp_expired).
-const CauseSignerRecovery = "signer_recovery"
 
 // SetHeader adds the header name: value to this attempt only, before it is
 // signed. It refuses (and reports false) a header the attempt already
@@ -133,28 +129,6 @@ func canonicalHeaderKey(name string) string {
 	return textproto.CanonicalMIMEHeaderKey(name)
 }
 
-// Carrier returns the attempt's headers as a write-only carrier: its
-// methods are those of OpenTelemetry's propagation.TextMapCarrier, so a
-// propagator injects trace context with
-// prop.Inject(ctx, info.Carrier()).
-func (a AttemptInfo) Carrier() HeaderCarrier { return HeaderCarrier{req: a.req} }
-
-// HeaderCarrier adds headers to one attempt through AttemptInfo.SetHeader;
-// it reads none (Get and Keys see nothing), so what an observer retains
-// never exposes the attempt's signed headers. Converting it to an
-// interface does not allocate.
-type HeaderCarrier struct{ req *http.Request }
-
-// Set adds the header key: value to the attempt, unless SetHeader refuses
-// it.
-func (c HeaderCarrier) Set(key, value string) { AttemptInfo{req: c.req}.SetHeader(key, value) }
-
-// Get returns "": the carrier is write-only.
-func (c HeaderCarrier) Get(string) string { return "" }
-
-// Keys returns nil: the carrier is write-only.
-func (c HeaderCarrier) Keys() []string { return nil }
-
 // AttemptResult describes how one attempt ended.
 type AttemptResult struct {
 	OperationInfo
@@ -184,7 +158,9 @@ type OperationResult struct {
 	OperationInfo
 	Key        string    // the Idempotency-Key sent ("" for unkeyed calls)
 	KeyCreated time.Time // when the key was first used (zero without a key)
-	// Outcome is "success" or the name of the error's kind (see Outcome).
+	// Outcome is "success", the name of the *APIError's kind
+	// ("idempotency_conflict", "card_declined", "canceled", ...) or "error":
+	// a fixed set of names, safe as a metric attribute.
 	Outcome    string
 	Err        error         // the *APIError Do returned, nil on success
 	Attempts   int           // attempts sent
@@ -313,12 +289,12 @@ func WithObserver(o Observer) Option {
 	}
 }
 
-// Outcome names how an operation ended, for metrics and span attributes:
-// "success" for a nil error, else KindName of the *APIError's kind
+// outcome names how an operation ended, for metrics and span attributes:
+// "success" for a nil error, else corekit.KindName of the *APIError's kind
 // ("idempotency_conflict", "retries_exhausted", "card_declined",
 // "canceled", ...), "error" for anything else. The set of names is fixed,
 // so it is safe as a metric attribute.
-func Outcome(err error) string {
+func outcome(err error) string {
 	if err == nil {
 		return "success"
 	}
@@ -326,13 +302,13 @@ func Outcome(err error) string {
 	if !errors.As(err, &e) {
 		return "error"
 	}
-	if name := KindName(e.Kind); name != "" {
+	if name := corekit.KindName(e.Kind); name != "" {
 		return name
 	}
 	return "error"
 }
 
-// Route returns the route template of a request path: each segment that
+// route returns the route template of a request path: each segment that
 // is not a word of the API is replaced by "{id}"
 // ("/v1/customers/cusKxQzAbC/cards" becomes "/v1/customers/{id}/cards").
 // A word is a segment of 1 to 32 bytes made of lowercase ASCII letters,
@@ -345,25 +321,12 @@ func Outcome(err error) string {
 // segment. The query string and the fragment are never part of a route.
 // Observers name spans and label metrics with it, so that their
 // cardinality stays that of the API; a Client also bounds the number of
-// distinct routes it reports (see MaxRoutes).
-func Route(path string) string { return routeOf(path, false) }
-
-// MaxRoutes is how many distinct routes one Client reports for paths it
-// derives a route from (Request.Route empty), and again for the routes
-// callers give: past it, or for a route longer than maxRouteLen bytes,
-// an operation's route is RouteOverflow. Paths built from words a
-// caller does not control (a forwarded path, a lowercase slug used as an
-// ID) thus cannot grow an observer's memory or a metric's cardinality.
-const MaxRoutes = 256
+// distinct routes it reports (256).
+func route(path string) string { return routeOf(path, false) }
 
 // maxRouteLen is the longest route a Client reports; a longer one is
-// RouteOverflow.
+// corekit.RouteOverflow.
 const maxRouteLen = 256
-
-// RouteOverflow is the route of an operation whose own route did not fit
-// the client's route table (see MaxRoutes). It never starts with '/', so
-// it is never mistaken for a path of the API.
-const RouteOverflow = "other"
 
 // routeOf is Route; given marks a template the caller gave
 // (Request.Route), whose words may hold capitals ("/v1/paymentMethods").
@@ -468,7 +431,7 @@ func word(seg string, capitals bool) bool {
 }
 
 // routeTable is the set of routes a Client has reported, bounded by
-// MaxRoutes for derived routes and again for given ones, so that a
+// corekit.MaxRoutes for derived routes and again for given ones, so that a
 // caller's own templates never lose their names to paths the client
 // derived routes from.
 type routeTable struct {
@@ -483,10 +446,10 @@ type routeEntry struct {
 }
 
 // admit returns route when the table holds it or has room for it, else
-// RouteOverflow.
+// corekit.RouteOverflow.
 func (t *routeTable) admit(route string, given bool) string {
 	if len(route) > maxRouteLen {
-		return RouteOverflow
+		return corekit.RouteOverflow
 	}
 	k := routeEntry{route, given}
 	t.mu.RLock()
@@ -504,8 +467,8 @@ func (t *routeTable) admit(route string, given bool) string {
 	if given {
 		i = 1
 	}
-	if t.n[i] >= MaxRoutes {
-		return RouteOverflow
+	if t.n[i] >= corekit.MaxRoutes {
+		return corekit.RouteOverflow
 	}
 	if t.routes == nil {
 		t.routes = make(map[routeEntry]struct{})
@@ -558,7 +521,7 @@ func (op *operation) startObserving() {
 	ob.info = OperationInfo{Provider: c.provider, Operation: req.Operation, Method: req.Method, Route: route,
 		Keyed: req.Keyed, RetryBudget: c.budget}
 	if op.opts.hasReference {
-		ob.info.ReferenceTemplate = c.refs.admit(ReferenceTemplate(op.opts.reference), false)
+		ob.info.ReferenceTemplate = c.refs.admit(referenceTemplate(op.opts.reference), false)
 	}
 	ctx := c.observer.StartOperation(op.ctx, ob.info)
 	if ctx == nil {
@@ -576,7 +539,7 @@ func (op *operation) endObserving(m Meta, err error) {
 	if ob.attempt.open {
 		op.endAttempt(nil, nil, false)
 	}
-	res := OperationResult{OperationInfo: ob.info, Key: op.key, Outcome: Outcome(err), Attempts: op.attempts,
+	res := OperationResult{OperationInfo: ob.info, Key: op.key, Outcome: outcome(err), Attempts: op.attempts,
 		StatusCode: m.StatusCode, Replayed: m.Replayed, RequestID: m.RequestID, Duration: time.Since(op.start),
 		FromJournal: m.FromJournal || errors.Is(err, ErrJournalRecorded)}
 	if op.key != "" {
@@ -676,10 +639,10 @@ func (op *operation) endAttempt(resp *http.Response, err error, retry bool) {
 		res.Err = redactedError{cleanTransportError(err), op.c.redactor}
 	} else if resp != nil {
 		res.StatusCode = resp.StatusCode
-		res.Replayed = strings.EqualFold(resp.Header.Get(HeaderReplay), "true")
+		res.Replayed = strings.EqualFold(resp.Header.Get(corekit.HeaderReplay), "true")
 		res.RequestID = requestID(op.c.redactor(), resp.Header)
 	}
-	if retry && op.plan.cause != CauseSignerRecovery {
+	if retry && op.plan.cause != corekit.CauseSignerRecovery {
 		res.RetryCause, res.RetryWait = op.plan.cause, op.plan.wait
 	}
 	op.c.observer.EndAttempt(a.ctx, res)

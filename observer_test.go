@@ -10,6 +10,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/payonce/payonce/internal/corekit"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -93,7 +94,7 @@ func TestObserverSeesEveryAttemptAndTheOutcome(t *testing.T) {
 	assert.Equal(t, 200, op.StatusCode)
 	assert.False(t, op.KeyCreated.IsZero())
 	assert.Positive(t, op.Duration)
-	assert.Same(t, c.RetryBudget(), obs.opInfo[0].RetryBudget)
+	assert.Same(t, c.budget, obs.opInfo[0].RetryBudget)
 	for _, a := range obs.attempts {
 		assert.Equal(t, "order-42", a.Key)
 		assert.Equal(t, "req-7", a.RequestID)
@@ -106,7 +107,7 @@ func TestObserverSeesEveryAttemptAndTheOutcome(t *testing.T) {
 // A lost answer is an attempt that ends with an error and no status; a
 // replayed answer is marked.
 func TestObserverSeesLostAnswersAndReplays(t *testing.T) {
-	rec := &recorder{header: http.Header{HeaderReplay: {"true"}}}
+	rec := &recorder{header: http.Header{corekit.HeaderReplay: {"true"}}}
 	h, _ := hijackFirst(1, rec)
 	srv := httptest.NewServer(h)
 	defer srv.Close()
@@ -231,7 +232,7 @@ func TestAttemptRequestCarriesObserverContext(t *testing.T) {
 }
 
 // A signer recovery repeats the attempt: the observer sees the repeat
-// with CauseSignerRecovery.
+// with the cause "signer_recovery".
 func TestObserverSeesSignerRecovery(t *testing.T) {
 	s := &recoverOnce{}
 	s.token.Store("stale")
@@ -240,7 +241,7 @@ func TestObserverSeesSignerRecovery(t *testing.T) {
 	_, err := c.Do(context.Background(), postReq(), nil)
 	require.NoError(t, err)
 	require.Len(t, obs.starts, 2)
-	assert.Equal(t, CauseSignerRecovery, obs.starts[1].Cause)
+	assert.Equal(t, corekit.CauseSignerRecovery, obs.starts[1].Cause)
 	assert.Equal(t, 401, obs.attempts[0].StatusCode)
 	assert.Equal(t, 1, obs.ops[0].Retries)
 }
@@ -312,7 +313,7 @@ func TestRoute(t *testing.T) {
 		"/v1/bank/wallet/0123456789abcdef0123456789abcdef/charge/list": "/v1/bank/wallet/{id}/charge/list",
 	}
 	for in, want := range cases {
-		assert.Equal(t, want, Route(in), in)
+		assert.Equal(t, want, route(in), in)
 	}
 }
 
@@ -328,12 +329,12 @@ func TestRequestRouteWins(t *testing.T) {
 }
 
 func TestOutcome(t *testing.T) {
-	assert.Equal(t, "success", Outcome(nil))
-	assert.Equal(t, "error", Outcome(io.EOF))
-	assert.Equal(t, "card_declined", Outcome(&APIError{Kind: ErrCardDeclined}))
-	assert.Equal(t, "canceled", Outcome(fmt.Errorf("wrapped: %w", &APIError{Kind: context.Canceled})))
-	assert.Equal(t, "error", Outcome(&APIError{}))
-	assert.Equal(t, "server", Outcome(&APIError{Kind: ErrServer}), "the journal's names")
+	assert.Equal(t, "success", outcome(nil))
+	assert.Equal(t, "error", outcome(io.EOF))
+	assert.Equal(t, "card_declined", outcome(&APIError{Kind: ErrCardDeclined}))
+	assert.Equal(t, "canceled", outcome(fmt.Errorf("wrapped: %w", &APIError{Kind: context.Canceled})))
+	assert.Equal(t, "error", outcome(&APIError{}))
+	assert.Equal(t, "server", outcome(&APIError{Kind: ErrServer}), "the journal's names")
 }
 
 // A same-origin redirect hop belongs to its attempt: the observer sees one

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/cenkalti/backoff/v4"
+	"github.com/payonce/payonce/internal/corekit"
 	"github.com/payonce/payonce/redact"
 )
 
@@ -93,7 +94,7 @@ func (op *operation) meta(resp *http.Response) Meta {
 	if resp != nil {
 		m.StatusCode = resp.StatusCode
 		m.Header = resp.Header
-		m.Replayed = strings.EqualFold(resp.Header.Get(HeaderReplay), "true")
+		m.Replayed = strings.EqualFold(resp.Header.Get(corekit.HeaderReplay), "true")
 		m.RequestID = requestID(op.c.redactor(), resp.Header)
 	}
 	return m
@@ -126,7 +127,7 @@ func (op *operation) fill(e *APIError, resp *http.Response) {
 	e.noResume = !op.mayRepeat()
 	if resp != nil {
 		e.StatusCode = resp.StatusCode
-		e.Replayed = strings.EqualFold(resp.Header.Get(HeaderReplay), "true")
+		e.Replayed = strings.EqualFold(resp.Header.Get(corekit.HeaderReplay), "true")
 		if e.RequestID == "" {
 			e.RequestID = requestID(op.c.redactor(), resp.Header)
 		}

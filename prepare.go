@@ -6,6 +6,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/payonce/payonce/internal/corekit"
 )
 
 // prepare fixes what every attempt sends, before the first one: the key
@@ -44,7 +46,7 @@ func (op *operation) prepare() (Meta, error) {
 		}
 	}
 	if req.Body != nil {
-		b, err := MarshalWire(req.Body)
+		b, err := corekit.MarshalWire(req.Body)
 		if err != nil {
 			return op.meta(nil), op.fail(ErrInvalidRequest, fmt.Errorf("encode body: %w", err))
 		}
@@ -127,11 +129,11 @@ func (op *operation) prepareURL() {
 	u.RawQuery = op.req.Query.Encode()
 }
 
-// checkCreated refuses a key creation time beyond KeyClockTolerance ahead
+// checkCreated refuses a key creation time beyond a minute ahead
 // of now (the clock the age is measured on): it would make the key look
 // younger than it is. Nothing is sent.
 func (op *operation) checkCreated(now time.Time) *APIError {
-	if op.created.After(now.Add(KeyClockTolerance)) {
+	if op.created.After(now.Add(corekit.KeyClockTolerance)) {
 		return op.fail(ErrKeyCreatedInFuture, fmt.Errorf("created %s, %s ahead of the clock",
 			op.created.UTC().Format(time.RFC3339), op.created.Sub(now).Round(time.Second)))
 	}

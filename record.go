@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/payonce/payonce/internal/corekit"
 )
 
 // record writes the run's outcome under the precedence rules: a 2xx lands
@@ -111,9 +113,9 @@ func (op *operation) overtaken(ctx context.Context, meta Meta, runErr error, api
 func (op *operation) failedEntry(e *JournalEntry, apiErr *APIError) {
 	kind := apiErr.Kind
 	if kind == nil {
-		kind = KindForStatus(apiErr.StatusCode)
+		kind = corekit.KindForStatus(apiErr.StatusCode)
 	}
-	e.ErrorKind, e.ErrorCode, e.ErrorMessage = KindName(kind), op.c.redactor().Stored(apiErr.Code), op.c.redactor().Stored(apiErr.Message)
+	e.ErrorKind, e.ErrorCode, e.ErrorMessage = corekit.KindName(kind), op.c.redactor().Stored(apiErr.Code), op.c.redactor().Stored(apiErr.Message)
 	if apiErr.StatusCode != 0 {
 		e.StatusCode = apiErr.StatusCode
 	}
@@ -138,9 +140,9 @@ func (op *operation) recordNotSent(e JournalEntry, refusal *APIError) {
 	up := e
 	up.Fence = op.jr.fence
 	up.State, up.Result, up.StatusCode, up.RequestID, up.Replayed = JournalFailed, nil, 0, "", false
-	up.ErrorKind, up.ErrorCode, up.ErrorMessage = KindName(ErrNotExecuted), "", ""
+	up.ErrorKind, up.ErrorCode, up.ErrorMessage = corekit.KindName(ErrNotExecuted), "", ""
 	up.LastCause = ""
-	up.SettleReason = "refused before any attempt was sent: " + KindName(refusal.Kind)
+	up.SettleReason = "refused before any attempt was sent: " + corekit.KindName(refusal.Kind)
 	up.UpdatedAt = time.Time{}
 	uctx, cancel := context.WithTimeout(context.WithoutCancel(op.ctx), journalWriteTimeout)
 	defer cancel()

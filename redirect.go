@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/payonce/payonce/internal/corekit"
 	"github.com/payonce/payonce/internal/loopback"
 )
 
@@ -19,7 +20,7 @@ import (
 // body or another method (a POST) usually means the request ran
 // (RedirectError.MayHaveRun): the outcome is unknown, the error is
 // temporary and resumable with the same key.
-var ErrRedirectRefused = errors.New("redirect refused")
+var ErrRedirectRefused = corekit.ErrRedirectRefused
 
 // RedirectError says why a redirect was refused. It unwraps to
 // ErrRedirectRefused. It never holds the target's path or query string,

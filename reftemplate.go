@@ -2,7 +2,7 @@ package payonce
 
 import "strings"
 
-// ReferenceTemplate is the kind of operation a journal reference names,
+// referenceTemplate is the kind of operation a journal reference names,
 // with what identifies one operation replaced by "{id}", so that
 // observers may label spans and metrics by it with a bounded number of
 // values: "order-{id}/charge" for "order-42/charge". A reference is read
@@ -14,7 +14,7 @@ import "strings"
 // words of hexadecimal letters joined to an ID ("550e8400-beef-..."). The
 // raw reference never reaches an observer: the client gives this form
 // in OperationInfo.ReferenceTemplate.
-func ReferenceTemplate(ref string) string {
+func referenceTemplate(ref string) string {
 	if ref == "" {
 		return ""
 	}

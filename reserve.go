@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/payonce/payonce/internal/corekit"
 	"github.com/payonce/payonce/redact"
 )
 
@@ -161,7 +162,7 @@ func (op *operation) storedAgeRefusal() *APIError {
 		now = jnow
 	}
 	switch {
-	case op.created.After(now.Add(KeyClockTolerance)):
+	case op.created.After(now.Add(corekit.KeyClockTolerance)):
 		return op.checkCreated(now)
 	case op.keyFresh(0) != nil:
 		return op.fail(ErrKeyExpired, fmt.Errorf("key created %s is past its window", op.created.UTC().Format(time.RFC3339)))

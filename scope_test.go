@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/payonce/payonce"
+	"github.com/payonce/payonce/internal/corekit"
 	"github.com/payonce/payonce/journal"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -32,22 +33,22 @@ func TestJournalWithoutScopeIsRefused(t *testing.T) {
 
 // ScopeOf joins identity and origin; what cannot be a scope is refused.
 func TestScopeOf(t *testing.T) {
-	s, err := payonce.ScopeOf("p:id", "HTTPS://Host.Example:443/x/y")
+	s, err := corekit.ScopeOf("p:id", "HTTPS://Host.Example:443/x/y")
 	require.NoError(t, err)
 	assert.Equal(t, "p:id@https://host.example", s)
-	s, err = payonce.ScopeOf("p:id", "http://host.example:8080")
+	s, err = corekit.ScopeOf("p:id", "http://host.example:8080")
 	require.NoError(t, err)
 	assert.Equal(t, "p:id@http://host.example:8080", s)
 
 	for name, tc := range map[string][2]string{
 		"empty identity": {"", "https://a.example"},
-		"too long":       {strings.Repeat("x", payonce.MaxReferenceLen), "https://a.example"},
+		"too long":       {strings.Repeat("x", corekit.MaxReferenceLen), "https://a.example"},
 		"control char":   {"p:\n", "https://a.example"},
 		"relative URL":   {"p:id", "/api"},
 		"user info":      {"p:id", "https://u:p@a.example"},
 		"ftp":            {"p:id", "ftp://a.example"},
 	} {
-		_, err := payonce.ScopeOf(tc[0], tc[1])
+		_, err := corekit.ScopeOf(tc[0], tc[1])
 		assert.ErrorIs(t, err, payonce.ErrInvalidConfig, name)
 	}
 	_, err = payonce.NewClient(payonce.WithBaseURL("https://api.example"), payonce.WithScopeIdentity(strings.Repeat("x", 250)))

@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/google/uuid"
+	"github.com/payonce/payonce/internal/corekit"
 )
 
 // SettleOutcome is the outcome Client.Settle records.
@@ -25,9 +26,6 @@ const (
 	// Later calls get ErrNotExecuted: a new reference may run it.
 	SettleNotExecuted SettleOutcome = "not_executed"
 )
-
-// MaxSettleReason is the longest Settlement.Reason, in bytes.
-const MaxSettleReason = 1024
 
 // Settlement is an outcome found outside a run (the provider's records, a
 // support ticket), for Client.Settle.
@@ -73,7 +71,7 @@ func (c *Client) Settle(ctx context.Context, reference string, s Settlement) (Jo
 	case stored.State == JournalFailed && s.Outcome != SettleSucceeded:
 		return fail(ErrJournalSettled, stored, fmt.Errorf("reference %q already failed; only a success may replace it", reference))
 	case stored.State == JournalPending:
-		taken, err := c.journal.Take(ctx, TakeRequest{Scope: c.scope, Reference: reference, Owner: "settle:" + uuid.NewString(), Lease: JournalReserveLease})
+		taken, err := c.journal.Take(ctx, TakeRequest{Scope: c.scope, Reference: reference, Owner: "settle:" + uuid.NewString(), Lease: corekit.JournalReserveLease})
 		switch {
 		case errors.Is(err, ErrJournalLeased):
 			return fail(ErrJournalLeased, stored, fmt.Errorf("reference %q: a run holds it: %w", reference, err))
@@ -89,9 +87,9 @@ func (c *Client) Settle(ctx context.Context, reference string, s Settlement) (Jo
 	case SettleSucceeded:
 		up.State, up.Result, up.StatusCode = JournalSucceeded, c.redactor().JSON(s.Result), s.StatusCode
 	case SettleFailed:
-		up.State, up.ErrorKind = JournalFailed, KindName(ErrSettledFailed)
+		up.State, up.ErrorKind = JournalFailed, corekit.KindName(ErrSettledFailed)
 	case SettleNotExecuted:
-		up.State, up.ErrorKind = JournalFailed, KindName(ErrNotExecuted)
+		up.State, up.ErrorKind = JournalFailed, corekit.KindName(ErrNotExecuted)
 	}
 	if err := c.journal.Update(ctx, up); err != nil {
 		kind := ErrJournal
@@ -112,11 +110,11 @@ func (c *Client) Settle(ctx context.Context, reference string, s Settlement) (Jo
 // checkSettlement validates a settlement before the journal is read.
 func checkSettlement(reference string, s *Settlement) error {
 	switch {
-	case reference == "" || len(reference) > MaxReferenceLen || !printable(reference):
-		return invalid(ErrInvalidRequest, "reference", fmt.Sprintf("must be 1 to %d bytes of printable UTF-8", MaxReferenceLen))
-	case s.Reason == "" || len(s.Reason) > MaxSettleReason || !printable(s.Reason):
-		return invalid(ErrInvalidRequest, "reason", fmt.Sprintf("required: 1 to %d bytes of printable UTF-8", MaxSettleReason))
-	case len(s.RequestID) > MaxReferenceLen || !printable(s.RequestID):
+	case reference == "" || len(reference) > corekit.MaxReferenceLen || !corekit.Printable(reference):
+		return invalid(ErrInvalidRequest, "reference", fmt.Sprintf("must be 1 to %d bytes of printable UTF-8", corekit.MaxReferenceLen))
+	case s.Reason == "" || len(s.Reason) > corekit.MaxSettleReason || !corekit.Printable(s.Reason):
+		return invalid(ErrInvalidRequest, "reason", fmt.Sprintf("required: 1 to %d bytes of printable UTF-8", corekit.MaxSettleReason))
+	case len(s.RequestID) > corekit.MaxReferenceLen || !corekit.Printable(s.RequestID):
 		return invalid(ErrInvalidRequest, "request id", "must be printable UTF-8 of at most 255 bytes")
 	}
 	switch s.Outcome {

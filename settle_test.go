@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/payonce/payonce"
+	"github.com/payonce/payonce/internal/corekit"
 	"github.com/payonce/payonce/journal"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -150,7 +151,7 @@ func TestEntryNeverSentIsNotInDoubt(t *testing.T) {
 	c := journalClient(t, s, j, clk)
 	_, _, err := j.Reserve(t.Context(), payonce.JournalEntry{Scope: "a55:client-1", Reference: "order-s5", Operation: "charges.create",
 		Method: http.MethodPost, Path: "/charge/", Key: "order-s5-reserved-key", KeyCreated: clk.Now().Add(-30 * time.Hour),
-		Fingerprint: payonce.Fingerprint(http.MethodPost, "/charge/", []byte(`{"amount":"1.00"}`))})
+		Fingerprint: corekit.Fingerprint(http.MethodPost, "/charge/", []byte(`{"amount":"1.00"}`))})
 	require.NoError(t, err)
 
 	_, err = c.Do(t.Context(), chargeReq("1.00"), nil, payonce.WithReference("order-s5"))

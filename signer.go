@@ -2,8 +2,9 @@ package payonce
 
 import (
 	"context"
-	"errors"
 	"net/http"
+
+	"github.com/payonce/payonce/internal/corekit"
 )
 
 // Signer authenticates one attempt. The client calls Sign for every attempt,
@@ -11,6 +12,12 @@ import (
 // fixed, so each attempt carries a fresh nonce, timestamp and signature
 // while the key and the body bytes stay identical. body is the exact bytes
 // that will be sent (nil for none).
+//
+// A Signer that can mend the cause of its own rejection (a token to
+// refresh after a 401, a clock to correct after a timestamp refusal) also
+// has a method Recover(ctx, header, err *APIError) bool: when an answer is
+// an error, the client asks it once per operation and, on true, repeats the
+// attempt with the same key and body and a new signature.
 type Signer interface {
 	Sign(req *http.Request, body []byte) error
 }
@@ -29,40 +36,31 @@ func (f SignerFunc) Sign(req *http.Request, body []byte) error { return f(req, b
 // signing is not counted as an attempt sent, but it uses up a place in the
 // retry schedule, so a signer that keeps failing cannot loop forever. Any
 // other Signer error ends the operation at once.
-var ErrSignerTemporary = errors.New("signer temporarily unable to sign")
+var ErrSignerTemporary = corekit.ErrSignerTemporary
 
-// Recoverer is a Signer that can mend the cause of its own rejection: an
+// recoverer is a Signer that can mend the cause of its own rejection: an
 // OAuth2 authorizer refreshes its token after a 401, the HMAC signer learns
 // the server's clock after openapi_timestamp_expired. When an answer is an
 // error, the client asks Recover once per operation; on true the attempt is
-// repeated with the same key and body and a new signature.
+// repeated with the same key and body and a new signature (see Signer).
 //
 // The ctx given to Recover holds the signed request the server rejected
-// (RejectedRequest), so that a Signer can tell a rejection of its current
-// credentials from a late one of credentials it has already replaced.
-type Recoverer interface {
+// (corekit.RejectedRequest), so that a Signer can tell a rejection of its
+// current credentials from a late one of credentials it has already
+// replaced.
+type recoverer interface {
 	Recover(ctx context.Context, header http.Header, err *APIError) bool
 }
 
-type rejectedRequestKey struct{}
-
-// RejectedRequest returns the signed request (headers as sent) whose
-// answer a Recoverer's Recover is asked to mend, when ctx is the one the
-// client passes to Recover.
-func RejectedRequest(ctx context.Context) (*http.Request, bool) {
-	r, ok := ctx.Value(rejectedRequestKey{}).(*http.Request)
-	return r, ok && r != nil
-}
-
 // recoverSigner asks s, when it is a Recoverer, to mend the rejection err
-// of the answer resp; Recover's ctx holds resp's request (RejectedRequest).
+// of the answer resp; Recover's ctx holds resp's request.
 func recoverSigner(ctx context.Context, s Signer, resp *http.Response, err *APIError) bool {
-	r, ok := s.(Recoverer)
+	r, ok := s.(recoverer)
 	if !ok {
 		return false
 	}
 	if resp.Request != nil {
-		ctx = context.WithValue(ctx, rejectedRequestKey{}, resp.Request)
+		ctx = corekit.WithRejectedRequest(ctx, resp.Request)
 	}
 	return r.Recover(ctx, resp.Header, err)
 }

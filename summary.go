@@ -5,15 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-)
 
-// MaxSummaryLen is the longest request summary a journal entry holds
-// (JournalEntry.Summary), in bytes of JSON.
-const MaxSummaryLen = 4096
+	"github.com/payonce/payonce/internal/corekit"
+)
 
 // summary is the JSON of the request's Summary as the journal stores it:
 // redacted like every text the journal holds, "" without one. A summary
-// that is not a JSON object or is longer than MaxSummaryLen is refused.
+// that is not a JSON object or is longer than 4096 bytes is refused.
 func (op *operation) summary() (string, error) {
 	if op.req.Summary == nil {
 		return "", nil
@@ -26,8 +24,8 @@ func (op *operation) summary() (string, error) {
 		return "", errors.New("request summary: not a JSON object")
 	}
 	b = op.c.redactor().JSON(b)
-	if len(b) > MaxSummaryLen {
-		return "", fmt.Errorf("request summary: %d bytes of JSON, more than %d", len(b), MaxSummaryLen)
+	if len(b) > corekit.MaxSummaryLen {
+		return "", fmt.Errorf("request summary: %d bytes of JSON, more than %d", len(b), corekit.MaxSummaryLen)
 	}
 	return string(b), nil
 }

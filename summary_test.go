@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/payonce/payonce"
+	"github.com/payonce/payonce/internal/corekit"
 	"github.com/payonce/payonce/journal"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -33,14 +34,14 @@ func TestJournalEntryHoldsTheRequestSummary(t *testing.T) {
 	assert.Empty(t, e.Summary)
 }
 
-// A summary that is not a JSON object, or longer than MaxSummaryLen, is
+// A summary that is not a JSON object, or longer than 4096 bytes, is
 // refused before any byte is sent.
 func TestJournalRefusesABadSummary(t *testing.T) {
 	s := newStub(t, okCharge)
 	c := journalClient(t, s, journal.NewMemory(), newClock())
 	for name, sum := range map[string]any{
 		"not an object": []string{"a"},
-		"too long":      map[string]string{"description": strings.Repeat("x", payonce.MaxSummaryLen)},
+		"too long":      map[string]string{"description": strings.Repeat("x", corekit.MaxSummaryLen)},
 		"unencodable":   map[string]any{"f": func() {}},
 	} {
 		req := chargeReq("44.00")

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/payonce/payonce"
+	"github.com/payonce/payonce/internal/corekit"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -42,13 +43,13 @@ func TestCardJSONIsMasked(t *testing.T) {
 }
 
 func TestCardWireFormIsWhole(t *testing.T) {
-	b, err := payonce.MarshalWire(wireCard())
+	b, err := corekit.MarshalWire(wireCard())
 	require.NoError(t, err)
 	assert.Equal(t, `{"number":"4111111111111111","holder_name":"TEST","expiration_month":"12","expiration_year":"2030","cvv":"987"}`, string(b))
 }
 
 func TestMarshalWireFallsBackToJSON(t *testing.T) {
-	b, err := payonce.MarshalWire(map[string]string{"card_id": "c1"})
+	b, err := corekit.MarshalWire(map[string]string{"card_id": "c1"})
 	require.NoError(t, err)
 	assert.Equal(t, `{"card_id":"c1"}`, string(b))
 }

@@ -1,6 +1,7 @@
 package a55
 
 import (
+	"github.com/payonce/payonce/internal/corekit"
 	"github.com/payonce/payonce/redact"
 
 	"context"
@@ -122,7 +123,7 @@ func (a Auth) LogValue() slog.Value { return slog.StringValue(a.String()) }
 // token and replaces it before it expires (refreshMargin). Concurrent
 // callers share one fetch, which runs on a context of its own (detached
 // from the caller that started it, with its own timeout), while each caller
-// waits only as long as its own context allows. As a payonce.Recoverer it
+// waits only as long as its own context allows. As a signer that recovers it
 // drops the cached token after a 401, but only when it is the token the
 // rejected attempt carried, so the core repeats the attempt once, with the
 // same key, under a fresh token.
@@ -319,7 +320,7 @@ func refreshMargin(lifetime time.Duration) time.Duration {
 	return max(min(tokenRefreshMargin, lifetime/2), 0)
 }
 
-// Recover implements payonce.Recoverer: after a 401 it asks the core to
+// Recover mends a rejection (see payonce.Signer): after a 401 it asks the core to
 // repeat the attempt (same key, same body) under a fresh token. The cached
 // token is dropped only when it is the one the rejected attempt carried
 // (or when that is unknown): a late 401 for an old token must not throw
@@ -328,7 +329,7 @@ func (z *authorizer) Recover(ctx context.Context, _ http.Header, err *payonce.AP
 	if z.fixed != nil || !errors.Is(err, payonce.ErrUnauthorized) {
 		return false
 	}
-	sent, known := payonce.RejectedRequest(ctx)
+	sent, known := corekit.RejectedRequest(ctx)
 	z.mu.Lock()
 	if z.token != nil {
 		used := ""

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/payonce/payonce"
+	"github.com/payonce/payonce/internal/corekit"
 	"github.com/payonce/payonce/redact"
 )
 
@@ -74,7 +75,7 @@ func newChargeMatcher(core *payonce.Client, e payonce.JournalEntry, req *ChargeC
 	}
 	m := &chargeMatcher{e: e, req: req}
 	if req != nil {
-		body, err := payonce.MarshalWire(req)
+		body, err := corekit.MarshalWire(req)
 		if err != nil {
 			return nil, fail(payonce.ErrInvalidRequest, fmt.Errorf("encode request: %w", err))
 		}

@@ -39,7 +39,7 @@ type wireCard struct {
 	CVV             string `json:"cvv"`
 }
 
-// MarshalWire implements payonce.WireMarshaler: the bytes A55 receives,
+// MarshalWire gives the bytes A55 receives (Client.Do sends them),
 // card number and CVV included. The client sends a request only in this
 // form; json.Marshal gives the masked form (MarshalJSON).
 func (r *ChargeCreateRequest) MarshalWire() ([]byte, error) {

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/payonce/payonce"
+	"github.com/payonce/payonce/internal/corekit"
 	"github.com/payonce/payonce/internal/keytest"
 )
 
@@ -61,12 +62,12 @@ func TestChargeCreateRequestJSONMasksTheCard(t *testing.T) {
 }
 
 func TestChargeCreateRequestWireFormIsWhole(t *testing.T) {
-	b, err := payonce.MarshalWire(guideCharge())
+	b, err := corekit.MarshalWire(guideCharge())
 	require.NoError(t, err)
 	assert.Equal(t, guideWire, string(b))
 
 	var nilReq *ChargeCreateRequest
-	b, err = payonce.MarshalWire(nilReq)
+	b, err = corekit.MarshalWire(nilReq)
 	require.NoError(t, err)
 	assert.Equal(t, "null", string(b))
 }
@@ -83,7 +84,7 @@ func TestChargeCreateWireHasTheRequestFields(t *testing.T) {
 	full := &ChargeCreateRequest{Amount: guideCharge().Amount, Currency: payonce.BRL, TypeCharge: TypePix,
 		Payer: &Payer{Name: "P"}, WalletUUID: "w", Description: "d", DueDate: "2030-01-01",
 		InstallmentCount: 2, Capture: Bool(false), WebhookURL: "https://shop.example/hook"}
-	got, err := payonce.MarshalWire(full)
+	got, err := corekit.MarshalWire(full)
 	require.NoError(t, err)
 	want, err := json.Marshal(chargeCreateRequestFields(*full)) // no card: the plain form is the wire form
 	require.NoError(t, err)

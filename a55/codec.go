@@ -176,7 +176,10 @@ func (c *chargeFailure) Error() string {
 	return redact.String(fmt.Sprintf("charge %s status %s", c.charge.UUID, strings.TrimSpace(string(c.charge.Status))))
 }
 
-var _ payonce.FinalityCodec = Codec{}
+var _ interface {
+	payonce.Codec
+	FinalForKey(e *payonce.APIError) bool
+} = Codec{}
 
 // finalKinds are the A55 failures final for an idempotency key (see
 // docs/journal.md, "Which failures are final"): a refusal of this
@@ -191,6 +194,7 @@ var finalKinds = []error{
 	payonce.ErrKeyRequired, payonce.ErrKeyTooShort, payonce.ErrKeyTooLong, payonce.ErrKeyInvalidChars,
 }
 
-// FinalForKey implements payonce.FinalityCodec with finalKinds; a refused
-// redirect follows payonce.DefaultFinalForKey.
+// FinalForKey reports whether e is final for its idempotency key, by
+// finalKinds; a refused redirect is final only when the request cannot
+// have run (307/308, not a 301, 302 or 303 whose request may have run).
 func (Codec) FinalForKey(e *payonce.APIError) bool { return finality.ForKey(e, finalKinds) }

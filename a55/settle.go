@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/payonce/payonce"
+	"github.com/payonce/payonce/internal/corekit"
 	"github.com/payonce/payonce/internal/settlelookup"
 )
 
@@ -22,7 +23,7 @@ const maxSettlePages = 200
 // SettleOptions tunes a settle lookup. The zero value is the default.
 type SettleOptions struct {
 	// Margin widens the lookup window on both sides
-	// (payonce.LookupWindow); zero means payonce.DefaultLookupMargin.
+	// (around the entry's times); zero means 15 minutes.
 	Margin time.Duration
 	// RecordNotExecuted lets the lookup record payonce.SettleNotExecuted
 	// when no charge matches and the window is over by the client's clock.
@@ -63,7 +64,7 @@ type ChargeSettlement struct {
 // opts.Request for an entry without one.
 //
 // It lists the wallet's charges created in the entry's window
-// (payonce.LookupWindow, by DateStart and DateEnd; by Description when the
+// (around the entry's times, by DateStart and DateEnd; by Description when the
 // request has one) and keeps those that match it: amount, currency, type,
 // wallet, description, due date and installments (each where A55 reports
 // it), with opts.Request also the card's last four digits, holder and
@@ -129,7 +130,7 @@ func (s *ChargesService) SettleCreate(ctx context.Context, reference string, opt
 		}
 	}
 
-	from, to := payonce.LookupWindow(e, o.Margin)
+	from, to := corekit.LookupWindow(o.Margin, e.KeyCreated, e.CreatedAt, e.UpdatedAt)
 	// The first pass lists the window. When it finds no success, a second
 	// pass asks, at every date, for the charges of the entry's key, where a
 	// server reports keys (the payonce fake): such a charge is the entry's

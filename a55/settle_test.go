@@ -12,6 +12,7 @@ import (
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/a55"
 	"github.com/payonce/payonce/a55/a55test"
+	"github.com/payonce/payonce/internal/corekit"
 	"github.com/payonce/payonce/journal"
 	"github.com/payonce/payonce/payoncetest"
 	"github.com/stretchr/testify/assert"
@@ -156,7 +157,7 @@ func TestSettleCreateChecksTheRequest(t *testing.T) {
 	assert.Equal(t, sent, srv.Stats().Requests, "nothing listed")
 
 	now := srv.Clock().Now()
-	body, err := payonce.MarshalWire(settleCharge("46.00"))
+	body, err := corekit.MarshalWire(settleCharge("46.00"))
 	require.NoError(t, err)
 	_, _, err = j.Reserve(ctx, payonce.JournalEntry{Scope: c.Core().Scope(), Reference: "order-2/charge", Operation: "charges.create",
 		Method: http.MethodPost, Path: a55.PathCharges, Key: "reserved-key-order-2", KeyCreated: now, State: payonce.JournalPending,

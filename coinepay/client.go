@@ -33,6 +33,7 @@ import (
 	"time"
 
 	"github.com/payonce/payonce"
+	"github.com/payonce/payonce/internal/corekit"
 )
 
 // ProviderName names Coinepay in errors and logs.
@@ -106,14 +107,14 @@ func (c *Client) Core() *payonce.Client { return c.core }
 func (c *Client) ClockOffset() time.Duration { return c.signer.ClockOffset() }
 
 // Scope is the journal scope a client with this API key and secret on
-// baseURL records its operations under: payonce.ScopeOf the identity
+// baseURL records its operations under: corekit.ScopeOf the identity
 // "coinepay:" and the first 32 hex digits of HMAC-SHA256(secret, API key),
 // and the base URL's origin. The API key is itself a credential, so the
 // scope holds a digest keyed with the secret: it identifies the key
 // without letting anyone who reads the journal confirm a guessed one.
 // Rotating the secret changes the scope (docs/journal.md).
 func Scope(apiKey, secret, baseURL string) (string, error) {
-	return payonce.ScopeOf(scopeIdentity(apiKey, secret), baseURL)
+	return corekit.ScopeOf(scopeIdentity(apiKey, secret), baseURL)
 }
 
 // scopeIdentity is the credential part of Scope.

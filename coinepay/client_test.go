@@ -22,6 +22,7 @@ import (
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/coinepay"
 	"github.com/payonce/payonce/coinepay/coinepaytest"
+	"github.com/payonce/payonce/internal/corekit"
 	"github.com/payonce/payonce/internal/keytest"
 	"github.com/payonce/payonce/journal"
 )
@@ -151,7 +152,7 @@ func TestApplySendsSignedKeyedRequest(t *testing.T) {
 func TestApplyGeneratesUUIDAndReadsReplay(t *testing.T) {
 	c, mux, seen := setup(t)
 	mux.HandleFunc("POST "+coinepay.PathCardApply, func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set(payonce.HeaderReplay, "true")
+		w.Header().Set(corekit.HeaderReplay, "true")
 		writeEnvelope(w, 200, "success", "成功", map[string]any{"card_id": "card_1"})
 	})
 	res, err := c.Cards.Apply(context.Background(), &coinepay.ApplyRequest{HeaderID: "h1", PackageID: "p1"})

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/payonce/payonce"
+	"github.com/payonce/payonce/internal/corekit"
 	"github.com/payonce/payonce/internal/jsonmember"
 	"github.com/payonce/payonce/redact"
 )
@@ -186,7 +187,7 @@ func envelopeFailure(code int, messageKey, message, requestID string) error {
 	e := &payonce.APIError{Code: messageKey, Message: message, RequestID: requestID}
 	e.Kind = kindForMessageKey(messageKey)
 	if e.Kind == nil {
-		e.Kind = payonce.KindForStatus(code)
+		e.Kind = corekit.KindForStatus(code)
 	}
 	return e
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/payonce/payonce"
+	"github.com/payonce/payonce/internal/corekit"
 	"github.com/payonce/payonce/internal/settlelookup"
 )
 
@@ -20,7 +21,7 @@ const maxSettleCards = 20000
 // SettleOptions tunes a settle lookup. The zero value is the default.
 type SettleOptions struct {
 	// Margin widens the lookup window on both sides
-	// (payonce.LookupWindow); zero means payonce.DefaultLookupMargin.
+	// (around the entry's times); zero means 15 minutes.
 	Margin time.Duration
 	// RecordNotExecuted lets the lookup record payonce.SettleNotExecuted
 	// when no card matches and the window is over by the client's clock.
@@ -52,7 +53,7 @@ type ApplySettlement struct {
 // card/list has neither a date filter nor the apply's key (the payonce
 // fake reports the key, as an extension), so the lookup reads the API
 // key's cards and keeps those with req's header and package, created in
-// the entry's window (payonce.LookupWindow) and, when the server reports
+// the entry's window (its times widened by the margin) and, when the server reports
 // a key, under the entry's. One match: payonce.SettleSucceeded with that
 // card (a later Apply with the reference answers it from the journal, Fee
 // and AccountBalance zero: the list does not hold them). Several:
@@ -94,7 +95,7 @@ func (s *CardsService) SettleApply(ctx context.Context, reference string, req *A
 	if stands {
 		return unchanged, nil
 	}
-	body, err := payonce.MarshalWire(req)
+	body, err := corekit.MarshalWire(req)
 	if err != nil {
 		return fail(e, payonce.ErrInvalidRequest, fmt.Errorf("encode request: %w", err))
 	}
@@ -112,7 +113,7 @@ func (s *CardsService) SettleApply(ctx context.Context, reference string, req *A
 		return record(payonce.Settlement{Outcome: payonce.SettleNotExecuted, Reason: "coinepay lookup: no attempt was ever sent under the key"}, nil)
 	}
 
-	from, to := payonce.LookupWindow(e, o.Margin)
+	from, to := corekit.LookupWindow(o.Margin, e.KeyCreated, e.CreatedAt, e.UpdatedAt)
 	var found []*Card
 	n := 0
 	for c, err := range s.All(ctx, &ListOptions{PageSize: DefaultPageSize}) {

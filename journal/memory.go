@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/payonce/payonce"
+	"github.com/payonce/payonce/internal/corekit"
 	"github.com/payonce/payonce/internal/journalkit"
 )
 
@@ -73,7 +74,7 @@ func (m *Memory) reserve(e payonce.JournalEntry) (payonce.JournalEntry, bool, er
 	now := journalkit.Time(m.now())
 	e = journalkit.NormalizeReserve(e, now)
 	if e.LeaseOwner != "" {
-		e.LeaseUntil = now.Add(e.ReserveLease())
+		e.LeaseUntil = now.Add(corekit.ReserveLease(e.Lease))
 	}
 	e.Lease = 0 // an input, never stored
 	c := clone(e)

@@ -8,7 +8,7 @@
 //	client, err := a55.NewClient(auth, payonce.WithObserver(obs))
 //
 // Spans and metrics are named by the operation and the route template
-// (payonce.Route), never by raw IDs, so their cardinality is that of the
+// (payonce.OperationInfo.Route), never by raw IDs, so their cardinality is that of the
 // API; past MaxRoutes kinds of operation, the rest share an overflow
 // route, then one overflow name (see MaxRoutes). The idempotency key and the request ID are span attributes only,
 // never metric attributes. Nothing reported holds a card number, CVV,
@@ -16,6 +16,7 @@
 package otelpayonce
 
 import (
+	"github.com/payonce/payonce/internal/corekit"
 	"github.com/payonce/payonce/redact"
 
 	"context"
@@ -43,7 +44,7 @@ const ScopeName = "github.com/payonce/payonce/otelpayonce"
 const (
 	AttrProvider       = attribute.Key("payonce.provider")        // "a55", "coinepay"
 	AttrOperation      = attribute.Key("payonce.operation")       // "charges.create"
-	AttrOutcome        = attribute.Key("payonce.outcome")         // payonce.Outcome: "success", "retries_exhausted", ...
+	AttrOutcome        = attribute.Key("payonce.outcome")         // OperationResult.Outcome: "success", "retries_exhausted", ...
 	AttrAttempt        = attribute.Key("payonce.attempt")         // 1 for the first attempt
 	AttrAttempts       = attribute.Key("payonce.attempts")        // attempts an operation sent
 	AttrRetryCause     = attribute.Key("payonce.retry.cause")     // why an attempt repeats the last one
@@ -55,7 +56,7 @@ const (
 	// nothing sent; on operations with a journal reference only.
 	AttrFromJournal = attribute.Key("payonce.from_journal")
 	// AttrReferenceTemplate is the journal reference's template
-	// (payonce.ReferenceTemplate: "order-{id}/charge"), never the raw
+	// (payonce.OperationInfo.ReferenceTemplate: "order-{id}/charge"), never the raw
 	// reference; on operations with a journal reference only.
 	AttrReferenceTemplate = attribute.Key("payonce.reference.template")
 	AttrMethod            = attribute.Key("http.request.method")
@@ -214,12 +215,12 @@ func (o *Observer) Close() error { return o.budgetReg.Unregister() }
 // MaxRoutes is how many kinds of operation (provider, operation, method
 // and route) one Observer names spans and labels metrics by. An event of
 // a kind past it keeps its provider, operation and method with the route
-// payonce.RouteOverflow, for MaxRoutes/4 more such kinds, so that an
+// "other", for MaxRoutes/4 more such kinds, so that an
 // operation first seen once other clients' routes filled the table is
 // still counted under its name; past those too, events share one kind
-// whose provider, operation and route are payonce.RouteOverflow and
+// whose provider, operation and route are "other" and
 // method "_OTHER". A Client already
-// bounds its own routes (payonce.MaxRoutes): this bounds an Observer
+// bounds its own routes (256): this bounds an Observer
 // shared by many clients, or fed OperationInfo by other code, so that no
 // input grows its memory or its metrics' cardinality.
 const MaxRoutes = 1024
@@ -297,7 +298,7 @@ func (o *Observer) route(info payonce.OperationInfo) *route {
 // table keeps its provider and operation), else the one overflow kind.
 // The caller holds addMu.
 func (o *Observer) overflowRoute(k routeKey) *route {
-	k.route, k.reference = payonce.RouteOverflow, ""
+	k.route, k.reference = corekit.RouteOverflow, ""
 	if r, ok := o.routes.Load(k); ok {
 		return r.(*route)
 	}
@@ -308,7 +309,7 @@ func (o *Observer) overflowRoute(k routeKey) *route {
 		return r
 	}
 	if o.overflow == nil {
-		o.overflow = newRoute(routeKey{payonce.RouteOverflow, payonce.RouteOverflow, "_OTHER", payonce.RouteOverflow, ""})
+		o.overflow = newRoute(routeKey{corekit.RouteOverflow, corekit.RouteOverflow, "_OTHER", corekit.RouteOverflow, ""})
 	}
 	return o.overflow
 }
@@ -411,7 +412,7 @@ func (o *Observer) addBudget(b *payonce.RetryBudget, provider string) {
 func (o *Observer) StartAttempt(ctx context.Context, info payonce.AttemptInfo) context.Context {
 	r := o.route(info.OperationInfo)
 	if unrecorded(trace.SpanFromContext(ctx)) {
-		o.prop.Inject(ctx, info.Carrier())
+		o.prop.Inject(ctx, attemptCarrier{&info})
 		o.countRetry(ctx, r, info.Cause)
 		return ctx
 	}
@@ -429,7 +430,7 @@ func (o *Observer) StartAttempt(ctx context.Context, info payonce.AttemptInfo) c
 		start = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...)}
 	}
 	ctx, _ = o.tracer.Start(ctx, r.attemptSpanName, start...)
-	o.prop.Inject(ctx, info.Carrier())
+	o.prop.Inject(ctx, attemptCarrier{&info})
 	o.countRetry(ctx, r, info.Cause)
 	return ctx
 }
@@ -584,3 +585,19 @@ func errorCode(err error) string {
 	}
 	return ""
 }
+
+// attemptCarrier adds headers to one attempt through
+// payonce.AttemptInfo.SetHeader, for a propagator's Inject; it reads none
+// (Get and Keys see nothing), so what a propagator retains never exposes
+// the attempt's signed headers.
+type attemptCarrier struct{ info *payonce.AttemptInfo }
+
+// Set adds the header key: value to the attempt, unless SetHeader refuses
+// it.
+func (c attemptCarrier) Set(key, value string) { c.info.SetHeader(key, value) }
+
+// Get returns "": the carrier is write-only.
+func (attemptCarrier) Get(string) string { return "" }
+
+// Keys returns nil: the carrier is write-only.
+func (attemptCarrier) Keys() []string { return nil }

@@ -14,6 +14,7 @@ import (
 	"github.com/payonce/payonce/a55/a55test"
 	"github.com/payonce/payonce/coinepay"
 	"github.com/payonce/payonce/coinepay/coinepaytest"
+	"github.com/payonce/payonce/internal/corekit"
 	"github.com/payonce/payonce/otelpayonce"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -76,7 +77,7 @@ func TestObserverRouteTableStaysBounded(t *testing.T) {
 		names[s.Name()]++
 	}
 	assert.LessOrEqual(t, len(names), kept+1)
-	assert.Equal(t, 10000-kept, names[payonce.RouteOverflow+" "+payonce.RouteOverflow])
+	assert.Equal(t, 10000-kept, names[corekit.RouteOverflow+" "+corekit.RouteOverflow])
 	var rm metricdata.ResourceMetrics
 	require.NoError(t, tm.reader.Collect(context.Background(), &rm))
 	ops := map[string]int64{}
@@ -92,7 +93,7 @@ func TestObserverRouteTableStaysBounded(t *testing.T) {
 		}
 	}
 	assert.Equal(t, kept+1, len(ops))
-	assert.Equal(t, int64(10000-kept), ops[payonce.RouteOverflow])
+	assert.Equal(t, int64(10000-kept), ops[corekit.RouteOverflow])
 }
 
 // The typed clients name every operation by its exact path template.
@@ -159,11 +160,11 @@ func TestTypedClientRoutesAreTheirTemplates(t *testing.T) {
 // span name and its metrics: only its route is the overflow one.
 func TestOperationsSeenAfterAFloodKeepTheirNames(t *testing.T) {
 	tm := newTelemetry(t)
-	for c := range otelpayonce.MaxRoutes/payonce.MaxRoutes + 1 {
+	for c := range otelpayonce.MaxRoutes/corekit.MaxRoutes + 1 {
 		gc, err := payonce.NewClient(payonce.WithBaseURL("http://127.0.0.1:1"), payonce.WithObserver(tm.obs),
 			payonce.WithHTTPClient(&http.Client{Transport: answerOK{}}))
 		require.NoError(t, err)
-		for i := range payonce.MaxRoutes {
+		for i := range corekit.MaxRoutes {
 			path := "/proxy/" + strings.Repeat(string(rune('a'+c)), 1+i/26) + "/" + string(rune('a'+i%26))
 			_, err := gc.Do(t.Context(), &payonce.Request{Operation: "proxy.get", Method: http.MethodGet, Path: path}, nil)
 			require.NoError(t, err)

@@ -17,6 +17,7 @@ import (
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/a55/a55test"
 	"github.com/payonce/payonce/coinepay/coinepaytest"
+	"github.com/payonce/payonce/internal/corekit"
 	"github.com/payonce/payonce/payoncetest"
 )
 
@@ -106,7 +107,7 @@ func TestGuideChargeTwiceChargesOnce(t *testing.T) {
 	b := charge(t, s, key1, guideCharge)
 	assert.Equal(t, 200, b.Status)
 	assert.Equal(t, a.JSON["charge_uuid"], b.JSON["charge_uuid"])
-	assert.Empty(t, b.Header.Get(payonce.HeaderReplay), "A55 replays are not marked by default")
+	assert.Empty(t, b.Header.Get(corekit.HeaderReplay), "A55 replays are not marked by default")
 	assert.True(t, s.Ledger().ExecutedOnce(key1))
 	reqs := s.Requests()
 	require.Len(t, reqs, 2)
@@ -120,7 +121,7 @@ func TestGuideChargeTwiceChargesOnce(t *testing.T) {
 func TestReplayHeaderOption(t *testing.T) {
 	s := newFake(t, a55test.WithReplayHeader(true))
 	charge(t, s, key1, guideCharge)
-	assert.Equal(t, "true", charge(t, s, key1, guideCharge).Header.Get(payonce.HeaderReplay))
+	assert.Equal(t, "true", charge(t, s, key1, guideCharge).Header.Get(corekit.HeaderReplay))
 }
 
 func TestNoKeyChargesEveryTime(t *testing.T) {

@@ -25,6 +25,7 @@ import (
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/a55"
 	"github.com/payonce/payonce/a55/a55test"
+	"github.com/payonce/payonce/internal/corekit"
 	"github.com/payonce/payonce/payoncetest"
 )
 
@@ -235,7 +236,7 @@ func TestWebhookOnlyToLoopbackUnlessAllowed(t *testing.T) {
 		// the fake blocks it too, for a request sent without the client.
 		_, err := c.Charges.Create(ctx, hookedCharge(t, a55test.CardConfirms, u, true))
 		require.ErrorIs(t, err, payonce.ErrInvalidRequest, u)
-		body, err := payonce.MarshalWire(hookedCharge(t, a55test.CardConfirms, u, true))
+		body, err := corekit.MarshalWire(hookedCharge(t, a55test.CardConfirms, u, true))
 		require.NoError(t, err)
 		req, err := http.NewRequest(http.MethodPost, srv.URL+a55.PathCharges, bytes.NewReader(body))
 		require.NoError(t, err)

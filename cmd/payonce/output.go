@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/payonce/payonce"
+	"github.com/payonce/payonce/internal/corekit"
 )
 
 // entryView is the printed form of a journal entry: its row, nothing
@@ -52,7 +53,7 @@ func inDoubt(e payonce.JournalEntry, now time.Time) bool {
 		return false
 	}
 	age := now.Sub(e.KeyCreated)
-	return age >= payonce.DefaultKeyWindow || age < -payonce.KeyClockTolerance
+	return age >= payonce.DefaultKeyWindow || age < -corekit.KeyClockTolerance
 }
 
 func view(e payonce.JournalEntry, now time.Time) entryView {
@@ -79,7 +80,7 @@ func (v entryView) status() string {
 	if v.InDoubt {
 		return "in-doubt"
 	}
-	if v.State == string(payonce.JournalFailed) && v.ErrorKind == payonce.KindName(payonce.ErrNotExecuted) {
+	if v.State == string(payonce.JournalFailed) && v.ErrorKind == corekit.KindName(payonce.ErrNotExecuted) {
 		return "not-executed"
 	}
 	return v.State

@@ -14,6 +14,7 @@ import (
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/a55"
 	"github.com/payonce/payonce/coinepay"
+	"github.com/payonce/payonce/internal/corekit"
 	"github.com/payonce/payonce/journal"
 )
 
@@ -157,8 +158,8 @@ func (f *settleFlags) settlement(d deps) (payonce.Settlement, error) {
 	default:
 		st.Outcome = payonce.SettleNotExecuted
 	}
-	if len(st.Reason) > payonce.MaxSettleReason {
-		return st, usageErr("-reason is longer than %d bytes", payonce.MaxSettleReason)
+	if len(st.Reason) > corekit.MaxSettleReason {
+		return st, usageErr("-reason is longer than %d bytes", corekit.MaxSettleReason)
 	}
 	return st, nil
 }

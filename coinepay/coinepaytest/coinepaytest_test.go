@@ -2,6 +2,7 @@ package coinepaytest_test
 
 import (
 	"github.com/payonce/payonce/coinepay"
+	"github.com/payonce/payonce/internal/corekit"
 
 	"bytes"
 	"encoding/json"
@@ -90,13 +91,13 @@ func TestApplyAndReplay(t *testing.T) {
 	assert.Equal(t, 200, a.Env.Code)
 	assert.Equal(t, "success", a.Env.MessageKey)
 	id := cardID(t, a)
-	assert.Empty(t, a.Header.Get(payonce.HeaderReplay))
+	assert.Empty(t, a.Header.Get(corekit.HeaderReplay))
 	assert.Equal(t, "999.00", s.Balance("demo-key").String())
 
 	// Same key, same body with other key order and whitespace: replay.
 	b := apply(t, s, "key-1", "{ \"package_id\": \"p1\",\n \"header_id\": \"h1\" }")
 	require.Equal(t, 200, b.Status)
-	assert.Equal(t, "true", b.Header.Get(payonce.HeaderReplay))
+	assert.Equal(t, "true", b.Header.Get(corekit.HeaderReplay))
 	assert.Equal(t, id, cardID(t, b))
 	assert.JSONEq(t, string(a.Raw), string(b.Raw))
 	assert.True(t, s.Ledger().ExecutedOnce("key-1"))
@@ -133,7 +134,7 @@ func TestInsufficientBalanceNotStored(t *testing.T) {
 	s.SetBalance("demo-key", amt("10.00"))
 	b := apply(t, s, "key-ib", applyBody)
 	assert.Equal(t, 200, b.Status, "4xx is not stored: the same key and body execute again")
-	assert.Empty(t, b.Header.Get(payonce.HeaderReplay))
+	assert.Empty(t, b.Header.Get(corekit.HeaderReplay))
 	assert.True(t, s.Ledger().ExecutedOnce("key-ib"))
 	assert.Equal(t, "9.00", s.Balance("demo-key").String())
 }
@@ -148,7 +149,7 @@ func TestServerErrorNotStored(t *testing.T) {
 	assert.Equal(t, 0, s.Ledger().Count("key-5xx"))
 	b := apply(t, s, "key-5xx", applyBody)
 	assert.Equal(t, 200, b.Status)
-	assert.Empty(t, b.Header.Get(payonce.HeaderReplay))
+	assert.Empty(t, b.Header.Get(corekit.HeaderReplay))
 	assert.True(t, s.Ledger().ExecutedOnce("key-5xx"))
 }
 
@@ -166,13 +167,13 @@ func TestKeyExpiresAfter24h(t *testing.T) {
 	s := coinepaytest.New(t)
 	require.Equal(t, 200, apply(t, s, "key-exp", applyBody).Status)
 	s.Clock().Advance(23 * time.Hour)
-	assert.Equal(t, "true", apply(t, s, "key-exp", applyBody).Header.Get(payonce.HeaderReplay))
+	assert.Equal(t, "true", apply(t, s, "key-exp", applyBody).Header.Get(corekit.HeaderReplay))
 	s.Clock().Advance(time.Hour + time.Second)
 	before := s.Clock().Now().Truncate(time.Second) // the Date header has whole seconds
 	b := apply(t, s, "key-exp", applyBody)
 	after := s.Clock().Now()
 	assert.Equal(t, 200, b.Status)
-	assert.Empty(t, b.Header.Get(payonce.HeaderReplay))
+	assert.Empty(t, b.Header.Get(corekit.HeaderReplay))
 	assert.Equal(t, 2, s.Ledger().Count("key-exp"), "after 24 h the key counts as new")
 	// The Date header follows the fake clock, so a client can sign against it.
 	d, err := http.ParseTime(b.Header.Get("Date"))
@@ -238,13 +239,13 @@ func TestKeyScopePerAPIKey(t *testing.T) {
 	require.Equal(t, 200, a.Status, "%s", a.Raw)
 	b := applyAs(t, s, "key-2", "shared-key", applyBody)
 	require.Equal(t, 200, b.Status, "%s", b.Raw)
-	assert.Empty(t, b.Header.Get(payonce.HeaderReplay), "another key's stored answer is not replayed")
+	assert.Empty(t, b.Header.Get(corekit.HeaderReplay), "another key's stored answer is not replayed")
 	assert.NotEqual(t, cardID(t, a), cardID(t, b))
 
 	// A retry under key-2 is a replay of key-2's answer, not of the first.
 	c := applyAs(t, s, "key-2", "shared-key", applyBody)
 	require.Equal(t, 200, c.Status)
-	assert.Equal(t, "true", c.Header.Get(payonce.HeaderReplay))
+	assert.Equal(t, "true", c.Header.Get(corekit.HeaderReplay))
 	assert.Equal(t, cardID(t, b), cardID(t, c))
 
 	ops := s.Ledger().ByKey("shared-key")
@@ -356,7 +357,7 @@ func TestRechargeInfoList(t *testing.T) {
 	assert.JSONEq(t, `"25.50"`, string(mustField(t, r.Env.Data, "card_balance")))
 	assert.Equal(t, "973.50", s.Balance("demo-key").String())
 	r2 := do(t, c, http.MethodPost, s.URL+"/api/v1/openapi/card/recharge", "k-rch", `{"amount":"25.50","card_id":"`+id+`"}`)
-	assert.Equal(t, "true", r2.Header.Get(payonce.HeaderReplay))
+	assert.Equal(t, "true", r2.Header.Get(corekit.HeaderReplay))
 	assert.Equal(t, "973.50", s.Balance("demo-key").String())
 
 	info := do(t, c, http.MethodGet, s.URL+"/api/v1/openapi/card/info?card_id="+id, "", "")
@@ -451,5 +452,5 @@ func TestReset(t *testing.T) {
 	assert.Empty(t, s.Requests())
 	assert.Equal(t, "1000.00", s.Balance("demo-key").String())
 	a := apply(t, s, "r-1", applyBody)
-	assert.Empty(t, a.Header.Get(payonce.HeaderReplay), "stored keys are gone")
+	assert.Empty(t, a.Header.Get(corekit.HeaderReplay), "stored keys are gone")
 }

@@ -35,7 +35,7 @@ func Example() {
 		return
 	}
 	resp.Body.Close()
-	fmt.Println("retry:", resp.StatusCode, "replay:", resp.Header.Get(payonce.HeaderReplay))
+	fmt.Println("retry:", resp.StatusCode, "replay:", resp.Header.Get("X-Idempotent-Replay"))
 	fmt.Println("cards issued:", srv.Ledger().Count(key))
 	fmt.Println("balance:", srv.Balance(srv.APIKey()))
 	// Output:

@@ -16,6 +16,7 @@ import (
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/coinepay/coinepaytest"
 	"github.com/payonce/payonce/internal/admintest"
+	"github.com/payonce/payonce/internal/corekit"
 	"github.com/payonce/payonce/internal/fakeserver"
 	"github.com/payonce/payonce/payoncetest"
 )
@@ -55,7 +56,7 @@ func TestFaultDropAfterCommit(t *testing.T) {
 	a, err := try(context.Background(), s, "drop-1", applyBody)
 	require.NoError(t, err)
 	assert.Equal(t, 200, a.Status)
-	assert.Equal(t, "true", a.Header.Get(payonce.HeaderReplay))
+	assert.Equal(t, "true", a.Header.Get(corekit.HeaderReplay))
 	assert.True(t, s.Ledger().ExecutedOnce("drop-1"))
 	reqs := s.Requests()
 	require.Len(t, reqs, 2)
@@ -73,7 +74,7 @@ func TestFaultResetBeforeRead(t *testing.T) {
 	a, err := try(context.Background(), s, "rst-1", applyBody)
 	require.NoError(t, err)
 	assert.Equal(t, 200, a.Status)
-	assert.Empty(t, a.Header.Get(payonce.HeaderReplay))
+	assert.Empty(t, a.Header.Get(corekit.HeaderReplay))
 	assert.True(t, s.Ledger().ExecutedOnce("rst-1"))
 }
 
@@ -115,7 +116,7 @@ func TestFaultDelayAfterCommit(t *testing.T) {
 	assert.Equal(t, 1, s.Ledger().Count("late-1"), "the operation committed although the client gave up")
 	a, err := try(context.Background(), s, "late-1", applyBody)
 	require.NoError(t, err)
-	assert.Equal(t, "true", a.Header.Get(payonce.HeaderReplay))
+	assert.Equal(t, "true", a.Header.Get(corekit.HeaderReplay))
 }
 
 func TestFaultHang(t *testing.T) {

@@ -16,6 +16,7 @@ import (
 	"github.com/payonce/payonce/a55/a55test"
 	"github.com/payonce/payonce/coinepay"
 	"github.com/payonce/payonce/coinepay/coinepaytest"
+	"github.com/payonce/payonce/internal/corekit"
 	"github.com/payonce/payonce/internal/fakeserver"
 	"github.com/payonce/payonce/payoncetest"
 )
@@ -637,7 +638,7 @@ func (r *crashRun) settleLocked(q *queue, d delivery, res deliveryResult) {
 			res.done.status, res.done.detail = statusSkewedDoubt, "clock_ahead"
 		}
 		rs.reports = append(rs.reports, res.done)
-		if res.done.status == statusTemporary && res.done.detail == payonce.KindName(payonce.ErrJournalLeased) {
+		if res.done.status == statusTemporary && res.done.detail == corekit.KindName(payonce.ErrJournalLeased) {
 			// Another run holds the entry (one that died holds it until
 			// its lease ends): a queue retries later, without giving up.
 			if !rs.settled {

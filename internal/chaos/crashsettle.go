@@ -10,6 +10,7 @@ import (
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/a55"
 	"github.com/payonce/payonce/coinepay"
+	"github.com/payonce/payonce/internal/corekit"
 	"github.com/payonce/payonce/internal/fakeserver"
 	"github.com/payonce/payonce/journal"
 )
@@ -109,8 +110,8 @@ var errNoLookup = errors.New("chaos: the provider lists no such operation")
 
 // maxLeaseWait bounds how long the settling waits for the lease of a
 // worker that died holding an entry (a run's lease before its first
-// attempt is payonce.JournalReserveLease).
-const maxLeaseWait = payonce.JournalReserveLease + 5*time.Second
+// attempt is corekit.JournalReserveLease).
+const maxLeaseWait = corekit.JournalReserveLease + 5*time.Second
 
 // waitLease waits until e's lease, held by a worker that died, ends on
 // the journal's clock: Settle refuses an entry a run still holds.

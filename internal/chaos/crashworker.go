@@ -16,6 +16,7 @@ import (
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/a55"
 	"github.com/payonce/payonce/coinepay"
+	"github.com/payonce/payonce/internal/corekit"
 	"github.com/payonce/payonce/journal"
 )
 
@@ -203,7 +204,7 @@ func queueRetries(err error) bool {
 func kindNameOf(err error) string {
 	var e *payonce.APIError
 	if errors.As(err, &e) && e.Kind != nil {
-		if n := payonce.KindName(e.Kind); n != "" {
+		if n := corekit.KindName(e.Kind); n != "" {
 			return n
 		}
 	}

@@ -6,7 +6,7 @@ import (
 	"sort"
 	"sync"
 
-	"github.com/payonce/payonce"
+	"github.com/payonce/payonce/internal/corekit"
 	"github.com/payonce/payonce/otelpayonce"
 	"go.opentelemetry.io/otel/codes"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
@@ -130,7 +130,7 @@ func (t *telemetry) collect(ctx context.Context) (*Telemetry, error) {
 					out.Attempts += n
 				case otelpayonce.MetricRetries:
 					v, _ := p.Attributes.Value(otelpayonce.AttrRetryCause)
-					if v.AsString() == payonce.CauseSignerRecovery {
+					if v.AsString() == corekit.CauseSignerRecovery {
 						out.Recoveries += n
 					} else {
 						causes[v.AsString()] += n

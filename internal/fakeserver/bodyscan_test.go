@@ -26,7 +26,9 @@ func decodedCanonical(body []byte) string {
 	dec := json.NewDecoder(bytes.NewReader(trimmed))
 	dec.UseNumber()
 	var v any
-	if err := dec.Decode(&v); err != nil || dec.More() {
+	// Anything after the value, even a lone '}' that dec.More would not
+	// report, makes the body not JSON.
+	if err := dec.Decode(&v); err != nil || dec.InputOffset() != int64(len(trimmed)) {
 		return "raw:" + string(body)
 	}
 	out, err := json.Marshal(v)

@@ -14,6 +14,7 @@ func TestForKey(t *testing.T) {
 	assert.False(t, finality.ForKey(nil, kinds))
 	assert.True(t, finality.ForKey(&payonce.APIError{Kind: payonce.ErrInvalidRequest}, kinds))
 	assert.False(t, finality.ForKey(&payonce.APIError{Kind: payonce.ErrServer}, kinds))
-	redirect := &payonce.APIError{Kind: payonce.ErrRedirectRefused}
-	assert.Equal(t, payonce.DefaultFinalForKey(redirect), finality.ForKey(redirect, kinds))
+	assert.True(t, finality.ForKey(&payonce.APIError{Kind: payonce.ErrRedirectRefused}, kinds), "no redirect error: cannot have run")
+	assert.True(t, finality.ForKey(&payonce.APIError{Kind: payonce.ErrRedirectRefused, Err: &payonce.RedirectError{}}, kinds))
+	assert.False(t, finality.ForKey(&payonce.APIError{Kind: payonce.ErrRedirectRefused, Err: &payonce.RedirectError{MayHaveRun: true}}, kinds))
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/payonce/payonce"
+	"github.com/payonce/payonce/internal/corekit"
 )
 
 // ErrInvalidEntry: an entry or request given to a journal is incomplete.
@@ -22,10 +23,10 @@ var ErrInvalidEntry = errors.New("journal: invalid entry")
 // the state must be pending. Backends call it before writing.
 func CheckReserve(e payonce.JournalEntry) error {
 	switch {
-	case e.Reference == "" || len(e.Reference) > payonce.MaxReferenceLen:
-		return fmt.Errorf("%w: reference must be 1 to %d bytes", ErrInvalidEntry, payonce.MaxReferenceLen)
-	case len(e.Scope) > payonce.MaxReferenceLen:
-		return fmt.Errorf("%w: scope longer than %d bytes", ErrInvalidEntry, payonce.MaxReferenceLen)
+	case e.Reference == "" || len(e.Reference) > corekit.MaxReferenceLen:
+		return fmt.Errorf("%w: reference must be 1 to %d bytes", ErrInvalidEntry, corekit.MaxReferenceLen)
+	case len(e.Scope) > corekit.MaxReferenceLen:
+		return fmt.Errorf("%w: scope longer than %d bytes", ErrInvalidEntry, corekit.MaxReferenceLen)
 	case e.Key == "":
 		return fmt.Errorf("%w: key required", ErrInvalidEntry)
 	case e.KeyCreated.IsZero():
@@ -144,7 +145,7 @@ func NormalizeReserve(e payonce.JournalEntry, now time.Time) payonce.JournalEntr
 	}
 	e.CreatedAt, e.UpdatedAt, e.KeyCreated = Time(e.CreatedAt), Time(e.UpdatedAt), Time(e.KeyCreated)
 	e.LeaseUntil = time.Time{}
-	e.Fence, e.SettleReason, e.Lease = 1, "", e.ReserveLease()
+	e.Fence, e.SettleReason, e.Lease = 1, "", corekit.ReserveLease(e.Lease)
 	return e
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/a55"
 	"github.com/payonce/payonce/coinepay"
+	"github.com/payonce/payonce/internal/corekit"
 	"github.com/payonce/payonce/journal"
 )
 
@@ -375,7 +376,7 @@ func errText(err error) string {
 	}
 	var ae *payonce.APIError
 	if errors.As(err, &ae) && ae.Kind != nil {
-		return payonce.KindName(ae.Kind)
+		return corekit.KindName(ae.Kind)
 	}
 	switch {
 	case errors.Is(err, payonce.ErrJournalSettled):

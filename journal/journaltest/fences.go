@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/payonce/payonce"
+	"github.com/payonce/payonce/internal/corekit"
 	"github.com/payonce/payonce/journal"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -36,7 +37,7 @@ var fenceTests = []struct {
 func testSettlementRoundTrips(t *testing.T, j journal.Store) {
 	e := reserve(t, j, Entry("s", "f12"))
 	up := e
-	up.State, up.ErrorKind, up.SettleReason = payonce.JournalFailed, payonce.KindName(payonce.ErrNotExecuted), "nothing found at the provider: 卡"
+	up.State, up.ErrorKind, up.SettleReason = payonce.JournalFailed, corekit.KindName(payonce.ErrNotExecuted), "nothing found at the provider: 卡"
 	require.NoError(t, j.Update(ctx(t), up))
 	got, err := j.Get(ctx(t), "s", "f12")
 	require.NoError(t, err)
@@ -295,11 +296,11 @@ func FingerprintBinding(t *testing.T, j journal.Store, reserveTx func(ctx contex
 	require.NoError(t, err)
 	require.True(t, created)
 	assert.Empty(t, got.Fingerprint)
-	fp := payonce.Fingerprint("POST", "/charge/", []byte(`{"amount":"10.00"}`))
+	fp := corekit.Fingerprint("POST", "/charge/", []byte(`{"amount":"10.00"}`))
 	tk, err := j.Take(ctx(t), payonce.TakeRequest{Scope: "s", Reference: "bind-1", Owner: "run-a", Lease: time.Hour, Fingerprint: fp})
 	require.NoError(t, err)
 	assert.Equal(t, fp, tk.Fingerprint, "the first run binds the body it sends")
-	other := payonce.Fingerprint("POST", "/charge/", []byte(`{"amount":"99.00"}`))
+	other := corekit.Fingerprint("POST", "/charge/", []byte(`{"amount":"99.00"}`))
 	_, err = j.Take(ctx(t), payonce.TakeRequest{Scope: "s", Reference: "bind-1", Owner: "run-a", Lease: time.Hour, Fingerprint: other})
 	require.ErrorIs(t, err, payonce.ErrIdempotencyConflict)
 	stored, err := j.Get(ctx(t), "s", "bind-1")

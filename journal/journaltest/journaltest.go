@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/payonce/payonce"
+	"github.com/payonce/payonce/internal/corekit"
 	"github.com/payonce/payonce/journal"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -23,7 +24,7 @@ func Entry(scope, ref string) payonce.JournalEntry {
 		Scope: scope, Reference: ref,
 		Operation: "charges.create", Method: "POST", Path: "/api/v1/bank/wallet/charge/",
 		Key: "key-" + ref, KeyCreated: now,
-		Fingerprint: payonce.Fingerprint("POST", "/api/v1/bank/wallet/charge/", []byte(`{"ref":"`+ref+`"}`)),
+		Fingerprint: corekit.Fingerprint("POST", "/api/v1/bank/wallet/charge/", []byte(`{"ref":"`+ref+`"}`)),
 		State:       payonce.JournalPending,
 		CreatedAt:   now, UpdatedAt: now,
 	}
@@ -106,7 +107,7 @@ func testReserveKeepsFirstKey(t *testing.T, j journal.Store) {
 func testReserveRefusesInvalid(t *testing.T, j journal.Store) {
 	for name, mut := range map[string]func(*payonce.JournalEntry){
 		"no reference":   func(e *payonce.JournalEntry) { e.Reference = "" },
-		"long reference": func(e *payonce.JournalEntry) { e.Reference = strings.Repeat("r", payonce.MaxReferenceLen+1) },
+		"long reference": func(e *payonce.JournalEntry) { e.Reference = strings.Repeat("r", corekit.MaxReferenceLen+1) },
 		"no key":         func(e *payonce.JournalEntry) { e.Key = "" },
 		"no key time":    func(e *payonce.JournalEntry) { e.KeyCreated = time.Time{} },
 		"no fingerprint": func(e *payonce.JournalEntry) { e.Fingerprint = "" },

@@ -16,6 +16,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/payonce/payonce"
+	"github.com/payonce/payonce/internal/corekit"
 	"github.com/payonce/payonce/internal/journalkit"
 	"github.com/payonce/payonce/journal"
 )
@@ -140,7 +141,7 @@ func (j *Journal) Reserve(ctx context.Context, e payonce.JournalEntry) (payonce.
 // commit or roll back together. A later Do with the reference finds the
 // pending entry and uses its key. e needs Scope (the client's, see
 // payonce.Client.Scope), Reference, Method, Path, Key, KeyCreated and the
-// Fingerprint of the request Do will send (payonce.Fingerprint; empty
+// Fingerprint of the request Do will send (payonce.Client.Fingerprint; empty
 // skips the journal's body check for this entry).
 func (j *Journal) ReserveTx(ctx context.Context, tx pgx.Tx, e payonce.JournalEntry) (payonce.JournalEntry, bool, error) {
 	if tx == nil {
@@ -164,7 +165,7 @@ const insertSQL = `INSERT INTO $T (` + columns + `)
 func insertArgs(e payonce.JournalEntry) []any {
 	return []any{e.Scope, e.Reference, e.Operation, e.Method, e.Path, e.Key, e.KeyCreated, e.Fingerprint, string(e.State), e.Result,
 		e.StatusCode, e.RequestID, e.Replayed, e.ErrorKind, e.ErrorCode, e.ErrorMessage, e.Attempts, e.LastCause,
-		optTime(e.CreatedAt), optTime(e.UpdatedAt), e.LeaseOwner, e.ReserveLease().Microseconds(), e.Fence, e.Sent, e.Summary}
+		optTime(e.CreatedAt), optTime(e.UpdatedAt), e.LeaseOwner, corekit.ReserveLease(e.Lease).Microseconds(), e.Fence, e.Sent, e.Summary}
 }
 
 // optTime is t, or NULL for the zero time (the database's now()).

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/payonce/payonce"
+	"github.com/payonce/payonce/internal/corekit"
 	"github.com/payonce/payonce/internal/journalkit"
 	"github.com/payonce/payonce/journal"
 	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
@@ -160,7 +161,7 @@ func (j *Journal) Reserve(ctx context.Context, e payonce.JournalEntry) (payonce.
 // reference finds the pending entry and uses its key. e needs Scope (the
 // client's, see payonce.Client.Scope), Reference, Method, Path, Key,
 // KeyCreated and the Fingerprint of the request Do will send
-// (payonce.Fingerprint of the marshalled body; empty skips the journal's
+// (payonce.Client.Fingerprint of the marshalled body; empty skips the journal's
 // body check for this entry).
 func (j *Journal) ReserveTx(ctx context.Context, tx *sql.Tx, e payonce.JournalEntry) (payonce.JournalEntry, bool, error) {
 	if tx == nil {
@@ -177,7 +178,7 @@ func (j *Journal) reserve(ctx context.Context, q queryer, e payonce.JournalEntry
 	e = journalkit.NormalizeReserve(e, now)
 	var until int64
 	if e.LeaseOwner != "" {
-		until = micro(now.Add(e.ReserveLease()))
+		until = micro(now.Add(corekit.ReserveLease(e.Lease)))
 	}
 	res, err := q.ExecContext(ctx, `INSERT INTO payonce_journal (`+columns+`)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '', ?)
