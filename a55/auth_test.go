@@ -51,16 +51,23 @@ func issue(n int32, w http.ResponseWriter, expiresIn int) {
 	writeJSON(w, 200, fmt.Sprintf(`{"access_token":"tok-%d","expires_in":%d,"token_type":"Bearer"}`, n, expiresIn))
 }
 
-// A 307 from the token endpoint to plain http:// would re-post the client
-// secret in clear text: token requests follow no redirect, and the
-// redirect is a final, typed error.
-func TestTokenRedirectNotFollowed(t *testing.T) {
+// tokenThief is a server that counts the token requests redirected to it
+// and answers them with a token.
+func tokenThief(t *testing.T) (*httptest.Server, *atomic.Int32) {
 	var stolen atomic.Int32
 	thief := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		stolen.Add(1)
 		issue(1, w, 3600)
 	}))
-	defer thief.Close()
+	t.Cleanup(thief.Close)
+	return thief, &stolen
+}
+
+// A 307 from the token endpoint to plain http:// would re-post the client
+// secret in clear text: token requests follow no redirect, and the
+// redirect is a final, typed error.
+func TestTokenRedirectNotFollowed(t *testing.T) {
+	thief, stolen := tokenThief(t)
 	g := newTokenRig(t, func(_ int32, w http.ResponseWriter) {
 		w.Header().Set("Location", thief.URL+"/steal")
 		w.WriteHeader(http.StatusTemporaryRedirect)
@@ -430,12 +437,7 @@ func TestAuthorizerSecretValuesBounded(t *testing.T) {
 // origin, makes a token request go anywhere else: the answer is a final
 // ErrTokenRedirect and the target never sees the client secret.
 func TestTokenRedirectEveryKind(t *testing.T) {
-	var stolen atomic.Int32
-	thief := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		stolen.Add(1)
-		issue(1, w, 3600)
-	}))
-	defer thief.Close()
+	thief, stolen := tokenThief(t)
 	for _, status := range []int{301, 302, 303, 307, 308} {
 		for _, sameOrigin := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%d same=%v", status, sameOrigin), func(t *testing.T) {

@@ -28,6 +28,17 @@ func exampleClient() (*a55test.Server, *a55.Client) {
 	return srv, client
 }
 
+// exampleCharged is a fake, a client of it and a charge of 100.00 it
+// confirmed (capture) or only pre-authorised.
+func exampleCharged(capture bool) (*a55test.Server, *a55.Client, *a55.Charge) {
+	srv, client := exampleClient()
+	ch, err := client.Charges.Create(context.Background(), exampleCharge(a55test.CardConfirms, capture))
+	if err != nil {
+		log.Fatal(err)
+	}
+	return srv, client, ch
+}
+
 func mustAmount(s string) payonce.Amount {
 	a, err := payonce.ParseAmount(s)
 	if err != nil {
@@ -146,14 +157,10 @@ func ExampleChargesService_Create_resume() {
 }
 
 func ExampleChargesService_Get() {
-	srv, client := exampleClient()
+	srv, client, created := exampleCharged(true)
 	defer srv.Close()
 	ctx := context.Background()
 
-	created, err := client.Charges.Create(ctx, exampleCharge(a55test.CardConfirms, true))
-	if err != nil {
-		log.Fatal(err)
-	}
 	ch, err := client.Charges.Get(ctx, created.UUID, created.WalletUUID)
 	if err != nil {
 		log.Fatal(err)
@@ -166,17 +173,13 @@ func ExampleChargesService_Get() {
 }
 
 func ExampleChargesService_Capture() {
-	srv, client := exampleClient()
+	// Pre-authorise 100.00, then capture 80.00 of it.
+	srv, client, ch := exampleCharged(false)
 	defer srv.Close()
 	ctx := context.Background()
 
-	// Pre-authorise 100.00, then capture 80.00 of it.
-	ch, err := client.Charges.Create(ctx, exampleCharge(a55test.CardConfirms, false))
-	if err != nil {
-		log.Fatal(err)
-	}
 	fmt.Println(ch.Status)
-	ch, err = client.Charges.Capture(ctx, &a55.CaptureRequest{
+	ch, err := client.Charges.Capture(ctx, &a55.CaptureRequest{
 		ChargeUUID: ch.UUID, WalletUUID: ch.WalletUUID, Amount: mustAmount("80.00"),
 	})
 	if err != nil {
@@ -194,17 +197,13 @@ func ExampleChargesService_Capture() {
 }
 
 func ExampleChargesService_Refund() {
-	srv, client := exampleClient()
+	srv, client, ch := exampleCharged(true)
 	defer srv.Close()
 	ctx := context.Background()
 
-	ch, err := client.Charges.Create(ctx, exampleCharge(a55test.CardConfirms, true))
-	if err != nil {
-		log.Fatal(err)
-	}
 	// A 503 on the way: the refund is retried with its key and runs once.
 	_ = srv.AddFault(payoncetest.Rule{Fault: payoncetest.FaultErrorBeforeCommit, Path: a55test.RefundPath, Count: 1})
-	ch, err = client.Charges.Refund(ctx, &a55.RefundRequest{
+	ch, err := client.Charges.Refund(ctx, &a55.RefundRequest{
 		ChargeUUID: ch.UUID, WalletUUID: ch.WalletUUID, Amount: mustAmount("30.00"), Reason: "one item returned",
 	})
 	if err != nil {
@@ -224,15 +223,10 @@ func ExampleChargesService_Refund() {
 }
 
 func ExampleChargesService_Cancel() {
-	srv, client := exampleClient()
+	srv, client, ch := exampleCharged(false)
 	defer srv.Close()
-	ctx := context.Background()
 
-	ch, err := client.Charges.Create(ctx, exampleCharge(a55test.CardConfirms, false))
-	if err != nil {
-		log.Fatal(err)
-	}
-	ch, err = client.Charges.Cancel(ctx, &a55.CancelRequest{ChargeUUID: ch.UUID, Reason: "customer asked"})
+	ch, err := client.Charges.Cancel(context.Background(), &a55.CancelRequest{ChargeUUID: ch.UUID, Reason: "customer asked"})
 	if err != nil {
 		log.Fatal(err)
 	}

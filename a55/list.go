@@ -263,6 +263,26 @@ func (s *ChargesService) All(ctx context.Context, opts *ChargeListOptions, callO
 		if opts != nil {
 			o = *opts
 		}
+		for page, err := range s.pages(ctx, o, callOpts...) {
+			if err != nil {
+				yield(nil, err)
+				return
+			}
+			for _, c := range page.Charges {
+				if !yield(c, nil) {
+					return
+				}
+			}
+		}
+	}
+}
+
+// pages yields the pages o selects, from o.Page (1 when zero) with
+// o.Limit (DefaultChargeListLimit when zero), stopping at the first
+// error, after the last page, or when a server answers the same page
+// again.
+func (s *ChargesService) pages(ctx context.Context, o ChargeListOptions, callOpts ...payonce.CallOption) iter.Seq2[*ChargePage, error] {
+	return func(yield func(*ChargePage, error) bool) {
 		if o.Page == 0 {
 			o.Page = 1
 		}
@@ -281,12 +301,7 @@ func (s *ChargesService) All(ctx context.Context, opts *ChargeListOptions, callO
 				return
 			}
 			prevFirst = page.firstUUID
-			for _, c := range page.Charges {
-				if !yield(c, nil) {
-					return
-				}
-			}
-			if !page.HasMore() || page.Page < o.Page {
+			if !yield(page, nil) || !page.HasMore() || page.Page < o.Page {
 				return
 			}
 			o.Page = page.Page + 1

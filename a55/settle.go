@@ -12,15 +12,13 @@ import (
 
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/internal/corekit"
+	"github.com/payonce/payonce/internal/settlelookup"
 )
 
 // maxSettlePages bounds the pages a settle lookup reads: a window holding
 // more charges than this is not searched to the end, so nothing is
 // concluded from it (payonce.ErrLookupAmbiguous).
 const maxSettlePages = 200
-
-// maxNamed is how many candidates an ambiguous lookup names in its error.
-const maxNamed = 5
 
 // SettleOptions tunes a settle lookup. The zero value is the default.
 type SettleOptions struct {
@@ -102,18 +100,13 @@ func (s *ChargesService) SettleCreate(ctx context.Context, reference string, opt
 	if core.Journal() == nil {
 		return fail(payonce.JournalEntry{}, payonce.ErrInvalidConfig, errors.New("SettleCreate needs a client with payonce.WithJournal"))
 	}
-	e, err := core.Journal().Get(ctx, core.Scope(), reference)
+	e, stands, kind, err := settlelookup.Entry(ctx, core, reference, "charges.create")
 	if err != nil {
-		return fail(payonce.JournalEntry{}, payonce.ErrJournal, fmt.Errorf("settle %q: %w", reference, err))
+		return fail(e, kind, err)
 	}
-	unchanged := &ChargeSettlement{Entry: e, Outcome: outcomeOf(e)}
-	// A success is final; a failure (not executed included) gives way to a
-	// success found under its key, which the lookup below may find.
-	if e.State == payonce.JournalSucceeded || (e.Settled() && !e.Sent) {
+	unchanged := &ChargeSettlement{Entry: e, Outcome: settlelookup.OutcomeOf(e)}
+	if stands {
 		return unchanged, nil
-	}
-	if e.Operation != "charges.create" {
-		return fail(e, payonce.ErrInvalidRequest, fmt.Errorf("reference %q records %q, not charges.create: settle it with payonce.Client.Settle", reference, e.Operation))
 	}
 	var m *chargeMatcher
 	if o.Request != nil {
@@ -155,9 +148,9 @@ func (s *ChargesService) SettleCreate(ctx context.Context, reference string, opt
 			list.IdempotencyKey = e.Key
 		}
 		pages := 0
-		for page, err := range s.pages(ctx, list) {
+		for page, err := range s.pages(ctx, *list) {
 			if err != nil {
-				return fail(e, errKindOf(err), fmt.Errorf("settle %q: list charges: %w", reference, err))
+				return fail(e, settlelookup.ErrKindOf(err), fmt.Errorf("settle %q: list charges: %w", reference, err))
 			}
 			if pages++; pages > maxSettlePages {
 				return fail(e, payonce.ErrLookupAmbiguous, fmt.Errorf("settle %q: more than %d pages of charges to read: narrow them (wallet, description)", reference, maxSettlePages))
@@ -182,7 +175,7 @@ func (s *ChargesService) SettleCreate(ctx context.Context, reference string, opt
 			}
 		}
 	}
-	window := fmt.Sprintf("created %s to %s", from.UTC().Format(time.RFC3339), to.UTC().Format(time.RFC3339))
+	window := settlelookup.Window(from, to)
 	switch {
 	case len(ok) == 1:
 		res, err := json.Marshal(ok[0])
@@ -192,11 +185,8 @@ func (s *ChargesService) SettleCreate(ctx context.Context, reference string, opt
 		return record(payonce.Settlement{Outcome: payonce.SettleSucceeded, Result: res, StatusCode: http.StatusOK,
 			Reason: "a55 lookup: charge " + ok[0].UUID + " in status " + string(ok[0].Status) + ", " + window}, ok[0])
 	case len(ok) > 1:
-		ids := make([]string, 0, maxNamed)
-		for _, ch := range ok[:min(len(ok), maxNamed)] {
-			ids = append(ids, ch.UUID)
-		}
-		return fail(e, payonce.ErrLookupAmbiguous, fmt.Errorf("settle %q: %d charges match (%s), %s", reference, len(ok), strings.Join(ids, ", "), window))
+		ids := settlelookup.Named(ok, func(ch *Charge) string { return ch.UUID })
+		return fail(e, payonce.ErrLookupAmbiguous, fmt.Errorf("settle %q: %d charges match (%s), %s", reference, len(ok), ids, window))
 	case e.Settled():
 		return unchanged, nil // no success found: the recorded failure stands
 	case len(failed) > 0:
@@ -207,31 +197,6 @@ func (s *ChargesService) SettleCreate(ctx context.Context, reference string, opt
 		return record(payonce.Settlement{Outcome: payonce.SettleNotExecuted, Reason: "a55 lookup: no matching charge " + window}, nil)
 	}
 	return fail(e, payonce.ErrLookupNotFound, fmt.Errorf("settle %q: no matching charge %s", reference, window))
-}
-
-// pages yields the pages of charges list selects, stopping at the first
-// error or when a server answers the same page again.
-func (s *ChargesService) pages(ctx context.Context, list *ChargeListOptions) func(func(*ChargePage, error) bool) {
-	return func(yield func(*ChargePage, error) bool) {
-		o := *list
-		o.Page = 1
-		prevFirst := ""
-		for {
-			page, err := s.List(ctx, &o)
-			if err != nil {
-				yield(nil, err)
-				return
-			}
-			if page.firstUUID != "" && page.firstUUID == prevFirst {
-				return
-			}
-			prevFirst = page.firstUUID
-			if !yield(page, nil) || !page.HasMore() || page.Page < o.Page {
-				return
-			}
-			o.Page = page.Page + 1
-		}
-	}
 }
 
 // agree reports whether a listed value matches the request's: equal, or
@@ -251,25 +216,4 @@ func orEmpty(listed, want string) string {
 		return want
 	}
 	return listed
-}
-
-// outcomeOf is the settle outcome a settled entry holds.
-func outcomeOf(e payonce.JournalEntry) payonce.SettleOutcome {
-	switch {
-	case e.State == payonce.JournalSucceeded:
-		return payonce.SettleSucceeded
-	case e.NotExecuted():
-		return payonce.SettleNotExecuted
-	}
-	return payonce.SettleFailed
-}
-
-// errKindOf is the kind of err, a *payonce.APIError's, else
-// payonce.ErrTransport.
-func errKindOf(err error) error {
-	var ae *payonce.APIError
-	if errors.As(err, &ae) && ae.Kind != nil {
-		return ae.Kind
-	}
-	return payonce.ErrTransport
 }

@@ -36,22 +36,30 @@ func oneAttempt(t *testing.T, srv *a55test.Server, j payonce.Journal) *a55.Clien
 	return c
 }
 
+// inDoubt sends req once under ref from a one-attempt client on a memory
+// journal against a new server, whose next charge meets fault; the call
+// must fail, and the key of its error is returned.
+func inDoubt(t *testing.T, fault payoncetest.FaultKind, req *a55.ChargeCreateRequest, ref string) (*a55test.Server, *journal.Memory, *a55.Client, payonce.Key) {
+	t.Helper()
+	srv := a55test.New(t)
+	j := journal.NewMemory()
+	c := oneAttempt(t, srv, j)
+	require.NoError(t, srv.AddFault(payoncetest.Rule{Fault: fault, Path: a55test.ChargePath, Count: 1}))
+	_, err := c.Charges.Create(t.Context(), req, payonce.WithReference(ref))
+	require.Error(t, err)
+	return srv, j, c, payonce.KeyOf(err)
+}
+
 // A charge whose answer was lost is in doubt once its key is past the
 // window; the settle lookup finds it at A55 and records it, the next call
 // answers from the journal, and the ledger shows one execution.
 func TestSettleCreateFindsTheChargeOfALostAnswer(t *testing.T) {
-	srv := a55test.New(t)
-	j := journal.NewMemory()
-	c := oneAttempt(t, srv, j)
-	ctx := t.Context()
-	require.NoError(t, srv.AddFault(payoncetest.Rule{Fault: payoncetest.FaultDropAfterCommit, Path: a55test.ChargePath, Count: 1}))
-	_, err := c.Charges.Create(ctx, settleCharge("42.00"), payonce.WithReference("order-1/charge"))
-	require.Error(t, err)
-	key := payonce.KeyOf(err).ID()
+	srv, _, c, k := inDoubt(t, payoncetest.FaultDropAfterCommit, settleCharge("42.00"), "order-1/charge")
+	ctx, key := t.Context(), k.ID()
 	require.Equal(t, 1, srv.Ledger().Count(key), "the charge ran; its answer was lost")
 
 	srv.Clock().Advance(25 * time.Hour)
-	_, err = c.Charges.Create(ctx, settleCharge("42.00"), payonce.WithReference("order-1/charge"))
+	_, err := c.Charges.Create(ctx, settleCharge("42.00"), payonce.WithReference("order-1/charge"))
 	require.ErrorIs(t, err, payonce.ErrOutcomeUnknown, "in doubt: the key is too old to send")
 
 	got, err := c.Charges.SettleCreate(ctx, "order-1/charge", nil)
@@ -80,15 +88,9 @@ func TestSettleCreateFindsTheChargeOfALostAnswer(t *testing.T) {
 // An entry wrongly settled by hand as not executed gives way to the charge
 // the lookup finds under its key: a success outranks every failure.
 func TestSettleCreateFindsTheChargeOfAWrongFailure(t *testing.T) {
-	srv := a55test.New(t)
-	j := journal.NewMemory()
-	c := oneAttempt(t, srv, j)
-	ctx := t.Context()
-	require.NoError(t, srv.AddFault(payoncetest.Rule{Fault: payoncetest.FaultDropAfterCommit, Path: a55test.ChargePath, Count: 1}))
-	_, err := c.Charges.Create(ctx, settleCharge("49.00"), payonce.WithReference("order-1/charge"))
-	require.Error(t, err)
-	key := payonce.KeyOf(err).ID()
-	_, err = c.Core().Settle(ctx, "order-1/charge", payonce.Settlement{Outcome: payonce.SettleNotExecuted, Reason: "a wrong guess"})
+	srv, _, c, k := inDoubt(t, payoncetest.FaultDropAfterCommit, settleCharge("49.00"), "order-1/charge")
+	ctx, key := t.Context(), k.ID()
+	_, err := c.Core().Settle(ctx, "order-1/charge", payonce.Settlement{Outcome: payonce.SettleNotExecuted, Reason: "a wrong guess"})
 	require.NoError(t, err)
 
 	got, err := c.Charges.SettleCreate(ctx, "order-1/charge", nil)
@@ -107,18 +109,12 @@ func TestSettleCreateFindsTheChargeOfAWrongFailure(t *testing.T) {
 // key, and the entry stays pending; with it, once the window is over, it
 // is recorded as not executed and later calls say so, nothing sent.
 func TestSettleCreateNotFound(t *testing.T) {
-	srv := a55test.New(t)
-	j := journal.NewMemory()
-	c := oneAttempt(t, srv, j)
-	ctx := t.Context()
-	require.NoError(t, srv.AddFault(payoncetest.Rule{Fault: payoncetest.FaultErrorBeforeCommit, Path: a55test.ChargePath, Count: 1}))
-	_, err := c.Charges.Create(ctx, settleCharge("43.00"), payonce.WithReference("order-1/charge"))
-	require.Error(t, err)
-	key := payonce.KeyOf(err).ID()
+	srv, j, c, k := inDoubt(t, payoncetest.FaultErrorBeforeCommit, settleCharge("43.00"), "order-1/charge")
+	ctx, key := t.Context(), k.ID()
 	require.Zero(t, srv.Ledger().Len())
 	srv.Clock().Advance(25 * time.Hour)
 
-	_, err = c.Charges.SettleCreate(ctx, "order-1/charge", nil)
+	_, err := c.Charges.SettleCreate(ctx, "order-1/charge", nil)
 	require.ErrorIs(t, err, payonce.ErrLookupNotFound)
 	assert.Equal(t, key, payonce.KeyOf(err).ID())
 	e, gerr := j.Get(ctx, c.Core().Scope(), "order-1/charge")
@@ -139,13 +135,8 @@ func TestSettleCreateNotFound(t *testing.T) {
 // The window must be over before "not found" may become "not executed":
 // an attempt still travelling could yet create the charge.
 func TestSettleCreateNotFoundInsideTheWindowStaysPending(t *testing.T) {
-	srv := a55test.New(t)
-	j := journal.NewMemory()
-	c := oneAttempt(t, srv, j)
-	require.NoError(t, srv.AddFault(payoncetest.Rule{Fault: payoncetest.FaultErrorBeforeCommit, Path: a55test.ChargePath, Count: 1}))
-	_, err := c.Charges.Create(t.Context(), settleCharge("44.00"), payonce.WithReference("order-1/charge"))
-	require.Error(t, err)
-	_, err = c.Charges.SettleCreate(t.Context(), "order-1/charge", &a55.SettleOptions{RecordNotExecuted: true})
+	_, _, c, _ := inDoubt(t, payoncetest.FaultErrorBeforeCommit, settleCharge("44.00"), "order-1/charge")
+	_, err := c.Charges.SettleCreate(t.Context(), "order-1/charge", &a55.SettleOptions{RecordNotExecuted: true})
 	require.ErrorIs(t, err, payonce.ErrLookupNotFound)
 }
 
@@ -153,17 +144,12 @@ func TestSettleCreateNotFoundInsideTheWindowStaysPending(t *testing.T) {
 // anything is listed; an entry under which nothing was ever sent is not
 // executed without a lookup.
 func TestSettleCreateChecksTheRequest(t *testing.T) {
-	srv := a55test.New(t)
-	j := journal.NewMemory()
-	c := oneAttempt(t, srv, j)
+	srv, j, c, _ := inDoubt(t, payoncetest.FaultDropAfterCommit, settleCharge("45.00"), "order-1/charge")
 	ctx := t.Context()
-	require.NoError(t, srv.AddFault(payoncetest.Rule{Fault: payoncetest.FaultDropAfterCommit, Path: a55test.ChargePath, Count: 1}))
-	_, err := c.Charges.Create(ctx, settleCharge("45.00"), payonce.WithReference("order-1/charge"))
-	require.Error(t, err)
 	sent := srv.Stats().Requests
 	other := settleCharge("45.00")
 	other.Card.Number = payonce.CardNumber(a55test.TestCard(4)) // another card, found by the same amount and description
-	_, err = c.Charges.SettleCreate(ctx, "order-1/charge", &a55.SettleOptions{Request: other})
+	_, err := c.Charges.SettleCreate(ctx, "order-1/charge", &a55.SettleOptions{Request: other})
 	require.ErrorIs(t, err, payonce.ErrIdempotencyConflict)
 	assert.Equal(t, payonce.KeyOf(err).ID(), srv.Ledger().Operations()[0].IdempotencyKey)
 	_, err = c.Charges.SettleCreate(ctx, "no-such-order", nil)
@@ -212,12 +198,7 @@ func listedCharge(uuid, status, amount string, created time.Time) map[string]any
 // not a match, and charges only in status error settle as failed.
 func TestSettleCreateMatchesByTheRequestAndNeverGuesses(t *testing.T) {
 	now := time.Now()
-	for name, tc := range map[string]struct {
-		listed  []map[string]any
-		kind    error
-		outcome payonce.SettleOutcome
-		uuid    string
-	}{
+	for name, tc := range map[string]lookupCase{
 		"two matches":           {[]map[string]any{listedCharge("ch_1", "confirmed", "47.00", now), listedCharge("ch_2", "confirmed", "47.00", now)}, payonce.ErrLookupAmbiguous, "", ""},
 		"one match, one other":  {[]map[string]any{listedCharge("ch_1", "confirmed", "47.00", now), listedCharge("ch_2", "confirmed", "48.00", now)}, nil, payonce.SettleSucceeded, "ch_1"},
 		"one match, declines":   {[]map[string]any{listedCharge("ch_0", "error", "47.00", now), listedCharge("ch_1", "pending", "47.00", now)}, nil, payonce.SettleSucceeded, "ch_1"},
@@ -230,7 +211,7 @@ func TestSettleCreateMatchesByTheRequestAndNeverGuesses(t *testing.T) {
 		}()}, payonce.ErrLookupNotFound, "", ""},
 	} {
 		t.Run(name, func(t *testing.T) {
-			runLookupCase(t, tc.listed, &a55.SettleOptions{Request: settleCharge("47.00")}, tc.kind, tc.outcome, tc.uuid)
+			runLookupCase(t, tc, &a55.SettleOptions{Request: settleCharge("47.00")})
 		})
 	}
 }
@@ -266,16 +247,10 @@ func TestSettleCreateFindsTheChargeByItsKeyWhateverTheClocks(t *testing.T) {
 // finds the charge by the entry's summary, which holds nothing of the
 // card or the payer.
 func TestSettleCreateNeedsNoCard(t *testing.T) {
-	srv := a55test.New(t)
-	j := journal.NewMemory()
-	c := oneAttempt(t, srv, j)
-	ctx := t.Context()
-	require.NoError(t, srv.AddFault(payoncetest.Rule{Fault: payoncetest.FaultDropAfterCommit, Path: a55test.ChargePath, Count: 1}))
 	req := settleCharge("51.00")
 	req.Payer = &a55.Payer{Name: "Zhang Wei", Email: "zw@example.com", Document: "12345678909", DocumentType: "CPF"}
-	_, err := c.Charges.Create(ctx, req, payonce.WithReference("order-1/charge"))
-	require.Error(t, err)
-	key := payonce.KeyOf(err)
+	srv, j, c, key := inDoubt(t, payoncetest.FaultDropAfterCommit, req, "order-1/charge")
+	ctx := t.Context()
 
 	e, err := j.Get(ctx, c.Core().Scope(), "order-1/charge")
 	require.NoError(t, err)
@@ -301,12 +276,7 @@ func TestSettleCreateMatchesByTheSummaryAndNeverGuesses(t *testing.T) {
 		c[field] = v
 		return c
 	}
-	for name, tc := range map[string]struct {
-		listed  []map[string]any
-		kind    error
-		outcome payonce.SettleOutcome
-		uuid    string
-	}{
+	for name, tc := range map[string]lookupCase{
 		"one match":             {[]map[string]any{listedCharge("ch_1", "confirmed", "47.00", now)}, nil, payonce.SettleSucceeded, "ch_1"},
 		"two matches":           {[]map[string]any{listedCharge("ch_1", "confirmed", "47.00", now), listedCharge("ch_2", "paid", "47.00", now)}, payonce.ErrLookupAmbiguous, "", ""},
 		"another amount":        {[]map[string]any{listedCharge("ch_1", "confirmed", "47.01", now)}, payonce.ErrLookupNotFound, "", ""},
@@ -318,17 +288,27 @@ func TestSettleCreateMatchesByTheSummaryAndNeverGuesses(t *testing.T) {
 		"only declined charges": {[]map[string]any{listedCharge("ch_0", "error", "47.00", now)}, nil, payonce.SettleFailed, "ch_0"},
 	} {
 		t.Run(name, func(t *testing.T) {
-			runLookupCase(t, tc.listed, nil, tc.kind, tc.outcome, tc.uuid)
+			runLookupCase(t, tc, nil)
 		})
 	}
 }
 
-// runLookupCase creates a charge in doubt against a listServer of listed,
-// settles it with opts from another client on the journal, and checks the
-// outcome: kind, with nothing recorded, or outcome with charge uuid.
-func runLookupCase(t *testing.T, listed []map[string]any, opts *a55.SettleOptions, kind error, outcome payonce.SettleOutcome, uuid string) {
+// lookupCase is what a listServer lists and what settling against it
+// gives: kind, with nothing recorded, or outcome with charge uuid.
+type lookupCase struct {
+	listed  []map[string]any
+	kind    error
+	outcome payonce.SettleOutcome
+	uuid    string
+}
+
+// runLookupCase creates a charge in doubt against a listServer of
+// tc.listed, settles it with opts from another client on the journal, and
+// checks the outcome tc expects.
+func runLookupCase(t *testing.T, tc lookupCase, opts *a55.SettleOptions) {
 	t.Helper()
-	srv, lists := listServer(t, listed)
+	kind, outcome, uuid := tc.kind, tc.outcome, tc.uuid
+	srv, lists := listServer(t, tc.listed)
 	j := journal.NewMemory()
 	c := stubClient(t, srv, j)
 	_, err := c.Charges.Create(t.Context(), settleCharge("47.00"), payonce.WithReference("order-1/charge"))
@@ -390,17 +370,11 @@ func TestSettleCreateMatchesARedactedDescription(t *testing.T) {
 		{"order 8 token: required", "required"},
 	} {
 		t.Run(c.hidden, func(t *testing.T) {
-			srv := a55test.New(t)
-			j := journal.NewMemory()
-			cl := oneAttempt(t, srv, j)
-			ctx := t.Context()
-			require.NoError(t, srv.AddFault(payoncetest.Rule{Fault: payoncetest.FaultDropAfterCommit, Path: a55test.ChargePath, Count: 1}))
 			req := settleCharge(fmt.Sprintf("%d.00", 52+i))
 			req.Description = c.description
 			ref := fmt.Sprintf("order-%d/charge", 7+i)
-			_, err := cl.Charges.Create(ctx, req, payonce.WithReference(ref))
-			require.Error(t, err)
-			key := payonce.KeyOf(err)
+			srv, j, cl, key := inDoubt(t, payoncetest.FaultDropAfterCommit, req, ref)
+			ctx := t.Context()
 			e, err := j.Get(ctx, cl.Core().Scope(), ref)
 			require.NoError(t, err)
 			assert.NotContains(t, e.Summary, c.hidden)

@@ -8,6 +8,7 @@ import (
 	"net/http"
 
 	"github.com/payonce/payonce"
+	"github.com/payonce/payonce/internal/finality"
 )
 
 // Envelope is the shape of every Coinepay OpenAPI answer, success and
@@ -153,18 +154,4 @@ var finalKinds = []error{
 // FinalForKey reports whether e is final for its idempotency key, by
 // finalKinds; a refused redirect is final only when the request cannot
 // have run (307/308, not a 301, 302 or 303 whose request may have run).
-func (Codec) FinalForKey(e *payonce.APIError) bool {
-	if e == nil {
-		return false
-	}
-	if errors.Is(e.Kind, payonce.ErrRedirectRefused) {
-		var re *payonce.RedirectError
-		return !errors.As(e.Err, &re) || !re.MayHaveRun
-	}
-	for _, k := range finalKinds {
-		if errors.Is(e.Kind, k) {
-			return true
-		}
-	}
-	return false
-}
+func (Codec) FinalForKey(e *payonce.APIError) bool { return finality.ForKey(e, finalKinds) }

@@ -6,20 +6,17 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/internal/corekit"
+	"github.com/payonce/payonce/internal/settlelookup"
 )
 
 // maxSettleCards bounds the cards a settle lookup reads: card/list has no
 // date filter, so the lookup reads the API key's cards to the end; past
 // this many it concludes nothing (payonce.ErrLookupAmbiguous).
 const maxSettleCards = 20000
-
-// maxNamed is how many candidates an ambiguous lookup names in its error.
-const maxNamed = 5
 
 // SettleOptions tunes a settle lookup. The zero value is the default.
 type SettleOptions struct {
@@ -90,18 +87,13 @@ func (s *CardsService) SettleApply(ctx context.Context, reference string, req *A
 	if err := req.Validate(); err != nil {
 		return fail(payonce.JournalEntry{}, payonce.ErrInvalidRequest, err)
 	}
-	e, err := core.Journal().Get(ctx, core.Scope(), reference)
+	e, stands, kind, err := settlelookup.Entry(ctx, core, reference, "cards.apply")
 	if err != nil {
-		return fail(payonce.JournalEntry{}, payonce.ErrJournal, fmt.Errorf("settle %q: %w", reference, err))
+		return fail(e, kind, err)
 	}
-	unchanged := &ApplySettlement{Entry: e, Outcome: outcomeOf(e)}
-	// A success is final; a failure (not executed included) gives way to a
-	// success found under its key, which the lookup below may find.
-	if e.State == payonce.JournalSucceeded || (e.Settled() && !e.Sent) {
+	unchanged := &ApplySettlement{Entry: e, Outcome: settlelookup.OutcomeOf(e)}
+	if stands {
 		return unchanged, nil
-	}
-	if e.Operation != "cards.apply" {
-		return fail(e, payonce.ErrInvalidRequest, fmt.Errorf("reference %q records %q, not cards.apply: settle it with payonce.Client.Settle", reference, e.Operation))
 	}
 	body, err := corekit.MarshalWire(req)
 	if err != nil {
@@ -126,7 +118,7 @@ func (s *CardsService) SettleApply(ctx context.Context, reference string, req *A
 	n := 0
 	for c, err := range s.All(ctx, &ListOptions{PageSize: DefaultPageSize}) {
 		if err != nil {
-			return fail(e, errKindOf(err), fmt.Errorf("settle %q: list cards: %w", reference, err))
+			return fail(e, settlelookup.ErrKindOf(err), fmt.Errorf("settle %q: list cards: %w", reference, err))
 		}
 		if n++; n > maxSettleCards {
 			return fail(e, payonce.ErrLookupAmbiguous, fmt.Errorf("settle %q: more than %d cards to read", reference, maxSettleCards))
@@ -135,7 +127,7 @@ func (s *CardsService) SettleApply(ctx context.Context, reference string, req *A
 			found = append(found, c)
 		}
 	}
-	window := fmt.Sprintf("created %s to %s", from.UTC().Format(time.RFC3339), to.UTC().Format(time.RFC3339))
+	window := settlelookup.Window(from, to)
 	switch {
 	case len(found) == 1:
 		res, err := json.Marshal(Envelope{Code: http.StatusOK, Message: "settled by lookup", Data: json.RawMessage(found[0].Raw)})
@@ -145,11 +137,8 @@ func (s *CardsService) SettleApply(ctx context.Context, reference string, req *A
 		return record(payonce.Settlement{Outcome: payonce.SettleSucceeded, Result: res, StatusCode: http.StatusOK,
 			Reason: "coinepay lookup: card " + found[0].CardID + ", " + window}, found[0])
 	case len(found) > 1:
-		ids := make([]string, 0, maxNamed)
-		for _, c := range found[:min(len(found), maxNamed)] {
-			ids = append(ids, c.CardID)
-		}
-		return fail(e, payonce.ErrLookupAmbiguous, fmt.Errorf("settle %q: %d cards match (%s), %s", reference, len(found), strings.Join(ids, ", "), window))
+		ids := settlelookup.Named(found, func(c *Card) string { return c.CardID })
+		return fail(e, payonce.ErrLookupAmbiguous, fmt.Errorf("settle %q: %d cards match (%s), %s", reference, len(found), ids, window))
 	case e.Settled():
 		return unchanged, nil // no success found: the recorded failure stands
 	case o.RecordNotExecuted && core.Now().After(to):
@@ -176,25 +165,4 @@ func cardMatches(req *ApplyRequest, e payonce.JournalEntry, c *Card, from, to ti
 		return false
 	}
 	return true
-}
-
-// outcomeOf is the settle outcome a settled entry holds.
-func outcomeOf(e payonce.JournalEntry) payonce.SettleOutcome {
-	switch {
-	case e.State == payonce.JournalSucceeded:
-		return payonce.SettleSucceeded
-	case e.NotExecuted():
-		return payonce.SettleNotExecuted
-	}
-	return payonce.SettleFailed
-}
-
-// errKindOf is the kind of err, a *payonce.APIError's, else
-// payonce.ErrTransport.
-func errKindOf(err error) error {
-	var ae *payonce.APIError
-	if errors.As(err, &ae) && ae.Kind != nil {
-		return ae.Kind
-	}
-	return payonce.ErrTransport
 }

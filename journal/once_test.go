@@ -29,6 +29,19 @@ import (
 	"github.com/payonce/payonce/payoncetest"
 )
 
+// addRoughFaults adds, with add, faults at path that lose two answers,
+// answer 503 to three requests in ten and reset two in ten.
+func addRoughFaults(t *testing.T, add func(payoncetest.Rule) error, path string) {
+	t.Helper()
+	for _, f := range []payoncetest.Rule{
+		{Fault: payoncetest.FaultDropAfterCommit, Path: path, Count: 2},
+		{Fault: payoncetest.FaultErrorBeforeCommit, Path: path, Status: 503, Probability: 0.3},
+		{Fault: payoncetest.FaultResetBeforeRead, Path: path, Probability: 0.2},
+	} {
+		require.NoError(t, add(f))
+	}
+}
+
 // Many goroutines, each with its own client and its own journal handle
 // (for SQLite, its own connection pool on the shared file, as a process
 // would have), call one reference at once while the fake loses answers,
@@ -39,13 +52,7 @@ func TestOneReferenceFromManyWorkersWithFaultsChargesOnce(t *testing.T) {
 		t.Run(b.name, func(t *testing.T) {
 			_, reopen := b.open(t)
 			srv := a55test.New(t)
-			for _, f := range []payoncetest.Rule{
-				{Fault: payoncetest.FaultDropAfterCommit, Path: a55test.ChargePath, Count: 2},
-				{Fault: payoncetest.FaultErrorBeforeCommit, Path: a55test.ChargePath, Status: 503, Probability: 0.3},
-				{Fault: payoncetest.FaultResetBeforeRead, Path: a55test.ChargePath, Probability: 0.2},
-			} {
-				require.NoError(t, srv.AddFault(f))
-			}
+			addRoughFaults(t, srv.AddFault, a55test.ChargePath)
 			const workers = 12
 			clients := make([]*a55.Client, workers)
 			for i := range clients {
@@ -78,13 +85,7 @@ func TestCoinepayOneReferenceFromManyWorkersWithFaultsOpensOneCard(t *testing.T)
 		t.Run(b.name, func(t *testing.T) {
 			_, reopen := b.open(t)
 			srv := coinepaytest.New(t)
-			for _, f := range []payoncetest.Rule{
-				{Fault: payoncetest.FaultDropAfterCommit, Path: coinepay.PathCardApply, Count: 2},
-				{Fault: payoncetest.FaultErrorBeforeCommit, Path: coinepay.PathCardApply, Status: 503, Probability: 0.3},
-				{Fault: payoncetest.FaultResetBeforeRead, Path: coinepay.PathCardApply, Probability: 0.2},
-			} {
-				require.NoError(t, srv.AddFault(f))
-			}
+			addRoughFaults(t, srv.AddFault, coinepay.PathCardApply)
 			req := &coinepay.ApplyRequest{HeaderID: "h1", PackageID: "p1"}
 			const workers = 10
 			clients := make([]*coinepay.Client, workers)

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/url"
 	"sort"
 	"strings"
 	"testing"
@@ -46,22 +45,14 @@ func TestAdminAPIAsDocumented(t *testing.T) {
 	resp.Body.Close()
 	require.Equal(t, http.StatusCreated, resp.StatusCode)
 
-	resp, err = http.PostForm(base+"/oauth2/token", url.Values{
-		"grant_type": {"client_credentials"}, "client_id": {"demo-client"}, "client_secret": {"demo-secret"},
-	})
-	require.NoError(t, err)
-	var tok struct {
-		AccessToken string `json:"access_token"`
-	}
-	require.NoError(t, json.NewDecoder(resp.Body).Decode(&tok))
-	resp.Body.Close()
+	token := demoToken(t, base)
 	// A fresh connection per request: net/http resends a request carrying an
 	// Idempotency-Key by itself when a reused connection drops it.
 	hc := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
 	charge := `{"amount":"10.00","currency":"BRL","type_charge":"credit_card","card":{"number":"4111111111111111","holder_name":"T","expiration_month":"12","expiration_year":"2099","cvv":"123"}}`
 	for i := range 2 {
 		req, _ := http.NewRequest(http.MethodPost, base+"/api/v1/bank/wallet/charge/", strings.NewReader(charge))
-		req.Header.Set("Authorization", "Bearer "+tok.AccessToken)
+		req.Header.Set("Authorization", "Bearer "+token)
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set(payonce.HeaderIdempotencyKey, "order-1-payment-0001")
 		resp, err := hc.Do(req)

@@ -167,23 +167,30 @@ func TestMainHelpExitsZero(t *testing.T) {
 	assert.NotContains(t, stderr.String(), "help requested")
 }
 
-// rateLimitHeader returns the X-RateLimit-Limit of an A55 charge list
-// answer ("" when the fake sends none: no limit).
-func rateLimitHeader(t *testing.T, base string) string {
+// demoToken is an A55 access token of the demo client from the fake at
+// base.
+func demoToken(t *testing.T, base string) string {
 	t.Helper()
-	resp, err := http.PostForm(base+"/oauth2/token", url.Values{
-		"grant_type": {"client_credentials"}, "client_id": {"demo-client"}, "client_secret": {"demo-secret"},
-	})
+	resp, err := http.PostForm(base+"/oauth2/token", url.Values{"grant_type": {"client_credentials"},
+		"client_id": {"demo-client"}, "client_secret": {"demo-secret"}})
 	require.NoError(t, err)
+	defer resp.Body.Close()
 	var tok struct {
 		AccessToken string `json:"access_token"`
 	}
 	require.NoError(t, json.NewDecoder(resp.Body).Decode(&tok))
-	resp.Body.Close()
+	return tok.AccessToken
+}
+
+// rateLimitHeader returns the X-RateLimit-Limit of an A55 charge list
+// answer ("" when the fake sends none: no limit).
+func rateLimitHeader(t *testing.T, base string) string {
+	t.Helper()
+	token := demoToken(t, base)
 	req, err := http.NewRequest(http.MethodGet, base+"/api/v1/bank/wallet/charges/", nil)
 	require.NoError(t, err)
-	req.Header.Set("Authorization", "Bearer "+tok.AccessToken)
-	resp, err = http.DefaultClient.Do(req)
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
 	require.NoError(t, err)
 	resp.Body.Close()
 	require.Equal(t, http.StatusOK, resp.StatusCode)

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -32,21 +31,14 @@ func TestWebhookSecretFlag(t *testing.T) {
 	}))
 	defer rc.Close()
 
-	resp, err := http.PostForm(base+"/oauth2/token", url.Values{"grant_type": {"client_credentials"},
-		"client_id": {"demo-client"}, "client_secret": {"demo-secret"}})
-	require.NoError(t, err)
-	var tok struct {
-		AccessToken string `json:"access_token"`
-	}
-	require.NoError(t, json.NewDecoder(resp.Body).Decode(&tok))
-	resp.Body.Close()
+	token := demoToken(t, base)
 
 	req, err := http.NewRequest(http.MethodPost, base+a55.PathCharges, strings.NewReader(
 		`{"amount":"10.00","currency":"BRL","type_charge":"pix","webhook_url":"`+rc.URL+`/hook"}`))
 	require.NoError(t, err)
-	req.Header.Set("Authorization", "Bearer "+tok.AccessToken)
+	req.Header.Set("Authorization", "Bearer "+token)
 	req.Header.Set("Content-Type", "application/json")
-	resp, err = http.DefaultClient.Do(req)
+	resp, err := http.DefaultClient.Do(req)
 	require.NoError(t, err)
 	resp.Body.Close()
 	require.Equal(t, http.StatusOK, resp.StatusCode)
@@ -80,19 +72,12 @@ func TestWebhookToItselfIsBlocked(t *testing.T) {
 			args = append(args, "-a55-webhook-allow-self")
 		}
 		base := start(t, args...)
-		resp, err := http.PostForm(base+"/oauth2/token", url.Values{"grant_type": {"client_credentials"},
-			"client_id": {"demo-client"}, "client_secret": {"demo-secret"}})
-		require.NoError(t, err)
-		var tok struct {
-			AccessToken string `json:"access_token"`
-		}
-		require.NoError(t, json.NewDecoder(resp.Body).Decode(&tok))
-		resp.Body.Close()
+		token := demoToken(t, base)
 		charge := func(hook string) string {
 			req, err := http.NewRequest(http.MethodPost, base+a55.PathCharges, strings.NewReader(
 				`{"amount":"10.00","currency":"BRL","type_charge":"pix","webhook_url":"`+hook+`"}`))
 			require.NoError(t, err)
-			req.Header.Set("Authorization", "Bearer "+tok.AccessToken)
+			req.Header.Set("Authorization", "Bearer "+token)
 			req.Header.Set("Content-Type", "application/json")
 			req.Header.Set("Idempotency-Key", "key-"+strings.NewReplacer("/", "-", ":", "-").Replace(hook))
 			resp, err := http.DefaultClient.Do(req)
@@ -106,7 +91,7 @@ func TestWebhookToItselfIsBlocked(t *testing.T) {
 			return ch.UUID
 		}
 		reset, own := charge(base+"/_fakepay/reset"), charge(base+"/hook")
-		resp, err = http.Post(base+"/_fakepay/a55/webhooks/deliver", "application/json", nil)
+		resp, err := http.Post(base+"/_fakepay/a55/webhooks/deliver", "application/json", nil)
 		require.NoError(t, err)
 		resp.Body.Close()
 		state := func(chargeUUID string) string {

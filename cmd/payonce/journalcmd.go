@@ -6,6 +6,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/journal"
 )
 
@@ -40,15 +41,11 @@ func cmdList(ctx context.Context, args []string, stdout io.Writer, d deps) error
 	case limit < 0:
 		return usageErr("-limit must not be negative")
 	}
-	j, err := openJournal(ctx, c)
+	j, now, err := openAt(ctx, c, d)
 	if err != nil {
 		return err
 	}
 	defer j.close()
-	now, err := clock(ctx, j, d)
-	if err != nil {
-		return err
-	}
 	q := journal.PendingQuery{Scope: scope}
 	if olderThan > 0 {
 		q.Before = now.Add(-olderThan)
@@ -91,6 +88,22 @@ func entryArgs(scope string, ops []string) (string, string, error) {
 	return "", "", usageErr("name one entry: -scope S <reference>, or <scope> <reference>")
 }
 
+// openEntry opens the journal c names, reads the command's present and
+// gets the entry of scope and ref, errors prefixed with verb; the caller
+// closes the journal it returns.
+func openEntry(ctx context.Context, c common, d deps, verb, scope, ref string) (*journalHandle, time.Time, payonce.JournalEntry, error) {
+	j, now, err := openAt(ctx, c, d)
+	if err != nil {
+		return nil, time.Time{}, payonce.JournalEntry{}, err
+	}
+	e, err := j.Get(ctx, scope, ref)
+	if err != nil {
+		j.close()
+		return nil, time.Time{}, payonce.JournalEntry{}, fmt.Errorf("%s %q %q: %w", verb, scope, ref, err)
+	}
+	return j, now, e, nil
+}
+
 func cmdShow(ctx context.Context, args []string, stdout io.Writer, d deps) error {
 	var c common
 	var scope string
@@ -104,19 +117,11 @@ func cmdShow(ctx context.Context, args []string, stdout io.Writer, d deps) error
 	if err != nil {
 		return err
 	}
-	j, err := openJournal(ctx, c)
+	j, now, e, err := openEntry(ctx, c, d, "show", scope, ref)
 	if err != nil {
 		return err
 	}
 	defer j.close()
-	now, err := clock(ctx, j, d)
-	if err != nil {
-		return err
-	}
-	e, err := j.Get(ctx, scope, ref)
-	if err != nil {
-		return fmt.Errorf("show %q %q: %w", scope, ref, err)
-	}
 	if c.json {
 		return writeJSON(stdout, view(e, now))
 	}
@@ -147,15 +152,11 @@ func cmdPurge(ctx context.Context, args []string, stdout io.Writer, d deps) erro
 	case olderThan <= 0:
 		return usageErr("-older-than is required and must be above 0 (e.g. 720h)")
 	}
-	j, err := openJournal(ctx, c)
+	j, now, err := openAt(ctx, c, d)
 	if err != nil {
 		return err
 	}
 	defer j.close()
-	now, err := clock(ctx, j, d)
-	if err != nil {
-		return err
-	}
 	res := purgeResult{SettledBefore: now.Add(-olderThan).UTC(), DryRun: dry}
 	if dry {
 		res.Count, err = j.countSettled(ctx, res.SettledBefore)

@@ -201,3 +201,18 @@ func clock(ctx context.Context, j journal.Store, d deps) (time.Time, error) {
 	}
 	return t, nil
 }
+
+// openAt opens the journal c names and reads the command's present
+// (clock); the caller closes the journal it returns.
+func openAt(ctx context.Context, c common, d deps) (*journalHandle, time.Time, error) {
+	j, err := openJournal(ctx, c)
+	if err != nil {
+		return nil, time.Time{}, err
+	}
+	now, err := clock(ctx, j, d)
+	if err != nil {
+		j.close()
+		return nil, time.Time{}, err
+	}
+	return j, now, nil
+}

@@ -71,19 +71,11 @@ func cmdSettle(ctx context.Context, args []string, stdout io.Writer, getenv func
 			return err
 		}
 	}
-	j, err := openJournal(ctx, c)
+	j, now, e, err := openEntry(ctx, c, d, "settle", scope, ref)
 	if err != nil {
 		return err
 	}
 	defer j.close()
-	now, err := clock(ctx, j, d)
-	if err != nil {
-		return err
-	}
-	e, err := j.Get(ctx, scope, ref)
-	if err != nil {
-		return fmt.Errorf("settle %q %q: %w", scope, ref, err)
-	}
 	if e.State == payonce.JournalSucceeded {
 		return fmt.Errorf("settle %q %q: already succeeded; a succeeded entry never changes", scope, ref)
 	}

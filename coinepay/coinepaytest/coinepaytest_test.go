@@ -49,6 +49,12 @@ func do(t testing.TB, c *http.Client, method, url, key, body string) answer {
 	if body != "" {
 		req.Header.Set("Content-Type", "application/json")
 	}
+	return send(t, c, req)
+}
+
+// send sends req with c and reads the answer, whose body must be JSON.
+func send(t testing.TB, c *http.Client, req *http.Request) answer {
+	t.Helper()
 	resp, err := c.Do(req)
 	require.NoError(t, err)
 	defer resp.Body.Close()
@@ -215,14 +221,7 @@ func applyAs(t testing.TB, s *coinepaytest.Server, apiKey, key, body string) ans
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set(payonce.HeaderIdempotencyKey, key)
 	require.NoError(t, signer.Sign(req, []byte(body)))
-	resp, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(resp.Body)
-	require.NoError(t, err)
-	a := answer{Status: resp.StatusCode, Header: resp.Header, Raw: raw}
-	require.NoError(t, json.Unmarshal(raw, &a.Env), "body %s", raw)
-	return a
+	return send(t, http.DefaultClient, req)
 }
 
 func TestKeyScopePerAPIKey(t *testing.T) {

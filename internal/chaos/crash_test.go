@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -51,13 +52,31 @@ func crashTestConfig(t *testing.T) CrashConfig {
 	return cfg
 }
 
-// assertCrashRunPassed checks a crash run's report: it passed, and every
-// kind of crash and redelivery the run exists for happened.
-func assertCrashRunPassed(t *testing.T, rep *CrashReport) {
+// loggedText is rep's text form, logged.
+func loggedText(t *testing.T, rep interface{ WriteText(io.Writer) error }) string {
 	t.Helper()
 	var out bytes.Buffer
 	require.NoError(t, rep.WriteText(&out))
 	t.Log("\n" + out.String())
+	return out.String()
+}
+
+// workerWithEnv starts test workers with env set to 1.
+func workerWithEnv(env string) func() (*exec.Cmd, error) {
+	return func() (*exec.Cmd, error) {
+		cmd, err := defaultWorkerCommand()
+		if err == nil {
+			cmd.Env = append(cmd.Env, env+"=1")
+		}
+		return cmd, err
+	}
+}
+
+// assertCrashRunPassed checks a crash run's report: it passed, and every
+// kind of crash and redelivery the run exists for happened.
+func assertCrashRunPassed(t *testing.T, rep *CrashReport) {
+	t.Helper()
+	out := loggedText(t, rep)
 	assert.Zero(t, rep.Duplicates, "no reference may run twice")
 	assert.Zero(t, rep.Lost, "no reference may be lost")
 	assert.Zero(t, rep.SentWhenSettled, "a settled reference sends nothing")
@@ -92,7 +111,7 @@ func assertCrashRunPassed(t *testing.T, rep *CrashReport) {
 	assert.GreaterOrEqual(t, hit, 3, "crashes at several phases: %v", phases)
 	assert.Equal(t, rep.Operations, rep.Succeeded+rep.Failed+rep.InDoubt, "every reference has a journal entry")
 	assert.Zero(t, rep.Misrecorded)
-	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	lines := strings.Split(strings.TrimSpace(out), "\n")
 	assert.Regexp(t, `^RESULT operations=6\d attempts=\d+ crashes=[1-9]\d* redelivered=[1-9]\d* in_doubt=[1-9]\d* duplicates=0 lost=0 misrecorded=0$`, lines[len(lines)-1])
 }
 
@@ -226,22 +245,14 @@ func (j amnesiacJournal) Update(ctx context.Context, e payonce.JournalEntry) err
 func TestCrashRunCatchesAJournalThatForgets(t *testing.T) {
 	cfg := crashTestConfig(t)
 	cfg.References = 30
-	cfg.WorkerCommand = func() (*exec.Cmd, error) {
-		cmd, err := defaultWorkerCommand()
-		if err == nil {
-			cmd.Env = append(cmd.Env, amnesiacEnv+"=1")
-		}
-		return cmd, err
-	}
+	cfg.WorkerCommand = workerWithEnv(amnesiacEnv)
 	rep, err := RunCrash(context.Background(), cfg)
 	require.NoError(t, err)
-	var out bytes.Buffer
-	require.NoError(t, rep.WriteText(&out))
-	t.Log("\n" + out.String())
+	out := loggedText(t, rep)
 	assert.False(t, rep.Passed())
 	assert.Positive(t, rep.Duplicates, "references executed again under new keys")
-	assert.Contains(t, out.String(), "problem: duplicate: order-")
-	assert.Regexp(t, `duplicates=[1-9]\d* lost=\d+ misrecorded=\d+\n$`, out.String())
+	assert.Contains(t, out, "problem: duplicate: order-")
+	assert.Regexp(t, `duplicates=[1-9]\d* lost=\d+ misrecorded=\d+\n$`, out)
 }
 
 // unfencedEnv makes a test worker's journal keep no fences and no
@@ -281,23 +292,15 @@ func (j unfencedJournal) Update(ctx context.Context, e payonce.JournalEntry) err
 func TestCrashRunCatchesAJournalWithoutFences(t *testing.T) {
 	cfg := crashTestConfig(t)
 	cfg.References, cfg.FlipRate, cfg.StallRate, cfg.FaultRate = 80, 0.25, 0.1, 0
-	cfg.WorkerCommand = func() (*exec.Cmd, error) {
-		cmd, err := defaultWorkerCommand()
-		if err == nil {
-			cmd.Env = append(cmd.Env, unfencedEnv+"=1")
-		}
-		return cmd, err
-	}
+	cfg.WorkerCommand = workerWithEnv(unfencedEnv)
 	rep, err := RunCrash(context.Background(), cfg)
 	require.NoError(t, err)
-	var out bytes.Buffer
-	require.NoError(t, rep.WriteText(&out))
-	t.Log("\n" + out.String())
+	out := loggedText(t, rep)
 	assert.False(t, rep.Passed())
 	require.Positive(t, rep.Stalls)
 	assert.Equal(t, rep.Stalls, rep.StallsTakenOver, "every stalled worker's reference is taken over while it is stopped")
 	assert.GreaterOrEqual(t, rep.StaleSends, rep.Stalls, "every resumed worker sent under a taken-over entry")
-	assert.Contains(t, out.String(), "problem: stale send: ")
+	assert.Contains(t, out, "problem: stale send: ")
 }
 
 func TestCrashConfigValidate(t *testing.T) {

@@ -50,21 +50,30 @@ func TestFaultMixRules(t *testing.T) {
 		mixFor(DefaultConfig().FaultRate).String())
 }
 
+// externalServers starts an A55 fake without a rate limit and a Coinepay
+// fake with a large balance, closed when t ends, and a run of n operations
+// configured to use them as servers it does not control.
+func externalServers(t *testing.T, n int) (*a55test.Server, *coinepaytest.Server, Config) {
+	t.Helper()
+	big, err := payonce.ParseAmount("100000000.00")
+	require.NoError(t, err)
+	a55Srv := a55test.NewServer(a55test.WithRateLimit(-1, time.Minute))
+	t.Cleanup(a55Srv.Close)
+	cpSrv := coinepaytest.NewServer(coinepaytest.WithBalance(big))
+	t.Cleanup(cpSrv.Close)
+	cfg := testConfig(n)
+	cfg.A55URL, cfg.CoinepayURL = a55Srv.URL, cpSrv.URL
+	cfg.A55ClientID, cfg.A55ClientSecret = a55Srv.ClientID(), a55Srv.ClientSecret()
+	cfg.CoinepayKey, cfg.CoinepaySecret = coinepaytest.DefaultAPIKey, coinepaytest.DefaultSecret
+	return a55Srv, cpSrv, cfg
+}
+
 // TestChaosExternalServers points the run at servers it does not control,
 // as at cmd/fakepay: faults come from the client-side transport, the
 // ledgers and counters from the servers' admin API.
 func TestChaosExternalServers(t *testing.T) {
-	big, err := payonce.ParseAmount("100000000.00")
-	require.NoError(t, err)
-	a55Srv := a55test.NewServer(a55test.WithRateLimit(-1, time.Minute))
-	defer a55Srv.Close()
-	cpSrv := coinepaytest.NewServer(coinepaytest.WithBalance(big))
-	defer cpSrv.Close()
-
-	cfg := testConfig(400)
-	cfg.A55URL, cfg.CoinepayURL = a55Srv.URL+"/", cpSrv.URL // a trailing slash is fine
-	cfg.A55ClientID, cfg.A55ClientSecret = a55Srv.ClientID(), a55Srv.ClientSecret()
-	cfg.CoinepayKey, cfg.CoinepaySecret = coinepaytest.DefaultAPIKey, coinepaytest.DefaultSecret
+	a55Srv, cpSrv, cfg := externalServers(t, 400)
+	cfg.A55URL += "/" // a trailing slash is fine
 	cfg.Retry.MaxAttempts = 3
 	o := observedRun(t, cfg)
 	rep := o.rep
@@ -160,17 +169,7 @@ func TestFaultTransportMix(t *testing.T) {
 // reconciles only its own operations: none of the first run's ledger
 // entries count as lost, and the server figures are this run's.
 func TestChaosExternalServersServedEarlierRuns(t *testing.T) {
-	big, err := payonce.ParseAmount("100000000.00")
-	require.NoError(t, err)
-	a55Srv := a55test.NewServer(a55test.WithRateLimit(-1, time.Minute))
-	defer a55Srv.Close()
-	cpSrv := coinepaytest.NewServer(coinepaytest.WithBalance(big))
-	defer cpSrv.Close()
-
-	cfg := testConfig(60)
-	cfg.A55URL, cfg.CoinepayURL = a55Srv.URL, cpSrv.URL
-	cfg.A55ClientID, cfg.A55ClientSecret = a55Srv.ClientID(), a55Srv.ClientSecret()
-	cfg.CoinepayKey, cfg.CoinepaySecret = coinepaytest.DefaultAPIKey, coinepaytest.DefaultSecret
+	a55Srv, cpSrv, cfg := externalServers(t, 60)
 	cfg.FaultRate = 0
 
 	first, err := Run(context.Background(), cfg)

@@ -123,10 +123,7 @@ func observedRun(t *testing.T, cfg Config) observed {
 	cfg.wrapTransport = tokens.wrap
 	rep, err := Run(context.Background(), cfg)
 	require.NoError(t, err)
-	var out bytes.Buffer
-	require.NoError(t, rep.WriteText(&out))
-	t.Log("\n" + out.String())
-	o := observed{rep: rep, text: out.String(), logs: logs.String(), progress: progress.String(), tokens: tokens.all()}
+	o := observed{rep: rep, text: loggedText(t, rep), logs: logs.String(), progress: progress.String(), tokens: tokens.all()}
 
 	assert.Zero(t, rep.Duplicates, "no operation may run twice")
 	assert.Zero(t, rep.Lost, "no operation may be lost")

@@ -159,19 +159,13 @@ func (p *scanner) object(out []byte, depth int) ([]byte, error) {
 			return out, err
 		}
 		members = append(members, member{key: string(k), from: from, to: len(vals)})
-		p.space()
-		if p.i >= len(p.b) {
-			return out, errNotJSON
+		more, err := p.separator('}')
+		if err != nil {
+			return out, err
 		}
-		if p.b[p.i] == ',' {
-			p.i++
-			continue
+		if !more {
+			break
 		}
-		if p.b[p.i] != '}' {
-			return out, errNotJSON
-		}
-		p.i++
-		break
 	}
 	if !p.dup {
 		p.dup = foldDuplicate(members)
@@ -245,23 +239,35 @@ func (p *scanner) array(out []byte, depth int) ([]byte, error) {
 			return out, err
 		}
 		n++
-		p.space()
-		if p.i >= len(p.b) {
-			return out, errNotJSON
+		more, err := p.separator(']')
+		if err != nil {
+			return out, err
 		}
-		if p.b[p.i] == ',' {
-			p.i++
-			continue
+		if !more {
+			break
 		}
-		if p.b[p.i] != ']' {
-			return out, errNotJSON
-		}
-		p.i++
-		break
 	}
 	out = append(out, 'a')
 	out = binary.AppendUvarint(out, uint64(n))
 	return append(out, vals...), nil
+}
+
+// separator moves past the ',' or the closing end that follows a member
+// or an element; more is true after a ','.
+func (p *scanner) separator(end byte) (more bool, err error) {
+	p.space()
+	if p.i >= len(p.b) {
+		return false, errNotJSON
+	}
+	switch p.b[p.i] {
+	case ',':
+		p.i++
+		return true, nil
+	case end:
+		p.i++
+		return false, nil
+	}
+	return false, errNotJSON
 }
 
 // number checks a JSON number at p.i and moves past it.

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -177,19 +176,14 @@ func TestCoinepayHostileEchoes(t *testing.T) {
 	for _, sh := range coinepayShapes {
 		for i, echo := range echoes {
 			t.Run(fmt.Sprintf("%s/%d", sh.name, i), func(t *testing.T) {
-				srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				var logs syncBuffer
+				c := coinepayHostile(t, func(w http.ResponseWriter, r *http.Request) {
 					w.Header().Set("Content-Type", "application/json")
 					w.Header().Set("X-Request-Id", echo) // the request ID header reaches APIError.RequestID
 					w.WriteHeader(sh.status)
 					_, _ = fmt.Fprint(w, sh.body(echo))
-				}))
-				defer srv.Close()
-				var logs syncBuffer
-				c, err := coinepay.NewClient("ak_unit", "sk_unit_secret", payonce.WithBaseURL(srv.URL),
-					payonce.WithRetryPolicy(payonce.FastRetryPolicy()),
-					payonce.WithLogger(slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))))
-				require.NoError(t, err)
-				_, err = c.Cards.Apply(t.Context(), &coinepay.ApplyRequest{HeaderID: "h1", PackageID: "p1"},
+				}, payonce.WithLogger(slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))))
+				_, err := c.Cards.Apply(t.Context(), &coinepay.ApplyRequest{HeaderID: "h1", PackageID: "p1"},
 					payonce.WithKey(keytest.Now(t, "hostile-key-0123456789")))
 				require.Error(t, err)
 				assertClean(t, "coinepay error", printed(err))

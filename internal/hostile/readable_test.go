@@ -151,7 +151,7 @@ func TestResultsPrintOrdinaryValuesUnchanged(t *testing.T) {
 
 	card := `{"card_id":"card_` + orderNumbers[1] + `","header_id":"` + readableCharge + `","package_id":"pkg_` + orderNumbers[2] +
 		`","status":"active","currency":"USD","balance":"` + readableAmount + `","created_at":"` + readableTime + `","note":"` + desc + `"}`
-	csrv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	cc := coinepayHostile(t, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		w.Header().Set("X-Request-Id", readableRequest)
 		data := card
@@ -164,19 +164,9 @@ func TestResultsPrintOrdinaryValuesUnchanged(t *testing.T) {
 			data = `{"recharge_id":"rc_` + orderNumbers[3] + `","card_id":"card_1","amount":"` + readableAmount + `","status":"done","created_at":"` + readableTime + `"}`
 		}
 		_, _ = fmt.Fprint(w, `{"code":200,"message":"ok","message_key":"success","data":`+data+`}`)
-	}))
-	defer csrv.Close()
-	cc, err := coinepay.NewClient("ak_readable", "sk_readable_secret", payonce.WithBaseURL(csrv.URL),
-		payonce.WithRetryPolicy(payonce.FastRetryPolicy()))
-	require.NoError(t, err)
-	ap, err := cc.Cards.Apply(t.Context(), &coinepay.ApplyRequest{HeaderID: "h1", PackageID: "p1"})
-	require.NoError(t, err)
-	rc, err := cc.Cards.Recharge(t.Context(), &coinepay.RechargeRequest{CardID: "card_1", Amount: payonce.MustParseAmount("1.00")})
-	require.NoError(t, err)
-	info, err := cc.Cards.Info(t.Context(), "card_1")
-	require.NoError(t, err)
-	cpage, err := cc.Cards.List(t.Context(), &coinepay.ListOptions{Page: 1, PageSize: 10})
-	require.NoError(t, err)
+	})
+	r := callCards(t, cc)
+	ap, rc, info, cpage := r.apply, r.recharge, r.info, r.page
 	cardWant := []string{"card_" + orderNumbers[1], readableCharge, "pkg_" + orderNumbers[2], readableAmount}
 	for name, v := range map[string]any{"*coinepay.ApplyResult": ap, "coinepay.ApplyResult": *ap, "coinepay.Card": ap.Card,
 		"*coinepay.CardResult": info, "coinepay.CardResult": *info, "*coinepay.CardPage": cpage, "coinepay.CardPage": *cpage} {

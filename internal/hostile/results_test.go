@@ -72,7 +72,7 @@ func TestWebhookAndCoinepayResultsHideWhatASuccessEchoes(t *testing.T) {
 		q1, q2, q3, q4, q5 := jsonString(e1), jsonString(e2), jsonString(e3), jsonString(e4), jsonString(e5)
 		var ev a55.WebhookEvent
 		require.NoError(t, json.Unmarshal([]byte(`{"charge_uuid":`+q1+`,"wallet_uuid":`+q2+`,"status":`+q3+`,"event":`+q4+`}`), &ev))
-		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c := coinepayHostile(t, func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", "application/json")
 			w.Header().Set("Set-Cookie", "sid="+e5)
 			data := `{"card_id":"card_1","recharge_id":` + q5 + `,"header_id":` + q1 + `,"package_id":` + q2 + `,"status":` + q3 +
@@ -81,21 +81,48 @@ func TestWebhookAndCoinepayResultsHideWhatASuccessEchoes(t *testing.T) {
 				data = `{"items":[` + data + `],"page":1,"page_size":10}`
 			}
 			_, _ = fmt.Fprint(w, `{"code":200,"message":"ok","message_key":"success","data":`+data+`}`)
-		}))
-		defer srv.Close()
-		c, err := coinepay.NewClient("ak_unit", "sk_unit_secret", payonce.WithBaseURL(srv.URL),
-			payonce.WithRetryPolicy(payonce.FastRetryPolicy()))
-		require.NoError(t, err)
-		ap, err := c.Cards.Apply(t.Context(), &coinepay.ApplyRequest{HeaderID: "h1", PackageID: "p1"})
-		require.NoError(t, err)
-		rc, err := c.Cards.Recharge(t.Context(), &coinepay.RechargeRequest{CardID: "card_1", Amount: payonce.MustParseAmount("1.00")})
-		require.NoError(t, err)
-		info, err := c.Cards.Info(t.Context(), "card_1")
-		require.NoError(t, err)
-		page, err := c.Cards.List(t.Context(), &coinepay.ListOptions{Page: 1, PageSize: 10})
-		require.NoError(t, err)
-		assertClean(t, "results", allForms(ev, &ev, ap, *ap, ap.Card, rc, *rc, rc.Recharge, info, *info, page, *page))
+		})
+		r := callCards(t, c)
+		assertClean(t, "results", allForms(ev, &ev, r.apply, *r.apply, r.apply.Card, r.recharge, *r.recharge, r.recharge.Recharge,
+			r.info, *r.info, r.page, *r.page))
 	})
+}
+
+// coinepayHostile is a coinepay client, retried fast, of a server whose
+// every answer is answer's; opts add to its options.
+func coinepayHostile(t *testing.T, answer http.HandlerFunc, opts ...payonce.Option) *coinepay.Client {
+	t.Helper()
+	srv := httptest.NewServer(answer)
+	t.Cleanup(srv.Close)
+	c, err := coinepay.NewClient("ak_unit", "sk_unit_secret",
+		append([]payonce.Option{payonce.WithBaseURL(srv.URL), payonce.WithRetryPolicy(payonce.FastRetryPolicy())}, opts...)...)
+	require.NoError(t, err)
+	return c
+}
+
+// cardResults are the answers of one call of each card operation.
+type cardResults struct {
+	apply    *coinepay.ApplyResult
+	recharge *coinepay.RechargeResult
+	info     *coinepay.CardResult
+	page     *coinepay.CardPage
+}
+
+// callCards applies, recharges, reads and lists cards with c; each call
+// must succeed.
+func callCards(t *testing.T, c *coinepay.Client) cardResults {
+	t.Helper()
+	var r cardResults
+	var err error
+	r.apply, err = c.Cards.Apply(t.Context(), &coinepay.ApplyRequest{HeaderID: "h1", PackageID: "p1"})
+	require.NoError(t, err)
+	r.recharge, err = c.Cards.Recharge(t.Context(), &coinepay.RechargeRequest{CardID: "card_1", Amount: payonce.MustParseAmount("1.00")})
+	require.NoError(t, err)
+	r.info, err = c.Cards.Info(t.Context(), "card_1")
+	require.NoError(t, err)
+	r.page, err = c.Cards.List(t.Context(), &coinepay.ListOptions{Page: 1, PageSize: 10})
+	require.NoError(t, err)
+	return r
 }
 
 // errorTree is err and every error reachable from it through Unwrap.
@@ -142,15 +169,11 @@ func TestErrorCausesHideWhatTheServerSent(t *testing.T) {
 			})
 		}
 		t.Run(fmt.Sprintf("coinepay/%d", i), func(t *testing.T) {
-			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			c := coinepayHostile(t, func(w http.ResponseWriter, r *http.Request) {
 				w.Header().Set("Content-Type", "application/json")
 				_, _ = fmt.Fprint(w, `{"code":200,"message":"ok","data":{"card_id":"c1","created_at":"x","balance":`+q+`}}`)
-			}))
-			defer srv.Close()
-			c, err := coinepay.NewClient("ak_unit", "sk_unit_secret", payonce.WithBaseURL(srv.URL),
-				payonce.WithRetryPolicy(payonce.FastRetryPolicy()))
-			require.NoError(t, err)
-			_, err = c.Cards.Info(t.Context(), "c1")
+			})
+			_, err := c.Cards.Info(t.Context(), "c1")
 			require.Error(t, err)
 			assertClean(t, "coinepay error chain", allForms(errorTree(err)...))
 		})

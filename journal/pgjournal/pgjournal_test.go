@@ -116,25 +116,24 @@ func TestReserveTxJoinsTheMerchantsTransaction(t *testing.T) {
 	_, err := p.Exec(ctx, "CREATE TABLE "+orders+" (id text PRIMARY KEY)")
 	require.NoError(t, err)
 
-	tx, err := p.Begin(ctx)
-	require.NoError(t, err)
-	_, err = tx.Exec(ctx, "INSERT INTO "+orders+" (id) VALUES ('o-1')")
-	require.NoError(t, err)
-	_, created, err := j.ReserveTx(ctx, tx, journaltest.Entry("s", "o-1/charge"))
-	require.NoError(t, err)
-	require.True(t, created)
-	require.NoError(t, tx.Rollback(ctx))
+	// orderWithEntry inserts the order and reserves its entry in one
+	// transaction, then ends it with end.
+	orderWithEntry := func(end func(pgx.Tx, context.Context) error) payonce.JournalEntry {
+		tx, err := p.Begin(ctx)
+		require.NoError(t, err)
+		_, err = tx.Exec(ctx, "INSERT INTO "+orders+" (id) VALUES ('o-1')")
+		require.NoError(t, err)
+		e, created, err := j.ReserveTx(ctx, tx, journaltest.Entry("s", "o-1/charge"))
+		require.NoError(t, err)
+		require.True(t, created)
+		require.NoError(t, end(tx, ctx))
+		return e
+	}
+	orderWithEntry(pgx.Tx.Rollback)
 	_, err = j.Get(ctx, "s", "o-1/charge")
 	require.ErrorIs(t, err, payonce.ErrJournalNotFound)
 
-	tx, err = p.Begin(ctx)
-	require.NoError(t, err)
-	_, err = tx.Exec(ctx, "INSERT INTO "+orders+" (id) VALUES ('o-1')")
-	require.NoError(t, err)
-	e, created, err := j.ReserveTx(ctx, tx, journaltest.Entry("s", "o-1/charge"))
-	require.NoError(t, err)
-	require.True(t, created)
-	require.NoError(t, tx.Commit(ctx))
+	e := orderWithEntry(pgx.Tx.Commit)
 	got, err := j.Get(ctx, "s", "o-1/charge")
 	require.NoError(t, err)
 	assert.Equal(t, e.Key, got.Key)

@@ -84,25 +84,24 @@ func TestReserveTxJoinsTheMerchantsTransaction(t *testing.T) {
 	_, err := j.DB().ExecContext(ctx, "CREATE TABLE orders (id TEXT PRIMARY KEY)")
 	require.NoError(t, err)
 
-	tx, err := j.DB().BeginTx(ctx, nil)
-	require.NoError(t, err)
-	_, err = tx.ExecContext(ctx, "INSERT INTO orders (id) VALUES ('o-1')")
-	require.NoError(t, err)
-	_, created, err := j.ReserveTx(ctx, tx, journaltest.Entry("s", "o-1/charge"))
-	require.NoError(t, err)
-	require.True(t, created)
-	require.NoError(t, tx.Rollback())
+	// orderWithEntry inserts the order and reserves its entry in one
+	// transaction, then ends it with end.
+	orderWithEntry := func(end func(*sql.Tx) error) payonce.JournalEntry {
+		tx, err := j.DB().BeginTx(ctx, nil)
+		require.NoError(t, err)
+		_, err = tx.ExecContext(ctx, "INSERT INTO orders (id) VALUES ('o-1')")
+		require.NoError(t, err)
+		e, created, err := j.ReserveTx(ctx, tx, journaltest.Entry("s", "o-1/charge"))
+		require.NoError(t, err)
+		require.True(t, created)
+		require.NoError(t, end(tx))
+		return e
+	}
+	orderWithEntry((*sql.Tx).Rollback)
 	_, err = j.Get(ctx, "s", "o-1/charge")
 	require.ErrorIs(t, err, payonce.ErrJournalNotFound)
 
-	tx, err = j.DB().BeginTx(ctx, nil)
-	require.NoError(t, err)
-	_, err = tx.ExecContext(ctx, "INSERT INTO orders (id) VALUES ('o-1')")
-	require.NoError(t, err)
-	e, created, err := j.ReserveTx(ctx, tx, journaltest.Entry("s", "o-1/charge"))
-	require.NoError(t, err)
-	require.True(t, created)
-	require.NoError(t, tx.Commit())
+	e := orderWithEntry((*sql.Tx).Commit)
 	got, err := j.Get(ctx, "s", "o-1/charge")
 	require.NoError(t, err)
 	assert.Equal(t, e.Key, got.Key)
