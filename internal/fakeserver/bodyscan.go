@@ -46,6 +46,9 @@ func scanBody(body []byte) bodyScan {
 	}
 	raw := bodyScan{canonical: append([]byte("raw:"), body...)}
 	if !utf8.Valid(body) {
+		// Not JSON text, but encoding/json reads it, each bad byte as
+		// U+FFFD: its keys are compared as the handler would see them.
+		raw.dupKey = scanBody(bytes.ToValidUTF8(body, []byte("\uFFFD"))).dupKey
 		return raw
 	}
 	p := scanner{b: trimmed}
