@@ -242,7 +242,12 @@ func reconcileCrash(plan []planItem, refs map[string]*refState, entries map[stri
 			case !idsAgree(rs.reports, execs[0].ID):
 				rep.Lost++
 				rep.problem("lost: %s: workers were told of another resource than the ledger's %s (deliveries ended: %s)", it.ref, execs[0].ID, endings(rs.reports))
-			case last.status != statusOK && last.status != statusJournal:
+			case last.status != statusOK && last.status != statusJournal && !inDoubt(last.status):
+				// An answer in doubt is true of a run that took over an
+				// entry a stalled or killed worker may still complete: when
+				// that worker then records the success, the journal the
+				// merchant settles doubt from says it. Any other ending is
+				// a wrong answer.
 				rep.Lost++
 				rep.problem("lost: %s succeeded, but its last delivery ended %s", it.ref, last.status)
 			}
