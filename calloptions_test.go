@@ -3,6 +3,7 @@ package payonce
 import (
 	"bytes"
 	"context"
+	"github.com/payonce/payonce/internal/corekit"
 	"io"
 	"log/slog"
 	"net/http"
@@ -55,7 +56,7 @@ func TestWithHeaderIsSentSignedAndNotLogged(t *testing.T) {
 		_, _ = io.WriteString(w, `{}`)
 	}))
 	defer srv.Close()
-	signer := SignerFunc(func(r *http.Request, _ []byte) error {
+	signer := corekit.SignerFunc(func(r *http.Request, _ []byte) error {
 		if r.Header.Get("X-Correlation-Id") == "corr-SECRETVALUE" {
 			atSign.Add(1)
 		}

@@ -34,9 +34,6 @@ func (n CardNumber) String() string {
 	return "************" + l4
 }
 
-// GoString masks the number for %#v.
-func (n CardNumber) GoString() string { return strconv.Quote(n.String()) }
-
 // Format masks the number for every fmt verb.
 func (n CardNumber) Format(f fmt.State, verb rune) { formatMasked(f, verb, n.String()) }
 
@@ -52,9 +49,6 @@ type CVV string
 
 // String returns "***".
 func (CVV) String() string { return "***" }
-
-// GoString returns "\"***\"".
-func (CVV) GoString() string { return `"***"` }
 
 // Format prints "***" for every fmt verb.
 func (c CVV) Format(f fmt.State, verb rune) { formatMasked(f, verb, c.String()) }
@@ -89,8 +83,8 @@ func (c Card) String() string {
 	return fmt.Sprintf("card %s exp %s/%s", c.Number.String(), c.ExpirationMonth, c.ExpirationYear)
 }
 
-// GoString is the %#v form; it masks like String.
-func (c Card) GoString() string {
+// goString is the %#v form; it masks like String.
+func (c Card) goString() string {
 	return fmt.Sprintf("payonce.Card{Number:%q, HolderName:%q, ExpirationMonth:%q, ExpirationYear:%q, CVV:\"***\"}",
 		c.Number.String(), c.HolderName, c.ExpirationMonth, c.ExpirationYear)
 }
@@ -99,7 +93,7 @@ func (c Card) GoString() string {
 func (c Card) Format(f fmt.State, verb rune) {
 	switch {
 	case verb == 'v' && f.Flag('#'):
-		_, _ = f.Write([]byte(c.GoString()))
+		_, _ = f.Write([]byte(c.goString()))
 	case verb == 'v' && f.Flag('+'):
 		fmt.Fprintf(f, "{Number:%s HolderName:%s ExpirationMonth:%s ExpirationYear:%s CVV:***}",
 			c.Number.String(), c.HolderName, c.ExpirationMonth, c.ExpirationYear)

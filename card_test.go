@@ -38,7 +38,7 @@ func TestCardPrintedFormsAreMasked(t *testing.T) {
 		outs = append(outs, fmt.Sprintf(f, c), fmt.Sprintf(f, o), fmt.Sprintf(f, &c),
 			fmt.Sprintf(f, c.Number), fmt.Sprintf(f, c.CVV))
 	}
-	outs = append(outs, c.String(), c.GoString(), fmt.Sprint(c), fmt.Sprintln(o))
+	outs = append(outs, c.String(), fmt.Sprintf("%#v", c), fmt.Sprint(c), fmt.Sprintln(o))
 	for _, s := range outs {
 		assert.NotContains(t, s, testPAN)
 		assert.NotContains(t, s, "411111111111")
@@ -103,7 +103,7 @@ func TestNoSecretsInFormattedOutputOrLogs(t *testing.T) {
 	logger := slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug, ReplaceAttr: drop}))
 	rec := &recorder{statuses: []int{503, 400}, body: `{"error":{"code":"INVALID_CARD","message":"card 4111111111111111 cvv=737 rejected"}}`}
 	signer := newHMACSigner("demo-key", secret, nil)
-	bearer := SignerFunc(func(r *http.Request, _ []byte) error {
+	bearer := corekit.SignerFunc(func(r *http.Request, _ []byte) error {
 		r.Header.Set("Authorization", "Bearer "+token)
 		return signer.Sign(r, nil)
 	})
@@ -114,7 +114,7 @@ func TestNoSecretsInFormattedOutputOrLogs(t *testing.T) {
 		Body:  map[string]any{"amount": "1.00", "card": card}}
 	_, opErr := c.Do(context.Background(), req, nil, WithKey(testKey("order-key-fixed")))
 	require.Error(t, opErr)
-	c.Logger().Debug("merchant log", "card", card, "err", opErr, "token", token, "note", "Bearer "+token+" secret="+secret)
+	c.logger.Debug("merchant log", "card", card, "err", opErr, "token", token, "note", "Bearer "+token+" secret="+secret)
 
 	outputs := []string{logs.String(), opErr.Error(), fmt.Sprintf("%v", opErr), fmt.Sprintf("%+v", opErr), fmt.Sprintf("%#v", card)}
 	for _, s := range outputs {

@@ -14,7 +14,6 @@ import (
 
 	"net/http"
 	"net/url"
-	"reflect"
 	"strings"
 	"time"
 
@@ -32,9 +31,9 @@ type Client struct {
 	httpClient    *http.Client
 	policy        RetryPolicy
 	budget        *RetryBudget
-	rules         KeyRules
+	rules         corekit.KeyRules
 	signer        Signer
-	codec         Codec
+	codec         codec
 	limiter       Limiter
 	logger        *slog.Logger
 	secrets       *redact.Secrets // the signer's own secrets (redact.SecretHolder), nil for none
@@ -65,12 +64,17 @@ type Limiter interface {
 
 // Option configures a Client. Options validate their input and NewClient
 // returns the first error, wrapped in ErrInvalidConfig.
-type Option func(*Client) error
+type Option func(*corekit.Config) error
+
+// option adapts f, which sets the client under construction, to an Option.
+func option(f func(*Client) error) Option {
+	return func(cfg *corekit.Config) error { return f(cfg.Client.(*Client)) }
+}
 
 // WithBaseURL sets the API's base URL. Plain http:// is refused unless the
 // host is loopback or WithInsecureHTTP is given.
 func WithBaseURL(raw string) Option {
-	return func(c *Client) error {
+	return option(func(c *Client) error {
 		u, err := url.Parse(raw)
 		if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
 			return fmt.Errorf("%w: base URL must be an absolute http(s) URL", ErrInvalidConfig)
@@ -82,141 +86,104 @@ func WithBaseURL(raw string) Option {
 		u.RawPath = ""
 		c.baseURL = u
 		return nil
-	}
+	})
 }
 
 // WithHTTPClient sets the HTTP client whose transport sends every attempt.
 func WithHTTPClient(hc *http.Client) Option {
-	return func(c *Client) error {
+	return option(func(c *Client) error {
 		if hc == nil {
 			return fmt.Errorf("%w: nil http.Client", ErrInvalidConfig)
 		}
 		c.httpClient = hc
 		return nil
-	}
+	})
 }
 
 // WithRetryPolicy sets how operations are retried.
 func WithRetryPolicy(p RetryPolicy) Option {
-	return func(c *Client) error {
+	return option(func(c *Client) error {
 		if err := p.Validate(); err != nil {
 			return err
 		}
 		c.policy = p
 		return nil
-	}
+	})
 }
 
 // WithRetryBudget shares a retry budget (nil disables the budget).
 func WithRetryBudget(b *RetryBudget) Option {
-	return func(c *Client) error { c.budget = b; return nil }
-}
-
-// WithKeyRules sets the provider's key rules.
-func WithKeyRules(r KeyRules) Option {
-	return func(c *Client) error {
-		if r.MaxLen < 0 || r.MinLen < 0 || (r.MaxLen > 0 && r.MinLen > r.MaxLen) || r.Window < 0 {
-			return fmt.Errorf("%w: key rules", ErrInvalidConfig)
-		}
-		c.rules = r
-		return nil
-	}
+	return option(func(c *Client) error { c.budget = b; return nil })
 }
 
 // WithSigner sets the signer called for every attempt.
 func WithSigner(s Signer) Option {
-	return func(c *Client) error {
-		if isNil(s) {
+	return option(func(c *Client) error {
+		if corekit.IsNil(s) {
 			return fmt.Errorf("%w: nil signer", ErrInvalidConfig)
 		}
 		c.signer = s
 		return nil
-	}
-}
-
-// WithCodec sets how answers are decoded.
-func WithCodec(cd Codec) Option {
-	return func(c *Client) error {
-		if isNil(cd) {
-			return fmt.Errorf("%w: nil codec", ErrInvalidConfig)
-		}
-		c.codec = cd
-		return nil
-	}
+	})
 }
 
 // WithLimiter paces attempts (for example rate.NewLimiter for A55's
 // documented 100 requests a minute).
 func WithLimiter(l Limiter) Option {
-	return func(c *Client) error {
-		if isNil(l) {
+	return option(func(c *Client) error {
+		if corekit.IsNil(l) {
 			return fmt.Errorf("%w: nil limiter", ErrInvalidConfig)
 		}
 		c.limiter = l
 		return nil
-	}
+	})
 }
 
 // WithLogger logs through l at debug level (attempts, retries, outcomes).
 // Every record passes through a redact.Handler first. Without it the
 // client is silent.
 func WithLogger(l *slog.Logger) Option {
-	return func(c *Client) error {
+	return option(func(c *Client) error {
 		if l == nil {
 			return fmt.Errorf("%w: nil logger", ErrInvalidConfig)
 		}
 		c.logger = slog.New(redact.NewHandler(l.Handler()))
 		return nil
-	}
+	})
 }
 
-// maxUserAgent and maxProvider bound WithUserAgent and WithProvider.
-const (
-	maxUserAgent = 1024
-	maxProvider  = 64
-)
+// maxUserAgent bounds WithUserAgent.
+const maxUserAgent = 1024
 
 // WithUserAgent sets the User-Agent header. One with a control character
 // (it would forge a header) or longer than 1024 bytes is refused
 // (ErrInvalidConfig).
 func WithUserAgent(ua string) Option {
-	return func(c *Client) error {
+	return option(func(c *Client) error {
 		if len(ua) > maxUserAgent || !corekit.Printable(ua) {
 			return fmt.Errorf("%w: user agent must be printable and at most %d bytes", ErrInvalidConfig, maxUserAgent)
 		}
 		c.userAgent = ua
 		return nil
-	}
-}
-
-// WithProvider names the provider in errors and logs. A name with a
-// control character or longer than 64 bytes is refused (ErrInvalidConfig).
-func WithProvider(name string) Option {
-	return func(c *Client) error {
-		if len(name) > maxProvider || !corekit.Printable(name) {
-			return fmt.Errorf("%w: provider name must be printable and at most %d bytes", ErrInvalidConfig, maxProvider)
-		}
-		c.provider = name
-		return nil
-	}
+	})
 }
 
 // WithClock sets the clock the key-age guard reads (tests).
 func WithClock(now func() time.Time) Option {
-	return func(c *Client) error {
+	return option(func(c *Client) error {
 		if now == nil {
 			return fmt.Errorf("%w: nil clock", ErrInvalidConfig)
 		}
 		c.now = now
 		return nil
-	}
+	})
 }
 
 // WithInsecureHTTP allows a plain http:// base URL to a non-loopback host.
 // Credentials then cross the network in clear text: use it only inside a
 // trusted network.
 func WithInsecureHTTP() Option {
-	return func(c *Client) error { c.allowInsecure = true; return nil }
+	return option(func(c *Client) error { c.allowInsecure = true; return nil })
 }
 
 // defaultUserAgent is the default User-Agent.
@@ -231,9 +198,7 @@ const maxResponseHeaderBytes = 256 << 10
 func NewClient(opts ...Option) (*Client, error) {
 	c := &Client{
 		policy:     DefaultRetryPolicy(),
-		rules:      DefaultKeyRules(),
 		budget:     DefaultRetryBudget(),
-		codec:      JSONCodec{},
 		logger:     slog.New(slog.DiscardHandler),
 		userAgent:  defaultUserAgent,
 		now:        time.Now,
@@ -242,18 +207,22 @@ func NewClient(opts ...Option) (*Client, error) {
 		leaseOwner: "client:" + uuid.NewString(),
 		held:       &heldEntries{},
 	}
+	cfg := &corekit.Config{Client: c, Rules: corekit.DefaultKeyRules()}
 	for _, o := range opts {
 		if o == nil {
 			continue
 		}
-		if err := o(c); err != nil {
+		if err := o(cfg); err != nil {
 			return nil, err
 		}
+	}
+	if err := c.useProvider(cfg); err != nil {
+		return nil, err
 	}
 	if c.baseURL == nil {
 		return nil, fmt.Errorf("%w: a base URL is required", ErrInvalidConfig)
 	}
-	if h, ok := c.signer.(redact.SecretHolder); ok && !isNil(h) {
+	if h, ok := c.signer.(redact.SecretHolder); ok && !corekit.IsNil(h) {
 		c.secrets = redact.NewSecrets(h)
 		if rh, ok := c.logger.Handler().(*redact.Handler); ok {
 			c.logger = slog.New(rh.WithSecrets(c.secrets))
@@ -273,7 +242,36 @@ func NewClient(opts ...Option) (*Client, error) {
 		return nil, fmt.Errorf("%w: an attempt needs a timeout: set RetryPolicy.AttemptTimeout or the http.Client's Timeout", ErrInvalidConfig)
 	}
 	c.retry = c.newRetryClient()
+	cfg.Fill(c.view())
 	return c, nil
+}
+
+// useProvider takes what a typed client set on cfg (corekit.Config).
+func (c *Client) useProvider(cfg *corekit.Config) error {
+	c.provider, c.rules, c.ident.identity = cfg.Provider, cfg.Rules, cfg.ScopeIdentity
+	c.codec = jsonCodec{}
+	if cfg.Codec != nil {
+		cd, ok := cfg.Codec.(codec)
+		if !ok {
+			return fmt.Errorf("%w: codec %T lacks DecodeSuccess or DecodeError", ErrInvalidConfig, cfg.Codec)
+		}
+		c.codec = cd
+	}
+	return nil
+}
+
+// view is what a typed client reads back from c (corekit.Capture).
+func (c *Client) view() corekit.View {
+	v := corekit.View{Provider: c.provider, BaseURL: c.baseURL.String(), HTTPClient: c.httpClient, Now: c.now, Scope: c.scope,
+		Logger: c.logger, Rules: c.rules,
+		RequestMatches: func(e any, method, path string, body []byte) bool {
+			je, ok := e.(JournalEntry)
+			return ok && c.requestMatches(je, method, path, body)
+		}}
+	if c.journal != nil {
+		v.Journal = c.journal
+	}
+	return v
 }
 
 // newRetryClient builds the client's one go-retryablehttp loop. Each
@@ -326,42 +324,8 @@ func DefaultHTTPClient() *http.Client {
 	return &http.Client{Transport: t, Timeout: 60 * time.Second}
 }
 
-// isNil reports a nil interface or an interface holding a nil pointer,
-// map, slice, func or channel: an option given one refuses it, since the
-// first call through it would panic.
-func isNil(v any) bool {
-	if v == nil {
-		return true
-	}
-	switch rv := reflect.ValueOf(v); rv.Kind() {
-	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Func, reflect.Chan, reflect.Interface:
-		return rv.IsNil()
-	}
-	return false
-}
-
-// BaseURL returns the client's base URL.
-func (c *Client) BaseURL() string { return c.baseURL.String() }
-
-// KeyRules returns the client's key rules.
-func (c *Client) KeyRules() KeyRules { return c.rules }
-
-// Now returns the client's clock reading (time.Now unless WithClock set
-// another); typed clients check card expiry against it.
-func (c *Client) Now() time.Time { return c.now() }
-
-// Provider returns the provider name.
-func (c *Client) Provider() string { return c.provider }
-
 // redactor is the redactor of the client's own secrets (nil for none).
 func (c *Client) redactor() *redact.Redactor { return c.secrets.Redactor() }
-
-// Logger returns the client's (redacting) logger.
-func (c *Client) Logger() *slog.Logger { return c.logger }
-
-// HTTPClient returns the *http.Client whose transport sends every attempt
-// (typed clients send their OAuth2 token requests through it too).
-func (c *Client) HTTPClient() *http.Client { return c.httpClient }
 
 // Request describes one call of Do.
 type Request struct {
@@ -395,11 +359,11 @@ type Request struct {
 	Summary any
 }
 
-// Codec decodes a provider's answers. A Codec that also has a method
+// codec decodes a provider's answers (corekit.WithCodec). One that also has a method
 // FinalForKey(e *APIError) bool tells which of its provider's failures are
 // final for an idempotency key (no later attempt with the same key and body
 // can execute): the journal records only those as failed.
-type Codec interface {
+type codec interface {
 	// DecodeSuccess decodes a 2xx body into out (out may be nil). It may
 	// return an *APIError when a 2xx envelope reports a failure; any other
 	// error becomes ErrMalformedResponse.
@@ -409,48 +373,28 @@ type Codec interface {
 	DecodeError(status int, header http.Header, body []byte, e *APIError)
 }
 
-// JSONCodec decodes plain JSON answers and the common error shapes:
+// jsonCodec decodes plain JSON answers and the common error shapes:
 // {"message_key","message"}, {"error":{"code","message","details"}} and
 // {"code","message"}.
-type JSONCodec struct{}
+type jsonCodec struct{}
 
 // DecodeSuccess unmarshals body into out.
-func (JSONCodec) DecodeSuccess(_ int, _ http.Header, body []byte, out any) error {
+func (jsonCodec) DecodeSuccess(_ int, _ http.Header, body []byte, out any) error {
 	if out == nil || len(body) == 0 {
 		return nil
 	}
 	return json.Unmarshal(body, out)
 }
 
-// DecodeError reads the common error shapes.
-func (JSONCodec) DecodeError(_ int, _ http.Header, body []byte, e *APIError) {
-	var v struct {
-		MessageKey string          `json:"message_key"`
-		Message    json.RawMessage `json:"message"`
-		Code       json.RawMessage `json:"code"`
-		RequestID  string          `json:"request_id"`
-		Error      *struct {
-			Code    string        `json:"code"`
-			Message string        `json:"message"`
-			Details []ErrorDetail `json:"details"`
-		} `json:"error"`
-	}
-	if json.Unmarshal(body, &v) != nil {
+// DecodeError reads the common error shapes (corekit.ReadErrorShape).
+func (jsonCodec) DecodeError(_ int, _ http.Header, body []byte, e *APIError) {
+	var details []ErrorDetail
+	rid, code, msg, ok := corekit.ReadErrorShape(body, &details)
+	if !ok {
 		return
 	}
-	if v.RequestID != "" {
-		e.RequestID = v.RequestID
+	if rid != "" {
+		e.RequestID = rid
 	}
-	if v.Error != nil {
-		e.Code, e.Message, e.Details = v.Error.Code, v.Error.Message, v.Error.Details
-		return
-	}
-	var msg, code string
-	_ = json.Unmarshal(v.Message, &msg)
-	_ = json.Unmarshal(v.Code, &code)
-	e.Message = msg
-	e.Code = v.MessageKey
-	if e.Code == "" {
-		e.Code = code
-	}
+	e.Code, e.Message, e.Details = code, msg, details
 }

@@ -88,7 +88,7 @@ func setup(t *testing.T, rec *recorder, opts ...Option) *Client {
 	t.Helper()
 	srv := httptest.NewServer(rec)
 	t.Cleanup(srv.Close)
-	base := []Option{WithBaseURL(srv.URL), WithRetryPolicy(fastPolicy()), WithKeyRules(coinepayRules()), WithProvider("test")}
+	base := []Option{WithBaseURL(srv.URL), WithRetryPolicy(fastPolicy()), corekit.WithKeyRules(coinepayRules()), corekit.WithProvider("test")}
 	c, err := NewClient(append(base, opts...)...)
 	require.NoError(t, err)
 	return c
@@ -155,11 +155,11 @@ func TestBadKeysNeverReachTheServer(t *testing.T) {
 	} {
 		meta, err := c.Do(context.Background(), postReq(), nil, tc.opt)
 		assert.ErrorIs(t, err, tc.want)
-		var ke *KeyError
+		var ke *ValidationError
 		assert.ErrorAs(t, err, &ke)
 		assert.Zero(t, meta.Attempts)
 	}
-	a55 := setup(t, rec, WithKeyRules(a55Rules()))
+	a55 := setup(t, rec, corekit.WithKeyRules(a55Rules()))
 	_, err := a55.Do(context.Background(), postReq(), nil, WithKey(testKey("short")))
 	assert.ErrorIs(t, err, ErrKeyTooShort)
 	assert.Equal(t, "short", KeyOf(err).ID())
@@ -276,11 +276,11 @@ func TestNewClientOptions(t *testing.T) {
 	for _, ok := range []string{"http://127.0.0.1:8080", "http://localhost:1", "http://[::1]:80", "https://api.example.com/base/"} {
 		c, err := NewClient(WithBaseURL(ok))
 		require.NoError(t, err, ok)
-		assert.False(t, strings.HasSuffix(c.BaseURL(), "/"))
+		assert.False(t, strings.HasSuffix(c.baseURL.String(), "/"))
 	}
 	_, err = NewClient(WithBaseURL("http://api.example.com"), WithInsecureHTTP())
 	assert.NoError(t, err)
-	for _, o := range []Option{WithHTTPClient(nil), WithLogger(nil), WithClock(nil), WithCodec(nil), WithKeyRules(KeyRules{MinLen: 5, MaxLen: 2})} {
+	for _, o := range []Option{WithHTTPClient(nil), WithLogger(nil), WithClock(nil), corekit.WithCodec(nil), corekit.WithKeyRules(corekit.KeyRules{MinLen: 5, MaxLen: 2})} {
 		_, err = NewClient(WithBaseURL("https://x"), o)
 		assert.ErrorIs(t, err, ErrInvalidConfig)
 	}
@@ -374,14 +374,14 @@ func TestUserAgentAndProviderValidate(t *testing.T) {
 	for _, opt := range []Option{
 		WithUserAgent("shop/1.0\r\nX-Evil: 1"),
 		WithUserAgent(strings.Repeat("u", 1025)),
-		WithProvider("a55\nfake"),
-		WithProvider(strings.Repeat("p", 65)),
+		corekit.WithProvider("a55\nfake"),
+		corekit.WithProvider(strings.Repeat("p", 65)),
 	} {
 		_, err := NewClient(WithBaseURL("http://127.0.0.1:1"), opt)
 		require.ErrorIs(t, err, ErrInvalidConfig)
 		assert.NotContains(t, err.Error(), "\n")
 	}
-	_, err := NewClient(WithBaseURL("http://127.0.0.1:1"), WithUserAgent("shop/1.0 (+https://shop.example)"), WithProvider("a55"))
+	_, err := NewClient(WithBaseURL("http://127.0.0.1:1"), WithUserAgent("shop/1.0 (+https://shop.example)"), corekit.WithProvider("a55"))
 	require.NoError(t, err)
 }
 
@@ -393,9 +393,9 @@ func TestTypedNilDependenciesAreRefused(t *testing.T) {
 	for name, opt := range map[string]Option{
 		"limiter":     WithLimiter((*rate.Limiter)(nil)),
 		"signer":      WithSigner((*hmacSigner)(nil)),
-		"signer func": WithSigner(SignerFunc(nil)),
+		"signer func": WithSigner(corekit.SignerFunc(nil)),
 		"journal":     WithJournal((*nilJournal)(nil)),
-		"codec":       WithCodec((*JSONCodec)(nil)),
+		"codec":       corekit.WithCodec((*jsonCodec)(nil)),
 		"observer":    WithObserver((*nilObserver)(nil)),
 	} {
 		_, err := NewClient(WithBaseURL("http://127.0.0.1:1"), opt)
@@ -417,9 +417,9 @@ func TestClientDefaults(t *testing.T) {
 	_, err = c.Do(context.Background(), postReq(), nil)
 	require.NoError(t, err)
 	assert.Equal(t, defaultUserAgent, ua.Load())
-	assert.False(t, c.Logger().Enabled(context.Background(), slog.LevelError), "silent by default")
-	assert.Equal(t, 60*time.Second, c.HTTPClient().Timeout)
-	tr := c.HTTPClient().Transport.(*http.Transport)
+	assert.False(t, c.logger.Enabled(context.Background(), slog.LevelError), "silent by default")
+	assert.Equal(t, 60*time.Second, c.httpClient.Timeout)
+	tr := c.httpClient.Transport.(*http.Transport)
 	assert.Equal(t, 10*time.Second, tr.TLSHandshakeTimeout)
 	assert.Zero(t, tr.ResponseHeaderTimeout, "the attempt's timeout bounds the wait for headers")
 	c2, err := NewClient(WithBaseURL(srv.URL), WithUserAgent("merchant/1.0"))

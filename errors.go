@@ -226,7 +226,7 @@ func saysOnlyKind(msg string, kind error) bool {
 // summary is what went wrong, without the operation and key that Error
 // adds around it: the kind, the status and code, the message, the
 // provider's field-level details and the cause, each said once. A cause whose text already says the kind (a
-// *ValidationError, a *KeyError, a wrapped sentinel) stands in its place;
+// *ValidationError, a *ValidationError, a wrapped sentinel) stands in its place;
 // a status, code or message the cause already says (an error of the same
 // operation carried as a cause) or that repeats the kind is left out; a
 // cause's own "provider: " prefix is dropped under a head that names the

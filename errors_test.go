@@ -74,7 +74,7 @@ func TestValidationError(t *testing.T) {
 	assert.Equal(t, `invalid amount: want a decimal string with at most two decimals, like "100.00"`, err.Error(), "the field the sentinel names is said once")
 	assert.ErrorIs(t, err, ErrInvalidAmount)
 	assert.ErrorIs(t, err, ErrInvalidRequest, "a refused amount is a kind of invalid request")
-	ke := (KeyRules{Provider: "a55", MinLen: 16}).Validate("short")
+	ke := validateKey(corekit.KeyRules{Provider: "a55", MinLen: 16}, "short")
 	assert.ErrorIs(t, ke, ErrKeyTooShort)
 	assert.ErrorIs(t, ke, ErrInvalidRequest, "a refused key is a kind of invalid request")
 	card := Card{Number: "4111111111111112"}
@@ -97,7 +97,7 @@ func FuzzErrorDecoding(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, status int, body string) {
 		e := &APIError{}
-		JSONCodec{}.DecodeError(status, http.Header{}, []byte(body), e)
+		jsonCodec{}.DecodeError(status, http.Header{}, []byte(body), e)
 		_ = e.Error()
 		if status >= 100 && status < 1000 && corekit.KindForStatus(status) == nil {
 			t.Fatal("no kind")
@@ -156,11 +156,11 @@ func TestIsResumable(t *testing.T) {
 type kindCodec map[string]error
 
 func (kindCodec) DecodeSuccess(status int, h http.Header, body []byte, out any) error {
-	return JSONCodec{}.DecodeSuccess(status, h, body, out)
+	return jsonCodec{}.DecodeSuccess(status, h, body, out)
 }
 
 func (k kindCodec) DecodeError(status int, h http.Header, body []byte, e *APIError) {
-	JSONCodec{}.DecodeError(status, h, body, e)
+	jsonCodec{}.DecodeError(status, h, body, e)
 	e.Kind = k[e.Code]
 }
 
@@ -169,7 +169,7 @@ func (k kindCodec) DecodeError(status int, h http.Header, body []byte, e *APIErr
 func TestInsufficientBalanceResumable(t *testing.T) {
 	rec := &recorder{statuses: []int{http.StatusPaymentRequired},
 		body: `{"code":402,"message":"余额不足","message_key":"insufficient_balance","data":null}`}
-	c := setup(t, rec, WithCodec(kindCodec{"insufficient_balance": ErrInsufficientBalance}))
+	c := setup(t, rec, corekit.WithCodec(kindCodec{"insufficient_balance": ErrInsufficientBalance}))
 	_, err := c.Do(t.Context(), postReq(), nil, WithKey(testKey("balance-key-1")))
 	require.ErrorIs(t, err, ErrInsufficientBalance)
 	assert.True(t, IsResumable(err))

@@ -44,9 +44,9 @@ func repeated(s string) string {
 
 // Every way an *APIError is built says each thing once.
 func TestErrorTextSaysEachThingOnce(t *testing.T) {
-	keyErr := a55Rules().Validate("short")
+	keyErr := validateKey(a55Rules(), "short")
 	require.Error(t, keyErr)
-	reqKeyErr := coinepayRules().Validate("")
+	reqKeyErr := validateKey(coinepayRules(), "")
 	require.Error(t, reqKeyErr)
 	cardErr := testCard()
 	cardErr.Number = "4111111111111112"

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/payonce/payonce/internal/corekit"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -32,7 +33,7 @@ func ExampleClient_Do() {
 	policy := payonce.DefaultRetryPolicy()
 	policy.InitialInterval, policy.MaxInterval = time.Millisecond, 5*time.Millisecond
 	client, err := payonce.NewClient(payonce.WithBaseURL(srv.URL), payonce.WithRetryPolicy(policy),
-		payonce.WithKeyRules(payonce.KeyRules{Provider: "a55", MinLen: 16, MaxLen: 128, Window: payonce.DefaultKeyWindow}))
+		corekit.WithKeyRules(corekit.KeyRules{Provider: "a55", MinLen: 16, MaxLen: 128, Window: corekit.DefaultKeyWindow}))
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -9,12 +9,12 @@ package payonce
 //   - a reference on a client with a journal: WithReference(ref).
 //
 // Anything else (no key at all, so a random UUID; WithoutKey) is refused
-// with an *APIError of kind ErrKeyRequired, whose cause is a *KeyError,
+// with an *APIError of kind ErrKeyRequired, whose cause is a *ValidationError,
 // before anything is written to a journal or sent. A job that forgets its
 // key then fails on its first delivery instead of issuing a second card
 // or charge on each redelivery. Reads are never affected.
 func WithExplicitKeys() Option {
-	return func(c *Client) error { c.explicitKeys = true; return nil }
+	return option(func(c *Client) error { c.explicitKeys = true; return nil })
 }
 
 // checkExplicitKey refuses, under WithExplicitKeys, a keyed call whose key
@@ -25,7 +25,7 @@ func (c *Client) checkExplicitKey(o *callOptions) error {
 	}
 	const rule = "WithExplicitKeys: a keyed write needs a key (WithKey) or a reference with a journal"
 	if o.noKey {
-		return &KeyError{Rule: rule + "; WithoutKey is refused", Err: ErrKeyRequired}
+		return &ValidationError{Reason: rule + "; WithoutKey is refused", Err: ErrKeyRequired}
 	}
-	return &KeyError{Rule: rule + "; the call gave no key", Err: ErrKeyRequired}
+	return &ValidationError{Reason: rule + "; the call gave no key", Err: ErrKeyRequired}
 }

@@ -28,7 +28,7 @@ func TestExplicitKeysRefusesAMadeUpKey(t *testing.T) {
 			c := journalClient(t, s, nil, clk, payonce.WithExplicitKeys())
 			_, err := c.Do(context.Background(), chargeReq("1.00"), nil, opts...)
 			require.ErrorIs(t, err, payonce.ErrKeyRequired)
-			var ke *payonce.KeyError
+			var ke *payonce.ValidationError
 			require.ErrorAs(t, err, &ke)
 			assert.Contains(t, err.Error(), "WithExplicitKeys")
 			assert.True(t, payonce.KeyOf(err).IsZero(), "a made-up key is never used")

@@ -2,13 +2,13 @@ package payonce
 
 import "errors"
 
-// finalityCodec is a Codec that knows which of its provider's failures are
+// finalityCodec is a codec that knows which of its provider's failures are
 // final for an idempotency key. The journal records a failure as failed
 // only when it is final; any other leaves the entry pending, since a
 // later attempt with the same key and body may still execute (neither
 // provider keeps an answer that is not a 2xx).
 type finalityCodec interface {
-	Codec
+	codec
 	// FinalForKey reports whether e, the failure an attempt under a key
 	// ended with, is final for that key: no later attempt with the same
 	// key and body can execute the operation.

@@ -26,7 +26,7 @@ const fingerprintKeyLabel = "payonce journal fingerprint key v1"
 // token, a core client) the fingerprint leaves card data out
 // (the "sha256-redacted:" form), see docs/journal.md.
 func WithFingerprintKey(key []byte) Option {
-	return func(c *Client) error {
+	return option(func(c *Client) error {
 		if len(key) == 0 {
 			return fmt.Errorf("%w: empty fingerprint key", ErrInvalidConfig)
 		}
@@ -34,7 +34,7 @@ func WithFingerprintKey(key []byte) Option {
 		m.Write([]byte(fingerprintKeyLabel))
 		c.ident.fpKey = m.Sum(nil)
 		return nil
-	}
+	})
 }
 
 // Fingerprint returns the fingerprint the client records for a request
@@ -62,13 +62,13 @@ func (c *Client) fingerprintLike(stored, method, path string, body []byte) strin
 	return c.Fingerprint(method, path, body)
 }
 
-// RequestMatches reports whether a request (method, escaped path and the
+// requestMatches reports whether a request (method, escaped path and the
 // exact body bytes Do sends: the JSON encoding of Request.Body) is the one
 // e was recorded with: the same fingerprint, in the form e holds it
 // (compared in constant time), or, for an entry reserved without one, the
 // same method and path. A settle lookup checks it before it searches the
 // provider for the operation the request describes.
-func (c *Client) RequestMatches(e JournalEntry, method, path string, body []byte) bool {
+func (c *Client) requestMatches(e JournalEntry, method, path string, body []byte) bool {
 	if e.Fingerprint == "" {
 		return strings.EqualFold(e.Method, method) && redact.Stored(e.Path) == redact.Stored(path)
 	}

@@ -11,65 +11,23 @@ import (
 // HeaderIdempotencyKey is the request header that carries the key.
 const HeaderIdempotencyKey = "Idempotency-Key"
 
-// DefaultKeyWindow is how long both providers remember a key.
-const DefaultKeyWindow = 24 * time.Hour
-
-// KeyRules are a provider's rules for Idempotency-Key values. They are plain
-// values: copy and adjust them for a deployment whose rules differ.
-type KeyRules struct {
-	Provider string        // used in error messages
-	Required bool          // the server refuses a keyed endpoint without a key
-	MinLen   int           // minimum length in bytes, 0 for none
-	MaxLen   int           // maximum length in bytes, 0 for none
-	Charset  string        // allowed characters; "" allows printable ASCII without spaces
-	Window   time.Duration // how long the server remembers a key
-}
-
-// DefaultKeyRules are the rules of a client given none (WithKeyRules): a
-// key of at most 255 bytes of printable ASCII, remembered for 24 hours,
-// the window of both providers and of most idempotent APIs. A key older
-// than its window is never sent: the server may have forgotten it and
-// would run the operation again.
-func DefaultKeyRules() KeyRules {
-	return KeyRules{MaxLen: 255, Window: DefaultKeyWindow}
-}
-
-// KeyError reports a key that breaks its provider's rules. It unwraps to
-// ErrKeyRequired, ErrKeyTooShort, ErrKeyTooLong or ErrKeyInvalidChars.
-type KeyError struct {
-	Provider string
-	Rule     string // the rule broken, e.g. "at most 128 characters"
-	Err      error
-}
-
-// Error names the sentinel, the provider and the rule broken, each once:
-// "idempotency key too short: a55: at least 16 characters, got 5".
-func (e *KeyError) Error() string {
-	if e.Provider == "" {
-		return fmt.Sprintf("%s: %s", e.Err, e.Rule)
-	}
-	return fmt.Sprintf("%s: %s: %s", e.Err, e.Provider, e.Rule)
-}
-
-// Unwrap returns the sentinel (ErrKeyRequired, ErrKeyTooShort,
-// ErrKeyTooLong or ErrKeyInvalidChars) and ErrInvalidRequest: a key the
-// client refuses is a refusal of input like any other.
-func (e *KeyError) Unwrap() []error { return []error{e.Err, ErrInvalidRequest} }
-
-// Validate checks key against the rules. It returns nil or a *KeyError.
-// An empty key is an error only when Required is set.
-func (r KeyRules) Validate(key string) error {
+// validateKey checks key against the rules r. It returns nil or a
+// *ValidationError wrapping ErrKeyRequired, ErrKeyTooShort, ErrKeyTooLong
+// or ErrKeyInvalidChars, and ErrInvalidRequest: a key the client refuses
+// is a refusal of input like any other. An empty key is an error only when
+// Required is set.
+func validateKey(r corekit.KeyRules, key string) error {
 	if key == "" {
 		if r.Required {
-			return &KeyError{Provider: r.Provider, Rule: "this endpoint needs one", Err: ErrKeyRequired}
+			return keyInvalid(r, ErrKeyRequired, "this endpoint needs one")
 		}
 		return nil
 	}
 	if r.MinLen > 0 && len(key) < r.MinLen {
-		return &KeyError{Provider: r.Provider, Rule: fmt.Sprintf("at least %d characters, got %d", r.MinLen, len(key)), Err: ErrKeyTooShort}
+		return keyInvalid(r, ErrKeyTooShort, fmt.Sprintf("at least %d characters, got %d", r.MinLen, len(key)))
 	}
 	if r.MaxLen > 0 && len(key) > r.MaxLen {
-		return &KeyError{Provider: r.Provider, Rule: fmt.Sprintf("at most %d characters, got %d", r.MaxLen, len(key)), Err: ErrKeyTooLong}
+		return keyInvalid(r, ErrKeyTooLong, fmt.Sprintf("at most %d characters, got %d", r.MaxLen, len(key)))
 	}
 	for i := 0; i < len(key); i++ {
 		c := key[i]
@@ -82,10 +40,19 @@ func (r KeyRules) Validate(key string) error {
 			if r.Charset != "" {
 				rule = "only A-Z a-z 0-9 and " + strings.TrimLeft(r.Charset, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
 			}
-			return &KeyError{Provider: r.Provider, Rule: fmt.Sprintf("%s (bad byte at position %d)", rule, i), Err: ErrKeyInvalidChars}
+			return keyInvalid(r, ErrKeyInvalidChars, fmt.Sprintf("%s (bad byte at position %d)", rule, i))
 		}
 	}
 	return nil
+}
+
+// keyInvalid is the refusal of a key by the rules r: "idempotency key too
+// short: a55: at least 16 characters, got 5".
+func keyInvalid(r corekit.KeyRules, sentinel error, rule string) *ValidationError {
+	if r.Provider != "" {
+		rule = r.Provider + ": " + rule
+	}
+	return &ValidationError{Reason: rule, Err: sentinel}
 }
 
 // CallOption adjusts one operation.
@@ -161,7 +128,7 @@ func (o *callOptions) resolveKey(now time.Time) (Key, error) {
 		o.keyMade = true
 		return randomKey(now)
 	case o.key.IsZero():
-		return Key{}, &KeyError{Rule: "WithKey was given the zero Key", Err: ErrKeyRequired}
+		return Key{}, &ValidationError{Reason: "WithKey was given the zero Key", Err: ErrKeyRequired}
 	case o.key.created.IsZero():
 		return Key{}, invalid(ErrInvalidRequest, field, "the key has no creation time: a key needs the time its operation was first asked for")
 	}

@@ -19,21 +19,21 @@ import (
 // a55Rules and coinepayRules are the providers' key rules (a55.KeyRules,
 // coinepay.KeyRules), which the core's own tests cannot import; their
 // packages' tests check that they are the same.
-func a55Rules() KeyRules {
-	return KeyRules{Provider: "a55", MinLen: 16, MaxLen: 128, Window: DefaultKeyWindow}
+func a55Rules() corekit.KeyRules {
+	return corekit.KeyRules{Provider: "a55", MinLen: 16, MaxLen: 128, Window: corekit.DefaultKeyWindow}
 }
 
 const coinepayCharset = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~:"
 
-func coinepayRules() KeyRules {
-	return KeyRules{Provider: "coinepay", Required: true, MaxLen: 128, Charset: coinepayCharset, Window: DefaultKeyWindow}
+func coinepayRules() corekit.KeyRules {
+	return corekit.KeyRules{Provider: "coinepay", Required: true, MaxLen: 128, Charset: coinepayCharset, Window: corekit.DefaultKeyWindow}
 }
 
 func TestKeyRules(t *testing.T) {
 	a55, cp := a55Rules(), coinepayRules()
 	cases := []struct {
 		name  string
-		rules KeyRules
+		rules corekit.KeyRules
 		key   string
 		want  error
 	}{
@@ -56,15 +56,15 @@ func TestKeyRules(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			err := tc.rules.Validate(tc.key)
+			err := validateKey(tc.rules, tc.key)
 			if tc.want == nil {
 				assert.NoError(t, err)
 				return
 			}
 			assert.ErrorIs(t, err, tc.want)
-			var ke *KeyError
+			var ke *ValidationError
 			require.True(t, errors.As(err, &ke))
-			assert.NotEmpty(t, ke.Rule, "the error names the rule")
+			assert.NotEmpty(t, ke.Reason, "the error names the rule")
 			assert.Contains(t, err.Error(), tc.rules.Provider)
 		})
 	}
@@ -78,8 +78,8 @@ func TestRandomKeyIsUUIDv4(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, uuid.Version(4), u.Version())
 	assert.True(t, now.Equal(k.Created()), "a random key is created now")
-	require.NoError(t, a55Rules().Validate(k.ID()))
-	require.NoError(t, coinepayRules().Validate(k.ID()))
+	require.NoError(t, validateKey(a55Rules(), k.ID()))
+	require.NoError(t, validateKey(coinepayRules(), k.ID()))
 }
 
 func TestTaskKeyValue(t *testing.T) {
@@ -176,16 +176,16 @@ func FuzzKeyRulesValidate(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, key string) {
-		for _, r := range []KeyRules{a55Rules(), coinepayRules()} {
-			err := r.Validate(key)
+		for _, r := range []corekit.KeyRules{a55Rules(), coinepayRules()} {
+			err := validateKey(r, key)
 			if err == nil {
 				if len(key) > r.MaxLen || (key != "" && len(key) < r.MinLen) || (r.Required && key == "") {
 					t.Fatalf("%s accepted %q", r.Provider, key)
 				}
 				continue
 			}
-			var ke *KeyError
-			if !errors.As(err, &ke) || ke.Rule == "" {
+			var ke *ValidationError
+			if !errors.As(err, &ke) || ke.Reason == "" {
 				t.Fatalf("untyped error %v", err)
 			}
 		}
@@ -209,7 +209,7 @@ func TestAnExplicitZeroKeyIsRefusedBeforeSending(t *testing.T) {
 			c := setup(t, rec)
 			_, err := c.Do(t.Context(), postReq(), nil, WithKey(k))
 			require.ErrorIs(t, err, ErrKeyRequired)
-			var ke *KeyError
+			var ke *ValidationError
 			assert.ErrorAs(t, err, &ke)
 			assert.False(t, IsResumable(err))
 			assert.Empty(t, rec.seen(), "nothing is sent")
@@ -227,7 +227,7 @@ func TestWithoutKeyAndAKeyTogetherAreRefused(t *testing.T) {
 	assert.Empty(t, rec.seen(), "nothing is sent")
 
 	// WithoutKey alone still sends without a key where keys are optional.
-	c = setup(t, rec, WithKeyRules(a55Rules()))
+	c = setup(t, rec, corekit.WithKeyRules(a55Rules()))
 	_, err = c.Do(t.Context(), postReq(), nil, WithoutKey())
 	require.NoError(t, err)
 	require.Len(t, rec.seen(), 1)
@@ -238,7 +238,7 @@ func TestWithoutKeyAndAKeyTogetherAreRefused(t *testing.T) {
 // the rule's sentinel (not nil), so its text, its journal kind name and
 // observers name the rule that was broken.
 func TestRefusedKeyErrorKindIsTheRule(t *testing.T) {
-	c, err := NewClient(WithBaseURL("https://api.example"), WithKeyRules(a55Rules()))
+	c, err := NewClient(WithBaseURL("https://api.example"), corekit.WithKeyRules(a55Rules()))
 	require.NoError(t, err)
 	for key, kind := range map[string]error{
 		"short":                 ErrKeyTooShort,
@@ -306,8 +306,8 @@ func TestWithKeyRefusesAKeyWithoutItsAge(t *testing.T) {
 	defer srv.Close()
 	k := JournalEntry{Key: "order-1234567890abcdef"}.IdempotencyKey()
 	require.False(t, k.IsZero())
-	for _, rules := range []KeyRules{{}, a55Rules()} {
-		c, err := NewClient(WithBaseURL(srv.URL), WithKeyRules(rules))
+	for _, rules := range []corekit.KeyRules{{}, a55Rules()} {
+		c, err := NewClient(WithBaseURL(srv.URL), corekit.WithKeyRules(rules))
 		require.NoError(t, err)
 		_, err = c.Do(t.Context(), &Request{Operation: "x", Method: http.MethodPost, Path: "/x", Body: map[string]string{"a": "b"}, Keyed: true},
 			nil, WithKey(k))

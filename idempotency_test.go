@@ -1,6 +1,7 @@
 package payonce_test
 
 import (
+	"github.com/payonce/payonce/internal/corekit"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -62,14 +63,15 @@ func TestClientWithoutKeyRulesKeepsTheDefaultWindowAndLength(t *testing.T) {
 	}))
 	defer srv.Close()
 	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
-	c, err := payonce.NewClient(payonce.WithBaseURL(srv.URL), payonce.WithClock(func() time.Time { return now }))
+	var view corekit.View
+	c, err := payonce.NewClient(payonce.WithBaseURL(srv.URL), payonce.WithClock(func() time.Time { return now }), corekit.Capture(&view))
 	require.NoError(t, err)
-	assert.Equal(t, payonce.DefaultKeyRules(), c.KeyRules())
+	assert.Equal(t, corekit.DefaultKeyRules(), view.Rules)
 	req := func() *payonce.Request {
 		return &payonce.Request{Operation: "x", Method: http.MethodPost, Path: "/x", Body: map[string]string{"a": "b"}, Keyed: true}
 	}
 
-	_, err = c.Do(t.Context(), req(), nil, payonce.WithKey(keytest.Key(t, "order-1-payment", now.Add(-payonce.DefaultKeyWindow-time.Second))))
+	_, err = c.Do(t.Context(), req(), nil, payonce.WithKey(keytest.Key(t, "order-1-payment", now.Add(-corekit.DefaultKeyWindow-time.Second))))
 	require.ErrorIs(t, err, payonce.ErrKeyExpired)
 	assert.Equal(t, "order-1-payment", payonce.KeyOf(err).ID())
 

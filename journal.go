@@ -257,13 +257,13 @@ func JournalEntryOf(err error) (JournalEntry, bool) {
 // WithJournal records every operation called with WithReference in j, so
 // that it runs once across processes and restarts (see docs/journal.md).
 func WithJournal(j Journal) Option {
-	return func(c *Client) error {
-		if isNil(j) {
+	return option(func(c *Client) error {
+		if corekit.IsNil(j) {
 			return fmt.Errorf("%w: nil journal", ErrInvalidConfig)
 		}
 		c.journal = j
 		return nil
-	}
+	})
 }
 
 // WithScope names the merchant account and environment journal entries
@@ -273,13 +273,13 @@ func WithJournal(j Journal) Option {
 // clients with one scope share entries: give each credential and each
 // environment its own.
 func WithScope(s string) Option {
-	return func(c *Client) error {
+	return option(func(c *Client) error {
 		if s == "" || len(s) > corekit.MaxReferenceLen || !corekit.Printable(s) {
 			return fmt.Errorf("%w: scope must be non-empty printable UTF-8 of at most %d bytes", ErrInvalidConfig, corekit.MaxReferenceLen)
 		}
 		c.scope, c.ident.explicit = s, true
 		return nil
-	}
+	})
 }
 
 // WithReference names the business operation (an order and its step, a job
@@ -293,9 +293,6 @@ func WithReference(ref string) CallOption {
 
 // Scope returns the scope journal entries are recorded under.
 func (c *Client) Scope() string { return c.scope }
-
-// Journal returns the client's journal (nil when none).
-func (c *Client) Journal() Journal { return c.journal }
 
 // checkReference validates the reference of one call, before anything is
 // sent or recorded.

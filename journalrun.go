@@ -159,13 +159,13 @@ func (c *Client) journalPresent() (time.Time, bool) {
 // safe (a run taken over stops before its next attempt, and both send the
 // same key) but lets a second run start while the first is sending.
 func WithJournalLease(d time.Duration) Option {
-	return func(c *Client) error {
+	return option(func(c *Client) error {
 		if d <= 0 {
 			return fmt.Errorf("%w: journal lease must be above 0", ErrInvalidConfig)
 		}
 		c.journalLease = d
 		return nil
-	}
+	})
 }
 
 // runLease is how long a run's lease lasts from each BeginAttempt: one

@@ -72,7 +72,7 @@ const (
 // Parts name the operation, not its payload: two recharges of the same
 // amount on the same card are two operations and need parts that differ
 // (a recharge ID), not the amount. A part that is empty or only white
-// space is refused with a *KeyError wrapping ErrKeyRequired: a missing
+// space is refused with a *ValidationError wrapping ErrKeyRequired: a missing
 // order ID must not give every order one key. A zero created is refused
 // with a *ValidationError (ErrInvalidRequest): a key without its age would
 // look new on every redelivery. A created ahead of the clock is kept, and
@@ -148,11 +148,11 @@ func KeyOf(err error) Key {
 // keyID joins parts into a key value that fits both providers (see NewKey).
 func keyID(parts []string) (string, error) {
 	if len(parts) == 0 {
-		return "", &KeyError{Rule: "a key needs at least one part", Err: ErrKeyRequired}
+		return "", &ValidationError{Reason: "a key needs at least one part", Err: ErrKeyRequired}
 	}
 	for i, p := range parts {
 		if strings.TrimSpace(p) == "" {
-			return "", &KeyError{Rule: fmt.Sprintf("part %d of the key is empty", i+1), Err: ErrKeyRequired}
+			return "", &ValidationError{Reason: fmt.Sprintf("part %d of the key is empty", i+1), Err: ErrKeyRequired}
 		}
 	}
 	joined := strings.Join(parts, ":")

@@ -63,7 +63,7 @@ func TestNewKeyRefusesEmptyParts(t *testing.T) {
 	for _, parts := range [][]string{nil, {""}, {"order", "", "payment"}, {"order", " \t", "payment"}} {
 		key, err := opKey(parts...)
 		require.ErrorIs(t, err, ErrKeyRequired, "%q", parts)
-		var ke *KeyError
+		var ke *ValidationError
 		require.ErrorAs(t, err, &ke)
 		assert.Empty(t, key)
 	}
@@ -121,8 +121,8 @@ func FuzzNewKey(f *testing.F) {
 
 func requireValidForBoth(t *testing.T, key string) {
 	t.Helper()
-	require.NoError(t, a55Rules().Validate(key), key)
-	require.NoError(t, coinepayRules().Validate(key), key)
+	require.NoError(t, validateKey(a55Rules(), key), key)
+	require.NoError(t, validateKey(coinepayRules(), key), key)
 }
 
 // opKey is the value of the key NewKey builds from parts.

@@ -169,7 +169,8 @@ func TestHostileStoredKeysSendNothing(t *testing.T) {
 		return "po1." + base64.RawURLEncoding.EncodeToString(b)
 	}
 	s := newStub(t, okCharge)
-	c := journalClient(t, s, journal.NewMemory(), newClock())
+	j := journal.NewMemory()
+	c := journalClient(t, s, j, newClock())
 	for name, token := range map[string]string{
 		"short key":       tok(map[string]any{"k": "abc", "t": 1}),
 		"non-ascii key":   tok(map[string]any{"k": "ключ-идемпотентности-0001", "t": 1}),
@@ -197,7 +198,7 @@ func TestHostileStoredKeysSendNothing(t *testing.T) {
 		}
 	}
 	assert.Zero(t, s.calls.Load(), "nothing sent")
-	pending, err := c.Journal().(journal.Store).Pending(t.Context(), journal.PendingQuery{})
+	pending, err := j.Pending(t.Context(), journal.PendingQuery{})
 	require.NoError(t, err)
 	assert.Empty(t, pending, "nothing recorded")
 }

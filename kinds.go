@@ -17,11 +17,11 @@ func errKind(err error, def error) error {
 	return def
 }
 
-// keyKind is the kind of a KeyRules.Validate error: the *KeyError's
+// keyKind is the kind of a validateKey error: the *ValidationError's
 // sentinel (ErrKeyRequired, ErrKeyTooShort, ErrKeyTooLong or
 // ErrKeyInvalidChars), else ErrInvalidRequest.
 func keyKind(err error) error {
-	var ke *KeyError
+	var ke *ValidationError
 	if errors.As(err, &ke) && ke.Err != nil {
 		return ke.Err
 	}

@@ -51,8 +51,8 @@ func (m Meta) printable() metaFields {
 // String is the %v form, with the header redacted.
 func (m Meta) String() string { return fmt.Sprintf("%v", m.printable()) }
 
-// GoString is the %#v form, with the header redacted.
-func (m Meta) GoString() string {
+// goString is the %#v form, with the header redacted.
+func (m Meta) goString() string {
 	s := fmt.Sprintf("%#v", m.printable())
 	return "payonce.Meta" + strings.TrimPrefix(s, "payonce.metaFields")
 }
@@ -63,7 +63,7 @@ func (m Meta) GoString() string {
 func (m Meta) Format(f fmt.State, verb rune) {
 	switch {
 	case verb == 'v' && f.Flag('#'):
-		_, _ = io.WriteString(f, m.GoString())
+		_, _ = io.WriteString(f, m.goString())
 	case verb == 'v' && f.Flag('+'):
 		fmt.Fprintf(f, "%+v", m.printable())
 	case verb == 'q':

@@ -270,7 +270,7 @@ func (m multiObserver) EndOperation(ctx context.Context, res OperationResult) {
 // removes it). Combine several with Observers. An Observer holding a nil
 // pointer is refused (ErrInvalidConfig).
 func WithObserver(o Observer) Option {
-	return func(c *Client) error {
+	return option(func(c *Client) error {
 		if m, ok := o.(multiObserver); ok && len(m) == 0 {
 			o = nil
 		}
@@ -279,14 +279,14 @@ func WithObserver(o Observer) Option {
 			list = multiObserver{o}
 		}
 		for _, one := range list {
-			if isNil(one) {
+			if corekit.IsNil(one) {
 				// Its first hook would panic on the nil receiver.
 				return fmt.Errorf("%w: nil observer (a nil pointer in an Observer)", ErrInvalidConfig)
 			}
 		}
 		c.observer = o
 		return nil
-	}
+	})
 }
 
 // outcome names how an operation ended, for metrics and span attributes:

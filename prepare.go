@@ -63,7 +63,7 @@ func (op *operation) resolveKey(now time.Time) *APIError {
 	key, err := op.opts.resolveKey(now)
 	if err != nil {
 		kind := errKind(err, ErrTransport) // ErrTransport: no random source for a new key
-		var ke *KeyError
+		var ke *ValidationError
 		if errors.As(err, &ke) {
 			kind = ke.Err
 		}
@@ -80,7 +80,7 @@ func (op *operation) resolveKey(now time.Time) *APIError {
 // journaled run (which checks on the journal's clock, reserve.go), its
 // creation time.
 func (op *operation) checkKey(now time.Time) *APIError {
-	if err := op.c.rules.Validate(op.key); err != nil {
+	if err := validateKey(op.c.rules, op.key); err != nil {
 		return op.fail(keyKind(err), err)
 	}
 	if !op.opts.hasReference {

@@ -74,7 +74,7 @@ func (op *operation) take(stored, e JournalEntry, own bool, out any) (m Meta, do
 	c, ref, owner := op.c, op.jr.ref, op.jr.owner
 	hk := heldKey{c.scope, ref}
 	op.key, op.created = stored.Key, stored.KeyCreated
-	if err := c.rules.Validate(stored.Key); err != nil {
+	if err := validateKey(c.rules, stored.Key); err != nil {
 		return op.journalMeta(ref), true, op.fail(keyKind(err), err)
 	}
 	e.Fingerprint = c.fingerprintLike(stored.Fingerprint, op.req.Method, op.req.Path, op.body)

@@ -6,6 +6,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"github.com/payonce/payonce/internal/corekit"
 	"io"
 	"math"
 	"net"
@@ -308,7 +309,7 @@ func TestKeyAgeGuardStopsLoopCrossingTheWindow(t *testing.T) {
 	defer srv.Close()
 	p := fastPolicy()
 	p.MaxAttempts = 10
-	c, err := NewClient(WithBaseURL(srv.URL), WithRetryPolicy(p), WithClock(clock), WithKeyRules(a55Rules()))
+	c, err := NewClient(WithBaseURL(srv.URL), WithRetryPolicy(p), WithClock(clock), corekit.WithKeyRules(a55Rules()))
 	require.NoError(t, err)
 	created := now.Add(-22 * time.Hour)
 	_, err = c.Do(context.Background(), postReq(), nil, WithKey(testKeyAt("order-123456789012", created)))
@@ -449,7 +450,7 @@ func TestKeySafetyMarginCoversTheAttemptTimeout(t *testing.T) {
 	rec := &recorder{}
 	srv := httptest.NewServer(rec)
 	defer srv.Close()
-	c, err := NewClient(WithBaseURL(srv.URL), WithRetryPolicy(fastPolicy()), WithKeyRules(a55Rules()))
+	c, err := NewClient(WithBaseURL(srv.URL), WithRetryPolicy(fastPolicy()), corekit.WithKeyRules(a55Rules()))
 	require.NoError(t, err)
 	p := fastPolicy()
 	p.KeySafetyMargin = 0
@@ -462,7 +463,7 @@ func TestKeySafetyMarginCoversTheAttemptTimeout(t *testing.T) {
 	require.ErrorIs(t, err, ErrInvalidConfig)
 	assert.Contains(t, err.Error(), "KeySafetyMargin")
 	long.AttemptTimeout = 0
-	hc, err := NewClient(WithBaseURL(srv.URL), WithRetryPolicy(long), WithKeyRules(a55Rules()),
+	hc, err := NewClient(WithBaseURL(srv.URL), WithRetryPolicy(long), corekit.WithKeyRules(a55Rules()),
 		WithHTTPClient(&http.Client{Timeout: 2 * time.Minute}))
 	require.NoError(t, err)
 	_, err = hc.Do(context.Background(), postReq(), nil)
@@ -474,7 +475,7 @@ func TestKeySafetyMarginCoversTheAttemptTimeout(t *testing.T) {
 
 func TestNoKeyMeansNoRetry(t *testing.T) {
 	rec := &recorder{statuses: []int{503}}
-	c := setup(t, rec, WithKeyRules(a55Rules()))
+	c := setup(t, rec, corekit.WithKeyRules(a55Rules()))
 	meta, err := c.Do(context.Background(), postReq(), nil, WithoutKey())
 	require.Error(t, err)
 	assert.ErrorIs(t, err, ErrServer)

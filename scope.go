@@ -16,22 +16,6 @@ type journalIdentity struct {
 	fpKey    []byte // WithFingerprintKey; nil: fingerprints leave card data out
 }
 
-// WithScopeIdentity names the credential a client acts for, e.g.
-// "a55:client-1": unless WithScope sets a scope, journal entries are
-// recorded under the identity and the origin (scheme, host and port) of
-// the base URL ("a55:client-1@https://sandbox.example"), so that one credential on two
-// environments never shares an entry. Typed clients set it; it must never
-// hold a secret (a keyed digest where the credential's name is one).
-func WithScopeIdentity(identity string) Option {
-	return func(c *Client) error {
-		if identity == "" || len(identity) > corekit.MaxReferenceLen || !corekit.Printable(identity) {
-			return fmt.Errorf("%w: scope identity must be non-empty printable UTF-8 of at most %d bytes", ErrInvalidConfig, corekit.MaxReferenceLen)
-		}
-		c.ident.identity = identity
-		return nil
-	}
-}
-
 // resolveScope settles the client's scope once every option ran: an
 // explicit WithScope wins, else the identity and the base URL's origin. A
 // client with a journal and no scope is refused: its entries would meet

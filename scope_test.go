@@ -22,7 +22,7 @@ func TestJournalWithoutScopeIsRefused(t *testing.T) {
 	require.ErrorIs(t, err, payonce.ErrInvalidConfig, "an empty scope is no scope")
 
 	c, err := payonce.NewClient(payonce.WithBaseURL("https://api.example"), payonce.WithJournal(journal.NewMemory()),
-		payonce.WithScopeIdentity("shop:1"))
+		corekit.WithScopeIdentity("shop:1"))
 	require.NoError(t, err)
 	assert.Equal(t, "shop:1@https://api.example", c.Scope())
 
@@ -51,6 +51,6 @@ func TestScopeOf(t *testing.T) {
 		_, err := corekit.ScopeOf(tc[0], tc[1])
 		assert.ErrorIs(t, err, payonce.ErrInvalidConfig, name)
 	}
-	_, err = payonce.NewClient(payonce.WithBaseURL("https://api.example"), payonce.WithScopeIdentity(strings.Repeat("x", 250)))
+	_, err = payonce.NewClient(payonce.WithBaseURL("https://api.example"), corekit.WithScopeIdentity(strings.Repeat("x", 250)))
 	require.ErrorIs(t, err, payonce.ErrInvalidConfig, "identity and origin over 255 bytes")
 }

@@ -22,12 +22,6 @@ type Signer interface {
 	Sign(req *http.Request, body []byte) error
 }
 
-// SignerFunc adapts a function to Signer.
-type SignerFunc func(req *http.Request, body []byte) error
-
-// Sign calls f.
-func (f SignerFunc) Sign(req *http.Request, body []byte) error { return f(req, body) }
-
 // ErrSignerTemporary marks a Signer error that may pass and happened
 // before anything was sent (an OAuth2 token endpoint answering 5xx or
 // timing out, say). A Signer wraps it (fmt.Errorf("%w: ...",

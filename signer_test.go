@@ -71,7 +71,7 @@ func TestSignerSecretsCutFromErrorsAndLogs(t *testing.T) {
 		require.Error(t, err)
 		var ae *APIError
 		require.ErrorAs(t, err, &ae)
-		c.Logger().Info("failed", "err", err, "note", "token was "+tok)
+		c.logger.Info("failed", "err", err, "note", "token was "+tok)
 		for _, out := range []string{err.Error(), fmt.Sprintf("%+v", *ae), ae.Message, ae.RequestID} {
 			assert.NotContains(t, out, tok)
 		}

@@ -50,7 +50,7 @@ type ChargeCreateRequest struct {
 // validate checks the request; the card's expiry is checked against now
 // (the core client's clock, so payonce.WithClock governs it), a webhook
 // URL against the client's base URL, asked for only then.
-func (r *ChargeCreateRequest) validate(now time.Time, baseURL func() string) error {
+func (r *ChargeCreateRequest) validate(now time.Time, baseURL string) error {
 	if r == nil {
 		return &payonce.ValidationError{Reason: "nil request", Err: payonce.ErrInvalidRequest}
 	}
@@ -70,7 +70,7 @@ func (r *ChargeCreateRequest) validate(now time.Time, baseURL func() string) err
 		return &payonce.ValidationError{Field: "installment_count", Reason: "must not be negative", Err: payonce.ErrInvalidRequest}
 	}
 	if r.WebhookURL != "" {
-		if err := checkWebhookURL(r.WebhookURL, baseURL()); err != nil {
+		if err := checkWebhookURL(r.WebhookURL, baseURL); err != nil {
 			return err
 		}
 	}
@@ -182,7 +182,7 @@ func (s *ChargesService) Create(ctx context.Context, req *ChargeCreateRequest, o
 	ch := new(Charge)
 	meta, err := s.c.do(ctx, &payonce.Request{
 		Operation: "charges.create", Method: http.MethodPost, Path: PathCharges, Route: PathCharges,
-		Body: req, Keyed: true, Validate: func() error { return req.validate(s.c.core.Now(), s.c.core.BaseURL) },
+		Body: req, Keyed: true, Validate: func() error { return req.validate(s.c.view.Now(), s.c.view.BaseURL) },
 		Summary: req.Summary(),
 	}, (*createdCharge)(ch), opts)
 	if err != nil {

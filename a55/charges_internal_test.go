@@ -71,7 +71,7 @@ func TestCardExpiryReadsTheCoreClock(t *testing.T) {
 	} {
 		t.Run(tc.now.Format(time.DateOnly), func(t *testing.T) {
 			u := setup(t, payonce.WithClock(func() time.Time { return tc.now }))
-			require.Equal(t, tc.now, u.client.Core().Now())
+			require.Equal(t, tc.now, u.client.view.Now())
 			var hits atomic.Int32
 			u.mux.HandleFunc("POST "+PathCharges, func(w http.ResponseWriter, r *http.Request) {
 				hits.Add(1)
@@ -196,7 +196,7 @@ func TestValidationErrorsTextAndKinds(t *testing.T) {
 	for _, typ := range []TypeCharge{TypePix, TypeBoleto, TypeApplePay, TypeGooglePay} {
 		req := guideCharge()
 		req.TypeCharge, req.Card = typ, nil
-		assert.NoError(t, req.validate(guideTime, func() string { return "https://api.example" }), typ)
+		assert.NoError(t, req.validate(guideTime, "https://api.example"), typ)
 	}
 	assert.Zero(t, hits.Load())
 }

@@ -68,7 +68,7 @@ type chargeMatcher struct {
 
 // newChargeMatcher reads the entry's summary and checks req, when given,
 // against the entry's fingerprint. Errors are *payonce.APIError values.
-func newChargeMatcher(core *payonce.Client, e payonce.JournalEntry, req *ChargeCreateRequest) (*chargeMatcher, error) {
+func newChargeMatcher(view *corekit.View, e payonce.JournalEntry, req *ChargeCreateRequest) (*chargeMatcher, error) {
 	fail := func(kind, cause error) error {
 		return &payonce.APIError{Provider: "a55", Operation: "charges.settle", Method: http.MethodGet, Path: PathChargeList,
 			Kind: kind, Err: cause, Key: e.IdempotencyKey()}
@@ -79,7 +79,7 @@ func newChargeMatcher(core *payonce.Client, e payonce.JournalEntry, req *ChargeC
 		if err != nil {
 			return nil, fail(payonce.ErrInvalidRequest, fmt.Errorf("encode request: %w", err))
 		}
-		if !core.RequestMatches(e, http.MethodPost, PathCharges, body) {
+		if !view.RequestMatches(e, http.MethodPost, PathCharges, body) {
 			return nil, fail(payonce.ErrIdempotencyConflict, fmt.Errorf("reference %q was recorded with another request", e.Reference))
 		}
 		m.sum = req.Summary()

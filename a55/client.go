@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/payonce/payonce/internal/corekit"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -43,6 +44,7 @@ const RequestsPerMinute = 100
 // one retry budget, limiter and token cache. Safe for concurrent use.
 type Client struct {
 	core *payonce.Client
+	view corekit.View // what core resolved (corekit.Capture)
 	auth *authorizer
 
 	// Wallets creates wallets.
@@ -64,11 +66,13 @@ func NewClient(auth Auth, opts ...payonce.Option) (*Client, error) {
 		return nil, err
 	}
 	z := newAuthorizer(auth)
+	var view corekit.View
 	base := []payonce.Option{
+		corekit.Capture(&view),
 		payonce.WithBaseURL(SandboxURL),
-		payonce.WithKeyRules(KeyRules()),
-		payonce.WithProvider("a55"),
-		payonce.WithCodec(Codec{}),
+		corekit.WithKeyRules(KeyRules()),
+		corekit.WithProvider("a55"),
+		corekit.WithCodec(Codec{}),
 		payonce.WithSigner(z),
 	}
 	if z.cfg != nil {
@@ -78,7 +82,7 @@ func NewClient(auth Auth, opts ...payonce.Option) (*Client, error) {
 		// The client secret keys the journal's body fingerprints
 		// (payonce.WithFingerprintKey, which the caller's options may
 		// replace): no row holds an unkeyed digest of the card.
-		base = append(base, payonce.WithScopeIdentity("a55:"+auth.ClientID), payonce.WithFingerprintKey([]byte(auth.ClientSecret)))
+		base = append(base, corekit.WithScopeIdentity("a55:"+auth.ClientID), payonce.WithFingerprintKey([]byte(auth.ClientSecret)))
 	}
 	core, err := payonce.NewClient(append(base, opts...)...)
 	if err != nil {
@@ -86,20 +90,20 @@ func NewClient(auth Auth, opts ...payonce.Option) (*Client, error) {
 	}
 	// The token's lifetime runs on the client's clock (payonce.WithClock),
 	// as the key window does: a fake's Clock().Advance ages both.
-	z.now = core.Now
+	z.now = view.Now
 	if scopeHolds(core.Scope(), auth.ClientSecret, auth.AccessToken) {
 		return nil, fmt.Errorf("%w: a55: the journal scope holds the client secret or the access token: name the account instead", payonce.ErrInvalidConfig)
 	}
-	if z.cfg != nil && auth.TokenURL == "" && core.BaseURL() == ProductionURL {
+	if z.cfg != nil && auth.TokenURL == "" && view.BaseURL == ProductionURL {
 		return nil, fmt.Errorf("%w: a55: set Auth.TokenURL to the production token endpoint", payonce.ErrInvalidConfig)
 	}
 	if z.cfg != nil {
-		if err := checkTokenURL(z.cfg.TokenURL, core.BaseURL()); err != nil {
+		if err := checkTokenURL(z.cfg.TokenURL, view.BaseURL); err != nil {
 			return nil, err
 		}
 	}
-	z.useHTTPClient(core.HTTPClient())
-	c := &Client{core: core, auth: z}
+	z.useHTTPClient(view.HTTPClient)
+	c := &Client{core: core, view: view, auth: z}
 	c.Wallets = &WalletsService{c: c}
 	c.Charges = &ChargesService{c: c}
 	return c, nil
@@ -201,7 +205,7 @@ func (c *Client) Token(ctx context.Context) (string, error) { return c.auth.Toke
 
 // String describes the client without any credential.
 func (c *Client) String() string {
-	return "a55.Client{baseURL: " + c.core.BaseURL() + ", auth: " + c.auth.String() + "}"
+	return "a55.Client{baseURL: " + c.view.BaseURL + ", auth: " + c.auth.String() + "}"
 }
 
 // RateLimit is the rate-limit state of an answer, from its X-RateLimit-*

@@ -3,6 +3,7 @@ package a55
 import (
 	"context"
 	"fmt"
+	"github.com/payonce/payonce/internal/corekit"
 	"io"
 	"log/slog"
 	"net/http"
@@ -126,10 +127,10 @@ func TestPrintedFormsHideSecrets(t *testing.T) {
 func TestNewClientConfig(t *testing.T) {
 	c, err := NewClient(ClientCredentials("id", "secret"))
 	require.NoError(t, err)
-	assert.Equal(t, SandboxURL, c.Core().BaseURL())
-	assert.Equal(t, "a55", c.Core().Provider())
-	assert.Equal(t, KeyRules(), c.Core().KeyRules())
-	assert.Equal(t, payonce.KeyRules{Provider: "a55", MinLen: 16, MaxLen: 128, Window: 24 * time.Hour}, KeyRules(), "the rules the core's tests use")
+	assert.Equal(t, SandboxURL, c.view.BaseURL)
+	assert.Equal(t, "a55", c.view.Provider)
+	assert.Equal(t, KeyRules(), c.view.Rules)
+	assert.Equal(t, corekit.KeyRules{Provider: "a55", MinLen: 16, MaxLen: 128, Window: 24 * time.Hour}, KeyRules(), "the rules the core's tests use")
 	_, err = NewClient(Auth{})
 	assert.ErrorIs(t, err, payonce.ErrInvalidConfig)
 	_, err = NewClient(ClientCredentials("id", "secret"), WithProduction())
@@ -138,10 +139,10 @@ func TestNewClientConfig(t *testing.T) {
 	a.TokenURL = "https://auth.example/oauth2/token"
 	c, err = NewClient(a, WithProduction(), WithRateLimit())
 	require.NoError(t, err)
-	assert.Equal(t, ProductionURL, c.Core().BaseURL())
+	assert.Equal(t, ProductionURL, c.view.BaseURL)
 	c, err = NewClient(AccessToken("t"), WithProduction())
 	require.NoError(t, err)
-	assert.Equal(t, ProductionURL, c.Core().BaseURL())
+	assert.Equal(t, ProductionURL, c.view.BaseURL)
 }
 
 func TestRateLimiter(t *testing.T) {

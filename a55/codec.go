@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/payonce/payonce"
+	"github.com/payonce/payonce/internal/corekit"
 	"github.com/payonce/payonce/internal/finality"
 	"github.com/payonce/payonce/redact"
 )
@@ -105,7 +106,13 @@ func decodeErrorBody(status int, body []byte, e *payonce.APIError) {
 	if v.ChargeUUID == "" && v.Status == "" {
 		// The general shape {"error":{"code","message","details"}} is the
 		// core codec's; codeKind, then the status table decide the kind.
-		payonce.JSONCodec{}.DecodeError(status, nil, body, e)
+		var details []payonce.ErrorDetail
+		if rid, code, msg, ok := corekit.ReadErrorShape(body, &details); ok {
+			e.Code, e.Message, e.Details = code, msg, details
+			if rid != "" {
+				e.RequestID = rid
+			}
+		}
 		return
 	}
 	if v.RequestID != "" {
@@ -177,7 +184,8 @@ func (c *chargeFailure) Error() string {
 }
 
 var _ interface {
-	payonce.Codec
+	DecodeSuccess(status int, header http.Header, body []byte, out any) error
+	DecodeError(status int, header http.Header, body []byte, e *payonce.APIError)
 	FinalForKey(e *payonce.APIError) bool
 } = Codec{}
 

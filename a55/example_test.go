@@ -71,14 +71,12 @@ func ExampleNewClient() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Println(client.Core().BaseURL())
 	fmt.Println(client) // never shows the secret
 
 	// Or a fixed token, e.g. from A55_ACCESS_TOKEN.
 	_, err = a55.NewClient(a55.AccessToken("token-from-env"), payonce.WithBaseURL(a55.ProductionURL))
 	fmt.Println(err)
 	// Output:
-	// https://sandbox.api.a55.tech
 	// a55.Client{baseURL: https://sandbox.api.a55.tech, auth: a55.authorizer{clientID: my-client-id, secret: [REDACTED], token: [REDACTED]}}
 	// <nil>
 }

@@ -92,15 +92,15 @@ func (s *ChargesService) SettleCreate(ctx context.Context, reference string, opt
 	if opts != nil {
 		o = *opts
 	}
-	core := s.c.core
+	core, view := s.c.core, &s.c.view
 	fail := func(e payonce.JournalEntry, kind, cause error) (*ChargeSettlement, error) {
 		return nil, &payonce.APIError{Provider: "a55", Operation: "charges.settle", Method: http.MethodGet, Path: PathChargeList,
 			Kind: kind, Err: cause, Key: e.IdempotencyKey()}
 	}
-	if core.Journal() == nil {
+	if view.Journal == nil {
 		return fail(payonce.JournalEntry{}, payonce.ErrInvalidConfig, errors.New("SettleCreate needs a client with payonce.WithJournal"))
 	}
-	e, stands, kind, err := settlelookup.Entry(ctx, core, reference, "charges.create")
+	e, stands, kind, err := settlelookup.Entry(ctx, view, reference, "charges.create")
 	if err != nil {
 		return fail(e, kind, err)
 	}
@@ -110,7 +110,7 @@ func (s *ChargesService) SettleCreate(ctx context.Context, reference string, opt
 	}
 	var m *chargeMatcher
 	if o.Request != nil {
-		if m, err = newChargeMatcher(core, e, o.Request); err != nil {
+		if m, err = newChargeMatcher(view, e, o.Request); err != nil {
 			return nil, err
 		}
 	}
@@ -125,7 +125,7 @@ func (s *ChargesService) SettleCreate(ctx context.Context, reference string, opt
 		return record(payonce.Settlement{Outcome: payonce.SettleNotExecuted, Reason: "a55 lookup: no attempt was ever sent under the key"}, nil)
 	}
 	if m == nil { // the summary's turn: not needed for an entry never sent
-		if m, err = newChargeMatcher(core, e, nil); err != nil {
+		if m, err = newChargeMatcher(view, e, nil); err != nil {
 			return nil, err
 		}
 	}
@@ -193,7 +193,7 @@ func (s *ChargesService) SettleCreate(ctx context.Context, reference string, opt
 		last := failed[len(failed)-1]
 		return record(payonce.Settlement{Outcome: payonce.SettleFailed,
 			Reason: fmt.Sprintf("a55 lookup: %d charge(s) in status error, last %s (%s), %s", len(failed), last.UUID, last.Messages.String(), window)}, last)
-	case o.RecordNotExecuted && core.Now().After(to):
+	case o.RecordNotExecuted && view.Now().After(to):
 		return record(payonce.Settlement{Outcome: payonce.SettleNotExecuted, Reason: "a55 lookup: no matching charge " + window}, nil)
 	}
 	return fail(e, payonce.ErrLookupNotFound, fmt.Errorf("settle %q: no matching charge %s", reference, window))

@@ -354,7 +354,7 @@ func stubClient(t *testing.T, srv *httptest.Server, j payonce.Journal) *a55.Clie
 	p := fastPolicy()
 	p.MaxAttempts = 1
 	c, err := a55.NewClient(a55.ClientCredentials("client-1", "secret-1"), payonce.WithBaseURL(srv.URL), payonce.WithJournal(j),
-		payonce.WithRetryPolicy(p), payonce.WithSigner(payonce.SignerFunc(func(*http.Request, []byte) error { return nil })))
+		payonce.WithRetryPolicy(p), payonce.WithSigner(corekit.SignerFunc(func(*http.Request, []byte) error { return nil })))
 	require.NoError(t, err)
 	return c
 }

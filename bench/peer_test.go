@@ -14,7 +14,9 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
+	"time"
 
+	"github.com/google/uuid"
 	"github.com/hashicorp/go-retryablehttp"
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/a55"
@@ -121,7 +123,7 @@ func (p *peers) post(b *testing.B, path string, body any, token string, signer *
 	raw, _ := json.Marshal(body)
 	req, _ := http.NewRequestWithContext(context.Background(), http.MethodPost, p.url+path, bytes.NewReader(raw))
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set(payonce.HeaderIdempotencyKey, key)
+	req.Header.Set(payonce.HeaderIdempotencyKey, key.ID())
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
@@ -156,7 +158,7 @@ func (p *peers) intentRetryable(b *testing.B) {
 	raw, _ := json.Marshal(&intentBody)
 	req, _ := retryablehttp.NewRequestWithContext(context.Background(), http.MethodPost, p.url+pathIntents, raw)
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set(payonce.HeaderIdempotencyKey, key)
+	req.Header.Set(payonce.HeaderIdempotencyKey, key.ID())
 	resp, err := p.rc.Do(req)
 	var out intent
 	decode(b, resp, err, &out)
@@ -168,7 +170,7 @@ func (p *peers) intentStripe(b *testing.B) {
 		Description: stripe.String("order 1001")}
 	params.AddMetadata("order_id", "1001")
 	key, _ := payonce.NewKey(time.Now(), uuid.NewString())
-	params.SetIdempotencyKey(key)
+	params.SetIdempotencyKey(key.ID())
 	pi, err := p.sc.V1PaymentIntents.Create(context.Background(), params)
 	if err != nil {
 		b.Fatal(err)

@@ -51,6 +51,7 @@ const (
 // one per API key and share it.
 type Client struct {
 	core   *payonce.Client
+	view   corekit.View // what core resolved (corekit.Capture)
 	signer *HMACSigner
 
 	// Cards issues, funds and reads cards.
@@ -70,29 +71,30 @@ type Client struct {
 func NewClient(apiKey, secret string, opts ...payonce.Option) (*Client, error) {
 	// The default signer reads the client's clock (payonce.WithClock), so
 	// that one clock dates both the key-age guard and the signatures.
-	var core *payonce.Client
-	signer, err := NewHMACSigner(apiKey, secret, WithSignerClock(func() time.Time { return core.Now() }))
+	var view corekit.View
+	signer, err := NewHMACSigner(apiKey, secret, WithSignerClock(func() time.Time { return view.Now() }))
 	if err != nil {
 		return nil, fmt.Errorf("coinepay: %w", err)
 	}
 	base := []payonce.Option{
-		payonce.WithKeyRules(KeyRules()),
-		payonce.WithProvider(ProviderName),
-		payonce.WithScopeIdentity(scopeIdentity(apiKey, secret)), // the core adds the base URL's origin
+		corekit.Capture(&view),
+		corekit.WithKeyRules(KeyRules()),
+		corekit.WithProvider(ProviderName),
+		corekit.WithScopeIdentity(scopeIdentity(apiKey, secret)), // the core adds the base URL's origin
 		payonce.WithFingerprintKey([]byte(secret)),               // journal fingerprints keyed, never a plain digest of a body
-		payonce.WithCodec(Codec{}),
+		corekit.WithCodec(Codec{}),
 		payonce.WithSigner(signer),
 	}
-	core, err = payonce.NewClient(append(base, opts...)...)
+	core, err := payonce.NewClient(append(base, opts...)...)
 	if err != nil {
 		return nil, fmt.Errorf("coinepay: %w", err)
 	}
 	for _, c := range []string{apiKey, secret} {
-		if len(c) >= 8 && strings.Contains(core.Scope(), c) {
+		if len(c) >= 8 && strings.Contains(view.Scope, c) {
 			return nil, fmt.Errorf("%w: coinepay: the journal scope holds the API key or secret: name the account instead", payonce.ErrInvalidConfig)
 		}
 	}
-	c := &Client{core: core, signer: signer}
+	c := &Client{core: core, view: view, signer: signer}
 	c.Cards = &CardsService{client: c}
 	return c, nil
 }

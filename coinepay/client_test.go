@@ -104,13 +104,14 @@ func TestNewClientConfig(t *testing.T) {
 	require.ErrorIs(t, err, payonce.ErrInvalidConfig, "plain http to a remote host")
 	assert.NotContains(t, err.Error(), testSecret)
 
-	c, err := coinepay.NewClient(testAPIKey, testSecret, payonce.WithBaseURL("https://coinepay.example/"))
+	var view corekit.View
+	c, err := coinepay.NewClient(testAPIKey, testSecret, payonce.WithBaseURL("https://coinepay.example/"), corekit.Capture(&view))
 	require.NoError(t, err)
-	assert.Equal(t, "coinepay", c.Core().Provider())
-	assert.Equal(t, coinepay.KeyRules(), c.Core().KeyRules())
-	assert.Equal(t, payonce.KeyRules{Provider: "coinepay", Required: true, MaxLen: 128, Window: 24 * time.Hour,
+	assert.Equal(t, "coinepay", view.Provider)
+	assert.Equal(t, coinepay.KeyRules(), view.Rules)
+	assert.Equal(t, corekit.KeyRules{Provider: "coinepay", Required: true, MaxLen: 128, Window: 24 * time.Hour,
 		Charset: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~:"}, coinepay.KeyRules(), "the rules the core's tests use")
-	assert.Equal(t, "https://coinepay.example", c.Core().BaseURL())
+	assert.Equal(t, "https://coinepay.example", view.BaseURL)
 	assert.NotContains(t, fmt.Sprintf("%v %+v %#v", c, c, c), testSecret)
 }
 

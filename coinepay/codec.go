@@ -53,11 +53,9 @@ func (e *Envelope) UnmarshalJSON(b []byte) error {
 }
 
 // Codec decodes the Coinepay envelope for the core client
-// (payonce.WithCodec). NewClient installs it; it is exported for callers
+// (corekit.WithCodec). NewClient installs it; it is exported for callers
 // who assemble a payonce.Client themselves.
 type Codec struct{}
-
-var _ payonce.Codec = Codec{}
 
 // DecodeSuccess unwraps the data of a 2xx envelope into out. An envelope
 // whose code is not 2xx is a failure despite the HTTP status and is
@@ -133,7 +131,8 @@ func (Codec) DecodeError(_ int, _ http.Header, body []byte, e *payonce.APIError)
 }
 
 var _ interface {
-	payonce.Codec
+	DecodeSuccess(status int, header http.Header, body []byte, out any) error
+	DecodeError(status int, header http.Header, body []byte, e *payonce.APIError)
 	FinalForKey(e *payonce.APIError) bool
 } = Codec{}
 

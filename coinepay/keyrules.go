@@ -1,6 +1,8 @@
 package coinepay
 
-import "github.com/payonce/payonce"
+import (
+	"github.com/payonce/payonce/internal/corekit"
+)
 
 // KeyCharset is the URL-safe charset the project accepts for
 // Coinepay keys; the colon is in it because the document's own task-queue
@@ -9,6 +11,6 @@ const KeyCharset = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz01234567
 
 // KeyRules are Coinepay's rules: required on card/apply and
 // card/recharge, at most 128 URL-safe characters, a 24 h window.
-func KeyRules() payonce.KeyRules {
-	return payonce.KeyRules{Provider: "coinepay", Required: true, MaxLen: 128, Charset: KeyCharset, Window: payonce.DefaultKeyWindow}
+func KeyRules() corekit.KeyRules {
+	return corekit.KeyRules{Provider: "coinepay", Required: true, MaxLen: 128, Charset: KeyCharset, Window: corekit.DefaultKeyWindow}
 }

@@ -76,18 +76,18 @@ func (s *CardsService) SettleApply(ctx context.Context, reference string, req *A
 	if opts != nil {
 		o = *opts
 	}
-	core := s.client.core
+	core, view := s.client.core, &s.client.view
 	fail := func(e payonce.JournalEntry, kind, cause error) (*ApplySettlement, error) {
 		return nil, &payonce.APIError{Provider: ProviderName, Operation: "cards.settle", Method: http.MethodGet, Path: PathCardList,
 			Kind: kind, Err: cause, Key: e.IdempotencyKey()}
 	}
-	if core.Journal() == nil {
+	if view.Journal == nil {
 		return fail(payonce.JournalEntry{}, payonce.ErrInvalidConfig, errors.New("SettleApply needs a client with payonce.WithJournal"))
 	}
 	if err := req.Validate(); err != nil {
 		return fail(payonce.JournalEntry{}, payonce.ErrInvalidRequest, err)
 	}
-	e, stands, kind, err := settlelookup.Entry(ctx, core, reference, "cards.apply")
+	e, stands, kind, err := settlelookup.Entry(ctx, view, reference, "cards.apply")
 	if err != nil {
 		return fail(e, kind, err)
 	}
@@ -99,7 +99,7 @@ func (s *CardsService) SettleApply(ctx context.Context, reference string, req *A
 	if err != nil {
 		return fail(e, payonce.ErrInvalidRequest, fmt.Errorf("encode request: %w", err))
 	}
-	if !core.RequestMatches(e, http.MethodPost, PathCardApply, body) {
+	if !view.RequestMatches(e, http.MethodPost, PathCardApply, body) {
 		return fail(e, payonce.ErrIdempotencyConflict, fmt.Errorf("reference %q was recorded with another request", reference))
 	}
 	record := func(st payonce.Settlement, c *Card) (*ApplySettlement, error) {
@@ -141,7 +141,7 @@ func (s *CardsService) SettleApply(ctx context.Context, reference string, req *A
 		return fail(e, payonce.ErrLookupAmbiguous, fmt.Errorf("settle %q: %d cards match (%s), %s", reference, len(found), ids, window))
 	case e.Settled():
 		return unchanged, nil // no success found: the recorded failure stands
-	case o.RecordNotExecuted && core.Now().After(to):
+	case o.RecordNotExecuted && view.Now().After(to):
 		return record(payonce.Settlement{Outcome: payonce.SettleNotExecuted, Reason: "coinepay lookup: no matching card " + window}, nil)
 	}
 	return fail(e, payonce.ErrLookupNotFound, fmt.Errorf("settle %q: no matching card %s", reference, window))

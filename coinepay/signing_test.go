@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/payonce/payonce/internal/corekit"
 	"io"
 	"log/slog"
 	"net/http"
@@ -104,7 +105,7 @@ func TestCustomSignerReplacesDefault(t *testing.T) {
 		writeEnvelope(w, http.StatusOK, "success", "成功", map[string]any{"card_id": "c"})
 	}))
 	t.Cleanup(srv.Close)
-	signer := payonce.SignerFunc(func(r *http.Request, _ []byte) error {
+	signer := corekit.SignerFunc(func(r *http.Request, _ []byte) error {
 		r.Header.Set("Authorization", "Custom scheme")
 		return nil
 	})

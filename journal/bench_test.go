@@ -3,6 +3,7 @@ package journal_test
 import (
 	"context"
 	"fmt"
+	"github.com/payonce/payonce/internal/corekit"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -47,7 +48,7 @@ func BenchmarkOperationParallel(b *testing.B) {
 }
 
 func runBench(b *testing.B, url string, req *payonce.Request, j journal.Store, parallel bool) {
-	opts := []payonce.Option{payonce.WithBaseURL(url), payonce.WithKeyRules(a55.KeyRules()), payonce.WithScope("bench"),
+	opts := []payonce.Option{payonce.WithBaseURL(url), corekit.WithKeyRules(a55.KeyRules()), payonce.WithScope("bench"),
 		payonce.WithRetryBudget(nil)}
 	if j != nil {
 		opts = append(opts, payonce.WithJournal(j))

@@ -9,6 +9,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"fmt"
+	"github.com/payonce/payonce/internal/corekit"
 	"hash"
 	"io"
 	"net/http"
@@ -128,8 +129,8 @@ func TestNoRowHoldsAnUnkeyedHashOfCardData(t *testing.T) {
 			require.NoError(t, err)
 
 			core, err := payonce.NewClient(payonce.WithBaseURL(srv.URL), payonce.WithHTTPClient(hc), payonce.WithJournal(j),
-				payonce.WithScope("fp-core"), payonce.WithKeyRules(a55.KeyRules()), payonce.WithClock(srv.Clock().Now),
-				payonce.WithSigner(payonce.SignerFunc(func(r *http.Request, _ []byte) error {
+				payonce.WithScope("fp-core"), corekit.WithKeyRules(a55.KeyRules()), payonce.WithClock(srv.Clock().Now),
+				payonce.WithSigner(corekit.SignerFunc(func(r *http.Request, _ []byte) error {
 					r.Header.Set("Authorization", "Bearer "+srv.IssueToken())
 					return nil
 				})))

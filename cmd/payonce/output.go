@@ -53,7 +53,7 @@ func inDoubt(e payonce.JournalEntry, now time.Time) bool {
 		return false
 	}
 	age := now.Sub(e.KeyCreated)
-	return age >= payonce.DefaultKeyWindow || age < -corekit.KeyClockTolerance
+	return age >= corekit.DefaultKeyWindow || age < -corekit.KeyClockTolerance
 }
 
 func view(e payonce.JournalEntry, now time.Time) entryView {
