@@ -13,6 +13,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/payonce/payonce/internal/corekit"
+
 	"github.com/hashicorp/go-retryablehttp"
 )
 
@@ -358,7 +360,7 @@ func (op *operation) newBody() (io.Reader, error) {
 func (op *operation) fillHeader(h http.Header, hv *[4]string) {
 	*hv = [4]string{op.key, "application/json", "application/json", op.c.userAgent}
 	if op.key != "" {
-		h[HeaderIdempotencyKey] = hv[0:1:1]
+		h[corekit.HeaderIdempotencyKey] = hv[0:1:1]
 	}
 	h["Accept"] = hv[1:2:2]
 	if op.body != nil {
@@ -375,7 +377,7 @@ func (op *operation) fillHeader(h http.Header, hv *[4]string) {
 // ownHeader reports whether name is one of the headers fillHeader sets.
 func (op *operation) ownHeader(name string) bool {
 	switch name {
-	case HeaderIdempotencyKey, "Accept", "Content-Type":
+	case corekit.HeaderIdempotencyKey, "Accept", "Content-Type":
 		return true
 	case "User-Agent":
 		return op.c.userAgent != "" // else an observer may set one

@@ -18,6 +18,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/payonce/payonce/internal/corekit"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/time/rate"
@@ -238,7 +240,7 @@ func TestEachAttemptStartsFromTheOperationHeaders(t *testing.T) {
 		assert.Equal(t, "00-0af7651916cd43dd8448eb211c80319c-0000000000000002-01", h.Get("Traceparent"), "request %d: attempt 2's trace context", i+2)
 	}
 	for i, h := range got {
-		assert.Equal(t, meta.Key.ID(), h.Get(HeaderIdempotencyKey), "request %d", i+1)
+		assert.Equal(t, meta.Key.ID(), h.Get(corekit.HeaderIdempotencyKey), "request %d", i+1)
 		assert.Equal(t, "application/json", h.Get("Content-Type"), "request %d", i+1)
 		assert.Equal(t, "application/json", h.Get("Accept"), "request %d", i+1)
 		assert.Equal(t, "merchant/1", h.Get("User-Agent"), "request %d", i+1)
@@ -268,7 +270,7 @@ func TestAttemptTimeoutCoversTheBodyAndIsRetried(t *testing.T) {
 		}
 		_, _ = io.WriteString(w, `{"ok":true}`)
 	})
-	p := FastRetryPolicy()
+	p := fastRetryPolicy()
 	// The first attempt hangs until this ends it; the second must be
 	// answered within it on a loaded -race run.
 	p.AttemptTimeout = hangTimeout
@@ -332,7 +334,7 @@ func TestObserverContextsCannotLiftTheAttemptTimeout(t *testing.T) {
 			srv, _ := headerServer(t, hangFirst)
 			var ends []any
 			obs := detachingObserver{detach: detach, ends: &ends}
-			p := FastRetryPolicy()
+			p := fastRetryPolicy()
 			p.AttemptTimeout = hangTimeout // ends the hang, leaves the second attempt ample time
 			c, err := NewClient(WithBaseURL(srv.URL), WithRetryPolicy(p), WithObserver(obs))
 			require.NoError(t, err)
@@ -592,7 +594,7 @@ func TestRetryHeaderValuesAreTheAttemptsOwn(t *testing.T) {
 	signer := signerFunc(func(r *http.Request, _ []byte) error {
 		signs++
 		if signs == 1 {
-			for _, k := range []string{"Accept", "User-Agent", HeaderIdempotencyKey, "X-Merchant"} {
+			for _, k := range []string{"Accept", "User-Agent", corekit.HeaderIdempotencyKey, "X-Merchant"} {
 				if v := r.Header[k]; len(v) > 0 {
 					v[0] = "rewritten" // in place
 				}
@@ -610,7 +612,7 @@ func TestRetryHeaderValuesAreTheAttemptsOwn(t *testing.T) {
 	for i, h := range got[1:] {
 		assert.Equal(t, "application/json", h.Get("Accept"), "request %d", i+2)
 		assert.Equal(t, "merchant/1", h.Get("User-Agent"), "request %d", i+2)
-		assert.Equal(t, meta.Key.ID(), h.Get(HeaderIdempotencyKey), "request %d", i+2)
+		assert.Equal(t, meta.Key.ID(), h.Get(corekit.HeaderIdempotencyKey), "request %d", i+2)
 		assert.Equal(t, "m-1", h.Get("X-Merchant"), "request %d", i+2)
 	}
 }

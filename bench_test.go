@@ -1,6 +1,7 @@
 package payonce_test
 
 import (
+	"github.com/payonce/payonce/internal/corekit"
 	"time"
 
 	"github.com/payonce/payonce/coinepay"
@@ -75,7 +76,7 @@ func newBenchSetup(b *testing.B) *benchSetup {
 		_, _ = io.WriteString(w, benchAnswer)
 	}))
 	b.Cleanup(srv.Close)
-	st := &benchSetup{srv: srv, hc: payonce.DefaultHTTPClient(), url: srv.URL + "/api/v1/openapi/card/apply"}
+	st := &benchSetup{srv: srv, hc: corekit.DefaultHTTPClient(), url: srv.URL + "/api/v1/openapi/card/apply"}
 	add := func(name string, opts ...payonce.Option) { st.rows = append(st.rows, st.newRow(b, name, opts...)) }
 	add("sdk")
 	s, err := coinepay.NewHMACSigner("demo-key", "demo-secret")
@@ -144,7 +145,7 @@ func (st *benchSetup) bareWith(b *testing.B, s *coinepay.HMACSigner) {
 	body, _ := json.Marshal(benchBody)
 	req, _ := http.NewRequestWithContext(context.Background(), http.MethodPost, st.url, bytes.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set(payonce.HeaderIdempotencyKey, key.ID())
+	req.Header.Set(corekit.HeaderIdempotencyKey, key.ID())
 	if s != nil {
 		if err := s.Sign(req, body); err != nil {
 			b.Fatal(err)

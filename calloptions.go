@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/payonce/payonce/internal/corekit"
 )
 
 // Per-call options beyond the key: an interactive checkout and a background
@@ -17,7 +19,7 @@ import (
 // ErrInvalidConfig.
 func WithCallRetryPolicy(p RetryPolicy) CallOption {
 	return func(o *callOptions) {
-		if err := p.Validate(); err != nil {
+		if err := p.validate(); err != nil {
 			o.fail(err)
 			return
 		}
@@ -68,7 +70,7 @@ func (o *callOptions) fail(err error) {
 // net/http (canon is canonical): a per-call header may not override it.
 func reservedHeader(canon string) bool {
 	switch canon {
-	case HeaderIdempotencyKey, "Authorization", "Proxy-Authorization",
+	case corekit.HeaderIdempotencyKey, "Authorization", "Proxy-Authorization",
 		"X-Api-Key", "X-Timestamp", "X-Nonce", "X-Signature", // the Coinepay signer's
 		"Host", "Content-Type", "Content-Length", "Transfer-Encoding",
 		"Connection", "Keep-Alive", "Te", "Trailer", "Upgrade", "Cookie", "Expect":

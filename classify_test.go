@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/payonce/payonce/internal/corekit"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -61,7 +63,7 @@ func TestOversizedSuccessIsTemporary(t *testing.T) {
 	}))
 	defer srv.Close()
 	// 17 MiB through a loaded -race run can take longer than
-	// FastRetryPolicy's 2 s: a timed-out read is rightly retried, which
+	// fastRetryPolicy's 2 s: a timed-out read is rightly retried, which
 	// is not what this test is about.
 	p := fastPolicy()
 	p.AttemptTimeout = generousAttemptTimeout
@@ -139,7 +141,7 @@ func TestContextEndedInFlightIsTemporaryAndResumable(t *testing.T) {
 	var mu sync.Mutex
 	executed := map[string]int{}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		key := r.Header.Get(HeaderIdempotencyKey)
+		key := r.Header.Get(corekit.HeaderIdempotencyKey)
 		mu.Lock()
 		executed[key]++
 		first := executed[key] == 1

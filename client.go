@@ -103,7 +103,7 @@ func WithHTTPClient(hc *http.Client) Option {
 // WithRetryPolicy sets how operations are retried.
 func WithRetryPolicy(p RetryPolicy) Option {
 	return option(func(c *Client) error {
-		if err := p.Validate(); err != nil {
+		if err := p.validate(); err != nil {
 			return err
 		}
 		c.policy = p
@@ -189,10 +189,6 @@ func WithInsecureHTTP() Option {
 // defaultUserAgent is the default User-Agent.
 const defaultUserAgent = "payonce-go/0.1"
 
-// maxResponseHeaderBytes caps the response header bytes the default
-// transport reads (net/http allows 10 MB otherwise).
-const maxResponseHeaderBytes = 256 << 10
-
 // NewClient returns a core client. Typed clients pass their defaults first
 // and the caller's options after them.
 func NewClient(opts ...Option) (*Client, error) {
@@ -235,7 +231,7 @@ func NewClient(opts ...Option) (*Client, error) {
 		return nil, err
 	}
 	if c.httpClient == nil {
-		c.httpClient = DefaultHTTPClient()
+		c.httpClient = corekit.DefaultHTTPClient()
 	}
 	if c.policy.AttemptTimeout == 0 && c.httpClient.Timeout <= 0 {
 		// An attempt must not block until the caller's context ends.
@@ -306,22 +302,6 @@ func (c *Client) transport() http.RoundTripper {
 		return rt
 	}
 	return http.DefaultTransport
-}
-
-// DefaultHTTPClient returns an http.Client with sane timeouts (60 s in
-// all, 10 s for a TLS handshake; no separate wait for the answer's headers,
-// which would cap a longer AttemptTimeout or WithCallTimeout), a
-// connection pool sized for concurrent payment traffic and response headers
-// capped at 256 KiB (net/http's own cap is 10 MB), so a hostile server
-// cannot make the client hold megabytes of headers.
-func DefaultHTTPClient() *http.Client {
-	t := http.DefaultTransport.(*http.Transport).Clone()
-	t.MaxIdleConns = 256
-	t.MaxIdleConnsPerHost = 64
-	t.IdleConnTimeout = 90 * time.Second
-	t.TLSHandshakeTimeout = 10 * time.Second
-	t.MaxResponseHeaderBytes = maxResponseHeaderBytes
-	return &http.Client{Transport: t, Timeout: 60 * time.Second}
 }
 
 // redactor is the redactor of the client's own secrets (nil for none).

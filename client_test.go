@@ -26,13 +26,13 @@ import (
 	"github.com/payonce/payonce/redact"
 )
 
-// fastPolicy is FastRetryPolicy with a generous attempt timeout: the
+// fastPolicy is fastRetryPolicy with a generous attempt timeout: the
 // root tests count attempts, and on a loaded -race machine an attempt can
-// outlast FastRetryPolicy's 2 s (100 concurrent operations on one core;
+// outlast fastRetryPolicy's 2 s (100 concurrent operations on one core;
 // the process's first certificate check) and be retried, rightly. Tests
 // about the attempt timeout set their own.
 func fastPolicy() RetryPolicy {
-	p := FastRetryPolicy()
+	p := fastRetryPolicy()
 	p.AttemptTimeout = generousAttemptTimeout
 	return p
 }
@@ -56,7 +56,7 @@ func (r *recorder) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	b, _ := io.ReadAll(req.Body)
 	r.mu.Lock()
 	r.attempts = append(r.attempts, seen{
-		Key: req.Header.Get(HeaderIdempotencyKey), Nonce: req.Header.Get("X-Nonce"),
+		Key: req.Header.Get(corekit.HeaderIdempotencyKey), Nonce: req.Header.Get("X-Nonce"),
 		Timestamp: req.Header.Get("X-Timestamp"), Signature: req.Header.Get("X-Signature"), Body: string(b),
 	})
 	n := len(r.attempts)
@@ -237,7 +237,7 @@ func TestRecovererRepeatsAttemptOnceWithSameKey(t *testing.T) {
 	var mu sync.Mutex
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		mu.Lock()
-		keys = append(keys, r.Header.Get(HeaderIdempotencyKey))
+		keys = append(keys, r.Header.Get(corekit.HeaderIdempotencyKey))
 		mu.Unlock()
 		if r.Header.Get("Authorization") != "Bearer fresh" {
 			w.WriteHeader(401)
@@ -308,9 +308,9 @@ func TestNilRequestIsAnErrorNotAPanic(t *testing.T) {
 // cut the wait for the answer's headers shorter than the attempt's own
 // timeout, which always bounds it.
 func TestDefaultTransportLeavesTheAttemptTimeoutAlone(t *testing.T) {
-	tr := DefaultHTTPClient().Transport.(*http.Transport)
+	tr := corekit.DefaultHTTPClient().Transport.(*http.Transport)
 	assert.Zero(t, tr.ResponseHeaderTimeout, "a fixed header timeout silently caps WithCallTimeout and AttemptTimeout")
-	assert.Positive(t, DefaultHTTPClient().Timeout, "the http.Client alone is still bounded")
+	assert.Positive(t, corekit.DefaultHTTPClient().Timeout, "the http.Client alone is still bounded")
 }
 
 // The default transport caps the response header bytes.
@@ -329,7 +329,7 @@ func TestDefaultTransportCapsResponseHeaders(t *testing.T) {
 	_, err = c.Do(context.Background(), postReq(), nil)
 	require.Error(t, err, "1 MiB of headers is refused")
 	assert.ErrorIs(t, err, ErrTransport)
-	assert.Equal(t, int64(maxResponseHeaderBytes), DefaultHTTPClient().Transport.(*http.Transport).MaxResponseHeaderBytes)
+	assert.Equal(t, int64(256<<10), corekit.DefaultHTTPClient().Transport.(*http.Transport).MaxResponseHeaderBytes)
 }
 
 func TestRedactingHandler(t *testing.T) {
@@ -435,7 +435,7 @@ func TestClientDefaults(t *testing.T) {
 
 // generousAttemptTimeout is a per-attempt timeout no loopback answer
 // reaches, even in a loaded -race run, for tests whose point is not the
-// timeout (FastRetryPolicy's 2 s can be reached there, and a timed-out
+// timeout (fastRetryPolicy's 2 s can be reached there, and a timed-out
 // attempt is rightly retried, which changes the attempt count).
 const generousAttemptTimeout = time.Minute
 

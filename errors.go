@@ -54,12 +54,6 @@ var (
 	ErrRateLimited = corekit.ErrRateLimited
 	// ErrServer: the server failed (HTTP 5xx).
 	ErrServer = corekit.ErrServer
-	// ErrSignatureInvalid: the request signature was missing or wrong.
-	ErrSignatureInvalid = corekit.ErrSignatureInvalid
-	// ErrTimestampExpired: the signed timestamp was outside the server's window.
-	ErrTimestampExpired = corekit.ErrTimestampExpired
-	// ErrNonceReplayed: the server saw this nonce before.
-	ErrNonceReplayed = corekit.ErrNonceReplayed
 	// ErrCardDeclined: the issuer refused the card (CARD_DECLINED and kin).
 	ErrCardDeclined = corekit.ErrCardDeclined
 	// ErrChargeFailed: the charge ended in an error status (PROCESSING_ERROR).

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/payonce/payonce/internal/corekit"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -20,7 +22,7 @@ import (
 func repeated(s string) string {
 	for _, k := range []error{ErrKeyRequired, ErrKeyTooShort, ErrKeyTooLong, ErrKeyInvalidChars, ErrIdempotencyConflict,
 		ErrInsufficientBalance, ErrUnauthorized, ErrForbidden, ErrNotFound, ErrInvalidState, ErrInvalidRequest,
-		ErrRateLimited, ErrServer, ErrSignatureInvalid, ErrTimestampExpired, ErrNonceReplayed, ErrCardDeclined,
+		ErrRateLimited, ErrServer, corekit.ErrSignatureInvalid, corekit.ErrTimestampExpired, corekit.ErrNonceReplayed, ErrCardDeclined,
 		ErrChargeFailed, ErrKeyExpired, ErrRetriesExhausted, ErrRetryBudgetExhausted, ErrTransport,
 		ErrMalformedResponse, ErrInvalidAmount, ErrInvalidCard, ErrInvalidConfig, ErrSignerTemporary, ErrRedirectRefused} {
 		if strings.Count(s, k.Error()) > 1 {

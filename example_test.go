@@ -137,7 +137,7 @@ func ExampleParseAmount() {
 func ExampleIsResumable() {
 	srv := a55test.NewServer() // in a test: a55test.New(t)
 	defer srv.Close()
-	policy := payonce.FastRetryPolicy()
+	policy := payoncetest.FastRetryPolicy()
 	policy.MaxAttempts = 1                                                               // the job queue retries, not the client
 	client, _ := srv.Client(payonce.WithRetryPolicy(policy), payonce.WithExplicitKeys()) // a job never makes up a key
 	ctx := context.Background()

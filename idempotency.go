@@ -8,9 +8,6 @@ import (
 	"github.com/payonce/payonce/internal/corekit"
 )
 
-// HeaderIdempotencyKey is the request header that carries the key.
-const HeaderIdempotencyKey = "Idempotency-Key"
-
 // validateKey checks key against the rules r. It returns nil or a
 // *ValidationError wrapping ErrKeyRequired, ErrKeyTooShort, ErrKeyTooLong
 // or ErrKeyInvalidChars, and ErrInvalidRequest: a key the client refuses

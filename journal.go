@@ -137,20 +137,20 @@ type Journal interface {
 	// it) and ends the lease. Precedence: a write of JournalSucceeded
 	// lands on a pending or failed entry whatever e.Fence (it records what
 	// the provider did); every other write needs a pending entry
-	// (ErrJournalSettled, wrapped) and e.Fence equal to the stored fence
+	// (journal.ErrSettled, wrapped) and e.Fence equal to the stored fence
 	// (ErrJournalFenced, wrapped). A succeeded entry never changes
-	// (ErrJournalSettled). An absent entry is ErrJournalNotFound (wrapped).
+	// (journal.ErrSettled). An absent entry is journal.ErrNotFound (wrapped).
 	Update(ctx context.Context, e JournalEntry) error
 	// Take gives a pending entry to the run r.Owner: it raises the fence
 	// by one, leases the entry to r.Owner until now + r.Lease, binds
 	// r.Fingerprint to an entry reserved without one and returns the
 	// entry. A live lease of another owner is ErrJournalLeased, a settled
-	// entry ErrJournalSettled, another fingerprint ErrIdempotencyConflict,
-	// an absent one ErrJournalNotFound (all wrapped); on ErrJournalLeased
-	// and ErrJournalSettled the stored entry is returned too.
+	// entry journal.ErrSettled, another fingerprint ErrIdempotencyConflict,
+	// an absent one journal.ErrNotFound (all wrapped); on ErrJournalLeased
+	// and journal.ErrSettled the stored entry is returned too.
 	Take(ctx context.Context, r TakeRequest) (JournalEntry, error)
 	// BeginAttempt is the check before each attempt a run sends, in one
-	// atomic write: the entry must be pending (else ErrJournalSettled,
+	// atomic write: the entry must be pending (else journal.ErrSettled,
 	// with the entry) and its fence r.Fence (else ErrJournalFenced); it
 	// then sets Sent, adds one to Attempts, renews the lease to r.Owner
 	// until now + r.Lease, sets UpdatedAt to now and returns the entry.
@@ -159,18 +159,13 @@ type Journal interface {
 	// PostgreSQL), or the zero time when the journal has none of its own
 	// and measures with the machine's clock (SQLite, memory).
 	Now(ctx context.Context) (time.Time, error)
-	// Get returns the entry of (scope, reference), or ErrJournalNotFound
+	// Get returns the entry of (scope, reference), or journal.ErrNotFound
 	// (wrapped) when absent.
 	Get(ctx context.Context, scope, reference string) (JournalEntry, error)
 }
 
 // Journal errors returned by Journal implementations (wrapped).
 var (
-	// ErrJournalNotFound: no entry has this scope and reference.
-	ErrJournalNotFound = corekit.ErrJournalNotFound
-	// ErrJournalSettled: an Update tried to move a settled entry back to
-	// pending or to another outcome.
-	ErrJournalSettled = corekit.ErrJournalSettled
 	// ErrJournalFenced: a write or an attempt carried a fence another run
 	// or claim has since replaced: the entry was taken over. As an
 	// APIError's Kind: the run stopped, nothing more was sent; call again

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/payonce/payonce/payoncetest"
+
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/a55"
 	"github.com/payonce/payonce/coinepay"
@@ -40,7 +42,7 @@ func newStub(t *testing.T, answer func(n int, w http.ResponseWriter, r *http.Req
 	s.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
 		s.mu.Lock()
-		s.keys = append(s.keys, r.Header.Get(payonce.HeaderIdempotencyKey))
+		s.keys = append(s.keys, r.Header.Get(corekit.HeaderIdempotencyKey))
 		s.bodies = append(s.bodies, string(b))
 		s.mu.Unlock()
 		if s.seen != nil {
@@ -106,7 +108,7 @@ func (providerCodec) DecodeError(status int, h http.Header, body []byte, e *payo
 func journalClient(t *testing.T, s *stub, j payonce.Journal, clk *clock, extra ...payonce.Option) *payonce.Client {
 	t.Helper()
 	opts := []payonce.Option{
-		payonce.WithBaseURL(s.srv.URL), payonce.WithRetryPolicy(payonce.FastRetryPolicy()),
+		payonce.WithBaseURL(s.srv.URL), payonce.WithRetryPolicy(payoncetest.FastRetryPolicy()),
 		corekit.WithKeyRules(corekit.KeyRules{Provider: "a55", MinLen: 16, MaxLen: 128, Window: corekit.DefaultKeyWindow}), corekit.WithProvider("a55"),
 		payonce.WithScope("a55:client-1"), payonce.WithClock(clk.Now), corekit.WithCodec(providerCodec{}),
 	}
@@ -242,7 +244,7 @@ func TestJournalTemporaryFailureStaysPendingAndResumesWithTheKey(t *testing.T) {
 				}
 				fail(w)
 			})
-			policy := payonce.FastRetryPolicy()
+			policy := payoncetest.FastRetryPolicy()
 			policy.MaxAttempts, policy.MaxRetryAfter = 2, time.Millisecond
 			c := journalClient(t, s, j, newClock(), payonce.WithRetryPolicy(policy))
 			_, err := c.Do(t.Context(), chargeReq("10.00"), nil, payonce.WithReference("job-1"))
@@ -344,7 +346,7 @@ func TestJournalRecordsNothingForRefusedInput(t *testing.T) {
 	require.ErrorIs(t, err, payonce.ErrKeyTooShort)
 	for _, ref := range []string{"order-6", "order-7"} {
 		_, err := j.Get(t.Context(), "a55:client-1", ref)
-		assert.ErrorIs(t, err, payonce.ErrJournalNotFound, ref)
+		assert.ErrorIs(t, err, journal.ErrNotFound, ref)
 	}
 	assert.Zero(t, s.calls.Load())
 }
@@ -389,8 +391,8 @@ func TestJournalUpdateFailureAfterTheOperationRan(t *testing.T) {
 	executed := map[string]int{}
 	s := newStub(t, func(n int, w http.ResponseWriter, r *http.Request) {
 		mu.Lock()
-		executed[r.Header.Get(payonce.HeaderIdempotencyKey)]++
-		first := executed[r.Header.Get(payonce.HeaderIdempotencyKey)] == 1
+		executed[r.Header.Get(corekit.HeaderIdempotencyKey)]++
+		first := executed[r.Header.Get(corekit.HeaderIdempotencyKey)] == 1
 		mu.Unlock()
 		if !first {
 			w.Header().Set(corekit.HeaderReplay, "true")

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/payonce/payonce/internal/corekit"
 )
 
 // journalRun is what one journaled run holds: the entry's reference, the
@@ -203,7 +205,7 @@ func (op *operation) beginAttempt() (wrote bool, err error) {
 		jr.everSent, jr.attempts = true, got.Attempts
 		op.c.observeJournalTime(got.UpdatedAt)
 		return true, nil
-	case errors.Is(err, ErrJournalSettled) && got.Settled():
+	case errors.Is(err, corekit.ErrJournalSettled) && got.Settled():
 		jr.settled = &got
 	case errors.Is(err, ErrJournalFenced):
 		jr.fenced = true
@@ -216,7 +218,7 @@ func (op *operation) beginAttempt() (wrote bool, err error) {
 // ErrJournalFenced when another run took the entry over or settled it,
 // ErrJournal when the journal could not answer. Nothing was sent.
 func journalStop(err error) error {
-	if errors.Is(err, ErrJournalFenced) || errors.Is(err, ErrJournalSettled) {
+	if errors.Is(err, ErrJournalFenced) || errors.Is(err, corekit.ErrJournalSettled) {
 		return fmt.Errorf("%w: stopped before an attempt: %w", ErrJournalFenced, err)
 	}
 	return fmt.Errorf("%w: before an attempt: %w", ErrJournal, err)

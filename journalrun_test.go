@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/payonce/payonce/payoncetest"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -78,7 +80,7 @@ func TestJournaledRunWrites(t *testing.T) {
 		}
 		okCharge(n, w, r)
 	})
-	policy := payonce.FastRetryPolicy()
+	policy := payoncetest.FastRetryPolicy()
 	policy.MaxAttempts = 1
 	c2 := journalClient(t, s2, j2, newClock(), payonce.WithRetryPolicy(policy))
 	_, err = c2.Do(t.Context(), chargeReq("1.00"), nil, payonce.WithReference("order-w2"))
@@ -209,7 +211,7 @@ func TestAttemptCheckThatOutlastsTheKeyWindowSendsNothing(t *testing.T) {
 	j := &stallingJournal{Memory: journal.NewMemory(), clk: clk}
 	s := newStub(t, unavailable)
 	c := journalClient(t, s, j, clk, payonce.WithRetryPolicy(func() payonce.RetryPolicy {
-		p := payonce.FastRetryPolicy()
+		p := payoncetest.FastRetryPolicy()
 		p.MaxAttempts = 1
 		return p
 	}()))
@@ -362,7 +364,7 @@ func TestFutureKeyNeverMakesAKeyYounger(t *testing.T) {
 	_, err = cj.Do(t.Context(), chargeReq("1.00"), nil, payonce.WithKey(edited), payonce.WithReference("order-c3"))
 	require.ErrorIs(t, err, payonce.ErrKeyCreatedInFuture)
 	_, gerr := j.Get(t.Context(), "a55:client-1", "order-c3")
-	require.ErrorIs(t, gerr, payonce.ErrJournalNotFound)
+	require.ErrorIs(t, gerr, journal.ErrNotFound)
 
 	slightly := keytest.Key(t, "order-c3-other-key-1", clk.Now().Add(corekit.KeyClockTolerance/2))
 	meta, err := c.Do(t.Context(), chargeReq("1.00"), nil, payonce.WithKey(slightly))

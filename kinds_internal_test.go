@@ -14,7 +14,7 @@ func TestKindNames(t *testing.T) {
 	kinds := []error{ErrKeyRequired, ErrKeyTooShort, ErrKeyTooLong, ErrKeyInvalidChars,
 		ErrIdempotencyConflict, ErrInsufficientBalance, ErrUnauthorized, ErrForbidden,
 		ErrNotFound, ErrInvalidState, ErrInvalidRequest, ErrRateLimited, ErrServer,
-		ErrSignatureInvalid, ErrTimestampExpired, ErrNonceReplayed, ErrCardDeclined,
+		corekit.ErrSignatureInvalid, corekit.ErrTimestampExpired, corekit.ErrNonceReplayed, ErrCardDeclined,
 		ErrChargeFailed, ErrKeyExpired, ErrRetriesExhausted, ErrRetryBudgetExhausted,
 		ErrTransport, ErrMalformedResponse, ErrInvalidAmount, ErrInvalidCard,
 		ErrInvalidConfig, ErrRedirectRefused, ErrSignerTemporary, ErrOutcomeUnknown, ErrJournal, context.Canceled, context.DeadlineExceeded}

@@ -108,7 +108,7 @@ func (a AttemptInfo) SetHeader(name, value string) bool {
 // jar's Cookie, a base URL's user info as Authorization) owns.
 func observerMayAdd(name string) bool {
 	switch {
-	case name == "", name == HeaderIdempotencyKey, name == "Authorization", name == "Cookie", name == "Host",
+	case name == "", name == corekit.HeaderIdempotencyKey, name == "Authorization", name == "Cookie", name == "Host",
 		strings.HasPrefix(name, "Content-"):
 		return false
 	}

@@ -200,7 +200,7 @@ func TestObserverHeadersAreSetBeforeSigning(t *testing.T) {
 	require.Len(t, got, 2)
 	for _, h := range got {
 		assert.Equal(t, "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01", h.Get("Traceparent"))
-		assert.Equal(t, meta.Key.ID(), h.Get(HeaderIdempotencyKey))
+		assert.Equal(t, meta.Key.ID(), h.Get(corekit.HeaderIdempotencyKey))
 		assert.Equal(t, "Bearer t", h.Get("Authorization"))
 		assert.Equal(t, "application/json", h.Get("Content-Type"))
 	}

@@ -64,11 +64,11 @@ func (op *operation) record(meta Meta, runErr error, out any) (Meta, error) {
 		return meta, e
 	case err == nil:
 		return meta, runErr
-	case runErr == nil && errors.Is(err, ErrJournalSettled):
+	case runErr == nil && errors.Is(err, corekit.ErrJournalSettled):
 		// Another run recorded the success first: the same operation
 		// under the same key. This run's answer is the caller's.
 		return meta, nil
-	case runErr != nil && (errors.Is(err, ErrJournalSettled) || errors.Is(err, ErrJournalFenced)):
+	case runErr != nil && (errors.Is(err, corekit.ErrJournalSettled) || errors.Is(err, ErrJournalFenced)):
 		return op.overtaken(uctx, meta, runErr, apiErr, err, out)
 	}
 	e := op.fail(ErrJournal, &JournalWriteError{Outcome: runErr, Err: err})

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/payonce/payonce/internal/corekit"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -36,7 +38,7 @@ func TestJournalRowHoldsNoPrefixedSecretOrNumberInOtherNotation(t *testing.T) {
 	const success = `{"id":"ch_1","status":"confirmed","api_key":"ak_hostile_42","X-Api-Key":"ak_hostile_42","card_cvv":"987","cardCvc":"987","cvv_code":"987","card_pin":"987",` +
 		`"e":4.111111111111111e15,"E":4111111111111111E0,"neg":-4111111111111111,"f":4111111111111111.0,"amount":100.5,"big":12345678901234567890123}`
 	s := newStub(t, func(_ int, w http.ResponseWriter, r *http.Request) {
-		if r.Header.Get(payonce.HeaderIdempotencyKey) == "hostile-400-key-0001" {
+		if r.Header.Get(corekit.HeaderIdempotencyKey) == "hostile-400-key-0001" {
 			w.WriteHeader(http.StatusBadRequest)
 			_, _ = io.WriteString(w, `{"error":{"code":"INVALID","message":"refused card_cvv=987, cardCvc: 987 and card_pin='987'"}}`)
 			return

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/payonce/payonce/internal/corekit"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -199,7 +201,7 @@ func TestSameOriginRedirectIsOneAttempt(t *testing.T) {
 	log.mu.Lock()
 	defer log.mu.Unlock()
 	assert.Equal(t, log.body[0], log.body[1], "same body bytes")
-	assert.Equal(t, meta.Key.ID(), log.hops[1].Header.Get(HeaderIdempotencyKey))
+	assert.Equal(t, meta.Key.ID(), log.hops[1].Header.Get(corekit.HeaderIdempotencyKey))
 	assert.Equal(t, http.MethodPost, log.hops[1].Method)
 	assert.NotEqual(t, log.hops[0].Header.Get("X-Nonce"), log.hops[1].Header.Get("X-Nonce"), "the hop is signed afresh")
 	assert.Equal(t, int32(2), sig.calls.Load())

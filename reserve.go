@@ -95,7 +95,7 @@ func (op *operation) take(stored, e JournalEntry, own bool, out any) (m Meta, do
 	}
 	taken, err := c.journal.Take(op.ctx, TakeRequest{Scope: stored.Scope, Reference: ref, Owner: owner, Lease: op.jr.lease, Fingerprint: e.Fingerprint})
 	switch {
-	case errors.Is(err, ErrJournalSettled) && taken.Settled():
+	case errors.Is(err, corekit.ErrJournalSettled) && taken.Settled():
 		m, err := op.answerFromEntry(taken, out)
 		return m, true, err
 	case errors.Is(err, ErrIdempotencyConflict):

@@ -56,21 +56,8 @@ func DefaultRetryPolicy() RetryPolicy {
 	}
 }
 
-// FastRetryPolicy is DefaultRetryPolicy with millisecond waits (1 ms
-// doubling to 5 ms, Retry-After capped at 20 ms, 2 s per attempt), for
-// tests against the fakes (a55test, coinepaytest): the same retry
-// behaviour, so that a suite of fault tests runs in milliseconds.
-func FastRetryPolicy() RetryPolicy {
-	p := DefaultRetryPolicy()
-	p.InitialInterval = time.Millisecond
-	p.MaxInterval = 5 * time.Millisecond
-	p.MaxRetryAfter = 20 * time.Millisecond
-	p.AttemptTimeout = 2 * time.Second
-	return p
-}
-
-// Validate reports a policy that cannot work, wrapping ErrInvalidConfig.
-func (p RetryPolicy) Validate() error {
+// validate reports a policy that cannot work, wrapping ErrInvalidConfig.
+func (p RetryPolicy) validate() error {
 	switch {
 	case p.MaxAttempts < 1:
 		return fmt.Errorf("%w: retry policy: MaxAttempts must be at least 1", ErrInvalidConfig)

@@ -191,7 +191,7 @@ func TestTLSCertificateErrorsAreNotRetried(t *testing.T) {
 	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { n.Add(1) }))
 	defer srv.Close()
 	// The first certificate check in a process loads the system roots
-	// once; in a loaded -race run that can outlast FastRetryPolicy's 2 s
+	// once; in a loaded -race run that can outlast fastRetryPolicy's 2 s
 	// attempt timeout, and a timed-out handshake is rightly retried. The
 	// point here is the certificate error alone.
 	p := fastPolicy()
@@ -403,15 +403,15 @@ func TestRetryPolicyValidate(t *testing.T) {
 	for i, mutate := range bad {
 		p := DefaultRetryPolicy()
 		mutate(&p)
-		assert.ErrorIs(t, p.Validate(), ErrInvalidConfig, i)
+		assert.ErrorIs(t, p.validate(), ErrInvalidConfig, i)
 		_, err := NewClient(WithBaseURL("https://x"), WithRetryPolicy(p))
 		assert.ErrorIs(t, err, ErrInvalidConfig, i)
 	}
-	assert.NoError(t, DefaultRetryPolicy().Validate())
-	assert.NoError(t, FastRetryPolicy().Validate())
+	assert.NoError(t, DefaultRetryPolicy().validate())
+	assert.NoError(t, fastRetryPolicy().validate())
 	p := DefaultRetryPolicy()
 	p.KeySafetyMargin = p.AttemptTimeout
-	assert.NoError(t, p.Validate(), "a margin of one attempt timeout is enough")
+	assert.NoError(t, p.validate(), "a margin of one attempt timeout is enough")
 }
 
 // A NaN slips past every ordered comparison: a policy with a NaN
@@ -432,7 +432,7 @@ func TestRetryPolicyRefusesNaNAndInfinity(t *testing.T) {
 	for i, mutate := range bad {
 		p := fastPolicy()
 		mutate(&p)
-		assert.ErrorIs(t, p.Validate(), ErrInvalidConfig, i)
+		assert.ErrorIs(t, p.validate(), ErrInvalidConfig, i)
 		_, err := NewClient(WithBaseURL(srv.URL), WithRetryPolicy(p))
 		assert.ErrorIs(t, err, ErrInvalidConfig, i)
 		_, err = c.Do(context.Background(), postReq(), nil, WithCallRetryPolicy(p))

@@ -42,7 +42,7 @@ type Settlement struct {
 // takes the entry like a run does (its fence grows, so the late write of a
 // worker that lost the entry is refused; a live lease of a run still
 // sending is ErrJournalLeased: let it finish) and obeys the journal's
-// precedence: a succeeded entry never changes (ErrJournalSettled), and a
+// precedence: a succeeded entry never changes (journal.ErrSettled), and a
 // failed one may only become succeeded (a 2xx under its key was found).
 // Later calls with the reference answer from the journal: the recorded
 // result for SettleSucceeded, ErrSettledFailed or ErrNotExecuted (nothing
@@ -67,16 +67,16 @@ func (c *Client) Settle(ctx context.Context, reference string, s Settlement) (Jo
 	fence := stored.Fence
 	switch {
 	case stored.State == JournalSucceeded:
-		return fail(ErrJournalSettled, stored, fmt.Errorf("reference %q already succeeded", reference))
+		return fail(corekit.ErrJournalSettled, stored, fmt.Errorf("reference %q already succeeded", reference))
 	case stored.State == JournalFailed && s.Outcome != SettleSucceeded:
-		return fail(ErrJournalSettled, stored, fmt.Errorf("reference %q already failed; only a success may replace it", reference))
+		return fail(corekit.ErrJournalSettled, stored, fmt.Errorf("reference %q already failed; only a success may replace it", reference))
 	case stored.State == JournalPending:
 		taken, err := c.journal.Take(ctx, TakeRequest{Scope: c.scope, Reference: reference, Owner: "settle:" + uuid.NewString(), Lease: corekit.JournalReserveLease})
 		switch {
 		case errors.Is(err, ErrJournalLeased):
 			return fail(ErrJournalLeased, stored, fmt.Errorf("reference %q: a run holds it: %w", reference, err))
-		case errors.Is(err, ErrJournalSettled):
-			return fail(ErrJournalSettled, taken, fmt.Errorf("reference %q settled meanwhile: %w", reference, err))
+		case errors.Is(err, corekit.ErrJournalSettled):
+			return fail(corekit.ErrJournalSettled, taken, fmt.Errorf("reference %q settled meanwhile: %w", reference, err))
 		case err != nil:
 			return fail(ErrJournal, stored, fmt.Errorf("settle: take: %w", err))
 		}
@@ -93,7 +93,7 @@ func (c *Client) Settle(ctx context.Context, reference string, s Settlement) (Jo
 	}
 	if err := c.journal.Update(ctx, up); err != nil {
 		kind := ErrJournal
-		for _, k := range []error{ErrJournalFenced, ErrJournalSettled} {
+		for _, k := range []error{ErrJournalFenced, corekit.ErrJournalSettled} {
 			if errors.Is(err, k) {
 				kind = k
 			}

@@ -51,7 +51,7 @@ func TestSettleSucceededAnswersFromTheJournal(t *testing.T) {
 	assert.Equal(t, sent, s.calls.Load(), "nothing sent")
 
 	_, err = c.Settle(t.Context(), "order-s1", payonce.Settlement{Outcome: payonce.SettleNotExecuted, Reason: "second thoughts"})
-	require.ErrorIs(t, err, payonce.ErrJournalSettled, "succeeded is terminal")
+	require.ErrorIs(t, err, journal.ErrSettled, "succeeded is terminal")
 	assert.Equal(t, e.Key, payonce.KeyOf(err).ID())
 }
 
@@ -78,7 +78,7 @@ func TestSettleFailedAndNotExecuted(t *testing.T) {
 			assert.Equal(t, sent, s.calls.Load())
 
 			_, err = c.Settle(t.Context(), "order-s2", payonce.Settlement{Outcome: payonce.SettleFailed, Reason: "again"})
-			require.ErrorIs(t, err, payonce.ErrJournalSettled)
+			require.ErrorIs(t, err, journal.ErrSettled)
 			e, err := c.Settle(t.Context(), "order-s2", payonce.Settlement{Outcome: payonce.SettleSucceeded,
 				Result: []byte(`{"id":"ch_late"}`), Reason: "the charge showed up after all"})
 			require.NoError(t, err, "a success found later wins over a failure")
@@ -103,7 +103,7 @@ func TestSettleRefusesBadInput(t *testing.T) {
 		require.ErrorIs(t, err, payonce.ErrInvalidRequest, name)
 	}
 	_, err := c.Settle(t.Context(), "absent", payonce.Settlement{Outcome: payonce.SettleFailed, Reason: "x"})
-	require.ErrorIs(t, err, payonce.ErrJournalNotFound)
+	require.ErrorIs(t, err, journal.ErrNotFound)
 	e, err := j.Get(t.Context(), "a55:client-1", "order-s3")
 	require.NoError(t, err)
 	assert.Equal(t, payonce.JournalPending, e.State, "a refused settlement changes nothing")

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/payonce/payonce/internal/corekit"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -218,7 +220,7 @@ func TestToken5xxRetriedWithinPolicy(t *testing.T) {
 	})
 	var keys []string
 	g.mux.HandleFunc("POST "+PathCharges, func(w http.ResponseWriter, r *http.Request) {
-		keys = append(keys, r.Header.Get(payonce.HeaderIdempotencyKey))
+		keys = append(keys, r.Header.Get(corekit.HeaderIdempotencyKey))
 		assert.Equal(t, "Bearer tok-3", r.Header.Get("Authorization"))
 		writeJSON(w, 200, `{"charge_uuid":"c1","status":"confirmed","amount":"100.00"}`)
 	})
@@ -293,7 +295,7 @@ func TestUnauthorizedRefreshesOnceSameKey(t *testing.T) {
 	var keys []string
 	var auths []string
 	u.mux.HandleFunc("POST "+PathCharges, func(w http.ResponseWriter, r *http.Request) {
-		keys = append(keys, r.Header.Get(payonce.HeaderIdempotencyKey))
+		keys = append(keys, r.Header.Get(corekit.HeaderIdempotencyKey))
 		auths = append(auths, r.Header.Get("Authorization"))
 		if len(keys) == 1 {
 			writeJSON(w, 401, `{"error":{"code":"INVALID_TOKEN","message":"expired"}}`)
@@ -335,7 +337,7 @@ func TestTokenViaClientHTTPClientAndCached(t *testing.T) {
 	u.mux.HandleFunc("GET "+PathCharges, func(w http.ResponseWriter, r *http.Request) {
 		assert.Equal(t, "c1", r.URL.Query().Get("charge_uuid"))
 		assert.Equal(t, "w1", r.URL.Query().Get("wallet_uuid"))
-		assert.Empty(t, r.Header.Get(payonce.HeaderIdempotencyKey))
+		assert.Empty(t, r.Header.Get(corekit.HeaderIdempotencyKey))
 		writeJSON(w, 200, `{"charge_uuid":"c1","wallet_uuid":"w1","status":"paid","amount":"1.00"}`)
 	})
 	for range 3 {

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/payonce/payonce/internal/corekit"
+
 	"github.com/google/uuid"
 	"github.com/hashicorp/go-retryablehttp"
 	"github.com/payonce/payonce"
@@ -33,7 +35,7 @@ type chargeBench struct {
 }
 
 func newChargeBench(b *testing.B, baseURL, token string) *chargeBench {
-	hc := payonce.DefaultHTTPClient()
+	hc := corekit.DefaultHTTPClient()
 	rc := retryablehttp.NewClient()
 	rc.HTTPClient, rc.Logger = hc, nil
 	c, err := a55.NewClient(a55.AccessToken(token), payonce.WithBaseURL(baseURL), payonce.WithHTTPClient(hc))
@@ -76,7 +78,7 @@ func (cb *chargeBench) bareBody() []byte {
 func (cb *chargeBench) setHeaders(h http.Header, key string) {
 	h.Set("Content-Type", "application/json")
 	h.Set("Authorization", "Bearer "+cb.token)
-	h.Set(payonce.HeaderIdempotencyKey, key)
+	h.Set(corekit.HeaderIdempotencyKey, key)
 }
 
 func checkBare(b *testing.B, resp *http.Response, err error) {

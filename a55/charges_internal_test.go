@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/payonce/payonce/internal/corekit"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -32,7 +34,7 @@ func TestCreateSendsTheGuidePayloadAndBearer(t *testing.T) {
 	u.mux.HandleFunc("POST "+PathCharges, func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
 		require.NoError(t, json.Unmarshal(b, &gotBody))
-		gotAuth, gotKey = r.Header.Get("Authorization"), r.Header.Get(payonce.HeaderIdempotencyKey)
+		gotAuth, gotKey = r.Header.Get("Authorization"), r.Header.Get(corekit.HeaderIdempotencyKey)
 		w.Header().Set("X-RateLimit-Limit", "100")
 		w.Header().Set("X-RateLimit-Remaining", "99")
 		w.Header().Set("X-RateLimit-Reset", "1900000000")

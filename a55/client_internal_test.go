@@ -3,7 +3,6 @@ package a55
 import (
 	"context"
 	"fmt"
-	"github.com/payonce/payonce/internal/corekit"
 	"io"
 	"log/slog"
 	"net/http"
@@ -13,6 +12,9 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/payonce/payonce/internal/corekit"
+	"github.com/payonce/payonce/payoncetest"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -30,7 +32,7 @@ const (
 // reached there, and a timed-out attempt is rightly retried, which changes
 // the attempt counts these tests assert.
 func fastPolicy() payonce.RetryPolicy {
-	p := payonce.FastRetryPolicy()
+	p := payoncetest.FastRetryPolicy()
 	p.AttemptTimeout = time.Minute
 	return p
 }

@@ -27,7 +27,7 @@ import (
 // reached there, and a timed-out attempt is rightly retried, which changes
 // the attempt counts these tests assert.
 func fastPolicy() payonce.RetryPolicy {
-	p := payonce.FastRetryPolicy()
+	p := payoncetest.FastRetryPolicy()
 	p.AttemptTimeout = time.Minute
 	return p
 }

@@ -177,7 +177,7 @@ func TestChargeListFiltersOnStatusAndDates(t *testing.T) {
 // charges its key created, without sending the card again.
 func TestLostAnswerIsSettledByListingNotByResending(t *testing.T) {
 	srv := a55test.New(t)
-	one := payonce.FastRetryPolicy()
+	one := payoncetest.FastRetryPolicy()
 	one.MaxAttempts = 1
 	c, err := srv.Client(payonce.WithRetryPolicy(one))
 	require.NoError(t, err)

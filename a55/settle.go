@@ -17,7 +17,7 @@ import (
 
 // maxSettlePages bounds the pages a settle lookup reads: a window holding
 // more charges than this is not searched to the end, so nothing is
-// concluded from it (payonce.ErrLookupAmbiguous).
+// concluded from it (ErrLookupAmbiguous).
 const maxSettlePages = 200
 
 // SettleOptions tunes a settle lookup. The zero value is the default.
@@ -27,7 +27,7 @@ type SettleOptions struct {
 	Margin time.Duration
 	// RecordNotExecuted lets the lookup record payonce.SettleNotExecuted
 	// when no charge matches and the window is over by the client's clock.
-	// Without it that case is payonce.ErrLookupNotFound and the entry stays
+	// Without it that case is ErrLookupNotFound and the entry stays
 	// pending (wait for the charge's webhook, then settle by hand).
 	RecordNotExecuted bool
 	// Request is the request the entry was recorded with, card and all.
@@ -73,11 +73,11 @@ type ChargeSettlement struct {
 //
 //   - one match not in status error: payonce.SettleSucceeded with that
 //     charge; later calls with the reference answer it from the journal;
-//   - several such matches: payonce.ErrLookupAmbiguous, nothing recorded;
+//   - several such matches: ErrLookupAmbiguous, nothing recorded;
 //   - only matches in status error (A55 keeps a declined or failed charge
 //     and does not store its answer): payonce.SettleFailed;
 //   - none: payonce.SettleNotExecuted when opts.RecordNotExecuted is set
-//     and the window is over, else payonce.ErrLookupNotFound; an entry
+//     and the window is over, else ErrLookupNotFound; an entry
 //     under which no attempt was ever sent is payonce.SettleNotExecuted
 //     without a lookup.
 //
@@ -153,7 +153,7 @@ func (s *ChargesService) SettleCreate(ctx context.Context, reference string, opt
 				return fail(e, settlelookup.ErrKindOf(err), fmt.Errorf("settle %q: list charges: %w", reference, err))
 			}
 			if pages++; pages > maxSettlePages {
-				return fail(e, payonce.ErrLookupAmbiguous, fmt.Errorf("settle %q: more than %d pages of charges to read: narrow them (wallet, description)", reference, maxSettlePages))
+				return fail(e, ErrLookupAmbiguous, fmt.Errorf("settle %q: more than %d pages of charges to read: narrow them (wallet, description)", reference, maxSettlePages))
 			}
 			if pass == 1 && len(page.Charges) == 0 {
 				break
@@ -186,7 +186,7 @@ func (s *ChargesService) SettleCreate(ctx context.Context, reference string, opt
 			Reason: "a55 lookup: charge " + ok[0].UUID + " in status " + string(ok[0].Status) + ", " + window}, ok[0])
 	case len(ok) > 1:
 		ids := settlelookup.Named(ok, func(ch *Charge) string { return ch.UUID })
-		return fail(e, payonce.ErrLookupAmbiguous, fmt.Errorf("settle %q: %d charges match (%s), %s", reference, len(ok), ids, window))
+		return fail(e, ErrLookupAmbiguous, fmt.Errorf("settle %q: %d charges match (%s), %s", reference, len(ok), ids, window))
 	case e.Settled():
 		return unchanged, nil // no success found: the recorded failure stands
 	case len(failed) > 0:
@@ -196,7 +196,7 @@ func (s *ChargesService) SettleCreate(ctx context.Context, reference string, opt
 	case o.RecordNotExecuted && view.Now().After(to):
 		return record(payonce.Settlement{Outcome: payonce.SettleNotExecuted, Reason: "a55 lookup: no matching charge " + window}, nil)
 	}
-	return fail(e, payonce.ErrLookupNotFound, fmt.Errorf("settle %q: no matching charge %s", reference, window))
+	return fail(e, ErrLookupNotFound, fmt.Errorf("settle %q: no matching charge %s", reference, window))
 }
 
 // agree reports whether a listed value matches the request's: equal, or

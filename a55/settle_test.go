@@ -115,7 +115,7 @@ func TestSettleCreateNotFound(t *testing.T) {
 	srv.Clock().Advance(25 * time.Hour)
 
 	_, err := c.Charges.SettleCreate(ctx, "order-1/charge", nil)
-	require.ErrorIs(t, err, payonce.ErrLookupNotFound)
+	require.ErrorIs(t, err, a55.ErrLookupNotFound)
 	assert.Equal(t, key, payonce.KeyOf(err).ID())
 	e, gerr := j.Get(ctx, c.Core().Scope(), "order-1/charge")
 	require.NoError(t, gerr)
@@ -137,7 +137,7 @@ func TestSettleCreateNotFound(t *testing.T) {
 func TestSettleCreateNotFoundInsideTheWindowStaysPending(t *testing.T) {
 	_, _, c, _ := inDoubt(t, payoncetest.FaultErrorBeforeCommit, settleCharge("44.00"), "order-1/charge")
 	_, err := c.Charges.SettleCreate(t.Context(), "order-1/charge", &a55.SettleOptions{RecordNotExecuted: true})
-	require.ErrorIs(t, err, payonce.ErrLookupNotFound)
+	require.ErrorIs(t, err, a55.ErrLookupNotFound)
 }
 
 // Settling with another request than the recorded one is refused before
@@ -153,7 +153,7 @@ func TestSettleCreateChecksTheRequest(t *testing.T) {
 	require.ErrorIs(t, err, payonce.ErrIdempotencyConflict)
 	assert.Equal(t, payonce.KeyOf(err).ID(), srv.Ledger().Operations()[0].IdempotencyKey)
 	_, err = c.Charges.SettleCreate(ctx, "no-such-order", nil)
-	require.ErrorIs(t, err, payonce.ErrJournalNotFound)
+	require.ErrorIs(t, err, journal.ErrNotFound)
 	assert.Equal(t, sent, srv.Stats().Requests, "nothing listed")
 
 	now := srv.Clock().Now()
@@ -199,16 +199,16 @@ func listedCharge(uuid, status, amount string, created time.Time) map[string]any
 func TestSettleCreateMatchesByTheRequestAndNeverGuesses(t *testing.T) {
 	now := time.Now()
 	for name, tc := range map[string]lookupCase{
-		"two matches":           {[]map[string]any{listedCharge("ch_1", "confirmed", "47.00", now), listedCharge("ch_2", "confirmed", "47.00", now)}, payonce.ErrLookupAmbiguous, "", ""},
+		"two matches":           {[]map[string]any{listedCharge("ch_1", "confirmed", "47.00", now), listedCharge("ch_2", "confirmed", "47.00", now)}, a55.ErrLookupAmbiguous, "", ""},
 		"one match, one other":  {[]map[string]any{listedCharge("ch_1", "confirmed", "47.00", now), listedCharge("ch_2", "confirmed", "48.00", now)}, nil, payonce.SettleSucceeded, "ch_1"},
 		"one match, declines":   {[]map[string]any{listedCharge("ch_0", "error", "47.00", now), listedCharge("ch_1", "pending", "47.00", now)}, nil, payonce.SettleSucceeded, "ch_1"},
-		"outside the window":    {[]map[string]any{listedCharge("ch_1", "confirmed", "47.00", now.Add(-48*time.Hour))}, payonce.ErrLookupNotFound, "", ""},
+		"outside the window":    {[]map[string]any{listedCharge("ch_1", "confirmed", "47.00", now.Add(-48*time.Hour))}, a55.ErrLookupNotFound, "", ""},
 		"only declined charges": {[]map[string]any{listedCharge("ch_0", "error", "47.00", now), listedCharge("ch_3", "error", "47.00", now)}, nil, payonce.SettleFailed, "ch_3"},
 		"another card": {[]map[string]any{func() map[string]any {
 			c := listedCharge("ch_1", "confirmed", "47.00", now)
 			c["card"] = map[string]any{"last4": "4444"}
 			return c
-		}()}, payonce.ErrLookupNotFound, "", ""},
+		}()}, a55.ErrLookupNotFound, "", ""},
 	} {
 		t.Run(name, func(t *testing.T) {
 			runLookupCase(t, tc, &a55.SettleOptions{Request: settleCharge("47.00")})
@@ -278,13 +278,13 @@ func TestSettleCreateMatchesByTheSummaryAndNeverGuesses(t *testing.T) {
 	}
 	for name, tc := range map[string]lookupCase{
 		"one match":             {[]map[string]any{listedCharge("ch_1", "confirmed", "47.00", now)}, nil, payonce.SettleSucceeded, "ch_1"},
-		"two matches":           {[]map[string]any{listedCharge("ch_1", "confirmed", "47.00", now), listedCharge("ch_2", "paid", "47.00", now)}, payonce.ErrLookupAmbiguous, "", ""},
-		"another amount":        {[]map[string]any{listedCharge("ch_1", "confirmed", "47.01", now)}, payonce.ErrLookupNotFound, "", ""},
-		"another description":   {[]map[string]any{with("ch_1", "description", "order-2")}, payonce.ErrLookupNotFound, "", ""},
-		"no description":        {[]map[string]any{with("ch_1", "description", "")}, payonce.ErrLookupNotFound, "", ""},
-		"another currency":      {[]map[string]any{with("ch_1", "currency", "USD")}, payonce.ErrLookupNotFound, "", ""},
-		"another type":          {[]map[string]any{with("ch_1", "type_charge", "pix")}, payonce.ErrLookupNotFound, "", ""},
-		"outside the window":    {[]map[string]any{listedCharge("ch_1", "confirmed", "47.00", now.Add(-48*time.Hour))}, payonce.ErrLookupNotFound, "", ""},
+		"two matches":           {[]map[string]any{listedCharge("ch_1", "confirmed", "47.00", now), listedCharge("ch_2", "paid", "47.00", now)}, a55.ErrLookupAmbiguous, "", ""},
+		"another amount":        {[]map[string]any{listedCharge("ch_1", "confirmed", "47.01", now)}, a55.ErrLookupNotFound, "", ""},
+		"another description":   {[]map[string]any{with("ch_1", "description", "order-2")}, a55.ErrLookupNotFound, "", ""},
+		"no description":        {[]map[string]any{with("ch_1", "description", "")}, a55.ErrLookupNotFound, "", ""},
+		"another currency":      {[]map[string]any{with("ch_1", "currency", "USD")}, a55.ErrLookupNotFound, "", ""},
+		"another type":          {[]map[string]any{with("ch_1", "type_charge", "pix")}, a55.ErrLookupNotFound, "", ""},
+		"outside the window":    {[]map[string]any{listedCharge("ch_1", "confirmed", "47.00", now.Add(-48*time.Hour))}, a55.ErrLookupNotFound, "", ""},
 		"only declined charges": {[]map[string]any{listedCharge("ch_0", "error", "47.00", now)}, nil, payonce.SettleFailed, "ch_0"},
 	} {
 		t.Run(name, func(t *testing.T) {

@@ -23,6 +23,7 @@ import (
 	"github.com/payonce/payonce/coinepay"
 	"github.com/payonce/payonce/internal/benchpair"
 	"github.com/payonce/payonce/internal/benchwire"
+	"github.com/payonce/payonce/internal/corekit"
 	"github.com/stripe/stripe-go/v85"
 )
 
@@ -92,7 +93,7 @@ func newPeers(b *testing.B) *peers {
 		_, _ = io.WriteString(w, answers[r.URL.Path])
 	}))
 	b.Cleanup(srv.Close)
-	p := &peers{url: srv.URL, hc: payonce.DefaultHTTPClient()}
+	p := &peers{url: srv.URL, hc: corekit.DefaultHTTPClient()}
 	p.rc = retryablehttp.NewClient()
 	p.rc.HTTPClient, p.rc.Logger = p.hc, nil
 	p.sc = stripe.NewClient("sk_test_bench", stripe.WithBackends(stripe.NewBackendsWithConfig(&stripe.BackendConfig{
@@ -123,7 +124,7 @@ func (p *peers) post(b *testing.B, path string, body any, token string, signer *
 	raw, _ := json.Marshal(body)
 	req, _ := http.NewRequestWithContext(context.Background(), http.MethodPost, p.url+path, bytes.NewReader(raw))
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set(payonce.HeaderIdempotencyKey, key.ID())
+	req.Header.Set(corekit.HeaderIdempotencyKey, key.ID())
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
@@ -158,7 +159,7 @@ func (p *peers) intentRetryable(b *testing.B) {
 	raw, _ := json.Marshal(&intentBody)
 	req, _ := retryablehttp.NewRequestWithContext(context.Background(), http.MethodPost, p.url+pathIntents, raw)
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set(payonce.HeaderIdempotencyKey, key.ID())
+	req.Header.Set(corekit.HeaderIdempotencyKey, key.ID())
 	resp, err := p.rc.Do(req)
 	var out intent
 	decode(b, resp, err, &out)

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/payonce/payonce/internal/corekit"
+
 	"github.com/google/uuid"
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/coinepay"
@@ -35,7 +37,7 @@ func newApplyBench(b *testing.B) *applyBench {
 		_, _ = io.WriteString(w, benchwire.ApplyAnswer)
 	}))
 	b.Cleanup(srv.Close)
-	hc := payonce.DefaultHTTPClient()
+	hc := corekit.DefaultHTTPClient()
 	s, err := coinepay.NewHMACSigner("demo-key", "demo-secret")
 	if err != nil {
 		b.Fatal(err)
@@ -56,7 +58,7 @@ func (ab *applyBench) bare(b *testing.B) {
 	body, _ := json.Marshal(&coinepay.ApplyRequest{HeaderID: "hdr_1", PackageID: "pkg_basic"})
 	req, _ := http.NewRequestWithContext(context.Background(), http.MethodPost, ab.url, bytes.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set(payonce.HeaderIdempotencyKey, key.ID())
+	req.Header.Set(corekit.HeaderIdempotencyKey, key.ID())
 	if err := ab.signer.Sign(req, body); err != nil {
 		b.Fatal(err)
 	}

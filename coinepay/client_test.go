@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/payonce/payonce/payoncetest"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -37,7 +39,7 @@ const (
 // reached there, and a timed-out attempt is rightly retried, which changes
 // the attempt counts these tests assert.
 func fastPolicy() payonce.RetryPolicy {
-	p := payonce.FastRetryPolicy()
+	p := payoncetest.FastRetryPolicy()
 	p.AttemptTimeout = time.Minute
 	return p
 }
@@ -143,7 +145,7 @@ func TestApplySendsSignedKeyedRequest(t *testing.T) {
 	reqs := seen()
 	require.Len(t, reqs, 1)
 	h := reqs[0].Header
-	assert.Equal(t, "order-42", h.Get(payonce.HeaderIdempotencyKey))
+	assert.Equal(t, "order-42", h.Get(corekit.HeaderIdempotencyKey))
 	assert.Equal(t, testAPIKey, h.Get(coinepay.HeaderAPIKey))
 	assert.Len(t, h.Get(coinepay.HeaderNonce), 32)
 	assert.Len(t, h.Get(coinepay.HeaderSignature), 64)
@@ -160,7 +162,7 @@ func TestApplyGeneratesUUIDAndReadsReplay(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, res.Meta.Replayed)
 	assert.Len(t, res.Meta.Key.ID(), 36, "a UUID v4")
-	assert.Equal(t, res.Meta.Key.ID(), seen()[0].Header.Get(payonce.HeaderIdempotencyKey))
+	assert.Equal(t, res.Meta.Key.ID(), seen()[0].Header.Get(corekit.HeaderIdempotencyKey))
 
 	// The key the call gives is used, with its creation time.
 	key := keytest.Now(t, "call-key")
@@ -195,7 +197,7 @@ func TestRetriesKeepKeyAndBodyAndResign(t *testing.T) {
 	assert.JSONEq(t, `{"card_id":"card_1","amount":"12.50"}`, string(reqs[0].Body))
 	nonces, sigs := map[string]bool{}, map[string]bool{}
 	for _, r := range reqs {
-		assert.Equal(t, res.Meta.Key.ID(), r.Header.Get(payonce.HeaderIdempotencyKey))
+		assert.Equal(t, res.Meta.Key.ID(), r.Header.Get(corekit.HeaderIdempotencyKey))
 		assert.Equal(t, reqs[0].Body, r.Body, "body bytes never change")
 		nonces[r.Header.Get(coinepay.HeaderNonce)] = true
 		sigs[r.Header.Get(coinepay.HeaderSignature)] = true
@@ -293,7 +295,7 @@ func TestInfoAndListSendNoKey(t *testing.T) {
 	reqs := seen()
 	require.Len(t, reqs, 2)
 	for _, r := range reqs {
-		assert.Empty(t, r.Header.Get(payonce.HeaderIdempotencyKey))
+		assert.Empty(t, r.Header.Get(corekit.HeaderIdempotencyKey))
 		assert.NotEmpty(t, r.Header.Get(coinepay.HeaderSignature))
 		assert.Empty(t, r.Body, "a GET carries no body")
 	}

@@ -31,11 +31,11 @@ func TestMessageKeysMapToSentinels(t *testing.T) {
 		{400, "openapi_idempotency_key_invalid_chars", "Idempotency-Key 含非法字符", payonce.ErrKeyInvalidChars},
 		{409, "openapi_idempotency_key_conflict", "Idempotency-Key 冲突", payonce.ErrIdempotencyConflict},
 		{400, "insufficient_balance", "余额不足", payonce.ErrInsufficientBalance},
-		{401, "openapi_signature_required", "缺少签名", payonce.ErrSignatureInvalid},
+		{401, "openapi_signature_required", "缺少签名", coinepay.ErrSignatureInvalid},
 		{401, "openapi_api_key_invalid", "API Key 无效", payonce.ErrUnauthorized},
-		{401, "openapi_timestamp_expired", "时间戳过期", payonce.ErrTimestampExpired},
-		{401, "openapi_nonce_replayed", "Nonce 重复", payonce.ErrNonceReplayed},
-		{401, "openapi_signature_invalid", "签名无效", payonce.ErrSignatureInvalid},
+		{401, "openapi_timestamp_expired", "时间戳过期", coinepay.ErrTimestampExpired},
+		{401, "openapi_nonce_replayed", "Nonce 重复", coinepay.ErrNonceReplayed},
+		{401, "openapi_signature_invalid", "签名无效", coinepay.ErrSignatureInvalid},
 		// Unknown keys keep their raw code; the status picks the kind.
 		{400, "openapi_card_frozen", "卡片已冻结", payonce.ErrInvalidRequest},
 		{404, "openapi_card_not_found", "卡片不存在", payonce.ErrNotFound},
@@ -135,8 +135,8 @@ func TestCodecDirect(t *testing.T) {
 // signatures, 429 and 5xx leave the entry pending.
 func TestFinalForKey(t *testing.T) {
 	final := []error{payonce.ErrInvalidRequest, payonce.ErrNotFound, payonce.ErrKeyRequired, payonce.ErrKeyTooLong, payonce.ErrKeyInvalidChars}
-	open := []error{payonce.ErrInsufficientBalance, payonce.ErrIdempotencyConflict, payonce.ErrSignatureInvalid, payonce.ErrTimestampExpired,
-		payonce.ErrNonceReplayed, payonce.ErrUnauthorized, payonce.ErrForbidden, payonce.ErrRateLimited, payonce.ErrServer,
+	open := []error{payonce.ErrInsufficientBalance, payonce.ErrIdempotencyConflict, coinepay.ErrSignatureInvalid, coinepay.ErrTimestampExpired,
+		coinepay.ErrNonceReplayed, payonce.ErrUnauthorized, payonce.ErrForbidden, payonce.ErrRateLimited, payonce.ErrServer,
 		payonce.ErrMalformedResponse, payonce.ErrCardDeclined, payonce.ErrInvalidState}
 	var c coinepay.Codec
 	for _, k := range final {

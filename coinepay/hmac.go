@@ -159,7 +159,7 @@ type signState struct {
 // openapi_timestamp_expired rejection, so the repeated attempt is signed
 // with a corrected timestamp (the way the AWS SDK corrects clock skew).
 func (s *HMACSigner) Recover(_ context.Context, header http.Header, err *payonce.APIError) bool {
-	if !errors.Is(err, payonce.ErrTimestampExpired) {
+	if !errors.Is(err, ErrTimestampExpired) {
 		return false
 	}
 	date, perr := http.ParseTime(header.Get("Date"))

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/payonce/payonce/internal/corekit"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -73,7 +75,7 @@ func TestHMACSignerMatchesVector(t *testing.T) {
 	assert.Equal(t, v.Timestamp, req.Header.Get(HeaderTimestamp))
 	assert.Equal(t, v.Nonce, req.Header.Get(HeaderNonce))
 	assert.Equal(t, v.Signature, req.Header.Get(HeaderSignature))
-	assert.Empty(t, req.Header.Get(payonce.HeaderIdempotencyKey), "the key is not part of signing")
+	assert.Empty(t, req.Header.Get(corekit.HeaderIdempotencyKey), "the key is not part of signing")
 }
 
 func TestHMACSignerNeverPrintsSecret(t *testing.T) {
@@ -92,13 +94,13 @@ func TestHMACSignerRecoverLearnsServerClock(t *testing.T) {
 	require.NoError(t, err)
 	h := http.Header{}
 	h.Set("Date", local.Add(10*time.Minute).UTC().Format(http.TimeFormat))
-	assert.False(t, s.Recover(t.Context(), h, &payonce.APIError{Kind: payonce.ErrSignatureInvalid}))
-	assert.True(t, s.Recover(t.Context(), h, &payonce.APIError{Kind: payonce.ErrTimestampExpired}))
+	assert.False(t, s.Recover(t.Context(), h, &payonce.APIError{Kind: ErrSignatureInvalid}))
+	assert.True(t, s.Recover(t.Context(), h, &payonce.APIError{Kind: ErrTimestampExpired}))
 	assert.InDelta(t, float64(10*time.Minute), float64(s.ClockOffset()), float64(time.Second))
 	r := httptest.NewRequest(http.MethodGet, "http://x/p", nil)
 	require.NoError(t, s.Sign(r, nil))
 	assert.Equal(t, fmt.Sprint(local.Add(10*time.Minute).Unix()), r.Header.Get(HeaderTimestamp))
-	assert.False(t, s.Recover(t.Context(), http.Header{}, &payonce.APIError{Kind: payonce.ErrTimestampExpired}), "no Date, no recovery")
+	assert.False(t, s.Recover(t.Context(), http.Header{}, &payonce.APIError{Kind: ErrTimestampExpired}), "no Date, no recovery")
 }
 
 func FuzzCanonicalString(f *testing.F) {

@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/payonce/payonce/internal/corekit"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -235,7 +237,7 @@ func TestRateLimitAndServerErrorsRetried(t *testing.T) {
 	// timed: a loaded machine cannot make them look longer.
 	waits := retries.All()
 	require.Len(t, waits, 3)
-	capped := payonce.FastRetryPolicy().MaxRetryAfter
+	capped := payoncetest.FastRetryPolicy().MaxRetryAfter
 	assert.Contains(t, waits, capped, "the 1 s Retry-After capped by MaxRetryAfter")
 	for _, w := range waits {
 		assert.LessOrEqual(t, w, capped)
@@ -270,7 +272,7 @@ func TestKeyRulesClientAndServer(t *testing.T) {
 				req, err := http.NewRequest(http.MethodPost, srv.URL+path, strings.NewReader(`{"header_id":"hdr_1","package_id":"pkg_basic"}`))
 				require.NoError(t, err)
 				if tc.key != "" {
-					req.Header.Set(payonce.HeaderIdempotencyKey, tc.key)
+					req.Header.Set(corekit.HeaderIdempotencyKey, tc.key)
 				}
 				resp, err := srv.HTTPClient().Do(req)
 				require.NoError(t, err)
@@ -335,7 +337,7 @@ func TestCapturedSignatureReplayRefused(t *testing.T) {
 	require.NoError(t, json.NewDecoder(resp.Body).Decode(&env))
 	assert.Equal(t, http.StatusUnauthorized, resp.StatusCode)
 	assert.Equal(t, "openapi_nonce_replayed", env.MessageKey)
-	assert.ErrorIs(t, messageKeyKind(env.MessageKey), payonce.ErrNonceReplayed)
+	assert.ErrorIs(t, messageKeyKind(env.MessageKey), coinepay.ErrNonceReplayed)
 	assert.Equal(t, 1, srv.Ledger().Len(), "no second card")
 }
 
@@ -387,7 +389,7 @@ func TestEveryAttemptResignedSameKeyAndBody(t *testing.T) {
 	sigs := map[string]bool{}
 	for _, s := range sent {
 		assert.Equal(t, sent[0].Body, s.Body)
-		assert.Equal(t, rc.Meta.Key.ID(), s.Header.Get(payonce.HeaderIdempotencyKey))
+		assert.Equal(t, rc.Meta.Key.ID(), s.Header.Get(corekit.HeaderIdempotencyKey))
 		sigs[s.Header.Get(coinepay.HeaderSignature)] = true
 	}
 	assert.Len(t, sigs, 3)
@@ -448,7 +450,7 @@ func TestWrongSecretRefused(t *testing.T) {
 	c, err := coinepay.NewClient(srv.APIKey(), "not-the-secret", payonce.WithBaseURL(srv.URL), payonce.WithRetryPolicy(fastPolicy()))
 	require.NoError(t, err)
 	_, err = c.Cards.Apply(context.Background(), applyReq)
-	require.ErrorIs(t, err, payonce.ErrSignatureInvalid)
+	require.ErrorIs(t, err, coinepay.ErrSignatureInvalid)
 	assert.NotContains(t, err.Error(), "not-the-secret")
 	assert.NotContains(t, err.Error(), srv.Secret())
 

@@ -24,13 +24,13 @@ func kindForMessageKey(key string) error {
 	case "insufficient_balance":
 		return payonce.ErrInsufficientBalance
 	case CodeSignatureRequired, CodeSignatureInvalid:
-		return payonce.ErrSignatureInvalid
+		return ErrSignatureInvalid
 	case CodeAPIKeyInvalid:
 		return payonce.ErrUnauthorized
 	case CodeTimestampExpired:
-		return payonce.ErrTimestampExpired
+		return ErrTimestampExpired
 	case CodeNonceReplayed:
-		return payonce.ErrNonceReplayed
+		return ErrNonceReplayed
 	case "openapi_not_found", "openapi_package_not_found":
 		return payonce.ErrNotFound
 	case "openapi_rate_limited":

@@ -17,11 +17,11 @@ func TestKindForMessageKeyTable(t *testing.T) {
 		"openapi_idempotency_key_invalid_chars": payonce.ErrKeyInvalidChars,
 		"openapi_idempotency_key_conflict":      payonce.ErrIdempotencyConflict,
 		"insufficient_balance":                  payonce.ErrInsufficientBalance,
-		"openapi_signature_required":            payonce.ErrSignatureInvalid,
-		"openapi_signature_invalid":             payonce.ErrSignatureInvalid,
+		"openapi_signature_required":            ErrSignatureInvalid,
+		"openapi_signature_invalid":             ErrSignatureInvalid,
 		"openapi_api_key_invalid":               payonce.ErrUnauthorized,
-		"openapi_timestamp_expired":             payonce.ErrTimestampExpired,
-		"openapi_nonce_replayed":                payonce.ErrNonceReplayed,
+		"openapi_timestamp_expired":             ErrTimestampExpired,
+		"openapi_nonce_replayed":                ErrNonceReplayed,
 	}
 	for key, want := range table {
 		assert.Equal(t, want, kindForMessageKey(key), key)

@@ -15,7 +15,7 @@ import (
 
 // maxSettleCards bounds the cards a settle lookup reads: card/list has no
 // date filter, so the lookup reads the API key's cards to the end; past
-// this many it concludes nothing (payonce.ErrLookupAmbiguous).
+// this many it concludes nothing (ErrLookupAmbiguous).
 const maxSettleCards = 20000
 
 // SettleOptions tunes a settle lookup. The zero value is the default.
@@ -25,7 +25,7 @@ type SettleOptions struct {
 	Margin time.Duration
 	// RecordNotExecuted lets the lookup record payonce.SettleNotExecuted
 	// when no card matches and the window is over by the client's clock.
-	// Without it that case is payonce.ErrLookupNotFound and the entry
+	// Without it that case is ErrLookupNotFound and the entry
 	// stays pending.
 	RecordNotExecuted bool
 }
@@ -57,10 +57,10 @@ type ApplySettlement struct {
 // a key, under the entry's. One match: payonce.SettleSucceeded with that
 // card (a later Apply with the reference answers it from the journal, Fee
 // and AccountBalance zero: the list does not hold them). Several:
-// payonce.ErrLookupAmbiguous, nothing recorded; against Coinepay that is
+// ErrLookupAmbiguous, nothing recorded; against Coinepay that is
 // the case whenever two applies of one header and package fall in one
 // window. None: payonce.SettleNotExecuted when opts.RecordNotExecuted is
-// set and the window is over, else payonce.ErrLookupNotFound. An entry
+// set and the window is over, else ErrLookupNotFound. An entry
 // under which no attempt was ever sent is payonce.SettleNotExecuted
 // without a lookup. A recharge cannot be looked up (card/info gives a
 // card's balance, not its recharges): settle it with payonce.Client.Settle
@@ -121,7 +121,7 @@ func (s *CardsService) SettleApply(ctx context.Context, reference string, req *A
 			return fail(e, settlelookup.ErrKindOf(err), fmt.Errorf("settle %q: list cards: %w", reference, err))
 		}
 		if n++; n > maxSettleCards {
-			return fail(e, payonce.ErrLookupAmbiguous, fmt.Errorf("settle %q: more than %d cards to read", reference, maxSettleCards))
+			return fail(e, ErrLookupAmbiguous, fmt.Errorf("settle %q: more than %d cards to read", reference, maxSettleCards))
 		}
 		if cardMatches(req, e, c, from, to) {
 			found = append(found, c)
@@ -138,13 +138,13 @@ func (s *CardsService) SettleApply(ctx context.Context, reference string, req *A
 			Reason: "coinepay lookup: card " + found[0].CardID + ", " + window}, found[0])
 	case len(found) > 1:
 		ids := settlelookup.Named(found, func(c *Card) string { return c.CardID })
-		return fail(e, payonce.ErrLookupAmbiguous, fmt.Errorf("settle %q: %d cards match (%s), %s", reference, len(found), ids, window))
+		return fail(e, ErrLookupAmbiguous, fmt.Errorf("settle %q: %d cards match (%s), %s", reference, len(found), ids, window))
 	case e.Settled():
 		return unchanged, nil // no success found: the recorded failure stands
 	case o.RecordNotExecuted && view.Now().After(to):
 		return record(payonce.Settlement{Outcome: payonce.SettleNotExecuted, Reason: "coinepay lookup: no matching card " + window}, nil)
 	}
-	return fail(e, payonce.ErrLookupNotFound, fmt.Errorf("settle %q: no matching card %s", reference, window))
+	return fail(e, ErrLookupNotFound, fmt.Errorf("settle %q: no matching card %s", reference, window))
 }
 
 // cardMatches reports whether c can be the card req issued under e's key:

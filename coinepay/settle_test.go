@@ -76,7 +76,7 @@ func TestSettleApplyNotFound(t *testing.T) {
 	key := payonce.KeyOf(err).ID()
 	srv.Clock().Advance(25 * time.Hour)
 	_, err = c.Cards.SettleApply(ctx, "job-2/apply", req, nil)
-	require.ErrorIs(t, err, payonce.ErrLookupNotFound)
+	require.ErrorIs(t, err, coinepay.ErrLookupNotFound)
 	assert.Equal(t, key, payonce.KeyOf(err).ID())
 
 	got, err := c.Cards.SettleApply(ctx, "job-2/apply", req, &coinepay.SettleOptions{RecordNotExecuted: true})
@@ -121,7 +121,7 @@ func TestSettleApplyNeverGuesses(t *testing.T) {
 	key := payonce.KeyOf(err).ID()
 
 	_, err = c.Cards.SettleApply(t.Context(), "job-3/apply", req, nil)
-	require.ErrorIs(t, err, payonce.ErrLookupAmbiguous)
+	require.ErrorIs(t, err, coinepay.ErrLookupAmbiguous)
 	assert.Equal(t, key, payonce.KeyOf(err).ID())
 	assert.Contains(t, err.Error(), "card_1")
 	e, gerr := j.Get(t.Context(), c.Core().Scope(), "job-3/apply")
@@ -129,7 +129,7 @@ func TestSettleApplyNeverGuesses(t *testing.T) {
 	assert.Equal(t, payonce.JournalPending, e.State)
 
 	got, err := c.Cards.SettleApply(t.Context(), "job-3/apply", req, nil)
-	require.ErrorIs(t, err, payonce.ErrLookupAmbiguous, "asking again does not pick one")
+	require.ErrorIs(t, err, coinepay.ErrLookupAmbiguous, "asking again does not pick one")
 	assert.Nil(t, got)
 }
 

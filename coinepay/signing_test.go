@@ -94,7 +94,7 @@ func TestClockSkewWithoutDateFails(t *testing.T) {
 	c, err := coinepay.NewClient(testAPIKey, testSecret, payonce.WithBaseURL(srv.URL), payonce.WithRetryPolicy(fastPolicy()))
 	require.NoError(t, err)
 	_, err = c.Cards.Apply(context.Background(), &coinepay.ApplyRequest{HeaderID: "h", PackageID: "p"})
-	require.ErrorIs(t, err, payonce.ErrTimestampExpired)
+	require.ErrorIs(t, err, coinepay.ErrTimestampExpired)
 	assert.EqualValues(t, 1, n.Load(), "no Date header, nothing to learn, no repeat")
 }
 

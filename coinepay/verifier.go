@@ -75,7 +75,7 @@ func (v *Verifier) Verify(r *http.Request, body []byte) (string, error) {
 	nonce := r.Header.Get(HeaderNonce)
 	sig := r.Header.Get(HeaderSignature)
 	if keyID == "" || ts == "" || nonce == "" || sig == "" {
-		return "", &SignatureError{Code: CodeSignatureRequired, Err: payonce.ErrSignatureInvalid}
+		return "", &SignatureError{Code: CodeSignatureRequired, Err: ErrSignatureInvalid}
 	}
 	secret, ok := v.secrets(keyID)
 	if !ok {
@@ -83,21 +83,21 @@ func (v *Verifier) Verify(r *http.Request, body []byte) (string, error) {
 	}
 	sec, err := strconv.ParseInt(ts, 10, 64)
 	if err != nil {
-		return keyID, &SignatureError{Code: CodeSignatureInvalid, Err: payonce.ErrSignatureInvalid}
+		return keyID, &SignatureError{Code: CodeSignatureInvalid, Err: ErrSignatureInvalid}
 	}
 	now := v.now()
 	v.mu.Lock()
 	tw, nw := v.timestampWindow, v.nonceWindow
 	v.mu.Unlock()
 	if d := now.Sub(time.Unix(sec, 0)); d > tw || d < -tw {
-		return keyID, &SignatureError{Code: CodeTimestampExpired, Err: payonce.ErrTimestampExpired}
+		return keyID, &SignatureError{Code: CodeTimestampExpired, Err: ErrTimestampExpired}
 	}
 	if len(nonce) < 32 || len(nonce) > 128 {
-		return keyID, &SignatureError{Code: CodeSignatureInvalid, Err: payonce.ErrSignatureInvalid}
+		return keyID, &SignatureError{Code: CodeSignatureInvalid, Err: ErrSignatureInvalid}
 	}
 	want := Sign([]byte(secret), CanonicalString(r.Method, r.URL.EscapedPath(), r.URL.RawQuery, ts, nonce, body))
 	if !hmac.Equal([]byte(want), []byte(strings.ToLower(sig))) {
-		return keyID, &SignatureError{Code: CodeSignatureInvalid, Err: payonce.ErrSignatureInvalid}
+		return keyID, &SignatureError{Code: CodeSignatureInvalid, Err: ErrSignatureInvalid}
 	}
 	v.mu.Lock()
 	defer v.mu.Unlock()
@@ -111,7 +111,7 @@ func (v *Verifier) Verify(r *http.Request, body []byte) (string, error) {
 	}
 	nk := keyID + "\x00" + nonce
 	if exp, seen := v.nonces[nk]; seen && now.Before(exp) {
-		return keyID, &SignatureError{Code: CodeNonceReplayed, Err: payonce.ErrNonceReplayed}
+		return keyID, &SignatureError{Code: CodeNonceReplayed, Err: ErrNonceReplayed}
 	}
 	// Remember the nonce at least as long as its timestamp stays
 	// acceptable (a timestamp up to tw ahead is valid until ts+tw), or a

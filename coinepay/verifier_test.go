@@ -2,6 +2,7 @@ package coinepay
 
 import (
 	"github.com/payonce/payonce"
+	"github.com/payonce/payonce/internal/corekit"
 
 	"bytes"
 	"errors"
@@ -34,26 +35,26 @@ func TestVerifier(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, "demo-key", key)
 		_, err = v.Verify(r, body)
-		assertSigCode(t, err, CodeNonceReplayed, payonce.ErrNonceReplayed)
+		assertSigCode(t, err, CodeNonceReplayed, ErrNonceReplayed)
 	})
 	t.Run("key header does not matter", func(t *testing.T) {
 		v := NewVerifier(secrets, clock)
 		r := newReq()
-		r.Header.Set(payonce.HeaderIdempotencyKey, "anything-at-all")
+		r.Header.Set(corekit.HeaderIdempotencyKey, "anything-at-all")
 		_, err := v.Verify(r, body)
 		require.NoError(t, err)
 	})
 	t.Run("tampered body", func(t *testing.T) {
 		v := NewVerifier(secrets, clock)
 		_, err := v.Verify(newReq(), []byte(`{"card_id":"c1","amount":"9.00"}`))
-		assertSigCode(t, err, CodeSignatureInvalid, payonce.ErrSignatureInvalid)
+		assertSigCode(t, err, CodeSignatureInvalid, ErrSignatureInvalid)
 	})
 	t.Run("missing header", func(t *testing.T) {
 		v := NewVerifier(secrets, clock)
 		r := newReq()
 		r.Header.Del(HeaderNonce)
 		_, err := v.Verify(r, body)
-		assertSigCode(t, err, CodeSignatureRequired, payonce.ErrSignatureInvalid)
+		assertSigCode(t, err, CodeSignatureRequired, ErrSignatureInvalid)
 	})
 	t.Run("unknown key", func(t *testing.T) {
 		v := NewVerifier(secrets, clock)
@@ -66,7 +67,7 @@ func TestVerifier(t *testing.T) {
 		for _, skew := range []time.Duration{301 * time.Second, -301 * time.Second} {
 			v := NewVerifier(secrets, func() time.Time { return now.Add(skew) })
 			_, err := v.Verify(newReq(), body)
-			assertSigCode(t, err, CodeTimestampExpired, payonce.ErrTimestampExpired)
+			assertSigCode(t, err, CodeTimestampExpired, ErrTimestampExpired)
 		}
 	})
 	t.Run("a nonce is remembered while its timestamp is acceptable", func(t *testing.T) {
@@ -80,7 +81,7 @@ func TestVerifier(t *testing.T) {
 		require.NoError(t, err)
 		cur = now.Add(300 * time.Second)
 		_, err = v.Verify(r, body)
-		assertSigCode(t, err, CodeNonceReplayed, payonce.ErrNonceReplayed)
+		assertSigCode(t, err, CodeNonceReplayed, ErrNonceReplayed)
 	})
 	t.Run("nonces are swept after the window", func(t *testing.T) {
 		cur := now

@@ -25,7 +25,7 @@ func TestSettleLookupsOnEveryBackend(t *testing.T) {
 			a := a55test.New(t)
 			cp := coinepaytest.New(t, payoncetest.WithClock(a.Clock()))
 			j, reopen := b.open(t)
-			one := payonce.FastRetryPolicy()
+			one := payoncetest.FastRetryPolicy()
 			one.MaxAttempts = 1
 			ac := a55Client(t, a, j, payonce.WithRetryPolicy(one))
 			cc := coinepayClient(t, cp, j)

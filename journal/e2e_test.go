@@ -76,7 +76,7 @@ func backends(t *testing.T) []backend {
 
 func a55Client(t *testing.T, srv *a55test.Server, j journal.Store, extra ...payonce.Option) *a55.Client {
 	t.Helper()
-	opts := []payonce.Option{payonce.WithRetryPolicy(payonce.FastRetryPolicy()), payonce.WithClock(srv.Clock().Now)}
+	opts := []payonce.Option{payonce.WithRetryPolicy(payoncetest.FastRetryPolicy()), payonce.WithClock(srv.Clock().Now)}
 	if j != nil {
 		opts = append(opts, payonce.WithJournal(j))
 	}
@@ -87,7 +87,7 @@ func a55Client(t *testing.T, srv *a55test.Server, j journal.Store, extra ...payo
 
 func coinepayClient(t *testing.T, srv *coinepaytest.Server, j journal.Store) *coinepay.Client {
 	t.Helper()
-	opts := []payonce.Option{payonce.WithRetryPolicy(payonce.FastRetryPolicy()), payonce.WithClock(srv.Clock().Now),
+	opts := []payonce.Option{payonce.WithRetryPolicy(payoncetest.FastRetryPolicy()), payonce.WithClock(srv.Clock().Now),
 		payonce.WithSigner(srv.Signer())}
 	if j != nil {
 		opts = append(opts, payonce.WithJournal(j))
@@ -213,7 +213,7 @@ func TestCrashBetweenSendAndAnswerChargesOnce(t *testing.T) {
 			srv := a55test.New(t)
 			j, reopen := b.open(t)
 			// The answer is lost after the commit, and no retry is allowed.
-			policy := payonce.FastRetryPolicy()
+			policy := payoncetest.FastRetryPolicy()
 			policy.MaxAttempts = 1
 			require.NoError(t, srv.AddFault(payoncetest.Rule{Fault: payoncetest.FaultDropAfterCommit, Path: a55test.ChargePath, Count: 1}))
 			_, err := a55Client(t, srv, j, payonce.WithRetryPolicy(policy)).Charges.Create(t.Context(), chargeRequest("4111111111111111"), payonce.WithReference("order-7"))
@@ -301,7 +301,7 @@ func TestWorkersClaimAndResumePendingEntriesOnce(t *testing.T) {
 			srv := a55test.New(t)
 			j, reopen := b.open(t)
 			require.NoError(t, srv.AddFault(payoncetest.Rule{Fault: payoncetest.FaultDropAfterCommit, Path: a55test.ChargePath, Count: 3}))
-			policy := payonce.FastRetryPolicy()
+			policy := payoncetest.FastRetryPolicy()
 			policy.MaxAttempts = 1
 			c := a55Client(t, srv, j, payonce.WithRetryPolicy(policy))
 			for i := range 3 {

@@ -114,7 +114,7 @@ func TestNoRowHoldsAnUnkeyedHashOfCardData(t *testing.T) {
 			require.NoError(t, err)
 			_, err = c.Charges.Create(ctx, charge(cards[1]), payonce.WithReference("fp-declined"))
 			require.ErrorIs(t, err, payonce.ErrCardDeclined)
-			one := payonce.FastRetryPolicy()
+			one := payoncetest.FastRetryPolicy()
 			one.MaxAttempts = 1
 			lossy := a55Client(t, srv, j, payonce.WithHTTPClient(hc), payonce.WithRetryPolicy(one))
 			require.NoError(t, srv.AddFault(payoncetest.Rule{Fault: payoncetest.FaultDropAfterCommit, Path: a55test.ChargePath, Count: 1}))
@@ -122,7 +122,7 @@ func TestNoRowHoldsAnUnkeyedHashOfCardData(t *testing.T) {
 			require.Error(t, err)
 
 			tok, err := a55.NewClient(a55.AccessToken(srv.IssueToken()), payonce.WithBaseURL(srv.URL), payonce.WithHTTPClient(hc),
-				payonce.WithClock(srv.Clock().Now), payonce.WithRetryPolicy(payonce.FastRetryPolicy()), payonce.WithJournal(j),
+				payonce.WithClock(srv.Clock().Now), payonce.WithRetryPolicy(payoncetest.FastRetryPolicy()), payonce.WithJournal(j),
 				payonce.WithScope("fp-token"))
 			require.NoError(t, err)
 			_, err = tok.Charges.Create(ctx, charge(cards[0]), payonce.WithReference("fp-token-ok"))

@@ -95,7 +95,7 @@ func (m *Memory) Update(ctx context.Context, e payonce.JournalEntry) error {
 	defer m.mu.Unlock()
 	old, ok := m.entries[entryID{e.Scope, e.Reference}]
 	if !ok {
-		return fmt.Errorf("journal: update %q: %w", e.Reference, payonce.ErrJournalNotFound)
+		return fmt.Errorf("journal: update %q: %w", e.Reference, ErrNotFound)
 	}
 	if err := journalkit.CheckUpdate(*old, e); err != nil {
 		return err
@@ -124,7 +124,7 @@ func (m *Memory) Take(ctx context.Context, r payonce.TakeRequest) (payonce.Journ
 	defer m.mu.Unlock()
 	e, ok := m.entries[entryID{r.Scope, r.Reference}]
 	if !ok {
-		return payonce.JournalEntry{}, fmt.Errorf("journal: take %q: %w", r.Reference, payonce.ErrJournalNotFound)
+		return payonce.JournalEntry{}, fmt.Errorf("journal: take %q: %w", r.Reference, ErrNotFound)
 	}
 	now := journalkit.Time(m.now())
 	if err := journalkit.TakeRefusal(*e, r, now); err != nil {
@@ -151,7 +151,7 @@ func (m *Memory) BeginAttempt(ctx context.Context, r payonce.AttemptRequest) (pa
 	defer m.mu.Unlock()
 	e, ok := m.entries[entryID{r.Scope, r.Reference}]
 	if !ok {
-		return payonce.JournalEntry{}, fmt.Errorf("journal: attempt %q: %w", r.Reference, payonce.ErrJournalNotFound)
+		return payonce.JournalEntry{}, fmt.Errorf("journal: attempt %q: %w", r.Reference, ErrNotFound)
 	}
 	if err := journalkit.AttemptRefusal(*e, r); err != nil {
 		return clone(*e), err
@@ -185,7 +185,7 @@ func (m *Memory) Get(ctx context.Context, scope, reference string) (payonce.Jour
 	defer m.mu.Unlock()
 	e, ok := m.entries[entryID{scope, reference}]
 	if !ok {
-		return payonce.JournalEntry{}, fmt.Errorf("journal: get %q: %w", reference, payonce.ErrJournalNotFound)
+		return payonce.JournalEntry{}, fmt.Errorf("journal: get %q: %w", reference, ErrNotFound)
 	}
 	return clone(*e), nil
 }

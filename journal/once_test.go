@@ -227,7 +227,7 @@ func TestProcessHelper(t *testing.T) {
 	url := os.Getenv("PROCESS_URL")
 	auth := a55.ClientCredentials(os.Getenv("PROCESS_ID"), os.Getenv("PROCESS_SECRET"))
 	auth.TokenURL = url + a55test.TokenPath
-	c, err := a55.NewClient(auth, payonce.WithBaseURL(url), payonce.WithJournal(j), payonce.WithRetryPolicy(payonce.FastRetryPolicy()))
+	c, err := a55.NewClient(auth, payonce.WithBaseURL(url), payonce.WithJournal(j), payonce.WithRetryPolicy(payoncetest.FastRetryPolicy()))
 	require.NoError(t, err)
 	var refs int
 	_, _ = fmt.Sscanf(os.Getenv("PROCESS_REFS"), "%d", &refs)

@@ -56,7 +56,7 @@ func TestReserveTxRefusesAnEntryWithoutKeyCreationTime(t *testing.T) {
 	require.ErrorIs(t, err, journal.ErrInvalidEntry)
 	require.NoError(t, tx.Commit())
 	_, err = j.Get(t.Context(), "a55:x", "o-10/charge")
-	require.ErrorIs(t, err, payonce.ErrJournalNotFound)
+	require.ErrorIs(t, err, journal.ErrNotFound)
 }
 
 // The merchant reserves the charge in its own transaction, with the order

@@ -13,6 +13,9 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/payonce/payonce/internal/corekit"
+	"github.com/payonce/payonce/payoncetest"
+
 	"github.com/jackc/pgx/v5"
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/a55"
@@ -124,7 +127,7 @@ func hostile(t *testing.T) *httptest.Server {
 		auth := r.Header.Get("Authorization")
 		var echo any
 		_ = json.Unmarshal(body, &echo)
-		switch r.Header.Get(payonce.HeaderIdempotencyKey) {
+		switch r.Header.Get(corekit.HeaderIdempotencyKey) {
 		case "hostile-ok-key-0001":
 			_ = json.NewEncoder(w).Encode(map[string]any{"charge_uuid": "ch_h1", "status": "confirmed", "echo": echo, "authorization": auth,
 				"card": map[string]any{"number": "4111111111111111", "cvv": "987", "last4": "1111"}, "note": "card 4111 1111 1111 1111 token=" + hostileToken,
@@ -164,7 +167,7 @@ func TestNoJournalRowHoldsCardDataOrSecrets(t *testing.T) {
 
 			h := hostile(t)
 			hc, err := a55.NewClient(a55.AccessToken(hostileToken), payonce.WithBaseURL(h.URL), payonce.WithJournal(j),
-				payonce.WithScope("a55:hostile"), payonce.WithRetryPolicy(payonce.FastRetryPolicy()))
+				payonce.WithScope("a55:hostile"), payonce.WithRetryPolicy(payoncetest.FastRetryPolicy()))
 			require.NoError(t, err)
 			for ref, key := range map[string]string{"hostile-ok": "hostile-ok-key-0001", "hostile-400": "hostile-400-key-0001",
 				"hostile-503": "hostile-503-key-0001", "hostile-declined-2xx": "hostile-dec-key-0001"} {

@@ -2,6 +2,7 @@ package journal
 
 import (
 	"context"
+	"github.com/payonce/payonce/internal/corekit"
 	"time"
 
 	"github.com/payonce/payonce"
@@ -51,4 +52,10 @@ var (
 	ErrWriteInDoubt = journalkit.ErrWriteInDoubt
 	// ErrBatcherClosed: a write came after the journal was closed.
 	ErrBatcherClosed = journalkit.ErrBatcherClosed
+	// ErrNotFound: no entry has this scope and reference (Get, Update,
+	// Take).
+	ErrNotFound = corekit.ErrJournalNotFound
+	// ErrSettled: a write tried to move a settled entry back to pending or
+	// to another outcome; a succeeded entry never changes.
+	ErrSettled = corekit.ErrJournalSettled
 )

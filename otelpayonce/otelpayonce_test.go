@@ -357,7 +357,7 @@ func TestCallerSpanIsParent(t *testing.T) {
 // reached there, and a timed-out attempt is rightly retried, which changes
 // the attempt, span and metric counts these tests assert.
 func fastPolicy() payonce.RetryPolicy {
-	p := payonce.FastRetryPolicy()
+	p := payoncetest.FastRetryPolicy()
 	p.AttemptTimeout = time.Minute
 	return p
 }

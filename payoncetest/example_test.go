@@ -6,7 +6,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/payonce/payonce"
+	"github.com/payonce/payonce/internal/corekit"
+
 	"github.com/payonce/payonce/a55/a55test"
 	"github.com/payonce/payonce/coinepay"
 	"github.com/payonce/payonce/coinepay/coinepaytest"
@@ -25,7 +26,7 @@ func Example() {
 	send := func(c *http.Client, url, key, body string) int {
 		req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set(payonce.HeaderIdempotencyKey, key)
+		req.Header.Set(corekit.HeaderIdempotencyKey, key)
 		resp, err := c.Do(req)
 		if err != nil {
 			return 0

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/payonce/payonce/internal/corekit"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -62,7 +64,7 @@ func post(t testing.TB, c *http.Client, url, key, body string) (int, []byte, map
 	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
 	require.NoError(t, err)
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set(payonce.HeaderIdempotencyKey, key)
+	req.Header.Set(corekit.HeaderIdempotencyKey, key)
 	resp, err := c.Do(req)
 	require.NoError(t, err)
 	defer resp.Body.Close()

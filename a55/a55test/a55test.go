@@ -19,7 +19,7 @@
 // (AddFault) and tells what really ran (Ledger, Requests, Stats).
 // Server.Client returns a ready SDK client that reads the fake's clock (so
 // Clock().Advance ages the client's keys as it ages the server's) and
-// retries after milliseconds (payonce.FastRetryPolicy); options passed to
+// retries after milliseconds (payoncetest.FastRetryPolicy); options passed to
 // it come last and win.
 package a55test
 

@@ -14,7 +14,6 @@ import (
 	"github.com/stretchr/testify/require"
 	"golang.org/x/oauth2/clientcredentials"
 
-	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/a55/a55test"
 	"github.com/payonce/payonce/coinepay/coinepaytest"
 	"github.com/payonce/payonce/internal/corekit"
@@ -59,7 +58,7 @@ func do(t testing.TB, c *http.Client, method, u, key, body string) answer {
 	req, err := http.NewRequest(method, u, rd)
 	require.NoError(t, err)
 	if key != "" {
-		req.Header.Set(payonce.HeaderIdempotencyKey, key)
+		req.Header.Set(corekit.HeaderIdempotencyKey, key)
 	}
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := c.Do(req)
@@ -389,7 +388,7 @@ func TestFaultDropAfterCommitAndAdmin(t *testing.T) {
 	send := func() (*http.Response, error) {
 		req, _ := http.NewRequest(http.MethodPost, s.URL+a55test.ChargePath, strings.NewReader(guideCharge))
 		req.Header.Set("Authorization", "Bearer "+s.IssueToken())
-		req.Header.Set(payonce.HeaderIdempotencyKey, key1)
+		req.Header.Set(corekit.HeaderIdempotencyKey, key1)
 		return fresh.Do(req)
 	}
 	_, err = send()

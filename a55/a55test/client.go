@@ -3,6 +3,7 @@ package a55test
 import (
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/a55"
+	"github.com/payonce/payonce/payoncetest"
 )
 
 // Client returns an a55.Client ready for the fake: OAuth2 client
@@ -10,7 +11,7 @@ import (
 // and an *http.Client for it (API calls and token requests), the fake's
 // clock (payonce.WithClock: Clock().Advance ages the client's keys and
 // card expiry checks as it ages the server's) and millisecond retries
-// (payonce.FastRetryPolicy). opts come last and win:
+// (payoncetest.FastRetryPolicy). opts come last and win:
 // payonce.WithRetryPolicy(payonce.DefaultRetryPolicy()) restores the real
 // backoff, payonce.WithClock(time.Now) the local clock.
 func (s *Server) Client(opts ...payonce.Option) (*a55.Client, error) {
@@ -20,7 +21,7 @@ func (s *Server) Client(opts ...payonce.Option) (*a55.Client, error) {
 		payonce.WithBaseURL(s.URL),
 		payonce.WithHTTPClient(s.base),
 		payonce.WithClock(s.Clock().Now),
-		payonce.WithRetryPolicy(payonce.FastRetryPolicy()),
+		payonce.WithRetryPolicy(payoncetest.FastRetryPolicy()),
 	}
 	return a55.NewClient(auth, append(base, opts...)...)
 }

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/payonce/payonce/internal/corekit"
+
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/a55"
 	"github.com/payonce/payonce/a55/a55test"
@@ -29,7 +31,7 @@ func Example() {
 			`{"amount":"100.00","currency":"BRL","type_charge":"credit_card",`+
 				`"card":{"number":"4111111111111111","holder_name":"TEST","expiration_month":"12","expiration_year":"2099","cvv":"123"}}`))
 		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set(payonce.HeaderIdempotencyKey, key)
+		req.Header.Set(corekit.HeaderIdempotencyKey, key)
 		req.Close = true                // a fresh connection per attempt
 		return srv.HTTPClient().Do(req) // adds a bearer token
 	}
@@ -87,7 +89,7 @@ func ExampleServer_DeliverDueWebhooks() {
 	}))
 	defer receiver.Close()
 
-	client, _ := srv.Client(payonce.WithRetryPolicy(payonce.FastRetryPolicy()))
+	client, _ := srv.Client(payonce.WithRetryPolicy(payoncetest.FastRetryPolicy()))
 	amount, _ := payonce.ParseAmount("100.00")
 	ch, err := client.Charges.Create(context.Background(), &a55.ChargeCreateRequest{
 		Amount: amount, Currency: payonce.BRL, TypeCharge: a55.TypeCreditCard, WebhookURL: receiver.URL + "/hooks/a55",

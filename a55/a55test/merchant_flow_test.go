@@ -117,7 +117,7 @@ func TestMerchantFlowRedeliveredJobChargesOnce(t *testing.T) {
 	j, err := sqlitejournal.Open(ctx, filepath.Join(t.TempDir(), "payonce.db"))
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = j.Close() })
-	policy := payonce.FastRetryPolicy()
+	policy := payoncetest.FastRetryPolicy()
 	policy.MaxAttempts = 1 // the queue redelivers; the client does not retry
 	client, err := srv.Client(payonce.WithJournal(j), payonce.WithRetryPolicy(policy))
 	require.NoError(t, err)

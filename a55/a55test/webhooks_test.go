@@ -77,7 +77,7 @@ func fixedServer(t *testing.T, opts ...payoncetest.Option) (*a55test.Server, *a5
 	t.Helper()
 	clk := payoncetest.NewFixedClock(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
 	srv := a55test.New(t, append([]payoncetest.Option{payoncetest.WithClock(clk)}, opts...)...)
-	c, err := srv.Client(payonce.WithRetryPolicy(payonce.FastRetryPolicy()))
+	c, err := srv.Client(payonce.WithRetryPolicy(payoncetest.FastRetryPolicy()))
 	require.NoError(t, err)
 	return srv, c
 }
@@ -242,7 +242,7 @@ func TestWebhookOnlyToLoopbackUnlessAllowed(t *testing.T) {
 		require.NoError(t, err)
 		req.Header.Set("Authorization", "Bearer "+srv.IssueToken())
 		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set(payonce.HeaderIdempotencyKey, uuid.NewString())
+		req.Header.Set(corekit.HeaderIdempotencyKey, uuid.NewString())
 		resp, err := http.DefaultClient.Do(req)
 		require.NoError(t, err)
 		var ch struct {
@@ -321,7 +321,7 @@ func TestWebhookCloseStopsDeliveries(t *testing.T) {
 	srv := a55test.NewServer(payoncetest.WithClock(clk))
 	rc := newReceiver(t, srv, always(http.StatusInternalServerError))
 	var view corekit.View
-	c, err := srv.Client(payonce.WithRetryPolicy(payonce.FastRetryPolicy()), corekit.Capture(&view))
+	c, err := srv.Client(payonce.WithRetryPolicy(payoncetest.FastRetryPolicy()), corekit.Capture(&view))
 	require.NoError(t, err)
 	ch, err := c.Charges.Create(context.Background(), hookedCharge(t, a55test.CardConfirms, rc.URL, true))
 	require.NoError(t, err)

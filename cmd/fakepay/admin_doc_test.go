@@ -2,6 +2,7 @@ package main
 
 import (
 	"github.com/payonce/payonce/coinepay"
+	"github.com/payonce/payonce/internal/corekit"
 
 	"encoding/json"
 	"fmt"
@@ -12,8 +13,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/payonce/payonce"
 )
 
 // getJSON decodes the JSON answer of a GET on base+path.
@@ -54,7 +53,7 @@ func TestAdminAPIAsDocumented(t *testing.T) {
 		req, _ := http.NewRequest(http.MethodPost, base+"/api/v1/bank/wallet/charge/", strings.NewReader(charge))
 		req.Header.Set("Authorization", "Bearer "+token)
 		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set(payonce.HeaderIdempotencyKey, "order-1-payment-0001")
+		req.Header.Set(corekit.HeaderIdempotencyKey, "order-1-payment-0001")
 		resp, err := hc.Do(req)
 		if i == 0 {
 			require.Error(t, err, "the answer is lost")
@@ -67,7 +66,7 @@ func TestAdminAPIAsDocumented(t *testing.T) {
 	// Coinepay requests without a signature and with a wrong one.
 	for _, sign := range []bool{false, true} {
 		req, _ := http.NewRequest(http.MethodPost, base+"/api/v1/openapi/card/apply", strings.NewReader(`{}`))
-		req.Header.Set(payonce.HeaderIdempotencyKey, "openapi:apply:1")
+		req.Header.Set(corekit.HeaderIdempotencyKey, "openapi:apply:1")
 		if sign {
 			signer, err := coinepay.NewHMACSigner("demo-key", "wrong-secret")
 			require.NoError(t, err)

@@ -14,6 +14,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/payonce/payonce/internal/corekit"
+	"github.com/payonce/payonce/payoncetest"
+
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/assert"
@@ -79,7 +82,7 @@ func (f *consoleFake) a55Client(t *testing.T) *a55.Client {
 // burstRetries are millisecond retries with attempts to spare: under 50 %
 // lost answers and 20 % errors, five attempts are not always enough.
 func burstRetries() payonce.RetryPolicy {
-	p := payonce.FastRetryPolicy()
+	p := payoncetest.FastRetryPolicy()
 	p.MaxAttempts = 20
 	return p
 }
@@ -364,7 +367,7 @@ func testConsoleHostileInput(t *testing.T, b *browser) {
 		require.NoError(t, err)
 		req.Header.Set("Authorization", "Bearer "+tok)
 		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set(payonce.HeaderIdempotencyKey, key)
+		req.Header.Set(corekit.HeaderIdempotencyKey, key)
 		req.Header.Set("User-Agent", `<script>window.__pwned=5</script>`)
 		resp, err := http.DefaultClient.Do(req)
 		require.NoError(t, err)

@@ -14,10 +14,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/payonce/payonce/internal/corekit"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/coinepay"
 )
 
@@ -47,7 +48,7 @@ func apply(t *testing.T, base, apiKey, secret, key string) (int, map[string]any)
 	body := []byte(`{"header_id":"h","package_id":"p"}`)
 	req, err := http.NewRequest(http.MethodPost, base+"/api/v1/openapi/card/apply", bytes.NewReader(body))
 	require.NoError(t, err)
-	req.Header.Set(payonce.HeaderIdempotencyKey, key)
+	req.Header.Set(corekit.HeaderIdempotencyKey, key)
 	signer, err := coinepay.NewHMACSigner(apiKey, secret)
 	require.NoError(t, err)
 	require.NoError(t, signer.Sign(req, body))
@@ -108,7 +109,7 @@ func TestFlagFaultRateOne(t *testing.T) {
 		} else {
 			body := []byte(`{"header_id":"h","package_id":"p"}`)
 			req, _ = http.NewRequest(http.MethodPost, base+"/api/v1/openapi/card/apply", bytes.NewReader(body))
-			req.Header.Set(payonce.HeaderIdempotencyKey, "openapi:apply:f"+strconv.Itoa(i))
+			req.Header.Set(corekit.HeaderIdempotencyKey, "openapi:apply:f"+strconv.Itoa(i))
 			signer, err := coinepay.NewHMACSigner("demo-key", "demo-secret")
 			require.NoError(t, err)
 			require.NoError(t, signer.Sign(req, body))

@@ -13,10 +13,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/payonce/payonce/internal/corekit"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/coinepay"
 	"github.com/payonce/payonce/internal/admintest"
 )
@@ -112,7 +113,7 @@ func TestRunServesBothAPIs(t *testing.T) {
 		req, _ := http.NewRequest(http.MethodPost, base+"/api/v1/bank/wallet/charge/", strings.NewReader(guideCharge))
 		req.Header.Set("Authorization", "Bearer "+tok.AccessToken)
 		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set(payonce.HeaderIdempotencyKey, "550e8400-e29b-41d4-a716-446655440000")
+		req.Header.Set(corekit.HeaderIdempotencyKey, "550e8400-e29b-41d4-a716-446655440000")
 		resp, err := http.DefaultClient.Do(req)
 		require.NoError(t, err)
 		resp.Body.Close()
@@ -122,7 +123,7 @@ func TestRunServesBothAPIs(t *testing.T) {
 	// Coinepay on the same address.
 	body := []byte(`{"header_id":"h","package_id":"p"}`)
 	req, _ := http.NewRequest(http.MethodPost, base+"/api/v1/openapi/card/apply", strings.NewReader(string(body)))
-	req.Header.Set(payonce.HeaderIdempotencyKey, "openapi:apply:1")
+	req.Header.Set(corekit.HeaderIdempotencyKey, "openapi:apply:1")
 	signer, err := coinepay.NewHMACSigner("demo-key", "demo-secret", coinepay.WithSignerClock(func() time.Time { return guideTime }))
 	require.NoError(t, err)
 	require.NoError(t, signer.Sign(req, body))

@@ -179,7 +179,7 @@ func TestJournalCommandEndToEnd(t *testing.T) {
 			require.Equal(t, 0, code, stderr)
 			assert.Contains(t, out, "deleted 1 settled entries")
 			_, err = j.Get(ctx, scope, "job-7/apply")
-			require.ErrorIs(t, err, payonce.ErrJournalNotFound)
+			require.ErrorIs(t, err, journal.ErrNotFound)
 		})
 	}
 }

@@ -92,7 +92,7 @@ func lostCharge(t *testing.T, req *a55.ChargeCreateRequest, reference string) (*
 	t.Helper()
 	b := backends(t)[0]
 	srv := a55test.New(t)
-	one := payonce.FastRetryPolicy()
+	one := payoncetest.FastRetryPolicy()
 	one.MaxAttempts = 1
 	client, err := srv.Client(payonce.WithJournal(b.open(t)), payonce.WithRetryPolicy(one))
 	require.NoError(t, err)

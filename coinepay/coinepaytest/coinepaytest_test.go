@@ -44,7 +44,7 @@ func do(t testing.TB, c *http.Client, method, url, key, body string) answer {
 	req, err := http.NewRequest(method, url, rd)
 	require.NoError(t, err)
 	if key != "" {
-		req.Header.Set(payonce.HeaderIdempotencyKey, key)
+		req.Header.Set(corekit.HeaderIdempotencyKey, key)
 	}
 	if body != "" {
 		req.Header.Set("Content-Type", "application/json")
@@ -219,7 +219,7 @@ func applyAs(t testing.TB, s *coinepaytest.Server, apiKey, key, body string) ans
 	req, err := http.NewRequest(http.MethodPost, s.URL+"/api/v1/openapi/card/apply", strings.NewReader(body))
 	require.NoError(t, err)
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set(payonce.HeaderIdempotencyKey, key)
+	req.Header.Set(corekit.HeaderIdempotencyKey, key)
 	require.NoError(t, signer.Sign(req, []byte(body)))
 	return send(t, http.DefaultClient, req)
 }
@@ -269,7 +269,7 @@ func signed(t *testing.T, s *coinepaytest.Server, method, path string, body []by
 	t.Helper()
 	req, err := http.NewRequest(method, s.URL+path, bytes.NewReader(body))
 	require.NoError(t, err)
-	req.Header.Set(payonce.HeaderIdempotencyKey, "sig-"+fmt.Sprint(time.Now().UnixNano()))
+	req.Header.Set(corekit.HeaderIdempotencyKey, "sig-"+fmt.Sprint(time.Now().UnixNano()))
 	require.NoError(t, s.Signer().Sign(req, body))
 	if mutate != nil {
 		mutate(req)
@@ -298,7 +298,7 @@ func TestSignatureChecks(t *testing.T) {
 		{"unknown key", coinepay.CodeAPIKeyInvalid, func(r *http.Request) { r.Header.Set(coinepay.HeaderAPIKey, "nope") }},
 		{"wrong signature", coinepay.CodeSignatureInvalid, func(r *http.Request) { r.Header.Set(coinepay.HeaderSignature, strings.Repeat("0", 64)) }},
 		{"garbled timestamp", coinepay.CodeSignatureInvalid, func(r *http.Request) { r.Header.Set(coinepay.HeaderTimestamp, "abc") }},
-		{"idempotency key is not signed", "success", func(r *http.Request) { r.Header.Set(payonce.HeaderIdempotencyKey, "changed-after-signing") }},
+		{"idempotency key is not signed", "success", func(r *http.Request) { r.Header.Set(corekit.HeaderIdempotencyKey, "changed-after-signing") }},
 		{"nonce replayed", coinepay.CodeNonceReplayed, func(r *http.Request) {
 			if replayReq == nil {
 				replayReq = r
@@ -328,7 +328,7 @@ func TestSignatureChecks(t *testing.T) {
 	t.Run("timestamp expired", func(t *testing.T) {
 		req, err := http.NewRequest(http.MethodPost, s.URL+"/api/v1/openapi/card/apply", bytes.NewReader(body))
 		require.NoError(t, err)
-		req.Header.Set(payonce.HeaderIdempotencyKey, "stale-ts")
+		req.Header.Set(corekit.HeaderIdempotencyKey, "stale-ts")
 		signer, _ := coinepay.NewHMACSigner(s.APIKey(), s.Secret())
 		require.NoError(t, signer.Sign(req, body))
 		s.Clock().Advance(10 * time.Minute)

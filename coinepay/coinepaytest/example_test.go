@@ -5,7 +5,8 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/payonce/payonce"
+	"github.com/payonce/payonce/internal/corekit"
+
 	"github.com/payonce/payonce/coinepay/coinepaytest"
 	"github.com/payonce/payonce/payoncetest"
 )
@@ -22,7 +23,7 @@ func Example() {
 	send := func() (*http.Response, error) {
 		req, _ := http.NewRequest(http.MethodPost, srv.URL+"/api/v1/openapi/card/apply",
 			strings.NewReader(`{"header_id":"h1","package_id":"p1"}`))
-		req.Header.Set(payonce.HeaderIdempotencyKey, key)
+		req.Header.Set(corekit.HeaderIdempotencyKey, key)
 		// A fresh connection per attempt; HTTPClient signs each attempt anew.
 		req.Close = true
 		return srv.HTTPClient().Do(req)

@@ -13,7 +13,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/coinepay/coinepaytest"
 	"github.com/payonce/payonce/internal/admintest"
 	"github.com/payonce/payonce/internal/corekit"
@@ -28,7 +27,7 @@ func try(ctx context.Context, s *coinepaytest.Server, key, body string) (answer,
 	if err != nil {
 		return answer{}, err
 	}
-	req.Header.Set(payonce.HeaderIdempotencyKey, key)
+	req.Header.Set(corekit.HeaderIdempotencyKey, key)
 	if err := s.Signer().Sign(req, []byte(body)); err != nil {
 		return answer{}, err
 	}

@@ -225,7 +225,7 @@ func (j amnesiacJournal) Reserve(ctx context.Context, e payonce.JournalEntry) (p
 // BeginAttempt forgets that the entry settled or was taken over.
 func (j amnesiacJournal) BeginAttempt(ctx context.Context, r payonce.AttemptRequest) (payonce.JournalEntry, error) {
 	got, err := j.Store.BeginAttempt(ctx, r)
-	if errors.Is(err, payonce.ErrJournalSettled) || errors.Is(err, payonce.ErrJournalFenced) {
+	if errors.Is(err, journal.ErrSettled) || errors.Is(err, payonce.ErrJournalFenced) {
 		return got, nil
 	}
 	return got, err
@@ -233,7 +233,7 @@ func (j amnesiacJournal) BeginAttempt(ctx context.Context, r payonce.AttemptRequ
 
 func (j amnesiacJournal) Update(ctx context.Context, e payonce.JournalEntry) error {
 	err := j.Store.Update(ctx, e)
-	if errors.Is(err, payonce.ErrJournalSettled) || errors.Is(err, payonce.ErrJournalFenced) {
+	if errors.Is(err, journal.ErrSettled) || errors.Is(err, payonce.ErrJournalFenced) {
 		return nil
 	}
 	return err
@@ -266,7 +266,7 @@ type unfencedJournal struct{ journal.Store }
 
 func (j unfencedJournal) BeginAttempt(ctx context.Context, r payonce.AttemptRequest) (payonce.JournalEntry, error) {
 	got, err := j.Store.BeginAttempt(ctx, r)
-	if errors.Is(err, payonce.ErrJournalSettled) || errors.Is(err, payonce.ErrJournalFenced) {
+	if errors.Is(err, journal.ErrSettled) || errors.Is(err, payonce.ErrJournalFenced) {
 		return got, nil
 	}
 	return got, err
@@ -278,7 +278,7 @@ func (j unfencedJournal) Update(ctx context.Context, e payonce.JournalEntry) err
 		return err
 	}
 	if stored.Settled() {
-		return fmt.Errorf("update %q: %w", e.Reference, payonce.ErrJournalSettled)
+		return fmt.Errorf("update %q: %w", e.Reference, journal.ErrSettled)
 	}
 	e.Fence = stored.Fence
 	return j.Store.Update(ctx, e)

@@ -87,7 +87,7 @@ func (r *crashRun) settleInDoubt(ctx context.Context, j journal.Store, plan []pl
 			out[it.ref] = settledEntry{entry: got, how: settledByLookup}
 			continue
 		}
-		if lerr != nil && !errors.Is(lerr, payonce.ErrLookupNotFound) && !errors.Is(lerr, payonce.ErrLookupAmbiguous) && !errors.Is(lerr, errNoLookup) {
+		if lerr != nil && !errors.Is(lerr, a55.ErrLookupNotFound) && !errors.Is(lerr, a55.ErrLookupAmbiguous) && !errors.Is(lerr, errNoLookup) {
 			return nil, fmt.Errorf("chaos: settle %s by lookup: %w", it.ref, lerr)
 		}
 		core := a.Core()

@@ -225,7 +225,7 @@ func newCrashClients(cfg workerConfig, j journal.Store, wrap func(http.RoundTrip
 	// resumes however long the stop lasted, as a frozen process does.
 	p.MaxElapsedTime = 0
 	common := func(url string) []payonce.Option {
-		hc := payonce.DefaultHTTPClient()
+		hc := corekit.DefaultHTTPClient()
 		if wrap != nil {
 			hc.Transport = wrap(hc.Transport)
 		}
@@ -335,7 +335,7 @@ func (t *syncTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if !strings.HasPrefix(req.URL.Path, "/api/") {
 		return t.next.RoundTrip(req)
 	}
-	if err := t.w.syncPointKey(phaseSend, req.Header.Get(payonce.HeaderIdempotencyKey)); err != nil {
+	if err := t.w.syncPointKey(phaseSend, req.Header.Get(corekit.HeaderIdempotencyKey)); err != nil {
 		if req.Body != nil {
 			_ = req.Body.Close()
 		}

@@ -14,6 +14,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/payonce/payonce/internal/corekit"
+
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/internal/fakeserver"
 	"github.com/payonce/payonce/internal/fakeserver/a55fake"
@@ -177,7 +179,7 @@ func (e *env) locals() []*localFake {
 // httpClient is the client the provider's SDK client sends through: the
 // fault-injecting transport for an external server.
 func (e *env) httpClient(provider string) *http.Client {
-	hc := payonce.DefaultHTTPClient()
+	hc := corekit.DefaultHTTPClient()
 	external := (provider == providerA55 && e.cfg.A55URL != "") || (provider == providerCoinepay && e.cfg.CoinepayURL != "")
 	if external {
 		ft := newFaultTransport(hc.Transport, e.mix, e.cfg.Seed+uint64(len(e.clientFaults)))

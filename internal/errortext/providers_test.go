@@ -65,7 +65,7 @@ func answering(t *testing.T, resp fakeserver.Response) *httptest.Server {
 }
 
 func once() payonce.RetryPolicy {
-	p := payonce.FastRetryPolicy()
+	p := payoncetest.FastRetryPolicy()
 	p.MaxAttempts = 1
 	return p
 }

@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/payonce/payonce/payoncetest"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -96,7 +98,7 @@ func TestA55OwnSecretsCutFromProse(t *testing.T) {
 			auth.TokenURL = srv.URL + "/oauth2/token"
 			var logs syncBuffer
 			j := journal.NewMemory()
-			c, err := a55.NewClient(auth, payonce.WithBaseURL(srv.URL), payonce.WithRetryPolicy(payonce.FastRetryPolicy()),
+			c, err := a55.NewClient(auth, payonce.WithBaseURL(srv.URL), payonce.WithRetryPolicy(payoncetest.FastRetryPolicy()),
 				payonce.WithJournal(j), payonce.WithLogger(slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))))
 			require.NoError(t, err)
 			_, err = c.Charges.Create(t.Context(), cardCharge(), payonce.WithReference("order-1"),
@@ -155,7 +157,7 @@ func TestCoinepayOwnSecretsCutFromProse(t *testing.T) {
 			defer srv.Close()
 			var logs syncBuffer
 			j := journal.NewMemory()
-			c, err := coinepay.NewClient(apiKey, secret, payonce.WithBaseURL(srv.URL), payonce.WithRetryPolicy(payonce.FastRetryPolicy()),
+			c, err := coinepay.NewClient(apiKey, secret, payonce.WithBaseURL(srv.URL), payonce.WithRetryPolicy(payoncetest.FastRetryPolicy()),
 				payonce.WithJournal(j), payonce.WithLogger(slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))))
 			require.NoError(t, err)
 			_, err = c.Cards.Apply(t.Context(), &coinepay.ApplyRequest{HeaderID: "h1", PackageID: "p1"},

@@ -2,6 +2,7 @@ package hostile
 
 import (
 	"github.com/payonce/payonce/internal/luhn"
+	"github.com/payonce/payonce/payoncetest"
 	"github.com/payonce/payonce/redact"
 
 	"encoding/json"
@@ -117,7 +118,7 @@ func TestResultsPrintOrdinaryValuesUnchanged(t *testing.T) {
 	defer srv.Close()
 	auth := a55.ClientCredentials("client-id", "client-secret-readable")
 	auth.TokenURL = srv.URL + "/oauth2/token"
-	c, err := a55.NewClient(auth, payonce.WithBaseURL(srv.URL), payonce.WithRetryPolicy(payonce.FastRetryPolicy()))
+	c, err := a55.NewClient(auth, payonce.WithBaseURL(srv.URL), payonce.WithRetryPolicy(payoncetest.FastRetryPolicy()))
 	require.NoError(t, err)
 	ch, err := c.Charges.Create(t.Context(), cardCharge(), payonce.WithKey(keytest.Now(t, "readable-key-0123456789")))
 	require.NoError(t, err)

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/payonce/payonce/payoncetest"
+
 	"github.com/stretchr/testify/require"
 
 	"github.com/payonce/payonce"
@@ -95,7 +97,7 @@ func coinepayHostile(t *testing.T, answer http.HandlerFunc, opts ...payonce.Opti
 	srv := httptest.NewServer(answer)
 	t.Cleanup(srv.Close)
 	c, err := coinepay.NewClient("ak_unit", "sk_unit_secret",
-		append([]payonce.Option{payonce.WithBaseURL(srv.URL), payonce.WithRetryPolicy(payonce.FastRetryPolicy())}, opts...)...)
+		append([]payonce.Option{payonce.WithBaseURL(srv.URL), payonce.WithRetryPolicy(payoncetest.FastRetryPolicy())}, opts...)...)
 	require.NoError(t, err)
 	return c
 }

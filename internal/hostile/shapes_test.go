@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/payonce/payonce/payoncetest"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -97,7 +99,7 @@ func a55Hostile(t *testing.T, answer http.HandlerFunc, h slog.Handler) *a55.Clie
 	t.Cleanup(srv.Close)
 	auth := a55.ClientCredentials("id", "client-secret-value")
 	auth.TokenURL = srv.URL + "/oauth2/token"
-	c, err := a55.NewClient(auth, payonce.WithBaseURL(srv.URL), payonce.WithRetryPolicy(payonce.FastRetryPolicy()),
+	c, err := a55.NewClient(auth, payonce.WithBaseURL(srv.URL), payonce.WithRetryPolicy(payoncetest.FastRetryPolicy()),
 		payonce.WithLogger(slog.New(h)))
 	require.NoError(t, err)
 	return c

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 
+	"github.com/payonce/payonce/internal/corekit"
+
 	"github.com/payonce/payonce"
 )
 
@@ -14,7 +16,7 @@ import (
 // writes. Any other error may have left the transaction unusable, so the
 // backend rolls it back and runs each write in its own transaction.
 func Verdict(err error) bool {
-	for _, k := range []error{payonce.ErrJournalNotFound, payonce.ErrJournalSettled, payonce.ErrJournalFenced,
+	for _, k := range []error{corekit.ErrJournalNotFound, corekit.ErrJournalSettled, payonce.ErrJournalFenced,
 		payonce.ErrJournalLeased, payonce.ErrIdempotencyConflict} {
 		if errors.Is(err, k) {
 			return true

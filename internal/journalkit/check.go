@@ -77,11 +77,11 @@ func CheckAttempt(r payonce.AttemptRequest) error {
 func CheckUpdate(old, e payonce.JournalEntry) error {
 	switch {
 	case old.State == payonce.JournalSucceeded:
-		return fmt.Errorf("journal: update %q from %s to %s: %w", e.Reference, old.State, e.State, payonce.ErrJournalSettled)
+		return fmt.Errorf("journal: update %q from %s to %s: %w", e.Reference, old.State, e.State, corekit.ErrJournalSettled)
 	case e.State == payonce.JournalSucceeded:
 		return nil
 	case old.State != payonce.JournalPending:
-		return fmt.Errorf("journal: update %q from %s to %s: %w", e.Reference, old.State, e.State, payonce.ErrJournalSettled)
+		return fmt.Errorf("journal: update %q from %s to %s: %w", e.Reference, old.State, e.State, corekit.ErrJournalSettled)
 	case old.Fence != e.Fence:
 		return fmt.Errorf("journal: update %q with fence %d, the entry's is %d: %w", e.Reference, e.Fence, old.Fence, payonce.ErrJournalFenced)
 	}
@@ -93,7 +93,7 @@ func CheckUpdate(old, e payonce.JournalEntry) error {
 func TakeRefusal(e payonce.JournalEntry, r payonce.TakeRequest, now time.Time) error {
 	switch {
 	case e.Settled():
-		return fmt.Errorf("journal: take %q: %w", r.Reference, payonce.ErrJournalSettled)
+		return fmt.Errorf("journal: take %q: %w", r.Reference, corekit.ErrJournalSettled)
 	case r.Fingerprint != "" && e.Fingerprint != "" && e.Fingerprint != r.Fingerprint:
 		return fmt.Errorf("journal: take %q: recorded with another request: %w", r.Reference, payonce.ErrIdempotencyConflict)
 	case e.LeaseOwner != "" && e.LeaseOwner != r.Owner && e.LeaseUntil.After(now):
@@ -106,7 +106,7 @@ func TakeRefusal(e payonce.JournalEntry, r payonce.TakeRequest, now time.Time) e
 func AttemptRefusal(e payonce.JournalEntry, r payonce.AttemptRequest) error {
 	switch {
 	case e.Settled():
-		return fmt.Errorf("journal: attempt %q: %w", r.Reference, payonce.ErrJournalSettled)
+		return fmt.Errorf("journal: attempt %q: %w", r.Reference, corekit.ErrJournalSettled)
 	case e.Fence != r.Fence:
 		return fmt.Errorf("journal: attempt %q with fence %d, the entry's is %d: %w", r.Reference, r.Fence, e.Fence, payonce.ErrJournalFenced)
 	}

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/payonce/payonce/payoncetest"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -28,9 +30,9 @@ func TestAllHoldsTheWaitOfEachRetry(t *testing.T) {
 	}))
 	t.Cleanup(srv.Close)
 	waits, observe := New()
-	c, err := payonce.NewClient(payonce.WithBaseURL(srv.URL), payonce.WithRetryPolicy(payonce.FastRetryPolicy()), observe)
+	c, err := payonce.NewClient(payonce.WithBaseURL(srv.URL), payonce.WithRetryPolicy(payoncetest.FastRetryPolicy()), observe)
 	require.NoError(t, err)
 	_, err = c.Do(context.Background(), &payonce.Request{Method: http.MethodGet, Path: "/x"}, nil)
 	require.NoError(t, err)
-	assert.Equal(t, []time.Duration{payonce.FastRetryPolicy().MaxRetryAfter}, waits.All())
+	assert.Equal(t, []time.Duration{payoncetest.FastRetryPolicy().MaxRetryAfter}, waits.All())
 }

@@ -379,7 +379,7 @@ func errText(err error) string {
 		return corekit.KindName(ae.Kind)
 	}
 	switch {
-	case errors.Is(err, payonce.ErrJournalSettled):
+	case errors.Is(err, journal.ErrSettled):
 		return "settled"
 	case errors.Is(err, payonce.ErrJournalFenced):
 		return "fenced"

@@ -63,12 +63,12 @@ func ManyWriters(t *testing.T, j journal.Store) {
 	}
 	wg.Go(func() {
 		e := Entry("scope", "many-absent")
-		assert.ErrorIs(t, j.Update(ctx(t), e), payonce.ErrJournalNotFound)
+		assert.ErrorIs(t, j.Update(ctx(t), e), journal.ErrNotFound)
 	})
 	wg.Wait()
 	for r := range refs {
 		require.NoError(t, errs[r][0])
-		require.ErrorIs(t, errs[r][1], payonce.ErrJournalSettled)
+		require.ErrorIs(t, errs[r][1], journal.ErrSettled)
 		got, err := j.Get(ctx(t), "scope", fmt.Sprintf("many-%d", r))
 		require.NoError(t, err)
 		assert.Equal(t, payonce.JournalSucceeded, got.State)

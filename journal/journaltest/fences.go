@@ -97,7 +97,7 @@ func testTakeRaisesTheFence(t *testing.T, j journal.Store) {
 	assert.Equal(t, int64(3), stored.Fence)
 
 	_, err = j.Take(ctx(t), payonce.TakeRequest{Scope: "s", Reference: "absent", Owner: "run-a", Lease: time.Hour})
-	require.ErrorIs(t, err, payonce.ErrJournalNotFound)
+	require.ErrorIs(t, err, journal.ErrNotFound)
 	_, err = j.Take(ctx(t), payonce.TakeRequest{Scope: "s", Reference: "f1", Lease: time.Hour})
 	require.Error(t, err, "no owner")
 	_, err = j.Take(ctx(t), payonce.TakeRequest{Scope: "s", Reference: "f1", Owner: "w"})
@@ -167,7 +167,7 @@ func testBeginAttemptMarksSent(t *testing.T, j journal.Store) {
 	assert.Equal(t, 2, stored.Attempts)
 
 	_, err = j.BeginAttempt(ctx(t), payonce.AttemptRequest{Scope: "s", Reference: "absent", Fence: 1, Owner: "run-a", Lease: time.Hour})
-	require.ErrorIs(t, err, payonce.ErrJournalNotFound)
+	require.ErrorIs(t, err, journal.ErrNotFound)
 	_, err = j.BeginAttempt(ctx(t), payonce.AttemptRequest{Scope: "s", Reference: "f4", Fence: 1, Lease: time.Hour})
 	require.Error(t, err, "no owner")
 }
@@ -184,10 +184,10 @@ func testSuccessLandsWhateverTheFence(t *testing.T, j journal.Store) {
 	assert.Empty(t, got.LeaseOwner)
 
 	at, err := j.BeginAttempt(ctx(t), payonce.AttemptRequest{Scope: "s", Reference: "f5", Fence: got.Fence, Owner: "run-b", Lease: time.Hour})
-	require.ErrorIs(t, err, payonce.ErrJournalSettled, "a settled entry is not sent again")
+	require.ErrorIs(t, err, journal.ErrSettled, "a settled entry is not sent again")
 	assert.Equal(t, payonce.JournalSucceeded, at.State, "the refusal returns the entry")
 	tk, err := j.Take(ctx(t), payonce.TakeRequest{Scope: "s", Reference: "f5", Owner: "run-c", Lease: time.Hour})
-	require.ErrorIs(t, err, payonce.ErrJournalSettled)
+	require.ErrorIs(t, err, journal.ErrSettled)
 	assert.Equal(t, payonce.JournalSucceeded, tk.State)
 }
 
@@ -208,7 +208,7 @@ func testSuccessReplacesFailed(t *testing.T, j journal.Store) {
 	assert.Empty(t, got.ErrorKind)
 
 	failed.Fence = got.Fence
-	require.ErrorIs(t, j.Update(ctx(t), failed), payonce.ErrJournalSettled, "succeeded is terminal")
+	require.ErrorIs(t, j.Update(ctx(t), failed), journal.ErrSettled, "succeeded is terminal")
 }
 
 func testClaimRaisesTheFence(t *testing.T, j journal.Store) {

@@ -119,7 +119,7 @@ func testReserveRefusesInvalid(t *testing.T, j journal.Store) {
 		assert.Error(t, err, name)
 	}
 	_, err := j.Get(ctx(t), "s", "invalid")
-	assert.ErrorIs(t, err, payonce.ErrJournalNotFound)
+	assert.ErrorIs(t, err, journal.ErrNotFound)
 }
 
 func testScopesAreSeparate(t *testing.T, j journal.Store) {
@@ -135,15 +135,15 @@ func testScopesAreSeparate(t *testing.T, j journal.Store) {
 
 func testGetAbsent(t *testing.T, j journal.Store) {
 	_, err := j.Get(ctx(t), "s", "absent")
-	require.ErrorIs(t, err, payonce.ErrJournalNotFound)
+	require.ErrorIs(t, err, journal.ErrNotFound)
 }
 
 func testUpdateAbsent(t *testing.T, j journal.Store) {
 	e := Entry("s", "absent")
 	e.State = payonce.JournalSucceeded
-	require.ErrorIs(t, j.Update(ctx(t), e), payonce.ErrJournalNotFound)
+	require.ErrorIs(t, j.Update(ctx(t), e), journal.ErrNotFound)
 	_, err := j.Get(ctx(t), "s", "absent")
-	require.ErrorIs(t, err, payonce.ErrJournalNotFound, "Update never inserts")
+	require.ErrorIs(t, err, journal.ErrNotFound, "Update never inserts")
 }
 
 func testRoundTrip(t *testing.T, j journal.Store) {
@@ -248,17 +248,17 @@ func testNeverBackToPending(t *testing.T, j journal.Store) {
 
 		back := up
 		back.State, back.Attempts, back.Result = payonce.JournalPending, 9, nil
-		require.ErrorIs(t, j.Update(ctx(t), back), payonce.ErrJournalSettled)
+		require.ErrorIs(t, j.Update(ctx(t), back), journal.ErrSettled)
 		// A settled entry takes no other failure; a succeeded one takes
 		// nothing at all (a failed one may still become succeeded:
 		// Precedence).
 		other := up
 		other.State = payonce.JournalFailed
-		require.ErrorIs(t, j.Update(ctx(t), other), payonce.ErrJournalSettled)
+		require.ErrorIs(t, j.Update(ctx(t), other), journal.ErrSettled)
 		if st == payonce.JournalSucceeded {
 			again := up
 			again.Result = []byte(`{"id":"2"}`)
-			require.ErrorIs(t, j.Update(ctx(t), again), payonce.ErrJournalSettled)
+			require.ErrorIs(t, j.Update(ctx(t), again), journal.ErrSettled)
 		}
 
 		got, err := j.Get(ctx(t), "s", e.Reference)
@@ -482,7 +482,7 @@ func testPurge(t *testing.T, j journal.Store) {
 		if present {
 			assert.NoError(t, err, ref)
 		} else {
-			assert.ErrorIs(t, err, payonce.ErrJournalNotFound, ref)
+			assert.ErrorIs(t, err, journal.ErrNotFound, ref)
 		}
 	}
 	n, err = j.Purge(ctx(t), time.Now().Add(-24*time.Hour))
@@ -496,5 +496,5 @@ func testCanceledContext(t *testing.T, j journal.Store) {
 	_, _, err := j.Reserve(c, Entry("s", "canceled"))
 	require.Error(t, err)
 	_, err = j.Get(context.Background(), "s", "canceled")
-	assert.ErrorIs(t, err, payonce.ErrJournalNotFound, "nothing reserved with a canceled context")
+	assert.ErrorIs(t, err, journal.ErrNotFound, "nothing reserved with a canceled context")
 }

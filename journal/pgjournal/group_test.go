@@ -85,7 +85,7 @@ func TestGroupCommitOneFailingWriteFailsOnlyItself(t *testing.T) {
 	assert.False(t, dupe.created)
 	assert.True(t, b.created)
 	_, err := j.Get(t.Context(), "scope", "c")
-	require.ErrorIs(t, err, payonce.ErrJournalNotFound, "a write whose context ended first is not made")
+	require.ErrorIs(t, err, journal.ErrNotFound, "a write whose context ended first is not made")
 }
 
 func TestGroupCommitPipelinedBatch(t *testing.T) {
@@ -106,8 +106,8 @@ func TestGroupCommitPipelinedBatch(t *testing.T) {
 	require.NoError(t, errs[0])
 	require.NoError(t, errs[1])
 	require.NoError(t, errs[2])
-	require.ErrorIs(t, errs[3], payonce.ErrJournalSettled)
-	require.ErrorIs(t, errs[4], payonce.ErrJournalNotFound)
+	require.ErrorIs(t, errs[3], journal.ErrSettled)
+	require.ErrorIs(t, errs[4], journal.ErrNotFound)
 	assert.True(t, a.created)
 	assert.False(t, dupe.created, "a second reserve in the same batch sees the first")
 	assert.Equal(t, payonce.JournalPending, dupe.out.State)

@@ -283,7 +283,7 @@ func (j *Journal) Now(ctx context.Context) (time.Time, error) {
 func refusedWrite(op, ref string, readErr, rule error) error {
 	switch {
 	case errors.Is(readErr, pgx.ErrNoRows):
-		return fmt.Errorf("pgjournal: %s %q: %w", op, ref, payonce.ErrJournalNotFound)
+		return fmt.Errorf("pgjournal: %s %q: %w", op, ref, journal.ErrNotFound)
 	case readErr != nil:
 		return fmt.Errorf("pgjournal: %s: %w", op, readErr)
 	case rule == nil:
@@ -325,7 +325,7 @@ func (j *Journal) get(ctx context.Context, q querier, scope, reference string) (
 		return payonce.JournalEntry{}, err
 	}
 	if len(es) == 0 {
-		return payonce.JournalEntry{}, fmt.Errorf("pgjournal: get %q: %w", reference, payonce.ErrJournalNotFound)
+		return payonce.JournalEntry{}, fmt.Errorf("pgjournal: get %q: %w", reference, journal.ErrNotFound)
 	}
 	return es[0], nil
 }

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/payonce/payonce/payoncetest"
+
 	"github.com/jackc/pgx/v5"
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/internal/keytest"
@@ -40,7 +42,7 @@ func TestRowHoldsNoSecretInIDOrEscapedDigits(t *testing.T) {
 			_, _ = io.WriteString(w, b.body)
 		}))
 		c, err := payonce.NewClient(payonce.WithBaseURL(srv.URL), payonce.WithJournal(j), payonce.WithScope("pg-rows"),
-			payonce.WithRetryPolicy(payonce.FastRetryPolicy()))
+			payonce.WithRetryPolicy(payoncetest.FastRetryPolicy()))
 		require.NoError(t, err)
 		req := &payonce.Request{Operation: "charges.create", Method: http.MethodPost, Path: "/charge", Body: map[string]string{"amount": "1.00"}, Keyed: true}
 		_, _ = c.Do(t.Context(), req, nil, payonce.WithReference(fmt.Sprint("r", i)), payonce.WithKey(keytest.Now(t, fmt.Sprintf("pg-row-key-%04d-abcdef", i))))

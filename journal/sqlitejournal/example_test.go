@@ -31,7 +31,7 @@ func ExampleOpen() {
 		return
 	}
 	defer j.Close()
-	policy := payonce.FastRetryPolicy()
+	policy := payoncetest.FastRetryPolicy()
 	policy.MaxAttempts = 1
 	client, _ := srv.Client(payonce.WithJournal(j), payonce.WithRetryPolicy(policy), payonce.WithExplicitKeys())
 	req := &a55.ChargeCreateRequest{Amount: payonce.MustParseAmount("42.00"), Currency: payonce.BRL, TypeCharge: a55.TypeCreditCard,

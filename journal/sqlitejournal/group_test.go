@@ -69,7 +69,7 @@ func TestGroupCommitOneFailingWriteFailsOnlyItself(t *testing.T) {
 	assert.Equal(t, a.Key, dupe.Key)
 	assert.True(t, bNew)
 	_, err := j.Get(t.Context(), "scope", "c")
-	require.ErrorIs(t, err, payonce.ErrJournalNotFound, "a write whose context ended first is not made")
+	require.ErrorIs(t, err, journal.ErrNotFound, "a write whose context ended first is not made")
 }
 
 func TestGroupCommitSharesOneTransaction(t *testing.T) {
@@ -88,7 +88,7 @@ func TestGroupCommitSharesOneTransaction(t *testing.T) {
 	assert.True(t, aNew)
 	assert.False(t, dupeNew, "a second reserve in the same batch sees the first")
 	require.NoError(t, j.Update(t.Context(), e))
-	require.ErrorIs(t, j.Update(t.Context(), journaltest.Entry("scope", "a")), payonce.ErrJournalSettled)
+	require.ErrorIs(t, j.Update(t.Context(), journaltest.Entry("scope", "a")), journal.ErrSettled)
 }
 
 func TestCloseRefusesWrites(t *testing.T) {

@@ -332,7 +332,7 @@ func get(ctx context.Context, q queryer, scope, reference string) (payonce.Journ
 		return payonce.JournalEntry{}, err
 	}
 	if len(es) == 0 {
-		return payonce.JournalEntry{}, fmt.Errorf("sqlitejournal: get %q: %w", reference, payonce.ErrJournalNotFound)
+		return payonce.JournalEntry{}, fmt.Errorf("sqlitejournal: get %q: %w", reference, journal.ErrNotFound)
 	}
 	return es[0], nil
 }

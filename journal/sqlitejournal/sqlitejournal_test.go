@@ -99,7 +99,7 @@ func TestReserveTxJoinsTheMerchantsTransaction(t *testing.T) {
 	}
 	orderWithEntry((*sql.Tx).Rollback)
 	_, err = j.Get(ctx, "s", "o-1/charge")
-	require.ErrorIs(t, err, payonce.ErrJournalNotFound)
+	require.ErrorIs(t, err, journal.ErrNotFound)
 
 	e := orderWithEntry((*sql.Tx).Commit)
 	got, err := j.Get(ctx, "s", "o-1/charge")
