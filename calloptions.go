@@ -15,7 +15,7 @@ import (
 // key) before any byte is sent.
 
 // WithCallRetryPolicy runs one operation under p instead of the client's
-// retry policy. A policy that fails RetryPolicy.Validate is refused with
+// retry policy. A policy that cannot work (as WithRetryPolicy checks) is refused with
 // ErrInvalidConfig.
 func WithCallRetryPolicy(p RetryPolicy) CallOption {
 	return func(o *callOptions) {
