@@ -33,19 +33,12 @@ var (
 	// ErrIdempotencyConflict: the key was already used with another payload
 	// (HTTP 409). Retrying can never succeed: fix the body or use a new key.
 	ErrIdempotencyConflict = corekit.ErrIdempotencyConflict
-	// ErrInsufficientBalance: the account cannot pay for the operation.
-	// Servers do not store this answer, so the same key and body succeed
-	// once the balance is topped up.
-	ErrInsufficientBalance = corekit.ErrInsufficientBalance
 	// ErrUnauthorized: missing, unknown or expired credentials (HTTP 401).
 	ErrUnauthorized = corekit.ErrUnauthorized
 	// ErrForbidden: the credentials may not do this (HTTP 403).
 	ErrForbidden = corekit.ErrForbidden
 	// ErrNotFound: the resource or path does not exist (HTTP 404).
 	ErrNotFound = corekit.ErrNotFound
-	// ErrInvalidState: a 409 that is not a key conflict: the resource cannot
-	// make this move (a charge already paid, canceled or settled).
-	ErrInvalidState = corekit.ErrInvalidState
 	// ErrInvalidRequest: the server refused the request as malformed or
 	// invalid (HTTP 400, 405, 413, 422 without a more specific code).
 	ErrInvalidRequest = corekit.ErrInvalidRequest
@@ -54,10 +47,6 @@ var (
 	ErrRateLimited = corekit.ErrRateLimited
 	// ErrServer: the server failed (HTTP 5xx).
 	ErrServer = corekit.ErrServer
-	// ErrCardDeclined: the issuer refused the card (CARD_DECLINED and kin).
-	ErrCardDeclined = corekit.ErrCardDeclined
-	// ErrChargeFailed: the charge ended in an error status (PROCESSING_ERROR).
-	ErrChargeFailed = corekit.ErrChargeFailed
 
 	// ErrKeyExpired: the operation's key is older than the provider's
 	// window minus the safety margin; another attempt could be executed
@@ -342,7 +331,7 @@ func redirectMayHaveRun(e *APIError) bool {
 // the same key and body, may succeed later: it is Temporary (network, 5xx,
 // 429, spent retries or budget, a context that ended while an attempt may
 // have been in flight) or the account lacked the balance
-// (ErrInsufficientBalance: servers do not store that answer). It is false
+// (coinepay.ErrInsufficientBalance: servers do not store that answer). It is false
 // for an operation without a key (nothing ties a new run to this one),
 // for a key past its window, and for conflicts, validation errors,
 // declined or failed charges and refused credentials.
@@ -350,7 +339,7 @@ func (e *APIError) Resumable() bool {
 	if e.Key.IsZero() || errors.Is(e, ErrKeyExpired) {
 		return false
 	}
-	return e.Temporary() || errors.Is(e, ErrInsufficientBalance)
+	return e.Temporary() || errors.Is(e, corekit.ErrInsufficientBalance)
 }
 
 // IsTemporary reports whether err is an *APIError whose failure may pass
@@ -367,7 +356,7 @@ func IsTemporary(err error) bool {
 // again later with the same key (WithKey(KeyOf(err))), may succeed
 // (APIError.Resumable). A job queue can rely on it alone: retry the job
 // when it is true, give up when it is false. Unlike IsTemporary it is
-// true for ErrInsufficientBalance (a top-up makes the same key succeed)
+// true for coinepay.ErrInsufficientBalance (a top-up makes the same key succeed)
 // and false for an operation that had no key.
 //
 //	if payonce.IsResumable(err) {

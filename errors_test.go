@@ -131,16 +131,16 @@ func TestIsResumable(t *testing.T) {
 		{&APIError{Key: testKey(k), Kind: ErrRetryBudgetExhausted}, true, true},
 		{&APIError{Key: testKey(k), Kind: context.Canceled}, true, true},
 		{&APIError{Key: testKey(k), Kind: context.DeadlineExceeded}, true, true},
-		{&APIError{Key: testKey(k), Kind: ErrInsufficientBalance, StatusCode: 402}, true, false},
+		{&APIError{Key: testKey(k), Kind: corekit.ErrInsufficientBalance, StatusCode: 402}, true, false},
 		{&APIError{Key: testKey(k), Kind: ErrIdempotencyConflict, StatusCode: 409}, false, false},
 		{&APIError{Key: testKey(k), Kind: ErrInvalidCard, Err: invalid(ErrInvalidCard, "card.number", "x")}, false, false},
 		{&APIError{Key: testKey(k), Kind: ErrInvalidRequest, StatusCode: 422}, false, false},
-		{&APIError{Key: testKey(k), Kind: ErrCardDeclined, StatusCode: 402}, false, false},
-		{&APIError{Key: testKey(k), Kind: ErrChargeFailed}, false, false},
+		{&APIError{Key: testKey(k), Kind: corekit.ErrCardDeclined, StatusCode: 402}, false, false},
+		{&APIError{Key: testKey(k), Kind: corekit.ErrChargeFailed}, false, false},
 		{&APIError{Key: testKey(k), Kind: ErrUnauthorized, StatusCode: 401}, false, false},
 		{&APIError{Key: testKey(k), Kind: ErrKeyExpired, Err: ErrServer}, false, false},
 		{&APIError{Kind: ErrRetriesExhausted, Err: ErrServer}, false, true},
-		{&APIError{Kind: ErrInsufficientBalance}, false, false},
+		{&APIError{Kind: corekit.ErrInsufficientBalance}, false, false},
 	}
 	for _, c := range cases {
 		wrapped := fmt.Errorf("job: %w", c.err)
@@ -169,9 +169,9 @@ func (k kindCodec) DecodeError(status int, h http.Header, body []byte, e *APIErr
 func TestInsufficientBalanceResumable(t *testing.T) {
 	rec := &recorder{statuses: []int{http.StatusPaymentRequired},
 		body: `{"code":402,"message":"余额不足","message_key":"insufficient_balance","data":null}`}
-	c := setup(t, rec, corekit.WithCodec(kindCodec{"insufficient_balance": ErrInsufficientBalance}))
+	c := setup(t, rec, corekit.WithCodec(kindCodec{"insufficient_balance": corekit.ErrInsufficientBalance}))
 	_, err := c.Do(t.Context(), postReq(), nil, WithKey(testKey("balance-key-1")))
-	require.ErrorIs(t, err, ErrInsufficientBalance)
+	require.ErrorIs(t, err, corekit.ErrInsufficientBalance)
 	assert.True(t, IsResumable(err))
 	assert.Equal(t, "balance-key-1", KeyOf(err).ID())
 	_, err = c.Do(t.Context(), postReq(), nil, WithoutKey())

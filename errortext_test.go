@@ -21,9 +21,9 @@ import (
 // separated segment.
 func repeated(s string) string {
 	for _, k := range []error{ErrKeyRequired, ErrKeyTooShort, ErrKeyTooLong, ErrKeyInvalidChars, ErrIdempotencyConflict,
-		ErrInsufficientBalance, ErrUnauthorized, ErrForbidden, ErrNotFound, ErrInvalidState, ErrInvalidRequest,
-		ErrRateLimited, ErrServer, corekit.ErrSignatureInvalid, corekit.ErrTimestampExpired, corekit.ErrNonceReplayed, ErrCardDeclined,
-		ErrChargeFailed, ErrKeyExpired, ErrRetriesExhausted, ErrRetryBudgetExhausted, ErrTransport,
+		corekit.ErrInsufficientBalance, ErrUnauthorized, ErrForbidden, ErrNotFound, corekit.ErrInvalidState, ErrInvalidRequest,
+		ErrRateLimited, ErrServer, corekit.ErrSignatureInvalid, corekit.ErrTimestampExpired, corekit.ErrNonceReplayed, corekit.ErrCardDeclined,
+		corekit.ErrChargeFailed, ErrKeyExpired, ErrRetriesExhausted, ErrRetryBudgetExhausted, ErrTransport,
 		ErrMalformedResponse, ErrInvalidAmount, ErrInvalidCard, ErrInvalidConfig, ErrSignerTemporary, ErrRedirectRefused} {
 		if strings.Count(s, k.Error()) > 1 {
 			return k.Error()
@@ -65,7 +65,7 @@ func TestErrorTextSaysEachThingOnce(t *testing.T) {
 		{Provider: "test", Method: "POST", Path: "/x", Kind: ErrTransport, Err: fmt.Errorf("%w: redirect to plain http:// refused", ErrTransport)},
 		{Provider: "test", Operation: "op", Kind: ErrRetriesExhausted, Err: ErrServer, StatusCode: 503, Attempts: 5, Key: testKey("k-0123456789abcdef")},
 		{Provider: "test", Operation: "op", Kind: ErrRetriesExhausted, Err: fmt.Errorf("%w: %w", ErrTransport, errors.New("dial: refused")), Attempts: 5},
-		{Provider: "a55", Operation: "charges.create", Kind: ErrCardDeclined, StatusCode: 402, Code: "CARD_DECLINED", Message: "CARD_DECLINED",
+		{Provider: "a55", Operation: "charges.create", Kind: corekit.ErrCardDeclined, StatusCode: 402, Code: "CARD_DECLINED", Message: "CARD_DECLINED",
 			Err: errors.New("charge c1 status error")},
 		{Provider: "coinepay", Operation: "cards.apply", Kind: ErrIdempotencyConflict, StatusCode: 409,
 			Code: "openapi_idempotency_key_conflict", Message: "Idempotency-Key 冲突", Key: testKey("k-1")},

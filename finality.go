@@ -1,6 +1,10 @@
 package payonce
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/payonce/payonce/internal/corekit"
+)
 
 // finalityCodec is a codec that knows which of its provider's failures are
 // final for an idempotency key. The journal records a failure as failed
@@ -23,8 +27,8 @@ type finalityCodec interface {
 // balance to top up, refused credentials or signatures, a key conflict,
 // an answer the client could not read) may still execute under the key.
 var defaultFinalKinds = []error{
-	ErrInvalidRequest, ErrInvalidAmount, ErrInvalidCard, ErrNotFound, ErrInvalidState,
-	ErrCardDeclined, ErrChargeFailed,
+	ErrInvalidRequest, ErrInvalidAmount, ErrInvalidCard, ErrNotFound, corekit.ErrInvalidState,
+	corekit.ErrCardDeclined, corekit.ErrChargeFailed,
 	ErrKeyRequired, ErrKeyTooShort, ErrKeyTooLong, ErrKeyInvalidChars,
 }
 

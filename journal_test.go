@@ -199,7 +199,7 @@ func TestJournalFailedReturnsTheSameTypedError(t *testing.T) {
 	})
 	c := journalClient(t, s, j, newClock())
 	_, err1 := c.Do(t.Context(), chargeReq("10.00"), nil, payonce.WithReference("order-2"))
-	require.ErrorIs(t, err1, payonce.ErrCardDeclined)
+	require.ErrorIs(t, err1, a55.ErrCardDeclined)
 
 	e, err := j.Get(t.Context(), "a55:client-1", "order-2")
 	require.NoError(t, err)
@@ -210,7 +210,7 @@ func TestJournalFailedReturnsTheSameTypedError(t *testing.T) {
 	assert.NotContains(t, e.ErrorMessage, "123")
 
 	meta, err2 := c.Do(t.Context(), chargeReq("10.00"), nil, payonce.WithReference("order-2"))
-	require.ErrorIs(t, err2, payonce.ErrCardDeclined)
+	require.ErrorIs(t, err2, a55.ErrCardDeclined)
 	assert.Equal(t, int32(1), s.calls.Load(), "nothing sent")
 	var a1, a2 *payonce.APIError
 	require.ErrorAs(t, err1, &a1)
@@ -433,7 +433,7 @@ func TestJournalUpdateFailureAfterTheOperationRan(t *testing.T) {
 	c2 := journalClient(t, s2, j2, newClock())
 	_, err = c2.Do(t.Context(), chargeReq("1.00"), nil, payonce.WithReference("order-10"))
 	require.ErrorIs(t, err, payonce.ErrJournal)
-	require.ErrorIs(t, err, payonce.ErrCardDeclined)
+	require.ErrorIs(t, err, a55.ErrCardDeclined)
 	var ae *payonce.APIError
 	require.ErrorAs(t, err, &ae)
 	assert.Equal(t, http.StatusPaymentRequired, ae.StatusCode)

@@ -160,7 +160,7 @@ func TestRunTakenOverMidAttemptDoesNotAnswerItsFinalFailure(t *testing.T) {
 	var ae *payonce.APIError
 	require.ErrorAs(t, err, &ae)
 	assert.Equal(t, payonce.ErrJournalFenced, ae.Kind, "the run lost the entry: its decline is not the outcome")
-	assert.NotErrorIs(t, err, payonce.ErrCardDeclined)
+	assert.NotErrorIs(t, err, a55.ErrCardDeclined)
 	assert.NotEmpty(t, ae.Key)
 	e, gerr := j.Get(t.Context(), "a55:client-1", "order-t1")
 	require.NoError(t, gerr)

@@ -12,10 +12,10 @@ import (
 
 func TestKindNames(t *testing.T) {
 	kinds := []error{ErrKeyRequired, ErrKeyTooShort, ErrKeyTooLong, ErrKeyInvalidChars,
-		ErrIdempotencyConflict, ErrInsufficientBalance, ErrUnauthorized, ErrForbidden,
-		ErrNotFound, ErrInvalidState, ErrInvalidRequest, ErrRateLimited, ErrServer,
-		corekit.ErrSignatureInvalid, corekit.ErrTimestampExpired, corekit.ErrNonceReplayed, ErrCardDeclined,
-		ErrChargeFailed, ErrKeyExpired, ErrRetriesExhausted, ErrRetryBudgetExhausted,
+		ErrIdempotencyConflict, corekit.ErrInsufficientBalance, ErrUnauthorized, ErrForbidden,
+		ErrNotFound, corekit.ErrInvalidState, ErrInvalidRequest, ErrRateLimited, ErrServer,
+		corekit.ErrSignatureInvalid, corekit.ErrTimestampExpired, corekit.ErrNonceReplayed, corekit.ErrCardDeclined,
+		corekit.ErrChargeFailed, ErrKeyExpired, ErrRetriesExhausted, ErrRetryBudgetExhausted,
 		ErrTransport, ErrMalformedResponse, ErrInvalidAmount, ErrInvalidCard,
 		ErrInvalidConfig, ErrRedirectRefused, ErrSignerTemporary, ErrOutcomeUnknown, ErrJournal, context.Canceled, context.DeadlineExceeded}
 	names := map[string]bool{}
@@ -28,5 +28,5 @@ func TestKindNames(t *testing.T) {
 	}
 	assert.Empty(t, corekit.KindName(errors.New("other")))
 	assert.Nil(t, corekit.KindByName("no_such_kind"))
-	assert.Equal(t, "card_declined", corekit.KindName(ErrCardDeclined), "names are stable")
+	assert.Equal(t, "card_declined", corekit.KindName(corekit.ErrCardDeclined), "names are stable")
 }

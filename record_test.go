@@ -295,7 +295,7 @@ func TestTakeOverRefusedFinallyIsNotTheOutcome(t *testing.T) {
 	_, err = c.Do(t.Context(), chargeReq("1.00"), nil, payonce.WithReference("order-p9"))
 	require.Error(t, err)
 	assert.ErrorIs(t, err, payonce.ErrOutcomeUnknown)
-	assert.NotErrorIs(t, err, payonce.ErrCardDeclined, "the caller must not read 'nothing charged'")
+	assert.NotErrorIs(t, err, corekit.ErrCardDeclined, "the caller must not read 'nothing charged'")
 	assert.Equal(t, "inherited-key-0123456789", payonce.KeyOf(err).ID())
 	assert.Contains(t, err.Error(), "CARD_DECLINED", "the refusal's text stays")
 	assert.Equal(t, int32(1), s.calls.Load())

@@ -1,7 +1,5 @@
 package a55
 
-import "github.com/payonce/payonce"
-
 // Return codes of a failed card charge, as the first code of its message
 // list. They are the codes A55's sandbox simulator answers for a card
 // number's last digit (see docs/a55.md) and the acquirer codes of the same
@@ -21,9 +19,9 @@ const (
 func chargeCodeKind(code string) error {
 	switch code {
 	case CodeNotAuthorized, CodeExpiredCard, CodeCanceledCard, CodeBlockedCard:
-		return payonce.ErrCardDeclined
+		return ErrCardDeclined
 	case CodeTimeout, CodeCardProblem:
-		return payonce.ErrChargeFailed
+		return ErrChargeFailed
 	}
 	return codeKind(code)
 }

@@ -26,12 +26,12 @@ func TestTestCardOutcomeByLastDigit(t *testing.T) {
 		code  string
 	}{
 		{0, nil, ""}, {1, nil, ""}, {4, nil, ""},
-		{2, payonce.ErrCardDeclined, a55.CodeNotAuthorized},
-		{3, payonce.ErrCardDeclined, a55.CodeExpiredCard},
-		{5, payonce.ErrCardDeclined, a55.CodeBlockedCard},
-		{7, payonce.ErrCardDeclined, a55.CodeCanceledCard},
-		{6, payonce.ErrChargeFailed, a55.CodeTimeout},
-		{8, payonce.ErrChargeFailed, a55.CodeCardProblem},
+		{2, a55.ErrCardDeclined, a55.CodeNotAuthorized},
+		{3, a55.ErrCardDeclined, a55.CodeExpiredCard},
+		{5, a55.ErrCardDeclined, a55.CodeBlockedCard},
+		{7, a55.ErrCardDeclined, a55.CodeCanceledCard},
+		{6, a55.ErrChargeFailed, a55.CodeTimeout},
+		{8, a55.ErrChargeFailed, a55.CodeCardProblem},
 	} {
 		t.Run(fmt.Sprint(tc.digit), func(t *testing.T) {
 			number := a55test.TestCard(tc.digit)
@@ -47,7 +47,7 @@ func TestTestCardOutcomeByLastDigit(t *testing.T) {
 			}
 			require.Error(t, err)
 			assert.ErrorIs(t, err, tc.kind)
-			for _, other := range []error{payonce.ErrCardDeclined, payonce.ErrChargeFailed} {
+			for _, other := range []error{a55.ErrCardDeclined, a55.ErrChargeFailed} {
 				if other != tc.kind {
 					assert.NotErrorIs(t, err, other)
 				}
@@ -77,7 +77,7 @@ func TestTestCardNineIsDeterministicPerKey(t *testing.T) {
 		_, again := c.Charges.Create(ctx, guideCharge(t, number), payonce.WithKey(keytest.Now(t, k)))
 		require.Equal(t, first == nil, again == nil, "key %s drew two outcomes", k)
 		if first != nil {
-			require.ErrorIs(t, first, payonce.ErrChargeFailed)
+			require.ErrorIs(t, first, a55.ErrChargeFailed)
 			ch, ok := a55.ChargeFromError(first)
 			require.True(t, ok)
 			require.Equal(t, []string{a55.CodeTimeout}, ch.Messages.Codes())
@@ -95,12 +95,12 @@ func TestDocumentedTestCardsKeepTheirAnswers(t *testing.T) {
 	ctx := context.Background()
 	for i := range 8 {
 		_, err := c.Charges.Create(ctx, guideCharge(t, a55test.CardProcError), payonce.WithKey(keytest.Now(t, key(fmt.Sprintf("proc-%d", i)))))
-		require.ErrorIs(t, err, payonce.ErrChargeFailed)
+		require.ErrorIs(t, err, a55.ErrChargeFailed)
 		ch, _ := a55.ChargeFromError(err)
 		require.Equal(t, []string{"PROCESSING_ERROR"}, ch.Messages.Codes())
 	}
 	_, err := c.Charges.Create(ctx, guideCharge(t, a55test.CardDeclined))
-	require.ErrorIs(t, err, payonce.ErrCardDeclined)
+	require.ErrorIs(t, err, a55.ErrCardDeclined)
 	ch, _ := a55.ChargeFromError(err)
 	require.Equal(t, []string{"CARD_DECLINED"}, ch.Messages.Codes())
 	ok, err := c.Charges.Create(ctx, guideCharge(t, a55test.CardConfirms))

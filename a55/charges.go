@@ -176,8 +176,8 @@ type CancelRequest struct {
 // is checked before any byte is sent (amount above zero, currency, card
 // number by Luhn, expiry against the client's clock, payonce.WithClock,
 // CVV). A declined card or a failed charge is a
-// *ChargeError (errors.Is payonce.ErrCardDeclined or
-// payonce.ErrChargeFailed) that still gives the charge.
+// *ChargeError (errors.Is ErrCardDeclined or
+// ErrChargeFailed) that still gives the charge.
 func (s *ChargesService) Create(ctx context.Context, req *ChargeCreateRequest, opts ...payonce.CallOption) (*Charge, error) {
 	ch := new(Charge)
 	meta, err := s.c.do(ctx, &payonce.Request{
@@ -216,7 +216,7 @@ func (s *ChargesService) Get(ctx context.Context, chargeUUID, walletUUID string,
 
 // Capture captures a pre-authorised charge (created with Capture false):
 // POST /api/v1/bank/wallet/charge/capture/. Capturing a charge already
-// captured or canceled is payonce.ErrInvalidState.
+// captured or canceled is ErrInvalidState.
 func (s *ChargesService) Capture(ctx context.Context, req *CaptureRequest, opts ...payonce.CallOption) (*Charge, error) {
 	return s.post(ctx, "charges.capture", PathChargeCapture, req, func() error {
 		if req == nil {
@@ -228,7 +228,7 @@ func (s *ChargesService) Capture(ctx context.Context, req *CaptureRequest, opts 
 
 // Refund refunds a captured charge, wholly or in part:
 // POST /api/v1/bank/wallet/charge/refund/. Refunding more than remains, or
-// a charge not captured, is payonce.ErrInvalidState.
+// a charge not captured, is ErrInvalidState.
 func (s *ChargesService) Refund(ctx context.Context, req *RefundRequest, opts ...payonce.CallOption) (*Charge, error) {
 	return s.post(ctx, "charges.refund", PathChargeRefund, req, func() error {
 		if req == nil {
@@ -241,7 +241,7 @@ func (s *ChargesService) Refund(ctx context.Context, req *RefundRequest, opts ..
 // Cancel cancels a charge not yet captured or settled:
 // POST /api/v1/bank/wallet/charge/cancel/; the answer's status is
 // StatusCanceled. Canceling a captured or canceled charge is
-// payonce.ErrInvalidState.
+// ErrInvalidState.
 func (s *ChargesService) Cancel(ctx context.Context, req *CancelRequest, opts ...payonce.CallOption) (*Charge, error) {
 	return s.post(ctx, "charges.cancel", PathChargeCancel, req, func() error {
 		if req == nil {
@@ -266,8 +266,8 @@ func (s *ChargesService) post(ctx context.Context, op, path string, body any, va
 }
 
 // ChargeError is the error of a charge that exists but failed: the card
-// was declined (errors.Is payonce.ErrCardDeclined) or processing failed
-// (payonce.ErrChargeFailed). Charge is the charge as the answer described
+// was declined (errors.Is ErrCardDeclined) or processing failed
+// (ErrChargeFailed). Charge is the charge as the answer described
 // it (at least its UUID, status and messages); Err is the
 // *payonce.APIError, so payonce.KeyOf and errors.Is
 // work on a *ChargeError as on any other error of the client.

@@ -175,7 +175,7 @@ func TestIllegalMoves(t *testing.T) {
 				ch, err := tc.call()
 				require.Error(t, err)
 				assert.Nil(t, ch)
-				assert.ErrorIs(t, err, payonce.ErrInvalidState)
+				assert.ErrorIs(t, err, a55.ErrInvalidState)
 				assert.NotErrorIs(t, err, payonce.ErrIdempotencyConflict)
 				assert.False(t, payonce.IsTemporary(err))
 				var ae *payonce.APIError

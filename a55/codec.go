@@ -20,11 +20,11 @@ import (
 //	general:      {"error":{"code":"..","message":"..","details":[{"field":"..","reason":".."}]},"request_id":"req_.."}
 //	charge-level: {"charge_uuid":"..","status":"error","message":[{"code":"..","source":"..","description":".."}]}
 //
-// A 409 in the charge-level shape is an illegal move (payonce.ErrInvalidState);
+// A 409 in the charge-level shape is an illegal move (ErrInvalidState);
 // a 409 in the general shape, or with no body, is a key reused with another
 // payload (payonce.ErrIdempotencyConflict). A charge answered with status
-// "error", whether as 2xx or 4xx, is payonce.ErrCardDeclined or
-// payonce.ErrChargeFailed, and the charge stays reachable through
+// "error", whether as 2xx or 4xx, is ErrCardDeclined or
+// ErrChargeFailed, and the charge stays reachable through
 // *ChargeError. Unknown fields are ignored.
 type Codec struct{}
 
@@ -123,13 +123,13 @@ func decodeErrorBody(status int, body []byte, e *payonce.APIError) {
 	fillFromMessages(e, msgs)
 	switch {
 	case status == http.StatusConflict:
-		e.Kind = payonce.ErrInvalidState
+		e.Kind = ErrInvalidState
 	case status == http.StatusUnauthorized || status == http.StatusForbidden ||
 		status == http.StatusNotFound || status == http.StatusTooManyRequests || status >= 500:
 		// the code or status table decides
 	default:
 		e.Kind = chargeCodeKind(e.Code)
-		if e.Kind == payonce.ErrCardDeclined || e.Kind == payonce.ErrChargeFailed ||
+		if e.Kind == ErrCardDeclined || e.Kind == ErrChargeFailed ||
 			(e.Kind == nil && v.Status == StatusError) {
 			e.Kind = chargeFailureKind(status, e.Code)
 			var ch Charge
@@ -142,15 +142,15 @@ func decodeErrorBody(status int, body []byte, e *payonce.APIError) {
 }
 
 // chargeFailureKind maps a failed charge's first code (chargeCodeKind): declines (and 402)
-// are payonce.ErrCardDeclined, everything else payonce.ErrChargeFailed.
+// are ErrCardDeclined, everything else ErrChargeFailed.
 func chargeFailureKind(status int, code string) error {
-	if k := chargeCodeKind(code); k == payonce.ErrCardDeclined || k == payonce.ErrChargeFailed {
+	if k := chargeCodeKind(code); k == ErrCardDeclined || k == ErrChargeFailed {
 		return k
 	}
 	if status == http.StatusPaymentRequired {
-		return payonce.ErrCardDeclined
+		return ErrCardDeclined
 	}
-	return payonce.ErrChargeFailed
+	return ErrChargeFailed
 }
 
 // fillFromMessages puts a charge-level message list into e: the first code,
@@ -197,8 +197,8 @@ var _ interface {
 // exists and ChargeFromError reaches it). Anything else may still execute
 // under the key, since A55 keeps only 2xx answers.
 var finalKinds = []error{
-	payonce.ErrInvalidRequest, payonce.ErrNotFound, payonce.ErrInvalidState,
-	payonce.ErrCardDeclined, payonce.ErrChargeFailed,
+	payonce.ErrInvalidRequest, payonce.ErrNotFound, ErrInvalidState,
+	ErrCardDeclined, ErrChargeFailed,
 	payonce.ErrKeyRequired, payonce.ErrKeyTooShort, payonce.ErrKeyTooLong, payonce.ErrKeyInvalidChars,
 }
 

@@ -55,11 +55,11 @@ func TestCodecErrorShapes(t *testing.T) {
 	}{
 		{"general conflict", 409, `{"error":{"code":"IDEMPOTENCY_KEY_CONFLICT","message":"reused","details":[]},"request_id":"req_9"}`, payonce.ErrIdempotencyConflict, "IDEMPOTENCY_KEY_CONFLICT", false},
 		{"empty 409", 409, ``, payonce.ErrIdempotencyConflict, "", false},
-		{"charge-level 409", 409, `{"charge_uuid":"c1","status":"error","message":[{"code":"CANCEL_NOT_ALLOWED","source":"charge","description":"no"}]}`, payonce.ErrInvalidState, "CANCEL_NOT_ALLOWED", false},
-		{"charge-level 409 unknown code", 409, `{"charge_uuid":"c1","status":"error","message":[{"code":"SOMETHING_NEW","source":"charge","description":"no"}]}`, payonce.ErrInvalidState, "SOMETHING_NEW", false},
-		{"declined", 400, `{"charge_uuid":"c2","status":"error","message":[{"code":"CARD_DECLINED","source":"card","description":"declined"}]}`, payonce.ErrCardDeclined, "CARD_DECLINED", true},
-		{"processing", 400, `{"charge_uuid":"c3","status":"error","message":[{"code":"PROCESSING_ERROR","source":"card","description":"failed"}]}`, payonce.ErrChargeFailed, "PROCESSING_ERROR", true},
-		{"402 unknown", 402, `{"charge_uuid":"c4","status":"error","message":"nope"}`, payonce.ErrCardDeclined, "", true},
+		{"charge-level 409", 409, `{"charge_uuid":"c1","status":"error","message":[{"code":"CANCEL_NOT_ALLOWED","source":"charge","description":"no"}]}`, ErrInvalidState, "CANCEL_NOT_ALLOWED", false},
+		{"charge-level 409 unknown code", 409, `{"charge_uuid":"c1","status":"error","message":[{"code":"SOMETHING_NEW","source":"charge","description":"no"}]}`, ErrInvalidState, "SOMETHING_NEW", false},
+		{"declined", 400, `{"charge_uuid":"c2","status":"error","message":[{"code":"CARD_DECLINED","source":"card","description":"declined"}]}`, ErrCardDeclined, "CARD_DECLINED", true},
+		{"processing", 400, `{"charge_uuid":"c3","status":"error","message":[{"code":"PROCESSING_ERROR","source":"card","description":"failed"}]}`, ErrChargeFailed, "PROCESSING_ERROR", true},
+		{"402 unknown", 402, `{"charge_uuid":"c4","status":"error","message":"nope"}`, ErrCardDeclined, "", true},
 		{"unauthorized", 401, `{"error":{"code":"INVALID_TOKEN","message":"expired"},"request_id":"r"}`, payonce.ErrUnauthorized, "INVALID_TOKEN", false},
 		{"forbidden", 403, `{"error":{"code":"X","message":"no"}}`, payonce.ErrForbidden, "X", false},
 		{"not found", 404, `{"error":{"code":"NOT_FOUND","message":"no"}}`, payonce.ErrNotFound, "NOT_FOUND", false},
@@ -104,7 +104,7 @@ func TestDeclinedAs2xxKeepsCharge(t *testing.T) {
 	})
 	_, err := u.client.Charges.Create(context.Background(), guideCharge())
 	require.Error(t, err)
-	assert.ErrorIs(t, err, payonce.ErrCardDeclined)
+	assert.ErrorIs(t, err, ErrCardDeclined)
 	var ce *ChargeError
 	require.ErrorAs(t, err, &ce)
 	assert.Equal(t, "c5", ce.Charge.UUID)

@@ -1,6 +1,7 @@
 package a55_test
 
 import (
+	"github.com/payonce/payonce/internal/corekit"
 	"net/http"
 	"testing"
 
@@ -13,10 +14,10 @@ import (
 // The A55 table of failures final for a key: refusals of the body or key
 // and the charges A55 decided; everything else leaves the entry pending.
 func TestFinalForKey(t *testing.T) {
-	final := []error{payonce.ErrInvalidRequest, payonce.ErrNotFound, payonce.ErrInvalidState, payonce.ErrCardDeclined,
-		payonce.ErrChargeFailed, payonce.ErrKeyTooShort, payonce.ErrKeyTooLong, payonce.ErrKeyInvalidChars, payonce.ErrKeyRequired}
+	final := []error{payonce.ErrInvalidRequest, payonce.ErrNotFound, a55.ErrInvalidState, a55.ErrCardDeclined,
+		a55.ErrChargeFailed, payonce.ErrKeyTooShort, payonce.ErrKeyTooLong, payonce.ErrKeyInvalidChars, payonce.ErrKeyRequired}
 	open := []error{payonce.ErrServer, payonce.ErrRateLimited, payonce.ErrUnauthorized, payonce.ErrForbidden,
-		payonce.ErrIdempotencyConflict, payonce.ErrInsufficientBalance, payonce.ErrMalformedResponse, payonce.ErrRetriesExhausted,
+		payonce.ErrIdempotencyConflict, corekit.ErrInsufficientBalance, payonce.ErrMalformedResponse, payonce.ErrRetriesExhausted,
 		payonce.ErrTransport}
 	var c a55.Codec
 	for _, k := range final {

@@ -25,9 +25,9 @@
 // The mapping of A55's answers:
 //
 //	409, general shape or no body        payonce.ErrIdempotencyConflict (never retried)
-//	409, charge-level shape              payonce.ErrInvalidState (already paid, canceled, settled)
-//	charge with status "error"           *ChargeError: payonce.ErrCardDeclined (codes 05, 57, 77, 78,
-//	                                     CARD_DECLINED...) or payonce.ErrChargeFailed (70, 99, PROCESSING_ERROR...)
+//	409, charge-level shape              ErrInvalidState (already paid, canceled, settled)
+//	charge with status "error"           *ChargeError: ErrCardDeclined (codes 05, 57, 77, 78,
+//	                                     CARD_DECLINED...) or ErrChargeFailed (70, 99, PROCESSING_ERROR...)
 //	401                                  token refreshed once, attempt repeated; then payonce.ErrUnauthorized
 //	403, 404, 400/422                    payonce.ErrForbidden, payonce.ErrNotFound, payonce.ErrInvalidRequest
 //	429                                  waits Retry-After (capped by the policy) and retries

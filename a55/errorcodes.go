@@ -27,15 +27,15 @@ func codeKind(code string) error {
 		return payonce.ErrRateLimited
 	case "CARD_DECLINED", "INSUFFICIENT_FUNDS", "INVALID_CARD", "EXPIRED_CARD",
 		"INVALID_CVC", "3DS_REQUIRED", "3DS_FAILED", "FRAUD_SUSPECTED":
-		return payonce.ErrCardDeclined
+		return ErrCardDeclined
 	case "PROCESSING_ERROR", "TIMEOUT":
-		return payonce.ErrChargeFailed
+		return ErrChargeFailed
 	case "CURRENCY_NOT_SUPPORTED", "AMOUNT_INVALID", "VALIDATION_ERROR", "INVALID_REQUEST",
 		"INVALID_JSON", "METHOD_NOT_ALLOWED", "PAYLOAD_TOO_LARGE":
 		return payonce.ErrInvalidRequest
 	case "CANCEL_NOT_ALLOWED", "CAPTURE_NOT_ALLOWED", "REFUND_NOT_ALLOWED", "REFUND_EXCEEDS_AMOUNT",
 		"CHARGE_ALREADY_PAID", "CHARGE_ALREADY_CANCELED", "CHARGE_ALREADY_SETTLED", "INVALID_STATE":
-		return payonce.ErrInvalidState
+		return ErrInvalidState
 	case "INTERNAL_ERROR":
 		return payonce.ErrServer
 	}

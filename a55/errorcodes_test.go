@@ -12,10 +12,10 @@ import (
 func TestCodeKindTable(t *testing.T) {
 	table := map[string]error{
 		"RATE_LIMIT_EXCEEDED":       payonce.ErrRateLimited,
-		"CARD_DECLINED":             payonce.ErrCardDeclined,
-		"INSUFFICIENT_FUNDS":        payonce.ErrCardDeclined,
-		"PROCESSING_ERROR":          payonce.ErrChargeFailed,
-		"CANCEL_NOT_ALLOWED":        payonce.ErrInvalidState,
+		"CARD_DECLINED":             ErrCardDeclined,
+		"INSUFFICIENT_FUNDS":        ErrCardDeclined,
+		"PROCESSING_ERROR":          ErrChargeFailed,
+		"CANCEL_NOT_ALLOWED":        ErrInvalidState,
 		"IDEMPOTENCY_KEY_CONFLICT":  payonce.ErrIdempotencyConflict,
 		"IDEMPOTENCY_KEY_TOO_SHORT": payonce.ErrKeyTooShort,
 		"AMOUNT_INVALID":            payonce.ErrInvalidRequest,

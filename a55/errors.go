@@ -2,9 +2,22 @@ package a55
 
 import "github.com/payonce/payonce/internal/corekit"
 
-// Errors of a settle lookup (ChargesService.SettleCreate), besides
-// payonce's: A55's records did not tell what happened, so nothing was
-// recorded and the entry stays pending.
+// Errors of A55's answers, besides payonce's: every failure is an
+// *payonce.APIError whose Kind is one of them or of payonce's.
+var (
+	// ErrCardDeclined: the issuer refused the card (CARD_DECLINED and kin).
+	ErrCardDeclined = corekit.ErrCardDeclined
+	// ErrChargeFailed: the charge ended in an error status
+	// (PROCESSING_ERROR).
+	ErrChargeFailed = corekit.ErrChargeFailed
+	// ErrInvalidState: a 409 that is not a key conflict: the charge cannot
+	// make this move (already paid, canceled or settled).
+	ErrInvalidState = corekit.ErrInvalidState
+)
+
+// Errors of a settle lookup (ChargesService.SettleCreate): A55's records
+// did not tell what happened, so nothing was recorded and the entry stays
+// pending.
 var (
 	// ErrLookupAmbiguous: more than one charge at A55 could be the
 	// entry's. The lookup never picks one: settle by hand

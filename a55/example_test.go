@@ -122,7 +122,7 @@ func ExampleChargesService_Create_declined() {
 	defer srv.Close()
 
 	_, err := client.Charges.Create(context.Background(), exampleCharge(a55test.CardDeclined, true))
-	if errors.Is(err, payonce.ErrCardDeclined) {
+	if errors.Is(err, a55.ErrCardDeclined) {
 		ch, _ := a55.ChargeFromError(err)
 		fmt.Println("declined:", ch.Status, ch.Messages.Codes())
 		fmt.Println("card number in error:", strings.Contains(err.Error(), a55test.CardDeclined))
@@ -187,7 +187,7 @@ func ExampleChargesService_Capture() {
 
 	// Capturing again is an illegal move, not a key conflict.
 	_, err = client.Charges.Capture(ctx, &a55.CaptureRequest{ChargeUUID: ch.UUID})
-	fmt.Println(errors.Is(err, payonce.ErrInvalidState))
+	fmt.Println(errors.Is(err, a55.ErrInvalidState))
 	// Output:
 	// pending
 	// confirmed 80.00

@@ -351,8 +351,8 @@ func TestTestCards(t *testing.T) {
 		kind   error
 		code   string
 	}{
-		{a55test.CardDeclined, payonce.ErrCardDeclined, "CARD_DECLINED"},
-		{a55test.CardProcError, payonce.ErrChargeFailed, "PROCESSING_ERROR"},
+		{a55test.CardDeclined, a55.ErrCardDeclined, "CARD_DECLINED"},
+		{a55test.CardProcError, a55.ErrChargeFailed, "PROCESSING_ERROR"},
 	} {
 		ch, err := c.Charges.Create(ctx, guideCharge(t, tc.number))
 		require.Error(t, err)

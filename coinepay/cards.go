@@ -197,7 +197,7 @@ func (d *applyData) UnmarshalJSON(b []byte) error {
 // Recharge moves req.Amount from the API key's balance onto a card. Like
 // Apply it is a business operation with one key for all attempts: two
 // recharges of the same amount are two operations only with two keys.
-// payonce.ErrInsufficientBalance is not stored by the server: after a
+// ErrInsufficientBalance is not stored by the server: after a
 // top-up the same key and body succeed.
 func (s *CardsService) Recharge(ctx context.Context, req *RechargeRequest, opts ...payonce.CallOption) (*RechargeResult, error) {
 	var rc Recharge

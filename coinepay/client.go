@@ -12,7 +12,7 @@
 //
 //	res, err := client.Cards.Apply(ctx, &coinepay.ApplyRequest{HeaderID: "h1", PackageID: "p1"})
 //	switch {
-//	case errors.Is(err, payonce.ErrInsufficientBalance):
+//	case errors.Is(err, ErrInsufficientBalance):
 //		// top up, then run the same operation again with payonce.WithKey(payonce.KeyOf(err))
 //	case errors.Is(err, payonce.ErrIdempotencyConflict):
 //		// the key was used for another body: a bug in the caller

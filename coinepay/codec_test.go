@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"testing"
 
+	"github.com/payonce/payonce/internal/corekit"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -30,7 +32,7 @@ func TestMessageKeysMapToSentinels(t *testing.T) {
 		{400, "openapi_idempotency_key_too_long", "Idempotency-Key 过长", payonce.ErrKeyTooLong},
 		{400, "openapi_idempotency_key_invalid_chars", "Idempotency-Key 含非法字符", payonce.ErrKeyInvalidChars},
 		{409, "openapi_idempotency_key_conflict", "Idempotency-Key 冲突", payonce.ErrIdempotencyConflict},
-		{400, "insufficient_balance", "余额不足", payonce.ErrInsufficientBalance},
+		{400, "insufficient_balance", "余额不足", coinepay.ErrInsufficientBalance},
 		{401, "openapi_signature_required", "缺少签名", coinepay.ErrSignatureInvalid},
 		{401, "openapi_api_key_invalid", "API Key 无效", payonce.ErrUnauthorized},
 		{401, "openapi_timestamp_expired", "时间戳过期", coinepay.ErrTimestampExpired},
@@ -77,7 +79,7 @@ func TestDecodeSuccessEnvelopeWithErrorCode(t *testing.T) {
 		_, _ = fmt.Fprint(w, `{"code":"400","message":"余额不足","message_key":"insufficient_balance","data":null}`)
 	})
 	_, err := c.Cards.Apply(context.Background(), &coinepay.ApplyRequest{HeaderID: "h", PackageID: "p"}, payonce.WithKey(keytest.Now(t, "k-200")))
-	require.ErrorIs(t, err, payonce.ErrInsufficientBalance)
+	require.ErrorIs(t, err, coinepay.ErrInsufficientBalance)
 	var ae *payonce.APIError
 	require.ErrorAs(t, err, &ae)
 	assert.Equal(t, "k-200", ae.Key.ID())
@@ -135,9 +137,9 @@ func TestCodecDirect(t *testing.T) {
 // signatures, 429 and 5xx leave the entry pending.
 func TestFinalForKey(t *testing.T) {
 	final := []error{payonce.ErrInvalidRequest, payonce.ErrNotFound, payonce.ErrKeyRequired, payonce.ErrKeyTooLong, payonce.ErrKeyInvalidChars}
-	open := []error{payonce.ErrInsufficientBalance, payonce.ErrIdempotencyConflict, coinepay.ErrSignatureInvalid, coinepay.ErrTimestampExpired,
+	open := []error{coinepay.ErrInsufficientBalance, payonce.ErrIdempotencyConflict, coinepay.ErrSignatureInvalid, coinepay.ErrTimestampExpired,
 		coinepay.ErrNonceReplayed, payonce.ErrUnauthorized, payonce.ErrForbidden, payonce.ErrRateLimited, payonce.ErrServer,
-		payonce.ErrMalformedResponse, payonce.ErrCardDeclined, payonce.ErrInvalidState}
+		payonce.ErrMalformedResponse, corekit.ErrCardDeclined, corekit.ErrInvalidState}
 	var c coinepay.Codec
 	for _, k := range final {
 		assert.True(t, c.FinalForKey(&payonce.APIError{Kind: k, StatusCode: 400}), k.Error())

@@ -2,10 +2,14 @@ package coinepay
 
 import "github.com/payonce/payonce/internal/corekit"
 
-// Errors of Coinepay's signed requests and of its settle lookup, besides
+// Errors of Coinepay's answers, its signed requests and its settle lookup, besides
 // payonce's. Every answer is an *payonce.APIError whose Kind is one of
 // them or of payonce's.
 var (
+	// ErrInsufficientBalance: the account cannot pay for the operation
+	// (insufficient_balance). Coinepay does not store this answer, so the
+	// same key and body succeed once the balance is topped up.
+	ErrInsufficientBalance = corekit.ErrInsufficientBalance
 	// ErrSignatureInvalid: the request signature was missing or wrong
 	// (openapi_signature_invalid).
 	ErrSignatureInvalid = corekit.ErrSignatureInvalid

@@ -133,7 +133,7 @@ func ExampleCardsService_Recharge_insufficientBalance() {
 	_, err := client.Cards.Recharge(ctx, req)
 	var apiErr *payonce.APIError
 	if errors.As(err, &apiErr) {
-		fmt.Println(errors.Is(err, payonce.ErrInsufficientBalance), apiErr.StatusCode, apiErr.Code, apiErr.Message)
+		fmt.Println(errors.Is(err, coinepay.ErrInsufficientBalance), apiErr.StatusCode, apiErr.Code, apiErr.Message)
 	}
 
 	topUp, _ := payonce.ParseAmount("6000.00")

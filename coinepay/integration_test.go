@@ -190,7 +190,7 @@ func TestInsufficientBalanceNotStored(t *testing.T) {
 	srv.SetBalance(srv.APIKey(), mustAmount(t, "0.50"))
 
 	_, err := c.Cards.Apply(ctx, applyReq, payonce.WithKey(keytest.Now(t, "order-1001")))
-	require.ErrorIs(t, err, payonce.ErrInsufficientBalance)
+	require.ErrorIs(t, err, coinepay.ErrInsufficientBalance)
 	var ae *payonce.APIError
 	require.ErrorAs(t, err, &ae)
 	assert.Equal(t, "insufficient_balance", ae.Code)

@@ -22,7 +22,7 @@ func kindForMessageKey(key string) error {
 	case "openapi_idempotency_key_conflict":
 		return payonce.ErrIdempotencyConflict
 	case "insufficient_balance":
-		return payonce.ErrInsufficientBalance
+		return ErrInsufficientBalance
 	case CodeSignatureRequired, CodeSignatureInvalid:
 		return ErrSignatureInvalid
 	case CodeAPIKeyInvalid:

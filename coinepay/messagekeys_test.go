@@ -16,7 +16,7 @@ func TestKindForMessageKeyTable(t *testing.T) {
 		"openapi_idempotency_key_too_long":      payonce.ErrKeyTooLong,
 		"openapi_idempotency_key_invalid_chars": payonce.ErrKeyInvalidChars,
 		"openapi_idempotency_key_conflict":      payonce.ErrIdempotencyConflict,
-		"insufficient_balance":                  payonce.ErrInsufficientBalance,
+		"insufficient_balance":                  ErrInsufficientBalance,
 		"openapi_signature_required":            ErrSignatureInvalid,
 		"openapi_signature_invalid":             ErrSignatureInvalid,
 		"openapi_api_key_invalid":               payonce.ErrUnauthorized,

@@ -259,10 +259,10 @@ func TestSameReferenceOtherBodyDeclinedAndOutcomeUnknown(t *testing.T) {
 
 			// Declined: recorded as failed, the same typed error again.
 			_, err1 := c.Charges.Create(ctx, chargeRequest("4000000000000002"), payonce.WithReference("order-2"))
-			require.ErrorIs(t, err1, payonce.ErrCardDeclined)
+			require.ErrorIs(t, err1, a55.ErrCardDeclined)
 			sent = len(srv.Requests())
 			_, err2 := c.Charges.Create(ctx, chargeRequest("4000000000000002"), payonce.WithReference("order-2"))
-			require.ErrorIs(t, err2, payonce.ErrCardDeclined)
+			require.ErrorIs(t, err2, a55.ErrCardDeclined)
 			assert.Equal(t, sent, len(srv.Requests()), "nothing sent")
 			var a1, a2 *payonce.APIError
 			require.ErrorAs(t, err1, &a1)
@@ -360,7 +360,7 @@ func TestInsufficientBalanceStaysPendingAndResumesAfterTopUp(t *testing.T) {
 			srv.SetBalance(srv.APIKey(), payonce.MustParseAmount("0.00"))
 			req := &coinepay.ApplyRequest{HeaderID: "h1", PackageID: "p1"}
 			_, err := coinepayClient(t, srv, j).Cards.Apply(t.Context(), req, payonce.WithReference("job-9"))
-			require.ErrorIs(t, err, payonce.ErrInsufficientBalance)
+			require.ErrorIs(t, err, coinepay.ErrInsufficientBalance)
 			e, err := j.Get(t.Context(), coinepayScope(t, srv), "job-9")
 			require.NoError(t, err)
 			assert.Equal(t, payonce.JournalPending, e.State)

@@ -113,7 +113,7 @@ func TestNoRowHoldsAnUnkeyedHashOfCardData(t *testing.T) {
 			_, err := c.Charges.Create(ctx, charge(cards[0]), payonce.WithReference("fp-ok"))
 			require.NoError(t, err)
 			_, err = c.Charges.Create(ctx, charge(cards[1]), payonce.WithReference("fp-declined"))
-			require.ErrorIs(t, err, payonce.ErrCardDeclined)
+			require.ErrorIs(t, err, a55.ErrCardDeclined)
 			one := payoncetest.FastRetryPolicy()
 			one.MaxAttempts = 1
 			lossy := a55Client(t, srv, j, payonce.WithHTTPClient(hc), payonce.WithRetryPolicy(one))

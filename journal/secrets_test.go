@@ -163,7 +163,7 @@ func TestNoJournalRowHoldsCardDataOrSecrets(t *testing.T) {
 			_, err := c.Charges.Create(ctx, chargeRequest("4111111111111111"), payonce.WithReference("fake-ok"))
 			require.NoError(t, err)
 			_, err = c.Charges.Create(ctx, chargeRequest("4000000000000002"), payonce.WithReference("fake-declined"))
-			require.ErrorIs(t, err, payonce.ErrCardDeclined)
+			require.ErrorIs(t, err, a55.ErrCardDeclined)
 
 			h := hostile(t)
 			hc, err := a55.NewClient(a55.AccessToken(hostileToken), payonce.WithBaseURL(h.URL), payonce.WithJournal(j),

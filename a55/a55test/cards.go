@@ -1,6 +1,8 @@
 package a55test
 
-import "strconv"
+import (
+	"strconv"
+)
 
 // testCardBase is the sandbox's ready-made card number without its last
 // digit; TestCard fixes one of its digits so that the number passes Luhn.
@@ -10,8 +12,8 @@ const testCardBase = "402400715376319"
 // ends in lastDigit (0..9), the digit that decides what the fake, like
 // A55's sandbox, answers: 0, 1, 4 confirm; 2 is declined (code 05), 3 an
 // expired card (57), 5 a blocked card (78), 7 a canceled card (77) — all
-// payonce.ErrCardDeclined —; 6 a timeout (99) and 8 a card problem (70),
-// payonce.ErrChargeFailed; 9 confirms or times out, the same way for the
+// a55.ErrCardDeclined —; 6 a timeout (99) and 8 a card problem (70),
+// a55.ErrChargeFailed; 9 confirms or times out, the same way for the
 // same Idempotency-Key. It returns "" for a digit outside 0..9.
 func TestCard(lastDigit int) string {
 	if lastDigit < 0 || lastDigit > 9 {

@@ -66,7 +66,7 @@ func TestMerchantFlowEveryStepRunsOnce(t *testing.T) {
 
 	// Refunding more than remains is a final, typed error that keeps its key.
 	_, err = client.Charges.Refund(ctx, &a55.RefundRequest{ChargeUUID: auth.UUID, Amount: payonce.MustParseAmount("25.00")})
-	require.ErrorIs(t, err, payonce.ErrInvalidState)
+	require.ErrorIs(t, err, a55.ErrInvalidState)
 	assert.False(t, payonce.IsResumable(err))
 	assert.NotEmpty(t, payonce.KeyOf(err).ID())
 
@@ -79,7 +79,7 @@ func TestMerchantFlowEveryStepRunsOnce(t *testing.T) {
 	assert.Equal(t, a55.StatusCanceled, cn.Status)
 	assert.True(t, srv.Ledger().ExecutedOnce(cn.Meta.Key.ID()), "canceled once")
 	_, err = client.Charges.Capture(ctx, &a55.CaptureRequest{ChargeUUID: other.UUID})
-	require.ErrorIs(t, err, payonce.ErrInvalidState)
+	require.ErrorIs(t, err, a55.ErrInvalidState)
 
 	// The order key again with another amount: a caller bug, a typed 409.
 	_, err = client.Charges.Create(ctx, flowCharge("31.00", false), payonce.WithKey(key))

@@ -122,7 +122,7 @@ func TestWebhookOnEveryStatusChangeVerifies(t *testing.T) {
 	require.NoError(t, err)
 	// A declined charge exists too, with status error.
 	_, err = c.Charges.Create(ctx, hookedCharge(t, a55test.TestCard(2), rc.URL, true))
-	require.ErrorIs(t, err, payonce.ErrCardDeclined)
+	require.ErrorIs(t, err, a55.ErrCardDeclined)
 
 	srv.DeliverDueWebhooks()
 	assert.Equal(t, []a55.Status{a55.StatusPending, a55.StatusConfirmed, a55.StatusRefunded, a55.StatusError}, rc.statuses())

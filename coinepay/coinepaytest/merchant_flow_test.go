@@ -53,7 +53,7 @@ func TestMerchantCardFlow(t *testing.T) {
 	require.NoError(t, err)
 	recharge := &coinepay.RechargeRequest{CardID: card.CardID, Amount: payonce.MustParseAmount("50.00")}
 	_, err = client.Cards.Recharge(ctx, recharge, payonce.WithKey(rechargeKey))
-	require.ErrorIs(t, err, payonce.ErrInsufficientBalance)
+	require.ErrorIs(t, err, coinepay.ErrInsufficientBalance)
 	require.True(t, payonce.IsResumable(err))
 	stored, err := payonce.KeyOf(err).MarshalText()
 	require.NoError(t, err)

@@ -100,5 +100,7 @@ func (c Config) Validate() error {
 	case c.MaxResumeRounds < 1:
 		return fmt.Errorf("chaos: resume rounds must be at least 1")
 	}
-	return c.Retry.Validate()
+	// The policy is checked as every client checks it.
+	_, err := payonce.NewClient(payonce.WithBaseURL("http://127.0.0.1"), payonce.WithRetryPolicy(c.Retry))
+	return err
 }

@@ -193,7 +193,7 @@ func queueRetries(err error) bool {
 	if payonce.IsTemporary(err) {
 		return true
 	}
-	for _, k := range []error{payonce.ErrJournal, payonce.ErrRateLimited, payonce.ErrInsufficientBalance, payonce.ErrKeyExpired} {
+	for _, k := range []error{payonce.ErrJournal, payonce.ErrRateLimited, coinepay.ErrInsufficientBalance, payonce.ErrKeyExpired} {
 		if errors.Is(err, k) {
 			return true
 		}
