@@ -61,7 +61,7 @@ func (t *attemptTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 	}
 	if !op.c.sameOrigin(req.URL) {
 		// Credentials, key and body go to the configured origin only.
-		re := &RedirectError{Method: req.Method, Target: req.URL.Scheme + "://" + req.URL.Host, Reason: "to another origin"}
+		re := &redirectError{Method: req.Method, Target: req.URL.Scheme + "://" + req.URL.Host, Reason: "to another origin"}
 		if req.Response != nil {
 			re.StatusCode = req.Response.StatusCode
 			re.MayHaveRun = mayHaveRun(re.StatusCode, op.req.Method, len(op.body) > 0)

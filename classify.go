@@ -219,7 +219,7 @@ func (op *operation) failure(resp *http.Response, err error) *APIError {
 		return &e
 	}
 	var stop *stopError
-	var redirect *RedirectError
+	var redirect *redirectError
 	var exhausted *exhaustedError
 	switch {
 	case op.ctx.Err() != nil:

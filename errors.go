@@ -300,13 +300,13 @@ func (e *APIError) Unwrap() []error {
 	return errs
 }
 
-// Temporary reports whether the same operation, resumed later with the same
+// temporary reports whether the same operation, resumed later with the same
 // key, may still succeed: transport failures, 5xx, 429, spent retries or
 // budget, a context canceled or past its deadline, and a refused 301/302/303
 // answering a POST (an attempt may already have reached the server or run:
 // the outcome is unknown until the operation is resumed with its key).
 // Conflicts, validation errors and other 4xx answers are final.
-func (e *APIError) Temporary() bool {
+func (e *APIError) temporary() bool {
 	switch {
 	case e.noResume, errors.Is(e, ErrKeyExpired):
 		return false
@@ -321,13 +321,13 @@ func (e *APIError) Temporary() bool {
 }
 
 // redirectMayHaveRun reports a refused redirect that likely means the
-// request ran (RedirectError.MayHaveRun): its outcome is unknown.
+// request ran (redirectError.MayHaveRun): its outcome is unknown.
 func redirectMayHaveRun(e *APIError) bool {
-	var re *RedirectError
+	var re *redirectError
 	return errors.As(e.Err, &re) && re.MayHaveRun
 }
 
-// Resumable reports whether running the very same operation again, with
+// resumable reports whether running the very same operation again, with
 // the same key and body, may succeed later: it is Temporary (network, 5xx,
 // 429, spent retries or budget, a context that ended while an attempt may
 // have been in flight) or the account lacked the balance
@@ -335,29 +335,37 @@ func redirectMayHaveRun(e *APIError) bool {
 // for an operation without a key (nothing ties a new run to this one),
 // for a key past its window, and for conflicts, validation errors,
 // declined or failed charges and refused credentials.
-func (e *APIError) Resumable() bool {
+func (e *APIError) resumable() bool {
 	if e.Key.IsZero() || errors.Is(e, ErrKeyExpired) {
 		return false
 	}
-	return e.Temporary() || errors.Is(e, corekit.ErrInsufficientBalance)
+	return e.temporary() || errors.Is(e, corekit.ErrInsufficientBalance)
 }
 
-// IsTemporary reports whether err is an *APIError whose failure may pass
-// (APIError.Temporary): a network failure, 5xx, 429, spent retries or
-// budget, or a context that ended. It says nothing of the key: for a job
-// queue deciding whether to run an operation again, IsResumable is the
-// question to ask.
+// IsTemporary reports whether err is an *APIError whose failure may pass,
+// so that the same operation, resumed later with the same key, may still
+// succeed: transport failures, 5xx, 429, spent retries or budget, a
+// context canceled or past its deadline, a journal that failed or is held
+// by another run, and a refused 301/302/303 answering a POST (an attempt
+// may already have reached the server or run: the outcome is unknown until
+// the operation is resumed with its key). Conflicts, validation errors,
+// other 4xx answers and a key past its window are final. It says nothing
+// of the key: for a job queue deciding whether to run an operation again,
+// IsResumable is the question to ask.
 func IsTemporary(err error) bool {
 	var e *APIError
-	return errors.As(err, &e) && e.Temporary()
+	return errors.As(err, &e) && e.temporary()
 }
 
 // IsResumable reports whether err is an *APIError whose operation, run
-// again later with the same key (WithKey(KeyOf(err))), may succeed
-// (APIError.Resumable). A job queue can rely on it alone: retry the job
-// when it is true, give up when it is false. Unlike IsTemporary it is
-// true for coinepay.ErrInsufficientBalance (a top-up makes the same key succeed)
-// and false for an operation that had no key.
+// again later with the same key and body (WithKey(KeyOf(err))), may
+// succeed: it is temporary (IsTemporary) or the account lacked the
+// balance (coinepay.ErrInsufficientBalance: servers do not store that
+// answer, so a top-up makes the same key succeed). It is false for an
+// operation without a key (nothing ties a new run to this one), for a key
+// past its window, and for conflicts, validation errors, declined or
+// failed charges and refused credentials. A job queue can rely on it
+// alone: retry the job when it is true, give up when it is false.
 //
 //	if payonce.IsResumable(err) {
 //		job.Key, _ = payonce.KeyOf(err).MarshalText() // the key and its age
@@ -367,7 +375,7 @@ func IsTemporary(err error) bool {
 //	client.Charges.Create(ctx, sameRequest, payonce.WithKey(key))
 func IsResumable(err error) bool {
 	var e *APIError
-	return errors.As(err, &e) && e.Resumable()
+	return errors.As(err, &e) && e.resumable()
 }
 
 // ValidationError reports input refused by the client before anything was

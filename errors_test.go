@@ -112,8 +112,8 @@ func TestJournalKindsResumable(t *testing.T) {
 		ErrOutcomeUnknown: false, ErrNotExecuted: false, ErrSettledFailed: false, ErrKeyCreatedInFuture: false,
 	} {
 		e := &APIError{Kind: kind, Key: testKey("k-0000000000000001")}
-		assert.Equal(t, want, e.Temporary(), kind.Error())
-		assert.Equal(t, want, e.Resumable(), kind.Error())
+		assert.Equal(t, want, e.temporary(), kind.Error())
+		assert.Equal(t, want, e.resumable(), kind.Error())
 		assert.Equal(t, kind, corekit.KindByName(corekit.KindName(kind)), "every kind has a stable name")
 	}
 }

@@ -73,7 +73,7 @@ func TestErrorTextSaysEachThingOnce(t *testing.T) {
 			Err: fmt.Errorf("sign: %w", fmt.Errorf("%w: a55: the token endpoint answered a redirect", ErrInvalidConfig))},
 		{Provider: "test", Operation: "op", Kind: context.Canceled, Err: ErrServer, StatusCode: 500},
 		{Provider: "a55", Operation: "charges.create", Kind: ErrRedirectRefused, StatusCode: 307,
-			Err: &RedirectError{StatusCode: 307, Method: "POST", Reason: "not followed"}},
+			Err: &redirectError{StatusCode: 307, Method: "POST", Reason: "not followed"}},
 		{Provider: "test", Operation: "op", Kind: ErrRetriesExhausted, Attempts: 5, Key: testKey("k-0123456789abcdef"),
 			Err: fmt.Errorf("%w: %w", ErrTransport, fmt.Errorf("sign: %w", fmt.Errorf("%w: a55: the token endpoint refused the request (HTTP 503)", ErrSignerTemporary)))},
 		{Kind: ErrInvalidRequest, Err: errors.New("nil request")},

@@ -176,11 +176,11 @@ var (
 	ErrJournalLeased = corekit.ErrJournalLeased
 )
 
-// OutcomeUnknownError is the Err of an *APIError whose Kind is
+// outcomeUnknownError is the Err of an *APIError whose Kind is
 // ErrOutcomeUnknown: the journal holds a pending entry whose key is too old
 // to send again, so nothing was sent. Reconcile it with the provider (look
 // the resource up), never execute it a second time.
-type OutcomeUnknownError struct {
+type outcomeUnknownError struct {
 	Entry JournalEntry
 	// Cause is why the key cannot be sent again: ErrKeyExpired (past its
 	// window) or ErrKeyCreatedInFuture (its age is unknown); nil when the
@@ -194,7 +194,7 @@ type OutcomeUnknownError struct {
 
 // Error names the reference and when its key was created, never a body;
 // the *APIError that carries it names the key.
-func (e *OutcomeUnknownError) Error() string {
+func (e *outcomeUnknownError) Error() string {
 	why := "its key too old to send again"
 	switch {
 	case errors.Is(e.Cause, ErrKeyCreatedInFuture):
@@ -207,7 +207,7 @@ func (e *OutcomeUnknownError) Error() string {
 }
 
 // Unwrap returns the cause.
-func (e *OutcomeUnknownError) Unwrap() error { return e.Cause }
+func (e *outcomeUnknownError) Unwrap() error { return e.Cause }
 
 // JournalWriteError is the Err of an *APIError whose Kind is ErrJournal
 // when the operation ran but the journal could not record its outcome:
@@ -242,7 +242,7 @@ func (e *JournalWriteError) Unwrap() []error {
 // JournalEntryOf returns the journal entry carried by err (an
 // ErrOutcomeUnknown error).
 func JournalEntryOf(err error) (JournalEntry, bool) {
-	var ou *OutcomeUnknownError
+	var ou *outcomeUnknownError
 	if errors.As(err, &ou) {
 		return ou.Entry, true
 	}

@@ -59,7 +59,7 @@ func (op *operation) record(meta Meta, runErr error, out any) (Meta, error) {
 		// read it as "nothing charged". Its text stays; its kind does not.
 		stored := up
 		stored.Key, stored.KeyCreated = op.key, op.created
-		e := op.fail(ErrOutcomeUnknown, &OutcomeUnknownError{Entry: stored, Refusal: apiErr.summary()})
+		e := op.fail(ErrOutcomeUnknown, &outcomeUnknownError{Entry: stored, Refusal: apiErr.summary()})
 		e.withAnswerOf(apiErr)
 		return meta, e
 	case err == nil:

@@ -18,14 +18,14 @@ import (
 // a body) means the server did not execute the request: the error is final
 // and IsTemporary reports false. A 301/302/303 answering a request with a
 // body or another method (a POST) usually means the request ran
-// (RedirectError.MayHaveRun): the outcome is unknown, the error is
+// (IsResumable reports true): the outcome is unknown, the error is
 // temporary and resumable with the same key.
 var ErrRedirectRefused = corekit.ErrRedirectRefused
 
-// RedirectError says why a redirect was refused. It unwraps to
-// ErrRedirectRefused. It never holds the target's path or query string,
+// redirectError says why a redirect was refused. It unwraps to
+// ErrRedirectRefused and, when MayHaveRun, corekit.ErrRedirectRan. It never holds the target's path or query string,
 // only its origin.
-type RedirectError struct {
+type redirectError struct {
 	StatusCode int    // the redirect status, e.g. 307
 	Method     string // the method of the request that was redirected
 	Target     string // the target's origin (scheme://host[:port]), "" when unknown
@@ -38,7 +38,7 @@ type RedirectError struct {
 
 // Error says why and names the target's origin; the status is in the
 // *APIError that carries it.
-func (e *RedirectError) Error() string {
+func (e *redirectError) Error() string {
 	msg := "redirect " + e.Reason
 	if e.Target != "" {
 		msg += " (" + e.Target + ")"
@@ -46,8 +46,14 @@ func (e *RedirectError) Error() string {
 	return msg
 }
 
-// Unwrap returns ErrRedirectRefused.
-func (e *RedirectError) Unwrap() error { return ErrRedirectRefused }
+// Unwrap returns ErrRedirectRefused and, for a request that may have run,
+// corekit.ErrRedirectRan (which the providers' codecs read).
+func (e *redirectError) Unwrap() []error {
+	if e.MayHaveRun {
+		return []error{ErrRedirectRefused, corekit.ErrRedirectRan}
+	}
+	return []error{ErrRedirectRefused}
+}
 
 // mayHaveRun reports whether a redirect with this status, answering a
 // request with this method and body, likely means the request ran: a
@@ -90,7 +96,7 @@ func (c *Client) sameOrigin(u *url.URL) bool {
 // call follows a redirect only when it stays on the configured origin and
 // keeps the method and body (a 307 or 308, or a 301/302/303 of a GET or
 // HEAD without a body); anything else ends the operation with a
-// *RedirectError. After those checks next (the http.Client's own
+// *redirectError. After those checks next (the http.Client's own
 // CheckRedirect) decides, or the limit of 10 hops. It is the
 // CheckRedirect of the client's attempt http.Client; the operation is the
 // request context's.
@@ -102,7 +108,7 @@ func (c *Client) checkRedirect(req *http.Request, via []*http.Request) error {
 	}
 	first := via[0]
 	refuse := func(reason string) error {
-		return &stopError{err: &RedirectError{StatusCode: status, Method: first.Method, Target: req.URL.Scheme + "://" + req.URL.Host,
+		return &stopError{err: &redirectError{StatusCode: status, Method: first.Method, Target: req.URL.Scheme + "://" + req.URL.Host,
 			Reason: reason, MayHaveRun: mayHaveRun(status, first.Method, len(op.body) > 0)}}
 	}
 	switch {
@@ -133,8 +139,8 @@ func (c *Client) checkRedirect(req *http.Request, via []*http.Request) error {
 
 // unfollowed is the error of a final 3xx answer (other than a 304 to a
 // conditional request): a redirect the http.Client did not follow.
-func unfollowed(method string, hasBody bool, resp *http.Response) *RedirectError {
-	e := &RedirectError{StatusCode: resp.StatusCode, Method: method, Reason: "not followed",
+func unfollowed(method string, hasBody bool, resp *http.Response) *redirectError {
+	e := &redirectError{StatusCode: resp.StatusCode, Method: method, Reason: "not followed",
 		MayHaveRun: mayHaveRun(resp.StatusCode, method, hasBody)}
 	if resp.StatusCode == http.StatusNotModified {
 		e.Reason = "not followed: 304 answer to a request without If-None-Match or If-Modified-Since"
@@ -149,7 +155,7 @@ func unfollowed(method string, hasBody bool, resp *http.Response) *RedirectError
 // the http.Client sees it: net/http would put the raw Location, query
 // string included, in its error, and the failure would look like a
 // transport error worth retrying.
-func badLocation(req *http.Request, hasBody bool, resp *http.Response) *RedirectError {
+func badLocation(req *http.Request, hasBody bool, resp *http.Response) *redirectError {
 	switch resp.StatusCode {
 	case http.StatusMovedPermanently, http.StatusFound, http.StatusSeeOther,
 		http.StatusTemporaryRedirect, http.StatusPermanentRedirect:
@@ -161,7 +167,7 @@ func badLocation(req *http.Request, hasBody bool, resp *http.Response) *Redirect
 		return nil
 	}
 	if _, err := req.URL.Parse(loc); err != nil {
-		return &RedirectError{StatusCode: resp.StatusCode, Method: req.Method, Reason: "with a Location that cannot be parsed",
+		return &redirectError{StatusCode: resp.StatusCode, Method: req.Method, Reason: "with a Location that cannot be parsed",
 			MayHaveRun: mayHaveRun(resp.StatusCode, req.Method, hasBody)}
 	}
 	return nil

@@ -89,7 +89,7 @@ func TestRedirectToAnotherOriginIsRefused(t *testing.T) {
 		require.Error(t, err, "status %d", status)
 		assert.Zero(t, other.len(), "another origin must receive nothing (status %d)", status)
 		assert.ErrorIs(t, err, ErrRedirectRefused)
-		var re *RedirectError
+		var re *redirectError
 		require.ErrorAs(t, err, &re)
 		assert.Equal(t, status, re.StatusCode)
 		assert.Contains(t, err.Error(), "another origin")
@@ -132,7 +132,7 @@ func TestRedirectChangingMethodIsRefused(t *testing.T) {
 		assert.Contains(t, err.Error(), "method")
 		assert.True(t, IsTemporary(err), "the POST may have run (status %d)", status)
 		assert.True(t, IsResumable(err), "resume with the same key (status %d)", status)
-		var re *RedirectError
+		var re *redirectError
 		require.ErrorAs(t, err, &re)
 		assert.True(t, re.MayHaveRun)
 		assert.NotEmpty(t, KeyOf(err).ID())

@@ -90,7 +90,7 @@ func (op *operation) take(stored, e JournalEntry, own bool, out any) (m Meta, do
 		// entry, nothing sent (a never-sent entry is taken, below, to
 		// be recorded as not executed).
 		if refusal := op.storedAgeRefusal(); refusal != nil {
-			return op.journalMeta(ref), true, op.fail(ErrOutcomeUnknown, &OutcomeUnknownError{Entry: stored, Cause: refusal.Kind})
+			return op.journalMeta(ref), true, op.fail(ErrOutcomeUnknown, &outcomeUnknownError{Entry: stored, Cause: refusal.Kind})
 		}
 	}
 	taken, err := c.journal.Take(op.ctx, TakeRequest{Scope: stored.Scope, Reference: ref, Owner: owner, Lease: op.jr.lease, Fingerprint: e.Fingerprint})
@@ -148,7 +148,7 @@ func (op *operation) checkStoredAge(e JournalEntry) *APIError {
 		return nil
 	}
 	if e.Sent {
-		return op.fail(ErrOutcomeUnknown, &OutcomeUnknownError{Entry: e, Cause: refusal.Kind})
+		return op.fail(ErrOutcomeUnknown, &outcomeUnknownError{Entry: e, Cause: refusal.Kind})
 	}
 	op.recordNotSent(e, refusal)
 	return refusal

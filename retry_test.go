@@ -63,7 +63,7 @@ func TestExhaustedCarriesKeyAndLastAnswer(t *testing.T) {
 	assert.Equal(t, 3, ae.Attempts)
 	assert.Equal(t, 503, ae.StatusCode)
 	assert.Equal(t, "openapi_busy", ae.Code)
-	assert.True(t, ae.Temporary())
+	assert.True(t, ae.temporary())
 	assert.Contains(t, err.Error(), "order-42")
 	for _, a := range rec.seen() {
 		assert.Equal(t, "order-42", a.Key)

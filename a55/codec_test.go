@@ -1,9 +1,11 @@
 package a55_test
 
 import (
-	"github.com/payonce/payonce/internal/corekit"
+	"fmt"
 	"net/http"
 	"testing"
+
+	"github.com/payonce/payonce/internal/corekit"
 
 	"github.com/stretchr/testify/assert"
 
@@ -29,7 +31,7 @@ func TestFinalForKey(t *testing.T) {
 	assert.False(t, c.FinalForKey(nil))
 	assert.True(t, c.FinalForKey(&payonce.APIError{Kind: payonce.ErrRedirectRefused, StatusCode: 307}), "a 307 never ran")
 	assert.False(t, c.FinalForKey(&payonce.APIError{Kind: payonce.ErrRedirectRefused, StatusCode: 303,
-		Err: &payonce.RedirectError{StatusCode: 303, MayHaveRun: true}}), "a 303 to a POST may have run")
+		Err: fmt.Errorf("%w: %w", payonce.ErrRedirectRefused, corekit.ErrRedirectRan)}), "a 303 to a POST may have run")
 }
 
 // FuzzCodecDecoding feeds arbitrary answers to the A55 codec (general and

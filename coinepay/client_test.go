@@ -264,7 +264,7 @@ func TestValidationBeforeSending(t *testing.T) {
 			assert.Equal(t, tc.key, ae.Key.ID())
 			assert.Equal(t, "coinepay", ae.Provider)
 			assert.Zero(t, ae.StatusCode)
-			assert.False(t, ae.Temporary())
+			assert.False(t, payonce.IsTemporary(ae))
 		})
 	}
 	assert.Empty(t, seen(), "nothing is sent")

@@ -182,8 +182,7 @@ func doneLine(ref string, res outcome, err error) string {
 // refusedInDoubt reports an ErrOutcomeUnknown whose run sent an attempt
 // and was refused while an earlier run's attempt may still execute.
 func refusedInDoubt(err error) bool {
-	var ou *payonce.OutcomeUnknownError
-	return errors.As(err, &ou) && ou.Cause == nil && ou.Refusal != ""
+	return errors.Is(err, payonce.ErrOutcomeUnknown) && !errors.Is(err, payonce.ErrKeyExpired) && !errors.Is(err, payonce.ErrKeyCreatedInFuture)
 }
 
 // queueRetries reports whether a merchant's queue would run the job again

@@ -45,5 +45,8 @@ var (
 	ErrLookupAmbiguous      = errors.New("settle lookup ambiguous: more than one operation at the provider matches")
 	ErrLookupNotFound       = errors.New("settle lookup found no matching operation")
 	ErrRedirectRefused      = errors.New("redirect refused")
-	ErrSignerTemporary      = errors.New("signer temporarily unable to sign")
+	// ErrRedirectRan marks a refused redirect whose request may have run
+	// (a 301/302/303 answering a POST): it is not final for its key.
+	ErrRedirectRan     = errors.New("the redirected request may have run")
+	ErrSignerTemporary = errors.New("signer temporarily unable to sign")
 )

@@ -6,6 +6,7 @@ import (
 	"errors"
 
 	"github.com/payonce/payonce"
+	"github.com/payonce/payonce/internal/corekit"
 )
 
 // ForKey reports whether e is final for its idempotency key: a refused
@@ -17,8 +18,7 @@ func ForKey(e *payonce.APIError, kinds []error) bool {
 		return false
 	}
 	if errors.Is(e.Kind, payonce.ErrRedirectRefused) {
-		var re *payonce.RedirectError
-		return !errors.As(e.Err, &re) || !re.MayHaveRun
+		return !errors.Is(e.Err, corekit.ErrRedirectRan)
 	}
 	for _, k := range kinds {
 		if errors.Is(e.Kind, k) {

@@ -1,11 +1,13 @@
 package finality_test
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 
 	"github.com/payonce/payonce"
+	"github.com/payonce/payonce/internal/corekit"
 	"github.com/payonce/payonce/internal/finality"
 )
 
@@ -15,6 +17,6 @@ func TestForKey(t *testing.T) {
 	assert.True(t, finality.ForKey(&payonce.APIError{Kind: payonce.ErrInvalidRequest}, kinds))
 	assert.False(t, finality.ForKey(&payonce.APIError{Kind: payonce.ErrServer}, kinds))
 	assert.True(t, finality.ForKey(&payonce.APIError{Kind: payonce.ErrRedirectRefused}, kinds), "no redirect error: cannot have run")
-	assert.True(t, finality.ForKey(&payonce.APIError{Kind: payonce.ErrRedirectRefused, Err: &payonce.RedirectError{}}, kinds))
-	assert.False(t, finality.ForKey(&payonce.APIError{Kind: payonce.ErrRedirectRefused, Err: &payonce.RedirectError{MayHaveRun: true}}, kinds))
+	assert.True(t, finality.ForKey(&payonce.APIError{Kind: payonce.ErrRedirectRefused, Err: payonce.ErrRedirectRefused}, kinds))
+	assert.False(t, finality.ForKey(&payonce.APIError{Kind: payonce.ErrRedirectRefused, Err: fmt.Errorf("%w: %w", payonce.ErrRedirectRefused, corekit.ErrRedirectRan)}, kinds))
 }
