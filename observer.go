@@ -222,22 +222,9 @@ func (f ObserverFuncs) EndOperation(ctx context.Context, res OperationResult) {
 	}
 }
 
-// Observers combines several observers into one: each hook calls them in
+// multiObserver is several observers in one: each hook calls them in
 // order, the context one returns feeding the next (so a tracer's span is
 // visible to the observers after it).
-func Observers(obs ...Observer) Observer {
-	var list multiObserver
-	for _, o := range obs {
-		if o != nil {
-			list = append(list, o)
-		}
-	}
-	if len(list) == 1 {
-		return list[0]
-	}
-	return list
-}
-
 type multiObserver []Observer
 
 func (m multiObserver) StartOperation(ctx context.Context, info OperationInfo) context.Context {
@@ -266,25 +253,33 @@ func (m multiObserver) EndOperation(ctx context.Context, res OperationResult) {
 	}
 }
 
-// WithObserver sets the observer of every operation the client runs (nil
-// removes it). Combine several with Observers. An Observer holding a nil
+// WithObserver sets the observers of every operation the client runs,
+// replacing any set before: each hook calls them in order, the context one
+// returns feeding the next (so a tracer's span is visible to the observers
+// after it). Nil interface values are skipped, and WithObserver() or
+// WithObserver(nil) removes every observer. An Observer holding a nil
 // pointer is refused (ErrInvalidConfig).
-func WithObserver(o Observer) Option {
+func WithObserver(obs ...Observer) Option {
 	return option(func(c *Client) error {
-		if m, ok := o.(multiObserver); ok && len(m) == 0 {
-			o = nil
-		}
-		list, _ := o.(multiObserver)
-		if o != nil && list == nil {
-			list = multiObserver{o}
-		}
-		for _, one := range list {
-			if corekit.IsNil(one) {
+		var list multiObserver
+		for _, o := range obs {
+			if o == nil {
+				continue
+			}
+			if corekit.IsNil(o) {
 				// Its first hook would panic on the nil receiver.
 				return fmt.Errorf("%w: nil observer (a nil pointer in an Observer)", ErrInvalidConfig)
 			}
+			list = append(list, o)
 		}
-		c.observer = o
+		switch len(list) {
+		case 0:
+			c.observer = nil
+		case 1:
+			c.observer = list[0]
+		default:
+			c.observer = list
+		}
 		return nil
 	})
 }

@@ -272,7 +272,7 @@ func TestObserverSeesNoSecrets(t *testing.T) {
 
 // ObserverFuncs calls the functions set and skips the others; Observers
 // chains contexts.
-func TestObserverFuncsAndObservers(t *testing.T) {
+func TestObserverFuncsAndSeveralObservers(t *testing.T) {
 	var retries []string
 	var ends int
 	funcs := ObserverFuncs{
@@ -284,14 +284,14 @@ func TestObserverFuncsAndObservers(t *testing.T) {
 		OnOperationEnd: func(context.Context, OperationResult) { ends++ },
 	}
 	log := &eventLog{}
-	c := setup(t, &recorder{statuses: []int{502, 200}}, WithObserver(Observers(log, nil, funcs)))
+	c := setup(t, &recorder{statuses: []int{502, 200}}, WithObserver(log, nil, funcs))
 	_, err := c.Do(context.Background(), postReq(), nil)
 	require.NoError(t, err)
 	assert.Equal(t, []string{"Bad Gateway"}, retries)
 	assert.Equal(t, 1, ends)
 	assert.Len(t, log.ops, 1)
 
-	c = setup(t, &recorder{}, WithObserver(Observers()))
+	c = setup(t, &recorder{}, WithObserver())
 	assert.Nil(t, c.observer, "an empty set is no observer")
 }
 
