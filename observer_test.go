@@ -270,8 +270,8 @@ func TestObserverSeesNoSecrets(t *testing.T) {
 	assert.Contains(t, dump, "/cards/{id}/x")
 }
 
-// ObserverFuncs calls the functions set and skips the others; Observers
-// chains contexts.
+// ObserverFuncs calls the functions set and skips the others; several observers
+// given to WithObserver chain contexts.
 func TestObserverFuncsAndSeveralObservers(t *testing.T) {
 	var retries []string
 	var ends int
