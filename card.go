@@ -37,9 +37,6 @@ func (n CardNumber) String() string {
 // Format masks the number for every fmt verb.
 func (n CardNumber) Format(f fmt.State, verb rune) { formatMasked(f, verb, n.String()) }
 
-// LogValue masks the number in slog records.
-func (n CardNumber) LogValue() slog.Value { return slog.StringValue(n.String()) }
-
 // MarshalJSON masks the number as String does: "************1111".
 func (n CardNumber) MarshalJSON() ([]byte, error) { return json.Marshal(n.String()) }
 
@@ -52,9 +49,6 @@ func (CVV) String() string { return "***" }
 
 // Format prints "***" for every fmt verb.
 func (c CVV) Format(f fmt.State, verb rune) { formatMasked(f, verb, c.String()) }
-
-// LogValue hides the CVV in slog records.
-func (CVV) LogValue() slog.Value { return slog.StringValue("***") }
 
 // MarshalJSON returns "***".
 func (CVV) MarshalJSON() ([]byte, error) { return []byte(`"***"`), nil }

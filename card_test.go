@@ -125,3 +125,23 @@ func TestNoSecretsInFormattedOutputOrLogs(t *testing.T) {
 	assert.Contains(t, logs.String(), "payonce attempt", "the client does log at debug level")
 	assert.Equal(t, 2, len(rec.seen()))
 }
+
+// A bare card number or CVV given to slog, through the text or the JSON
+// handler, alone or inside a struct, shows no digit of it: their Format and
+// MarshalJSON mask them wherever a handler reaches them.
+func TestSlogMasksBareNumberAndCVV(t *testing.T) {
+	c := testCard()
+	for name, h := range map[string]func(*bytes.Buffer) slog.Handler{
+		"text": func(b *bytes.Buffer) slog.Handler { return slog.NewTextHandler(b, nil) },
+		"json": func(b *bytes.Buffer) slog.Handler { return slog.NewJSONHandler(b, nil) },
+	} {
+		var b bytes.Buffer
+		slog.New(h(&b)).Info("card", "number", c.Number, "cvv", c.CVV, "held", struct {
+			N CardNumber
+			V CVV
+		}{c.Number, c.CVV}, "card", c)
+		assert.NotContains(t, b.String(), "411111111111", name)
+		assert.NotContains(t, b.String(), testCVV, name)
+		assert.Contains(t, b.String(), "1111", name)
+	}
+}

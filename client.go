@@ -194,7 +194,7 @@ const defaultUserAgent = "payonce-go/0.1"
 func NewClient(opts ...Option) (*Client, error) {
 	c := &Client{
 		policy:     DefaultRetryPolicy(),
-		budget:     DefaultRetryBudget(),
+		budget:     NewRetryBudget(defaultRetryBudget),
 		logger:     slog.New(slog.DiscardHandler),
 		userAgent:  defaultUserAgent,
 		now:        time.Now,

@@ -124,8 +124,9 @@ func NewRetryBudget(capacity int) *RetryBudget {
 	return &RetryBudget{capacity: capacity, tokens: capacity, retryCost: 5, timeoutCost: 10, successGain: 1}
 }
 
-// DefaultRetryBudget returns the budget a client gets by default: 500 tokens.
-func DefaultRetryBudget() *RetryBudget { return NewRetryBudget(500) }
+// defaultRetryBudget is the capacity of the budget a client gets by
+// default (WithRetryBudget shares another or none).
+const defaultRetryBudget = 500
 
 // Available returns the tokens left.
 func (b *RetryBudget) Available() int {
