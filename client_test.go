@@ -148,9 +148,9 @@ func TestBadKeysNeverReachTheServer(t *testing.T) {
 		opt  CallOption
 		want error
 	}{
-		{WithKey(testKey("has space")), ErrKeyInvalidChars},
-		{WithKey(testKey("slash/inside")), ErrKeyInvalidChars},
-		{WithKey(testKey(strings.Repeat("k", 129))), ErrKeyTooLong},
+		{WithKey(testKey("has space")), corekit.ErrKeyInvalidChars},
+		{WithKey(testKey("slash/inside")), corekit.ErrKeyInvalidChars},
+		{WithKey(testKey(strings.Repeat("k", 129))), corekit.ErrKeyTooLong},
 		{WithoutKey(), ErrKeyRequired},
 	} {
 		meta, err := c.Do(context.Background(), postReq(), nil, tc.opt)
@@ -161,7 +161,7 @@ func TestBadKeysNeverReachTheServer(t *testing.T) {
 	}
 	a55 := setup(t, rec, corekit.WithKeyRules(a55Rules()))
 	_, err := a55.Do(context.Background(), postReq(), nil, WithKey(testKey("short")))
-	assert.ErrorIs(t, err, ErrKeyTooShort)
+	assert.ErrorIs(t, err, corekit.ErrKeyTooShort)
 	assert.Equal(t, "short", KeyOf(err).ID())
 	assert.Empty(t, rec.seen())
 }

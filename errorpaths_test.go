@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/payonce/payonce/internal/corekit"
+
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/internal/errortext"
 	"github.com/payonce/payonce/internal/keytest"
@@ -141,7 +143,7 @@ func TestEveryErrorPathSaysEachThingOnce(t *testing.T) {
 			_, err := c.Do(t.Context(), req, nil)
 			return err
 		}},
-		{"key rules", payonce.ErrKeyTooShort, func(t *testing.T) error {
+		{"key rules", corekit.ErrKeyTooShort, func(t *testing.T) error {
 			c, _ := client(t, okCharge)
 			return do(c, t.Context(), payonce.WithKey(keytest.Key(t, "k-12345", newClock().Now())))
 		}},

@@ -18,18 +18,17 @@ import (
 //
 //	if errors.Is(err, payonce.ErrIdempotencyConflict) { ... }
 //
-// Key errors (ErrKeyRequired, ErrKeyTooShort, ErrKeyTooLong,
-// ErrKeyInvalidChars) are raised by the client before any byte is sent, and
-// also map the Coinepay server's openapi_idempotency_key_* message keys.
+// Key errors (ErrKeyRequired, ErrKeyInvalid) are raised by the client
+// before any byte is sent, and also map the servers' key answers (A55's
+// IDEMPOTENCY_KEY_* codes, Coinepay's openapi_idempotency_key_* message
+// keys).
 var (
 	// ErrKeyRequired: the provider requires an Idempotency-Key and none was given.
 	ErrKeyRequired = corekit.ErrKeyRequired
-	// ErrKeyTooShort: the key is shorter than the provider's minimum (A55: 16).
-	ErrKeyTooShort = corekit.ErrKeyTooShort
-	// ErrKeyTooLong: the key is longer than the provider's maximum (128).
-	ErrKeyTooLong = corekit.ErrKeyTooLong
-	// ErrKeyInvalidChars: the key holds a character the provider refuses.
-	ErrKeyInvalidChars = corekit.ErrKeyInvalidChars
+	// ErrKeyInvalid: the key breaks the provider's rules: shorter than its
+	// minimum (A55: 16), longer than its maximum (128) or holding a
+	// character it refuses. The error's text says which.
+	ErrKeyInvalid = corekit.ErrKeyInvalid
 	// ErrIdempotencyConflict: the key was already used with another payload
 	// (HTTP 409). Retrying can never succeed: fix the body or use a new key.
 	ErrIdempotencyConflict = corekit.ErrIdempotencyConflict

@@ -75,7 +75,7 @@ func TestValidationError(t *testing.T) {
 	assert.ErrorIs(t, err, ErrInvalidAmount)
 	assert.ErrorIs(t, err, ErrInvalidRequest, "a refused amount is a kind of invalid request")
 	ke := validateKey(corekit.KeyRules{Provider: "a55", MinLen: 16}, "short")
-	assert.ErrorIs(t, ke, ErrKeyTooShort)
+	assert.ErrorIs(t, ke, corekit.ErrKeyTooShort)
 	assert.ErrorIs(t, ke, ErrInvalidRequest, "a refused key is a kind of invalid request")
 	card := Card{Number: "4111111111111112"}
 	assert.ErrorIs(t, card.Validate(time.Now()), ErrInvalidRequest)

@@ -20,7 +20,7 @@ import (
 // sentinel's text, a provider name followed by a colon, or a ": "
 // separated segment.
 func repeated(s string) string {
-	for _, k := range []error{ErrKeyRequired, ErrKeyTooShort, ErrKeyTooLong, ErrKeyInvalidChars, ErrIdempotencyConflict,
+	for _, k := range []error{ErrKeyRequired, corekit.ErrKeyTooShort, corekit.ErrKeyTooLong, corekit.ErrKeyInvalidChars, ErrIdempotencyConflict,
 		corekit.ErrInsufficientBalance, ErrUnauthorized, ErrForbidden, ErrNotFound, corekit.ErrInvalidState, ErrInvalidRequest,
 		ErrRateLimited, ErrServer, corekit.ErrSignatureInvalid, corekit.ErrTimestampExpired, corekit.ErrNonceReplayed, corekit.ErrCardDeclined,
 		corekit.ErrChargeFailed, ErrKeyExpired, ErrRetriesExhausted, ErrRetryBudgetExhausted, ErrTransport,
@@ -56,7 +56,7 @@ func TestErrorTextSaysEachThingOnce(t *testing.T) {
 	require.Error(t, vErr)
 	_, amtErr := ParseAmount("1.234")
 	cases := []*APIError{
-		{Provider: "a55", Operation: "charges.create", Kind: ErrKeyTooShort, Err: keyErr, Key: testKey("short")},
+		{Provider: "a55", Operation: "charges.create", Kind: corekit.ErrKeyTooShort, Err: keyErr, Key: testKey("short")},
 		{Provider: "coinepay", Operation: "cards.apply", Kind: ErrKeyRequired, Err: reqKeyErr},
 		{Provider: "a55", Operation: "charges.create", Kind: ErrInvalidCard, Err: vErr, Key: testKey("k-0123456789abcdef")},
 		{Provider: "a55", Operation: "charges.refund", Kind: ErrInvalidAmount, Err: amtErr, Key: testKey("k-0123456789abcdef")},
@@ -97,7 +97,7 @@ func TestClientErrorsSayEachThingOnce(t *testing.T) {
 	rec := &recorder{}
 	c := setup(t, rec)
 	_, err := c.Do(t.Context(), postReq(), nil, WithKey(testKey("bad key with spaces")))
-	require.ErrorIs(t, err, ErrKeyInvalidChars)
+	require.ErrorIs(t, err, corekit.ErrKeyInvalidChars)
 	assert.Empty(t, repeated(err.Error()), err.Error())
 	req := postReq()
 	req.Validate = func() error { return invalid(ErrInvalidCard, "card.cvv", "want 3 or 4 digits") }
@@ -200,7 +200,7 @@ func TestRefusedKeyCannotForgeTheErrorText(t *testing.T) {
 	c := setup(t, rec)
 	forged := "abcdefghijklmnop\nlevel=ERROR msg=\"forged\"\r\x1b[2J"
 	_, err := c.Do(context.Background(), postReq(), nil, WithKey(testKey(forged)))
-	require.ErrorIs(t, err, ErrKeyInvalidChars)
+	require.ErrorIs(t, err, corekit.ErrKeyInvalidChars)
 	assert.Equal(t, forged, KeyOf(err).ID())
 	assert.NotContains(t, err.Error(), "\n")
 	assert.NotContains(t, err.Error(), "\r")
@@ -208,7 +208,7 @@ func TestRefusedKeyCannotForgeTheErrorText(t *testing.T) {
 
 	long := strings.Repeat("k", 5000)
 	_, err = c.Do(context.Background(), postReq(), nil, WithKey(testKey(long)))
-	require.ErrorIs(t, err, ErrKeyTooLong)
+	require.ErrorIs(t, err, corekit.ErrKeyTooLong)
 	assert.Equal(t, long, KeyOf(err).ID())
 	assert.Less(t, len(err.Error()), 600)
 	assert.Empty(t, rec.seen())

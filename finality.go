@@ -29,7 +29,7 @@ type finalityCodec interface {
 var defaultFinalKinds = []error{
 	ErrInvalidRequest, ErrInvalidAmount, ErrInvalidCard, ErrNotFound, corekit.ErrInvalidState,
 	corekit.ErrCardDeclined, corekit.ErrChargeFailed,
-	ErrKeyRequired, ErrKeyTooShort, ErrKeyTooLong, ErrKeyInvalidChars,
+	ErrKeyRequired, corekit.ErrKeyTooShort, corekit.ErrKeyTooLong, corekit.ErrKeyInvalidChars,
 }
 
 // defaultFinalForKey is the table a codec that is not a finalityCodec is

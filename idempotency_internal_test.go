@@ -39,20 +39,20 @@ func TestKeyRules(t *testing.T) {
 	}{
 		{"a55 uuid", a55, "550e8400-e29b-41d4-a716-446655440000", nil},
 		{"a55 empty is allowed", a55, "", nil},
-		{"a55 15 chars", a55, strings.Repeat("a", 15), ErrKeyTooShort},
+		{"a55 15 chars", a55, strings.Repeat("a", 15), corekit.ErrKeyTooShort},
 		{"a55 16 chars", a55, strings.Repeat("a", 16), nil},
 		{"a55 128 chars", a55, strings.Repeat("a", 128), nil},
-		{"a55 129 chars", a55, strings.Repeat("a", 129), ErrKeyTooLong},
-		{"a55 space", a55, "abcdefgh ijklmnopq", ErrKeyInvalidChars},
-		{"a55 non-ascii", a55, "abcdefghijklmnopé", ErrKeyInvalidChars},
+		{"a55 129 chars", a55, strings.Repeat("a", 129), corekit.ErrKeyTooLong},
+		{"a55 space", a55, "abcdefgh ijklmnopq", corekit.ErrKeyInvalidChars},
+		{"a55 non-ascii", a55, "abcdefghijklmnopé", corekit.ErrKeyInvalidChars},
 		{"coinepay empty", cp, "", ErrKeyRequired},
 		{"coinepay short ok", cp, "k1", nil},
 		{"coinepay task key", cp, "openapi:apply:42", nil},
 		{"coinepay all charset", cp, coinepayCharset, nil},
-		{"coinepay 129", cp, strings.Repeat("a", 129), ErrKeyTooLong},
-		{"coinepay slash", cp, "a/b", ErrKeyInvalidChars},
-		{"coinepay plus", cp, "a+b", ErrKeyInvalidChars},
-		{"coinepay newline", cp, "a\nb", ErrKeyInvalidChars},
+		{"coinepay 129", cp, strings.Repeat("a", 129), corekit.ErrKeyTooLong},
+		{"coinepay slash", cp, "a/b", corekit.ErrKeyInvalidChars},
+		{"coinepay plus", cp, "a+b", corekit.ErrKeyInvalidChars},
+		{"coinepay newline", cp, "a\nb", corekit.ErrKeyInvalidChars},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -241,8 +241,8 @@ func TestRefusedKeyErrorKindIsTheRule(t *testing.T) {
 	c, err := NewClient(WithBaseURL("https://api.example"), corekit.WithKeyRules(a55Rules()))
 	require.NoError(t, err)
 	for key, kind := range map[string]error{
-		"short":                 ErrKeyTooShort,
-		"has spaces in the key": ErrKeyInvalidChars,
+		"short":                 corekit.ErrKeyTooShort,
+		"has spaces in the key": corekit.ErrKeyInvalidChars,
 	} {
 		_, err := c.Do(context.Background(), &Request{Operation: "things.create", Method: "POST", Path: "/x", Keyed: true}, nil, WithKey(testKey(key)))
 		var e *APIError

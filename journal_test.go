@@ -343,7 +343,7 @@ func TestJournalRecordsNothingForRefusedInput(t *testing.T) {
 	_, err := c.Do(t.Context(), req, nil, payonce.WithReference("order-6"))
 	require.ErrorIs(t, err, payonce.ErrInvalidCard)
 	_, err = c.Do(t.Context(), chargeReq("1.00"), nil, payonce.WithReference("order-7"), payonce.WithKey(keytest.Key(t, "short", newClock().Now())))
-	require.ErrorIs(t, err, payonce.ErrKeyTooShort)
+	require.ErrorIs(t, err, corekit.ErrKeyTooShort)
 	for _, ref := range []string{"order-6", "order-7"} {
 		_, err := j.Get(t.Context(), "a55:client-1", ref)
 		assert.ErrorIs(t, err, journal.ErrNotFound, ref)

@@ -18,8 +18,8 @@ func errKind(err error, def error) error {
 }
 
 // keyKind is the kind of a validateKey error: the *ValidationError's
-// sentinel (ErrKeyRequired, ErrKeyTooShort, ErrKeyTooLong or
-// ErrKeyInvalidChars), else ErrInvalidRequest.
+// sentinel (ErrKeyRequired, corekit.ErrKeyTooShort, corekit.ErrKeyTooLong or
+// corekit.ErrKeyInvalidChars), else ErrInvalidRequest.
 func keyKind(err error) error {
 	var ke *ValidationError
 	if errors.As(err, &ke) && ke.Err != nil {

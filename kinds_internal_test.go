@@ -11,7 +11,7 @@ import (
 )
 
 func TestKindNames(t *testing.T) {
-	kinds := []error{ErrKeyRequired, ErrKeyTooShort, ErrKeyTooLong, ErrKeyInvalidChars,
+	kinds := []error{ErrKeyRequired, corekit.ErrKeyTooShort, corekit.ErrKeyTooLong, corekit.ErrKeyInvalidChars,
 		ErrIdempotencyConflict, corekit.ErrInsufficientBalance, ErrUnauthorized, ErrForbidden,
 		ErrNotFound, corekit.ErrInvalidState, ErrInvalidRequest, ErrRateLimited, ErrServer,
 		corekit.ErrSignatureInvalid, corekit.ErrTimestampExpired, corekit.ErrNonceReplayed, corekit.ErrCardDeclined,

@@ -120,9 +120,9 @@ func TestValidationBeforeSending(t *testing.T) {
 		})
 	}
 	_, err := u.client.Charges.Create(context.Background(), guideCharge(), payonce.WithKey(keytest.Key(t, "too-short", guideTime)))
-	assert.ErrorIs(t, err, payonce.ErrKeyTooShort)
+	assert.ErrorIs(t, err, corekit.ErrKeyTooShort)
 	_, err = u.client.Charges.Create(context.Background(), guideCharge(), payonce.WithKey(keytest.Key(t, strings.Repeat("k", 129), guideTime)))
-	assert.ErrorIs(t, err, payonce.ErrKeyTooLong)
+	assert.ErrorIs(t, err, corekit.ErrKeyTooLong)
 	_, err = u.client.Charges.Capture(context.Background(), &CaptureRequest{})
 	assert.ErrorIs(t, err, payonce.ErrInvalidRequest)
 	_, err = u.client.Charges.Refund(context.Background(), nil)
@@ -169,14 +169,14 @@ func TestValidationErrorsTextAndKinds(t *testing.T) {
 		{"unknown type", func(r *ChargeCreateRequest) { r.TypeCharge = "crypto" }, payonce.ErrInvalidRequest,
 			"invalid request: type_charge: want one of credit_card, pix, boleto, applepay, googlepay, debit_card"},
 		{"debit without card", func(r *ChargeCreateRequest) { r.TypeCharge, r.Card = TypeDebitCard, nil }, payonce.ErrInvalidCard, "card: required for type_charge debit_card"},
-		{"bad key", func(*ChargeCreateRequest) {}, payonce.ErrKeyTooShort, "charges.create: idempotency key too short: at least 16 characters, got 5 ["},
+		{"bad key", func(*ChargeCreateRequest) {}, corekit.ErrKeyTooShort, "charges.create: idempotency key too short: at least 16 characters, got 5 ["},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			req := guideCharge()
 			tc.mut(req)
 			var opts []payonce.CallOption
-			if tc.kind == payonce.ErrKeyTooShort {
+			if tc.kind == corekit.ErrKeyTooShort {
 				opts = append(opts, payonce.WithKey(keytest.Key(t, "short", guideTime)))
 			}
 			_, err := u.client.Charges.Create(context.Background(), req, opts...)
@@ -187,7 +187,7 @@ func TestValidationErrorsTextAndKinds(t *testing.T) {
 			assert.NotContains(t, err.Error(), "amount: amount")
 			var ae *payonce.APIError
 			require.True(t, errors.As(err, &ae))
-			if tc.kind != payonce.ErrKeyTooShort {
+			if tc.kind != corekit.ErrKeyTooShort {
 				assert.Equal(t, tc.kind, ae.Kind, "the kind stays the specific one")
 			}
 			assert.False(t, payonce.IsResumable(err))

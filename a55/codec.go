@@ -199,7 +199,7 @@ var _ interface {
 var finalKinds = []error{
 	payonce.ErrInvalidRequest, payonce.ErrNotFound, ErrInvalidState,
 	ErrCardDeclined, ErrChargeFailed,
-	payonce.ErrKeyRequired, payonce.ErrKeyTooShort, payonce.ErrKeyTooLong, payonce.ErrKeyInvalidChars,
+	payonce.ErrKeyRequired, corekit.ErrKeyTooShort, corekit.ErrKeyTooLong, corekit.ErrKeyInvalidChars,
 }
 
 // FinalForKey reports whether e is final for its idempotency key, by

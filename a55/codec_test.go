@@ -17,7 +17,7 @@ import (
 // and the charges A55 decided; everything else leaves the entry pending.
 func TestFinalForKey(t *testing.T) {
 	final := []error{payonce.ErrInvalidRequest, payonce.ErrNotFound, a55.ErrInvalidState, a55.ErrCardDeclined,
-		a55.ErrChargeFailed, payonce.ErrKeyTooShort, payonce.ErrKeyTooLong, payonce.ErrKeyInvalidChars, payonce.ErrKeyRequired}
+		a55.ErrChargeFailed, corekit.ErrKeyTooShort, corekit.ErrKeyTooLong, corekit.ErrKeyInvalidChars, payonce.ErrKeyRequired}
 	open := []error{payonce.ErrServer, payonce.ErrRateLimited, payonce.ErrUnauthorized, payonce.ErrForbidden,
 		payonce.ErrIdempotencyConflict, corekit.ErrInsufficientBalance, payonce.ErrMalformedResponse, payonce.ErrRetriesExhausted,
 		payonce.ErrTransport}

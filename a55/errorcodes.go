@@ -1,6 +1,9 @@
 package a55
 
-import "github.com/payonce/payonce"
+import (
+	"github.com/payonce/payonce"
+	"github.com/payonce/payonce/internal/corekit"
+)
 
 // codeKind maps an A55 error code to its sentinel, or nil for a code it
 // does not know (the HTTP status then decides). Source: A55's public
@@ -10,11 +13,11 @@ func codeKind(code string) error {
 	case "IDEMPOTENCY_KEY_REQUIRED":
 		return payonce.ErrKeyRequired
 	case "IDEMPOTENCY_KEY_TOO_LONG":
-		return payonce.ErrKeyTooLong
+		return corekit.ErrKeyTooLong
 	case "IDEMPOTENCY_KEY_TOO_SHORT":
-		return payonce.ErrKeyTooShort
+		return corekit.ErrKeyTooShort
 	case "IDEMPOTENCY_KEY_INVALID":
-		return payonce.ErrKeyInvalidChars
+		return corekit.ErrKeyInvalidChars
 	case "IDEMPOTENCY_KEY_CONFLICT", "DUPLICATE_REQUEST":
 		return payonce.ErrIdempotencyConflict
 	case "UNAUTHORIZED", "INVALID_TOKEN":

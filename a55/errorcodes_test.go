@@ -1,6 +1,7 @@
 package a55
 
 import (
+	"github.com/payonce/payonce/internal/corekit"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -17,7 +18,7 @@ func TestCodeKindTable(t *testing.T) {
 		"PROCESSING_ERROR":          ErrChargeFailed,
 		"CANCEL_NOT_ALLOWED":        ErrInvalidState,
 		"IDEMPOTENCY_KEY_CONFLICT":  payonce.ErrIdempotencyConflict,
-		"IDEMPOTENCY_KEY_TOO_SHORT": payonce.ErrKeyTooShort,
+		"IDEMPOTENCY_KEY_TOO_SHORT": corekit.ErrKeyTooShort,
 		"AMOUNT_INVALID":            payonce.ErrInvalidRequest,
 	}
 	for code, want := range table {

@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/payonce/payonce/internal/corekit"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -114,7 +116,7 @@ func TestValidationErrorsTextAndKinds(t *testing.T) {
 		{"key too long", func() error {
 			_, err := c.Cards.Apply(ctx, &coinepay.ApplyRequest{HeaderID: "h", PackageID: "p"}, payonce.WithKey(keytest.Now(t, strings.Repeat("k", 129))))
 			return err
-		}, payonce.ErrKeyTooLong, "idempotency key too long"},
+		}, corekit.ErrKeyTooLong, "idempotency key too long"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -249,11 +249,11 @@ func TestValidationBeforeSending(t *testing.T) {
 		{"key too long", func() error {
 			_, err := c.Cards.Apply(ctx, &coinepay.ApplyRequest{HeaderID: "h", PackageID: "p"}, payonce.WithKey(keytest.Now(t, long)))
 			return err
-		}, payonce.ErrKeyTooLong, long},
+		}, corekit.ErrKeyTooLong, long},
 		{"key invalid chars", func() error {
 			_, err := c.Cards.Recharge(ctx, &coinepay.RechargeRequest{CardID: "c", Amount: mustAmount(t, "1")}, payonce.WithKey(keytest.Now(t, "order 42/x")))
 			return err
-		}, payonce.ErrKeyInvalidChars, "order 42/x"},
+		}, corekit.ErrKeyInvalidChars, "order 42/x"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

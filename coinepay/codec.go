@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"net/http"
 
+	"github.com/payonce/payonce/internal/corekit"
+
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/internal/finality"
 )
@@ -147,7 +149,7 @@ var _ interface {
 // credentials, 429 and 5xx.
 var finalKinds = []error{
 	payonce.ErrInvalidRequest, payonce.ErrNotFound,
-	payonce.ErrKeyRequired, payonce.ErrKeyTooLong, payonce.ErrKeyInvalidChars,
+	payonce.ErrKeyRequired, corekit.ErrKeyTooLong, corekit.ErrKeyInvalidChars,
 }
 
 // FinalForKey reports whether e is final for its idempotency key, by

@@ -29,8 +29,8 @@ func TestMessageKeysMapToSentinels(t *testing.T) {
 		kind   error
 	}{
 		{400, "openapi_idempotency_key_required", "缺少 Idempotency-Key 请求头", payonce.ErrKeyRequired},
-		{400, "openapi_idempotency_key_too_long", "Idempotency-Key 过长", payonce.ErrKeyTooLong},
-		{400, "openapi_idempotency_key_invalid_chars", "Idempotency-Key 含非法字符", payonce.ErrKeyInvalidChars},
+		{400, "openapi_idempotency_key_too_long", "Idempotency-Key 过长", corekit.ErrKeyTooLong},
+		{400, "openapi_idempotency_key_invalid_chars", "Idempotency-Key 含非法字符", corekit.ErrKeyInvalidChars},
 		{409, "openapi_idempotency_key_conflict", "Idempotency-Key 冲突", payonce.ErrIdempotencyConflict},
 		{400, "insufficient_balance", "余额不足", coinepay.ErrInsufficientBalance},
 		{401, "openapi_signature_required", "缺少签名", coinepay.ErrSignatureInvalid},
@@ -136,7 +136,7 @@ func TestCodecDirect(t *testing.T) {
 // key only; a balance to top up, a conflict, an answer not kept, refused
 // signatures, 429 and 5xx leave the entry pending.
 func TestFinalForKey(t *testing.T) {
-	final := []error{payonce.ErrInvalidRequest, payonce.ErrNotFound, payonce.ErrKeyRequired, payonce.ErrKeyTooLong, payonce.ErrKeyInvalidChars}
+	final := []error{payonce.ErrInvalidRequest, payonce.ErrNotFound, payonce.ErrKeyRequired, corekit.ErrKeyTooLong, corekit.ErrKeyInvalidChars}
 	open := []error{coinepay.ErrInsufficientBalance, payonce.ErrIdempotencyConflict, coinepay.ErrSignatureInvalid, coinepay.ErrTimestampExpired,
 		coinepay.ErrNonceReplayed, payonce.ErrUnauthorized, payonce.ErrForbidden, payonce.ErrRateLimited, payonce.ErrServer,
 		payonce.ErrMalformedResponse, corekit.ErrCardDeclined, corekit.ErrInvalidState}

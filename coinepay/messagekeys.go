@@ -1,6 +1,9 @@
 package coinepay
 
-import "github.com/payonce/payonce"
+import (
+	"github.com/payonce/payonce"
+	"github.com/payonce/payonce/internal/corekit"
+)
 
 // kindForMessageKey maps a Coinepay message_key to its sentinel, or nil
 // for a key it does not know (the HTTP status then decides).
@@ -14,11 +17,11 @@ func kindForMessageKey(key string) error {
 	case "openapi_idempotency_key_required":
 		return payonce.ErrKeyRequired
 	case "openapi_idempotency_key_too_long":
-		return payonce.ErrKeyTooLong
+		return corekit.ErrKeyTooLong
 	case "openapi_idempotency_key_too_short":
-		return payonce.ErrKeyTooShort
+		return corekit.ErrKeyTooShort
 	case "openapi_idempotency_key_invalid_chars":
-		return payonce.ErrKeyInvalidChars
+		return corekit.ErrKeyInvalidChars
 	case "openapi_idempotency_key_conflict":
 		return payonce.ErrIdempotencyConflict
 	case "insufficient_balance":

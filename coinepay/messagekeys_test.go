@@ -1,6 +1,7 @@
 package coinepay
 
 import (
+	"github.com/payonce/payonce/internal/corekit"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -13,8 +14,8 @@ import (
 func TestKindForMessageKeyTable(t *testing.T) {
 	table := map[string]error{
 		"openapi_idempotency_key_required":      payonce.ErrKeyRequired,
-		"openapi_idempotency_key_too_long":      payonce.ErrKeyTooLong,
-		"openapi_idempotency_key_invalid_chars": payonce.ErrKeyInvalidChars,
+		"openapi_idempotency_key_too_long":      corekit.ErrKeyTooLong,
+		"openapi_idempotency_key_invalid_chars": corekit.ErrKeyInvalidChars,
 		"openapi_idempotency_key_conflict":      payonce.ErrIdempotencyConflict,
 		"insufficient_balance":                  ErrInsufficientBalance,
 		"openapi_signature_required":            ErrSignatureInvalid,

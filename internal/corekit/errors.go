@@ -7,9 +7,10 @@ import "errors"
 // so that the plumbing below the root can name them.
 var (
 	ErrKeyRequired          = errors.New("idempotency key required")
-	ErrKeyTooShort          = errors.New("idempotency key too short")
-	ErrKeyTooLong           = errors.New("idempotency key too long")
-	ErrKeyInvalidChars      = errors.New("idempotency key has invalid characters")
+	ErrKeyInvalid           = errors.New("idempotency key invalid")
+	ErrKeyTooShort          = &keyRuleError{"idempotency key too short"}
+	ErrKeyTooLong           = &keyRuleError{"idempotency key too long"}
+	ErrKeyInvalidChars      = &keyRuleError{"idempotency key has invalid characters"}
 	ErrIdempotencyConflict  = errors.New("idempotency key reused with a different payload")
 	ErrInsufficientBalance  = errors.New("insufficient balance")
 	ErrUnauthorized         = errors.New("unauthorized")
@@ -50,3 +51,14 @@ var (
 	ErrRedirectRan     = errors.New("the redirected request may have run")
 	ErrSignerTemporary = errors.New("signer temporarily unable to sign")
 )
+
+// keyRuleError is the kind of a key that breaks one of the provider's
+// rules (too short, too long, a character refused): each has its own kind
+// name in the journals and its own finality in the codecs, and every one
+// is an ErrKeyInvalid.
+type keyRuleError struct{ msg string }
+
+func (e *keyRuleError) Error() string { return e.msg }
+
+// Unwrap returns ErrKeyInvalid.
+func (e *keyRuleError) Unwrap() error { return ErrKeyInvalid }

@@ -15,6 +15,7 @@ var kindNames = []struct {
 	{"key_too_short", ErrKeyTooShort},
 	{"key_too_long", ErrKeyTooLong},
 	{"key_invalid_chars", ErrKeyInvalidChars},
+	{"key_invalid", ErrKeyInvalid},
 	{"idempotency_conflict", ErrIdempotencyConflict},
 	{"insufficient_balance", ErrInsufficientBalance},
 	{"unauthorized", ErrUnauthorized},
