@@ -134,6 +134,7 @@ func assertCrashRunPassed(t *testing.T, rep *CrashReport) {
 // them. Then no row of the journal may hold a card number, CVV, secret or
 // token.
 func TestCrashRunSQLite(t *testing.T) {
+	t.Parallel()
 	cfg := crashTestConfig(t)
 	rep, err := RunCrash(context.Background(), cfg)
 	require.NoError(t, err)
@@ -208,6 +209,7 @@ func journalCells(t *testing.T, path string) []string {
 // TestCrashRunPostgres is the same run on a PostgreSQL journal, in a
 // schema of its own that the run drops.
 func TestCrashRunPostgres(t *testing.T) {
+	t.Parallel()
 	url := os.Getenv("PAYONCE_POSTGRES_URL")
 	if url == "" {
 		t.Skip("PAYONCE_POSTGRES_URL is not set: the crash run on PostgreSQL needs a database (e.g. postgres://postgres@127.0.0.1:5432/test?sslmode=disable)")
@@ -257,6 +259,7 @@ func (j amnesiacJournal) Update(ctx context.Context, e payonce.JournalEntry) err
 // with workers whose journal forgets entries execute references twice,
 // and the run says so.
 func TestCrashRunCatchesAJournalThatForgets(t *testing.T) {
+	t.Parallel()
 	cfg := crashTestConfig(t)
 	cfg.References = 15
 	cfg.WorkerCommand = workerWithEnv(amnesiacEnv)
@@ -304,6 +307,7 @@ func (j unfencedJournal) Update(ctx context.Context, e payonce.JournalEntry) err
 // answer, the takeover's end), so every stall is taken over however
 // loaded the machine; no server fault may leave a takeover in doubt.
 func TestCrashRunCatchesAJournalWithoutFences(t *testing.T) {
+	t.Parallel()
 	cfg := crashTestConfig(t)
 	cfg.References, cfg.FlipRate, cfg.StallRate, cfg.FaultRate = 20, 0.25, 0.1, 0
 	cfg.WorkerCommand = workerWithEnv(unfencedEnv)
@@ -357,6 +361,7 @@ func TestPlanReferencesRoundTrip(t *testing.T) {
 // CompareJournals measures the same plan with no journal and each
 // journal; it asserts what the figures are, not how fast they are.
 func TestCompareJournals(t *testing.T) {
+	t.Parallel()
 	cfg := CompareConfig{Operations: 40, Concurrency: 4, Seed: 3, PostgresURL: os.Getenv("PAYONCE_POSTGRES_URL")}
 	cmp, err := CompareJournals(context.Background(), cfg)
 	require.NoError(t, err)
@@ -390,6 +395,7 @@ func TestComparisonGoal(t *testing.T) {
 // Canceling the run (Ctrl-C) kills the workers and returns; it does not
 // wait for the plan to finish.
 func TestCrashRunCanceled(t *testing.T) {
+	t.Parallel()
 	cfg := crashTestConfig(t)
 	cfg.References = 2000 // a minute's work at least: only a cancel ends it early
 	ctx, cancel := context.WithCancel(context.Background())
@@ -423,6 +429,7 @@ func (w *firstWrite) Write(p []byte) (int, error) {
 // A worker that dies on its own (a panic, an exit) is no planned crash:
 // the run says so and fails, even when a replacement settles the work.
 func TestCrashRunWorkerDyingUnplannedFails(t *testing.T) {
+	t.Parallel()
 	cfg := crashTestConfig(t)
 	cfg.References, cfg.KillRate, cfg.HoldRate = 10, 0, 0
 	var started atomic.Int64
@@ -446,6 +453,7 @@ func TestCrashRunWorkerDyingUnplannedFails(t *testing.T) {
 
 // Workers that cannot run at all end the run with an error, not a loop.
 func TestCrashRunWorkersThatCannotRun(t *testing.T) {
+	t.Parallel()
 	cfg := crashTestConfig(t)
 	cfg.References = 30
 	cfg.WorkerCommand = func() (*exec.Cmd, error) {

@@ -12,6 +12,7 @@ import (
 // that keep three segments' worth of answers, ledger and resources still
 // checks every operation, since it reads the ledger segment by segment.
 func TestRunFarLargerThanTheFakesCaps(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(240)
 	cfg.segmentOps = 20 // the fakes keep 60 operations
 	rep, err := Run(context.Background(), cfg)

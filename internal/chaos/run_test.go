@@ -141,6 +141,7 @@ func observedRun(t *testing.T, cfg Config) observed {
 }
 
 func TestChaosExactlyOnce(t *testing.T) {
+	t.Parallel()
 	n := 600
 	if testing.Short() {
 		n = 300
@@ -163,6 +164,7 @@ func TestChaosExactlyOnce(t *testing.T) {
 }
 
 func TestChaosSameSeedSameFaults(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(80)
 	cfg.Concurrency = 1 // one order of requests, so the seeded faults fall the same way
 	a, err := Run(context.Background(), cfg)
@@ -178,6 +180,7 @@ func TestChaosSameSeedSameFaults(t *testing.T) {
 }
 
 func TestChaosJSONReport(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(60)
 	cfg.FaultRate = 0
 	rep, err := Run(context.Background(), cfg)

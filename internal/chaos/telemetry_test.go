@@ -13,6 +13,7 @@ import (
 // SDK's debug log) and agree: attempts, retries by cause, signer
 // recoveries, replayed answers, and one operation per SDK call.
 func TestTelemetryAgreesWithTheReport(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(600)
 	cfg.Telemetry = true
 	rep, err := Run(context.Background(), cfg)
