@@ -15,6 +15,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -61,6 +62,9 @@ func crashTestConfig(t *testing.T) CrashConfig {
 	cfg.References, cfg.Workers, cfg.Seed = 30, 3, 7
 	cfg.KillRate, cfg.LateRate = 0.1, 0.6
 	cfg.FlipRate, cfg.OtherMerchantRate = 0.1, 0.2
+	// A reference another worker holds is delivered again soon: a lease
+	// a killed worker left lasts crashLease.
+	cfg.LeasedRetry = 2 * crashLease
 	cfg.A55ClientSecret, cfg.CoinepaySecret = "a55-secret-c4e81a", "coinepay-secret-5d93bf"
 	cfg.Journal = filepath.Join(t.TempDir(), "journal.db")
 	return cfg
@@ -329,6 +333,7 @@ func TestCrashConfigValidate(t *testing.T) {
 		func(c *CrashConfig) { c.DualRate = -0.1 },
 		func(c *CrashConfig) { c.FaultRate = 0.9 },
 		func(c *CrashConfig) { c.MaxKills = -1 },
+		func(c *CrashConfig) { c.LeasedRetry = -time.Second },
 	} {
 		cfg := DefaultCrashConfig()
 		mutate(&cfg)
