@@ -367,7 +367,7 @@ func TestPlanReferencesRoundTrip(t *testing.T) {
 // journal; it asserts what the figures are, not how fast they are.
 func TestCompareJournals(t *testing.T) {
 	t.Parallel()
-	cfg := CompareConfig{Operations: 40, Concurrency: 4, Seed: 3, PostgresURL: os.Getenv("PAYONCE_POSTGRES_URL")}
+	cfg := CompareConfig{Operations: 20, Concurrency: 4, Seed: 3, PostgresURL: os.Getenv("PAYONCE_POSTGRES_URL")}
 	cmp, err := CompareJournals(context.Background(), cfg)
 	require.NoError(t, err)
 	want := []string{"none", "sqlite", "sqlite-normal"}
@@ -377,7 +377,7 @@ func TestCompareJournals(t *testing.T) {
 	require.Len(t, cmp.Figures, len(want))
 	for i, f := range cmp.Figures {
 		assert.Equal(t, want[i], f.Journal)
-		assert.Equal(t, 40, f.Operations)
+		assert.Equal(t, cfg.Operations, f.Operations)
 		assert.Positive(t, f.OpsPerSecond)
 		assert.InDelta(t, f.OpsPerSecond/cmp.Figures[0].OpsPerSecond, f.Ratio, 1e-9)
 	}

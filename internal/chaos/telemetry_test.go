@@ -14,7 +14,7 @@ import (
 // recoveries, replayed answers, and one operation per SDK call.
 func TestTelemetryAgreesWithTheReport(t *testing.T) {
 	t.Parallel()
-	cfg := testConfig(600)
+	cfg := testConfig(300)
 	cfg.Telemetry = true
 	rep, err := Run(context.Background(), cfg)
 	require.NoError(t, err)
