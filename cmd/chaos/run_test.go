@@ -35,6 +35,7 @@ func TestRunPrintsTableAndResultLine(t *testing.T) {
 	assert.Regexp(t, `in_doubt \(pending after the run\)\s+\d+`, out.String())
 	assert.Contains(t, errOut.String(), "progress:", "plain progress lines when not a terminal")
 	assert.Contains(t, errOut.String(), "crash: phase 2, fakes' clock +25h")
+	assert.Regexp(t, `crash: phase 1, 1\d references .* to 3 workers`, errOut.String(), "-crash-n sizes the crash phase")
 }
 
 func TestRunOtelPrintsTelemetry(t *testing.T) {
