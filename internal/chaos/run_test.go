@@ -165,7 +165,7 @@ func TestChaosExactlyOnce(t *testing.T) {
 
 func TestChaosSameSeedSameFaults(t *testing.T) {
 	t.Parallel()
-	cfg := testConfig(80)
+	cfg := testConfig(50)
 	cfg.Concurrency = 1 // one order of requests, so the seeded faults fall the same way
 	a, err := Run(context.Background(), cfg)
 	require.NoError(t, err)
