@@ -34,9 +34,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, terminal 
 	crash := fs.Bool("crash", false, "run only the crash run: worker processes SIGKILLed mid-operation, with a shared journal")
 	crashPhase := fs.Bool("crash-phase", true, "end the default run with a short crash run (in-process fakes only)")
 	ccfg := chaos.DefaultCrashConfig()
-	fs.IntVar(&ccfg.References, "crash-n", ccfg.References, "crash run: references (business operations) in the plan")
-	fs.IntVar(&ccfg.Workers, "workers", ccfg.Workers, "crash run: worker processes at once")
-	fs.Float64Var(&ccfg.KillRate, "kill-rate", ccfg.KillRate, "crash run: chance of a SIGKILL at each sync point")
+	fs.IntVar(&ccfg.References, "crash-n", ccfg.References, "crash run: references (business operations) in the plan; also the default run's crash phase's when given")
+	fs.IntVar(&ccfg.Workers, "workers", ccfg.Workers, "crash run: worker processes at once; also the crash phase's when given")
+	fs.Float64Var(&ccfg.KillRate, "kill-rate", ccfg.KillRate, "crash run: chance of a SIGKILL at each sync point; also the crash phase's when given")
 	fs.StringVar(&ccfg.Journal, "journal", "", "crash run's journal: a SQLite file (default: a new temporary one) or a postgres:// URL (the run uses a schema of its own and drops it)")
 	compare := fs.Bool("compare-journals", false, "measure operations per second with no journal, the SQLite journal and (with -journal-pg) the PostgreSQL journal")
 	latency := fs.Duration("latency", 0, "-compare-journals: the fakes' answer time, as a provider's")
@@ -78,6 +78,17 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, terminal 
 		short.Seed, short.Journal, short.Progress = ccfg.Seed, ccfg.Journal, ccfg.Progress
 		short.A55ClientID, short.A55ClientSecret, short.CoinepayKey, short.CoinepaySecret =
 			ccfg.A55ClientID, ccfg.A55ClientSecret, ccfg.CoinepayKey, ccfg.CoinepaySecret
+		// The crash run's size flags, when given, size the phase too.
+		fs.Visit(func(f *flag.Flag) {
+			switch f.Name {
+			case "crash-n":
+				short.References = ccfg.References
+			case "workers":
+				short.Workers = ccfg.Workers
+			case "kill-rate":
+				short.KillRate = ccfg.KillRate
+			}
+		})
 		rep.Crash, err = chaos.RunCrash(ctx, short)
 	}
 	return finish(rep, err, *asJSON, stdout, stderr)

@@ -19,9 +19,13 @@ import (
 	"github.com/payonce/payonce/coinepay/coinepaytest"
 )
 
+// The tests' runs are small: a few dozen operations, and a crash phase
+// of a few references (-crash-n sizes it), which costs worker processes.
+
 func TestRunPrintsTableAndResultLine(t *testing.T) {
+	t.Parallel()
 	var out, errOut bytes.Buffer
-	code := run(context.Background(), []string{"-n", "200", "-concurrency", "8", "-seed", "3"}, &out, &errOut, false)
+	code := run(context.Background(), []string{"-n", "60", "-concurrency", "8", "-seed", "3", "-crash-n", "10"}, &out, &errOut, false)
 	require.Equal(t, 0, code, errOut.String()+"\n"+out.String())
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
 	// The default run ends with its crash phase: worker processes killed.
@@ -31,11 +35,13 @@ func TestRunPrintsTableAndResultLine(t *testing.T) {
 	assert.Regexp(t, `in_doubt \(pending after the run\)\s+\d+`, out.String())
 	assert.Contains(t, errOut.String(), "progress:", "plain progress lines when not a terminal")
 	assert.Contains(t, errOut.String(), "crash: phase 2, fakes' clock +25h")
+	assert.Regexp(t, `crash: phase 1, 1\d references .* to 3 workers`, errOut.String(), "-crash-n sizes the crash phase")
 }
 
 func TestRunOtelPrintsTelemetry(t *testing.T) {
+	t.Parallel()
 	var out, errOut bytes.Buffer
-	code := run(context.Background(), []string{"-n", "200", "-concurrency", "8", "-seed", "3", "-otel", "-quiet"}, &out, &errOut, false)
+	code := run(context.Background(), []string{"-n", "60", "-concurrency", "8", "-seed", "3", "-otel", "-quiet", "-crash-n", "5"}, &out, &errOut, false)
 	require.Equal(t, 0, code, errOut.String())
 	s := out.String()
 	require.Contains(t, s, "telemetry (OpenTelemetry spans and metrics, otelpayonce)")
@@ -49,8 +55,9 @@ func TestRunOtelPrintsTelemetry(t *testing.T) {
 }
 
 func TestRunJSON(t *testing.T) {
+	t.Parallel()
 	var out, errOut bytes.Buffer
-	code := run(context.Background(), []string{"-n", "100", "-json", "-quiet"}, &out, &errOut, false)
+	code := run(context.Background(), []string{"-n", "50", "-json", "-quiet", "-crash-n", "5"}, &out, &errOut, false)
 	require.Equal(t, 0, code, errOut.String())
 	s := strings.TrimSpace(out.String())
 	i := strings.LastIndex(s, "\n")
@@ -88,8 +95,9 @@ func TestRunBadFlags(t *testing.T) {
 
 // go run ./cmd/chaos -crash: the crash run alone, as JSON here.
 func TestRunCrashJSON(t *testing.T) {
+	t.Parallel()
 	var out, errOut bytes.Buffer
-	code := run(context.Background(), []string{"-crash", "-crash-n", "30", "-workers", "2", "-kill-rate", "0.15", "-json", "-quiet"}, &out, &errOut, false)
+	code := run(context.Background(), []string{"-crash", "-crash-n", "12", "-workers", "2", "-kill-rate", "0.15", "-json", "-quiet"}, &out, &errOut, false)
 	require.Equal(t, 0, code, out.String()+errOut.String())
 	s := strings.TrimSpace(out.String())
 	i := strings.LastIndex(s, "\n")
@@ -99,9 +107,9 @@ func TestRunCrashJSON(t *testing.T) {
 	for _, k := range []string{"crashes", "redelivered", "in_doubt", "duplicates", "lost", "crashes_at", "journal"} {
 		assert.Contains(t, rep, k)
 	}
-	assert.GreaterOrEqual(t, rep["operations"], 30.0, "30 references, and the second merchant's")
+	assert.GreaterOrEqual(t, rep["operations"], 12.0, "12 references, and the second merchant's")
 	assert.Positive(t, rep["crashes"])
-	assert.Regexp(t, `^RESULT operations=3\d attempts=\d+ crashes=[1-9]\d* redelivered=\d+ in_doubt=\d+ duplicates=0 lost=0 misrecorded=0$`, s[i+1:])
+	assert.Regexp(t, `^RESULT operations=1\d attempts=\d+ crashes=[1-9]\d* redelivered=\d+ in_doubt=\d+ duplicates=0 lost=0 misrecorded=0$`, s[i+1:])
 }
 
 // tamperLedger serves srv's handler, but answers GET /_fakepay/ledger with

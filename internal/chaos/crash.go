@@ -49,6 +49,10 @@ type CrashConfig struct {
 	// another origin (sandbox and production), sharing the journal.
 	OtherMerchantRate float64
 	MaxKills          int // kills per reference at most, so that every reference settles
+	// LeasedRetry is how long the queue waits before it delivers again a
+	// reference another run holds (0: 200 ms). The workers' leases last
+	// crashLease, so a lease a killed worker left ends well before.
+	LeasedRetry time.Duration
 	// ClockSkews are the clock offsets of the first worker slots, one
 	// each: their processes read the fakes' clock plus the skew, as hosts
 	// whose clocks run ahead (minutes, or days). The last slot always
@@ -104,6 +108,8 @@ func (c CrashConfig) Validate() error {
 		return errors.New("chaos: crash fault rate must be within 0..0.5")
 	case c.MaxKills < 0:
 		return errors.New("chaos: crash max kills must not be negative")
+	case c.LeasedRetry < 0:
+		return errors.New("chaos: crash leased retry must not be negative")
 	}
 	return nil
 }
@@ -242,9 +248,15 @@ func (q *queue) push(d delivery) {
 	q.cond.Broadcast()
 }
 
-// leasedRetry is how long the queue waits before it delivers again a
-// reference another run holds.
+// leasedRetry is CrashConfig.LeasedRetry's default.
 const leasedRetry = 200 * time.Millisecond
+
+func (c CrashConfig) leasedRetry() time.Duration {
+	if c.LeasedRetry > 0 {
+		return c.LeasedRetry
+	}
+	return leasedRetry
+}
 
 // pushLater queues d after wait; the phase stays open meanwhile.
 func (q *queue) pushLater(d delivery, wait time.Duration) {
@@ -642,7 +654,7 @@ func (r *crashRun) settleLocked(q *queue, d delivery, res deliveryResult) {
 			// Another run holds the entry (one that died holds it until
 			// its lease ends): a queue retries later, without giving up.
 			if !rs.settled {
-				q.pushLater(r.nextDeliveryLocked(rs), leasedRetry)
+				q.pushLater(r.nextDeliveryLocked(rs), r.cfg.leasedRetry())
 			}
 			return
 		}

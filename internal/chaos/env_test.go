@@ -72,6 +72,7 @@ func externalServers(t *testing.T, n int) (*a55test.Server, *coinepaytest.Server
 // as at cmd/fakepay: faults come from the client-side transport, the
 // ledgers and counters from the servers' admin API.
 func TestChaosExternalServers(t *testing.T) {
+	t.Parallel()
 	a55Srv, cpSrv, cfg := externalServers(t, 400)
 	cfg.A55URL += "/" // a trailing slash is fine
 	cfg.Retry.MaxAttempts = 3
@@ -110,6 +111,7 @@ func TestChaosExternalServerDown(t *testing.T) {
 // The client-side transport injects the same mix as the fakes do: each
 // fault at its share, f in all.
 func TestFaultTransportMix(t *testing.T) {
+	t.Parallel()
 	const n = 5000
 	m := mixFor(0.35)
 	var reached int
@@ -169,6 +171,7 @@ func TestFaultTransportMix(t *testing.T) {
 // reconciles only its own operations: none of the first run's ledger
 // entries count as lost, and the server figures are this run's.
 func TestChaosExternalServersServedEarlierRuns(t *testing.T) {
+	t.Parallel()
 	a55Srv, cpSrv, cfg := externalServers(t, 60)
 	cfg.FaultRate = 0
 

@@ -13,7 +13,8 @@ import (
 // SDK's debug log) and agree: attempts, retries by cause, signer
 // recoveries, replayed answers, and one operation per SDK call.
 func TestTelemetryAgreesWithTheReport(t *testing.T) {
-	cfg := testConfig(600)
+	t.Parallel()
+	cfg := testConfig(300)
 	cfg.Telemetry = true
 	rep, err := Run(context.Background(), cfg)
 	require.NoError(t, err)
