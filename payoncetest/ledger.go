@@ -1,6 +1,7 @@
 package payoncetest
 
 import (
+	"context"
 	"fmt"
 	"time"
 
@@ -52,6 +53,14 @@ func (l *Ledger) ExecutedOnce(key string) bool { return l.l.ExecutedOnce(key) }
 
 // CountKind returns how many operations of a kind ran ("charge.create").
 func (l *Ledger) CountKind(kind string) int { return l.l.CountKind(kind) }
+
+// WaitCount waits until at least n operations ran under key, or ctx ends
+// (its error is returned): a test that must act once the server committed
+// (give up on a held answer, kill a worker) waits on the commit itself,
+// never on a timer or a poll.
+func (l *Ledger) WaitCount(ctx context.Context, key string, n int) error {
+	return l.l.WaitCount(ctx, key, n)
+}
 
 // Len returns how many operations ran in all.
 func (l *Ledger) Len() int { return l.l.Len() }

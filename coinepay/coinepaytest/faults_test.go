@@ -105,9 +105,7 @@ func TestFaultDelayAfterCommit(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go func() {
-		for s.Ledger().Count("late-1") == 0 && ctx.Err() == nil {
-			time.Sleep(time.Millisecond)
-		}
+		_ = s.Ledger().WaitCount(ctx, "late-1", 1)
 		cancel()
 	}()
 	_, err := try(ctx, s, "late-1", applyBody)

@@ -1,6 +1,7 @@
 package fakeserver
 
 import (
+	"context"
 	"sort"
 	"sync"
 	"time"
@@ -31,6 +32,7 @@ type Ledger struct {
 	seq     uint64
 	max     int
 	evicted int
+	changed chan struct{} // closed by the next Record or Reset; nil while nobody waits
 }
 
 // Record appends an operation, numbering it (Seq), and returns its Seq.
@@ -50,7 +52,45 @@ func (l *Ledger) Record(op Operation) uint64 {
 		}
 		l.evicted += drop
 	}
+	l.notify()
 	return op.Seq
+}
+
+// notify wakes every WaitCount (l.mu held).
+func (l *Ledger) notify() {
+	if l.changed != nil {
+		close(l.changed)
+		l.changed = nil
+	}
+}
+
+// WaitCount waits until at least n operations ran under key, or ctx ends
+// (its error is returned): a test waits on the commit itself, never on a
+// timer or a poll.
+func (l *Ledger) WaitCount(ctx context.Context, key string, n int) error {
+	for {
+		l.mu.Lock()
+		got := 0
+		for i := range l.ops {
+			if l.ops[i].IdempotencyKey == key {
+				got++
+			}
+		}
+		if got >= n {
+			l.mu.Unlock()
+			return nil
+		}
+		if l.changed == nil {
+			l.changed = make(chan struct{})
+		}
+		ch := l.changed
+		l.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
 }
 
 // Operations returns a copy of every operation.
@@ -165,6 +205,7 @@ func (l *Ledger) Reset() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.ops, l.evicted = nil, 0
+	l.notify()
 }
 
 // Attempt is one request a fake received, whatever became of it.
