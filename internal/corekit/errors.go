@@ -2,9 +2,12 @@ package corekit
 
 import "errors"
 
-// The kinds of failure. The root package payonce re-exports each one
-// under the same name, with its meaning documented there; they live here
-// so that the plumbing below the root can name them.
+// The kinds of failure. Each is exported, with its meaning documented,
+// by the package whose callers meet it: the root package payonce for the
+// core's, a55 and coinepay for those only their answers give, journal for
+// the journals' own (ErrJournalNotFound as journal.ErrNotFound). The key
+// rules' three kinds stay here: callers match them as payonce.ErrKeyInvalid.
+// They live here so that the plumbing below the root can name them.
 var (
 	ErrKeyRequired          = errors.New("idempotency key required")
 	ErrKeyInvalid           = errors.New("idempotency key invalid")
