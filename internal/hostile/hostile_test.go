@@ -151,6 +151,7 @@ func TestA55HostileEchoes(t *testing.T) {
 	for _, sh := range a55Shapes {
 		for i, echo := range echoes {
 			t.Run(fmt.Sprintf("%s/%d", sh.name, i), func(t *testing.T) {
+				t.Parallel()
 				var logs syncBuffer
 				c := a55Hostile(t, func(w http.ResponseWriter, r *http.Request) {
 					w.Header().Set("Content-Type", "application/json")
@@ -162,7 +163,8 @@ func TestA55HostileEchoes(t *testing.T) {
 				require.Error(t, err)
 				var extra []any
 				if ch, ok := a55.ChargeFromError(err); ok {
-					extra = append(extra, ch, *ch, ch.Messages)
+					assertPointersPrintAsValues(t, *ch)
+					extra = append(extra, *ch, ch.Messages)
 				}
 				assertClean(t, "a55 error", printed(err, extra...))
 				assertClean(t, "a55 logs", logs.String())
@@ -176,6 +178,7 @@ func TestCoinepayHostileEchoes(t *testing.T) {
 	for _, sh := range coinepayShapes {
 		for i, echo := range echoes {
 			t.Run(fmt.Sprintf("%s/%d", sh.name, i), func(t *testing.T) {
+				t.Parallel()
 				var logs syncBuffer
 				c := coinepayHostile(t, func(w http.ResponseWriter, r *http.Request) {
 					w.Header().Set("Content-Type", "application/json")
@@ -186,9 +189,10 @@ func TestCoinepayHostileEchoes(t *testing.T) {
 				_, err := c.Cards.Apply(t.Context(), &coinepay.ApplyRequest{HeaderID: "h1", PackageID: "p1"},
 					payonce.WithKey(keytest.Now(t, "hostile-key-0123456789")))
 				require.Error(t, err)
-				assertClean(t, "coinepay error", printed(err))
+				out := printed(err)
+				assertClean(t, "coinepay error", out)
 				assertClean(t, "coinepay logs", logs.String())
-				assert.NotContains(t, printed(err), "sk_unit_secret")
+				assert.NotContains(t, out, "sk_unit_secret")
 			})
 		}
 	}

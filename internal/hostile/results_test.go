@@ -6,9 +6,11 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/payonce/payonce"
@@ -18,22 +20,46 @@ import (
 )
 
 // allForms is every printed form of vals a caller may write: each value
-// (and a slice and a map holding it) under every verb, and a plain slog
-// JSON and text line of the value. (slog's JSON handler encodes a slice
-// of results as JSON, without their LogValue: docs/security.md
-// says so, as for a card.)
+// under every verb, in a slice and in a map, and a plain slog JSON and
+// text line of the value. (slog's JSON handler encodes a slice of results
+// as JSON, without their LogValue: docs/security.md says so, as for a
+// card.) The slice and the map are printed under %v alone: fmt hands an
+// element to the element's own methods with the verb and flags the
+// container was printed with, so under another verb they show what the
+// value shows under it.
 func allForms(vals ...any) string {
 	var b strings.Builder
 	for _, v := range vals {
-		for _, x := range []any{v, []any{v}, map[string]any{"v": v}} {
-			for _, verb := range []string{"%v", "%+v", "%#v", "%s", "%q", "%x", "%d"} {
-				fmt.Fprintf(&b, verb+"\n", x)
-			}
+		for _, verb := range []string{"%v", "%+v", "%#v", "%s", "%q", "%x", "%d"} {
+			fmt.Fprintf(&b, verb+"\n", v)
 		}
+		fmt.Fprintf(&b, "%v\n%v\n", []any{v}, map[string]any{"v": v})
 		slog.New(slog.NewJSONHandler(&b, nil)).Info("result", "v", v)
 		slog.New(slog.NewTextHandler(&b, nil)).Info("result", "v", v)
 	}
 	return b.String()
+}
+
+// printingMethods are the methods fmt, slog and encoding/json print a
+// value through.
+var printingMethods = []string{"Format", "String", "GoString", "Error", "LogValue", "MarshalJSON", "MarshalText"}
+
+// assertPointersPrintAsValues checks that the type of each of vals has
+// every printing method its pointer type has. The pointer's methods are
+// then the value's own (a method of a value receiver is one of the
+// pointer too, and a type cannot declare one name on both), so a pointer
+// prints and logs exactly as the value it points to: allForms of the
+// value covers the pointer.
+func assertPointersPrintAsValues(t *testing.T, vals ...any) {
+	t.Helper()
+	for _, v := range vals {
+		typ := reflect.TypeOf(v)
+		for _, m := range printingMethods {
+			_, onPointer := reflect.PointerTo(typ).MethodByName(m)
+			_, onValue := typ.MethodByName(m)
+			assert.Equal(t, onPointer, onValue, "*%s has %s and %s has not: a pointer prints otherwise", typ, m, typ)
+		}
+	}
 }
 
 // echoGroups runs check once for each group of five echoes: a group puts
@@ -42,7 +68,10 @@ func allForms(vals ...any) string {
 func echoGroups(t *testing.T, check func(t *testing.T, e1, e2, e3, e4, e5 string)) {
 	for i := 0; i < len(echoes); i += 5 {
 		at := func(j int) string { return echoes[(i+j)%len(echoes)] }
-		t.Run(fmt.Sprintf("echoes %d-%d", i, i+4), func(t *testing.T) { check(t, at(0), at(1), at(2), at(3), at(4)) })
+		t.Run(fmt.Sprintf("echoes %d-%d", i, i+4), func(t *testing.T) {
+			t.Parallel()
+			check(t, at(0), at(1), at(2), at(3), at(4))
+		})
 	}
 }
 
@@ -62,8 +91,9 @@ func TestA55ResultsHideWhatASuccessEchoes(t *testing.T) {
 		}, slog.DiscardHandler)
 		ch, err := c.Charges.Create(t.Context(), cardCharge(), payonce.WithKey(keytest.Now(t, "hostile-key-0123456789")))
 		require.NoError(t, err)
-		page := &a55.ChargePage{Charges: []*a55.Charge{ch}}
-		assertClean(t, "a55 charge", allForms(ch, *ch, page, *page))
+		page := a55.ChargePage{Charges: []*a55.Charge{ch}}
+		assertPointersPrintAsValues(t, *ch, page)
+		assertClean(t, "a55 charge", allForms(*ch, page))
 	})
 }
 
@@ -83,8 +113,9 @@ func TestWebhookAndCoinepayResultsHideWhatASuccessEchoes(t *testing.T) {
 			_, _ = fmt.Fprint(w, `{"code":200,"message":"ok","message_key":"success","data":`+data+`}`)
 		})
 		r := callCards(t, c)
-		assertClean(t, "results", allForms(ev, &ev, r.apply, *r.apply, r.apply.Card, r.recharge, *r.recharge, r.recharge.Recharge,
-			r.info, *r.info, r.page, *r.page))
+		vals := []any{ev, *r.apply, r.apply.Card, *r.recharge, r.recharge.Recharge, *r.info, *r.page}
+		assertPointersPrintAsValues(t, vals...)
+		assertClean(t, "results", allForms(vals...))
 	})
 }
 
@@ -159,6 +190,7 @@ func TestErrorCausesHideWhatTheServerSent(t *testing.T) {
 		q := jsonString(echo)
 		for j, body := range a55Bodies {
 			t.Run(fmt.Sprintf("a55/%d/%d", j, i), func(t *testing.T) {
+				t.Parallel()
 				c := a55Hostile(t, func(w http.ResponseWriter, r *http.Request) {
 					w.Header().Set("Content-Type", "application/json")
 					_, _ = fmt.Fprint(w, body(q))
@@ -169,6 +201,7 @@ func TestErrorCausesHideWhatTheServerSent(t *testing.T) {
 			})
 		}
 		t.Run(fmt.Sprintf("coinepay/%d", i), func(t *testing.T) {
+			t.Parallel()
 			c := coinepayHostile(t, func(w http.ResponseWriter, r *http.Request) {
 				w.Header().Set("Content-Type", "application/json")
 				_, _ = fmt.Fprint(w, `{"code":200,"message":"ok","data":{"card_id":"c1","created_at":"x","balance":`+q+`}}`)

@@ -44,6 +44,7 @@ var moreForbidden = []string{"4111.1111", "4111/1111", "4111_1111", "1111\u200b1
 func TestA55HostileShapes(t *testing.T) {
 	for i, echo := range moreEchoes {
 		t.Run(fmt.Sprint(i), func(t *testing.T) {
+			t.Parallel()
 			var logs syncBuffer
 			c := a55Hostile(t, func(w http.ResponseWriter, r *http.Request) {
 				h := w.Header()
