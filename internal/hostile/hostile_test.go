@@ -129,7 +129,9 @@ func printed(err error, extra ...any) string {
 		fmt.Fprintf(&b, verb+"\n", err)
 		var ae *payonce.APIError
 		if errorsAs(err, &ae) {
-			fmt.Fprintf(&b, verb+"\n", ae)
+			if error(ae) != err { // else it is err, printed above
+				fmt.Fprintf(&b, verb+"\n", ae)
+			}
 			fmt.Fprintf(&b, verb+"\n", *ae)
 		}
 		for _, x := range extra {
