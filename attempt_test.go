@@ -359,6 +359,7 @@ func TestObserverContextsCannotLiftTheAttemptTimeout(t *testing.T) {
 // The caller's cancellation ends the operation whatever context the
 // observer's StartOperation returned.
 func TestObserverContextCannotLiftTheCallersCancellation(t *testing.T) {
+	t.Parallel() // waits out the caller's 300 ms deadline: overlap it
 	release := make(chan struct{})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.Copy(io.Discard, r.Body)
