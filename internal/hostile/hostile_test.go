@@ -150,6 +150,7 @@ func assertClean(t *testing.T, what, out string) {
 }
 
 func TestA55HostileEchoes(t *testing.T) {
+	t.Parallel()
 	for _, sh := range a55Shapes {
 		for i, echo := range echoes {
 			t.Run(fmt.Sprintf("%s/%d", sh.name, i), func(t *testing.T) {
@@ -177,6 +178,7 @@ func TestA55HostileEchoes(t *testing.T) {
 }
 
 func TestCoinepayHostileEchoes(t *testing.T) {
+	t.Parallel()
 	for _, sh := range coinepayShapes {
 		for i, echo := range echoes {
 			t.Run(fmt.Sprintf("%s/%d", sh.name, i), func(t *testing.T) {

@@ -81,6 +81,7 @@ func echoGroups(t *testing.T, check func(t *testing.T, e1, e2, e3, e4, e5 string
 // shows it, and the header it set is no more visible through a result's
 // JSON form than through its Meta.
 func TestA55ResultsHideWhatASuccessEchoes(t *testing.T) {
+	t.Parallel()
 	echoGroups(t, func(t *testing.T, e1, e2, e3, e4, e5 string) {
 		q1, q2, q3, q4, q5 := jsonString(e1), jsonString(e2), jsonString(e3), jsonString(e4), jsonString(e5)
 		c := a55Hostile(t, func(w http.ResponseWriter, r *http.Request) {
@@ -98,6 +99,7 @@ func TestA55ResultsHideWhatASuccessEchoes(t *testing.T) {
 }
 
 func TestWebhookAndCoinepayResultsHideWhatASuccessEchoes(t *testing.T) {
+	t.Parallel()
 	echoGroups(t, func(t *testing.T, e1, e2, e3, e4, e5 string) {
 		q1, q2, q3, q4, q5 := jsonString(e1), jsonString(e2), jsonString(e3), jsonString(e4), jsonString(e5)
 		var ev a55.WebhookEvent
@@ -178,6 +180,7 @@ func errorTree(err error) []any {
 // not read, a failed charge its ID): no error of the chain, printed or
 // logged, shows it.
 func TestErrorCausesHideWhatTheServerSent(t *testing.T) {
+	t.Parallel()
 	a55Bodies := []func(q string) string{
 		func(q string) string { return `{"charge_uuid":"c1","status":"confirmed","created_at":` + q + `}` },
 		func(q string) string { return `{"charge_uuid":"c1","status":"confirmed","amount":` + q + `}` },
