@@ -189,29 +189,36 @@ func TestErrorCausesHideWhatTheServerSent(t *testing.T) {
 		},
 		func(string) string { return `{"charge_uuid":4111111111111111}` },
 	}
+	var a55Cases, coinepayCases caseServer
 	for i, echo := range echoes {
 		q := jsonString(echo)
 		for j, body := range a55Bodies {
-			t.Run(fmt.Sprintf("a55/%d/%d", j, i), func(t *testing.T) {
-				t.Parallel()
-				c := a55Hostile(t, func(w http.ResponseWriter, r *http.Request) {
-					w.Header().Set("Content-Type", "application/json")
-					_, _ = fmt.Fprint(w, body(q))
-				}, slog.DiscardHandler)
-				_, err := c.Charges.Create(t.Context(), cardCharge(), payonce.WithKey(keytest.Now(t, "hostile-key-0123456789")))
-				require.Error(t, err)
-				assertClean(t, "a55 error chain", allForms(errorTree(err)...))
+			a55Cases.add(fmt.Sprintf("%d/%d", j, i), func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "application/json")
+				_, _ = fmt.Fprint(w, body(q))
 			})
 		}
-		t.Run(fmt.Sprintf("coinepay/%d", i), func(t *testing.T) {
-			t.Parallel()
-			c := coinepayHostile(t, func(w http.ResponseWriter, r *http.Request) {
-				w.Header().Set("Content-Type", "application/json")
-				_, _ = fmt.Fprint(w, `{"code":200,"message":"ok","data":{"card_id":"c1","created_at":"x","balance":`+q+`}}`)
-			})
-			_, err := c.Cards.Info(t.Context(), "c1")
+		coinepayCases.add(fmt.Sprint(i), func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = fmt.Fprint(w, `{"code":200,"message":"ok","data":{"card_id":"c1","created_at":"x","balance":`+q+`}}`)
+		})
+	}
+	t.Run("a55", func(t *testing.T) {
+		t.Parallel()
+		c := a55Hostile(t, a55Cases.ServeHTTP, slog.DiscardHandler)
+		a55Cases.run(t, func(t *testing.T, _ string, call payonce.CallOption) {
+			_, err := c.Charges.Create(t.Context(), cardCharge(), payonce.WithKey(keytest.Now(t, "hostile-key-0123456789")), call)
+			require.Error(t, err)
+			assertClean(t, "a55 error chain", allForms(errorTree(err)...))
+		})
+	})
+	t.Run("coinepay", func(t *testing.T) {
+		t.Parallel()
+		c := coinepayHostile(t, coinepayCases.ServeHTTP)
+		coinepayCases.run(t, func(t *testing.T, _ string, call payonce.CallOption) {
+			_, err := c.Cards.Info(t.Context(), "c1", call)
 			require.Error(t, err)
 			assertClean(t, "coinepay error chain", allForms(errorTree(err)...))
 		})
-	}
+	})
 }
