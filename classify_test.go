@@ -140,6 +140,7 @@ func TestExpiredContextIsNotRetried(t *testing.T) {
 func TestContextEndedInFlightIsTemporaryAndResumable(t *testing.T) {
 	var mu sync.Mutex
 	executed := map[string]int{}
+	var arrived atomic.Pointer[chan struct{}] // the current operation's: its first attempt reached the server
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		key := r.Header.Get(corekit.HeaderIdempotencyKey)
 		mu.Lock()
@@ -147,7 +148,11 @@ func TestContextEndedInFlightIsTemporaryAndResumable(t *testing.T) {
 		first := executed[key] == 1
 		mu.Unlock()
 		if first {
-			time.Sleep(200 * time.Millisecond) // committed, answer late
+			// Committed; the answer comes only after the client gave up.
+			_, _ = io.Copy(io.Discard, r.Body)
+			close(*arrived.Load())
+			<-r.Context().Done()
+			return
 		}
 		_, _ = io.WriteString(w, `{}`)
 	}))
@@ -160,10 +165,13 @@ func TestContextEndedInFlightIsTemporaryAndResumable(t *testing.T) {
 		},
 		func(ctx context.Context) (context.Context, context.CancelFunc) {
 			ctx, cancel := context.WithCancel(ctx)
-			time.AfterFunc(30*time.Millisecond, cancel)
+			in := *arrived.Load()
+			go func() { <-in; cancel() }() // once the attempt is in flight
 			return ctx, cancel
 		},
 	} {
+		in := make(chan struct{})
+		arrived.Store(&in)
 		ctx, cancel := end(context.Background())
 		_, err = c.Do(ctx, postReq(), nil)
 		cancel()

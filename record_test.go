@@ -168,6 +168,7 @@ func TestJournalSQLRowHoldsNoSecretInIDOrEscapedDigits(t *testing.T) {
 	}
 	for i, b := range bodies {
 		t.Run(fmt.Sprint(i), func(t *testing.T) {
+			t.Parallel() // each opens and syncs a SQLite file of its own
 			s := newStub(t, func(_ int, w http.ResponseWriter, _ *http.Request) {
 				w.WriteHeader(b.status)
 				_, _ = io.WriteString(w, b.body)

@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -95,48 +96,134 @@ var cardTexts = []string{
 	"number=4111111111111111&cvv=123",
 }
 
-// A card number a server sent encoded once, twice or three times (every
-// pair and triple of layers, in any order), with text around it, reaches
-// no redacted text: neither the encoded form nor the number in clear.
+// encodedArounds are the places an encoded card number stands in a text:
+// alone, after prose, after a '=' (which quoted-printable reads), in a
+// JSON string, and glued to letters on both sides (which shift base64).
+var encodedArounds = []string{"%s", "declined: %s", "card=%s; retry", `{"message":"%s"}`, "x%sy"}
+
+// outerEncoders are the encoders applied as a third layer: percent,
+// base64, quoted-printable and padded decimal entities, the layers that
+// grow the text most.
+var outerEncoders = []int{0, 3, 8, 12}
+
+// exhaustive runs every combination of card text, layers and place in
+// TestRedactEncodedCardNumbers (some 35,000 texts) rather than a table
+// that covers each encoder, pair and place.
+var exhaustive = flag.Bool("exhaustive", false, "redact every encoded card text in every combination")
+
+// checkEncodedCard asserts that enc, the card text encoded, placed in a
+// text as around says, reaches no redacted text: neither the encoded form
+// nor the number in clear; and that redacting again changes nothing.
+func checkEncodedCard(t *testing.T, name, enc, around string) {
+	t.Helper()
+	text := fmt.Sprintf(around, enc)
+	out := String(text)
+	if !assert.NotContains(t, out, enc, "%s: %q", name, text) {
+		return
+	}
+	digits := digitsOf(out)
+	assert.NotContains(t, digits, "41111111", name)
+	assert.NotContains(t, digits, "55555555", name)
+	assert.NotContains(t, digits, "37828224", name)
+	assert.Equal(t, out, String(out), "idempotent: %s", name)
+}
+
+// A card number a server sent encoded once, twice or three times, with
+// text around it, reaches no redacted text: neither the encoded form nor
+// the number in clear. Every text is tried in every encoding at every
+// place; every pair of layers, in either order, alone and under one of
+// the outer encoders, with the texts, places and outer encoders taken in
+// turn so that each outer layer meets each text and place. -exhaustive
+// tries every combination; FuzzRedactEncodedCardTexts explores the same
+// space.
 func TestRedactEncodedCardNumbers(t *testing.T) {
-	check := func(t *testing.T, name, in, enc string) {
-		t.Helper()
-		for _, around := range []string{"%s", "declined: %s", "card=%s; retry", `{"message":"%s"}`, "x%sy"} {
-			text := fmt.Sprintf(around, enc)
-			out := String(text)
-			if !assert.NotContains(t, out, enc, "%s: %q", name, text) {
-				continue
-			}
-			assert.NotContains(t, digitsOf(out), "41111111", name)
-			assert.NotContains(t, digitsOf(out), "55555555", name)
-			assert.NotContains(t, digitsOf(out), "37828224", name)
-			assert.Equal(t, out, String(out), "idempotent: %s", name)
-		}
+	if *exhaustive {
+		sweepEncodedCards(t)
+		return
 	}
 	for _, in := range cardTexts {
 		for _, e1 := range testEncoders {
-			check(t, e1.name, in, e1.enc(in))
-			for _, e2 := range testEncoders {
-				if !layerAllowed(e1.name, e2.name) {
-					continue
-				}
-				check(t, e1.name+"/"+e2.name, in, e2.enc(e1.enc(in)))
+			enc := e1.enc(in)
+			for _, around := range encodedArounds {
+				checkEncodedCard(t, e1.name, enc, around)
 			}
 		}
 	}
-	for _, in := range cardTexts[:2] {
+	for i1, e1 := range testEncoders {
+		for i2, e2 := range testEncoders {
+			if !layerAllowed(e1.name, e2.name) {
+				continue
+			}
+			in := cardTexts[(i1+i2)%len(cardTexts)]
+			checkEncodedCard(t, e1.name+"/"+e2.name, e2.enc(e1.enc(in)), encodedArounds[i1%len(encodedArounds)])
+			e3 := testEncoders[outerEncoders[(i1+i2)%len(outerEncoders)]]
+			in = cardTexts[i1%2]
+			around := encodedArounds[i2%len(encodedArounds)]
+			checkEncodedCard(t, e1.name+"/"+e2.name+"/"+e3.name, e3.enc(e2.enc(e1.enc(in))), around)
+		}
+	}
+}
+
+// sweepEncodedCards is TestRedactEncodedCardNumbers over every
+// combination: each text under one and two layers, the first two texts
+// under three, each at every place.
+func sweepEncodedCards(t *testing.T) {
+	check := func(name, enc string) {
+		t.Helper()
+		for _, around := range encodedArounds {
+			checkEncodedCard(t, name, enc, around)
+		}
+	}
+	for n, in := range cardTexts {
 		for _, e1 := range testEncoders {
+			check(e1.name, e1.enc(in))
 			for _, e2 := range testEncoders {
 				if !layerAllowed(e1.name, e2.name) {
 					continue
 				}
-				for _, e3 := range []int{0, 3, 8, 12} {
-					e3 := testEncoders[e3]
-					check(t, e1.name+"/"+e2.name+"/"+e3.name, in, e3.enc(e2.enc(e1.enc(in))))
+				check(e1.name+"/"+e2.name, e2.enc(e1.enc(in)))
+				if n >= 2 {
+					continue
+				}
+				for _, i3 := range outerEncoders {
+					e3 := testEncoders[i3]
+					check(e1.name+"/"+e2.name+"/"+e3.name, e3.enc(e2.enc(e1.enc(in))))
 				}
 			}
 		}
 	}
+}
+
+// A card text encoded in up to three layers (the outermost of the third
+// among outerEncoders) at any place in a text: what
+// TestRedactEncodedCardNumbers checks, over any combination.
+func FuzzRedactEncodedCardTexts(f *testing.F) {
+	f.Add(uint8(4), uint8(4), []byte{25, 3})
+	f.Add(uint8(5), uint8(2), []byte{8, 9})
+	f.Add(uint8(0), uint8(3), []byte{12, 19, 1})
+	f.Add(uint8(1), uint8(4), []byte{20, 6, 2})
+	f.Fuzz(func(t *testing.T, text, place uint8, layers []byte) {
+		in := cardTexts[int(text)%len(cardTexts)]
+		around := encodedArounds[int(place)%len(encodedArounds)]
+		enc, name, prev, n := in, "", "", 0
+		for _, l := range layers {
+			if n == maxDecodeDepth {
+				break
+			}
+			e := testEncoders[int(l)%len(testEncoders)]
+			if n == 2 {
+				e = testEncoders[outerEncoders[int(l)%len(outerEncoders)]]
+			}
+			if !layerAllowed(prev, e.name) {
+				continue
+			}
+			enc, name, prev, n = e.enc(enc), name+"/"+e.name, e.name, n+1
+		}
+		if n == 0 {
+			return
+		}
+		checkEncodedCard(t, name, enc, around)
+	})
 }
 
 func isDigitMap(name string) bool {

@@ -129,7 +129,9 @@ func printed(err error, extra ...any) string {
 		fmt.Fprintf(&b, verb+"\n", err)
 		var ae *payonce.APIError
 		if errorsAs(err, &ae) {
-			fmt.Fprintf(&b, verb+"\n", ae)
+			if error(ae) != err { // else it is err, printed above
+				fmt.Fprintf(&b, verb+"\n", ae)
+			}
 			fmt.Fprintf(&b, verb+"\n", *ae)
 		}
 		for _, x := range extra {
@@ -147,49 +149,114 @@ func assertClean(t *testing.T, what, out string) {
 	}
 }
 
-func TestA55HostileEchoes(t *testing.T) {
-	for _, sh := range a55Shapes {
-		for i, echo := range echoes {
-			t.Run(fmt.Sprintf("%s/%d", sh.name, i), func(t *testing.T) {
-				var logs syncBuffer
-				c := a55Hostile(t, func(w http.ResponseWriter, r *http.Request) {
-					w.Header().Set("Content-Type", "application/json")
-					w.WriteHeader(sh.status)
-					_, _ = fmt.Fprint(w, sh.body(echo))
-				}, slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-				req := cardCharge()
-				_, err := c.Charges.Create(t.Context(), req, payonce.WithKey(keytest.Now(t, "hostile-key-0123456789")))
-				require.Error(t, err)
-				var extra []any
-				if ch, ok := a55.ChargeFromError(err); ok {
-					extra = append(extra, ch, *ch, ch.Messages)
-				}
-				assertClean(t, "a55 error", printed(err, extra...))
-				assertClean(t, "a55 logs", logs.String())
-				assert.Contains(t, err.Error(), "hostile-key-0123456789", "the key stays readable")
+// caseHeader names, on each request to a caseServer, the case whose
+// answer it wants.
+const caseHeader = "X-Test-Case"
+
+// caseServer answers each request with the handler of the case its
+// caseHeader names: one server, and one client, serve every subtest of a
+// test. Cases are all added before the first request.
+type caseServer struct {
+	names   []string
+	answers map[string]http.HandlerFunc
+	served  sync.Map // the cases answered
+}
+
+func (s *caseServer) add(name string, answer http.HandlerFunc) {
+	if s.answers == nil {
+		s.answers = map[string]http.HandlerFunc{}
+	}
+	s.names = append(s.names, name)
+	s.answers[name] = answer
+}
+
+func (s *caseServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	name := r.Header.Get(caseHeader)
+	answer, ok := s.answers[name]
+	if !ok {
+		http.Error(w, "no such case", http.StatusNotFound)
+		return
+	}
+	s.served.Store(name, true)
+	answer(w, r)
+}
+
+// run runs check for every case, in parallel subtests, each calling with
+// the call option that names its case; then it checks that the server
+// answered every case (a call that never named one would prove nothing).
+func (s *caseServer) run(t *testing.T, check func(t *testing.T, name string, call payonce.CallOption)) {
+	t.Helper()
+	t.Run("cases", func(t *testing.T) {
+		for _, name := range s.names {
+			t.Run(name, func(t *testing.T) {
+				t.Parallel()
+				check(t, name, payonce.WithHeader(caseHeader, name))
 			})
 		}
+	})
+	for _, name := range s.names {
+		_, ok := s.served.Load(name)
+		assert.True(t, ok, "case %s was never answered", name)
 	}
 }
 
-func TestCoinepayHostileEchoes(t *testing.T) {
-	for _, sh := range coinepayShapes {
+// Every shape of A55 error answer with every echo in each of its texts:
+// nothing reaches the error, its printed forms or the client's logs, and
+// the key stays readable. One client serves every case; its logs are
+// checked once all ran.
+func TestA55HostileEchoes(t *testing.T) {
+	t.Parallel()
+	var cases caseServer
+	for _, sh := range a55Shapes {
 		for i, echo := range echoes {
-			t.Run(fmt.Sprintf("%s/%d", sh.name, i), func(t *testing.T) {
-				var logs syncBuffer
-				c := coinepayHostile(t, func(w http.ResponseWriter, r *http.Request) {
-					w.Header().Set("Content-Type", "application/json")
-					w.Header().Set("X-Request-Id", echo) // the request ID header reaches APIError.RequestID
-					w.WriteHeader(sh.status)
-					_, _ = fmt.Fprint(w, sh.body(echo))
-				}, payonce.WithLogger(slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))))
-				_, err := c.Cards.Apply(t.Context(), &coinepay.ApplyRequest{HeaderID: "h1", PackageID: "p1"},
-					payonce.WithKey(keytest.Now(t, "hostile-key-0123456789")))
-				require.Error(t, err)
-				assertClean(t, "coinepay error", printed(err))
-				assertClean(t, "coinepay logs", logs.String())
-				assert.NotContains(t, printed(err), "sk_unit_secret")
+			cases.add(fmt.Sprintf("%s/%d", sh.name, i), func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(sh.status)
+				_, _ = fmt.Fprint(w, sh.body(echo))
 			})
 		}
 	}
+	var logs syncBuffer
+	c := a55Hostile(t, cases.ServeHTTP, slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	cases.run(t, func(t *testing.T, _ string, call payonce.CallOption) {
+		req := cardCharge()
+		_, err := c.Charges.Create(t.Context(), req, payonce.WithKey(keytest.Now(t, "hostile-key-0123456789")), call)
+		require.Error(t, err)
+		var extra []any
+		if ch, ok := a55.ChargeFromError(err); ok {
+			assertPointersPrintAsValues(t, *ch)
+			extra = append(extra, *ch, ch.Messages)
+		}
+		assertClean(t, "a55 error", printed(err, extra...))
+		assert.Contains(t, err.Error(), "hostile-key-0123456789", "the key stays readable")
+	})
+	assertClean(t, "a55 logs", logs.String())
+}
+
+// The same for every shape of Coinepay error answer, the echo in the
+// request ID header too.
+func TestCoinepayHostileEchoes(t *testing.T) {
+	t.Parallel()
+	var cases caseServer
+	for _, sh := range coinepayShapes {
+		for i, echo := range echoes {
+			cases.add(fmt.Sprintf("%s/%d", sh.name, i), func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "application/json")
+				w.Header().Set("X-Request-Id", echo) // the request ID header reaches APIError.RequestID
+				w.WriteHeader(sh.status)
+				_, _ = fmt.Fprint(w, sh.body(echo))
+			})
+		}
+	}
+	var logs syncBuffer
+	c := coinepayHostile(t, cases.ServeHTTP, payonce.WithLogger(slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))))
+	cases.run(t, func(t *testing.T, _ string, call payonce.CallOption) {
+		_, err := c.Cards.Apply(t.Context(), &coinepay.ApplyRequest{HeaderID: "h1", PackageID: "p1"},
+			payonce.WithKey(keytest.Now(t, "hostile-key-0123456789")), call)
+		require.Error(t, err)
+		out := printed(err)
+		assertClean(t, "coinepay error", out)
+		assert.NotContains(t, out, "sk_unit_secret")
+	})
+	assertClean(t, "coinepay logs", logs.String())
 }

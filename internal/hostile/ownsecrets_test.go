@@ -69,10 +69,12 @@ func allOutput(t *testing.T, err error, j *journal.Memory, scope, ref string, lo
 // the token was replaced, or the client secret: none reaches the error,
 // its printed forms, the journal row or the client's logs.
 func TestA55OwnSecretsCutFromProse(t *testing.T) {
+	t.Parallel()
 	const secret = "cs-9f8e7d6c5b4a39281706"
 	tokens := []string{"Zq8vLm3NtR7pKa4WnE8sBd3HyU6cFj1x", "Hn2Wq9Lz4Vx7Bc1Mk5Rt8Yp3Sd6Gf0Ja"}
 	for i, echo := range append(proseEchoes(tokens[0]), append(proseEchoes(tokens[1]), proseEchoes(secret)...)...) {
 		t.Run(fmt.Sprint(i), func(t *testing.T) {
+			t.Parallel()
 			var fetched, charges atomic.Int32
 			mux := http.NewServeMux()
 			mux.HandleFunc("POST /oauth2/token", func(w http.ResponseWriter, r *http.Request) {
@@ -116,9 +118,11 @@ func TestA55OwnSecretsCutFromProse(t *testing.T) {
 
 // A fixed access token is cut the same way.
 func TestA55FixedTokenCutFromProse(t *testing.T) {
+	t.Parallel()
 	const token = "fixedOpaqueToken0123456789abcdef"
 	for i, echo := range proseEchoes(token) {
 		t.Run(fmt.Sprint(i), func(t *testing.T) {
+			t.Parallel()
 			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				w.Header().Set("Content-Type", "application/json")
 				w.WriteHeader(http.StatusForbidden)
@@ -133,8 +137,9 @@ func TestA55FixedTokenCutFromProse(t *testing.T) {
 			_, err = c.Charges.Create(t.Context(), cardCharge(), payonce.WithReference("order-2"),
 				payonce.WithKey(keytest.Now(t, "hostile-key-0123456789")))
 			require.Error(t, err)
+			out := allOutput(t, err, j, c.Core().Scope(), "order-2", &logs)
 			for _, s := range ownForms(token) {
-				assert.NotContains(t, allOutput(t, err, j, c.Core().Scope(), "order-2", &logs), s)
+				assert.NotContains(t, out, s)
 			}
 		})
 	}
@@ -144,9 +149,11 @@ func TestA55FixedTokenCutFromProse(t *testing.T) {
 // error prose, however encoded: none reaches the error, its printed
 // forms, the journal row or the logs.
 func TestCoinepayOwnSecretsCutFromProse(t *testing.T) {
+	t.Parallel()
 	const apiKey, secret = "ak_live_7Hq2Xw9Lm4", "sk_live_Vb8Nc3Zt6Qp1Ry5K"
 	for i, echo := range append(proseEchoes(secret), proseEchoes(apiKey)...) {
 		t.Run(fmt.Sprint(i), func(t *testing.T) {
+			t.Parallel()
 			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				w.Header().Set("Content-Type", "application/json")
 				w.Header().Set("X-Request-Id", echo)

@@ -88,6 +88,7 @@ func assertReadable(t *testing.T, name string, v any, want ...string) {
 // request IDs and long order numbers a server sent as they are; a card
 // number next to them is masked.
 func TestResultsPrintOrdinaryValuesUnchanged(t *testing.T) {
+	t.Parallel()
 	for _, o := range orderNumbers {
 		require.False(t, luhn.Valid(o), o)
 		for _, n := range []int{15, 16} {

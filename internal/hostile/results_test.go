@@ -6,11 +6,13 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/payonce/payonce/payoncetest"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/payonce/payonce"
@@ -20,22 +22,46 @@ import (
 )
 
 // allForms is every printed form of vals a caller may write: each value
-// (and a slice and a map holding it) under every verb, and a plain slog
-// JSON and text line of the value. (slog's JSON handler encodes a slice
-// of results as JSON, without their LogValue: docs/security.md
-// says so, as for a card.)
+// under every verb, in a slice and in a map, and a plain slog JSON and
+// text line of the value. (slog's JSON handler encodes a slice of results
+// as JSON, without their LogValue: docs/security.md says so, as for a
+// card.) The slice and the map are printed under %v alone: fmt hands an
+// element to the element's own methods with the verb and flags the
+// container was printed with, so under another verb they show what the
+// value shows under it.
 func allForms(vals ...any) string {
 	var b strings.Builder
 	for _, v := range vals {
-		for _, x := range []any{v, []any{v}, map[string]any{"v": v}} {
-			for _, verb := range []string{"%v", "%+v", "%#v", "%s", "%q", "%x", "%d"} {
-				fmt.Fprintf(&b, verb+"\n", x)
-			}
+		for _, verb := range []string{"%v", "%+v", "%#v", "%s", "%q", "%x", "%d"} {
+			fmt.Fprintf(&b, verb+"\n", v)
 		}
+		fmt.Fprintf(&b, "%v\n%v\n", []any{v}, map[string]any{"v": v})
 		slog.New(slog.NewJSONHandler(&b, nil)).Info("result", "v", v)
 		slog.New(slog.NewTextHandler(&b, nil)).Info("result", "v", v)
 	}
 	return b.String()
+}
+
+// printingMethods are the methods fmt, slog and encoding/json print a
+// value through.
+var printingMethods = []string{"Format", "String", "GoString", "Error", "LogValue", "MarshalJSON", "MarshalText"}
+
+// assertPointersPrintAsValues checks that the type of each of vals has
+// every printing method its pointer type has. The pointer's methods are
+// then the value's own (a method of a value receiver is one of the
+// pointer too, and a type cannot declare one name on both), so a pointer
+// prints and logs exactly as the value it points to: allForms of the
+// value covers the pointer.
+func assertPointersPrintAsValues(t *testing.T, vals ...any) {
+	t.Helper()
+	for _, v := range vals {
+		typ := reflect.TypeOf(v)
+		for _, m := range printingMethods {
+			_, onPointer := reflect.PointerTo(typ).MethodByName(m)
+			_, onValue := typ.MethodByName(m)
+			assert.Equal(t, onPointer, onValue, "*%s has %s and %s has not: a pointer prints otherwise", typ, m, typ)
+		}
+	}
 }
 
 // echoGroups runs check once for each group of five echoes: a group puts
@@ -44,7 +70,10 @@ func allForms(vals ...any) string {
 func echoGroups(t *testing.T, check func(t *testing.T, e1, e2, e3, e4, e5 string)) {
 	for i := 0; i < len(echoes); i += 5 {
 		at := func(j int) string { return echoes[(i+j)%len(echoes)] }
-		t.Run(fmt.Sprintf("echoes %d-%d", i, i+4), func(t *testing.T) { check(t, at(0), at(1), at(2), at(3), at(4)) })
+		t.Run(fmt.Sprintf("echoes %d-%d", i, i+4), func(t *testing.T) {
+			t.Parallel()
+			check(t, at(0), at(1), at(2), at(3), at(4))
+		})
 	}
 }
 
@@ -54,6 +83,7 @@ func echoGroups(t *testing.T, check func(t *testing.T, e1, e2, e3, e4, e5 string
 // shows it, and the header it set is no more visible through a result's
 // JSON form than through its Meta.
 func TestA55ResultsHideWhatASuccessEchoes(t *testing.T) {
+	t.Parallel()
 	echoGroups(t, func(t *testing.T, e1, e2, e3, e4, e5 string) {
 		q1, q2, q3, q4, q5 := jsonString(e1), jsonString(e2), jsonString(e3), jsonString(e4), jsonString(e5)
 		c := a55Hostile(t, func(w http.ResponseWriter, r *http.Request) {
@@ -64,12 +94,14 @@ func TestA55ResultsHideWhatASuccessEchoes(t *testing.T) {
 		}, slog.DiscardHandler)
 		ch, err := c.Charges.Create(t.Context(), cardCharge(), payonce.WithKey(keytest.Now(t, "hostile-key-0123456789")))
 		require.NoError(t, err)
-		page := &a55.ChargePage{Charges: []*a55.Charge{ch}}
-		assertClean(t, "a55 charge", allForms(ch, *ch, page, *page))
+		page := a55.ChargePage{Charges: []*a55.Charge{ch}}
+		assertPointersPrintAsValues(t, *ch, page)
+		assertClean(t, "a55 charge", allForms(*ch, page))
 	})
 }
 
 func TestWebhookAndCoinepayResultsHideWhatASuccessEchoes(t *testing.T) {
+	t.Parallel()
 	echoGroups(t, func(t *testing.T, e1, e2, e3, e4, e5 string) {
 		q1, q2, q3, q4, q5 := jsonString(e1), jsonString(e2), jsonString(e3), jsonString(e4), jsonString(e5)
 		var ev a55.WebhookEvent
@@ -85,8 +117,9 @@ func TestWebhookAndCoinepayResultsHideWhatASuccessEchoes(t *testing.T) {
 			_, _ = fmt.Fprint(w, `{"code":200,"message":"ok","message_key":"success","data":`+data+`}`)
 		})
 		r := callCards(t, c)
-		assertClean(t, "results", allForms(ev, &ev, r.apply, *r.apply, r.apply.Card, r.recharge, *r.recharge, r.recharge.Recharge,
-			r.info, *r.info, r.page, *r.page))
+		vals := []any{ev, *r.apply, r.apply.Card, *r.recharge, r.recharge.Recharge, *r.info, *r.page}
+		assertPointersPrintAsValues(t, vals...)
+		assertClean(t, "results", allForms(vals...))
 	})
 }
 
@@ -149,6 +182,7 @@ func errorTree(err error) []any {
 // not read, a failed charge its ID): no error of the chain, printed or
 // logged, shows it.
 func TestErrorCausesHideWhatTheServerSent(t *testing.T) {
+	t.Parallel()
 	a55Bodies := []func(q string) string{
 		func(q string) string { return `{"charge_uuid":"c1","status":"confirmed","created_at":` + q + `}` },
 		func(q string) string { return `{"charge_uuid":"c1","status":"confirmed","amount":` + q + `}` },
@@ -157,27 +191,36 @@ func TestErrorCausesHideWhatTheServerSent(t *testing.T) {
 		},
 		func(string) string { return `{"charge_uuid":4111111111111111}` },
 	}
+	var a55Cases, coinepayCases caseServer
 	for i, echo := range echoes {
 		q := jsonString(echo)
 		for j, body := range a55Bodies {
-			t.Run(fmt.Sprintf("a55/%d/%d", j, i), func(t *testing.T) {
-				c := a55Hostile(t, func(w http.ResponseWriter, r *http.Request) {
-					w.Header().Set("Content-Type", "application/json")
-					_, _ = fmt.Fprint(w, body(q))
-				}, slog.DiscardHandler)
-				_, err := c.Charges.Create(t.Context(), cardCharge(), payonce.WithKey(keytest.Now(t, "hostile-key-0123456789")))
-				require.Error(t, err)
-				assertClean(t, "a55 error chain", allForms(errorTree(err)...))
+			a55Cases.add(fmt.Sprintf("%d/%d", j, i), func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "application/json")
+				_, _ = fmt.Fprint(w, body(q))
 			})
 		}
-		t.Run(fmt.Sprintf("coinepay/%d", i), func(t *testing.T) {
-			c := coinepayHostile(t, func(w http.ResponseWriter, r *http.Request) {
-				w.Header().Set("Content-Type", "application/json")
-				_, _ = fmt.Fprint(w, `{"code":200,"message":"ok","data":{"card_id":"c1","created_at":"x","balance":`+q+`}}`)
-			})
-			_, err := c.Cards.Info(t.Context(), "c1")
+		coinepayCases.add(fmt.Sprint(i), func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = fmt.Fprint(w, `{"code":200,"message":"ok","data":{"card_id":"c1","created_at":"x","balance":`+q+`}}`)
+		})
+	}
+	t.Run("a55", func(t *testing.T) {
+		t.Parallel()
+		c := a55Hostile(t, a55Cases.ServeHTTP, slog.DiscardHandler)
+		a55Cases.run(t, func(t *testing.T, _ string, call payonce.CallOption) {
+			_, err := c.Charges.Create(t.Context(), cardCharge(), payonce.WithKey(keytest.Now(t, "hostile-key-0123456789")), call)
+			require.Error(t, err)
+			assertClean(t, "a55 error chain", allForms(errorTree(err)...))
+		})
+	})
+	t.Run("coinepay", func(t *testing.T) {
+		t.Parallel()
+		c := coinepayHostile(t, coinepayCases.ServeHTTP)
+		coinepayCases.run(t, func(t *testing.T, _ string, call payonce.CallOption) {
+			_, err := c.Cards.Info(t.Context(), "c1", call)
 			require.Error(t, err)
 			assertClean(t, "coinepay error chain", allForms(errorTree(err)...))
 		})
-	}
+	})
 }

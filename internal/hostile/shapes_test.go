@@ -44,8 +44,10 @@ var moreForbidden = []string{"4111.1111", "4111/1111", "4111_1111", "1111\u200b1
 // nothing reaches the error, its JSON form, the printed request or a
 // log line; the key stays readable.
 func TestA55HostileShapes(t *testing.T) {
+	t.Parallel()
 	for i, echo := range moreEchoes {
 		t.Run(fmt.Sprint(i), func(t *testing.T) {
+			t.Parallel()
 			var logs syncBuffer
 			c := a55Hostile(t, func(w http.ResponseWriter, r *http.Request) {
 				h := w.Header()
