@@ -155,168 +155,249 @@ func (r *crashRun) report(ctx context.Context, jr *journalRun, plan []planItem, 
 // (Misrecorded otherwise).
 func reconcileCrash(plan []planItem, refs map[string]*refState, entries map[string]payonce.JournalEntry,
 	ledger []fakeserver.Operation, setupKeys map[string]bool, settled map[string]settledEntry) *CrashReport {
-	rep := &CrashReport{Operations: len(plan)}
-	keyOf := func(provider, key string) string { return provider + "\x00" + key }
-	byKey := map[string][]fakeserver.Operation{}
-	for _, op := range ledger {
-		if !setupKeys[op.IdempotencyKey] {
-			byKey[keyOf(op.Provider, op.IdempotencyKey)] = append(byKey[keyOf(op.Provider, op.IdempotencyKey)], op)
-		}
-	}
-	// A charge or recharge names its reference by its amount.
-	byAmount := map[string]string{}
-	for _, it := range plan {
-		if it.work != workApply {
-			a, _ := payonce.AmountFromMinor(itemAmount(it))
-			byAmount[it.provider()+"\x00"+it.kind()+"\x00"+a.String()] = it.ref
-		}
-	}
-	explained := map[string]bool{}
+	c := newCrashReconciler(plan, ledger, setupKeys, settled)
 	for _, it := range plan {
 		rs := refs[it.ref]
 		if rs == nil {
 			rs = &refState{item: it}
 		}
-		rep.Deliveries += rs.deliveries
-		rep.Redelivered += max(0, rs.deliveries-1)
-		for _, d := range rs.reports {
-			rep.Attempts += d.attempts
-			if d.status == statusJournal {
-				rep.FromJournal++
-			}
-		}
-		if rs.sentSettled {
-			rep.SentWhenSettled++
-			rep.problem("sent: %s went out although the journal had settled it (deliveries ended: %s)", it.ref, endings(rs.reports))
-		}
 		e, has := entries[it.ref]
-		var execs []fakeserver.Operation
-		if has {
-			k := keyOf(it.provider(), e.Key)
-			execs = byKey[k]
-			explained[k] = true
-		}
-		// Executions of this reference under another key.
-		for _, op := range ledger {
-			if setupKeys[op.IdempotencyKey] || op.Provider != it.provider() || op.Kind != it.kind() ||
-				byAmount[op.Provider+"\x00"+op.Kind+"\x00"+op.Amount] != it.ref || (has && op.IdempotencyKey == e.Key) {
-				continue
-			}
-			execs = append(execs, op)
-			explained[keyOf(op.Provider, op.IdempotencyKey)] = true
-		}
-		if len(execs) > 1 {
-			rep.Duplicates++
-			rep.problem("duplicate: %s executed %d times", it.ref, len(execs))
-		}
-		if !rs.settled {
-			rep.Lost++
-			rep.problem("lost: %s never settled (%d deliveries: %s)", it.ref, rs.deliveries, endings(rs.reports))
-		}
-		if !has {
-			if len(execs) > 0 || rs.settled {
-				rep.Lost++
-				rep.problem("lost: %s has no journal entry", it.ref)
-			}
-			continue
-		}
-		// The last delivery that ended with an answer: a temporary
-		// ending (a lease held, a run taken over) says nothing final.
-		last := doneReport{}
-		for _, d := range rs.reports {
-			if (d.status != statusTemporary && d.status != statusSkewedDoubt) || last.status == "" {
-				last = d
-			}
-		}
-		switch e.State {
-		case payonce.JournalSucceeded:
-			rep.Succeeded++
-			switch {
-			case len(execs) == 0 || execs[0].IdempotencyKey != e.Key:
-				rep.Misrecorded++
-				rep.problem("misrecorded: %s succeeded in the journal, missing from the ledger", it.ref)
-			case !ownOperation(it, execs[0]):
-				rep.Misrecorded++
-				rep.problem("misrecorded: %s succeeded in the journal, but the ledger executed another operation under its key (%s %s)", it.ref, execs[0].Kind, execs[0].Amount)
-			case !resultNames(e.Result, execs[0].ID):
-				rep.Misrecorded++
-				rep.problem("misrecorded: %s succeeded in the journal with another result than the ledger's %s", it.ref, execs[0].ID)
-			case !idsAgree(rs.reports, execs[0].ID):
-				rep.Lost++
-				rep.problem("lost: %s: workers were told of another resource than the ledger's %s (deliveries ended: %s)", it.ref, execs[0].ID, endings(rs.reports))
-			case last.status != statusOK && last.status != statusJournal && !inDoubt(last.status):
-				// An answer in doubt is true of a run that took over an
-				// entry a stalled or killed worker may still complete: when
-				// that worker then records the success, the journal the
-				// merchant settles doubt from says it. Any other ending is
-				// a wrong answer.
-				rep.Lost++
-				rep.problem("lost: %s succeeded, but its last delivery ended %s", it.ref, last.status)
-			}
-		case payonce.JournalFailed:
-			rep.Failed++
-			if len(execs) > 0 {
-				rep.Misrecorded++
-				rep.problem("misrecorded: %s failed in the journal (%s), but the ledger executed it (deliveries ended: %s)", it.ref, e.ErrorKind, endings(rs.reports))
-			}
-			if last.status != statusFailed || last.detail != e.ErrorKind {
-				rep.Lost++
-				rep.problem("lost: %s failed with %s, but its last delivery ended %s %s", it.ref, e.ErrorKind, last.status, last.detail)
-			}
-		default:
-			rep.InDoubt++
-			if len(execs) > 0 {
-				rep.InDoubtExecuted++
-			} else {
-				rep.InDoubtNotExecuted++
-			}
-			for _, op := range execs {
-				switch {
-				case op.IdempotencyKey != e.Key:
-					rep.Lost++
-					rep.problem("lost: %s executed under a key its journal entry does not hold (%s)", it.ref, op.IdempotencyKey)
-				case !ownOperation(it, op):
-					rep.Lost++
-					rep.problem("lost: %s: the ledger executed another operation under its key (%s %s)", it.ref, op.Kind, op.Amount)
-				}
-			}
-			if s, ok := settled[it.ref]; ok {
-				rep.InDoubtSettled++
-				if s.how == settledByLookup {
-					rep.InDoubtLookedUp++
-				}
-				after := s.entry
-				switch {
-				case after.State == payonce.JournalPending:
-					rep.Lost++
-					rep.problem("lost: %s still in doubt after settling", it.ref)
-				case after.State == payonce.JournalFailed && len(execs) > 0:
-					rep.Misrecorded++
-					rep.problem("misrecorded: %s settled (%s) as %s, but the ledger executed it", it.ref, s.how, after.ErrorKind)
-				case after.State == payonce.JournalSucceeded && len(execs) == 0:
-					rep.Misrecorded++
-					rep.problem("misrecorded: %s settled (%s) as succeeded, but the ledger never executed it", it.ref, s.how)
-				case after.State == payonce.JournalSucceeded && !resultNames(after.Result, execs[0].ID):
-					rep.Misrecorded++
-					rep.problem("misrecorded: %s settled (%s) with another result than the ledger's %s", it.ref, s.how, execs[0].ID)
-				}
-			}
-			if rs.settled && !inDoubt(last.status) {
-				rep.Lost++
-				rep.problem("lost: %s pending in the journal, but its last delivery ended %s", it.ref, last.status)
-			}
-		}
+		c.reference(it, rs, e, has)
 	}
+	c.unexplained()
+	return c.rep
+}
+
+// crashReconciler holds the indexes of the ledger that reconcileCrash
+// checks each reference against, and the report it fills.
+type crashReconciler struct {
+	rep       *CrashReport
+	ledger    []fakeserver.Operation
+	setupKeys map[string]bool
+	settled   map[string]settledEntry
+	byKey     map[string][]fakeserver.Operation // the ledger by ledgerKey, setup keys left out
+	byAmount  map[string]string                 // the reference a charge or recharge names by its amount
+	explained map[string]bool                   // the ledgerKeys a reference explains
+}
+
+// ledgerKey names an idempotency key of one provider.
+func ledgerKey(provider, key string) string { return provider + "\x00" + key }
+
+// newCrashReconciler indexes the ledger by key and the plan's charges and
+// recharges by amount.
+func newCrashReconciler(plan []planItem, ledger []fakeserver.Operation, setupKeys map[string]bool, settled map[string]settledEntry) *crashReconciler {
+	c := &crashReconciler{rep: &CrashReport{Operations: len(plan)}, ledger: ledger, setupKeys: setupKeys, settled: settled,
+		byKey: map[string][]fakeserver.Operation{}, byAmount: map[string]string{}, explained: map[string]bool{}}
 	for _, op := range ledger {
-		k := keyOf(op.Provider, op.IdempotencyKey)
-		if setupKeys[op.IdempotencyKey] || explained[k] {
+		if !setupKeys[op.IdempotencyKey] {
+			k := ledgerKey(op.Provider, op.IdempotencyKey)
+			c.byKey[k] = append(c.byKey[k], op)
+		}
+	}
+	// A charge or recharge names its reference by its amount.
+	for _, it := range plan {
+		if it.work != workApply {
+			a, _ := payonce.AmountFromMinor(itemAmount(it))
+			c.byAmount[it.provider()+"\x00"+it.kind()+"\x00"+a.String()] = it.ref
+		}
+	}
+	return c
+}
+
+// reference checks one reference: its deliveries, its executions, and
+// its journal entry e (has is false without one) against them.
+func (c *crashReconciler) reference(it planItem, rs *refState, e payonce.JournalEntry, has bool) {
+	rep := c.rep
+	c.countDeliveries(it, rs)
+	execs := c.executions(it, e, has)
+	if len(execs) > 1 {
+		rep.Duplicates++
+		rep.problem("duplicate: %s executed %d times", it.ref, len(execs))
+	}
+	if !rs.settled {
+		rep.Lost++
+		rep.problem("lost: %s never settled (%d deliveries: %s)", it.ref, rs.deliveries, endings(rs.reports))
+	}
+	if !has {
+		if len(execs) > 0 || rs.settled {
+			rep.Lost++
+			rep.problem("lost: %s has no journal entry", it.ref)
+		}
+		return
+	}
+	last := lastAnswer(rs.reports)
+	switch e.State {
+	case payonce.JournalSucceeded:
+		c.succeeded(it, rs, e, execs, last)
+	case payonce.JournalFailed:
+		c.failed(it, rs, e, execs, last)
+	default:
+		c.pending(it, rs, e, execs, last)
+	}
+}
+
+// countDeliveries adds up a reference's deliveries and the attempts they
+// reported, and flags one sent although the journal had settled it.
+func (c *crashReconciler) countDeliveries(it planItem, rs *refState) {
+	rep := c.rep
+	rep.Deliveries += rs.deliveries
+	rep.Redelivered += max(0, rs.deliveries-1)
+	for _, d := range rs.reports {
+		rep.Attempts += d.attempts
+		if d.status == statusJournal {
+			rep.FromJournal++
+		}
+	}
+	if rs.sentSettled {
+		rep.SentWhenSettled++
+		rep.problem("sent: %s went out although the journal had settled it (deliveries ended: %s)", it.ref, endings(rs.reports))
+	}
+}
+
+// executions returns the ledger's executions of a reference: under its
+// journal key, then under any other, and marks their keys explained.
+func (c *crashReconciler) executions(it planItem, e payonce.JournalEntry, has bool) []fakeserver.Operation {
+	var execs []fakeserver.Operation
+	if has {
+		k := ledgerKey(it.provider(), e.Key)
+		execs = c.byKey[k]
+		c.explained[k] = true
+	}
+	// Executions of this reference under another key.
+	for _, op := range c.ledger {
+		if c.setupKeys[op.IdempotencyKey] || op.Provider != it.provider() || op.Kind != it.kind() ||
+			c.byAmount[op.Provider+"\x00"+op.Kind+"\x00"+op.Amount] != it.ref || (has && op.IdempotencyKey == e.Key) {
 			continue
 		}
-		explained[k] = true
-		rep.Lost++
-		rep.problem("lost: %s %s key %s in the ledger, but no reference explains it", op.Provider, op.Kind, op.IdempotencyKey)
+		execs = append(execs, op)
+		c.explained[ledgerKey(op.Provider, op.IdempotencyKey)] = true
 	}
-	return rep
+	return execs
+}
+
+// lastAnswer returns the last delivery that ended with an answer: a
+// temporary ending (a lease held, a run taken over) says nothing final.
+func lastAnswer(reports []doneReport) doneReport {
+	last := doneReport{}
+	for _, d := range reports {
+		if (d.status != statusTemporary && d.status != statusSkewedDoubt) || last.status == "" {
+			last = d
+		}
+	}
+	return last
+}
+
+// succeeded checks a succeeded entry: the ledger executed its own
+// operation once under its key, with the resource the entry and the
+// workers name, and its last delivery answered.
+func (c *crashReconciler) succeeded(it planItem, rs *refState, e payonce.JournalEntry, execs []fakeserver.Operation, last doneReport) {
+	rep := c.rep
+	rep.Succeeded++
+	switch {
+	case len(execs) == 0 || execs[0].IdempotencyKey != e.Key:
+		rep.Misrecorded++
+		rep.problem("misrecorded: %s succeeded in the journal, missing from the ledger", it.ref)
+	case !ownOperation(it, execs[0]):
+		rep.Misrecorded++
+		rep.problem("misrecorded: %s succeeded in the journal, but the ledger executed another operation under its key (%s %s)", it.ref, execs[0].Kind, execs[0].Amount)
+	case !resultNames(e.Result, execs[0].ID):
+		rep.Misrecorded++
+		rep.problem("misrecorded: %s succeeded in the journal with another result than the ledger's %s", it.ref, execs[0].ID)
+	case !idsAgree(rs.reports, execs[0].ID):
+		rep.Lost++
+		rep.problem("lost: %s: workers were told of another resource than the ledger's %s (deliveries ended: %s)", it.ref, execs[0].ID, endings(rs.reports))
+	case last.status != statusOK && last.status != statusJournal && !inDoubt(last.status):
+		// An answer in doubt is true of a run that took over an
+		// entry a stalled or killed worker may still complete: when
+		// that worker then records the success, the journal the
+		// merchant settles doubt from says it. Any other ending is
+		// a wrong answer.
+		rep.Lost++
+		rep.problem("lost: %s succeeded, but its last delivery ended %s", it.ref, last.status)
+	}
+}
+
+// failed checks a failed entry: the ledger never executed it and its
+// last delivery failed with the entry's error.
+func (c *crashReconciler) failed(it planItem, rs *refState, e payonce.JournalEntry, execs []fakeserver.Operation, last doneReport) {
+	rep := c.rep
+	rep.Failed++
+	if len(execs) > 0 {
+		rep.Misrecorded++
+		rep.problem("misrecorded: %s failed in the journal (%s), but the ledger executed it (deliveries ended: %s)", it.ref, e.ErrorKind, endings(rs.reports))
+	}
+	if last.status != statusFailed || last.detail != e.ErrorKind {
+		rep.Lost++
+		rep.problem("lost: %s failed with %s, but its last delivery ended %s %s", it.ref, e.ErrorKind, last.status, last.detail)
+	}
+}
+
+// pending checks an entry in doubt: executed at most as its own
+// operation under its own key, settled as the ledger says, and answered
+// in doubt by its last delivery.
+func (c *crashReconciler) pending(it planItem, rs *refState, e payonce.JournalEntry, execs []fakeserver.Operation, last doneReport) {
+	rep := c.rep
+	rep.InDoubt++
+	if len(execs) > 0 {
+		rep.InDoubtExecuted++
+	} else {
+		rep.InDoubtNotExecuted++
+	}
+	for _, op := range execs {
+		switch {
+		case op.IdempotencyKey != e.Key:
+			rep.Lost++
+			rep.problem("lost: %s executed under a key its journal entry does not hold (%s)", it.ref, op.IdempotencyKey)
+		case !ownOperation(it, op):
+			rep.Lost++
+			rep.problem("lost: %s: the ledger executed another operation under its key (%s %s)", it.ref, op.Kind, op.Amount)
+		}
+	}
+	if s, ok := c.settled[it.ref]; ok {
+		c.settledInDoubt(it, s, execs)
+	}
+	if rs.settled && !inDoubt(last.status) {
+		rep.Lost++
+		rep.problem("lost: %s pending in the journal, but its last delivery ended %s", it.ref, last.status)
+	}
+}
+
+// settledInDoubt checks how the run settled an entry in doubt against
+// the ledger's executions of it.
+func (c *crashReconciler) settledInDoubt(it planItem, s settledEntry, execs []fakeserver.Operation) {
+	rep := c.rep
+	rep.InDoubtSettled++
+	if s.how == settledByLookup {
+		rep.InDoubtLookedUp++
+	}
+	after := s.entry
+	switch {
+	case after.State == payonce.JournalPending:
+		rep.Lost++
+		rep.problem("lost: %s still in doubt after settling", it.ref)
+	case after.State == payonce.JournalFailed && len(execs) > 0:
+		rep.Misrecorded++
+		rep.problem("misrecorded: %s settled (%s) as %s, but the ledger executed it", it.ref, s.how, after.ErrorKind)
+	case after.State == payonce.JournalSucceeded && len(execs) == 0:
+		rep.Misrecorded++
+		rep.problem("misrecorded: %s settled (%s) as succeeded, but the ledger never executed it", it.ref, s.how)
+	case after.State == payonce.JournalSucceeded && !resultNames(after.Result, execs[0].ID):
+		rep.Misrecorded++
+		rep.problem("misrecorded: %s settled (%s) with another result than the ledger's %s", it.ref, s.how, execs[0].ID)
+	}
+}
+
+// unexplained counts as lost each ledger key no reference explains.
+func (c *crashReconciler) unexplained() {
+	for _, op := range c.ledger {
+		k := ledgerKey(op.Provider, op.IdempotencyKey)
+		if c.setupKeys[op.IdempotencyKey] || c.explained[k] {
+			continue
+		}
+		c.explained[k] = true
+		c.rep.Lost++
+		c.rep.problem("lost: %s %s key %s in the ledger, but no reference explains it", op.Provider, op.Kind, op.IdempotencyKey)
+	}
 }
 
 // ownOperation reports whether op is the item's own operation: its kind

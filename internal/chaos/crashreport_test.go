@@ -215,3 +215,45 @@ func (c *reconcileCase) inDoubt(ref string) {
 	c.entries[ref] = e
 	c.refs[ref].reports = []doneReport{{ref: ref, status: statusUnknown, detail: "-"}}
 }
+
+// Each journal state is checked against how the reference's last
+// delivery ended and, for one in doubt, against how the run settled it.
+func TestReconcileCrashChecksEndingsAndSettles(t *testing.T) {
+	// Succeeded in the journal, but the worker was told it failed.
+	c := newReconcileCase()
+	c.refs["order-0/charge"].reports = []doneReport{{ref: "order-0/charge", status: statusFailed, detail: "declined"}}
+	rep := c.run()
+	assert.Equal(t, 1, rep.Lost, rep.Problems)
+	require.Len(t, rep.Problems, 1)
+	assert.Equal(t, "lost: order-0/charge succeeded, but its last delivery ended failed", rep.Problems[0])
+
+	// Failed in the journal, not executed, but the worker was told it succeeded.
+	c = newReconcileCase()
+	c.entries["order-1/apply"] = payonce.JournalEntry{Reference: "order-1/apply", Key: "k-apply", State: payonce.JournalFailed, ErrorKind: "declined"}
+	c.ledger = c.ledger[:2]
+	rep = c.run()
+	assert.Equal(t, 1, rep.Lost, rep.Problems)
+	assert.Equal(t, 0, rep.Misrecorded, rep.Problems)
+	require.Len(t, rep.Problems, 1)
+	assert.Equal(t, "lost: order-1/apply failed with declined, but its last delivery ended ok card-1", rep.Problems[0])
+
+	// In doubt, then settled as succeeded: the card issue never ran, the
+	// charge ran with another resource than the settled result names.
+	c = newReconcileCase()
+	for ref, e := range c.entries {
+		e.State = payonce.JournalPending
+		c.entries[ref] = e
+		c.refs[ref].reports = []doneReport{{ref: ref, status: statusUnknown, detail: "-"}}
+	}
+	c.ledger = c.ledger[:2]
+	charge, apply := c.entries["order-0/charge"], c.entries["order-1/apply"]
+	charge.State, charge.Result = payonce.JournalSucceeded, []byte(`{"charge_uuid":"ch-9"}`)
+	apply.State = payonce.JournalSucceeded
+	c.settled = map[string]settledEntry{"order-0/charge": {entry: charge, how: settledByLookup}, "order-1/apply": {entry: apply, how: settledByHand}}
+	rep = c.run()
+	assert.Equal(t, 2, rep.Misrecorded, rep.Problems)
+	assert.Equal(t, []string{
+		"misrecorded: order-0/charge settled (lookup) with another result than the ledger's ch-1",
+		"misrecorded: order-1/apply settled (hand) as succeeded, but the ledger never executed it",
+	}, rep.Problems)
+}

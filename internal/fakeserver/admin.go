@@ -93,16 +93,56 @@ func adminError(status int, code, msg string) Response {
 	return JSON(status, map[string]any{"error": map[string]string{"code": code, "message": msg}})
 }
 
+// adminRequest is what an admin resource handler sees of its request.
+type adminRequest struct {
+	method string
+	query  url.Values
+	body   []byte // the whole body, at most MaxRequestBody bytes
+}
+
+// decode unmarshals the JSON body into v, refusing unknown fields; a
+// non-nil answer is sent instead.
+func (q adminRequest) decode(v any) *Response {
+	dec := json.NewDecoder(bytes.NewReader(q.body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		var syntax *json.SyntaxError
+		var typ *json.UnmarshalTypeError
+		if errors.As(err, &syntax) || errors.As(err, &typ) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) ||
+			strings.HasPrefix(err.Error(), "json: unknown field") {
+			resp := adminError(http.StatusBadRequest, "invalid_json", "malformed JSON: "+err.Error())
+			return &resp
+		}
+		// Well-formed JSON with a value a field refuses ("delay": "soon",
+		// "amount": "-5").
+		resp := adminError(http.StatusBadRequest, "invalid_request", err.Error())
+		return &resp
+	}
+	return nil
+}
+
+// errMethodNotAllowed is the answer to a method an admin path does not take.
+func errMethodNotAllowed() Response {
+	return adminError(http.StatusMethodNotAllowed, "method_not_allowed", "method not allowed")
+}
+
+// adminRoutes maps an admin path (without AdminPrefix and slashes) to the
+// method that answers it.
+var adminRoutes = map[string]func(*adminHandler, adminRequest) Response{
+	"operations": (*adminHandler).serveOperations,
+	"ledger":     (*adminHandler).serveLedger,
+	"stats":      (*adminHandler).serveStats,
+	"requests":   (*adminHandler).serveRequests,
+	"faults":     (*adminHandler).serveFaults,
+	"clock":      (*adminHandler).serveClock,
+	"balance":    (*adminHandler).serveBalance,
+	"reset":      (*adminHandler).serveReset,
+}
+
+// serve reads the body of an admin request and hands it to the handler of
+// its path.
 func (a *adminHandler) serve(r *http.Request) Response {
 	name := strings.Trim(strings.TrimPrefix(r.URL.Path, AdminPrefix), "/")
-	allow := func(methods ...string) bool {
-		for _, m := range methods {
-			if r.Method == m {
-				return true
-			}
-		}
-		return false
-	}
 	body, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, MaxRequestBody))
 	if err != nil {
 		var tooLarge *http.MaxBytesError
@@ -111,154 +151,190 @@ func (a *adminHandler) serve(r *http.Request) Response {
 		}
 		return adminError(http.StatusBadRequest, "invalid_request", "request body could not be read")
 	}
-	decode := func(v any) *Response {
-		dec := json.NewDecoder(bytes.NewReader(body))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(v); err != nil {
-			var syntax *json.SyntaxError
-			var typ *json.UnmarshalTypeError
-			if errors.As(err, &syntax) || errors.As(err, &typ) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) ||
-				strings.HasPrefix(err.Error(), "json: unknown field") {
-				resp := adminError(http.StatusBadRequest, "invalid_json", "malformed JSON: "+err.Error())
-				return &resp
-			}
-			// Well-formed JSON with a value a field refuses ("delay": "soon",
-			// "amount": "-5").
-			resp := adminError(http.StatusBadRequest, "invalid_request", err.Error())
-			return &resp
-		}
-		return nil
-	}
 	if id, ok := strings.CutPrefix(name, "operations/"); ok {
-		if !allow(http.MethodGet) {
-			return adminError(http.StatusMethodNotAllowed, "method_not_allowed", "method not allowed")
+		if r.Method != http.MethodGet {
+			return errMethodNotAllowed()
 		}
 		return a.operation(id)
 	}
-	switch name {
-	case "operations":
-		if !allow(http.MethodGet) {
-			break
-		}
-		return a.operations(r.URL.Query())
-	case "ledger":
-		if !allow(http.MethodGet) {
-			break
-		}
-		f, bad := ledgerFilter(r.URL.Query())
-		if bad != nil {
-			return *bad
-		}
-		ops, next := a.e.ledger.Page(f)
-		return JSON(http.StatusOK, ledgerPage{Operations: ops, Next: cursor(next), LastSeq: a.e.ledger.LastSeq()})
-	case "stats":
-		if !allow(http.MethodGet) {
-			break
-		}
-		return JSON(http.StatusOK, a.e.Stats())
-	case "requests":
-		if !allow(http.MethodGet) {
-			break
-		}
-		q := r.URL.Query()
-		after, limit, bad := pageParams(q, MaxAttemptPage)
-		if bad != nil {
-			return *bad
-		}
-		if p := q.Get("provider"); p != "" && !a.e.servesProvider(p) {
-			return adminError(http.StatusBadRequest, "invalid_request", "provider: not a provider this server serves")
-		}
-		atts, next := a.e.attempts.Page(after, limit, q.Get("idempotency_key"), q.Get("provider"))
-		return JSON(http.StatusOK, attemptPage{Requests: atts, Next: cursor(next)})
-	case "faults":
-		switch r.Method {
-		case http.MethodGet:
-			return JSON(http.StatusOK, map[string]any{"rules": a.e.faults.Rules()})
-		case http.MethodPost:
-			var rule Rule
-			if bad := decode(&rule); bad != nil {
-				return *bad
-			}
-			if rule.Provider != "" && !a.e.servesProvider(rule.Provider) {
-				return adminError(http.StatusBadRequest, "invalid_rule", "provider: not a provider this server serves")
-			}
-			if err := a.e.faults.Add(rule); err != nil {
-				return adminError(http.StatusBadRequest, "invalid_rule", err.Error())
-			}
-			return JSON(http.StatusCreated, map[string]any{"rules": a.e.faults.Rules()})
-		case http.MethodDelete:
-			if s := r.URL.Query().Get("index"); s != "" {
-				i, err := strconv.Atoi(s)
-				if err != nil || !a.e.faults.Remove(i) {
-					return adminError(http.StatusNotFound, "not_found", "index: no rule at that position")
-				}
-				return JSON(http.StatusOK, map[string]any{"rules": a.e.faults.Rules()})
-			}
-			a.e.faults.Clear()
-			return JSON(http.StatusOK, map[string]any{"rules": []RuleState{}})
-		}
-	case "clock":
-		if allow(http.MethodPost) {
-			var req struct {
-				Advance string    `json:"advance"`
-				Set     time.Time `json:"set"`
-			}
-			if bad := decode(&req); bad != nil {
-				return *bad
-			}
-			switch {
-			case req.Advance != "" && !req.Set.IsZero():
-				return adminError(http.StatusBadRequest, "invalid_request", "want advance or set, not both")
-			case req.Advance != "":
-				d, err := time.ParseDuration(req.Advance)
-				if err != nil {
-					return adminError(http.StatusBadRequest, "invalid_duration", "advance: want a duration such as \"25h\"")
-				}
-				if err := a.e.clock.TryAdvance(d); err != nil {
-					return adminError(http.StatusBadRequest, "clock_out_of_range", "advance: "+err.Error())
-				}
-			case !req.Set.IsZero():
-				if err := a.e.clock.TrySet(req.Set); err != nil {
-					return adminError(http.StatusBadRequest, "clock_out_of_range", "set: "+err.Error())
-				}
-			default:
-				return adminError(http.StatusBadRequest, "invalid_request", "want advance or set")
-			}
-		} else if !allow(http.MethodGet) {
-			break
-		}
-		return JSON(http.StatusOK, map[string]any{"now": a.e.clock.Now().UTC().Format(time.RFC3339Nano)})
-	case "balance":
-		if a.cfg.SetBalance == nil {
-			return adminError(http.StatusNotFound, "not_found", "no Coinepay fake on this server")
-		}
-		if !allow(http.MethodPost) {
-			break
-		}
-		var req struct {
-			APIKey string          `json:"api_key"`
-			Amount *payonce.Amount `json:"amount"`
-		}
-		if bad := decode(&req); bad != nil {
-			return *bad
-		}
-		if req.APIKey == "" || req.Amount == nil {
-			return adminError(http.StatusBadRequest, "invalid_request", "api_key and amount are required")
-		}
-		if err := a.cfg.SetBalance(req.APIKey, *req.Amount); err != nil {
-			return adminError(http.StatusNotFound, "not_found", err.Error())
-		}
-		return JSON(http.StatusOK, map[string]any{"api_key": req.APIKey, "amount": *req.Amount})
-	case "reset":
-		if !allow(http.MethodPost) {
-			break
-		}
-		a.e.Reset()
-		return JSON(http.StatusOK, map[string]any{"reset": true})
-	default:
+	handle, ok := adminRoutes[name]
+	if !ok {
 		return adminError(http.StatusNotFound, "not_found", "unknown admin path")
 	}
-	return adminError(http.StatusMethodNotAllowed, "method_not_allowed", "method not allowed")
+	return handle(a, adminRequest{method: r.Method, query: r.URL.Query(), body: body})
+}
+
+// serveOperations answers GET /_fakepay/operations.
+func (a *adminHandler) serveOperations(q adminRequest) Response {
+	if q.method != http.MethodGet {
+		return errMethodNotAllowed()
+	}
+	return a.operations(q.query)
+}
+
+// serveLedger answers GET /_fakepay/ledger.
+func (a *adminHandler) serveLedger(q adminRequest) Response {
+	if q.method != http.MethodGet {
+		return errMethodNotAllowed()
+	}
+	f, bad := ledgerFilter(q.query)
+	if bad != nil {
+		return *bad
+	}
+	ops, next := a.e.ledger.Page(f)
+	return JSON(http.StatusOK, ledgerPage{Operations: ops, Next: cursor(next), LastSeq: a.e.ledger.LastSeq()})
+}
+
+// serveStats answers GET /_fakepay/stats.
+func (a *adminHandler) serveStats(q adminRequest) Response {
+	if q.method != http.MethodGet {
+		return errMethodNotAllowed()
+	}
+	return JSON(http.StatusOK, a.e.Stats())
+}
+
+// serveRequests answers GET /_fakepay/requests.
+func (a *adminHandler) serveRequests(q adminRequest) Response {
+	if q.method != http.MethodGet {
+		return errMethodNotAllowed()
+	}
+	after, limit, bad := pageParams(q.query, MaxAttemptPage)
+	if bad != nil {
+		return *bad
+	}
+	p := q.query.Get("provider")
+	if p != "" && !a.e.servesProvider(p) {
+		return adminError(http.StatusBadRequest, "invalid_request", "provider: not a provider this server serves")
+	}
+	atts, next := a.e.attempts.Page(after, limit, q.query.Get("idempotency_key"), p)
+	return JSON(http.StatusOK, attemptPage{Requests: atts, Next: cursor(next)})
+}
+
+// serveFaults answers GET, POST and DELETE /_fakepay/faults.
+func (a *adminHandler) serveFaults(q adminRequest) Response {
+	switch q.method {
+	case http.MethodGet:
+		return JSON(http.StatusOK, map[string]any{"rules": a.e.faults.Rules()})
+	case http.MethodPost:
+		return a.addFault(q)
+	case http.MethodDelete:
+		return a.removeFaults(q)
+	}
+	return errMethodNotAllowed()
+}
+
+// addFault answers POST /_fakepay/faults: it adds the Rule in the body.
+func (a *adminHandler) addFault(q adminRequest) Response {
+	var rule Rule
+	if bad := q.decode(&rule); bad != nil {
+		return *bad
+	}
+	if rule.Provider != "" && !a.e.servesProvider(rule.Provider) {
+		return adminError(http.StatusBadRequest, "invalid_rule", "provider: not a provider this server serves")
+	}
+	if err := a.e.faults.Add(rule); err != nil {
+		return adminError(http.StatusBadRequest, "invalid_rule", err.Error())
+	}
+	return JSON(http.StatusCreated, map[string]any{"rules": a.e.faults.Rules()})
+}
+
+// removeFaults answers DELETE /_fakepay/faults: every rule, or the one
+// at ?index=.
+func (a *adminHandler) removeFaults(q adminRequest) Response {
+	if s := q.query.Get("index"); s != "" {
+		i, err := strconv.Atoi(s)
+		if err != nil || !a.e.faults.Remove(i) {
+			return adminError(http.StatusNotFound, "not_found", "index: no rule at that position")
+		}
+		return JSON(http.StatusOK, map[string]any{"rules": a.e.faults.Rules()})
+	}
+	a.e.faults.Clear()
+	return JSON(http.StatusOK, map[string]any{"rules": []RuleState{}})
+}
+
+// serveClock answers GET and POST /_fakepay/clock with the clock's time,
+// after a POST moved it.
+func (a *adminHandler) serveClock(q adminRequest) Response {
+	switch q.method {
+	case http.MethodPost:
+		if bad := a.moveClock(q); bad != nil {
+			return *bad
+		}
+	case http.MethodGet:
+	default:
+		return errMethodNotAllowed()
+	}
+	return JSON(http.StatusOK, map[string]any{"now": a.e.clock.Now().UTC().Format(time.RFC3339Nano)})
+}
+
+// moveClock advances or sets the clock as the body of POST
+// /_fakepay/clock says; a non-nil answer is sent instead of the time.
+func (a *adminHandler) moveClock(q adminRequest) *Response {
+	var req struct {
+		Advance string    `json:"advance"`
+		Set     time.Time `json:"set"`
+	}
+	if bad := q.decode(&req); bad != nil {
+		return bad
+	}
+	var resp Response
+	switch {
+	case req.Advance != "" && !req.Set.IsZero():
+		resp = adminError(http.StatusBadRequest, "invalid_request", "want advance or set, not both")
+	case req.Advance != "":
+		d, err := time.ParseDuration(req.Advance)
+		if err != nil {
+			resp = adminError(http.StatusBadRequest, "invalid_duration", "advance: want a duration such as \"25h\"")
+			break
+		}
+		if err := a.e.clock.TryAdvance(d); err != nil {
+			resp = adminError(http.StatusBadRequest, "clock_out_of_range", "advance: "+err.Error())
+			break
+		}
+		return nil
+	case !req.Set.IsZero():
+		if err := a.e.clock.TrySet(req.Set); err != nil {
+			resp = adminError(http.StatusBadRequest, "clock_out_of_range", "set: "+err.Error())
+			break
+		}
+		return nil
+	default:
+		resp = adminError(http.StatusBadRequest, "invalid_request", "want advance or set")
+	}
+	return &resp
+}
+
+// serveBalance answers POST /_fakepay/balance (404 without a Coinepay fake).
+func (a *adminHandler) serveBalance(q adminRequest) Response {
+	if a.cfg.SetBalance == nil {
+		return adminError(http.StatusNotFound, "not_found", "no Coinepay fake on this server")
+	}
+	if q.method != http.MethodPost {
+		return errMethodNotAllowed()
+	}
+	var req struct {
+		APIKey string          `json:"api_key"`
+		Amount *payonce.Amount `json:"amount"`
+	}
+	if bad := q.decode(&req); bad != nil {
+		return *bad
+	}
+	if req.APIKey == "" || req.Amount == nil {
+		return adminError(http.StatusBadRequest, "invalid_request", "api_key and amount are required")
+	}
+	if err := a.cfg.SetBalance(req.APIKey, *req.Amount); err != nil {
+		return adminError(http.StatusNotFound, "not_found", err.Error())
+	}
+	return JSON(http.StatusOK, map[string]any{"api_key": req.APIKey, "amount": *req.Amount})
+}
+
+// serveReset answers POST /_fakepay/reset: it empties all state.
+func (a *adminHandler) serveReset(q adminRequest) Response {
+	if q.method != http.MethodPost {
+		return errMethodNotAllowed()
+	}
+	a.e.Reset()
+	return JSON(http.StatusOK, map[string]any{"reset": true})
 }
 
 // ErrUnknownAPIKey is returned by a SetBalance hook for a key it does not know.

@@ -173,101 +173,149 @@ func clipRedacted(s string) string {
 	return Clip(redact.String(s))
 }
 
+// ServeHTTP runs a provider request through the pipeline: log the
+// attempt, route, inject the faults that strike before the body is read,
+// read the body, admit the request (route, credentials, key), screen the
+// body, execute it once per key, then answer.
 func (h *providerHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	e := h.e
-	ctx := r.Context()
 	key := r.Header.Get(HeaderIdempotencyKey)
-	att := &Attempt{Time: e.clock.Now(), Provider: h.cfg.Name, Method: Clip(r.Method), Path: clipRedacted(r.URL.Path), IdempotencyKey: Clip(key)}
-	req := &Request{HTTP: r, Key: key, Attempt: att, logAttempt: func() {
-		e.attempts.Add(*att)
-		e.stats.add(att)
-		e.ops.observe(att)
-	}}
+	req := h.newRequest(r, key)
 	defer req.log() // the paths that send nothing
 	// Routed now so that every attempt, a faulted one too, names its
 	// operation; a routing problem is still answered after the faults.
 	route, prob := h.b.Route(r.Method, r.URL.Path)
 	if prob == ProblemNone {
-		att.Kind, att.Route = route.Kind, route.Template
+		req.Attempt.Kind, req.Attempt.Route = route.Kind, route.Template
 	}
-
-	fault := e.faults.Pick(h.cfg.Name, r.URL.Path, key)
+	fault := h.e.faults.Pick(h.cfg.Name, r.URL.Path, key)
 	if fault != nil && fault.Kind != DropAfterCommit && fault.Kind != Delay && fault.Kind != RefuseBeforeCommit {
-		att.Fault = fault.Kind // applied now; the other two only once the request gets that far
+		req.Attempt.Fault = fault.Kind // applied now; the other two only once the request gets that far
 	}
-	e.sleep(ctx, e.getLatency())
-	if fault != nil {
-		switch fault.Kind {
-		case ResetBeforeRead:
-			req.log()
-			abortConn(w, r, true)
-			return
-		case Hang:
-			// Drain the body first: only then does net/http watch the
-			// connection and cancel ctx when the client gives up.
-			_, _ = io.Copy(io.Discard, http.MaxBytesReader(w, r.Body, MaxRequestBody))
-			select {
-			case <-ctx.Done():
-			case <-e.closing:
-			}
-			req.log()
-			abortConn(w, r, false)
-			return
-		case RateLimit:
-			resp := h.b.Problem(ProblemRateLimited, http.StatusTooManyRequests, "injected rate limit")
-			if resp.Header == nil {
-				resp.Header = http.Header{}
-			}
-			resp.Header.Set("Retry-After", strconv.Itoa(fault.RetryAfter))
-			h.write(w, req, resp, false)
-			return
-		case ErrorBeforeCommit:
-			h.write(w, req, h.b.Problem(ProblemInternal, fault.Status, "injected failure before commit"), false)
-			return
-		}
+	h.e.sleep(r.Context(), h.e.getLatency())
+	if fault != nil && h.injectBeforeRead(w, r, req, fault) {
+		return
 	}
+	if !h.readBody(w, r, req) || !h.admit(w, req, route, prob) {
+		return
+	}
+	scan := scanBody(req.Body)
+	if !h.screen(w, req, route, fault, scan) {
+		return
+	}
+	resp, outcome, ok := h.execute(r, req, route, fault, scan)
+	if !ok {
+		return // the client gave up while waiting for the first request
+	}
+	h.answer(w, r, req, fault, resp, outcome)
+}
 
+// newRequest starts the Request of r, with the Attempt the log records of
+// it.
+func (h *providerHandler) newRequest(r *http.Request, key string) *Request {
+	e := h.e
+	att := &Attempt{Time: e.clock.Now(), Provider: h.cfg.Name, Method: Clip(r.Method), Path: clipRedacted(r.URL.Path), IdempotencyKey: Clip(key)}
+	return &Request{HTTP: r, Key: key, Attempt: att, logAttempt: func() {
+		e.attempts.Add(*att)
+		e.stats.add(att)
+		e.ops.observe(att)
+	}}
+}
+
+// injectBeforeRead applies a fault that strikes before the body is read
+// (a reset, a hang, a rate limit, an error) and reports whether it
+// answered or dropped the request.
+func (h *providerHandler) injectBeforeRead(w http.ResponseWriter, r *http.Request, req *Request, fault *Fault) bool {
+	switch fault.Kind {
+	case ResetBeforeRead:
+		req.log()
+		abortConn(w, r, true)
+	case Hang:
+		// Drain the body first: only then does net/http watch the
+		// connection and cancel ctx when the client gives up.
+		_, _ = io.Copy(io.Discard, http.MaxBytesReader(w, r.Body, MaxRequestBody))
+		select {
+		case <-r.Context().Done():
+		case <-h.e.closing:
+		}
+		req.log()
+		abortConn(w, r, false)
+	case RateLimit:
+		resp := h.b.Problem(ProblemRateLimited, http.StatusTooManyRequests, "injected rate limit")
+		if resp.Header == nil {
+			resp.Header = http.Header{}
+		}
+		resp.Header.Set("Retry-After", strconv.Itoa(fault.RetryAfter))
+		h.write(w, req, resp, false)
+	case ErrorBeforeCommit:
+		h.write(w, req, h.b.Problem(ProblemInternal, fault.Status, "injected failure before commit"), false)
+	default:
+		return false
+	}
+	return true
+}
+
+// readBody reads the whole body into req.Body and reports whether it
+// could; a body over MaxRequestBody is answered.
+func (h *providerHandler) readBody(w http.ResponseWriter, r *http.Request, req *Request) bool {
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxRequestBody))
 	if err != nil {
 		var tooLarge *http.MaxBytesError
 		if errors.As(err, &tooLarge) {
 			h.write(w, req, h.b.Problem(ProblemBodyTooLarge, 0, "request body over 1 MiB"), false)
 		}
-		return // the client went away
+		return false // or the client went away
 	}
 	req.Body = body
+	return true
+}
 
+// admit answers a routing problem, refused credentials or a key the
+// provider's rules refuse, and reports whether the request may go on.
+func (h *providerHandler) admit(w http.ResponseWriter, req *Request, route Route, prob Problem) bool {
 	if prob != ProblemNone {
 		h.write(w, req, h.b.Problem(prob, 0, ""), false)
-		return
+		return false
 	}
 	if !route.Public {
 		if resp := h.b.Authenticate(req); resp != nil {
 			h.write(w, req, *resp, false)
-			return
+			return false
 		}
 	}
-	att.Credential = Clip(req.Credential)
+	req.Attempt.Credential = Clip(req.Credential)
 	if route.Keyed {
-		if p, rule := h.cfg.Rules.Check(key); p != ProblemNone {
+		if p, rule := h.cfg.Rules.Check(req.Key); p != ProblemNone {
 			h.write(w, req, h.b.Problem(p, 0, rule), false)
-			return
+			return false
 		}
 	}
+	return true
+}
 
-	scan := scanBody(body)
+// screen answers a body with a duplicate object key, or an injected
+// refusal of a key not executed, and reports whether the request may go
+// on to execute.
+func (h *providerHandler) screen(w http.ResponseWriter, req *Request, route Route, fault *Fault, scan bodyScan) bool {
 	if scan.dupKey {
 		// Refused before the fingerprint or the handler sees it: they would
 		// read the two keys differently.
 		h.write(w, req, h.b.Problem(ProblemDuplicateKey, 0, "duplicate object key"), false)
-		return
+		return false
 	}
-	if fault != nil && fault.Kind == RefuseBeforeCommit && !(route.Keyed && key != "" && h.store.Holds(req.Credential, key)) {
+	if fault != nil && fault.Kind == RefuseBeforeCommit && !(route.Keyed && req.Key != "" && h.store.Holds(req.Credential, req.Key)) {
 		// A provider refuses only a key it has not executed: one that
 		// ran (or runs) answers as the store says.
 		h.write(w, req, h.b.Problem(ProblemInvalidRequest, fault.Status, "injected refusal before commit"), false)
-		return
+		return false
 	}
+	return true
+}
+
+// execute runs the operation, through the store when it is keyed, with
+// an injected delay before it; ok is false when the client gave up
+// waiting for another request under the key.
+func (h *providerHandler) execute(r *http.Request, req *Request, route Route, fault *Fault, scan bodyScan) (resp Response, outcome Outcome, ok bool) {
+	e, ctx, att := h.e, r.Context(), req.Attempt
 	if fault != nil && fault.Kind == Delay {
 		att.Fault = Delay
 	}
@@ -280,13 +328,13 @@ func (h *providerHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		att.Executed = !route.Public // the token endpoint is no business operation
 		return route.Handle(req)
 	}
-	var resp Response
-	outcome := Executed
-	if route.Keyed && key != "" {
+	outcome = Executed
+	if route.Keyed && req.Key != "" {
 		fp := fingerprintOfScan(r.Method, r.URL.Path, scan)
-		resp, outcome, err = h.store.Do(ctx, req.Credential, key, fp, exec)
+		var err error
+		resp, outcome, err = h.store.Do(ctx, req.Credential, req.Key, fp, exec)
 		if err != nil {
-			return // the client gave up while waiting for the first request
+			return Response{}, outcome, false
 		}
 		switch outcome {
 		case Conflict:
@@ -302,11 +350,17 @@ func (h *providerHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		e.sleep(ctx, fault.Delay)
 	}
 	att.Replayed = outcome == Replayed || outcome == Shared
+	return resp, outcome, true
+}
+
+// answer sends resp after an injected delay, or drops the connection
+// instead when the fault says so.
+func (h *providerHandler) answer(w http.ResponseWriter, r *http.Request, req *Request, fault *Fault, resp Response, outcome Outcome) {
 	if fault != nil && fault.Kind == Delay && fault.After {
-		e.sleep(ctx, fault.Delay)
+		h.e.sleep(r.Context(), fault.Delay)
 	}
 	if fault != nil && fault.Kind == DropAfterCommit {
-		att.Fault = DropAfterCommit
+		req.Attempt.Fault = DropAfterCommit
 		req.log()
 		abortConn(w, r, false)
 		return
