@@ -15,7 +15,7 @@ func waiting(t *testing.T, l *Ledger) {
 	require.Eventually(t, func() bool {
 		l.mu.Lock()
 		defer l.mu.Unlock()
-		return l.changed != nil
+		return len(l.waiters) > 0
 	}, 5*time.Second, time.Millisecond)
 }
 
@@ -35,7 +35,7 @@ func TestLedgerWaitCountCountsOperationsTheCapDropped(t *testing.T) {
 }
 
 // A commit a waiter is waiting for wakes it even when a Reset follows
-// before it runs again.
+// before it runs again; a waiter that gives up leaves nothing behind.
 func TestLedgerWaitCountSurvivesAResetAfterTheCommit(t *testing.T) {
 	l := &Ledger{}
 	for range 20 {
@@ -48,4 +48,21 @@ func TestLedgerWaitCountSurvivesAResetAfterTheCommit(t *testing.T) {
 		require.NoError(t, <-done)
 		cancel()
 	}
+	ctx, cancel := context.WithCancel(t.Context())
+	go func() {
+		for {
+			l.mu.Lock()
+			asleep := len(l.waiters) > 0
+			l.mu.Unlock()
+			if asleep {
+				cancel()
+				return
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}()
+	require.ErrorIs(t, l.WaitCount(ctx, "k", 1), context.Canceled)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	assert.Empty(t, l.waiters, "a waiter that gave up is forgotten")
 }
