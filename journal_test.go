@@ -536,3 +536,29 @@ func TestJournalRecordsTheOutcomeAfterTheContextEnded(t *testing.T) {
 	require.ErrorIs(t, err, context.Canceled)
 	assert.Equal(t, int32(1), s.calls.Load())
 }
+
+// A key the server's rules refused is recorded under its stable kind name
+// ("key_too_short", as earlier releases wrote it) and read back as a key
+// refusal: payonce.ErrKeyInvalid, final, nothing sent again.
+func TestJournalKeyRefusalReadsBackAsErrKeyInvalid(t *testing.T) {
+	j := journal.NewMemory()
+	s := newStub(t, func(_ int, w http.ResponseWriter, _ *http.Request) {
+		w.WriteHeader(http.StatusBadRequest)
+		_, _ = io.WriteString(w, `{"error":{"code":"IDEMPOTENCY_KEY_TOO_SHORT","message":"too short"}}`)
+	})
+	c := journalClient(t, s, j, newClock())
+	_, err1 := c.Do(t.Context(), chargeReq("10.00"), nil, payonce.WithReference("order-k"))
+	require.ErrorIs(t, err1, payonce.ErrKeyInvalid)
+
+	e, err := j.Get(t.Context(), "a55:client-1", "order-k")
+	require.NoError(t, err)
+	assert.Equal(t, payonce.JournalFailed, e.State)
+	assert.Equal(t, "key_too_short", e.ErrorKind)
+
+	_, err2 := c.Do(t.Context(), chargeReq("10.00"), nil, payonce.WithReference("order-k"))
+	require.ErrorIs(t, err2, payonce.ErrKeyInvalid)
+	assert.ErrorIs(t, err2, payonce.ErrJournalRecorded)
+	assert.Equal(t, int32(1), s.calls.Load(), "nothing sent")
+	assert.False(t, payonce.IsTemporary(err2))
+	assert.False(t, payonce.IsResumable(err2))
+}

@@ -57,7 +57,8 @@ func (l *Ledger) CountKind(kind string) int { return l.l.CountKind(kind) }
 // WaitCount waits until at least n operations ran under key, or ctx ends
 // (its error is returned): a test that must act once the server committed
 // (give up on a held answer, kill a worker) waits on the commit itself,
-// never on a timer or a poll.
+// never on a timer or a poll. An operation recorded while it waits
+// counts even if a Reset empties the ledger before it returns.
 func (l *Ledger) WaitCount(ctx context.Context, key string, n int) error {
 	return l.l.WaitCount(ctx, key, n)
 }

@@ -32,7 +32,17 @@ type Ledger struct {
 	seq     uint64
 	max     int
 	evicted int
-	changed chan struct{} // closed by the next Record or Reset; nil while nobody waits
+	waiters map[*ledgerWaiter]struct{} // the WaitCount calls asleep
+}
+
+// ledgerWaiter is one WaitCount asleep: Record counts each operation
+// under key into seen and closes done once seen reaches n, so that what
+// ran counts even if the cap or a Reset drops it before the waiter runs.
+type ledgerWaiter struct {
+	key  string
+	seen int
+	n    int
+	done chan struct{}
 }
 
 // Record appends an operation, numbering it (Seq), and returns its Seq.
@@ -52,44 +62,58 @@ func (l *Ledger) Record(op Operation) uint64 {
 		}
 		l.evicted += drop
 	}
-	l.notify()
+	l.notify(&op)
 	return op.Seq
 }
 
-// notify wakes every WaitCount (l.mu held).
-func (l *Ledger) notify() {
-	if l.changed != nil {
-		close(l.changed)
-		l.changed = nil
+// notify counts op into the waiters on its key and wakes those it
+// completes (l.mu held).
+func (l *Ledger) notify(op *Operation) {
+	for w := range l.waiters {
+		if w.key != op.IdempotencyKey {
+			continue
+		}
+		if w.seen++; w.seen >= w.n {
+			close(w.done)
+			delete(l.waiters, w)
+		}
 	}
 }
 
 // WaitCount waits until at least n operations ran under key, or ctx ends
 // (its error is returned): a test waits on the commit itself, never on a
-// timer or a poll.
+// timer or a poll. It counts the operations under key the ledger holds
+// when it is called and every one recorded while it waits, even those the
+// cap or a Reset drops before it returns.
 func (l *Ledger) WaitCount(ctx context.Context, key string, n int) error {
-	for {
-		l.mu.Lock()
-		got := 0
-		for i := range l.ops {
-			if l.ops[i].IdempotencyKey == key {
-				got++
-			}
+	l.mu.Lock()
+	got := 0
+	for i := range l.ops {
+		if l.ops[i].IdempotencyKey == key {
+			got++
 		}
-		if got >= n {
-			l.mu.Unlock()
-			return nil
-		}
-		if l.changed == nil {
-			l.changed = make(chan struct{})
-		}
-		ch := l.changed
+	}
+	if got >= n {
 		l.mu.Unlock()
-		select {
-		case <-ch:
-		case <-ctx.Done():
-			return ctx.Err()
+		return nil
+	}
+	w := &ledgerWaiter{key: key, seen: got, n: n, done: make(chan struct{})}
+	if l.waiters == nil {
+		l.waiters = make(map[*ledgerWaiter]struct{})
+	}
+	l.waiters[w] = struct{}{}
+	l.mu.Unlock()
+	select {
+	case <-w.done:
+		return nil
+	case <-ctx.Done():
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		if _, asleep := l.waiters[w]; !asleep {
+			return nil // completed as ctx ended
 		}
+		delete(l.waiters, w)
+		return ctx.Err()
 	}
 }
 
@@ -205,7 +229,6 @@ func (l *Ledger) Reset() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.ops, l.evicted = nil, 0
-	l.notify()
 }
 
 // Attempt is one request a fake received, whatever became of it.

@@ -109,7 +109,8 @@ func printsItself(v reflect.Value, sharp bool) bool {
 // LogValue is the slog form of v, a struct or a pointer to one: a group
 // of its exported fields, named by their JSON names when they have one,
 // with every string passed through redact.String; a field that is
-// a slog.LogValuer (a Meta, a RawJSON, a nested result) logs itself, and
+// a slog.LogValuer (a Meta, a RawJSON, a nested result) logs itself, one
+// that formats itself for fmt (a card number, a CVV) logs that text, and
 // an embedded struct's fields are the group's own.
 func LogValue(v any) slog.Value {
 	rv := reflect.ValueOf(v)
@@ -159,6 +160,10 @@ func value(rv reflect.Value) slog.Value {
 			return slog.TimeValue(x)
 		case time.Duration:
 			return slog.DurationValue(x)
+		case fmt.Formatter:
+			// A value that masks itself for fmt (payonce.CardNumber,
+			// payonce.CVV) logs its masked text, never its raw string.
+			return slog.StringValue(redact.String(fmt.Sprint(x)))
 		case fmt.Stringer:
 			if rv.Kind() != reflect.String {
 				return slog.StringValue(redact.String(x.String()))

@@ -64,3 +64,25 @@ func TestLogValueRedactsStringsAndUsesJSONNames(t *testing.T) {
 	assert.NotContains(t, out, "secret")
 	assert.Contains(t, out, `"At":"2026-11-29T00:00:00Z"`)
 }
+
+// code is a secret that masks itself for fmt and has no LogValue, as
+// payonce.CVV and payonce.CardNumber.
+type code string
+
+func (code) Format(f fmt.State, _ rune) { _, _ = f.Write([]byte("***")) }
+
+// A field that masks itself for fmt logs its masked text: its raw string
+// never reaches the record, whatever redact.String would make of it.
+func TestLogValueMasksAFieldThatFormatsItself(t *testing.T) {
+	v := LogValue(struct {
+		CVV  code `json:"cvv"`
+		Note code
+	}{CVV: "987", Note: "4111111111111112"})
+	var b bytes.Buffer
+	slog.New(slog.NewJSONHandler(&b, nil)).Info("r", "v", v)
+	slog.New(slog.NewTextHandler(&b, nil)).Info("r", "v", v)
+	out := b.String()
+	assert.NotContains(t, out, "987")
+	assert.NotContains(t, out, "4111111111111112")
+	assert.Contains(t, out, `"cvv":"***"`)
+}
