@@ -54,9 +54,10 @@ func (e *Envelope) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// Codec decodes the Coinepay envelope for the core client
-// (corekit.WithCodec). NewClient installs it; it is exported for callers
-// who assemble a payonce.Client themselves.
+// Codec decodes the Coinepay envelope for the core client, which
+// NewClient installs. Its methods may be called directly, for example to
+// read an answer a journal entry holds (JournalEntry.Result) into a
+// CardResult.
 type Codec struct{}
 
 // DecodeSuccess unwraps the data of a 2xx envelope into out. An envelope

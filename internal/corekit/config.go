@@ -16,12 +16,11 @@ import (
 type Config struct {
 	Client any
 
-	Provider       string   // the provider's name in errors and logs
-	Rules          KeyRules // the provider's key rules
-	RulesSet       bool     // Rules was set (else DefaultKeyRules)
-	Codec          any      // decodes the provider's answers (the root's codec interface)
-	ScopeIdentity  string   // the credential identity journal entries are scoped by
-	FingerprintKey []byte   // keys the journal's body fingerprints, nil for none
+	Provider      string   // the provider's name in errors and logs
+	Rules         KeyRules // the provider's key rules
+	RulesSet      bool     // Rules was set (else DefaultKeyRules)
+	Codec         any      // decodes the provider's answers (the root's codec interface)
+	ScopeIdentity string   // the credential identity journal entries are scoped by
 
 	views []*View
 }
