@@ -131,9 +131,16 @@ func TestNoSecretsInFormattedOutputOrLogs(t *testing.T) {
 // MarshalJSON mask them wherever a handler reaches them.
 func TestSlogMasksBareNumberAndCVV(t *testing.T) {
 	c := testCard()
+	// No time: its digits could hold the CVV's.
+	noTime := &slog.HandlerOptions{ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
+		if a.Key == slog.TimeKey {
+			return slog.Attr{}
+		}
+		return a
+	}}
 	for name, h := range map[string]func(*bytes.Buffer) slog.Handler{
-		"text": func(b *bytes.Buffer) slog.Handler { return slog.NewTextHandler(b, nil) },
-		"json": func(b *bytes.Buffer) slog.Handler { return slog.NewJSONHandler(b, nil) },
+		"text": func(b *bytes.Buffer) slog.Handler { return slog.NewTextHandler(b, noTime) },
+		"json": func(b *bytes.Buffer) slog.Handler { return slog.NewJSONHandler(b, noTime) },
 	} {
 		var b bytes.Buffer
 		slog.New(h(&b)).Info("card", "number", c.Number, "cvv", c.CVV, "held", struct {
