@@ -191,38 +191,57 @@ func TestJournalSucceededAnswersFromTheJournal(t *testing.T) {
 	assert.Equal(t, first, again)
 }
 
+// A failure final for the key is recorded under its stable kind name and
+// read back, with nothing sent, as the same typed error: a declined card,
+// and a key the server's rules refused ("key_too_short", as earlier
+// releases wrote it), which reads back as payonce.ErrKeyInvalid.
 func TestJournalFailedReturnsTheSameTypedError(t *testing.T) {
-	j := journal.NewMemory()
-	s := newStub(t, func(_ int, w http.ResponseWriter, _ *http.Request) {
-		w.WriteHeader(http.StatusPaymentRequired)
-		_, _ = io.WriteString(w, `{"error":{"code":"CARD_DECLINED","message":"declined card 4111111111111111 cvv=123"}}`)
-	})
-	c := journalClient(t, s, j, newClock())
-	_, err1 := c.Do(t.Context(), chargeReq("10.00"), nil, payonce.WithReference("order-2"))
-	require.ErrorIs(t, err1, a55.ErrCardDeclined)
+	for _, tc := range []struct {
+		status         int
+		body, ref      string
+		kind           error
+		kindName, code string
+	}{
+		{http.StatusPaymentRequired, `{"error":{"code":"CARD_DECLINED","message":"declined card 4111111111111111 cvv=123"}}`,
+			"order-2", a55.ErrCardDeclined, "card_declined", "CARD_DECLINED"},
+		{http.StatusBadRequest, `{"error":{"code":"IDEMPOTENCY_KEY_TOO_SHORT","message":"too short"}}`,
+			"order-k", payonce.ErrKeyInvalid, "key_too_short", "IDEMPOTENCY_KEY_TOO_SHORT"},
+	} {
+		t.Run(tc.kindName, func(t *testing.T) {
+			j := journal.NewMemory()
+			s := newStub(t, func(_ int, w http.ResponseWriter, _ *http.Request) {
+				w.WriteHeader(tc.status)
+				_, _ = io.WriteString(w, tc.body)
+			})
+			c := journalClient(t, s, j, newClock())
+			_, err1 := c.Do(t.Context(), chargeReq("10.00"), nil, payonce.WithReference(tc.ref))
+			require.ErrorIs(t, err1, tc.kind)
 
-	e, err := j.Get(t.Context(), "a55:client-1", "order-2")
-	require.NoError(t, err)
-	assert.Equal(t, payonce.JournalFailed, e.State)
-	assert.Equal(t, "card_declined", e.ErrorKind)
-	assert.Equal(t, "CARD_DECLINED", e.ErrorCode)
-	assert.NotContains(t, e.ErrorMessage, "4111111111111111")
-	assert.NotContains(t, e.ErrorMessage, "123")
+			e, err := j.Get(t.Context(), "a55:client-1", tc.ref)
+			require.NoError(t, err)
+			assert.Equal(t, payonce.JournalFailed, e.State)
+			assert.Equal(t, tc.kindName, e.ErrorKind)
+			assert.Equal(t, tc.code, e.ErrorCode)
+			assert.NotContains(t, e.ErrorMessage, "4111111111111111")
+			assert.NotContains(t, e.ErrorMessage, "123")
 
-	meta, err2 := c.Do(t.Context(), chargeReq("10.00"), nil, payonce.WithReference("order-2"))
-	require.ErrorIs(t, err2, a55.ErrCardDeclined)
-	assert.Equal(t, int32(1), s.calls.Load(), "nothing sent")
-	var a1, a2 *payonce.APIError
-	require.ErrorAs(t, err1, &a1)
-	require.ErrorAs(t, err2, &a2)
-	assert.Equal(t, a1.Kind, a2.Kind)
-	assert.Equal(t, a1.Code, a2.Code)
-	assert.Equal(t, a1.StatusCode, a2.StatusCode)
-	assert.Equal(t, a1.Key, a2.Key)
-	assert.True(t, a1.Key.Created().Equal(a2.Key.Created()))
-	assert.ErrorIs(t, err2, payonce.ErrJournalRecorded)
-	assert.False(t, payonce.IsTemporary(err2))
-	assert.Equal(t, "order-2", meta.Reference)
+			meta, err2 := c.Do(t.Context(), chargeReq("10.00"), nil, payonce.WithReference(tc.ref))
+			require.ErrorIs(t, err2, tc.kind)
+			assert.Equal(t, int32(1), s.calls.Load(), "nothing sent")
+			var a1, a2 *payonce.APIError
+			require.ErrorAs(t, err1, &a1)
+			require.ErrorAs(t, err2, &a2)
+			assert.Equal(t, a1.Kind, a2.Kind)
+			assert.Equal(t, a1.Code, a2.Code)
+			assert.Equal(t, a1.StatusCode, a2.StatusCode)
+			assert.Equal(t, a1.Key, a2.Key)
+			assert.True(t, a1.Key.Created().Equal(a2.Key.Created()))
+			assert.ErrorIs(t, err2, payonce.ErrJournalRecorded)
+			assert.False(t, payonce.IsTemporary(err2))
+			assert.False(t, payonce.IsResumable(err2))
+			assert.Equal(t, tc.ref, meta.Reference)
+		})
+	}
 }
 
 func TestJournalTemporaryFailureStaysPendingAndResumesWithTheKey(t *testing.T) {
@@ -535,30 +554,4 @@ func TestJournalRecordsTheOutcomeAfterTheContextEnded(t *testing.T) {
 	_, err = c.Do(done, chargeReq("1.00"), nil, payonce.WithReference("order-15"))
 	require.ErrorIs(t, err, context.Canceled)
 	assert.Equal(t, int32(1), s.calls.Load())
-}
-
-// A key the server's rules refused is recorded under its stable kind name
-// ("key_too_short", as earlier releases wrote it) and read back as a key
-// refusal: payonce.ErrKeyInvalid, final, nothing sent again.
-func TestJournalKeyRefusalReadsBackAsErrKeyInvalid(t *testing.T) {
-	j := journal.NewMemory()
-	s := newStub(t, func(_ int, w http.ResponseWriter, _ *http.Request) {
-		w.WriteHeader(http.StatusBadRequest)
-		_, _ = io.WriteString(w, `{"error":{"code":"IDEMPOTENCY_KEY_TOO_SHORT","message":"too short"}}`)
-	})
-	c := journalClient(t, s, j, newClock())
-	_, err1 := c.Do(t.Context(), chargeReq("10.00"), nil, payonce.WithReference("order-k"))
-	require.ErrorIs(t, err1, payonce.ErrKeyInvalid)
-
-	e, err := j.Get(t.Context(), "a55:client-1", "order-k")
-	require.NoError(t, err)
-	assert.Equal(t, payonce.JournalFailed, e.State)
-	assert.Equal(t, "key_too_short", e.ErrorKind)
-
-	_, err2 := c.Do(t.Context(), chargeReq("10.00"), nil, payonce.WithReference("order-k"))
-	require.ErrorIs(t, err2, payonce.ErrKeyInvalid)
-	assert.ErrorIs(t, err2, payonce.ErrJournalRecorded)
-	assert.Equal(t, int32(1), s.calls.Load(), "nothing sent")
-	assert.False(t, payonce.IsTemporary(err2))
-	assert.False(t, payonce.IsResumable(err2))
 }
