@@ -51,8 +51,8 @@ const (
 // gets ErrKeyExpired, nothing sent, never a second operation under a new
 // key.
 //
-// The key's value (Key.ID) is valid for both providers' rules (a55.KeyRules
-// and coinepay.KeyRules: 16 to 128 characters of A-Z a-z 0-9 - . _ ~ :),
+// The key's value (Key.ID) is valid for both providers' rules (A55's
+// and Coinepay's: 16 to 128 characters of A-Z a-z 0-9 - . _ ~ :),
 // and:
 //
 //   - It is the parts joined with ':' when that already fits: at least 16

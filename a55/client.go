@@ -70,7 +70,7 @@ func NewClient(auth Auth, opts ...payonce.Option) (*Client, error) {
 	base := []payonce.Option{
 		corekit.Capture(&view),
 		payonce.WithBaseURL(SandboxURL),
-		corekit.WithKeyRules(KeyRules()),
+		corekit.WithKeyRules(keyRules()),
 		corekit.WithProvider("a55"),
 		corekit.WithCodec(Codec{}),
 		payonce.WithSigner(z),

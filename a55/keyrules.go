@@ -4,9 +4,9 @@ import (
 	"github.com/payonce/payonce/internal/corekit"
 )
 
-// KeyRules are A55's rules: 16 to 128 characters, a 24 h window. The
+// keyRules are A55's rules: 16 to 128 characters, a 24 h window. The
 // guide recommends UUID v4; the charset rule (printable ASCII, no spaces) is
 // a project assumption. https://docs.a55.tech (Idempotency guide)
-func KeyRules() corekit.KeyRules {
+func keyRules() corekit.KeyRules {
 	return corekit.KeyRules{Provider: "a55", MinLen: 16, MaxLen: 128, Window: corekit.DefaultKeyWindow}
 }

@@ -78,7 +78,7 @@ func NewClient(apiKey, secret string, opts ...payonce.Option) (*Client, error) {
 	}
 	base := []payonce.Option{
 		corekit.Capture(&view),
-		corekit.WithKeyRules(KeyRules()),
+		corekit.WithKeyRules(keyRules()),
 		corekit.WithProvider(ProviderName),
 		corekit.WithScopeIdentity(scopeIdentity(apiKey, secret)), // the core adds the base URL's origin
 		payonce.WithFingerprintKey([]byte(secret)),               // journal fingerprints keyed, never a plain digest of a body

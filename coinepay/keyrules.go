@@ -9,8 +9,8 @@ import (
 // example is "openapi:apply:{task_id}".
 const KeyCharset = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~:"
 
-// KeyRules are Coinepay's rules: required on card/apply and
+// keyRules are Coinepay's rules: required on card/apply and
 // card/recharge, at most 128 URL-safe characters, a 24 h window.
-func KeyRules() corekit.KeyRules {
+func keyRules() corekit.KeyRules {
 	return corekit.KeyRules{Provider: "coinepay", Required: true, MaxLen: 128, Charset: KeyCharset, Window: corekit.DefaultKeyWindow}
 }

@@ -3,7 +3,6 @@ package journal_test
 import (
 	"context"
 	"fmt"
-	"github.com/payonce/payonce/internal/corekit"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -13,9 +12,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/payonce/payonce/internal/corekit"
+
 	"github.com/jackc/pgx/v5"
 	"github.com/payonce/payonce"
-	"github.com/payonce/payonce/a55"
 	"github.com/payonce/payonce/journal"
 	"github.com/payonce/payonce/journal/pgjournal"
 	"github.com/payonce/payonce/journal/sqlitejournal"
@@ -48,7 +48,7 @@ func BenchmarkOperationParallel(b *testing.B) {
 }
 
 func runBench(b *testing.B, url string, req *payonce.Request, j journal.Store, parallel bool) {
-	opts := []payonce.Option{payonce.WithBaseURL(url), corekit.WithKeyRules(a55.KeyRules()), payonce.WithScope("bench"),
+	opts := []payonce.Option{payonce.WithBaseURL(url), corekit.WithKeyRules(corekit.KeyRules{Provider: "a55", MinLen: 16, MaxLen: 128, Window: corekit.DefaultKeyWindow}), payonce.WithScope("bench"),
 		payonce.WithRetryBudget(nil)}
 	if j != nil {
 		opts = append(opts, payonce.WithJournal(j))

@@ -129,7 +129,7 @@ func TestNoRowHoldsAnUnkeyedHashOfCardData(t *testing.T) {
 			require.NoError(t, err)
 
 			core, err := payonce.NewClient(payonce.WithBaseURL(srv.URL), payonce.WithHTTPClient(hc), payonce.WithJournal(j),
-				payonce.WithScope("fp-core"), corekit.WithKeyRules(a55.KeyRules()), payonce.WithClock(srv.Clock().Now),
+				payonce.WithScope("fp-core"), corekit.WithKeyRules(corekit.KeyRules{Provider: "a55", MinLen: 16, MaxLen: 128, Window: corekit.DefaultKeyWindow}), payonce.WithClock(srv.Clock().Now),
 				payonce.WithSigner(corekit.SignerFunc(func(r *http.Request, _ []byte) error {
 					r.Header.Set("Authorization", "Bearer "+srv.IssueToken())
 					return nil
