@@ -105,6 +105,18 @@ func (providerCodec) DecodeError(status int, h http.Header, body []byte, e *payo
 	}
 }
 
+// answeringClient is a journaled client on a memory journal whose server
+// answers every request with status and body.
+func answeringClient(t *testing.T, status int, body string) (*journal.Memory, *stub, *payonce.Client) {
+	t.Helper()
+	j := journal.NewMemory()
+	s := newStub(t, func(_ int, w http.ResponseWriter, _ *http.Request) {
+		w.WriteHeader(status)
+		_, _ = io.WriteString(w, body)
+	})
+	return j, s, journalClient(t, s, j, newClock())
+}
+
 func journalClient(t *testing.T, s *stub, j payonce.Journal, clk *clock, extra ...payonce.Option) *payonce.Client {
 	t.Helper()
 	opts := []payonce.Option{
@@ -208,12 +220,7 @@ func TestJournalFailedReturnsTheSameTypedError(t *testing.T) {
 			"order-k", payonce.ErrKeyInvalid, "key_too_short", "IDEMPOTENCY_KEY_TOO_SHORT"},
 	} {
 		t.Run(tc.kindName, func(t *testing.T) {
-			j := journal.NewMemory()
-			s := newStub(t, func(_ int, w http.ResponseWriter, _ *http.Request) {
-				w.WriteHeader(tc.status)
-				_, _ = io.WriteString(w, tc.body)
-			})
-			c := journalClient(t, s, j, newClock())
+			j, s, c := answeringClient(t, tc.status, tc.body)
 			_, err1 := c.Do(t.Context(), chargeReq("10.00"), nil, payonce.WithReference(tc.ref))
 			require.ErrorIs(t, err1, tc.kind)
 

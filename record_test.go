@@ -254,12 +254,7 @@ func TestOnlyFailuresFinalForTheKeyAreRecordedFailed(t *testing.T) {
 		{http.StatusPaymentRequired, `{"error":{"code":"CARD_DECLINED"}}`, payonce.JournalFailed},
 	} {
 		t.Run(tc.body, func(t *testing.T) {
-			j := journal.NewMemory()
-			s := newStub(t, func(_ int, w http.ResponseWriter, _ *http.Request) {
-				w.WriteHeader(tc.status)
-				_, _ = io.WriteString(w, tc.body)
-			})
-			c := journalClient(t, s, j, newClock())
+			j, _, c := answeringClient(t, tc.status, tc.body)
 			_, err := c.Do(t.Context(), chargeReq("1.00"), nil, payonce.WithReference("order-p2"))
 			require.Error(t, err)
 			e, err := j.Get(t.Context(), "a55:client-1", "order-p2")
