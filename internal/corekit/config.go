@@ -17,8 +17,7 @@ type Config struct {
 	Client any
 
 	Provider      string   // the provider's name in errors and logs
-	Rules         KeyRules // the provider's key rules
-	RulesSet      bool     // Rules was set (else DefaultKeyRules)
+	Rules         KeyRules // the provider's key rules (DefaultKeyRules until set)
 	Codec         any      // decodes the provider's answers (the root's codec interface)
 	ScopeIdentity string   // the credential identity journal entries are scoped by
 
@@ -50,7 +49,7 @@ func WithKeyRules(r KeyRules) Option {
 		if r.MaxLen < 0 || r.MinLen < 0 || (r.MaxLen > 0 && r.MinLen > r.MaxLen) || r.Window < 0 {
 			return fmt.Errorf("%w: key rules", ErrInvalidConfig)
 		}
-		c.Rules, c.RulesSet = r, true
+		c.Rules = r
 		return nil
 	}
 }
