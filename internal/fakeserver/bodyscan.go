@@ -48,7 +48,7 @@ func scanBody(body []byte) bodyScan {
 	if !utf8.Valid(body) {
 		// Not JSON text, but encoding/json reads it, each bad byte as
 		// U+FFFD: its keys are compared as the handler would see them.
-		raw.dupKey = scanBody(bytes.ToValidUTF8(body, []byte("\uFFFD"))).dupKey
+		raw.dupKey = scanBody(eachBadByteReplaced(body)).dupKey
 		return raw
 	}
 	p := scanner{b: trimmed}
@@ -402,4 +402,22 @@ func hex4(b []byte, i int) (rune, bool) {
 		r = r*16 + rune(c)
 	}
 	return r, true
+}
+
+// eachBadByteReplaced is body with each byte that is not part of a valid
+// UTF-8 sequence replaced by U+FFFD, one for one, as encoding/json reads
+// a string (bytes.ToValidUTF8 would make a run of bad bytes one U+FFFD,
+// and "\xc2\xc2" the same key as "\xaa").
+func eachBadByteReplaced(body []byte) []byte {
+	out := make([]byte, 0, len(body)+8)
+	for len(body) > 0 {
+		r, n := utf8.DecodeRune(body)
+		if r == utf8.RuneError && n == 1 {
+			out = utf8.AppendRune(out, utf8.RuneError)
+		} else {
+			out = append(out, body[:n]...)
+		}
+		body = body[n:]
+	}
+	return out
 }
