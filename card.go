@@ -3,7 +3,6 @@ package payonce
 import (
 	"encoding/json"
 	"fmt"
-	"log/slog"
 	"strconv"
 	"strings"
 	"time"
@@ -11,9 +10,10 @@ import (
 	"github.com/payonce/payonce/internal/luhn"
 )
 
-// CardNumber is a primary account number. Every printed form (String, %v,
+// CardNumber is a primary account number. Every printed form (%v, %s,
 // %+v, %#v, %q, slog) and its JSON form show only its last four digits;
-// only a Card's wire form (Card.MarshalWire) carries it whole.
+// only the request that carries it (a55.ChargeCreateRequest's wire form,
+// which the SDK sends) holds it whole: string(n) is the number itself.
 type CardNumber string
 
 // Last4 returns the last four digits, or "" when there are fewer than four.
@@ -25,8 +25,8 @@ func (n CardNumber) Last4() string {
 	return d[len(d)-4:]
 }
 
-// String masks the number: "************1111".
-func (n CardNumber) String() string {
+// masked is the number as every form shows it: "************1111".
+func (n CardNumber) masked() string {
 	l4 := n.Last4()
 	if l4 == "" {
 		return "****"
@@ -35,20 +35,17 @@ func (n CardNumber) String() string {
 }
 
 // Format masks the number for every fmt verb.
-func (n CardNumber) Format(f fmt.State, verb rune) { formatMasked(f, verb, n.String()) }
+func (n CardNumber) Format(f fmt.State, verb rune) { formatMasked(f, verb, n.masked()) }
 
-// MarshalJSON masks the number as String does: "************1111".
-func (n CardNumber) MarshalJSON() ([]byte, error) { return json.Marshal(n.String()) }
+// MarshalJSON masks the number as it prints: "************1111".
+func (n CardNumber) MarshalJSON() ([]byte, error) { return json.Marshal(n.masked()) }
 
 // CVV is a card verification value. It never prints: every form, JSON
 // included, is "***".
 type CVV string
 
-// String returns "***".
-func (CVV) String() string { return "***" }
-
 // Format prints "***" for every fmt verb.
-func (c CVV) Format(f fmt.State, verb rune) { formatMasked(f, verb, c.String()) }
+func (CVV) Format(f fmt.State, verb rune) { formatMasked(f, verb, "***") }
 
 // MarshalJSON returns "***".
 func (CVV) MarshalJSON() ([]byte, error) { return []byte(`"***"`), nil }
@@ -62,8 +59,8 @@ func formatMasked(f fmt.State, verb rune, s string) {
 
 // Card is a payment card as A55's charge payload carries it. Printed,
 // logged, formatted or marshalled with encoding/json, it shows at most the
-// last four digits and never the CVV; only its wire form (MarshalWire),
-// which the SDK sends, carries every field.
+// last four digits and never the CVV; only the wire form of the request
+// that carries it, which the SDK sends, holds every field.
 type Card struct {
 	Number          CardNumber `json:"number"`
 	HolderName      string     `json:"holder_name"`
@@ -72,15 +69,16 @@ type Card struct {
 	CVV             CVV        `json:"cvv"`
 }
 
-// String shows the brand-free masked form: "card ************1111 exp 12/2030".
-func (c Card) String() string {
-	return fmt.Sprintf("card %s exp %s/%s", c.Number.String(), c.ExpirationMonth, c.ExpirationYear)
+// masked is the brand-free masked form %v and %s print:
+// "card ************1111 exp 12/2030".
+func (c Card) masked() string {
+	return fmt.Sprintf("card %s exp %s/%s", c.Number.masked(), c.ExpirationMonth, c.ExpirationYear)
 }
 
-// goString is the %#v form; it masks like String.
+// goString is the %#v form; it masks like masked.
 func (c Card) goString() string {
 	return fmt.Sprintf("payonce.Card{Number:%q, HolderName:%q, ExpirationMonth:%q, ExpirationYear:%q, CVV:\"***\"}",
-		c.Number.String(), c.HolderName, c.ExpirationMonth, c.ExpirationYear)
+		c.Number.masked(), c.HolderName, c.ExpirationMonth, c.ExpirationYear)
 }
 
 // Format masks the card for every fmt verb (%v, %+v, %#v, %s, %q).
@@ -90,9 +88,9 @@ func (c Card) Format(f fmt.State, verb rune) {
 		_, _ = f.Write([]byte(c.goString()))
 	case verb == 'v' && f.Flag('+'):
 		fmt.Fprintf(f, "{Number:%s HolderName:%s ExpirationMonth:%s ExpirationYear:%s CVV:***}",
-			c.Number.String(), c.HolderName, c.ExpirationMonth, c.ExpirationYear)
+			c.Number.masked(), c.HolderName, c.ExpirationMonth, c.ExpirationYear)
 	default:
-		formatMasked(f, verb, c.String())
+		formatMasked(f, verb, c.masked())
 	}
 }
 
@@ -104,36 +102,12 @@ type cardJSON struct {
 	ExpirationYear  string `json:"expiration_year"`
 }
 
-// cardWire is the wire form of a Card, every field whole.
-type cardWire struct {
-	Number          string `json:"number"`
-	HolderName      string `json:"holder_name"`
-	ExpirationMonth string `json:"expiration_month"`
-	ExpirationYear  string `json:"expiration_year"`
-	CVV             string `json:"cvv"`
-}
-
 // MarshalJSON is the masked form: the number as "************1111", the
 // holder and expiry, and no CVV. A card in a job payload, a JSON log line
 // or a stored struct cannot be charged from it.
 func (c Card) MarshalJSON() ([]byte, error) {
-	return json.Marshal(cardJSON{Number: c.Number.String(), HolderName: c.HolderName,
+	return json.Marshal(cardJSON{Number: c.Number.masked(), HolderName: c.HolderName,
 		ExpirationMonth: c.ExpirationMonth, ExpirationYear: c.ExpirationYear})
-}
-
-// MarshalWire is the form a provider receives: every field, the whole
-// number and the CVV. Only a request's own MarshalWire calls it.
-func (c Card) MarshalWire() ([]byte, error) {
-	return json.Marshal(cardWire{Number: string(c.Number), HolderName: c.HolderName,
-		ExpirationMonth: c.ExpirationMonth, ExpirationYear: c.ExpirationYear, CVV: string(c.CVV)})
-}
-
-// LogValue is the slog form: last four digits and expiry only.
-func (c Card) LogValue() slog.Value {
-	return slog.GroupValue(
-		slog.String("last4", c.Number.Last4()),
-		slog.String("exp", c.ExpirationMonth+"/"+c.ExpirationYear),
-	)
 }
 
 // Validate checks the card before any request: 12 to 19 digits passing the

@@ -3,7 +3,6 @@ package payonce
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -38,24 +37,24 @@ func TestCardPrintedFormsAreMasked(t *testing.T) {
 		outs = append(outs, fmt.Sprintf(f, c), fmt.Sprintf(f, o), fmt.Sprintf(f, &c),
 			fmt.Sprintf(f, c.Number), fmt.Sprintf(f, c.CVV))
 	}
-	outs = append(outs, c.String(), fmt.Sprintf("%#v", c), fmt.Sprint(c), fmt.Sprintln(o))
+	outs = append(outs, fmt.Sprintf("%#v", c), fmt.Sprint(c), fmt.Sprintln(o))
 	for _, s := range outs {
 		assert.NotContains(t, s, testPAN)
 		assert.NotContains(t, s, "411111111111")
 		assert.NotContains(t, s, testCVV)
 	}
-	assert.Contains(t, c.String(), "1111")
+	assert.Equal(t, "card ************1111 exp 12/2030", fmt.Sprint(c))
 	assert.Contains(t, fmt.Sprintf("%+v", c), "CVV:***")
 	assert.Equal(t, "1111", c.Number.Last4())
 }
 
-func TestCardWireFormCarriesEveryField(t *testing.T) {
+// A Card alone has no wire form: a generic request whose body is a Card
+// sends it masked. Only a provider's request that carries one (A55's
+// charge) sends it whole.
+func TestCardAloneIsSentMasked(t *testing.T) {
 	b, err := corekit.MarshalWire(testCard())
 	require.NoError(t, err)
-	assert.JSONEq(t, `{"number":"4111111111111111","holder_name":"TEST","expiration_month":"12","expiration_year":"2030","cvv":"737"}`, string(b))
-	var back Card
-	require.NoError(t, json.Unmarshal(b, &back))
-	assert.Equal(t, CardNumber(testPAN), back.Number)
+	assert.JSONEq(t, `{"number":"************1111","holder_name":"TEST","expiration_month":"12","expiration_year":"2030"}`, string(b))
 }
 
 func TestCardValidate(t *testing.T) {

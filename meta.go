@@ -48,8 +48,8 @@ func (m Meta) printable() metaFields {
 	return p
 }
 
-// String is the %v form, with the header redacted.
-func (m Meta) String() string { return fmt.Sprintf("%v", m.printable()) }
+// text is the %v form, with the header redacted.
+func (m Meta) text() string { return fmt.Sprintf("%v", m.printable()) }
 
 // goString is the %#v form, with the header redacted.
 func (m Meta) goString() string {
@@ -67,9 +67,9 @@ func (m Meta) Format(f fmt.State, verb rune) {
 	case verb == 'v' && f.Flag('+'):
 		fmt.Fprintf(f, "%+v", m.printable())
 	case verb == 'q':
-		fmt.Fprintf(f, "%q", m.String())
+		fmt.Fprintf(f, "%q", m.text())
 	default:
-		_, _ = io.WriteString(f, m.String())
+		_, _ = io.WriteString(f, m.text())
 	}
 }
 

@@ -42,12 +42,6 @@ func TestCardJSONIsMasked(t *testing.T) {
 	assert.NotContains(t, logged.String(), "987")
 }
 
-func TestCardWireFormIsWhole(t *testing.T) {
-	b, err := corekit.MarshalWire(wireCard())
-	require.NoError(t, err)
-	assert.Equal(t, `{"number":"4111111111111111","holder_name":"TEST","expiration_month":"12","expiration_year":"2030","cvv":"987"}`, string(b))
-}
-
 func TestMarshalWireFallsBackToJSON(t *testing.T) {
 	b, err := corekit.MarshalWire(map[string]string{"card_id": "c1"})
 	require.NoError(t, err)

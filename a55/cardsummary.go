@@ -30,7 +30,7 @@ type cardSummaryPlain CardSummary
 func (p *cardSummaryPlain) summary() CardSummary {
 	c := CardSummary(*p)
 	if c.Number != "" {
-		c.Number = payonce.CardNumber(c.Number.String()) // "************1111"
+		c.Number = maskedNumber(c.Number) // "************1111"
 	}
 	if len(c.Last4) > 4 {
 		c.Last4 = payonce.CardNumber(c.Last4).Last4()
@@ -38,4 +38,13 @@ func (p *cardSummaryPlain) summary() CardSummary {
 	c.Brand, c.HolderName = redact.String(c.Brand), redact.String(c.HolderName)
 	c.ExpirationMonth, c.ExpirationYear = redact.String(c.ExpirationMonth), redact.String(c.ExpirationYear)
 	return c
+}
+
+// maskedNumber is n as payonce.CardNumber prints it: "************1111",
+// "****" with fewer than four digits.
+func maskedNumber(n payonce.CardNumber) payonce.CardNumber {
+	if l4 := n.Last4(); l4 != "" {
+		return "************" + payonce.CardNumber(l4)
+	}
+	return "****"
 }

@@ -87,7 +87,7 @@ func (r *ChargeCreateRequest) validate(now time.Time, baseURL string) error {
 func (r ChargeCreateRequest) String() string {
 	s := fmt.Sprintf("a55.ChargeCreateRequest{%s %s %s", r.Amount, r.Currency, r.TypeCharge)
 	if r.Card != nil {
-		s += " " + r.Card.String()
+		s += " " + fmt.Sprint(*r.Card)
 	}
 	if r.WalletUUID != "" {
 		s += " wallet " + r.WalletUUID
@@ -126,7 +126,9 @@ func (r ChargeCreateRequest) LogValue() slog.Value {
 		attrs = append(attrs, slog.String("wallet_uuid", r.WalletUUID))
 	}
 	if r.Card != nil {
-		attrs = append(attrs, slog.Any("card", r.Card.LogValue()))
+		attrs = append(attrs, slog.Group("card",
+			slog.String("last4", r.Card.Number.Last4()),
+			slog.String("exp", r.Card.ExpirationMonth+"/"+r.Card.ExpirationYear)))
 	}
 	return slog.GroupValue(attrs...)
 }

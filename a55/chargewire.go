@@ -12,7 +12,7 @@ import (
 // fields, names and order, with the card whole. It holds no value with a
 // MarshalJSON and no json.RawMessage, so json.Marshal writes it in one
 // pass: the amount as its text (what payonce.Amount.MarshalJSON writes),
-// the card as payonce.Card.MarshalWire writes it (wireCard).
+// the card whole (wireCard).
 type chargeCreateWire struct {
 	Amount     string           `json:"amount"`
 	Currency   payonce.Currency `json:"currency"`
@@ -28,9 +28,8 @@ type chargeCreateWire struct {
 	WebhookURL       string `json:"webhook_url,omitempty"`
 }
 
-// wireCard is the card as payonce.Card.MarshalWire writes it: every
-// field, the whole number and the CVV (a test holds the two to the same
-// bytes).
+// wireCard is the card as A55 receives it: every field, the whole number
+// and the CVV, with payonce.Card's JSON names.
 type wireCard struct {
 	Number          string `json:"number"`
 	HolderName      string `json:"holder_name"`

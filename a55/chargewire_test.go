@@ -107,14 +107,20 @@ func TestCreateSendsTheWireBytes(t *testing.T) {
 	assertNoCard(t, string(b))
 }
 
-// The request's wire form writes the card and the amount as the payonce
-// types' own wire methods write them, byte for byte, whatever the texts
-// hold: HTML characters, line separators, invalid UTF-8.
+// The request's wire form writes the card whole as encoding/json writes its
+// fields, and the amount as payonce.Amount marshals, byte for byte,
+// whatever the texts hold: HTML characters, line separators, invalid UTF-8.
 func TestChargeCreateWireWritesCardAndAmountAsPayonce(t *testing.T) {
 	for _, text := range []string{"ANA SILVA", "<a&b>", "jo\u2028\u00e3o", "x\xffy", `"q"\`, ""} {
 		c := payonce.Card{Number: payonce.CardNumber("4111111111111111" + text), HolderName: text,
 			ExpirationMonth: text, ExpirationYear: "2099", CVV: payonce.CVV(text)}
-		want, err := c.MarshalWire()
+		want, err := json.Marshal(struct {
+			Number          string `json:"number"`
+			HolderName      string `json:"holder_name"`
+			ExpirationMonth string `json:"expiration_month"`
+			ExpirationYear  string `json:"expiration_year"`
+			CVV             string `json:"cvv"`
+		}{string(c.Number), c.HolderName, c.ExpirationMonth, c.ExpirationYear, string(c.CVV)})
 		require.NoError(t, err)
 		body, err := (&ChargeCreateRequest{TypeCharge: TypeCreditCard, Card: &c}).MarshalWire()
 		require.NoError(t, err)
