@@ -138,24 +138,3 @@ const (
 	BRL Currency = "BRL"
 	USD Currency = "USD"
 )
-
-// Validate checks that c is three upper-case letters.
-func (c Currency) Validate() error {
-	if len(c) != 3 {
-		return invalid(ErrInvalidRequest, "currency", "want a three-letter ISO 4217 code")
-	}
-	for i := 0; i < 3; i++ {
-		if c[i] < 'A' || c[i] > 'Z' {
-			return invalid(ErrInvalidRequest, "currency", "want a three-letter ISO 4217 code")
-		}
-	}
-	return nil
-}
-
-// ValidatePositive checks that a (named field in errors) is above zero.
-func (a Amount) ValidatePositive(field string) error {
-	if a.minor <= 0 {
-		return invalid(ErrInvalidAmount, field, "must be greater than 0.00")
-	}
-	return nil
-}

@@ -53,16 +53,6 @@ func TestAmountArithmetic(t *testing.T) {
 	assert.Equal(t, "1.99", m.String())
 	_, err = AmountFromMinor(-1)
 	assert.ErrorIs(t, err, ErrInvalidAmount)
-	assert.ErrorIs(t, Amount{}.ValidatePositive("amount"), ErrInvalidAmount)
-	assert.NoError(t, a.ValidatePositive("amount"))
-}
-
-func TestCurrency(t *testing.T) {
-	assert.NoError(t, BRL.Validate())
-	assert.NoError(t, USD.Validate())
-	for _, c := range []Currency{"", "brl", "BR", "BRLX", "B1L"} {
-		assert.ErrorIs(t, c.Validate(), ErrInvalidRequest, string(c))
-	}
 }
 
 func TestMustParseAmount(t *testing.T) {

@@ -170,7 +170,7 @@ func TestValidateRunsBeforeSendingAndKeepsKey(t *testing.T) {
 	rec := &recorder{}
 	c := setup(t, rec)
 	req := postReq()
-	req.Validate = func() error { return Amount{}.ValidatePositive("amount") }
+	req.Validate = func() error { return invalid(ErrInvalidAmount, "amount", "must be greater than 0.00") }
 	_, err := c.Do(context.Background(), req, nil, WithKey(testKey("job-7")))
 	assert.ErrorIs(t, err, ErrInvalidAmount)
 	var ve *ValidationError

@@ -47,6 +47,15 @@ type ChargeCreateRequest struct {
 	WebhookURL string `json:"webhook_url,omitempty"`
 }
 
+// validateCurrency checks that c is three upper-case letters, as ISO 4217
+// codes are.
+func validateCurrency(c payonce.Currency) error {
+	if len(c) != 3 || strings.IndexFunc(string(c), func(r rune) bool { return r < 'A' || r > 'Z' }) >= 0 {
+		return &payonce.ValidationError{Field: "currency", Reason: "want a three-letter ISO 4217 code", Err: payonce.ErrInvalidRequest}
+	}
+	return nil
+}
+
 // validate checks the request; the card's expiry is checked against now
 // (the core client's clock, so payonce.WithClock governs it), a webhook
 // URL against the client's base URL, asked for only then.
@@ -54,10 +63,10 @@ func (r *ChargeCreateRequest) validate(now time.Time, baseURL string) error {
 	if r == nil {
 		return &payonce.ValidationError{Reason: "nil request", Err: payonce.ErrInvalidRequest}
 	}
-	if err := r.Amount.ValidatePositive("amount"); err != nil {
-		return err
+	if r.Amount.Minor() <= 0 {
+		return &payonce.ValidationError{Field: "amount", Reason: "must be greater than 0.00", Err: payonce.ErrInvalidAmount}
 	}
-	if err := r.Currency.Validate(); err != nil {
+	if err := validateCurrency(r.Currency); err != nil {
 		return err
 	}
 	if r.TypeCharge == "" {

@@ -202,3 +202,11 @@ func TestValidationErrorsTextAndKinds(t *testing.T) {
 	}
 	assert.Zero(t, hits.Load())
 }
+
+func TestValidateCurrency(t *testing.T) {
+	assert.NoError(t, validateCurrency(payonce.BRL))
+	assert.NoError(t, validateCurrency(payonce.USD))
+	for _, c := range []payonce.Currency{"", "brl", "BR", "BRLX", "B1L", "BR\xff"} {
+		assert.ErrorIs(t, validateCurrency(c), payonce.ErrInvalidRequest, string(c))
+	}
+}

@@ -47,7 +47,7 @@ func (r *WalletCreateRequest) validate() error {
 		return &payonce.ValidationError{Field: "name", Reason: "required", Err: payonce.ErrInvalidRequest}
 	}
 	if r.Currency != "" {
-		return r.Currency.Validate()
+		return validateCurrency(r.Currency)
 	}
 	return nil
 }

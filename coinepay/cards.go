@@ -107,7 +107,10 @@ func (r *RechargeRequest) Validate() error {
 	if err := requireID("card_id", r.CardID); err != nil {
 		return err
 	}
-	return r.Amount.ValidatePositive("amount")
+	if r.Amount.Minor() <= 0 {
+		return &payonce.ValidationError{Field: "amount", Reason: "must be greater than 0.00", Err: payonce.ErrInvalidAmount}
+	}
+	return nil
 }
 
 // Recharge is the outcome of card/recharge.
