@@ -124,7 +124,7 @@ func TestLimiterWaitIsOutsideTheAttemptTimeout(t *testing.T) {
 	assert.Len(t, rec.seen(), meta.Attempts)
 }
 
-// waitLimiter is a Limiter whose every wait lasts as long as it says.
+// waitLimiter is a limiter whose every wait lasts as long as it says.
 type waitLimiter time.Duration
 
 func (l waitLimiter) Wait(ctx context.Context) error {

@@ -34,7 +34,7 @@ type Client struct {
 	rules         corekit.KeyRules
 	signer        Signer
 	codec         codec
-	limiter       Limiter
+	limiter       limiter
 	logger        *slog.Logger
 	secrets       *redact.Secrets // the signer's own secrets (redact.SecretHolder), nil for none
 	userAgent     string
@@ -56,9 +56,8 @@ type Client struct {
 	ident journalIdentity // WithScope, WithScopeIdentity, WithFingerprintKey (scope.go)
 }
 
-// Limiter paces attempts client-side; *rate.Limiter from golang.org/x/time
-// satisfies it.
-type Limiter interface {
+// limiter paces attempts client-side (WithLimiter).
+type limiter = interface {
 	Wait(ctx context.Context) error
 }
 
@@ -127,9 +126,12 @@ func WithSigner(s Signer) Option {
 	})
 }
 
-// WithLimiter paces attempts (for example rate.NewLimiter for A55's
-// documented 100 requests a minute).
-func WithLimiter(l Limiter) Option {
+// WithLimiter paces attempts: each waits on l.Wait before it is signed
+// and sent. A *rate.Limiter from golang.org/x/time is one (for example
+// rate.NewLimiter for A55's documented 100 requests a minute).
+func WithLimiter(l interface {
+	Wait(ctx context.Context) error
+}) Option {
 	return option(func(c *Client) error {
 		if corekit.IsNil(l) {
 			return fmt.Errorf("%w: nil limiter", ErrInvalidConfig)
