@@ -1,8 +1,9 @@
 package payonce_test
 
 import (
-	"github.com/payonce/payonce/internal/corekit"
 	"time"
+
+	"github.com/payonce/payonce/internal/corekit"
 
 	"github.com/payonce/payonce/coinepay"
 

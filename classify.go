@@ -87,7 +87,7 @@ func (op *operation) decide(ctx context.Context, resp *http.Response, err error)
 	if op.c.budget != nil {
 		cost, ok := op.c.budget.acquire(timeout)
 		if !ok {
-			return false, ErrRetryBudgetExhausted
+			return false, corekit.ErrRetryBudgetExhausted
 		}
 		op.spent += cost
 	}
@@ -236,8 +236,8 @@ func (op *operation) failure(resp *http.Response, err error) *APIError {
 		return e
 	case errors.Is(err, ErrKeyExpired):
 		return withLast(ErrKeyExpired)
-	case errors.Is(err, ErrRetryBudgetExhausted):
-		return withLast(ErrRetryBudgetExhausted)
+	case errors.Is(err, corekit.ErrRetryBudgetExhausted):
+		return withLast(corekit.ErrRetryBudgetExhausted)
 	case errors.As(err, &exhausted):
 		if last == nil {
 			e := op.fail(ErrRetriesExhausted, fmt.Errorf("%w: %w", ErrTransport, cleanTransportError(exhausted.err)))

@@ -69,7 +69,7 @@ func TestEveryErrorPathSaysEachThingOnce(t *testing.T) {
 			})
 			return do(c, t.Context())
 		}},
-		{"budget exhausted", payonce.ErrRetryBudgetExhausted, func(t *testing.T) error {
+		{"budget exhausted", corekit.ErrRetryBudgetExhausted, func(t *testing.T) error {
 			c, _ := client(t, status(http.StatusServiceUnavailable), payonce.WithRetryBudget(payonce.NewRetryBudget(1)))
 			return do(c, t.Context())
 		}},

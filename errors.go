@@ -51,10 +51,10 @@ var (
 	// window minus the safety margin; another attempt could be executed
 	// by the server as a new operation, so none is sent.
 	ErrKeyExpired = corekit.ErrKeyExpired
-	// ErrRetriesExhausted: every allowed attempt failed with a retryable error.
+	// ErrRetriesExhausted: every allowed attempt failed with a retryable
+	// error, or the client-wide retry budget (WithRetryBudget) was spent
+	// before the next one; the error's text says which.
 	ErrRetriesExhausted = corekit.ErrRetriesExhausted
-	// ErrRetryBudgetExhausted: the client-wide retry budget is spent.
-	ErrRetryBudgetExhausted = corekit.ErrRetryBudgetExhausted
 	// ErrTransport: the request could not be sent or its answer not read.
 	ErrTransport = corekit.ErrTransport
 	// ErrMalformedResponse: the server's answer could not be decoded.
@@ -309,7 +309,7 @@ func (e *APIError) temporary() bool {
 	switch {
 	case e.noResume, errors.Is(e, ErrKeyExpired):
 		return false
-	case redirectMayHaveRun(e), errors.Is(e, ErrRetriesExhausted), errors.Is(e, ErrRetryBudgetExhausted),
+	case redirectMayHaveRun(e), errors.Is(e, ErrRetriesExhausted),
 		errors.Is(e, ErrTransport), errors.Is(e, ErrServer), errors.Is(e, ErrRateLimited),
 		errors.Is(e.Kind, context.Canceled), errors.Is(e.Kind, context.DeadlineExceeded),
 		errors.Is(e.Kind, ErrJournal), errors.Is(e.Kind, ErrJournalFenced), errors.Is(e.Kind, ErrJournalLeased):

@@ -128,7 +128,7 @@ func TestIsResumable(t *testing.T) {
 		{&APIError{Key: testKey(k), Kind: ErrRetriesExhausted, Err: ErrServer}, true, true},
 		{&APIError{Key: testKey(k), Kind: ErrTransport}, true, true},
 		{&APIError{Key: testKey(k), Kind: ErrRateLimited, StatusCode: 429}, true, true},
-		{&APIError{Key: testKey(k), Kind: ErrRetryBudgetExhausted}, true, true},
+		{&APIError{Key: testKey(k), Kind: corekit.ErrRetryBudgetExhausted}, true, true},
 		{&APIError{Key: testKey(k), Kind: context.Canceled}, true, true},
 		{&APIError{Key: testKey(k), Kind: context.DeadlineExceeded}, true, true},
 		{&APIError{Key: testKey(k), Kind: corekit.ErrInsufficientBalance, StatusCode: 402}, true, false},

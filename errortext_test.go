@@ -23,7 +23,7 @@ func repeated(s string) string {
 	for _, k := range []error{ErrKeyRequired, corekit.ErrKeyTooShort, corekit.ErrKeyTooLong, corekit.ErrKeyInvalidChars, ErrIdempotencyConflict,
 		corekit.ErrInsufficientBalance, ErrUnauthorized, ErrForbidden, ErrNotFound, corekit.ErrInvalidState, ErrInvalidRequest,
 		ErrRateLimited, ErrServer, corekit.ErrSignatureInvalid, corekit.ErrTimestampExpired, corekit.ErrNonceReplayed, corekit.ErrCardDeclined,
-		corekit.ErrChargeFailed, ErrKeyExpired, ErrRetriesExhausted, ErrRetryBudgetExhausted, ErrTransport,
+		corekit.ErrChargeFailed, ErrKeyExpired, ErrRetriesExhausted, corekit.ErrRetryBudgetExhausted, ErrTransport,
 		ErrMalformedResponse, ErrInvalidAmount, ErrInvalidCard, ErrInvalidConfig, ErrSignerTemporary, ErrRedirectRefused} {
 		if strings.Count(s, k.Error()) > 1 {
 			return k.Error()

@@ -4,12 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/payonce/payonce/internal/corekit"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"sync/atomic"
 	"time"
+
+	"github.com/payonce/payonce/internal/corekit"
 
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/a55"

@@ -1,13 +1,14 @@
 package payonce_test
 
 import (
-	"github.com/payonce/payonce/internal/corekit"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/payonce/payonce/internal/corekit"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"

@@ -15,7 +15,7 @@ func TestKindNames(t *testing.T) {
 		ErrIdempotencyConflict, corekit.ErrInsufficientBalance, ErrUnauthorized, ErrForbidden,
 		ErrNotFound, corekit.ErrInvalidState, ErrInvalidRequest, ErrRateLimited, ErrServer,
 		corekit.ErrSignatureInvalid, corekit.ErrTimestampExpired, corekit.ErrNonceReplayed, corekit.ErrCardDeclined,
-		corekit.ErrChargeFailed, ErrKeyExpired, ErrRetriesExhausted, ErrRetryBudgetExhausted,
+		corekit.ErrChargeFailed, ErrKeyExpired, ErrRetriesExhausted, corekit.ErrRetryBudgetExhausted,
 		ErrTransport, ErrMalformedResponse, ErrInvalidAmount, ErrInvalidCard,
 		ErrInvalidConfig, ErrRedirectRefused, ErrSignerTemporary, ErrOutcomeUnknown, ErrJournal, context.Canceled, context.DeadlineExceeded}
 	names := map[string]bool{}

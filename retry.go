@@ -106,8 +106,8 @@ func (p RetryPolicy) initBackOff(b *backoff.ExponentialBackOff) *backoff.Exponen
 // RetryBudget is a client-wide retry quota in the spirit of the AWS SDK's:
 // every retry spends tokens (more after a timeout), every success puts some
 // back. During an outage the budget runs dry and operations fail fast with
-// ErrRetryBudgetExhausted instead of multiplying the load a fleet puts on
-// the provider. Safe for concurrent use; share one per client.
+// ErrRetriesExhausted ("retry budget exhausted") instead of multiplying the
+// load a fleet puts on the provider. Safe for concurrent use; share one per client.
 type RetryBudget struct {
 	mu          sync.Mutex
 	capacity    int

@@ -6,7 +6,6 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
-	"github.com/payonce/payonce/internal/corekit"
 	"io"
 	"math"
 	"net"
@@ -17,6 +16,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/payonce/payonce/internal/corekit"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -345,12 +346,13 @@ func TestRetryBudget(t *testing.T) {
 		c := setup(t, rec, WithRetryPolicy(p), WithRetryBudget(budget))
 		_, err := c.Do(context.Background(), postReq(), nil)
 		require.Error(t, err)
-		assert.ErrorIs(t, err, ErrRetryBudgetExhausted)
+		assert.ErrorIs(t, err, corekit.ErrRetryBudgetExhausted)
+		assert.ErrorIs(t, err, ErrRetriesExhausted, "a spent budget is one way retries run out")
 		assert.NotEmpty(t, KeyOf(err).ID())
 		assert.Len(t, rec.seen(), 3, "two retries of cost 5 each, then no more")
 		assert.Equal(t, 0, budget.Available())
 		_, err = c.Do(context.Background(), postReq(), nil)
-		assert.ErrorIs(t, err, ErrRetryBudgetExhausted)
+		assert.ErrorIs(t, err, corekit.ErrRetryBudgetExhausted)
 		assert.Len(t, rec.seen(), 4, "the next operation gets its first attempt, no retry")
 	})
 	t.Run("successes refill it", func(t *testing.T) {

@@ -6,7 +6,8 @@ import "errors"
 // by the package whose callers meet it: the root package payonce for the
 // core's, a55 and coinepay for those only their answers give, journal for
 // the journals' own (ErrJournalNotFound as journal.ErrNotFound). The key
-// rules' three kinds stay here: callers match them as payonce.ErrKeyInvalid.
+// rules' three kinds stay here: callers match them as payonce.ErrKeyInvalid;
+// so does the spent retry budget, matched as payonce.ErrRetriesExhausted.
 // They live here so that the plumbing below the root can name them.
 var (
 	ErrKeyRequired          = errors.New("idempotency key required")
@@ -30,7 +31,7 @@ var (
 	ErrChargeFailed         = errors.New("charge failed")
 	ErrKeyExpired           = errors.New("idempotency key too old to retry safely")
 	ErrRetriesExhausted     = errors.New("retries exhausted")
-	ErrRetryBudgetExhausted = errors.New("retry budget exhausted")
+	ErrRetryBudgetExhausted = &subKindError{"retry budget exhausted", ErrRetriesExhausted}
 	ErrTransport            = errors.New("transport error")
 	ErrMalformedResponse    = errors.New("malformed response")
 	ErrInvalidAmount        = errors.New("invalid amount")
@@ -54,6 +55,19 @@ var (
 	ErrRedirectRan     = errors.New("the redirected request may have run")
 	ErrSignerTemporary = errors.New("signer temporarily unable to sign")
 )
+
+// subKindError is a kind with its own name in the journals and the
+// metrics that callers match as its parent: the spent client-wide retry
+// budget is one way retries run out (payonce.ErrRetriesExhausted).
+type subKindError struct {
+	msg    string
+	parent error
+}
+
+func (e *subKindError) Error() string { return e.msg }
+
+// Unwrap returns the parent kind.
+func (e *subKindError) Unwrap() error { return e.parent }
 
 // keyRuleError is the kind of a key that breaks one of the provider's
 // rules (too short, too long, a character refused): each has its own kind
