@@ -10,31 +10,24 @@ import (
 	"github.com/payonce/payonce/internal/corekit"
 )
 
-// SettleOutcome is the outcome Client.Settle records.
-type SettleOutcome string
-
-// The outcomes Settle records.
-const (
-	// SettleSucceeded: the provider executed the operation; Result holds
-	// its answer (as a 2xx would have), which later calls decode.
-	SettleSucceeded SettleOutcome = "succeeded"
-	// SettleFailed: the provider ran the operation and it failed (a
-	// charge found in an error status): nothing moved. Later calls get
-	// ErrSettledFailed.
-	SettleFailed SettleOutcome = "failed"
-	// SettleNotExecuted: the provider never executed the operation.
-	// Later calls get ErrNotExecuted: a new reference may run it.
-	SettleNotExecuted SettleOutcome = "not_executed"
-)
-
 // Settlement is an outcome found outside a run (the provider's records, a
 // support ticket), for Client.Settle.
 type Settlement struct {
-	Outcome    SettleOutcome
-	Result     []byte // SettleSucceeded: the provider's answer body (JSON), as the codec decodes a 2xx
-	StatusCode int    // SettleSucceeded: its HTTP status, 2xx (200 when 0)
-	RequestID  string // the provider's request ID, when known
-	Reason     string // required: why and from what the outcome was found; stored, never a secret
+	// State is what the provider did, as the entry will hold it:
+	// JournalSucceeded, it executed the operation (Result holds its
+	// answer, as a 2xx would have, which later calls decode); or
+	// JournalFailed, it ran the operation and the operation failed (a
+	// charge found in an error status: nothing moved; later calls get
+	// ErrSettledFailed).
+	State JournalState
+	// NotExecuted, with State JournalFailed, records that the provider
+	// never executed the operation: later calls get ErrNotExecuted, and a
+	// new reference may run it (JournalEntry.NotExecuted).
+	NotExecuted bool
+	Result      []byte // JournalSucceeded: the provider's answer body (JSON), as the codec decodes a 2xx
+	StatusCode  int    // JournalSucceeded: its HTTP status, 2xx (200 when 0)
+	RequestID   string // the provider's request ID, when known
+	Reason      string // required: why and from what the outcome was found; stored, never a secret
 }
 
 // Settle records the outcome of reference's pending (in-doubt) entry, found
@@ -45,7 +38,7 @@ type Settlement struct {
 // precedence: a succeeded entry never changes (journal.ErrSettled), and a
 // failed one may only become succeeded (a 2xx under its key was found).
 // Later calls with the reference answer from the journal: the recorded
-// result for SettleSucceeded, ErrSettledFailed or ErrNotExecuted (nothing
+// result for a success, ErrSettledFailed or ErrNotExecuted (nothing
 // moved; a new reference may run the operation) otherwise. Errors are
 // *APIError values carrying the entry's key.
 func (c *Client) Settle(ctx context.Context, reference string, s Settlement) (JournalEntry, error) {
@@ -68,7 +61,7 @@ func (c *Client) Settle(ctx context.Context, reference string, s Settlement) (Jo
 	switch {
 	case stored.State == JournalSucceeded:
 		return fail(corekit.ErrJournalSettled, stored, fmt.Errorf("reference %q already succeeded", reference))
-	case stored.State == JournalFailed && s.Outcome != SettleSucceeded:
+	case stored.State == JournalFailed && s.State != JournalSucceeded:
 		return fail(corekit.ErrJournalSettled, stored, fmt.Errorf("reference %q already failed; only a success may replace it", reference))
 	case stored.State == JournalPending:
 		taken, err := c.journal.Take(ctx, TakeRequest{Scope: c.scope, Reference: reference, Owner: "settle:" + uuid.NewString(), Lease: corekit.JournalReserveLease})
@@ -83,13 +76,13 @@ func (c *Client) Settle(ctx context.Context, reference string, s Settlement) (Jo
 		stored, fence = taken, taken.Fence
 	}
 	up := JournalEntry{Scope: c.scope, Reference: reference, Fence: fence, SettleReason: c.redactor().Stored(s.Reason), RequestID: c.redactor().Redact(s.RequestID)}
-	switch s.Outcome {
-	case SettleSucceeded:
+	switch {
+	case s.State == JournalSucceeded:
 		up.State, up.Result, up.StatusCode = JournalSucceeded, c.redactor().JSON(s.Result), s.StatusCode
-	case SettleFailed:
-		up.State, up.ErrorKind = JournalFailed, corekit.KindName(ErrSettledFailed)
-	case SettleNotExecuted:
+	case s.NotExecuted:
 		up.State, up.ErrorKind = JournalFailed, corekit.KindName(ErrNotExecuted)
+	default:
+		up.State, up.ErrorKind = JournalFailed, corekit.KindName(ErrSettledFailed)
 	}
 	if err := c.journal.Update(ctx, up); err != nil {
 		kind := ErrJournal
@@ -117,8 +110,8 @@ func checkSettlement(reference string, s *Settlement) error {
 	case len(s.RequestID) > corekit.MaxReferenceLen || !corekit.Printable(s.RequestID):
 		return invalid(ErrInvalidRequest, "request id", "must be printable UTF-8 of at most 255 bytes")
 	}
-	switch s.Outcome {
-	case SettleSucceeded:
+	switch {
+	case s.State == JournalSucceeded && !s.NotExecuted:
 		if s.StatusCode == 0 {
 			s.StatusCode = 200
 		}
@@ -128,12 +121,12 @@ func checkSettlement(reference string, s *Settlement) error {
 		if len(s.Result) == 0 || !json.Valid(s.Result) {
 			return invalid(ErrInvalidRequest, "result", "a success needs the provider's answer as JSON")
 		}
-	case SettleFailed, SettleNotExecuted:
+	case s.State == JournalFailed:
 		if len(s.Result) != 0 || s.StatusCode != 0 {
 			return invalid(ErrInvalidRequest, "result", "only a success carries a result and status")
 		}
 	default:
-		return invalid(ErrInvalidRequest, "outcome", "want succeeded, failed or not_executed")
+		return invalid(ErrInvalidRequest, "state", "want JournalSucceeded, JournalFailed or JournalFailed with NotExecuted")
 	}
 	return nil
 }

@@ -34,7 +34,7 @@ func TestSettleSucceededAnswersFromTheJournal(t *testing.T) {
 	j := journal.NewMemory()
 	c, s := inDoubt(t, j, newClock(), "order-s1")
 	sent := s.calls.Load()
-	e, err := c.Settle(t.Context(), "order-s1", payonce.Settlement{Outcome: payonce.SettleSucceeded,
+	e, err := c.Settle(t.Context(), "order-s1", payonce.Settlement{State: payonce.JournalSucceeded,
 		Result: []byte(`{"id":"ch_found","status":"confirmed","card":{"number":"4111111111111111"}}`), RequestID: "req-9",
 		Reason: "found by listing charges: ch_found"})
 	require.NoError(t, err)
@@ -50,7 +50,7 @@ func TestSettleSucceededAnswersFromTheJournal(t *testing.T) {
 	assert.Equal(t, "ch_found", out.ID)
 	assert.Equal(t, sent, s.calls.Load(), "nothing sent")
 
-	_, err = c.Settle(t.Context(), "order-s1", payonce.Settlement{Outcome: payonce.SettleNotExecuted, Reason: "second thoughts"})
+	_, err = c.Settle(t.Context(), "order-s1", payonce.Settlement{State: payonce.JournalFailed, NotExecuted: true, Reason: "second thoughts"})
 	require.ErrorIs(t, err, journal.ErrSettled, "succeeded is terminal")
 	assert.Equal(t, e.Key, payonce.KeyOf(err).ID())
 }
@@ -60,14 +60,18 @@ func TestSettleSucceededAnswersFromTheJournal(t *testing.T) {
 // still be settled as succeeded.
 func TestSettleFailedAndNotExecuted(t *testing.T) {
 	for _, tc := range []struct {
-		outcome payonce.SettleOutcome
-		kind    error
-	}{{payonce.SettleFailed, payonce.ErrSettledFailed}, {payonce.SettleNotExecuted, payonce.ErrNotExecuted}} {
-		t.Run(string(tc.outcome), func(t *testing.T) {
+		settle payonce.Settlement
+		kind   error
+	}{{payonce.Settlement{State: payonce.JournalFailed}, payonce.ErrSettledFailed}, {payonce.Settlement{State: payonce.JournalFailed, NotExecuted: true}, payonce.ErrNotExecuted}} {
+		t.Run(tc.kind.Error(), func(t *testing.T) {
 			j := journal.NewMemory()
 			c, s := inDoubt(t, j, newClock(), "order-s2")
 			sent := s.calls.Load()
-			_, err := c.Settle(t.Context(), "order-s2", payonce.Settlement{Outcome: tc.outcome, Reason: "no charge at the provider for the key"})
+			_, err := c.Settle(t.Context(), "order-s2", func() payonce.Settlement {
+				s := tc.settle
+				s.Reason = "no charge at the provider for the key"
+				return s
+			}())
 			require.NoError(t, err)
 			_, err = c.Do(t.Context(), chargeReq("10.00"), nil, payonce.WithReference("order-s2"))
 			require.ErrorIs(t, err, tc.kind)
@@ -77,9 +81,9 @@ func TestSettleFailedAndNotExecuted(t *testing.T) {
 			assert.Contains(t, err.Error(), "no charge at the provider for the key")
 			assert.Equal(t, sent, s.calls.Load())
 
-			_, err = c.Settle(t.Context(), "order-s2", payonce.Settlement{Outcome: payonce.SettleFailed, Reason: "again"})
+			_, err = c.Settle(t.Context(), "order-s2", payonce.Settlement{State: payonce.JournalFailed, Reason: "again"})
 			require.ErrorIs(t, err, journal.ErrSettled)
-			e, err := c.Settle(t.Context(), "order-s2", payonce.Settlement{Outcome: payonce.SettleSucceeded,
+			e, err := c.Settle(t.Context(), "order-s2", payonce.Settlement{State: payonce.JournalSucceeded,
 				Result: []byte(`{"id":"ch_late"}`), Reason: "the charge showed up after all"})
 			require.NoError(t, err, "a success found later wins over a failure")
 			assert.Equal(t, payonce.JournalSucceeded, e.State)
@@ -91,25 +95,25 @@ func TestSettleRefusesBadInput(t *testing.T) {
 	j := journal.NewMemory()
 	c, _ := inDoubt(t, j, newClock(), "order-s3")
 	for name, s := range map[string]payonce.Settlement{
-		"no reason":           {Outcome: payonce.SettleNotExecuted},
+		"no reason":           {State: payonce.JournalFailed, NotExecuted: true},
 		"no outcome":          {Reason: "x"},
-		"success, no result":  {Outcome: payonce.SettleSucceeded, Reason: "x"},
-		"success, not JSON":   {Outcome: payonce.SettleSucceeded, Result: []byte("ch_1"), Reason: "x"},
-		"success, not a 2xx":  {Outcome: payonce.SettleSucceeded, Result: []byte(`{}`), StatusCode: 400, Reason: "x"},
-		"failure with result": {Outcome: payonce.SettleFailed, Result: []byte(`{}`), Reason: "x"},
-		"reason control char": {Outcome: payonce.SettleFailed, Reason: "a\nb"},
+		"success, no result":  {State: payonce.JournalSucceeded, Reason: "x"},
+		"success, not JSON":   {State: payonce.JournalSucceeded, Result: []byte("ch_1"), Reason: "x"},
+		"success, not a 2xx":  {State: payonce.JournalSucceeded, Result: []byte(`{}`), StatusCode: 400, Reason: "x"},
+		"failure with result": {State: payonce.JournalFailed, Result: []byte(`{}`), Reason: "x"},
+		"reason control char": {State: payonce.JournalFailed, Reason: "a\nb"},
 	} {
 		_, err := c.Settle(t.Context(), "order-s3", s)
 		require.ErrorIs(t, err, payonce.ErrInvalidRequest, name)
 	}
-	_, err := c.Settle(t.Context(), "absent", payonce.Settlement{Outcome: payonce.SettleFailed, Reason: "x"})
+	_, err := c.Settle(t.Context(), "absent", payonce.Settlement{State: payonce.JournalFailed, Reason: "x"})
 	require.ErrorIs(t, err, journal.ErrNotFound)
 	e, err := j.Get(t.Context(), "a55:client-1", "order-s3")
 	require.NoError(t, err)
 	assert.Equal(t, payonce.JournalPending, e.State, "a refused settlement changes nothing")
 
 	noJournal := journalClient(t, newStub(t, okCharge), nil, newClock())
-	_, err = noJournal.Settle(t.Context(), "order-s3", payonce.Settlement{Outcome: payonce.SettleFailed, Reason: "x"})
+	_, err = noJournal.Settle(t.Context(), "order-s3", payonce.Settlement{State: payonce.JournalFailed, Reason: "x"})
 	require.ErrorIs(t, err, payonce.ErrInvalidConfig)
 }
 
@@ -122,9 +126,9 @@ func TestSettleIsFenced(t *testing.T) {
 	var c *payonce.Client
 	var leasedErr, settleErr error
 	s := newStub(t, func(n int, w http.ResponseWriter, _ *http.Request) {
-		_, leasedErr = c.Settle(context.Background(), "order-s4", payonce.Settlement{Outcome: payonce.SettleNotExecuted, Reason: "too early"})
+		_, leasedErr = c.Settle(context.Background(), "order-s4", payonce.Settlement{State: payonce.JournalFailed, NotExecuted: true, Reason: "too early"})
 		clk.Advance(time.Hour) // the run stalls past its lease
-		_, settleErr = c.Settle(context.Background(), "order-s4", payonce.Settlement{Outcome: payonce.SettleFailed, Reason: "found in error status"})
+		_, settleErr = c.Settle(context.Background(), "order-s4", payonce.Settlement{State: payonce.JournalFailed, Reason: "found in error status"})
 		w.WriteHeader(http.StatusServiceUnavailable)
 	})
 	c = journalClient(t, s, j, clk)

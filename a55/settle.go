@@ -25,7 +25,7 @@ type SettleOptions struct {
 	// Margin widens the lookup window on both sides
 	// (around the entry's times); zero means 15 minutes.
 	Margin time.Duration
-	// RecordNotExecuted lets the lookup record payonce.SettleNotExecuted
+	// RecordNotExecuted lets the lookup record the entry as not executed
 	// when no charge matches and the window is over by the client's clock.
 	// Without it that case is ErrLookupNotFound and the entry stays
 	// pending (wait for the charge's webhook, then settle by hand).
@@ -42,11 +42,10 @@ type SettleOptions struct {
 
 // ChargeSettlement is what SettleCreate found and recorded.
 type ChargeSettlement struct {
-	// Entry is the journal entry after the call: settled, unless the
-	// lookup could not tell (an error) or it stood (Recorded false).
+	// Entry is the journal entry after the call: settled (its State and
+	// NotExecuted say what the provider did), unless the lookup could not
+	// tell (an error) or it stood (Recorded false).
 	Entry payonce.JournalEntry
-	// Outcome is what was recorded, or what the entry already held.
-	Outcome payonce.SettleOutcome
 	// Charge is the charge found at A55 (a succeeded or failed outcome);
 	// nil when none ran or the entry was settled before.
 	Charge *Charge
@@ -71,15 +70,15 @@ type ChargeSettlement struct {
 // expiry and the payer's document and e-mail, and the key when the server
 // reports one (the payonce fake does). Then:
 //
-//   - one match not in status error: payonce.SettleSucceeded with that
-//     charge; later calls with the reference answer it from the journal;
+//   - one match not in status error: a success (payonce.JournalSucceeded)
+//     with that charge; later calls with the reference answer it from the journal;
 //   - several such matches: ErrLookupAmbiguous, nothing recorded;
 //   - only matches in status error (A55 keeps a declined or failed charge
-//     and does not store its answer): payonce.SettleFailed;
-//   - none: payonce.SettleNotExecuted when opts.RecordNotExecuted is set
-//     and the window is over, else ErrLookupNotFound; an entry
-//     under which no attempt was ever sent is payonce.SettleNotExecuted
-//     without a lookup.
+//     and does not store its answer): a failure (payonce.JournalFailed);
+//   - none: not executed (JournalEntry.NotExecuted) when
+//     opts.RecordNotExecuted is set and the window is over, else
+//     ErrLookupNotFound; an entry under which no attempt was ever sent is
+//     recorded as not executed without a lookup.
 //
 // A succeeded entry is returned as it is (Recorded false). A failed one
 // (not executed included) is looked up too: a charge found under its key
@@ -104,7 +103,7 @@ func (s *ChargesService) SettleCreate(ctx context.Context, reference string, opt
 	if err != nil {
 		return fail(e, kind, err)
 	}
-	unchanged := &ChargeSettlement{Entry: e, Outcome: settlelookup.OutcomeOf(e)}
+	unchanged := &ChargeSettlement{Entry: e}
 	if stands {
 		return unchanged, nil
 	}
@@ -119,10 +118,10 @@ func (s *ChargesService) SettleCreate(ctx context.Context, reference string, opt
 		if err != nil {
 			return nil, err
 		}
-		return &ChargeSettlement{Entry: got, Outcome: st.Outcome, Charge: ch, Recorded: true}, nil
+		return &ChargeSettlement{Entry: got, Charge: ch, Recorded: true}, nil
 	}
 	if !e.Sent && !e.Settled() {
-		return record(payonce.Settlement{Outcome: payonce.SettleNotExecuted, Reason: "a55 lookup: no attempt was ever sent under the key"}, nil)
+		return record(payonce.Settlement{State: payonce.JournalFailed, NotExecuted: true, Reason: "a55 lookup: no attempt was ever sent under the key"}, nil)
 	}
 	if m == nil { // the summary's turn: not needed for an entry never sent
 		if m, err = newChargeMatcher(view, e, nil); err != nil {
@@ -182,7 +181,7 @@ func (s *ChargesService) SettleCreate(ctx context.Context, reference string, opt
 		if err != nil {
 			return fail(e, payonce.ErrMalformedResponse, err)
 		}
-		return record(payonce.Settlement{Outcome: payonce.SettleSucceeded, Result: res, StatusCode: http.StatusOK,
+		return record(payonce.Settlement{State: payonce.JournalSucceeded, Result: res, StatusCode: http.StatusOK,
 			Reason: "a55 lookup: charge " + ok[0].UUID + " in status " + string(ok[0].Status) + ", " + window}, ok[0])
 	case len(ok) > 1:
 		ids := settlelookup.Named(ok, func(ch *Charge) string { return ch.UUID })
@@ -191,10 +190,10 @@ func (s *ChargesService) SettleCreate(ctx context.Context, reference string, opt
 		return unchanged, nil // no success found: the recorded failure stands
 	case len(failed) > 0:
 		last := failed[len(failed)-1]
-		return record(payonce.Settlement{Outcome: payonce.SettleFailed,
+		return record(payonce.Settlement{State: payonce.JournalFailed,
 			Reason: fmt.Sprintf("a55 lookup: %d charge(s) in status error, last %s (%s), %s", len(failed), last.UUID, last.Messages.String(), window)}, last)
 	case o.RecordNotExecuted && view.Now().After(to):
-		return record(payonce.Settlement{Outcome: payonce.SettleNotExecuted, Reason: "a55 lookup: no matching charge " + window}, nil)
+		return record(payonce.Settlement{State: payonce.JournalFailed, NotExecuted: true, Reason: "a55 lookup: no matching charge " + window}, nil)
 	}
 	return fail(e, ErrLookupNotFound, fmt.Errorf("settle %q: no matching charge %s", reference, window))
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/payonce/payonce/a55"
 	"github.com/payonce/payonce/a55/a55test"
 	"github.com/payonce/payonce/internal/corekit"
+	"github.com/payonce/payonce/internal/settlelookup"
 	"github.com/payonce/payonce/journal"
 	"github.com/payonce/payonce/payoncetest"
 	"github.com/stretchr/testify/assert"
@@ -65,7 +66,7 @@ func TestSettleCreateFindsTheChargeOfALostAnswer(t *testing.T) {
 	got, err := c.Charges.SettleCreate(ctx, "order-1/charge", nil)
 	require.NoError(t, err)
 	assert.True(t, got.Recorded)
-	assert.Equal(t, payonce.SettleSucceeded, got.Outcome)
+	assert.Equal(t, "succeeded", settlelookup.OutcomeOf(got.Entry))
 	assert.Equal(t, payonce.JournalSucceeded, got.Entry.State)
 	ran := srv.Ledger().ByKey(key)
 	require.Len(t, ran, 1)
@@ -82,7 +83,7 @@ func TestSettleCreateFindsTheChargeOfALostAnswer(t *testing.T) {
 	twice, err := c.Charges.SettleCreate(ctx, "order-1/charge", nil)
 	require.NoError(t, err)
 	assert.False(t, twice.Recorded, "a settled entry is returned as it is")
-	assert.Equal(t, payonce.SettleSucceeded, twice.Outcome)
+	assert.Equal(t, "succeeded", settlelookup.OutcomeOf(twice.Entry))
 }
 
 // An entry wrongly settled by hand as not executed gives way to the charge
@@ -90,13 +91,13 @@ func TestSettleCreateFindsTheChargeOfALostAnswer(t *testing.T) {
 func TestSettleCreateFindsTheChargeOfAWrongFailure(t *testing.T) {
 	srv, _, c, k := inDoubt(t, payoncetest.FaultDropAfterCommit, settleCharge("49.00"), "order-1/charge")
 	ctx, key := t.Context(), k.ID()
-	_, err := c.Core().Settle(ctx, "order-1/charge", payonce.Settlement{Outcome: payonce.SettleNotExecuted, Reason: "a wrong guess"})
+	_, err := c.Core().Settle(ctx, "order-1/charge", payonce.Settlement{State: payonce.JournalFailed, NotExecuted: true, Reason: "a wrong guess"})
 	require.NoError(t, err)
 
 	got, err := c.Charges.SettleCreate(ctx, "order-1/charge", nil)
 	require.NoError(t, err)
 	assert.True(t, got.Recorded)
-	assert.Equal(t, payonce.SettleSucceeded, got.Outcome)
+	assert.Equal(t, "succeeded", settlelookup.OutcomeOf(got.Entry))
 	assert.Equal(t, srv.Ledger().ByKey(key)[0].ID, got.Charge.UUID)
 	again, err := c.Charges.Create(ctx, settleCharge("49.00"), payonce.WithReference("order-1/charge"))
 	require.NoError(t, err)
@@ -123,7 +124,7 @@ func TestSettleCreateNotFound(t *testing.T) {
 
 	got, err := c.Charges.SettleCreate(ctx, "order-1/charge", &a55.SettleOptions{RecordNotExecuted: true})
 	require.NoError(t, err)
-	assert.Equal(t, payonce.SettleNotExecuted, got.Outcome)
+	assert.Equal(t, "not_executed", settlelookup.OutcomeOf(got.Entry))
 	assert.True(t, got.Entry.NotExecuted())
 	sent := srv.Stats().Requests
 	_, err = c.Charges.Create(ctx, settleCharge("43.00"), payonce.WithReference("order-1/charge"))
@@ -165,7 +166,7 @@ func TestSettleCreateChecksTheRequest(t *testing.T) {
 	require.NoError(t, err)
 	got, err := c.Charges.SettleCreate(ctx, "order-2/charge", nil)
 	require.NoError(t, err)
-	assert.Equal(t, payonce.SettleNotExecuted, got.Outcome, "never sent: not executed")
+	assert.Equal(t, "not_executed", settlelookup.OutcomeOf(got.Entry), "never sent: not executed")
 	assert.Equal(t, sent, srv.Stats().Requests, "nothing listed")
 }
 
@@ -200,10 +201,10 @@ func TestSettleCreateMatchesByTheRequestAndNeverGuesses(t *testing.T) {
 	now := time.Now()
 	for name, tc := range map[string]lookupCase{
 		"two matches":           {[]map[string]any{listedCharge("ch_1", "confirmed", "47.00", now), listedCharge("ch_2", "confirmed", "47.00", now)}, a55.ErrLookupAmbiguous, "", ""},
-		"one match, one other":  {[]map[string]any{listedCharge("ch_1", "confirmed", "47.00", now), listedCharge("ch_2", "confirmed", "48.00", now)}, nil, payonce.SettleSucceeded, "ch_1"},
-		"one match, declines":   {[]map[string]any{listedCharge("ch_0", "error", "47.00", now), listedCharge("ch_1", "pending", "47.00", now)}, nil, payonce.SettleSucceeded, "ch_1"},
+		"one match, one other":  {[]map[string]any{listedCharge("ch_1", "confirmed", "47.00", now), listedCharge("ch_2", "confirmed", "48.00", now)}, nil, "succeeded", "ch_1"},
+		"one match, declines":   {[]map[string]any{listedCharge("ch_0", "error", "47.00", now), listedCharge("ch_1", "pending", "47.00", now)}, nil, "succeeded", "ch_1"},
 		"outside the window":    {[]map[string]any{listedCharge("ch_1", "confirmed", "47.00", now.Add(-48*time.Hour))}, a55.ErrLookupNotFound, "", ""},
-		"only declined charges": {[]map[string]any{listedCharge("ch_0", "error", "47.00", now), listedCharge("ch_3", "error", "47.00", now)}, nil, payonce.SettleFailed, "ch_3"},
+		"only declined charges": {[]map[string]any{listedCharge("ch_0", "error", "47.00", now), listedCharge("ch_3", "error", "47.00", now)}, nil, "failed", "ch_3"},
 		"another card": {[]map[string]any{func() map[string]any {
 			c := listedCharge("ch_1", "confirmed", "47.00", now)
 			c["card"] = map[string]any{"last4": "4444"}
@@ -238,7 +239,7 @@ func TestSettleCreateFindsTheChargeByItsKeyWhateverTheClocks(t *testing.T) {
 
 	got, err := c.Charges.SettleCreate(t.Context(), "order-1/charge", &a55.SettleOptions{RecordNotExecuted: true})
 	require.NoError(t, err)
-	assert.Equal(t, payonce.SettleSucceeded, got.Outcome, "never 'not executed' for a charge that ran")
+	assert.Equal(t, "succeeded", settlelookup.OutcomeOf(got.Entry), "never 'not executed' for a charge that ran")
 	assert.Equal(t, srv.Ledger().ByKey(key)[0].ID, got.Charge.UUID)
 }
 
@@ -262,7 +263,7 @@ func TestSettleCreateNeedsNoCard(t *testing.T) {
 	later := oneAttempt(t, srv, j) // another process: no card, no request
 	got, err := later.Charges.SettleCreate(ctx, "order-1/charge", nil)
 	require.NoError(t, err)
-	assert.Equal(t, payonce.SettleSucceeded, got.Outcome)
+	assert.Equal(t, "succeeded", settlelookup.OutcomeOf(got.Entry))
 	assert.Equal(t, srv.Ledger().ByKey(key.ID())[0].ID, got.Charge.UUID)
 }
 
@@ -277,7 +278,7 @@ func TestSettleCreateMatchesByTheSummaryAndNeverGuesses(t *testing.T) {
 		return c
 	}
 	for name, tc := range map[string]lookupCase{
-		"one match":             {[]map[string]any{listedCharge("ch_1", "confirmed", "47.00", now)}, nil, payonce.SettleSucceeded, "ch_1"},
+		"one match":             {[]map[string]any{listedCharge("ch_1", "confirmed", "47.00", now)}, nil, "succeeded", "ch_1"},
 		"two matches":           {[]map[string]any{listedCharge("ch_1", "confirmed", "47.00", now), listedCharge("ch_2", "paid", "47.00", now)}, a55.ErrLookupAmbiguous, "", ""},
 		"another amount":        {[]map[string]any{listedCharge("ch_1", "confirmed", "47.01", now)}, a55.ErrLookupNotFound, "", ""},
 		"another description":   {[]map[string]any{with("ch_1", "description", "order-2")}, a55.ErrLookupNotFound, "", ""},
@@ -285,7 +286,7 @@ func TestSettleCreateMatchesByTheSummaryAndNeverGuesses(t *testing.T) {
 		"another currency":      {[]map[string]any{with("ch_1", "currency", "USD")}, a55.ErrLookupNotFound, "", ""},
 		"another type":          {[]map[string]any{with("ch_1", "type_charge", "pix")}, a55.ErrLookupNotFound, "", ""},
 		"outside the window":    {[]map[string]any{listedCharge("ch_1", "confirmed", "47.00", now.Add(-48*time.Hour))}, a55.ErrLookupNotFound, "", ""},
-		"only declined charges": {[]map[string]any{listedCharge("ch_0", "error", "47.00", now)}, nil, payonce.SettleFailed, "ch_0"},
+		"only declined charges": {[]map[string]any{listedCharge("ch_0", "error", "47.00", now)}, nil, "failed", "ch_0"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			runLookupCase(t, tc, nil)
@@ -298,7 +299,7 @@ func TestSettleCreateMatchesByTheSummaryAndNeverGuesses(t *testing.T) {
 type lookupCase struct {
 	listed  []map[string]any
 	kind    error
-	outcome payonce.SettleOutcome
+	outcome string
 	uuid    string
 }
 
@@ -326,7 +327,7 @@ func runLookupCase(t *testing.T, tc lookupCase, opts *a55.SettleOptions) {
 		return
 	}
 	require.NoError(t, err)
-	assert.Equal(t, outcome, got.Outcome)
+	assert.Equal(t, outcome, settlelookup.OutcomeOf(got.Entry))
 	assert.Equal(t, uuid, got.Charge.UUID)
 }
 
@@ -382,7 +383,7 @@ func TestSettleCreateMatchesARedactedDescription(t *testing.T) {
 
 			got, err := oneAttempt(t, srv, j).Charges.SettleCreate(ctx, ref, nil)
 			require.NoError(t, err)
-			assert.Equal(t, payonce.SettleSucceeded, got.Outcome)
+			assert.Equal(t, "succeeded", settlelookup.OutcomeOf(got.Entry))
 			assert.Equal(t, srv.Ledger().ByKey(key.ID())[0].ID, got.Charge.UUID)
 		})
 	}

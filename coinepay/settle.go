@@ -23,7 +23,7 @@ type SettleOptions struct {
 	// Margin widens the lookup window on both sides
 	// (around the entry's times); zero means 15 minutes.
 	Margin time.Duration
-	// RecordNotExecuted lets the lookup record payonce.SettleNotExecuted
+	// RecordNotExecuted lets the lookup record the entry as not executed
 	// when no card matches and the window is over by the client's clock.
 	// Without it that case is ErrLookupNotFound and the entry
 	// stays pending.
@@ -32,11 +32,10 @@ type SettleOptions struct {
 
 // ApplySettlement is what SettleApply found and recorded.
 type ApplySettlement struct {
-	// Entry is the journal entry after the call: settled, unless the
-	// lookup could not tell (an error) or it stood (Recorded false).
+	// Entry is the journal entry after the call: settled (its State and
+	// NotExecuted say what the provider did), unless the lookup could not
+	// tell (an error) or it stood (Recorded false).
 	Entry payonce.JournalEntry
-	// Outcome is what was recorded, or what the entry already held.
-	Outcome payonce.SettleOutcome
 	// Card is the card found (a succeeded outcome recorded by this call).
 	Card *Card
 	// Recorded is true when this call recorded the outcome.
@@ -54,15 +53,15 @@ type ApplySettlement struct {
 // fake reports the key, as an extension), so the lookup reads the API
 // key's cards and keeps those with req's header and package, created in
 // the entry's window (its times widened by the margin) and, when the server reports
-// a key, under the entry's. One match: payonce.SettleSucceeded with that
-// card (a later Apply with the reference answers it from the journal, Fee
+// a key, under the entry's. One match: a success (payonce.JournalSucceeded)
+// with that card (a later Apply with the reference answers it from the journal, Fee
 // and AccountBalance zero: the list does not hold them). Several:
 // ErrLookupAmbiguous, nothing recorded; against Coinepay that is
 // the case whenever two applies of one header and package fall in one
-// window. None: payonce.SettleNotExecuted when opts.RecordNotExecuted is
-// set and the window is over, else ErrLookupNotFound. An entry
-// under which no attempt was ever sent is payonce.SettleNotExecuted
-// without a lookup. A recharge cannot be looked up (card/info gives a
+// window. None: not executed (JournalEntry.NotExecuted) when
+// opts.RecordNotExecuted is set and the window is over, else
+// ErrLookupNotFound. An entry under which no attempt was ever sent is
+// recorded as not executed without a lookup. A recharge cannot be looked up (card/info gives a
 // card's balance, not its recharges): settle it with payonce.Client.Settle
 // (docs/journal.md).
 //
@@ -91,7 +90,7 @@ func (s *CardsService) SettleApply(ctx context.Context, reference string, req *A
 	if err != nil {
 		return fail(e, kind, err)
 	}
-	unchanged := &ApplySettlement{Entry: e, Outcome: settlelookup.OutcomeOf(e)}
+	unchanged := &ApplySettlement{Entry: e}
 	if stands {
 		return unchanged, nil
 	}
@@ -107,10 +106,10 @@ func (s *CardsService) SettleApply(ctx context.Context, reference string, req *A
 		if err != nil {
 			return nil, err
 		}
-		return &ApplySettlement{Entry: got, Outcome: st.Outcome, Card: c, Recorded: true}, nil
+		return &ApplySettlement{Entry: got, Card: c, Recorded: true}, nil
 	}
 	if !e.Sent && !e.Settled() {
-		return record(payonce.Settlement{Outcome: payonce.SettleNotExecuted, Reason: "coinepay lookup: no attempt was ever sent under the key"}, nil)
+		return record(payonce.Settlement{State: payonce.JournalFailed, NotExecuted: true, Reason: "coinepay lookup: no attempt was ever sent under the key"}, nil)
 	}
 
 	from, to := corekit.LookupWindow(o.Margin, e.KeyCreated, e.CreatedAt, e.UpdatedAt)
@@ -134,7 +133,7 @@ func (s *CardsService) SettleApply(ctx context.Context, reference string, req *A
 		if err != nil {
 			return fail(e, payonce.ErrMalformedResponse, err)
 		}
-		return record(payonce.Settlement{Outcome: payonce.SettleSucceeded, Result: res, StatusCode: http.StatusOK,
+		return record(payonce.Settlement{State: payonce.JournalSucceeded, Result: res, StatusCode: http.StatusOK,
 			Reason: "coinepay lookup: card " + found[0].CardID + ", " + window}, found[0])
 	case len(found) > 1:
 		ids := settlelookup.Named(found, func(c *Card) string { return c.CardID })
@@ -142,7 +141,7 @@ func (s *CardsService) SettleApply(ctx context.Context, reference string, req *A
 	case e.Settled():
 		return unchanged, nil // no success found: the recorded failure stands
 	case o.RecordNotExecuted && view.Now().After(to):
-		return record(payonce.Settlement{Outcome: payonce.SettleNotExecuted, Reason: "coinepay lookup: no matching card " + window}, nil)
+		return record(payonce.Settlement{State: payonce.JournalFailed, NotExecuted: true, Reason: "coinepay lookup: no matching card " + window}, nil)
 	}
 	return fail(e, ErrLookupNotFound, fmt.Errorf("settle %q: no matching card %s", reference, window))
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/coinepay"
 	"github.com/payonce/payonce/coinepay/coinepaytest"
+	"github.com/payonce/payonce/internal/settlelookup"
 	"github.com/payonce/payonce/journal"
 	"github.com/payonce/payonce/payoncetest"
 	"github.com/stretchr/testify/assert"
@@ -48,7 +49,7 @@ func TestSettleApplyFindsTheCardOfALostAnswer(t *testing.T) {
 
 	got, err := c.Cards.SettleApply(ctx, "job-1/apply", req, nil)
 	require.NoError(t, err)
-	assert.Equal(t, payonce.SettleSucceeded, got.Outcome)
+	assert.Equal(t, "succeeded", settlelookup.OutcomeOf(got.Entry))
 	ran := srv.Ledger().ByKey(key)
 	require.Len(t, ran, 1)
 	assert.Equal(t, ran[0].ID, got.Card.CardID)
@@ -81,7 +82,7 @@ func TestSettleApplyNotFound(t *testing.T) {
 
 	got, err := c.Cards.SettleApply(ctx, "job-2/apply", req, &coinepay.SettleOptions{RecordNotExecuted: true})
 	require.NoError(t, err)
-	assert.Equal(t, payonce.SettleNotExecuted, got.Outcome)
+	assert.Equal(t, "not_executed", settlelookup.OutcomeOf(got.Entry))
 	_, err = c.Cards.Apply(ctx, req, payonce.WithReference("job-2/apply"))
 	require.ErrorIs(t, err, payonce.ErrNotExecuted)
 	assert.Zero(t, srv.Ledger().CountKind("card.apply"))
@@ -89,7 +90,7 @@ func TestSettleApplyNotFound(t *testing.T) {
 	again, err := c.Cards.SettleApply(ctx, "job-2/apply", req, nil)
 	require.NoError(t, err)
 	assert.False(t, again.Recorded, "no card found: the recorded outcome stands")
-	assert.Equal(t, payonce.SettleNotExecuted, again.Outcome)
+	assert.Equal(t, "not_executed", settlelookup.OutcomeOf(again.Entry))
 }
 
 // Against a server whose cards carry no key, as Coinepay's do, two cards
@@ -154,6 +155,6 @@ func TestSettleApplyFindsTheCardByItsKeyWhateverTheClocks(t *testing.T) {
 
 	got, err := c.Cards.SettleApply(t.Context(), "job-4/apply", req, &coinepay.SettleOptions{RecordNotExecuted: true})
 	require.NoError(t, err)
-	assert.Equal(t, payonce.SettleSucceeded, got.Outcome)
+	assert.Equal(t, "succeeded", settlelookup.OutcomeOf(got.Entry))
 	assert.Equal(t, srv.Ledger().ByKey(key)[0].ID, got.Card.CardID)
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/payonce/payonce/a55"
 	"github.com/payonce/payonce/coinepay"
 	"github.com/payonce/payonce/internal/corekit"
+	"github.com/payonce/payonce/internal/settlelookup"
 	"github.com/payonce/payonce/journal"
 )
 
@@ -79,7 +80,7 @@ func cmdSettle(ctx context.Context, args []string, stdout io.Writer, getenv func
 	if e.State == payonce.JournalSucceeded {
 		return fmt.Errorf("settle %q %q: already succeeded; a succeeded entry never changes", scope, ref)
 	}
-	if e.Settled() && !(f.lookup || st.Outcome == payonce.SettleSucceeded) {
+	if e.Settled() && !(f.lookup || st.State == payonce.JournalSucceeded) {
 		return fmt.Errorf("settle %q %q: already %s; only a success found under its key may replace it", scope, ref, view(e, now).status())
 	}
 	var res settleResult
@@ -147,16 +148,16 @@ func (f *settleFlags) settlement(d deps) (payonce.Settlement, error) {
 	st := payonce.Settlement{Reason: f.reason, RequestID: f.requestID}
 	switch f.outcome {
 	case "succeeded":
-		st.Outcome = payonce.SettleSucceeded
+		st.State = payonce.JournalSucceeded
 		body, err := readResult(f.result, d)
 		if err != nil {
 			return st, err
 		}
 		st.Result, st.StatusCode = body, http.StatusOK
 	case "failed":
-		st.Outcome = payonce.SettleFailed
+		st.State = payonce.JournalFailed
 	default:
-		st.Outcome = payonce.SettleNotExecuted
+		st.State, st.NotExecuted = payonce.JournalFailed, true
 	}
 	if len(st.Reason) > corekit.MaxSettleReason {
 		return st, usageErr("-reason is longer than %d bytes", corekit.MaxSettleReason)
@@ -204,14 +205,13 @@ func byHand(ctx context.Context, j journal.Store, e payonce.JournalEntry, st pay
 	if err != nil {
 		return settleResult{}, err
 	}
-	return settleResult{Outcome: outcomeName(st.Outcome), Recorded: true, entry: got}, nil
+	return settleResult{Outcome: outcomeName(got), Recorded: true, entry: got}, nil
 }
 
-func outcomeName(o payonce.SettleOutcome) string {
-	if o == payonce.SettleNotExecuted {
-		return "not-executed"
-	}
-	return string(o)
+// outcomeName is the outcome a settled entry holds, as the command prints
+// it: "succeeded", "failed" or "not-executed".
+func outcomeName(e payonce.JournalEntry) string {
+	return strings.ReplaceAll(settlelookup.OutcomeOf(e), "_", "-")
 }
 
 // errScopeMismatch: the credentials in the environment are another
@@ -248,7 +248,7 @@ func lookup(ctx context.Context, j journal.Store, e payonce.JournalEntry, f sett
 		if err != nil {
 			return settleResult{}, err
 		}
-		r := settleResult{Outcome: outcomeName(s.Outcome), Recorded: s.Recorded, entry: s.Entry}
+		r := settleResult{Outcome: outcomeName(s.Entry), Recorded: s.Recorded, entry: s.Entry}
 		if s.Card != nil {
 			r.Found = "card " + s.Card.CardID
 		}
@@ -277,7 +277,7 @@ func lookup(ctx context.Context, j journal.Store, e payonce.JournalEntry, f sett
 		if err != nil {
 			return settleResult{}, err
 		}
-		r := settleResult{Outcome: outcomeName(s.Outcome), Recorded: s.Recorded, entry: s.Entry}
+		r := settleResult{Outcome: outcomeName(s.Entry), Recorded: s.Recorded, entry: s.Entry}
 		if s.Charge != nil {
 			r.Found = "charge " + s.Charge.UUID
 		}

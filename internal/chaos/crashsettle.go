@@ -158,8 +158,8 @@ func settlementFromRecords(it planItem, e payonce.JournalEntry, ledger []fakeser
 			body, _ = json.Marshal(map[string]any{"code": 200, "message": "ok", "message_key": "success",
 				"data": map[string]any{"card_id": op.ID, "recharge_id": op.ID, "amount": op.Amount}})
 		}
-		return payonce.Settlement{Outcome: payonce.SettleSucceeded, Result: body, StatusCode: 200,
+		return payonce.Settlement{State: payonce.JournalSucceeded, Result: body, StatusCode: 200,
 			Reason: "the provider's records show the operation under the entry's key"}
 	}
-	return payonce.Settlement{Outcome: payonce.SettleNotExecuted, Reason: "the provider's records show no operation under the entry's key"}
+	return payonce.Settlement{State: payonce.JournalFailed, NotExecuted: true, Reason: "the provider's records show no operation under the entry's key"}
 }

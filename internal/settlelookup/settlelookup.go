@@ -55,15 +55,16 @@ func Named[T any](found []T, id func(T) string) string {
 	return strings.Join(ids, ", ")
 }
 
-// OutcomeOf is the settle outcome a settled entry holds.
-func OutcomeOf(e payonce.JournalEntry) payonce.SettleOutcome {
+// OutcomeOf names the outcome a settled entry holds: "succeeded",
+// "not_executed" or "failed" (what the operator command prints).
+func OutcomeOf(e payonce.JournalEntry) string {
 	switch {
 	case e.State == payonce.JournalSucceeded:
-		return payonce.SettleSucceeded
+		return "succeeded"
 	case e.NotExecuted():
-		return payonce.SettleNotExecuted
+		return "not_executed"
 	}
-	return payonce.SettleFailed
+	return "failed"
 }
 
 // ErrKindOf is the kind of err, a *payonce.APIError's, else

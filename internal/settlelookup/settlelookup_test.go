@@ -23,8 +23,8 @@ func TestWindowIsUTC(t *testing.T) {
 }
 
 func TestOutcomeOf(t *testing.T) {
-	assert.Equal(t, payonce.SettleSucceeded, settlelookup.OutcomeOf(payonce.JournalEntry{State: payonce.JournalSucceeded}))
-	assert.Equal(t, payonce.SettleFailed, settlelookup.OutcomeOf(payonce.JournalEntry{State: payonce.JournalFailed}))
+	assert.Equal(t, "succeeded", settlelookup.OutcomeOf(payonce.JournalEntry{State: payonce.JournalSucceeded}))
+	assert.Equal(t, "failed", settlelookup.OutcomeOf(payonce.JournalEntry{State: payonce.JournalFailed}))
 }
 
 func TestErrKindOf(t *testing.T) {
