@@ -170,17 +170,6 @@ func WithUserAgent(ua string) Option {
 	})
 }
 
-// WithClock sets the clock the key-age guard reads (tests).
-func WithClock(now func() time.Time) Option {
-	return option(func(c *Client) error {
-		if now == nil {
-			return fmt.Errorf("%w: nil clock", ErrInvalidConfig)
-		}
-		c.now = now
-		return nil
-	})
-}
-
 // WithInsecureHTTP allows a plain http:// base URL to a non-loopback host.
 // Credentials then cross the network in clear text: use it only inside a
 // trusted network.
@@ -213,6 +202,9 @@ func NewClient(opts ...Option) (*Client, error) {
 		if err := o(cfg); err != nil {
 			return nil, err
 		}
+	}
+	if cfg.Now != nil {
+		c.now = cfg.Now
 	}
 	if err := c.useProvider(cfg); err != nil {
 		return nil, err

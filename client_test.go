@@ -280,7 +280,7 @@ func TestNewClientOptions(t *testing.T) {
 	}
 	_, err = NewClient(WithBaseURL("http://api.example.com"), WithInsecureHTTP())
 	assert.NoError(t, err)
-	for _, o := range []Option{WithHTTPClient(nil), WithLogger(nil), WithClock(nil), corekit.WithCodec(nil), corekit.WithKeyRules(corekit.KeyRules{MinLen: 5, MaxLen: 2})} {
+	for _, o := range []Option{WithHTTPClient(nil), WithLogger(nil), corekit.WithClock(nil), corekit.WithCodec(nil), corekit.WithKeyRules(corekit.KeyRules{MinLen: 5, MaxLen: 2})} {
 		_, err = NewClient(WithBaseURL("https://x"), o)
 		assert.ErrorIs(t, err, ErrInvalidConfig)
 	}

@@ -283,7 +283,7 @@ func TestResumedKeyKeepsItsAge(t *testing.T) {
 func TestResumePastTheWindowIsRefused(t *testing.T) {
 	rec := &recorder{}
 	now := time.Now()
-	c := setup(t, rec, WithClock(func() time.Time { return now }))
+	c := setup(t, rec, corekit.WithClock(func() time.Time { return now }))
 	failed := &APIError{Kind: ErrRetriesExhausted, Err: ErrServer, Key: testKeyAt("order:5:payment-key", now.Add(-25*time.Hour))}
 	_, err := c.Do(t.Context(), postReq(), nil, WithKey(KeyOf(failed)))
 	require.Error(t, err)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/payonce/payonce/internal/corekit"
+	"github.com/payonce/payonce/payoncetest"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -65,7 +66,7 @@ func TestClientWithoutKeyRulesKeepsTheDefaultWindowAndLength(t *testing.T) {
 	defer srv.Close()
 	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 	var view corekit.View
-	c, err := payonce.NewClient(payonce.WithBaseURL(srv.URL), payonce.WithClock(func() time.Time { return now }), corekit.Capture(&view))
+	c, err := payonce.NewClient(payonce.WithBaseURL(srv.URL), payoncetest.ClientClock(func() time.Time { return now }), corekit.Capture(&view))
 	require.NoError(t, err)
 	assert.Equal(t, corekit.DefaultKeyRules(), view.Rules)
 	req := func() *payonce.Request {

@@ -122,7 +122,7 @@ func journalClient(t *testing.T, s *stub, j payonce.Journal, clk *clock, extra .
 	opts := []payonce.Option{
 		payonce.WithBaseURL(s.srv.URL), payonce.WithRetryPolicy(payoncetest.FastRetryPolicy()),
 		corekit.WithKeyRules(corekit.KeyRules{Provider: "a55", MinLen: 16, MaxLen: 128, Window: corekit.DefaultKeyWindow}), corekit.WithProvider("a55"),
-		payonce.WithScope("a55:client-1"), payonce.WithClock(clk.Now), corekit.WithCodec(providerCodec{}),
+		payonce.WithScope("a55:client-1"), payoncetest.ClientClock(clk.Now), corekit.WithCodec(providerCodec{}),
 	}
 	if j != nil {
 		opts = append(opts, payonce.WithJournal(j))

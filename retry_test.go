@@ -326,7 +326,7 @@ func TestKeyAgeGuardStopsLoopCrossingTheWindow(t *testing.T) {
 	defer srv.Close()
 	p := fastPolicy()
 	p.MaxAttempts = 10
-	c, err := NewClient(WithBaseURL(srv.URL), WithRetryPolicy(p), WithClock(clock), corekit.WithKeyRules(a55Rules()))
+	c, err := NewClient(WithBaseURL(srv.URL), WithRetryPolicy(p), corekit.WithClock(clock), corekit.WithKeyRules(a55Rules()))
 	require.NoError(t, err)
 	created := now.Add(-22 * time.Hour)
 	_, err = c.Do(context.Background(), postReq(), nil, WithKey(testKeyAt("order-123456789012", created)))

@@ -57,7 +57,7 @@ func validateCurrency(c payonce.Currency) error {
 }
 
 // validate checks the request; the card's expiry is checked against now
-// (the core client's clock, so payonce.WithClock governs it), a webhook
+// (the core client's clock, which payoncetest.ClientClock sets in tests), a webhook
 // URL against the client's base URL, asked for only then.
 func (r *ChargeCreateRequest) validate(now time.Time, baseURL string) error {
 	if r == nil {
@@ -185,7 +185,7 @@ type CancelRequest struct {
 
 // Create creates a charge: POST /api/v1/bank/wallet/charge/. The request
 // is checked before any byte is sent (amount above zero, currency, card
-// number by Luhn, expiry against the client's clock, payonce.WithClock,
+// number by Luhn, expiry against the client's clock (payoncetest.ClientClock in tests),
 // CVV). A declined card or a failed charge is a
 // *ChargeError (errors.Is ErrCardDeclined or
 // ErrChargeFailed) that still gives the charge.

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/payonce/payonce/internal/corekit"
+	"github.com/payonce/payonce/payoncetest"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -61,7 +62,7 @@ func TestCreateSendsTheGuidePayloadAndBearer(t *testing.T) {
 
 func TestCardExpiryReadsTheCoreClock(t *testing.T) {
 	// The example card expires after December 2030: on a client whose clock
-	// (payonce.WithClock) reads January 2031 it is refused before sending;
+	// (payoncetest.ClientClock in tests) reads January 2031 it is refused before sending;
 	// on one that reads 2030-12-31 it goes out.
 	for _, tc := range []struct {
 		now     time.Time
@@ -72,7 +73,7 @@ func TestCardExpiryReadsTheCoreClock(t *testing.T) {
 		{guideTime, false},
 	} {
 		t.Run(tc.now.Format(time.DateOnly), func(t *testing.T) {
-			u := setup(t, payonce.WithClock(func() time.Time { return tc.now }))
+			u := setup(t, payoncetest.ClientClock(func() time.Time { return tc.now }))
 			require.Equal(t, tc.now, u.client.view.Now())
 			var hits atomic.Int32
 			u.mux.HandleFunc("POST "+PathCharges, func(w http.ResponseWriter, r *http.Request) {

@@ -4,12 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/payonce/payonce/internal/corekit"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/payonce/payonce/internal/corekit"
 
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/internal/loopback"
@@ -88,7 +89,7 @@ func NewClient(auth Auth, opts ...payonce.Option) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	// The token's lifetime runs on the client's clock (payonce.WithClock),
+	// The token's lifetime runs on the client's clock (payoncetest.ClientClock in tests),
 	// as the key window does: a fake's Clock().Advance ages both.
 	z.now = view.Now
 	if scopeHolds(core.Scope(), auth.ClientSecret, auth.AccessToken) {

@@ -68,7 +68,7 @@ func setup(t *testing.T, opts ...payonce.Option) *unit {
 	// The client's clock is fixed before the example card's expiry (12/2030),
 	// which guideCharge keeps byte for byte; opts may set another.
 	base := []payonce.Option{payonce.WithBaseURL(u.srv.URL), payonce.WithRetryPolicy(fastPolicy()),
-		payonce.WithClock(func() time.Time { return guideTime })}
+		payoncetest.ClientClock(func() time.Time { return guideTime })}
 	c, err := NewClient(auth, append(base, opts...)...)
 	require.NoError(t, err)
 	u.client = c

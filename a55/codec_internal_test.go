@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/payonce/payonce"
+	"github.com/payonce/payonce/payoncetest"
 )
 
 // A 2xx answer to a charge move or a wallet creation that names no charge
@@ -30,7 +31,7 @@ func TestChargeAnswerWithoutUUIDIsMalformed(t *testing.T) {
 			_, _ = io.WriteString(w, body)
 		}))
 		c, err := NewClient(AccessToken("fixed-token-value"), payonce.WithBaseURL(srv.URL), payonce.WithRetryPolicy(fastPolicy()),
-			payonce.WithClock(func() time.Time { return guideTime }))
+			payoncetest.ClientClock(func() time.Time { return guideTime }))
 		require.NoError(t, err)
 		ch, err := c.Charges.Create(context.Background(), guideCharge())
 		assert.Nil(t, ch, "%q", body)

@@ -217,7 +217,7 @@ func TestKeyAgeGuardStopsRetryLoop(t *testing.T) {
 	srv := a55test.New(t)
 	clk := srv.Clock()
 	slow := &hookTransport{after: func(int) { clk.Advance(20 * time.Minute) }} // every attempt takes 20 min
-	c, err := srv.Client(payonce.WithRetryPolicy(fastPolicy()), payonce.WithClock(clk.Now),
+	c, err := srv.Client(payonce.WithRetryPolicy(fastPolicy()), payoncetest.ClientClock(clk.Now),
 		payonce.WithHTTPClient(&http.Client{Transport: slow}))
 	require.NoError(t, err)
 	require.NoError(t, srv.AddFault(payoncetest.Rule{Fault: payoncetest.FaultErrorBeforeCommit, Path: a55test.ChargePath}))
@@ -272,7 +272,7 @@ func TestTokenExpiryMidRetry(t *testing.T) {
 	// token expire: the retry goes out with the old token, is answered
 	// 401, and the client refreshes and sends it again under the same key.
 	c, err := srv.Client(payonce.WithRetryPolicy(fastPolicy()), payonce.WithHTTPClient(&http.Client{Transport: hook}),
-		payonce.WithClock(time.Now))
+		payoncetest.ClientClock(time.Now))
 	require.NoError(t, err)
 	require.NoError(t, srv.AddFault(payoncetest.Rule{Fault: payoncetest.FaultErrorBeforeCommit, Path: a55test.ChargePath, Count: 1}))
 

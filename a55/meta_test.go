@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/payonce/payonce"
+	"github.com/payonce/payonce/payoncetest"
 	"github.com/payonce/payonce/redact"
 )
 
@@ -34,7 +35,7 @@ func TestChargeMetaPrintedHidesEchoedHeaders(t *testing.T) {
 	}))
 	defer srv.Close()
 	c, err := NewClient(AccessToken("fixed-token-value"), payonce.WithBaseURL(srv.URL), payonce.WithRetryPolicy(fastPolicy()),
-		payonce.WithClock(func() time.Time { return guideTime }))
+		payoncetest.ClientClock(func() time.Time { return guideTime }))
 	require.NoError(t, err)
 	ch, err := c.Charges.Create(context.Background(), guideCharge())
 	require.NoError(t, err)

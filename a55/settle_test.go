@@ -227,7 +227,7 @@ func TestSettleCreateFindsTheChargeByItsKeyWhateverTheClocks(t *testing.T) {
 	p := fastPolicy()
 	p.MaxAttempts = 1
 	j := journal.NewMemory()
-	c, err := srv.Client(payonce.WithJournal(j), payonce.WithRetryPolicy(p), payonce.WithClock(clientClock.Now))
+	c, err := srv.Client(payonce.WithJournal(j), payonce.WithRetryPolicy(p), payoncetest.ClientClock(clientClock.Now))
 	require.NoError(t, err)
 	srv.Clock().Advance(30 * 24 * time.Hour)
 	require.NoError(t, srv.AddFault(payoncetest.Rule{Fault: payoncetest.FaultDropAfterCommit, Path: a55test.ChargePath, Count: 1}))

@@ -62,14 +62,14 @@ type Client struct {
 // and its secret (the HMAC key; it never leaves the process). The
 // Coinepay defaults come first: Coinepay's key rules, the envelope codec
 // and an HMAC-SHA256 signer under the project's scheme that reads the
-// client's clock (payonce.WithClock, default time.Now). The caller's
+// client's clock (time.Now; payoncetest.ClientClock in tests). The caller's
 // options follow and win: payonce.WithBaseURL is required,
 // payonce.WithSigner replaces the default signer for a deployment whose
 // scheme differs, payonce.WithRetryPolicy, payonce.WithLogger and
 // payonce.WithHTTPClient tune the rest. Errors wrap
 // payonce.ErrInvalidConfig and never contain the secret.
 func NewClient(apiKey, secret string, opts ...payonce.Option) (*Client, error) {
-	// The default signer reads the client's clock (payonce.WithClock), so
+	// The default signer reads the client's clock (payoncetest.ClientClock in tests), so
 	// that one clock dates both the key-age guard and the signatures.
 	var view corekit.View
 	signer, err := NewHMACSigner(apiKey, secret, WithSignerClock(func() time.Time { return view.Now() }))

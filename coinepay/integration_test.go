@@ -293,7 +293,7 @@ func TestKeyRulesClientAndServer(t *testing.T) {
 func TestServerClockTenMinutesAhead(t *testing.T) {
 	// The client signs with the local clock, as a merchant's host would
 	// (the test client's default is the fake's clock).
-	srv, c := newFake(t, payonce.WithClock(time.Now))
+	srv, c := newFake(t, payoncetest.ClientClock(time.Now))
 	srv.Clock().Advance(10 * time.Minute)
 
 	res, err := c.Cards.Apply(context.Background(), applyReq)

@@ -143,7 +143,7 @@ func TestSettleApplyFindsTheCardByItsKeyWhateverTheClocks(t *testing.T) {
 	p := fastPolicy()
 	p.MaxAttempts = 1
 	c, err := srv.Client(payonce.WithJournal(journal.NewMemory()), payonce.WithRetryPolicy(p), payonce.WithSigner(srv.Signer()),
-		payonce.WithClock(clientClock.Now))
+		payoncetest.ClientClock(clientClock.Now))
 	require.NoError(t, err)
 	srv.Clock().Advance(30 * 24 * time.Hour)
 	req := &coinepay.ApplyRequest{HeaderID: "hdr_1", PackageID: "pkg_basic"}

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/payonce/payonce/internal/corekit"
 	"io"
 	"log/slog"
 	"net/http"
@@ -14,6 +13,9 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/payonce/payonce/internal/corekit"
+	"github.com/payonce/payonce/payoncetest"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -63,13 +65,13 @@ func TestClockSkewCorrectedOnce(t *testing.T) {
 	assert.Equal(t, 1, info.Meta.Attempts)
 }
 
-// The default signer reads the client's clock (payonce.WithClock): a
+// The default signer reads the client's clock (payoncetest.ClientClock in tests): a
 // client given the server's clock signs right the first time.
 func TestDefaultSignerReadsTheClientClock(t *testing.T) {
 	srv, n := skewServer(t, 2*time.Hour)
 	serverNow := func() time.Time { return time.Now().Add(2 * time.Hour) }
 	c, err := coinepay.NewClient(testAPIKey, testSecret, payonce.WithBaseURL(srv.URL),
-		payonce.WithRetryPolicy(fastPolicy()), payonce.WithClock(serverNow))
+		payonce.WithRetryPolicy(fastPolicy()), payoncetest.ClientClock(serverNow))
 	require.NoError(t, err)
 	res, err := c.Cards.Apply(context.Background(), &coinepay.ApplyRequest{HeaderID: "h", PackageID: "p"})
 	require.NoError(t, err)

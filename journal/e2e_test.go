@@ -76,7 +76,7 @@ func backends(t *testing.T) []backend {
 
 func a55Client(t *testing.T, srv *a55test.Server, j journal.Store, extra ...payonce.Option) *a55.Client {
 	t.Helper()
-	opts := []payonce.Option{payonce.WithRetryPolicy(payoncetest.FastRetryPolicy()), payonce.WithClock(srv.Clock().Now)}
+	opts := []payonce.Option{payonce.WithRetryPolicy(payoncetest.FastRetryPolicy()), payoncetest.ClientClock(srv.Clock().Now)}
 	if j != nil {
 		opts = append(opts, payonce.WithJournal(j))
 	}
@@ -87,7 +87,7 @@ func a55Client(t *testing.T, srv *a55test.Server, j journal.Store, extra ...payo
 
 func coinepayClient(t *testing.T, srv *coinepaytest.Server, j journal.Store) *coinepay.Client {
 	t.Helper()
-	opts := []payonce.Option{payonce.WithRetryPolicy(payoncetest.FastRetryPolicy()), payonce.WithClock(srv.Clock().Now),
+	opts := []payonce.Option{payonce.WithRetryPolicy(payoncetest.FastRetryPolicy()), payoncetest.ClientClock(srv.Clock().Now),
 		payonce.WithSigner(srv.Signer())}
 	if j != nil {
 		opts = append(opts, payonce.WithJournal(j))

@@ -11,6 +11,7 @@ import (
 	"github.com/payonce/payonce/a55"
 	"github.com/payonce/payonce/a55/a55test"
 	"github.com/payonce/payonce/journal/sqlitejournal"
+	"github.com/payonce/payonce/payoncetest"
 )
 
 // A charge named "order-42/charge" runs once, whatever runs it again: a
@@ -29,7 +30,7 @@ func Example() {
 		return
 	}
 	defer j.Close()
-	client, err := srv.Client(payonce.WithJournal(j), payonce.WithClock(srv.Clock().Now))
+	client, err := srv.Client(payonce.WithJournal(j), payoncetest.ClientClock(srv.Clock().Now))
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -9,7 +9,6 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"fmt"
-	"github.com/payonce/payonce/internal/corekit"
 	"hash"
 	"io"
 	"net/http"
@@ -17,6 +16,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/payonce/payonce/internal/corekit"
 
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/a55"
@@ -122,14 +123,14 @@ func TestNoRowHoldsAnUnkeyedHashOfCardData(t *testing.T) {
 			require.Error(t, err)
 
 			tok, err := a55.NewClient(a55.AccessToken(srv.IssueToken()), payonce.WithBaseURL(srv.URL), payonce.WithHTTPClient(hc),
-				payonce.WithClock(srv.Clock().Now), payonce.WithRetryPolicy(payoncetest.FastRetryPolicy()), payonce.WithJournal(j),
+				payoncetest.ClientClock(srv.Clock().Now), payonce.WithRetryPolicy(payoncetest.FastRetryPolicy()), payonce.WithJournal(j),
 				payonce.WithScope("fp-token"))
 			require.NoError(t, err)
 			_, err = tok.Charges.Create(ctx, charge(cards[0]), payonce.WithReference("fp-token-ok"))
 			require.NoError(t, err)
 
 			core, err := payonce.NewClient(payonce.WithBaseURL(srv.URL), payonce.WithHTTPClient(hc), payonce.WithJournal(j),
-				payonce.WithScope("fp-core"), corekit.WithKeyRules(corekit.KeyRules{Provider: "a55", MinLen: 16, MaxLen: 128, Window: corekit.DefaultKeyWindow}), payonce.WithClock(srv.Clock().Now),
+				payonce.WithScope("fp-core"), corekit.WithKeyRules(corekit.KeyRules{Provider: "a55", MinLen: 16, MaxLen: 128, Window: corekit.DefaultKeyWindow}), payoncetest.ClientClock(srv.Clock().Now),
 				payonce.WithSigner(corekit.SignerFunc(func(r *http.Request, _ []byte) error {
 					r.Header.Set("Authorization", "Bearer "+srv.IssueToken())
 					return nil

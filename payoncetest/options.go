@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/payonce/payonce"
+	"github.com/payonce/payonce/internal/corekit"
 	"github.com/payonce/payonce/internal/fakeserver"
 )
 
@@ -116,3 +117,9 @@ func WithHoldOnFailure(d time.Duration) Option {
 		s.hold = d
 	}
 }
+
+// ClientClock is a payonce.Option that sets the clock a client measures
+// its keys' ages by, signs with (Coinepay's timestamps) and checks card
+// expiry against: a Clock's Now, so that Advance ages the client's keys
+// with the fake's, or any func. nil is refused (payonce.ErrInvalidConfig).
+func ClientClock(now func() time.Time) payonce.Option { return corekit.WithClock(now) }

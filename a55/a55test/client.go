@@ -3,24 +3,25 @@ package a55test
 import (
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/a55"
+	"github.com/payonce/payonce/internal/corekit"
 	"github.com/payonce/payonce/payoncetest"
 )
 
 // Client returns an a55.Client ready for the fake: OAuth2 client
 // credentials against the fake's token endpoint, the fake's URL as base URL
 // and an *http.Client for it (API calls and token requests), the fake's
-// clock (payonce.WithClock: Clock().Advance ages the client's keys and
+// clock (payoncetest.ClientClock: Clock().Advance ages the client's keys and
 // card expiry checks as it ages the server's) and millisecond retries
 // (payoncetest.FastRetryPolicy). opts come last and win:
 // payonce.WithRetryPolicy(payonce.DefaultRetryPolicy()) restores the real
-// backoff, payonce.WithClock(time.Now) the local clock.
+// backoff, payoncetest.ClientClock(time.Now) the local clock.
 func (s *Server) Client(opts ...payonce.Option) (*a55.Client, error) {
 	auth := a55.ClientCredentials(s.clientID, s.secret)
 	auth.TokenURL = s.TokenURL()
 	base := []payonce.Option{
 		payonce.WithBaseURL(s.URL),
 		payonce.WithHTTPClient(s.base),
-		payonce.WithClock(s.Clock().Now),
+		corekit.WithClock(s.Clock().Now),
 		payonce.WithRetryPolicy(payoncetest.FastRetryPolicy()),
 	}
 	return a55.NewClient(auth, append(base, opts...)...)

@@ -72,7 +72,7 @@ func (f *consoleFake) a55Client(t *testing.T) *a55.Client {
 	t.Helper()
 	auth := a55.ClientCredentials("demo-client", "demo-secret")
 	auth.TokenURL = f.url + "/oauth2/token"
-	c, err := a55.NewClient(auth, payonce.WithBaseURL(f.url), payonce.WithClock(f.engine.Clock().Now),
+	c, err := a55.NewClient(auth, payonce.WithBaseURL(f.url), payoncetest.ClientClock(f.engine.Clock().Now),
 		payonce.WithRetryPolicy(burstRetries()),
 		payonce.WithHTTPClient(&http.Client{Transport: &http.Transport{DisableKeepAlives: true}}))
 	require.NoError(t, err)
@@ -89,7 +89,7 @@ func burstRetries() payonce.RetryPolicy {
 
 func (f *consoleFake) coinepayClient(t *testing.T) *coinepay.Client {
 	t.Helper()
-	c, err := coinepay.NewClient("demo-key", "demo-secret", payonce.WithBaseURL(f.url), payonce.WithClock(f.engine.Clock().Now),
+	c, err := coinepay.NewClient("demo-key", "demo-secret", payonce.WithBaseURL(f.url), payoncetest.ClientClock(f.engine.Clock().Now),
 		payonce.WithRetryPolicy(burstRetries()),
 		payonce.WithHTTPClient(&http.Client{Transport: &http.Transport{DisableKeepAlives: true}}))
 	require.NoError(t, err)

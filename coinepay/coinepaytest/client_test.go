@@ -56,7 +56,7 @@ func TestClientSignsOnTheFakeClock(t *testing.T) {
 	assert.Equal(t, 1, res.Meta.Attempts)
 	assert.Zero(t, client.ClockOffset())
 
-	local, err := srv.Client(payonce.WithClock(time.Now))
+	local, err := srv.Client(payoncetest.ClientClock(time.Now))
 	require.NoError(t, err)
 	res, err = local.Cards.Apply(context.Background(), &coinepay.ApplyRequest{HeaderID: "h", PackageID: "p"})
 	require.NoError(t, err)

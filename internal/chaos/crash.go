@@ -454,7 +454,7 @@ func (r *crashRun) nextDeliveryLocked(rs *refState) delivery {
 // It returns the keys it used, which the reconciliation leaves out.
 func (r *crashRun) setup(ctx context.Context) (map[string]bool, error) {
 	keys := map[string]bool{}
-	clock := payonce.WithClock(r.clock.Now)
+	clock := corekit.WithClock(r.clock.Now)
 	a, err := a55.NewClient(a55.Auth{ClientID: r.cfg.A55ClientID, ClientSecret: r.cfg.A55ClientSecret, TokenURL: r.a55.TokenURL()},
 		payonce.WithBaseURL(r.a55.URL), clock)
 	if err != nil {

@@ -228,7 +228,7 @@ func newCrashClients(cfg workerConfig, j journal.Store, wrap func(http.RoundTrip
 		if wrap != nil {
 			hc.Transport = wrap(hc.Transport)
 		}
-		opts := []payonce.Option{payonce.WithBaseURL(url), payonce.WithRetryPolicy(p), payonce.WithHTTPClient(hc), payonce.WithClock(clock)}
+		opts := []payonce.Option{payonce.WithBaseURL(url), payonce.WithRetryPolicy(p), payonce.WithHTTPClient(hc), corekit.WithClock(clock)}
 		if j != nil {
 			// Short leases: the run redelivers a crashed worker's jobs at
 			// once, and a crashed run's lease would hold them back (the

@@ -16,10 +16,11 @@ import (
 type Config struct {
 	Client any
 
-	Provider      string   // the provider's name in errors and logs
-	Rules         KeyRules // the provider's key rules (DefaultKeyRules until set)
-	Codec         any      // decodes the provider's answers (the root's codec interface)
-	ScopeIdentity string   // the credential identity journal entries are scoped by
+	Provider      string           // the provider's name in errors and logs
+	Rules         KeyRules         // the provider's key rules (DefaultKeyRules until set)
+	Codec         any              // decodes the provider's answers (the root's codec interface)
+	ScopeIdentity string           // the credential identity journal entries are scoped by
+	Now           func() time.Time // the client's clock (WithClock); nil: time.Now
 
 	views []*View
 }
@@ -82,13 +83,26 @@ func WithScopeIdentity(identity string) Option {
 	}
 }
 
+// WithClock sets the clock the client measures keys' ages, signs and
+// checks cards' expiry by: a test's clock (payoncetest.ClientClock), or
+// an operator command's injected one.
+func WithClock(now func() time.Time) Option {
+	return func(c *Config) error {
+		if now == nil {
+			return fmt.Errorf("%w: nil clock", ErrInvalidConfig)
+		}
+		c.Now = now
+		return nil
+	}
+}
+
 // View is what a typed client reads back from the core client it built
 // (Capture): the settings NewClient resolved.
 type View struct {
 	Provider   string           // the provider's name
 	BaseURL    string           // the base URL, without a trailing slash
 	HTTPClient *http.Client     // sends every attempt (and a typed client's token requests)
-	Now        func() time.Time // the client's clock (payonce.WithClock)
+	Now        func() time.Time // the client's clock (WithClock)
 	Scope      string           // the journal scope, "" for none
 	Logger     *slog.Logger     // the client's redacting logger
 	Rules      KeyRules         // the key rules in force

@@ -151,7 +151,7 @@ func policy(maxAttempts int) payonce.RetryPolicy {
 }
 
 func newClient(p Provider, m Merchant, hc *http.Client, j journal.Store, now func() time.Time, maxAttempts int) (*typedClient, error) {
-	opts := []payonce.Option{payonce.WithBaseURL(m.Origin), payonce.WithHTTPClient(hc), payonce.WithClock(now),
+	opts := []payonce.Option{payonce.WithBaseURL(m.Origin), payonce.WithHTTPClient(hc), corekit.WithClock(now),
 		payonce.WithRetryPolicy(policy(maxAttempts)), payonce.WithRetryBudget(nil)}
 	if j != nil {
 		opts = append(opts, payonce.WithJournal(j))
