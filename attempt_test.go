@@ -47,7 +47,7 @@ func TestCloseDelimitedSuccessCutShortIsALostAnswer(t *testing.T) {
 		assert.ErrorIs(t, err, ErrTransport, name)
 		assert.NotErrorIs(t, err, ErrMalformedResponse, name)
 		assert.True(t, IsTemporary(err), name)
-		assert.NotEmpty(t, KeyOf(err).ID(), name)
+		assert.NotEmpty(t, KeyOf(err).String(), name)
 		assert.Equal(t, int32(3), n.Load(), name)
 	}
 	// A whole close-delimited answer is fine.
@@ -185,7 +185,7 @@ func TestHugeErrorBodyIsCapped(t *testing.T) {
 	assert.ErrorIs(t, err, ErrInvalidRequest)
 	assert.Less(t, len(err.Error()), maxErrorBody+1024, "no more than the cap is kept")
 	assert.Equal(t, int32(1), n.Load())
-	assert.NotEmpty(t, KeyOf(err).ID())
+	assert.NotEmpty(t, KeyOf(err).String())
 }
 
 // A cancel during a long wait ends it within milliseconds.
@@ -252,7 +252,7 @@ func TestEachAttemptStartsFromTheOperationHeaders(t *testing.T) {
 		assert.Equal(t, "00-0af7651916cd43dd8448eb211c80319c-0000000000000002-01", h.Get("Traceparent"), "request %d: attempt 2's trace context", i+2)
 	}
 	for i, h := range got {
-		assert.Equal(t, meta.Key.ID(), h.Get(corekit.HeaderIdempotencyKey), "request %d", i+1)
+		assert.Equal(t, meta.Key.String(), h.Get(corekit.HeaderIdempotencyKey), "request %d", i+1)
 		assert.Equal(t, "application/json", h.Get("Content-Type"), "request %d", i+1)
 		assert.Equal(t, "application/json", h.Get("Accept"), "request %d", i+1)
 		assert.Equal(t, "merchant/1", h.Get("User-Agent"), "request %d", i+1)
@@ -622,7 +622,7 @@ func TestRetryHeaderValuesAreTheAttemptsOwn(t *testing.T) {
 	for i, h := range got[1:] {
 		assert.Equal(t, "application/json", h.Get("Accept"), "request %d", i+2)
 		assert.Equal(t, "merchant/1", h.Get("User-Agent"), "request %d", i+2)
-		assert.Equal(t, meta.Key.ID(), h.Get(corekit.HeaderIdempotencyKey), "request %d", i+2)
+		assert.Equal(t, meta.Key.String(), h.Get(corekit.HeaderIdempotencyKey), "request %d", i+2)
 		assert.Equal(t, "m-1", h.Get("X-Merchant"), "request %d", i+2)
 	}
 }

@@ -146,7 +146,7 @@ func (st *benchSetup) bareWith(b *testing.B, s *coinepay.HMACSigner) {
 	body, _ := json.Marshal(benchBody)
 	req, _ := http.NewRequestWithContext(context.Background(), http.MethodPost, st.url, bytes.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set(corekit.HeaderIdempotencyKey, key.ID())
+	req.Header.Set(corekit.HeaderIdempotencyKey, key.String())
 	if s != nil {
 		if err := s.Sign(req, body); err != nil {
 			b.Fatal(err)

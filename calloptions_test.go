@@ -121,7 +121,7 @@ func TestBadCallOptionsAreRefusedBeforeSending(t *testing.T) {
 		assert.Equal(t, tc.kind == ErrInvalidConfig, ae.Kind == ErrInvalidConfig, "the kind stays the specific one")
 		assert.NotContains(t, err.Error(), "SECRETVALUE")
 		assert.NotContains(t, err.Error(), "\n")
-		assert.Equal(t, "order-1234567890", KeyOf(err).ID())
+		assert.Equal(t, "order-1234567890", KeyOf(err).String())
 		assert.False(t, IsTemporary(err))
 		assert.Zero(t, meta.Attempts)
 	}
@@ -154,7 +154,7 @@ func TestUnderscoreSpellingOfAReservedHeaderIsRefused(t *testing.T) {
 		c := setup(t, rec)
 		_, err := c.Do(context.Background(), postReq(), nil, WithHeader(name, "other-key-123456"))
 		require.ErrorIs(t, err, ErrInvalidRequest, name)
-		assert.NotEmpty(t, KeyOf(err).ID(), name)
+		assert.NotEmpty(t, KeyOf(err).String(), name)
 		assert.Empty(t, rec.seen(), name)
 	}
 	rec := &recorder{}

@@ -34,7 +34,7 @@ func TestCutShortSuccessOnLastAttemptKeepsItsCause(t *testing.T) {
 	assert.ErrorIs(t, err, io.ErrUnexpectedEOF)
 	assert.NotErrorIs(t, err, ErrMalformedResponse)
 	assert.True(t, IsTemporary(err))
-	assert.NotEmpty(t, KeyOf(err).ID())
+	assert.NotEmpty(t, KeyOf(err).String())
 
 	// Without a retry left to the loop (an unkeyed GET with one attempt):
 	// still a transport failure with its cause.
@@ -75,7 +75,7 @@ func TestOversizedSuccessIsTemporary(t *testing.T) {
 	assert.ErrorIs(t, err, ErrTransport)
 	assert.NotErrorIs(t, err, ErrMalformedResponse)
 	assert.Contains(t, err.Error(), "larger than")
-	assert.NotEmpty(t, KeyOf(err).ID())
+	assert.NotEmpty(t, KeyOf(err).String())
 	assert.Equal(t, int32(1), n.Load())
 }
 
@@ -129,7 +129,7 @@ func TestExpiredContextIsNotRetried(t *testing.T) {
 	_, err := c.Do(ctx, postReq(), nil)
 	require.Error(t, err)
 	assert.ErrorIs(t, err, context.DeadlineExceeded)
-	assert.NotEmpty(t, KeyOf(err).ID())
+	assert.NotEmpty(t, KeyOf(err).String())
 	assert.LessOrEqual(t, len(rec.seen()), 4)
 }
 
@@ -177,10 +177,10 @@ func TestContextEndedInFlightIsTemporaryAndResumable(t *testing.T) {
 		cancel()
 		require.Error(t, err)
 		assert.True(t, IsTemporary(err), "an operation cut off in flight must be resumed, not dropped: %v", err)
-		key := KeyOf(err).ID()
+		key := KeyOf(err).String()
 		require.NotEmpty(t, key)
 		meta, err := c.Do(context.Background(), postReq(), nil, WithKey(KeyOf(err)))
 		require.NoError(t, err)
-		assert.Equal(t, key, meta.Key.ID(), "resumed with the same key")
+		assert.Equal(t, key, meta.Key.String(), "resumed with the same key")
 	}
 }

@@ -114,7 +114,7 @@ func TestEveryAttemptSameKeyAndBodyFreshSignature(t *testing.T) {
 	require.Len(t, at, 4)
 	nonces, stamps, sigs := map[string]bool{}, map[string]bool{}, map[string]bool{}
 	for _, a := range at {
-		assert.Equal(t, meta.Key.ID(), a.Key, "the same key on every attempt")
+		assert.Equal(t, meta.Key.String(), a.Key, "the same key on every attempt")
 		assert.Equal(t, at[0].Body, a.Body, "the same body bytes on every attempt")
 		nonces[a.Nonce], stamps[a.Timestamp], sigs[a.Signature] = true, true, true
 	}
@@ -137,7 +137,7 @@ func TestConflictIsTypedAndNotRetried(t *testing.T) {
 	require.ErrorAs(t, err, &ae)
 	assert.Equal(t, "Idempotency-Key 冲突", ae.Message, "messages keep their language")
 	assert.Equal(t, "openapi_idempotency_key_conflict", ae.Code)
-	assert.Equal(t, ae.Key.ID(), KeyOf(err).ID())
+	assert.Equal(t, ae.Key.String(), KeyOf(err).String())
 	assert.Equal(t, 409, ae.StatusCode)
 }
 
@@ -162,7 +162,7 @@ func TestBadKeysNeverReachTheServer(t *testing.T) {
 	a55 := setup(t, rec, corekit.WithKeyRules(a55Rules()))
 	_, err := a55.Do(context.Background(), postReq(), nil, WithKey(testKey("short")))
 	assert.ErrorIs(t, err, corekit.ErrKeyTooShort)
-	assert.Equal(t, "short", KeyOf(err).ID())
+	assert.Equal(t, "short", KeyOf(err).String())
 	assert.Empty(t, rec.seen())
 }
 
@@ -175,7 +175,7 @@ func TestValidateRunsBeforeSendingAndKeepsKey(t *testing.T) {
 	assert.ErrorIs(t, err, ErrInvalidAmount)
 	var ve *ValidationError
 	assert.ErrorAs(t, err, &ve)
-	assert.Equal(t, "job-7", KeyOf(err).ID())
+	assert.Equal(t, "job-7", KeyOf(err).String())
 	assert.Empty(t, rec.seen())
 }
 
@@ -186,7 +186,7 @@ func TestMalformedAnswerIsAnErrorNotAPanic(t *testing.T) {
 		var out struct{ OK bool }
 		_, err := c.Do(context.Background(), postReq(), &out)
 		assert.ErrorIs(t, err, ErrMalformedResponse, body)
-		assert.NotEmpty(t, KeyOf(err).ID())
+		assert.NotEmpty(t, KeyOf(err).String())
 	}
 }
 
@@ -209,7 +209,7 @@ func TestGetSendsNoKeyAndKeepsQueryOutOfErrors(t *testing.T) {
 	assert.ErrorIs(t, err, ErrNotFound)
 	assert.NotContains(t, err.Error(), "secret-looking-id")
 	assert.Empty(t, rec.seen()[0].Key)
-	assert.Empty(t, KeyOf(err).ID())
+	assert.Empty(t, KeyOf(err).String())
 }
 
 // recoverOnce is a signer that fixes a 401 by switching credentials.

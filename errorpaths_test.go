@@ -211,7 +211,7 @@ func TestEveryErrorPathSaysEachThingOnce(t *testing.T) {
 			}
 			assert.Empty(t, repeatedPhrase(err.Error()), "%s", err.Error())
 			if !ae.Key.IsZero() {
-				assert.Equal(t, 1, strings.Count(err.Error(), ae.Key.ID()), "the key is named once: %s", err.Error())
+				assert.Equal(t, 1, strings.Count(err.Error(), ae.Key.String()), "the key is named once: %s", err.Error())
 			}
 		})
 	}

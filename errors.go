@@ -150,7 +150,7 @@ func (e *APIError) Error() string {
 	}
 	// The key is the client's own, never a server's text: it stays
 	// readable whatever digits it holds (a date, an order number).
-	s := e.redactor().ServerText(b.String()) + " [idempotency key " + printableKey(e.Key.ID())
+	s := e.redactor().ServerText(b.String()) + " [idempotency key " + printableKey(e.Key.String())
 	if e.Attempts > 0 {
 		s += fmt.Sprintf(", %d attempt(s)", e.Attempts)
 	}

@@ -56,7 +56,7 @@ func TestAPIErrorFormat(t *testing.T) {
 	assert.Equal(t, "payonce: coinepay cards.apply: idempotency key reused with a different payload (HTTP 409 openapi_idempotency_key_conflict): Idempotency-Key 冲突 [idempotency key k-1, 2 attempt(s)]", e.Error())
 	wrapped := fmt.Errorf("job 9: %w", e)
 	assert.ErrorIs(t, wrapped, ErrIdempotencyConflict)
-	assert.Equal(t, "k-1", KeyOf(wrapped).ID())
+	assert.Equal(t, "k-1", KeyOf(wrapped).String())
 	assert.False(t, IsTemporary(wrapped))
 	cause := errors.New("dial tcp: connection refused")
 	e2 := &APIError{Kind: ErrRetriesExhausted, Err: cause, Method: "POST", Path: "/x"}
@@ -173,7 +173,7 @@ func TestInsufficientBalanceResumable(t *testing.T) {
 	_, err := c.Do(t.Context(), postReq(), nil, WithKey(testKey("balance-key-1")))
 	require.ErrorIs(t, err, corekit.ErrInsufficientBalance)
 	assert.True(t, IsResumable(err))
-	assert.Equal(t, "balance-key-1", KeyOf(err).ID())
+	assert.Equal(t, "balance-key-1", KeyOf(err).String())
 	_, err = c.Do(t.Context(), postReq(), nil, WithoutKey())
 	require.ErrorIs(t, err, ErrKeyRequired)
 	assert.False(t, IsResumable(err), "no key: nothing to resume")
@@ -189,7 +189,7 @@ func TestServerErrorCodeIsRedacted(t *testing.T) {
 	assert.NotContains(t, err.Error(), "SECRETTOKEN")
 	// The key is the client's own UUID, nothing of the code (a bare
 	// "4111" needle matched random UUIDs now and then).
-	assert.Regexp(t, `^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`, KeyOf(err).ID())
+	assert.Regexp(t, `^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`, KeyOf(err).String())
 	var ae *APIError
 	require.ErrorAs(t, err, &ae)
 	assert.NotContains(t, ae.Code, "4111111111111111")

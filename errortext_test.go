@@ -201,7 +201,7 @@ func TestRefusedKeyCannotForgeTheErrorText(t *testing.T) {
 	forged := "abcdefghijklmnop\nlevel=ERROR msg=\"forged\"\r\x1b[2J"
 	_, err := c.Do(context.Background(), postReq(), nil, WithKey(testKey(forged)))
 	require.ErrorIs(t, err, corekit.ErrKeyInvalidChars)
-	assert.Equal(t, forged, KeyOf(err).ID())
+	assert.Equal(t, forged, KeyOf(err).String())
 	assert.NotContains(t, err.Error(), "\n")
 	assert.NotContains(t, err.Error(), "\r")
 	assert.NotContains(t, err.Error(), "\x1b")
@@ -209,7 +209,7 @@ func TestRefusedKeyCannotForgeTheErrorText(t *testing.T) {
 	long := strings.Repeat("k", 5000)
 	_, err = c.Do(context.Background(), postReq(), nil, WithKey(testKey(long)))
 	require.ErrorIs(t, err, corekit.ErrKeyTooLong)
-	assert.Equal(t, long, KeyOf(err).ID())
+	assert.Equal(t, long, KeyOf(err).String())
 	assert.Less(t, len(err.Error()), 600)
 	assert.Empty(t, rec.seen())
 }

@@ -96,7 +96,7 @@ func ExampleNewKey() {
 	// Too short for A55, or characters outside Coinepay's set: a readable
 	// prefix and a hash of the parts.
 	short, _ := payonce.NewKey(orderCreated, "order", "1", "payment")
-	fmt.Println(len(short.ID()), short.ID()[:16])
+	fmt.Println(len(short.String()), short.String()[:16])
 
 	_, err := payonce.NewKey(orderCreated, "order", "", "payment")
 	fmt.Println(errors.Is(err, payonce.ErrKeyRequired))

@@ -75,7 +75,7 @@ func TestClientWithoutKeyRulesKeepsTheDefaultWindowAndLength(t *testing.T) {
 
 	_, err = c.Do(t.Context(), req(), nil, payonce.WithKey(keytest.Key(t, "order-1-payment", now.Add(-corekit.DefaultKeyWindow-time.Second))))
 	require.ErrorIs(t, err, payonce.ErrKeyExpired)
-	assert.Equal(t, "order-1-payment", payonce.KeyOf(err).ID())
+	assert.Equal(t, "order-1-payment", payonce.KeyOf(err).String())
 
 	// A key longer than 255 bytes cannot even be read back from storage:
 	// what is left is the zero Key, refused.
@@ -110,7 +110,7 @@ func TestOrderKeyCannotPassTheWindow(t *testing.T) {
 	require.NoError(t, err)
 	_, err = c.Do(t.Context(), chargeReq("10.00"), nil, payonce.WithKey(again))
 	require.ErrorIs(t, err, payonce.ErrKeyExpired)
-	assert.Equal(t, key.ID(), payonce.KeyOf(err).ID())
+	assert.Equal(t, key.String(), payonce.KeyOf(err).String())
 	assert.Equal(t, int32(1), s.calls.Load(), "nothing sent the second time")
 
 	// Within the window the key goes out again (the server replays), with
@@ -146,5 +146,5 @@ func TestTaskKeyZeroJobTimeIsRefused(t *testing.T) {
 	require.NoError(t, err)
 	meta, err := c.Do(t.Context(), chargeReq("10.00"), nil, payonce.WithKey(key))
 	require.NoError(t, err)
-	assert.Equal(t, "jobs:charge:job-0000000042", meta.Key.ID())
+	assert.Equal(t, "jobs:charge:job-0000000042", meta.Key.String())
 }

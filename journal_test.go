@@ -289,7 +289,7 @@ func TestJournalTemporaryFailureStaysPendingAndResumesWithTheKey(t *testing.T) {
 			var out chargeOut
 			meta, err := c2.Do(t.Context(), chargeReq("10.00"), &out, payonce.WithReference("job-1"))
 			require.NoError(t, err)
-			assert.Equal(t, e.Key, meta.Key.ID())
+			assert.Equal(t, e.Key, meta.Key.String())
 			for _, k := range s.sentKeys() {
 				assert.Equal(t, e.Key, k, "every attempt of every run sends the same key")
 			}
@@ -317,7 +317,7 @@ func TestJournalPendingPastTheGuardIsOutcomeUnknown(t *testing.T) {
 	entry, ok := payonce.JournalEntryOf(err)
 	require.True(t, ok)
 	assert.Equal(t, "order-3", entry.Reference)
-	assert.Equal(t, payonce.KeyOf(err).ID(), entry.Key)
+	assert.Equal(t, payonce.KeyOf(err).String(), entry.Key)
 	assert.False(t, payonce.IsTemporary(err))
 	assert.NotContains(t, err.Error(), "10.00")
 }
@@ -403,7 +403,7 @@ func TestJournalReserveFailureSendsNothing(t *testing.T) {
 	c := journalClient(t, s, j, newClock())
 	_, err := c.Do(t.Context(), chargeReq("1.00"), nil, payonce.WithReference("order-8"))
 	require.ErrorIs(t, err, payonce.ErrJournal)
-	assert.NotEmpty(t, payonce.KeyOf(err).ID())
+	assert.NotEmpty(t, payonce.KeyOf(err).String())
 	assert.True(t, payonce.IsTemporary(err), "nothing was sent: call again")
 	assert.Zero(t, s.calls.Load())
 }

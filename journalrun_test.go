@@ -306,7 +306,7 @@ func TestKeyCreatedByAFastClockIsNeverSentPastTheWindow(t *testing.T) {
 	_, err = journalClient(t, s, j, honest).Do(t.Context(), chargeReq("1.00"), nil, payonce.WithReference("order-c1"))
 	require.ErrorIs(t, err, payonce.ErrOutcomeUnknown)
 	assert.ErrorIs(t, err, payonce.ErrKeyCreatedInFuture, "the cause says why")
-	assert.NotEmpty(t, payonce.KeyOf(err).ID())
+	assert.NotEmpty(t, payonce.KeyOf(err).String())
 	assert.Equal(t, sent, s.calls.Load(), "nothing sent")
 }
 
@@ -355,7 +355,7 @@ func TestFutureKeyNeverMakesAKeyYounger(t *testing.T) {
 	_, err = c.Do(t.Context(), chargeReq("1.00"), nil, payonce.WithKey(edited))
 	require.ErrorIs(t, err, payonce.ErrKeyCreatedInFuture)
 	assert.False(t, payonce.IsResumable(err))
-	assert.Equal(t, key, payonce.KeyOf(err).ID())
+	assert.Equal(t, key, payonce.KeyOf(err).String())
 	assert.Zero(t, s.calls.Load(), "nothing sent")
 
 	// Journaled: refused the same way, nothing reserved.

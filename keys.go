@@ -51,7 +51,7 @@ const (
 // gets ErrKeyExpired, nothing sent, never a second operation under a new
 // key.
 //
-// The key's value (Key.ID) is valid for both providers' rules (A55's
+// The key's value (Key.String) is valid for both providers' rules (A55's
 // and Coinepay's: 16 to 128 characters of A-Z a-z 0-9 - . _ ~ :),
 // and:
 //
@@ -103,10 +103,6 @@ func randomKey(now time.Time) (Key, error) {
 // journal is the key that was written.
 func keyTime(t time.Time) time.Time { return t.UTC().Truncate(time.Microsecond) }
 
-// ID is the key's value, the Idempotency-Key header sent ("" for the zero
-// Key).
-func (k Key) ID() string { return k.id }
-
 // Created is when the key's operation was first asked for (zero for the
 // zero Key).
 func (k Key) Created() time.Time { return k.created }
@@ -114,8 +110,8 @@ func (k Key) Created() time.Time { return k.created }
 // IsZero reports the zero Key, which names no operation.
 func (k Key) IsZero() bool { return k.id == "" }
 
-// String is the key's value (Key.ID), for a log line or a dashboard
-// search. It drops the creation time: store a Key by its text form
+// String is the key's value, the Idempotency-Key header sent ("" for the
+// zero Key), for a log line or a dashboard search. It drops the creation time: store a Key by its text form
 // (MarshalText), which ParseKey reads back.
 func (k Key) String() string { return k.id }
 

@@ -128,7 +128,7 @@ func requireValidForBoth(t *testing.T, key string) {
 // opKey is the value of the key NewKey builds from parts.
 func opKey(parts ...string) (string, error) {
 	k, err := NewKey(time.Unix(1767225600, 0), parts...)
-	return k.ID(), err
+	return k.String(), err
 }
 
 // A key always carries its creation time: a zero time is refused, and the

@@ -30,7 +30,7 @@ func TestKeyTextRoundTrip(t *testing.T) {
 	assert.NotContains(t, text, "order-2026", "opaque")
 	got, err := payonce.ParseKey(text)
 	require.NoError(t, err)
-	assert.Equal(t, "order-2026-000123", got.ID())
+	assert.Equal(t, "order-2026-000123", got.String())
 	assert.True(t, created.Equal(got.Created()))
 	assert.Equal(t, k, got)
 	zero, err := payonce.Key{}.MarshalText()
@@ -99,7 +99,7 @@ func TestStoredKeyKeepsItsAgeAcrossProcesses(t *testing.T) {
 	_, err2 := other.Do(context.Background(), chargeReq("1.00"), nil, payonce.WithKey(k))
 	require.ErrorIs(t, err2, payonce.ErrKeyExpired)
 	assert.Equal(t, sent, s.calls.Load(), "nothing sent")
-	assert.Equal(t, payonce.KeyOf(err).ID(), payonce.KeyOf(err2).ID())
+	assert.Equal(t, payonce.KeyOf(err).String(), payonce.KeyOf(err2).String())
 
 	// Within the window it resumes with the same key.
 	clk2 := newClock()
@@ -108,7 +108,7 @@ func TestStoredKeyKeepsItsAgeAcrossProcesses(t *testing.T) {
 	_, err3 := fresh.Do(context.Background(), chargeReq("1.00"), nil, payonce.WithKey(k))
 	require.Error(t, err3)
 	keys := s.sentKeys()
-	assert.Equal(t, payonce.KeyOf(err).ID(), keys[len(keys)-1])
+	assert.Equal(t, payonce.KeyOf(err).String(), keys[len(keys)-1])
 
 	// The key read from the error itself carries the creation time too.
 	_, err4 := other.Do(context.Background(), chargeReq("1.00"), nil, payonce.WithKey(payonce.KeyOf(err)))
@@ -128,7 +128,7 @@ func TestTaskKeyRefusesARedeliveryPastTheWindow(t *testing.T) {
 	_, err = c.Do(context.Background(), chargeReq("1.00"), nil, payonce.WithKey(key))
 	require.ErrorIs(t, err, payonce.ErrKeyExpired)
 	assert.Zero(t, s.calls.Load())
-	assert.Equal(t, "openapi:apply:job-42-0000000000", payonce.KeyOf(err).ID())
+	assert.Equal(t, "openapi:apply:job-42-0000000000", payonce.KeyOf(err).String())
 
 	fresh := journalClient(t, s, nil, newClock())
 	meta, err := fresh.Do(context.Background(), chargeReq("1.00"), nil, payonce.WithKey(key))
@@ -156,7 +156,7 @@ func FuzzParseKey(f *testing.F) {
 		require.NoError(t, err)
 		again, err := payonce.ParseKey(string(text))
 		require.NoError(t, err)
-		assert.Equal(t, k.ID(), again.ID())
+		assert.Equal(t, k.String(), again.String())
 		assert.True(t, k.Created().Equal(again.Created()))
 	})
 }

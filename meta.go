@@ -81,7 +81,7 @@ func (m Meta) MarshalJSON() ([]byte, error) { return json.Marshal(m.printable())
 // LogValue is the slog form: every field but the header's secrets.
 func (m Meta) LogValue() slog.Value {
 	attrs := []slog.Attr{
-		slog.String("key", m.Key.ID()),
+		slog.String("key", m.Key.String()),
 		slog.Time("key_created", m.Key.Created()),
 		slog.Bool("replayed", m.Replayed),
 		slog.Int("attempts", m.Attempts),

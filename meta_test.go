@@ -69,7 +69,7 @@ func TestMetaPrintedOrLoggedHidesWhatHeadersEcho(t *testing.T) {
 			assert.NotContains(t, s, leak, verb)
 		}
 		if verb != "%x" {
-			assert.Contains(t, s, m.Key.ID(), verb)
+			assert.Contains(t, s, m.Key.String(), verb)
 			assert.Contains(t, s, "req_1", verb)
 			assert.Contains(t, s, "application/json", verb)
 		}
@@ -79,7 +79,7 @@ func TestMetaPrintedOrLoggedHidesWhatHeadersEcho(t *testing.T) {
 		assert.NotContains(t, fmt.Sprint(&m), leak)
 		assert.NotContains(t, fmt.Sprint([]payonce.Meta{m}), leak)
 	}
-	assert.Contains(t, logged.String(), m.Key.ID())
+	assert.Contains(t, logged.String(), m.Key.String())
 	assert.Contains(t, fmt.Sprintf("%#v", m), "payonce.Meta{")
 	assert.Contains(t, fmt.Sprintf("%+v", m), "StatusCode:200")
 }

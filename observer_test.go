@@ -150,7 +150,7 @@ func TestObserverSeesFailures(t *testing.T) {
 			op := obs.ops[0]
 			assert.Equal(t, tc.outcome, op.Outcome)
 			assert.Equal(t, err, op.Err)
-			assert.Equal(t, KeyOf(err).ID(), op.Key)
+			assert.Equal(t, KeyOf(err).String(), op.Key)
 			assert.Equal(t, tc.attempts, op.Attempts)
 			assert.Len(t, obs.attempts, tc.attempts, "every attempt ends once")
 			assert.Empty(t, obs.attempts[len(obs.attempts)-1].RetryCause, "no retry follows the last attempt")
@@ -200,7 +200,7 @@ func TestObserverHeadersAreSetBeforeSigning(t *testing.T) {
 	require.Len(t, got, 2)
 	for _, h := range got {
 		assert.Equal(t, "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01", h.Get("Traceparent"))
-		assert.Equal(t, meta.Key.ID(), h.Get(corekit.HeaderIdempotencyKey))
+		assert.Equal(t, meta.Key.String(), h.Get(corekit.HeaderIdempotencyKey))
 		assert.Equal(t, "Bearer t", h.Get("Authorization"))
 		assert.Equal(t, "application/json", h.Get("Content-Type"))
 	}

@@ -292,7 +292,7 @@ func TestTakeOverRefusedFinallyIsNotTheOutcome(t *testing.T) {
 	require.Error(t, err)
 	assert.ErrorIs(t, err, payonce.ErrOutcomeUnknown)
 	assert.NotErrorIs(t, err, corekit.ErrCardDeclined, "the caller must not read 'nothing charged'")
-	assert.Equal(t, "inherited-key-0123456789", payonce.KeyOf(err).ID())
+	assert.Equal(t, "inherited-key-0123456789", payonce.KeyOf(err).String())
 	assert.Contains(t, err.Error(), "CARD_DECLINED", "the refusal's text stays")
 	assert.Equal(t, int32(1), s.calls.Load())
 	e, err := j.Get(t.Context(), "a55:client-1", "order-p9")

@@ -97,7 +97,7 @@ func TestRedirectToAnotherOriginIsRefused(t *testing.T) {
 		assert.NotContains(t, err.Error(), "malformed")
 		assert.Equal(t, mayHaveRun, IsTemporary(err), "status %d", status)
 		assert.Equal(t, mayHaveRun, IsResumable(err), "status %d", status)
-		assert.NotEmpty(t, KeyOf(err).ID())
+		assert.NotEmpty(t, KeyOf(err).String())
 		var ae *APIError
 		require.ErrorAs(t, err, &ae)
 		assert.False(t, ae.Key.Created().IsZero())
@@ -135,7 +135,7 @@ func TestRedirectChangingMethodIsRefused(t *testing.T) {
 		var re *redirectError
 		require.ErrorAs(t, err, &re)
 		assert.True(t, re.MayHaveRun)
-		assert.NotEmpty(t, KeyOf(err).ID())
+		assert.NotEmpty(t, KeyOf(err).String())
 		assert.Equal(t, 1, log.len(), "the GET is never sent (status %d)", status)
 	}
 }
@@ -201,7 +201,7 @@ func TestSameOriginRedirectIsOneAttempt(t *testing.T) {
 	log.mu.Lock()
 	defer log.mu.Unlock()
 	assert.Equal(t, log.body[0], log.body[1], "same body bytes")
-	assert.Equal(t, meta.Key.ID(), log.hops[1].Header.Get(corekit.HeaderIdempotencyKey))
+	assert.Equal(t, meta.Key.String(), log.hops[1].Header.Get(corekit.HeaderIdempotencyKey))
 	assert.Equal(t, http.MethodPost, log.hops[1].Method)
 	assert.NotEqual(t, log.hops[0].Header.Get("X-Nonce"), log.hops[1].Header.Get("X-Nonce"), "the hop is signed afresh")
 	assert.Equal(t, int32(2), sig.calls.Load())
@@ -224,7 +224,7 @@ func TestUnfollowedRedirectSaysWhy(t *testing.T) {
 	assert.False(t, errors.Is(err, ErrMalformedResponse), "%v", err)
 	assert.Contains(t, err.Error(), "not followed")
 	assert.False(t, IsTemporary(err))
-	assert.NotEmpty(t, KeyOf(err).ID())
+	assert.NotEmpty(t, KeyOf(err).String())
 }
 
 // A 303 the http.Client does not follow, answering a POST, is resumable
@@ -327,7 +327,7 @@ func TestRedirectToPlainHTTPIsRefused(t *testing.T) {
 	req.Body = map[string]any{"card": map[string]any{"number": "4111111111111111", "cvv": "123"}}
 	_, err = c.Do(context.Background(), req, nil)
 	require.Error(t, err)
-	assert.NotEmpty(t, KeyOf(err).ID())
+	assert.NotEmpty(t, KeyOf(err).String())
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
 	for _, u := range rt.urls {

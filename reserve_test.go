@@ -35,7 +35,7 @@ func TestJournalGuardEdgeIsExact(t *testing.T) {
 			c := journalClient(t, s, j, clk)
 			_, err := c.Do(t.Context(), chargeReq("10.00"), nil, payonce.WithReference("edge"))
 			require.ErrorIs(t, err, payonce.ErrRetriesExhausted)
-			key, sent := payonce.KeyOf(err).ID(), s.calls.Load()
+			key, sent := payonce.KeyOf(err).String(), s.calls.Load()
 			fail = false
 			clk.Advance(tc.age)
 			for range 3 {
@@ -43,12 +43,12 @@ func TestJournalGuardEdgeIsExact(t *testing.T) {
 				meta, err := c.Do(t.Context(), chargeReq("10.00"), &out, payonce.WithReference("edge"))
 				if tc.resume {
 					require.NoError(t, err)
-					assert.Equal(t, key, meta.Key.ID())
+					assert.Equal(t, key, meta.Key.String())
 					assert.Equal(t, key, s.sentKeys()[len(s.sentKeys())-1])
 					continue
 				}
 				require.ErrorIs(t, err, payonce.ErrOutcomeUnknown)
-				assert.Equal(t, key, payonce.KeyOf(err).ID())
+				assert.Equal(t, key, payonce.KeyOf(err).String())
 				assert.Equal(t, sent, s.calls.Load(), "nothing sent")
 			}
 		})

@@ -32,7 +32,7 @@ func TestFinalStatusesAreNotRetried(t *testing.T) {
 			require.Error(t, err)
 			assert.Len(t, rec.seen(), 1, "a %d can never succeed on a retry", status)
 			assert.Equal(t, 1, meta.Attempts)
-			assert.Equal(t, meta.Key.ID(), KeyOf(err).ID())
+			assert.Equal(t, meta.Key.String(), KeyOf(err).String())
 			assert.False(t, IsTemporary(err) && status != 501)
 		})
 	}
@@ -60,7 +60,7 @@ func TestExhaustedCarriesKeyAndLastAnswer(t *testing.T) {
 	assert.ErrorIs(t, err, ErrServer)
 	var ae *APIError
 	require.ErrorAs(t, err, &ae)
-	assert.Equal(t, "order-42", ae.Key.ID())
+	assert.Equal(t, "order-42", ae.Key.String())
 	assert.Equal(t, 3, ae.Attempts)
 	assert.Equal(t, 503, ae.StatusCode)
 	assert.Equal(t, "openapi_busy", ae.Code)
@@ -99,7 +99,7 @@ func TestConnectionErrorsAreRetried(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, int32(3), count.Load())
 	assert.Equal(t, 3, meta.Attempts)
-	assert.Equal(t, meta.Key.ID(), rec.seen()[0].Key)
+	assert.Equal(t, meta.Key.String(), rec.seen()[0].Key)
 }
 
 func TestConnectionRefusedIsRetriedThenExhausted(t *testing.T) {
@@ -113,7 +113,7 @@ func TestConnectionRefusedIsRetriedThenExhausted(t *testing.T) {
 	require.Error(t, err)
 	assert.ErrorIs(t, err, ErrRetriesExhausted)
 	assert.ErrorIs(t, err, ErrTransport)
-	assert.NotEmpty(t, KeyOf(err).ID())
+	assert.NotEmpty(t, KeyOf(err).String())
 	assert.NotContains(t, err.Error(), "?")
 }
 
@@ -219,7 +219,7 @@ func TestTLSCertificateErrorsAreNotRetried(t *testing.T) {
 	assert.ErrorIs(t, err, ErrTransport)
 	assert.NotErrorIs(t, err, ErrRetriesExhausted)
 	assert.Equal(t, 1, meta.Attempts)
-	assert.NotEmpty(t, KeyOf(err).ID())
+	assert.NotEmpty(t, KeyOf(err).String())
 	assert.Zero(t, n.Load())
 }
 
@@ -239,7 +239,7 @@ func TestCancelDuringWaitReturnsAtOnce(t *testing.T) {
 	assert.ErrorIs(t, err, context.Canceled)
 	require.False(t, cancelled.IsZero(), "cancelled during the wait")
 	assert.Less(t, elapsed, 3*time.Second, "a tenth of the 30 s Retry-After it would otherwise wait")
-	assert.NotEmpty(t, KeyOf(err).ID())
+	assert.NotEmpty(t, KeyOf(err).String())
 	assert.Len(t, rec.seen(), 1)
 }
 
@@ -305,7 +305,7 @@ func TestKeyAgeGuardRefusesStaleKeyBeforeSending(t *testing.T) {
 	meta, err := c.Do(context.Background(), postReq(), nil, WithKey(testKeyAt("old-key", created)))
 	require.Error(t, err)
 	assert.ErrorIs(t, err, ErrKeyExpired)
-	assert.Equal(t, "old-key", KeyOf(err).ID())
+	assert.Equal(t, "old-key", KeyOf(err).String())
 	assert.Empty(t, rec.seen(), "nothing may be sent with a key the server may have forgotten")
 	assert.Zero(t, meta.Attempts)
 	assert.False(t, IsTemporary(err))
@@ -334,7 +334,7 @@ func TestKeyAgeGuardStopsLoopCrossingTheWindow(t *testing.T) {
 	assert.ErrorIs(t, err, ErrKeyExpired)
 	assert.ErrorIs(t, err, ErrServer, "the last answer is kept as the cause")
 	assert.Equal(t, int32(2), hits.Load(), "attempts at 22h and 22h30m; 23h is past the window minus margin")
-	assert.Equal(t, "order-123456789012", KeyOf(err).ID())
+	assert.Equal(t, "order-123456789012", KeyOf(err).String())
 }
 
 func TestRetryBudget(t *testing.T) {
@@ -348,7 +348,7 @@ func TestRetryBudget(t *testing.T) {
 		require.Error(t, err)
 		assert.ErrorIs(t, err, corekit.ErrRetryBudgetExhausted)
 		assert.ErrorIs(t, err, ErrRetriesExhausted, "a spent budget is one way retries run out")
-		assert.NotEmpty(t, KeyOf(err).ID())
+		assert.NotEmpty(t, KeyOf(err).String())
 		assert.Len(t, rec.seen(), 3, "two retries of cost 5 each, then no more")
 		assert.Equal(t, 0, budget.Available())
 		_, err = c.Do(context.Background(), postReq(), nil)
@@ -399,7 +399,7 @@ func TestRetryAfterDoesNotOutrunMaxElapsedTime(t *testing.T) {
 	var apiErr *APIError
 	require.ErrorAs(t, err, &apiErr)
 	assert.Equal(t, http.StatusServiceUnavailable, apiErr.StatusCode)
-	assert.Equal(t, m.Key.ID(), KeyOf(err).ID())
+	assert.Equal(t, m.Key.String(), KeyOf(err).String())
 	assert.True(t, IsResumable(err))
 	assert.Len(t, rec.seen(), 1, "no retry 30 s later, past MaxElapsedTime")
 	assert.Less(t, time.Since(start), 20*time.Second)
@@ -455,7 +455,7 @@ func TestRetryPolicyRefusesNaNAndInfinity(t *testing.T) {
 		assert.ErrorIs(t, err, ErrInvalidConfig, i)
 		_, err = c.Do(context.Background(), postReq(), nil, WithCallRetryPolicy(p))
 		require.ErrorIs(t, err, ErrInvalidConfig, i)
-		assert.NotEmpty(t, KeyOf(err).ID(), i)
+		assert.NotEmpty(t, KeyOf(err).String(), i)
 	}
 	assert.Empty(t, rec.seen(), "nothing sent")
 }
@@ -534,8 +534,8 @@ func TestFinalAnswerWithLostBodyIsNotRetried(t *testing.T) {
 	assert.Equal(t, 1, meta.Attempts)
 	assert.ErrorIs(t, err, ErrIdempotencyConflict)
 	assert.False(t, IsTemporary(err))
-	assert.Equal(t, meta.Key.ID(), KeyOf(err).ID())
-	assert.NotEmpty(t, KeyOf(err).ID())
+	assert.Equal(t, meta.Key.String(), KeyOf(err).String())
+	assert.NotEmpty(t, KeyOf(err).String())
 }
 
 // An unkeyed POST (Keyed false) has nothing that lets the server tell a

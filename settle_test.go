@@ -52,7 +52,7 @@ func TestSettleSucceededAnswersFromTheJournal(t *testing.T) {
 
 	_, err = c.Settle(t.Context(), "order-s1", payonce.Settlement{State: payonce.JournalFailed, NotExecuted: true, Reason: "second thoughts"})
 	require.ErrorIs(t, err, journal.ErrSettled, "succeeded is terminal")
-	assert.Equal(t, e.Key, payonce.KeyOf(err).ID())
+	assert.Equal(t, e.Key, payonce.KeyOf(err).String())
 }
 
 // Settled as failed or not executed, later calls get a typed error that

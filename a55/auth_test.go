@@ -85,7 +85,7 @@ func TestTokenRedirectNotFollowed(t *testing.T) {
 	require.ErrorIs(t, err, ErrTokenRedirect)
 	assert.ErrorIs(t, err, payonce.ErrInvalidConfig)
 	assert.False(t, payonce.IsTemporary(err), "a redirecting token endpoint is a configuration error")
-	assert.NotEmpty(t, payonce.KeyOf(err).ID())
+	assert.NotEmpty(t, payonce.KeyOf(err).String())
 	assert.Zero(t, stolen.Load(), "the redirect target never saw the client secret")
 	assert.Zero(t, api.Load())
 	assert.EqualValues(t, 2, g.tokens.Load(), "one token request per call, none retried")
@@ -244,7 +244,7 @@ func TestToken5xxBoundedByPolicy(t *testing.T) {
 	assert.ErrorIs(t, err, payonce.ErrRetriesExhausted)
 	assert.ErrorIs(t, err, payonce.ErrSignerTemporary)
 	assert.True(t, payonce.IsTemporary(err))
-	assert.Equal(t, "token-down-key-0123456789", payonce.KeyOf(err).ID())
+	assert.Equal(t, "token-down-key-0123456789", payonce.KeyOf(err).String())
 	var ae *payonce.APIError
 	require.ErrorAs(t, err, &ae)
 	assert.Zero(t, ae.Attempts)
@@ -376,7 +376,7 @@ func TestBadCredentialsNotLeaked(t *testing.T) {
 	require.Error(t, err)
 	assert.ErrorIs(t, err, payonce.ErrUnauthorized)
 	assert.False(t, payonce.IsTemporary(err), "bad credentials are final: a job queue must not retry them")
-	assert.NotEmpty(t, payonce.KeyOf(err).ID())
+	assert.NotEmpty(t, payonce.KeyOf(err).String())
 	for _, s := range []string{"wrong-secret-value", "4111111111111111", "123\"", u.srv.URL + "/oauth2"} {
 		assert.NotContains(t, err.Error(), s)
 	}

@@ -96,7 +96,7 @@ func checkBare(b *testing.B, resp *http.Response, err error) {
 func (cb *chargeBench) bare(b *testing.B) {
 	key, _ := payonce.NewKey(time.Now(), uuid.NewString())
 	req, _ := http.NewRequestWithContext(context.Background(), http.MethodPost, cb.url, bytes.NewReader(cb.bareBody()))
-	cb.setHeaders(req.Header, key.ID())
+	cb.setHeaders(req.Header, key.String())
 	resp, err := cb.hc.Do(req)
 	checkBare(b, resp, err)
 }
@@ -104,7 +104,7 @@ func (cb *chargeBench) bare(b *testing.B) {
 func (cb *chargeBench) retryable(b *testing.B) {
 	key, _ := payonce.NewKey(time.Now(), uuid.NewString())
 	req, _ := retryablehttp.NewRequestWithContext(context.Background(), http.MethodPost, cb.url, cb.bareBody())
-	cb.setHeaders(req.Header, key.ID())
+	cb.setHeaders(req.Header, key.String())
 	resp, err := cb.rc.Do(req)
 	checkBare(b, resp, err)
 }

@@ -56,7 +56,7 @@ func TestTestCardOutcomeByLastDigit(t *testing.T) {
 			require.True(t, ok)
 			assert.Equal(t, a55.StatusError, failed.Status)
 			assert.Equal(t, []string{tc.code}, failed.Messages.Codes())
-			assert.Equal(t, k, payonce.KeyOf(err).ID())
+			assert.Equal(t, k, payonce.KeyOf(err).String())
 			assert.False(t, payonce.IsTemporary(err))
 			assert.NotContains(t, err.Error(), number)
 			assert.Equal(t, 0, srv.Ledger().Count(k), "a failed charge is not in the ledger")

@@ -54,7 +54,7 @@ func TestCreateSendsTheGuidePayloadAndBearer(t *testing.T) {
 	assert.Equal(t, "ch_1", ch.UUID)
 	assert.Equal(t, StatusConfirmed, ch.Status)
 	assert.Equal(t, "100.00", ch.Amount.String())
-	assert.Equal(t, gotKey, ch.Meta.Key.ID())
+	assert.Equal(t, gotKey, ch.Meta.Key.String())
 	assert.Equal(t, 1, ch.Meta.Attempts)
 	assert.Equal(t, "req_1", ch.Meta.RequestID)
 	assert.Equal(t, RateLimit{Limit: 100, Remaining: 99, Reset: time.Unix(1900000000, 0)}, ch.Meta.RateLimit)
@@ -116,7 +116,7 @@ func TestValidationBeforeSending(t *testing.T) {
 			_, err := u.client.Charges.Create(context.Background(), req)
 			require.Error(t, err)
 			assert.ErrorIs(t, err, tc.kind)
-			assert.NotEmpty(t, payonce.KeyOf(err).ID())
+			assert.NotEmpty(t, payonce.KeyOf(err).String())
 			assert.NotContains(t, err.Error(), "411111111111111")
 		})
 	}

@@ -37,7 +37,7 @@ func TestChargeRedirectToAnotherOriginIsRefused(t *testing.T) {
 	require.Error(t, err)
 	assert.ErrorIs(t, err, payonce.ErrRedirectRefused)
 	assert.False(t, payonce.IsTemporary(err))
-	assert.Equal(t, key("redirect"), payonce.KeyOf(err).ID())
+	assert.Equal(t, key("redirect"), payonce.KeyOf(err).String())
 	assert.Zero(t, stolen.Load())
 }
 

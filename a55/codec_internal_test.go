@@ -36,12 +36,12 @@ func TestChargeAnswerWithoutUUIDIsMalformed(t *testing.T) {
 		ch, err := c.Charges.Create(context.Background(), guideCharge())
 		assert.Nil(t, ch, "%q", body)
 		require.ErrorIs(t, err, payonce.ErrMalformedResponse, "%q", body)
-		assert.NotEmpty(t, payonce.KeyOf(err).ID())
+		assert.NotEmpty(t, payonce.KeyOf(err).String())
 		w, err := c.Wallets.Create(context.Background(), &WalletCreateRequest{Name: "store-1"})
 		srv.Close()
 		assert.Nil(t, w, "%q", body)
 		require.ErrorIs(t, err, payonce.ErrMalformedResponse, "%q", body)
-		assert.NotEmpty(t, payonce.KeyOf(err).ID())
+		assert.NotEmpty(t, payonce.KeyOf(err).String())
 	}
 }
 
@@ -81,7 +81,7 @@ func TestCodecErrorShapes(t *testing.T) {
 			require.ErrorAs(t, err, &ae)
 			assert.Equal(t, tc.status, ae.StatusCode)
 			assert.Equal(t, tc.code, ae.Code)
-			assert.NotEmpty(t, payonce.KeyOf(err).ID())
+			assert.NotEmpty(t, payonce.KeyOf(err).String())
 			got, ok := ChargeFromError(err)
 			assert.Equal(t, tc.charge, ok)
 			if tc.charge {
@@ -112,7 +112,7 @@ func TestDeclinedAs2xxKeepsCharge(t *testing.T) {
 	assert.Equal(t, "100.00", ce.Charge.Amount.String())
 	assert.Equal(t, []string{"INSUFFICIENT_FUNDS"}, ce.Charge.Messages.Codes())
 	assert.Equal(t, ce.Err.Key, ce.Charge.Meta.Key)
-	assert.Equal(t, payonce.KeyOf(err).ID(), ce.Err.Key.ID())
+	assert.Equal(t, payonce.KeyOf(err).String(), ce.Err.Key.String())
 	assert.False(t, payonce.IsTemporary(err))
 }
 

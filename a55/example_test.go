@@ -89,7 +89,7 @@ func ExampleWalletsService_Create() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Println(w.Name, w.Status, w.UUID != "", len(w.Meta.Key.ID()))
+	fmt.Println(w.Name, w.Status, w.UUID != "", len(w.Meta.Key.String()))
 	// Output: store-1 active true 36
 }
 
@@ -110,7 +110,7 @@ func ExampleChargesService_Create() {
 	}
 	fmt.Println(ch.Status, ch.Amount, ch.Currency)
 	fmt.Println("key:", ch.Meta.Key, "attempts:", ch.Meta.Attempts)
-	fmt.Println("charges executed:", srv.Ledger().Count(ch.Meta.Key.ID()))
+	fmt.Println("charges executed:", srv.Ledger().Count(ch.Meta.Key.String()))
 	// Output:
 	// confirmed 100.00 BRL
 	// key: 550e8400-e29b-41d4-a716-446655440000 attempts: 2
@@ -148,7 +148,7 @@ func ExampleChargesService_Create_resume() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Println(ch.Status, srv.Ledger().Count(ch.Meta.Key.ID()))
+	fmt.Println(ch.Status, srv.Ledger().Count(ch.Meta.Key.String()))
 	// Output:
 	// true true
 	// confirmed 1

@@ -91,7 +91,7 @@ func TestGuideLostAnswerChargesOnce(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, a55.StatusConfirmed, ch.Status)
 	assert.Equal(t, "100.00", ch.Amount.String())
-	assert.Equal(t, k, ch.Meta.Key.ID())
+	assert.Equal(t, k, ch.Meta.Key.String())
 	assert.Equal(t, 2, ch.Meta.Attempts)
 	assert.Equal(t, 1, srv.Ledger().Count(k))
 	assert.Equal(t, 1, srv.Ledger().CountKind("charge.create"))
@@ -122,10 +122,10 @@ func TestGeneratedKeyIsReusedAcrossRetries(t *testing.T) {
 	require.NoError(t, srv.AddFault(payoncetest.Rule{Fault: payoncetest.FaultErrorBeforeCommit, Path: a55test.ChargePath, Count: 2, Status: 503}))
 	ch, err := c.Charges.Create(context.Background(), guideCharge(t, a55test.CardConfirms))
 	require.NoError(t, err)
-	assert.Len(t, ch.Meta.Key.ID(), 36, "a UUID v4")
+	assert.Len(t, ch.Meta.Key.String(), 36, "a UUID v4")
 	assert.Equal(t, 3, ch.Meta.Attempts)
-	assert.Len(t, apiAttempts(srv, ch.Meta.Key.ID()), 3)
-	assert.Equal(t, 1, srv.Ledger().Count(ch.Meta.Key.ID()))
+	assert.Len(t, apiAttempts(srv, ch.Meta.Key.String()), 3)
+	assert.Equal(t, 1, srv.Ledger().Count(ch.Meta.Key.String()))
 }
 
 func TestConcurrentSameKeyOneCharge(t *testing.T) {
@@ -166,7 +166,7 @@ func TestChangedPayloadSameKeyConflicts(t *testing.T) {
 	assert.Nil(t, ch)
 	assert.ErrorIs(t, err, payonce.ErrIdempotencyConflict)
 	assert.False(t, payonce.IsTemporary(err))
-	assert.Equal(t, k, payonce.KeyOf(err).ID())
+	assert.Equal(t, k, payonce.KeyOf(err).String())
 	var ae *payonce.APIError
 	require.ErrorAs(t, err, &ae)
 	assert.Equal(t, http.StatusConflict, ae.StatusCode)
@@ -249,12 +249,12 @@ func TestResumeAfterTemporaryFailure(t *testing.T) {
 	require.Error(t, err)
 	assert.ErrorIs(t, err, payonce.ErrRetriesExhausted)
 	require.True(t, payonce.IsTemporary(err))
-	k := payonce.KeyOf(err).ID()
+	k := payonce.KeyOf(err).String()
 	assert.Equal(t, 1, srv.Ledger().Count(k), "the first attempt committed")
 
 	ch, err := c.Charges.Create(ctx, guideCharge(t, a55test.CardConfirms), payonce.WithKey(payonce.KeyOf(err)))
 	require.NoError(t, err)
-	assert.Equal(t, k, ch.Meta.Key.ID())
+	assert.Equal(t, k, ch.Meta.Key.String())
 	assert.Equal(t, 1, srv.Ledger().Count(k), "resuming replays, it does not charge again")
 }
 
@@ -296,7 +296,7 @@ func TestRateLimitRetryAfter(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 3, ch.Meta.Attempts)
 	assert.GreaterOrEqual(t, time.Since(start), 40*time.Millisecond, "waited Retry-After, capped at 20 ms, twice")
-	assert.Equal(t, 1, srv.Ledger().Count(ch.Meta.Key.ID()))
+	assert.Equal(t, 1, srv.Ledger().Count(ch.Meta.Key.String()))
 
 	// The fake's own limit: 2 a minute.
 	srv.SetRateLimit(2, time.Minute)
@@ -321,7 +321,7 @@ func TestRateLimitRetryAfter(t *testing.T) {
 	ch, err = c.Charges.Create(ctx, guideCharge(t, a55test.CardConfirms), payonce.WithKey(payonce.KeyOf(err)))
 	require.NoError(t, err)
 	assert.Equal(t, ae.Key, ch.Meta.Key)
-	assert.Equal(t, 1, srv.Ledger().Count(ae.Key.ID()))
+	assert.Equal(t, 1, srv.Ledger().Count(ae.Key.String()))
 }
 
 type countingLimiter struct{ n atomic.Int32 }
@@ -365,8 +365,8 @@ func TestTestCards(t *testing.T) {
 		assert.Equal(t, a55.StatusError, ce.Charge.Status)
 		assert.Equal(t, []string{tc.code}, ce.Charge.Messages.Codes())
 		assert.Equal(t, tc.code, ce.Err.Code)
-		assert.NotEmpty(t, payonce.KeyOf(err).ID())
-		assert.Equal(t, payonce.KeyOf(err).ID(), ce.Charge.Meta.Key.ID())
+		assert.NotEmpty(t, payonce.KeyOf(err).String())
+		assert.Equal(t, payonce.KeyOf(err).String(), ce.Charge.Meta.Key.String())
 		assert.False(t, payonce.IsTemporary(err))
 		assert.Equal(t, 1, ce.Err.Attempts)
 		assert.NotContains(t, err.Error(), tc.number)

@@ -188,7 +188,7 @@ func TestLostAnswerIsSettledByListingNotByResending(t *testing.T) {
 	_, err = c.Charges.Create(ctx, guideCharge(t, a55test.CardConfirms), payonce.WithKey(keytest.Now(t, k)))
 	require.Error(t, err)
 	require.True(t, payonce.IsTemporary(err))
-	stored := payonce.KeyOf(err).ID() // what the job keeps: the key, not the card
+	stored := payonce.KeyOf(err).String() // what the job keeps: the key, not the card
 
 	p, err := c.Charges.List(ctx, &a55.ChargeListOptions{Limit: 10, IdempotencyKey: stored})
 	require.NoError(t, err)

@@ -57,7 +57,7 @@ func TestChargeMetaPrintedHidesEchoedHeaders(t *testing.T) {
 		}
 	}
 	assert.Contains(t, fmt.Sprintf("%+v", ch.Meta), "Remaining:99")
-	assert.Contains(t, fmt.Sprintf("%v", ch.Meta), ch.Meta.Key.ID())
+	assert.Contains(t, fmt.Sprintf("%v", ch.Meta), ch.Meta.Key.String())
 	assert.Contains(t, fmt.Sprintf("%#v", ch.Meta), "a55.ResponseMeta{Meta:payonce.Meta{")
 	assert.Contains(t, logged.String(), `"remaining":99`)
 }

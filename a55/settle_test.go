@@ -56,7 +56,7 @@ func inDoubt(t *testing.T, fault payoncetest.FaultKind, req *a55.ChargeCreateReq
 // answers from the journal, and the ledger shows one execution.
 func TestSettleCreateFindsTheChargeOfALostAnswer(t *testing.T) {
 	srv, _, c, k := inDoubt(t, payoncetest.FaultDropAfterCommit, settleCharge("42.00"), "order-1/charge")
-	ctx, key := t.Context(), k.ID()
+	ctx, key := t.Context(), k.String()
 	require.Equal(t, 1, srv.Ledger().Count(key), "the charge ran; its answer was lost")
 
 	srv.Clock().Advance(25 * time.Hour)
@@ -90,7 +90,7 @@ func TestSettleCreateFindsTheChargeOfALostAnswer(t *testing.T) {
 // the lookup finds under its key: a success outranks every failure.
 func TestSettleCreateFindsTheChargeOfAWrongFailure(t *testing.T) {
 	srv, _, c, k := inDoubt(t, payoncetest.FaultDropAfterCommit, settleCharge("49.00"), "order-1/charge")
-	ctx, key := t.Context(), k.ID()
+	ctx, key := t.Context(), k.String()
 	_, err := c.Core().Settle(ctx, "order-1/charge", payonce.Settlement{State: payonce.JournalFailed, NotExecuted: true, Reason: "a wrong guess"})
 	require.NoError(t, err)
 
@@ -111,13 +111,13 @@ func TestSettleCreateFindsTheChargeOfAWrongFailure(t *testing.T) {
 // is recorded as not executed and later calls say so, nothing sent.
 func TestSettleCreateNotFound(t *testing.T) {
 	srv, j, c, k := inDoubt(t, payoncetest.FaultErrorBeforeCommit, settleCharge("43.00"), "order-1/charge")
-	ctx, key := t.Context(), k.ID()
+	ctx, key := t.Context(), k.String()
 	require.Zero(t, srv.Ledger().Len())
 	srv.Clock().Advance(25 * time.Hour)
 
 	_, err := c.Charges.SettleCreate(ctx, "order-1/charge", nil)
 	require.ErrorIs(t, err, a55.ErrLookupNotFound)
-	assert.Equal(t, key, payonce.KeyOf(err).ID())
+	assert.Equal(t, key, payonce.KeyOf(err).String())
 	e, gerr := j.Get(ctx, c.Core().Scope(), "order-1/charge")
 	require.NoError(t, gerr)
 	assert.Equal(t, payonce.JournalPending, e.State, "nothing recorded")
@@ -152,7 +152,7 @@ func TestSettleCreateChecksTheRequest(t *testing.T) {
 	other.Card.Number = payonce.CardNumber(a55test.TestCard(4)) // another card, found by the same amount and description
 	_, err := c.Charges.SettleCreate(ctx, "order-1/charge", &a55.SettleOptions{Request: other})
 	require.ErrorIs(t, err, payonce.ErrIdempotencyConflict)
-	assert.Equal(t, payonce.KeyOf(err).ID(), srv.Ledger().Operations()[0].IdempotencyKey)
+	assert.Equal(t, payonce.KeyOf(err).String(), srv.Ledger().Operations()[0].IdempotencyKey)
 	_, err = c.Charges.SettleCreate(ctx, "no-such-order", nil)
 	require.ErrorIs(t, err, journal.ErrNotFound)
 	assert.Equal(t, sent, srv.Stats().Requests, "nothing listed")
@@ -233,7 +233,7 @@ func TestSettleCreateFindsTheChargeByItsKeyWhateverTheClocks(t *testing.T) {
 	require.NoError(t, srv.AddFault(payoncetest.Rule{Fault: payoncetest.FaultDropAfterCommit, Path: a55test.ChargePath, Count: 1}))
 	_, err = c.Charges.Create(t.Context(), settleCharge("50.00"), payonce.WithReference("order-1/charge"))
 	require.Error(t, err)
-	key := payonce.KeyOf(err).ID()
+	key := payonce.KeyOf(err).String()
 	require.Equal(t, 1, srv.Ledger().Count(key))
 	clientClock.Advance(26 * time.Hour)
 
@@ -264,7 +264,7 @@ func TestSettleCreateNeedsNoCard(t *testing.T) {
 	got, err := later.Charges.SettleCreate(ctx, "order-1/charge", nil)
 	require.NoError(t, err)
 	assert.Equal(t, "succeeded", settlelookup.OutcomeOf(got.Entry))
-	assert.Equal(t, srv.Ledger().ByKey(key.ID())[0].ID, got.Charge.UUID)
+	assert.Equal(t, srv.Ledger().ByKey(key.String())[0].ID, got.Charge.UUID)
 }
 
 // Against a server whose charges carry no key, the summary alone never
@@ -345,7 +345,7 @@ func TestSettleCreateWithoutSummaryNeedsTheRequest(t *testing.T) {
 	_, err = c.Charges.SettleCreate(t.Context(), "order-3/charge", nil)
 	require.ErrorIs(t, err, payonce.ErrInvalidRequest)
 	assert.Contains(t, err.Error(), "SettleOptions.Request")
-	assert.Equal(t, "reserved-key-order-3", payonce.KeyOf(err).ID())
+	assert.Equal(t, "reserved-key-order-3", payonce.KeyOf(err).String())
 	assert.Zero(t, lists.Load())
 }
 
@@ -384,7 +384,7 @@ func TestSettleCreateMatchesARedactedDescription(t *testing.T) {
 			got, err := oneAttempt(t, srv, j).Charges.SettleCreate(ctx, ref, nil)
 			require.NoError(t, err)
 			assert.Equal(t, "succeeded", settlelookup.OutcomeOf(got.Entry))
-			assert.Equal(t, srv.Ledger().ByKey(key.ID())[0].ID, got.Charge.UUID)
+			assert.Equal(t, srv.Ledger().ByKey(key.String())[0].ID, got.Charge.UUID)
 		})
 	}
 }

@@ -33,7 +33,7 @@ func TestTypeChargeClientAndFakeAgree(t *testing.T) {
 	req.TypeCharge = "crypto"
 	_, err := c.Charges.Create(context.Background(), req)
 	require.ErrorIs(t, err, payonce.ErrInvalidRequest)
-	assert.Empty(t, apiAttempts(srv, payonce.KeyOf(err).ID()), "refused before sending")
+	assert.Empty(t, apiAttempts(srv, payonce.KeyOf(err).String()), "refused before sending")
 
 	body := `{"amount":"1.00","currency":"BRL","type_charge":"crypto"}`
 	hr, err := http.NewRequestWithContext(context.Background(), http.MethodPost, srv.URL+a55test.ChargePath, strings.NewReader(body))

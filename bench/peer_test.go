@@ -124,7 +124,7 @@ func (p *peers) post(b *testing.B, path string, body any, token string, signer *
 	raw, _ := json.Marshal(body)
 	req, _ := http.NewRequestWithContext(context.Background(), http.MethodPost, p.url+path, bytes.NewReader(raw))
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set(corekit.HeaderIdempotencyKey, key.ID())
+	req.Header.Set(corekit.HeaderIdempotencyKey, key.String())
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
@@ -159,7 +159,7 @@ func (p *peers) intentRetryable(b *testing.B) {
 	raw, _ := json.Marshal(&intentBody)
 	req, _ := retryablehttp.NewRequestWithContext(context.Background(), http.MethodPost, p.url+pathIntents, raw)
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set(corekit.HeaderIdempotencyKey, key.ID())
+	req.Header.Set(corekit.HeaderIdempotencyKey, key.String())
 	resp, err := p.rc.Do(req)
 	var out intent
 	decode(b, resp, err, &out)
@@ -171,7 +171,7 @@ func (p *peers) intentStripe(b *testing.B) {
 		Description: stripe.String("order 1001")}
 	params.AddMetadata("order_id", "1001")
 	key, _ := payonce.NewKey(time.Now(), uuid.NewString())
-	params.SetIdempotencyKey(key.ID())
+	params.SetIdempotencyKey(key.String())
 	pi, err := p.sc.V1PaymentIntents.Create(context.Background(), params)
 	if err != nil {
 		b.Fatal(err)

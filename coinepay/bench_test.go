@@ -58,7 +58,7 @@ func (ab *applyBench) bare(b *testing.B) {
 	body, _ := json.Marshal(&coinepay.ApplyRequest{HeaderID: "hdr_1", PackageID: "pkg_basic"})
 	req, _ := http.NewRequestWithContext(context.Background(), http.MethodPost, ab.url, bytes.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set(corekit.HeaderIdempotencyKey, key.ID())
+	req.Header.Set(corekit.HeaderIdempotencyKey, key.String())
 	if err := ab.signer.Sign(req, body); err != nil {
 		b.Fatal(err)
 	}

@@ -81,7 +81,7 @@ func TestApplyRedirectToAnotherOriginIsRefused(t *testing.T) {
 	require.Error(t, err)
 	assert.ErrorIs(t, err, payonce.ErrRedirectRefused)
 	assert.False(t, payonce.IsTemporary(err))
-	assert.Equal(t, "apply-redirect-1", payonce.KeyOf(err).ID())
+	assert.Equal(t, "apply-redirect-1", payonce.KeyOf(err).String())
 	assert.Zero(t, stolen.Load())
 }
 

@@ -130,7 +130,7 @@ func TestApplySendsSignedKeyedRequest(t *testing.T) {
 		payonce.WithKey(keytest.Now(t, "order-42")))
 	require.NoError(t, err)
 	assert.Equal(t, "card_1", res.CardID)
-	assert.Equal(t, "order-42", res.Meta.Key.ID())
+	assert.Equal(t, "order-42", res.Meta.Key.String())
 	assert.Equal(t, 1, res.Meta.Attempts)
 	assert.False(t, res.Meta.Replayed)
 	assert.Equal(t, "req_1", res.Meta.RequestID)
@@ -160,8 +160,8 @@ func TestApplyGeneratesUUIDAndReadsReplay(t *testing.T) {
 	res, err := c.Cards.Apply(context.Background(), &coinepay.ApplyRequest{HeaderID: "h1", PackageID: "p1"})
 	require.NoError(t, err)
 	assert.True(t, res.Meta.Replayed)
-	assert.Len(t, res.Meta.Key.ID(), 36, "a UUID v4")
-	assert.Equal(t, res.Meta.Key.ID(), seen()[0].Header.Get(corekit.HeaderIdempotencyKey))
+	assert.Len(t, res.Meta.Key.String(), 36, "a UUID v4")
+	assert.Equal(t, res.Meta.Key.String(), seen()[0].Header.Get(corekit.HeaderIdempotencyKey))
 
 	// The key the call gives is used, with its creation time.
 	key := keytest.Now(t, "call-key")
@@ -196,7 +196,7 @@ func TestRetriesKeepKeyAndBodyAndResign(t *testing.T) {
 	assert.JSONEq(t, `{"card_id":"card_1","amount":"12.50"}`, string(reqs[0].Body))
 	nonces, sigs := map[string]bool{}, map[string]bool{}
 	for _, r := range reqs {
-		assert.Equal(t, res.Meta.Key.ID(), r.Header.Get(corekit.HeaderIdempotencyKey))
+		assert.Equal(t, res.Meta.Key.String(), r.Header.Get(corekit.HeaderIdempotencyKey))
 		assert.Equal(t, reqs[0].Body, r.Body, "body bytes never change")
 		nonces[r.Header.Get(coinepay.HeaderNonce)] = true
 		sigs[r.Header.Get(coinepay.HeaderSignature)] = true
@@ -260,7 +260,7 @@ func TestValidationBeforeSending(t *testing.T) {
 			require.ErrorIs(t, err, tc.kind)
 			var ae *payonce.APIError
 			require.ErrorAs(t, err, &ae)
-			assert.Equal(t, tc.key, ae.Key.ID())
+			assert.Equal(t, tc.key, ae.Key.String())
 			assert.Equal(t, "coinepay", ae.Provider)
 			assert.Zero(t, ae.StatusCode)
 			assert.False(t, payonce.IsTemporary(ae))

@@ -57,8 +57,8 @@ func TestMessageKeysMapToSentinels(t *testing.T) {
 			assert.Equal(t, tc.key, ae.Code)
 			assert.Equal(t, tc.msg, ae.Message, "message kept in its language")
 			assert.Equal(t, tc.status, ae.StatusCode)
-			assert.Equal(t, "job-1", ae.Key.ID())
-			assert.Equal(t, "job-1", payonce.KeyOf(err).ID())
+			assert.Equal(t, "job-1", ae.Key.String())
+			assert.Equal(t, "job-1", payonce.KeyOf(err).String())
 			assert.Contains(t, err.Error(), tc.msg)
 			assert.NotContains(t, err.Error(), testSecret)
 			assert.Equal(t, "cards.apply", ae.Operation)
@@ -82,7 +82,7 @@ func TestDecodeSuccessEnvelopeWithErrorCode(t *testing.T) {
 	require.ErrorIs(t, err, coinepay.ErrInsufficientBalance)
 	var ae *payonce.APIError
 	require.ErrorAs(t, err, &ae)
-	assert.Equal(t, "k-200", ae.Key.ID())
+	assert.Equal(t, "k-200", ae.Key.String())
 	assert.Equal(t, "insufficient_balance", ae.Code)
 	assert.Equal(t, "余额不足", ae.Message)
 }
@@ -98,7 +98,7 @@ func TestDecodeMalformedAnswers(t *testing.T) {
 	})
 	_, err := c.Cards.Apply(context.Background(), &coinepay.ApplyRequest{HeaderID: "h", PackageID: "p"})
 	require.ErrorIs(t, err, payonce.ErrMalformedResponse)
-	assert.NotEmpty(t, payonce.KeyOf(err).ID())
+	assert.NotEmpty(t, payonce.KeyOf(err).String())
 
 	_, err = c.Cards.Info(context.Background(), "c1")
 	require.ErrorIs(t, err, payonce.ErrRetriesExhausted)
@@ -162,11 +162,11 @@ func TestEnvelopeWithoutCardIsMalformed(t *testing.T) {
 		res, err := c.Cards.Apply(context.Background(), &coinepay.ApplyRequest{HeaderID: "h1", PackageID: "p1"})
 		assert.Nil(t, res, "%v", data)
 		require.ErrorIs(t, err, payonce.ErrMalformedResponse, "%v", data)
-		assert.NotEmpty(t, payonce.KeyOf(err).ID())
+		assert.NotEmpty(t, payonce.KeyOf(err).String())
 		rc, err := c.Cards.Recharge(context.Background(), &coinepay.RechargeRequest{CardID: "card_1", Amount: mustAmount(t, "12.50")})
 		assert.Nil(t, rc, "%v", data)
 		require.ErrorIs(t, err, payonce.ErrMalformedResponse, "%v", data)
-		assert.NotEmpty(t, payonce.KeyOf(err).ID())
+		assert.NotEmpty(t, payonce.KeyOf(err).String())
 	}
 }
 

@@ -71,7 +71,7 @@ func ExampleCardsService_Apply_lostResponse() {
 	}
 	fmt.Println("key:", card.Meta.Key)
 	fmt.Println("attempts:", card.Meta.Attempts, "replayed:", card.Meta.Replayed)
-	fmt.Println("cards issued:", srv.Ledger().Count(key.ID()))
+	fmt.Println("cards issued:", srv.Ledger().Count(key.String()))
 	// Output:
 	// key: order:1001:card-apply
 	// attempts: 2 replayed: true

@@ -93,7 +93,7 @@ func TestLostResponseReturnsFirstCardAsReplay(t *testing.T) {
 	ops := srv.Ledger().Operations()
 	require.Len(t, ops, 1, "one card in the ledger")
 	assert.Equal(t, res.CardID, ops[0].ID, "the replay is the first attempt's card")
-	assert.True(t, srv.Ledger().ExecutedOnce(res.Meta.Key.ID()))
+	assert.True(t, srv.Ledger().ExecutedOnce(res.Meta.Key.String()))
 	assert.Equal(t, "999.00", srv.Balance(srv.APIKey()).String(), "the fee was charged once")
 
 	info, err := c.Cards.Info(context.Background(), res.CardID)
@@ -150,10 +150,10 @@ func TestAsyncTaskPatternNewClientEachRun(t *testing.T) {
 		}
 		require.NoError(t, err)
 	}
-	assert.Equal(t, "openapi:apply:"+taskID, res.Meta.Key.ID())
+	assert.Equal(t, "openapi:apply:"+taskID, res.Meta.Key.String())
 	assert.True(t, res.Meta.Replayed)
 	assert.Equal(t, 1, srv.Ledger().CountKind("card.apply"), "exactly one card")
-	assert.Equal(t, res.CardID, srv.Ledger().ByKey(key.ID())[0].ID)
+	assert.Equal(t, res.CardID, srv.Ledger().ByKey(key.String())[0].ID)
 	assert.Len(t, srv.Requests(), 5)
 }
 
@@ -203,7 +203,7 @@ func TestInsufficientBalanceNotStored(t *testing.T) {
 	srv.SetBalance(srv.APIKey(), mustAmount(t, "10.00"))
 	res, err := c.Cards.Apply(ctx, applyReq, payonce.WithKey(payonce.KeyOf(err)))
 	require.NoError(t, err)
-	assert.Equal(t, "order-1001", res.Meta.Key.ID(), "the same key")
+	assert.Equal(t, "order-1001", res.Meta.Key.String(), "the same key")
 	assert.False(t, res.Meta.Replayed, "executed now, not replayed")
 	assert.Equal(t, 1, srv.Ledger().Count("order-1001"))
 	assert.Equal(t, "9.00", res.AccountBalance.String())
@@ -373,7 +373,7 @@ func TestEveryAttemptResignedSameKeyAndBody(t *testing.T) {
 	require.Len(t, logged, 3)
 	nonces, stamps := map[string]bool{}, map[string]bool{}
 	for i, a := range logged {
-		assert.Equal(t, rc.Meta.Key.ID(), a.IdempotencyKey)
+		assert.Equal(t, rc.Meta.Key.String(), a.IdempotencyKey)
 		if i > 0 {
 			require.True(t, a.SignatureChecked)
 			assert.True(t, a.SignatureValid)
@@ -389,7 +389,7 @@ func TestEveryAttemptResignedSameKeyAndBody(t *testing.T) {
 	sigs := map[string]bool{}
 	for _, s := range sent {
 		assert.Equal(t, sent[0].Body, s.Body)
-		assert.Equal(t, rc.Meta.Key.ID(), s.Header.Get(corekit.HeaderIdempotencyKey))
+		assert.Equal(t, rc.Meta.Key.String(), s.Header.Get(corekit.HeaderIdempotencyKey))
 		sigs[s.Header.Get(coinepay.HeaderSignature)] = true
 	}
 	assert.Len(t, sigs, 3)

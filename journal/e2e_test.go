@@ -122,7 +122,7 @@ func TestA55ChargeResumed25HoursLaterIsAnsweredByTheJournal(t *testing.T) {
 			j, reopen := b.open(t)
 			ch, err := a55Client(t, srv, j).Charges.Create(t.Context(), chargeRequest("4111111111111111"), payonce.WithReference("order-42/charge"))
 			require.NoError(t, err)
-			require.True(t, srv.Ledger().ExecutedOnce(ch.Meta.Key.ID()))
+			require.True(t, srv.Ledger().ExecutedOnce(ch.Meta.Key.String()))
 
 			srv.Clock().Advance(25 * time.Hour) // the server has forgotten the key
 			again, err := a55Client(t, srv, reopen(t)).Charges.Create(t.Context(), chargeRequest("4111111111111111"), payonce.WithReference("order-42/charge"))
@@ -151,7 +151,7 @@ func TestCoinepayJobRedelivered25HoursLaterOpensNoSecondCard(t *testing.T) {
 			req := &coinepay.ApplyRequest{HeaderID: "h1", PackageID: "p1"}
 			res, err := coinepayClient(t, srv, j).Cards.Apply(ctx, req, job, payonce.WithReference("job-42"))
 			require.NoError(t, err)
-			assert.Equal(t, "openapi:apply:job-42", res.Meta.Key.ID())
+			assert.Equal(t, "openapi:apply:job-42", res.Meta.Key.String())
 
 			srv.Clock().Advance(25 * time.Hour)
 			again, err := coinepayClient(t, srv, reopen(t)).Cards.Apply(ctx, req, job, payonce.WithReference("job-42"))
@@ -230,7 +230,7 @@ func TestCrashBetweenSendAndAnswerChargesOnce(t *testing.T) {
 			ch, err := a55Client(t, srv, reopen(t)).Charges.Create(t.Context(), chargeRequest("4111111111111111"), payonce.WithReference("order-7"))
 			require.NoError(t, err)
 			assert.Equal(t, 1, srv.Ledger().Len(), "charged once")
-			assert.True(t, srv.Ledger().ExecutedOnce(ch.Meta.Key.ID()))
+			assert.True(t, srv.Ledger().ExecutedOnce(ch.Meta.Key.String()))
 			e, err := reopen(t).Get(t.Context(), "a55:"+srv.ClientID()+"@"+srv.URL, "order-7")
 			require.NoError(t, err)
 			assert.Equal(t, payonce.JournalSucceeded, e.State)
@@ -369,7 +369,7 @@ func TestInsufficientBalanceStaysPendingAndResumesAfterTopUp(t *testing.T) {
 			srv.SetBalance(srv.APIKey(), payonce.MustParseAmount("1000.00"))
 			res, err := coinepayClient(t, srv, reopen(t)).Cards.Apply(t.Context(), req, payonce.WithReference("job-9"))
 			require.NoError(t, err)
-			assert.Equal(t, e.Key, res.Meta.Key.ID())
+			assert.Equal(t, e.Key, res.Meta.Key.String())
 			assert.Equal(t, 1, srv.Ledger().Count(e.Key), "one card")
 		})
 	}
@@ -410,7 +410,7 @@ func TestFreshKeyOnASkewedWorkerIsSentOnce(t *testing.T) {
 				ch, err := c.Charges.Create(t.Context(), chargeRequest("4111111111111111"),
 					payonce.WithReference("order-7/charge"))
 				require.NoError(t, err)
-				assert.True(t, srv.Ledger().ExecutedOnce(ch.Meta.Key.ID()))
+				assert.True(t, srv.Ledger().ExecutedOnce(ch.Meta.Key.String()))
 				e, err := j.Get(t.Context(), c.Core().Scope(), "order-7/charge")
 				require.NoError(t, err)
 				assert.Equal(t, payonce.JournalSucceeded, e.State)

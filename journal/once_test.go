@@ -63,7 +63,7 @@ func TestOneReferenceFromManyWorkersWithFaultsChargesOnce(t *testing.T) {
 				if err != nil {
 					return "", "", err
 				}
-				return ch.UUID, ch.Meta.Key.ID(), nil
+				return ch.UUID, ch.Meta.Key.String(), nil
 			})
 			srv.ClearFaults()
 			ch, err := clients[0].Charges.Create(t.Context(), chargeRequest("4111111111111111"), payonce.WithReference("order-1/charge"))
@@ -97,7 +97,7 @@ func TestCoinepayOneReferenceFromManyWorkersWithFaultsOpensOneCard(t *testing.T)
 				if err != nil {
 					return "", "", err
 				}
-				return res.Card.CardID, res.Meta.Key.ID(), nil
+				return res.Card.CardID, res.Meta.Key.String(), nil
 			})
 			srv.ClearFaults()
 			res, err := clients[0].Cards.Apply(t.Context(), req, payonce.WithReference("job-7"))
@@ -129,7 +129,7 @@ func callTogether(t *testing.T, workers int, call func(w int) (id, key string, e
 					mu.Unlock()
 					return
 				}
-				keys[payonce.KeyOf(err).ID()] = true
+				keys[payonce.KeyOf(err).String()] = true
 				mu.Unlock()
 				assert.True(t, payonce.IsTemporary(err) || errors.Is(err, payonce.ErrIdempotencyConflict), "%v", err)
 			}

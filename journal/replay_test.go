@@ -32,7 +32,7 @@ func TestDeclinedChargeReplayedFromTheJournalKeepsTheCharge(t *testing.T) {
 			require.True(t, ok, "the replayed error gives the charge")
 			assert.Equal(t, want.UUID, got.UUID)
 			assert.Equal(t, want.Status, got.Status)
-			assert.Equal(t, payonce.KeyOf(first).ID(), payonce.KeyOf(again).ID())
+			assert.Equal(t, payonce.KeyOf(first).String(), payonce.KeyOf(again).String())
 			charges := 0
 			for _, r := range srv.Requests() {
 				if r.Path == a55test.ChargePath {

@@ -71,7 +71,7 @@ func TestReserveTxThenDoUsesTheReservedKey(t *testing.T) {
 	check := func(t *testing.T, j journal.Store, ref string) {
 		ch, err := a55Client(t, srv, j).Charges.Create(t.Context(), chargeRequest("4111111111111111"), payonce.WithReference(ref))
 		require.NoError(t, err)
-		assert.Equal(t, "reserved-key-"+ref, ch.Meta.Key.ID())
+		assert.Equal(t, "reserved-key-"+ref, ch.Meta.Key.String())
 		assert.True(t, srv.Ledger().ExecutedOnce("reserved-key-"+ref))
 	}
 	t.Run("sqlite", func(t *testing.T) {
@@ -146,7 +146,7 @@ func TestReserveTxWithoutFingerprintBindsTheFirstBody(t *testing.T) {
 		require.NoError(t, err)
 		assert.True(t, again.Meta.FromJournal)
 		assert.Equal(t, first.UUID, again.UUID)
-		assert.True(t, srv.Ledger().ExecutedOnce(first.Meta.Key.ID()))
+		assert.True(t, srv.Ledger().ExecutedOnce(first.Meta.Key.String()))
 	}
 	entry := func(ref string) payonce.JournalEntry {
 		return payonce.JournalEntry{Scope: scope, Reference: ref, Operation: "charges.create", Method: "POST", Path: a55.PathCharges,

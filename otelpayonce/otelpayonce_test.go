@@ -177,7 +177,7 @@ func TestChargeWithLostAnswerTraces(t *testing.T) {
 	})
 	require.NoError(t, err)
 	require.Equal(t, 2, ch.Meta.Attempts)
-	require.True(t, srv.Ledger().ExecutedOnce(ch.Meta.Key.ID()))
+	require.True(t, srv.Ledger().ExecutedOnce(ch.Meta.Key.String()))
 
 	spans := tm.spans.Ended()
 	require.Len(t, spans, 3)
@@ -193,7 +193,7 @@ func TestChargeWithLostAnswerTraces(t *testing.T) {
 	require.NotNil(t, op)
 	assert.Equal(t, trace.SpanKindInternal, op.SpanKind())
 	v, _ := attr(op, otelpayonce.AttrIdempotencyKey)
-	assert.Equal(t, ch.Meta.Key.ID(), v.AsString())
+	assert.Equal(t, ch.Meta.Key.String(), v.AsString())
 	v, _ = attr(op, otelpayonce.AttrOutcome)
 	assert.Equal(t, "success", v.AsString())
 	v, _ = attr(op, otelpayonce.AttrAttempts)

@@ -25,9 +25,9 @@ func TestLedgerWaitCount(t *testing.T) {
 	done := make(chan error, 1)
 	key, err := payonce.NewKey(srv.Clock().Now(), "wallet", "1")
 	require.NoError(t, err)
-	go func() { done <- srv.Ledger().WaitCount(t.Context(), key.ID(), 1) }()
+	go func() { done <- srv.Ledger().WaitCount(t.Context(), key.String(), 1) }()
 	w, err := client.Wallets.Create(t.Context(), &a55.WalletCreateRequest{Name: "shop"}, payonce.WithKey(key))
 	require.NoError(t, err)
 	require.NoError(t, <-done)
-	assert.Equal(t, 1, srv.Ledger().Count(w.Meta.Key.ID()))
+	assert.Equal(t, 1, srv.Ledger().Count(w.Meta.Key.String()))
 }

@@ -39,7 +39,7 @@ func TestClientKeyAgesWithTheFakeClock(t *testing.T) {
 	_, err = client.Charges.Create(context.Background(), chargeReq(t), payonce.WithKey(key))
 	require.Error(t, err)
 	require.True(t, payonce.IsTemporary(err))
-	require.Equal(t, 1, srv.Ledger().Count(key.ID()))
+	require.Equal(t, 1, srv.Ledger().Count(key.String()))
 	srv.ClearFaults()
 
 	srv.Clock().Advance(25 * time.Hour)
@@ -48,7 +48,7 @@ func TestClientKeyAgesWithTheFakeClock(t *testing.T) {
 	require.ErrorIs(t, err, payonce.ErrKeyExpired)
 	assert.Equal(t, key, payonce.KeyOf(err))
 	assert.Len(t, srv.Requests(), sent, "nothing sent")
-	assert.Equal(t, 1, srv.Ledger().Count(key.ID()), "charged once")
+	assert.Equal(t, 1, srv.Ledger().Count(key.String()), "charged once")
 }
 
 func TestClientTokenFollowsTheFakeClock(t *testing.T) {

@@ -49,26 +49,26 @@ func TestMerchantFlowEveryStepRunsOnce(t *testing.T) {
 	assert.Equal(t, key, auth.Meta.Key)
 	assert.Equal(t, 2, auth.Meta.Attempts)
 	assert.Equal(t, a55.StatusPending, auth.Status)
-	assert.True(t, srv.Ledger().ExecutedOnce(key.ID()), "authorised once")
+	assert.True(t, srv.Ledger().ExecutedOnce(key.String()), "authorised once")
 
 	// Capture, then refund part of it: each answer lost, each run once.
 	dropNext(t, srv, a55test.CapturePath)
 	cp, err := client.Charges.Capture(ctx, &a55.CaptureRequest{ChargeUUID: auth.UUID})
 	require.NoError(t, err)
 	assert.Equal(t, a55.StatusConfirmed, cp.Status)
-	assert.True(t, srv.Ledger().ExecutedOnce(cp.Meta.Key.ID()), "captured once")
+	assert.True(t, srv.Ledger().ExecutedOnce(cp.Meta.Key.String()), "captured once")
 
 	dropNext(t, srv, a55test.RefundPath)
 	rf, err := client.Charges.Refund(ctx, &a55.RefundRequest{ChargeUUID: auth.UUID, Amount: payonce.MustParseAmount("10.00")})
 	require.NoError(t, err)
 	assert.Equal(t, "10.00", rf.RefundedAmount.String())
-	assert.True(t, srv.Ledger().ExecutedOnce(rf.Meta.Key.ID()), "refunded once")
+	assert.True(t, srv.Ledger().ExecutedOnce(rf.Meta.Key.String()), "refunded once")
 
 	// Refunding more than remains is a final, typed error that keeps its key.
 	_, err = client.Charges.Refund(ctx, &a55.RefundRequest{ChargeUUID: auth.UUID, Amount: payonce.MustParseAmount("25.00")})
 	require.ErrorIs(t, err, a55.ErrInvalidState)
 	assert.False(t, payonce.IsResumable(err))
-	assert.NotEmpty(t, payonce.KeyOf(err).ID())
+	assert.NotEmpty(t, payonce.KeyOf(err).String())
 
 	// Cancel another pre-authorisation; capturing it afterwards is refused.
 	other, err := client.Charges.Create(ctx, flowCharge("5.00", false))
@@ -77,7 +77,7 @@ func TestMerchantFlowEveryStepRunsOnce(t *testing.T) {
 	cn, err := client.Charges.Cancel(ctx, &a55.CancelRequest{ChargeUUID: other.UUID, Reason: "customer"})
 	require.NoError(t, err)
 	assert.Equal(t, a55.StatusCanceled, cn.Status)
-	assert.True(t, srv.Ledger().ExecutedOnce(cn.Meta.Key.ID()), "canceled once")
+	assert.True(t, srv.Ledger().ExecutedOnce(cn.Meta.Key.String()), "canceled once")
 	_, err = client.Charges.Capture(ctx, &a55.CaptureRequest{ChargeUUID: other.UUID})
 	require.ErrorIs(t, err, a55.ErrInvalidState)
 
@@ -89,7 +89,7 @@ func TestMerchantFlowEveryStepRunsOnce(t *testing.T) {
 	assert.Equal(t, 409, apiErr.StatusCode)
 	assert.Equal(t, key, payonce.KeyOf(err))
 	assert.False(t, payonce.IsResumable(err))
-	assert.Equal(t, 1, srv.Ledger().Count(key.ID()), "nothing ran")
+	assert.Equal(t, 1, srv.Ledger().Count(key.String()), "nothing ran")
 
 	// Invalid input is refused before sending, typed, and still names the key.
 	sent := srv.Stats().Requests
@@ -97,12 +97,12 @@ func TestMerchantFlowEveryStepRunsOnce(t *testing.T) {
 	_, err = client.Charges.Create(ctx, bad, payonce.WithKey(keytest.Now(t, "order-8-payment-0001")))
 	require.ErrorIs(t, err, payonce.ErrInvalidRequest)
 	require.ErrorIs(t, err, payonce.ErrInvalidAmount)
-	assert.Equal(t, "order-8-payment-0001", payonce.KeyOf(err).ID())
+	assert.Equal(t, "order-8-payment-0001", payonce.KeyOf(err).String())
 	text, err := payonce.KeyOf(err).MarshalText()
 	require.NoError(t, err)
 	stored, err := payonce.ParseKey(string(text))
 	require.NoError(t, err)
-	assert.Equal(t, "order-8-payment-0001", stored.ID())
+	assert.Equal(t, "order-8-payment-0001", stored.String())
 	assert.False(t, stored.Created().IsZero())
 	assert.Equal(t, sent, srv.Stats().Requests, "nothing sent")
 }
@@ -129,11 +129,11 @@ func TestMerchantFlowRedeliveredJobChargesOnce(t *testing.T) {
 	_, err = deliver()
 	require.Error(t, err)
 	require.True(t, payonce.IsResumable(err), "%v", err)
-	key := payonce.KeyOf(err).ID()
+	key := payonce.KeyOf(err).String()
 
 	ch, err := deliver()
 	require.NoError(t, err)
-	assert.Equal(t, key, ch.Meta.Key.ID())
+	assert.Equal(t, key, ch.Meta.Key.String())
 	assert.False(t, ch.Meta.FromJournal)
 
 	sent := srv.Stats().Requests

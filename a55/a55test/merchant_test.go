@@ -44,6 +44,6 @@ func TestCheckoutChargesOnceWhenTheAnswerIsLost(t *testing.T) {
 	amount, _ := payonce.ParseAmount("100.00")
 	ch, err := checkout(context.Background(), client, "1", srv.Clock().Now(), amount)
 	require.NoError(t, err)
-	require.Equal(t, 2, ch.Meta.Attempts)                        // the SDK retried...
-	require.True(t, srv.Ledger().ExecutedOnce(ch.Meta.Key.ID())) // ...and the customer paid once
+	require.Equal(t, 2, ch.Meta.Attempts)                            // the SDK retried...
+	require.True(t, srv.Ledger().ExecutedOnce(ch.Meta.Key.String())) // ...and the customer paid once
 }

@@ -31,7 +31,7 @@ func TestClientKeyAgesWithTheFakeClock(t *testing.T) {
 	_, err = client.Cards.Apply(context.Background(), req, payonce.WithKey(key))
 	require.Error(t, err)
 	require.True(t, payonce.IsTemporary(err))
-	require.Equal(t, 1, srv.Ledger().Count(key.ID()))
+	require.Equal(t, 1, srv.Ledger().Count(key.String()))
 	srv.ClearFaults()
 
 	srv.Clock().Advance(25 * time.Hour)
@@ -40,7 +40,7 @@ func TestClientKeyAgesWithTheFakeClock(t *testing.T) {
 	require.ErrorIs(t, err, payonce.ErrKeyExpired)
 	assert.Equal(t, key, payonce.KeyOf(err))
 	assert.Len(t, srv.Requests(), sent, "nothing sent")
-	assert.Equal(t, 1, srv.Ledger().Count(key.ID()), "one card")
+	assert.Equal(t, 1, srv.Ledger().Count(key.String()), "one card")
 }
 
 // The test client signs on the fake's clock: a moved fake clock costs no
@@ -85,6 +85,6 @@ func TestNewKeyFitsCoinepay(t *testing.T) {
 		require.NoError(t, err)
 		assert.True(t, again.Meta.Replayed)
 		assert.Equal(t, card.CardID, again.CardID)
-		assert.True(t, srv.Ledger().ExecutedOnce(key.ID()), id)
+		assert.True(t, srv.Ledger().ExecutedOnce(key.String()), id)
 	}
 }

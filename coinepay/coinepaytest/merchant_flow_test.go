@@ -32,8 +32,8 @@ func TestMerchantCardFlow(t *testing.T) {
 	require.NoError(t, srv.AddFault(payoncetest.Rule{Fault: payoncetest.FaultDropAfterCommit, Path: coinepay.PathCardApply, Count: 1}))
 	card, err := client.Cards.Apply(ctx, &coinepay.ApplyRequest{HeaderID: "hdr_1", PackageID: "pkg_basic"}, job)
 	require.NoError(t, err)
-	assert.Equal(t, "openapi:apply:job-1", card.Meta.Key.ID())
-	assert.True(t, srv.Ledger().ExecutedOnce(card.Meta.Key.ID()))
+	assert.Equal(t, "openapi:apply:job-1", card.Meta.Key.String())
+	assert.True(t, srv.Ledger().ExecutedOnce(card.Meta.Key.String()))
 
 	// The job is delivered again: the same card, replayed.
 	again, err := client.Cards.Apply(ctx, &coinepay.ApplyRequest{HeaderID: "hdr_1", PackageID: "pkg_basic"}, job)
@@ -44,7 +44,7 @@ func TestMerchantCardFlow(t *testing.T) {
 	// The job's key with another body: a typed 409 that keeps the key.
 	_, err = client.Cards.Apply(ctx, &coinepay.ApplyRequest{HeaderID: "hdr_2", PackageID: "pkg_basic"}, job)
 	require.ErrorIs(t, err, payonce.ErrIdempotencyConflict)
-	assert.Equal(t, "openapi:apply:job-1", payonce.KeyOf(err).ID())
+	assert.Equal(t, "openapi:apply:job-1", payonce.KeyOf(err).String())
 	assert.False(t, payonce.IsResumable(err))
 
 	// A recharge larger than the balance: resumable; after a top-up the
@@ -64,14 +64,14 @@ func TestMerchantCardFlow(t *testing.T) {
 	rc, err := client.Cards.Recharge(ctx, recharge, payonce.WithKey(resumed))
 	require.NoError(t, err)
 	assert.Equal(t, rechargeKey, rc.Meta.Key)
-	assert.True(t, srv.Ledger().ExecutedOnce(rechargeKey.ID()))
+	assert.True(t, srv.Ledger().ExecutedOnce(rechargeKey.String()))
 	assert.Equal(t, "50.00", srv.Balance(srv.APIKey()).String())
 
 	// Refused input: typed, nothing sent, the key still named.
 	sent := srv.Stats().Requests
 	_, err = client.Cards.Recharge(ctx, &coinepay.RechargeRequest{CardID: card.CardID}, payonce.WithKey(keytest.Now(t, "card-recharge-2")))
 	require.ErrorIs(t, err, payonce.ErrInvalidRequest)
-	assert.Equal(t, "card-recharge-2", payonce.KeyOf(err).ID())
+	assert.Equal(t, "card-recharge-2", payonce.KeyOf(err).String())
 	assert.Equal(t, sent, srv.Stats().Requests)
 }
 

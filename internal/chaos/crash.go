@@ -464,7 +464,7 @@ func (r *crashRun) setup(ctx context.Context) (map[string]bool, error) {
 	if err != nil {
 		return nil, fmt.Errorf("chaos: create wallet: %w", err)
 	}
-	keys[w.Meta.Key.ID()] = true
+	keys[w.Meta.Key.String()] = true
 	c, err := coinepay.NewClient(r.cfg.CoinepayKey, r.cfg.CoinepaySecret, payonce.WithBaseURL(r.cp.URL), clock)
 	if err != nil {
 		return nil, err
@@ -475,7 +475,7 @@ func (r *crashRun) setup(ctx context.Context) (map[string]bool, error) {
 		if err != nil {
 			return nil, fmt.Errorf("chaos: issue card: %w", err)
 		}
-		keys[res.Meta.Key.ID()] = true
+		keys[res.Meta.Key.String()] = true
 		cards = append(cards, res.CardID)
 	}
 	b, err := a55.NewClient(a55.Auth{ClientID: r.cfg.A55ClientID, ClientSecret: r.cfg.A55ClientSecret, TokenURL: r.a55b.TokenURL()},
@@ -487,7 +487,7 @@ func (r *crashRun) setup(ctx context.Context) (map[string]bool, error) {
 	if err != nil {
 		return nil, fmt.Errorf("chaos: create the second merchant's wallet: %w", err)
 	}
-	keys[w2.Meta.Key.ID()] = true
+	keys[w2.Meta.Key.String()] = true
 	r.scopes = map[string]string{providerA55: a.Core().Scope(), providerCoinepay: c.Core().Scope(), providerA55Other: b.Core().Scope()}
 	r.a55c = a
 	r.wcfg = workerConfig{

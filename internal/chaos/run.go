@@ -77,7 +77,7 @@ func (r *runner) runStep(ctx context.Context, sc *scenario, st step) bool {
 		r.fail(fmt.Sprintf("scenario %d: %v", sc.id, err))
 		return false
 	}
-	rec := r.newRecord(st, key.ID())
+	rec := r.newRecord(st, key.String())
 	variants := []int{variantMain}
 	if st.dup {
 		variants = append(variants, variantMain)
@@ -390,7 +390,7 @@ func (r *runner) createWallet(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	rec := r.newRecord(step{kind: kindWalletCreate}, key.ID())
+	rec := r.newRecord(step{kind: kindWalletCreate}, key.String())
 	for i := 0; ; i++ {
 		w, err := r.a55.Wallets.Create(ctx, &a55.WalletCreateRequest{Name: "chaos wallet", Currency: payonce.BRL}, payonce.WithKey(key))
 		r.subs.Add(1)
