@@ -93,21 +93,24 @@ var (
 // Err, the underlying cause (a transport error, a *ValidationError, or the
 // kind of the last answer when retries ran out).
 type APIError struct {
-	Provider   string        // "a55", "coinepay" or "" for a generic client
-	Operation  string        // e.g. "charges.create"
-	Method     string        // HTTP method
-	Path       string        // request path, never the query string
-	StatusCode int           // 0 when the error arose in the client
-	Code       string        // provider code: a Coinepay message_key or an A55 error code
-	Message    string        // provider message, UTF-8 as sent (may be Chinese), redacted
-	RequestID  string        // provider request ID when one was given
-	Key        Key           // the operation's key and its creation time (the zero Key for GETs)
-	Replayed   bool          // the answer was a replay of a stored response
-	Attempts   int           // attempts sent
-	RetryAfter time.Duration // the server's Retry-After, when it sent one
-	Details    []ErrorDetail // field-level details, when the provider gave them
-	Kind       error         // one of the Err* sentinels
-	Err        error         // the underlying cause, if any
+	Provider   string // "a55", "coinepay" or "" for a generic client
+	Operation  string // e.g. "charges.create"
+	Method     string // HTTP method
+	Path       string // request path, never the query string
+	StatusCode int    // 0 when the error arose in the client
+	Code       string // provider code: a Coinepay message_key or an A55 error code
+	Message    string // provider message, UTF-8 as sent (may be Chinese), redacted
+	RequestID  string // provider request ID when one was given
+	Key        Key    // the operation's key and its creation time (the zero Key for GETs)
+	Replayed   bool   // the answer was a replay of a stored response
+	// FromJournal: nothing was sent; the failure is the one the journal
+	// recorded for the reference (as Meta.FromJournal for a success).
+	FromJournal bool
+	Attempts    int           // attempts sent
+	RetryAfter  time.Duration // the server's Retry-After, when it sent one
+	Details     []ErrorDetail // field-level details, when the provider gave them
+	Kind        error         // one of the Err* sentinels
+	Err         error         // the underlying cause, if any
 
 	noResume bool // set by the operation: no key and not idempotent, so never resumable
 	// secrets returns the redactor of the client's own secrets, cut from

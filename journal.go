@@ -337,13 +337,13 @@ func (op *operation) fromJournal(e JournalEntry, out any) (Meta, error) {
 // storedError rebuilds the typed error of a failed entry: nothing is sent.
 // When the entry holds the (redacted) answer, the client's codec decodes it
 // again, so what the codec attached to the first error (an A55 charge
-// declined, for a55.ChargeFromError) is there too.
+// declined, for a55.ChargeFromError) is there too. It is FromJournal.
 func (op *operation) storedError(e JournalEntry, out any) *APIError {
 	kind := corekit.KindByName(e.ErrorKind)
 	if kind == nil {
 		kind = ErrServer
 	}
-	ae := &APIError{Kind: kind, Code: e.ErrorCode, Message: e.ErrorMessage, Err: ErrJournalRecorded}
+	ae := &APIError{Kind: kind, Code: e.ErrorCode, Message: e.ErrorMessage, Err: corekit.ErrJournalRecorded, FromJournal: true}
 	if inner := op.decodedError(e, out); inner != nil {
 		ae.Err = &recordedError{err: inner}
 	}
@@ -386,12 +386,9 @@ func (op *operation) decodedError(e JournalEntry, out any) error {
 
 // recordedError is the Err of an error rebuilt from a failed entry whose
 // answer the codec decoded again: errors.Is and errors.As see both
-// ErrJournalRecorded and what the codec attached.
+// that it was recorded and what the codec attached.
 type recordedError struct{ err error }
 
-func (e *recordedError) Error() string   { return ErrJournalRecorded.Error() }
-func (e *recordedError) Unwrap() []error { return []error{ErrJournalRecorded, e.err} }
+func (e *recordedError) Error() string   { return corekit.ErrJournalRecorded.Error() }
+func (e *recordedError) Unwrap() []error { return []error{corekit.ErrJournalRecorded, e.err} }
 
-// ErrJournalRecorded is the Err of an *APIError rebuilt from a failed
-// journal entry: the failure was recorded earlier and nothing was sent.
-var ErrJournalRecorded = corekit.ErrJournalRecorded

@@ -242,8 +242,11 @@ func TestJournalFailedReturnsTheSameTypedError(t *testing.T) {
 			assert.Equal(t, a1.Code, a2.Code)
 			assert.Equal(t, a1.StatusCode, a2.StatusCode)
 			assert.Equal(t, a1.Key, a2.Key)
+			assert.False(t, a1.FromJournal, "the first answer came from the server")
+			assert.True(t, a2.FromJournal, "the second from the journal")
 			assert.True(t, a1.Key.Created().Equal(a2.Key.Created()))
-			assert.ErrorIs(t, err2, payonce.ErrJournalRecorded)
+			var fromJournal *payonce.APIError
+			assert.True(t, errors.As(err2, &fromJournal) && fromJournal.FromJournal, "answered from the journal")
 			assert.False(t, payonce.IsTemporary(err2))
 			assert.False(t, payonce.IsResumable(err2))
 			assert.Equal(t, tc.ref, meta.Reference)

@@ -528,6 +528,12 @@ func (op *operation) startObserving() {
 	}
 }
 
+// fromJournal reports a failure answered from the journal.
+func fromJournal(err error) bool {
+	var ae *APIError
+	return errors.As(err, &ae) && ae.FromJournal
+}
+
 // endObserving closes an attempt still open and calls EndOperation.
 func (op *operation) endObserving(m Meta, err error) {
 	ob := op.ob
@@ -536,7 +542,7 @@ func (op *operation) endObserving(m Meta, err error) {
 	}
 	res := OperationResult{OperationInfo: ob.info, Key: op.key, Outcome: outcome(err), Attempts: op.attempts,
 		StatusCode: m.StatusCode, Replayed: m.Replayed, RequestID: m.RequestID, Duration: time.Since(op.start),
-		FromJournal: m.FromJournal || errors.Is(err, ErrJournalRecorded)}
+		FromJournal: m.FromJournal || fromJournal(err)}
 	if op.key != "" {
 		res.KeyCreated = op.created
 	}

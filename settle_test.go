@@ -2,6 +2,7 @@ package payonce_test
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"testing"
 	"time"
@@ -75,7 +76,8 @@ func TestSettleFailedAndNotExecuted(t *testing.T) {
 			require.NoError(t, err)
 			_, err = c.Do(t.Context(), chargeReq("10.00"), nil, payonce.WithReference("order-s2"))
 			require.ErrorIs(t, err, tc.kind)
-			require.ErrorIs(t, err, payonce.ErrJournalRecorded)
+			var fromJournal *payonce.APIError
+			require.True(t, errors.As(err, &fromJournal) && fromJournal.FromJournal, "answered from the journal")
 			assert.NotErrorIs(t, err, payonce.ErrOutcomeUnknown)
 			assert.False(t, payonce.IsResumable(err))
 			assert.Contains(t, err.Error(), "no charge at the provider for the key")
