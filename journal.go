@@ -82,8 +82,8 @@ type JournalEntry struct {
 	// SettleReason says why the entry was settled from outside a run
 	// (Client.Settle), or why the run recorded it as not executed.
 	SettleReason string
-	// Lease is given to Reserve, never stored: how long a created entry is
-	// leased to LeaseOwner (a minute when 0).
+	// Lease is given to Reserve, Take and BeginAttempt, never stored: how
+	// long the entry is leased to LeaseOwner (for Reserve, a minute when 0).
 	Lease time.Duration
 }
 
@@ -94,25 +94,6 @@ func (e JournalEntry) Settled() bool { return e.State == JournalSucceeded || e.S
 // provider (nothing moved: a new reference may run the operation).
 func (e JournalEntry) NotExecuted() bool {
 	return e.State == JournalFailed && e.ErrorKind == corekit.KindName(ErrNotExecuted)
-}
-
-// TakeRequest asks Journal.Take to give a pending entry to the run Owner.
-type TakeRequest struct {
-	Scope, Reference string
-	Owner            string        // the taking run, non-empty
-	Lease            time.Duration // lease length, > 0
-	// Fingerprint binds the body the run sends to an entry reserved
-	// without one (ReserveTx); another fingerprint than the stored one is
-	// refused with ErrIdempotencyConflict (wrapped). "" checks nothing.
-	Fingerprint string
-}
-
-// AttemptRequest is the check a run makes before each attempt it sends.
-type AttemptRequest struct {
-	Scope, Reference string
-	Fence            int64         // the run's fence (from Reserve or Take)
-	Owner            string        // the run, non-empty
-	Lease            time.Duration // the lease is renewed to now + Lease, > 0
 }
 
 // Journal stores journal entries durably: what Client.Do and Client.Settle
@@ -141,20 +122,25 @@ type Journal interface {
 	// (ErrJournalFenced, wrapped). A succeeded entry never changes
 	// (journal.ErrSettled). An absent entry is journal.ErrNotFound (wrapped).
 	Update(ctx context.Context, e JournalEntry) error
-	// Take gives a pending entry to the run r.Owner: it raises the fence
-	// by one, leases the entry to r.Owner until now + r.Lease, binds
-	// r.Fingerprint to an entry reserved without one and returns the
-	// entry. A live lease of another owner is ErrJournalLeased, a settled
-	// entry journal.ErrSettled, another fingerprint ErrIdempotencyConflict,
-	// an absent one journal.ErrNotFound (all wrapped); on ErrJournalLeased
-	// and journal.ErrSettled the stored entry is returned too.
-	Take(ctx context.Context, r TakeRequest) (JournalEntry, error)
+	// Take gives the pending entry (r.Scope, r.Reference) to the run
+	// r.LeaseOwner (non-empty): it raises the fence by one, leases the
+	// entry to r.LeaseOwner until now + r.Lease (above 0), binds
+	// r.Fingerprint to an entry reserved without one (ReserveTx; "" checks
+	// nothing) and returns the entry; r's other fields are not read. A
+	// live lease of another owner is ErrJournalLeased, a settled entry
+	// journal.ErrSettled, another fingerprint than the stored one
+	// ErrIdempotencyConflict, an absent one journal.ErrNotFound (all
+	// wrapped); on ErrJournalLeased and journal.ErrSettled the stored
+	// entry is returned too.
+	Take(ctx context.Context, r JournalEntry) (JournalEntry, error)
 	// BeginAttempt is the check before each attempt a run sends, in one
-	// atomic write: the entry must be pending (else journal.ErrSettled,
-	// with the entry) and its fence r.Fence (else ErrJournalFenced); it
-	// then sets Sent, adds one to Attempts, renews the lease to r.Owner
-	// until now + r.Lease, sets UpdatedAt to now and returns the entry.
-	BeginAttempt(ctx context.Context, r AttemptRequest) (JournalEntry, error)
+	// atomic write: the entry (r.Scope, r.Reference) must be pending (else
+	// journal.ErrSettled, with the entry) and its fence r.Fence, the run's
+	// from Reserve or Take (else ErrJournalFenced); it then sets Sent,
+	// adds one to Attempts, renews the lease to r.LeaseOwner (non-empty)
+	// until now + r.Lease (above 0), sets UpdatedAt to now and returns the
+	// entry; r's other fields are not read.
+	BeginAttempt(ctx context.Context, r JournalEntry) (JournalEntry, error)
 	// Now returns the journal's clock (the database's now() on
 	// PostgreSQL), or the zero time when the journal has none of its own
 	// and measures with the machine's clock (SQLite, memory).
@@ -391,4 +377,3 @@ type recordedError struct{ err error }
 
 func (e *recordedError) Error() string   { return corekit.ErrJournalRecorded.Error() }
 func (e *recordedError) Unwrap() []error { return []error{corekit.ErrJournalRecorded, e.err} }
-

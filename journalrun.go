@@ -199,7 +199,7 @@ func (op *operation) beginAttempt() (wrote bool, err error) {
 			return false, nil
 		}
 	}
-	got, err := op.c.journal.BeginAttempt(op.ctx, AttemptRequest{Scope: op.c.scope, Reference: jr.ref, Fence: jr.fence, Owner: jr.owner, Lease: jr.lease})
+	got, err := op.c.journal.BeginAttempt(op.ctx, JournalEntry{Scope: op.c.scope, Reference: jr.ref, Fence: jr.fence, LeaseOwner: jr.owner, Lease: jr.lease})
 	switch {
 	case err == nil:
 		jr.everSent, jr.attempts = true, got.Attempts

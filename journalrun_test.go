@@ -31,12 +31,12 @@ func (j *countingJournal) Reserve(ctx context.Context, e payonce.JournalEntry) (
 	return j.Memory.Reserve(ctx, e)
 }
 
-func (j *countingJournal) Take(ctx context.Context, r payonce.TakeRequest) (payonce.JournalEntry, error) {
+func (j *countingJournal) Take(ctx context.Context, r payonce.JournalEntry) (payonce.JournalEntry, error) {
 	j.takes.Add(1)
 	return j.Memory.Take(ctx, r)
 }
 
-func (j *countingJournal) BeginAttempt(ctx context.Context, r payonce.AttemptRequest) (payonce.JournalEntry, error) {
+func (j *countingJournal) BeginAttempt(ctx context.Context, r payonce.JournalEntry) (payonce.JournalEntry, error) {
 	j.attempts.Add(1)
 	return j.Memory.BeginAttempt(ctx, r)
 }
@@ -151,7 +151,7 @@ func TestRunTakenOverMidAttemptDoesNotAnswerItsFinalFailure(t *testing.T) {
 	go func() {
 		<-inflight
 		clk.Advance(2 * time.Minute) // the run's lease ends while it waits
-		_, err := j.Take(context.Background(), payonce.TakeRequest{Scope: "a55:client-1", Reference: "order-t1", Owner: "worker-2", Lease: time.Minute})
+		_, err := j.Take(context.Background(), payonce.JournalEntry{Scope: "a55:client-1", Reference: "order-t1", LeaseOwner: "worker-2", Lease: time.Minute})
 		took <- err
 		close(release)
 	}()
@@ -198,7 +198,7 @@ type stallingJournal struct {
 	stall time.Duration
 }
 
-func (j *stallingJournal) BeginAttempt(ctx context.Context, r payonce.AttemptRequest) (payonce.JournalEntry, error) {
+func (j *stallingJournal) BeginAttempt(ctx context.Context, r payonce.JournalEntry) (payonce.JournalEntry, error) {
 	j.clk.Advance(j.stall)
 	return j.Memory.BeginAttempt(ctx, r)
 }

@@ -93,7 +93,7 @@ func (op *operation) take(stored, e JournalEntry, own bool, out any) (m Meta, do
 			return op.journalMeta(ref), true, op.fail(ErrOutcomeUnknown, &outcomeUnknownError{Entry: stored, Cause: refusal.Kind})
 		}
 	}
-	taken, err := c.journal.Take(op.ctx, TakeRequest{Scope: stored.Scope, Reference: ref, Owner: owner, Lease: op.jr.lease, Fingerprint: e.Fingerprint})
+	taken, err := c.journal.Take(op.ctx, JournalEntry{Scope: stored.Scope, Reference: ref, LeaseOwner: owner, Lease: op.jr.lease, Fingerprint: e.Fingerprint})
 	switch {
 	case errors.Is(err, corekit.ErrJournalSettled) && taken.Settled():
 		m, err := op.answerFromEntry(taken, out)

@@ -64,7 +64,7 @@ func (c *Client) Settle(ctx context.Context, reference string, s Settlement) (Jo
 	case stored.State == JournalFailed && s.State != JournalSucceeded:
 		return fail(corekit.ErrJournalSettled, stored, fmt.Errorf("reference %q already failed; only a success may replace it", reference))
 	case stored.State == JournalPending:
-		taken, err := c.journal.Take(ctx, TakeRequest{Scope: c.scope, Reference: reference, Owner: "settle:" + uuid.NewString(), Lease: corekit.JournalReserveLease})
+		taken, err := c.journal.Take(ctx, JournalEntry{Scope: c.scope, Reference: reference, LeaseOwner: "settle:" + uuid.NewString(), Lease: corekit.JournalReserveLease})
 		switch {
 		case errors.Is(err, ErrJournalLeased):
 			return fail(ErrJournalLeased, stored, fmt.Errorf("reference %q: a run holds it: %w", reference, err))

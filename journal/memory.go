@@ -112,8 +112,8 @@ func (m *Memory) Update(ctx context.Context, e payonce.JournalEntry) error {
 	return nil
 }
 
-// Take gives a pending entry to the run r.Owner (payonce.Journal.Take).
-func (m *Memory) Take(ctx context.Context, r payonce.TakeRequest) (payonce.JournalEntry, error) {
+// Take gives a pending entry to the run r.LeaseOwner (payonce.Journal.Take).
+func (m *Memory) Take(ctx context.Context, r payonce.JournalEntry) (payonce.JournalEntry, error) {
 	if err := ctx.Err(); err != nil {
 		return payonce.JournalEntry{}, err
 	}
@@ -131,7 +131,7 @@ func (m *Memory) Take(ctx context.Context, r payonce.TakeRequest) (payonce.Journ
 		return clone(*e), err
 	}
 	e.Fence++
-	e.LeaseOwner, e.LeaseUntil, e.UpdatedAt = r.Owner, now.Add(r.Lease), now
+	e.LeaseOwner, e.LeaseUntil, e.UpdatedAt = r.LeaseOwner, now.Add(r.Lease), now
 	if e.Fingerprint == "" {
 		e.Fingerprint = r.Fingerprint
 	}
@@ -140,7 +140,7 @@ func (m *Memory) Take(ctx context.Context, r payonce.TakeRequest) (payonce.Journ
 
 // BeginAttempt checks and records, before an attempt is sent, that the
 // run's fence is current (payonce.Journal.BeginAttempt).
-func (m *Memory) BeginAttempt(ctx context.Context, r payonce.AttemptRequest) (payonce.JournalEntry, error) {
+func (m *Memory) BeginAttempt(ctx context.Context, r payonce.JournalEntry) (payonce.JournalEntry, error) {
 	if err := ctx.Err(); err != nil {
 		return payonce.JournalEntry{}, err
 	}
@@ -158,7 +158,7 @@ func (m *Memory) BeginAttempt(ctx context.Context, r payonce.AttemptRequest) (pa
 	}
 	now := journalkit.Time(m.now())
 	e.Sent, e.Attempts = true, e.Attempts+1
-	e.LeaseOwner, e.LeaseUntil, e.UpdatedAt = r.Owner, now.Add(r.Lease), now
+	e.LeaseOwner, e.LeaseUntil, e.UpdatedAt = r.LeaseOwner, now.Add(r.Lease), now
 	return clone(*e), nil
 }
 

@@ -243,7 +243,7 @@ func (j amnesiacJournal) Reserve(ctx context.Context, e payonce.JournalEntry) (p
 }
 
 // BeginAttempt forgets that the entry settled or was taken over.
-func (j amnesiacJournal) BeginAttempt(ctx context.Context, r payonce.AttemptRequest) (payonce.JournalEntry, error) {
+func (j amnesiacJournal) BeginAttempt(ctx context.Context, r payonce.JournalEntry) (payonce.JournalEntry, error) {
 	got, err := j.Store.BeginAttempt(ctx, r)
 	if errors.Is(err, journal.ErrSettled) || errors.Is(err, payonce.ErrJournalFenced) {
 		return got, nil
@@ -285,7 +285,7 @@ const unfencedEnv = "PAYONCE_CHAOS_TEST_UNFENCED_JOURNAL"
 // over a failed entry.
 type unfencedJournal struct{ journal.Store }
 
-func (j unfencedJournal) BeginAttempt(ctx context.Context, r payonce.AttemptRequest) (payonce.JournalEntry, error) {
+func (j unfencedJournal) BeginAttempt(ctx context.Context, r payonce.JournalEntry) (payonce.JournalEntry, error) {
 	got, err := j.Store.BeginAttempt(ctx, r)
 	if errors.Is(err, journal.ErrSettled) || errors.Is(err, payonce.ErrJournalFenced) {
 		return got, nil

@@ -54,16 +54,16 @@ func CheckReserveTx(e payonce.JournalEntry) error {
 }
 
 // CheckTake validates a take request.
-func CheckTake(r payonce.TakeRequest) error {
-	if r.Reference == "" || r.Owner == "" || r.Lease <= 0 {
+func CheckTake(r payonce.JournalEntry) error {
+	if r.Reference == "" || r.LeaseOwner == "" || r.Lease <= 0 {
 		return fmt.Errorf("%w: a take needs a reference, an owner and a positive lease", ErrInvalidEntry)
 	}
 	return nil
 }
 
 // CheckAttempt validates an attempt request.
-func CheckAttempt(r payonce.AttemptRequest) error {
-	if r.Reference == "" || r.Owner == "" || r.Lease <= 0 {
+func CheckAttempt(r payonce.JournalEntry) error {
+	if r.Reference == "" || r.LeaseOwner == "" || r.Lease <= 0 {
 		return fmt.Errorf("%w: an attempt needs a reference, an owner and a positive lease", ErrInvalidEntry)
 	}
 	return nil
@@ -90,20 +90,20 @@ func CheckUpdate(old, e payonce.JournalEntry) error {
 
 // TakeRefusal is why the stored entry e cannot be taken by r at now, or
 // nil.
-func TakeRefusal(e payonce.JournalEntry, r payonce.TakeRequest, now time.Time) error {
+func TakeRefusal(e payonce.JournalEntry, r payonce.JournalEntry, now time.Time) error {
 	switch {
 	case e.Settled():
 		return fmt.Errorf("journal: take %q: %w", r.Reference, corekit.ErrJournalSettled)
 	case r.Fingerprint != "" && e.Fingerprint != "" && e.Fingerprint != r.Fingerprint:
 		return fmt.Errorf("journal: take %q: recorded with another request: %w", r.Reference, payonce.ErrIdempotencyConflict)
-	case e.LeaseOwner != "" && e.LeaseOwner != r.Owner && e.LeaseUntil.After(now):
+	case e.LeaseOwner != "" && e.LeaseOwner != r.LeaseOwner && e.LeaseUntil.After(now):
 		return fmt.Errorf("journal: take %q: %w until %s", r.Reference, payonce.ErrJournalLeased, e.LeaseUntil.UTC().Format(time.RFC3339))
 	}
 	return nil
 }
 
 // AttemptRefusal is why the stored entry e refuses the attempt r, or nil.
-func AttemptRefusal(e payonce.JournalEntry, r payonce.AttemptRequest) error {
+func AttemptRefusal(e payonce.JournalEntry, r payonce.JournalEntry) error {
 	switch {
 	case e.Settled():
 		return fmt.Errorf("journal: attempt %q: %w", r.Reference, corekit.ErrJournalSettled)

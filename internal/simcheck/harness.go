@@ -308,7 +308,7 @@ func (s *simJournal) Update(ctx context.Context, e payonce.JournalEntry) error {
 	return err
 }
 
-func (s *simJournal) Take(ctx context.Context, r payonce.TakeRequest) (payonce.JournalEntry, error) {
+func (s *simJournal) Take(ctx context.Context, r payonce.JournalEntry) (payonce.JournalEntry, error) {
 	if err := s.enter("take"); err != nil {
 		return payonce.JournalEntry{}, err
 	}
@@ -318,7 +318,7 @@ func (s *simJournal) Take(ctx context.Context, r payonce.TakeRequest) (payonce.J
 	return got, err
 }
 
-func (s *simJournal) BeginAttempt(ctx context.Context, r payonce.AttemptRequest) (payonce.JournalEntry, error) {
+func (s *simJournal) BeginAttempt(ctx context.Context, r payonce.JournalEntry) (payonce.JournalEntry, error) {
 	if err := s.enter("begin attempt"); err != nil {
 		return payonce.JournalEntry{}, err
 	}

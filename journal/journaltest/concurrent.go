@@ -88,7 +88,7 @@ func ManyAttempts(t *testing.T, j journal.Store) {
 		e.LeaseOwner = "run"
 		_, _, err := j.Reserve(ctx(t), e)
 		require.NoError(t, err)
-		_, err = j.Take(ctx(t), payonce.TakeRequest{Scope: "scope", Reference: e.Reference, Owner: "run", Lease: time.Hour})
+		_, err = j.Take(ctx(t), payonce.JournalEntry{Scope: "scope", Reference: e.Reference, LeaseOwner: "run", Lease: time.Hour})
 		require.NoError(t, err) // fence 2: fence 1 is stale
 	}
 	var wg sync.WaitGroup
@@ -100,8 +100,8 @@ func ManyAttempts(t *testing.T, j journal.Store) {
 				if c%2 == 1 {
 					fence = 1
 				}
-				_, errs[r][c] = j.BeginAttempt(ctx(t), payonce.AttemptRequest{Scope: "scope", Reference: fmt.Sprintf("att-%d", r),
-					Fence: fence, Owner: "run", Lease: time.Hour})
+				_, errs[r][c] = j.BeginAttempt(ctx(t), payonce.JournalEntry{Scope: "scope", Reference: fmt.Sprintf("att-%d", r),
+					Fence: fence, LeaseOwner: "run", Lease: time.Hour})
 			})
 		}
 	}

@@ -63,7 +63,7 @@ func testReserveTakesSentAndLease(t *testing.T, j journal.Store) {
 
 func take(t *testing.T, j journal.Store, ref, owner string) payonce.JournalEntry {
 	t.Helper()
-	got, err := j.Take(ctx(t), payonce.TakeRequest{Scope: "s", Reference: ref, Owner: owner, Lease: time.Hour})
+	got, err := j.Take(ctx(t), payonce.JournalEntry{Scope: "s", Reference: ref, LeaseOwner: owner, Lease: time.Hour})
 	require.NoError(t, err)
 	return got
 }
@@ -76,7 +76,7 @@ func testReserveStartsTheFence(t *testing.T, j journal.Store) {
 	assert.False(t, got.Sent, "nothing sent yet")
 	assert.Equal(t, "run-a", got.LeaseOwner)
 	assert.True(t, got.LeaseUntil.After(got.CreatedAt), "leased for the run to reach its first attempt")
-	_, err := j.Take(ctx(t), payonce.TakeRequest{Scope: "s", Reference: "f0", Owner: "run-b", Lease: time.Hour})
+	_, err := j.Take(ctx(t), payonce.JournalEntry{Scope: "s", Reference: "f0", LeaseOwner: "run-b", Lease: time.Hour})
 	require.ErrorIs(t, err, payonce.ErrJournalLeased)
 
 	plain := reserve(t, j, Entry("s", "f0-plain"))
@@ -96,18 +96,18 @@ func testTakeRaisesTheFence(t *testing.T, j journal.Store) {
 	require.NoError(t, err)
 	assert.Equal(t, int64(3), stored.Fence)
 
-	_, err = j.Take(ctx(t), payonce.TakeRequest{Scope: "s", Reference: "absent", Owner: "run-a", Lease: time.Hour})
+	_, err = j.Take(ctx(t), payonce.JournalEntry{Scope: "s", Reference: "absent", LeaseOwner: "run-a", Lease: time.Hour})
 	require.ErrorIs(t, err, journal.ErrNotFound)
-	_, err = j.Take(ctx(t), payonce.TakeRequest{Scope: "s", Reference: "f1", Lease: time.Hour})
+	_, err = j.Take(ctx(t), payonce.JournalEntry{Scope: "s", Reference: "f1", Lease: time.Hour})
 	require.Error(t, err, "no owner")
-	_, err = j.Take(ctx(t), payonce.TakeRequest{Scope: "s", Reference: "f1", Owner: "w"})
+	_, err = j.Take(ctx(t), payonce.JournalEntry{Scope: "s", Reference: "f1", LeaseOwner: "w"})
 	require.Error(t, err, "no lease")
 }
 
 func testTakeRespectsALiveLease(t *testing.T, j journal.Store) {
 	reserve(t, j, Entry("s", "f2"))
 	a := take(t, j, "f2", "run-a")
-	got, err := j.Take(ctx(t), payonce.TakeRequest{Scope: "s", Reference: "f2", Owner: "run-b", Lease: time.Hour})
+	got, err := j.Take(ctx(t), payonce.JournalEntry{Scope: "s", Reference: "f2", LeaseOwner: "run-b", Lease: time.Hour})
 	require.ErrorIs(t, err, payonce.ErrJournalLeased)
 	assert.Equal(t, "run-a", got.LeaseOwner, "the refusal returns the entry")
 	stored, err := j.Get(ctx(t), "s", "f2")
@@ -116,10 +116,10 @@ func testTakeRespectsALiveLease(t *testing.T, j journal.Store) {
 
 	// An expired lease is taken.
 	reserve(t, j, Entry("s", "f2-short"))
-	_, err = j.Take(ctx(t), payonce.TakeRequest{Scope: "s", Reference: "f2-short", Owner: "run-a", Lease: time.Millisecond})
+	_, err = j.Take(ctx(t), payonce.JournalEntry{Scope: "s", Reference: "f2-short", LeaseOwner: "run-a", Lease: time.Millisecond})
 	require.NoError(t, err)
 	require.Eventually(t, func() bool {
-		b, err := j.Take(ctx(t), payonce.TakeRequest{Scope: "s", Reference: "f2-short", Owner: "run-b", Lease: time.Hour})
+		b, err := j.Take(ctx(t), payonce.JournalEntry{Scope: "s", Reference: "f2-short", LeaseOwner: "run-b", Lease: time.Hour})
 		return err == nil && b.LeaseOwner == "run-b"
 	}, 30*time.Second, 5*time.Millisecond)
 }
@@ -135,7 +135,7 @@ func testStaleFenceIsRefused(t *testing.T, j journal.Store) {
 		stale.Fence, stale.State, stale.LastCause, stale.ErrorKind = a.Fence, st, "stale", "invalid_request"
 		require.ErrorIs(t, j.Update(ctx(t), stale), payonce.ErrJournalFenced, string(st))
 	}
-	_, err := j.BeginAttempt(ctx(t), payonce.AttemptRequest{Scope: "s", Reference: "f3", Fence: a.Fence, Owner: "run-a", Lease: time.Hour})
+	_, err := j.BeginAttempt(ctx(t), payonce.JournalEntry{Scope: "s", Reference: "f3", Fence: a.Fence, LeaseOwner: "run-a", Lease: time.Hour})
 	require.ErrorIs(t, err, payonce.ErrJournalFenced)
 	stored, err := j.Get(ctx(t), "s", "f3")
 	require.NoError(t, err)
@@ -153,12 +153,12 @@ func testBeginAttemptMarksSent(t *testing.T, j journal.Store) {
 	e := Entry("s", "f4")
 	e.LeaseOwner = "run-a"
 	got := reserve(t, j, e)
-	at, err := j.BeginAttempt(ctx(t), payonce.AttemptRequest{Scope: "s", Reference: "f4", Fence: got.Fence, Owner: "run-a", Lease: time.Hour})
+	at, err := j.BeginAttempt(ctx(t), payonce.JournalEntry{Scope: "s", Reference: "f4", Fence: got.Fence, LeaseOwner: "run-a", Lease: time.Hour})
 	require.NoError(t, err)
 	assert.True(t, at.Sent)
 	assert.Equal(t, 1, at.Attempts)
 	assert.True(t, at.LeaseUntil.After(at.UpdatedAt.Add(50*time.Minute)), "the lease is renewed")
-	at, err = j.BeginAttempt(ctx(t), payonce.AttemptRequest{Scope: "s", Reference: "f4", Fence: got.Fence, Owner: "run-a", Lease: time.Hour})
+	at, err = j.BeginAttempt(ctx(t), payonce.JournalEntry{Scope: "s", Reference: "f4", Fence: got.Fence, LeaseOwner: "run-a", Lease: time.Hour})
 	require.NoError(t, err)
 	assert.Equal(t, 2, at.Attempts)
 	stored, err := j.Get(ctx(t), "s", "f4")
@@ -166,9 +166,9 @@ func testBeginAttemptMarksSent(t *testing.T, j journal.Store) {
 	assert.True(t, stored.Sent, "durable")
 	assert.Equal(t, 2, stored.Attempts)
 
-	_, err = j.BeginAttempt(ctx(t), payonce.AttemptRequest{Scope: "s", Reference: "absent", Fence: 1, Owner: "run-a", Lease: time.Hour})
+	_, err = j.BeginAttempt(ctx(t), payonce.JournalEntry{Scope: "s", Reference: "absent", Fence: 1, LeaseOwner: "run-a", Lease: time.Hour})
 	require.ErrorIs(t, err, journal.ErrNotFound)
-	_, err = j.BeginAttempt(ctx(t), payonce.AttemptRequest{Scope: "s", Reference: "f4", Fence: 1, Lease: time.Hour})
+	_, err = j.BeginAttempt(ctx(t), payonce.JournalEntry{Scope: "s", Reference: "f4", Fence: 1, Lease: time.Hour})
 	require.Error(t, err, "no owner")
 }
 
@@ -183,10 +183,10 @@ func testSuccessLandsWhateverTheFence(t *testing.T, j journal.Store) {
 	assert.Equal(t, payonce.JournalSucceeded, got.State)
 	assert.Empty(t, got.LeaseOwner)
 
-	at, err := j.BeginAttempt(ctx(t), payonce.AttemptRequest{Scope: "s", Reference: "f5", Fence: got.Fence, Owner: "run-b", Lease: time.Hour})
+	at, err := j.BeginAttempt(ctx(t), payonce.JournalEntry{Scope: "s", Reference: "f5", Fence: got.Fence, LeaseOwner: "run-b", Lease: time.Hour})
 	require.ErrorIs(t, err, journal.ErrSettled, "a settled entry is not sent again")
 	assert.Equal(t, payonce.JournalSucceeded, at.State, "the refusal returns the entry")
-	tk, err := j.Take(ctx(t), payonce.TakeRequest{Scope: "s", Reference: "f5", Owner: "run-c", Lease: time.Hour})
+	tk, err := j.Take(ctx(t), payonce.JournalEntry{Scope: "s", Reference: "f5", LeaseOwner: "run-c", Lease: time.Hour})
 	require.ErrorIs(t, err, journal.ErrSettled)
 	assert.Equal(t, payonce.JournalSucceeded, tk.State)
 }
@@ -227,9 +227,9 @@ func testClaimRaisesTheFence(t *testing.T, j journal.Store) {
 
 func testTakeRefusesAnotherFingerprint(t *testing.T, j journal.Store) {
 	e := reserve(t, j, Entry("s", "f8"))
-	_, err := j.Take(ctx(t), payonce.TakeRequest{Scope: "s", Reference: "f8", Owner: "run-a", Lease: time.Hour, Fingerprint: "other"})
+	_, err := j.Take(ctx(t), payonce.JournalEntry{Scope: "s", Reference: "f8", LeaseOwner: "run-a", Lease: time.Hour, Fingerprint: "other"})
 	require.ErrorIs(t, err, payonce.ErrIdempotencyConflict)
-	got, err := j.Take(ctx(t), payonce.TakeRequest{Scope: "s", Reference: "f8", Owner: "run-a", Lease: time.Hour, Fingerprint: e.Fingerprint})
+	got, err := j.Take(ctx(t), payonce.JournalEntry{Scope: "s", Reference: "f8", LeaseOwner: "run-a", Lease: time.Hour, Fingerprint: e.Fingerprint})
 	require.NoError(t, err)
 	assert.Equal(t, e.Fingerprint, got.Fingerprint)
 	assert.Equal(t, e.Fence+1, got.Fence, "the refused take did not raise the fence")
@@ -297,11 +297,11 @@ func FingerprintBinding(t *testing.T, j journal.Store, reserveTx func(ctx contex
 	require.True(t, created)
 	assert.Empty(t, got.Fingerprint)
 	fp := corekit.Fingerprint("POST", "/charge/", []byte(`{"amount":"10.00"}`))
-	tk, err := j.Take(ctx(t), payonce.TakeRequest{Scope: "s", Reference: "bind-1", Owner: "run-a", Lease: time.Hour, Fingerprint: fp})
+	tk, err := j.Take(ctx(t), payonce.JournalEntry{Scope: "s", Reference: "bind-1", LeaseOwner: "run-a", Lease: time.Hour, Fingerprint: fp})
 	require.NoError(t, err)
 	assert.Equal(t, fp, tk.Fingerprint, "the first run binds the body it sends")
 	other := corekit.Fingerprint("POST", "/charge/", []byte(`{"amount":"99.00"}`))
-	_, err = j.Take(ctx(t), payonce.TakeRequest{Scope: "s", Reference: "bind-1", Owner: "run-a", Lease: time.Hour, Fingerprint: other})
+	_, err = j.Take(ctx(t), payonce.JournalEntry{Scope: "s", Reference: "bind-1", LeaseOwner: "run-a", Lease: time.Hour, Fingerprint: other})
 	require.ErrorIs(t, err, payonce.ErrIdempotencyConflict)
 	stored, err := j.Get(ctx(t), "s", "bind-1")
 	require.NoError(t, err)

@@ -213,10 +213,10 @@ func testSummaryIsKept(t *testing.T, j journal.Store) {
 	got := reserve(t, j, e)
 	assert.Equal(t, summary, got.Summary)
 
-	taken, err := j.Take(ctx(t), payonce.TakeRequest{Scope: e.Scope, Reference: e.Reference, Owner: "run-1", Lease: time.Minute})
+	taken, err := j.Take(ctx(t), payonce.JournalEntry{Scope: e.Scope, Reference: e.Reference, LeaseOwner: "run-1", Lease: time.Minute})
 	require.NoError(t, err)
 	assert.Equal(t, summary, taken.Summary)
-	began, err := j.BeginAttempt(ctx(t), payonce.AttemptRequest{Scope: e.Scope, Reference: e.Reference, Fence: taken.Fence, Owner: "run-1", Lease: time.Minute})
+	began, err := j.BeginAttempt(ctx(t), payonce.JournalEntry{Scope: e.Scope, Reference: e.Reference, Fence: taken.Fence, LeaseOwner: "run-1", Lease: time.Minute})
 	require.NoError(t, err)
 	assert.Equal(t, summary, began.Summary)
 

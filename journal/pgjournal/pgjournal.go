@@ -224,8 +224,8 @@ const takeSQL = `UPDATE $T SET fence = fence + 1, lease_owner = $3, lease_until 
 	AND (lease_owner = '' OR lease_owner = $3 OR lease_until IS NULL OR lease_until <= now())
 	RETURNING ` + columns
 
-func takeArgs(r payonce.TakeRequest) []any {
-	return []any{r.Scope, r.Reference, r.Owner, r.Lease.Microseconds(), r.Fingerprint}
+func takeArgs(r payonce.JournalEntry) []any {
+	return []any{r.Scope, r.Reference, r.LeaseOwner, r.Lease.Microseconds(), r.Fingerprint}
 }
 
 // attemptSQL is the check before one attempt: pending, the run's fence;
@@ -235,16 +235,16 @@ const attemptSQL = `UPDATE $T SET sent = true, attempts = attempts + 1, lease_ow
 	WHERE scope = $1 AND reference = $2 AND state = 'pending' AND fence = $3
 	RETURNING ` + columns
 
-func attemptArgs(r payonce.AttemptRequest) []any {
-	return []any{r.Scope, r.Reference, r.Fence, r.Owner, r.Lease.Microseconds()}
+func attemptArgs(r payonce.JournalEntry) []any {
+	return []any{r.Scope, r.Reference, r.Fence, r.LeaseOwner, r.Lease.Microseconds()}
 }
 
 // rowSQL reads an entry and the database's now() after a guarded write
 // that changed nothing, to name the rule it broke.
 const rowSQL = `SELECT ` + columns + `, now() FROM $T WHERE scope = $1 AND reference = $2`
 
-// Take gives a pending entry to the run r.Owner (payonce.Journal.Take).
-func (j *Journal) Take(ctx context.Context, r payonce.TakeRequest) (payonce.JournalEntry, error) {
+// Take gives a pending entry to the run r.LeaseOwner (payonce.Journal.Take).
+func (j *Journal) Take(ctx context.Context, r payonce.JournalEntry) (payonce.JournalEntry, error) {
 	if err := journalkit.CheckTake(r); err != nil {
 		return payonce.JournalEntry{}, err
 	}
@@ -256,7 +256,7 @@ func (j *Journal) Take(ctx context.Context, r payonce.TakeRequest) (payonce.Jour
 
 // BeginAttempt checks and records, before an attempt is sent, that the
 // run's fence is current (payonce.Journal.BeginAttempt).
-func (j *Journal) BeginAttempt(ctx context.Context, r payonce.AttemptRequest) (payonce.JournalEntry, error) {
+func (j *Journal) BeginAttempt(ctx context.Context, r payonce.JournalEntry) (payonce.JournalEntry, error) {
 	if err := journalkit.CheckAttempt(r); err != nil {
 		return payonce.JournalEntry{}, err
 	}

@@ -245,10 +245,10 @@ func refused(rule error, op, ref string) error {
 	return fmt.Errorf("sqlitejournal: %w", rule)
 }
 
-// Take gives a pending entry to the run r.Owner (payonce.Journal.Take):
+// Take gives a pending entry to the run r.LeaseOwner (payonce.Journal.Take):
 // one guarded UPDATE raises the fence, leases the entry and binds the
 // fingerprint to an entry reserved without one.
-func (j *Journal) Take(ctx context.Context, r payonce.TakeRequest) (payonce.JournalEntry, error) {
+func (j *Journal) Take(ctx context.Context, r payonce.JournalEntry) (payonce.JournalEntry, error) {
 	if err := journalkit.CheckTake(r); err != nil {
 		return payonce.JournalEntry{}, err
 	}
@@ -260,7 +260,7 @@ func (j *Journal) Take(ctx context.Context, r payonce.TakeRequest) (payonce.Jour
 			WHERE scope = ? AND reference = ? AND state = 'pending'
 			AND (? = '' OR fingerprint = '' OR fingerprint = ?)
 			AND (lease_owner = '' OR lease_owner = ? OR lease_until <= ?)`,
-			r.Owner, micro(now.Add(r.Lease)), micro(now), r.Fingerprint, r.Scope, r.Reference, r.Fingerprint, r.Fingerprint, r.Owner, micro(now))
+			r.LeaseOwner, micro(now.Add(r.Lease)), micro(now), r.Fingerprint, r.Scope, r.Reference, r.Fingerprint, r.Fingerprint, r.LeaseOwner, micro(now))
 		if err != nil {
 			return fmt.Errorf("sqlitejournal: take: %w", err)
 		}
@@ -282,7 +282,7 @@ func (j *Journal) Take(ctx context.Context, r payonce.TakeRequest) (payonce.Jour
 // BeginAttempt checks and records, before an attempt is sent, that the
 // run's fence is current (payonce.Journal.BeginAttempt), in one guarded
 // UPDATE committed through the group commit.
-func (j *Journal) BeginAttempt(ctx context.Context, r payonce.AttemptRequest) (payonce.JournalEntry, error) {
+func (j *Journal) BeginAttempt(ctx context.Context, r payonce.JournalEntry) (payonce.JournalEntry, error) {
 	if err := journalkit.CheckAttempt(r); err != nil {
 		return payonce.JournalEntry{}, err
 	}
@@ -291,7 +291,7 @@ func (j *Journal) BeginAttempt(ctx context.Context, r payonce.AttemptRequest) (p
 		now := journalkit.Time(j.now())
 		res, err := j.prepared(tx).ExecContext(ctx, `UPDATE payonce_journal SET sent = 1, attempts = attempts + 1, lease_owner = ?, lease_until = ?, updated_at = ?
 			WHERE scope = ? AND reference = ? AND state = 'pending' AND fence = ?`,
-			r.Owner, micro(now.Add(r.Lease)), micro(now), r.Scope, r.Reference, r.Fence)
+			r.LeaseOwner, micro(now.Add(r.Lease)), micro(now), r.Scope, r.Reference, r.Fence)
 		if err != nil {
 			return fmt.Errorf("sqlitejournal: attempt: %w", err)
 		}

@@ -251,7 +251,7 @@ func TestVersionOneFileUpgrades(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, e.Sent, "an old row may have been sent")
 	assert.Equal(t, 2, e.Attempts)
-	tk, err := j.Take(t.Context(), payonce.TakeRequest{Scope: "s", Reference: "old-1", Owner: "w", Lease: time.Minute})
+	tk, err := j.Take(t.Context(), payonce.JournalEntry{Scope: "s", Reference: "old-1", LeaseOwner: "w", Lease: time.Minute})
 	require.NoError(t, err)
 	assert.Equal(t, e.Fence+1, tk.Fence)
 	var v int
