@@ -49,17 +49,6 @@ func ParseAmount(s string) (Amount, error) {
 	return Amount{minor: w*100 + f}, nil
 }
 
-// MustParseAmount is ParseAmount for tests, examples and constants: it
-// panics, with a message naming s and the reason, when s is not a valid
-// amount. Never use it on input from users or servers.
-func MustParseAmount(s string) Amount {
-	a, err := ParseAmount(s)
-	if err != nil {
-		panic(fmt.Sprintf("payonce: MustParseAmount(%q): %v", s, err))
-	}
-	return a
-}
-
 // AmountFromMinor returns the amount of minor units (cents): 10050 is "100.50".
 func AmountFromMinor(minor int64) (Amount, error) {
 	if minor < 0 || minor > math.MaxInt64/2 {

@@ -22,7 +22,7 @@ import (
 
 func settleCharge(amount string) *a55.ChargeCreateRequest {
 	return &a55.ChargeCreateRequest{
-		Amount: payonce.MustParseAmount(amount), Currency: payonce.BRL, TypeCharge: a55.TypeCreditCard, Description: "order-1",
+		Amount: payoncetest.Amount(amount), Currency: payonce.BRL, TypeCharge: a55.TypeCreditCard, Description: "order-1",
 		Card: &payonce.Card{Number: a55test.CardConfirms, HolderName: "TEST", ExpirationMonth: "12", ExpirationYear: "2099", CVV: "123"},
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/payonce/payonce/internal/corekit"
+	"github.com/payonce/payonce/payoncetest"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -55,7 +56,7 @@ func TestApplyRedeliveredWithoutAKey(t *testing.T) {
 		}
 		assert.Equal(t, 1, srv.Ledger().Count("openapi:apply:job-42"))
 		// Recharge is a keyed write too.
-		amount := payonce.MustParseAmount("1.00")
+		amount := payoncetest.Amount("1.00")
 		_, err = client.Cards.Recharge(context.Background(), &coinepay.RechargeRequest{CardID: "c_1", Amount: amount})
 		require.ErrorIs(t, err, payonce.ErrKeyRequired)
 	})

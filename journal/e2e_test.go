@@ -357,7 +357,7 @@ func TestInsufficientBalanceStaysPendingAndResumesAfterTopUp(t *testing.T) {
 		t.Run(b.name, func(t *testing.T) {
 			srv := coinepaytest.New(t)
 			j, reopen := b.open(t)
-			srv.SetBalance(srv.APIKey(), payonce.MustParseAmount("0.00"))
+			srv.SetBalance(srv.APIKey(), payoncetest.Amount("0.00"))
 			req := &coinepay.ApplyRequest{HeaderID: "h1", PackageID: "p1"}
 			_, err := coinepayClient(t, srv, j).Cards.Apply(t.Context(), req, payonce.WithReference("job-9"))
 			require.ErrorIs(t, err, coinepay.ErrInsufficientBalance)
@@ -366,7 +366,7 @@ func TestInsufficientBalanceStaysPendingAndResumesAfterTopUp(t *testing.T) {
 			assert.Equal(t, payonce.JournalPending, e.State)
 			assert.Equal(t, "insufficient_balance", e.ErrorKind)
 
-			srv.SetBalance(srv.APIKey(), payonce.MustParseAmount("1000.00"))
+			srv.SetBalance(srv.APIKey(), payoncetest.Amount("1000.00"))
 			res, err := coinepayClient(t, srv, reopen(t)).Cards.Apply(t.Context(), req, payonce.WithReference("job-9"))
 			require.NoError(t, err)
 			assert.Equal(t, e.Key, res.Meta.Key.String())

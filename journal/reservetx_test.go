@@ -18,6 +18,7 @@ import (
 	"github.com/payonce/payonce/journal"
 	"github.com/payonce/payonce/journal/pgjournal"
 	"github.com/payonce/payonce/journal/sqlitejournal"
+	"github.com/payonce/payonce/payoncetest"
 )
 
 // An entry a merchant reserved in its own transaction without a
@@ -127,7 +128,7 @@ func TestReserveTxWithoutFingerprintBindsTheFirstBody(t *testing.T) {
 	scope := "a55:" + srv.ClientID() + "@" + srv.URL
 	charge := func(amount string) *a55.ChargeCreateRequest {
 		r := chargeRequest("4111111111111111")
-		r.Amount = payonce.MustParseAmount(amount)
+		r.Amount = payoncetest.Amount(amount)
 		return r
 	}
 	check := func(t *testing.T, j journal.Store, ref string) {

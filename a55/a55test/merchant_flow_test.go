@@ -22,7 +22,7 @@ import (
 
 func flowCharge(amount string, capture bool) *a55.ChargeCreateRequest {
 	return &a55.ChargeCreateRequest{
-		Amount: payonce.MustParseAmount(amount), Currency: payonce.BRL, TypeCharge: a55.TypeCreditCard,
+		Amount: payoncetest.Amount(amount), Currency: payonce.BRL, TypeCharge: a55.TypeCreditCard,
 		Capture: a55.Bool(capture),
 		Card:    &payonce.Card{Number: a55test.CardConfirms, HolderName: "TEST", ExpirationMonth: "12", ExpirationYear: "2099", CVV: "123"},
 	}
@@ -59,13 +59,13 @@ func TestMerchantFlowEveryStepRunsOnce(t *testing.T) {
 	assert.True(t, srv.Ledger().ExecutedOnce(cp.Meta.Key.String()), "captured once")
 
 	dropNext(t, srv, a55test.RefundPath)
-	rf, err := client.Charges.Refund(ctx, &a55.RefundRequest{ChargeUUID: auth.UUID, Amount: payonce.MustParseAmount("10.00")})
+	rf, err := client.Charges.Refund(ctx, &a55.RefundRequest{ChargeUUID: auth.UUID, Amount: payoncetest.Amount("10.00")})
 	require.NoError(t, err)
 	assert.Equal(t, "10.00", rf.RefundedAmount.String())
 	assert.True(t, srv.Ledger().ExecutedOnce(rf.Meta.Key.String()), "refunded once")
 
 	// Refunding more than remains is a final, typed error that keeps its key.
-	_, err = client.Charges.Refund(ctx, &a55.RefundRequest{ChargeUUID: auth.UUID, Amount: payonce.MustParseAmount("25.00")})
+	_, err = client.Charges.Refund(ctx, &a55.RefundRequest{ChargeUUID: auth.UUID, Amount: payoncetest.Amount("25.00")})
 	require.ErrorIs(t, err, a55.ErrInvalidState)
 	assert.False(t, payonce.IsResumable(err))
 	assert.NotEmpty(t, payonce.KeyOf(err).String())

@@ -347,7 +347,7 @@ func testConsoleChaosBurst(t *testing.T, b *browser) {
 
 func chargeRequest() *a55.ChargeCreateRequest {
 	return &a55.ChargeCreateRequest{
-		Amount: payonce.MustParseAmount("10.00"), Currency: payonce.BRL, TypeCharge: a55.TypeCreditCard,
+		Amount: payoncetest.Amount("10.00"), Currency: payonce.BRL, TypeCharge: a55.TypeCreditCard,
 		Card: &payonce.Card{Number: "4111111111111111", HolderName: "TEST", ExpirationMonth: "12", ExpirationYear: "2035", CVV: "123"},
 	}
 }

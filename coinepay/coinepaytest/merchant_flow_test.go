@@ -21,7 +21,7 @@ import (
 
 func TestMerchantCardFlow(t *testing.T) {
 	ctx := context.Background()
-	srv := coinepaytest.New(t, coinepaytest.WithBalance(payonce.MustParseAmount("10.00")))
+	srv := coinepaytest.New(t, coinepaytest.WithBalance(payoncetest.Amount("10.00")))
 	client, err := srv.Client()
 	require.NoError(t, err)
 
@@ -51,13 +51,13 @@ func TestMerchantCardFlow(t *testing.T) {
 	// stored key runs the very same recharge once.
 	rechargeKey, err := payonce.NewKey(srv.Clock().Now(), "card", card.CardID, "recharge", "1")
 	require.NoError(t, err)
-	recharge := &coinepay.RechargeRequest{CardID: card.CardID, Amount: payonce.MustParseAmount("50.00")}
+	recharge := &coinepay.RechargeRequest{CardID: card.CardID, Amount: payoncetest.Amount("50.00")}
 	_, err = client.Cards.Recharge(ctx, recharge, payonce.WithKey(rechargeKey))
 	require.ErrorIs(t, err, coinepay.ErrInsufficientBalance)
 	require.True(t, payonce.IsResumable(err))
 	stored, err := payonce.KeyOf(err).MarshalText()
 	require.NoError(t, err)
-	srv.SetBalance(srv.APIKey(), payonce.MustParseAmount("100.00"))
+	srv.SetBalance(srv.APIKey(), payoncetest.Amount("100.00"))
 	require.NoError(t, srv.AddFault(payoncetest.Rule{Fault: payoncetest.FaultDropAfterCommit, Path: coinepay.PathCardRecharge, Count: 1}))
 	resumed, err := payonce.ParseKey(string(stored))
 	require.NoError(t, err)

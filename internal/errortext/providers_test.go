@@ -75,7 +75,7 @@ func card(number string) *payonce.Card {
 }
 
 func charge(amount string, c *payonce.Card) *a55.ChargeCreateRequest {
-	return &a55.ChargeCreateRequest{Amount: payonce.MustParseAmount(amount), Currency: payonce.BRL, TypeCharge: a55.TypeCreditCard, Card: c}
+	return &a55.ChargeCreateRequest{Amount: payoncetest.Amount(amount), Currency: payonce.BRL, TypeCharge: a55.TypeCreditCard, Card: c}
 }
 
 // Every A55 error path says each thing once: every answer of the fake
@@ -103,7 +103,7 @@ func TestA55ErrorsSayEachThingOnce(t *testing.T) {
 	pre.Capture = a55.Bool(false)
 	held, err := c.Charges.Create(ctx, pre)
 	require.NoError(t, err)
-	_, err = c.Charges.Capture(ctx, &a55.CaptureRequest{ChargeUUID: held.UUID, Amount: payonce.MustParseAmount("30.00")})
+	_, err = c.Charges.Capture(ctx, &a55.CaptureRequest{ChargeUUID: held.UUID, Amount: payoncetest.Amount("30.00")})
 	add("capture above the authorisation", err)
 	_, err = c.Charges.Refund(ctx, &a55.RefundRequest{ChargeUUID: held.UUID})
 	add("refund before capture", err)
@@ -122,11 +122,11 @@ func TestA55ErrorsSayEachThingOnce(t *testing.T) {
 	add("capture paid", err)
 	_, err = c.Charges.Cancel(ctx, &a55.CancelRequest{ChargeUUID: paid.UUID})
 	add("cancel captured", err)
-	_, err = c.Charges.Refund(ctx, &a55.RefundRequest{ChargeUUID: paid.UUID, Amount: payonce.MustParseAmount("41.00")})
+	_, err = c.Charges.Refund(ctx, &a55.RefundRequest{ChargeUUID: paid.UUID, Amount: payoncetest.Amount("41.00")})
 	add("refund above the amount", err)
 	_, err = c.Charges.Get(ctx, "00000000-0000-4000-8000-000000000000", "")
 	add("charge not found", err)
-	_, err = c.Charges.Create(ctx, &a55.ChargeCreateRequest{Amount: payonce.MustParseAmount("1.00"), Currency: payonce.BRL,
+	_, err = c.Charges.Create(ctx, &a55.ChargeCreateRequest{Amount: payoncetest.Amount("1.00"), Currency: payonce.BRL,
 		TypeCharge: a55.TypeBoleto, WalletUUID: "00000000-0000-4000-8000-000000000001"})
 	add("wallet not found", err)
 
@@ -155,11 +155,11 @@ func TestA55ErrorsSayEachThingOnce(t *testing.T) {
 		"expired card":  charge("1.00", &payonce.Card{Number: a55test.CardConfirms, HolderName: "T", ExpirationMonth: "01", ExpirationYear: "2001", CVV: "123"}),
 		"CVV":           charge("1.00", &payonce.Card{Number: a55test.CardConfirms, HolderName: "T", ExpirationMonth: "12", ExpirationYear: "2099", CVV: "12a"}),
 		"no card":       charge("1.00", nil),
-		"type":          {Amount: payonce.MustParseAmount("1.00"), Currency: payonce.BRL, TypeCharge: "cash"},
-		"currency":      {Amount: payonce.MustParseAmount("1.00"), Currency: "XX", TypeCharge: a55.TypeBoleto},
-		"webhook URL":   {Amount: payonce.MustParseAmount("1.00"), Currency: payonce.BRL, TypeCharge: a55.TypeBoleto, WebhookURL: "ftp://x"},
+		"type":          {Amount: payoncetest.Amount("1.00"), Currency: payonce.BRL, TypeCharge: "cash"},
+		"currency":      {Amount: payoncetest.Amount("1.00"), Currency: "XX", TypeCharge: a55.TypeBoleto},
+		"webhook URL":   {Amount: payoncetest.Amount("1.00"), Currency: payonce.BRL, TypeCharge: a55.TypeBoleto, WebhookURL: "ftp://x"},
 		"nil request":   nil,
-		"installments":  {Amount: payonce.MustParseAmount("1.00"), Currency: payonce.BRL, TypeCharge: a55.TypeCreditCard, Card: card(a55test.CardConfirms), InstallmentCount: -1},
+		"installments":  {Amount: payoncetest.Amount("1.00"), Currency: payonce.BRL, TypeCharge: a55.TypeCreditCard, Card: card(a55test.CardConfirms), InstallmentCount: -1},
 		"holder absent": charge("1.00", &payonce.Card{Number: a55test.CardConfirms, ExpirationMonth: "12", ExpirationYear: "2099", CVV: "123"}),
 	} {
 		_, err := c.Charges.Create(ctx, req)
@@ -217,12 +217,12 @@ func TestCoinepayErrorsSayEachThingOnce(t *testing.T) {
 	_, err = c.Cards.Info(ctx, "no-such-card")
 	add("card not found", err)
 	key := payonce.WithKey(keytest.Key(t, "errortext-key-0000002", srv.Clock().Now()))
-	_, err = c.Cards.Recharge(ctx, &coinepay.RechargeRequest{CardID: res.CardID, Amount: payonce.MustParseAmount("0.01")}, key)
+	_, err = c.Cards.Recharge(ctx, &coinepay.RechargeRequest{CardID: res.CardID, Amount: payoncetest.Amount("0.01")}, key)
 	require.NoError(t, err)
-	_, err = c.Cards.Recharge(ctx, &coinepay.RechargeRequest{CardID: res.CardID, Amount: payonce.MustParseAmount("0.02")}, key)
+	_, err = c.Cards.Recharge(ctx, &coinepay.RechargeRequest{CardID: res.CardID, Amount: payoncetest.Amount("0.02")}, key)
 	add("key reused with another payload", err)
-	srv.SetBalance(srv.APIKey(), payonce.MustParseAmount("1.00"))
-	_, err = c.Cards.Recharge(ctx, &coinepay.RechargeRequest{CardID: res.CardID, Amount: payonce.MustParseAmount("500.00")})
+	srv.SetBalance(srv.APIKey(), payoncetest.Amount("1.00"))
+	_, err = c.Cards.Recharge(ctx, &coinepay.RechargeRequest{CardID: res.CardID, Amount: payoncetest.Amount("500.00")})
 	add("insufficient balance", err)
 	_, err = c.Cards.Apply(ctx, &coinepay.ApplyRequest{}, payonce.WithReference("job-1/apply"))
 	add("validation: empty apply, journaled", err)

@@ -151,7 +151,7 @@ func callCards(t *testing.T, c *coinepay.Client) cardResults {
 	var err error
 	r.apply, err = c.Cards.Apply(t.Context(), &coinepay.ApplyRequest{HeaderID: "h1", PackageID: "p1"})
 	require.NoError(t, err)
-	r.recharge, err = c.Cards.Recharge(t.Context(), &coinepay.RechargeRequest{CardID: "card_1", Amount: payonce.MustParseAmount("1.00")})
+	r.recharge, err = c.Cards.Recharge(t.Context(), &coinepay.RechargeRequest{CardID: "card_1", Amount: payoncetest.Amount("1.00")})
 	require.NoError(t, err)
 	r.info, err = c.Cards.Info(t.Context(), "card_1")
 	require.NoError(t, err)

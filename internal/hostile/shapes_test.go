@@ -109,6 +109,6 @@ func a55Hostile(t *testing.T, answer http.HandlerFunc, h slog.Handler) *a55.Clie
 
 // cardCharge is a card charge whose number and CVV no output may show.
 func cardCharge() *a55.ChargeCreateRequest {
-	return &a55.ChargeCreateRequest{Amount: payonce.MustParseAmount("100.00"), Currency: payonce.BRL, TypeCharge: a55.TypeCreditCard,
+	return &a55.ChargeCreateRequest{Amount: payoncetest.Amount("100.00"), Currency: payonce.BRL, TypeCharge: a55.TypeCreditCard,
 		Card: &payonce.Card{Number: "4111111111111111", HolderName: "TEST", ExpirationMonth: "12", ExpirationYear: "2099", CVV: "9173"}}
 }

@@ -34,7 +34,7 @@ func ExampleOpen() {
 	policy := payoncetest.FastRetryPolicy()
 	policy.MaxAttempts = 1
 	client, _ := srv.Client(payonce.WithJournal(j), payonce.WithRetryPolicy(policy), payonce.WithExplicitKeys())
-	req := &a55.ChargeCreateRequest{Amount: payonce.MustParseAmount("42.00"), Currency: payonce.BRL, TypeCharge: a55.TypeCreditCard,
+	req := &a55.ChargeCreateRequest{Amount: payoncetest.Amount("42.00"), Currency: payonce.BRL, TypeCharge: a55.TypeCreditCard,
 		Card: &payonce.Card{Number: a55test.CardConfirms, HolderName: "TEST", ExpirationMonth: "12", ExpirationYear: "2099", CVV: "123"}}
 
 	_ = srv.AddFault(payoncetest.Rule{Fault: payoncetest.FaultDropAfterCommit, Path: a55test.ChargePath, Count: 1})
