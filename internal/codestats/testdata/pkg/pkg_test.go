@@ -1,0 +1,4 @@
+package pkg
+
+// TestOnly is in a test file: not counted.
+func TestOnly() {}
