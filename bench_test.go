@@ -98,7 +98,7 @@ func newBenchSetup(b *testing.B) *benchSetup {
 		if err != nil {
 			b.Fatal(err)
 		}
-		add(row.name, payonce.WithObserver(obs))
+		add(row.name, payonce.WithObserver(obs.Hooks()))
 	}
 	return st
 }
@@ -130,6 +130,12 @@ func (o headerObserver) StartAttempt(ctx context.Context, info payonce.AttemptIn
 
 func (headerObserver) EndAttempt(context.Context, payonce.AttemptResult)     {}
 func (headerObserver) EndOperation(context.Context, payonce.OperationResult) {}
+
+// observer is the Observer of o's four hooks, every one set, so that the
+// core calls each of them.
+func (o headerObserver) observer() payonce.Observer {
+	return payonce.Observer{StartOperation: o.StartOperation, StartAttempt: o.StartAttempt, EndAttempt: o.EndAttempt, EndOperation: o.EndOperation}
+}
 
 // bare runs the benchmark's operation with net/http alone: a new key, the
 // body marshalled, one POST, the answer decoded.
@@ -229,8 +235,8 @@ func BenchmarkOperationPaired(b *testing.B) {
 	// OpenTelemetry rows, and two floors under them, an observer that does
 	// nothing (what the core's hooks cost) and one that only sets a
 	// traceparent header (what sending trace context costs).
-	floors := []benchRow{st.newRow(b, "nop-observer", payonce.WithObserver(headerObserver{})),
-		st.newRow(b, "header-observer", payonce.WithObserver(headerObserver{header: true}))}
+	floors := []benchRow{st.newRow(b, "nop-observer", payonce.WithObserver(headerObserver{}.observer())),
+		st.newRow(b, "header-observer", payonce.WithObserver(headerObserver{header: true}.observer()))}
 	for _, r := range append(st.rows[2:], floors...) {
 		pairs = append(pairs, pair{r.name + "-vs-sdk", core, func(b *testing.B) { sdk(b, r.c) }})
 	}

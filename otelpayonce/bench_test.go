@@ -49,16 +49,17 @@ func BenchmarkObserverCost(b *testing.B) {
 				b.Fatal(err)
 			}
 			defer obs.Close()
+			hooks := obs.Hooks()
 			info := payonce.OperationInfo{Provider: "coinepay", Operation: "cards.apply", Method: http.MethodPost,
 				Route: "/api/v1/openapi/card/apply", Keyed: true}
 			key := "8c1f2f7e-0d5e-4f3e-9a51-0b6f0b0c9d11"
 			b.ReportAllocs()
 			for b.Loop() {
-				ctx := obs.StartOperation(context.Background(), info)
-				actx := obs.StartAttempt(ctx, payonce.AttemptInfo{OperationInfo: info, Key: key, Attempt: 1})
-				obs.EndAttempt(actx, payonce.AttemptResult{OperationInfo: info, Key: key, Attempt: 1, Sent: true,
+				ctx := hooks.StartOperation(context.Background(), info)
+				actx := hooks.StartAttempt(ctx, payonce.AttemptInfo{OperationInfo: info, Key: key, Attempt: 1})
+				hooks.EndAttempt(actx, payonce.AttemptResult{OperationInfo: info, Key: key, Attempt: 1, Sent: true,
 					StatusCode: http.StatusOK, Duration: time.Millisecond})
-				obs.EndOperation(ctx, payonce.OperationResult{OperationInfo: info, Key: key, Outcome: "ok", Attempts: 1,
+				hooks.EndOperation(ctx, payonce.OperationResult{OperationInfo: info, Key: key, Outcome: "ok", Attempts: 1,
 					StatusCode: http.StatusOK, Duration: time.Millisecond})
 			}
 		})

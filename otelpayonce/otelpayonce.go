@@ -5,7 +5,7 @@
 // retries by cause, replays, durations, retry budget left).
 //
 //	obs, err := otelpayonce.New() // the global TracerProvider and MeterProvider
-//	client, err := a55.NewClient(auth, payonce.WithObserver(obs))
+//	client, err := a55.NewClient(auth, payonce.WithObserver(obs.Hooks()))
 //
 // Spans and metrics are named by the operation and the route template
 // (payonce.OperationInfo.Route), never by raw IDs, so their cardinality is that of the
@@ -77,8 +77,9 @@ const (
 	MetricBudgetAvailable = "payonce.retry_budget.available" // gauge: provider
 )
 
-// Observer is a payonce.Observer that reports to OpenTelemetry. It is safe
-// for concurrent use; share one between clients.
+// Observer reports payonce operations to OpenTelemetry: pass its Hooks to
+// payonce.WithObserver. It is safe for concurrent use; share one between
+// clients.
 type Observer struct {
 	tracer trace.Tracer
 	prop   propagation.TextMapPropagator
@@ -130,7 +131,7 @@ func WithMeterProvider(mp metric.MeterProvider) Option { return func(c *config) 
 // otel.GetTextMapPropagator() to use the global one.
 func WithPropagator(p propagation.TextMapPropagator) Option { return func(c *config) { c.prop = p } }
 
-// New returns an Observer. Pass it to payonce.WithObserver.
+// New returns an Observer. Pass its Hooks to payonce.WithObserver.
 func New(opts ...Option) (*Observer, error) {
 	cfg := config{}
 	for _, o := range opts {
@@ -206,6 +207,15 @@ func unitOf(metricName string) string {
 		return "attempt"
 	}
 	return "answer"
+}
+
+// Hooks returns the payonce.Observer whose hooks report to o, for
+// payonce.WithObserver:
+//
+//	client, err := a55.NewClient(auth, payonce.WithObserver(obs.Hooks()))
+func (o *Observer) Hooks() payonce.Observer {
+	return payonce.Observer{StartOperation: o.startOperation, StartAttempt: o.startAttempt,
+		EndAttempt: o.endAttempt, EndOperation: o.endOperation}
 }
 
 // Close stops reporting the retry budget gauge. Spans and counters need
@@ -364,8 +374,8 @@ func cached[K comparable](r *route, m map[K]measure, k K, extra func() []attribu
 	return ms
 }
 
-// StartOperation starts the operation's span.
-func (o *Observer) StartOperation(ctx context.Context, info payonce.OperationInfo) context.Context {
+// startOperation starts the operation's span.
+func (o *Observer) startOperation(ctx context.Context, info payonce.OperationInfo) context.Context {
 	r := o.route(info)
 	if b := info.RetryBudget; b != nil && r.budget.Load() != b {
 		// Once per budget and route: the route keeps the last one it
@@ -404,12 +414,12 @@ func (o *Observer) addBudget(b *payonce.RetryBudget, provider string) {
 	o.sweepAt = 2 * o.nbudgets.Load()
 }
 
-// StartAttempt starts the attempt's span, a child of the operation's,
+// startAttempt starts the attempt's span, a child of the operation's,
 // injects its trace context into the attempt's headers and counts the
 // retry, when it is one. An attempt of an operation whose span is sampled
 // out gets no span of its own (see unrecorded): its headers carry the
 // operation's trace context.
-func (o *Observer) StartAttempt(ctx context.Context, info payonce.AttemptInfo) context.Context {
+func (o *Observer) startAttempt(ctx context.Context, info payonce.AttemptInfo) context.Context {
 	r := o.route(info.OperationInfo)
 	if unrecorded(trace.SpanFromContext(ctx)) {
 		o.prop.Inject(ctx, attemptCarrier{&info})
@@ -458,9 +468,9 @@ func (o *Observer) countRetry(ctx context.Context, r *route, cause string) {
 	}).add...)
 }
 
-// EndAttempt ends the attempt's span, counts it when it was sent and
+// endAttempt ends the attempt's span, counts it when it was sent and
 // records its duration and replay.
-func (o *Observer) EndAttempt(ctx context.Context, res payonce.AttemptResult) {
+func (o *Observer) endAttempt(ctx context.Context, res payonce.AttemptResult) {
 	r := o.route(res.OperationInfo)
 	span := trace.SpanFromContext(ctx)
 	errType := ""
@@ -521,9 +531,9 @@ func (o *Observer) EndAttempt(ctx context.Context, res payonce.AttemptResult) {
 	o.attemptTime.Record(ctx, res.Duration.Seconds(), ms.rec...)
 }
 
-// EndOperation ends the operation's span and counts the operation by
+// endOperation ends the operation's span and counts the operation by
 // outcome.
-func (o *Observer) EndOperation(ctx context.Context, res payonce.OperationResult) {
+func (o *Observer) endOperation(ctx context.Context, res payonce.OperationResult) {
 	r := o.route(res.OperationInfo)
 	span := trace.SpanFromContext(ctx)
 	if span.IsRecording() {

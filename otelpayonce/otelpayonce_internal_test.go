@@ -33,7 +33,7 @@ func (o *Observer) budgetEntries() int {
 // operation through obs and drops the client.
 func runOnce(t *testing.T, obs *Observer) {
 	t.Helper()
-	c, err := payonce.NewClient(payonce.WithBaseURL("http://127.0.0.1:1"), payonce.WithObserver(obs),
+	c, err := payonce.NewClient(payonce.WithBaseURL("http://127.0.0.1:1"), payonce.WithObserver(obs.Hooks()),
 		payonce.WithHTTPClient(&http.Client{Transport: answerOK{}}))
 	require.NoError(t, err)
 	_, err = c.Do(context.Background(), &payonce.Request{Operation: "customers.list", Method: http.MethodGet, Path: "/v1/customers"}, nil)
