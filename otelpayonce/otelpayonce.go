@@ -83,6 +83,7 @@ const (
 type Observer struct {
 	tracer trace.Tracer
 	prop   propagation.TextMapPropagator
+	w3c    bool // prop is propagation.TraceContext: inject writes its headers itself
 
 	operations, attempts, retries, replays metric.Int64Counter
 	opTime, attemptTime                    metric.Float64Histogram
@@ -149,6 +150,7 @@ func New(opts ...Option) (*Observer, error) {
 		cfg.prop = propagation.TraceContext{}
 	}
 	o := &Observer{tracer: cfg.tp.Tracer(ScopeName), prop: cfg.prop}
+	_, o.w3c = cfg.prop.(propagation.TraceContext)
 	m := cfg.mp.Meter(ScopeName)
 	var err error
 	counter := func(name, desc string) metric.Int64Counter {
@@ -422,7 +424,7 @@ func (o *Observer) addBudget(b *payonce.RetryBudget, provider string) {
 func (o *Observer) startAttempt(ctx context.Context, info payonce.AttemptInfo) context.Context {
 	r := o.route(info.OperationInfo)
 	if unrecorded(trace.SpanFromContext(ctx)) {
-		o.prop.Inject(ctx, attemptCarrier{&info})
+		o.inject(ctx, info)
 		o.countRetry(ctx, r, info.Cause)
 		return ctx
 	}
@@ -440,9 +442,61 @@ func (o *Observer) startAttempt(ctx context.Context, info payonce.AttemptInfo) c
 		start = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...)}
 	}
 	ctx, _ = o.tracer.Start(ctx, r.attemptSpanName, start...)
-	o.prop.Inject(ctx, attemptCarrier{&info})
+	o.inject(ctx, info)
 	o.countRetry(ctx, r, info.Cause)
 	return ctx
+}
+
+// inject adds ctx's trace context to the attempt's headers. With the W3C
+// propagator it writes traceparent and tracestate as
+// propagation.TraceContext.Inject does, without handing info to a carrier
+// (which would move it to the heap on every attempt).
+func (o *Observer) inject(ctx context.Context, info payonce.AttemptInfo) {
+	if !o.w3c {
+		o.injectCarrier(ctx, info)
+		return
+	}
+	sc := trace.SpanContextFromContext(ctx)
+	if !sc.IsValid() {
+		return
+	}
+	if ts := sc.TraceState().String(); ts != "" {
+		info.SetHeader("tracestate", ts)
+	}
+	info.SetHeader("traceparent", traceparent(sc))
+}
+
+// injectCarrier is inject through o's propagator: a function of its own,
+// kept out of line, so that only this path moves its copy of info to the
+// heap.
+//
+//go:noinline
+func (o *Observer) injectCarrier(ctx context.Context, info payonce.AttemptInfo) {
+	o.prop.Inject(ctx, attemptCarrier{&info})
+}
+
+// traceparent formats sc as a W3C traceparent header value, version 00,
+// keeping only the flags the specification defines (sampled, random).
+func traceparent(sc trace.SpanContext) string {
+	const hexDigits = "0123456789abcdef"
+	var b [55]byte // "00-" trace ID "-" span ID "-" flags
+	b[0], b[1], b[2] = '0', '0', '-'
+	i := 3
+	put := func(src []byte) {
+		for _, c := range src {
+			b[i], b[i+1] = hexDigits[c>>4], hexDigits[c&0xf]
+			i += 2
+		}
+	}
+	tid, sid := sc.TraceID(), sc.SpanID()
+	put(tid[:])
+	b[i] = '-'
+	i++
+	put(sid[:])
+	b[i] = '-'
+	i++
+	put([]byte{byte(sc.TraceFlags() & (trace.FlagsSampled | trace.FlagsRandom))})
+	return string(b[:])
 }
 
 // unrecorded reports whether span is a valid span neither sampled nor
