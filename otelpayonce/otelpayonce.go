@@ -248,9 +248,8 @@ type route struct {
 	key                         routeKey
 	opSpanName, attemptSpanName string
 	spanAttrs                   []attribute.KeyValue
-	baseAttrs                   []attribute.KeyValue    // the metrics': provider, operation, reference template
-	opStart                     []trace.SpanStartOption // the operation span's
-	firstAttempt                []trace.SpanStartOption // attempt 1's
+	baseAttrs                   []attribute.KeyValue // the metrics': provider, operation, reference template
+	firstAttempt                []attribute.KeyValue // attempt 1's span's: spanAttrs and the attempt number
 	base                        measure
 	budget                      atomic.Pointer[payonce.RetryBudget] // the last budget registered from this route
 
@@ -347,16 +346,23 @@ func newRoute(k routeKey) *route {
 	return &route{
 		key:        k,
 		opSpanName: name, attemptSpanName: attemptName, spanAttrs: spanAttrs,
-		opStart: []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(spanAttrs...)},
-		firstAttempt: []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindClient),
-			trace.WithAttributes(append(spanAttrs[:len(spanAttrs):len(spanAttrs)], AttrAttempt.Int(1))...)},
-		baseAttrs: baseAttrs,
-		base:      newMeasure(baseAttrs...),
-		byOutcome: map[string]measure{},
-		byCause:   map[string]measure{},
-		byStatus:  map[statusKey]measure{},
+		firstAttempt: append(spanAttrs[:len(spanAttrs):len(spanAttrs)], AttrAttempt.Int(1)),
+		baseAttrs:    baseAttrs,
+		base:         newMeasure(baseAttrs...),
+		byOutcome:    map[string]measure{},
+		byCause:      map[string]measure{},
+		byStatus:     map[statusKey]measure{},
 	}
 }
+
+// The spans' start options: their kind only. A span's attributes are set
+// once it is known to record (see startAttempt and endOperation), so that a
+// span sampled out costs no copy of them; samplers decide on the span's
+// name, which holds the provider, operation, method and route.
+var (
+	opSpanStart      = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindInternal)}
+	attemptSpanStart = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindClient)}
+)
 
 // cached returns the measure of the base attributes plus extra(), built
 // once per k and kept in m.
@@ -386,7 +392,7 @@ func (o *Observer) startOperation(ctx context.Context, info payonce.OperationInf
 		r.budget.Store(b)
 		o.addBudget(b, info.Provider)
 	}
-	ctx, _ = o.tracer.Start(ctx, r.opSpanName, r.opStart...)
+	ctx, _ = o.tracer.Start(ctx, r.opSpanName, opSpanStart...)
 	return ctx
 }
 
@@ -428,20 +434,23 @@ func (o *Observer) startAttempt(ctx context.Context, info payonce.AttemptInfo) c
 		o.countRetry(ctx, r, info.Cause)
 		return ctx
 	}
-	start := r.firstAttempt
-	if info.Attempt != 1 || info.Cause != "" {
-		attrs := make([]attribute.KeyValue, 0, len(r.spanAttrs)+3)
-		attrs = append(attrs, r.spanAttrs...)
-		attrs = append(attrs, AttrAttempt.Int(info.Attempt))
-		if info.Attempt > 1 {
-			attrs = append(attrs, AttrResendCount.Int(info.Attempt-1))
+	ctx, span := o.tracer.Start(ctx, r.attemptSpanName, attemptSpanStart...)
+	if span.IsRecording() {
+		if info.Attempt == 1 && info.Cause == "" {
+			span.SetAttributes(r.firstAttempt...)
+		} else {
+			attrs := make([]attribute.KeyValue, 0, len(r.spanAttrs)+3)
+			attrs = append(attrs, r.spanAttrs...)
+			attrs = append(attrs, AttrAttempt.Int(info.Attempt))
+			if info.Attempt > 1 {
+				attrs = append(attrs, AttrResendCount.Int(info.Attempt-1))
+			}
+			if info.Cause != "" {
+				attrs = append(attrs, AttrRetryCause.String(info.Cause))
+			}
+			span.SetAttributes(attrs...)
 		}
-		if info.Cause != "" {
-			attrs = append(attrs, AttrRetryCause.String(info.Cause))
-		}
-		start = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...)}
 	}
-	ctx, _ = o.tracer.Start(ctx, r.attemptSpanName, start...)
 	o.inject(ctx, info)
 	o.countRetry(ctx, r, info.Cause)
 	return ctx
@@ -591,7 +600,10 @@ func (o *Observer) endOperation(ctx context.Context, res payonce.OperationResult
 	r := o.route(res.OperationInfo)
 	span := trace.SpanFromContext(ctx)
 	if span.IsRecording() {
-		attrs := make([]attribute.KeyValue, 0, 8)
+		// The attributes of its start too, in one call: the span was
+		// started without them (see opSpanStart).
+		attrs := make([]attribute.KeyValue, 0, len(r.spanAttrs)+8)
+		attrs = append(attrs, r.spanAttrs...)
 		attrs = append(attrs, AttrOutcome.String(res.Outcome), AttrAttempts.Int(res.Attempts))
 		if r.key.reference != "" {
 			attrs = append(attrs, AttrFromJournal.Bool(res.FromJournal))
