@@ -298,6 +298,37 @@ func TestObserverNilHooksAndSeveralObservers(t *testing.T) {
 
 	c = setup(t, &recorder{}, WithObserver())
 	assert.Nil(t, c.observer, "an empty set is no observer")
+	c = setup(t, &recorder{}, WithObserver(Observer{}, Observer{}))
+	assert.Nil(t, c.observer, "observers without hooks are no observer")
+}
+
+// Each start hook gets the context the one before it returned, the given
+// one when it returned nil; the end hooks get the last one.
+func TestSeveralObserversChainContexts(t *testing.T) {
+	type mark struct{}
+	var seen []any
+	tag := func(v string) Observer {
+		return Observer{
+			StartOperation: func(ctx context.Context, _ OperationInfo) context.Context {
+				seen = append(seen, ctx.Value(mark{}))
+				if v == "" {
+					return nil
+				}
+				return context.WithValue(ctx, mark{}, v)
+			},
+			StartAttempt: func(ctx context.Context, _ AttemptInfo) context.Context {
+				seen = append(seen, ctx.Value(mark{}))
+				return ctx
+			},
+		}
+	}
+	var end any
+	last := Observer{EndOperation: func(ctx context.Context, _ OperationResult) { end = ctx.Value(mark{}) }}
+	c := setup(t, &recorder{}, WithObserver(tag("a"), tag(""), tag("b"), last))
+	_, err := c.Do(context.Background(), postReq(), nil)
+	require.NoError(t, err)
+	assert.Equal(t, []any{nil, "a", "a", "b", "b", "b"}, seen)
+	assert.Equal(t, "b", end)
 }
 
 func TestRoute(t *testing.T) {
