@@ -50,9 +50,9 @@ type Observer struct {
 	// and is handed to EndAttempt; as for StartOperation, one that does
 	// not end exactly when ctx does is only handed to EndAttempt.
 	StartAttempt func(ctx context.Context, info AttemptInfo) context.Context
-	// EndAttempt is called once per attempt, when its
-	// answer has been read (or its failure is known) and the client has
-	// decided whether to retry.
+	// EndAttempt is called once per attempt, when its answer has been
+	// read (or its failure is known) and the client has decided whether
+	// to retry.
 	EndAttempt func(ctx context.Context, res AttemptResult)
 	// EndOperation is called once per operation, when Do returns.
 	EndOperation func(ctx context.Context, res OperationResult)
