@@ -63,6 +63,13 @@ func TestAttemptSpanAttributesByAnswer(t *testing.T) {
 	}
 	spans := rec.Ended()
 	require.Len(t, spans, len(results))
+	for i, sp := range spans {
+		attrs := attribute.NewSet(sp.Attributes()...)
+		route, _ := attrs.Value(otelpayonce.AttrRoute)
+		n, _ := attrs.Value(otelpayonce.AttrAttempt)
+		assert.Equal(t, attemptInfo.Route, route.AsString(), "span %d keeps its start attributes", i)
+		assert.Equal(t, int64(1), n.AsInt64(), "span %d", i)
+	}
 	answer := func(i int) map[attribute.Key]attribute.Value {
 		m := map[attribute.Key]attribute.Value{}
 		for _, kv := range spans[i].Attributes() {

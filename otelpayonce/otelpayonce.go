@@ -267,6 +267,9 @@ type measure struct {
 	add   []metric.AddOption
 	rec   []metric.RecordOption
 	extra []attribute.KeyValue
+	// first is the route's firstAttempt followed by extra: the attributes
+	// of a first attempt's span, set when it ends (see startAttempt).
+	first []attribute.KeyValue
 }
 
 func newMeasure(kvs ...attribute.KeyValue) measure {
@@ -376,6 +379,7 @@ func cached[K comparable](r *route, m map[K]measure, k K, extra func() []attribu
 	kvs := extra()
 	ms = newMeasure(append(r.baseAttrs[:len(r.baseAttrs):len(r.baseAttrs)], kvs...)...)
 	ms.extra = kvs[:len(kvs):len(kvs)]
+	ms.first = append(r.firstAttempt[:len(r.firstAttempt):len(r.firstAttempt)], kvs...)
 	r.mu.Lock()
 	m[k] = ms
 	r.mu.Unlock()
@@ -435,21 +439,19 @@ func (o *Observer) startAttempt(ctx context.Context, info payonce.AttemptInfo) c
 		return ctx
 	}
 	ctx, span := o.tracer.Start(ctx, r.attemptSpanName, attemptSpanStart...)
-	if span.IsRecording() {
-		if info.Attempt == 1 && info.Cause == "" {
-			span.SetAttributes(r.firstAttempt...)
-		} else {
-			attrs := make([]attribute.KeyValue, 0, len(r.spanAttrs)+3)
-			attrs = append(attrs, r.spanAttrs...)
-			attrs = append(attrs, AttrAttempt.Int(info.Attempt))
-			if info.Attempt > 1 {
-				attrs = append(attrs, AttrResendCount.Int(info.Attempt-1))
-			}
-			if info.Cause != "" {
-				attrs = append(attrs, AttrRetryCause.String(info.Cause))
-			}
-			span.SetAttributes(attrs...)
+	// A first attempt's span takes its attributes when it ends, with the
+	// answer's, in one call (see endAttempt); a retry's, now.
+	if span.IsRecording() && (info.Attempt != 1 || info.Cause != "") {
+		attrs := make([]attribute.KeyValue, 0, len(r.spanAttrs)+3)
+		attrs = append(attrs, r.spanAttrs...)
+		attrs = append(attrs, AttrAttempt.Int(info.Attempt))
+		if info.Attempt > 1 {
+			attrs = append(attrs, AttrResendCount.Int(info.Attempt-1))
 		}
+		if info.Cause != "" {
+			attrs = append(attrs, AttrRetryCause.String(info.Cause))
+		}
+		span.SetAttributes(attrs...)
 	}
 	o.inject(ctx, info)
 	o.countRetry(ctx, r, info.Cause)
@@ -563,16 +565,22 @@ func (o *Observer) endAttempt(ctx context.Context, res payonce.AttemptResult) {
 		if errType != "" {
 			span.SetStatus(codes.Error, errType)
 		}
+		first := res.Attempt == 1 // its span has none of its attributes yet
 		switch {
 		case res.Replayed || res.RequestID != "":
-			attrs := answerAttrs(make([]attribute.KeyValue, 0, 4), status, res.Replayed, res.RequestID)
+			var attrs []attribute.KeyValue
+			if first {
+				attrs = append(make([]attribute.KeyValue, 0, len(r.firstAttempt)+4), r.firstAttempt...)
+			}
+			attrs = answerAttrs(attrs, status, res.Replayed, res.RequestID)
 			if errType != "" {
 				attrs = append(attrs, AttrErrorType.String(errType))
 			}
 			span.SetAttributes(attrs...)
+		case first:
+			// The cached attributes, no slice built per attempt.
+			span.SetAttributes(ms.first...)
 		case len(ms.extra) > 0:
-			// Status and error type only: the cached attributes, no
-			// slice built per attempt.
 			span.SetAttributes(ms.extra...)
 		}
 		if res.RetryCause != "" {
