@@ -232,8 +232,9 @@ func TestEachAttemptStartsFromTheOperationHeaders(t *testing.T) {
 		r.Header.Add("X-Sig", fmt.Sprint("sig-", signs))
 		return nil
 	})
-	obs := ObserverFuncs{OnAttemptStart: func(_ context.Context, info AttemptInfo) {
+	obs := Observer{StartAttempt: func(ctx context.Context, info AttemptInfo) context.Context {
 		info.SetHeader("Traceparent", fmt.Sprintf("00-0af7651916cd43dd8448eb211c80319c-00000000000000%02d-01", info.Attempt))
+		return ctx
 	}}
 	c, err := NewClient(WithBaseURL(srv.URL), WithRetryPolicy(fastPolicy()), WithSigner(signer), WithObserver(obs), WithUserAgent("merchant/1"))
 	require.NoError(t, err)
@@ -283,7 +284,7 @@ func TestAttemptTimeoutCoversTheBodyAndIsRetried(t *testing.T) {
 		_, _ = io.WriteString(w, `{"ok":true}`)
 	})
 	var ends []AttemptResult
-	obs := ObserverFuncs{OnAttemptEnd: func(_ context.Context, r AttemptResult) { ends = append(ends, r) }}
+	obs := Observer{EndAttempt: func(_ context.Context, r AttemptResult) { ends = append(ends, r) }}
 	c, err := NewClient(WithBaseURL(srv.URL), WithRetryPolicy(hangPolicy()), WithObserver(obs))
 	require.NoError(t, err)
 	var out struct{ OK bool }
@@ -345,7 +346,7 @@ func TestObserverContextsCannotLiftTheAttemptTimeout(t *testing.T) {
 			srv, _ := headerServer(t, hangFirst)
 			var ends []any
 			obs := detachingObserver{detach: detach, ends: &ends}
-			c, err := NewClient(WithBaseURL(srv.URL), WithRetryPolicy(hangPolicy()), WithObserver(obs))
+			c, err := NewClient(WithBaseURL(srv.URL), WithRetryPolicy(hangPolicy()), WithObserver(obs.observer()))
 			require.NoError(t, err)
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // bounds a failure
 			defer cancel()
@@ -376,7 +377,7 @@ func TestObserverContextCannotLiftTheCallersCancellation(t *testing.T) {
 	obs := detachingObserver{detach: func(context.Context) context.Context {
 		return context.WithValue(context.Background(), obsMark{}, "mine")
 	}, ends: &ends}
-	c, err := NewClient(WithBaseURL(srv.URL), WithRetryPolicy(fastPolicy()), WithObserver(obs))
+	c, err := NewClient(WithBaseURL(srv.URL), WithRetryPolicy(fastPolicy()), WithObserver(obs.observer()))
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
@@ -391,6 +392,11 @@ func TestObserverContextCannotLiftTheCallersCancellation(t *testing.T) {
 type detachingObserver struct {
 	detach func(context.Context) context.Context
 	ends   *[]any
+}
+
+// observer is the Observer of o's four hooks.
+func (o detachingObserver) observer() Observer {
+	return Observer{StartOperation: o.StartOperation, StartAttempt: o.StartAttempt, EndAttempt: o.EndAttempt, EndOperation: o.EndOperation}
 }
 
 func (o detachingObserver) StartOperation(ctx context.Context, _ OperationInfo) context.Context {
@@ -482,7 +488,7 @@ func TestAttemptTimeoutErrorIsNotRewrittenByTheNextAttempt(t *testing.T) {
 			}
 		}
 	}()
-	obs := ObserverFuncs{OnAttemptEnd: func(_ context.Context, r AttemptResult) {
+	obs := Observer{EndAttempt: func(_ context.Context, r AttemptResult) {
 		if r.Err != nil {
 			errs <- r.Err
 		}
@@ -520,7 +526,10 @@ func TestObserverHopHeadersExcludeTheJarsCookie(t *testing.T) {
 	require.NoError(t, err)
 	jar.SetCookies(u, []*http.Cookie{{Name: "scoped", Value: "1", Path: "/things"}})
 	const tp = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
-	obs := ObserverFuncs{OnAttemptStart: func(_ context.Context, info AttemptInfo) { info.SetHeader("traceparent", tp) }}
+	obs := Observer{StartAttempt: func(ctx context.Context, info AttemptInfo) context.Context {
+		info.SetHeader("traceparent", tp)
+		return ctx
+	}}
 	c, err := NewClient(WithBaseURL(srv.URL), WithRetryPolicy(fastPolicy()), WithHTTPClient(&http.Client{Jar: jar}), WithObserver(obs))
 	require.NoError(t, err)
 	_, err = c.Do(context.Background(), postReq(), nil)
@@ -579,8 +588,9 @@ func TestObserverUserAgentFollowsTheHopWhenTheClientSetsNone(t *testing.T) {
 		_, _ = io.WriteString(w, `{}`)
 	}))
 	defer srv.Close()
-	obs := ObserverFuncs{OnAttemptStart: func(_ context.Context, info AttemptInfo) {
+	obs := Observer{StartAttempt: func(ctx context.Context, info AttemptInfo) context.Context {
 		assert.True(t, info.SetHeader("User-Agent", "observed/1"))
+		return ctx
 	}}
 	c, err := NewClient(WithBaseURL(srv.URL), WithRetryPolicy(fastPolicy()), WithUserAgent(""), WithObserver(obs))
 	require.NoError(t, err)

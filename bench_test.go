@@ -19,8 +19,12 @@ import (
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/internal/benchpair"
 	"github.com/payonce/payonce/otelpayonce"
+	"go.opentelemetry.io/otel/attribute"
+	otelmetric "go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/sdk/metric"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace"
 )
 
 func BenchmarkSignAttempt(b *testing.B) {
@@ -58,6 +62,9 @@ type benchSetup struct {
 	hc   *http.Client
 	url  string
 	rows []benchRow
+	// byHand are the OpenTelemetry rows' floors, on the same providers:
+	// byHandObserver, spans sampled and sampled out.
+	byHand []benchRow
 }
 
 type benchRow struct {
@@ -99,10 +106,78 @@ func newBenchSetup(b *testing.B) *benchSetup {
 		if err != nil {
 			b.Fatal(err)
 		}
-		add(row.name, payonce.WithObserver(obs))
+		add(row.name, payonce.WithObserver(obs.Hooks()))
+		st.byHand = append(st.byHand, st.newRow(b, "otel-by-hand"+row.name[len("sdk-otel"):], payonce.WithObserver(byHandObserver(tp, mp))))
 	}
 	return st
 }
+
+// byHandObserver does by hand, directly on the OpenTelemetry SDK, what
+// otelpayonce's observer does for the benchmark's one operation: a span
+// for the operation and, when it records, one for the attempt, their
+// attributes set once they are known to record, the trace context
+// injected, and the same four metric records on attribute sets built
+// once. It knows the route and the answer in advance, so it pays only the
+// SDK's work: the floor of any observer built on the SDK.
+func byHandObserver(tp trace.TracerProvider, mp otelmetric.MeterProvider) payonce.Observer {
+	tr, m := tp.Tracer("bench"), mp.Meter("bench")
+	ops, _ := m.Int64Counter("ops")
+	attempts, _ := m.Int64Counter("attempts")
+	opTime, _ := m.Float64Histogram("op.time")
+	attemptTime, _ := m.Float64Histogram("attempt.time")
+	base := []attribute.KeyValue{otelpayonce.AttrProvider.String(""), otelpayonce.AttrOperation.String("cards.apply"),
+		otelpayonce.AttrMethod.String(http.MethodPost), otelpayonce.AttrRoute.String("/api/v1/openapi/card/apply")}
+	opStart := []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindInternal)}
+	attemptStart := []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindClient)}
+	attemptAttrs := append(base[:4:4], otelpayonce.AttrAttempt.Int(1))
+	status := otelpayonce.AttrStatusCode.Int(http.StatusOK)
+	set := []otelmetric.AddOption{otelmetric.WithAttributeSet(attribute.NewSet(base[0], base[1]))}
+	ok := otelmetric.WithAttributeSet(attribute.NewSet(base[0], base[1], otelpayonce.AttrOutcome.String("success")))
+	okAdd, okRec := []otelmetric.AddOption{ok}, []otelmetric.RecordOption{ok}
+	statusRec := []otelmetric.RecordOption{otelmetric.WithAttributeSet(attribute.NewSet(base[0], base[1], status))}
+	prop := propagation.TraceContext{}
+	return payonce.Observer{
+		StartOperation: func(ctx context.Context, _ payonce.OperationInfo) context.Context {
+			ctx, _ = tr.Start(ctx, "cards.apply", opStart...)
+			return ctx
+		},
+		StartAttempt: func(ctx context.Context, info payonce.AttemptInfo) context.Context {
+			if trace.SpanFromContext(ctx).IsRecording() {
+				var span trace.Span
+				ctx, span = tr.Start(ctx, "POST /api/v1/openapi/card/apply", attemptStart...)
+				span.SetAttributes(attemptAttrs...)
+			}
+			prop.Inject(ctx, headerCarrier{&info})
+			return ctx
+		},
+		EndAttempt: func(ctx context.Context, res payonce.AttemptResult) {
+			if span := trace.SpanFromContext(ctx); span.IsRecording() {
+				span.SetAttributes(status)
+				span.End()
+			}
+			attempts.Add(ctx, 1, set...)
+			attemptTime.Record(ctx, res.Duration.Seconds(), statusRec...)
+		},
+		EndOperation: func(ctx context.Context, res payonce.OperationResult) {
+			span := trace.SpanFromContext(ctx)
+			if span.IsRecording() {
+				span.SetAttributes(base[0], base[1], base[2], base[3], otelpayonce.AttrOutcome.String(res.Outcome),
+					otelpayonce.AttrAttempts.Int(res.Attempts), otelpayonce.AttrIdempotencyKey.String(res.Key), status)
+			}
+			span.End()
+			ops.Add(ctx, 1, okAdd...)
+			opTime.Record(ctx, res.Duration.Seconds(), okRec...)
+		},
+	}
+}
+
+// headerCarrier sets headers through AttemptInfo.SetHeader, as a
+// propagator's carrier.
+type headerCarrier struct{ info *payonce.AttemptInfo }
+
+func (c headerCarrier) Set(k, v string) { c.info.SetHeader(k, v) }
+func (headerCarrier) Get(string) string { return "" }
+func (headerCarrier) Keys() []string    { return nil }
 
 // newRow builds an SDK client on the setup's server and HTTP client.
 func (st *benchSetup) newRow(b *testing.B, name string, opts ...payonce.Option) benchRow {
@@ -131,6 +206,12 @@ func (o headerObserver) StartAttempt(ctx context.Context, info payonce.AttemptIn
 
 func (headerObserver) EndAttempt(context.Context, payonce.AttemptResult)     {}
 func (headerObserver) EndOperation(context.Context, payonce.OperationResult) {}
+
+// observer is the Observer of o's four hooks, every one set, so that the
+// core calls each of them.
+func (o headerObserver) observer() payonce.Observer {
+	return payonce.Observer{StartOperation: o.StartOperation, StartAttempt: o.StartAttempt, EndAttempt: o.EndAttempt, EndOperation: o.EndOperation}
+}
 
 // bare runs the benchmark's operation with net/http alone: a new key, the
 // body marshalled, one POST, the answer decoded.
@@ -207,8 +288,10 @@ func BenchmarkOperation(b *testing.B) {
 // bare net/http; bare-signed is bare net/http signing by hand, with the
 // same HMAC and headers, against bare net/http unsigned (what the signing
 // scheme costs by itself), sdk-signed-vs-bare-signed is the SDK's own
-// cost on a signed call, and the -vs-sdk rows the observer's own cost
-// (against the SDK without one). base-ns/op and row-ns/op are the two means;
+// cost on a signed call, the -vs-sdk rows the observer's own cost
+// (against the SDK without one), and sdk-otel-vs-otel-by-hand (and
+// -unsampled) otelpayonce's observer against its floor, the same work
+// done by hand on the SDK (byHandObserver). base-ns/op and row-ns/op are the two means;
 // cpu-ratio is ratio in the process's CPU time (benchpair.Run).
 func BenchmarkOperationPaired(b *testing.B) {
 	st := newBenchSetup(b)
@@ -230,10 +313,16 @@ func BenchmarkOperationPaired(b *testing.B) {
 	// OpenTelemetry rows, and two floors under them, an observer that does
 	// nothing (what the core's hooks cost) and one that only sets a
 	// traceparent header (what sending trace context costs).
-	floors := []benchRow{st.newRow(b, "nop-observer", payonce.WithObserver(headerObserver{})),
-		st.newRow(b, "header-observer", payonce.WithObserver(headerObserver{header: true}))}
-	for _, r := range append(st.rows[2:], floors...) {
+	floors := []benchRow{st.newRow(b, "nop-observer", payonce.WithObserver(headerObserver{}.observer())),
+		st.newRow(b, "header-observer", payonce.WithObserver(headerObserver{header: true}.observer()))}
+	for _, r := range append(append(st.rows[2:], floors...), st.byHand...) {
 		pairs = append(pairs, pair{r.name + "-vs-sdk", core, func(b *testing.B) { sdk(b, r.c) }})
+	}
+	// otelpayonce's observer against its floor, the same work done by hand
+	// on the same providers.
+	for i, r := range st.rows[2:4] {
+		floor := st.byHand[i]
+		pairs = append(pairs, pair{r.name + "-vs-" + floor.name, func(b *testing.B) { sdk(b, floor.c) }, func(b *testing.B) { sdk(b, r.c) }})
 	}
 	pairs = append(pairs, pair{"bare-signed", st.bare, bareSigned},
 		pair{"sdk-signed-vs-bare-signed", bareSigned, func(b *testing.B) { sdk(b, st.rows[1].c) }})

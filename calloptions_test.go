@@ -38,7 +38,7 @@ func TestCallOptionsApplyToOneCall(t *testing.T) {
 	slowPolicy := hangPolicy()
 	slowPolicy.AttemptTimeout = generousAttemptTimeout // only the call's timeout can end the hang
 	var first AttemptResult
-	obs := ObserverFuncs{OnAttemptEnd: func(_ context.Context, r AttemptResult) {
+	obs := Observer{EndAttempt: func(_ context.Context, r AttemptResult) {
 		if r.Attempt == 1 {
 			first = r
 		}

@@ -44,7 +44,7 @@ type Client struct {
 	explicitKeys  bool                  // WithExplicitKeys
 	journal       Journal               // WithJournal
 	scope         string                // WithScope, or resolved from WithScopeIdentity (scope.go)
-	observer      Observer              // WithObserver (observer.go); nil: no hooks
+	observer      *Observer             // WithObserver (observer.go); nil: no hooks
 	routes        *routeTable           // the routes the client derived, bounded
 	refs          routeTable            // the reference templates observers saw, bounded
 	jclock        *journalClock         // the journal's clock, as last read

@@ -396,7 +396,6 @@ func TestTypedNilDependenciesAreRefused(t *testing.T) {
 		"signer func": WithSigner(corekit.SignerFunc(nil)),
 		"journal":     WithJournal((*nilJournal)(nil)),
 		"codec":       corekit.WithCodec((*jsonCodec)(nil)),
-		"observer":    WithObserver((*nilObserver)(nil)),
 	} {
 		_, err := NewClient(WithBaseURL("http://127.0.0.1:1"), opt)
 		require.ErrorIs(t, err, ErrInvalidConfig, name)
@@ -404,8 +403,6 @@ func TestTypedNilDependenciesAreRefused(t *testing.T) {
 }
 
 type nilJournal struct{ Journal }
-
-type nilObserver struct{ Observer }
 
 // The defaults: a User-Agent, sane timeouts, and no log output.
 func TestClientDefaults(t *testing.T) {

@@ -557,7 +557,7 @@ func main() { fmt.Println(1) }
 import "github.com/payonce/payonce/otelpayonce"
 
 obs, err := otelpayonce.New()
-client, err := a55.NewClient(auth, payonce.WithObserver(obs))
+client, err := a55.NewClient(auth, payonce.WithObserver(obs.Hooks()))
 '''
 1. A step:
    '''go

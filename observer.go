@@ -3,7 +3,6 @@ package payonce
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net/http"
 	"net/textproto"
 	"strings"
@@ -15,36 +14,48 @@ import (
 )
 
 // Observer receives the life of every operation a Client runs: its start,
-// each attempt's start and end, and its end. Set one with WithObserver;
-// without one the client pays a nil check per hook and nothing else.
+// each attempt's start and end, and its end. Its fields are hooks, each
+// optional: a nil one is skipped, and without an observer (WithObserver)
+// the client pays a nil check per hook and nothing else. An operation
+// whose observers have no attempt hook builds no AttemptInfo or
+// AttemptResult.
+//
+//	payonce.WithObserver(payonce.Observer{
+//		EndAttempt: func(ctx context.Context, r payonce.AttemptResult) {
+//			if r.RetryCause != "" {
+//				log.Printf("%s attempt %d: retrying (%s)", r.Operation, r.Attempt, r.RetryCause)
+//			}
+//		},
+//	})
 //
 // The hooks are called synchronously on the goroutine that runs the
 // operation, so they must be quick and must not block. Nothing passed to
 // them holds a card number, CVV, secret, token or query string: requests
 // are described by their route template (see Route), errors are the
 // SDK's redacted ones, and headers can only be added, never read.
-type Observer interface {
+type Observer struct {
 	// StartOperation is called once, before the key is resolved and before
 	// anything is sent. The context it returns (derived from ctx by value,
 	// for example carrying a trace span) becomes the operation's: every
 	// attempt's request carries it, and it is handed to EndOperation. A
 	// context that does not end exactly when ctx does (one not derived
 	// from it, or with a cancel or deadline of its own) is only handed to
-	// EndOperation: no observer changes when an operation ends.
-	StartOperation(ctx context.Context, info OperationInfo) context.Context
+	// EndOperation: no observer changes when an operation ends. A nil
+	// context stands for ctx.
+	StartOperation func(ctx context.Context, info OperationInfo) context.Context
 	// StartAttempt is called for every attempt, before it is signed and
 	// sent. info.SetHeader adds a header to this attempt only (W3C
 	// traceparent, for example), so the signer sees it. The context it
 	// returns (derived from ctx by value) is the attempt request's context
 	// and is handed to EndAttempt; as for StartOperation, one that does
 	// not end exactly when ctx does is only handed to EndAttempt.
-	StartAttempt(ctx context.Context, info AttemptInfo) context.Context
-	// EndAttempt is called once per attempt StartAttempt saw, when its
-	// answer has been read (or its failure is known) and the client has
-	// decided whether to retry.
-	EndAttempt(ctx context.Context, res AttemptResult)
+	StartAttempt func(ctx context.Context, info AttemptInfo) context.Context
+	// EndAttempt is called once per attempt, when its answer has been
+	// read (or its failure is known) and the client has decided whether
+	// to retry.
+	EndAttempt func(ctx context.Context, res AttemptResult)
 	// EndOperation is called once per operation, when Do returns.
-	EndOperation(ctx context.Context, res OperationResult)
+	EndOperation func(ctx context.Context, res OperationResult)
 }
 
 // OperationInfo describes an operation as it starts.
@@ -174,114 +185,84 @@ type OperationResult struct {
 	FromJournal bool
 }
 
-// ObserverFuncs is an Observer made of optional functions, for callers who
-// want one callback (per retry, per operation) and not a type: a nil field
-// is skipped.
-//
-//	payonce.WithObserver(payonce.ObserverFuncs{
-//		OnAttemptEnd: func(ctx context.Context, r payonce.AttemptResult) {
-//			if r.RetryCause != "" {
-//				log.Printf("%s attempt %d: retrying (%s)", r.Operation, r.Attempt, r.RetryCause)
-//			}
-//		},
-//	})
-type ObserverFuncs struct {
-	OnOperationStart func(ctx context.Context, info OperationInfo)
-	OnAttemptStart   func(ctx context.Context, info AttemptInfo)
-	OnAttemptEnd     func(ctx context.Context, res AttemptResult)
-	OnOperationEnd   func(ctx context.Context, res OperationResult)
-}
-
-// StartOperation calls OnOperationStart and returns ctx.
-func (f ObserverFuncs) StartOperation(ctx context.Context, info OperationInfo) context.Context {
-	if f.OnOperationStart != nil {
-		f.OnOperationStart(ctx, info)
-	}
-	return ctx
-}
-
-// StartAttempt calls OnAttemptStart and returns ctx.
-func (f ObserverFuncs) StartAttempt(ctx context.Context, info AttemptInfo) context.Context {
-	if f.OnAttemptStart != nil {
-		f.OnAttemptStart(ctx, info)
-	}
-	return ctx
-}
-
-// EndAttempt calls OnAttemptEnd.
-func (f ObserverFuncs) EndAttempt(ctx context.Context, res AttemptResult) {
-	if f.OnAttemptEnd != nil {
-		f.OnAttemptEnd(ctx, res)
-	}
-}
-
-// EndOperation calls OnOperationEnd.
-func (f ObserverFuncs) EndOperation(ctx context.Context, res OperationResult) {
-	if f.OnOperationEnd != nil {
-		f.OnOperationEnd(ctx, res)
-	}
-}
-
-// multiObserver is several observers in one: each hook calls them in
-// order, the context one returns feeding the next (so a tracer's span is
-// visible to the observers after it).
-type multiObserver []Observer
-
-func (m multiObserver) StartOperation(ctx context.Context, info OperationInfo) context.Context {
-	for _, o := range m {
-		ctx = o.StartOperation(ctx, info)
-	}
-	return ctx
-}
-
-func (m multiObserver) StartAttempt(ctx context.Context, info AttemptInfo) context.Context {
-	for _, o := range m {
-		ctx = o.StartAttempt(ctx, info)
-	}
-	return ctx
-}
-
-func (m multiObserver) EndAttempt(ctx context.Context, res AttemptResult) {
-	for _, o := range m {
-		o.EndAttempt(ctx, res)
-	}
-}
-
-func (m multiObserver) EndOperation(ctx context.Context, res OperationResult) {
-	for _, o := range m {
-		o.EndOperation(ctx, res)
-	}
-}
-
 // WithObserver sets the observers of every operation the client runs,
 // replacing any set before: each hook calls them in order, the context one
 // returns feeding the next (so a tracer's span is visible to the observers
-// after it). Nil interface values are skipped, and WithObserver() or
-// WithObserver(nil) removes every observer. An Observer holding a nil
-// pointer is refused (ErrInvalidConfig).
+// after it). An Observer without hooks is skipped, and WithObserver()
+// removes every observer.
 func WithObserver(obs ...Observer) Option {
 	return option(func(c *Client) error {
-		var list multiObserver
-		for _, o := range obs {
-			if o == nil {
-				continue
-			}
-			if corekit.IsNil(o) {
-				// Its first hook would panic on the nil receiver.
-				return fmt.Errorf("%w: nil observer (a nil pointer in an Observer)", ErrInvalidConfig)
-			}
-			list = append(list, o)
-		}
-		switch len(list) {
-		case 0:
-			c.observer = nil
-		case 1:
-			c.observer = list[0]
-		default:
-			c.observer = list
-		}
+		c.observer = joinObservers(obs)
 		return nil
 	})
+}
+
+// joinObservers is obs as one Observer, each of its hooks calling the
+// ones of obs that are set, in order; nil when none is.
+func joinObservers(obs []Observer) *Observer {
+	var startOps []func(context.Context, OperationInfo) context.Context
+	var startAttempts []func(context.Context, AttemptInfo) context.Context
+	var endAttempts []func(context.Context, AttemptResult)
+	var endOps []func(context.Context, OperationResult)
+	for _, o := range obs {
+		if o.StartOperation != nil {
+			startOps = append(startOps, o.StartOperation)
+		}
+		if o.StartAttempt != nil {
+			startAttempts = append(startAttempts, o.StartAttempt)
+		}
+		if o.EndAttempt != nil {
+			endAttempts = append(endAttempts, o.EndAttempt)
+		}
+		if o.EndOperation != nil {
+			endOps = append(endOps, o.EndOperation)
+		}
+	}
+	if len(startOps)+len(startAttempts)+len(endAttempts)+len(endOps) == 0 {
+		return nil
+	}
+	return &Observer{
+		StartOperation: chainStart(startOps),
+		StartAttempt:   chainStart(startAttempts),
+		EndAttempt:     chainEnd(endAttempts),
+		EndOperation:   chainEnd(endOps),
+	}
+}
+
+// chainStart is the start hooks fs as one: nil for none, fs[0] for one,
+// else each in turn, the context one returns (ctx when it returns nil)
+// handed to the next.
+func chainStart[I any](fs []func(context.Context, I) context.Context) func(context.Context, I) context.Context {
+	switch len(fs) {
+	case 0:
+		return nil
+	case 1:
+		return fs[0]
+	}
+	return func(ctx context.Context, info I) context.Context {
+		for _, f := range fs {
+			if next := f(ctx, info); next != nil {
+				ctx = next
+			}
+		}
+		return ctx
+	}
+}
+
+// chainEnd is the end hooks fs as one: nil for none, fs[0] for one, else
+// each in turn.
+func chainEnd[R any](fs []func(context.Context, R)) func(context.Context, R) {
+	switch len(fs) {
+	case 0:
+		return nil
+	case 1:
+		return fs[0]
+	}
+	return func(ctx context.Context, res R) {
+		for _, f := range fs {
+			f(ctx, res)
+		}
+	}
 }
 
 // outcome names how an operation ended, for metrics and span attributes:
@@ -518,9 +499,14 @@ func (op *operation) startObserving() {
 	if op.opts.hasReference {
 		ob.info.ReferenceTemplate = c.refs.admit(referenceTemplate(op.opts.reference), false)
 	}
-	ctx := c.observer.StartOperation(op.ctx, ob.info)
+	ob.ctx = op.ctx
+	start := c.observer.StartOperation
+	if start == nil {
+		return
+	}
+	ctx := start(op.ctx, ob.info)
 	if ctx == nil {
-		ctx = op.ctx
+		return
 	}
 	ob.ctx = ctx
 	if sameCancellation(ctx, op.ctx) {
@@ -540,6 +526,10 @@ func (op *operation) endObserving(m Meta, err error) {
 	if ob.attempt.open {
 		op.endAttempt(nil, nil, false)
 	}
+	end := op.c.observer.EndOperation
+	if end == nil {
+		return
+	}
 	res := OperationResult{OperationInfo: ob.info, Key: op.key, Outcome: outcome(err), Attempts: op.attempts,
 		StatusCode: m.StatusCode, Replayed: m.Replayed, RequestID: m.RequestID, Duration: time.Since(op.start),
 		FromJournal: m.FromJournal || fromJournal(err)}
@@ -556,7 +546,7 @@ func (op *operation) endObserving(m Meta, err error) {
 			res.StatusCode, res.Replayed, res.RequestID = e.StatusCode, e.Replayed, e.RequestID
 		}
 	}
-	op.c.observer.EndOperation(ob.ctx, res)
+	end(ob.ctx, res)
 }
 
 // observeAttempt starts the observation of the attempt r is about to send
@@ -583,14 +573,23 @@ func (op *operation) observeAttempt(r *http.Request, hop bool) *http.Request {
 // returns r carrying the attempt's context. r's headers are the attempt's
 // own map, holding only the operation's headers (see prepareRetry):
 // headers the observer adds go to this attempt only. The attempt takes
-// the retry plan that led to it.
+// the retry plan that led to it. Without attempt hooks it only drops the
+// plan; without StartAttempt it opens the attempt for EndAttempt.
 func (op *operation) startAttempt(r *http.Request) *http.Request {
-	ob := op.ob
-	info := AttemptInfo{OperationInfo: ob.info, Key: op.key, Attempt: op.attempts + 1, Wait: op.plan.wait, Cause: op.plan.cause, req: r}
+	ob, obs := op.ob, op.c.observer
+	plan := op.plan
 	op.plan = retryPlan{}
+	n := op.attempts + 1
+	if obs.StartAttempt == nil {
+		if obs.EndAttempt != nil {
+			ob.attempt = attemptObservation{open: true, n: n, ctx: r.Context(), start: time.Now(), req: r}
+		}
+		return r
+	}
+	info := AttemptInfo{OperationInfo: ob.info, Key: op.key, Attempt: n, Wait: plan.wait, Cause: plan.cause, req: r}
 	before := len(r.Header)
-	ctx := op.c.observer.StartAttempt(r.Context(), info)
-	ob.attempt = attemptObservation{open: true, n: info.Attempt, ctx: ctx, start: time.Now(), req: r}
+	ctx := obs.StartAttempt(r.Context(), info)
+	ob.attempt = attemptObservation{open: true, n: n, ctx: ctx, start: time.Now(), req: r}
 	if len(r.Header) > before {
 		n := 0
 		for k := range r.Header {
@@ -635,6 +634,10 @@ func (op *operation) endAttempt(resp *http.Response, err error, retry bool) {
 		return
 	}
 	ob.attempt = attemptObservation{}
+	end := op.c.observer.EndAttempt
+	if end == nil {
+		return
+	}
 	res := AttemptResult{OperationInfo: ob.info, Key: op.key, Attempt: a.n, Sent: op.attempts >= a.n, Duration: time.Since(a.start)}
 	if err != nil {
 		res.Err = redactedError{cleanTransportError(err), op.c.redactor}
@@ -646,7 +649,7 @@ func (op *operation) endAttempt(resp *http.Response, err error, retry bool) {
 	if retry && op.plan.cause != corekit.CauseSignerRecovery {
 		res.RetryCause, res.RetryWait = op.plan.cause, op.plan.wait
 	}
-	op.c.observer.EndAttempt(a.ctx, res)
+	end(a.ctx, res)
 }
 
 // redactedError is an attempt's failure as hooks see it: its text passes

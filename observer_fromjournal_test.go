@@ -21,9 +21,12 @@ func TestObserverHearsAnswersFromTheJournal(t *testing.T) {
 	})
 	var results []payonce.OperationResult
 	var infos []payonce.OperationInfo
-	c := journalClient(t, s, journal.NewMemory(), newClock(), payonce.WithObserver(payonce.ObserverFuncs{
-		OnOperationStart: func(_ context.Context, info payonce.OperationInfo) { infos = append(infos, info) },
-		OnOperationEnd:   func(_ context.Context, r payonce.OperationResult) { results = append(results, r) },
+	c := journalClient(t, s, journal.NewMemory(), newClock(), payonce.WithObserver(payonce.Observer{
+		StartOperation: func(ctx context.Context, info payonce.OperationInfo) context.Context {
+			infos = append(infos, info)
+			return ctx
+		},
+		EndOperation: func(_ context.Context, r payonce.OperationResult) { results = append(results, r) },
 	}))
 	for range 2 {
 		_, err := c.Do(t.Context(), chargeReq("45.00"), &chargeOut{}, payonce.WithReference("order-45/charge"))

@@ -30,6 +30,11 @@ type eventLog struct {
 
 type ctxMark struct{}
 
+// observer is the Observer of l's four hooks.
+func (l *eventLog) observer() Observer {
+	return Observer{StartOperation: l.StartOperation, StartAttempt: l.StartAttempt, EndAttempt: l.EndAttempt, EndOperation: l.EndOperation}
+}
+
 func (l *eventLog) StartOperation(ctx context.Context, info OperationInfo) context.Context {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -71,7 +76,7 @@ func (l *eventLog) EndOperation(ctx context.Context, res OperationResult) {
 func TestObserverSeesEveryAttemptAndTheOutcome(t *testing.T) {
 	rec := &recorder{statuses: []int{503, 429, 200}, header: http.Header{"X-Request-Id": {"req-7"}}}
 	obs := &eventLog{}
-	c := setup(t, rec, WithObserver(obs))
+	c := setup(t, rec, WithObserver(obs.observer()))
 	meta, err := c.Do(context.Background(), postReq(), nil, WithKey(testKey("order-42")))
 	require.NoError(t, err)
 	require.Equal(t, 3, meta.Attempts)
@@ -112,7 +117,7 @@ func TestObserverSeesLostAnswersAndReplays(t *testing.T) {
 	srv := httptest.NewServer(h)
 	defer srv.Close()
 	obs := &eventLog{}
-	c, err := NewClient(WithBaseURL(srv.URL), WithRetryPolicy(fastPolicy()), WithObserver(obs))
+	c, err := NewClient(WithBaseURL(srv.URL), WithRetryPolicy(fastPolicy()), WithObserver(obs.observer()))
 	require.NoError(t, err)
 	meta, err := c.Do(context.Background(), postReq(), nil)
 	require.NoError(t, err)
@@ -143,7 +148,7 @@ func TestObserverSeesFailures(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.outcome, func(t *testing.T) {
 			obs := &eventLog{}
-			c := setup(t, &recorder{statuses: tc.statuses}, WithObserver(obs))
+			c := setup(t, &recorder{statuses: tc.statuses}, WithObserver(obs.observer()))
 			_, err := c.Do(context.Background(), postReq(), nil)
 			require.Error(t, err)
 			require.Len(t, obs.ops, 1)
@@ -164,7 +169,7 @@ func TestObserverSeesFailures(t *testing.T) {
 func TestObserverSeesValidationFailureWithoutAttempts(t *testing.T) {
 	rec := &recorder{}
 	obs := &eventLog{}
-	c := setup(t, rec, WithObserver(obs))
+	c := setup(t, rec, WithObserver(obs.observer()))
 	_, err := c.Do(context.Background(), postReq(), nil, WithKey(testKey("bad key with spaces")))
 	require.Error(t, err)
 	assert.Equal(t, []string{"op-start things.create", "op-end key_invalid_chars attempts=0 retries=0 mark=op"}, obs.lines)
@@ -192,7 +197,7 @@ func TestObserverHeadersAreSetBeforeSigning(t *testing.T) {
 		"traceparent":     "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
 		"Idempotency-Key": "hijacked", "Authorization": "Bearer evil", "content-type": "text/plain",
 	}}
-	c, err := NewClient(WithBaseURL(srv.URL), WithRetryPolicy(fastPolicy()), WithSigner(signer), WithObserver(obs))
+	c, err := NewClient(WithBaseURL(srv.URL), WithRetryPolicy(fastPolicy()), WithSigner(signer), WithObserver(obs.observer()))
 	require.NoError(t, err)
 	meta, err := c.Do(context.Background(), postReq(), nil)
 	require.NoError(t, err)
@@ -224,7 +229,7 @@ func TestAttemptRequestCarriesObserverContext(t *testing.T) {
 		marks = append(marks, r.Context().Value(ctxMark{}))
 		return http.DefaultTransport.RoundTrip(r)
 	})}
-	c, err := NewClient(WithBaseURL(srv.URL), WithHTTPClient(hc), WithObserver(&eventLog{}))
+	c, err := NewClient(WithBaseURL(srv.URL), WithHTTPClient(hc), WithObserver((&eventLog{}).observer()))
 	require.NoError(t, err)
 	_, err = c.Do(context.Background(), postReq(), nil)
 	require.NoError(t, err)
@@ -237,7 +242,7 @@ func TestObserverSeesSignerRecovery(t *testing.T) {
 	s := &recoverOnce{}
 	s.token.Store("stale")
 	obs := &eventLog{}
-	c := setup(t, &recorder{statuses: []int{401, 200}}, WithSigner(s), WithObserver(obs))
+	c := setup(t, &recorder{statuses: []int{401, 200}}, WithSigner(s), WithObserver(obs.observer()))
 	_, err := c.Do(context.Background(), postReq(), nil)
 	require.NoError(t, err)
 	require.Len(t, obs.starts, 2)
@@ -256,7 +261,7 @@ func TestObserverSeesNoSecrets(t *testing.T) {
 	}))
 	defer srv.Close()
 	obs := &eventLog{}
-	c, err := NewClient(WithBaseURL(srv.URL), WithRetryPolicy(fastPolicy()), WithObserver(obs))
+	c, err := NewClient(WithBaseURL(srv.URL), WithRetryPolicy(fastPolicy()), WithObserver(obs.observer()))
 	require.NoError(t, err)
 	req := &Request{Operation: "cards.get", Method: http.MethodGet, Path: "/cards/4111111111111111/x", Query: url.Values{"token": {"SECRETQ123"}}}
 	_, err = c.Do(context.Background(), req, nil)
@@ -270,21 +275,21 @@ func TestObserverSeesNoSecrets(t *testing.T) {
 	assert.Contains(t, dump, "/cards/{id}/x")
 }
 
-// ObserverFuncs calls the functions set and skips the others; several observers
-// given to WithObserver chain contexts.
-func TestObserverFuncsAndSeveralObservers(t *testing.T) {
+// An Observer's nil hooks are skipped; several observers given to
+// WithObserver chain contexts.
+func TestObserverNilHooksAndSeveralObservers(t *testing.T) {
 	var retries []string
 	var ends int
-	funcs := ObserverFuncs{
-		OnAttemptEnd: func(_ context.Context, r AttemptResult) {
+	funcs := Observer{
+		EndAttempt: func(_ context.Context, r AttemptResult) {
 			if r.RetryCause != "" {
 				retries = append(retries, r.RetryCause)
 			}
 		},
-		OnOperationEnd: func(context.Context, OperationResult) { ends++ },
+		EndOperation: func(context.Context, OperationResult) { ends++ },
 	}
 	log := &eventLog{}
-	c := setup(t, &recorder{statuses: []int{502, 200}}, WithObserver(log, nil, funcs))
+	c := setup(t, &recorder{statuses: []int{502, 200}}, WithObserver(log.observer(), Observer{}, funcs))
 	_, err := c.Do(context.Background(), postReq(), nil)
 	require.NoError(t, err)
 	assert.Equal(t, []string{"Bad Gateway"}, retries)
@@ -293,6 +298,37 @@ func TestObserverFuncsAndSeveralObservers(t *testing.T) {
 
 	c = setup(t, &recorder{}, WithObserver())
 	assert.Nil(t, c.observer, "an empty set is no observer")
+	c = setup(t, &recorder{}, WithObserver(Observer{}, Observer{}))
+	assert.Nil(t, c.observer, "observers without hooks are no observer")
+}
+
+// Each start hook gets the context the one before it returned, the given
+// one when it returned nil; the end hooks get the last one.
+func TestSeveralObserversChainContexts(t *testing.T) {
+	type mark struct{}
+	var seen []any
+	tag := func(v string) Observer {
+		return Observer{
+			StartOperation: func(ctx context.Context, _ OperationInfo) context.Context {
+				seen = append(seen, ctx.Value(mark{}))
+				if v == "" {
+					return nil
+				}
+				return context.WithValue(ctx, mark{}, v)
+			},
+			StartAttempt: func(ctx context.Context, _ AttemptInfo) context.Context {
+				seen = append(seen, ctx.Value(mark{}))
+				return ctx
+			},
+		}
+	}
+	var end any
+	last := Observer{EndOperation: func(ctx context.Context, _ OperationResult) { end = ctx.Value(mark{}) }}
+	c := setup(t, &recorder{}, WithObserver(tag("a"), tag(""), tag("b"), last))
+	_, err := c.Do(context.Background(), postReq(), nil)
+	require.NoError(t, err)
+	assert.Equal(t, []any{nil, "a", "a", "b", "b", "b"}, seen)
+	assert.Equal(t, "b", end)
 }
 
 func TestRoute(t *testing.T) {
@@ -320,7 +356,7 @@ func TestRoute(t *testing.T) {
 // A Request's own Route wins over the derived one.
 func TestRequestRouteWins(t *testing.T) {
 	obs := &eventLog{}
-	c := setup(t, &recorder{}, WithObserver(obs))
+	c := setup(t, &recorder{}, WithObserver(obs.observer()))
 	req := postReq()
 	req.Path, req.Route = "/things/abc", "/things/{thing}"
 	_, err := c.Do(context.Background(), req, nil)
@@ -360,7 +396,7 @@ func TestRedirectHopIsPartOfTheObservedAttempt(t *testing.T) {
 		return http.DefaultTransport.RoundTrip(r)
 	})}
 	obs := &eventLog{inject: map[string]string{"Traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}}
-	c, err := NewClient(WithBaseURL(srv.URL), WithHTTPClient(hc), WithRetryPolicy(fastPolicy()), WithObserver(obs))
+	c, err := NewClient(WithBaseURL(srv.URL), WithHTTPClient(hc), WithRetryPolicy(fastPolicy()), WithObserver(obs.observer()))
 	require.NoError(t, err)
 	meta, err := c.Do(context.Background(), postReq(), nil)
 	require.NoError(t, err)
@@ -385,7 +421,7 @@ func TestObserverSeesUnsentAttempt(t *testing.T) {
 	})
 	obs := &eventLog{}
 	rec := &recorder{}
-	c := setup(t, rec, WithSigner(signer), WithObserver(obs))
+	c := setup(t, rec, WithSigner(signer), WithObserver(obs.observer()))
 	meta, err := c.Do(context.Background(), postReq(), nil)
 	require.NoError(t, err)
 	assert.Equal(t, 1, meta.Attempts)
@@ -405,7 +441,7 @@ func TestObserverSeesUnsentAttempt(t *testing.T) {
 // the wait", whatever the machine's load.
 func onRetry(fn func()) Option {
 	var once sync.Once
-	return WithObserver(ObserverFuncs{OnAttemptEnd: func(_ context.Context, r AttemptResult) {
+	return WithObserver(Observer{EndAttempt: func(_ context.Context, r AttemptResult) {
 		if r.RetryCause != "" {
 			once.Do(fn)
 		}

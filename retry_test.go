@@ -189,7 +189,7 @@ func TestPerAttemptTimeoutIsRetried(t *testing.T) {
 	srv := httptest.NewServer(hangFirst())
 	defer srv.Close()
 	var first AttemptResult
-	obs := ObserverFuncs{OnAttemptEnd: func(_ context.Context, r AttemptResult) {
+	obs := Observer{EndAttempt: func(_ context.Context, r AttemptResult) {
 		if r.Attempt == 1 {
 			first = r
 		}

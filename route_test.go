@@ -42,6 +42,11 @@ func (o *routeObserver) EndAttempt(_ context.Context, r payonce.AttemptResult) {
 
 func (o *routeObserver) EndOperation(_ context.Context, r payonce.OperationResult) { o.add(r.Route) }
 
+// observer is the Observer of o's four hooks.
+func (o *routeObserver) observer() payonce.Observer {
+	return payonce.Observer{StartOperation: o.StartOperation, StartAttempt: o.StartAttempt, EndAttempt: o.EndAttempt, EndOperation: o.EndOperation}
+}
+
 // A Request.Route given by the caller (built from a path by mistake) never
 // carries its query string or a raw ID to an observer: it is a template
 // like one Route(Path) derives; "{id}" placeholders are kept.
@@ -57,7 +62,7 @@ func TestObserverRouteGivenHoldsNoQueryOrRawID(t *testing.T) {
 		"/v1/cards/card_4111":                    "/v1/cards/{id}",
 	} {
 		o := &routeObserver{}
-		c, err := payonce.NewClient(payonce.WithBaseURL(srv.URL), payonce.WithObserver(o))
+		c, err := payonce.NewClient(payonce.WithBaseURL(srv.URL), payonce.WithObserver(o.observer()))
 		require.NoError(t, err)
 		req := &payonce.Request{Operation: "charges.create", Method: http.MethodPost, Path: "/v1/charges", Route: route,
 			Body: map[string]string{"amount": "1.00"}, Keyed: true}
@@ -86,10 +91,11 @@ func routeClient(t *testing.T) (*payonce.Client, func() map[string]int) {
 		return &http.Response{StatusCode: http.StatusOK, Header: http.Header{"Content-Type": {"application/json"}},
 			Body: io.NopCloser(strings.NewReader(`{}`)), Request: r}, nil
 	})}
-	obs := payonce.ObserverFuncs{OnOperationStart: func(_ context.Context, i payonce.OperationInfo) {
+	obs := payonce.Observer{StartOperation: func(ctx context.Context, i payonce.OperationInfo) context.Context {
 		mu.Lock()
 		defer mu.Unlock()
 		seen[i.Route]++
+		return ctx
 	}}
 	c, err := payonce.NewClient(payonce.WithBaseURL("http://127.0.0.1:1"), payonce.WithHTTPClient(hc), payonce.WithObserver(obs))
 	require.NoError(t, err)

@@ -35,8 +35,9 @@ func TestEndAttemptDoesNotAllocate(t *testing.T) {
 	defer obs.Close()
 	ctx := trace.ContextWithSpan(context.Background(), recordingSpan{})
 	res := payonce.AttemptResult{OperationInfo: attemptInfo, Attempt: 1, Sent: true, StatusCode: http.StatusOK}
-	obs.EndAttempt(ctx, res) // fills the route's caches
-	allocs := testing.AllocsPerRun(100, func() { obs.EndAttempt(ctx, res) })
+	hooks := obs.Hooks()
+	hooks.EndAttempt(ctx, res) // fills the route's caches
+	allocs := testing.AllocsPerRun(100, func() { hooks.EndAttempt(ctx, res) })
 	assert.Zero(t, allocs)
 }
 
@@ -55,12 +56,20 @@ func TestAttemptSpanAttributesByAnswer(t *testing.T) {
 		{OperationInfo: attemptInfo, Attempt: 1, Sent: true, StatusCode: http.StatusServiceUnavailable},
 		{OperationInfo: attemptInfo, Attempt: 1, Sent: false},
 	}
+	hooks := obs.Hooks()
 	for _, res := range results {
-		ctx := obs.StartAttempt(context.Background(), payonce.AttemptInfo{OperationInfo: attemptInfo, Attempt: 1})
-		obs.EndAttempt(ctx, res)
+		ctx := hooks.StartAttempt(context.Background(), payonce.AttemptInfo{OperationInfo: attemptInfo, Attempt: 1})
+		hooks.EndAttempt(ctx, res)
 	}
 	spans := rec.Ended()
 	require.Len(t, spans, len(results))
+	for i, sp := range spans {
+		attrs := attribute.NewSet(sp.Attributes()...)
+		route, _ := attrs.Value(otelpayonce.AttrRoute)
+		n, _ := attrs.Value(otelpayonce.AttrAttempt)
+		assert.Equal(t, attemptInfo.Route, route.AsString(), "span %d keeps its start attributes", i)
+		assert.Equal(t, int64(1), n.AsInt64(), "span %d", i)
+	}
 	answer := func(i int) map[attribute.Key]attribute.Value {
 		m := map[attribute.Key]attribute.Value{}
 		for _, kv := range spans[i].Attributes() {

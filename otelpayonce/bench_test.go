@@ -27,10 +27,11 @@ func (discardExporter) Shutdown(context.Context) error                          
 // attempt costs its observer, without any request: hooks is the
 // observer's four hooks (the trace context is formatted, but an
 // AttemptInfo made outside the SDK has no request to carry it); by-hand is the OpenTelemetry SDK asked for the
-// same work directly (two spans with the same attributes, or the
-// operation's alone when it is sampled out, the trace context injected,
-// the same four metric records), the floor any observer built on the SDK
-// pays. Both use SDK providers whose spans and
+// same work directly (two spans with the same attributes, set once the
+// span is known to record, or the operation's span alone when it is
+// sampled out, the trace context injected, the same four metric records
+// with attribute sets built once), the floor any observer built on the
+// SDK pays. Both use SDK providers whose spans and
 // metrics go nowhere (a no-op exporter behind the batch processor, a
 // manual reader never read), as BenchmarkOperation's sdk-otel row does.
 func BenchmarkObserverCost(b *testing.B) {
@@ -49,16 +50,17 @@ func BenchmarkObserverCost(b *testing.B) {
 				b.Fatal(err)
 			}
 			defer obs.Close()
+			hooks := obs.Hooks()
 			info := payonce.OperationInfo{Provider: "coinepay", Operation: "cards.apply", Method: http.MethodPost,
 				Route: "/api/v1/openapi/card/apply", Keyed: true}
 			key := "8c1f2f7e-0d5e-4f3e-9a51-0b6f0b0c9d11"
 			b.ReportAllocs()
 			for b.Loop() {
-				ctx := obs.StartOperation(context.Background(), info)
-				actx := obs.StartAttempt(ctx, payonce.AttemptInfo{OperationInfo: info, Key: key, Attempt: 1})
-				obs.EndAttempt(actx, payonce.AttemptResult{OperationInfo: info, Key: key, Attempt: 1, Sent: true,
+				ctx := hooks.StartOperation(context.Background(), info)
+				actx := hooks.StartAttempt(ctx, payonce.AttemptInfo{OperationInfo: info, Key: key, Attempt: 1})
+				hooks.EndAttempt(actx, payonce.AttemptResult{OperationInfo: info, Key: key, Attempt: 1, Sent: true,
 					StatusCode: http.StatusOK, Duration: time.Millisecond})
-				obs.EndOperation(ctx, payonce.OperationResult{OperationInfo: info, Key: key, Outcome: "ok", Attempts: 1,
+				hooks.EndOperation(ctx, payonce.OperationResult{OperationInfo: info, Key: key, Outcome: "ok", Attempts: 1,
 					StatusCode: http.StatusOK, Duration: time.Millisecond})
 			}
 		})
@@ -72,12 +74,13 @@ func BenchmarkObserverCost(b *testing.B) {
 			prop := propagation.TraceContext{}
 			base := []attribute.KeyValue{otelpayonce.AttrProvider.String("coinepay"), otelpayonce.AttrOperation.String("cards.apply"),
 				otelpayonce.AttrMethod.String(http.MethodPost), otelpayonce.AttrRoute.String("/api/v1/openapi/card/apply")}
-			opStart := []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(base...)}
-			attemptStart := []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindClient),
-				trace.WithAttributes(append(base[:4:4], otelpayonce.AttrAttempt.Int(1))...)}
-			set := metric.WithAttributeSet(attribute.NewSet(base[0], base[1]))
-			okSet := metric.WithAttributeSet(attribute.NewSet(base[0], base[1], otelpayonce.AttrOutcome.String("ok")))
-			statusSet := metric.WithAttributeSet(attribute.NewSet(base[0], base[1], otelpayonce.AttrStatusCode.Int(200)))
+			opStart := []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindInternal)}
+			attemptStart := []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindClient)}
+			attemptAttrs := append(base[:4:4], otelpayonce.AttrAttempt.Int(1), otelpayonce.AttrStatusCode.Int(200))
+			set := []metric.AddOption{metric.WithAttributeSet(attribute.NewSet(base[0], base[1]))}
+			ok := metric.WithAttributeSet(attribute.NewSet(base[0], base[1], otelpayonce.AttrOutcome.String("ok")))
+			okAdd, okRec := []metric.AddOption{ok}, []metric.RecordOption{ok}
+			statusSet := []metric.RecordOption{metric.WithAttributeSet(attribute.NewSet(base[0], base[1], otelpayonce.AttrStatusCode.Int(200)))}
 			status := otelpayonce.AttrStatusCode.Int(200)
 			carrier := discardCarrier{}
 			b.ReportAllocs()
@@ -87,20 +90,20 @@ func BenchmarkObserverCost(b *testing.B) {
 				if op.IsRecording() {
 					var at trace.Span
 					actx, at = tr.Start(ctx, "POST /api/v1/openapi/card/apply", attemptStart...)
-					at.SetAttributes(status)
+					at.SetAttributes(attemptAttrs...)
 					at.End()
 				}
 				prop.Inject(actx, carrier)
-				attempts.Add(actx, 1, set)
-				attemptTime.Record(actx, 0.001, statusSet)
+				attempts.Add(actx, 1, set...)
+				attemptTime.Record(actx, 0.001, statusSet...)
 				if op.IsRecording() {
-					op.SetAttributes(otelpayonce.AttrOutcome.String("ok"), otelpayonce.AttrAttempts.Int(1),
+					op.SetAttributes(base[0], base[1], base[2], base[3], otelpayonce.AttrOutcome.String("ok"), otelpayonce.AttrAttempts.Int(1),
 						otelpayonce.AttrIdempotencyKey.String("8c1f2f7e-0d5e-4f3e-9a51-0b6f0b0c9d11"), status)
 					op.SetStatus(codes.Unset, "")
 				}
 				op.End()
-				ops.Add(ctx, 1, okSet)
-				opTime.Record(ctx, 0.001, okSet)
+				ops.Add(ctx, 1, okAdd...)
+				opTime.Record(ctx, 0.001, okRec...)
 			}
 		})
 	}

@@ -36,7 +36,7 @@ func ExampleNew() {
 	srv := coinepaytest.NewServer()
 	defer srv.Close()
 	_ = srv.AddFault(payoncetest.Rule{Fault: payoncetest.FaultDropAfterCommit, Path: coinepay.PathCardApply, Count: 1})
-	client, err := srv.Client(payonce.WithObserver(obs), payonce.WithRetryPolicy(payoncetest.FastRetryPolicy()))
+	client, err := srv.Client(payonce.WithObserver(obs.Hooks()), payonce.WithRetryPolicy(payoncetest.FastRetryPolicy()))
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -5,7 +5,7 @@
 // retries by cause, replays, durations, retry budget left).
 //
 //	obs, err := otelpayonce.New() // the global TracerProvider and MeterProvider
-//	client, err := a55.NewClient(auth, payonce.WithObserver(obs))
+//	client, err := a55.NewClient(auth, payonce.WithObserver(obs.Hooks()))
 //
 // Spans and metrics are named by the operation and the route template
 // (payonce.OperationInfo.Route), never by raw IDs, so their cardinality is that of the
@@ -77,11 +77,13 @@ const (
 	MetricBudgetAvailable = "payonce.retry_budget.available" // gauge: provider
 )
 
-// Observer is a payonce.Observer that reports to OpenTelemetry. It is safe
-// for concurrent use; share one between clients.
+// Observer reports payonce operations to OpenTelemetry: pass its Hooks to
+// payonce.WithObserver. It is safe for concurrent use; share one between
+// clients.
 type Observer struct {
 	tracer trace.Tracer
 	prop   propagation.TextMapPropagator
+	w3c    bool // prop is propagation.TraceContext: inject writes its headers itself
 
 	operations, attempts, retries, replays metric.Int64Counter
 	opTime, attemptTime                    metric.Float64Histogram
@@ -130,7 +132,7 @@ func WithMeterProvider(mp metric.MeterProvider) Option { return func(c *config) 
 // otel.GetTextMapPropagator() to use the global one.
 func WithPropagator(p propagation.TextMapPropagator) Option { return func(c *config) { c.prop = p } }
 
-// New returns an Observer. Pass it to payonce.WithObserver.
+// New returns an Observer. Pass its Hooks to payonce.WithObserver.
 func New(opts ...Option) (*Observer, error) {
 	cfg := config{}
 	for _, o := range opts {
@@ -148,6 +150,7 @@ func New(opts ...Option) (*Observer, error) {
 		cfg.prop = propagation.TraceContext{}
 	}
 	o := &Observer{tracer: cfg.tp.Tracer(ScopeName), prop: cfg.prop}
+	_, o.w3c = cfg.prop.(propagation.TraceContext)
 	m := cfg.mp.Meter(ScopeName)
 	var err error
 	counter := func(name, desc string) metric.Int64Counter {
@@ -208,6 +211,15 @@ func unitOf(metricName string) string {
 	return "answer"
 }
 
+// Hooks returns the payonce.Observer whose hooks report to o, for
+// payonce.WithObserver:
+//
+//	client, err := a55.NewClient(auth, payonce.WithObserver(obs.Hooks()))
+func (o *Observer) Hooks() payonce.Observer {
+	return payonce.Observer{StartOperation: o.startOperation, StartAttempt: o.startAttempt,
+		EndAttempt: o.endAttempt, EndOperation: o.endOperation}
+}
+
 // Close stops reporting the retry budget gauge. Spans and counters need
 // no closing; the providers own their exporters.
 func (o *Observer) Close() error { return o.budgetReg.Unregister() }
@@ -236,9 +248,8 @@ type route struct {
 	key                         routeKey
 	opSpanName, attemptSpanName string
 	spanAttrs                   []attribute.KeyValue
-	baseAttrs                   []attribute.KeyValue    // the metrics': provider, operation, reference template
-	opStart                     []trace.SpanStartOption // the operation span's
-	firstAttempt                []trace.SpanStartOption // attempt 1's
+	baseAttrs                   []attribute.KeyValue // the metrics': provider, operation, reference template
+	firstAttempt                []attribute.KeyValue // attempt 1's span's: spanAttrs and the attempt number
 	base                        measure
 	budget                      atomic.Pointer[payonce.RetryBudget] // the last budget registered from this route
 
@@ -256,6 +267,9 @@ type measure struct {
 	add   []metric.AddOption
 	rec   []metric.RecordOption
 	extra []attribute.KeyValue
+	// first is the route's firstAttempt followed by extra: the attributes
+	// of a first attempt's span, set when it ends (see startAttempt).
+	first []attribute.KeyValue
 }
 
 func newMeasure(kvs ...attribute.KeyValue) measure {
@@ -335,16 +349,23 @@ func newRoute(k routeKey) *route {
 	return &route{
 		key:        k,
 		opSpanName: name, attemptSpanName: attemptName, spanAttrs: spanAttrs,
-		opStart: []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(spanAttrs...)},
-		firstAttempt: []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindClient),
-			trace.WithAttributes(append(spanAttrs[:len(spanAttrs):len(spanAttrs)], AttrAttempt.Int(1))...)},
-		baseAttrs: baseAttrs,
-		base:      newMeasure(baseAttrs...),
-		byOutcome: map[string]measure{},
-		byCause:   map[string]measure{},
-		byStatus:  map[statusKey]measure{},
+		firstAttempt: append(spanAttrs[:len(spanAttrs):len(spanAttrs)], AttrAttempt.Int(1)),
+		baseAttrs:    baseAttrs,
+		base:         newMeasure(baseAttrs...),
+		byOutcome:    map[string]measure{},
+		byCause:      map[string]measure{},
+		byStatus:     map[statusKey]measure{},
 	}
 }
+
+// The spans' start options: their kind only. A span's attributes are set
+// once it is known to record (see startAttempt and endOperation), so that a
+// span sampled out costs no copy of them; samplers decide on the span's
+// name, which holds the provider, operation, method and route.
+var (
+	opSpanStart      = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindInternal)}
+	attemptSpanStart = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindClient)}
+)
 
 // cached returns the measure of the base attributes plus extra(), built
 // once per k and kept in m.
@@ -358,14 +379,15 @@ func cached[K comparable](r *route, m map[K]measure, k K, extra func() []attribu
 	kvs := extra()
 	ms = newMeasure(append(r.baseAttrs[:len(r.baseAttrs):len(r.baseAttrs)], kvs...)...)
 	ms.extra = kvs[:len(kvs):len(kvs)]
+	ms.first = append(r.firstAttempt[:len(r.firstAttempt):len(r.firstAttempt)], kvs...)
 	r.mu.Lock()
 	m[k] = ms
 	r.mu.Unlock()
 	return ms
 }
 
-// StartOperation starts the operation's span.
-func (o *Observer) StartOperation(ctx context.Context, info payonce.OperationInfo) context.Context {
+// startOperation starts the operation's span.
+func (o *Observer) startOperation(ctx context.Context, info payonce.OperationInfo) context.Context {
 	r := o.route(info)
 	if b := info.RetryBudget; b != nil && r.budget.Load() != b {
 		// Once per budget and route: the route keeps the last one it
@@ -374,7 +396,7 @@ func (o *Observer) StartOperation(ctx context.Context, info payonce.OperationInf
 		r.budget.Store(b)
 		o.addBudget(b, info.Provider)
 	}
-	ctx, _ = o.tracer.Start(ctx, r.opSpanName, r.opStart...)
+	ctx, _ = o.tracer.Start(ctx, r.opSpanName, opSpanStart...)
 	return ctx
 }
 
@@ -404,20 +426,22 @@ func (o *Observer) addBudget(b *payonce.RetryBudget, provider string) {
 	o.sweepAt = 2 * o.nbudgets.Load()
 }
 
-// StartAttempt starts the attempt's span, a child of the operation's,
+// startAttempt starts the attempt's span, a child of the operation's,
 // injects its trace context into the attempt's headers and counts the
 // retry, when it is one. An attempt of an operation whose span is sampled
 // out gets no span of its own (see unrecorded): its headers carry the
 // operation's trace context.
-func (o *Observer) StartAttempt(ctx context.Context, info payonce.AttemptInfo) context.Context {
+func (o *Observer) startAttempt(ctx context.Context, info payonce.AttemptInfo) context.Context {
 	r := o.route(info.OperationInfo)
 	if unrecorded(trace.SpanFromContext(ctx)) {
-		o.prop.Inject(ctx, attemptCarrier{&info})
+		o.inject(ctx, info)
 		o.countRetry(ctx, r, info.Cause)
 		return ctx
 	}
-	start := r.firstAttempt
-	if info.Attempt != 1 || info.Cause != "" {
+	ctx, span := o.tracer.Start(ctx, r.attemptSpanName, attemptSpanStart...)
+	// A first attempt's span takes its attributes when it ends, with the
+	// answer's, in one call (see endAttempt); a retry's, now.
+	if span.IsRecording() && (info.Attempt != 1 || info.Cause != "") {
 		attrs := make([]attribute.KeyValue, 0, len(r.spanAttrs)+3)
 		attrs = append(attrs, r.spanAttrs...)
 		attrs = append(attrs, AttrAttempt.Int(info.Attempt))
@@ -427,12 +451,63 @@ func (o *Observer) StartAttempt(ctx context.Context, info payonce.AttemptInfo) c
 		if info.Cause != "" {
 			attrs = append(attrs, AttrRetryCause.String(info.Cause))
 		}
-		start = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...)}
+		span.SetAttributes(attrs...)
 	}
-	ctx, _ = o.tracer.Start(ctx, r.attemptSpanName, start...)
-	o.prop.Inject(ctx, attemptCarrier{&info})
+	o.inject(ctx, info)
 	o.countRetry(ctx, r, info.Cause)
 	return ctx
+}
+
+// inject adds ctx's trace context to the attempt's headers. With the W3C
+// propagator it writes traceparent and tracestate as
+// propagation.TraceContext.Inject does, without handing info to a carrier
+// (which would move it to the heap on every attempt).
+func (o *Observer) inject(ctx context.Context, info payonce.AttemptInfo) {
+	if !o.w3c {
+		o.injectCarrier(ctx, info)
+		return
+	}
+	sc := trace.SpanContextFromContext(ctx)
+	if !sc.IsValid() {
+		return
+	}
+	if ts := sc.TraceState().String(); ts != "" {
+		info.SetHeader("tracestate", ts)
+	}
+	info.SetHeader("traceparent", traceparent(sc))
+}
+
+// injectCarrier is inject through o's propagator: a function of its own,
+// kept out of line, so that only this path moves its copy of info to the
+// heap.
+//
+//go:noinline
+func (o *Observer) injectCarrier(ctx context.Context, info payonce.AttemptInfo) {
+	o.prop.Inject(ctx, attemptCarrier{&info})
+}
+
+// traceparent formats sc as a W3C traceparent header value, version 00,
+// keeping only the flags the specification defines (sampled, random).
+func traceparent(sc trace.SpanContext) string {
+	const hexDigits = "0123456789abcdef"
+	var b [55]byte // "00-" trace ID "-" span ID "-" flags
+	b[0], b[1], b[2] = '0', '0', '-'
+	i := 3
+	put := func(src []byte) {
+		for _, c := range src {
+			b[i], b[i+1] = hexDigits[c>>4], hexDigits[c&0xf]
+			i += 2
+		}
+	}
+	tid, sid := sc.TraceID(), sc.SpanID()
+	put(tid[:])
+	b[i] = '-'
+	i++
+	put(sid[:])
+	b[i] = '-'
+	i++
+	put([]byte{byte(sc.TraceFlags() & (trace.FlagsSampled | trace.FlagsRandom))})
+	return string(b[:])
 }
 
 // unrecorded reports whether span is a valid span neither sampled nor
@@ -458,9 +533,9 @@ func (o *Observer) countRetry(ctx context.Context, r *route, cause string) {
 	}).add...)
 }
 
-// EndAttempt ends the attempt's span, counts it when it was sent and
+// endAttempt ends the attempt's span, counts it when it was sent and
 // records its duration and replay.
-func (o *Observer) EndAttempt(ctx context.Context, res payonce.AttemptResult) {
+func (o *Observer) endAttempt(ctx context.Context, res payonce.AttemptResult) {
 	r := o.route(res.OperationInfo)
 	span := trace.SpanFromContext(ctx)
 	errType := ""
@@ -490,16 +565,22 @@ func (o *Observer) EndAttempt(ctx context.Context, res payonce.AttemptResult) {
 		if errType != "" {
 			span.SetStatus(codes.Error, errType)
 		}
+		first := res.Attempt == 1 // its span has none of its attributes yet
 		switch {
 		case res.Replayed || res.RequestID != "":
-			attrs := answerAttrs(make([]attribute.KeyValue, 0, 4), status, res.Replayed, res.RequestID)
+			var attrs []attribute.KeyValue
+			if first {
+				attrs = append(make([]attribute.KeyValue, 0, len(r.firstAttempt)+4), r.firstAttempt...)
+			}
+			attrs = answerAttrs(attrs, status, res.Replayed, res.RequestID)
 			if errType != "" {
 				attrs = append(attrs, AttrErrorType.String(errType))
 			}
 			span.SetAttributes(attrs...)
+		case first:
+			// The cached attributes, no slice built per attempt.
+			span.SetAttributes(ms.first...)
 		case len(ms.extra) > 0:
-			// Status and error type only: the cached attributes, no
-			// slice built per attempt.
 			span.SetAttributes(ms.extra...)
 		}
 		if res.RetryCause != "" {
@@ -521,13 +602,16 @@ func (o *Observer) EndAttempt(ctx context.Context, res payonce.AttemptResult) {
 	o.attemptTime.Record(ctx, res.Duration.Seconds(), ms.rec...)
 }
 
-// EndOperation ends the operation's span and counts the operation by
+// endOperation ends the operation's span and counts the operation by
 // outcome.
-func (o *Observer) EndOperation(ctx context.Context, res payonce.OperationResult) {
+func (o *Observer) endOperation(ctx context.Context, res payonce.OperationResult) {
 	r := o.route(res.OperationInfo)
 	span := trace.SpanFromContext(ctx)
 	if span.IsRecording() {
-		attrs := make([]attribute.KeyValue, 0, 8)
+		// The attributes of its start too, in one call: the span was
+		// started without them (see opSpanStart).
+		attrs := make([]attribute.KeyValue, 0, len(r.spanAttrs)+8)
+		attrs = append(attrs, r.spanAttrs...)
 		attrs = append(attrs, AttrOutcome.String(res.Outcome), AttrAttempts.Int(res.Attempts))
 		if r.key.reference != "" {
 			attrs = append(attrs, AttrFromJournal.Bool(res.FromJournal))

@@ -167,7 +167,7 @@ func TestChargeWithLostAnswerTraces(t *testing.T) {
 	srv := a55test.New(t)
 	require.NoError(t, srv.AddFault(payoncetest.Rule{Fault: payoncetest.FaultDropAfterCommit, Path: a55test.ChargePath, Count: 1}))
 	hl := &headerLog{byPath: map[string][]string{}, next: http.DefaultTransport}
-	client, err := srv.Client(payonce.WithRetryPolicy(fastPolicy()), payonce.WithObserver(tm.obs),
+	client, err := srv.Client(payonce.WithRetryPolicy(fastPolicy()), payonce.WithObserver(tm.obs.Hooks()),
 		payonce.WithHTTPClient(&http.Client{Transport: hl}))
 	require.NoError(t, err)
 	amount, _ := payonce.ParseAmount("100.00")
@@ -246,7 +246,7 @@ func TestApplyWith503sAndReplayMetrics(t *testing.T) {
 	srv := coinepaytest.New(t)
 	require.NoError(t, srv.AddFault(payoncetest.Rule{Fault: payoncetest.FaultErrorBeforeCommit, Status: 503, Path: coinepay.PathCardApply, Count: 2}))
 	budget := payonce.NewRetryBudget(100)
-	client, err := srv.Client(payonce.WithRetryPolicy(fastPolicy()), payonce.WithObserver(tm.obs), payonce.WithRetryBudget(budget))
+	client, err := srv.Client(payonce.WithRetryPolicy(fastPolicy()), payonce.WithObserver(tm.obs.Hooks()), payonce.WithRetryBudget(budget))
 	require.NoError(t, err)
 	req := &coinepay.ApplyRequest{HeaderID: "h1", PackageID: "p1"}
 	card, err := client.Cards.Apply(context.Background(), req, payonce.WithKey(keytest.Now(t, "order-1-card")))
@@ -284,7 +284,7 @@ func TestApplyWith503sAndReplayMetrics(t *testing.T) {
 func TestFailuresAndNoSecrets(t *testing.T) {
 	tm := newTelemetry(t)
 	srv := coinepaytest.New(t)
-	client, err := srv.Client(payonce.WithRetryPolicy(fastPolicy()), payonce.WithObserver(tm.obs))
+	client, err := srv.Client(payonce.WithRetryPolicy(fastPolicy()), payonce.WithObserver(tm.obs.Hooks()))
 	require.NoError(t, err)
 	ctx := context.Background()
 	_, err = client.Cards.Apply(ctx, &coinepay.ApplyRequest{HeaderID: "h1", PackageID: "p1"}, payonce.WithKey(keytest.Now(t, "k-conflict")))
@@ -325,7 +325,7 @@ func TestNoopProviders(t *testing.T) {
 	defer obs.Close()
 	srv := coinepaytest.New(t)
 	hl := &headerLog{byPath: map[string][]string{}, next: http.DefaultTransport}
-	client, err := srv.Client(payonce.WithObserver(obs), payonce.WithHTTPClient(&http.Client{Transport: hl}))
+	client, err := srv.Client(payonce.WithObserver(obs.Hooks()), payonce.WithHTTPClient(&http.Client{Transport: hl}))
 	require.NoError(t, err)
 	_, err = client.Cards.Apply(context.Background(), &coinepay.ApplyRequest{HeaderID: "h1", PackageID: "p1"})
 	require.NoError(t, err)
@@ -339,7 +339,7 @@ func TestCallerSpanIsParent(t *testing.T) {
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(tm.spans))
 	ctx, parent := tp.Tracer("merchant").Start(context.Background(), "checkout")
 	srv := coinepaytest.New(t)
-	client, err := srv.Client(payonce.WithObserver(tm.obs))
+	client, err := srv.Client(payonce.WithObserver(tm.obs.Hooks()))
 	require.NoError(t, err)
 	_, err = client.Cards.Apply(ctx, &coinepay.ApplyRequest{HeaderID: "h1", PackageID: "p1"})
 	require.NoError(t, err)
@@ -382,7 +382,7 @@ func TestSpanAttributesHideEncodedCardNumbers(t *testing.T) {
 			}))
 			defer srv.Close()
 			c, err := coinepay.NewClient("ak_span", "sk_span_secret", payonce.WithBaseURL(srv.URL),
-				payonce.WithRetryPolicy(fastPolicy()), payonce.WithObserver(tm.obs))
+				payonce.WithRetryPolicy(fastPolicy()), payonce.WithObserver(tm.obs.Hooks()))
 			require.NoError(t, err)
 			_, err = c.Cards.Apply(t.Context(), &coinepay.ApplyRequest{HeaderID: "h1", PackageID: "p1"})
 			require.Error(t, err)
@@ -409,7 +409,7 @@ func (tm *telemetry) metricValues(t *testing.T) string {
 // the raw reference reaches no span and no metric.
 func TestAnswerFromTheJournalIsMarked(t *testing.T) {
 	tm := newTelemetry(t)
-	c, err := payonce.NewClient(payonce.WithBaseURL("http://127.0.0.1:1"), payonce.WithObserver(tm.obs),
+	c, err := payonce.NewClient(payonce.WithBaseURL("http://127.0.0.1:1"), payonce.WithObserver(tm.obs.Hooks()),
 		payonce.WithHTTPClient(&http.Client{Transport: answerOK{}}), payonce.WithJournal(journal.NewMemory()), payonce.WithScope("test:merchant"))
 	require.NoError(t, err)
 	req := &payonce.Request{Operation: "charges.create", Method: http.MethodPost, Path: "/v1/charges", Body: map[string]string{"amount": "1.00"}, Keyed: true}
@@ -447,7 +447,7 @@ func TestAnswerFromTheJournalIsMarked(t *testing.T) {
 // A call without a reference carries neither attribute on its metrics.
 func TestCallWithoutReferenceHasNoTemplate(t *testing.T) {
 	tm := newTelemetry(t)
-	c, err := payonce.NewClient(payonce.WithBaseURL("http://127.0.0.1:1"), payonce.WithObserver(tm.obs),
+	c, err := payonce.NewClient(payonce.WithBaseURL("http://127.0.0.1:1"), payonce.WithObserver(tm.obs.Hooks()),
 		payonce.WithHTTPClient(&http.Client{Transport: answerOK{}}))
 	require.NoError(t, err)
 	_, err = c.Do(t.Context(), &payonce.Request{Operation: "customers.get", Method: http.MethodGet, Path: "/v1/customers"}, nil)
@@ -482,7 +482,7 @@ func retriedTraceparents(t *testing.T, sampler sdktrace.Sampler) (tps []string, 
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = obs.Close() })
 	tm.obs = obs
-	c, err := payonce.NewClient(payonce.WithBaseURL(srv.URL), payonce.WithObserver(obs),
+	c, err := payonce.NewClient(payonce.WithBaseURL(srv.URL), payonce.WithObserver(obs.Hooks()),
 		payonce.WithRetryPolicy(fastPolicy()), payonce.WithHTTPClient(&http.Client{Transport: hl}))
 	require.NoError(t, err)
 	ctx, span := tp.Tracer("merchant").Start(context.Background(), "checkout")

@@ -44,7 +44,7 @@ func (tm *telemetry) templates(t *testing.T) map[string]string {
 // url.template: no raw ID in a span.
 func TestSpansOfBase62IDsShareOneRoute(t *testing.T) {
 	tm := newTelemetry(t)
-	c, err := payonce.NewClient(payonce.WithBaseURL("http://127.0.0.1:1"), payonce.WithObserver(tm.obs),
+	c, err := payonce.NewClient(payonce.WithBaseURL("http://127.0.0.1:1"), payonce.WithObserver(tm.obs.Hooks()),
 		payonce.WithHTTPClient(&http.Client{Transport: answerOK{}}))
 	require.NoError(t, err)
 	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
@@ -67,10 +67,11 @@ func TestSpansOfBase62IDsShareOneRoute(t *testing.T) {
 func TestObserverRouteTableStaysBounded(t *testing.T) {
 	const kept = otelpayonce.MaxRoutes + otelpayonce.MaxRoutes/4
 	tm := newTelemetry(t)
+	hooks := tm.obs.Hooks()
 	for i := range 10000 {
 		info := payonce.OperationInfo{Provider: "p", Operation: "op" + strconv.Itoa(i), Method: http.MethodGet, Route: "/r/" + strconv.Itoa(i)}
-		ctx := tm.obs.StartOperation(context.Background(), info)
-		tm.obs.EndOperation(ctx, payonce.OperationResult{OperationInfo: info, Outcome: "success"})
+		ctx := hooks.StartOperation(context.Background(), info)
+		hooks.EndOperation(ctx, payonce.OperationResult{OperationInfo: info, Outcome: "success"})
 	}
 	names := map[string]int{}
 	for _, s := range tm.spans.Ended() {
@@ -100,7 +101,7 @@ func TestObserverRouteTableStaysBounded(t *testing.T) {
 func TestTypedClientRoutesAreTheirTemplates(t *testing.T) {
 	tm := newTelemetry(t)
 	srv := a55test.New(t)
-	client, err := srv.Client(payonce.WithObserver(tm.obs))
+	client, err := srv.Client(payonce.WithObserver(tm.obs.Hooks()))
 	require.NoError(t, err)
 	ctx := t.Context()
 	w, err := client.Wallets.Create(ctx, &a55.WalletCreateRequest{Name: "shop", Currency: payonce.BRL})
@@ -126,7 +127,7 @@ func TestTypedClientRoutesAreTheirTemplates(t *testing.T) {
 	require.NoError(t, err)
 
 	cp := coinepaytest.New(t)
-	cpc, err := cp.Client(payonce.WithObserver(tm.obs))
+	cpc, err := cp.Client(payonce.WithObserver(tm.obs.Hooks()))
 	require.NoError(t, err)
 	c, err := cpc.Cards.Apply(ctx, &coinepay.ApplyRequest{HeaderID: "h1", PackageID: "p1"})
 	require.NoError(t, err)
@@ -161,7 +162,7 @@ func TestTypedClientRoutesAreTheirTemplates(t *testing.T) {
 func TestOperationsSeenAfterAFloodKeepTheirNames(t *testing.T) {
 	tm := newTelemetry(t)
 	for c := range otelpayonce.MaxRoutes/corekit.MaxRoutes + 1 {
-		gc, err := payonce.NewClient(payonce.WithBaseURL("http://127.0.0.1:1"), payonce.WithObserver(tm.obs),
+		gc, err := payonce.NewClient(payonce.WithBaseURL("http://127.0.0.1:1"), payonce.WithObserver(tm.obs.Hooks()),
 			payonce.WithHTTPClient(&http.Client{Transport: answerOK{}}))
 		require.NoError(t, err)
 		for i := range corekit.MaxRoutes {
@@ -171,7 +172,7 @@ func TestOperationsSeenAfterAFloodKeepTheirNames(t *testing.T) {
 		}
 	}
 	srv := coinepaytest.New(t)
-	cpc, err := srv.Client(payonce.WithObserver(tm.obs))
+	cpc, err := srv.Client(payonce.WithObserver(tm.obs.Hooks()))
 	require.NoError(t, err)
 	_, err = cpc.Cards.Apply(t.Context(), &coinepay.ApplyRequest{HeaderID: "h1", PackageID: "p1"})
 	require.NoError(t, err)

@@ -361,7 +361,7 @@ func (r *runner) newClients(env *env) error {
 		opts := []payonce.Option{payonce.WithBaseURL(url), payonce.WithRetryPolicy(r.cfg.Retry),
 			payonce.WithLogger(slog.New(handler)), payonce.WithHTTPClient(hc)}
 		if r.telemetry != nil {
-			opts = append(opts, payonce.WithObserver(r.telemetry.obs))
+			opts = append(opts, payonce.WithObserver(r.telemetry.obs.Hooks()))
 		}
 		if r.cfg.RetryBudget > 0 {
 			opts = append(opts, payonce.WithRetryBudget(payonce.NewRetryBudget(r.cfg.RetryBudget)))

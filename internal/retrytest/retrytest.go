@@ -23,7 +23,7 @@ type Waits struct {
 // client report its retries to it.
 func New() (*Waits, payonce.Option) {
 	w := &Waits{}
-	return w, payonce.WithObserver(payonce.ObserverFuncs{OnAttemptEnd: w.record})
+	return w, payonce.WithObserver(payonce.Observer{EndAttempt: w.record})
 }
 
 func (w *Waits) record(_ context.Context, r payonce.AttemptResult) {
