@@ -188,7 +188,8 @@ type OperationResult struct {
 // WithObserver sets the observers of every operation the client runs,
 // replacing any set before: each hook calls them in order, the context one
 // returns feeding the next (so a tracer's span is visible to the observers
-// after it). An Observer without hooks is skipped, and WithObserver()
+// after it), and each observer's end hooks get the context its own start
+// hook returned (so a tracer ends its own span). An Observer without hooks is skipped, and WithObserver()
 // removes every observer.
 func WithObserver(obs ...Observer) Option {
 	return option(func(c *Client) error {
@@ -198,71 +199,93 @@ func WithObserver(obs ...Observer) Option {
 }
 
 // joinObservers is obs as one Observer, each of its hooks calling the
-// ones of obs that are set, in order; nil when none is.
+// ones of obs that are set, in order; nil when none is. With several
+// observers, each one's end hooks get the context its own start hook
+// returned (the one it was given when it has none), so that a tracer
+// ends its own span, not one a later observer derived from it.
 func joinObservers(obs []Observer) *Observer {
-	var startOps []func(context.Context, OperationInfo) context.Context
-	var startAttempts []func(context.Context, AttemptInfo) context.Context
-	var endAttempts []func(context.Context, AttemptResult)
-	var endOps []func(context.Context, OperationResult)
+	var set []Observer
 	for _, o := range obs {
-		if o.StartOperation != nil {
-			startOps = append(startOps, o.StartOperation)
-		}
-		if o.StartAttempt != nil {
-			startAttempts = append(startAttempts, o.StartAttempt)
-		}
-		if o.EndAttempt != nil {
-			endAttempts = append(endAttempts, o.EndAttempt)
-		}
-		if o.EndOperation != nil {
-			endOps = append(endOps, o.EndOperation)
+		if o.StartOperation != nil || o.StartAttempt != nil || o.EndAttempt != nil || o.EndOperation != nil {
+			set = append(set, o)
 		}
 	}
-	if len(startOps)+len(startAttempts)+len(endAttempts)+len(endOps) == 0 {
-		return nil
-	}
-	return &Observer{
-		StartOperation: chainStart(startOps),
-		StartAttempt:   chainStart(startAttempts),
-		EndAttempt:     chainEnd(endAttempts),
-		EndOperation:   chainEnd(endOps),
-	}
-}
-
-// chainStart is the start hooks fs as one: nil for none, fs[0] for one,
-// else each in turn, the context one returns (ctx when it returns nil)
-// handed to the next.
-func chainStart[I any](fs []func(context.Context, I) context.Context) func(context.Context, I) context.Context {
-	switch len(fs) {
+	switch len(set) {
 	case 0:
 		return nil
 	case 1:
-		return fs[0]
+		return &set[0]
 	}
-	return func(ctx context.Context, info I) context.Context {
-		for _, f := range fs {
-			if next := f(ctx, info); next != nil {
-				ctx = next
+	j := &Observer{}
+	j.StartOperation, j.EndOperation = joinPair(set, operationContexts{},
+		func(o Observer) func(context.Context, OperationInfo) context.Context { return o.StartOperation },
+		func(o Observer) func(context.Context, OperationResult) { return o.EndOperation })
+	j.StartAttempt, j.EndAttempt = joinPair(set, attemptContexts{},
+		func(o Observer) func(context.Context, AttemptInfo) context.Context { return o.StartAttempt },
+		func(o Observer) func(context.Context, AttemptResult) { return o.EndAttempt })
+	return j
+}
+
+// operationContexts and attemptContexts are the context keys under which
+// a joined start hook keeps the context each observer's start returned.
+type (
+	operationContexts struct{}
+	attemptContexts   struct{}
+)
+
+// joinPair joins one start hook and its end hook across set: the start
+// hooks run in turn, the context one returns (ctx when it returns nil)
+// handed to the next; each end hook gets the context its observer's start
+// left, kept in the joined context under key. Either is nil when no
+// observer has one.
+func joinPair[I, R any](set []Observer, key any,
+	start func(Observer) func(context.Context, I) context.Context,
+	end func(Observer) func(context.Context, R),
+) (func(context.Context, I) context.Context, func(context.Context, R)) {
+	var hasStart, hasEnd bool
+	for _, o := range set {
+		hasStart = hasStart || start(o) != nil
+		hasEnd = hasEnd || end(o) != nil
+	}
+	var js func(context.Context, I) context.Context
+	var je func(context.Context, R)
+	if hasStart {
+		js = func(ctx context.Context, info I) context.Context {
+			var own []context.Context
+			if hasEnd {
+				own = make([]context.Context, len(set))
+			}
+			for i, o := range set {
+				if f := start(o); f != nil {
+					if next := f(ctx, info); next != nil {
+						ctx = next
+					}
+				}
+				if own != nil {
+					own[i] = ctx
+				}
+			}
+			if own == nil {
+				return ctx
+			}
+			return context.WithValue(ctx, key, own)
+		}
+	}
+	if hasEnd {
+		je = func(ctx context.Context, res R) {
+			own, _ := ctx.Value(key).([]context.Context)
+			for i, o := range set {
+				if f := end(o); f != nil {
+					c := ctx
+					if i < len(own) {
+						c = own[i]
+					}
+					f(c, res)
+				}
 			}
 		}
-		return ctx
 	}
-}
-
-// chainEnd is the end hooks fs as one: nil for none, fs[0] for one, else
-// each in turn.
-func chainEnd[R any](fs []func(context.Context, R)) func(context.Context, R) {
-	switch len(fs) {
-	case 0:
-		return nil
-	case 1:
-		return fs[0]
-	}
-	return func(ctx context.Context, res R) {
-		for _, f := range fs {
-			f(ctx, res)
-		}
-	}
+	return js, je
 }
 
 // outcome names how an operation ended, for metrics and span attributes:

@@ -331,6 +331,39 @@ func TestSeveralObserversChainContexts(t *testing.T) {
 	assert.Equal(t, "b", end)
 }
 
+// Each observer's end hooks get the context its own start hook returned,
+// not one a later observer derived from it: a tracer chained before
+// another ends its own span.
+func TestSeveralObserversEachEndWithTheirOwnContext(t *testing.T) {
+	type mark struct{}
+	ends := map[string][]any{}
+	tag := func(v string) Observer {
+		return Observer{
+			StartOperation: func(ctx context.Context, _ OperationInfo) context.Context {
+				return context.WithValue(ctx, mark{}, v+"-op")
+			},
+			StartAttempt: func(ctx context.Context, _ AttemptInfo) context.Context {
+				return context.WithValue(ctx, mark{}, v+"-attempt")
+			},
+			EndAttempt: func(ctx context.Context, _ AttemptResult) {
+				ends[v] = append(ends[v], ctx.Value(mark{}))
+			},
+			EndOperation: func(ctx context.Context, _ OperationResult) {
+				ends[v] = append(ends[v], ctx.Value(mark{}))
+			},
+		}
+	}
+	endOnly := Observer{EndOperation: func(ctx context.Context, _ OperationResult) {
+		ends["end-only"] = append(ends["end-only"], ctx.Value(mark{}))
+	}}
+	c := setup(t, &recorder{statuses: []int{502, 200}}, WithObserver(tag("a"), endOnly, tag("b")))
+	_, err := c.Do(context.Background(), postReq(), nil)
+	require.NoError(t, err)
+	assert.Equal(t, []any{"a-attempt", "a-attempt", "a-op"}, ends["a"])
+	assert.Equal(t, []any{"b-attempt", "b-attempt", "b-op"}, ends["b"])
+	assert.Equal(t, []any{"a-op"}, ends["end-only"], "an observer after a sees a's context")
+}
+
 func TestRoute(t *testing.T) {
 	cases := map[string]string{
 		"/api/v1/bank/wallet/charge/":                             "/api/v1/bank/wallet/charge/",
