@@ -171,3 +171,67 @@ func BenchmarkFakepayVsBare(b *testing.B) {
 	b.ReportMetric(bare, "bare-req/s")
 	b.ReportMetric(fake/bare, "fake/bare")
 }
+
+// discardWriter is a ResponseWriter that keeps the headers and drops the
+// body, so that a handler benchmark measures the handler alone.
+type discardWriter struct {
+	h      http.Header
+	status int
+}
+
+func (w *discardWriter) Header() http.Header         { return w.h }
+func (w *discardWriter) WriteHeader(status int)      { w.status = status }
+func (w *discardWriter) Write(p []byte) (int, error) { return len(p), nil }
+
+// BenchmarkFakepayHandler times fakepay's handler and the bare handler of
+// BenchmarkFakepayVsBare in process, without the network: the same keyed
+// charge creations, a new key each, from GOMAXPROCS goroutines. It shows
+// what one request costs each handler in CPU and allocations:
+//
+//	go test -run '^$' -bench FakepayHandler -benchmem ./cmd/fakepay
+func BenchmarkFakepayHandler(b *testing.B) {
+	o, err := parseFlags([]string{"-a55-rate-limit", "0", "-seed", "1"}, io.Discard)
+	if err != nil {
+		b.Fatal(err)
+	}
+	h, e, err := newHandler(o)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer e.Close()
+	rec := httptest.NewRecorder()
+	tokReq := httptest.NewRequest(http.MethodPost, "/oauth2/token", strings.NewReader(url.Values{"grant_type": {"client_credentials"},
+		"client_id": {o.a55ID}, "client_secret": {o.a55Secret}}.Encode()))
+	tokReq.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	h.ServeHTTP(rec, tokReq)
+	var tok struct {
+		AccessToken string `json:"access_token"`
+	}
+	if err := json.Unmarshal(rec.Body.Bytes(), &tok); err != nil || tok.AccessToken == "" {
+		b.Fatalf("token: %v", err)
+	}
+	var keys atomic.Int64
+	for _, tc := range []struct {
+		name string
+		h    http.Handler
+	}{{"fake", h}, {"bare", bareHandler()}} {
+		b.Run(tc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			b.RunParallel(func(pb *testing.PB) {
+				body := strings.NewReader(guideCharge)
+				for pb.Next() {
+					body.Reset(guideCharge)
+					req := httptest.NewRequest(http.MethodPost, a55.PathCharges, body)
+					req.Header.Set("Content-Type", "application/json")
+					req.Header.Set("Authorization", "Bearer "+tok.AccessToken)
+					req.Header.Set(fakeserver.HeaderIdempotencyKey, fmt.Sprintf("load-key-%020d", keys.Add(1)))
+					w := &discardWriter{h: http.Header{}}
+					tc.h.ServeHTTP(w, req)
+					if w.status/100 != 2 && w.status != 0 {
+						b.Fatalf("%s: HTTP %d", tc.name, w.status)
+					}
+				}
+			})
+		})
+	}
+}
