@@ -199,10 +199,11 @@ func (h *providerHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	scan := scanBody(req.Body)
-	if !h.screen(w, req, route, fault, scan) {
+	defer scan.release()
+	if !h.screen(w, req, route, fault, scan.dupKey) {
 		return
 	}
-	resp, outcome, ok := h.execute(r, req, route, fault, scan)
+	resp, outcome, ok := h.execute(r, req, route, fault, &scan)
 	if !ok {
 		return // the client gave up while waiting for the first request
 	}
@@ -295,8 +296,8 @@ func (h *providerHandler) admit(w http.ResponseWriter, req *Request, route Route
 // screen answers a body with a duplicate object key, or an injected
 // refusal of a key not executed, and reports whether the request may go
 // on to execute.
-func (h *providerHandler) screen(w http.ResponseWriter, req *Request, route Route, fault *Fault, scan bodyScan) bool {
-	if scan.dupKey {
+func (h *providerHandler) screen(w http.ResponseWriter, req *Request, route Route, fault *Fault, dupKey bool) bool {
+	if dupKey {
 		// Refused before the fingerprint or the handler sees it: they would
 		// read the two keys differently.
 		h.write(w, req, h.b.Problem(ProblemDuplicateKey, 0, "duplicate object key"), false)
@@ -314,7 +315,7 @@ func (h *providerHandler) screen(w http.ResponseWriter, req *Request, route Rout
 // execute runs the operation, through the store when it is keyed, with
 // an injected delay before it; ok is false when the client gave up
 // waiting for another request under the key.
-func (h *providerHandler) execute(r *http.Request, req *Request, route Route, fault *Fault, scan bodyScan) (resp Response, outcome Outcome, ok bool) {
+func (h *providerHandler) execute(r *http.Request, req *Request, route Route, fault *Fault, scan *bodyScan) (resp Response, outcome Outcome, ok bool) {
 	e, ctx, att := h.e, r.Context(), req.Attempt
 	if fault != nil && fault.Kind == Delay {
 		att.Fault = Delay

@@ -38,20 +38,26 @@ type Fingerprint [32]byte
 
 // FingerprintOf returns the fingerprint of a request.
 func FingerprintOf(method, path string, body []byte) Fingerprint {
-	return fingerprintOfScan(method, path, scanBody(body))
+	scan := scanBody(body)
+	defer scan.release()
+	return fingerprintOfScan(method, path, &scan)
 }
 
 // fingerprintOfScan is FingerprintOf of a body already scanned.
-func fingerprintOfScan(method, path string, scan bodyScan) Fingerprint {
-	h := sha256.New()
-	h.Write([]byte(method))
-	h.Write([]byte{0})
-	h.Write([]byte(path))
-	h.Write([]byte{0})
-	h.Write(scan.canonical)
-	var fp Fingerprint
-	h.Sum(fp[:0])
-	return fp
+func fingerprintOfScan(method, path string, scan *bodyScan) Fingerprint {
+	var buf []byte
+	if scan.sc != nil {
+		buf = scan.sc.hash[:0]
+	}
+	buf = append(buf, method...)
+	buf = append(buf, 0)
+	buf = append(buf, path...)
+	buf = append(buf, 0)
+	buf = append(buf, scan.canonical...)
+	if scan.sc != nil {
+		scan.sc.hash = buf
+	}
+	return sha256.Sum256(buf)
 }
 
 // Outcome tells how the store answered a keyed request.
