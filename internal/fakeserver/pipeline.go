@@ -374,8 +374,8 @@ func (h *providerHandler) write(w http.ResponseWriter, req *Request, resp Respon
 	for k, v := range resp.Header {
 		hdr[k] = v
 	}
-	hdr.Set("Content-Type", "application/json; charset=utf-8")
-	hdr.Set("Date", h.e.clock.Now().UTC().Format(http.TimeFormat))
+	hdr["Content-Type"] = jsonContentType
+	hdr["Date"] = h.e.dateHeader()
 	h.b.Decorate(hdr, req)
 	if replay && h.cfg.ReplayHeader {
 		hdr.Set(HeaderReplay, "true")
@@ -386,6 +386,31 @@ func (h *providerHandler) write(w http.ResponseWriter, req *Request, resp Respon
 	req.log()
 	w.WriteHeader(resp.Status)
 	_, _ = w.Write(resp.Body)
+}
+
+// jsonContentType is the Content-Type of every answer. It is shared by
+// all of them: net/http only reads a header's values, and its length
+// equals its capacity, so an Add elsewhere copies it.
+var jsonContentType = []string{"application/json; charset=utf-8"}
+
+// dateHeader returns the Date header's values at the engine's clock,
+// formatted once per second rather than once per answer (it has
+// one-second resolution). The slice is shared, as jsonContentType.
+func (e *Engine) dateHeader() []string {
+	now := e.clock.Now()
+	sec := now.Unix()
+	if d := e.date.Load(); d != nil && d.sec == sec {
+		return d.value
+	}
+	d := &dateValue{sec: sec, value: []string{now.UTC().Format(http.TimeFormat)}}
+	e.date.Store(d)
+	return d.value
+}
+
+// dateValue is a formatted Date header and the Unix second it shows.
+type dateValue struct {
+	sec   int64
+	value []string
 }
 
 // abortConn closes the connection without an answer. With rst it sets
