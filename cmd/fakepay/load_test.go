@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"reflect"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -23,10 +24,11 @@ const loadConcurrency = 32
 // loadRound is how many requests one round sends to each server.
 const loadRound = 2000
 
-// bareAnswer is what the bare handler answers: the shape of the fake's
-// charge.
+// bareAnswer is what the bare handler answers: the fake's charge, field
+// for field, so that both send the same bytes.
 type bareAnswer struct {
 	UUID           string          `json:"charge_uuid"`
+	WalletUUID     string          `json:"wallet_uuid"`
 	Status         string          `json:"status"`
 	Amount         string          `json:"amount"`
 	CapturedAmount string          `json:"captured_amount"`
@@ -34,14 +36,26 @@ type bareAnswer struct {
 	Currency       string          `json:"currency"`
 	TypeCharge     string          `json:"type_charge"`
 	Capture        bool            `json:"capture"`
+	Card           *bareCard       `json:"card,omitempty"`
 	Payer          json.RawMessage `json:"payer,omitempty"`
+	Message        []string        `json:"message"`
 	CreatedAt      time.Time       `json:"created_at"`
+	UpdatedAt      time.Time       `json:"updated_at"`
 	IdempotencyKey string          `json:"idempotency_key,omitempty"`
 }
 
+// bareCard is the card of a bareAnswer.
+type bareCard struct {
+	Last4           string `json:"last4"`
+	HolderName      string `json:"holder_name,omitempty"`
+	ExpirationMonth string `json:"expiration_month,omitempty"`
+	ExpirationYear  string `json:"expiration_year,omitempty"`
+}
+
 // bareHandler is what the fake is measured against: a net/http handler
-// that reads and parses the same JSON and answers a charge, and nothing
-// else (no idempotency, ledger, log or faults).
+// that reads and parses the same JSON and answers a charge of the fake's
+// shape, with the fake's headers, and nothing else (no idempotency,
+// ledger, log or faults).
 func bareHandler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var req a55.ChargeCreateRequest
@@ -51,10 +65,18 @@ func bareHandler() http.Handler {
 			return
 		}
 		payer, _ := json.Marshal(req.Payer)
-		out, _ := json.Marshal(bareAnswer{UUID: "3f1c2a9e-0d7b-4c51-9a1e-6b2f1e8d4c70", Status: "confirmed", Amount: req.Amount.String(),
-			CapturedAmount: req.Amount.String(), RefundedAmount: "0.00", Currency: string(req.Currency), TypeCharge: string(req.TypeCharge),
-			Capture: true, Payer: payer, CreatedAt: time.Now().UTC(), IdempotencyKey: r.Header.Get("Idempotency-Key")})
+		var card *bareCard
+		if req.Card != nil {
+			card = &bareCard{Last4: req.Card.Number.Last4(), HolderName: req.Card.HolderName,
+				ExpirationMonth: req.Card.ExpirationMonth, ExpirationYear: req.Card.ExpirationYear}
+		}
+		now := time.Now().UTC()
+		out, _ := json.Marshal(bareAnswer{UUID: "3f1c2a9e-0d7b-4c51-9a1e-6b2f1e8d4c70", WalletUUID: "0c9e6f2a-5b1d-4e8a-9c3f-7a2b1d0e4f60",
+			Status: "confirmed", Amount: req.Amount.String(), CapturedAmount: req.Amount.String(), RefundedAmount: "0.00",
+			Currency: string(req.Currency), TypeCharge: string(req.TypeCharge), Capture: true, Card: card, Payer: payer,
+			Message: []string{}, CreatedAt: now, UpdatedAt: now, IdempotencyKey: r.Header.Get("Idempotency-Key")})
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
+		w.Header().Set("X-Request-Id", "req_5f0e3c1a9b7d2e4f6a8c0b1d")
 		_, _ = w.Write(out)
 	})
 }
@@ -233,5 +255,68 @@ func BenchmarkFakepayHandler(b *testing.B) {
 				}
 			})
 		})
+	}
+}
+
+// TestBareAnswersAsTheFake keeps the load test fair: the bare handler
+// answers the fake's charge (the same fields and values but the IDs and
+// times it makes up, the same length) with the fake's headers.
+func TestBareAnswersAsTheFake(t *testing.T) {
+	o, err := parseFlags([]string{"-a55-rate-limit", "0", "-seed", "1"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, e, err := newHandler(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	rec := httptest.NewRecorder()
+	tokReq := httptest.NewRequest(http.MethodPost, "/oauth2/token", strings.NewReader(url.Values{"grant_type": {"client_credentials"},
+		"client_id": {o.a55ID}, "client_secret": {o.a55Secret}}.Encode()))
+	tokReq.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	h.ServeHTTP(rec, tokReq)
+	var tok struct {
+		AccessToken string `json:"access_token"`
+	}
+	if err := json.Unmarshal(rec.Body.Bytes(), &tok); err != nil {
+		t.Fatal(err)
+	}
+	answer := func(h http.Handler) *httptest.ResponseRecorder {
+		req := httptest.NewRequest(http.MethodPost, a55.PathCharges, strings.NewReader(guideCharge))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Authorization", "Bearer "+tok.AccessToken)
+		req.Header.Set(fakeserver.HeaderIdempotencyKey, "load-key-00000000000000000001")
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		if rec.Code != http.StatusOK {
+			t.Fatalf("HTTP %d: %s", rec.Code, rec.Body)
+		}
+		return rec
+	}
+	fake, bare := answer(h), answer(bareHandler())
+	fields := func(body []byte) map[string]any {
+		var m map[string]any
+		if err := json.Unmarshal(body, &m); err != nil {
+			t.Fatal(err)
+		}
+		for _, generated := range []string{"charge_uuid", "wallet_uuid", "created_at", "updated_at"} {
+			if _, ok := m[generated]; !ok {
+				t.Errorf("no %s in %s", generated, body)
+			}
+			delete(m, generated)
+		}
+		return m
+	}
+	if f, b := fields(fake.Body.Bytes()), fields(bare.Body.Bytes()); !reflect.DeepEqual(f, b) {
+		t.Errorf("fake %v, bare %v", f, b)
+	}
+	if f, b := fake.Body.Len(), bare.Body.Len(); f != b {
+		t.Errorf("body: fake %d bytes, bare %d", f, b)
+	}
+	for _, name := range []string{"Content-Type", "X-Request-Id"} {
+		if f, b := len(fake.Header().Get(name)), len(bare.Header().Get(name)); f == 0 || f != b {
+			t.Errorf("%s: fake %q, bare %q", name, fake.Header().Get(name), bare.Header().Get(name))
+		}
 	}
 }
