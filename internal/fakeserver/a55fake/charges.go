@@ -244,8 +244,8 @@ func (f *Fake) createCharge(r *fakeserver.Request) fakeserver.Response {
 	f.addChargeLocked(c)
 	f.hooks.enqueue(c)
 	f.e.Record(fakeserver.Operation{Provider: Provider, Kind: "charge.create", IdempotencyKey: r.Key, ID: c.UUID,
-		Credential: r.Credential, Amount: c.Amount.String()})
-	return fakeserver.JSON(http.StatusOK, c)
+		Credential: r.Credential, Amount: amountString(c.Amount)})
+	return chargeAnswer(c)
 }
 
 func (f *Fake) defaultWalletLocked(client string, now time.Time) string {
@@ -277,7 +277,7 @@ func (f *Fake) getCharge(r *fakeserver.Request, chargeUUID, walletUUID string) f
 	if c == nil {
 		return f.generalError(http.StatusNotFound, "NOT_FOUND", "charge not found", nil)
 	}
-	return fakeserver.JSON(http.StatusOK, c)
+	return chargeAnswer(c)
 }
 
 type move int
@@ -379,7 +379,7 @@ func (f *Fake) moveHandler(m move, pathCharge, pathWallet string) func(*fakeserv
 			f.hooks.enqueue(c)
 		}
 		f.e.Record(fakeserver.Operation{Provider: Provider, Kind: kind, IdempotencyKey: r.Key, ID: c.UUID,
-			Credential: r.Credential, Amount: amount.String()})
-		return fakeserver.JSON(http.StatusOK, c)
+			Credential: r.Credential, Amount: amountString(amount)})
+		return chargeAnswer(c)
 	}
 }
