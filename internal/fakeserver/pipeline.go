@@ -10,6 +10,8 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync/atomic"
+	"time"
 )
 
 // Problem is an engine-level failure that a Backend renders in its
@@ -80,19 +82,23 @@ type Request struct {
 	Credential string // set by Authenticate: A55 client_id, Coinepay API key id
 	Attempt    *Attempt
 
-	logged     bool
-	logAttempt func()
+	logged bool
+	eng    *Engine // where log records Attempt; nil: nowhere
+	att    Attempt // what Attempt points to, allocated with the Request
 }
 
 // log records the attempt once, before the answer (or the dropped
 // connection) reaches the client, so a test reading the attempt log right
 // after its call sees every attempt the call made.
 func (r *Request) log() {
-	if r.logged || r.logAttempt == nil {
+	if r.logged || r.eng == nil {
 		return
 	}
 	r.logged = true
-	r.logAttempt()
+	e, att := r.eng, r.Attempt
+	e.attempts.Add(*att)
+	e.stats.add(att)
+	e.ops.observe(att)
 }
 
 // Decode unmarshals the JSON body into v. It reports whether the body was
@@ -145,6 +151,7 @@ type providerHandler struct {
 	cfg   ProviderConfig
 	b     Backend
 	store *Store
+	cred  atomic.Pointer[string] // the credential clipCredential clipped last
 }
 
 // MaxLogField is the most bytes the attempt log keeps of a path, key or
@@ -166,11 +173,20 @@ func Clip(s string) string {
 // console show of a request's path. It reads no more than twice what Clip
 // keeps, so a path of 64 KiB costs what a short one does; a card number
 // past that is cut by Clip anyway.
-func clipRedacted(s string) string {
+func clipRedacted(s string) string { return clipRedactedAs(s, "") }
+
+// clipRedactedAs is clipRedacted(s), returning known itself, without a
+// copy, when that is what clipRedacted(s) is: the template of a route
+// whose path holds no ID is a constant of the backend.
+func clipRedactedAs(s, known string) string {
 	if len(s) > 2*MaxLogField {
 		s = s[:2*MaxLogField]
 	}
-	return Clip(redact.String(s))
+	v := redact.String(s)
+	if known != "" && len(known) <= MaxLogField && v == known {
+		return known
+	}
+	return Clip(v)
 }
 
 // ServeHTTP runs a provider request through the pipeline: log the
@@ -178,15 +194,13 @@ func clipRedacted(s string) string {
 // read the body, admit the request (route, credentials, key), screen the
 // body, execute it once per key, then answer.
 func (h *providerHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	at := h.e.clock.Now()
 	key := r.Header.Get(HeaderIdempotencyKey)
-	req := h.newRequest(r, key)
-	defer req.log() // the paths that send nothing
 	// Routed now so that every attempt, a faulted one too, names its
 	// operation; a routing problem is still answered after the faults.
 	route, prob := h.b.Route(r.Method, r.URL.Path)
-	if prob == ProblemNone {
-		req.Attempt.Kind, req.Attempt.Route = route.Kind, route.Template
-	}
+	req := h.newRequest(r, key, at, route, prob == ProblemNone)
+	defer req.log() // the paths that send nothing
 	fault := h.e.faults.Pick(h.cfg.Name, r.URL.Path, key)
 	if fault != nil && fault.Kind != DropAfterCommit && fault.Kind != Delay && fault.Kind != RefuseBeforeCommit {
 		req.Attempt.Fault = fault.Kind // applied now; the other two only once the request gets that far
@@ -210,16 +224,49 @@ func (h *providerHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.answer(w, r, req, fault, resp, outcome)
 }
 
-// newRequest starts the Request of r, with the Attempt the log records of
-// it.
-func (h *providerHandler) newRequest(r *http.Request, key string) *Request {
-	e := h.e
-	att := &Attempt{Time: e.clock.Now(), Provider: h.cfg.Name, Method: Clip(r.Method), Path: clipRedacted(r.URL.Path), IdempotencyKey: Clip(key)}
-	return &Request{HTTP: r, Key: key, Attempt: att, logAttempt: func() {
-		e.attempts.Add(*att)
-		e.stats.add(att)
-		e.ops.observe(att)
-	}}
+// newRequest starts the Request of r, received at, with the Attempt the
+// log records of it, naming the route when routed.
+func (h *providerHandler) newRequest(r *http.Request, key string, at time.Time, route Route, routed bool) *Request {
+	req := &Request{HTTP: r, Key: key, eng: h.e}
+	req.att = Attempt{Time: at, Provider: h.cfg.Name, Method: methodName(r.Method), IdempotencyKey: Clip(key)}
+	if routed {
+		req.att.Kind, req.att.Route = route.Kind, route.Template
+		req.att.Path = clipRedactedAs(r.URL.Path, route.Template)
+	} else {
+		req.att.Path = clipRedacted(r.URL.Path)
+	}
+	req.Attempt = &req.att
+	return req
+}
+
+// methodName is Clip(m), without a copy for the usual methods.
+func methodName(m string) string {
+	switch m {
+	case http.MethodGet:
+		return http.MethodGet
+	case http.MethodPost:
+		return http.MethodPost
+	case http.MethodPut:
+		return http.MethodPut
+	case http.MethodDelete:
+		return http.MethodDelete
+	case http.MethodPatch:
+		return http.MethodPatch
+	case http.MethodHead:
+		return http.MethodHead
+	}
+	return Clip(m)
+}
+
+// clipCredential is Clip(c), without a copy when c is the credential it
+// clipped last (a fake's clients are few).
+func (h *providerHandler) clipCredential(c string) string {
+	if last := h.cred.Load(); last != nil && *last == c {
+		return *last
+	}
+	v := Clip(c)
+	h.cred.Store(&v)
+	return v
 }
 
 // injectBeforeRead applies a fault that strikes before the body is read
@@ -283,7 +330,7 @@ func (h *providerHandler) admit(w http.ResponseWriter, req *Request, route Route
 			return false
 		}
 	}
-	req.Attempt.Credential = Clip(req.Credential)
+	req.Attempt.Credential = h.clipCredential(req.Credential)
 	if route.Keyed {
 		if p, rule := h.cfg.Rules.Check(req.Key); p != ProblemNone {
 			h.write(w, req, h.b.Problem(p, 0, rule), false)
