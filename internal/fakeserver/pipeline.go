@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -182,11 +183,37 @@ func clipRedactedAs(s, known string) string {
 	if len(s) > 2*MaxLogField {
 		s = s[:2*MaxLogField]
 	}
+	if known != "" && s == known && cleanTemplate(known) {
+		return known
+	}
 	v := redact.String(s)
 	if known != "" && len(known) <= MaxLogField && v == known {
 		return known
 	}
 	return Clip(v)
+}
+
+// cleanTemplates caches cleanTemplate for at most maxCleanTemplates
+// templates (a backend has a few; the cap only bounds a backend that
+// would make them up).
+var (
+	cleanTemplates  sync.Map // string -> bool
+	nCleanTemplates atomic.Int32
+)
+
+const maxCleanTemplates = 256
+
+// cleanTemplate reports whether clipRedacted(t) is t, as it is for a
+// route template (a constant of the backend, with no card number).
+func cleanTemplate(t string) bool {
+	if v, ok := cleanTemplates.Load(t); ok {
+		return v.(bool)
+	}
+	clean := len(t) <= MaxLogField && redact.String(t) == t
+	if nCleanTemplates.Add(1) <= maxCleanTemplates {
+		cleanTemplates.Store(t, clean)
+	}
+	return clean
 }
 
 // ServeHTTP runs a provider request through the pipeline: log the
