@@ -97,6 +97,7 @@ func (f *Fake) SetRateLimit(n int, window time.Duration) {
 		window = time.Minute
 	}
 	f.rateLimit, f.rateWindow = n, window
+	f.rateOn.Store(n > 0)
 	f.hits = make(map[string][]time.Time)
 }
 
@@ -138,6 +139,9 @@ func (f *Fake) limit() int {
 // hit counts a request of client at now; when over the limit it returns
 // the seconds until a slot frees.
 func (f *Fake) hit(client string, now time.Time) (retryAfter int, limited bool) {
+	if !f.rateOn.Load() {
+		return 0, false
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.rateLimit <= 0 {
@@ -174,6 +178,9 @@ func prune(hs []time.Time, now time.Time, window time.Duration) []time.Time {
 
 // rateState returns the X-RateLimit-* values of client.
 func (f *Fake) rateState(client string) (limit, remaining int, reset time.Time, on bool) {
+	if !f.rateOn.Load() {
+		return 0, 0, time.Time{}, false
+	}
 	now := f.e.Clock().Now()
 	f.mu.Lock()
 	defer f.mu.Unlock()

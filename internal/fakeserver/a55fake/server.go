@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/payonce/payonce/internal/fakeserver"
@@ -47,6 +48,7 @@ type Fake struct {
 
 	mu            sync.Mutex
 	rateLimit     int
+	rateOn        atomic.Bool // rateLimit > 0, read without mu by every request
 	rateWindow    time.Duration
 	tokens        map[string]token
 	lastSweep     time.Time
@@ -76,6 +78,7 @@ func New(e *fakeserver.Engine, cfg Config) *Fake {
 	}
 	f := &Fake{e: e, cfg: cfg, rateLimit: cfg.RateLimit, rateWindow: cfg.RateWindow}
 	f.routes = f.newRoutes()
+	f.rateOn.Store(f.rateLimit > 0)
 	f.hooks = newWebhooks(cfg, e.Clock(), func() string { return e.NewID("whd_") }, e.ListenAddrs)
 	f.reset()
 	e.OnReset(f.reset)
