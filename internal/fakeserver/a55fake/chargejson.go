@@ -15,11 +15,24 @@ import (
 // written by appendJSON without reflection, without the Marshaler calls
 // of its amounts and times and without compacting their output again.
 func chargeAnswer(c *charge) fakeserver.Response {
-	b, ok := c.appendJSON(make([]byte, 0, 768))
+	b, ok := c.appendJSON(make([]byte, 0, c.jsonSizeHint()))
 	if !ok {
 		return fakeserver.JSON(http.StatusOK, c)
 	}
 	return fakeserver.Response{Status: http.StatusOK, Body: b}
+}
+
+// jsonSizeHint is about the size of c's JSON, so that the answer the
+// store keeps is allocated once and not much larger than it is.
+func (c *charge) jsonSizeHint() int {
+	n := 480 + len(c.Payer) + len(c.Description) + len(c.DueDate) + len(c.WebhookURL) + len(c.IdempotencyKey)
+	if k := c.Card; k != nil {
+		n += len(k.Last4) + len(k.HolderName) + len(k.ExpirationMonth) + len(k.ExpirationYear)
+	}
+	for _, m := range c.Message {
+		n += 48 + len(m.Code) + len(m.Source) + len(m.Description)
+	}
+	return n
 }
 
 // appendJSON appends what json.Marshal(c) writes; ok is false for a
