@@ -45,10 +45,12 @@ func (s *bodyScan) release() {
 	if cap(sc.out) > maxPooledScan || cap(sc.tmp) > maxPooledScan || cap(sc.esc) > maxPooledScan || cap(sc.hash) > maxPooledScan {
 		return
 	}
-	// A body holds card numbers: none stays in a pooled buffer.
+	// A body holds card numbers: none stays in a pooled buffer, and no
+	// member left by a body that stopped being JSON points into it.
 	for _, b := range [...][]byte{sc.out, sc.tmp, sc.esc, sc.hash} {
 		clear(b[:cap(b)])
 	}
+	clear(sc.members[:cap(sc.members)])
 	*sc = scanner{members: sc.members[:0], out: sc.out[:0], tmp: sc.tmp[:0], esc: sc.esc[:0], hash: sc.hash[:0]}
 	scanners.Put(sc)
 }
