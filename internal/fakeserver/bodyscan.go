@@ -32,6 +32,9 @@ type bodyScan struct {
 // a rare large body leaves no large buffer behind.
 const maxPooledScan = 64 << 10
 
+// maxPooledMembers is the longest member stack a pooled scanner keeps.
+const maxPooledMembers = 1024
+
 var scanners = sync.Pool{New: func() any { return new(scanner) }}
 
 // release returns the scan's buffers to the pool; the scan must not be
@@ -42,7 +45,8 @@ func (s *bodyScan) release() {
 		return
 	}
 	s.sc, s.canonical = nil, nil
-	if cap(sc.out) > maxPooledScan || cap(sc.tmp) > maxPooledScan || cap(sc.esc) > maxPooledScan || cap(sc.hash) > maxPooledScan {
+	if cap(sc.out) > maxPooledScan || cap(sc.tmp) > maxPooledScan || cap(sc.esc) > maxPooledScan || cap(sc.hash) > maxPooledScan ||
+		cap(sc.members) > maxPooledMembers {
 		return
 	}
 	// A body holds card numbers: none stays in a pooled buffer, and no
