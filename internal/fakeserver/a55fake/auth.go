@@ -67,8 +67,8 @@ func (f *Fake) token(r *fakeserver.Request) fakeserver.Response {
 func (f *Fake) IssueToken(clientID string) string {
 	tok := f.e.NewID("a55tok_")
 	now := f.e.Clock().Now()
-	f.mu.Lock()
-	defer f.mu.Unlock()
+	f.tokMu.Lock()
+	defer f.tokMu.Unlock()
 	if now.Sub(f.lastSweep) > f.cfg.TokenLifetime/10 || now.Before(f.lastSweep) {
 		for k, t := range f.tokens {
 			if !now.Before(t.expires) {
@@ -83,8 +83,8 @@ func (f *Fake) IssueToken(clientID string) string {
 
 // TokenCount returns how many tokens the fake remembers (for sweep tests).
 func (f *Fake) TokenCount() int {
-	f.mu.Lock()
-	defer f.mu.Unlock()
+	f.tokMu.RLock()
+	defer f.tokMu.RUnlock()
 	return len(f.tokens)
 }
 
@@ -112,9 +112,9 @@ func (f *Fake) Authenticate(r *fakeserver.Request) *fakeserver.Response {
 		return &resp
 	}
 	now := f.e.Clock().Now()
-	f.mu.Lock()
+	f.tokMu.RLock()
 	t, ok := f.tokens[strings.TrimSpace(tok)]
-	f.mu.Unlock()
+	f.tokMu.RUnlock()
 	if !strings.EqualFold(scheme, "Bearer") || !ok || !now.Before(t.expires) {
 		resp := f.generalError(http.StatusUnauthorized, "INVALID_TOKEN", "invalid or expired bearer token", nil)
 		resp.Header.Set("WWW-Authenticate", `Bearer realm="a55", error="invalid_token"`)

@@ -46,12 +46,17 @@ type Fake struct {
 	e   *fakeserver.Engine
 	cfg Config
 
+	// tokMu guards tokens and lastSweep apart from mu: every request
+	// reads its token, and would otherwise wait for the charge another
+	// request is committing under mu.
+	tokMu     sync.RWMutex
+	tokens    map[string]token
+	lastSweep time.Time
+
 	mu            sync.Mutex
 	rateLimit     int
 	rateOn        atomic.Bool // rateLimit > 0, read without mu by every request
 	rateWindow    time.Duration
-	tokens        map[string]token
-	lastSweep     time.Time
 	hits          map[string][]time.Time
 	wallets       map[string]*wallet
 	walletOrder   []string // wallets created on request, oldest first, for the cap
@@ -89,7 +94,9 @@ func New(e *fakeserver.Engine, cfg Config) *Fake {
 func (f *Fake) reset() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.tokMu.Lock()
 	f.tokens = make(map[string]token)
+	f.tokMu.Unlock()
 	f.hits = make(map[string][]time.Time)
 	f.wallets = make(map[string]*wallet)
 	f.walletOrder = nil
