@@ -5,7 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"slices"
-	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -20,9 +20,43 @@ var errNotJSON = errors.New("not one JSON value")
 
 // bodyScan is what one pass over a request body learns: the canonical
 // form the fingerprint hashes and whether an object holds a key twice.
+// canonical may live in a pooled scanner's buffer: release hands it back,
+// after which canonical must not be read.
 type bodyScan struct {
 	canonical []byte
 	dupKey    bool
+	sc        *scanner // the scanner whose buffers hold canonical, or nil
+}
+
+// maxPooledScan is the largest buffer a scanner keeps for the next body:
+// a rare large body leaves no large buffer behind.
+const maxPooledScan = 64 << 10
+
+// maxPooledMembers is the longest member stack a pooled scanner keeps.
+const maxPooledMembers = 1024
+
+var scanners = sync.Pool{New: func() any { return new(scanner) }}
+
+// release returns the scan's buffers to the pool; the scan must not be
+// used after it.
+func (s *bodyScan) release() {
+	sc := s.sc
+	if sc == nil {
+		return
+	}
+	s.sc, s.canonical = nil, nil
+	if cap(sc.out) > maxPooledScan || cap(sc.tmp) > maxPooledScan || cap(sc.esc) > maxPooledScan || cap(sc.hash) > maxPooledScan ||
+		cap(sc.members) > maxPooledMembers {
+		return
+	}
+	// A body holds card numbers: none stays in a pooled buffer, and no
+	// member left by a body that stopped being JSON points into it.
+	for _, b := range [...][]byte{sc.out, sc.tmp, sc.esc, sc.hash} {
+		clear(b[:cap(b)])
+	}
+	clear(sc.members[:cap(sc.members)])
+	*sc = scanner{members: sc.members[:0], out: sc.out[:0], tmp: sc.tmp[:0], esc: sc.esc[:0], hash: sc.hash[:0]}
+	scanners.Put(sc)
 }
 
 // scanBody reads body once, in place of decoding it into interface values
@@ -44,33 +78,51 @@ func scanBody(body []byte) bodyScan {
 	if len(trimmed) == 0 {
 		return bodyScan{canonical: []byte("empty:")}
 	}
-	raw := bodyScan{canonical: append([]byte("raw:"), body...)}
 	if !utf8.Valid(body) {
 		// Not JSON text, but encoding/json reads it, each bad byte as
 		// U+FFFD: its keys are compared as the handler would see them.
-		raw.dupKey = scanBody(eachBadByteReplaced(body)).dupKey
-		return raw
+		inner := scanBody(eachBadByteReplaced(body))
+		inner.release()
+		return bodyScan{canonical: rawCanonical(body), dupKey: inner.dupKey}
 	}
-	p := scanner{b: trimmed}
-	out := append(make([]byte, 0, len(trimmed)+8), "json:"...)
-	out, err := p.value(out, 0)
-	if err != nil {
-		return raw
+	p := scanners.Get().(*scanner)
+	p.b = trimmed
+	out, err := p.value(append(p.out[:0], "json:"...), 0)
+	p.out = out
+	if err == nil {
+		p.space()
 	}
-	p.space()
-	if p.i != len(p.b) {
-		return raw
+	if err != nil || p.i != len(p.b) {
+		scan := bodyScan{sc: p}
+		scan.release()
+		return bodyScan{canonical: rawCanonical(body)}
 	}
 	// A body that only Unicode white space (not JSON's) around it made
 	// one JSON value is no JSON for the handler: it has no duplicate key.
 	dup := p.dup && len(bytes.Trim(body, " \t\r\n")) == len(trimmed)
-	return bodyScan{canonical: out, dupKey: dup}
+	return bodyScan{canonical: out, dupKey: dup, sc: p}
 }
 
+// rawCanonical is the canonical form of a body that is not one JSON value.
+func rawCanonical(body []byte) []byte {
+	return append(append(make([]byte, 0, len(body)+4), "raw:"...), body...)
+}
+
+// scanner reads one body. Its buffers are reused from body to body: out
+// holds the canonical form, built in place (an object's or an array's
+// members are written where they are read, then rewritten in order
+// through tmp), members is the stack of the members of the objects being
+// read, esc holds the decoded keys and strings that had escapes (only
+// appended to during a scan, so a key read earlier stays valid).
 type scanner struct {
-	b   []byte
-	i   int
-	dup bool
+	b       []byte
+	i       int
+	dup     bool
+	members []member
+	out     []byte
+	tmp     []byte
+	esc     []byte
+	hash    []byte // what fingerprint hashes
 }
 
 func (p *scanner) space() {
@@ -127,8 +179,8 @@ func appendTagged(out []byte, tag byte, s []byte) []byte {
 }
 
 type member struct {
-	key      string
-	from, to int // its value's canonical form in the object's buffer
+	key      []byte // decoded: a slice of the body or of the scanner's esc
+	from, to int    // its value's canonical form in out
 }
 
 func (p *scanner) object(out []byte, depth int) ([]byte, error) {
@@ -136,13 +188,12 @@ func (p *scanner) object(out []byte, depth int) ([]byte, error) {
 		return out, errNotJSON
 	}
 	p.i++ // {
-	var members []member
-	var vals []byte
 	p.space()
 	if p.i < len(p.b) && p.b[p.i] == '}' {
 		p.i++
 		return append(out, 'o', 0), nil
 	}
+	start, base := len(out), len(p.members)
 	for {
 		p.space()
 		if p.i >= len(p.b) || p.b[p.i] != '"' {
@@ -157,11 +208,11 @@ func (p *scanner) object(out []byte, depth int) ([]byte, error) {
 			return out, errNotJSON
 		}
 		p.i++
-		from := len(vals)
-		if vals, err = p.value(vals, depth); err != nil {
+		from := len(out)
+		if out, err = p.value(out, depth); err != nil {
 			return out, err
 		}
-		members = append(members, member{key: string(k), from: from, to: len(vals)})
+		p.members = append(p.members, member{key: k, from: from, to: len(out)})
 		more, err := p.separator('}')
 		if err != nil {
 			return out, err
@@ -170,34 +221,31 @@ func (p *scanner) object(out []byte, depth int) ([]byte, error) {
 			break
 		}
 	}
+	members := p.members[base:]
 	if !p.dup {
 		p.dup = foldDuplicate(members)
 	}
-	// Sorted by key, the last of identical keys first: it is the one kept.
-	idx := make([]int, len(members))
-	for i := range idx {
-		idx[i] = i
-	}
-	slices.SortStableFunc(idx, func(a, b int) int {
-		if c := strings.Compare(members[a].key, members[b].key); c != 0 {
-			return c
-		}
-		return b - a
-	})
-	kept := idx[:0]
-	for j, i := range idx {
-		if j == 0 || members[i].key != members[idx[j-1]].key {
-			kept = append(kept, i)
+	// Sorted by key, identical keys in the order read: the last of them
+	// is the one kept.
+	slices.SortStableFunc(members, func(a, b member) int { return bytes.Compare(a.key, b.key) })
+	kept := 0
+	for j := range members {
+		if j+1 == len(members) || !bytes.Equal(members[j].key, members[j+1].key) {
+			kept++
 		}
 	}
-	out = append(out, 'o')
-	out = binary.AppendUvarint(out, uint64(len(kept)))
-	for _, i := range kept {
-		m := members[i]
-		out = appendTagged(out, 's', []byte(m.key))
-		out = append(out, vals[m.from:m.to]...)
+	tmp := append(p.tmp[:0], 'o')
+	tmp = binary.AppendUvarint(tmp, uint64(kept))
+	for j, m := range members {
+		if j+1 == len(members) || !bytes.Equal(m.key, members[j+1].key) {
+			tmp = appendTagged(tmp, 's', m.key)
+			tmp = append(tmp, out[m.from:m.to]...)
+		}
 	}
-	return out, nil
+	p.tmp = tmp
+	clear(members) // no key of this body stays reachable from the pool
+	p.members = p.members[:base]
+	return append(out[:start], tmp...), nil
 }
 
 // foldDuplicate reports whether two of the keys are equal under Unicode
@@ -206,7 +254,7 @@ func foldDuplicate(members []member) bool {
 	if len(members) <= 16 {
 		for i := range members {
 			for j := i + 1; j < len(members); j++ {
-				if strings.EqualFold(members[i].key, members[j].key) {
+				if bytes.EqualFold(members[i].key, members[j].key) {
 					return true
 				}
 			}
@@ -215,7 +263,7 @@ func foldDuplicate(members []member) bool {
 	}
 	seen := make(map[string]struct{}, len(members))
 	for _, m := range members {
-		k := foldKey(m.key)
+		k := foldKey(string(m.key))
 		if _, dup := seen[k]; dup {
 			return true
 		}
@@ -229,16 +277,16 @@ func (p *scanner) array(out []byte, depth int) ([]byte, error) {
 		return out, errNotJSON
 	}
 	p.i++ // [
-	var vals []byte
-	n := 0
 	p.space()
 	if p.i < len(p.b) && p.b[p.i] == ']' {
 		p.i++
 		return append(out, 'a', 0), nil
 	}
+	start := len(out)
+	n := 0
 	for {
 		var err error
-		if vals, err = p.value(vals, depth); err != nil {
+		if out, err = p.value(out, depth); err != nil {
 			return out, err
 		}
 		n++
@@ -250,9 +298,11 @@ func (p *scanner) array(out []byte, depth int) ([]byte, error) {
 			break
 		}
 	}
-	out = append(out, 'a')
-	out = binary.AppendUvarint(out, uint64(n))
-	return append(out, vals...), nil
+	tmp := append(p.tmp[:0], 'a')
+	tmp = binary.AppendUvarint(tmp, uint64(n))
+	tmp = append(tmp, out[start:]...)
+	p.tmp = tmp
+	return append(out[:start], tmp...), nil
 }
 
 // separator moves past the ',' or the closing end that follows a member
@@ -311,8 +361,9 @@ func (p *scanner) number() error {
 	return nil
 }
 
-// str reads the JSON string at p.i and returns it decoded. The body is
-// valid UTF-8, so unescaped bytes are copied as they are.
+// str reads the JSON string at p.i and returns it decoded: a slice of the
+// body when it has no escape, else of esc. The body is valid UTF-8, so
+// unescaped bytes are copied as they are.
 func (p *scanner) str() ([]byte, error) {
 	b := p.b
 	i := p.i + 1
@@ -324,13 +375,17 @@ func (p *scanner) str() ([]byte, error) {
 		p.i = i + 1
 		return b[start:i], nil // no escape: the bytes themselves
 	}
-	out := append([]byte(nil), b[start:i]...)
+	// Decoded at the end of esc, which only grows during a scan: a key
+	// decoded earlier is never overwritten.
+	mark := len(p.esc)
+	out := append(p.esc, b[start:i]...)
 	for i < len(b) {
 		c := b[i]
 		switch {
 		case c == '"':
 			p.i = i + 1
-			return out, nil
+			p.esc = out
+			return out[mark:len(out):len(out)], nil
 		case c < 0x20:
 			return nil, errNotJSON
 		case c != '\\':

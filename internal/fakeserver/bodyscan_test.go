@@ -130,3 +130,27 @@ func TestScanBodyClasses(t *testing.T) {
 		assert.NotEqual(t, scanBody([]byte(p[0])).canonical, scanBody([]byte(p[1])).canonical, p)
 	}
 }
+
+// A scanner goes back to the pool holding nothing of the body it read,
+// even when the body stopped being JSON halfway through an object: no
+// card number in its buffers, no key still pointing into the body.
+func TestReleasedScannerKeepsNothingOfTheBody(t *testing.T) {
+	for _, body := range []string{
+		`{"card":{"number":"4111111111111111","cvv":"123"},"amount":"1.00"}`,
+		`{"card":{"number":"4111111111111111","cvv":"123","holder":`,
+		`{"a\u0041":{"number":"4111111111111111", "x" "y"}}`,
+	} {
+		p := &scanner{b: []byte(body)}
+		_, _ = p.value(nil, 0)
+		scan := bodyScan{sc: p}
+		scan.release()
+		for _, m := range p.members[:cap(p.members)] {
+			assert.Nil(t, m.key, "%s: a member still points into the body", body)
+		}
+		for _, b := range [][]byte{p.out, p.tmp, p.esc, p.hash} {
+			assert.NotContains(t, string(b[:cap(b)]), "4111", body)
+			assert.Empty(t, strings.Trim(string(b[:cap(b)]), "\x00"), body)
+		}
+		assert.Nil(t, p.b, body)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -13,9 +14,16 @@ import (
 // token lifetimes, rate-limit windows, signature timestamps and the Date
 // response header. Safe for concurrent use.
 type Clock struct {
-	mu     sync.Mutex
-	fixed  bool
-	start  time.Time     // the fixed clock's first time, for Reset
+	fixed bool
+	start time.Time // the fixed clock's first time, for Reset
+
+	mu    sync.Mutex                 // serializes the moves
+	state atomic.Pointer[clockState] // nil: the start (real time, or start when fixed)
+}
+
+// clockState is where a Clock stands. A move publishes a new one, so that
+// Now, which every request calls several times, takes no lock.
+type clockState struct {
 	at     time.Time     // the fixed time, when fixed
 	offset time.Duration // added to time.Now, when not fixed
 }
@@ -36,20 +44,20 @@ var ErrClockRange = errors.New("clock out of range: want a time from 1970-01-01 
 func NewClock() *Clock { return &Clock{} }
 
 // NewFixedClock returns a clock frozen at t; only Advance and Set move it.
-func NewFixedClock(t time.Time) *Clock { return &Clock{fixed: true, at: t, start: t} }
+func NewFixedClock(t time.Time) *Clock { return &Clock{fixed: true, start: t} }
 
 // Now returns the clock's current time.
 func (c *Clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.nowLocked()
-}
-
-func (c *Clock) nowLocked() time.Time {
-	if c.fixed {
-		return c.at
+	st := c.state.Load()
+	switch {
+	case st == nil && c.fixed:
+		return c.start
+	case st == nil:
+		return time.Now()
+	case c.fixed:
+		return st.at
 	}
-	return time.Now().Add(c.offset)
+	return time.Now().Add(st.offset)
 }
 
 // Advance moves the clock forward by d (backward when d is negative). A
@@ -61,7 +69,7 @@ func (c *Clock) Advance(d time.Duration) { _ = c.TryAdvance(d) }
 func (c *Clock) TryAdvance(d time.Duration) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.setLocked(c.nowLocked().Add(d))
+	return c.setLocked(c.Now().Add(d))
 }
 
 // Set moves the clock to t. A real-time clock keeps running from t. A time
@@ -80,10 +88,10 @@ func (c *Clock) setLocked(t time.Time) error {
 		return ErrClockRange
 	}
 	if c.fixed {
-		c.at = t
+		c.state.Store(&clockState{at: t})
 		return nil
 	}
-	c.offset = time.Until(t) // exact: both ends are within the int64 nanosecond range
+	c.state.Store(&clockState{offset: time.Until(t)}) // exact: both ends are within the int64 nanosecond range
 	return nil
 }
 
@@ -92,5 +100,5 @@ func (c *Clock) setLocked(t time.Time) error {
 func (c *Clock) Reset() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.at, c.offset = c.start, 0
+	c.state.Store(nil)
 }

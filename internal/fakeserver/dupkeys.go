@@ -12,7 +12,11 @@ import (
 // of such keys while the fingerprint sorts them, so such a body could be
 // one payload for the fingerprint and another for the handler. A body that
 // is not JSON is not reported (the handler refuses it).
-func duplicateKey(body []byte) bool { return scanBody(body).dupKey }
+func duplicateKey(body []byte) bool {
+	scan := scanBody(body)
+	defer scan.release()
+	return scan.dupKey
+}
 
 // foldKey maps s to one representative of its case-folding class: each
 // rune becomes the smallest rune of its unicode.SimpleFold orbit, so two

@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -55,6 +56,8 @@ type Engine struct {
 	ids      *idGen
 	seed     uint64
 	stats    statCounters
+	date     atomic.Pointer[dateValue] // the latest Date header
+	latency  atomic.Int64              // nanoseconds added before every provider request
 
 	closing   chan struct{}
 	closeOnce sync.Once
@@ -62,7 +65,6 @@ type Engine struct {
 	maxOps int
 
 	mu        sync.Mutex
-	latency   time.Duration
 	stores    []*Store
 	providers []string // the names of the providers Handler serves
 	resets    []func()
@@ -78,7 +80,7 @@ func New(o Options) *Engine {
 	if !o.Seeded {
 		o.Seed = rand.Uint64()
 	}
-	return &Engine{
+	e := &Engine{
 		seed:     o.Seed,
 		clock:    o.Clock,
 		ledger:   &Ledger{max: max(o.MaxOperations, 0)},
@@ -87,9 +89,10 @@ func New(o Options) *Engine {
 		ops:      newOpIndex(o.MaxOperations),
 		ids:      newIDGen(o.Seed),
 		closing:  make(chan struct{}),
-		latency:  o.Latency,
 		maxOps:   max(o.MaxOperations, 0),
 	}
+	e.latency.Store(int64(o.Latency))
+	return e
 }
 
 // MaxOperations returns the cap of Options.MaxOperations (0: none); a
@@ -134,17 +137,9 @@ func (e *Engine) Attempts() *AttemptLog { return e.attempts }
 func (e *Engine) Faults() *Faults { return e.faults }
 
 // SetLatency sets the delay added before every provider request.
-func (e *Engine) SetLatency(d time.Duration) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.latency = d
-}
+func (e *Engine) SetLatency(d time.Duration) { e.latency.Store(int64(d)) }
 
-func (e *Engine) getLatency() time.Duration {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.latency
-}
+func (e *Engine) getLatency() time.Duration { return time.Duration(e.latency.Load()) }
 
 // OnReset registers f to run on Reset (a backend empties its own state).
 func (e *Engine) OnReset(f func()) {

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -219,14 +220,22 @@ type Faults struct {
 	rng   *rand.Rand
 	rules []*RuleState
 	rate  float64
+	// armed: a rule is held or the rate is positive (set with mu held). A
+	// request finds no fault without taking the lock when it is not.
+	armed atomic.Bool
 }
+
+// arm updates armed after a change of the rules or the rate; f.mu is held.
+func (f *Faults) arm() { f.armed.Store(len(f.rules) > 0 || f.rate > 0) }
 
 // NewFaults returns an empty rule set drawing from seed; rate is the
 // probability (0..1) that a request not hit by a rule gets a random fault
 // from the chaos mix (drop_after_commit, error_before_commit 500/502/503,
 // rate_limit, reset_before_read).
 func NewFaults(seed uint64, rate float64) *Faults {
-	return &Faults{rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)), rate: rate}
+	f := &Faults{rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)), rate: rate}
+	f.arm()
+	return f
 }
 
 // Bounds of the rule set: every request scans the rules and GET
@@ -251,6 +260,7 @@ func (f *Faults) Add(r Rule) error {
 		return fmt.Errorf("at most %d rules: clear them with DELETE /_fakepay/faults", MaxFaultRules)
 	}
 	f.rules = append(f.rules, &RuleState{Rule: r})
+	f.arm()
 	return nil
 }
 
@@ -259,6 +269,7 @@ func (f *Faults) Clear() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.rules = nil
+	f.arm()
 }
 
 // Remove removes the rule at index i (0-based, in the order Rules lists
@@ -270,6 +281,7 @@ func (f *Faults) Remove(i int) bool {
 		return false
 	}
 	f.rules = slices.Delete(f.rules, i, i+1)
+	f.arm()
 	return true
 }
 
@@ -278,6 +290,7 @@ func (f *Faults) SetRate(rate float64) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.rate = rate
+	f.arm()
 }
 
 // Rules returns a copy of the rules with their counters.
@@ -295,6 +308,9 @@ func (f *Faults) Rules() []RuleState {
 // order they were added; every matching rule counts the request, the first
 // that fires wins.
 func (f *Faults) Pick(provider, path, key string) *Fault {
+	if !f.armed.Load() {
+		return nil // no rule to count the request, no draw to make
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	var chosen *Fault

@@ -32,12 +32,21 @@ func (g *idGen) uuid() string {
 	g.read(b[:])
 	b[6] = b[6]&0x0f | 0x40
 	b[8] = b[8]&0x3f | 0x80
-	h := hex.EncodeToString(b[:])
-	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:32]
+	var s [36]byte
+	hex.Encode(s[0:8], b[0:4])
+	hex.Encode(s[9:13], b[4:6])
+	hex.Encode(s[14:18], b[6:8])
+	hex.Encode(s[19:23], b[8:10])
+	hex.Encode(s[24:36], b[10:16])
+	s[8], s[13], s[18], s[23] = '-', '-', '-', '-'
+	return string(s[:])
 }
 
 func (g *idGen) id(prefix string) string {
 	var b [12]byte
 	g.read(b[:])
-	return prefix + hex.EncodeToString(b[:])
+	var s [64]byte
+	out := append(s[:0], prefix...)
+	out = hex.AppendEncode(out, b[:])
+	return string(out)
 }

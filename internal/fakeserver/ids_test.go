@@ -41,3 +41,14 @@ func TestSeededEnginesRepeatTheirIDs(t *testing.T) {
 	defer replay.Close()
 	assert.Equal(t, drawn.NewUUID(), replay.NewUUID())
 }
+
+// A seed replays the same IDs from build to build, not only within one:
+// the IDs of seed 1 are written down.
+func TestSeedOneIDs(t *testing.T) {
+	e := New(Options{Seed: 1, Seeded: true})
+	defer e.Close()
+	assert.Equal(t, "b87dd371-2b87-4c37-8b84-f0aff42209b5", e.NewUUID())
+	assert.Equal(t, "req_923314316df51632e7335233", e.NewID("req_"))
+	assert.Equal(t, "d15d5e1f-1869-4bed-b31f-ed6b6e473837", e.NewUUID())
+	assert.Equal(t, "d48dce2aff46600774bb16dc", e.NewID(""))
+}

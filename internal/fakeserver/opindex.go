@@ -75,6 +75,18 @@ type opIndex struct {
 	nextID  uint64
 	evicted int
 	version atomic.Uint64
+	// lastCred is the credential clipCredentialLocked clipped last.
+	lastCred string
+}
+
+// clipCredentialLocked is Clip(c), without a copy when c is the
+// credential it clipped last (a fake's clients are few); x.mu is held.
+func (x *opIndex) clipCredentialLocked(c string) string {
+	if len(c) <= MaxLogField && c == x.lastCred {
+		return x.lastCred
+	}
+	x.lastCred = Clip(c)
+	return x.lastCred
 }
 
 func newOpIndex(maxOps int) *opIndex {
@@ -180,7 +192,7 @@ func (x *opIndex) executed(op *Operation, seq uint64) {
 	}
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	r := x.row(op.Provider, Clip(op.Credential), Clip(op.IdempotencyKey), op.Time, true)
+	r := x.row(op.Provider, x.clipCredentialLocked(op.Credential), Clip(op.IdempotencyKey), op.Time, true)
 	r.executions++
 	if r.kind == "" {
 		r.kind = op.Kind

@@ -10,6 +10,9 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
 )
 
 // Problem is an engine-level failure that a Backend renders in its
@@ -80,19 +83,23 @@ type Request struct {
 	Credential string // set by Authenticate: A55 client_id, Coinepay API key id
 	Attempt    *Attempt
 
-	logged     bool
-	logAttempt func()
+	logged bool
+	eng    *Engine // where log records Attempt; nil: nowhere
+	att    Attempt // what Attempt points to, allocated with the Request
 }
 
 // log records the attempt once, before the answer (or the dropped
 // connection) reaches the client, so a test reading the attempt log right
 // after its call sees every attempt the call made.
 func (r *Request) log() {
-	if r.logged || r.logAttempt == nil {
+	if r.logged || r.eng == nil {
 		return
 	}
 	r.logged = true
-	r.logAttempt()
+	e, att := r.eng, r.Attempt
+	e.attempts.Add(*att)
+	e.stats.add(att)
+	e.ops.observe(att)
 }
 
 // Decode unmarshals the JSON body into v. It reports whether the body was
@@ -145,6 +152,7 @@ type providerHandler struct {
 	cfg   ProviderConfig
 	b     Backend
 	store *Store
+	cred  atomic.Pointer[string] // the credential clipCredential clipped last
 }
 
 // MaxLogField is the most bytes the attempt log keeps of a path, key or
@@ -166,11 +174,46 @@ func Clip(s string) string {
 // console show of a request's path. It reads no more than twice what Clip
 // keeps, so a path of 64 KiB costs what a short one does; a card number
 // past that is cut by Clip anyway.
-func clipRedacted(s string) string {
+func clipRedacted(s string) string { return clipRedactedAs(s, "") }
+
+// clipRedactedAs is clipRedacted(s), returning known itself, without a
+// copy, when that is what clipRedacted(s) is: the template of a route
+// whose path holds no ID is a constant of the backend.
+func clipRedactedAs(s, known string) string {
 	if len(s) > 2*MaxLogField {
 		s = s[:2*MaxLogField]
 	}
-	return Clip(redact.String(s))
+	if known != "" && s == known && cleanTemplate(known) {
+		return known
+	}
+	v := redact.String(s)
+	if known != "" && len(known) <= MaxLogField && v == known {
+		return known
+	}
+	return Clip(v)
+}
+
+// cleanTemplates caches cleanTemplate for at most maxCleanTemplates
+// templates (a backend has a few; the cap only bounds a backend that
+// would make them up).
+var (
+	cleanTemplates  sync.Map // string -> bool
+	nCleanTemplates atomic.Int32
+)
+
+const maxCleanTemplates = 256
+
+// cleanTemplate reports whether clipRedacted(t) is t, as it is for a
+// route template (a constant of the backend, with no card number).
+func cleanTemplate(t string) bool {
+	if v, ok := cleanTemplates.Load(t); ok {
+		return v.(bool)
+	}
+	clean := len(t) <= MaxLogField && redact.String(t) == t
+	if nCleanTemplates.Add(1) <= maxCleanTemplates {
+		cleanTemplates.Store(t, clean)
+	}
+	return clean
 }
 
 // ServeHTTP runs a provider request through the pipeline: log the
@@ -178,15 +221,13 @@ func clipRedacted(s string) string {
 // read the body, admit the request (route, credentials, key), screen the
 // body, execute it once per key, then answer.
 func (h *providerHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	at := h.e.clock.Now()
 	key := r.Header.Get(HeaderIdempotencyKey)
-	req := h.newRequest(r, key)
-	defer req.log() // the paths that send nothing
 	// Routed now so that every attempt, a faulted one too, names its
 	// operation; a routing problem is still answered after the faults.
 	route, prob := h.b.Route(r.Method, r.URL.Path)
-	if prob == ProblemNone {
-		req.Attempt.Kind, req.Attempt.Route = route.Kind, route.Template
-	}
+	req := h.newRequest(r, key, at, route, prob == ProblemNone)
+	defer req.log() // the paths that send nothing
 	fault := h.e.faults.Pick(h.cfg.Name, r.URL.Path, key)
 	if fault != nil && fault.Kind != DropAfterCommit && fault.Kind != Delay && fault.Kind != RefuseBeforeCommit {
 		req.Attempt.Fault = fault.Kind // applied now; the other two only once the request gets that far
@@ -199,26 +240,60 @@ func (h *providerHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	scan := scanBody(req.Body)
-	if !h.screen(w, req, route, fault, scan) {
+	defer scan.release()
+	if !h.screen(w, req, route, fault, scan.dupKey) {
 		return
 	}
-	resp, outcome, ok := h.execute(r, req, route, fault, scan)
+	resp, outcome, ok := h.execute(r, req, route, fault, &scan)
 	if !ok {
 		return // the client gave up while waiting for the first request
 	}
 	h.answer(w, r, req, fault, resp, outcome)
 }
 
-// newRequest starts the Request of r, with the Attempt the log records of
-// it.
-func (h *providerHandler) newRequest(r *http.Request, key string) *Request {
-	e := h.e
-	att := &Attempt{Time: e.clock.Now(), Provider: h.cfg.Name, Method: Clip(r.Method), Path: clipRedacted(r.URL.Path), IdempotencyKey: Clip(key)}
-	return &Request{HTTP: r, Key: key, Attempt: att, logAttempt: func() {
-		e.attempts.Add(*att)
-		e.stats.add(att)
-		e.ops.observe(att)
-	}}
+// newRequest starts the Request of r, received at, with the Attempt the
+// log records of it, naming the route when routed.
+func (h *providerHandler) newRequest(r *http.Request, key string, at time.Time, route Route, routed bool) *Request {
+	req := &Request{HTTP: r, Key: key, eng: h.e}
+	req.att = Attempt{Time: at, Provider: h.cfg.Name, Method: methodName(r.Method), IdempotencyKey: Clip(key)}
+	if routed {
+		req.att.Kind, req.att.Route = route.Kind, route.Template
+		req.att.Path = clipRedactedAs(r.URL.Path, route.Template)
+	} else {
+		req.att.Path = clipRedacted(r.URL.Path)
+	}
+	req.Attempt = &req.att
+	return req
+}
+
+// methodName is Clip(m), without a copy for the usual methods.
+func methodName(m string) string {
+	switch m {
+	case http.MethodGet:
+		return http.MethodGet
+	case http.MethodPost:
+		return http.MethodPost
+	case http.MethodPut:
+		return http.MethodPut
+	case http.MethodDelete:
+		return http.MethodDelete
+	case http.MethodPatch:
+		return http.MethodPatch
+	case http.MethodHead:
+		return http.MethodHead
+	}
+	return Clip(m)
+}
+
+// clipCredential is Clip(c), without a copy when c is the credential it
+// clipped last (a fake's clients are few).
+func (h *providerHandler) clipCredential(c string) string {
+	if last := h.cred.Load(); last != nil && *last == c {
+		return *last
+	}
+	v := Clip(c)
+	h.cred.Store(&v)
+	return v
 }
 
 // injectBeforeRead applies a fault that strikes before the body is read
@@ -282,7 +357,7 @@ func (h *providerHandler) admit(w http.ResponseWriter, req *Request, route Route
 			return false
 		}
 	}
-	req.Attempt.Credential = Clip(req.Credential)
+	req.Attempt.Credential = h.clipCredential(req.Credential)
 	if route.Keyed {
 		if p, rule := h.cfg.Rules.Check(req.Key); p != ProblemNone {
 			h.write(w, req, h.b.Problem(p, 0, rule), false)
@@ -295,8 +370,8 @@ func (h *providerHandler) admit(w http.ResponseWriter, req *Request, route Route
 // screen answers a body with a duplicate object key, or an injected
 // refusal of a key not executed, and reports whether the request may go
 // on to execute.
-func (h *providerHandler) screen(w http.ResponseWriter, req *Request, route Route, fault *Fault, scan bodyScan) bool {
-	if scan.dupKey {
+func (h *providerHandler) screen(w http.ResponseWriter, req *Request, route Route, fault *Fault, dupKey bool) bool {
+	if dupKey {
 		// Refused before the fingerprint or the handler sees it: they would
 		// read the two keys differently.
 		h.write(w, req, h.b.Problem(ProblemDuplicateKey, 0, "duplicate object key"), false)
@@ -314,7 +389,7 @@ func (h *providerHandler) screen(w http.ResponseWriter, req *Request, route Rout
 // execute runs the operation, through the store when it is keyed, with
 // an injected delay before it; ok is false when the client gave up
 // waiting for another request under the key.
-func (h *providerHandler) execute(r *http.Request, req *Request, route Route, fault *Fault, scan bodyScan) (resp Response, outcome Outcome, ok bool) {
+func (h *providerHandler) execute(r *http.Request, req *Request, route Route, fault *Fault, scan *bodyScan) (resp Response, outcome Outcome, ok bool) {
 	e, ctx, att := h.e, r.Context(), req.Attempt
 	if fault != nil && fault.Kind == Delay {
 		att.Fault = Delay
@@ -373,8 +448,8 @@ func (h *providerHandler) write(w http.ResponseWriter, req *Request, resp Respon
 	for k, v := range resp.Header {
 		hdr[k] = v
 	}
-	hdr.Set("Content-Type", "application/json; charset=utf-8")
-	hdr.Set("Date", h.e.clock.Now().UTC().Format(http.TimeFormat))
+	hdr["Content-Type"] = jsonContentType
+	hdr["Date"] = h.e.dateHeader()
 	h.b.Decorate(hdr, req)
 	if replay && h.cfg.ReplayHeader {
 		hdr.Set(HeaderReplay, "true")
@@ -385,6 +460,31 @@ func (h *providerHandler) write(w http.ResponseWriter, req *Request, resp Respon
 	req.log()
 	w.WriteHeader(resp.Status)
 	_, _ = w.Write(resp.Body)
+}
+
+// jsonContentType is the Content-Type of every answer. It is shared by
+// all of them: net/http only reads a header's values, and its length
+// equals its capacity, so an Add elsewhere copies it.
+var jsonContentType = []string{"application/json; charset=utf-8"}
+
+// dateHeader returns the Date header's values at the engine's clock,
+// formatted once per second rather than once per answer (it has
+// one-second resolution). The slice is shared, as jsonContentType.
+func (e *Engine) dateHeader() []string {
+	now := e.clock.Now()
+	sec := now.Unix()
+	if d := e.date.Load(); d != nil && d.sec == sec {
+		return d.value
+	}
+	d := &dateValue{sec: sec, value: []string{now.UTC().Format(http.TimeFormat)}}
+	e.date.Store(d)
+	return d.value
+}
+
+// dateValue is a formatted Date header and the Unix second it shows.
+type dateValue struct {
+	sec   int64
+	value []string
 }
 
 // abortConn closes the connection without an answer. With rst it sets

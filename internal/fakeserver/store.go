@@ -38,20 +38,26 @@ type Fingerprint [32]byte
 
 // FingerprintOf returns the fingerprint of a request.
 func FingerprintOf(method, path string, body []byte) Fingerprint {
-	return fingerprintOfScan(method, path, scanBody(body))
+	scan := scanBody(body)
+	defer scan.release()
+	return fingerprintOfScan(method, path, &scan)
 }
 
 // fingerprintOfScan is FingerprintOf of a body already scanned.
-func fingerprintOfScan(method, path string, scan bodyScan) Fingerprint {
-	h := sha256.New()
-	h.Write([]byte(method))
-	h.Write([]byte{0})
-	h.Write([]byte(path))
-	h.Write([]byte{0})
-	h.Write(scan.canonical)
-	var fp Fingerprint
-	h.Sum(fp[:0])
-	return fp
+func fingerprintOfScan(method, path string, scan *bodyScan) Fingerprint {
+	var buf []byte
+	if scan.sc != nil {
+		buf = scan.sc.hash[:0]
+	}
+	buf = append(buf, method...)
+	buf = append(buf, 0)
+	buf = append(buf, path...)
+	buf = append(buf, 0)
+	buf = append(buf, scan.canonical...)
+	if scan.sc != nil {
+		scan.sc.hash = buf
+	}
+	return sha256.Sum256(buf)
 }
 
 // Outcome tells how the store answered a keyed request.
@@ -97,13 +103,13 @@ type Store struct {
 	maxStored int
 
 	mu      sync.Mutex
-	entries map[string]*entry // requests in flight and kept answers
+	entries map[storeKey]*entry // requests in flight and kept answers
 	// markers are the keys that executed but whose answer is not kept:
 	// 40 bytes each (a hash of the id, a prefix of the fingerprint and
 	// the time), so that a million of them fit where a few thousand
 	// answers would.
 	markers   map[markerID]marker
-	kept      []string // ids of entries with a kept answer, oldest first (may hold stale ids)
+	kept      []storeKey // ids of entries with a kept answer, oldest first (may hold stale ids)
 	nkept     int
 	lastSweep time.Time
 	sweeps    int // full sweeps run (for tests)
@@ -117,12 +123,18 @@ const (
 	committed            // 2xx answer not kept: moves to the markers once done
 )
 
-// markerID is the first 16 bytes of SHA-256 over an entry's id (scope and
-// key): two ids sharing one is as likely as a collision of random UUIDs.
+// storeKey is an entry's id: the credential scope and the key.
+type storeKey struct{ scope, key string }
+
+// markerID is the first 16 bytes of SHA-256 over an entry's id (scope, a
+// zero byte, key): two ids sharing one is as likely as a collision of
+// random UUIDs.
 type markerID [16]byte
 
-func markerIDOf(id string) markerID {
-	sum := sha256.Sum256([]byte(id))
+func markerIDOf(id storeKey) markerID {
+	var buf [256]byte
+	b := append(append(append(buf[:0], id.scope...), 0), id.key...)
+	sum := sha256.Sum256(b)
 	return markerID(sum[:16])
 }
 
@@ -142,7 +154,8 @@ type entry struct {
 	fp      Fingerprint
 	created time.Time
 	done    chan struct{} // closed when the first request finished
-	final   *Response     // the first request's answer, set before done closes
+	final   *Response     // the first request's answer (&result), set before done closes
+	result  Response
 	state   entryState
 }
 
@@ -158,7 +171,7 @@ func NewStore(cfg StoreConfig) *Store {
 		cfg.MaxBody = DefaultMaxStoredBody
 	}
 	return &Store{clock: cfg.Clock, window: cfg.Window, maxBody: cfg.MaxBody, maxStored: cfg.MaxStored,
-		entries: make(map[string]*entry), markers: make(map[markerID]marker)}
+		entries: make(map[storeKey]*entry), markers: make(map[markerID]marker)}
 }
 
 // Do runs exec at most once for scope and key within the window:
@@ -175,7 +188,7 @@ func NewStore(cfg StoreConfig) *Store {
 // After an answer that is not 2xx the next request with the key runs exec
 // again. A waiting request whose ctx ends returns ctx.Err().
 func (s *Store) Do(ctx context.Context, scope, key string, fp Fingerprint, exec func() Response) (Response, Outcome, error) {
-	id := scope + "\x00" + key
+	id := storeKey{scope, key}
 	for {
 		s.mu.Lock()
 		now := s.clock.Now()
@@ -233,7 +246,7 @@ func (s *Store) Do(ctx context.Context, scope, key string, fp Fingerprint, exec 
 }
 
 // run executes exec as the owner of e and publishes its answer.
-func (s *Store) run(id string, e *entry, exec func() Response) (resp Response) {
+func (s *Store) run(id storeKey, e *entry, exec func() Response) (resp Response) {
 	finished := false
 	defer func() {
 		s.mu.Lock()
@@ -254,7 +267,8 @@ func (s *Store) run(id string, e *entry, exec func() Response) (resp Response) {
 	resp = exec()
 	final := resp.clone()
 	s.mu.Lock()
-	e.final = &final
+	e.result = final
+	e.final = &e.result
 	if ok2xx(resp.Status) {
 		e.state = committed
 		if s.maxBody < 0 || len(resp.Body) <= s.maxBody {
@@ -271,7 +285,7 @@ func ok2xx(status int) bool { return status >= 200 && status < 300 }
 
 // keepLocked counts a kept answer and, over MaxStored, turns the oldest
 // kept answer into a marker.
-func (s *Store) keepLocked(id string) {
+func (s *Store) keepLocked(id storeKey) {
 	s.kept = append(s.kept, id)
 	s.nkept++
 	for s.maxStored > 0 && s.nkept > s.maxStored && len(s.kept) > 0 {
@@ -299,7 +313,7 @@ func (s *Store) compactLocked() {
 	s.kept, s.nkept = out, len(out)
 }
 
-func (s *Store) deleteLocked(id string, e *entry) {
+func (s *Store) deleteLocked(id storeKey, e *entry) {
 	if e.state == stored {
 		s.nkept--
 	}
@@ -342,7 +356,7 @@ func (s *Store) sweepLocked(now time.Time) {
 func (s *Store) Holds(scope, key string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	id := scope + "\x00" + key
+	id := storeKey{scope, key}
 	now := s.clock.Now()
 	if e := s.entries[id]; e != nil {
 		return e.state == inFlight || now.Before(e.created.Add(s.window))

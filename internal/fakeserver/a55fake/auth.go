@@ -67,8 +67,8 @@ func (f *Fake) token(r *fakeserver.Request) fakeserver.Response {
 func (f *Fake) IssueToken(clientID string) string {
 	tok := f.e.NewID("a55tok_")
 	now := f.e.Clock().Now()
-	f.mu.Lock()
-	defer f.mu.Unlock()
+	f.tokMu.Lock()
+	defer f.tokMu.Unlock()
 	if now.Sub(f.lastSweep) > f.cfg.TokenLifetime/10 || now.Before(f.lastSweep) {
 		for k, t := range f.tokens {
 			if !now.Before(t.expires) {
@@ -83,8 +83,8 @@ func (f *Fake) IssueToken(clientID string) string {
 
 // TokenCount returns how many tokens the fake remembers (for sweep tests).
 func (f *Fake) TokenCount() int {
-	f.mu.Lock()
-	defer f.mu.Unlock()
+	f.tokMu.RLock()
+	defer f.tokMu.RUnlock()
 	return len(f.tokens)
 }
 
@@ -97,6 +97,7 @@ func (f *Fake) SetRateLimit(n int, window time.Duration) {
 		window = time.Minute
 	}
 	f.rateLimit, f.rateWindow = n, window
+	f.rateOn.Store(n > 0)
 	f.hits = make(map[string][]time.Time)
 }
 
@@ -111,9 +112,9 @@ func (f *Fake) Authenticate(r *fakeserver.Request) *fakeserver.Response {
 		return &resp
 	}
 	now := f.e.Clock().Now()
-	f.mu.Lock()
+	f.tokMu.RLock()
 	t, ok := f.tokens[strings.TrimSpace(tok)]
-	f.mu.Unlock()
+	f.tokMu.RUnlock()
 	if !strings.EqualFold(scheme, "Bearer") || !ok || !now.Before(t.expires) {
 		resp := f.generalError(http.StatusUnauthorized, "INVALID_TOKEN", "invalid or expired bearer token", nil)
 		resp.Header.Set("WWW-Authenticate", `Bearer realm="a55", error="invalid_token"`)
@@ -138,6 +139,9 @@ func (f *Fake) limit() int {
 // hit counts a request of client at now; when over the limit it returns
 // the seconds until a slot frees.
 func (f *Fake) hit(client string, now time.Time) (retryAfter int, limited bool) {
+	if !f.rateOn.Load() {
+		return 0, false
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.rateLimit <= 0 {
@@ -174,6 +178,9 @@ func prune(hs []time.Time, now time.Time, window time.Duration) []time.Time {
 
 // rateState returns the X-RateLimit-* values of client.
 func (f *Fake) rateState(client string) (limit, remaining int, reset time.Time, on bool) {
+	if !f.rateOn.Load() {
+		return 0, 0, time.Time{}, false
+	}
 	now := f.e.Clock().Now()
 	f.mu.Lock()
 	defer f.mu.Unlock()

@@ -205,12 +205,25 @@ func (f *Fake) createCharge(r *fakeserver.Request) fakeserver.Response {
 		WebhookURL: in.WebhookURL, Payer: in.Payer, Message: []ChargeMessage{}, CreatedAt: now, UpdatedAt: now,
 		IdempotencyKey: r.Key, client: r.Credential,
 	}
+	snap, resp := f.commitCharge(r, &in, c, now)
+	if snap == nil {
+		return resp
+	}
+	return chargeAnswer(snap)
+}
+
+// commitCharge stores the new charge c and records it, under the fake's
+// lock. It returns a copy of the charge as committed, which the caller
+// encodes once the lock is released (a capture or refund that runs
+// meanwhile changes c, not the copy), or the answer of a charge refused.
+func (f *Fake) commitCharge(r *fakeserver.Request, in *chargeRequest, c *charge, now time.Time) (*charge, fakeserver.Response) {
+	capture := in.Capture == nil || *in.Capture
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if in.WalletUUID != "" {
 		w, ok := f.wallets[in.WalletUUID]
 		if !ok || w.client != r.Credential {
-			return f.generalError(http.StatusNotFound, "NOT_FOUND", "wallet not found", []Detail{{Field: "wallet_uuid", Reason: "unknown wallet"}})
+			return nil, f.generalError(http.StatusNotFound, "NOT_FOUND", "wallet not found", []Detail{{Field: "wallet_uuid", Reason: "unknown wallet"}})
 		}
 		c.WalletUUID = w.UUID
 	} else {
@@ -228,7 +241,7 @@ func (f *Fake) createCharge(r *fakeserver.Request) fakeserver.Response {
 			c.Message = []ChargeMessage{{Code: code, Source: "card", Description: desc}}
 			f.addChargeLocked(c)
 			f.hooks.enqueue(c)
-			return f.chargeError(http.StatusBadRequest, c.UUID, code, "card", desc)
+			return nil, f.chargeError(http.StatusBadRequest, c.UUID, code, "card", desc)
 		}
 	}
 	switch {
@@ -244,8 +257,9 @@ func (f *Fake) createCharge(r *fakeserver.Request) fakeserver.Response {
 	f.addChargeLocked(c)
 	f.hooks.enqueue(c)
 	f.e.Record(fakeserver.Operation{Provider: Provider, Kind: "charge.create", IdempotencyKey: r.Key, ID: c.UUID,
-		Credential: r.Credential, Amount: c.Amount.String()})
-	return fakeserver.JSON(http.StatusOK, c)
+		Credential: r.Credential, Amount: amountString(c.Amount)})
+	snap := *c
+	return &snap, fakeserver.Response{}
 }
 
 func (f *Fake) defaultWalletLocked(client string, now time.Time) string {
@@ -277,7 +291,7 @@ func (f *Fake) getCharge(r *fakeserver.Request, chargeUUID, walletUUID string) f
 	if c == nil {
 		return f.generalError(http.StatusNotFound, "NOT_FOUND", "charge not found", nil)
 	}
-	return fakeserver.JSON(http.StatusOK, c)
+	return chargeAnswer(c)
 }
 
 type move int
@@ -379,7 +393,7 @@ func (f *Fake) moveHandler(m move, pathCharge, pathWallet string) func(*fakeserv
 			f.hooks.enqueue(c)
 		}
 		f.e.Record(fakeserver.Operation{Provider: Provider, Kind: kind, IdempotencyKey: r.Key, ID: c.UUID,
-			Credential: r.Credential, Amount: amount.String()})
-		return fakeserver.JSON(http.StatusOK, c)
+			Credential: r.Credential, Amount: amountString(amount)})
+		return chargeAnswer(c)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/payonce/payonce/internal/fakeserver"
@@ -45,11 +46,17 @@ type Fake struct {
 	e   *fakeserver.Engine
 	cfg Config
 
+	// tokMu guards tokens and lastSweep apart from mu: every request
+	// reads its token, and would otherwise wait for the charge another
+	// request is committing under mu.
+	tokMu     sync.RWMutex
+	tokens    map[string]token
+	lastSweep time.Time
+
 	mu            sync.Mutex
 	rateLimit     int
+	rateOn        atomic.Bool // rateLimit > 0, read without mu by every request
 	rateWindow    time.Duration
-	tokens        map[string]token
-	lastSweep     time.Time
 	hits          map[string][]time.Time
 	wallets       map[string]*wallet
 	walletOrder   []string // wallets created on request, oldest first, for the cap
@@ -57,6 +64,7 @@ type Fake struct {
 	charges       map[string]*charge
 	chargeOrder   []*charge // every charge, oldest first, for the list
 	hooks         *webhooks
+	routes        routes
 }
 
 // New returns the fake on engine e.
@@ -74,6 +82,8 @@ func New(e *fakeserver.Engine, cfg Config) *Fake {
 		cfg.RateWindow = time.Minute
 	}
 	f := &Fake{e: e, cfg: cfg, rateLimit: cfg.RateLimit, rateWindow: cfg.RateWindow}
+	f.routes = f.newRoutes()
+	f.rateOn.Store(f.rateLimit > 0)
 	f.hooks = newWebhooks(cfg, e.Clock(), func() string { return e.NewID("whd_") }, e.ListenAddrs)
 	f.reset()
 	e.OnReset(f.reset)
@@ -84,7 +94,9 @@ func New(e *fakeserver.Engine, cfg Config) *Fake {
 func (f *Fake) reset() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.tokMu.Lock()
 	f.tokens = make(map[string]token)
+	f.tokMu.Unlock()
 	f.hits = make(map[string][]time.Time)
 	f.wallets = make(map[string]*wallet)
 	f.walletOrder = nil
@@ -133,66 +145,85 @@ func Owns(path string) bool {
 	return path == TokenPath || strings.HasPrefix(path, strings.TrimSuffix(walletPrefix, "/"))
 }
 
+// routes are the operations whose path holds no ID, built once: a
+// request routes to one without allocating.
+type routes struct {
+	token, wallet, chargeCreate, chargeGet, chargeList, capture, refund, cancel fakeserver.Route
+}
+
+func (f *Fake) newRoutes() routes {
+	keyed := func(kind, tmpl string, h func(*fakeserver.Request) fakeserver.Response) fakeserver.Route {
+		return fakeserver.Route{Kind: kind, Template: tmpl, Keyed: true, Handle: h}
+	}
+	return routes{
+		token:        fakeserver.Route{Kind: "token", Template: TokenPath, Public: true, Handle: f.token},
+		wallet:       keyed("wallet.create", walletPrefix, f.createWallet),
+		chargeCreate: keyed("charge.create", walletPrefix+"charge/", f.createCharge),
+		chargeGet: fakeserver.Route{Kind: "charge.get", Template: walletPrefix + "charge", Handle: func(r *fakeserver.Request) fakeserver.Response {
+			q := r.HTTP.URL.Query()
+			return f.getCharge(r, q.Get("charge_uuid"), q.Get("wallet_uuid"))
+		}},
+		chargeList: fakeserver.Route{Kind: "charge.list", Template: walletPrefix + "charges", Handle: f.listCharges},
+		capture:    keyed("charge.capture", walletPrefix+"charge/capture", f.moveHandler(moveCapture, "", "")),
+		refund:     keyed("charge.refund", walletPrefix+"charge/refund", f.moveHandler(moveRefund, "", "")),
+		cancel:     keyed("charge.cancel", walletPrefix+"charge/cancel", f.moveHandler(moveCancel, "", "")),
+	}
+}
+
 // Route implements fakeserver.Backend.
 func (f *Fake) Route(method, path string) (fakeserver.Route, fakeserver.Problem) {
-	if path == TokenPath {
-		if method != http.MethodPost {
+	only := func(want string, r fakeserver.Route) (fakeserver.Route, fakeserver.Problem) {
+		if method != want {
 			return fakeserver.Route{}, fakeserver.ProblemMethodNotAllowed
 		}
-		return fakeserver.Route{Kind: "token", Template: TokenPath, Public: true, Handle: f.token}, fakeserver.ProblemNone
+		return r, fakeserver.ProblemNone
 	}
-	rest, ok := strings.CutPrefix(path+"/", walletPrefix)
-	if !ok {
+	if path == TokenPath {
+		return only(http.MethodPost, f.routes.token)
+	}
+	var rest string
+	switch {
+	case path == strings.TrimSuffix(walletPrefix, "/"):
+	case strings.HasPrefix(path, walletPrefix):
+		rest = strings.Trim(path[len(walletPrefix):], "/")
+	default:
 		return fakeserver.Route{}, fakeserver.ProblemNotFound
 	}
-	rest = strings.Trim(rest, "/")
-	seg := strings.Split(rest, "/")
-	post := func(kind, tmpl string, h func(*fakeserver.Request) fakeserver.Response) (fakeserver.Route, fakeserver.Problem) {
-		if method != http.MethodPost {
-			return fakeserver.Route{}, fakeserver.ProblemMethodNotAllowed
-		}
-		return fakeserver.Route{Kind: kind, Template: walletPrefix + tmpl, Keyed: true, Handle: h}, fakeserver.ProblemNone
-	}
-	get := func(tmpl string, h func(*fakeserver.Request) fakeserver.Response) (fakeserver.Route, fakeserver.Problem) {
-		if method != http.MethodGet {
-			return fakeserver.Route{}, fakeserver.ProblemMethodNotAllowed
-		}
-		return fakeserver.Route{Kind: "charge.get", Template: walletPrefix + tmpl, Handle: h}, fakeserver.ProblemNone
-	}
-	switch {
-	case rest == "":
-		return post("wallet.create", "", f.createWallet)
-	case rest == "charge":
+	switch rest {
+	case "":
+		return only(http.MethodPost, f.routes.wallet)
+	case "charge":
 		if method == http.MethodGet {
-			return get("charge", func(r *fakeserver.Request) fakeserver.Response {
-				q := r.HTTP.URL.Query()
-				return f.getCharge(r, q.Get("charge_uuid"), q.Get("wallet_uuid"))
-			})
+			return f.routes.chargeGet, fakeserver.ProblemNone
 		}
-		return post("charge.create", "charge/", f.createCharge)
-	case rest == "charges":
-		if method != http.MethodGet {
-			return fakeserver.Route{}, fakeserver.ProblemMethodNotAllowed
-		}
-		return fakeserver.Route{Kind: "charge.list", Template: walletPrefix + "charges", Handle: f.listCharges}, fakeserver.ProblemNone
-	case rest == "charge/capture":
-		return post("charge.capture", "charge/capture", f.moveHandler(moveCapture, "", ""))
-	case rest == "charge/refund":
-		return post("charge.refund", "charge/refund", f.moveHandler(moveRefund, "", ""))
-	case rest == "charge/cancel":
-		return post("charge.cancel", "charge/cancel", f.moveHandler(moveCancel, "", ""))
+		return only(http.MethodPost, f.routes.chargeCreate)
+	case "charges":
+		return only(http.MethodGet, f.routes.chargeList)
+	case "charge/capture":
+		return only(http.MethodPost, f.routes.capture)
+	case "charge/refund":
+		return only(http.MethodPost, f.routes.refund)
+	case "charge/cancel":
+		return only(http.MethodPost, f.routes.cancel)
+	}
+	seg := strings.Split(rest, "/")
+	switch {
 	case len(seg) == 2 && seg[0] == "charge" && seg[1] != "":
-		return get("charge/{charge_uuid}", func(r *fakeserver.Request) fakeserver.Response {
-			return f.getCharge(r, seg[1], r.HTTP.URL.Query().Get("wallet_uuid"))
-		})
+		return only(http.MethodGet, fakeserver.Route{Kind: "charge.get", Template: walletPrefix + "charge/{charge_uuid}",
+			Handle: func(r *fakeserver.Request) fakeserver.Response {
+				return f.getCharge(r, seg[1], r.HTTP.URL.Query().Get("wallet_uuid"))
+			}})
 	case len(seg) == 4 && seg[0] == "charge" && seg[1] != "" && seg[3] != "":
 		switch seg[2] {
 		case "refund":
-			return post("charge.refund", "charge/{charge_uuid}/refund/{wallet_uuid}", f.moveHandler(moveRefund, seg[1], seg[3]))
+			return only(http.MethodPost, fakeserver.Route{Kind: "charge.refund", Template: walletPrefix + "charge/{charge_uuid}/refund/{wallet_uuid}",
+				Keyed: true, Handle: f.moveHandler(moveRefund, seg[1], seg[3])})
 		case "cancel":
-			return post("charge.cancel", "charge/{charge_uuid}/cancel/{wallet_uuid}", f.moveHandler(moveCancel, seg[1], seg[3]))
+			return only(http.MethodPost, fakeserver.Route{Kind: "charge.cancel", Template: walletPrefix + "charge/{charge_uuid}/cancel/{wallet_uuid}",
+				Keyed: true, Handle: f.moveHandler(moveCancel, seg[1], seg[3])})
 		case "capture":
-			return post("charge.capture", "charge/{charge_uuid}/capture/{wallet_uuid}", f.moveHandler(moveCapture, seg[1], seg[3]))
+			return only(http.MethodPost, fakeserver.Route{Kind: "charge.capture", Template: walletPrefix + "charge/{charge_uuid}/capture/{wallet_uuid}",
+				Keyed: true, Handle: f.moveHandler(moveCapture, seg[1], seg[3])})
 		}
 	}
 	return fakeserver.Route{}, fakeserver.ProblemNotFound
