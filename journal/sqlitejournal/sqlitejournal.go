@@ -180,24 +180,29 @@ func (j *Journal) reserve(ctx context.Context, q queryer, e payonce.JournalEntry
 	if e.LeaseOwner != "" {
 		until = micro(now.Add(corekit.ReserveLease(e.Lease)))
 	}
-	res, err := q.ExecContext(ctx, `INSERT INTO payonce_journal (`+columns+`)
+	rows, err := q.QueryContext(ctx, `INSERT INTO payonce_journal (`+columns+`)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '', ?)
-		ON CONFLICT (scope, reference) DO NOTHING`,
+		ON CONFLICT (scope, reference) DO NOTHING RETURNING `+columns,
 		e.Scope, e.Reference, e.Operation, e.Method, e.Path, e.Key, micro(e.KeyCreated), e.Fingerprint, string(e.State), e.Result,
 		e.StatusCode, e.RequestID, e.Replayed, e.ErrorKind, e.ErrorCode, e.ErrorMessage, e.Attempts, e.LastCause,
 		micro(e.CreatedAt), micro(e.UpdatedAt), e.LeaseOwner, until, e.Fence, e.Sent, e.Summary)
 	if err != nil {
 		return payonce.JournalEntry{}, false, fmt.Errorf("sqlitejournal: reserve: %w", err)
 	}
-	n, err := res.RowsAffected()
+	// The inserted row comes back from the INSERT itself; only an entry
+	// already there is read with a second statement.
+	es, err := scanAll(rows)
 	if err != nil {
 		return payonce.JournalEntry{}, false, fmt.Errorf("sqlitejournal: reserve: %w", err)
+	}
+	if len(es) == 1 {
+		return es[0], true, nil
 	}
 	got, err := get(ctx, q, e.Scope, e.Reference)
 	if err != nil {
 		return payonce.JournalEntry{}, false, err
 	}
-	return got, n == 1, nil
+	return got, false, nil
 }
 
 // Update records an outcome under the precedence and fence rules of
