@@ -274,3 +274,31 @@ func TestFingerprintBinding(t *testing.T) {
 		return got, created, tx.Commit()
 	})
 }
+
+// Pending and Claim find pending entries, and Purge settled ones, through
+// the partial indexes: their predicates are the indexes' own.
+func TestListingsUseThePartialIndexes(t *testing.T) {
+	j := open(t)
+	for _, c := range []struct {
+		query string
+		args  []any
+		index string
+	}{
+		{`SELECT scope FROM payonce_journal WHERE state = 'pending' AND (? = '' OR scope = ?) AND (? = 0 OR updated_at < ?)
+			ORDER BY created_at, scope, reference LIMIT ?`, []any{"", "", 0, 0, 10}, "payonce_journal_pending_created"},
+		{`DELETE FROM payonce_journal WHERE state IN ('succeeded', 'failed') AND updated_at < ?`, []any{5}, "payonce_journal_settled_updated"},
+	} {
+		rows, err := j.DB().QueryContext(t.Context(), "EXPLAIN QUERY PLAN "+c.query, c.args...)
+		require.NoError(t, err)
+		var plan []string
+		for rows.Next() {
+			var id, parent, unused int
+			var detail string
+			require.NoError(t, rows.Scan(&id, &parent, &unused, &detail))
+			plan = append(plan, detail)
+		}
+		require.NoError(t, rows.Err())
+		require.NoError(t, rows.Close())
+		assert.Contains(t, strings.Join(plan, "\n"), c.index, c.query)
+	}
+}
