@@ -5,6 +5,7 @@
 package sqlitejournal
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"fmt"
@@ -180,29 +181,41 @@ func (j *Journal) reserve(ctx context.Context, q queryer, e payonce.JournalEntry
 	if e.LeaseOwner != "" {
 		until = micro(now.Add(corekit.ReserveLease(e.Lease)))
 	}
-	rows, err := q.QueryContext(ctx, `INSERT INTO payonce_journal (`+columns+`)
+	res, err := q.ExecContext(ctx, `INSERT INTO payonce_journal (`+columns+`)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '', ?)
-		ON CONFLICT (scope, reference) DO NOTHING RETURNING `+columns,
+		ON CONFLICT (scope, reference) DO NOTHING`,
 		e.Scope, e.Reference, e.Operation, e.Method, e.Path, e.Key, micro(e.KeyCreated), e.Fingerprint, string(e.State), e.Result,
 		e.StatusCode, e.RequestID, e.Replayed, e.ErrorKind, e.ErrorCode, e.ErrorMessage, e.Attempts, e.LastCause,
 		micro(e.CreatedAt), micro(e.UpdatedAt), e.LeaseOwner, until, e.Fence, e.Sent, e.Summary)
 	if err != nil {
 		return payonce.JournalEntry{}, false, fmt.Errorf("sqlitejournal: reserve: %w", err)
 	}
-	// The inserted row comes back from the INSERT itself; only an entry
-	// already there is read with a second statement.
-	es, err := scanAll(rows)
+	n, err := res.RowsAffected()
 	if err != nil {
 		return payonce.JournalEntry{}, false, fmt.Errorf("sqlitejournal: reserve: %w", err)
 	}
-	if len(es) == 1 {
-		return es[0], true, nil
+	if n == 1 {
+		return inserted(e, until), true, nil
 	}
 	got, err := get(ctx, q, e.Scope, e.Reference)
 	if err != nil {
 		return payonce.JournalEntry{}, false, err
 	}
 	return got, false, nil
+}
+
+// inserted is the entry as the row reserve inserted from the normalized
+// e and the lease end until holds it, the values scanAll would read
+// back: no read follows the INSERT.
+func inserted(e payonce.JournalEntry, until int64) payonce.JournalEntry {
+	e.KeyCreated, e.CreatedAt, e.UpdatedAt = fromMicro(micro(e.KeyCreated)), fromMicro(micro(e.CreatedAt)), fromMicro(micro(e.UpdatedAt))
+	e.LeaseUntil, e.SettleReason, e.Lease = fromMicro(until), "", 0
+	if len(e.Result) == 0 {
+		e.Result = nil // an empty BLOB reads back as NULL
+	} else {
+		e.Result = bytes.Clone(e.Result)
+	}
+	return e
 }
 
 // Update records an outcome under the precedence and fence rules of
