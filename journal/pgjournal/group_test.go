@@ -171,13 +171,14 @@ func TestGroupCommitReserveMeetsLaterCommit(t *testing.T) {
 	}()
 	// The batch waits for other's row lock: the wait shows in
 	// pg_stat_activity, on a statement naming this test's schema.
-	for {
-		var waiting bool
+	for waiting := false; !waiting; {
+		select {
+		case errs := <-done:
+			t.Fatalf("the batch returned %v without waiting for the other transaction", errs)
+		default:
+		}
 		require.NoError(t, j.pool.QueryRow(ctx, `SELECT EXISTS (SELECT FROM pg_stat_activity
 			WHERE wait_event_type = 'Lock' AND position($1 in query) > 0)`, j.table).Scan(&waiting))
-		if waiting {
-			break
-		}
 	}
 	require.NoError(t, other.Commit(ctx))
 	errs := <-done
