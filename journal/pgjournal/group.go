@@ -2,6 +2,7 @@ package pgjournal
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -11,23 +12,30 @@ import (
 )
 
 // Group commit: every write of one process (Reserve, Update, Take,
-// BeginAttempt) goes through a
-// journalkit.Batcher. A batch of several writes is sent as one pgx.Batch: the
-// statements of every write are pipelined on one connection and run in
-// one implicit transaction (one round trip, one WAL flush), which commits
-// at the batch's end or not at all. Each caller still returns only once
-// its own write is committed. When any statement fails, nothing of the
-// batch is committed and every write runs again alone, so one write's
-// failure never fails another.
+// BeginAttempt) goes through a journalkit.Batcher. A batch of several
+// writes is sent as one pgx.Batch: one statement per write, pipelined on
+// one connection and run in one implicit transaction (one round trip, one
+// WAL flush), which commits at the batch's end or not at all. Each caller
+// still returns only once its own write is committed. When any statement
+// fails, nothing of the batch is committed and every write runs again
+// alone, so one write's failure never fails another. A guarded write the
+// batch refused changed nothing: it runs again alone once the batch has
+// committed, and that run reads the row to name the rule it broke, so the
+// batch carries no reads.
 
-// write is one Reserve or Update. alone runs it on the pool (its own
-// commit); queue adds its statements to a batch and read consumes their
-// results, in the same order.
+// write is one Reserve, Update, Take or BeginAttempt. alone runs it on the
+// pool (its own commit); queue adds its one statement to a batch and read
+// consumes its result: nil when it landed, errAgain when it changed
+// nothing and is to run alone after the batch.
 type write interface {
 	alone(ctx context.Context, j *Journal) error
 	queue(j *Journal, b *pgx.Batch)
 	read(j *Journal, br pgx.BatchResults) error
 }
+
+// errAgain is read's answer for a write the batch refused: it changed
+// nothing, and runs again alone once the batch has committed.
+var errAgain = errors.New("pgjournal: refused in a batch")
 
 func newBatcher(j *Journal) *journalkit.Batcher[write] {
 	return journalkit.NewBatcher(j.runBatch, journalkit.DefaultMaxBatch, writeLanes, 0)
@@ -43,11 +51,15 @@ func (j *Journal) runBatch(ctx context.Context, items []journalkit.BatchItem[wri
 		}
 		live = append(live, i)
 	}
-	if len(live) > 1 && j.pipelined(ctx, items, live, errs) {
-		return errs
+	if len(live) <= 1 || !j.pipelined(ctx, items, live, errs) {
+		for _, i := range live {
+			errs[i] = errAgain
+		}
 	}
 	for _, i := range live {
-		errs[i] = items[i].Write.alone(ctx, j)
+		if errs[i] == errAgain {
+			errs[i] = items[i].Write.alone(ctx, j)
+		}
 	}
 	return errs
 }
@@ -55,7 +67,8 @@ func (j *Journal) runBatch(ctx context.Context, items []journalkit.BatchItem[wri
 // pipelined sends the live items as one pgx.Batch. It reports false when
 // a statement or the commit failed: then no write of the batch may be
 // relied upon, and the caller runs each alone (a Reserve that did commit
-// is found again, an Update is applied again, both harmless).
+// is found again, an Update is applied again, both harmless). A write
+// the batch refused gets errAgain.
 func (j *Journal) pipelined(ctx context.Context, items []journalkit.BatchItem[write], live []int, errs []error) bool {
 	b := &pgx.Batch{}
 	for _, i := range live {
@@ -66,7 +79,7 @@ func (j *Journal) pipelined(ctx context.Context, items []journalkit.BatchItem[wr
 	ok := true
 	for k, i := range live {
 		err := items[i].Write.read(j, br)
-		if err != nil && !journalkit.Verdict(err) {
+		if err != nil && err != errAgain {
 			ok = false
 			break
 		}
@@ -95,37 +108,29 @@ func (w *reserveWrite) alone(ctx context.Context, j *Journal) error {
 }
 
 func (w *reserveWrite) queue(j *Journal, b *pgx.Batch) {
-	e := w.e
-	b.Queue(j.sql(insertSQL), insertArgs(e)...)
-	b.Queue(j.sql(`SELECT `+columns+` FROM $T WHERE scope = $1 AND reference = $2`), e.Scope, e.Reference)
+	b.Queue(j.sql(insertSQL), insertArgs(w.e)...)
 }
 
 func (w *reserveWrite) read(_ *Journal, br pgx.BatchResults) error {
-	ins, err := br.Query()
-	if err != nil {
-		return fmt.Errorf("pgjournal: reserve: %w", err)
-	}
-	mine, err := scanAll(ins)
-	if err != nil {
-		return err
-	}
 	rows, err := br.Query()
 	if err != nil {
 		return fmt.Errorf("pgjournal: reserve: %w", err)
 	}
-	es, err := scanAll(rows)
-	if err != nil {
+	out, created, found, err := scanReserved(rows)
+	switch {
+	case err != nil:
 		return err
+	case !found:
+		// The entry it conflicted with was committed after the
+		// statement began: alone, a new statement reads it.
+		return errAgain
 	}
-	if len(es) != 1 {
-		return fmt.Errorf("pgjournal: reserve %q: entry not readable after insert", w.e.Reference)
-	}
-	w.out, w.created = es[0], len(mine) == 1
+	w.out, w.created = out, created
 	return nil
 }
 
-// updateWrite is an Update: the guarded UPDATE, then, when it changed
-// nothing, the row it was refused by.
+// updateWrite is an Update: the guarded UPDATE, then, alone and when it
+// changed nothing, the row it was refused by.
 type updateWrite struct {
 	e payonce.JournalEntry
 }
@@ -147,7 +152,6 @@ func (w *updateWrite) alone(ctx context.Context, j *Journal) error {
 
 func (w *updateWrite) queue(j *Journal, b *pgx.Batch) {
 	b.Queue(j.sql(updateSQL), updateArgs(w.e)...)
-	b.Queue(j.sql(rowSQL), w.e.Scope, w.e.Reference)
 }
 
 func (w *updateWrite) read(_ *Journal, br pgx.BatchResults) error {
@@ -155,15 +159,10 @@ func (w *updateWrite) read(_ *Journal, br pgx.BatchResults) error {
 	if err != nil {
 		return fmt.Errorf("pgjournal: update: %w", err)
 	}
-	rows, err := br.Query()
-	if err != nil {
-		return fmt.Errorf("pgjournal: update: %w", err)
-	}
 	if tag.RowsAffected() == 1 {
-		rows.Close()
-		return rows.Err()
+		return nil
 	}
-	return w.refusal(rows)
+	return errAgain
 }
 
 func (w *updateWrite) refusal(rows pgx.Rows) error {
@@ -176,14 +175,26 @@ func (w *updateWrite) refusal(rows pgx.Rows) error {
 }
 
 // guardedWrite is a Take or a BeginAttempt: one UPDATE ... RETURNING
-// guarded by the entry's state, fence and lease, then, when it changed
-// nothing, the row and now() to name the rule it broke (refusal).
+// guarded by the entry's state, fence and lease, then, alone and when it
+// changed nothing, the row and now() to name the rule it broke (refusal).
 type guardedWrite struct {
 	op, ref, scope string
 	stmt           string
 	args           []any
 	refusal        func(e payonce.JournalEntry, now time.Time) error
 	out            payonce.JournalEntry
+}
+
+// takeWrite is the write of Take r.
+func takeWrite(r payonce.TakeRequest) *guardedWrite {
+	return &guardedWrite{op: "take", ref: r.Reference, stmt: takeSQL, args: takeArgs(r), scope: r.Scope,
+		refusal: func(e payonce.JournalEntry, now time.Time) error { return journalkit.TakeRefusal(e, r, now) }}
+}
+
+// attemptWrite is the write of BeginAttempt r.
+func attemptWrite(r payonce.AttemptRequest) *guardedWrite {
+	return &guardedWrite{op: "attempt", ref: r.Reference, stmt: attemptSQL, args: attemptArgs(r), scope: r.Scope,
+		refusal: func(e payonce.JournalEntry, _ time.Time) error { return journalkit.AttemptRefusal(e, r) }}
 }
 
 func (w *guardedWrite) alone(ctx context.Context, j *Journal) error {
@@ -208,7 +219,6 @@ func (w *guardedWrite) alone(ctx context.Context, j *Journal) error {
 
 func (w *guardedWrite) queue(j *Journal, b *pgx.Batch) {
 	b.Queue(j.sql(w.stmt), w.args...)
-	b.Queue(j.sql(rowSQL), w.scope, w.ref)
 }
 
 func (w *guardedWrite) read(_ *Journal, br pgx.BatchResults) error {
@@ -220,16 +230,11 @@ func (w *guardedWrite) read(_ *Journal, br pgx.BatchResults) error {
 	if err != nil {
 		return err
 	}
-	after, err := br.Query()
-	if err != nil {
-		return fmt.Errorf("pgjournal: %s: %w", w.op, err)
+	if len(es) != 1 {
+		return errAgain
 	}
-	if len(es) == 1 {
-		after.Close()
-		w.out = es[0]
-		return after.Err()
-	}
-	return w.refused(after)
+	w.out = es[0]
+	return nil
 }
 
 func (w *guardedWrite) refused(rows pgx.Rows) error {

@@ -122,3 +122,70 @@ func TestCloseRefusesWrites(t *testing.T) {
 	_, _, err := j.Reserve(t.Context(), journaltest.Entry("scope", "late"))
 	require.ErrorIs(t, err, journal.ErrBatcherClosed)
 }
+
+// A Take and a BeginAttempt the batch refuses changed nothing there; run
+// again alone after the batch, each names the rule it broke, next to a
+// Take that lands.
+func TestGroupCommitRefusedGuardedWrites(t *testing.T) {
+	j := openInternal(t)
+	_, _, err := j.Reserve(t.Context(), journaltest.Entry("scope", "a"))
+	require.NoError(t, err)
+	take := takeWrite(payonce.TakeRequest{Scope: "scope", Reference: "a", Owner: "w1", Lease: time.Hour})
+	leased := takeWrite(payonce.TakeRequest{Scope: "scope", Reference: "a", Owner: "w2", Lease: time.Hour})
+	stale := attemptWrite(payonce.AttemptRequest{Scope: "scope", Reference: "a", Owner: "w1", Lease: time.Hour, Fence: 1})
+	absent := attemptWrite(payonce.AttemptRequest{Scope: "scope", Reference: "absent", Owner: "w1", Lease: time.Hour, Fence: 1})
+	errs := j.runBatch(t.Context(), []journalkit.BatchItem[write]{
+		{Ctx: t.Context(), Write: take}, {Ctx: t.Context(), Write: leased},
+		{Ctx: t.Context(), Write: stale}, {Ctx: t.Context(), Write: absent},
+	})
+	require.NoError(t, errs[0])
+	assert.Equal(t, int64(2), take.out.Fence)
+	require.ErrorIs(t, errs[1], payonce.ErrJournalLeased)
+	require.ErrorIs(t, errs[2], payonce.ErrJournalFenced)
+	require.ErrorIs(t, errs[3], journal.ErrNotFound)
+	got, err := j.Get(t.Context(), "scope", "a")
+	require.NoError(t, err)
+	assert.Equal(t, "w1", got.LeaseOwner)
+	assert.Equal(t, int64(2), got.Fence)
+	assert.False(t, got.Sent, "the refused attempt changed nothing")
+}
+
+// A Reserve in a batch that conflicts with an entry another transaction
+// commits while the Reserve waits on it finds no row in its statement's
+// snapshot: run again alone, it returns that entry, not created.
+func TestGroupCommitReserveMeetsLaterCommit(t *testing.T) {
+	j := openInternal(t)
+	ctx := t.Context()
+	other, err := j.pool.Begin(ctx)
+	require.NoError(t, err)
+	defer func() { _ = other.Rollback(context.Background()) }()
+	first, created, err := j.reserve(ctx, other, journaltest.Entry("scope", "a"))
+	require.NoError(t, err)
+	require.True(t, created)
+
+	a := &reserveWrite{e: journalkit.NormalizeReserve(journaltest.Entry("scope", "a"), time.Time{})}
+	b := &reserveWrite{e: journalkit.NormalizeReserve(journaltest.Entry("scope", "b"), time.Time{})}
+	done := make(chan []error, 1)
+	go func() {
+		done <- j.runBatch(ctx, []journalkit.BatchItem[write]{{Ctx: ctx, Write: b}, {Ctx: ctx, Write: a}})
+	}()
+	// The batch waits for other's row lock: the wait shows in
+	// pg_stat_activity, on a statement naming this test's schema.
+	for waiting := false; !waiting; {
+		select {
+		case errs := <-done:
+			t.Fatalf("the batch returned %v without waiting for the other transaction", errs)
+		default:
+		}
+		require.NoError(t, j.pool.QueryRow(ctx, `SELECT EXISTS (SELECT FROM pg_stat_activity
+			WHERE wait_event_type = 'Lock' AND position($1 in query) > 0)`, j.table).Scan(&waiting))
+	}
+	require.NoError(t, other.Commit(ctx))
+	errs := <-done
+	require.NoError(t, errs[0])
+	require.NoError(t, errs[1])
+	assert.True(t, b.created)
+	assert.False(t, a.created)
+	assert.Equal(t, first.Key, a.out.Key)
+	assert.Equal(t, payonce.JournalPending, a.out.State)
+}

@@ -154,12 +154,18 @@ func (j *Journal) ReserveTx(ctx context.Context, tx pgx.Tx, e payonce.JournalEnt
 }
 
 // insertSQL reserves an entry; the times a caller left zero (NULL) and
-// the lease are the database's now().
-const insertSQL = `INSERT INTO $T (` + columns + `)
+// the lease are the database's now(). It returns the entry and true when
+// it inserted it, else the entry already there and false, in one
+// statement. It returns no row when the entry it conflicted with was
+// committed after the statement's snapshot was taken: a new statement
+// then reads it.
+const insertSQL = `WITH ins AS (INSERT INTO $T (` + columns + `)
 	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18,
 		COALESCE($19, now()), COALESCE($20, $19, now()), $21::text,
 		CASE WHEN $21::text <> '' THEN now() + $22::bigint * interval '1 microsecond' END, $23, $24, '', $25)
-	ON CONFLICT (scope, reference) DO NOTHING RETURNING ` + columns
+	ON CONFLICT (scope, reference) DO NOTHING RETURNING ` + columns + `)
+	SELECT ` + columns + `, true FROM ins
+	UNION ALL SELECT ` + columns + `, false FROM $T WHERE scope = $1 AND reference = $2 AND NOT EXISTS (SELECT FROM ins)`
 
 // insertArgs are insertSQL's arguments for the normalized entry e.
 func insertArgs(e payonce.JournalEntry) []any {
@@ -182,15 +188,29 @@ func (j *Journal) reserve(ctx context.Context, q querier, e payonce.JournalEntry
 	if err != nil {
 		return payonce.JournalEntry{}, false, fmt.Errorf("pgjournal: reserve: %w", err)
 	}
-	es, err := scanAll(rows)
-	if err != nil {
-		return payonce.JournalEntry{}, false, err
+	got, created, found, err := scanReserved(rows)
+	if err != nil || found {
+		return got, created, err
 	}
-	if len(es) == 1 {
-		return es[0], true, nil
-	}
-	got, err := j.get(ctx, q, e.Scope, e.Reference)
+	got, err = j.get(ctx, q, e.Scope, e.Reference)
 	return got, false, err
+}
+
+// scanReserved reads insertSQL's row, if any: the entry, whether the
+// statement created it and whether there was a row.
+func scanReserved(rows pgx.Rows) (e payonce.JournalEntry, created, found bool, err error) {
+	defer rows.Close()
+	if rows.Next() {
+		if e, err = scanOne(rows, &created); err != nil {
+			return payonce.JournalEntry{}, false, false, err
+		}
+		found = true
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return payonce.JournalEntry{}, false, false, fmt.Errorf("pgjournal: reserve: %w", err)
+	}
+	return e, created, found, nil
 }
 
 // Update records an outcome under the precedence and fence rules of
@@ -248,8 +268,7 @@ func (j *Journal) Take(ctx context.Context, r payonce.JournalEntry) (payonce.Jou
 	if err := journalkit.CheckTake(r); err != nil {
 		return payonce.JournalEntry{}, err
 	}
-	w := &guardedWrite{op: "take", ref: r.Reference, stmt: takeSQL, args: takeArgs(r), scope: r.Scope,
-		refusal: func(e payonce.JournalEntry, now time.Time) error { return journalkit.TakeRefusal(e, r, now) }}
+	w := takeWrite(r)
 	err := j.batch.Do(ctx, w)
 	return w.out, err
 }
@@ -260,8 +279,7 @@ func (j *Journal) BeginAttempt(ctx context.Context, r payonce.JournalEntry) (pay
 	if err := journalkit.CheckAttempt(r); err != nil {
 		return payonce.JournalEntry{}, err
 	}
-	w := &guardedWrite{op: "attempt", ref: r.Reference, stmt: attemptSQL, args: attemptArgs(r), scope: r.Scope,
-		refusal: func(e payonce.JournalEntry, _ time.Time) error { return journalkit.AttemptRefusal(e, r) }}
+	w := attemptWrite(r)
 	err := j.batch.Do(ctx, w)
 	return w.out, err
 }

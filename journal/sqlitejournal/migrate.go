@@ -47,6 +47,16 @@ var migrations = []string{
 	// by (payonce.JournalEntry.Summary); rows of earlier versions have
 	// none.
 	`ALTER TABLE payonce_journal ADD COLUMN summary TEXT NOT NULL DEFAULT '';`,
+	// Version 4: partial indexes, as PostgreSQL's, so that a write keeps
+	// only the index its state is listed by: a reserve adds one entry
+	// (pending), a settling update moves it (to settled), where the
+	// indexes of version 1 held every row twice and an update rewrote
+	// both. Pending and Claim read the pending one, Purge the settled
+	// one, by the same predicates.
+	`DROP INDEX IF EXISTS payonce_journal_pending;
+	DROP INDEX IF EXISTS payonce_journal_settled;
+	CREATE INDEX payonce_journal_pending_created ON payonce_journal (created_at) WHERE state = 'pending';
+	CREATE INDEX payonce_journal_settled_updated ON payonce_journal (updated_at) WHERE state IN ('succeeded', 'failed');`,
 }
 
 // SchemaVersion is the schema version this package writes.

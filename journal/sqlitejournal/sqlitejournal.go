@@ -5,6 +5,7 @@
 package sqlitejournal
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"fmt"
@@ -193,11 +194,28 @@ func (j *Journal) reserve(ctx context.Context, q queryer, e payonce.JournalEntry
 	if err != nil {
 		return payonce.JournalEntry{}, false, fmt.Errorf("sqlitejournal: reserve: %w", err)
 	}
+	if n == 1 {
+		return inserted(e, until), true, nil
+	}
 	got, err := get(ctx, q, e.Scope, e.Reference)
 	if err != nil {
 		return payonce.JournalEntry{}, false, err
 	}
-	return got, n == 1, nil
+	return got, false, nil
+}
+
+// inserted is the entry as the row reserve inserted from the normalized
+// e and the lease end until holds it, the values scanAll would read
+// back: no read follows the INSERT.
+func inserted(e payonce.JournalEntry, until int64) payonce.JournalEntry {
+	e.KeyCreated, e.CreatedAt, e.UpdatedAt = fromMicro(micro(e.KeyCreated)), fromMicro(micro(e.CreatedAt)), fromMicro(micro(e.UpdatedAt))
+	e.LeaseUntil, e.SettleReason, e.Lease = fromMicro(until), "", 0
+	if len(e.Result) == 0 {
+		e.Result = nil // an empty BLOB reads back as NULL
+	} else {
+		e.Result = bytes.Clone(e.Result)
+	}
+	return e
 }
 
 // Update records an outcome under the precedence and fence rules of

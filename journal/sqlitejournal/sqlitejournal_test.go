@@ -274,3 +274,54 @@ func TestFingerprintBinding(t *testing.T) {
 		return got, created, tx.Commit()
 	})
 }
+
+// Pending and Claim find pending entries, and Purge settled ones, through
+// the partial indexes: their predicates are the indexes' own.
+func TestListingsUseThePartialIndexes(t *testing.T) {
+	j := open(t)
+	for _, c := range []struct {
+		query string
+		args  []any
+		index string
+	}{
+		{`SELECT scope FROM payonce_journal WHERE state = 'pending' AND (? = '' OR scope = ?) AND (? = 0 OR updated_at < ?)
+			ORDER BY created_at, scope, reference LIMIT ?`, []any{"", "", 0, 0, 10}, "payonce_journal_pending_created"},
+		{`DELETE FROM payonce_journal WHERE state IN ('succeeded', 'failed') AND updated_at < ?`, []any{5}, "payonce_journal_settled_updated"},
+	} {
+		rows, err := j.DB().QueryContext(t.Context(), "EXPLAIN QUERY PLAN "+c.query, c.args...)
+		require.NoError(t, err)
+		var plan []string
+		for rows.Next() {
+			var id, parent, unused int
+			var detail string
+			require.NoError(t, rows.Scan(&id, &parent, &unused, &detail))
+			plan = append(plan, detail)
+		}
+		require.NoError(t, rows.Err())
+		require.NoError(t, rows.Close())
+		assert.Contains(t, strings.Join(plan, "\n"), c.index, c.query)
+	}
+}
+
+// The entry Reserve returns for a row it created is the row as Get reads
+// it, to the last field, for entries using every column.
+func TestReserveReturnsTheStoredRow(t *testing.T) {
+	j := open(t)
+	full := journaltest.Entry("s", "full")
+	full.Result, full.StatusCode, full.RequestID, full.Replayed = []byte(`{"a":1}`), 202, "req-1", true
+	full.ErrorKind, full.ErrorCode, full.ErrorMessage, full.Attempts, full.LastCause = "kind", "code", "caf\xc3\xa9 \xff", 3, "cause"
+	full.LeaseOwner, full.Lease, full.Sent, full.Summary, full.SettleReason, full.Fence = "w", 5*time.Minute, true, "sum", "gone", 7
+	full.Path = "/p/ação"
+	empty := journaltest.Entry("s", "empty")
+	empty.Result = []byte{}
+	unset := journaltest.Entry("s", "unset")
+	unset.CreatedAt, unset.UpdatedAt, unset.State = time.Time{}, time.Time{}, ""
+	for _, e := range []payonce.JournalEntry{journaltest.Entry("s", "plain"), full, empty, unset} {
+		got, created, err := j.Reserve(t.Context(), e)
+		require.NoError(t, err)
+		require.True(t, created)
+		stored, err := j.Get(t.Context(), e.Scope, e.Reference)
+		require.NoError(t, err)
+		assert.Equal(t, stored, got, e.Reference)
+	}
+}
