@@ -186,13 +186,13 @@ type guardedWrite struct {
 }
 
 // takeWrite is the write of Take r.
-func takeWrite(r payonce.TakeRequest) *guardedWrite {
+func takeWrite(r payonce.JournalEntry) *guardedWrite {
 	return &guardedWrite{op: "take", ref: r.Reference, stmt: takeSQL, args: takeArgs(r), scope: r.Scope,
 		refusal: func(e payonce.JournalEntry, now time.Time) error { return journalkit.TakeRefusal(e, r, now) }}
 }
 
 // attemptWrite is the write of BeginAttempt r.
-func attemptWrite(r payonce.AttemptRequest) *guardedWrite {
+func attemptWrite(r payonce.JournalEntry) *guardedWrite {
 	return &guardedWrite{op: "attempt", ref: r.Reference, stmt: attemptSQL, args: attemptArgs(r), scope: r.Scope,
 		refusal: func(e payonce.JournalEntry, _ time.Time) error { return journalkit.AttemptRefusal(e, r) }}
 }

@@ -130,10 +130,10 @@ func TestGroupCommitRefusedGuardedWrites(t *testing.T) {
 	j := openInternal(t)
 	_, _, err := j.Reserve(t.Context(), journaltest.Entry("scope", "a"))
 	require.NoError(t, err)
-	take := takeWrite(payonce.TakeRequest{Scope: "scope", Reference: "a", Owner: "w1", Lease: time.Hour})
-	leased := takeWrite(payonce.TakeRequest{Scope: "scope", Reference: "a", Owner: "w2", Lease: time.Hour})
-	stale := attemptWrite(payonce.AttemptRequest{Scope: "scope", Reference: "a", Owner: "w1", Lease: time.Hour, Fence: 1})
-	absent := attemptWrite(payonce.AttemptRequest{Scope: "scope", Reference: "absent", Owner: "w1", Lease: time.Hour, Fence: 1})
+	take := takeWrite(payonce.JournalEntry{Scope: "scope", Reference: "a", LeaseOwner: "w1", Lease: time.Hour})
+	leased := takeWrite(payonce.JournalEntry{Scope: "scope", Reference: "a", LeaseOwner: "w2", Lease: time.Hour})
+	stale := attemptWrite(payonce.JournalEntry{Scope: "scope", Reference: "a", LeaseOwner: "w1", Lease: time.Hour, Fence: 1})
+	absent := attemptWrite(payonce.JournalEntry{Scope: "scope", Reference: "absent", LeaseOwner: "w1", Lease: time.Hour, Fence: 1})
 	errs := j.runBatch(t.Context(), []journalkit.BatchItem[write]{
 		{Ctx: t.Context(), Write: take}, {Ctx: t.Context(), Write: leased},
 		{Ctx: t.Context(), Write: stale}, {Ctx: t.Context(), Write: absent},
