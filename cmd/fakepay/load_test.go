@@ -220,22 +220,19 @@ func (w *discardWriter) Header() http.Header         { return w.h }
 func (w *discardWriter) WriteHeader(status int)      { w.status = status }
 func (w *discardWriter) Write(p []byte) (int, error) { return len(p), nil }
 
-// BenchmarkFakepayHandler times fakepay's handler and the bare handler of
-// BenchmarkFakepayVsBare in process, without the network: the same keyed
-// charge creations, a new key each, from GOMAXPROCS goroutines. It shows
-// what one request costs each handler in CPU and allocations:
-//
-//	go test -run '^$' -bench FakepayHandler -benchmem ./cmd/fakepay
-func BenchmarkFakepayHandler(b *testing.B) {
+// handlerWithToken is fakepay's handler, with no rate limit and seed 1,
+// closed when tb ends, and an A55 access token it issued.
+func handlerWithToken(tb testing.TB) (http.Handler, string) {
+	tb.Helper()
 	o, err := parseFlags([]string{"-a55-rate-limit", "0", "-seed", "1"}, io.Discard)
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
 	h, e, err := newHandler(o)
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
-	defer e.Close()
+	tb.Cleanup(e.Close)
 	rec := httptest.NewRecorder()
 	tokReq := httptest.NewRequest(http.MethodPost, "/oauth2/token", strings.NewReader(url.Values{"grant_type": {"client_credentials"},
 		"client_id": {o.a55ID}, "client_secret": {o.a55Secret}}.Encode()))
@@ -245,8 +242,19 @@ func BenchmarkFakepayHandler(b *testing.B) {
 		AccessToken string `json:"access_token"`
 	}
 	if err := json.Unmarshal(rec.Body.Bytes(), &tok); err != nil || tok.AccessToken == "" {
-		b.Fatalf("token: %v", err)
+		tb.Fatalf("token: %v", err)
 	}
+	return h, tok.AccessToken
+}
+
+// BenchmarkFakepayHandler times fakepay's handler and the bare handler of
+// BenchmarkFakepayVsBare in process, without the network: the same keyed
+// charge creations, a new key each, from GOMAXPROCS goroutines. It shows
+// what one request costs each handler in CPU and allocations:
+//
+//	go test -run '^$' -bench FakepayHandler -benchmem ./cmd/fakepay
+func BenchmarkFakepayHandler(b *testing.B) {
+	h, token := handlerWithToken(b)
 	var keys atomic.Int64
 	for _, tc := range []struct {
 		name string
@@ -260,7 +268,7 @@ func BenchmarkFakepayHandler(b *testing.B) {
 					body.Reset(guideCharge)
 					req := httptest.NewRequest(http.MethodPost, a55.PathCharges, body)
 					req.Header.Set("Content-Type", "application/json")
-					req.Header.Set("Authorization", "Bearer "+tok.AccessToken)
+					req.Header.Set("Authorization", "Bearer "+token)
 					req.Header.Set(fakeserver.HeaderIdempotencyKey, fmt.Sprintf("load-key-%020d", keys.Add(1)))
 					w := &discardWriter{h: http.Header{}}
 					tc.h.ServeHTTP(w, req)
@@ -277,30 +285,11 @@ func BenchmarkFakepayHandler(b *testing.B) {
 // answers the fake's charge (the same fields and values but the IDs and
 // times it makes up, the same length) with the fake's headers.
 func TestBareAnswersAsTheFake(t *testing.T) {
-	o, err := parseFlags([]string{"-a55-rate-limit", "0", "-seed", "1"}, io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, e, err := newHandler(o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
-	rec := httptest.NewRecorder()
-	tokReq := httptest.NewRequest(http.MethodPost, "/oauth2/token", strings.NewReader(url.Values{"grant_type": {"client_credentials"},
-		"client_id": {o.a55ID}, "client_secret": {o.a55Secret}}.Encode()))
-	tokReq.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	h.ServeHTTP(rec, tokReq)
-	var tok struct {
-		AccessToken string `json:"access_token"`
-	}
-	if err := json.Unmarshal(rec.Body.Bytes(), &tok); err != nil {
-		t.Fatal(err)
-	}
+	h, token := handlerWithToken(t)
 	answer := func(h http.Handler) *httptest.ResponseRecorder {
 		req := httptest.NewRequest(http.MethodPost, a55.PathCharges, strings.NewReader(guideCharge))
 		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Authorization", "Bearer "+tok.AccessToken)
+		req.Header.Set("Authorization", "Bearer "+token)
 		req.Header.Set(fakeserver.HeaderIdempotencyKey, "load-key-00000000000000000001")
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, req)
