@@ -54,12 +54,3 @@ func TestAmountArithmetic(t *testing.T) {
 	_, err = AmountFromMinor(-1)
 	assert.ErrorIs(t, err, ErrInvalidAmount)
 }
-
-// mustAmount is ParseAmount for a valid literal.
-func mustAmount(s string) Amount {
-	a, err := ParseAmount(s)
-	if err != nil {
-		panic(err)
-	}
-	return a
-}
