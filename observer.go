@@ -217,28 +217,27 @@ func joinObservers(obs []Observer) *Observer {
 		return &set[0]
 	}
 	j := &Observer{}
-	j.StartOperation, j.EndOperation = joinPair(set, operationContexts{},
+	j.StartOperation, j.EndOperation = joinPair(set, &joinKey{"operation"},
 		func(o Observer) func(context.Context, OperationInfo) context.Context { return o.StartOperation },
 		func(o Observer) func(context.Context, OperationResult) { return o.EndOperation })
-	j.StartAttempt, j.EndAttempt = joinPair(set, attemptContexts{},
+	j.StartAttempt, j.EndAttempt = joinPair(set, &joinKey{"attempt"},
 		func(o Observer) func(context.Context, AttemptInfo) context.Context { return o.StartAttempt },
 		func(o Observer) func(context.Context, AttemptResult) { return o.EndAttempt })
 	return j
 }
 
-// operationContexts and attemptContexts are the context keys under which
-// a joined start hook keeps the context each observer's start returned.
-type (
-	operationContexts struct{}
-	attemptContexts   struct{}
-)
+// joinKey is the context key under which one joined set's start hook
+// keeps the context each observer's start returned: a pointer made per
+// set, so that a set never reads what another client's set kept in a
+// context it was handed.
+type joinKey struct{ hook string }
 
 // joinPair joins one start hook and its end hook across set: the start
 // hooks run in turn, the context one returns (ctx when it returns nil)
 // handed to the next; each end hook gets the context its observer's start
 // left, kept in the joined context under key. Either is nil when no
 // observer has one.
-func joinPair[I, R any](set []Observer, key any,
+func joinPair[I, R any](set []Observer, key *joinKey,
 	start func(Observer) func(context.Context, I) context.Context,
 	end func(Observer) func(context.Context, R),
 ) (func(context.Context, I) context.Context, func(context.Context, R)) {
@@ -273,7 +272,10 @@ func joinPair[I, R any](set []Observer, key any,
 	}
 	if hasEnd {
 		je = func(ctx context.Context, res R) {
-			own, _ := ctx.Value(key).([]context.Context)
+			var own []context.Context
+			if hasStart {
+				own, _ = ctx.Value(key).([]context.Context)
+			}
 			for i, o := range set {
 				if f := end(o); f != nil {
 					c := ctx

@@ -364,6 +364,36 @@ func TestSeveralObserversEachEndWithTheirOwnContext(t *testing.T) {
 	assert.Equal(t, []any{"a-op"}, ends["end-only"], "an observer after a sees a's context")
 }
 
+// A joined set's end hooks never read the contexts another client's set
+// kept: a client called with a context another client's observers
+// returned (a token fetch from inside a signer) ends with its own.
+func TestJoinedObserversOfTwoClientsKeepApart(t *testing.T) {
+	type mark struct{}
+	tag := func(v string) Observer {
+		return Observer{StartOperation: func(ctx context.Context, _ OperationInfo) context.Context {
+			return context.WithValue(ctx, mark{}, v)
+		}, EndOperation: func(context.Context, OperationResult) {}}
+	}
+	var aCtx context.Context
+	capture := Observer{StartAttempt: func(ctx context.Context, _ AttemptInfo) context.Context {
+		aCtx = ctx // the operation's context, as a's attempt request carries it
+		return nil
+	}}
+	a := setup(t, &recorder{}, WithObserver(tag("a1"), tag("a2"), capture))
+	_, err := a.Do(context.Background(), postReq(), nil)
+	require.NoError(t, err)
+	require.NotNil(t, aCtx)
+
+	var seen []any
+	end := func() Observer {
+		return Observer{EndOperation: func(ctx context.Context, _ OperationResult) { seen = append(seen, ctx.Value(mark{})) }}
+	}
+	b := setup(t, &recorder{}, WithObserver(end(), end()))
+	_, err = b.Do(context.WithoutCancel(aCtx), postReq(), nil) // a ended; its values stay
+	require.NoError(t, err)
+	assert.Equal(t, []any{"a2", "a2"}, seen, "b's observers end with the context b was called with")
+}
+
 func TestRoute(t *testing.T) {
 	cases := map[string]string{
 		"/api/v1/bank/wallet/charge/":                             "/api/v1/bank/wallet/charge/",
