@@ -151,3 +151,24 @@ func TestSlogMasksBareNumberAndCVV(t *testing.T) {
 		assert.Contains(t, b.String(), "1111", name)
 	}
 }
+
+// Masking holds with Format and MarshalJSON alone: every fmt verb, both
+// slog handlers, values, pointers and containers show no number nor CVV.
+func TestCardMasksInEveryVerbAndHandler(t *testing.T) {
+	c := testCard()
+	var b bytes.Buffer
+	for _, h := range []slog.Handler{slog.NewTextHandler(&b, nil), slog.NewJSONHandler(&b, nil)} {
+		slog.New(h).Info("x", "card", c, "pcard", &c, "num", c.Number, "cvv", c.CVV,
+			"s", struct{ C Card }{c}, "ps", &struct{ C *Card }{&c})
+	}
+	for _, f := range []string{"%v", "%+v", "%#v", "%s", "%q", "%x", "%X", "%d"} {
+		for _, v := range []any{c.Number, c.CVV, c, &c, []Card{c}, map[string]CVV{"a": c.CVV}} {
+			fmt.Fprintf(&b, f, v)
+		}
+	}
+	out := b.String()
+	assert.Contains(t, out, "1111")
+	for _, secret := range []string{testPAN, testCVV, fmt.Sprintf("%x", testPAN), fmt.Sprintf("%x", testCVV)} {
+		assert.NotContains(t, out, secret)
+	}
+}
