@@ -152,15 +152,7 @@ func (lt *loadTarget) perCPUSecond() float64 { return float64(lt.served) / lt.cp
 //
 //	go test -run '^$' -bench FakepayVsBare -benchtime 10x ./cmd/fakepay
 func BenchmarkFakepayVsBare(b *testing.B) {
-	o, err := parseFlags([]string{"-a55-rate-limit", "0", "-seed", "1"}, io.Discard)
-	if err != nil {
-		b.Fatal(err)
-	}
-	h, e, err := newHandler(o)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer e.Close()
+	h, token := handlerWithToken(b)
 	targets := []*loadTarget{{name: "fake"}, {name: "bare"}}
 	for i, handler := range []http.Handler{h, bareHandler()} {
 		srv := httptest.NewUnstartedServer(handler)
@@ -171,20 +163,7 @@ func BenchmarkFakepayVsBare(b *testing.B) {
 		tr.MaxIdleConnsPerHost = loadConcurrency
 		targets[i].srv, targets[i].client = srv, &http.Client{Transport: tr}
 	}
-	resp, err := http.PostForm(targets[0].srv.URL+"/oauth2/token", url.Values{"grant_type": {"client_credentials"},
-		"client_id": {o.a55ID}, "client_secret": {o.a55Secret}})
-	if err != nil {
-		b.Fatal(err)
-	}
-	var tok struct {
-		AccessToken string `json:"access_token"`
-	}
-	err = json.NewDecoder(resp.Body).Decode(&tok)
-	resp.Body.Close()
-	if err != nil || tok.AccessToken == "" {
-		b.Fatalf("token: %v", err)
-	}
-	targets[0].token, targets[1].token = tok.AccessToken, tok.AccessToken
+	targets[0].token, targets[1].token = token, token
 	var keys atomic.Int64
 	for _, lt := range targets { // warm up the connections
 		lt.round(b, loadConcurrency*4, &keys)
