@@ -3,10 +3,10 @@ package main
 import (
 	"context"
 	"os"
-	"strings"
 	"testing"
 
 	"github.com/payonce/payonce/internal/chaos"
+	"github.com/payonce/payonce/internal/raceexit"
 )
 
 // TestMain makes the test binary a crash-run worker when the run
@@ -15,9 +15,7 @@ func TestMain(m *testing.M) {
 	if os.Getenv(chaos.WorkerEnv) == "1" {
 		os.Exit(chaos.WorkerMain(context.Background(), os.Stdin, os.Stdout))
 	}
-	// The workers' race runtime must not sleep a second at each exit
-	// (GORACE atexit_sleep_ms): every phase of a crash run waits for its
-	// workers to exit. This binary read GORACE at its start already.
-	_ = os.Setenv("GORACE", strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
-	os.Exit(m.Run())
+	// Every phase of a crash run waits for its workers to exit: Main
+	// spares them the race runtime's pause there.
+	raceexit.Main(m)
 }

@@ -160,7 +160,7 @@ func TestMainHelpExitsZero(t *testing.T) {
 		os.Exit(0)
 	}
 	cmd := exec.Command(os.Args[0], "-test.run=^TestMainHelpExitsZero$")
-	cmd.Env = append(os.Environ(), "FAKEPAY_RUN_MAIN=1", "GORACE=atexit_sleep_ms=0")
+	cmd.Env = append(os.Environ(), "FAKEPAY_RUN_MAIN=1")
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	require.NoError(t, cmd.Run(), "stderr: %s", stderr.String())

@@ -23,6 +23,7 @@ import (
 
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/a55/a55test"
+	"github.com/payonce/payonce/internal/raceexit"
 	"github.com/payonce/payonce/journal"
 )
 
@@ -39,18 +40,9 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(workerMain(context.Background(), os.Stdin, os.Stdout, wrap))
 	}
-	noRaceExitSleep()
-	os.Exit(m.Run())
-}
-
-// noRaceExitSleep keeps the race runtime of the workers this binary
-// starts from sleeping a second when they exit (its atexit_sleep_ms,
-// while other goroutines live): every phase's end and every takeover
-// waits for a worker's exit. The parent read GORACE at its own start,
-// so its own settings are unchanged; the workers' stderr, where a race
-// report would go, is read as before.
-func noRaceExitSleep() {
-	_ = os.Setenv("GORACE", strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
+	// Every phase's end and every takeover waits for a worker's exit:
+	// Main spares the workers the race runtime's pause there.
+	raceexit.Main(m)
 }
 
 // crashTestConfig is a bounded crash run for go test -race: a second

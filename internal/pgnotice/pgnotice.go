@@ -9,6 +9,8 @@ import (
 	"io"
 	"os"
 	"testing"
+
+	"github.com/payonce/payonce/internal/raceexit"
 )
 
 // EnvURL names the variable that points the tests at a PostgreSQL database.
@@ -17,12 +19,13 @@ const EnvURL = "PAYONCE_POSTGRES_URL"
 // ExampleURL is the database the project's own set-up uses.
 const ExampleURL = "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
 
-// Main runs the tests of pkg and, when EnvURL is not set, writes one line
-// saying that its PostgreSQL tests were skipped to stderr and to the
-// controlling terminal (/dev/tty), where a non-verbose go test shows it.
-// Test processes the tests start (which inherit the environment) say
-// nothing. Call it from TestMain: os.Exit(pgnotice.Main(m, "journal")).
-func Main(m *testing.M, pkg string) int {
+// Main runs the tests of pkg, as raceexit.Main does, and, when EnvURL is
+// not set, first writes one line saying that its PostgreSQL tests were
+// skipped to stderr and to the controlling terminal (/dev/tty), where a
+// non-verbose go test shows it. Test processes the tests start (which
+// inherit the environment) say nothing. Call it from TestMain:
+// pgnotice.Main(m, "journal").
+func Main(m *testing.M, pkg string) {
 	if os.Getenv(envShown) == "" {
 		out := []io.Writer{os.Stderr}
 		if tty, err := os.OpenFile("/dev/tty", os.O_WRONLY, 0); err == nil {
@@ -32,7 +35,7 @@ func Main(m *testing.M, pkg string) int {
 		announce(pkg, os.Getenv(EnvURL), out...)
 		_ = os.Setenv(envShown, "1")
 	}
-	return m.Run()
+	raceexit.Main(m)
 }
 
 // envShown is set once the notice was given, for the processes a test
