@@ -28,25 +28,32 @@ import (
 	"github.com/payonce/payonce/internal/fakeserver"
 )
 
-// The browser tests drive the console in headless Chromium. The browser
-// is found on PATH (chromium, chromium-browser, google-chrome,
-// headless-shell) or at $PAYONCE_CHROMIUM; screenshots go to
-// $PAYONCE_CONSOLE_SCREENSHOTS, else to the test's temporary directory.
+// The browser tests drive the console in headless Chromium. They run
+// when $PAYONCE_CHROMIUM names the browser, a path or a name on PATH
+// (PAYONCE_CHROMIUM=chromium), and skip with one line saying so when it
+// is unset: a browser costs a go test -race ./... more CPU than any
+// package's own tests. Screenshots go to $PAYONCE_CONSOLE_SCREENSHOTS,
+// else to the test's temporary directory.
 const (
 	chromiumEnv    = "PAYONCE_CHROMIUM"
 	screenshotsEnv = "PAYONCE_CONSOLE_SCREENSHOTS"
 )
 
-func findChromium() string {
-	if p := os.Getenv(chromiumEnv); p != "" {
-		return p
+// chromiumSkipped is the line the browser tests skip with.
+const chromiumSkipped = "console browser tests skipped (" + chromiumEnv + " is not set); run them with " +
+	chromiumEnv + "=chromium go test -run InBrowser ./cmd/fakepay (apt-get install -y chromium)"
+
+// findChromium is the browser $PAYONCE_CHROMIUM names, or "" when it is
+// unset; one it names but that cannot be found fails the test.
+func findChromium(t *testing.T) string {
+	t.Helper()
+	name := os.Getenv(chromiumEnv)
+	if name == "" {
+		return ""
 	}
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "headless-shell"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	return ""
+	p, err := exec.LookPath(name)
+	require.NoError(t, err, "%s=%s", chromiumEnv, name)
+	return p
 }
 
 // consoleFake is fakepay in-process: its handler on a loopback test server.
@@ -154,9 +161,9 @@ func (d *dialogs) all() []string {
 }
 
 func TestConsoleInBrowser(t *testing.T) {
-	exe := findChromium()
+	exe := findChromium(t)
 	if exe == "" {
-		t.Skip("console browser tests: no chromium found; apt-get install -y chromium")
+		t.Skip(chromiumSkipped)
 	}
 	shots := os.Getenv(screenshotsEnv)
 	if shots == "" {
