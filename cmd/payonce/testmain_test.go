@@ -1,9 +1,19 @@
 package main
 
 import (
+	"os"
 	"testing"
 
 	"github.com/payonce/payonce/internal/raceexit"
 )
 
-func TestMain(m *testing.M) { raceexit.Main(m) }
+// runMainEnv makes this test binary the payonce program, for the tests
+// that run it as one.
+const runMainEnv = "PAYONCE_TEST_RUN_MAIN"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(runMainEnv) == "1" {
+		main()
+	}
+	raceexit.Main(m)
+}
