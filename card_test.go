@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/payonce/payonce/internal/corekit"
+	"github.com/payonce/payonce/internal/logtest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -92,14 +93,8 @@ func TestCardValidate(t *testing.T) {
 func TestNoSecretsInFormattedOutputOrLogs(t *testing.T) {
 	const secret, token = "S3cr3t-Value-xyz", "tok_ABCDEF123456"
 	var logs bytes.Buffer
-	// Time and wait values are dropped so that no random digits can match the CVV.
-	drop := func(_ []string, a slog.Attr) slog.Attr {
-		if a.Key == slog.TimeKey || a.Key == "wait" {
-			return slog.Attr{}
-		}
-		return a
-	}
-	logger := slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug, ReplaceAttr: drop}))
+	// Wait values are dropped, as is the time: no random digits can match the CVV.
+	logger := slog.New(slog.NewJSONHandler(&logs, logtest.Options(slog.LevelDebug, "wait")))
 	rec := &recorder{statuses: []int{503, 400}, body: `{"error":{"code":"INVALID_CARD","message":"card 4111111111111111 cvv=737 rejected"}}`}
 	signer := newHMACSigner("demo-key", secret, nil)
 	bearer := corekit.SignerFunc(func(r *http.Request, _ []byte) error {
@@ -130,16 +125,9 @@ func TestNoSecretsInFormattedOutputOrLogs(t *testing.T) {
 // MarshalJSON mask them wherever a handler reaches them.
 func TestSlogMasksBareNumberAndCVV(t *testing.T) {
 	c := testCard()
-	// No time: its digits could hold the CVV's.
-	noTime := &slog.HandlerOptions{ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
-		if a.Key == slog.TimeKey {
-			return slog.Attr{}
-		}
-		return a
-	}}
 	for name, h := range map[string]func(*bytes.Buffer) slog.Handler{
-		"text": func(b *bytes.Buffer) slog.Handler { return slog.NewTextHandler(b, noTime) },
-		"json": func(b *bytes.Buffer) slog.Handler { return slog.NewJSONHandler(b, noTime) },
+		"text": func(b *bytes.Buffer) slog.Handler { return slog.NewTextHandler(b, logtest.Options(slog.LevelInfo)) },
+		"json": func(b *bytes.Buffer) slog.Handler { return slog.NewJSONHandler(b, logtest.Options(slog.LevelInfo)) },
 	} {
 		var b bytes.Buffer
 		slog.New(h(&b)).Info("card", "number", c.Number, "cvv", c.CVV, "held", struct {
@@ -157,7 +145,7 @@ func TestSlogMasksBareNumberAndCVV(t *testing.T) {
 func TestCardMasksInEveryVerbAndHandler(t *testing.T) {
 	c := testCard()
 	var b bytes.Buffer
-	for _, h := range []slog.Handler{slog.NewTextHandler(&b, nil), slog.NewJSONHandler(&b, nil)} {
+	for _, h := range []slog.Handler{slog.NewTextHandler(&b, logtest.Options(slog.LevelInfo)), slog.NewJSONHandler(&b, logtest.Options(slog.LevelInfo))} {
 		slog.New(h).Info("x", "card", c, "pcard", &c, "num", c.Number, "cvv", c.CVV,
 			"s", struct{ C Card }{c}, "ps", &struct{ C *Card }{&c})
 	}

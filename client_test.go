@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/payonce/payonce/internal/corekit"
+	"github.com/payonce/payonce/internal/logtest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/time/rate"
@@ -334,14 +335,7 @@ func TestDefaultTransportCapsResponseHeaders(t *testing.T) {
 
 func TestRedactingHandler(t *testing.T) {
 	var buf bytes.Buffer
-	// The time is dropped: its milliseconds could be the CVV or "999".
-	dropTime := func(groups []string, a slog.Attr) slog.Attr {
-		if a.Key == slog.TimeKey && len(groups) == 0 {
-			return slog.Attr{}
-		}
-		return a
-	}
-	l := slog.New(redact.NewHandler(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug, ReplaceAttr: dropTime})))
+	l := slog.New(redact.NewHandler(slog.NewTextHandler(&buf, logtest.Options(slog.LevelDebug))))
 	l = l.With("secret", "top").WithGroup("g")
 	l.Debug("pan 4000000000000002", "cvv", "999", "note", "password=hunter2", "nested", slog.GroupValue(slog.String("token", "t0k")), "card", testCard())
 	out := buf.String()

@@ -8,6 +8,7 @@ import (
 
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/internal/corekit"
+	"github.com/payonce/payonce/internal/logtest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -37,7 +38,7 @@ func TestCardJSONIsMasked(t *testing.T) {
 	assert.Equal(t, `{"number":"************1111","holder_name":"TEST","expiration_month":"12","expiration_year":"2030"}`, string(b))
 
 	var logged bytes.Buffer
-	slog.New(slog.NewJSONHandler(&logged, nil)).Info("job", "job", struct{ Card *payonce.Card }{&c})
+	slog.New(slog.NewJSONHandler(&logged, logtest.Options(slog.LevelInfo))).Info("job", "job", struct{ Card *payonce.Card }{&c})
 	assert.NotContains(t, logged.String(), "4111111111111111")
 	assert.NotContains(t, logged.String(), "987")
 }

@@ -1,6 +1,7 @@
 package redactprint
 
 import (
+	"github.com/payonce/payonce/internal/logtest"
 	"github.com/payonce/payonce/redact"
 
 	"bytes"
@@ -79,8 +80,8 @@ func TestLogValueMasksAFieldThatFormatsItself(t *testing.T) {
 		Note code
 	}{CVV: "987", Note: "4111111111111112"})
 	var b bytes.Buffer
-	slog.New(slog.NewJSONHandler(&b, nil)).Info("r", "v", v)
-	slog.New(slog.NewTextHandler(&b, nil)).Info("r", "v", v)
+	slog.New(slog.NewJSONHandler(&b, logtest.Options(slog.LevelInfo))).Info("r", "v", v)
+	slog.New(slog.NewTextHandler(&b, logtest.Options(slog.LevelInfo))).Info("r", "v", v)
 	out := b.String()
 	assert.NotContains(t, out, "987")
 	assert.NotContains(t, out, "4111111111111112")
