@@ -7,10 +7,10 @@ import (
 	"time"
 )
 
-// migrations are applied in order; migration i brings the schema to
-// version i+1. A released migration never changes: add a new one.
-var migrations = []string{
-	`CREATE TABLE payonce_journal (
+// version1Columns are the columns of version 1, the start of the table in
+// the first migration and in schema; like a released migration, they never
+// change.
+const version1Columns = `
 		scope         TEXT    NOT NULL,
 		reference     TEXT    NOT NULL,
 		operation     TEXT    NOT NULL DEFAULT '',
@@ -32,7 +32,12 @@ var migrations = []string{
 		created_at    INTEGER NOT NULL,
 		updated_at    INTEGER NOT NULL,
 		lease_owner   TEXT    NOT NULL DEFAULT '',
-		lease_until   INTEGER NOT NULL DEFAULT 0,
+		lease_until   INTEGER NOT NULL DEFAULT 0,`
+
+// migrations are applied in order; migration i brings the schema to
+// version i+1. A released migration never changes: add a new one.
+var migrations = []string{
+	`CREATE TABLE payonce_journal (` + version1Columns + `
 		PRIMARY KEY (scope, reference)
 	);
 	CREATE INDEX payonce_journal_pending ON payonce_journal (state, created_at);
@@ -64,29 +69,7 @@ var migrations = []string{
 // rewrite the table's definition and parse the whole schema again, which
 // made opening a new journal several times slower than opening one in use.
 // TestNewFileSchemaMatchesTheMigrations holds the two to one shape.
-const schema = `CREATE TABLE payonce_journal (
-		scope         TEXT    NOT NULL,
-		reference     TEXT    NOT NULL,
-		operation     TEXT    NOT NULL DEFAULT '',
-		method        TEXT    NOT NULL DEFAULT '',
-		path          TEXT    NOT NULL DEFAULT '',
-		idem_key      TEXT    NOT NULL,
-		key_created   INTEGER NOT NULL,
-		fingerprint   TEXT    NOT NULL,
-		state         TEXT    NOT NULL CHECK (state IN ('pending', 'succeeded', 'failed')),
-		result        BLOB,
-		status_code   INTEGER NOT NULL DEFAULT 0,
-		request_id    TEXT    NOT NULL DEFAULT '',
-		replayed      INTEGER NOT NULL DEFAULT 0,
-		error_kind    TEXT    NOT NULL DEFAULT '',
-		error_code    TEXT    NOT NULL DEFAULT '',
-		error_message TEXT    NOT NULL DEFAULT '',
-		attempts      INTEGER NOT NULL DEFAULT 0,
-		last_cause    TEXT    NOT NULL DEFAULT '',
-		created_at    INTEGER NOT NULL,
-		updated_at    INTEGER NOT NULL,
-		lease_owner   TEXT    NOT NULL DEFAULT '',
-		lease_until   INTEGER NOT NULL DEFAULT 0,
+const schema = `CREATE TABLE payonce_journal (` + version1Columns + `
 		fence         INTEGER NOT NULL DEFAULT 0,
 		sent          INTEGER NOT NULL DEFAULT 1,
 		settle_reason TEXT    NOT NULL DEFAULT '',
