@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -70,8 +71,19 @@ func TestHelperCase(t *testing.T) {
 		x = 2
 		wg.Wait()
 		_ = x
+	case "late":
+		// Two goroutines the test leaves running race 100 ms after it,
+		// and after the last test: go test -race, through os.Exit and
+		// the race runtime's 1 s pause, reports the race and fails.
+		var wg sync.WaitGroup
+		for i := range 2 {
+			wg.Go(func() { time.Sleep(100 * time.Millisecond); lateRacy = i })
+		}
+		_ = &wg
 	}
 }
+
+var lateRacy int
 
 // runHelper runs this test binary's TestHelperCase as helper case c and
 // returns its exit code and output.
@@ -165,4 +177,27 @@ func endsThroughMain(t *testing.T, files []string) bool {
 func fileExists(path string) bool {
 	_, err := os.Stat(path)
 	return err == nil
+}
+
+// A race found after the last test, in goroutines a test left running,
+// fails the run of a plain TestMain (os.Exit(m.Run())) under go test -race:
+// the race runtime's pause at exit is there to catch it, and exits 66.
+// Main must not turn that run into a pass. The helper starts with the
+// GORACE go test gives it (none), not the one Main set for children.
+func TestMainStillFailsARaceAfterTheLastTest(t *testing.T) {
+	if !raceEnabled {
+		t.Skip("needs -race")
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperCase$", "-test.count=1")
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "GORACE=") {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	cmd.Env = append(cmd.Env, helperEnv+"=late")
+	out, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	require.ErrorAs(t, err, &ee, "the racy run passed:\n%s", out)
+	assert.NotEqual(t, 0, ee.ExitCode(), string(out))
+	assert.Contains(t, string(out), "DATA RACE")
 }
