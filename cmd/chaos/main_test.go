@@ -13,9 +13,9 @@ import (
 // re-executes it with chaos.WorkerEnv=1, as main does for the real binary.
 func TestMain(m *testing.M) {
 	if os.Getenv(chaos.WorkerEnv) == "1" {
-		os.Exit(chaos.WorkerMain(context.Background(), os.Stdin, os.Stdout))
+		// Every phase of a crash run waits for its workers to exit: they
+		// end through raceexit too.
+		raceexit.Run(func() int { return chaos.WorkerMain(context.Background(), os.Stdin, os.Stdout) })
 	}
-	// Every phase of a crash run waits for its workers to exit: Main
-	// spares them the race runtime's pause there.
 	raceexit.Main(m)
 }

@@ -13,7 +13,7 @@ const runMainEnv = "PAYONCE_TEST_RUN_MAIN"
 
 func TestMain(m *testing.M) {
 	if os.Getenv(runMainEnv) == "1" {
-		main()
+		raceexit.Run(runMain)
 	}
 	raceexit.Main(m)
 }

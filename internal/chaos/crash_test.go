@@ -38,10 +38,10 @@ func TestMain(m *testing.M) {
 		if os.Getenv(unfencedEnv) == "1" {
 			wrap = func(j journal.Store) journal.Store { return unfencedJournal{j} }
 		}
-		os.Exit(workerMain(context.Background(), os.Stdin, os.Stdout, wrap))
+		// Every phase's end and every takeover waits for a worker's
+		// exit: it ends through raceexit too.
+		raceexit.Run(func() int { return workerMain(context.Background(), os.Stdin, os.Stdout, wrap) })
 	}
-	// Every phase's end and every takeover waits for a worker's exit:
-	// Main spares the workers the race runtime's pause there.
 	raceexit.Main(m)
 }
 

@@ -37,25 +37,6 @@ func TestSkipFinalizer(t *testing.T) {
 	}
 }
 
-func TestChildGORACEDropsThePauseAndKeepsTheRest(t *testing.T) {
-	v, changed := childGORACE("")
-	assert.True(t, changed)
-	assert.Equal(t, "atexit_sleep_ms=0", v)
-	v, changed = childGORACE("halt_on_error=1")
-	assert.True(t, changed)
-	assert.Equal(t, "halt_on_error=1 atexit_sleep_ms=0", v)
-	v, changed = childGORACE("atexit_sleep_ms=300")
-	assert.False(t, changed, "a pause GORACE chose is kept")
-	assert.Equal(t, "atexit_sleep_ms=300", v)
-}
-
-func TestMainSetsTheChildrensGORACE(t *testing.T) {
-	if os.Getenv("RACEEXIT_HELPER") != "" {
-		t.Skip("helper process")
-	}
-	assert.Contains(t, os.Getenv("GORACE"), "atexit_sleep_ms", "Main set it before the tests ran")
-}
-
 // helperEnv names the case a re-executed test binary plays.
 const helperEnv = "RACEEXIT_HELPER"
 
@@ -80,6 +61,9 @@ func TestHelperCase(t *testing.T) {
 			wg.Go(func() { time.Sleep(100 * time.Millisecond); lateRacy = i })
 		}
 		_ = &wg
+	case "linger":
+		// A goroutine that never ends, and never races.
+		go func() { select {} }()
 	}
 }
 
@@ -182,22 +166,30 @@ func fileExists(path string) bool {
 // A race found after the last test, in goroutines a test left running,
 // fails the run of a plain TestMain (os.Exit(m.Run())) under go test -race:
 // the race runtime's pause at exit is there to catch it, and exits 66.
-// Main must not turn that run into a pass. The helper starts with the
-// GORACE go test gives it (none), not the one Main set for children.
+// Main gives those goroutines the same time, and fails the run the same way.
 func TestMainStillFailsARaceAfterTheLastTest(t *testing.T) {
 	if !raceEnabled {
 		t.Skip("needs -race")
 	}
-	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperCase$", "-test.count=1")
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "GORACE=") {
-			cmd.Env = append(cmd.Env, kv)
-		}
-	}
-	cmd.Env = append(cmd.Env, helperEnv+"=late")
-	out, err := cmd.CombinedOutput()
-	var ee *exec.ExitError
-	require.ErrorAs(t, err, &ee, "the racy run passed:\n%s", out)
-	assert.NotEqual(t, 0, ee.ExitCode(), string(out))
-	assert.Contains(t, string(out), "DATA RACE")
+	code, out := runHelper(t, "late")
+	assert.Equal(t, 66, code, out)
+	assert.Contains(t, out, "DATA RACE")
+}
+
+// A goroutine left running that never races holds the process for the
+// race runtime's pause at most, and the tests' code stands.
+func TestMainEndsDespiteAGoroutineThatNeverEnds(t *testing.T) {
+	code, out := runHelper(t, "linger")
+	assert.Equal(t, 0, code, out)
+	assert.Contains(t, out, "PASS")
+}
+
+func TestAwaitGoroutinesReturnsOnceTheyHaveEnded(t *testing.T) {
+	running := 5                                                            // goroutines ending one a look
+	awaitGoroutines(func() int { running--; return running }, 2, time.Hour) // a wrong count would hold the test to its timeout
+	assert.Equal(t, 2, running)
+
+	looks := 0
+	awaitGoroutines(func() int { looks++; return 3 }, 2, time.Millisecond) // returns when the time is up
+	assert.Positive(t, looks)
 }
