@@ -92,16 +92,6 @@ func TestMainEndsWithTheTestsExitCode(t *testing.T) {
 	assert.Contains(t, out, "asked to fail")
 }
 
-func TestMainStillFailsARacyTest(t *testing.T) {
-	if !raceEnabled {
-		t.Skip("needs -race")
-	}
-	code, out := runHelper(t, "race")
-	assert.Equal(t, 1, code, out)
-	assert.Contains(t, out, "DATA RACE")
-	assert.Contains(t, out, "race detected during execution of test")
-}
-
 // Every package's tests end through Main (pgnotice.Main calls it), so
 // that no test binary of the module pauses at exit.
 func TestEveryTestBinaryEndsThroughMain(t *testing.T) {
@@ -163,17 +153,27 @@ func fileExists(path string) bool {
 	return err == nil
 }
 
-// A race found after the last test, in goroutines a test left running,
-// fails the run of a plain TestMain (os.Exit(m.Run())) under go test -race:
-// the race runtime's pause at exit is there to catch it, and exits 66.
-// Main gives those goroutines the same time, and fails the run the same way.
-func TestMainStillFailsARaceAfterTheLastTest(t *testing.T) {
+// A race fails the run: one found during a test fails that test, and
+// one found after the last test, in goroutines a test left running, fails
+// it as a plain TestMain (os.Exit(m.Run())) under go test -race does: the
+// race runtime's pause at exit is there to catch it, and exits 66. Main
+// gives those goroutines the same time, and fails the run the same way.
+func TestMainStillFailsARace(t *testing.T) {
 	if !raceEnabled {
 		t.Skip("needs -race")
 	}
-	code, out := runHelper(t, "late")
-	assert.Equal(t, 66, code, out)
-	assert.Contains(t, out, "DATA RACE")
+	for c, want := range map[string]struct {
+		code int
+		says string
+	}{
+		"race": {1, "race detected during execution of test"},
+		"late": {66, "DATA RACE"},
+	} {
+		code, out := runHelper(t, c)
+		assert.Equal(t, want.code, code, out)
+		assert.Contains(t, out, "DATA RACE", c)
+		assert.Contains(t, out, want.says, c)
+	}
 }
 
 // A goroutine left running that never races holds the process for the
