@@ -39,6 +39,9 @@ func TestMain(m *testing.M) {
 		if os.Getenv(unfencedEnv) == "1" {
 			wrap = func(j journal.Store) journal.Store { return unfencedJournal{j} }
 		}
+		if os.Getenv(racyEnv) == "1" {
+			wrap = func(j journal.Store) journal.Store { return racyJournal{j} }
+		}
 		// Every phase's end and every takeover waits for a worker's
 		// exit: it ends through raceexit too.
 		raceexit.Run(func() int { return workerMain(context.Background(), os.Stdin, os.Stdout, wrap) })
@@ -376,6 +379,41 @@ func TestCrashRunCatchesAJournalWithoutFences(t *testing.T) {
 	assert.Equal(t, rep.Stalls, rep.StallsTakenOver, "every stalled worker's reference is taken over while it is stopped")
 	assert.GreaterOrEqual(t, rep.StaleSends, rep.Stalls, "every resumed worker sent under a taken-over entry")
 	assert.Contains(t, out, "problem: stale send: ")
+}
+
+// racyEnv makes a test worker's journal race: the race detector in the
+// worker (a -race test binary) finds a data race at its first Reserve.
+const racyEnv = "PAYONCE_CHAOS_TEST_RACY_JOURNAL"
+
+// racyJournal writes racyCount from two goroutines at every Reserve.
+type racyJournal struct{ journal.Store }
+
+var racyCount int
+
+func (j racyJournal) Reserve(ctx context.Context, e payonce.JournalEntry) (payonce.JournalEntry, bool, error) {
+	done := make(chan struct{})
+	go func() { racyCount++; close(done) }()
+	racyCount++
+	<-done
+	return j.Store.Reserve(ctx, e)
+}
+
+// A data race in a worker must fail the crash run under go test -race,
+// as it fails any test: the workers run the SDK the run proves, and the
+// race detector's report (and exit status 66) is its only sign.
+func TestCrashRunCatchesAWorkerThatRaces(t *testing.T) {
+	if !raceEnabled {
+		t.Skip("needs -race")
+	}
+	t.Parallel()
+	cfg := crashTestConfig(t)
+	cfg.References, cfg.KillRate, cfg.HoldRate, cfg.StallRate = 10, 0, 0, 0
+	cfg.WorkerCommand = workerWithEnv(racyEnv)
+	rep, err := RunCrash(context.Background(), cfg)
+	require.NoError(t, err)
+	loggedText(t, rep)
+	assert.False(t, rep.Passed(), "a worker that raced passed the run")
+	assert.Positive(t, rep.WorkerFailures, "a worker that raced is a worker failure")
 }
 
 func TestCrashConfigValidate(t *testing.T) {
