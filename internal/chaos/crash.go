@@ -532,7 +532,7 @@ func (r *crashRun) slot(ctx context.Context, q *queue, wcfg workerConfig) error 
 	var p *workerProc
 	defer func() {
 		if p != nil {
-			_ = p.stop()
+			r.checkExit(p, p.stop(), true)
 		}
 	}()
 	for {
@@ -575,7 +575,7 @@ func (r *crashRun) slot(ctx context.Context, q *queue, wcfg workerConfig) error 
 				r.countCrash(phaseHold) // the hold kill landed after the answer
 			}
 			p.kill(phaseSetup) // a worker that broke the protocol goes too
-			_ = p.reap()
+			r.checkExit(p, p.reap(), false)
 			p = nil
 		}
 		q.finish()
@@ -604,6 +604,25 @@ func (r *crashRun) abandon(q *queue) {
 			return
 		}
 	}
+}
+
+// checkExit counts as a worker failure a worker whose race detector
+// reported a race (built with -race, as go test's workers are), and one
+// stopped the ordinary way (stopped) that did not exit 0: either is a
+// defect of what the worker ran, whatever its journal says.
+func (r *crashRun) checkExit(p *workerProc, exitErr error, stopped bool) {
+	raced := p.stderr.sawRace()
+	if !raced && (!stopped || exitErr == nil) {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.workerFailures++
+	if raced {
+		r.problemLocked("worker: the race detector reported a data race")
+		return
+	}
+	r.problemLocked("worker: exit: %v", exitErr)
 }
 
 func (r *crashRun) countCrash(phase string) {

@@ -137,21 +137,35 @@ func (p *workerProc) stop() error {
 	return p.reap()
 }
 
-// tailBuffer keeps the last max bytes written to it.
+// raceWarning starts every report of the race detector on stderr.
+const raceWarning = "WARNING: DATA RACE"
+
+// tailBuffer keeps the last max bytes written to it, and whether any of
+// them began a race detector's report.
 type tailBuffer struct {
-	mu  sync.Mutex
-	max int
-	b   []byte
+	mu    sync.Mutex
+	max   int
+	b     []byte
+	raced bool
 }
 
 func (t *tailBuffer) Write(p []byte) (int, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	from := max(0, len(t.b)-len(raceWarning)) // a warning split across writes
 	t.b = append(t.b, p...)
+	t.raced = t.raced || strings.Contains(string(t.b[from:]), raceWarning)
 	if len(t.b) > t.max {
 		t.b = t.b[len(t.b)-t.max:]
 	}
 	return len(p), nil
+}
+
+// sawRace reports whether the worker's race detector reported a race.
+func (t *tailBuffer) sawRace() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.raced
 }
 
 func (t *tailBuffer) String() string {
