@@ -3,8 +3,6 @@ package main
 import (
 	"os"
 	"testing"
-
-	"github.com/payonce/payonce/internal/raceexit"
 )
 
 // runMainEnv makes this test binary the payonce program, for the tests
@@ -13,7 +11,7 @@ const runMainEnv = "PAYONCE_TEST_RUN_MAIN"
 
 func TestMain(m *testing.M) {
 	if os.Getenv(runMainEnv) == "1" {
-		raceexit.Run(runMain)
+		main()
 	}
-	raceexit.Main(m)
+	os.Exit(m.Run())
 }

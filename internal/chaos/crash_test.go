@@ -24,7 +24,6 @@ import (
 
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/a55/a55test"
-	"github.com/payonce/payonce/internal/raceexit"
 	"github.com/payonce/payonce/journal"
 )
 
@@ -42,11 +41,9 @@ func TestMain(m *testing.M) {
 		if os.Getenv(racyEnv) == "1" {
 			wrap = func(j journal.Store) journal.Store { return racyJournal{j} }
 		}
-		// Every phase's end and every takeover waits for a worker's
-		// exit: it ends through raceexit too.
-		raceexit.Run(func() int { return workerMain(context.Background(), os.Stdin, os.Stdout, wrap) })
+		os.Exit(workerMain(context.Background(), os.Stdin, os.Stdout, wrap))
 	}
-	raceexit.Main(m)
+	os.Exit(m.Run())
 }
 
 // crashTestConfig is a bounded crash run for go test -race: a second

@@ -9,8 +9,6 @@ import (
 	"io"
 	"os"
 	"testing"
-
-	"github.com/payonce/payonce/internal/raceexit"
 )
 
 // EnvURL names the variable that points the tests at a PostgreSQL database.
@@ -19,7 +17,7 @@ const EnvURL = "PAYONCE_POSTGRES_URL"
 // ExampleURL is the database the project's own set-up uses.
 const ExampleURL = "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
 
-// Main runs the tests of pkg, as raceexit.Main does, and, when EnvURL is
+// Main runs the tests of pkg and exits with their code, and, when EnvURL is
 // not set, first writes one line saying that its PostgreSQL tests were
 // skipped to stderr and to the controlling terminal (/dev/tty), where a
 // non-verbose go test shows it. Test processes the tests start (which
@@ -28,14 +26,17 @@ const ExampleURL = "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
 func Main(m *testing.M, pkg string) {
 	if os.Getenv(envShown) == "" {
 		out := []io.Writer{os.Stderr}
-		if tty, err := os.OpenFile("/dev/tty", os.O_WRONLY, 0); err == nil {
-			defer tty.Close()
+		tty, err := os.OpenFile("/dev/tty", os.O_WRONLY, 0)
+		if err == nil {
 			out = append(out, tty)
 		}
 		announce(pkg, os.Getenv(EnvURL), out...)
+		if err == nil {
+			_ = tty.Close()
+		}
 		_ = os.Setenv(envShown, "1")
 	}
-	raceexit.Main(m)
+	os.Exit(m.Run())
 }
 
 // envShown is set once the notice was given, for the processes a test

@@ -1,9 +1,0 @@
-package coinepayfake
-
-import (
-	"testing"
-
-	"github.com/payonce/payonce/internal/raceexit"
-)
-
-func TestMain(m *testing.M) { raceexit.Main(m) }
