@@ -176,6 +176,10 @@ type crashRun struct {
 	stalls         int             // workers stopped past their lease
 	takenOver      int             // stalled workers whose reference another settled meanwhile
 	staleSends     int             // attempts a stalled worker sent after it resumed
+	// exits are the stopped workers' exits the run has yet to see: a
+	// -race worker takes a second to exit, which the next phase need
+	// not wait for.
+	exits sync.WaitGroup
 }
 
 // chance is a seeded draw in [0,1) for the given decision: the same seed
@@ -319,6 +323,7 @@ func RunCrash(ctx context.Context, cfg CrashConfig) (*CrashReport, error) {
 		return nil, err
 	}
 	defer jr.cleanup()
+	defer r.exits.Wait() // before the cleanup: no worker outlives the run's journal
 	setupKeys, err := r.setup(ctx)
 	if err != nil {
 		return nil, err
@@ -397,6 +402,7 @@ func RunCrash(ctx context.Context, cfg CrashConfig) (*CrashReport, error) {
 	if err := r.phase(ctx, q); err != nil {
 		return nil, err
 	}
+	r.exits.Wait() // the workers' exits count in the report
 	elapsed := time.Since(start)
 
 	rep, err := r.report(ctx, jr, plan, setupKeys)
@@ -532,7 +538,8 @@ func (r *crashRun) slot(ctx context.Context, q *queue, wcfg workerConfig) error 
 	var p *workerProc
 	defer func() {
 		if p != nil {
-			r.checkExit(p, p.stop(), true)
+			p.stopping()
+			r.exits.Go(func() { r.checkExit(p, p.reap(), true) })
 		}
 	}()
 	for {

@@ -131,11 +131,9 @@ func (p *workerProc) reap() error {
 	return p.waitErr
 }
 
-// stop ends a live worker the ordinary way: no more work (stdin closed).
-func (p *workerProc) stop() error {
-	_ = p.stdin.Close()
-	return p.reap()
-}
+// stopping tells a live worker to end the ordinary way: no more work
+// (stdin closed). reap waits for its exit.
+func (p *workerProc) stopping() { _ = p.stdin.Close() }
 
 // raceWarning starts every report of the race detector on stderr.
 const raceWarning = "WARNING: DATA RACE"
