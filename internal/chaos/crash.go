@@ -615,11 +615,12 @@ func (r *crashRun) abandon(q *queue) {
 
 // checkExit counts as a worker failure a worker whose race detector
 // reported a race (built with -race, as go test's workers are), and one
-// stopped the ordinary way (stopped) that did not exit 0: either is a
+// stopped the ordinary way (stopped) that did not exit 0 and that the run
+// did not kill (a hold kill may land after the last answer): either is a
 // defect of what the worker ran, whatever its journal says.
 func (r *crashRun) checkExit(p *workerProc, exitErr error, stopped bool) {
 	raced := p.stderr.sawRace()
-	if !raced && (!stopped || exitErr == nil) {
+	if !raced && (!stopped || exitErr == nil || p.killedAt() != "") {
 		return
 	}
 	r.mu.Lock()
