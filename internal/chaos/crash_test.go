@@ -561,3 +561,21 @@ func TestCrashRunWorkersThatCannotRun(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "worker did not start")
 }
+
+// A worker that races fails the run through its report, also when the
+// run kills workers as it does by default: each killed worker's race
+// counts as an unplanned worker failure, and past maxWorkerFailures the
+// run gave up with an error ("the last: %!w(<nil>)") instead of a report.
+func TestCrashRunCatchesWorkersThatRaceUnderKills(t *testing.T) {
+	if !raceEnabled {
+		t.Skip("needs -race")
+	}
+	t.Parallel()
+	cfg := crashTestConfig(t)
+	cfg.StallRate = 0
+	cfg.WorkerCommand = workerWithEnv(racyEnv)
+	rep, err := RunCrash(context.Background(), cfg)
+	require.NoError(t, err, "a racing SDK is a failed run, not one that could not take place")
+	loggedText(t, rep)
+	assert.False(t, rep.Passed(), "a worker that raced passed the run")
+}
