@@ -170,12 +170,16 @@ type crashRun struct {
 	// workerFailures counts workers that died on their own or broke the
 	// protocol: never planned, so the run fails.
 	workerFailures int
-	q              *queue          // the current phase's queue
-	base           workerConfig    // the current phase's worker config, true clock
-	ctx            context.Context // the run's
-	stalls         int             // workers stopped past their lease
-	takenOver      int             // stalled workers whose reference another settled meanwhile
-	staleSends     int             // attempts a stalled worker sent after it resumed
+	// exitFailures counts workers whose exit checkExit found wrong (a
+	// race report, a stopped worker's exit other than 0): they fail the
+	// run, but say nothing about whether workers can run at all.
+	exitFailures int
+	q            *queue          // the current phase's queue
+	base         workerConfig    // the current phase's worker config, true clock
+	ctx          context.Context // the run's
+	stalls       int             // workers stopped past their lease
+	takenOver    int             // stalled workers whose reference another settled meanwhile
+	staleSends   int             // attempts a stalled worker sent after it resumed
 	// exits are the stopped workers' exits the run has yet to see: a
 	// -race worker takes a second to exit, which the next phase need
 	// not wait for.
@@ -625,7 +629,7 @@ func (r *crashRun) checkExit(p *workerProc, exitErr error, stopped bool) {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.workerFailures++
+	r.exitFailures++
 	if raced {
 		r.problemLocked("worker: the race detector reported a data race")
 		return

@@ -131,7 +131,7 @@ func (r *crashRun) report(ctx context.Context, jr *journalRun, plan []planItem, 
 	}
 	r.mu.Unlock()
 	rep.CrashesAt, rep.Crashes = r.crashCounts()
-	rep.WorkerFailures = r.workerFailures
+	rep.WorkerFailures = r.workerFailures + r.exitFailures
 	rep.Journal = jr.kind
 	a, b, c := r.a55.Stats(), r.a55b.Stats(), r.cp.Stats()
 	rep.Server = ServerStats{Requests: a.Requests + b.Requests + c.Requests, Executed: a.Executed + b.Executed + c.Executed,
