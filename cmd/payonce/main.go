@@ -12,12 +12,9 @@ import (
 	"syscall"
 )
 
-func main() { os.Exit(runMain()) }
-
-// runMain runs the command line, stopped by an interrupt or SIGTERM, and
-// returns the exit code.
-func runMain() int {
+func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	return run(ctx, os.Args[1:], os.Stdout, os.Stderr, os.Getenv)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr, os.Getenv)
+	stop()
+	os.Exit(code)
 }
