@@ -23,7 +23,6 @@ import (
 	"github.com/payonce/payonce/a55/a55test"
 	"github.com/payonce/payonce/coinepay"
 	"github.com/payonce/payonce/coinepay/coinepaytest"
-	"github.com/payonce/payonce/internal/corekit"
 	"github.com/payonce/payonce/journal"
 	"github.com/payonce/payonce/journal/pgjournal"
 	"github.com/payonce/payonce/journal/sqlitejournal"
@@ -228,9 +227,7 @@ func TestProcessHelper(t *testing.T) {
 	url := os.Getenv("PROCESS_URL")
 	auth := a55.ClientCredentials(os.Getenv("PROCESS_ID"), os.Getenv("PROCESS_SECRET"))
 	auth.TokenURL = url + a55test.TokenPath
-	hc := corekit.DefaultHTTPClient()
-	defer hc.CloseIdleConnections() // the process ends with no connection, and no goroutine, left
-	c, err := a55.NewClient(auth, payonce.WithBaseURL(url), payonce.WithJournal(j), payonce.WithRetryPolicy(payoncetest.FastRetryPolicy()), payonce.WithHTTPClient(hc))
+	c, err := a55.NewClient(auth, payonce.WithBaseURL(url), payonce.WithJournal(j), payonce.WithRetryPolicy(payoncetest.FastRetryPolicy()))
 	require.NoError(t, err)
 	var refs int
 	_, _ = fmt.Sscanf(os.Getenv("PROCESS_REFS"), "%d", &refs)

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"net/http"
 	"strconv"
 	"strings"
 
@@ -140,16 +139,7 @@ type crashClients struct {
 	wallet   string
 	wallet2  string // the second merchant's wallet
 	cards    []string
-	journal  bool           // the clients have a journal: calls carry their reference
-	http     []*http.Client // the clients' HTTP clients, whose idle connections closeIdle closes
-}
-
-// closeIdle closes the idle connections of the clients' HTTP clients, so
-// that a worker that is done leaves no connection and no goroutine behind.
-func (cc *crashClients) closeIdle() {
-	for _, hc := range cc.http {
-		hc.CloseIdleConnections()
-	}
+	journal  bool // the clients have a journal: calls carry their reference
 }
 
 // outcome is what one delivery of a reference ended with.

@@ -129,7 +129,6 @@ func (w *worker) main(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	defer cc.closeIdle()
 	w.send("ready")
 	for {
 		line, ok := w.read()
@@ -224,10 +223,8 @@ func newCrashClients(cfg workerConfig, j journal.Store, wrap func(http.RoundTrip
 	// window bound it): a worker stopped past its lease retries after it
 	// resumes however long the stop lasted, as a frozen process does.
 	p.MaxElapsedTime = 0
-	var bare []*http.Client // before wrap, which hides CloseIdleConnections
 	common := func(url string) []payonce.Option {
 		hc := corekit.DefaultHTTPClient()
-		bare = append(bare, &http.Client{Transport: hc.Transport})
 		if wrap != nil {
 			hc.Transport = wrap(hc.Transport)
 		}
@@ -256,7 +253,6 @@ func newCrashClients(cfg workerConfig, j journal.Store, wrap func(http.RoundTrip
 			return nil, err
 		}
 	}
-	cc.http = bare
 	return cc, nil
 }
 
