@@ -115,7 +115,9 @@ type InboxError struct {
 	Err        error
 }
 
-// Error names the event (quoted, redacted), its age and the failure.
+// Error names the event (quoted, redacted), when it was first received
+// and the failure, on one line: the cause's control characters become
+// spaces.
 func (e *InboxError) Error() string {
 	s := fmt.Sprintf("payonce: webhook event %s of scope %s", redact.String(fmt.Sprintf("%q", e.EventID)), redact.String(fmt.Sprintf("%q", e.Scope)))
 	if !e.ReceivedAt.IsZero() {
@@ -123,7 +125,7 @@ func (e *InboxError) Error() string {
 	}
 	s += ": " + e.Kind.Error()
 	if e.Err != nil && e.Err != e.Kind {
-		s += ": " + redact.String(e.Err.Error())
+		s += ": " + redact.ServerText(e.Err.Error())
 	}
 	return s
 }

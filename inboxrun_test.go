@@ -98,12 +98,13 @@ func TestHandleOnceNeedsAnInboxAndAHandler(t *testing.T) {
 // The error names the event as a terminal shows it safely (quoted,
 // redacted) with its age, and unwraps to its kind and cause.
 func TestInboxErrorText(t *testing.T) {
-	cause := errors.New("db down")
+	cause := errors.New("db down\r\nlevel=INFO forged")
 	at := time.Date(2026, 11, 28, 10, 0, 0, 0, time.UTC)
 	err := &payonce.InboxError{Kind: payonce.ErrJournal, Scope: "a55:c1", EventID: "ev\x1b[2J/4111111111111111", ReceivedAt: at, Err: cause}
 	text := err.Error()
 	assert.NotContains(t, text, "\x1b")
 	assert.NotContains(t, text, "4111111111111111")
+	assert.NotContains(t, text, "\n", "one line")
 	assert.Contains(t, text, "2026-11-28T10:00:00Z")
 	assert.Contains(t, text, `"a55:c1"`)
 	assert.Contains(t, text, "db down")
