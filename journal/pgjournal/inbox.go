@@ -84,9 +84,7 @@ func (j *Journal) RecordEvent(ctx context.Context, e payonce.InboxEvent) (payonc
 	if err := journalkit.CheckRecordEvent(e); err != nil {
 		return payonce.InboxEvent{}, false, err
 	}
-	n := journalkit.NormalizeRecord(e, time.Time{})
-	w := &eventWrite{op: "record", r: e, stmt: recordSQL,
-		args: []any{n.Scope, n.EventID, n.ResourceID, n.Type, n.Body, optTime(n.ReceivedAt)}}
+	w := recordWrite(e)
 	if err := j.batch.Do(ctx, w); err != nil {
 		return payonce.InboxEvent{}, false, err
 	}
@@ -99,8 +97,7 @@ func (j *Journal) ClaimEvent(ctx context.Context, r payonce.InboxEvent) (payonce
 	if err := journalkit.CheckClaimEvent(r); err != nil {
 		return payonce.InboxEvent{}, err
 	}
-	w := &eventWrite{op: "claim", r: r, stmt: claimSQL, args: []any{r.Scope, r.EventID, r.LeaseOwner, r.Lease.Microseconds()},
-		refusal: func(e payonce.InboxEvent, now time.Time) error { return journalkit.ClaimEventRefusal(e, r, now) }}
+	w := claimWrite(r)
 	err := j.batch.Do(ctx, w)
 	return w.out, err
 }
@@ -117,9 +114,29 @@ func (j *Journal) MarkHandled(ctx context.Context, r payonce.InboxEvent) (payonc
 	return w.out, err
 }
 
+// recordWrite is the write of RecordEvent e.
+func recordWrite(e payonce.InboxEvent) *eventWrite {
+	n := journalkit.NormalizeRecord(e, time.Time{})
+	return &eventWrite{op: "record", r: e, stmt: recordSQL,
+		args: []any{n.Scope, n.EventID, n.ResourceID, n.Type, n.Body, optTime(n.ReceivedAt)}}
+}
+
+// claimWrite is the write of ClaimEvent r.
+func claimWrite(r payonce.InboxEvent) *eventWrite {
+	return &eventWrite{op: "claim", r: r, stmt: claimSQL, args: []any{r.Scope, r.EventID, r.LeaseOwner, r.Lease.Microseconds()},
+		refusal: func(e payonce.InboxEvent, now time.Time) error { return journalkit.ClaimEventRefusal(e, r, now) }}
+}
+
+// markWrite is the write of MarkHandled r.
 func markWrite(r payonce.InboxEvent) *eventWrite {
 	return &eventWrite{op: "mark", r: r, stmt: markSQL, args: []any{r.Scope, r.EventID, r.Fence},
 		refusal: func(e payonce.InboxEvent, _ time.Time) error { return journalkit.MarkRefusal(e, r, false) }}
+}
+
+// releaseWrite is the write of ReleaseEvent r.
+func releaseWrite(r payonce.InboxEvent) *eventWrite {
+	return &eventWrite{op: "release", r: r, stmt: releaseSQL, args: []any{r.Scope, r.EventID, r.Fence, r.LastError},
+		refusal: func(e payonce.InboxEvent, _ time.Time) error { return journalkit.MarkRefusal(e, r, true) }}
 }
 
 // MarkHandledTx is MarkHandled inside the caller's transaction, so that
@@ -172,8 +189,7 @@ func (j *Journal) ReleaseEvent(ctx context.Context, r payonce.InboxEvent) error 
 	if err := journalkit.CheckMarkEvent(r, true); err != nil {
 		return err
 	}
-	return j.batch.Do(ctx, &eventWrite{op: "release", r: r, stmt: releaseSQL, args: []any{r.Scope, r.EventID, r.Fence, r.LastError},
-		refusal: func(e payonce.InboxEvent, _ time.Time) error { return journalkit.MarkRefusal(e, r, true) }})
+	return j.batch.Do(ctx, releaseWrite(r))
 }
 
 // GetEvent returns the event (scope, eventID).
