@@ -21,6 +21,8 @@ type Memory struct {
 	entries  map[entryID]*payonce.JournalEntry
 	now      func() time.Time
 	ownClock bool // WithClock was given: Now reports it
+	// inbox holds the inbox's events (memoryinbox.go), made on first use.
+	inbox map[eventKey]*payonce.InboxEvent
 }
 
 type entryID struct{ scope, reference string }

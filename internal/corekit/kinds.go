@@ -49,6 +49,10 @@ var kindNames = []struct {
 	{"settled_failed", ErrSettledFailed},
 	{"lookup_ambiguous", ErrLookupAmbiguous},
 	{"lookup_not_found", ErrLookupNotFound},
+	{"invalid_event", ErrInvalidEvent},
+	{"event_handled", ErrEventHandled},
+	{"event_in_progress", ErrEventInProgress},
+	{"event_handler_failed", ErrEventHandlerFailed},
 	{"canceled", context.Canceled},
 	{"deadline_exceeded", context.DeadlineExceeded},
 }
