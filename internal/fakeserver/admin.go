@@ -10,8 +10,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/payonce/payonce"
 )
 
 // AdminPrefix is the path prefix of the admin API; no real API uses it.
@@ -21,7 +19,7 @@ const AdminPrefix = "/_fakepay/"
 // rules of the admin API and the console.
 type AdminConfig struct {
 	// SetBalance sets a Coinepay balance; nil answers 404 on /_fakepay/balance.
-	SetBalance func(apiKey string, amount payonce.Amount) error
+	SetBalance func(apiKey string, amount Decimal) error
 	// Provider, when set, wraps the engine's admin API with a provider's
 	// own admin calls (the A55 fake's webhooks), which then sit behind the
 	// same access rules.
@@ -313,8 +311,8 @@ func (a *adminHandler) serveBalance(q adminRequest) Response {
 		return errMethodNotAllowed()
 	}
 	var req struct {
-		APIKey string          `json:"api_key"`
-		Amount *payonce.Amount `json:"amount"`
+		APIKey string   `json:"api_key"`
+		Amount *Decimal `json:"amount"`
 	}
 	if bad := q.decode(&req); bad != nil {
 		return *bad

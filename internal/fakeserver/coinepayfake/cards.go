@@ -6,19 +6,18 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/internal/fakeserver"
 )
 
 // card is an issued card and its JSON view.
 type card struct {
-	CardID    string         `json:"card_id"`
-	HeaderID  string         `json:"header_id"`
-	PackageID string         `json:"package_id"`
-	Status    string         `json:"status"`
-	Currency  string         `json:"currency"`
-	Balance   payonce.Amount `json:"balance"`
-	CreatedAt time.Time      `json:"created_at"`
+	CardID    string             `json:"card_id"`
+	HeaderID  string             `json:"header_id"`
+	PackageID string             `json:"package_id"`
+	Status    string             `json:"status"`
+	Currency  string             `json:"currency"`
+	Balance   fakeserver.Decimal `json:"balance"`
+	CreatedAt time.Time          `json:"created_at"`
 	// IdempotencyKey is the key of the apply that issued the card: an
 	// extension of the fake (Coinepay documents no such field), so that a
 	// settle lookup can tell identical applies apart.
@@ -31,17 +30,17 @@ func (f *Fake) invalid(msg string) fakeserver.Response {
 }
 
 func (f *Fake) decodeErr(err error) fakeserver.Response {
-	if errors.Is(err, payonce.ErrInvalidAmount) {
+	if errors.Is(err, fakeserver.ErrInvalidDecimal) {
 		return f.invalid("金额格式错误，应为两位小数的字符串，例如 \"100.00\"")
 	}
 	return f.Problem(fakeserver.ProblemMalformedJSON, 0, "")
 }
 
-func insufficient(balance payonce.Amount) fakeserver.Response {
+func insufficient(balance fakeserver.Decimal) fakeserver.Response {
 	return Envelope(http.StatusBadRequest, "insufficient_balance", "余额不足", map[string]any{"balance": balance})
 }
 
-func (f *Fake) feeFor(headerID, packageID string) (payonce.Amount, bool) {
+func (f *Fake) feeFor(headerID, packageID string) (fakeserver.Decimal, bool) {
 	if len(f.cfg.Catalog) == 0 {
 		return f.fee, true
 	}
@@ -50,7 +49,7 @@ func (f *Fake) feeFor(headerID, packageID string) (payonce.Amount, bool) {
 			return p.Fee, true
 		}
 	}
-	return payonce.Amount{}, false
+	return fakeserver.Decimal{}, false
 }
 
 func (f *Fake) apply(r *fakeserver.Request) fakeserver.Response {
@@ -96,8 +95,8 @@ func (f *Fake) notFound() fakeserver.Response {
 
 func (f *Fake) recharge(r *fakeserver.Request) fakeserver.Response {
 	var in struct {
-		CardID string          `json:"card_id"`
-		Amount *payonce.Amount `json:"amount"`
+		CardID string              `json:"card_id"`
+		Amount *fakeserver.Decimal `json:"amount"`
 	}
 	if err := r.Decode(&in, false); err != nil {
 		return f.decodeErr(err)
@@ -116,8 +115,12 @@ func (f *Fake) recharge(r *fakeserver.Request) fakeserver.Response {
 	if err != nil {
 		return insufficient(bal)
 	}
+	cardBalance, err := c.Balance.Add(*in.Amount)
+	if err != nil {
+		return f.invalid("充值后卡片余额超出上限")
+	}
 	f.balances[r.Credential] = rest
-	c.Balance = c.Balance.Add(*in.Amount)
+	c.Balance = cardBalance
 	id := f.e.NewID("rch_")
 	f.e.Record(fakeserver.Operation{Provider: Provider, Kind: "card.recharge", IdempotencyKey: r.Key, ID: c.CardID,
 		Credential: r.Credential, Amount: in.Amount.String()})
