@@ -451,10 +451,21 @@ type opDetail struct {
 }
 
 // webhookGroup is the deliveries of one resource the operation touched,
-// as the provider's admin call answers them.
+// as the provider's admin call answers them, masked (MaskJSON): a card
+// number, CVV, secret or token a provider put in a delivery is never
+// shown.
 type webhookGroup struct {
-	Resource   string `json:"resource"`
-	Deliveries any    `json:"deliveries"`
+	Resource   string          `json:"resource"`
+	Deliveries json.RawMessage `json:"deliveries"`
+}
+
+// maskedJSON is the JSON of v, masked; null when v has no JSON form.
+func maskedJSON(v any) json.RawMessage {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return json.RawMessage("null")
+	}
+	return MaskJSON(b)
 }
 
 // operation answers GET /_fakepay/operations/{id}.
@@ -475,7 +486,7 @@ func (a *adminHandler) operation(s string) Response {
 		for _, op := range d.Ledger {
 			if op.ID != "" && !seen[op.ID] {
 				seen[op.ID] = true
-				d.Webhooks = append(d.Webhooks, webhookGroup{Resource: op.ID, Deliveries: a.cfg.Webhooks(op.ID)})
+				d.Webhooks = append(d.Webhooks, webhookGroup{Resource: op.ID, Deliveries: maskedJSON(a.cfg.Webhooks(op.ID))})
 			}
 		}
 	}

@@ -247,8 +247,8 @@ func signatureMessage(code string) string {
 // Authenticate implements fakeserver.Backend with the fake's own verifier
 // on the fake clock.
 func (f *Fake) Authenticate(r *fakeserver.Request) *fakeserver.Response {
-	r.Attempt.Nonce = fakeserver.Clip(r.HTTP.Header.Get(HeaderNonce))
-	r.Attempt.Timestamp = fakeserver.Clip(r.HTTP.Header.Get(HeaderTimestamp))
+	r.Attempt.Nonce = fakeserver.ClipMasked(r.HTTP.Header.Get(HeaderNonce))
+	r.Attempt.Timestamp = fakeserver.ClipMasked(r.HTTP.Header.Get(HeaderTimestamp))
 	f.mu.Lock()
 	v := f.verifier
 	f.mu.Unlock()
