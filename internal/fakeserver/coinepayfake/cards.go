@@ -26,7 +26,7 @@ type card struct {
 }
 
 func (f *Fake) invalid(msg string) fakeserver.Response {
-	return Envelope(http.StatusBadRequest, "openapi_invalid_request", msg, nil)
+	return Envelope(http.StatusBadRequest, KeyInvalidRequest, msg, nil)
 }
 
 func (f *Fake) decodeErr(err error) fakeserver.Response {
@@ -37,7 +37,7 @@ func (f *Fake) decodeErr(err error) fakeserver.Response {
 }
 
 func insufficient(balance fakeserver.Decimal) fakeserver.Response {
-	return Envelope(http.StatusBadRequest, "insufficient_balance", "余额不足", map[string]any{"balance": balance})
+	return Envelope(http.StatusBadRequest, KeyInsufficientBalance, "余额不足", map[string]any{"balance": balance})
 }
 
 func (f *Fake) feeFor(headerID, packageID string) (fakeserver.Decimal, bool) {
@@ -53,10 +53,7 @@ func (f *Fake) feeFor(headerID, packageID string) (fakeserver.Decimal, bool) {
 }
 
 func (f *Fake) apply(r *fakeserver.Request) fakeserver.Response {
-	var in struct {
-		HeaderID  string `json:"header_id"`
-		PackageID string `json:"package_id"`
-	}
+	var in applyRequest
 	if err := r.Decode(&in, false); err != nil {
 		return f.decodeErr(err)
 	}
@@ -65,7 +62,7 @@ func (f *Fake) apply(r *fakeserver.Request) fakeserver.Response {
 	}
 	fee, found := f.feeFor(in.HeaderID, in.PackageID)
 	if !found {
-		return Envelope(http.StatusBadRequest, "openapi_package_not_found", "卡头或套餐不存在", nil)
+		return Envelope(http.StatusBadRequest, KeyPackageNotFound, "卡头或套餐不存在", nil)
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -90,14 +87,11 @@ func (f *Fake) apply(r *fakeserver.Request) fakeserver.Response {
 }
 
 func (f *Fake) notFound() fakeserver.Response {
-	return Envelope(http.StatusNotFound, "openapi_not_found", "卡片不存在", nil)
+	return Envelope(http.StatusNotFound, KeyNotFound, "卡片不存在", nil)
 }
 
 func (f *Fake) recharge(r *fakeserver.Request) fakeserver.Response {
-	var in struct {
-		CardID string              `json:"card_id"`
-		Amount *fakeserver.Decimal `json:"amount"`
-	}
+	var in rechargeRequest
 	if err := r.Decode(&in, false); err != nil {
 		return f.decodeErr(err)
 	}
@@ -130,7 +124,7 @@ func (f *Fake) recharge(r *fakeserver.Request) fakeserver.Response {
 }
 
 func (f *Fake) info(r *fakeserver.Request) fakeserver.Response {
-	id := r.HTTP.URL.Query().Get("card_id")
+	id := r.HTTP.URL.Query().Get(queryCardID)
 	if id == "" {
 		return f.invalid("card_id 不能为空")
 	}
@@ -146,14 +140,14 @@ func (f *Fake) info(r *fakeserver.Request) fakeserver.Response {
 func (f *Fake) list(r *fakeserver.Request) fakeserver.Response {
 	q := r.HTTP.URL.Query()
 	page, pageSize := 1, 20
-	if s := q.Get("page"); s != "" {
+	if s := q.Get(queryPage); s != "" {
 		n, err := strconv.Atoi(s)
 		if err != nil || n < 1 || n > 1000000 {
 			return f.invalid("page 必须是正整数")
 		}
 		page = n
 	}
-	if s := q.Get("page_size"); s != "" {
+	if s := q.Get(queryPageSize); s != "" {
 		n, err := strconv.Atoi(s)
 		if err != nil || n < 1 || n > 100 {
 			return f.invalid("page_size 必须在 1 到 100 之间")

@@ -183,7 +183,7 @@ func Envelope(status int, key, msg string, data any) fakeserver.Response {
 	return fakeserver.JSON(status, map[string]any{"code": status, "message": msg, "message_key": key, "data": data})
 }
 
-func ok(data any) fakeserver.Response { return Envelope(http.StatusOK, "success", "成功", data) }
+func ok(data any) fakeserver.Response { return Envelope(http.StatusOK, KeySuccess, "成功", data) }
 
 // Problem implements fakeserver.Backend.
 func (f *Fake) Problem(p fakeserver.Problem, status int, detail string) fakeserver.Response {
@@ -214,11 +214,11 @@ func problemKey(p fakeserver.Problem) (key, msg string) {
 	case fakeserver.ProblemMalformedJSON, fakeserver.ProblemDuplicateKey:
 		return "openapi_invalid_json", "请求体不是合法的 JSON"
 	case fakeserver.ProblemInvalidRequest:
-		return "openapi_invalid_request", "请求参数错误"
+		return KeyInvalidRequest, "请求参数错误"
 	case fakeserver.ProblemUnauthorized:
 		return CodeSignatureRequired, "缺少签名请求头"
 	case fakeserver.ProblemNotFound:
-		return "openapi_not_found", "接口不存在"
+		return KeyNotFound, "接口不存在"
 	case fakeserver.ProblemMethodNotAllowed:
 		return "openapi_method_not_allowed", "请求方法不允许"
 	case fakeserver.ProblemBodyTooLarge:
