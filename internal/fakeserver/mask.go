@@ -209,10 +209,10 @@ func ClipMasked(s string) string {
 	return Clip(MaskText(s))
 }
 
-// MaskJSON returns the JSON document b with its values masked by their
-// field names and by shape (object keys, order and every other value are
-// kept, and the result is JSON again). b that is not one JSON value is
-// masked as text.
+// MaskJSON returns the JSON document b, compacted, with its values masked
+// by their field names and by shape; the keys, their order and every
+// other value are kept, and the result is JSON again. b that is not one
+// JSON value is masked as text.
 func MaskJSON(b []byte) []byte {
 	if !json.Valid(b) {
 		return []byte(MaskText(string(b)))
@@ -227,7 +227,7 @@ func MaskJSON(b []byte) []byte {
 	return out.Bytes()
 }
 
-// maskJSONValue copies the next value of dec to out, masked: name is the
+// jsonValue copies the next value of dec to out, masked: name is the
 // field it is the value of, parent the field of the object holding it.
 func (m *masker) jsonValue(dec *json.Decoder, out *bytes.Buffer, name, parent string) error {
 	class := classify(name, parent)
@@ -259,8 +259,8 @@ func (m *masker) jsonValue(dec *json.Decoder, out *bytes.Buffer, name, parent st
 	case json.Number:
 		if class == fieldCard {
 			writeJSONString(out, maskCardValue(v.String()))
-		} else if m := maskCardRuns(v.String()); m != v.String() {
-			writeJSONString(out, m)
+		} else if masked := maskCardRuns(v.String()); masked != v.String() {
+			writeJSONString(out, masked)
 		} else {
 			out.WriteString(v.String())
 		}
@@ -272,7 +272,7 @@ func (m *masker) jsonValue(dec *json.Decoder, out *bytes.Buffer, name, parent st
 	return nil
 }
 
-// maskJSONContainer copies an object or an array whose opening delim was
+// jsonContainer copies an object or an array whose opening delim was
 // read. A card number given as an object or array is masked whole.
 func (m *masker) jsonContainer(dec *json.Decoder, out *bytes.Buffer, delim json.Delim, name, parent string, class fieldClass) error {
 	if class == fieldCard {
