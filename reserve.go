@@ -22,6 +22,9 @@ func (op *operation) reserve(out any) (m Meta, done bool, err error) {
 		owner = c.leaseOwner
 	}
 	op.jr = &journalRun{ref: ref, owner: owner, lease: op.runLease()}
+	if err := c.placeScopes(op.ctx); err != nil {
+		return op.journalMeta(ref), true, op.fail(placementKind(err), err)
+	}
 	jnow, own, err := c.journalNow(op.ctx)
 	if err != nil {
 		return op.journalMeta(ref), true, op.fail(op.journalKind(), fmt.Errorf("journal clock: %w", err))
