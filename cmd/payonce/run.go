@@ -2,7 +2,6 @@ package main
 
 import (
 	"github.com/payonce/payonce/journal"
-	"github.com/payonce/payonce/redact"
 
 	"context"
 	"errors"
@@ -55,11 +54,11 @@ func runWith(ctx context.Context, args []string, stdout, stderr io.Writer, geten
 		fmt.Fprintln(stderr, usage)
 		return 0
 	case errors.Is(err, errUsage):
-		fmt.Fprintln(stderr, "payonce: "+redact.String(err.Error()))
+		fmt.Fprintln(stderr, "payonce: "+errorText(err))
 		fmt.Fprintln(stderr, "run 'payonce journal -h' for usage")
 		return 2
 	}
-	fmt.Fprintln(stderr, "payonce: "+redact.String(err.Error()))
+	fmt.Fprintln(stderr, "payonce: "+errorText(err))
 	return 1
 }
 
