@@ -127,8 +127,8 @@ type LegacyScopeError struct {
 func (e *LegacyScopeError) Error() string {
 	return fmt.Sprintf("the journal holds %d entries (%d pending) under scope %q, the form an earlier payonce gave this client's credential; "+
 		"this client records under %q and would run each of their references again: "+
-		"move them with `payonce journal scopes -journal <journal> -map %q`, or give the client payonce.WithLegacyScopes(%q)",
-		e.Pending+e.Settled, e.Pending, e.Scope, e.Own, e.Scope+"="+e.Own, e.Scope)
+		"move them with `payonce journal scopes -journal <journal> -from %q -to %q`, or give the client payonce.WithLegacyScopes(%q)",
+		e.Pending+e.Settled, e.Pending, e.Scope, e.Own, e.Scope, e.Own, e.Scope)
 }
 
 // Unwrap returns ErrInvalidConfig.

@@ -82,7 +82,7 @@ func TestEntriesUnderALegacyScopeAreRefusedNotRunAgain(t *testing.T) {
 		var le *payonce.LegacyScopeError
 		require.ErrorAs(t, err, &le)
 		assert.Equal(t, payonce.LegacyScopeError{Scope: "a55:client-1-old", Own: "a55:client-1", Settled: 1}, *le)
-		assert.Contains(t, err.Error(), "payonce journal scopes -journal <journal> -map \"a55:client-1-old=a55:client-1\"")
+		assert.Contains(t, err.Error(), "payonce journal scopes -journal <journal> -from \"a55:client-1-old\" -to \"a55:client-1\"")
 		assert.False(t, payonce.KeyOf(err).IsZero(), "the error gives back the key")
 	}
 	_, err := c.Settle(t.Context(), "order-1/charge", payonce.Settlement{State: payonce.JournalFailed, NotExecuted: true, Reason: "by hand"})
