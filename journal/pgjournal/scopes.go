@@ -18,11 +18,19 @@ var _ payonce.JournalUpgrader = (*Journal)(nil)
 // Scopes counts the entries of every scope, or of only those given: with
 // scopes given, by the primary key's prefix.
 func (j *Journal) Scopes(ctx context.Context, only ...string) ([]payonce.ScopeCount, error) {
-	if only == nil {
-		only = []string{}
+	var rows pgx.Rows
+	var err error
+	if len(only) == 0 {
+		rows, err = j.pool.Query(ctx, j.sql(`SELECT scope, count(*) FILTER (WHERE state = 'pending'), count(*) FILTER (WHERE state <> 'pending')
+			FROM $T GROUP BY scope ORDER BY scope COLLATE "C"`))
+	} else {
+		// One index probe per scope asked for, whatever plan a
+		// prepared statement gets: a client asks at its first use.
+		rows, err = j.pool.Query(ctx, j.sql(`SELECT s.scope, c.pending, c.settled FROM (SELECT DISTINCT unnest($1::text[]) AS scope) s
+			CROSS JOIN LATERAL (SELECT count(*) FILTER (WHERE t.state = 'pending') AS pending, count(*) FILTER (WHERE t.state <> 'pending') AS settled
+				FROM $T t WHERE t.scope = s.scope) c
+			WHERE c.pending + c.settled > 0 ORDER BY s.scope COLLATE "C"`), only)
 	}
-	rows, err := j.pool.Query(ctx, j.sql(`SELECT scope, count(*) FILTER (WHERE state = 'pending'), count(*) FILTER (WHERE state <> 'pending')
-		FROM $T WHERE cardinality($1::text[]) = 0 OR scope = ANY($1) GROUP BY scope ORDER BY scope COLLATE "C"`), only)
 	if err != nil {
 		return nil, fmt.Errorf("pgjournal: scopes: %w", err)
 	}
