@@ -238,7 +238,7 @@ func NewClient(opts ...Option) (*Client, error) {
 
 // useProvider takes what a typed client set on cfg (corekit.Config).
 func (c *Client) useProvider(cfg *corekit.Config) error {
-	c.provider, c.rules, c.ident.identity = cfg.Provider, cfg.Rules, cfg.ScopeIdentity
+	c.provider, c.rules, c.ident.identity, c.ident.legacy = cfg.Provider, cfg.Rules, cfg.ScopeIdentity, cfg.LegacyScopes
 	c.codec = jsonCodec{}
 	if cfg.Codec != nil {
 		cd, ok := cfg.Codec.(codec)
@@ -257,6 +257,12 @@ func (c *Client) view() corekit.View {
 		RequestMatches: func(e any, method, path string, body []byte) bool {
 			je, ok := e.(JournalEntry)
 			return ok && c.requestMatches(je, method, path, body)
+		},
+		PlaceScopes: func(ctx context.Context) (error, error) {
+			if err := c.placeScopes(ctx); err != nil {
+				return placementKind(err), err
+			}
+			return nil, nil
 		}}
 	if c.journal != nil {
 		v.Journal = c.journal

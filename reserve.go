@@ -22,6 +22,9 @@ func (op *operation) reserve(out any) (m Meta, done bool, err error) {
 		owner = c.leaseOwner
 	}
 	op.jr = &journalRun{ref: ref, owner: owner, lease: op.runLease()}
+	if err := c.placeScopes(op.ctx); err != nil {
+		return op.journalMeta(ref), true, op.fail(placementKind(err), err)
+	}
 	jnow, own, err := c.journalNow(op.ctx)
 	if err != nil {
 		return op.journalMeta(ref), true, op.fail(op.journalKind(), fmt.Errorf("journal clock: %w", err))
@@ -77,9 +80,21 @@ func (op *operation) take(stored, e JournalEntry, own bool, out any) (m Meta, do
 	if err := validateKey(c.rules, stored.Key); err != nil {
 		return op.journalMeta(ref), true, op.fail(keyKind(err), err)
 	}
+	mine := e.Fingerprint // the client's own form, as reserve computed it
 	e.Fingerprint = c.fingerprintLike(stored.Fingerprint, op.req.Method, op.req.Path, op.body)
 	if !sameRequest(stored, e) {
 		return op.journalMeta(ref), true, op.conflict(ref)
+	}
+	if isPlainFingerprint(stored.Fingerprint) {
+		// An earlier payonce's plain fingerprint, verified: the entry
+		// takes the client's own form before anything else happens.
+		replaced, err := c.upgradeFingerprint(op.ctx, stored, mine)
+		if err != nil {
+			return op.journalMeta(ref), true, op.fail(op.journalKind(), err)
+		}
+		if replaced {
+			stored.Fingerprint, e.Fingerprint = mine, mine
+		}
 	}
 	if stored.Settled() {
 		m, err := op.answerFromEntry(stored, out)

@@ -53,6 +53,9 @@ func (c *Client) Settle(ctx context.Context, reference string, s Settlement) (Jo
 	if err := checkSettlement(reference, &s); err != nil {
 		return fail(errKind(err, ErrInvalidRequest), JournalEntry{}, err)
 	}
+	if err := c.placeScopes(ctx); err != nil {
+		return fail(placementKind(err), JournalEntry{}, err)
+	}
 	stored, err := c.journal.Get(ctx, c.scope, reference)
 	if err != nil {
 		return fail(ErrJournal, JournalEntry{}, fmt.Errorf("settle: %w", err))
