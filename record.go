@@ -35,7 +35,7 @@ func (op *operation) record(meta Meta, runErr error, out any) (Meta, error) {
 	switch {
 	case runErr == nil:
 		up.State = JournalSucceeded
-		up.Result = op.c.redactor().JSON(op.respBody)
+		up.Result = op.c.storedAnswer(op.respBody)
 	case jr.fenced:
 		// Taken over before an attempt: this run records nothing more
 		// and sends nothing more; the entry's holder settles it.
@@ -121,7 +121,7 @@ func (op *operation) failedEntry(e *JournalEntry, apiErr *APIError) {
 	}
 	if op.finalForKey(apiErr) && !op.jr.inherited {
 		e.State = JournalFailed
-		e.Result = op.c.redactor().JSON(op.respBody) // the codec rebuilds the same error from it
+		e.Result = op.c.storedAnswer(op.respBody) // the codec rebuilds the same error from it
 	} else {
 		e.State = JournalPending
 		e.LastCause = op.c.redactor().Stored(kind.Error())
