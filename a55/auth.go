@@ -370,13 +370,9 @@ func (z *authorizer) LogValue() slog.Value { return slog.StringValue(z.String())
 // payonce.ErrSignerTemporary; anything else is payonce.ErrInvalidConfig.
 func tokenError(err error, secret string) error {
 	// What the endpoint sent goes through redact.String, and the client
-	// secret is cut wherever it stands: an endpoint may echo it bare.
-	redact := func(s string) string {
-		if secret != "" {
-			s = strings.ReplaceAll(s, secret, "[REDACTED]")
-		}
-		return redact.String(s)
-	}
+	// secret is cut wherever it stands, in any letter case: an endpoint
+	// may echo it bare.
+	redact := func(s string) string { return redact.Without(s, secret) }
 	var re *oauth2.RetrieveError
 	if errors.As(err, &re) {
 		status := 0
