@@ -268,8 +268,10 @@ func (z *authorizer) fetch(ctx context.Context, f *tokenFetch) {
 		case !t.Expiry.IsZero():
 			z.lifetime = time.Until(t.Expiry)
 		}
-		if z.lifetime != 0 {
+		if z.lifetime > 0 { // a lifetime not above zero is unknown: the token is used until a 401
 			z.expiry = start.Add(z.lifetime)
+		} else {
+			z.lifetime = 0
 		}
 	}
 	z.mu.Unlock()
