@@ -78,6 +78,7 @@ type JournalEntry struct {
 	// Sent is set, durably and before the first byte, by every attempt's
 	// BeginAttempt: false means no attempt was ever sent under the entry,
 	// true that one may have been (the outcome is in doubt until settled).
+	// A run that ends before any byte left clears it (JournalUnsender).
 	Sent bool
 	// SettleReason says why the entry was settled from outside a run
 	// (Client.Settle), or why the run recorded it as not executed.

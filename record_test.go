@@ -3,6 +3,7 @@ package payonce_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -359,4 +360,32 @@ func TestJournalKeepsTheIdentifiersTheCodecNames(t *testing.T) {
 		assert.NotContains(t, string(e.Result), "4111111111111112", ref)
 		assert.Contains(t, string(e.Result), `"note":"************1111"`, ref)
 	}
+}
+
+// failingLimiter refuses every wait: the run ends before its first byte.
+type failingLimiter struct{}
+
+func (failingLimiter) Wait(context.Context) error { return errors.New("limiter closed") }
+
+// A run that ends before any byte of any attempt left (its limiter
+// refused, after the reservation marked the entry) leaves the entry
+// pending and never sent, never "may have been sent"; the next run
+// resumes it with its key.
+func TestJournalRunEndedBeforeAnyByteIsNeverSent(t *testing.T) {
+	s := newStub(t, okCharge)
+	j := journal.NewMemory()
+	clk := newClock()
+	_, err := journalClient(t, s, j, clk, payonce.WithLimiter(failingLimiter{})).Do(t.Context(), chargeReq("10.00"), nil, payonce.WithReference("o-1"))
+	require.Error(t, err)
+	e, err := j.Get(t.Context(), "a55:client-1", "o-1")
+	require.NoError(t, err)
+	assert.Equal(t, payonce.JournalPending, e.State)
+	assert.False(t, e.Sent)
+	assert.Zero(t, e.Attempts)
+	assert.Zero(t, s.calls.Load())
+
+	var out chargeOut
+	_, err = journalClient(t, s, j, clk).Do(t.Context(), chargeReq("10.00"), &out, payonce.WithReference("o-1"))
+	require.NoError(t, err)
+	assert.Equal(t, []string{e.Key}, s.sentKeys(), "resumed with the reserved key")
 }
