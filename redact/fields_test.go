@@ -84,3 +84,42 @@ func TestJSONWithoutFieldsIsJSON(t *testing.T) {
 	assert.Equal(t, string(JSON(in)), string(JSONWith(in, nil)))
 	assert.Equal(t, string(JSON(in)), string(JSONWith(in, NewFields(nil, nil))))
 }
+
+// FuzzJSONWith: any body stored with a codec's list is valid JSON, and
+// the card data it names never keeps more than four digits.
+func FuzzJSONWith(f *testing.F) {
+	f.Add([]byte(`{"card_id":"4111111111111111","card_number":"4111 1111 1111 1111","cvv":"123","id":4111111111111111}`))
+	f.Add([]byte(`{"data":{"items":[{"id":"x","number":["4111","1111"]}]},"CARD_NUMBER":"５１０５１０５１０５１０５１００"}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		out := JSONWith(b, answerFields())
+		if out == nil {
+			return
+		}
+		require.True(t, json.Valid(out), "%q -> %q", b, out)
+		var v any
+		require.NoError(t, json.Unmarshal(out, &v))
+		var walk func(v any)
+		walk = func(v any) {
+			switch x := v.(type) {
+			case map[string]any:
+				for k, e := range x {
+					if s, ok := e.(string); ok && answerFields().kind(k) == cardDataField {
+						digits := 0
+						for _, r := range s {
+							if digitValue(r) >= 0 {
+								digits++
+							}
+						}
+						require.LessOrEqual(t, digits, 4, "%s: %q", k, s)
+					}
+					walk(e)
+				}
+			case []any:
+				for _, e := range x {
+					walk(e)
+				}
+			}
+		}
+		walk(v)
+	})
+}
