@@ -136,6 +136,9 @@ func (op *operation) sign(r *http.Request) error {
 		return nil
 	}
 	if err := op.c.signer.Sign(r, op.body); err != nil {
+		if op.jr != nil {
+			op.jr.signFailed = true // nothing of this attempt left (storePending)
+		}
 		if errors.Is(err, ErrSignerTemporary) {
 			return fmt.Errorf("sign: %w", err)
 		}

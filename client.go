@@ -34,6 +34,7 @@ type Client struct {
 	rules         corekit.KeyRules
 	signer        Signer
 	codec         codec
+	fields        *redact.Fields // what the codec knows of its answers' fields (fieldsCodec), nil for nothing
 	limiter       limiter
 	logger        *slog.Logger
 	secrets       *redact.Secrets // the signer's own secrets (redact.SecretHolder), nil for none
@@ -247,6 +248,9 @@ func (c *Client) useProvider(cfg *corekit.Config) error {
 		}
 		c.codec = cd
 	}
+	if fc, ok := c.codec.(fieldsCodec); ok {
+		c.fields = fc.AnswerFields()
+	}
 	return nil
 }
 
@@ -307,6 +311,11 @@ func (c *Client) transport() http.RoundTripper {
 // redactor is the redactor of the client's own secrets (nil for none).
 func (c *Client) redactor() *redact.Redactor { return c.secrets.Redactor() }
 
+// storedAnswer is an answer body as the journal stores it: redacted, the
+// fields the codec names kept or masked as it says (fieldsCodec), so that
+// what the provider sent comes back as sent.
+func (c *Client) storedAnswer(body []byte) []byte { return c.redactor().JSONWith(body, c.fields) }
+
 // Request describes one call of Do.
 type Request struct {
 	Operation string     // name for errors and logs, e.g. "charges.create"
@@ -351,6 +360,15 @@ type codec interface {
 	// DecodeError fills e's Code, Message, RequestID, Details and, when it
 	// knows better than the status and code tables, Kind.
 	DecodeError(status int, header http.Header, body []byte, e *APIError)
+}
+
+// fieldsCodec is a codec that knows the fields of its provider's answers:
+// which are identifiers, kept in the journal exactly as sent (digits that
+// pass the Luhn check included), and which hold card data, always masked.
+// The journal redacts the fields it does not name by pattern
+// (redact.JSONWith).
+type fieldsCodec interface {
+	AnswerFields() *redact.Fields
 }
 
 // jsonCodec decodes plain JSON answers and the common error shapes:

@@ -78,6 +78,7 @@ type JournalEntry struct {
 	// Sent is set, durably and before the first byte, by every attempt's
 	// BeginAttempt: false means no attempt was ever sent under the entry,
 	// true that one may have been (the outcome is in doubt until settled).
+	// A run that ends before any byte left clears it (JournalUnsender).
 	Sent bool
 	// SettleReason says why the entry was settled from outside a run
 	// (Client.Settle), or why the run recorded it as not executed.
@@ -267,7 +268,8 @@ func WithScope(s string) Option {
 // ID) in the client's journal: a second call with the same reference, in
 // any process, returns the recorded outcome or resumes the same operation
 // with its key instead of running it again. It must be non-empty,
-// printable and at most 255 bytes; the client needs WithJournal.
+// printable (no control or bidirectional formatting character, such as
+// ESC or U+202E) and at most 255 bytes; the client needs WithJournal.
 func WithReference(ref string) CallOption {
 	return func(o *callOptions) { o.reference, o.hasReference = ref, true }
 }
@@ -284,12 +286,8 @@ func (c *Client) checkReference(req *Request, o callOptions) error {
 	switch {
 	case c.journal == nil:
 		return fmt.Errorf("%w: WithReference needs a client with WithJournal", ErrInvalidConfig)
-	case o.reference == "":
-		return invalid(ErrInvalidRequest, "reference", "empty")
-	case len(o.reference) > corekit.MaxReferenceLen:
-		return invalid(ErrInvalidRequest, "reference", fmt.Sprintf("longer than %d bytes", corekit.MaxReferenceLen))
-	case !corekit.Printable(o.reference):
-		return invalid(ErrInvalidRequest, "reference", "holds a control character or is not UTF-8")
+	case corekit.NameProblem(o.reference) != "":
+		return invalid(ErrInvalidRequest, "reference", corekit.NameProblem(o.reference))
 	case !req.Keyed || o.noKey:
 		return invalid(ErrInvalidRequest, "reference", "only an operation with an idempotency key can be journaled")
 	case len(o.leaseOwner) > corekit.MaxReferenceLen || !corekit.Printable(o.leaseOwner):

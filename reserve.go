@@ -61,6 +61,7 @@ func (op *operation) reserve(out any) (m Meta, done bool, err error) {
 	}
 	if created {
 		op.jr.fence, op.jr.reserved, op.jr.reservedAt, op.jr.attempts = stored.Fence, true, reservedAt, stored.Attempts
+		op.jr.marked = stored.Sent
 		c.held.set(hk, stored.Fence)
 		if own {
 			c.observeJournalTime(stored.UpdatedAt)

@@ -81,7 +81,7 @@ func (c *Client) Settle(ctx context.Context, reference string, s Settlement) (Jo
 	up := JournalEntry{Scope: c.scope, Reference: reference, Fence: fence, SettleReason: c.redactor().Stored(s.Reason), RequestID: c.redactor().Redact(s.RequestID)}
 	switch {
 	case s.State == JournalSucceeded:
-		up.State, up.Result, up.StatusCode = JournalSucceeded, c.redactor().JSON(s.Result), s.StatusCode
+		up.State, up.Result, up.StatusCode = JournalSucceeded, c.storedAnswer(s.Result), s.StatusCode
 	case s.NotExecuted:
 		up.State, up.ErrorKind = JournalFailed, corekit.KindName(ErrNotExecuted)
 	default:

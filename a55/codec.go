@@ -57,7 +57,7 @@ func (Codec) DecodeSuccess(status int, _ http.Header, body []byte, out any) erro
 		}
 	}
 	cc, ok := out.(*createdCharge)
-	if !ok || cc.Status != StatusError {
+	if !ok || !corekit.StatusIs(cc.Status, StatusError) {
 		return nil
 	}
 	ch := (*Charge)(cc)
@@ -130,7 +130,7 @@ func decodeErrorBody(status int, body []byte, e *payonce.APIError) {
 	default:
 		e.Kind = chargeCodeKind(e.Code)
 		if e.Kind == ErrCardDeclined || e.Kind == ErrChargeFailed ||
-			(e.Kind == nil && v.Status == StatusError) {
+			(e.Kind == nil && corekit.StatusIs(v.Status, StatusError)) {
 			e.Kind = chargeFailureKind(status, e.Code)
 			var ch Charge
 			if json.Unmarshal(body, &ch) != nil {

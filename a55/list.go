@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/payonce/payonce"
+	"github.com/payonce/payonce/internal/corekit"
 	"github.com/payonce/payonce/internal/redactprint"
 )
 
@@ -108,7 +109,7 @@ func (o *ChargeListOptions) query() url.Values {
 func (o *ChargeListOptions) keep(c *Charge) bool {
 	return (o.IdempotencyKey == "" || c.IdempotencyKey == o.IdempotencyKey) &&
 		(o.Description == "" || c.Description == o.Description) &&
-		(o.Status == "" || c.Status == o.Status)
+		(o.Status == "" || corekit.StatusIs(c.Status, o.Status))
 }
 
 // ChargePage is one page of Charges.List.

@@ -48,6 +48,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 }
 
 func runWith(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string, d deps) int {
+	stdout, stderr, flush := escapeOutput(stdout, stderr) // every byte printed is escaped (output.go)
+	defer flush()
 	err := dispatch(ctx, args, stdout, getenv, d)
 	switch {
 	case err == nil:
