@@ -71,6 +71,10 @@ func TestWritesRefusedOnceTheFileIsGone(t *testing.T) {
 			require.NoError(t, tx.Rollback())
 			_, err = j.Purge(t.Context(), time.Now())
 			require.ErrorIs(t, err, sqlitejournal.ErrFileChanged)
+			_, _, err = j.RecordEvent(t.Context(), payonce.InboxEvent{Scope: "s", EventID: "ev-1", Body: []byte(`{}`)})
+			require.ErrorIs(t, err, sqlitejournal.ErrFileChanged)
+			_, err = j.PurgeEvents(t.Context(), time.Now())
+			require.ErrorIs(t, err, sqlitejournal.ErrFileChanged)
 
 			got, err := j.Get(t.Context(), "s", "before")
 			require.NoError(t, err, "the open file still reads")

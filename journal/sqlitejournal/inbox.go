@@ -267,6 +267,9 @@ func eventsSQL(q payonce.InboxQuery, now time.Time) (string, []any) {
 
 // PurgeEvents deletes events handled before handledBefore.
 func (j *Journal) PurgeEvents(ctx context.Context, handledBefore time.Time) (int64, error) {
+	if err := j.file.check(); err != nil {
+		return 0, err
+	}
 	res, err := j.db.ExecContext(ctx, `DELETE FROM payonce_inbox WHERE handled_at <> 0 AND handled_at < ?`, micro(journalkit.Time(handledBefore)))
 	if err != nil {
 		return 0, fmt.Errorf("sqlitejournal: purge events: %w", err)
