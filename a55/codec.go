@@ -57,13 +57,13 @@ func (Codec) DecodeSuccess(status int, _ http.Header, body []byte, out any) erro
 		}
 	}
 	cc, ok := out.(*createdCharge)
-	if !ok || !corekit.StatusIs(cc.Status, StatusError) {
+	if !ok || !cc.Status.Failed() {
 		return nil
 	}
 	ch := (*Charge)(cc)
 	e := &payonce.APIError{}
 	fillFromMessages(e, ch.Messages)
-	e.Kind = chargeFailureKind(status, e.Code)
+	e.Kind = chargeFailureKind(status, e.Code, ch.Status)
 	e.Err = &chargeFailure{charge: ch}
 	return e
 }
@@ -130,8 +130,8 @@ func decodeErrorBody(status int, body []byte, e *payonce.APIError) {
 	default:
 		e.Kind = chargeCodeKind(e.Code)
 		if e.Kind == ErrCardDeclined || e.Kind == ErrChargeFailed ||
-			(e.Kind == nil && corekit.StatusIs(v.Status, StatusError)) {
-			e.Kind = chargeFailureKind(status, e.Code)
+			(e.Kind == nil && v.Status.Failed()) {
+			e.Kind = chargeFailureKind(status, e.Code, v.Status)
 			var ch Charge
 			if json.Unmarshal(body, &ch) != nil {
 				ch = Charge{UUID: v.ChargeUUID, Status: v.Status, Messages: msgs}
@@ -141,13 +141,15 @@ func decodeErrorBody(status int, body []byte, e *payonce.APIError) {
 	}
 }
 
-// chargeFailureKind maps a failed charge's first code (chargeCodeKind): declines (and 402)
-// are ErrCardDeclined, everything else ErrChargeFailed.
-func chargeFailureKind(status int, code string) error {
+// chargeFailureKind is the kind of a failed charge: its first code's
+// when that is a decline or a failure (chargeCodeKind), else
+// ErrCardDeclined for status declined (in any case) or HTTP 402, and
+// ErrChargeFailed for anything else.
+func chargeFailureKind(status int, code string, st Status) error {
 	if k := chargeCodeKind(code); k == ErrCardDeclined || k == ErrChargeFailed {
 		return k
 	}
-	if status == http.StatusPaymentRequired {
+	if st.Is(StatusDeclined) || status == http.StatusPaymentRequired {
 		return ErrCardDeclined
 	}
 	return ErrChargeFailed

@@ -166,7 +166,7 @@ func (s *ChargesService) SettleCreate(ctx context.Context, reference string, opt
 				case pass == 1 && slices.ContainsFunc(failed, func(f *Charge) bool { return f.UUID == ch.UUID }):
 					continue
 				}
-				if corekit.StatusIs(ch.Status, StatusError) {
+				if ch.Status.Failed() {
 					failed = append(failed, ch)
 				} else {
 					ok = append(ok, ch)
