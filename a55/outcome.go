@@ -76,7 +76,7 @@ func (s *ChargesService) lookUpUnknown(ctx context.Context, req *ChargeCreateReq
 	}
 	got, gerr := s.Get(ctx, known.UUID, wallet)
 	if gerr != nil {
-		return nil, stillInDoubt(ae, known, meta, "the lookup of charge "+known.UUID+" failed: "+lookupFailure(gerr))
+		return nil, stillInDoubt(ae, known, meta, "reading it failed: "+lookupFailure(gerr))
 	}
 	replayed := strings.EqualFold(strings.TrimSpace(code), codeDuplicate)
 	st, settled := settlementOf(code, got)
@@ -94,7 +94,7 @@ func (s *ChargesService) lookUpUnknown(ctx context.Context, req *ChargeCreateReq
 		got.Meta = lookedUpMeta(meta, got.Meta, replayed)
 		return got, nil
 	}
-	return nil, stillInDoubt(ae, got, meta, "charge "+got.UUID+" is still in status "+strings.TrimSpace(string(got.Status)))
+	return nil, stillInDoubt(ae, got, meta, "read again, it is in status "+strings.TrimSpace(string(got.Status)))
 }
 
 // settlementOf is what a lookup that found ch settles a create in doubt
@@ -177,6 +177,7 @@ func lookedUpFailure(ae *payonce.APIError, got *Charge, meta ResponseMeta, repla
 	e := *ae
 	e.Code, e.Message, e.Details = "", "", nil
 	fillFromMessages(&e, got.Messages)
+	e.Details = nil // the charge's messages, already its Message
 	e.Kind = chargeFailureKind(0, e.Code, got.Status)
 	e.Err = &chargeFailure{charge: got}
 	got.Meta = lookedUpMeta(meta, got.Meta, replayed)
@@ -188,25 +189,31 @@ func lookedUpFailure(ae *payonce.APIError, got *Charge, meta ResponseMeta, repla
 // charge as far as it is known (ChargeFromError).
 func stillInDoubt(ae *payonce.APIError, ch *Charge, meta ResponseMeta, why string) error {
 	e := *ae
-	e.Err = &doubtError{err: ae.Err, why: why}
+	e.Err = &doubtError{err: ae.Err, charge: ch.UUID, why: why}
 	ch.Meta = meta
 	return &ChargeError{Charge: ch, Err: &e}
 }
 
 // doubtError is the Err of a create still in doubt after a lookup: what
-// the answer or the journal said (err) and why the lookup did not settle
-// it. It unwraps to err alone: the lookup's own failure (a transport
-// error, say) must not make the create look resumable.
+// the answer or the journal said (err), the charge read (its UUID) and
+// why that did not settle it. It unwraps to err alone: the lookup's own
+// failure (a transport error, say) must not make the create look
+// resumable.
 type doubtError struct {
-	err error
-	why string
+	err    error
+	charge string
+	why    string
 }
 
 func (e *doubtError) Error() string {
-	if e.err == nil {
-		return e.why
+	var cf *chargeFailure
+	switch {
+	case e.err == nil:
+		return "charge " + e.charge + ": " + e.why
+	case errors.As(e.err, &cf): // the answer's text names the charge
+		return e.err.Error() + "; " + e.why
 	}
-	return e.err.Error() + "; " + e.why
+	return e.err.Error() + "; charge " + e.charge + ": " + e.why
 }
 
 func (e *doubtError) Unwrap() error { return e.err }
