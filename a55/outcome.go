@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/internal/settlelookup"
@@ -79,6 +80,20 @@ func (s *ChargesService) lookUpUnknown(ctx context.Context, req *ChargeCreateReq
 		return nil, stillInDoubt(ae, known, meta, "reading it failed: "+lookupFailure(gerr))
 	}
 	replayed := strings.EqualFold(strings.TrimSpace(code), codeDuplicate)
+	if req != nil {
+		// The charge read must be this request's: every field A55 reports
+		// agrees with it (and the key, where a server reports one).
+		m := &chargeMatcher{e: payonce.JournalEntry{Key: ae.Key.String()}, sum: req.Summary(), req: req}
+		if !m.matches(got, time.Time{}, time.Time{}) {
+			if replayed { // the key's first request was another one
+				e := *ae
+				e.Kind = payonce.ErrIdempotencyConflict
+				e.Err = fmt.Errorf("the key's original charge %s was created by another request", got.UUID)
+				return nil, &e
+			}
+			return nil, stillInDoubt(ae, known, meta, "charge "+got.UUID+" read does not match the request")
+		}
+	}
 	st, settled := settlementOf(code, got)
 	if settled && meta.Reference != "" && s.c.view.Journal != nil {
 		// A settle the journal refuses (another run or a Settle got there
@@ -123,13 +138,17 @@ func settlementOf(code string, ch *Charge) (st payonce.Settlement, settled bool)
 
 // settleRecorded is SettleCreate's lookup of an entry marked to be
 // looked up first whose recorded answer named its charge (known): the
-// charge is read, not searched for. It returns the settlement and the
+// charge is read, not searched for, and must match the entry's request
+// (m). It returns the settlement and the
 // charge found, or the kind and cause of a lookup that cannot settle it
 // (the charge still issued or pending: payonce.ErrOutcomeUnknown).
-func (s *ChargesService) settleRecorded(ctx context.Context, e payonce.JournalEntry, known *Charge) (payonce.Settlement, *Charge, error, error) {
+func (s *ChargesService) settleRecorded(ctx context.Context, e payonce.JournalEntry, known *Charge, m *chargeMatcher) (payonce.Settlement, *Charge, error, error) {
 	got, err := s.Get(ctx, known.UUID, known.WalletUUID)
 	if err != nil {
 		return payonce.Settlement{}, nil, settlelookup.ErrKindOf(err), fmt.Errorf("get charge %s: %w", known.UUID, err)
+	}
+	if !m.matches(got, time.Time{}, time.Time{}) {
+		return payonce.Settlement{}, nil, ErrLookupAmbiguous, fmt.Errorf("charge %s, named by the entry's answer, does not match its request", got.UUID)
 	}
 	st, settled := settlementOf(e.ErrorCode, got)
 	if !settled {

@@ -28,6 +28,7 @@ type codeRig struct {
 	bodies  []string // the body of each create
 	gets    []string // the charge UUID of each read
 	status  string   // the status a read answers; "" answers 500
+	amount  string   // the amount a read answers; "" is the request's, 100.00
 }
 
 type answer struct {
@@ -53,8 +54,11 @@ func newCodeRig(t *testing.T, opts ...payonce.Option) *codeRig {
 		}
 		r.mu.Lock()
 		r.gets = append(r.gets, id)
-		status := r.status
+		status, amount := r.status, r.amount
 		r.mu.Unlock()
+		if amount == "" {
+			amount = "100.00"
+		}
 		if status == "" {
 			writeJSON(w, 500, `{"error":{"code":"INTERNAL_ERROR","message":"down"}}`)
 			return
@@ -63,7 +67,7 @@ func newCodeRig(t *testing.T, opts ...payonce.Option) *codeRig {
 		if Status(status).Is(StatusDeclined) {
 			msg = `[{"code":"05","description":"not authorized"}]`
 		}
-		writeJSON(w, 200, fmt.Sprintf(`{"charge_uuid":%q,"wallet_uuid":"w-1","status":%q,"amount":"100.00","message":%s}`, id, status, msg))
+		writeJSON(w, 200, fmt.Sprintf(`{"charge_uuid":%q,"wallet_uuid":"w-1","status":%q,"amount":%q,"message":%s}`, id, status, amount, msg))
 	}
 	r.mux.HandleFunc("GET "+PathCharges, read)
 	r.mux.HandleFunc("GET "+PathCharges+"{id}/", read)
@@ -80,6 +84,12 @@ func (r *codeRig) readAs(status string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.status = status
+}
+
+func (r *codeRig) readAmount(amount string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.amount = amount
 }
 
 func (r *codeRig) counts() (creates, gets int) {
@@ -314,4 +324,38 @@ func TestSettleCreateReadsTheChargeATimeoutNamed(t *testing.T) {
 	creates, gets := r.counts()
 	assert.Equal(t, 1, creates)
 	assert.Equal(t, 3, gets)
+}
+
+// The charge read must be this request's. DUPLICATE_REQUEST naming a
+// charge another request created is a key conflict, final; a TIMEOUT
+// naming one that does not match stays in doubt, nothing recorded, and
+// SettleCreate refuses it too.
+func TestLookedUpChargeMustMatchTheRequest(t *testing.T) {
+	r := newCodeRig(t)
+	r.answer(answer{409, `{"error":{"code":"DUPLICATE_REQUEST","message":"Idempotency key already used"},"charge_uuid":"c-1"}`})
+	r.readAs("confirmed")
+	r.readAmount("250.00")
+	_, err := r.client.Charges.Create(context.Background(), guideCharge())
+	require.ErrorIs(t, err, payonce.ErrIdempotencyConflict)
+	assert.NotErrorIs(t, err, payonce.ErrOutcomeUnknown)
+	assert.False(t, payonce.IsResumable(err))
+	_, ok := ChargeFromError(err)
+	assert.False(t, ok, "another request's charge is not given back")
+
+	j := journal.NewMemory()
+	r = newCodeRig(t, payonce.WithJournal(j))
+	r.answer(answer{400, `{"charge_uuid":"c-1","status":"pending","message":[{"code":"TIMEOUT"}]}`})
+	r.readAs("confirmed")
+	r.readAmount("250.00")
+	ctx := context.Background()
+	_, err = r.client.Charges.Create(ctx, guideCharge(), payonce.WithReference("order-48"))
+	require.ErrorIs(t, err, payonce.ErrOutcomeUnknown)
+	assert.Contains(t, err.Error(), "does not match")
+	e, gerr := j.Get(ctx, r.client.core.Scope(), "order-48")
+	require.NoError(t, gerr)
+	assert.True(t, e.LookUpFirst(), "nothing recorded")
+	_, err = r.client.Charges.SettleCreate(ctx, "order-48", nil)
+	require.ErrorIs(t, err, ErrLookupAmbiguous)
+	creates, _ := r.counts()
+	assert.Equal(t, 1, creates)
 }

@@ -130,19 +130,19 @@ func (s *ChargesService) SettleCreate(ctx context.Context, reference string, opt
 	if !e.Sent && !e.Settled() {
 		return record(payonce.Settlement{State: payonce.JournalFailed, NotExecuted: true, Reason: "a55 lookup: no attempt was ever sent under the key"}, nil)
 	}
-	if known := recordedCharge(e); known != nil && e.LookUpFirst() {
-		// The answer that left the entry in doubt named the charge: it is
-		// read, not searched for.
-		st, ch, kind, err := s.settleRecorded(ctx, e, known)
-		if err != nil {
-			return fail(e, kind, fmt.Errorf("settle %q: %w", reference, err))
-		}
-		return record(st, ch)
-	}
 	if m == nil { // the summary's turn: not needed for an entry never sent
 		if m, err = newChargeMatcher(view, e, nil); err != nil {
 			return nil, err
 		}
+	}
+	if known := recordedCharge(e); known != nil && e.LookUpFirst() {
+		// The answer that left the entry in doubt named the charge: it is
+		// read, not searched for.
+		st, ch, kind, err := s.settleRecorded(ctx, e, known, m)
+		if err != nil {
+			return fail(e, kind, fmt.Errorf("settle %q: %w", reference, err))
+		}
+		return record(st, ch)
 	}
 
 	from, to := corekit.LookupWindow(o.Margin, e.KeyCreated, e.CreatedAt, e.UpdatedAt)
