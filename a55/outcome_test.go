@@ -359,3 +359,31 @@ func TestLookedUpChargeMustMatchTheRequest(t *testing.T) {
 	creates, _ := r.counts()
 	assert.Equal(t, 1, creates)
 }
+
+// A refund answered TIMEOUT, even as a 504, is in doubt: never sent
+// again under its key, not resumable, the journal entry marked to be
+// looked up first (no typed lookup settles a refund: Client.Settle does).
+func TestRefundAnsweredTimeoutIsInDoubt(t *testing.T) {
+	j := journal.NewMemory()
+	u := setup(t, payonce.WithJournal(j))
+	var n int
+	var mu sync.Mutex
+	u.mux.HandleFunc("POST /", func(w http.ResponseWriter, _ *http.Request) {
+		mu.Lock()
+		n++
+		mu.Unlock()
+		writeJSON(w, 504, `{"error":{"code":"TIMEOUT","message":"acquirer did not respond"},"charge_uuid":"c-1"}`)
+	})
+	ctx := context.Background()
+	for range 2 {
+		_, err := u.client.Charges.Refund(ctx, &RefundRequest{ChargeUUID: "c-1", WalletUUID: "w-1"}, payonce.WithReference("refund-1"))
+		require.ErrorIs(t, err, payonce.ErrOutcomeUnknown)
+		assert.False(t, payonce.IsResumable(err))
+	}
+	mu.Lock()
+	assert.Equal(t, 1, n)
+	mu.Unlock()
+	e, err := j.Get(ctx, u.client.core.Scope(), "refund-1")
+	require.NoError(t, err)
+	assert.True(t, e.LookUpFirst())
+}
