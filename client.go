@@ -41,6 +41,7 @@ type Client struct {
 	userAgent     string
 	provider      string
 	now           func() time.Time
+	sleep         func(context.Context, time.Duration) error // corekit.WithSleep; nil: a timer
 	allowInsecure bool
 	explicitKeys  bool                  // WithExplicitKeys
 	journal       Journal               // WithJournal
@@ -207,6 +208,7 @@ func NewClient(opts ...Option) (*Client, error) {
 	if cfg.Now != nil {
 		c.now = cfg.Now
 	}
+	c.sleep = cfg.Sleep
 	if err := c.useProvider(cfg); err != nil {
 		return nil, err
 	}

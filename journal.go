@@ -91,6 +91,15 @@ type JournalEntry struct {
 // Settled reports whether the entry is succeeded or failed.
 func (e JournalEntry) Settled() bool { return e.State == JournalSucceeded || e.State == JournalFailed }
 
+// LookUpFirst reports a pending entry whose last answer left the outcome
+// unknown (its ErrorKind is ErrOutcomeUnknown's: A55's TIMEOUT, say): no
+// run sends anything under its key again. It is settled by looking the
+// operation up at the provider (a typed client's lookup, Client.Settle);
+// Result holds that answer, redacted, for the lookup to read.
+func (e JournalEntry) LookUpFirst() bool {
+	return e.State == JournalPending && e.ErrorKind == corekit.KindName(ErrOutcomeUnknown)
+}
+
 // NotExecuted reports whether the entry is settled as never executed by the
 // provider (nothing moved: a new reference may run the operation).
 func (e JournalEntry) NotExecuted() bool {
@@ -165,10 +174,14 @@ var (
 
 // outcomeUnknownError is the Err of an *APIError whose Kind is
 // ErrOutcomeUnknown: the journal holds a pending entry whose key is too old
-// to send again, so nothing was sent. Reconcile it with the provider (look
-// the resource up), never execute it a second time.
+// to send again, or whose last answer left the outcome unknown
+// (JournalEntry.LookUpFirst), so nothing was sent. Reconcile it with the
+// provider (look the resource up), never execute it a second time.
 type outcomeUnknownError struct {
 	Entry JournalEntry
+	// LookUp: the entry's last answer left the outcome unknown; the key
+	// may still be fresh, but nothing is sent under it before a lookup.
+	LookUp bool
 	// Cause is why the key cannot be sent again: ErrKeyExpired (past its
 	// window) or ErrKeyCreatedInFuture (its age is unknown); nil when the
 	// key may be sent again but an earlier run's attempt may still execute.
@@ -184,6 +197,13 @@ type outcomeUnknownError struct {
 func (e *outcomeUnknownError) Error() string {
 	why := "its key too old to send again"
 	switch {
+	case e.LookUp:
+		code := ""
+		if e.Entry.ErrorCode != "" {
+			code = " (" + e.Entry.ErrorCode + ")"
+		}
+		why = "its last answer" + code + " left the outcome unknown: nothing is sent again under its key before the operation is looked up; " +
+			"settle it by lookup (a typed client's settle lookup, or payonce journal settle -lookup) or with Client.Settle"
 	case errors.Is(e.Cause, ErrKeyCreatedInFuture):
 		why = "its key created in the future (age unknown), not sent again"
 	case e.Cause == nil && e.Refusal != "":

@@ -134,6 +134,11 @@ func (op *operation) failedEntry(e *JournalEntry, apiErr *APIError) {
 		if op.jr.inherited && op.finalForKey(apiErr) {
 			e.LastCause += " (an earlier run's attempt may still execute)"
 		}
+		if errors.Is(kind, ErrOutcomeUnknown) {
+			// Looked up before anything is sent again (LookUpFirst): the
+			// answer names what to look up (a charge's ID).
+			e.Result = op.c.redactor().JSON(op.respBody)
+		}
 	}
 }
 

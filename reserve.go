@@ -101,6 +101,11 @@ func (op *operation) take(stored, e JournalEntry, own bool, out any) (m Meta, do
 		m, err := op.answerFromEntry(stored, out)
 		return m, true, err
 	}
+	if stored.LookUpFirst() {
+		// The last answer left the outcome unknown: a lookup settles the
+		// entry; no run sends under its key again, nothing is taken.
+		return op.journalMeta(ref), true, op.fail(ErrOutcomeUnknown, &outcomeUnknownError{Entry: stored, LookUp: true})
+	}
 	if stored.Sent {
 		// In doubt and past its window: answered without taking the
 		// entry, nothing sent (a never-sent entry is taken, below, to

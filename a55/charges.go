@@ -197,7 +197,7 @@ func (s *ChargesService) Create(ctx context.Context, req *ChargeCreateRequest, o
 		Summary: req.Summary(),
 	}, (*createdCharge)(ch), opts)
 	if err != nil {
-		return nil, err
+		return s.lookUpUnknown(ctx, req, meta, err)
 	}
 	ch.Meta = meta
 	return ch, nil

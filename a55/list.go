@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/payonce/payonce"
-	"github.com/payonce/payonce/internal/corekit"
 	"github.com/payonce/payonce/internal/redactprint"
 )
 
@@ -49,7 +48,7 @@ type ChargeListOptions struct {
 	// All uses DefaultChargeListLimit for it.
 	Limit int
 	// Status keeps only charges in this status (filter=status:<Status>);
-	// it must be one of Statuses().
+	// it must be one of Statuses(), in any case, and is sent as A55 spells it.
 	Status Status
 	// DateStart and DateEnd keep only charges created in [DateStart,
 	// DateEnd] (date_start, date_end, RFC 3339); zero leaves a side open.
@@ -88,7 +87,7 @@ func (o *ChargeListOptions) query() url.Values {
 		q.Set("page", strconv.Itoa(o.Page))
 	}
 	if o.Status != "" {
-		q.Set("filter", "status:"+string(o.Status))
+		q.Set("filter", "status:"+string(o.Status.canonical()))
 	}
 	if !o.DateStart.IsZero() {
 		q.Set("date_start", o.DateStart.UTC().Format(time.RFC3339))
@@ -109,7 +108,7 @@ func (o *ChargeListOptions) query() url.Values {
 func (o *ChargeListOptions) keep(c *Charge) bool {
 	return (o.IdempotencyKey == "" || c.IdempotencyKey == o.IdempotencyKey) &&
 		(o.Description == "" || c.Description == o.Description) &&
-		(o.Status == "" || corekit.StatusIs(c.Status, o.Status))
+		(o.Status == "" || c.Status.Is(o.Status.canonical()))
 }
 
 // ChargePage is one page of Charges.List.

@@ -23,6 +23,9 @@ type Config struct {
 	ScopeIdentity string           // the credential identity journal entries are scoped by
 	LegacyScopes  []string         // the scopes earlier payonce versions gave this credential
 	Now           func() time.Time // the client's clock (WithClock); nil: time.Now
+	// Sleep is how the client waits between attempts (WithSleep); nil: a
+	// timer.
+	Sleep func(ctx context.Context, d time.Duration) error
 
 	views []*View
 }
@@ -112,6 +115,20 @@ func WithClock(now func() time.Time) Option {
 			return fmt.Errorf("%w: nil clock", ErrInvalidConfig)
 		}
 		c.Now = now
+		return nil
+	}
+}
+
+// WithSleep sets how the client waits before a retry: a test's, which
+// moves its fake clock on by d (and records it) instead of sleeping, so
+// that a wait of a minute costs nothing and is asserted exactly. It
+// returns ctx's error when ctx ends first.
+func WithSleep(sleep func(ctx context.Context, d time.Duration) error) Option {
+	return func(c *Config) error {
+		if sleep == nil {
+			return fmt.Errorf("%w: nil sleep", ErrInvalidConfig)
+		}
+		c.Sleep = sleep
 		return nil
 	}
 }

@@ -30,6 +30,7 @@ var kindNames = []struct {
 	{"nonce_replayed", ErrNonceReplayed},
 	{"card_declined", ErrCardDeclined},
 	{"charge_failed", ErrChargeFailed},
+	{"three_ds_required", ErrThreeDSRequired},
 	{"key_expired", ErrKeyExpired},
 	{"retries_exhausted", ErrRetriesExhausted},
 	{"retry_budget_exhausted", ErrRetryBudgetExhausted},
