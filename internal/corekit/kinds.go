@@ -49,6 +49,7 @@ var kindNames = []struct {
 	{"settled_failed", ErrSettledFailed},
 	{"lookup_ambiguous", ErrLookupAmbiguous},
 	{"lookup_not_found", ErrLookupNotFound},
+	{"lookup_unsupported", ErrLookupUnsupported},
 	{"canceled", context.Canceled},
 	{"deadline_exceeded", context.DeadlineExceeded},
 }
