@@ -128,6 +128,10 @@ func (s *ChargesService) SettleCreate(ctx context.Context, reference string, opt
 			return nil, err
 		}
 	}
+	finder, err := settlelookup.Finder(view, reference)
+	if err != nil {
+		return fail(e, payonce.ErrLookupUnsupported, err)
+	}
 
 	from, to := corekit.LookupWindow(o.Margin, e.KeyCreated, e.CreatedAt, e.UpdatedAt)
 	// The first pass lists the window. When it finds no success, a second
@@ -136,12 +140,12 @@ func (s *ChargesService) SettleCreate(ctx context.Context, reference string, opt
 	// whatever the clocks say, and must never be concluded not run. A
 	// server that reports no keys answers it with none (the client keeps
 	// only charges of the key), which ends the pass at its first page.
-	var ok, failed []*Charge
+	var found []*Charge
 	for pass := range 2 {
 		list := &ChargeListOptions{WalletUUID: m.sum.WalletUUID, Limit: MaxChargeListLimit, Description: m.listDescription()}
 		if pass == 0 {
 			list.DateStart, list.DateEnd = from, to
-		} else if len(ok) > 0 {
+		} else if slices.ContainsFunc(found, func(ch *Charge) bool { return ch.Status != StatusError }) {
 			break
 		} else {
 			list.IdempotencyKey = e.Key
@@ -163,18 +167,28 @@ func (s *ChargesService) SettleCreate(ctx context.Context, reference string, opt
 					continue
 				case pass == 1 && !m.matches(ch, time.Time{}, time.Time{}):
 					continue
-				case pass == 1 && slices.ContainsFunc(failed, func(f *Charge) bool { return f.UUID == ch.UUID }):
+				case pass == 1 && slices.ContainsFunc(found, func(f *Charge) bool { return f.UUID == ch.UUID }):
 					continue
 				}
-				if ch.Status == StatusError {
-					failed = append(failed, ch)
-				} else {
-					ok = append(ok, ch)
-				}
+				found = append(found, ch)
 			}
 		}
 	}
-	window := settlelookup.Window(from, to)
+	// A charge another entry holds as its outcome is not this one's; one
+	// another entry could have made leaves nothing to conclude.
+	sifted, kind, err := settlelookup.Sift(ctx, finder, e, found, chargePolicy{view: view}, o.Margin, from, to, view.Rules.Window)
+	if err != nil {
+		return fail(e, kind, err)
+	}
+	var ok, failed []*Charge
+	for _, ch := range sifted.Kept {
+		if ch.Status == StatusError {
+			failed = append(failed, ch)
+		} else {
+			ok = append(ok, ch)
+		}
+	}
+	window := settlelookup.Window(from, to) + sifted.Note()
 	switch {
 	case len(ok) == 1:
 		res, err := json.Marshal(ok[0])

@@ -388,3 +388,47 @@ func TestSettleCreateMatchesARedactedDescription(t *testing.T) {
 		})
 	}
 }
+
+// noFinder is a journal that cannot say who holds a charge or which
+// entries look alike (no payonce.JournalFinder), as a third party's may.
+type noFinder struct{ payonce.Journal }
+
+// Through such a journal a lookup refuses before it reads anything at
+// A55: it could only guess.
+func TestSettleCreateRefusesAJournalWithoutAFinder(t *testing.T) {
+	srv, j, _, _ := inDoubt(t, payoncetest.FaultDropAfterCommit, settleCharge("42.00"), "order-1/charge")
+	srv.Clock().Advance(25 * time.Hour)
+	c := oneAttempt(t, srv, noFinder{j})
+	sent := srv.Stats().Requests
+	_, err := c.Charges.SettleCreate(t.Context(), "order-1/charge", nil)
+	require.ErrorIs(t, err, payonce.ErrLookupUnsupported)
+	assert.Contains(t, err.Error(), "JournalFinder")
+	assert.Equal(t, sent, srv.Stats().Requests, "nothing read at A55")
+	e, err := j.Get(t.Context(), c.Core().Scope(), "order-1/charge")
+	require.NoError(t, err)
+	assert.Equal(t, payonce.JournalPending, e.State)
+}
+
+// A declined charge's entry holds the charge as what its operation made,
+// and a success holds its own.
+func TestChargesCreateRecordsTheChargeAsTheResource(t *testing.T) {
+	srv := a55test.New(t)
+	j := journal.NewMemory()
+	c := oneAttempt(t, srv, j)
+	ok, err := c.Charges.Create(t.Context(), settleCharge("42.00"), payonce.WithReference("order-1/attempt-1"))
+	require.NoError(t, err)
+	declined := settleCharge("42.00")
+	declined.Card.Number = a55test.CardDeclined
+	_, err = c.Charges.Create(t.Context(), declined, payonce.WithReference("order-2/attempt-1"))
+	require.ErrorIs(t, err, a55.ErrCardDeclined)
+	failed, found := a55.ChargeFromError(err)
+	require.True(t, found)
+
+	e, err := j.Get(t.Context(), c.Core().Scope(), "order-1/attempt-1")
+	require.NoError(t, err)
+	assert.Equal(t, ok.UUID, e.ResourceID)
+	e, err = j.Get(t.Context(), c.Core().Scope(), "order-2/attempt-1")
+	require.NoError(t, err)
+	assert.Equal(t, payonce.JournalFailed, e.State)
+	assert.Equal(t, failed.UUID, e.ResourceID)
+}

@@ -112,6 +112,10 @@ func (s *CardsService) SettleApply(ctx context.Context, reference string, req *A
 		return record(payonce.Settlement{State: payonce.JournalFailed, NotExecuted: true, Reason: "coinepay lookup: no attempt was ever sent under the key"}, nil)
 	}
 
+	finder, err := settlelookup.Finder(view, reference)
+	if err != nil {
+		return fail(e, payonce.ErrLookupUnsupported, err)
+	}
 	from, to := corekit.LookupWindow(o.Margin, e.KeyCreated, e.CreatedAt, e.UpdatedAt)
 	var found []*Card
 	n := 0
@@ -126,7 +130,14 @@ func (s *CardsService) SettleApply(ctx context.Context, reference string, req *A
 			found = append(found, c)
 		}
 	}
-	window := settlelookup.Window(from, to)
+	// A card another entry holds as its outcome is not this one's; one
+	// another entry could have issued leaves nothing to conclude.
+	sifted, kind, err := settlelookup.Sift(ctx, finder, e, found, cardPolicy{}, o.Margin, from, to, view.Rules.Window)
+	if err != nil {
+		return fail(e, kind, err)
+	}
+	found = sifted.Kept
+	window := settlelookup.Window(from, to) + sifted.Note()
 	switch {
 	case len(found) == 1:
 		res, err := json.Marshal(Envelope{Code: http.StatusOK, Message: "settled by lookup", Data: json.RawMessage(found[0].Raw)})

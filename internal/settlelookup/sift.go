@@ -1,0 +1,224 @@
+package settlelookup
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/payonce/payonce"
+	"github.com/payonce/payonce/internal/corekit"
+)
+
+// MaxLookAlikes bounds the entries of the scope a lookup weighs as other
+// possible makers of a record: past it, it concludes nothing
+// (ErrLookupAmbiguous).
+const MaxLookAlikes = 20000
+
+// Policy is what a provider's settle lookup tells the shared steps about
+// its records (R: an A55 charge, a Coinepay card): how to name one, and
+// which journal entry could have made one. It is where a provider whose
+// request can carry something of the entry's that comes back in its
+// records (the key, a reference of the merchant's) makes the match exact:
+// Exact says so, and CouldMake answers false for every other entry.
+type Policy[R any] interface {
+	// ID is the provider's ID of r, the form JournalEntry.ResourceID
+	// holds.
+	ID(r R) string
+	// Exact reports whether r carries a mark of entry e's own request
+	// (its idempotency key, where the provider reports keys): r is then
+	// e's, whatever other entries hold or could have made.
+	Exact(e payonce.JournalEntry, r R) bool
+	// CouldMake reports whether the request of entry o, another entry of
+	// the scope recording the same operation, could have made r at the
+	// provider in o's window [from, to]: r's time, when reported, lies in
+	// it, and every field r reports agrees with o's request as o's
+	// summary holds it (an entry without a summary could have made
+	// anything in its window). o is in doubt, or settled without a known
+	// resource; a policy may rule out what o's state forbids (a failed
+	// card issue made no card).
+	CouldMake(o payonce.JournalEntry, r R, from, to time.Time) bool
+	// ResourceOf is the resource o's stored answer names, for an entry
+	// written before the journal kept ResourceID ("" when none).
+	ResourceOf(o payonce.JournalEntry) string
+}
+
+// Finder returns the client's journal as a payonce.JournalFinder: a
+// lookup needs to ask it who holds a record and which entries look
+// alike. A journal without it is payonce.ErrLookupUnsupported: the lookup
+// refuses rather than guess.
+func Finder(view *corekit.View, reference string) (payonce.JournalFinder, error) {
+	f, ok := view.Journal.(payonce.JournalFinder)
+	if !ok {
+		return nil, fmt.Errorf("settle %q: the client's journal (%T) cannot tell which entry holds a payment or which entries look alike (payonce.JournalFinder): nothing looked up; settle it by hand (payonce.Client.Settle)",
+			reference, view.Journal)
+	}
+	return f, nil
+}
+
+// Sifted is what Sift kept of the records a lookup found.
+type Sifted[R any] struct {
+	// Kept are the records that can be the entry's: each carries the
+	// entry's mark, or no other entry holds it or could have made it.
+	Kept []R
+	// Held names, by record ID, the other entry whose recorded outcome
+	// each dropped record is.
+	Held map[string]string
+}
+
+// Note says, for a reason or an error, which records were another
+// entry's outcome ("" when none was).
+func (s Sifted[R]) Note() string {
+	if len(s.Held) == 0 {
+		return ""
+	}
+	ids := make([]string, 0, len(s.Held))
+	for id := range s.Held {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	parts := make([]string, 0, min(len(ids), MaxNamed))
+	for _, id := range ids[:min(len(ids), MaxNamed)] {
+		parts = append(parts, fmt.Sprintf("%s is %q's", id, s.Held[id]))
+	}
+	return "; other entries' outcomes left out: " + strings.Join(parts, ", ")
+}
+
+// Sift keeps, of found (the provider's records that match entry e, read
+// from the provider before Sift is called), those that can be e's, as
+// recorded in the journal f: a record that carries e's mark
+// (Policy.Exact) is e's; any other is dropped when another entry of the
+// scope holds it as its outcome (Holders); and when another entry could
+// have made it (LookAlikes: an entry of the operation in doubt, or
+// settled without a known resource, whose request and window fit it,
+// Policy.CouldMake), nothing is concluded: payonce.ErrLookupAmbiguous.
+//
+// [from, to] is e's lookup window (corekit.LookupWindow with margin);
+// keyWindow is how long the provider keeps a key, which bounds how long
+// before the window another entry can have been reserved and still send
+// in it. Reading the provider before the journal is what makes a record
+// found there safe to weigh: the entry that made it was reserved before
+// it was sent, so it is in the journal by then, holding the record or not
+// yet settled. kind and err are set when the journal fails
+// (payonce.ErrJournal) or the records are ambiguous.
+func Sift[R any](ctx context.Context, f payonce.JournalFinder, e payonce.JournalEntry, found []R, pol Policy[R],
+	margin time.Duration, from, to time.Time, keyWindow time.Duration) (s Sifted[R], kind, err error) {
+	s.Held = map[string]string{}
+	type candidate struct {
+		r       R
+		id      string
+		dropped bool
+		by      []string // other entries that could have made it
+	}
+	var open []*candidate // neither e's by its mark nor another entry's outcome
+	for _, r := range found {
+		if pol.Exact(e, r) {
+			s.Kept = append(s.Kept, r)
+			continue
+		}
+		c := &candidate{r: r, id: pol.ID(r)}
+		if c.id != "" {
+			holders, err := f.Holders(ctx, e.Scope, c.id)
+			if err != nil {
+				return s, payonce.ErrJournal, fmt.Errorf("settle %q: who holds %s: %w", e.Reference, c.id, err)
+			}
+			if h := otherThan(holders, e); h != "" {
+				s.Held[c.id] = h
+				continue
+			}
+		}
+		open = append(open, c)
+	}
+	if len(open) == 0 {
+		return s, nil, nil
+	}
+	if margin <= 0 {
+		margin = corekit.DefaultLookupMargin
+	}
+	q := payonce.LookAlikeQuery{Scope: e.Scope, Operation: e.Operation, From: from.Add(-margin), To: to.Add(margin), Limit: MaxLookAlikes + 1}
+	if keyWindow > 0 {
+		q.Since = q.From.Add(-keyWindow)
+	}
+	alikes, err := f.LookAlikes(ctx, q)
+	if err != nil {
+		return s, payonce.ErrJournal, fmt.Errorf("settle %q: look-alike entries: %w", e.Reference, err)
+	}
+	if len(alikes) > MaxLookAlikes {
+		return s, corekit.ErrLookupAmbiguous, fmt.Errorf("settle %q: more than %d entries of the scope could have made the same operation in the window %s: nothing concluded",
+			e.Reference, MaxLookAlikes, Window(q.From, q.To))
+	}
+	for _, o := range alikes {
+		if o.Reference == e.Reference || (o.State == payonce.JournalPending && !o.Sent) || o.NotExecuted() {
+			continue // e itself, or nothing was ever sent under o or ran
+		}
+		if res := resourceOf(o, pol); res != "" {
+			// o's outcome is res, and o made nothing else.
+			for _, c := range open {
+				if c.id == res {
+					c.dropped, s.Held[res] = true, o.Reference
+				}
+			}
+			continue
+		}
+		oFrom, oTo := corekit.LookupWindow(margin, o.KeyCreated, o.CreatedAt, o.UpdatedAt)
+		for _, c := range open {
+			if pol.CouldMake(o, c.r, oFrom, oTo) {
+				c.by = append(c.by, o.Reference)
+			}
+		}
+	}
+	for _, c := range open {
+		switch {
+		case c.dropped:
+		case len(c.by) > 0:
+			return s, corekit.ErrLookupAmbiguous, fmt.Errorf("settle %q: %s could be the outcome of %s as well (%s in doubt, or settled without a known result, with the same request in the window): nothing recorded; settle it by hand first",
+				e.Reference, c.id, quoted(c.by), plural(len(c.by)))
+		default:
+			s.Kept = append(s.Kept, c.r)
+		}
+	}
+	return s, nil, nil
+}
+
+// otherThan is the reference of a holder that is not e, or "".
+func otherThan(holders []payonce.JournalEntry, e payonce.JournalEntry) string {
+	for _, h := range holders {
+		if h.Reference != e.Reference {
+			return h.Reference
+		}
+	}
+	return ""
+}
+
+// resourceOf is the resource o holds as its outcome: its ResourceID, or,
+// for an entry settled before the journal kept one, what its stored
+// answer names, unless redaction has masked it.
+func resourceOf[R any](o payonce.JournalEntry, pol Policy[R]) string {
+	if o.ResourceID != "" {
+		return o.ResourceID
+	}
+	if !o.Settled() || len(o.Result) == 0 {
+		return ""
+	}
+	id := pol.ResourceOf(o)
+	if len(id) > corekit.MaxReferenceLen || strings.ContainsAny(id, "*[") || !corekit.Printable(id) {
+		return ""
+	}
+	return id
+}
+
+func quoted(refs []string) string {
+	qs := make([]string, 0, min(len(refs), MaxNamed))
+	for _, r := range refs[:min(len(refs), MaxNamed)] {
+		qs = append(qs, fmt.Sprintf("%q", r))
+	}
+	return strings.Join(qs, ", ")
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return "an entry"
+	}
+	return fmt.Sprintf("%d entries", n)
+}
