@@ -25,12 +25,13 @@ type JournalFinder interface {
 	// whose recorded outcome is that resource at the provider.
 	Holders(ctx context.Context, scope, resourceID string) ([]JournalEntry, error)
 	// LookAlikes returns the entries of q.Scope recording q.Operation
-	// (any state) that could have sent an attempt in [q.From, q.To]:
-	// reserved at or before q.To, last changed at or after q.From and,
-	// when q.Since is set, reserved at or after q.Since. With q.Summary
-	// set, only entries whose Summary is q.Summary or empty (an entry
-	// without one could be anything). Oldest first, at most q.Limit
-	// (0: no limit).
+	// that could have sent an attempt in [q.From, q.To]: reserved at or
+	// before q.To (and, when q.Since is set, at or after q.Since), and
+	// either pending (an attempt of a pending entry may still be on its
+	// way, however long ago it last changed) or settled at or after
+	// q.From. With q.Summary set, only entries whose Summary is
+	// q.Summary or empty (an entry without one could be anything).
+	// Oldest first, at most q.Limit (0: no limit).
 	LookAlikes(ctx context.Context, q LookAlikeQuery) ([]JournalEntry, error)
 }
 
@@ -42,7 +43,8 @@ type LookAlikeQuery struct {
 	// empty.
 	Summary string
 	// From and To bound the span: an entry is returned when it was
-	// reserved at or before To and last changed at or after From.
+	// reserved at or before To, and is pending or was last changed at or
+	// after From.
 	From, To time.Time
 	// Since, when set, keeps entries reserved at or after it: an entry
 	// reserved longer than its key's window before From cannot have sent

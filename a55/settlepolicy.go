@@ -35,7 +35,7 @@ func (chargePolicy) Exact(e payonce.JournalEntry, ch *Charge) bool {
 }
 
 // CouldMake reports whether o's request could have made ch in [from,
-// to]: ch's key, when reported, is o's; a failed entry (declined, or
+// to] (settlelookup.Within): ch's key, when reported, is o's; a failed entry (declined, or
 // settled as failed) made no charge but one in status error; every field
 // A55 reports agrees with o's summary (an entry without a readable
 // summary could have made any charge in its window).
@@ -46,14 +46,14 @@ func (p chargePolicy) CouldMake(o payonce.JournalEntry, ch *Charge, from, to tim
 	if o.State == payonce.JournalFailed && ch.Status != StatusError {
 		return false
 	}
-	if !ch.CreatedAt.IsZero() && (ch.CreatedAt.Before(from) || ch.CreatedAt.After(to)) {
+	if !settlelookup.Within(ch.CreatedAt, from, to) {
 		return false
 	}
 	m, err := newChargeMatcher(p.view, o, nil)
 	if err != nil {
 		return true
 	}
-	return m.matches(ch, from, to)
+	return m.matches(ch, time.Time{}, time.Time{}) // the time is checked above
 }
 
 // ResourceOf is the charge_uuid o's stored answer names.

@@ -42,6 +42,6 @@ func CheckLookAlikes(q payonce.LookAlikeQuery) (payonce.LookAlikeQuery, error) {
 func LookAlike(e payonce.JournalEntry, q payonce.LookAlikeQuery) bool {
 	return e.Scope == q.Scope && e.Operation == q.Operation &&
 		(q.Summary == "" || e.Summary == q.Summary || e.Summary == "") &&
-		!e.CreatedAt.After(q.To) && !e.UpdatedAt.Before(q.From) &&
+		!e.CreatedAt.After(q.To) && (e.State == payonce.JournalPending || !e.UpdatedAt.Before(q.From)) &&
 		(q.Since.IsZero() || !e.CreatedAt.Before(q.Since))
 }

@@ -32,16 +32,24 @@ type Policy[R any] interface {
 	Exact(e payonce.JournalEntry, r R) bool
 	// CouldMake reports whether the request of entry o, another entry of
 	// the scope recording the same operation, could have made r at the
-	// provider in o's window [from, to]: r's time, when reported, lies in
-	// it, and every field r reports agrees with o's request as o's
-	// summary holds it (an entry without a summary could have made
-	// anything in its window). o is in doubt, or settled without a known
-	// resource; a policy may rule out what o's state forbids (a failed
-	// card issue made no card).
+	// provider in o's window [from, to] (a zero to: no end, for a pending
+	// o, whose attempt may still be on its way): r's time, when
+	// reported, lies in it (Within), and every field r reports agrees
+	// with o's request as o's summary holds it (an entry without a
+	// summary could have made anything in its window). o is in doubt, or
+	// settled without a known resource; a policy may rule out what o's
+	// state forbids (a failed card issue made no card).
 	CouldMake(o payonce.JournalEntry, r R, from, to time.Time) bool
 	// ResourceOf is the resource o's stored answer names, for an entry
 	// written before the journal kept ResourceID ("" when none).
 	ResourceOf(o payonce.JournalEntry) string
+}
+
+// Within reports whether a record's time t lies in a window [from, to]
+// as CouldMake is given it: an unknown (zero) t lies in any, a zero to
+// has no end.
+func Within(t, from, to time.Time) bool {
+	return t.IsZero() || (!t.Before(from) && (to.IsZero() || !t.After(to)))
 }
 
 // Finder returns the client's journal as a payonce.JournalFinder: a
@@ -162,6 +170,9 @@ func Sift[R any](ctx context.Context, f payonce.JournalFinder, e payonce.Journal
 			continue
 		}
 		oFrom, oTo := corekit.LookupWindow(margin, o.KeyCreated, o.CreatedAt, o.UpdatedAt)
+		if o.State == payonce.JournalPending {
+			oTo = time.Time{} // an attempt of o's may still be on its way
+		}
 		for _, c := range open {
 			if pol.CouldMake(o, c.r, oFrom, oTo) {
 				c.by = append(c.by, o.Reference)

@@ -101,8 +101,8 @@ func testHoldersFollowTheOutcome(t *testing.T, j journal.Store) {
 }
 
 // LookAlikes returns the entries of the scope and operation that were
-// reserved at or before the span's end and last changed at or after its
-// start, in any state, oldest first; Since and Limit narrow it.
+// reserved at or before the span's end and are pending or settled at or
+// after its start, oldest first; Since and Limit narrow it.
 func testLookAlikesAreLiveInTheSpan(t *testing.T, j journal.Store) {
 	f := finder(t, j)
 	t0 := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
@@ -122,7 +122,9 @@ func testLookAlikesAreLiveInTheSpan(t *testing.T, j journal.Store) {
 	}
 	at("in", time.Minute, 2*time.Minute, nil)
 	at("before-and-into", -time.Hour, 5*time.Minute, nil)
-	at("ended-before", -time.Hour, -30*time.Minute, nil)
+	at("pending-since-before", -2*time.Hour, -90*time.Minute, nil)
+	settledBefore := at("settled-before", -time.Hour, -time.Hour, nil)
+	settle(t, j, settledBefore, payonce.JournalFailed, "", t0.Add(-30*time.Minute))
 	at("after", 2*time.Hour, 2*time.Hour, nil)
 	settledIn := at("settled-in", 10*time.Minute, 10*time.Minute, nil)
 	settle(t, j, settledIn, payonce.JournalSucceeded, "ch_9", t0.Add(11*time.Minute))
@@ -134,9 +136,10 @@ func testLookAlikesAreLiveInTheSpan(t *testing.T, j journal.Store) {
 	q := payonce.LookAlikeQuery{Scope: "a55:c1", Operation: "charges.create", From: t0, To: t0.Add(30 * time.Minute)}
 	got, err := f.LookAlikes(ctx(t), q)
 	require.NoError(t, err)
-	assert.Equal(t, []string{"before-and-into", "in", "settled-in"}, refs(got))
-	assert.Equal(t, "ch_9", got[2].ResourceID)
-	assert.Equal(t, payonce.JournalSucceeded, got[2].State)
+	assert.Equal(t, []string{"pending-since-before", "before-and-into", "in", "settled-in"}, refs(got),
+		"a pending entry may still have an attempt on its way; a settled one only until it settled")
+	assert.Equal(t, "ch_9", got[3].ResourceID)
+	assert.Equal(t, payonce.JournalSucceeded, got[3].State)
 
 	q.Since = t0.Add(-10 * time.Minute)
 	got, err = f.LookAlikes(ctx(t), q)
@@ -146,12 +149,12 @@ func testLookAlikesAreLiveInTheSpan(t *testing.T, j journal.Store) {
 	q.Since, q.Limit = time.Time{}, 2
 	got, err = f.LookAlikes(ctx(t), q)
 	require.NoError(t, err)
-	assert.Equal(t, []string{"before-and-into", "in"}, refs(got), "the oldest first, at most Limit")
+	assert.Equal(t, []string{"pending-since-before", "before-and-into"}, refs(got), "the oldest first, at most Limit")
 
 	q.Limit, q.From, q.To = 0, t0.Add(-time.Hour), t0.Add(-time.Hour)
 	got, err = f.LookAlikes(ctx(t), q)
 	require.NoError(t, err)
-	assert.Equal(t, []string{"before-and-into", "ended-before"}, refs(got), "a span of one instant")
+	assert.Equal(t, []string{"pending-since-before", "before-and-into", "settled-before"}, refs(got), "a span of one instant")
 }
 
 // With a summary, LookAlikes keeps the entries of that summary and those

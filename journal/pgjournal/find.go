@@ -28,9 +28,10 @@ func (j *Journal) Holders(ctx context.Context, scope, resourceID string) ([]payo
 }
 
 // LookAlikes returns the entries of q.Scope recording q.Operation that
-// could have sent in [q.From, q.To] (payonce.JournalFinder). Pending
-// entries are read by the pending index (reserved in [q.Since, q.To]),
-// settled ones by the settled index (changed since q.From).
+// could have sent in [q.From, q.To] (payonce.JournalFinder): pending
+// entries by the pending index (reserved in [q.Since, q.To], whenever
+// they last changed: an attempt may still be on its way), settled ones
+// by the settled index (changed since q.From).
 func (j *Journal) LookAlikes(ctx context.Context, q payonce.LookAlikeQuery) ([]payonce.JournalEntry, error) {
 	q, err := journalkit.CheckLookAlikes(q)
 	if err != nil {
@@ -41,10 +42,10 @@ func (j *Journal) LookAlikes(ctx context.Context, q payonce.LookAlikeQuery) ([]p
 		since = &q.Since
 	}
 	const match = ` AND scope = $1 AND operation = $2 AND ($3 = '' OR summary = $3 OR summary = '')
-		AND created_at <= $4 AND updated_at >= $5 AND ($6::timestamptz IS NULL OR created_at >= $6)`
+		AND created_at <= $4 AND ($6::timestamptz IS NULL OR created_at >= $6)`
 	rows, err := j.pool.Query(ctx, j.sql(`SELECT `+columns+` FROM $T WHERE state = 'pending'`+match+`
 		UNION ALL
-		SELECT `+columns+` FROM $T WHERE state <> 'pending'`+match+`
+		SELECT `+columns+` FROM $T WHERE state <> 'pending' AND updated_at >= $5`+match+`
 		ORDER BY created_at, scope, reference LIMIT $7`), q.Scope, q.Operation, q.Summary, q.To, q.From, since, limit(q.Limit))
 	if err != nil {
 		return nil, fmt.Errorf("pgjournal: look-alikes: %w", err)
