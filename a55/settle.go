@@ -68,7 +68,13 @@ type ChargeSettlement struct {
 // wallet, description, due date and installments (each where A55 reports
 // it), with opts.Request also the card's last four digits, holder and
 // expiry and the payer's document and e-mail, and the key when the server
-// reports one (the payonce fake does). Then:
+// reports one (the payonce fake does). It then asks the journal
+// (payonce.JournalFinder; payonce.ErrLookupUnsupported without it) which
+// of them another entry holds as its outcome, left out, and whether
+// another entry of the scope still in doubt, or settled without a known
+// result, could have made one: then ErrLookupAmbiguous, nothing recorded
+// (docs/journal.md, telling look-alike operations apart). Of the charges
+// left:
 //
 //   - one match not in status error: a success (payonce.JournalSucceeded)
 //     with that charge; later calls with the reference answer it from the journal;

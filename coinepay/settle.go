@@ -53,12 +53,16 @@ type ApplySettlement struct {
 // fake reports the key, as an extension), so the lookup reads the API
 // key's cards and keeps those with req's header and package, created in
 // the entry's window (its times widened by the margin) and, when the server reports
-// a key, under the entry's. One match: a success (payonce.JournalSucceeded)
+// a key, under the entry's. It then asks the journal (payonce.JournalFinder;
+// payonce.ErrLookupUnsupported without it): a card another entry holds as
+// its outcome is left out, and one another apply of the scope still in
+// doubt, or settled without a known card, could have issued (its header,
+// package and window fit) leaves nothing to conclude: ErrLookupAmbiguous
+// (docs/journal.md, telling look-alike operations apart). Of the cards
+// left, one: a success (payonce.JournalSucceeded)
 // with that card (a later Apply with the reference answers it from the journal, Fee
 // and AccountBalance zero: the list does not hold them). Several:
-// ErrLookupAmbiguous, nothing recorded; against Coinepay that is
-// the case whenever two applies of one header and package fall in one
-// window. None: not executed (JournalEntry.NotExecuted) when
+// ErrLookupAmbiguous, nothing recorded. None: not executed (JournalEntry.NotExecuted) when
 // opts.RecordNotExecuted is set and the window is over, else
 // ErrLookupNotFound. An entry under which no attempt was ever sent is
 // recorded as not executed without a lookup. A recharge cannot be looked up (card/info gives a
