@@ -117,7 +117,10 @@ func (c *Client) heldElsewhere(ctx context.Context, reference, resource string) 
 		return nil, nil
 	}
 	holders, err := f.Holders(ctx, c.scope, resource)
-	if err != nil {
+	switch {
+	case errors.Is(err, ErrLookupUnsupported):
+		return nil, nil // a wrapper whose journal cannot tell
+	case err != nil:
 		return ErrJournal, fmt.Errorf("settle: holders: %w", err)
 	}
 	for _, h := range holders {
