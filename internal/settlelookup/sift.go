@@ -75,8 +75,13 @@ type Sifted[R any] struct {
 	Held map[string]string
 }
 
+// maxNote bounds Note, which a settlement's reason (at most
+// corekit.MaxSettleReason bytes) carries besides the record and window.
+const maxNote = 480
+
 // Note says, for a reason or an error, which records were another
-// entry's outcome ("" when none was).
+// entry's outcome ("" when none was): the first MaxNamed, within
+// maxNote bytes.
 func (s Sifted[R]) Note() string {
 	if len(s.Held) == 0 {
 		return ""
@@ -86,11 +91,18 @@ func (s Sifted[R]) Note() string {
 		ids = append(ids, id)
 	}
 	slices.Sort(ids)
-	parts := make([]string, 0, min(len(ids), MaxNamed))
-	for _, id := range ids[:min(len(ids), MaxNamed)] {
-		parts = append(parts, fmt.Sprintf("%s is %q's", id, s.Held[id]))
+	note := fmt.Sprintf("; left out as other entries' outcomes (%d):", len(ids))
+	for i, id := range ids[:min(len(ids), MaxNamed)] {
+		part := fmt.Sprintf(" %s is %q's", id, s.Held[id])
+		if i > 0 {
+			part = "," + part
+		}
+		if len(note)+len(part) > maxNote {
+			return note + " …"
+		}
+		note += part
 	}
-	return "; other entries' outcomes left out: " + strings.Join(parts, ", ")
+	return note
 }
 
 // Sift keeps, of found (the provider's records that match entry e, read

@@ -3,6 +3,8 @@ package settlelookup_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -102,6 +104,13 @@ func TestSiftLeavesOutAnotherEntrysOutcome(t *testing.T) {
 	assert.Equal(t, []string{"ch_a_declined"}, ids(s.Kept))
 	assert.Equal(t, map[string]string{"ch_b": "B"}, s.Held)
 	assert.Contains(t, s.Note(), `ch_b is "B"'s`)
+
+	many := settlelookup.Sifted[record]{Held: map[string]string{}}
+	for i := range 40 {
+		many.Held[fmt.Sprintf("ch_%02d_%s", i, strings.Repeat("x", 200))] = strings.Repeat("r", 200)
+	}
+	assert.LessOrEqual(t, len(many.Note()), 490, "a reason holds it")
+	assert.Contains(t, many.Note(), "outcomes (40)")
 }
 
 // A record another entry in doubt could have made: nothing concluded.
