@@ -194,8 +194,19 @@ func (s *ChargesService) SettleCreate(ctx context.Context, reference string, opt
 			ok = append(ok, ch)
 		}
 	}
+	var rivalOK, rivalFailed []settlelookup.Contest[*Charge] // charges another entry could have made too
+	for _, c := range sifted.Contested {
+		if c.Record.Status == StatusError {
+			rivalFailed = append(rivalFailed, c)
+		} else {
+			rivalOK = append(rivalOK, c)
+		}
+	}
 	window := settlelookup.Window(from, to) + sifted.Note()
 	switch {
+	case len(ok)+len(rivalOK) > 1:
+		ids := settlelookup.Named(append(ok, contested(rivalOK)...), func(ch *Charge) string { return ch.UUID })
+		return fail(e, ErrLookupAmbiguous, fmt.Errorf("settle %q: %d charges match (%s), %s", reference, len(ok)+len(rivalOK), ids, window))
 	case len(ok) == 1:
 		res, err := json.Marshal(ok[0])
 		if err != nil {
@@ -203,11 +214,12 @@ func (s *ChargesService) SettleCreate(ctx context.Context, reference string, opt
 		}
 		return record(payonce.Settlement{State: payonce.JournalSucceeded, Result: res, StatusCode: http.StatusOK,
 			Reason: "a55 lookup: charge " + ok[0].UUID + " in status " + string(ok[0].Status) + ", " + window}, ok[0])
-	case len(ok) > 1:
-		ids := settlelookup.Named(ok, func(ch *Charge) string { return ch.UUID })
-		return fail(e, ErrLookupAmbiguous, fmt.Errorf("settle %q: %d charges match (%s), %s", reference, len(ok), ids, window))
+	case len(rivalOK) == 1:
+		return fail(e, ErrLookupAmbiguous, rivalOK[0].Ambiguous(reference))
 	case e.Settled():
 		return unchanged, nil // no success found: the recorded failure stands
+	case len(rivalFailed) > 0:
+		return fail(e, ErrLookupAmbiguous, rivalFailed[0].Ambiguous(reference))
 	case len(failed) > 0:
 		last := failed[len(failed)-1]
 		return record(payonce.Settlement{State: payonce.JournalFailed,
@@ -216,6 +228,15 @@ func (s *ChargesService) SettleCreate(ctx context.Context, reference string, opt
 		return record(payonce.Settlement{State: payonce.JournalFailed, NotExecuted: true, Reason: "a55 lookup: no matching charge " + window}, nil)
 	}
 	return fail(e, ErrLookupNotFound, fmt.Errorf("settle %q: no matching charge %s", reference, window))
+}
+
+// contested is the charges of cs.
+func contested(cs []settlelookup.Contest[*Charge]) []*Charge {
+	out := make([]*Charge, 0, len(cs))
+	for _, c := range cs {
+		out = append(out, c.Record)
+	}
+	return out
 }
 
 // agree reports whether a listed value matches the request's: equal, or

@@ -140,9 +140,15 @@ func (s *CardsService) SettleApply(ctx context.Context, reference string, req *A
 	if err != nil {
 		return fail(e, kind, err)
 	}
-	found = sifted.Kept
+	found, rivals := sifted.Kept, sifted.Contested
 	window := settlelookup.Window(from, to) + sifted.Note()
 	switch {
+	case len(found)+len(rivals) > 1:
+		for _, c := range rivals {
+			found = append(found, c.Record)
+		}
+		ids := settlelookup.Named(found, func(c *Card) string { return c.CardID })
+		return fail(e, ErrLookupAmbiguous, fmt.Errorf("settle %q: %d cards match (%s), %s", reference, len(found), ids, window))
 	case len(found) == 1:
 		res, err := json.Marshal(Envelope{Code: http.StatusOK, Message: "settled by lookup", Data: json.RawMessage(found[0].Raw)})
 		if err != nil {
@@ -150,9 +156,8 @@ func (s *CardsService) SettleApply(ctx context.Context, reference string, req *A
 		}
 		return record(payonce.Settlement{State: payonce.JournalSucceeded, Result: res, StatusCode: http.StatusOK,
 			Reason: "coinepay lookup: card " + found[0].CardID + ", " + window}, found[0])
-	case len(found) > 1:
-		ids := settlelookup.Named(found, func(c *Card) string { return c.CardID })
-		return fail(e, ErrLookupAmbiguous, fmt.Errorf("settle %q: %d cards match (%s), %s", reference, len(found), ids, window))
+	case len(rivals) == 1:
+		return fail(e, ErrLookupAmbiguous, rivals[0].Ambiguous(reference))
 	case e.Settled():
 		return unchanged, nil // no success found: the recorded failure stands
 	case o.RecordNotExecuted && view.Now().After(to):

@@ -62,15 +62,16 @@ func (cardPolicy) Exact(e payonce.JournalEntry, c *Card) bool {
 
 // CouldMake reports whether o's apply could have issued c in [from, to]:
 // c's key, when reported, is o's; a failed apply issued no card (Coinepay
-// refuses before issuing); c's creation time, when reported, lies in the
-// window (settlelookup.Within); its header and package, when reported, are those of o's
-// summary (an entry without one, written before applies kept it, could
-// have issued any card in its window).
+// refuses before issuing), one whose card is known no other; c's creation
+// time, when reported, lies in the window (settlelookup.Within); its
+// header and package, when reported, are those of o's summary (an entry
+// without one, written before applies kept it, could have issued any
+// card in its window).
 func (cardPolicy) CouldMake(o payonce.JournalEntry, c *Card, from, to time.Time) bool {
 	switch {
 	case c.IdempotencyKey != "":
 		return c.IdempotencyKey == o.Key
-	case o.State == payonce.JournalFailed:
+	case o.State == payonce.JournalFailed || o.ResourceID != "":
 		return false
 	case !settlelookup.Within(c.CreatedAt, from, to):
 		return false

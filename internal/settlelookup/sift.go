@@ -36,9 +36,11 @@ type Policy[R any] interface {
 	// o, whose attempt may still be on its way): r's time, when
 	// reported, lies in it (Within), and every field r reports agrees
 	// with o's request as o's summary holds it (an entry without a
-	// summary could have made anything in its window). o is in doubt, or
-	// settled without a known resource; a policy may rule out what o's
-	// state forbids (a failed card issue made no card).
+	// summary could have made anything in its window). o.ResourceID is
+	// what o is known to have made ("" when unknown; r is never it): a
+	// policy rules out what o's state and outcome forbid (a failed card
+	// issue made no card, an entry whose success is known made no other
+	// success).
 	CouldMake(o payonce.JournalEntry, r R, from, to time.Time) bool
 	// ResourceOf is the resource o's stored answer names, for an entry
 	// written before the journal kept ResourceID ("" when none).
@@ -65,14 +67,31 @@ func Finder(view *corekit.View, reference string) (payonce.JournalFinder, error)
 	return f, nil
 }
 
-// Sifted is what Sift kept of the records a lookup found.
+// Sifted is what Sift made of the records a lookup found.
 type Sifted[R any] struct {
-	// Kept are the records that can be the entry's: each carries the
-	// entry's mark, or no other entry holds it or could have made it.
+	// Kept are the records that can be the entry's alone: each carries
+	// the entry's mark, or no other entry holds it or could have made it.
 	Kept []R
+	// Contested are the records another entry of the scope could have
+	// made as well: the lookup concludes nothing from one (Ambiguous).
+	Contested []Contest[R]
 	// Held names, by record ID, the other entry whose recorded outcome
-	// each dropped record is.
+	// each record left out is.
 	Held map[string]string
+}
+
+// Contest is a record other entries could have made as well.
+type Contest[R any] struct {
+	Record R
+	ID     string
+	Rivals []string // the other entries' references
+}
+
+// Ambiguous is the error of a lookup of reference that cannot conclude
+// because of c (its kind is payonce.ErrLookupAmbiguous).
+func (c Contest[R]) Ambiguous(reference string) error {
+	return fmt.Errorf("settle %q: %s could be the outcome of %s as well (%s in doubt, or settled without a known result, with the same request in the window): nothing recorded; settle %s first",
+		reference, c.ID, quoted(c.Rivals), plural(len(c.Rivals)), pronoun(len(c.Rivals)))
 }
 
 // maxNote bounds Note, which a settlement's reason (at most
@@ -105,14 +124,15 @@ func (s Sifted[R]) Note() string {
 	return note
 }
 
-// Sift keeps, of found (the provider's records that match entry e, read
-// from the provider before Sift is called), those that can be e's, as
-// recorded in the journal f: a record that carries e's mark
-// (Policy.Exact) is e's; any other is dropped when another entry of the
-// scope holds it as its outcome (Holders); and when another entry could
-// have made it (LookAlikes: an entry of the operation in doubt, or
-// settled without a known resource, whose request and window fit it,
-// Policy.CouldMake), nothing is concluded: payonce.ErrLookupAmbiguous.
+// Sift sorts found (the provider's records that match entry e, read from
+// the provider before Sift is called) by what the journal f holds: a
+// record that carries e's mark (Policy.Exact) is e's (Kept); any other is
+// left out when another entry of the scope holds it as its outcome
+// (Holders, Held), contested when another entry could have made it
+// (LookAlikes: an entry of the operation whose request and window fit it,
+// Policy.CouldMake; Contested), and kept otherwise. The provider draws its
+// verdict from Kept, and refuses (Contest.Ambiguous) where a contested
+// record would change it.
 //
 // [from, to] is e's lookup window (corekit.LookupWindow with margin);
 // keyWindow is how long the provider keeps a key, which bounds how long
@@ -121,7 +141,8 @@ func (s Sifted[R]) Note() string {
 // found there safe to weigh: the entry that made it was reserved before
 // it was sent, so it is in the journal by then, holding the record or not
 // yet settled. kind and err are set when the journal fails
-// (payonce.ErrJournal) or the records are ambiguous.
+// (payonce.ErrJournal) or holds too many look-alikes to weigh
+// (payonce.ErrLookupAmbiguous).
 func Sift[R any](ctx context.Context, f payonce.JournalFinder, e payonce.JournalEntry, found []R, pol Policy[R],
 	margin time.Duration, from, to time.Time, keyWindow time.Duration) (s Sifted[R], kind, err error) {
 	s.Held = map[string]string{}
@@ -172,21 +193,17 @@ func Sift[R any](ctx context.Context, f payonce.JournalFinder, e payonce.Journal
 		if o.Reference == e.Reference || (o.State == payonce.JournalPending && !o.Sent) || o.NotExecuted() {
 			continue // e itself, or nothing was ever sent under o or ran
 		}
-		if res := resourceOf(o, pol); res != "" {
-			// o's outcome is res, and o made nothing else.
-			for _, c := range open {
-				if c.id == res {
-					c.dropped, s.Held[res] = true, o.Reference
-				}
-			}
-			continue
-		}
+		o.ResourceID = resourceOf(o, pol)
 		oFrom, oTo := corekit.LookupWindow(margin, o.KeyCreated, o.CreatedAt, o.UpdatedAt)
 		if o.State == payonce.JournalPending {
 			oTo = time.Time{} // an attempt of o's may still be on its way
 		}
 		for _, c := range open {
-			if pol.CouldMake(o, c.r, oFrom, oTo) {
+			switch {
+			case c.dropped:
+			case o.ResourceID != "" && c.id == o.ResourceID:
+				c.dropped, s.Held[c.id] = true, o.Reference // o's outcome, read from its stored answer
+			case pol.CouldMake(o, c.r, oFrom, oTo):
 				c.by = append(c.by, o.Reference)
 			}
 		}
@@ -195,8 +212,7 @@ func Sift[R any](ctx context.Context, f payonce.JournalFinder, e payonce.Journal
 		switch {
 		case c.dropped:
 		case len(c.by) > 0:
-			return s, corekit.ErrLookupAmbiguous, fmt.Errorf("settle %q: %s could be the outcome of %s as well (%s in doubt, or settled without a known result, with the same request in the window): nothing recorded; settle it by hand first",
-				e.Reference, c.id, quoted(c.by), plural(len(c.by)))
+			s.Contested = append(s.Contested, Contest[R]{Record: c.r, ID: c.id, Rivals: c.by})
 		default:
 			s.Kept = append(s.Kept, c.r)
 		}
@@ -237,6 +253,13 @@ func quoted(refs []string) string {
 		qs = append(qs, fmt.Sprintf("%q", r))
 	}
 	return strings.Join(qs, ", ")
+}
+
+func pronoun(n int) string {
+	if n == 1 {
+		return "it"
+	}
+	return "them"
 }
 
 func plural(n int) string {

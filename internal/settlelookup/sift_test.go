@@ -29,6 +29,9 @@ func (policy) Exact(e payonce.JournalEntry, r record) bool {
 	return r.key != "" && r.key == e.Key
 }
 func (policy) CouldMake(o payonce.JournalEntry, r record, _, _ time.Time) bool {
+	if o.ResourceID != "" {
+		return false // its outcome is known, and it made one record
+	}
 	var s struct{ Description string }
 	if o.Summary == "" || json.Unmarshal([]byte(o.Summary), &s) != nil {
 		return true
@@ -76,13 +79,20 @@ func (w *world) settle(e payonce.JournalEntry, st payonce.JournalState, resource
 	require.NoError(w.t, w.j.Update(w.t.Context(), up))
 }
 
-func (w *world) sift(found ...record) (settlelookup.Sifted[record], error) {
+func (w *world) sift(found ...record) settlelookup.Sifted[record] {
 	from, to := corekit.LookupWindow(0, w.a.KeyCreated, w.a.CreatedAt, w.a.UpdatedAt)
-	s, kind, err := settlelookup.Sift(w.t.Context(), w.j, w.a, found, policy{}, 0, from, to, 24*time.Hour)
-	if err != nil {
-		assert.ErrorIs(w.t, kind, corekit.ErrLookupAmbiguous)
+	s, _, err := settlelookup.Sift(w.t.Context(), w.j, w.a, found, policy{}, 0, from, to, 24*time.Hour)
+	require.NoError(w.t, err)
+	return s
+}
+
+// rivals is the records contested, each with its rivals.
+func rivals(s settlelookup.Sifted[record]) map[string][]string {
+	out := map[string][]string{}
+	for _, c := range s.Contested {
+		out[c.ID] = c.Rivals
 	}
-	return s, err
+	return out
 }
 
 func ids(rs []record) []string {
@@ -99,9 +109,9 @@ func TestSiftLeavesOutAnotherEntrysOutcome(t *testing.T) {
 	w := newWorld(t)
 	w.settle(w.add("B", `{"Description":"shirt"}`, true), payonce.JournalSucceeded, "ch_b", `{"ID":"ch_b"}`, false)
 	w.settle(w.a, payonce.JournalFailed, "ch_a_declined", `{"ID":"ch_a_declined"}`, false)
-	s, err := w.sift(record{id: "ch_b", desc: "shirt"}, record{id: "ch_a_declined", desc: "shirt"})
-	require.NoError(t, err)
+	s := w.sift(record{id: "ch_b", desc: "shirt"}, record{id: "ch_a_declined", desc: "shirt"})
 	assert.Equal(t, []string{"ch_a_declined"}, ids(s.Kept))
+	assert.Empty(t, s.Contested, "B's outcome is known: it made nothing else")
 	assert.Equal(t, map[string]string{"ch_b": "B"}, s.Held)
 	assert.Contains(t, s.Note(), `ch_b is "B"'s`)
 
@@ -113,28 +123,31 @@ func TestSiftLeavesOutAnotherEntrysOutcome(t *testing.T) {
 	assert.Contains(t, many.Note(), "outcomes (40)")
 }
 
-// A record another entry in doubt could have made: nothing concluded.
-// One no other entry could have made (another description), or that
-// another entry could have made but never sent or never ran, is kept.
-func TestSiftRefusesARecordAnotherEntryCouldHaveMade(t *testing.T) {
+// A record another entry in doubt could have made is contested, with
+// its rivals; the error a lookup then gives names them. One no other
+// entry could have made (another description), or that another entry
+// could have made but never sent or never ran, is kept.
+func TestSiftContestsARecordAnotherEntryCouldHaveMade(t *testing.T) {
 	w := newWorld(t)
 	w.add("B", `{"Description":"shirt"}`, true)
-	_, err := w.sift(record{id: "ch_1", desc: "shirt"})
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), `"B"`)
+	w.add("C", `{"Description":"shirt"}`, true)
+	s := w.sift(record{id: "ch_1", desc: "shirt"})
+	assert.Empty(t, s.Kept)
+	assert.Equal(t, map[string][]string{"ch_1": {"B", "C"}}, rivals(s))
+	assert.Contains(t, s.Contested[0].Ambiguous("A").Error(), `ch_1 could be the outcome of "B", "C" as well`)
 
 	w = newWorld(t)
 	w.add("other-item", `{"Description":"socks"}`, true)
 	w.add("never-sent", `{"Description":"shirt"}`, false)
 	w.settle(w.add("not-executed", `{"Description":"shirt"}`, true), payonce.JournalFailed, "", "", true)
-	s, err := w.sift(record{id: "ch_1", desc: "shirt"})
-	require.NoError(t, err)
+	s = w.sift(record{id: "ch_1", desc: "shirt"})
 	assert.Equal(t, []string{"ch_1"}, ids(s.Kept))
+	assert.Empty(t, s.Contested)
 
 	w = newWorld(t)
 	w.add("no-summary", "", true)
-	_, err = w.sift(record{id: "ch_1", desc: "shirt"})
-	require.Error(t, err, "an entry without a summary could have made anything")
+	s = w.sift(record{id: "ch_1", desc: "shirt"})
+	assert.Equal(t, map[string][]string{"ch_1": {"no-summary"}}, rivals(s), "an entry without a summary could have made anything")
 }
 
 // An entry settled before the journal kept resource IDs is placed by
@@ -143,15 +156,14 @@ func TestSiftRefusesARecordAnotherEntryCouldHaveMade(t *testing.T) {
 func TestSiftReadsOldOutcomesFromTheirAnswers(t *testing.T) {
 	w := newWorld(t)
 	w.settle(w.add("old", `{"Description":"shirt"}`, true), payonce.JournalSucceeded, "", `{"ID":"ch_old"}`, false)
-	s, err := w.sift(record{id: "ch_old", desc: "shirt"}, record{id: "ch_a", desc: "shirt"})
-	require.NoError(t, err)
+	s := w.sift(record{id: "ch_old", desc: "shirt"}, record{id: "ch_a", desc: "shirt"})
 	assert.Equal(t, []string{"ch_a"}, ids(s.Kept))
 	assert.Equal(t, "old", s.Held["ch_old"])
 
 	w = newWorld(t)
 	w.settle(w.add("masked", `{"Description":"shirt"}`, true), payonce.JournalSucceeded, "", `{"ID":"************0005"}`, false)
-	_, err = w.sift(record{id: "ch_a", desc: "shirt"})
-	require.Error(t, err, "an outcome redaction masked is unknown")
+	s = w.sift(record{id: "ch_a", desc: "shirt"})
+	assert.Equal(t, map[string][]string{"ch_a": {"masked"}}, rivals(s), "an outcome redaction masked is unknown")
 }
 
 // A record that carries the entry's own mark is the entry's, whatever
@@ -159,9 +171,9 @@ func TestSiftReadsOldOutcomesFromTheirAnswers(t *testing.T) {
 func TestSiftKeepsTheEntrysOwnMark(t *testing.T) {
 	w := newWorld(t)
 	w.add("B", `{"Description":"shirt"}`, true)
-	s, err := w.sift(record{id: "ch_1", key: w.a.Key, desc: "shirt"})
-	require.NoError(t, err)
+	s := w.sift(record{id: "ch_1", key: w.a.Key, desc: "shirt"})
 	assert.Equal(t, []string{"ch_1"}, ids(s.Kept))
+	assert.Empty(t, s.Contested)
 }
 
 // manyAlikes answers more look-alikes than a lookup weighs.
