@@ -32,13 +32,19 @@ func (r *ApplyRequest) JournalSummary() string {
 	return string(redact.JSON(b))
 }
 
+// applySummary is ApplyRequest as its summary: the same two fields, so
+// that a request is its own summary without a copy.
+type applySummary ApplyRequest
+
 // summary is the request's summary for the journal (payonce.Request),
-// nil for a nil request (which Validate refuses).
+// nil for a nil request (which Validate refuses). A pointer, which an
+// interface holds without allocating: an apply without a journal pays
+// nothing for it.
 func (r *ApplyRequest) summary() any {
 	if r == nil {
 		return nil
 	}
-	return ApplySummary{HeaderID: r.HeaderID, PackageID: r.PackageID}
+	return (*applySummary)(r)
 }
 
 // cardPolicy is what SettleApply tells the shared lookup steps
