@@ -38,7 +38,7 @@ func TestVersionSixFillsTheResourceOfOlderRows(t *testing.T) {
 		" (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())")
 	require.NoError(t, err)
 	for i := range 5 {
-		_, err = p.Exec(t.Context(), strings.ReplaceAll(migrations[i], "$T", table))
+		_, err = p.Exec(t.Context(), strings.NewReplacer("$T", table, "$S", pgx.Identifier{name}.Sanitize()).Replace(migrations[i]))
 		require.NoError(t, err, "migration %d", i+1)
 		_, err = p.Exec(t.Context(), "INSERT INTO "+versions+" (version) VALUES ($1)", i+1)
 		require.NoError(t, err)
