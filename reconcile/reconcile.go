@@ -470,8 +470,10 @@ func (r *run) compare(ctx context.Context, h *entryRow, res *Resource, inRep boo
 		return nil
 	case h.e.State == payonce.JournalSucceeded && outcome == OutcomeFailed:
 		r.add(h, res, KindMisrecorded, fmt.Sprintf("recorded succeeded; the provider says %q, a failure", res.Status))
+		return nil // one finding a resource: the inbox's is this one
 	case h.e.State == payonce.JournalFailed && (outcome == OutcomeSucceeded || outcome == OutcomePending):
 		r.add(h, res, KindMisrecorded, fmt.Sprintf("recorded %s; the provider holds %s in status %q (%s)", state, res.ID, res.Status, outcome))
+		return nil
 	}
 	if h.hasRec && h.rec.ID == res.ID {
 		return r.inboxCheck(ctx, h, res)

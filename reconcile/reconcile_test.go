@@ -293,6 +293,7 @@ func TestInboxNeverReceivedTheStatus(t *testing.T) {
 	b.entry("told", "k2", base, payonce.JournalSucceeded, result("r2", "ok"))
 	b.entry("late", "k3", base, payonce.JournalSucceeded, result("r3", "ok"))
 	b.entry("same", "k4", base, payonce.JournalSucceeded, result("r4", "ok"))
+	b.entry("broken", "k5", base, payonce.JournalSucceeded, result("r5", "ok")) // misrecorded: once
 	for i, ev := range []payonce.InboxEvent{
 		{EventID: "e1", ResourceID: "r2", Type: "moved"},
 		{EventID: "e2", ResourceID: "r3", Type: "moved"},
@@ -309,24 +310,26 @@ func TestInboxNeverReceivedTheStatus(t *testing.T) {
 	p := &fakeProvider{resources: []reconcile.Resource{
 		{ID: "r1", Status: "moved", CreatedAt: base}, {ID: "r2", Status: "Moved", CreatedAt: base},
 		{ID: "r3", Status: "moved", CreatedAt: base}, {ID: "r4", Status: "ok", CreatedAt: base},
+		{ID: "r5", Status: "bad", CreatedAt: base},
 	}}
 	rep := run(t, p, b, opts())
-	assert.Empty(t, rep.Findings, "without an inbox, a status change is the resource's life, not a finding")
+	assert.Equal(t, [][3]string{{"misrecorded", "broken", "r5"}}, kinds(rep), "without an inbox, a status change is the resource's life, not a finding")
 	assert.False(t, rep.Inbox)
 
 	o := opts()
 	o.Inbox = b.j
 	rep = run(t, p, b, o)
 	assert.True(t, rep.Inbox)
-	require.Equal(t, [][3]string{{"unreceived-status", "late", "r3"}, {"unreceived-status", "quiet", "r1"}}, kinds(rep))
-	assert.Equal(t, "ok", rep.Findings[0].Known)
-	assert.Contains(t, rep.Findings[0].Detail, "last of the inbox's 2 events")
-	assert.Equal(t, "moved", rep.Findings[1].Status)
-	assert.Contains(t, rep.Findings[1].Detail, "holds no event")
+	require.Equal(t, [][3]string{{"misrecorded", "broken", "r5"}, {"unreceived-status", "late", "r3"}, {"unreceived-status", "quiet", "r1"}}, kinds(rep),
+		"a misrecorded resource is reported once")
+	assert.Equal(t, "ok", rep.Findings[1].Known)
+	assert.Contains(t, rep.Findings[1].Detail, "last of the inbox's 2 events")
+	assert.Equal(t, "moved", rep.Findings[2].Status)
+	assert.Contains(t, rep.Findings[2].Detail, "holds no event")
 
 	o.InboxScope = "other"
 	rep = run(t, p, b, o)
-	assert.Equal(t, [][3]string{{"unreceived-status", "late", "r3"}, {"unreceived-status", "told", "r2"}}, kinds(rep))
+	assert.Equal(t, [][3]string{{"misrecorded", "broken", "r5"}, {"unreceived-status", "late", "r3"}, {"unreceived-status", "told", "r2"}}, kinds(rep))
 
 	in, err := reconcile.InboxInUse(t.Context(), b.j, scope)
 	require.NoError(t, err)
