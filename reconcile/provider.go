@@ -71,8 +71,13 @@ type Outcome string
 // The outcomes.
 const (
 	// OutcomeSucceeded: the operation succeeded, whatever happened since
-	// (a charge confirmed, then refunded; a card issued, then frozen).
+	// that may have left money moved (a charge confirmed, then refunded in
+	// part or whole; a card issued, then frozen).
 	OutcomeSucceeded Outcome = "succeeded"
+	// OutcomeReversed: the operation succeeded and has been undone since,
+	// nothing left moved (a charge canceled, or expired unpaid): it does
+	// not count as one of two successful attempts of an order.
+	OutcomeReversed Outcome = "reversed"
 	// OutcomeFailed: the provider made the resource, but the operation
 	// failed (a declined charge).
 	OutcomeFailed Outcome = "failed"

@@ -76,10 +76,12 @@ const (
 	// KindMisrecorded: an entry whose state is not what the provider
 	// says: succeeded, but its resource is missing or failed; failed or
 	// not executed, but the provider made a resource under its key that
-	// succeeded or may still; or holding another entry's resource.
+	// succeeded (even if reversed since) or may still; or holding another
+	// entry's resource.
 	KindMisrecorded Kind = "misrecorded"
 	// KindTwoSuccesses: one of two or more attempts of one order that
-	// succeeded (by the provider's records where it has them).
+	// succeeded and stand (by the provider's records where it has them:
+	// one pending counts, one reversed does not).
 	KindTwoSuccesses Kind = "two-successes"
 	// KindUnrecorded: a resource at the provider that no entry holds.
 	KindUnrecorded Kind = "unrecorded"
@@ -471,7 +473,7 @@ func (r *run) compare(ctx context.Context, h *entryRow, res *Resource, inRep boo
 	case h.e.State == payonce.JournalSucceeded && outcome == OutcomeFailed:
 		r.add(h, res, KindMisrecorded, fmt.Sprintf("recorded succeeded; the provider says %q, a failure", res.Status))
 		return nil // one finding a resource: the inbox's is this one
-	case h.e.State == payonce.JournalFailed && (outcome == OutcomeSucceeded || outcome == OutcomePending):
+	case h.e.State == payonce.JournalFailed && outcome != OutcomeFailed && outcome != OutcomeUnknown:
 		r.add(h, res, KindMisrecorded, fmt.Sprintf("recorded %s; the provider holds %s in status %q (%s)", state, res.ID, res.Status, outcome))
 		return nil
 	}
@@ -560,15 +562,15 @@ type attempt struct {
 	inReport bool
 }
 
-// succeeded reports whether h's attempt succeeded: by the provider's
-// status where a resource is tied to it (one still pending may yet be
-// paid), else by the journal.
+// succeeded reports whether h's attempt succeeded and stands: by the
+// provider's status where a resource is tied to it (one still pending may
+// yet be paid; one reversed left nothing moved), else by the journal.
 func (r *run) succeeded(h *entryRow) bool {
 	if h.res != nil {
 		switch r.p.Outcome(h.res.Status) {
 		case OutcomeSucceeded, OutcomePending:
 			return true
-		case OutcomeFailed:
+		case OutcomeFailed, OutcomeReversed:
 			return false
 		}
 	}

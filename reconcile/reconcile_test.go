@@ -65,6 +65,8 @@ func (p *fakeProvider) Outcome(status string) reconcile.Outcome {
 		return reconcile.OutcomeFailed
 	case "wait":
 		return reconcile.OutcomePending
+	case "undone":
+		return reconcile.OutcomeReversed
 	}
 	return reconcile.OutcomeUnknown
 }
@@ -176,6 +178,7 @@ func TestMisrecorded(t *testing.T) {
 	b.entry("ok-but-missing", "k3", base, payonce.JournalSucceeded, result("r3", "ok"))
 	b.entry("ok-no-resource", "k4", base, payonce.JournalSucceeded, `{"other":1}`)
 	b.entry("failed-still-pending", "k5", base, payonce.JournalFailed, result("r5", "bad"))
+	b.entry("failed-but-undone", "k8", base, payonce.JournalFailed, "")
 	b.entry("rightful", "k6", base, payonce.JournalSucceeded, result("r6", "ok"))
 	b.entry("took-r6", "k7", base, payonce.JournalSucceeded, result("r6", "ok"))
 	p := &fakeProvider{resources: []reconcile.Resource{
@@ -183,9 +186,11 @@ func TestMisrecorded(t *testing.T) {
 		{ID: "r2", Status: "bad", CreatedAt: base},
 		{ID: "r5", Status: "wait", CreatedAt: base},
 		{ID: "r6", Status: "ok", Key: "k6", CreatedAt: base},
+		{ID: "r8", Status: "undone", Key: "k8", CreatedAt: base},
 	}}
 	rep := run(t, p, b, opts())
 	assert.ElementsMatch(t, [][3]string{
+		{"misrecorded", "failed-but-undone", "r8"},
 		{"misrecorded", "failed-but-made", "r1"},
 		{"misrecorded", "ok-but-failed", "r2"},
 		{"misrecorded", "ok-but-missing", "r3"},
@@ -231,10 +236,14 @@ func TestTwoSuccessfulAttemptsOfOneOrder(t *testing.T) {
 	// o-3: attempt 1 succeeded, then failed at the provider: one success.
 	b.entry("o-3/attempt-1", "k5", base, payonce.JournalSucceeded, result("r5", "ok"))
 	b.entry("o-3/attempt-2", "k6", base.Add(time.Minute), payonce.JournalSucceeded, result("r6", "ok"))
+	// o-5: attempt 1 succeeded, then was undone: one success stands.
+	b.entry("o-5/attempt-1", "k9", base, payonce.JournalSucceeded, result("r9", "ok"))
+	b.entry("o-5/attempt-2", "k10", base.Add(time.Minute), payonce.JournalSucceeded, result("r10", "ok"))
 	p := &fakeProvider{resources: []reconcile.Resource{
 		{ID: "r1", Status: "ok", CreatedAt: base}, {ID: "r2", Status: "moved", CreatedAt: base},
 		{ID: "r3", Status: "wait", Key: "k3", CreatedAt: base}, {ID: "r4", Status: "ok", CreatedAt: base},
 		{ID: "r5", Status: "bad", CreatedAt: base}, {ID: "r6", Status: "ok", CreatedAt: base},
+		{ID: "r9", Status: "undone", CreatedAt: base}, {ID: "r10", Status: "ok", CreatedAt: base},
 		// o-4 has one entry; a resource naming o-4 that no entry holds is a second.
 		{ID: "r8", Status: "ok", Order: "o-4", CreatedAt: base},
 	}}
