@@ -218,6 +218,7 @@ func Run(ctx context.Context, p Provider, j Journal, o Options) (*Report, error)
 			return nil, err
 		}
 	}
+	r.reportUnrecorded()
 	if err := r.unseen(ctx); err != nil {
 		return nil, err
 	}
@@ -428,8 +429,7 @@ func (r *run) resolve(ctx context.Context, res *Resource) error {
 	inRep := r.inReport(*res)
 	if len(hs) == 0 && keyed == nil {
 		if inRep {
-			r.unrecorded = append(r.unrecorded, res)
-			r.add(nil, res, KindUnrecorded, r.unrecordedDetail(res))
+			r.unrecorded = append(r.unrecorded, res) // reported once every resource is tied: reportUnrecorded
 		}
 		return nil
 	}
@@ -441,7 +441,7 @@ func (r *run) resolve(ctx context.Context, res *Resource) error {
 		if h == rightful || !(h.inReport || inRep) {
 			continue
 		}
-		detail := fmt.Sprintf("holds %s, which %d entries hold: %s", res.ID, len(hs), refs(hs))
+		detail := fmt.Sprintf("holds %s, which %d entries hold: %s", res.ID, len(hs), names(refs(hs)))
 		if rightful != nil {
 			detail = fmt.Sprintf("holds %s, which the provider made under the key of %s", res.ID, rightful.e.Reference)
 		}
@@ -670,26 +670,48 @@ func (r *run) candidates(e payonce.JournalEntry) string {
 	if len(ids) == 0 {
 		return fmt.Sprintf("no resource at the provider carries its key, nor is unrecorded in %s: settle it by lookup", span(from, to))
 	}
-	return fmt.Sprintf("no resource carries its key; unrecorded in its window: %s: settle it by lookup", strings.Join(ids, ", "))
+	return fmt.Sprintf("no resource carries its key; unrecorded in its window: %s: settle it by lookup", names(ids))
 }
 
-// unrecordedDetail says which entries, without a resource of their own,
-// could have made res.
-func (r *run) unrecordedDetail(res *Resource) string {
-	var cands []*entryRow
+// reportUnrecorded reports the resources of the span no entry holds or
+// made, each with the entries that, holding no resource of their own,
+// could have made it.
+func (r *run) reportUnrecorded() {
+	type window struct {
+		h        *entryRow
+		from, to time.Time
+	}
+	var open []window // entries without a resource: failed or pending, typically few
 	for _, h := range r.rows {
-		if h.hasRec || h.res != nil || h.e.State == payonce.JournalSucceeded {
-			continue
-		}
-		from, to := corekit.LookupWindow(r.margin, h.e.KeyCreated, h.e.CreatedAt, h.e.UpdatedAt)
-		if res.CreatedAt.IsZero() || within(res.CreatedAt, from, to) {
-			cands = append(cands, h)
+		if !h.hasRec && h.res == nil && h.e.State != payonce.JournalSucceeded {
+			from, to := corekit.LookupWindow(r.margin, h.e.KeyCreated, h.e.CreatedAt, h.e.UpdatedAt)
+			open = append(open, window{h, from, to})
 		}
 	}
-	if len(cands) == 0 {
-		return "no journal entry holds it"
+	for _, res := range r.unrecorded {
+		var cands []string
+		for _, w := range open {
+			if res.CreatedAt.IsZero() || within(res.CreatedAt, w.from, w.to) {
+				cands = append(cands, w.h.e.Reference)
+			}
+		}
+		detail := "no journal entry holds it"
+		if len(cands) > 0 {
+			detail += "; entries without a resource in its window: " + names(cands)
+		}
+		r.add(nil, res, KindUnrecorded, detail)
 	}
-	return "no journal entry holds it; entries without a resource in its window: " + refs(cands)
+}
+
+// maxNamed bounds the references or IDs a finding's detail names.
+const maxNamed = 5
+
+// names joins ns, at most maxNamed of them and how many more.
+func names(ns []string) string {
+	if len(ns) <= maxNamed {
+		return strings.Join(ns, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(ns[:maxNamed], ", "), len(ns)-maxNamed)
 }
 
 // add appends a finding about h (nil: none) and res (nil: none).
@@ -717,12 +739,12 @@ func (r *run) finding(h *entryRow, res *Resource, kind Kind, detail string) Find
 	return f
 }
 
-func refs(hs []*entryRow) string {
+func refs(hs []*entryRow) []string {
 	out := make([]string, len(hs))
 	for i, h := range hs {
 		out[i] = h.e.Reference
 	}
-	return strings.Join(out, ", ")
+	return out
 }
 
 func span(from, to time.Time) string {

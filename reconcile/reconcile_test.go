@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"iter"
 	"testing"
 	"time"
@@ -414,4 +415,17 @@ func TestOrderRules(t *testing.T) {
 		_, err := reconcile.OrderPattern(bad)
 		assert.ErrorIs(t, err, reconcile.ErrInvalidOptions, bad)
 	}
+}
+
+// A detail names at most five entries, and how many more.
+func TestDetailNamesAtMostFive(t *testing.T) {
+	b := newBook(t)
+	for i := range 7 {
+		b.entry(fmt.Sprintf("job-%d", i), fmt.Sprintf("k%d", i), base, payonce.JournalPending, "")
+	}
+	p := &fakeProvider{resources: []reconcile.Resource{{ID: "r1", Status: "ok", CreatedAt: base}}}
+	rep := run(t, p, b, opts())
+	require.Equal(t, [][3]string{{"unrecorded", "", "r1"}}, kinds(rep), "pending, not yet in doubt: no finding of their own")
+	assert.Equal(t, "no journal entry holds it; entries without a resource in its window: job-0, job-1, job-2, job-3, job-4 and 2 more",
+		rep.Findings[0].Detail)
 }
