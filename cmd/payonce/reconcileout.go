@@ -1,18 +1,12 @@
 package main
 
 import (
-	"bytes"
 	"encoding/csv"
-	"encoding/json"
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
-	"unicode"
-	"unicode/utf16"
-	"unicode/utf8"
 
 	"github.com/payonce/payonce/reconcile"
 )
@@ -25,21 +19,15 @@ const (
 )
 
 // writeReport prints rep in format: everything reconcile prints goes
-// through here. Every text in a report comes from the provider or the
-// journal, and a terminal obeys some characters rather than show them
-// (ESC sequences, BEL, a carriage return, U+202E), so a table cell or a
-// CSV field holding any character that does not show is printed quoted
-// with Go's escapes (reconcileCell), and JSON has every such character
-// written as a JSON escape (escapeJSON): it reads back the same text.
+// through here, and then through the command's escaping writer
+// (output.go), which escapes every character a terminal would obey. A
+// table cell holding such a character is printed quoted (cell), so it
+// can neither split the table nor forge a line, and a CSV field never
+// starts a formula (csvCell).
 func writeReport(w io.Writer, rep *reconcile.Report, format string) error {
 	switch format {
 	case formatJSON:
-		b, err := json.MarshalIndent(rep, "", "  ")
-		if err != nil {
-			return err
-		}
-		_, err = w.Write(append(escapeJSON(b), '\n'))
-		return err
+		return writeJSON(w, rep)
 	case formatCSV:
 		return writeReportCSV(w, rep)
 	}
@@ -70,8 +58,8 @@ func writeReportTable(w io.Writer, rep *reconcile.Report) error {
 	if rep.Inbox {
 		inbox = "inbox checked"
 	}
-	fmt.Fprintf(w, "reconcile %s %s %s, %s to %s: %d resources, %d entries, %s\n", reconcileCell(rep.Provider),
-		reconcileCell(rep.Scope), reconcileCell(rep.Operation), rep.From.Format(time.RFC3339), rep.To.Format(time.RFC3339),
+	fmt.Fprintf(w, "reconcile %s %s %s, %s to %s: %d resources, %d entries, %s\n", cell(rep.Provider),
+		cell(rep.Scope), cell(rep.Operation), rep.From.Format(time.RFC3339), rep.To.Format(time.RFC3339),
 		rep.Resources, rep.Entries, inbox)
 	if !rep.NeedsAttention() {
 		_, err := fmt.Fprintln(w, "nothing needs a person")
@@ -82,7 +70,7 @@ func writeReportTable(w io.Writer, rep *reconcile.Report) error {
 	for _, f := range rep.Findings {
 		cells := reportRow(f)
 		for i := range cells {
-			cells[i] = reconcileCell(cells[i])
+			cells[i] = cell(cells[i])
 		}
 		fmt.Fprintln(tw, strings.Join(cells, "\t"))
 	}
@@ -111,46 +99,12 @@ func writeReportCSV(w io.Writer, rep *reconcile.Report) error {
 	return cw.Error()
 }
 
-// reconcileCell is s as a table or CSV prints it: as it is when every
-// character shows, else quoted with Go's escapes ("o-1\u202etxt"), so it
-// can neither split the table nor forge a line.
-func reconcileCell(s string) string {
-	for _, r := range s {
-		if r == utf8.RuneError || !unicode.IsGraphic(r) {
-			return strconv.QuoteToGraphic(s)
-		}
-	}
-	return s
-}
-
-// csvCell is a CSV field: reconcileCell's, with a leading ' before a
-// text a spreadsheet would read as a formula (=, +, -, @).
+// csvCell is a CSV field: cell's, with a leading ' before a text a
+// spreadsheet would read as a formula (=, +, -, @).
 func csvCell(s string) string {
-	s = reconcileCell(s)
+	s = cell(s)
 	if s != "" && strings.ContainsRune("=+-@", rune(s[0])) {
 		return "'" + s
 	}
 	return s
-}
-
-// escapeJSON writes every character of JSON text b that does not show,
-// but a new line, as a JSON escape (\u202e; a surrogate pair past
-// U+FFFF): such characters can only stand inside strings, where the
-// escape means the same character.
-func escapeJSON(b []byte) []byte {
-	var out bytes.Buffer
-	for len(b) > 0 {
-		r, n := utf8.DecodeRune(b)
-		switch {
-		case r == '\n' || r != utf8.RuneError && unicode.IsGraphic(r):
-			out.Write(b[:n])
-		case r > 0xffff:
-			hi, lo := utf16.EncodeRune(r)
-			fmt.Fprintf(&out, `\u%04x\u%04x`, hi, lo)
-		default:
-			fmt.Fprintf(&out, `\u%04x`, r) // json.Marshal leaves no invalid UTF-8: RuneError is U+FFFD itself
-		}
-		b = b[n:]
-	}
-	return out.Bytes()
 }
