@@ -195,9 +195,11 @@ func InboxInUse(ctx context.Context, inbox payonce.Inbox, scope string) (bool, e
 // returns what needs a person. It reads and never writes: settle what it
 // reports with the journal command or the clients' settle calls.
 //
-// A resource is tied to an entry by the ID the entry's stored answer
-// names (Provider.Recorded) and, where the provider reports it, by the
-// key of the request that made it. The journal's entries are matched
+// A resource is tied to an entry by the resource the entry recorded
+// (JournalEntry.ResourceID, else what Provider.Recorded reads of its
+// answer), whenever the entry was reserved (JournalFinder.Holders), and,
+// where the provider reports it, by the key of the request that made
+// it. The journal's entries are matched
 // over the span widened by the key's 24-hour window before it (an
 // attempt may run that long after its entry was reserved) and the list
 // over the span widened by the window after it; findings are reported
@@ -217,6 +219,9 @@ func Run(ctx context.Context, p Provider, j Journal, o Options) (*Report, error)
 		if err := r.resolve(ctx, &r.resources[i]); err != nil {
 			return nil, err
 		}
+	}
+	if err := r.heldOutside(ctx); err != nil {
+		return nil, err
 	}
 	r.reportUnrecorded()
 	if err := r.unseen(ctx); err != nil {
@@ -262,7 +267,7 @@ type run struct {
 
 	rows       []*entryRow
 	byRef      map[string]*entryRow
-	holders    map[string][]*entryRow // resource ID -> entries whose answer names it
+	holders    map[string][]*entryRow // resource ID -> entries that recorded it
 	byKey      map[string]*entryRow
 	resources  []Resource
 	listed     map[string]bool // resource IDs the list yielded
@@ -671,6 +676,41 @@ func (r *run) candidates(e payonce.JournalEntry) string {
 		return fmt.Sprintf("no resource at the provider carries its key, nor is unrecorded in %s: settle it by lookup", span(from, to))
 	}
 	return fmt.Sprintf("no resource carries its key; unrecorded in its window: %s: settle it by lookup", names(ids))
+}
+
+// heldOutside asks the journal which entry holds each resource no entry
+// read holds or made (JournalFinder.Holders): one reserved outside the
+// entries read (settled by hand long after, say) ties it like any other.
+func (r *run) heldOutside(ctx context.Context) error {
+	var still []*Resource
+	for _, res := range r.unrecorded {
+		hs, err := r.j.Holders(ctx, r.info.Scope, res.ID)
+		if err != nil {
+			return fmt.Errorf("reconcile: journal holders of %s: %w", res.ID, err)
+		}
+		found := false
+		for _, e := range hs {
+			if e.Operation != r.info.Operation || r.byRef[e.Reference] != nil {
+				continue
+			}
+			row := &entryRow{e: e, inReport: within(e.CreatedAt, r.from, r.to)}
+			row.order, _ = r.orders(e.Reference)
+			row.rec, row.hasRec = r.recorded(e)
+			r.holders[res.ID] = append(r.holders[res.ID], row)
+			r.rows = append(r.rows, row)
+			r.byRef[e.Reference] = row
+			found = true
+		}
+		if !found {
+			still = append(still, res)
+			continue
+		}
+		if err := r.resolve(ctx, res); err != nil { // holders now: never unrecorded again
+			return err
+		}
+	}
+	r.unrecorded = still
+	return nil
 }
 
 // reportUnrecorded reports the resources of the span no entry holds or

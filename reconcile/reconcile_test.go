@@ -104,6 +104,10 @@ func (b *book) entry(ref, key string, created time.Time, state payonce.JournalSt
 	e.State, e.UpdatedAt, e.Fence = state, created.Add(time.Second), 1
 	if result != "" {
 		e.Result, e.StatusCode = []byte(result), 200
+		var v struct{ ID string }
+		if json.Unmarshal(e.Result, &v) == nil {
+			e.ResourceID = v.ID // as the client keeps it
+		}
 	}
 	if state == payonce.JournalFailed {
 		e.ErrorKind = "declined"
@@ -428,4 +432,31 @@ func TestDetailNamesAtMostFive(t *testing.T) {
 	require.Equal(t, [][3]string{{"unrecorded", "", "r1"}}, kinds(rep), "pending, not yet in doubt: no finding of their own")
 	assert.Equal(t, "no journal entry holds it; entries without a resource in its window: job-0, job-1, job-2, job-3, job-4 and 2 more",
 		rep.Findings[0].Detail)
+}
+
+// An entry reserved long before the span that holds one of its resources
+// (settled by hand later) ties it, through the journal's Holders; the
+// journal's own ResourceID names the resource where the answer does not.
+func TestResourceHeldOutsideTheEntriesRead(t *testing.T) {
+	b := newBook(t)
+	b.entry("old", "k1", base.Add(-72*time.Hour), payonce.JournalSucceeded, result("r1", "ok"))
+	b.entry("old-failed", "k2", base.Add(-72*time.Hour), payonce.JournalSucceeded, result("r2", "ok"))
+	// The answer names nothing the provider reads; the journal kept the ID.
+	_, _, err := b.j.Reserve(t.Context(), func() payonce.JournalEntry {
+		n := journaltest.Entry(scope, "kept-id")
+		n.Operation, n.Key, n.KeyCreated, n.CreatedAt, n.UpdatedAt, n.Sent = "things.make", "k3", base, base, base, true
+		return n
+	}())
+	require.NoError(t, err)
+	kept, err := b.j.Get(t.Context(), scope, "kept-id")
+	require.NoError(t, err)
+	kept.State, kept.Result, kept.ResourceID, kept.UpdatedAt = payonce.JournalSucceeded, []byte(`{"other":1}`), "r3", base.Add(time.Second)
+	require.NoError(t, b.j.Update(t.Context(), kept))
+	p := &fakeProvider{resources: []reconcile.Resource{
+		{ID: "r1", Status: "ok", CreatedAt: base},  // held by "old": nothing to report
+		{ID: "r2", Status: "bad", CreatedAt: base}, // held by "old-failed", failed: misrecorded
+		{ID: "r3", Status: "bad", CreatedAt: base}, // held by kept-id through its ResourceID
+	}}
+	rep := run(t, p, b, opts())
+	assert.Equal(t, [][3]string{{"misrecorded", "kept-id", "r3"}, {"misrecorded", "old-failed", "r2"}}, kinds(rep))
 }
