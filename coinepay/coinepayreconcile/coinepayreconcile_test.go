@@ -332,3 +332,60 @@ func TestOutcomeAndRecorded(t *testing.T) {
 		assert.False(t, ok, bad)
 	}
 }
+
+// Answering as Coinepay documents, without the key that issued a card, a
+// card issued under an entry recorded failed or still in doubt is tied to
+// nothing: it is unrecorded, and the rows name the entries that could
+// have made it, never one guessed.
+func TestWithoutKeysCandidatesAreNamedNeverGuessed(t *testing.T) {
+	for name, open := range journals(t) {
+		t.Run(name, func(t *testing.T) {
+			ctx := t.Context()
+			j := open(t)
+			srv := coinepaytest.New(t, payoncetest.WithDocumentedAnswers())
+			client, err := srv.Client(payonce.WithJournal(j))
+			require.NoError(t, err)
+			plain, err := srv.Client()
+			require.NoError(t, err)
+			from := srv.Clock().Now().Add(-time.Minute)
+			fine, err := client.Cards.Apply(ctx, &coinepay.ApplyRequest{HeaderID: "h1", PackageID: "p1"}, payonce.WithReference("job-fine/apply"))
+			require.NoError(t, err)
+			key, err := payonce.NewKey(srv.Clock().Now(), "apply", "job-failed")
+			require.NoError(t, err)
+			issued, err := plain.Cards.Apply(ctx, &coinepay.ApplyRequest{HeaderID: "h2", PackageID: "p1"}, payonce.WithKey(key))
+			require.NoError(t, err)
+			require.Empty(t, issued.IdempotencyKey, "documented answers carry no key")
+			_, _, err = j.Reserve(ctx, payonce.JournalEntry{Scope: client.Core().Scope(), Reference: "job-failed/apply",
+				Operation: coinepayreconcile.Operation, Method: http.MethodPost, Path: coinepay.PathCardApply,
+				Key: key.String(), KeyCreated: key.Created(), Fingerprint: "planted", Sent: true, Attempts: 1})
+			require.NoError(t, err)
+			_, err = client.Core().Settle(ctx, "job-failed/apply", payonce.Settlement{State: payonce.JournalFailed, Reason: "support: no card"})
+			require.NoError(t, err)
+			require.NoError(t, srv.AddFault(payoncetest.Rule{Fault: payoncetest.FaultDropAfterCommit, Path: coinepay.PathCardApply, Count: 10}))
+			_, err = client.Cards.Apply(ctx, &coinepay.ApplyRequest{HeaderID: "h3", PackageID: "p1"}, payonce.WithReference("job-doubt/apply"))
+			require.Error(t, err)
+			srv.ClearFaults()
+			doubt := lastCard(t, plain)
+			srv.Clock().Advance(25 * time.Hour)
+
+			rep, err := reconcile.Run(ctx, coinepayreconcile.New(client), j,
+				reconcile.Options{From: from, To: from.Add(time.Hour), Now: srv.Clock().Now()})
+			require.NoError(t, err)
+			sameRows(t, [][3]string{
+				{"in-doubt", "job-doubt/apply", ""},
+				{"unrecorded", "", issued.CardID},
+				{"unrecorded", "", doubt},
+			}, rep)
+			for _, f := range rep.Findings {
+				assert.NotEqual(t, fine.CardID, f.ResourceID, "a card the entry's answer names is tied by it")
+				if f.Kind == reconcile.KindUnrecorded {
+					assert.Contains(t, f.Detail, "job-failed/apply")
+					assert.Contains(t, f.Detail, "job-doubt/apply")
+				} else {
+					assert.Contains(t, f.Detail, issued.CardID)
+					assert.Contains(t, f.Detail, doubt)
+				}
+			}
+		})
+	}
+}
