@@ -14,6 +14,7 @@ import (
 
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/internal/corekit"
+	"github.com/payonce/payonce/reconcile"
 )
 
 // entryView is the printed form of a journal entry: its row, nothing
@@ -51,13 +52,7 @@ type entryView struct {
 // inDoubt reports whether a pending entry may have been sent and its key
 // can no longer be sent again (past the window, or created in the
 // future): only a lookup or a settle by hand closes it.
-func inDoubt(e payonce.JournalEntry, now time.Time) bool {
-	if e.State != payonce.JournalPending || !e.Sent {
-		return false
-	}
-	age := now.Sub(e.KeyCreated)
-	return age >= corekit.DefaultKeyWindow || age < -corekit.KeyClockTolerance
-}
+func inDoubt(e payonce.JournalEntry, now time.Time) bool { return reconcile.InDoubt(e, now) }
 
 func view(e payonce.JournalEntry, now time.Time) entryView {
 	v := entryView{

@@ -28,7 +28,14 @@ const usage = `usage: payonce journal <list|show|settle|purge|scopes> -journal <
   scopes  the scopes the journal holds, with their entries; -from S -to T moves S's
           entries into T (an earlier payonce's scope into today's), all or none
 
-Every subcommand takes -json for JSON output. See docs/journal.md.`
+Every subcommand takes -json for JSON output. See docs/journal.md.
+
+usage: payonce reconcile -provider a55|coinepay -journal <file.db|postgres://...> [flags]
+
+  the provider's records (credentials from the environment) against the journal over
+  -window 24h (or -since, -until): payments no entry records, entries the provider
+  contradicts, orders paid twice, entries in doubt, status changes the inbox missed
+  (-inbox auto|on|off); -json or -csv; exit status 3 when anything needs a person.`
 
 // errUsage marks an error of the command line (exit status 2).
 var errUsage = errors.New("usage")
@@ -57,9 +64,12 @@ func runWith(ctx context.Context, args []string, stdout, stderr io.Writer, geten
 	case errors.Is(err, flag.ErrHelp):
 		fmt.Fprintln(stderr, usage)
 		return 0
+	case errors.Is(err, errAttention):
+		fmt.Fprintln(stderr, "payonce: "+errorText(err))
+		return exitAttention
 	case errors.Is(err, errUsage):
 		fmt.Fprintln(stderr, "payonce: "+errorText(err))
-		fmt.Fprintln(stderr, "run 'payonce journal -h' for usage")
+		fmt.Fprintln(stderr, "run 'payonce -h' for usage")
 		return 2
 	}
 	fmt.Fprintln(stderr, "payonce: "+errorText(err))
@@ -72,13 +82,16 @@ func usageErr(format string, a ...any) error {
 
 func dispatch(ctx context.Context, args []string, stdout io.Writer, getenv func(string) string, d deps) error {
 	if len(args) == 0 {
-		return usageErr("missing command: want journal")
+		return usageErr("missing command: want journal or reconcile")
 	}
 	if args[0] == "-h" || args[0] == "-help" || args[0] == "--help" || args[0] == "help" {
 		return flag.ErrHelp
 	}
+	if args[0] == "reconcile" {
+		return cmdReconcile(ctx, args[1:], stdout, getenv, d)
+	}
 	if args[0] != "journal" {
-		return usageErr("unknown command %q: want journal", args[0])
+		return usageErr("unknown command %q: want journal or reconcile", args[0])
 	}
 	if len(args) < 2 {
 		return usageErr("missing subcommand: want list, show, settle, purge or scopes")

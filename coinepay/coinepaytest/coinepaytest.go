@@ -214,6 +214,17 @@ func (s *Server) Balance(apiKey string) payonce.Amount {
 	return sdkAmount(d)
 }
 
+// SetCardStatus sets the status card/info and card/list report for the
+// card cardID, as Coinepay's own side of a card's life would (freezing
+// it, closing it): a test plants a card whose status moved without the
+// merchant's knowing. It fails for a card the fake does not keep.
+func (s *Server) SetCardStatus(cardID, status string) error {
+	if !s.fake.SetCardStatus(cardID, status) {
+		return fmt.Errorf("coinepaytest: SetCardStatus(%q): no such card", cardID)
+	}
+	return nil
+}
+
 // signingTransport signs each request with a fresh nonce and timestamp.
 type signingTransport struct {
 	base   http.RoundTripper

@@ -453,3 +453,25 @@ func TestReset(t *testing.T) {
 	a := apply(t, s, "r-1", applyBody)
 	assert.Empty(t, a.Header.Get(corekit.HeaderReplay), "stored keys are gone")
 }
+
+// SetCardStatus moves a card's status as card/info and card/list report
+// it, and refuses a card the fake does not keep.
+func TestSetCardStatus(t *testing.T) {
+	srv := coinepaytest.New(t)
+	c, err := srv.Client()
+	require.NoError(t, err)
+	card, err := c.Cards.Apply(t.Context(), &coinepay.ApplyRequest{HeaderID: "h1", PackageID: "p1"})
+	require.NoError(t, err)
+	require.Equal(t, "active", card.Status)
+
+	require.NoError(t, srv.SetCardStatus(card.CardID, "frozen"))
+	info, err := c.Cards.Info(t.Context(), card.CardID)
+	require.NoError(t, err)
+	assert.Equal(t, "frozen", info.Status)
+	page, err := c.Cards.List(t.Context(), nil)
+	require.NoError(t, err)
+	require.Len(t, page.Cards, 1)
+	assert.Equal(t, "frozen", page.Cards[0].Status)
+
+	assert.ErrorContains(t, srv.SetCardStatus("card_nope", "frozen"), "no such card")
+}

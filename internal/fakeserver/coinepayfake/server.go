@@ -277,6 +277,19 @@ func (f *Fake) SetBalance(apiKey string, a fakeserver.Decimal) error {
 	return nil
 }
 
+// SetCardStatus sets the status of the card cardID, as Coinepay's own
+// side of a card's life would (freezing it, closing it); false when no
+// such card is kept.
+func (f *Fake) SetCardStatus(cardID, status string) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	c, found := f.cards[cardID]
+	if found {
+		c.Status = status
+	}
+	return found
+}
+
 // Balance returns the balance of apiKey.
 func (f *Fake) Balance(apiKey string) (fakeserver.Decimal, bool) {
 	f.mu.Lock()
