@@ -277,3 +277,32 @@ func TestSettleApplyNeverTakesACardItCannotPlaceInTime(t *testing.T) {
 		})
 	}
 }
+
+// A card whose status says its apply failed (failed, rejected or error,
+// in any case: the rule reconcile reads Coinepay's cards by) is no card
+// issued: the lookup records the apply failed, never succeeded with it.
+func TestSettleApplyNeverRecordsAFailedCardAsASuccess(t *testing.T) {
+	for _, status := range []string{"FAILED", "Rejected", "error"} {
+		t.Run(status, func(t *testing.T) {
+			card := map[string]any{"card_id": "card_f", "header_id": "hdr_1", "package_id": "pkg_basic", "status": status,
+				"created_at": time.Now().UTC().Format(time.RFC3339)}
+			srv := cardListServer(t, []map[string]any{card})
+			j := journal.NewMemory()
+			p := fastPolicy()
+			p.MaxAttempts = 1
+			c, err := coinepay.NewClient(testAPIKey, testSecret, payonce.WithBaseURL(srv.URL), payonce.WithJournal(j), payonce.WithRetryPolicy(p))
+			require.NoError(t, err)
+			req := &coinepay.ApplyRequest{HeaderID: "hdr_1", PackageID: "pkg_basic"}
+			_, err = c.Cards.Apply(t.Context(), req, payonce.WithReference("job-4/apply"))
+			require.Error(t, err)
+
+			got, err := c.Cards.SettleApply(t.Context(), "job-4/apply", req, nil)
+			require.NoError(t, err)
+			assert.Equal(t, "failed", settlelookup.OutcomeOf(got.Entry), got.Entry.SettleReason)
+			assert.Nil(t, got.Card, "no card issued")
+			assert.Contains(t, got.Entry.SettleReason, "card_f")
+			_, err = c.Cards.Apply(t.Context(), req, payonce.WithReference("job-4/apply"))
+			require.ErrorIs(t, err, payonce.ErrSettledFailed)
+		})
+	}
+}
