@@ -58,7 +58,10 @@ type ApplySettlement struct {
 // its outcome is left out, and one another apply of the scope still in
 // doubt, or settled without a known card, could have issued (its header,
 // package and window fit) leaves nothing to conclude: ErrLookupAmbiguous
-// (docs/journal.md, telling look-alike operations apart). Of the cards
+// (docs/journal.md, telling look-alike operations apart). So does a card
+// without the entry's key whose creation time is unknown (no created_at,
+// or one that is not RFC 3339): it fits every window, and may be the card
+// of an entry purged from the journal or of an apply made outside it. Of the cards
 // left, one: a success (payonce.JournalSucceeded)
 // with that card (a later Apply with the reference answers it from the journal, Fee
 // and AccountBalance zero: the list does not hold them). Several:
@@ -142,6 +145,10 @@ func (s *CardsService) SettleApply(ctx context.Context, reference string, req *A
 	}
 	found, rivals := sifted.Kept, sifted.Contested
 	window := settlelookup.Window(from, to) + sifted.Note()
+	if c := untimed(e, found); c != nil {
+		return fail(e, ErrLookupAmbiguous, fmt.Errorf("settle %q: card %s carries no creation time the lookup can read (created_at in RFC 3339), so it cannot be placed in the window %s: it may be the card of any apply of its header and package, one purged from the journal or made outside it included; nothing recorded: settle it with payonce.Client.Settle",
+			reference, c.CardID, window))
+	}
 	switch {
 	case len(found)+len(rivals) > 1:
 		for _, c := range rivals {
@@ -164,6 +171,21 @@ func (s *CardsService) SettleApply(ctx context.Context, reference string, req *A
 		return record(payonce.Settlement{State: payonce.JournalFailed, NotExecuted: true, Reason: "coinepay lookup: no matching card " + window}, nil)
 	}
 	return fail(e, ErrLookupNotFound, fmt.Errorf("settle %q: no matching card %s", reference, window))
+}
+
+// untimed is the first of found that the lookup cannot place in time: a
+// card without the entry's key whose creation time is unknown (no
+// created_at, or one that is not RFC 3339). Such a card fits every
+// window, so neither its time nor the journal (which holds no purged
+// entry, nor anything made outside it) can tell it from the card of any
+// other apply of its header and package: no lookup concludes from it.
+func untimed(e payonce.JournalEntry, found []*Card) *Card {
+	for _, c := range found {
+		if c.CreatedAt.IsZero() && !(cardPolicy{}).Exact(e, c) {
+			return c
+		}
+	}
+	return nil
 }
 
 // cardMatches reports whether c can be the card req issued under e's key:
