@@ -64,7 +64,9 @@ type ApplySettlement struct {
 // of an entry purged from the journal or of an apply made outside it. Of the cards
 // left, one: a success (payonce.JournalSucceeded)
 // with that card (a later Apply with the reference answers it from the journal, Fee
-// and AccountBalance zero: the list does not hold them). Several:
+// and AccountBalance zero: the list does not hold them), unless its status
+// says the apply failed (Card.Failed): the apply is then recorded failed
+// (payonce.JournalFailed; an entry already failed stands). Several:
 // ErrLookupAmbiguous, nothing recorded. None: not executed (JournalEntry.NotExecuted) when
 // opts.RecordNotExecuted is set and the window is over, else
 // ErrLookupNotFound. An entry under which no attempt was ever sent is
@@ -156,6 +158,11 @@ func (s *CardsService) SettleApply(ctx context.Context, reference string, req *A
 		}
 		ids := settlelookup.Named(found, func(c *Card) string { return c.CardID })
 		return fail(e, ErrLookupAmbiguous, fmt.Errorf("settle %q: %d cards match (%s), %s", reference, len(found), ids, window))
+	case len(found) == 1 && found[0].Failed() && e.Settled():
+		return unchanged, nil // a failed card: no success found, the recorded failure stands
+	case len(found) == 1 && found[0].Failed():
+		return record(payonce.Settlement{State: payonce.JournalFailed,
+			Reason: fmt.Sprintf("coinepay lookup: card %s in status %q, its apply failed, %s", found[0].CardID, found[0].Status, window)}, nil)
 	case len(found) == 1:
 		res, err := json.Marshal(Envelope{Code: http.StatusOK, Message: "settled by lookup", Data: json.RawMessage(found[0].Raw)})
 		if err != nil {
