@@ -15,6 +15,7 @@ import (
 	"github.com/payonce/payonce/internal/corekit"
 	"github.com/payonce/payonce/journal"
 	"github.com/payonce/payonce/journal/journaltest"
+	"github.com/payonce/payonce/redact"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -222,4 +223,30 @@ func TestRunOwnersAreUniqueAndSafe(t *testing.T) {
 func TestInboxEventHandled(t *testing.T) {
 	assert.False(t, payonce.InboxEvent{}.Handled())
 	assert.True(t, payonce.InboxEvent{HandledAt: time.Unix(1, 0)}.Handled())
+}
+
+// webhookSecrets holds a receiver's own secrets (redact.SecretHolder).
+type webhookSecrets []string
+
+func (s webhookSecrets) SecretValues() []string { return s }
+
+// The receiver's secrets its Redactor knows are cut from every text the
+// inbox gives back, not only from the row: a handler's error quoting the
+// webhook secret (in any letter case) is cut from the InboxError's text
+// and %+v as it is from the stored LastError.
+func TestInboxErrorCutsTheReceiversSecrets(t *testing.T) {
+	const secret = "whsec-0123456789abcdef"
+	in := journal.NewMemory()
+	ih := &payonce.InboxHandler{Inbox: in, Redactor: redact.NewSecrets(webhookSecrets{secret}).Redactor()}
+	_, err := ih.Handle(t.Context(), payonce.InboxEvent{Scope: "s", EventID: "ev-1", Body: []byte(`{}`)},
+		payonce.EventHandler(func(context.Context, payonce.InboxEvent) error {
+			return fmt.Errorf("signature check with %s failed", strings.ToUpper(secret))
+		}))
+	require.ErrorIs(t, err, payonce.ErrEventHandlerFailed)
+	stored, gerr := in.GetEvent(t.Context(), "s", "ev-1")
+	require.NoError(t, gerr)
+	for name, text := range map[string]string{"Error": err.Error(), "%+v": fmt.Sprintf("%+v", err), "%v": fmt.Sprintf("%v", err), "row": stored.LastError} {
+		assert.NotContains(t, strings.ToLower(text), secret, name)
+		assert.Contains(t, text, "[REDACTED]", name)
+	}
 }
