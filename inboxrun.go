@@ -113,19 +113,24 @@ type InboxError struct {
 	EventID    string
 	ReceivedAt time.Time
 	Err        error
+
+	// secrets cuts the receiver's own secrets (InboxHandler.Redactor)
+	// from the text; nil for none.
+	secrets *redact.Redactor
 }
 
 // Error names the event (quoted, redacted), when it was first received
 // and the failure, on one line: the cause's control characters become
-// spaces.
+// spaces, and the receiver's own secrets (InboxHandler.Redactor) are cut
+// as from the stored event.
 func (e *InboxError) Error() string {
-	s := fmt.Sprintf("payonce: webhook event %s of scope %s", redact.String(fmt.Sprintf("%q", e.EventID)), redact.String(fmt.Sprintf("%q", e.Scope)))
+	s := fmt.Sprintf("payonce: webhook event %s of scope %s", e.secrets.Redact(fmt.Sprintf("%q", e.EventID)), e.secrets.Redact(fmt.Sprintf("%q", e.Scope)))
 	if !e.ReceivedAt.IsZero() {
 		s += " (first received " + e.ReceivedAt.UTC().Format(time.RFC3339) + ")"
 	}
 	s += ": " + e.Kind.Error()
 	if e.Err != nil && e.Err != e.Kind {
-		s += ": " + redact.ServerText(e.Err.Error())
+		s += ": " + e.secrets.ServerText(e.Err.Error())
 	}
 	return s
 }
@@ -202,7 +207,8 @@ func (ih *InboxHandler) Handle(ctx context.Context, ev InboxEvent, h Handler) (I
 		case ErrJournalFenced:
 			outcome = InboxTakenOver
 		}
-		return InboxResult{Outcome: outcome, Event: stored}, &InboxError{Kind: kind, Scope: ev.Scope, EventID: ev.EventID, ReceivedAt: stored.ReceivedAt, Err: err}
+		return InboxResult{Outcome: outcome, Event: stored}, &InboxError{Kind: kind, Scope: ev.Scope, EventID: ev.EventID, ReceivedAt: stored.ReceivedAt, Err: err,
+			secrets: ih.Redactor}
 	}
 	if corekit.IsNil(in) || corekit.IsNil(h) {
 		return fail(ErrInvalidConfig, InboxEvent{}, fmt.Errorf("%w: an inbox and a handler are required", ErrInvalidConfig))
