@@ -181,6 +181,13 @@ type InboxHandler struct {
 	// client's credentials) from the stored body, besides what
 	// redact.JSON removes; nil for none.
 	Redactor *redact.Redactor
+	// Fields names what the provider's webhook bodies hold, as its codec
+	// knows its answers (a codec's AnswerFields): identifiers are stored
+	// exactly as sent, digits and all (one ID of 13 to 19 digits in ten
+	// passes the Luhn check, and masking it would lose the card or charge
+	// the event is about), card data always masked. nil: every field goes
+	// through the pattern rules alone (redact.JSONWith).
+	Fields *redact.Fields
 }
 
 // HandleOnce hands ev to h once through in, with InboxHandler's
@@ -295,7 +302,7 @@ func (ih *InboxHandler) recorded(ev InboxEvent) (InboxEvent, error) {
 	if len(ev.Body) > MaxEventBody {
 		return InboxEvent{}, fmt.Errorf("%w: body is %d bytes, longer than %d", ErrInvalidEvent, len(ev.Body), MaxEventBody)
 	}
-	body := ih.Redactor.JSON(ev.Body)
+	body := ih.Redactor.JSONWith(ev.Body, ih.Fields)
 	if len(body) > corekit.MaxStoredEventBody {
 		return InboxEvent{}, fmt.Errorf("%w: body is %d bytes once redacted, longer than %d", ErrInvalidEvent, len(body), corekit.MaxStoredEventBody)
 	}

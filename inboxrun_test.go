@@ -250,3 +250,20 @@ func TestInboxErrorCutsTheReceiversSecrets(t *testing.T) {
 		assert.Contains(t, text, "[REDACTED]", name)
 	}
 }
+
+// The inbox stores a body as the provider's codec knows its fields
+// (InboxHandler.Fields, a codec's AnswerFields): an identifier that
+// happens to pass the Luhn check (a Coinepay card_id) comes back as the
+// provider sent it, a card number in a card-data field stays masked.
+func TestInboxStoresIdentifiersAsSent(t *testing.T) {
+	in := journal.NewMemory()
+	ih := &payonce.InboxHandler{Inbox: in, Fields: redact.NewFields([]string{"card_id"}, []string{"card_number"})}
+	body := []byte(`{"card_id":"4000000000000002","card_number":"4111111111111111"}`)
+	_, err := ih.Handle(t.Context(), payonce.InboxEvent{Scope: "s", EventID: "ev-1", ResourceID: "4000000000000002", Body: body},
+		payonce.EventHandler(func(context.Context, payonce.InboxEvent) error { return nil }))
+	require.NoError(t, err)
+	stored, err := in.GetEvent(t.Context(), "s", "ev-1")
+	require.NoError(t, err)
+	assert.Contains(t, string(stored.Body), `"card_id":"4000000000000002"`)
+	assert.NotContains(t, string(stored.Body), "4111111111111111")
+}
