@@ -306,3 +306,36 @@ func TestSettleApplyNeverRecordsAFailedCardAsASuccess(t *testing.T) {
 		})
 	}
 }
+
+// A list that repeats its first page hides the cards past it: a lookup
+// that read it must not conclude that no card matches (not executed,
+// which lets the job apply again under a new reference).
+func TestSettleApplyNeverConcludesFromAListItCouldNotRead(t *testing.T) {
+	now := time.Now().UTC().Format(time.RFC3339)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			return
+		}
+		cards := []map[string]any{{"card_id": "card_other", "header_id": "hdr_9", "package_id": "pkg_basic", "created_at": now}}
+		_ = json.NewEncoder(w).Encode(map[string]any{"code": 200, "message": "ok", "data": map[string]any{"items": cards, "total": 5, "page": 1, "page_size": 1}})
+	}))
+	t.Cleanup(srv.Close)
+	j := journal.NewMemory()
+	p := fastPolicy()
+	p.MaxAttempts = 1
+	clock := payoncetest.NewClock()
+	c, err := coinepay.NewClient(testAPIKey, testSecret, payonce.WithBaseURL(srv.URL), payonce.WithJournal(j), payonce.WithRetryPolicy(p),
+		payoncetest.ClientClock(clock.Now))
+	require.NoError(t, err)
+	req := &coinepay.ApplyRequest{HeaderID: "hdr_1", PackageID: "pkg_basic"}
+	_, err = c.Cards.Apply(t.Context(), req, payonce.WithReference("job-5/apply"))
+	require.Error(t, err)
+	clock.Advance(25 * time.Hour)
+
+	_, err = c.Cards.SettleApply(t.Context(), "job-5/apply", req, &coinepay.SettleOptions{RecordNotExecuted: true})
+	require.ErrorIs(t, err, payonce.ErrMalformedResponse)
+	e, gerr := j.Get(t.Context(), c.Core().Scope(), "job-5/apply")
+	require.NoError(t, gerr)
+	assert.Equal(t, payonce.JournalPending, e.State, "nothing recorded")
+}
