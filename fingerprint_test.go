@@ -1,6 +1,7 @@
 package payonce_test
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"net/http"
@@ -229,4 +230,32 @@ func TestPlainFingerprintWithoutAJournalUpgrader(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, was.Fingerprint, got.Fingerprint)
 	assert.Equal(t, payonce.JournalSucceeded, got.State)
+}
+
+// lostReplace is a journal on which another process, with the same
+// fingerprint key, replaces a plain fingerprint just before this client
+// does: this client's compare-and-swap finds the plain form gone.
+type lostReplace struct{ *journal.Memory }
+
+func (l lostReplace) ReplaceFingerprint(ctx context.Context, scope, reference, old, fp string) (bool, error) {
+	if _, err := l.Memory.ReplaceFingerprint(ctx, scope, reference, old, fp); err != nil {
+		return false, err
+	}
+	return l.Memory.ReplaceFingerprint(ctx, scope, reference, old, fp)
+}
+
+// Two upgraded workers resume one entry of an earlier payonce at once
+// (a job delivered twice): both verify its plain fingerprint, one
+// replaces it first. The other is the same request under the same
+// fingerprint key, so it resumes (or answers) as well; it is no
+// conflict, which a caller reads as a bug and never retries.
+func TestPlainFingerprintReplacedMeanwhileIsNoConflict(t *testing.T) {
+	const body = `{"amount":"10.00"}`
+	j, clk := journal.NewMemory(), newClock()
+	plainEntry(t, j, clk, body, nil)
+	s := newStub(t, okCharge)
+	c := journalClient(t, s, lostReplace{j}, clk, payonce.WithFingerprintKey([]byte("k")))
+	_, err := c.Do(t.Context(), chargeReq("10.00"), nil, payonce.WithReference("order-1"))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"key-of-an-old-version-1"}, s.sentKeys(), "resumed with its key")
 }

@@ -113,19 +113,24 @@ type InboxError struct {
 	EventID    string
 	ReceivedAt time.Time
 	Err        error
+
+	// secrets cuts the receiver's own secrets (InboxHandler.Redactor)
+	// from the text; nil for none.
+	secrets *redact.Redactor
 }
 
 // Error names the event (quoted, redacted), when it was first received
 // and the failure, on one line: the cause's control characters become
-// spaces.
+// spaces, and the receiver's own secrets (InboxHandler.Redactor) are cut
+// as from the stored event.
 func (e *InboxError) Error() string {
-	s := fmt.Sprintf("payonce: webhook event %s of scope %s", redact.String(fmt.Sprintf("%q", e.EventID)), redact.String(fmt.Sprintf("%q", e.Scope)))
+	s := fmt.Sprintf("payonce: webhook event %s of scope %s", e.secrets.Redact(fmt.Sprintf("%q", e.EventID)), e.secrets.Redact(fmt.Sprintf("%q", e.Scope)))
 	if !e.ReceivedAt.IsZero() {
 		s += " (first received " + e.ReceivedAt.UTC().Format(time.RFC3339) + ")"
 	}
 	s += ": " + e.Kind.Error()
 	if e.Err != nil && e.Err != e.Kind {
-		s += ": " + redact.ServerText(e.Err.Error())
+		s += ": " + e.secrets.ServerText(e.Err.Error())
 	}
 	return s
 }
@@ -176,6 +181,13 @@ type InboxHandler struct {
 	// client's credentials) from the stored body, besides what
 	// redact.JSON removes; nil for none.
 	Redactor *redact.Redactor
+	// Fields names what the provider's webhook bodies hold, as its codec
+	// knows its answers (a codec's AnswerFields): identifiers are stored
+	// exactly as sent, digits and all (one ID of 13 to 19 digits in ten
+	// passes the Luhn check, and masking it would lose the card or charge
+	// the event is about), card data always masked. nil: every field goes
+	// through the pattern rules alone (redact.JSONWith).
+	Fields *redact.Fields
 }
 
 // HandleOnce hands ev to h once through in, with InboxHandler's
@@ -202,7 +214,8 @@ func (ih *InboxHandler) Handle(ctx context.Context, ev InboxEvent, h Handler) (I
 		case ErrJournalFenced:
 			outcome = InboxTakenOver
 		}
-		return InboxResult{Outcome: outcome, Event: stored}, &InboxError{Kind: kind, Scope: ev.Scope, EventID: ev.EventID, ReceivedAt: stored.ReceivedAt, Err: err}
+		return InboxResult{Outcome: outcome, Event: stored}, &InboxError{Kind: kind, Scope: ev.Scope, EventID: ev.EventID, ReceivedAt: stored.ReceivedAt, Err: err,
+			secrets: ih.Redactor}
 	}
 	if corekit.IsNil(in) || corekit.IsNil(h) {
 		return fail(ErrInvalidConfig, InboxEvent{}, fmt.Errorf("%w: an inbox and a handler are required", ErrInvalidConfig))
@@ -289,7 +302,7 @@ func (ih *InboxHandler) recorded(ev InboxEvent) (InboxEvent, error) {
 	if len(ev.Body) > MaxEventBody {
 		return InboxEvent{}, fmt.Errorf("%w: body is %d bytes, longer than %d", ErrInvalidEvent, len(ev.Body), MaxEventBody)
 	}
-	body := ih.Redactor.JSON(ev.Body)
+	body := ih.Redactor.JSONWith(ev.Body, ih.Fields)
 	if len(body) > corekit.MaxStoredEventBody {
 		return InboxEvent{}, fmt.Errorf("%w: body is %d bytes once redacted, longer than %d", ErrInvalidEvent, len(body), corekit.MaxStoredEventBody)
 	}

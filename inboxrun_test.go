@@ -15,6 +15,7 @@ import (
 	"github.com/payonce/payonce/internal/corekit"
 	"github.com/payonce/payonce/journal"
 	"github.com/payonce/payonce/journal/journaltest"
+	"github.com/payonce/payonce/redact"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -222,4 +223,47 @@ func TestRunOwnersAreUniqueAndSafe(t *testing.T) {
 func TestInboxEventHandled(t *testing.T) {
 	assert.False(t, payonce.InboxEvent{}.Handled())
 	assert.True(t, payonce.InboxEvent{HandledAt: time.Unix(1, 0)}.Handled())
+}
+
+// webhookSecrets holds a receiver's own secrets (redact.SecretHolder).
+type webhookSecrets []string
+
+func (s webhookSecrets) SecretValues() []string { return s }
+
+// The receiver's secrets its Redactor knows are cut from every text the
+// inbox gives back, not only from the row: a handler's error quoting the
+// webhook secret (in any letter case) is cut from the InboxError's text
+// and %+v as it is from the stored LastError.
+func TestInboxErrorCutsTheReceiversSecrets(t *testing.T) {
+	const secret = "whsec-0123456789abcdef"
+	in := journal.NewMemory()
+	ih := &payonce.InboxHandler{Inbox: in, Redactor: redact.NewSecrets(webhookSecrets{secret}).Redactor()}
+	_, err := ih.Handle(t.Context(), payonce.InboxEvent{Scope: "s", EventID: "ev-1", Body: []byte(`{}`)},
+		payonce.EventHandler(func(context.Context, payonce.InboxEvent) error {
+			return fmt.Errorf("signature check with %s failed", strings.ToUpper(secret))
+		}))
+	require.ErrorIs(t, err, payonce.ErrEventHandlerFailed)
+	stored, gerr := in.GetEvent(t.Context(), "s", "ev-1")
+	require.NoError(t, gerr)
+	for name, text := range map[string]string{"Error": err.Error(), "%+v": fmt.Sprintf("%+v", err), "%v": fmt.Sprintf("%v", err), "row": stored.LastError} {
+		assert.NotContains(t, strings.ToLower(text), secret, name)
+		assert.Contains(t, text, "[REDACTED]", name)
+	}
+}
+
+// The inbox stores a body as the provider's codec knows its fields
+// (InboxHandler.Fields, a codec's AnswerFields): an identifier that
+// happens to pass the Luhn check (a Coinepay card_id) comes back as the
+// provider sent it, a card number in a card-data field stays masked.
+func TestInboxStoresIdentifiersAsSent(t *testing.T) {
+	in := journal.NewMemory()
+	ih := &payonce.InboxHandler{Inbox: in, Fields: redact.NewFields([]string{"card_id"}, []string{"card_number"})}
+	body := []byte(`{"card_id":"4000000000000002","card_number":"4111111111111111"}`)
+	_, err := ih.Handle(t.Context(), payonce.InboxEvent{Scope: "s", EventID: "ev-1", ResourceID: "4000000000000002", Body: body},
+		payonce.EventHandler(func(context.Context, payonce.InboxEvent) error { return nil }))
+	require.NoError(t, err)
+	stored, err := in.GetEvent(t.Context(), "s", "ev-1")
+	require.NoError(t, err)
+	assert.Contains(t, string(stored.Body), `"card_id":"4000000000000002"`)
+	assert.NotContains(t, string(stored.Body), "4111111111111111")
 }

@@ -36,16 +36,16 @@ func (chargePolicy) Exact(e payonce.JournalEntry, ch *Charge) bool {
 
 // CouldMake reports whether o's request could have made ch in [from,
 // to] (settlelookup.Within): ch's key, when reported, is o's; a failed
-// entry (declined, or settled as failed) made no charge but in status
-// error, and one whose charge is known made no other that succeeded (a
-// key runs to success once; a charge in status error may be an earlier
-// attempt's); every field A55 reports agrees with o's summary (an entry
+// entry (declined, or settled as failed) made no charge but a failed one
+// (Status.Failed: error or declined, in any case), and one whose charge
+// is known made no other that succeeded (a key runs to success once; a
+// failed charge may be an earlier attempt's); every field A55 reports agrees with o's summary (an entry
 // without a readable summary could have made any charge in its window).
 func (p chargePolicy) CouldMake(o payonce.JournalEntry, ch *Charge, from, to time.Time) bool {
 	if ch.IdempotencyKey != "" {
 		return ch.IdempotencyKey == o.Key
 	}
-	if ch.Status != StatusError && (o.State == payonce.JournalFailed || o.ResourceID != "") {
+	if !ch.Status.Failed() && (o.State == payonce.JournalFailed || o.ResourceID != "") {
 		return false
 	}
 	if !settlelookup.Within(ch.CreatedAt, from, to) {

@@ -41,6 +41,24 @@ type Card struct {
 	Raw redact.RawJSON `json:"-"`
 }
 
+// CardFailed reports whether a card's status says its apply failed:
+// failed, rejected or error, in any letter case and without surrounding
+// spaces. Coinepay documents no card statuses but "active"; this is the
+// rule the client assumes (docs/journal.md, "What the lists are assumed
+// to answer"), and both a settle lookup (Cards.SettleApply) and
+// coinepayreconcile read cards by it: a listed card in any other status
+// was issued, whatever became of it since (frozen, closed).
+func CardFailed(status string) bool {
+	switch strings.ToLower(strings.TrimSpace(status)) {
+	case "failed", "rejected", "error":
+		return true
+	}
+	return false
+}
+
+// Failed reports whether c's status says its apply failed (CardFailed).
+func (c *Card) Failed() bool { return CardFailed(c.Status) }
+
 // UnmarshalJSON decodes a card and keeps the raw object in Raw. A
 // created_at that is not an RFC 3339 time is left to Raw.
 func (c *Card) UnmarshalJSON(b []byte) error {

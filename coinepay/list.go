@@ -3,6 +3,7 @@ package coinepay
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"iter"
 	"net/http"
 	"net/url"
@@ -145,8 +146,12 @@ func (s *CardsService) List(ctx context.Context, opts *ListOptions, callOpts ...
 
 // All iterates over every card, page by page, starting at opts.Page (1
 // when zero or opts is nil) with opts.PageSize (DefaultPageSize when zero).
-// It stops at the first error, which it yields with a nil card. Breaking
-// out of the loop stops the paging.
+// It stops at the first error, which it yields with a nil card. A page
+// that starts with the card the page before it started with (a server
+// that ignores the page parameter, or a list that moved by a whole page
+// between two reads) cannot be read past: All ends with an
+// ErrMalformedResponse error then, never as if the list were complete.
+// Breaking out of the loop stops the paging.
 //
 //	for card, err := range client.Cards.All(ctx, nil) {
 //		if err != nil {
@@ -170,8 +175,13 @@ func (s *CardsService) All(ctx context.Context, opts *ListOptions, callOpts ...p
 				yield(nil, err)
 				return
 			}
-			// A server that ignores the page parameter would loop forever.
+			// A server that ignores the page parameter would loop forever;
+			// ending here as if the list were complete would hide the
+			// cards past the page (a lookup would find none of them).
 			if len(page.Cards) > 0 && prevFirst != "" && page.Cards[0].CardID == prevFirst {
+				yield(nil, &payonce.APIError{Provider: ProviderName, Operation: "cards.list", Method: http.MethodGet, Path: PathCardList,
+					StatusCode: page.Meta.StatusCode, RequestID: page.Meta.RequestID, Attempts: page.Meta.Attempts, Kind: payonce.ErrMalformedResponse,
+					Err: fmt.Errorf("page %d starts with card %s, as the page before it did: the list cannot be read to its end", opts.Page, prevFirst)})
 				return
 			}
 			if len(page.Cards) > 0 {

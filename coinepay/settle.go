@@ -58,10 +58,15 @@ type ApplySettlement struct {
 // its outcome is left out, and one another apply of the scope still in
 // doubt, or settled without a known card, could have issued (its header,
 // package and window fit) leaves nothing to conclude: ErrLookupAmbiguous
-// (docs/journal.md, telling look-alike operations apart). Of the cards
+// (docs/journal.md, telling look-alike operations apart). So does a card
+// without the entry's key whose creation time is unknown (no created_at,
+// or one that is not RFC 3339): it fits every window, and may be the card
+// of an entry purged from the journal or of an apply made outside it. Of the cards
 // left, one: a success (payonce.JournalSucceeded)
 // with that card (a later Apply with the reference answers it from the journal, Fee
-// and AccountBalance zero: the list does not hold them). Several:
+// and AccountBalance zero: the list does not hold them), unless its status
+// says the apply failed (Card.Failed): the apply is then recorded failed
+// (payonce.JournalFailed; an entry already failed stands). Several:
 // ErrLookupAmbiguous, nothing recorded. None: not executed (JournalEntry.NotExecuted) when
 // opts.RecordNotExecuted is set and the window is over, else
 // ErrLookupNotFound. An entry under which no attempt was ever sent is
@@ -142,6 +147,10 @@ func (s *CardsService) SettleApply(ctx context.Context, reference string, req *A
 	}
 	found, rivals := sifted.Kept, sifted.Contested
 	window := settlelookup.Window(from, to) + sifted.Note()
+	if c := untimed(e, found); c != nil {
+		return fail(e, ErrLookupAmbiguous, fmt.Errorf("settle %q: card %s carries no creation time the lookup can read (created_at in RFC 3339), so it cannot be placed in the window %s: it may be the card of any apply of its header and package, one purged from the journal or made outside it included; nothing recorded: settle it with payonce.Client.Settle",
+			reference, c.CardID, window))
+	}
 	switch {
 	case len(found)+len(rivals) > 1:
 		for _, c := range rivals {
@@ -149,6 +158,11 @@ func (s *CardsService) SettleApply(ctx context.Context, reference string, req *A
 		}
 		ids := settlelookup.Named(found, func(c *Card) string { return c.CardID })
 		return fail(e, ErrLookupAmbiguous, fmt.Errorf("settle %q: %d cards match (%s), %s", reference, len(found), ids, window))
+	case len(found) == 1 && found[0].Failed() && e.Settled():
+		return unchanged, nil // a failed card: no success found, the recorded failure stands
+	case len(found) == 1 && found[0].Failed():
+		return record(payonce.Settlement{State: payonce.JournalFailed,
+			Reason: fmt.Sprintf("coinepay lookup: card %s in status %q, its apply failed, %s", found[0].CardID, found[0].Status, window)}, nil)
 	case len(found) == 1:
 		res, err := json.Marshal(Envelope{Code: http.StatusOK, Message: "settled by lookup", Data: json.RawMessage(found[0].Raw)})
 		if err != nil {
@@ -164,6 +178,21 @@ func (s *CardsService) SettleApply(ctx context.Context, reference string, req *A
 		return record(payonce.Settlement{State: payonce.JournalFailed, NotExecuted: true, Reason: "coinepay lookup: no matching card " + window}, nil)
 	}
 	return fail(e, ErrLookupNotFound, fmt.Errorf("settle %q: no matching card %s", reference, window))
+}
+
+// untimed is the first of found that the lookup cannot place in time: a
+// card without the entry's key whose creation time is unknown (no
+// created_at, or one that is not RFC 3339). Such a card fits every
+// window, so neither its time nor the journal (which holds no purged
+// entry, nor anything made outside it) can tell it from the card of any
+// other apply of its header and package: no lookup concludes from it.
+func untimed(e payonce.JournalEntry, found []*Card) *Card {
+	for _, c := range found {
+		if c.CreatedAt.IsZero() && !(cardPolicy{}).Exact(e, c) {
+			return c
+		}
+	}
+	return nil
 }
 
 // cardMatches reports whether c can be the card req issued under e's key:

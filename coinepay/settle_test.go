@@ -227,3 +227,115 @@ func TestApplyRecordsItsSummaryAndItsCard(t *testing.T) {
 	var nilReq *coinepay.ApplyRequest
 	assert.Empty(t, nilReq.JournalSummary())
 }
+
+// cardListServer answers card/list with cards and every apply with a 503,
+// as a server where nothing the client sends executes.
+func cardListServer(t *testing.T, cards []map[string]any) *httptest.Server {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			return
+		}
+		_ = json.NewEncoder(w).Encode(map[string]any{"code": 200, "message": "ok", "data": map[string]any{"items": cards, "total": len(cards), "page": 1, "page_size": 50}})
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// A card the lookup cannot place in time (no created_at, or one that is
+// not RFC 3339) may be the card of any apply of its header and package:
+// one purged from the journal, one years old, one made outside it. Job
+// 3's apply never executed; the only card is such a card. The lookup
+// refuses rather than record job 3 as paid with it.
+func TestSettleApplyNeverTakesACardItCannotPlaceInTime(t *testing.T) {
+	for name, card := range map[string]map[string]any{
+		"no created_at":       {"card_id": "card_old", "header_id": "hdr_1", "package_id": "pkg_basic", "status": "active"},
+		"created_at not 3339": {"card_id": "card_old", "header_id": "hdr_1", "package_id": "pkg_basic", "status": "active", "created_at": "2020-01-01 10:00:00"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			srv := cardListServer(t, []map[string]any{card})
+			j := journal.NewMemory()
+			p := fastPolicy()
+			p.MaxAttempts = 1
+			c, err := coinepay.NewClient(testAPIKey, testSecret, payonce.WithBaseURL(srv.URL), payonce.WithJournal(j), payonce.WithRetryPolicy(p))
+			require.NoError(t, err)
+			req := &coinepay.ApplyRequest{HeaderID: "hdr_1", PackageID: "pkg_basic"}
+			_, err = c.Cards.Apply(t.Context(), req, payonce.WithReference("job-3/apply"))
+			require.Error(t, err)
+			key := payonce.KeyOf(err).String()
+
+			got, err := c.Cards.SettleApply(t.Context(), "job-3/apply", req, &coinepay.SettleOptions{RecordNotExecuted: true})
+			require.ErrorIs(t, err, coinepay.ErrLookupAmbiguous)
+			assert.Nil(t, got)
+			assert.Equal(t, key, payonce.KeyOf(err).String())
+			assert.Contains(t, err.Error(), "card_old")
+			e, gerr := j.Get(t.Context(), c.Core().Scope(), "job-3/apply")
+			require.NoError(t, gerr)
+			assert.Equal(t, payonce.JournalPending, e.State, "nothing recorded")
+			assert.Empty(t, e.ResourceID)
+		})
+	}
+}
+
+// A card whose status says its apply failed (failed, rejected or error,
+// in any case: the rule reconcile reads Coinepay's cards by) is no card
+// issued: the lookup records the apply failed, never succeeded with it.
+func TestSettleApplyNeverRecordsAFailedCardAsASuccess(t *testing.T) {
+	for _, status := range []string{"FAILED", "Rejected", "error"} {
+		t.Run(status, func(t *testing.T) {
+			card := map[string]any{"card_id": "card_f", "header_id": "hdr_1", "package_id": "pkg_basic", "status": status,
+				"created_at": time.Now().UTC().Format(time.RFC3339)}
+			srv := cardListServer(t, []map[string]any{card})
+			j := journal.NewMemory()
+			p := fastPolicy()
+			p.MaxAttempts = 1
+			c, err := coinepay.NewClient(testAPIKey, testSecret, payonce.WithBaseURL(srv.URL), payonce.WithJournal(j), payonce.WithRetryPolicy(p))
+			require.NoError(t, err)
+			req := &coinepay.ApplyRequest{HeaderID: "hdr_1", PackageID: "pkg_basic"}
+			_, err = c.Cards.Apply(t.Context(), req, payonce.WithReference("job-4/apply"))
+			require.Error(t, err)
+
+			got, err := c.Cards.SettleApply(t.Context(), "job-4/apply", req, nil)
+			require.NoError(t, err)
+			assert.Equal(t, "failed", settlelookup.OutcomeOf(got.Entry), got.Entry.SettleReason)
+			assert.Nil(t, got.Card, "no card issued")
+			assert.Contains(t, got.Entry.SettleReason, "card_f")
+			_, err = c.Cards.Apply(t.Context(), req, payonce.WithReference("job-4/apply"))
+			require.ErrorIs(t, err, payonce.ErrSettledFailed)
+		})
+	}
+}
+
+// A list that repeats its first page hides the cards past it: a lookup
+// that read it must not conclude that no card matches (not executed,
+// which lets the job apply again under a new reference).
+func TestSettleApplyNeverConcludesFromAListItCouldNotRead(t *testing.T) {
+	now := time.Now().UTC().Format(time.RFC3339)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			return
+		}
+		cards := []map[string]any{{"card_id": "card_other", "header_id": "hdr_9", "package_id": "pkg_basic", "created_at": now}}
+		_ = json.NewEncoder(w).Encode(map[string]any{"code": 200, "message": "ok", "data": map[string]any{"items": cards, "total": 5, "page": 1, "page_size": 1}})
+	}))
+	t.Cleanup(srv.Close)
+	j := journal.NewMemory()
+	p := fastPolicy()
+	p.MaxAttempts = 1
+	clock := payoncetest.NewClock()
+	c, err := coinepay.NewClient(testAPIKey, testSecret, payonce.WithBaseURL(srv.URL), payonce.WithJournal(j), payonce.WithRetryPolicy(p),
+		payoncetest.ClientClock(clock.Now))
+	require.NoError(t, err)
+	req := &coinepay.ApplyRequest{HeaderID: "hdr_1", PackageID: "pkg_basic"}
+	_, err = c.Cards.Apply(t.Context(), req, payonce.WithReference("job-5/apply"))
+	require.Error(t, err)
+	clock.Advance(25 * time.Hour)
+
+	_, err = c.Cards.SettleApply(t.Context(), "job-5/apply", req, &coinepay.SettleOptions{RecordNotExecuted: true})
+	require.ErrorIs(t, err, payonce.ErrMalformedResponse)
+	e, gerr := j.Get(t.Context(), c.Core().Scope(), "job-5/apply")
+	require.NoError(t, gerr)
+	assert.Equal(t, payonce.JournalPending, e.State, "nothing recorded")
+}

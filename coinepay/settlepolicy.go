@@ -68,7 +68,9 @@ func (cardPolicy) Exact(e payonce.JournalEntry, c *Card) bool {
 
 // CouldMake reports whether o's apply could have issued c in [from, to]:
 // c's key, when reported, is o's; a failed apply issued no card (Coinepay
-// refuses before issuing), one whose card is known no other; c's creation
+// refuses before issuing) but one in a failed status (Card.Failed), one
+// whose card is known no other but such a card (a key that failed runs
+// again: its failed card may be an earlier attempt's); c's creation
 // time, when reported, lies in the window (settlelookup.Within); its
 // header and package, when reported, are those of o's summary (an entry
 // without one, written before applies kept it, could have issued any
@@ -77,7 +79,7 @@ func (cardPolicy) CouldMake(o payonce.JournalEntry, c *Card, from, to time.Time)
 	switch {
 	case c.IdempotencyKey != "":
 		return c.IdempotencyKey == o.Key
-	case o.State == payonce.JournalFailed || o.ResourceID != "":
+	case !c.Failed() && (o.State == payonce.JournalFailed || o.ResourceID != ""):
 		return false
 	case !settlelookup.Within(c.CreatedAt, from, to):
 		return false

@@ -567,6 +567,18 @@ type attempt struct {
 	inReport bool
 }
 
+// resourceID is the resource a's payment is: the provider's resource
+// tied to it, else the one its entry recorded; "" when none is known.
+func (a attempt) resourceID() string {
+	switch {
+	case a.res != nil:
+		return a.res.ID
+	case a.row != nil && a.row.hasRec:
+		return a.row.rec.ID
+	}
+	return ""
+}
+
 // succeeded reports whether h's attempt succeeded and stands: by the
 // provider's status where a resource is tied to it (one still pending may
 // yet be paid; one reversed left nothing moved), else by the journal.
@@ -583,11 +595,19 @@ func (r *run) succeeded(h *entryRow) bool {
 }
 
 // twoSuccesses reports every successful attempt of an order that has
-// more than one.
+// more than one. Attempts that hold one resource are one payment (their
+// entries are misrecorded, reported by resolve): counted once.
 func (r *run) twoSuccesses() {
 	orders := map[string][]attempt{}
 	var names []string
+	seen := map[[2]string]bool{} // order, resource
 	add := func(order string, a attempt) {
+		if id := a.resourceID(); id != "" {
+			if seen[[2]string{order, id}] {
+				return
+			}
+			seen[[2]string{order, id}] = true
+		}
 		if _, ok := orders[order]; !ok {
 			names = append(names, order)
 		}

@@ -440,3 +440,19 @@ func TestResourceHeldOutsideTheEntriesRead(t *testing.T) {
 	rep := run(t, p, b, opts())
 	assert.Equal(t, [][3]string{{"misrecorded", "kept-id", "r3"}, {"misrecorded", "old-failed", "r2"}}, kinds(rep))
 }
+
+// Two attempts of one order that hold the same resource (a journal that
+// recorded one charge under both) are one payment, not two: they are
+// misrecorded, never "two successful attempts", whose remedy (refund
+// all but one) would refund the order's only payment.
+func TestAttemptsHoldingOneResourceAreNotTwoSuccesses(t *testing.T) {
+	b := newBook(t)
+	b.entry("o-7/attempt-1", "k1", base, payonce.JournalSucceeded, result("r1", "ok"))
+	b.entry("o-7/attempt-2", "k2", base.Add(time.Minute), payonce.JournalSucceeded, result("r1", "ok"))
+	p := &fakeProvider{resources: []reconcile.Resource{{ID: "r1", Status: "ok", CreatedAt: base}}}
+	rep := run(t, p, b, opts())
+	assert.ElementsMatch(t, [][3]string{
+		{"misrecorded", "o-7/attempt-1", "r1"},
+		{"misrecorded", "o-7/attempt-2", "r1"},
+	}, kinds(rep))
+}

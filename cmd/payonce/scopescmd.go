@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"text/tabwriter"
 	"unicode"
 
 	"github.com/payonce/payonce"
+	"github.com/payonce/payonce/internal/corekit"
 )
 
 // scopesResult is what scopes prints: the scopes after the move, and the
@@ -44,6 +46,9 @@ func cmdScopes(ctx context.Context, args []string, stdout io.Writer, d deps) err
 		return usageErr("-from and -to go together: the scope to move and the scope to move it into")
 	case from != "" && from == to:
 		return usageErr("-from and -to are the same scope")
+	}
+	if canon, ok := clientForm(to); ok && canon != to {
+		return usageErr("-to %q is no scope a client records under (no client would find the entries, and their references would run again): clients write it %q", to, canon)
 	}
 	j, err := openJournal(ctx, c)
 	if err != nil {
@@ -92,4 +97,20 @@ func shown(s string) string {
 		}
 	}
 	return s
+}
+
+// clientForm is scope as a client writes it when scope names an origin
+// ("<identity>@<scheme>://<host>…"): the origin lower-cased, without a
+// default port or a path (corekit.ScopeOf); ok is false for a scope that
+// names none (a name given with payonce.WithScope, an earlier payonce's).
+func clientForm(scope string) (string, bool) {
+	i := strings.LastIndex(scope, "@")
+	if i <= 0 || !strings.Contains(scope[i+1:], "://") {
+		return "", false
+	}
+	canon, err := corekit.ScopeOf(scope[:i], scope[i+1:])
+	if err != nil {
+		return "", false
+	}
+	return canon, true
 }

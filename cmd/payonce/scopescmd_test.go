@@ -114,3 +114,34 @@ func plainRun(t *testing.T, args ...string) (int, string, string) {
 	code := runWith(t.Context(), args, &out, &errb, func(string) string { return "" }, deps{})
 	return code, out.String(), errb.String()
 }
+
+// -to must be a scope a client can record under: one whose origin is
+// written as clients write it (scheme and host lower-cased, no default
+// port, no path). A move into "…@https://API.a55.tech/" would put the
+// entries where no client looks, and each of their references would run
+// again. Refused as a usage error naming the client's form; nothing
+// moved.
+func TestScopesRefusesAToNoClientRecordsUnder(t *testing.T) {
+	b := backends(t)[0]
+	j := b.open(t)
+	_, _, err := j.Reserve(t.Context(), journaltest.Entry("a55:client-1", "order-1/attempt-1"))
+	require.NoError(t, err)
+	const want = "a55:client-1@https://api.a55.tech"
+	for _, to := range []string{
+		"a55:client-1@https://API.a55.tech",
+		"a55:client-1@https://api.a55.tech/",
+		"a55:client-1@https://api.a55.tech:443",
+		"a55:client-1@HTTPS://api.a55.tech",
+		"a55:client-1@https://api.a55.tech/api/v1",
+	} {
+		code, _, stderr := plainRun(t, append([]string{"journal", "scopes", "-from", "a55:client-1", "-to", to}, b.flags...)...)
+		assert.Equal(t, 2, code, to)
+		assert.Contains(t, stderr, want, to)
+		_, err := j.Get(t.Context(), "a55:client-1", "order-1/attempt-1")
+		require.NoError(t, err, "%s: nothing moved", to)
+	}
+	code, _, stderr := plainRun(t, append([]string{"journal", "scopes", "-from", "a55:client-1", "-to", want}, b.flags...)...)
+	require.Equal(t, 0, code, stderr)
+	_, err = j.Get(t.Context(), want, "order-1/attempt-1")
+	require.NoError(t, err)
+}

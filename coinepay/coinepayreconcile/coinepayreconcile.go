@@ -11,7 +11,6 @@ import (
 	"encoding/json"
 	"errors"
 	"iter"
-	"strings"
 	"time"
 
 	"github.com/payonce/payonce"
@@ -96,8 +95,7 @@ func (p *Provider) Recorded(e payonce.JournalEntry) (reconcile.Resource, bool) {
 // any case). Coinepay documents no card statuses: this is the
 // assumption docs/journal.md states.
 func (p *Provider) Outcome(status string) reconcile.Outcome {
-	switch strings.ToLower(strings.TrimSpace(status)) {
-	case "failed", "rejected", "error":
+	if coinepay.CardFailed(status) {
 		return reconcile.OutcomeFailed
 	}
 	return reconcile.OutcomeSucceeded

@@ -13,8 +13,11 @@ import (
 )
 
 // The journal's inbox (payonce.Inbox), in the table payonce_inbox of the
-// journal's schema: its writes go through the journal's group commit,
-// every time on the database's now().
+// journal's schema: its writes go through a group commit of their own
+// (Journal.inbox), every time on the database's now(). A delivery of an
+// event a handler's transaction holds (HandlerTx marks first) waits for
+// that row; in the journal's own batches it would hold up every payment
+// of the process until the handler ends.
 
 var _ journal.InboxStore = (*Journal)(nil)
 
@@ -85,7 +88,7 @@ func (j *Journal) RecordEvent(ctx context.Context, e payonce.InboxEvent) (payonc
 		return payonce.InboxEvent{}, false, err
 	}
 	w := recordWrite(e)
-	if err := j.batch.Do(ctx, w); err != nil {
+	if err := j.inbox.Do(ctx, w); err != nil {
 		return payonce.InboxEvent{}, false, err
 	}
 	return w.out, w.out.Deliveries == 1, nil
@@ -98,7 +101,7 @@ func (j *Journal) ClaimEvent(ctx context.Context, r payonce.InboxEvent) (payonce
 		return payonce.InboxEvent{}, err
 	}
 	w := claimWrite(r)
-	err := j.batch.Do(ctx, w)
+	err := j.inbox.Do(ctx, w)
 	return w.out, err
 }
 
@@ -110,7 +113,7 @@ func (j *Journal) MarkHandled(ctx context.Context, r payonce.InboxEvent) (payonc
 		return payonce.InboxEvent{}, err
 	}
 	w := markWrite(r)
-	err := j.batch.Do(ctx, w)
+	err := j.inbox.Do(ctx, w)
 	return w.out, err
 }
 
@@ -189,7 +192,7 @@ func (j *Journal) ReleaseEvent(ctx context.Context, r payonce.InboxEvent) error 
 	if err := journalkit.CheckMarkEvent(r, true); err != nil {
 		return err
 	}
-	return j.batch.Do(ctx, releaseWrite(r))
+	return j.inbox.Do(ctx, releaseWrite(r))
 }
 
 // GetEvent returns the event (scope, eventID).

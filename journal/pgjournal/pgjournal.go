@@ -32,6 +32,10 @@ type Journal struct {
 	schema string
 	table  string                     // quoted schema.table
 	batch  *journalkit.Batcher[write] // group commit of every write (group.go)
+	// inbox is the inbox's own group commit (inbox.go): a delivery may
+	// wait for an event's row a handler's transaction holds (HandlerTx),
+	// and must never hold up the journal's writes while it does.
+	inbox *journalkit.Batcher[write]
 }
 
 // Option configures Open and New.
@@ -88,7 +92,7 @@ func New(ctx context.Context, pool *pgxpool.Pool, opts ...Option) (*Journal, err
 		}
 	}
 	j := &Journal{pool: pool, schema: cfg.schema, table: pgx.Identifier{cfg.schema, "payonce_journal"}.Sanitize()}
-	j.batch = newBatcher(j)
+	j.batch, j.inbox = newBatcher(j), newBatcher(j)
 	if err := j.migrate(ctx); err != nil {
 		return nil, err
 	}
@@ -99,6 +103,7 @@ func New(ctx context.Context, pool *pgxpool.Pool, opts ...Option) (*Journal, err
 // and closes the pool when Open made it.
 func (j *Journal) Close() {
 	j.batch.Close()
+	j.inbox.Close()
 	if j.owned {
 		j.pool.Close()
 	}

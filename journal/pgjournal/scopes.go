@@ -73,15 +73,38 @@ func (j *Journal) MoveScope(ctx context.Context, from, to string) (int64, error)
 		case !errors.Is(err, pgx.ErrNoRows):
 			return fmt.Errorf("pgjournal: move scope: %w", err)
 		}
-		tag, err := tx.Exec(ctx, j.sql(`UPDATE $T SET scope = $2 WHERE scope = $1`), from, to)
-		var pgErr *pgconn.PgError
-		if errors.As(err, &pgErr) && pgErr.Code == "23505" { // a reference reserved under to meanwhile
-			return fmt.Errorf("%w: %q and %q both hold a reference", journal.ErrScopeCollision, from, to)
-		}
+		// The UPDATE's snapshot is newer than the lock's: an entry
+		// reserved under from meanwhile (a run of an earlier payonce) is
+		// moved too, so every moved row is checked again here, locked.
+		rows, err := tx.Query(ctx, j.sql(`UPDATE $T SET scope = $2 WHERE scope = $1
+			RETURNING reference, COALESCE(state = 'pending' AND lease_owner <> '' AND lease_until > now(), false)`), from, to)
 		if err != nil {
 			return fmt.Errorf("pgjournal: move scope: %w", err)
 		}
-		n = tag.RowsAffected()
+		leased = ""
+		n = 0
+		for rows.Next() {
+			var ref string
+			var live bool
+			if err := rows.Scan(&ref, &live); err != nil {
+				rows.Close()
+				return fmt.Errorf("pgjournal: move scope: %w", err)
+			}
+			if live && (leased == "" || ref < leased) {
+				leased = ref
+			}
+			n++
+		}
+		rows.Close()
+		var pgErr *pgconn.PgError
+		switch err := rows.Err(); {
+		case errors.As(err, &pgErr) && pgErr.Code == "23505": // a reference reserved under to meanwhile
+			return fmt.Errorf("%w: %q and %q both hold a reference", journal.ErrScopeCollision, from, to)
+		case err != nil:
+			return fmt.Errorf("pgjournal: move scope: %w", err)
+		case leased != "":
+			return journalkit.LeasedError(from, leased)
+		}
 		return nil
 	})
 	if err != nil {

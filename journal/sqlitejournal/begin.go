@@ -61,3 +61,18 @@ func busy(err error) bool {
 	}
 	return false
 }
+
+// commit commits tx, a write transaction begin started, and checks the
+// file again: the file may have been replaced (renamed over, deleted)
+// after begin checked it, and the write then committed into the file
+// opened, which no process opening the path will find. That write is
+// reported ErrFileChanged, so a reservation is never sent on.
+func (j *Journal) commit(tx *sql.Tx) error {
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("sqlitejournal: commit: %w", err)
+	}
+	if err := j.file.check(); err != nil {
+		return fmt.Errorf("%w (the write committed into the file opened)", err)
+	}
+	return nil
+}

@@ -26,7 +26,8 @@ type journalFile struct {
 }
 
 // check reports ErrFileChanged unless the file at f's path is still the
-// one opened. It costs one stat of the path, made before each write.
+// one opened. It costs one stat of the path, made before each write and
+// again once it has committed (Journal.commit).
 func (f *journalFile) check() error {
 	if f == nil {
 		return nil

@@ -1,15 +1,21 @@
 package sqlitejournal_test
 
 import (
+	"database/sql/driver"
 	"os"
 	"path/filepath"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"modernc.org/sqlite"
 
 	"github.com/payonce/payonce"
+	"github.com/payonce/payonce/coinepay"
+	"github.com/payonce/payonce/coinepay/coinepaytest"
 	"github.com/payonce/payonce/journal/journaltest"
 	"github.com/payonce/payonce/journal/sqlitejournal"
 )
@@ -103,4 +109,89 @@ func TestRelativePathIsTheFileOpened(t *testing.T) {
 	defer again.Close()
 	_, err = again.Get(t.Context(), "s", "o-1")
 	require.NoError(t, err, "recorded in the file opened")
+}
+
+// swapHook is what the SQL function payonce_test_swap runs, registered
+// once for the file tests: a trigger calls it from inside a write
+// transaction, after the journal has checked its file and before the
+// commit.
+var (
+	swapHook     atomic.Pointer[func()]
+	registerSwap sync.Once
+)
+
+// registerSwapFunction registers payonce_test_swap with the driver: a
+// connection opened after it can call it.
+func registerSwapFunction() {
+	registerSwap.Do(func() {
+		sqlite.MustRegisterScalarFunction("payonce_test_swap", 0, func(*sqlite.FunctionContext, []driver.Value) (driver.Value, error) {
+			if f := swapHook.Load(); f != nil {
+				(*f)()
+			}
+			return int64(0), nil
+		})
+	})
+}
+
+// swapDuringWrites has the first INSERT into the journal's table of j,
+// opened after registerSwapFunction, call swap in its transaction.
+func swapDuringWrites(t *testing.T, j *sqlitejournal.Journal, swap func()) {
+	t.Helper()
+	_, err := j.DB().ExecContext(t.Context(), `CREATE TRIGGER payonce_test_swap AFTER INSERT ON payonce_journal BEGIN SELECT payonce_test_swap(); END`)
+	require.NoError(t, err)
+	var once sync.Once
+	f := func() { once.Do(swap) }
+	swapHook.Store(&f)
+	t.Cleanup(func() { swapHook.Store(nil) })
+}
+
+// The file is replaced after a write transaction checked it and before it
+// commits (an operator restoring a backup over a running worker): the
+// reservation commits into the file no longer at the path. The client
+// must not send on it: a worker restarted on the path would find no entry
+// (or one the old file's write-ahead log put into the restored file) and
+// issue the card again. The write fails with ErrJournal
+// (ErrFileChanged) and nothing reaches the provider.
+func TestWriteIntoAFileReplacedBeforeItsCommitIsRefused(t *testing.T) {
+	registerSwapFunction()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "journal.db")
+	j, err := sqlitejournal.Open(t.Context(), path)
+	require.NoError(t, err)
+	defer j.Close()
+	other := filepath.Join(dir, "restored.db")
+	o, err := sqlitejournal.Open(t.Context(), other)
+	require.NoError(t, err)
+	require.NoError(t, o.Close())
+	swapDuringWrites(t, j, func() { require.NoError(t, os.Rename(other, path)) })
+
+	srv := coinepaytest.New(t)
+	c, err := srv.Client(payonce.WithJournal(j))
+	require.NoError(t, err)
+	req := &coinepay.ApplyRequest{HeaderID: "hdr_1", PackageID: "pkg_basic"}
+	_, err = c.Cards.Apply(t.Context(), req, payonce.WithReference("job-1/apply"))
+	require.ErrorIs(t, err, payonce.ErrJournal)
+	require.ErrorIs(t, err, sqlitejournal.ErrFileChanged)
+	assert.Zero(t, srv.Ledger().CountKind("card.apply"), "nothing sent on a reservation the path no longer holds")
+}
+
+// A merchant's transaction that marks an event handled (MarkHandledTx)
+// checks the file as ReserveTx does: a deleted or replaced file is
+// ErrFileChanged, not a mark recorded where no receiver will look.
+func TestMarkHandledTxRefusedOnceTheFileIsGone(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "journal.db")
+	j, err := sqlitejournal.Open(t.Context(), path)
+	require.NoError(t, err)
+	defer j.Close()
+	_, _, err = j.RecordEvent(t.Context(), payonce.InboxEvent{Scope: "s", EventID: "ev-1", Body: []byte(`{}`)})
+	require.NoError(t, err)
+	claimed, err := j.ClaimEvent(t.Context(), payonce.InboxEvent{Scope: "s", EventID: "ev-1", LeaseOwner: "r1", Lease: time.Minute})
+	require.NoError(t, err)
+	tx, err := j.DB().BeginTx(t.Context(), nil)
+	require.NoError(t, err)
+	defer func() { _ = tx.Rollback() }()
+	removeJournal(t, path)
+	_, err = j.MarkHandledTx(t.Context(), tx, claimed)
+	require.ErrorIs(t, err, payonce.ErrJournal)
+	require.ErrorIs(t, err, sqlitejournal.ErrFileChanged)
 }

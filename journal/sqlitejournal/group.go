@@ -3,7 +3,6 @@ package sqlitejournal
 import (
 	"context"
 	"database/sql"
-	"fmt"
 
 	"github.com/payonce/payonce/internal/journalkit"
 )
@@ -29,12 +28,7 @@ func (j *Journal) runBatch(ctx context.Context, items []journalkit.BatchItem[wri
 	return journalkit.RunBatch(ctx, items,
 		j.begin,
 		func(ctx context.Context, tx *sql.Tx, w write) error { return w(ctx, tx) },
-		func(_ context.Context, tx *sql.Tx) error {
-			if err := tx.Commit(); err != nil {
-				return fmt.Errorf("sqlitejournal: commit: %w", err)
-			}
-			return nil
-		},
+		func(_ context.Context, tx *sql.Tx) error { return j.commit(tx) },
 		func(tx *sql.Tx) { _ = tx.Rollback() },
 		func(ctx context.Context, w write) error {
 			return j.inTx(ctx, func(tx *sql.Tx) error { return w(ctx, tx) })

@@ -118,13 +118,17 @@ func (j *Journal) MarkHandled(ctx context.Context, r payonce.InboxEvent) (payonc
 // MarkHandledTx is MarkHandled inside the caller's transaction on this
 // journal's database (DB), so that the handler's own writes and the mark
 // commit or roll back together: a refused mark (another run took the
-// event over) means the caller rolls back. HandlerTx does this around a
+// event over), or a file deleted or replaced since Open (ErrFileChanged,
+// as ReserveTx), means the caller rolls back. HandlerTx does this around a
 // handler.
 func (j *Journal) MarkHandledTx(ctx context.Context, tx *sql.Tx, r payonce.InboxEvent) (payonce.InboxEvent, error) {
 	if tx == nil {
 		return payonce.InboxEvent{}, fmt.Errorf("%w: sqlitejournal: nil transaction", payonce.ErrInvalidConfig)
 	}
 	if err := journalkit.CheckMarkEvent(r, false); err != nil {
+		return payonce.InboxEvent{}, err
+	}
+	if err := j.file.check(); err != nil {
 		return payonce.InboxEvent{}, err
 	}
 	return j.markHandled(ctx, tx, r)
@@ -158,8 +162,8 @@ func (j *Journal) HandlerTx(fn func(ctx context.Context, tx *sql.Tx, ev payonce.
 		if err := fn(ctx, tx, ev); err != nil {
 			return payonce.InboxEvent{}, err
 		}
-		if err := tx.Commit(); err != nil {
-			return payonce.InboxEvent{}, fmt.Errorf("sqlitejournal: commit: %w", err)
+		if err := j.commit(tx); err != nil {
+			return payonce.InboxEvent{}, err
 		}
 		return got, nil
 	}

@@ -452,10 +452,7 @@ func (j *Journal) inTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 		_ = tx.Rollback()
 		return err
 	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("sqlitejournal: commit: %w", err)
-	}
-	return nil
+	return j.commit(tx)
 }
 
 func scanAll(rows *sql.Rows) ([]payonce.JournalEntry, error) {
