@@ -78,15 +78,36 @@ func setup(t *testing.T, opts ...payonce.Option) *unit {
 // guideTime is before the example card's expiry (12/2030).
 var guideTime = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 
-// guideCharge is the example payload of A55's idempotency guide (card
-// expiring 12/2030).
-func guideCharge() *ChargeCreateRequest {
-	amt, _ := payonce.ParseAmount("100.00")
+// refCharge is a card charge in the create-charge reference's form, with
+// every required field (the payment-method pages' example payer and
+// address), card expiring 12/2030.
+func refCharge() *ChargeCreateRequest {
+	v, _ := payonce.ParseAmount("100.00")
 	return &ChargeCreateRequest{
-		Amount: amt, Currency: payonce.BRL, TypeCharge: TypeCreditCard,
-		Card:  &payonce.Card{Number: "4111111111111111", HolderName: "TEST", ExpirationMonth: "12", ExpirationYear: "2030", CVV: "123"},
-		Payer: &Payer{Name: "张伟", Email: "zhangwei@example.com", Document: "12345678909", DocumentType: "CPF"},
+		WalletUUID: "00000000-0000-0000-0000-000000000000", MerchantID: "11111111-1111-1111-1111-111111111111",
+		TypeCharge: TypeCreditCard, Currency: payonce.BRL, InstallmentValue: v, InstallmentCount: 1,
+		DueDate: "2026-12-31", Description: "Order 42",
+		Payer: Payer{Name: "João Silva", Email: "joao.silva@example.com", TaxID: "39999999999", CellPhone: "+5511988887777",
+			Address: Address{Street: "Av. Paulista", Number: "1000", Complement: "Apto 42", Neighborhood: "Bela Vista",
+				City: "São Paulo", State: "SP", PostalCode: "01310-100", Country: "BR"}},
+		Card: &payonce.Card{Number: "4111111111111111", HolderName: "JOAO SILVA", ExpirationMonth: "12", ExpirationYear: "2030", CVV: "123"},
 	}
+}
+
+// refWire is refCharge's exact wire form.
+const refWire = `{"wallet_uuid":"00000000-0000-0000-0000-000000000000","merchant_id":"11111111-1111-1111-1111-111111111111",` +
+	`"payer_name":"João Silva","payer_email":"joao.silva@example.com","payer_tax_id":"39999999999","payer_cell_phone":"+5511988887777",` +
+	`"installment_value":100.00,"installment_count":1,"currency":"BRL","due_date":"2026-12-31","description":"Order 42",` +
+	`"type_charge":"credit_card","payer_address":{"street":"Av. Paulista","address_number":"1000","complement":"Apto 42",` +
+	`"neighborhood":"Bela Vista","city":"São Paulo","state":"SP","postal_code":"01310-100","country":"BR"},` +
+	`"card_number":"4111111111111111","card_name":"JOAO SILVA","card_expiry_month":"12","card_expiry_year":"2030","card_cvv":"123"}`
+
+// pixCharge is a PIX charge in the reference's form, without wallet or
+// merchant (a client's Account gives them).
+func pixCharge() *ChargeCreateRequest {
+	r := refCharge()
+	r.WalletUUID, r.MerchantID, r.TypeCharge, r.Card = "", "", TypePix, nil
+	return r
 }
 
 func TestPrintedFormsHideSecrets(t *testing.T) {
@@ -109,7 +130,7 @@ func TestPrintedFormsHideSecrets(t *testing.T) {
 			assert.NotContains(t, s, "tok-1", verb)
 		}
 	}
-	req := guideCharge()
+	req := refCharge()
 	pointerAddr := regexp.MustCompile(`0x[0-9a-f]+`) // a pointer printed by %#v
 	for _, v := range []any{req, *req, req.Card} {
 		for _, verb := range []string{"%v", "%+v", "%#v", "%s"} {
@@ -135,16 +156,12 @@ func TestNewClientConfig(t *testing.T) {
 	assert.Equal(t, corekit.KeyRules{Provider: "a55", MinLen: 16, MaxLen: 128, Window: 24 * time.Hour}, keyRules(), "the rules the core's tests use")
 	_, err = NewClient(Auth{})
 	assert.ErrorIs(t, err, payonce.ErrInvalidConfig)
-	_, err = NewClient(ClientCredentials("id", "secret"), WithProduction())
-	assert.ErrorIs(t, err, payonce.ErrInvalidConfig, "production needs its token URL")
-	a := ClientCredentials("id", "secret")
-	a.TokenURL = "https://auth.example/oauth2/token"
-	c, err = NewClient(a, WithProduction(), WithRateLimit())
+	c, err = NewClient(ClientCredentials("id", "secret"), WithEnvironment(Production), WithRateLimit())
 	require.NoError(t, err)
 	assert.Equal(t, ProductionURL, c.view.BaseURL)
-	c, err = NewClient(AccessToken("t"), WithProduction())
+	c, err = NewClient(AccessToken("t"), WithEnvironment(ProductionCoreManager))
 	require.NoError(t, err)
-	assert.Equal(t, ProductionURL, c.view.BaseURL)
+	assert.Equal(t, CoreManagerURL, c.view.BaseURL)
 }
 
 func TestRateLimiter(t *testing.T) {
