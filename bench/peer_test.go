@@ -20,6 +20,7 @@ import (
 	"github.com/hashicorp/go-retryablehttp"
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/a55"
+	"github.com/payonce/payonce/a55/a55test"
 	"github.com/payonce/payonce/coinepay"
 	"github.com/payonce/payonce/internal/benchpair"
 	"github.com/payonce/payonce/internal/benchwire"
@@ -196,10 +197,10 @@ func (p *peers) chargeBare(b *testing.B) {
 }
 
 func (p *peers) chargePayonce(b *testing.B) {
-	ch, err := p.a55.Charges.Create(context.Background(), &a55.ChargeCreateRequest{
-		Amount: p.amount, Currency: payonce.BRL, TypeCharge: a55.TypeCreditCard,
+	ch, err := p.a55.Charges.Create(context.Background(), a55test.Complete(&a55.ChargeCreateRequest{
+		InstallmentValue: p.amount, Currency: payonce.BRL, TypeCharge: a55.TypeCreditCard,
 		Card: &payonce.Card{Number: cardNumber, HolderName: "TEST", ExpirationMonth: "12", ExpirationYear: "2099", CVV: "123"},
-	})
+	}))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -26,10 +26,10 @@ func checkout(ctx context.Context, client *a55.Client, orderID string, orderCrea
 	if err != nil {
 		return nil, err
 	}
-	return client.Charges.Create(ctx, &a55.ChargeCreateRequest{
-		Amount: amount, Currency: payonce.BRL, TypeCharge: a55.TypeCreditCard,
+	return client.Charges.Create(ctx, a55test.Complete(&a55.ChargeCreateRequest{
+		InstallmentValue: amount, Currency: payonce.BRL, TypeCharge: a55.TypeCreditCard,
 		Card: &payonce.Card{Number: "4111111111111111", HolderName: "TEST", ExpirationMonth: "12", ExpirationYear: "2099", CVV: "123"},
-	}, payonce.WithKey(key))
+	}), payonce.WithKey(key))
 }
 
 func TestCheckoutChargesOnceWhenTheAnswerIsLost(t *testing.T) {

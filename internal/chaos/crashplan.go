@@ -157,11 +157,11 @@ func chargeRequest(p planItem, amount payonce.Amount, wallet string) *a55.Charge
 	if p.work == workDeclined {
 		card.Number = a55test.CardDeclined
 	}
-	return &a55.ChargeCreateRequest{
-		Amount: amount, Currency: payonce.BRL, TypeCharge: a55.TypeCreditCard, Card: card,
-		Payer:      &a55.Payer{Name: "Crash Payer", Email: "crash@example.com", Document: "12345678909", DocumentType: "CPF"},
+	return a55test.Complete(&a55.ChargeCreateRequest{
+		InstallmentValue: amount, Currency: payonce.BRL, TypeCharge: a55.TypeCreditCard, Card: card,
+		Payer:      a55.Payer{Name: "Crash Payer", Email: "crash@example.com", TaxID: "12345678909"},
 		WalletUUID: wallet, Description: p.journalRef(),
-	}
+	})
 }
 
 // applyRequest is the Coinepay card issue of an apply item.

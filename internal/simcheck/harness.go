@@ -13,6 +13,7 @@ import (
 
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/a55"
+	"github.com/payonce/payonce/a55/a55test"
 	"github.com/payonce/payonce/coinepay"
 	"github.com/payonce/payonce/internal/corekit"
 	"github.com/payonce/payonce/journal"
@@ -190,13 +191,13 @@ func newClient(p Provider, m Merchant, hc *http.Client, j journal.Store, now fun
 // pure function of the reference, as a merchant's job rebuilds it.
 func chargeRequest(ref string, now time.Time) *a55.ChargeCreateRequest {
 	amount, _ := payonce.ParseAmount("10.00")
-	return &a55.ChargeCreateRequest{
-		Amount: amount, Currency: payonce.BRL, TypeCharge: a55.TypeCreditCard,
+	return a55test.Complete(&a55.ChargeCreateRequest{
+		InstallmentValue: amount, Currency: payonce.BRL, TypeCharge: a55.TypeCreditCard,
 		Card: &payonce.Card{Number: "4111111111111111", HolderName: "SIM CHECK", ExpirationMonth: "12",
 			ExpirationYear: strconv.Itoa(start.Year() + 5), CVV: "123"},
-		Payer:      &a55.Payer{Name: "Sim Payer", Email: "sim@example.com", Document: "12345678909", DocumentType: "CPF"},
+		Payer:      a55.Payer{Name: "Sim Payer", Email: "sim@example.com", TaxID: "12345678909"},
 		WalletUUID: "6f1c2b1e-3d4a-4b5c-8d6e-7f8091a2b3c4", Description: ref,
-	}
+	})
 }
 
 // newCaller builds the worker's client on its own clock, with the
