@@ -66,7 +66,7 @@ func setup(t *testing.T, opts ...payonce.Option) *unit {
 	auth := ClientCredentials(testID, testSecret)
 	auth.TokenURL = u.srv.URL + "/oauth2/token"
 	// The client's clock is fixed before the example card's expiry (12/2030),
-	// which guideCharge keeps byte for byte; opts may set another.
+	// which refCharge keeps; opts may set another.
 	base := []payonce.Option{payonce.WithBaseURL(u.srv.URL), payonce.WithRetryPolicy(fastPolicy()),
 		payoncetest.ClientClock(func() time.Time { return guideTime })}
 	c, err := NewClient(auth, append(base, opts...)...)
