@@ -73,7 +73,7 @@ func checkID(field, v string, inPath bool) error {
 		return invalid(field, "required: set it on the request or on the client (WithAccount)")
 	case len(v) > maxID:
 		return invalid(field, "longer than 128 bytes")
-	case !utf8.ValidString(v) || strings.IndexFunc(v, func(r rune) bool { return unicode.IsSpace(r) || !unicode.IsPrint(r) }) >= 0:
+	case !printableNoSpace(v):
 		return invalid(field, "must be printable, without spaces")
 	case inPath && (strings.ContainsAny(v, "/?#%\\") || strings.Contains(v, "..")):
 		return invalid(field, "must not hold /, ?, #, %, \\ or ..")
@@ -88,4 +88,20 @@ func checkRequiredID(field, v string, inPath bool) error {
 		return invalid(field, "required")
 	}
 	return checkID(field, v, inPath)
+}
+
+// printableNoSpace reports whether v is valid UTF-8 of printable
+// characters and no whitespace.
+func printableNoSpace(v string) bool {
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		if c >= utf8.RuneSelf {
+			rest := v[i:]
+			return utf8.ValidString(rest) && strings.IndexFunc(rest, func(r rune) bool { return unicode.IsSpace(r) || !unicode.IsPrint(r) }) < 0
+		}
+		if c <= ' ' || c == 0x7f {
+			return false
+		}
+	}
+	return true
 }

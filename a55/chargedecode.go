@@ -3,6 +3,7 @@ package a55
 import (
 	"bytes"
 	"encoding/json"
+	"strconv"
 	"strings"
 
 	"github.com/payonce/payonce"
@@ -17,17 +18,26 @@ type chargeWire struct {
 	ActionURL string `json:"action_url"`
 }
 
-// decodeCharge decodes a charge answer into ch in one pass, every
-// documented spelling read, the answer kept for Charge.Raw. done is
+// decodeCharge decodes a charge answer into ch, every documented
+// spelling read, the answer kept for Charge.Raw: the usual answer by
+// decodeChargeFast, any other by encoding/json in one pass. done is
 // false, and ch untouched, when the body does not decode as a charge
 // (left to json.Unmarshal, whose error the caller returns).
 func decodeCharge(body []byte, ch *Charge) (done bool) {
+	if decodeChargeFast(body, ch) {
+		return true
+	}
+	return decodeChargeSlow(body, ch) == nil
+}
+
+// decodeChargeSlow is decodeCharge by encoding/json alone.
+func decodeChargeSlow(body []byte, ch *Charge) error {
 	var w chargeWire
-	if json.Unmarshal(body, &w) != nil {
-		return false
+	if err := json.Unmarshal(body, &w); err != nil {
+		return err
 	}
 	w.fold(ch, body)
-	return true
+	return nil
 }
 
 // fold sets ch from w, the aliases read into their fields, and keeps
@@ -37,19 +47,173 @@ func (w *chargeWire) fold(ch *Charge, body []byte) {
 	if ch.URL3DS == "" {
 		ch.URL3DS = w.ActionURL
 	}
-	ch.raw = &rawAnswer{body: bytes.Clone(body)}
+	ch.raw = &rawAnswer{body: bytes.Clone(bytes.TrimSpace(body))}
 }
 
 // UnmarshalJSON reads a charge in every spelling A55 documents
 // (url_3ds or action_url, and PixPayload's) and keeps the answer for
 // Raw.
 func (c *Charge) UnmarshalJSON(b []byte) error {
-	var w chargeWire
-	if err := json.Unmarshal(b, &w); err != nil {
-		return err
+	if decodeChargeFast(b, c) {
+		return nil
 	}
-	w.fold(c, b)
-	return nil
+	return decodeChargeSlow(b, c)
+}
+
+// chargeKeys are the members decodeChargeFast reads; a member that
+// differs from one only in letter case is left to encoding/json, which
+// reads it into the field.
+var chargeKeys = []string{"charge_uuid", "wallet_uuid", "merchant_id", "status", "message", "type_charge", "currency",
+	"local_currency", "usd_currency", "amount", "amount_remaining", "installment_value", "installment_count", "due_date",
+	"description", "transaction_reference", "url_3ds", "action_url", "charge_payment_url", "pix_payload", "boleto_url",
+	"barcode", "subscription", "created_at", "updated_at", "idempotency_key"}
+
+// decodeChargeFast reads a charge answer as decodeChargeSlow does, byte
+// for byte the same Charge, without encoding/json's reflection: one pass
+// over an object whose member names are plain, and whose strings hold no
+// escapes. Anything else (an escape, a member only letter case sets apart
+// from a field's, a subscription, a malformed document) returns false
+// with ch untouched, for encoding/json to read or refuse.
+func decodeChargeFast(body []byte, ch *Charge) bool {
+	s := jsonScan{b: body}
+	if !s.byte('{') {
+		return false
+	}
+	var w Charge
+	var action string
+	if !s.byte('}') {
+		for {
+			key, ok := s.plainString()
+			if !ok || !s.byte(':') {
+				return false
+			}
+			v, ok := s.value(0)
+			if !ok || !w.setField(key, v, &action) {
+				return false
+			}
+			if s.byte('}') {
+				break
+			}
+			if !s.byte(',') {
+				return false
+			}
+		}
+	}
+	if !s.end() {
+		return false
+	}
+	if w.URL3DS == "" {
+		w.URL3DS = action
+	}
+	w.raw = &rawAnswer{body: bytes.Clone(bytes.TrimSpace(body))}
+	*ch = w
+	return true
+}
+
+// setField reads member key's value v into c as encoding/json would (an
+// Unmarshaler is given the value, null included; null leaves a plain
+// field as it is); false when it leaves v to encoding/json.
+func (c *Charge) setField(key, v []byte, action *string) bool {
+	str := func(dst *string) bool {
+		switch {
+		case v[0] == 'n':
+			return true
+		case v[0] != '"':
+			return false
+		}
+		*dst = string(v[1 : len(v)-1])
+		return true
+	}
+	switch string(key) {
+	case "charge_uuid":
+		return str(&c.UUID)
+	case "wallet_uuid":
+		return str(&c.WalletUUID)
+	case "merchant_id":
+		return str(&c.MerchantID)
+	case "status":
+		return str((*string)(&c.Status))
+	case "message":
+		return c.Messages.UnmarshalJSON(v) == nil
+	case "type_charge":
+		return str((*string)(&c.TypeCharge))
+	case "currency":
+		return str((*string)(&c.Currency))
+	case "local_currency":
+		return c.LocalCurrency.UnmarshalJSON(v) == nil
+	case "usd_currency":
+		return c.USDCurrency.UnmarshalJSON(v) == nil
+	case "amount":
+		return c.Amount.UnmarshalJSON(v) == nil
+	case "amount_remaining":
+		return c.AmountRemaining.UnmarshalJSON(v) == nil
+	case "installment_value":
+		return c.InstallmentValue.UnmarshalJSON(v) == nil
+	case "installment_count":
+		if v[0] == 'n' {
+			return true
+		}
+		n, ok := plainInt(v)
+		if ok {
+			c.InstallmentCount = n
+		}
+		return ok
+	case "due_date":
+		return str(&c.DueDate)
+	case "description":
+		return str(&c.Description)
+	case "transaction_reference":
+		return str(&c.TransactionReference)
+	case "url_3ds":
+		return str(&c.URL3DS)
+	case "action_url":
+		return str(action)
+	case "charge_payment_url":
+		return str(&c.ChargePaymentURL)
+	case "pix_payload":
+		if v[0] == 'n' {
+			c.Pix = nil
+			return true
+		}
+		if c.Pix == nil {
+			c.Pix = new(PixPayload)
+		}
+		return c.Pix.UnmarshalJSON(v) == nil
+	case "boleto_url":
+		return str(&c.BoletoURL)
+	case "barcode":
+		return str(&c.Barcode)
+	case "subscription":
+		if v[0] == 'n' {
+			c.Subscription = nil
+			return true
+		}
+		return false // rare: encoding/json merges it as it does a struct
+	case "created_at":
+		return c.CreatedAt.UnmarshalJSON(v) == nil
+	case "updated_at":
+		return c.UpdatedAt.UnmarshalJSON(v) == nil
+	case "idempotency_key":
+		return str(&c.IdempotencyKey)
+	}
+	for _, b := range key {
+		if b >= 0x80 {
+			return false // encoding/json folds Unicode letters too
+		}
+	}
+	for _, k := range chargeKeys {
+		if foldsTo(key, k) {
+			return false
+		}
+	}
+	return true // a field the SDK does not model: kept in Raw
+}
+
+// plainInt reads a JSON integer that fits an int, as encoding/json reads
+// it into one.
+func plainInt(v []byte) (int, bool) {
+	n, err := strconv.ParseInt(string(v), 10, strconv.IntSize)
+	return int(n), err == nil
 }
 
 // UnmarshalJSON reads both spellings of A55's pages: qr_code or

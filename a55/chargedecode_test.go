@@ -43,6 +43,20 @@ var chargeBodies = []string{
 	`"x"`,
 	`<html>`,
 	`{"charge_uuid":"c1"} x`,
+	`{"charge_uuid":"c1","CHARGE_UUID":"c2","Status":"paid"}`,
+	`{"charge_uuid":"c\u00e3","url_3ds":"https:\/\/3ds.example\/"}`,
+	`{"charge_uuid":"c1","installment_count":3.0}`,
+	`{"charge_uuid":"c1","installment_count":99999999999999999999}`,
+	`{"charge_uuid":"c1","installment_count":null,"amount":null,"created_at":null,"message":null,"pix_payload":null}`,
+	`{"charge_uuid":"c1","pix_payload":{"qr_code":"a"},"pix_payload":{"payload":"b"}}`,
+	`{"charge_uuid":"c1","x":{"a":[1,2,{"b":null}],"c":-0.5e+3},"y":[],"z":{}}`,
+	`{"charge_uuid":"c1","x":01}`,
+	`{"charge_uuid":"c1","x":"\x"}`,
+	` {"charge_uuid":"c1"} `,
+	`{"charge_uuid":"c1",}`,
+	`{"charge_uuid":"c1" "status":"paid"}`,
+	"{\"charge_uuid\":\"c\x01\"}",
+	"{\"charge_uuid\":\"c\xff\"}",
 }
 
 // refAnswer is a confirmed card charge as the reference documents its
@@ -65,20 +79,36 @@ const pixDedicatedAnswer = `{"charge_uuid":"81f0045c-301a-45c4-96bc-5395f7cf0002
 	`"charge_payment_url":"https://pay.a55.tech/c/81f0045c"}`
 
 // checkDecodeCharge requires decodeCharge, where it reads body, to give
-// what json.Unmarshal gives.
+// what encoding/json gives (decodeChargeSlow), and the fast path, where
+// it reads body, the same.
 func checkDecodeCharge(t *testing.T, body []byte) {
-	var once, want Charge
+	var once, fast, want Charge
+	slowErr := decodeChargeSlow(body, &want)
+	if decodeChargeFast(body, &fast) {
+		require.NoError(t, slowErr, "%s", body)
+		require.Equal(t, want, fast, "%s", body)
+	}
 	if !decodeCharge(body, &once) {
-		assert.Error(t, json.Unmarshal(body, &want), "%s", body)
+		assert.Error(t, slowErr, "%s", body)
 		return
 	}
-	require.NoError(t, json.Unmarshal(body, &want), "%s", body)
+	require.NoError(t, slowErr, "%s", body)
 	require.Equal(t, want, once, "%s", body)
+	var viaUnmarshal Charge
+	require.NoError(t, json.Unmarshal(body, &viaUnmarshal))
+	require.Equal(t, want, viaUnmarshal, "%s", body)
 }
 
 func TestDecodeChargeReadsAsUnmarshal(t *testing.T) {
 	for _, b := range chargeBodies {
 		checkDecodeCharge(t, []byte(b))
+	}
+	var ch Charge
+	for _, b := range []string{refAnswer, pixAnswer, pixDedicatedAnswer, chargeBodies[3]} {
+		assert.True(t, decodeChargeFast([]byte(b), &ch), "the usual answer is read by the fast path: %s", b)
+	}
+	for _, b := range []string{`{"Charge_UUID":"c"}`, `{"charge_uuid":"c\u0031"}`, `{"ſtatus":"x"}`, `{"subscription":{"cycle":"monthly"}}`} {
+		assert.False(t, decodeChargeFast([]byte(b), &ch), "left to encoding/json: %s", b)
 	}
 }
 

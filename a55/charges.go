@@ -124,8 +124,17 @@ func checkText(field, v string, required bool, limit int) error {
 		return invalid(field, "required")
 	case len(v) > limit:
 		return invalid(field, "longer than "+strconv.Itoa(limit)+" bytes")
-	case !utf8.ValidString(v) || strings.IndexFunc(v, unicode.IsControl) >= 0:
-		return invalid(field, "must be printable UTF-8")
+	}
+	for i := 0; i < len(v); i++ {
+		switch c := v[i]; {
+		case c >= utf8.RuneSelf:
+			if rest := v[i:]; !utf8.ValidString(rest) || strings.IndexFunc(rest, unicode.IsControl) >= 0 {
+				return invalid(field, "must be printable UTF-8")
+			}
+			return nil
+		case c < 0x20 || c == 0x7f:
+			return invalid(field, "must be printable UTF-8")
+		}
 	}
 	return nil
 }
@@ -184,10 +193,25 @@ func checkDate(field, v string, required bool) error {
 	if v == "" {
 		return invalid(field, "required")
 	}
-	if t, err := time.Parse(time.DateOnly, v); err != nil || t.Format(time.DateOnly) != v {
+	if !isDate(v) {
 		return invalid(field, "want a date as YYYY-MM-DD")
 	}
 	return nil
+}
+
+// isDate reports whether v is a date that exists, written YYYY-MM-DD.
+func isDate(v string) bool {
+	if len(v) != 10 || v[4] != '-' || v[7] != '-' || !allDigits(v[:4]) || !allDigits(v[5:7]) || !allDigits(v[8:]) {
+		return false
+	}
+	year, _ := strconv.Atoi(v[:4])
+	month, _ := strconv.Atoi(v[5:7])
+	day, _ := strconv.Atoi(v[8:])
+	if month < 1 || month > 12 || day < 1 {
+		return false
+	}
+	// The day after the month's last is the first of the next month.
+	return day <= time.Date(year, time.Month(month)+1, 0, 0, 0, 0, 0, time.UTC).Day()
 }
 
 // checkURL checks a URL A55 sends the payer or its webhooks to: absolute
@@ -638,7 +662,7 @@ func (s *ChargesService) Create(ctx context.Context, req *ChargeCreateRequest, o
 	var summary any
 	if req != nil {
 		body.wallet, body.merchant = c.walletOr(req.WalletUUID), c.merchantOr(req.MerchantID)
-		summary = req.summary(body.wallet, body.merchant)
+		summary = (*journalSummary)(body)
 	}
 	ch := new(Charge)
 	meta, err := c.do(ctx, &payonce.Request{

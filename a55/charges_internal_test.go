@@ -544,3 +544,14 @@ func TestValidationErrorsTextAndKinds(t *testing.T) {
 	}
 	assert.Zero(t, hits.Load())
 }
+
+// A due date is a date that exists, as YYYY-MM-DD: the same answer as
+// time.Parse's.
+func TestIsDate(t *testing.T) {
+	for _, v := range []string{"2026-12-31", "2028-02-29", "2027-02-29", "2026-02-30", "2026-13-01", "2026-00-10", "2026-04-31",
+		"2026-04-30", "2026-1-01", "26-12-31", "2026/12/31", "2026-12-31T00:00:00Z", "", "0000-01-01", "9999-12-31", "2026-12-00", "２026-12-31"} {
+		p, err := time.Parse(time.DateOnly, v)
+		want := err == nil && p.Format(time.DateOnly) == v
+		assert.Equal(t, want, isDate(v), v)
+	}
+}

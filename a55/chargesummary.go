@@ -71,6 +71,15 @@ func (r *ChargeCreateRequest) summary(wallet, merchant string) ChargeSummary {
 		Description: d, DescriptionRedacted: d != r.Description, DueDate: r.DueDate}
 }
 
+// journalSummary is the summary of the request a chargeBody sends, made
+// only when a journaled call stores it (its JSON).
+type journalSummary chargeBody
+
+// MarshalJSON writes the summary.
+func (s *journalSummary) MarshalJSON() ([]byte, error) {
+	return json.Marshal(s.r.summary(s.wallet, s.merchant))
+}
+
 // JournalSummary is the JSON of Summary, the form of JournalEntry.Summary.
 func (r *ChargeCreateRequest) JournalSummary() string {
 	b, err := json.Marshal(r.Summary())
