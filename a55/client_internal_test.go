@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"regexp"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -185,4 +186,40 @@ func TestCheckWebhookURLFollowsTheInsecureOptIn(t *testing.T) {
 	require.ErrorIs(t, checkWebhookURL(hook, "http://127.0.0.1:8080"), payonce.ErrInvalidRequest)
 	assert.NoError(t, checkWebhookURL(hook, "http://api.internal:8080"))
 	assert.NoError(t, checkWebhookURL("http://[::ffff:127.0.0.1]:9/h", "https://api.example"), "an IPv4-mapped loopback address is loopback")
+}
+
+// Every operation is observed under its documented path template: the
+// identifiers of a refund's, a cancel's or a fetch's path never reach a
+// span or a metric.
+func TestRoutesAreTheDocumentedTemplates(t *testing.T) {
+	var mu sync.Mutex
+	routes := map[string]string{}
+	obs := payonce.Observer{StartOperation: func(ctx context.Context, info payonce.OperationInfo) context.Context {
+		mu.Lock()
+		defer mu.Unlock()
+		routes[info.Operation] = info.Route
+		return ctx
+	}}
+	u := setup(t, payonce.WithObserver(obs))
+	u.mux.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, 200, `{"charge_uuid":"ch_1","status":"confirmed","charges":[]}`)
+	})
+	c := u.client.WithAccount(Account{MerchantID: "m-1", WalletUUID: "w-1"})
+	ctx := context.Background()
+	_, err := c.Charges.Create(ctx, pixCharge())
+	require.NoError(t, err)
+	_, err = c.Charges.Refund(ctx, &RefundRequest{ChargeUUID: "ch-4111111111111111"})
+	require.NoError(t, err)
+	_, err = c.Charges.Cancel(ctx, &CancelRequest{ChargeUUID: "ch-2"})
+	require.NoError(t, err)
+	_, err = c.Charges.Capture(ctx, &CaptureRequest{ChargeUUID: "ch-3"})
+	require.NoError(t, err)
+	_, err = c.Charges.Fetch(ctx, "ch-4")
+	require.NoError(t, err)
+	_, err = c.Charges.Get(ctx, "ch-5", "")
+	require.NoError(t, err)
+	assert.Equal(t, map[string]string{
+		"charges.create": PathCharges, "charges.refund": PathChargeRefund, "charges.cancel": PathChargeCancel,
+		"charges.capture": PathChargeCapture, "charges.fetch": PathChargeByUUID, "charges.get": PathCharges,
+	}, routes)
 }
