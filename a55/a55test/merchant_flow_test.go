@@ -73,7 +73,7 @@ func TestMerchantFlowEveryStepRunsOnce(t *testing.T) {
 	// Cancel another pre-authorisation; capturing it afterwards is refused.
 	other, err := client.Charges.Create(ctx, flowCharge("5.00", false))
 	require.NoError(t, err)
-	dropNext(t, srv, a55test.CancelPath)
+	dropNext(t, srv, a55.PathCharges+other.UUID+"/cancel/"+a55test.TestWalletUUID+"/")
 	cn, err := client.Charges.Cancel(ctx, &a55.CancelRequest{ChargeUUID: other.UUID, Reason: "customer"})
 	require.NoError(t, err)
 	assert.Equal(t, a55.StatusCanceled, cn.Status)
