@@ -157,7 +157,7 @@ func checkBasePath(baseURL string) error {
 		return nil // the core has checked it
 	}
 	p := strings.ToLower(strings.TrimRight(u.Path, "/"))
-	if p == "/api/v1" || strings.HasSuffix(p, "/api/v1") || p == "/api" || strings.HasSuffix(p, "/api") {
+	if strings.HasSuffix(p, "/api/v1") {
 		return fmt.Errorf("%w: a55: base URL %s ends in %s: give the origin only (such as %s); the client adds /api/v1/... to every path",
 			payonce.ErrInvalidConfig, u.Scheme+"://"+u.Host+u.Path, u.Path, SandboxURL)
 	}

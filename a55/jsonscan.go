@@ -38,15 +38,6 @@ func (s *jsonScan) byte(c byte) bool {
 	return false
 }
 
-// peek is the next byte after whitespace, 0 at the end.
-func (s *jsonScan) peek() byte {
-	s.ws()
-	if s.i < len(s.b) {
-		return s.b[s.i]
-	}
-	return 0
-}
-
 // plainString reads a string without escapes, control characters or
 // invalid UTF-8, and returns its contents; ok is false for any other
 // string (which encoding/json then reads).
