@@ -136,6 +136,9 @@ func (op *operation) sign(r *http.Request) error {
 		return nil
 	}
 	if err := op.c.signer.Sign(r, op.body); err != nil {
+		if op.jr != nil {
+			op.jr.signFailed = true // nothing of this attempt left (storePending)
+		}
 		if errors.Is(err, ErrSignerTemporary) {
 			return fmt.Errorf("sign: %w", err)
 		}
@@ -182,10 +185,14 @@ func (op *operation) admit(hop bool) error {
 	return nil
 }
 
-// pace waits wait, then for the client's limiter, on the operation's
-// context.
+// pace waits wait (with the client's sleep, when a test gave one), then
+// for the client's limiter, on the operation's context.
 func (op *operation) pace(wait time.Duration) error {
-	if wait > 0 {
+	if wait > 0 && op.c.sleep != nil {
+		if err := op.c.sleep(op.ctx, wait); err != nil {
+			return err
+		}
+	} else if wait > 0 {
 		t := time.NewTimer(wait)
 		select {
 		case <-op.ctx.Done():

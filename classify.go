@@ -44,6 +44,7 @@ func (op *operation) decide(ctx context.Context, resp *http.Response, err error)
 	}
 	timeout := false
 	var cause string
+	var adv corekit.Advice
 	if err != nil {
 		if !retryableError(err) {
 			return false, err
@@ -53,10 +54,20 @@ func (op *operation) decide(ctx context.Context, resp *http.Response, err error)
 		if timeout {
 			cause = "timeout"
 		}
-	} else if !retryableStatus(resp.StatusCode) {
-		return op.recover(resp), nil
-	} else if cause = http.StatusText(resp.StatusCode); cause == "" {
-		cause = fmt.Sprint(resp.StatusCode)
+	} else {
+		switch adv = op.advise(resp); {
+		case adv.Retry == corekit.RetryNever:
+			return false, nil // the outcome is unknown: the answer is the operation's error
+		case adv.Retry == corekit.RetrySameKey:
+			cause = op.errAnswer.Code
+		case !retryableStatus(resp.StatusCode):
+			return op.recover(resp), nil
+		}
+		if cause == "" {
+			if cause = http.StatusText(resp.StatusCode); cause == "" {
+				cause = fmt.Sprint(resp.StatusCode)
+			}
+		}
 	}
 	op.lastCause = cause
 	if !op.mayRepeat() {
@@ -81,6 +92,14 @@ func (op *operation) decide(ctx context.Context, resp *http.Response, err error)
 			}
 		}
 	}
+	if nb := adv.NotBefore; nb > 0 {
+		// The provider's least wait is never shortened: a call that
+		// cannot wait it ends now, resumable with its key.
+		if why := op.cannotWait(ctx, nb); why != "" {
+			return false, &exhaustedError{why: why}
+		}
+		wait = max(wait, nb)
+	}
 	if kerr := op.keyFresh(wait); kerr != nil {
 		return false, &stopError{err: kerr}
 	}
@@ -95,14 +114,54 @@ func (op *operation) decide(ctx context.Context, resp *http.Response, err error)
 	return true, nil
 }
 
+// adviceCodec is a codec whose provider's codes say more about a retry
+// than the HTTP status does (corekit.Advice): a code that asks for a
+// retry under the key on a 4xx, or for a wait of its own, or one that
+// forbids any retry on a 5xx since the outcome is unknown.
+type adviceCodec interface {
+	Advise(e *APIError) corekit.Advice
+}
+
+// advise asks an adviceCodec about an error answer, which it decodes
+// here, once; the zero Advice (the status table) for any other answer or
+// codec.
+func (op *operation) advise(resp *http.Response) corekit.Advice {
+	ac, ok := op.c.codec.(adviceCodec)
+	if !ok || resp.StatusCode < 400 {
+		return corekit.Advice{}
+	}
+	op.errAnswer = op.apiError(resp, op.respBody)
+	return ac.Advise(op.errAnswer)
+}
+
+// cannotWait says why the call cannot wait d, a provider's least wait,
+// before its next attempt: longer than the policy lets a server's wait
+// be (MaxRetryAfter), past the policy's MaxElapsedTime or past the
+// context's deadline; "" when it can.
+func (op *operation) cannotWait(ctx context.Context, d time.Duration) string {
+	p := op.policy
+	switch {
+	case d > p.MaxRetryAfter:
+		return fmt.Sprintf("the answer asks for %s before the next attempt, more than the retry policy's MaxRetryAfter (%s)", d, p.MaxRetryAfter)
+	case p.MaxElapsedTime > 0 && op.bo.GetElapsedTime()+d > p.MaxElapsedTime:
+		return fmt.Sprintf("the answer asks for %s before the next attempt, past the retry policy's MaxElapsedTime (%s)", d, p.MaxElapsedTime)
+	}
+	if dl, ok := ctx.Deadline(); ok && time.Until(dl) < d {
+		return fmt.Sprintf("the answer asks for %s before the next attempt, past the context's deadline", d)
+	}
+	return ""
+}
+
 // recover decides on a final answer: an error answer the signer recovers
 // from (once per operation) is repeated at once. The error answer is
-// decoded here, once.
+// decoded here (or in advise), once.
 func (op *operation) recover(resp *http.Response) bool {
 	if resp.StatusCode < 400 {
 		return false
 	}
-	op.errAnswer = op.apiError(resp, op.respBody)
+	if op.errAnswer == nil {
+		op.errAnswer = op.apiError(resp, op.respBody)
+	}
 	if op.recovered || !recoverSigner(op.ctx, op.c.signer, resp, op.errAnswer) {
 		return false
 	}
@@ -113,15 +172,22 @@ func (op *operation) recover(resp *http.Response) bool {
 }
 
 // exhaustedError ends a loop whose last failure was retryable but no
-// retry was left (attempts, or the backoff's time): err is the last
-// transport failure, nil for a retryable answer.
-type exhaustedError struct{ err error }
+// retry was left (attempts, the backoff's time, or a provider's least
+// wait the call cannot afford, why): err is the last transport failure,
+// nil for a retryable answer.
+type exhaustedError struct {
+	err error
+	why string
+}
 
 func (e *exhaustedError) Error() string {
-	if e.err == nil {
-		return ErrRetriesExhausted.Error()
+	switch {
+	case e.err != nil:
+		return e.err.Error()
+	case e.why != "":
+		return ErrRetriesExhausted.Error() + ": " + e.why
 	}
-	return e.err.Error()
+	return ErrRetriesExhausted.Error()
 }
 
 func (e *exhaustedError) Unwrap() error { return e.err }
@@ -246,7 +312,11 @@ func (op *operation) failure(resp *http.Response, err error) *APIError {
 			}
 			return e
 		}
-		return withLast(ErrRetriesExhausted)
+		e := withLast(ErrRetriesExhausted)
+		if exhausted.why != "" {
+			e.Err = fmt.Errorf("%w; %s", last.Kind, exhausted.why)
+		}
+		return e
 	case errors.Is(err, ErrMalformedResponse):
 		return op.fail(ErrMalformedResponse, cause)
 	case errors.As(err, &stop):

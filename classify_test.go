@@ -184,3 +184,159 @@ func TestContextEndedInFlightIsTemporaryAndResumable(t *testing.T) {
 		assert.Equal(t, key, meta.Key.String(), "resumed with the same key")
 	}
 }
+
+// adviceCodec is the core codec with a provider's advice on some codes
+// (corekit.Advice) and the kind it gives them.
+type adviceTestCodec map[string]struct {
+	kind   error
+	advice corekit.Advice
+}
+
+func (adviceTestCodec) DecodeSuccess(status int, h http.Header, body []byte, out any) error {
+	return jsonCodec{}.DecodeSuccess(status, h, body, out)
+}
+
+func (a adviceTestCodec) DecodeError(status int, h http.Header, body []byte, e *APIError) {
+	jsonCodec{}.DecodeError(status, h, body, e)
+	e.Kind = a[e.Code].kind
+}
+
+func (a adviceTestCodec) Advise(e *APIError) corekit.Advice { return a[e.Code].advice }
+
+var codesAdvice = adviceTestCodec{
+	"AGAIN":   {ErrServer, corekit.Advice{Retry: corekit.RetrySameKey}},
+	"LATER":   {ErrServer, corekit.Advice{Retry: corekit.RetrySameKey, NotBefore: time.Minute}},
+	"UNKNOWN": {ErrOutcomeUnknown, corekit.Advice{Retry: corekit.RetryNever}},
+}
+
+// sleeps is a client's sleep (corekit.WithSleep) that moves a clock on
+// instead of sleeping, and records each wait.
+type sleeps struct {
+	mu    sync.Mutex
+	now   time.Time
+	waits []time.Duration
+}
+
+func (s *sleeps) Now() time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.now
+}
+
+func (s *sleeps) sleep(ctx context.Context, d time.Duration) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.now = s.now.Add(d)
+	s.waits = append(s.waits, d)
+	return ctx.Err()
+}
+
+func (s *sleeps) all() []time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]time.Duration(nil), s.waits...)
+}
+
+func newSleeps() (*sleeps, []Option) {
+	s := &sleeps{now: time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)}
+	return s, []Option{corekit.WithClock(s.Now), corekit.WithSleep(s.sleep)}
+}
+
+// A code that asks for a retry under the key is retried whatever its
+// status (a 400 here), with the same key and body; one that leaves the
+// outcome unknown is never retried, whatever its status (a 503 here), and
+// is neither final nor resumable.
+func TestCodecAdviceOverridesTheStatusTable(t *testing.T) {
+	rec := &recorder{statuses: []int{400, 400, 200}, body: `{"code":"AGAIN","message":"try again"}`}
+	c := setup(t, rec, corekit.WithCodec(codesAdvice))
+	meta, err := c.Do(context.Background(), postReq(), nil)
+	require.NoError(t, err)
+	assert.Equal(t, 3, meta.Attempts)
+	got := rec.seen()
+	require.Len(t, got, 3)
+	for _, a := range got {
+		assert.Equal(t, got[0].Key, a.Key)
+		assert.Equal(t, got[0].Body, a.Body)
+	}
+
+	rec = &recorder{statuses: []int{503}, body: `{"code":"UNKNOWN","message":"no answer from upstream"}`}
+	c = setup(t, rec, corekit.WithCodec(codesAdvice))
+	meta, err = c.Do(context.Background(), postReq(), nil)
+	require.ErrorIs(t, err, ErrOutcomeUnknown)
+	assert.NotErrorIs(t, err, ErrServer)
+	assert.Len(t, rec.seen(), 1, "never retried blindly")
+	assert.Equal(t, 1, meta.Attempts)
+	assert.False(t, IsResumable(err))
+	assert.Equal(t, meta.Key.String(), KeyOf(err).String())
+	var ae *APIError
+	require.ErrorAs(t, err, &ae)
+	assert.False(t, defaultFinalForKey(ae))
+}
+
+// A provider's least wait is waited in full, on the client's sleep (a
+// fake clock here, no real sleep), before the next attempt with the same
+// key and body.
+func TestCodecLeastWaitIsNeverShortened(t *testing.T) {
+	rec := &recorder{statuses: []int{400, 200}, body: `{"code":"LATER","message":"come back in a minute"}`}
+	s, opts := newSleeps()
+	p := fastPolicy()
+	p.MaxRetryAfter, p.MaxElapsedTime = 2*time.Minute, 5*time.Minute
+	c := setup(t, rec, append(opts, corekit.WithCodec(codesAdvice), WithRetryPolicy(p))...)
+	start := s.Now()
+	meta, err := c.Do(context.Background(), postReq(), nil)
+	require.NoError(t, err)
+	assert.Equal(t, 2, meta.Attempts)
+	waits := s.all()
+	require.Len(t, waits, 1)
+	assert.GreaterOrEqual(t, waits[0], time.Minute)
+	assert.GreaterOrEqual(t, s.Now().Sub(start), time.Minute)
+	got := rec.seen()
+	require.Len(t, got, 2)
+	assert.Equal(t, got[0].Key, got[1].Key)
+	assert.Equal(t, got[0].Body, got[1].Body)
+}
+
+// A least wait the policy (MaxRetryAfter, MaxElapsedTime) or the context
+// cannot afford ends the call at once, resumable with its key and never
+// final, the wait it would have needed in its text; nothing is waited.
+func TestCodecLeastWaitTheCallCannotAffordEndsResumable(t *testing.T) {
+	short := fastPolicy()
+	short.MaxRetryAfter = 30 * time.Second
+	elapsed := fastPolicy()
+	elapsed.MaxRetryAfter, elapsed.MaxElapsedTime = 2*time.Minute, 30*time.Second
+	long := fastPolicy()
+	long.MaxRetryAfter, long.MaxElapsedTime = 2*time.Minute, 0
+	for name, tc := range map[string]struct {
+		policy  RetryPolicy
+		timeout time.Duration
+		why     string
+	}{
+		"max retry after":  {short, 0, "MaxRetryAfter"},
+		"max elapsed time": {elapsed, 0, "MaxElapsedTime"},
+		"context deadline": {long, 30 * time.Second, "deadline"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			rec := &recorder{statuses: []int{400, 200}, body: `{"code":"LATER","message":"come back in a minute"}`}
+			s, opts := newSleeps()
+			c := setup(t, rec, append(opts, corekit.WithCodec(codesAdvice), WithRetryPolicy(tc.policy))...)
+			ctx := context.Background()
+			if tc.timeout > 0 {
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithTimeout(ctx, tc.timeout)
+				defer cancel()
+			}
+			_, err := c.Do(ctx, postReq(), nil, WithKey(testKeyAt("least-wait-key-1", s.Now())))
+			require.ErrorIs(t, err, ErrRetriesExhausted)
+			assert.ErrorIs(t, err, ErrServer)
+			assert.True(t, IsResumable(err))
+			assert.Equal(t, "least-wait-key-1", KeyOf(err).String())
+			assert.Contains(t, err.Error(), "1m0s before the next attempt")
+			assert.Contains(t, err.Error(), tc.why)
+			assert.Len(t, rec.seen(), 1)
+			assert.Empty(t, s.all(), "nothing waited")
+			var ae *APIError
+			require.ErrorAs(t, err, &ae)
+			assert.False(t, defaultFinalForKey(ae))
+		})
+	}
+}

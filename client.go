@@ -34,12 +34,14 @@ type Client struct {
 	rules         corekit.KeyRules
 	signer        Signer
 	codec         codec
+	fields        *redact.Fields // what the codec knows of its answers' fields (fieldsCodec), nil for nothing
 	limiter       limiter
 	logger        *slog.Logger
 	secrets       *redact.Secrets // the signer's own secrets (redact.SecretHolder), nil for none
 	userAgent     string
 	provider      string
 	now           func() time.Time
+	sleep         func(context.Context, time.Duration) error // corekit.WithSleep; nil: a timer
 	allowInsecure bool
 	explicitKeys  bool                  // WithExplicitKeys
 	journal       Journal               // WithJournal
@@ -206,6 +208,7 @@ func NewClient(opts ...Option) (*Client, error) {
 	if cfg.Now != nil {
 		c.now = cfg.Now
 	}
+	c.sleep = cfg.Sleep
 	if err := c.useProvider(cfg); err != nil {
 		return nil, err
 	}
@@ -238,7 +241,7 @@ func NewClient(opts ...Option) (*Client, error) {
 
 // useProvider takes what a typed client set on cfg (corekit.Config).
 func (c *Client) useProvider(cfg *corekit.Config) error {
-	c.provider, c.rules, c.ident.identity = cfg.Provider, cfg.Rules, cfg.ScopeIdentity
+	c.provider, c.rules, c.ident.identity, c.ident.legacy = cfg.Provider, cfg.Rules, cfg.ScopeIdentity, cfg.LegacyScopes
 	c.codec = jsonCodec{}
 	if cfg.Codec != nil {
 		cd, ok := cfg.Codec.(codec)
@@ -246,6 +249,9 @@ func (c *Client) useProvider(cfg *corekit.Config) error {
 			return fmt.Errorf("%w: codec %T lacks DecodeSuccess or DecodeError", ErrInvalidConfig, cfg.Codec)
 		}
 		c.codec = cd
+	}
+	if fc, ok := c.codec.(fieldsCodec); ok {
+		c.fields = fc.AnswerFields()
 	}
 	return nil
 }
@@ -257,6 +263,12 @@ func (c *Client) view() corekit.View {
 		RequestMatches: func(e any, method, path string, body []byte) bool {
 			je, ok := e.(JournalEntry)
 			return ok && c.requestMatches(je, method, path, body)
+		},
+		PlaceScopes: func(ctx context.Context) (error, error) {
+			if err := c.placeScopes(ctx); err != nil {
+				return placementKind(err), err
+			}
+			return nil, nil
 		}}
 	if c.journal != nil {
 		v.Journal = c.journal
@@ -300,6 +312,11 @@ func (c *Client) transport() http.RoundTripper {
 
 // redactor is the redactor of the client's own secrets (nil for none).
 func (c *Client) redactor() *redact.Redactor { return c.secrets.Redactor() }
+
+// storedAnswer is an answer body as the journal stores it: redacted, the
+// fields the codec names kept or masked as it says (fieldsCodec), so that
+// what the provider sent comes back as sent.
+func (c *Client) storedAnswer(body []byte) []byte { return c.redactor().JSONWith(body, c.fields) }
 
 // Request describes one call of Do.
 type Request struct {
@@ -345,6 +362,15 @@ type codec interface {
 	// DecodeError fills e's Code, Message, RequestID, Details and, when it
 	// knows better than the status and code tables, Kind.
 	DecodeError(status int, header http.Header, body []byte, e *APIError)
+}
+
+// fieldsCodec is a codec that knows the fields of its provider's answers:
+// which are identifiers, kept in the journal exactly as sent (digits that
+// pass the Luhn check included), and which hold card data, always masked.
+// The journal redacts the fields it does not name by pattern
+// (redact.JSONWith).
+type fieldsCodec interface {
+	AnswerFields() *redact.Fields
 }
 
 // jsonCodec decodes plain JSON answers and the common error shapes:

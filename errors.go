@@ -65,8 +65,12 @@ var (
 	ErrInvalidCard = corekit.ErrInvalidCard
 	// ErrInvalidConfig: a client option was refused.
 	ErrInvalidConfig = corekit.ErrInvalidConfig
-	// ErrOutcomeUnknown: the journal holds a pending entry whose key is too
-	// old to send again; nothing was sent (JournalEntryOf gives the entry).
+	// ErrOutcomeUnknown: the operation may have executed and its outcome
+	// is not known: an answer said so (a provider's timeout code), or the
+	// journal holds a pending entry whose key is too old to send again or
+	// whose last answer said so (JournalEntry.LookUpFirst; JournalEntryOf
+	// gives the entry). Nothing more is sent under the key: look the
+	// operation up and settle it. Never final, never resumable.
 	ErrOutcomeUnknown = corekit.ErrOutcomeUnknown
 	// ErrJournal: the journal failed (see JournalWriteError for a failure
 	// after the operation ran).

@@ -124,3 +124,109 @@ func TestRequestMatches(t *testing.T) {
 	assert.False(t, view.RequestMatches(payonce.JournalEntry{Fingerprint: "e3b0c44298fc1c149afbf4c8996fb924"}, "POST", "/charge/", body),
 		"a fingerprint of no known form matches nothing")
 }
+
+// plainFingerprint is the form payonce recorded before fingerprints were
+// keyed: the hex SHA-256 of method, path and body, no prefix.
+func plainFingerprint(method, path string, body []byte) string {
+	sum := sha256.Sum256([]byte(method + "\x00" + path + "\x00" + string(body)))
+	return hex.EncodeToString(sum[:])
+}
+
+// plainEntry reserves order-1 as an earlier payonce recorded it: its key
+// and a plain fingerprint of body; succeeded with the stub's answer when
+// result is not nil.
+func plainEntry(t *testing.T, j *journal.Memory, clk *clock, body string, result []byte) payonce.JournalEntry {
+	t.Helper()
+	e := payonce.JournalEntry{Scope: "a55:client-1", Reference: "order-1", Operation: "charges.create",
+		Method: "POST", Path: "/charge/", Key: "key-of-an-old-version-1", KeyCreated: clk.Now(),
+		Fingerprint: plainFingerprint("POST", "/charge/", []byte(body)), State: payonce.JournalPending,
+		Sent: true, Attempts: 1, CreatedAt: clk.Now(), UpdatedAt: clk.Now()}
+	_, _, err := j.Reserve(t.Context(), e)
+	require.NoError(t, err)
+	if result != nil {
+		e.State, e.Result, e.StatusCode = payonce.JournalSucceeded, result, 200
+		require.NoError(t, j.Update(t.Context(), e))
+	}
+	got, err := j.Get(t.Context(), e.Scope, e.Reference)
+	require.NoError(t, err)
+	return got
+}
+
+// An earlier payonce's plain fingerprint is verified in its own form once,
+// then replaced with the client's: a settled entry answers from the
+// journal, a pending one resumes with its key, another body is still a
+// conflict (and leaves the row as it was).
+func TestPlainFingerprintIsVerifiedOnceThenReplaced(t *testing.T) {
+	const body = `{"amount":"10.00"}`
+	keyed := []payonce.Option{payonce.WithFingerprintKey([]byte("k"))}
+	for name, tc := range map[string]struct {
+		result []byte
+		opts   []payonce.Option
+		form   string
+	}{
+		"settled, keyed client":   {result: []byte(`{"id":"ch_old","status":"confirmed"}`), opts: keyed, form: "hmac-sha256:"},
+		"pending, keyed client":   {opts: keyed, form: "hmac-sha256:"},
+		"settled, unkeyed client": {result: []byte(`{"id":"ch_old","status":"confirmed"}`), form: "sha256-redacted:"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			s := newStub(t, okCharge)
+			j, clk := journal.NewMemory(), newClock()
+			was := plainEntry(t, j, clk, body, tc.result)
+			c := journalClient(t, s, j, clk, tc.opts...)
+
+			_, err := c.Do(t.Context(), chargeReq("99.00"), nil, payonce.WithReference("order-1"))
+			require.ErrorIs(t, err, payonce.ErrIdempotencyConflict, "another body")
+			got, err := j.Get(t.Context(), was.Scope, "order-1")
+			require.NoError(t, err)
+			assert.Equal(t, was.Fingerprint, got.Fingerprint, "a conflict changes nothing")
+
+			var out chargeOut
+			m, err := c.Do(t.Context(), chargeReq("10.00"), &out, payonce.WithReference("order-1"))
+			require.NoError(t, err)
+			if tc.result != nil {
+				assert.True(t, m.FromJournal)
+				assert.Equal(t, "ch_old", out.ID)
+				assert.Zero(t, s.calls.Load())
+			} else {
+				assert.Equal(t, []string{"key-of-an-old-version-1"}, s.sentKeys(), "resumed with its key")
+			}
+			got, err = j.Get(t.Context(), was.Scope, "order-1")
+			require.NoError(t, err)
+			assert.Equal(t, c.Fingerprint("POST", "/charge/", []byte(body)), got.Fingerprint)
+			assert.True(t, strings.HasPrefix(got.Fingerprint, tc.form), got.Fingerprint)
+			assert.Equal(t, was.Key, got.Key)
+		})
+	}
+}
+
+// A settle lookup's request check (View.RequestMatches) verifies a plain
+// fingerprint too, and replaces it.
+func TestRequestMatchesReplacesAPlainFingerprint(t *testing.T) {
+	const body = `{"amount":"10.00"}`
+	j, clk := journal.NewMemory(), newClock()
+	was := plainEntry(t, j, clk, body, nil)
+	var view corekit.View
+	c := journalClient(t, newStub(t, okCharge), j, clk, payonce.WithFingerprintKey([]byte("k")), corekit.Capture(&view))
+	assert.False(t, view.RequestMatches(was, "POST", "/charge/", []byte(`{"amount":"11.00"}`)))
+	assert.True(t, view.RequestMatches(was, "POST", "/charge/", []byte(body)))
+	got, err := j.Get(t.Context(), was.Scope, was.Reference)
+	require.NoError(t, err)
+	assert.Equal(t, c.Fingerprint("POST", "/charge/", []byte(body)), got.Fingerprint)
+}
+
+// A journal that cannot replace fingerprints keeps the plain form, still
+// compared in that form.
+func TestPlainFingerprintWithoutAJournalUpgrader(t *testing.T) {
+	const body = `{"amount":"10.00"}`
+	j, clk := journal.NewMemory(), newClock()
+	was := plainEntry(t, j, clk, body, nil)
+	s := newStub(t, okCharge)
+	c := journalClient(t, s, plainJournal{j}, clk, payonce.WithFingerprintKey([]byte("k")))
+	_, err := c.Do(t.Context(), chargeReq("10.00"), nil, payonce.WithReference("order-1"))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"key-of-an-old-version-1"}, s.sentKeys())
+	got, err := j.Get(t.Context(), was.Scope, was.Reference)
+	require.NoError(t, err)
+	assert.Equal(t, was.Fingerprint, got.Fingerprint)
+	assert.Equal(t, payonce.JournalSucceeded, got.State)
+}

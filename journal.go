@@ -78,6 +78,7 @@ type JournalEntry struct {
 	// Sent is set, durably and before the first byte, by every attempt's
 	// BeginAttempt: false means no attempt was ever sent under the entry,
 	// true that one may have been (the outcome is in doubt until settled).
+	// A run that ends before any byte left clears it (JournalUnsender).
 	Sent bool
 	// SettleReason says why the entry was settled from outside a run
 	// (Client.Settle), or why the run recorded it as not executed.
@@ -89,6 +90,15 @@ type JournalEntry struct {
 
 // Settled reports whether the entry is succeeded or failed.
 func (e JournalEntry) Settled() bool { return e.State == JournalSucceeded || e.State == JournalFailed }
+
+// LookUpFirst reports a pending entry whose last answer left the outcome
+// unknown (its ErrorKind is ErrOutcomeUnknown's: A55's TIMEOUT, say): no
+// run sends anything under its key again. It is settled by looking the
+// operation up at the provider (a typed client's lookup, Client.Settle);
+// Result holds that answer, redacted, for the lookup to read.
+func (e JournalEntry) LookUpFirst() bool {
+	return e.State == JournalPending && e.ErrorKind == corekit.KindName(ErrOutcomeUnknown)
+}
 
 // NotExecuted reports whether the entry is settled as never executed by the
 // provider (nothing moved: a new reference may run the operation).
@@ -164,10 +174,14 @@ var (
 
 // outcomeUnknownError is the Err of an *APIError whose Kind is
 // ErrOutcomeUnknown: the journal holds a pending entry whose key is too old
-// to send again, so nothing was sent. Reconcile it with the provider (look
-// the resource up), never execute it a second time.
+// to send again, or whose last answer left the outcome unknown
+// (JournalEntry.LookUpFirst), so nothing was sent. Reconcile it with the
+// provider (look the resource up), never execute it a second time.
 type outcomeUnknownError struct {
 	Entry JournalEntry
+	// LookUp: the entry's last answer left the outcome unknown; the key
+	// may still be fresh, but nothing is sent under it before a lookup.
+	LookUp bool
 	// Cause is why the key cannot be sent again: ErrKeyExpired (past its
 	// window) or ErrKeyCreatedInFuture (its age is unknown); nil when the
 	// key may be sent again but an earlier run's attempt may still execute.
@@ -183,6 +197,13 @@ type outcomeUnknownError struct {
 func (e *outcomeUnknownError) Error() string {
 	why := "its key too old to send again"
 	switch {
+	case e.LookUp:
+		code := ""
+		if e.Entry.ErrorCode != "" {
+			code = " (" + e.Entry.ErrorCode + ")"
+		}
+		why = "its last answer" + code + " left the outcome unknown: nothing is sent again under its key before the operation is looked up; " +
+			"settle it by lookup (a typed client's settle lookup, or payonce journal settle -lookup) or with Client.Settle"
 	case errors.Is(e.Cause, ErrKeyCreatedInFuture):
 		why = "its key created in the future (age unknown), not sent again"
 	case e.Cause == nil && e.Refusal != "":
@@ -267,7 +288,8 @@ func WithScope(s string) Option {
 // ID) in the client's journal: a second call with the same reference, in
 // any process, returns the recorded outcome or resumes the same operation
 // with its key instead of running it again. It must be non-empty,
-// printable and at most 255 bytes; the client needs WithJournal.
+// printable (no control or bidirectional formatting character, such as
+// ESC or U+202E) and at most 255 bytes; the client needs WithJournal.
 func WithReference(ref string) CallOption {
 	return func(o *callOptions) { o.reference, o.hasReference = ref, true }
 }
@@ -284,12 +306,8 @@ func (c *Client) checkReference(req *Request, o callOptions) error {
 	switch {
 	case c.journal == nil:
 		return fmt.Errorf("%w: WithReference needs a client with WithJournal", ErrInvalidConfig)
-	case o.reference == "":
-		return invalid(ErrInvalidRequest, "reference", "empty")
-	case len(o.reference) > corekit.MaxReferenceLen:
-		return invalid(ErrInvalidRequest, "reference", fmt.Sprintf("longer than %d bytes", corekit.MaxReferenceLen))
-	case !corekit.Printable(o.reference):
-		return invalid(ErrInvalidRequest, "reference", "holds a control character or is not UTF-8")
+	case corekit.NameProblem(o.reference) != "":
+		return invalid(ErrInvalidRequest, "reference", corekit.NameProblem(o.reference))
 	case !req.Keyed || o.noKey:
 		return invalid(ErrInvalidRequest, "reference", "only an operation with an idempotency key can be journaled")
 	case len(o.leaseOwner) > corekit.MaxReferenceLen || !corekit.Printable(o.leaseOwner):

@@ -39,6 +39,12 @@ type journalRun struct {
 	// attempts is the entry's attempt count as last read (a reservation
 	// counts the attempt it precedes; BeginAttempt each other one).
 	attempts int
+	// marked: the run marked the entry "may have been sent" (it reserved
+	// it so, or a BeginAttempt of its landed). With inherited false and
+	// no attempt sent, no byte ever left under it (storePending).
+	marked bool
+	// signFailed: the signer refused an attempt of the run.
+	signFailed bool
 }
 
 // heldEntries are the journal entries a client's runs hold, with the fence
@@ -202,7 +208,7 @@ func (op *operation) beginAttempt() (wrote bool, err error) {
 	got, err := op.c.journal.BeginAttempt(op.ctx, JournalEntry{Scope: op.c.scope, Reference: jr.ref, Fence: jr.fence, LeaseOwner: jr.owner, Lease: jr.lease})
 	switch {
 	case err == nil:
-		jr.everSent, jr.attempts = true, got.Attempts
+		jr.everSent, jr.marked, jr.attempts = true, true, got.Attempts
 		op.c.observeJournalTime(got.UpdatedAt)
 		return true, nil
 	case errors.Is(err, corekit.ErrJournalSettled) && got.Settled():

@@ -24,10 +24,10 @@ func (op *operation) record(meta Meta, runErr error, out any) (Meta, error) {
 	}
 	up := JournalEntry{Scope: c.scope, Reference: jr.ref, Fence: jr.fence, Attempts: jr.attempts}
 	var apiErr *APIError
-	if runErr != nil && !jr.everSent && op.attempts == 0 && errors.As(runErr, &apiErr) && errors.Is(apiErr.Kind, ErrKeyExpired) {
+	if runErr != nil && !jr.inherited && op.attempts == 0 && errors.As(runErr, &apiErr) && errors.Is(apiErr.Kind, ErrKeyExpired) {
 		// Refused before any attempt was ever sent under the entry (the
-		// key aged out while the run waited): recorded as not executed,
-		// never as in doubt.
+		// key aged out while the run waited, maybe after marking it
+		// sent): recorded as not executed, never as in doubt.
 		op.recordNotSent(up, apiErr)
 		return meta, apiErr
 	}
@@ -35,7 +35,7 @@ func (op *operation) record(meta Meta, runErr error, out any) (Meta, error) {
 	switch {
 	case runErr == nil:
 		up.State = JournalSucceeded
-		up.Result = op.c.redactor().JSON(op.respBody)
+		up.Result = op.c.storedAnswer(op.respBody)
 	case jr.fenced:
 		// Taken over before an attempt: this run records nothing more
 		// and sends nothing more; the entry's holder settles it.
@@ -50,7 +50,10 @@ func (op *operation) record(meta Meta, runErr error, out any) (Meta, error) {
 	// the operation: an unrecorded success would stay pending.
 	uctx, cancel := context.WithTimeout(context.WithoutCancel(op.ctx), journalWriteTimeout)
 	defer cancel()
-	err := c.journal.Update(uctx, up)
+	done, err := op.storePending(uctx, up, apiErr)
+	if done {
+		return meta, apiErr
+	}
 	switch {
 	case err == nil && apiErr != nil && up.State == JournalPending && op.jr.inherited && op.finalForKey(apiErr):
 		// A refusal final for the key, but an earlier run's attempt under
@@ -121,7 +124,7 @@ func (op *operation) failedEntry(e *JournalEntry, apiErr *APIError) {
 	}
 	if op.finalForKey(apiErr) && !op.jr.inherited {
 		e.State = JournalFailed
-		e.Result = op.c.redactor().JSON(op.respBody) // the codec rebuilds the same error from it
+		e.Result = op.c.storedAnswer(op.respBody) // the codec rebuilds the same error from it
 	} else {
 		e.State = JournalPending
 		e.LastCause = op.c.redactor().Stored(kind.Error())
@@ -130,6 +133,11 @@ func (op *operation) failedEntry(e *JournalEntry, apiErr *APIError) {
 		}
 		if op.jr.inherited && op.finalForKey(apiErr) {
 			e.LastCause += " (an earlier run's attempt may still execute)"
+		}
+		if errors.Is(kind, ErrOutcomeUnknown) {
+			// Looked up before anything is sent again (LookUpFirst): the
+			// answer names what to look up (a charge's ID).
+			e.Result = op.c.redactor().JSON(op.respBody)
 		}
 	}
 }

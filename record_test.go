@@ -3,6 +3,7 @@ package payonce_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -20,6 +21,7 @@ import (
 	"github.com/payonce/payonce/internal/keytest"
 	"github.com/payonce/payonce/journal"
 	"github.com/payonce/payonce/journal/sqlitejournal"
+	"github.com/payonce/payonce/redact"
 )
 
 // rowText is every stored column of an entry, as one string.
@@ -299,4 +301,91 @@ func TestTakeOverRefusedFinallyIsNotTheOutcome(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, payonce.JournalPending, e.State, "never failed while an earlier attempt may run")
 	assert.Contains(t, e.LastCause, "earlier run's attempt may still execute")
+}
+
+// fieldsCodec is providerCodec naming the identifiers and the card data
+// of its answers, as the providers' codecs do.
+type fieldsCodec struct{ providerCodec }
+
+func (fieldsCodec) AnswerFields() *redact.Fields {
+	return redact.NewFields([]string{"id", "card_id"}, []string{"card_number"})
+}
+
+// An identifier the codec names comes back from the journal as the
+// provider sent it, a JSON integer included, when the run recorded it and
+// when Settle did; card data it names is masked even when it fails the
+// Luhn check.
+func TestJournalKeepsTheIdentifiersTheCodecNames(t *testing.T) {
+	const answer = `{"id":4111111111111111,"card_id":"4000056655665556","card_number":"4111111111111112","note":"4111111111111111"}`
+	var s *stub
+	s = newStub(t, func(n int, w http.ResponseWriter, _ *http.Request) {
+		s.mu.Lock()
+		body := s.bodies[n-1]
+		s.mu.Unlock()
+		if strings.Contains(body, "20.00") {
+			w.WriteHeader(http.StatusServiceUnavailable) // left pending, settled by hand below
+			return
+		}
+		_, _ = io.WriteString(w, answer)
+	})
+	j := journal.NewMemory()
+	c := journalClient(t, s, j, newClock(), corekit.WithCodec(fieldsCodec{}))
+	type card struct {
+		ID     json.Number `json:"id"`
+		CardID string      `json:"card_id"`
+	}
+	want := card{ID: "4111111111111111", CardID: "4000056655665556"}
+	var first, again card
+	_, err := c.Do(t.Context(), chargeReq("10.00"), &first, payonce.WithReference("card-1"))
+	require.NoError(t, err)
+	require.Equal(t, want, first)
+	m, err := c.Do(t.Context(), chargeReq("10.00"), &again, payonce.WithReference("card-1"))
+	require.NoError(t, err)
+	require.True(t, m.FromJournal)
+	assert.Equal(t, want, again, "recorded by the run")
+
+	_, err = c.Do(t.Context(), chargeReq("20.00"), nil, payonce.WithReference("card-2"))
+	require.Error(t, err)
+	_, err = c.Settle(t.Context(), "card-2", payonce.Settlement{State: payonce.JournalSucceeded, Result: []byte(answer), StatusCode: 200, Reason: "looked up"})
+	require.NoError(t, err)
+	var settled card
+	m, err = c.Do(t.Context(), chargeReq("20.00"), &settled, payonce.WithReference("card-2"))
+	require.NoError(t, err)
+	require.True(t, m.FromJournal)
+	assert.Equal(t, want, settled, "recorded by Settle")
+
+	for _, ref := range []string{"card-1", "card-2"} {
+		e, err := j.Get(t.Context(), "a55:client-1", ref)
+		require.NoError(t, err)
+		assert.NotContains(t, string(e.Result), "4111111111111112", ref)
+		assert.Contains(t, string(e.Result), `"note":"************1111"`, ref)
+	}
+}
+
+// failingLimiter refuses every wait: the run ends before its first byte.
+type failingLimiter struct{}
+
+func (failingLimiter) Wait(context.Context) error { return errors.New("limiter closed") }
+
+// A run that ends before any byte of any attempt left (its limiter
+// refused, after the reservation marked the entry) leaves the entry
+// pending and never sent, never "may have been sent"; the next run
+// resumes it with its key.
+func TestJournalRunEndedBeforeAnyByteIsNeverSent(t *testing.T) {
+	s := newStub(t, okCharge)
+	j := journal.NewMemory()
+	clk := newClock()
+	_, err := journalClient(t, s, j, clk, payonce.WithLimiter(failingLimiter{})).Do(t.Context(), chargeReq("10.00"), nil, payonce.WithReference("o-1"))
+	require.Error(t, err)
+	e, err := j.Get(t.Context(), "a55:client-1", "o-1")
+	require.NoError(t, err)
+	assert.Equal(t, payonce.JournalPending, e.State)
+	assert.False(t, e.Sent)
+	assert.Zero(t, e.Attempts)
+	assert.Zero(t, s.calls.Load())
+
+	var out chargeOut
+	_, err = journalClient(t, s, j, clk).Do(t.Context(), chargeReq("10.00"), &out, payonce.WithReference("o-1"))
+	require.NoError(t, err)
+	assert.Equal(t, []string{e.Key}, s.sentKeys(), "resumed with the reserved key")
 }

@@ -22,6 +22,9 @@ func (op *operation) reserve(out any) (m Meta, done bool, err error) {
 		owner = c.leaseOwner
 	}
 	op.jr = &journalRun{ref: ref, owner: owner, lease: op.runLease()}
+	if err := c.placeScopes(op.ctx); err != nil {
+		return op.journalMeta(ref), true, op.fail(placementKind(err), err)
+	}
 	jnow, own, err := c.journalNow(op.ctx)
 	if err != nil {
 		return op.journalMeta(ref), true, op.fail(op.journalKind(), fmt.Errorf("journal clock: %w", err))
@@ -58,6 +61,7 @@ func (op *operation) reserve(out any) (m Meta, done bool, err error) {
 	}
 	if created {
 		op.jr.fence, op.jr.reserved, op.jr.reservedAt, op.jr.attempts = stored.Fence, true, reservedAt, stored.Attempts
+		op.jr.marked = stored.Sent
 		c.held.set(hk, stored.Fence)
 		if own {
 			c.observeJournalTime(stored.UpdatedAt)
@@ -77,13 +81,30 @@ func (op *operation) take(stored, e JournalEntry, own bool, out any) (m Meta, do
 	if err := validateKey(c.rules, stored.Key); err != nil {
 		return op.journalMeta(ref), true, op.fail(keyKind(err), err)
 	}
+	mine := e.Fingerprint // the client's own form, as reserve computed it
 	e.Fingerprint = c.fingerprintLike(stored.Fingerprint, op.req.Method, op.req.Path, op.body)
 	if !sameRequest(stored, e) {
 		return op.journalMeta(ref), true, op.conflict(ref)
 	}
+	if isPlainFingerprint(stored.Fingerprint) {
+		// An earlier payonce's plain fingerprint, verified: the entry
+		// takes the client's own form before anything else happens.
+		replaced, err := c.upgradeFingerprint(op.ctx, stored, mine)
+		if err != nil {
+			return op.journalMeta(ref), true, op.fail(op.journalKind(), err)
+		}
+		if replaced {
+			stored.Fingerprint, e.Fingerprint = mine, mine
+		}
+	}
 	if stored.Settled() {
 		m, err := op.answerFromEntry(stored, out)
 		return m, true, err
+	}
+	if stored.LookUpFirst() {
+		// The last answer left the outcome unknown: a lookup settles the
+		// entry; no run sends under its key again, nothing is taken.
+		return op.journalMeta(ref), true, op.fail(ErrOutcomeUnknown, &outcomeUnknownError{Entry: stored, LookUp: true})
 	}
 	if stored.Sent {
 		// In doubt and past its window: answered without taking the

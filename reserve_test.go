@@ -1,9 +1,12 @@
 package payonce_test
 
 import (
+	"io"
 	"net/http"
 	"testing"
 	"time"
+
+	"github.com/payonce/payonce/internal/corekit"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -53,4 +56,90 @@ func TestJournalGuardEdgeIsExact(t *testing.T) {
 			}
 		})
 	}
+}
+
+// lookUpCodec is providerCodec with one code whose answer leaves the
+// outcome unknown (as A55's TIMEOUT does): never retried, never final.
+type lookUpCodec struct{ providerCodec }
+
+func (c lookUpCodec) DecodeError(status int, h http.Header, body []byte, e *payonce.APIError) {
+	c.providerCodec.DecodeError(status, h, body, e)
+	if e.Code == "UPSTREAM_SILENT" {
+		e.Kind = payonce.ErrOutcomeUnknown
+	}
+}
+
+func (lookUpCodec) Advise(e *payonce.APIError) corekit.Advice {
+	if e.Code == "UPSTREAM_SILENT" {
+		return corekit.Advice{Retry: corekit.RetryNever}
+	}
+	return corekit.Advice{}
+}
+
+// An answer that leaves the outcome unknown keeps the entry pending and
+// marked to be looked up first, with the answer (redacted) for the
+// lookup. Every later run with the reference sends nothing, whatever the
+// key's age, and says to settle it; once settled, the settled outcome is
+// the answer.
+func TestJournalLookUpFirstEntryIsNeverSentAgain(t *testing.T) {
+	j := journal.NewMemory()
+	clk := newClock()
+	s := newStub(t, func(_ int, w http.ResponseWriter, _ *http.Request) {
+		w.WriteHeader(http.StatusGatewayTimeout)
+		_, _ = io.WriteString(w, `{"charge_uuid":"ch-9","status":"pending","message":[{"code":"UPSTREAM_SILENT","description":"no answer, card 4111111111111111"}]}`)
+	})
+	c := journalClient(t, s, j, clk, corekit.WithCodec(lookUpCodec{}))
+	_, err := c.Do(t.Context(), chargeReq("10.00"), nil, payonce.WithReference("order-7"))
+	require.ErrorIs(t, err, payonce.ErrOutcomeUnknown)
+	require.EqualValues(t, 1, s.calls.Load(), "a 504 that leaves the outcome unknown is not retried")
+	key := payonce.KeyOf(err).String()
+	e, err := j.Get(t.Context(), c.Scope(), "order-7")
+	require.NoError(t, err)
+	assert.Equal(t, payonce.JournalPending, e.State)
+	assert.True(t, e.LookUpFirst())
+	assert.Equal(t, "UPSTREAM_SILENT", e.ErrorCode)
+	assert.Contains(t, string(e.Result), `"charge_uuid":"ch-9"`)
+	assert.NotContains(t, string(e.Result), "4111111111111111")
+
+	for _, age := range []time.Duration{0, time.Hour, 30 * time.Hour} {
+		clk.Advance(age)
+		_, err = c.Do(t.Context(), chargeReq("10.00"), nil, payonce.WithReference("order-7"))
+		require.ErrorIs(t, err, payonce.ErrOutcomeUnknown)
+		assert.EqualValues(t, 1, s.calls.Load(), "nothing sent again")
+		assert.Equal(t, key, payonce.KeyOf(err).String())
+		assert.False(t, payonce.IsResumable(err))
+		got, ok := payonce.JournalEntryOf(err)
+		require.True(t, ok)
+		assert.True(t, got.LookUpFirst())
+		assert.Contains(t, err.Error(), "look")
+		assert.Contains(t, err.Error(), "settle")
+	}
+
+	_, err = c.Settle(t.Context(), "order-7", payonce.Settlement{State: payonce.JournalSucceeded,
+		Result: []byte(`{"id":"ch-9","status":"confirmed"}`), Reason: "looked up: ch-9 confirmed"})
+	require.NoError(t, err)
+	var out chargeOut
+	meta, err := c.Do(t.Context(), chargeReq("10.00"), &out, payonce.WithReference("order-7"))
+	require.NoError(t, err)
+	assert.True(t, meta.FromJournal)
+	assert.Equal(t, "ch-9", out.ID)
+	assert.EqualValues(t, 1, s.calls.Load())
+}
+
+// Without the mark, a pending entry whose last failure may still pass (a
+// 502) is resumed with its key: LookUpFirst is only an answer's word.
+func TestJournalOnlyAnUnknownOutcomeIsLookedUpFirst(t *testing.T) {
+	j := journal.NewMemory()
+	s := newStub(t, func(_ int, w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusBadGateway) })
+	c := journalClient(t, s, j, newClock(), corekit.WithCodec(lookUpCodec{}))
+	_, err := c.Do(t.Context(), chargeReq("10.00"), nil, payonce.WithReference("order-8"))
+	require.ErrorIs(t, err, payonce.ErrRetriesExhausted)
+	e, err := j.Get(t.Context(), c.Scope(), "order-8")
+	require.NoError(t, err)
+	assert.False(t, e.LookUpFirst())
+	assert.Empty(t, e.Result)
+	sent := s.calls.Load()
+	_, err = c.Do(t.Context(), chargeReq("10.00"), nil, payonce.WithReference("order-8"))
+	require.ErrorIs(t, err, payonce.ErrRetriesExhausted)
+	assert.Greater(t, s.calls.Load(), sent, "resumed")
 }

@@ -53,6 +53,9 @@ func (c *Client) Settle(ctx context.Context, reference string, s Settlement) (Jo
 	if err := checkSettlement(reference, &s); err != nil {
 		return fail(errKind(err, ErrInvalidRequest), JournalEntry{}, err)
 	}
+	if err := c.placeScopes(ctx); err != nil {
+		return fail(placementKind(err), JournalEntry{}, err)
+	}
 	stored, err := c.journal.Get(ctx, c.scope, reference)
 	if err != nil {
 		return fail(ErrJournal, JournalEntry{}, fmt.Errorf("settle: %w", err))
@@ -78,7 +81,7 @@ func (c *Client) Settle(ctx context.Context, reference string, s Settlement) (Jo
 	up := JournalEntry{Scope: c.scope, Reference: reference, Fence: fence, SettleReason: c.redactor().Stored(s.Reason), RequestID: c.redactor().Redact(s.RequestID)}
 	switch {
 	case s.State == JournalSucceeded:
-		up.State, up.Result, up.StatusCode = JournalSucceeded, c.redactor().JSON(s.Result), s.StatusCode
+		up.State, up.Result, up.StatusCode = JournalSucceeded, c.storedAnswer(s.Result), s.StatusCode
 	case s.NotExecuted:
 		up.State, up.ErrorKind = JournalFailed, corekit.KindName(ErrNotExecuted)
 	default:

@@ -304,8 +304,10 @@ func (z *authorizer) fetch(ctx context.Context, f *tokenFetch) {
 		case !t.Expiry.IsZero():
 			z.lifetime = time.Until(t.Expiry)
 		}
-		if z.lifetime != 0 {
+		if z.lifetime > 0 { // a lifetime not above zero is unknown: the token is used until a 401
 			z.expiry = start.Add(z.lifetime)
+		} else {
+			z.lifetime = 0
 		}
 	}
 	z.mu.Unlock()
@@ -406,13 +408,9 @@ func (z *authorizer) LogValue() slog.Value { return slog.StringValue(z.String())
 // payonce.ErrSignerTemporary; anything else is payonce.ErrInvalidConfig.
 func tokenError(err error, secret string) error {
 	// What the endpoint sent goes through redact.String, and the client
-	// secret is cut wherever it stands: an endpoint may echo it bare.
-	redact := func(s string) string {
-		if secret != "" {
-			s = strings.ReplaceAll(s, secret, "[REDACTED]")
-		}
-		return redact.String(s)
-	}
+	// secret is cut wherever it stands, in any letter case: an endpoint
+	// may echo it bare.
+	redact := func(s string) string { return redact.Without(s, secret) }
 	var re *oauth2.RetrieveError
 	if errors.As(err, &re) {
 		status := 0

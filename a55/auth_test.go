@@ -469,7 +469,7 @@ func TestTokenRedirectEveryKind(t *testing.T) {
 }
 
 // Odd token lifetimes neither panic nor make every call (or one call)
-// fetch tokens without bound.
+// fetch tokens: a lifetime that is not above zero is unknown.
 func TestTokenOddLifetimes(t *testing.T) {
 	for _, c := range []struct {
 		name, expires string
@@ -479,7 +479,9 @@ func TestTokenOddLifetimes(t *testing.T) {
 		{"absent", "null", 1},
 		{"huge", "99999999999999999", 1},
 		{"string number", `"3600"`, 1},
-		{"negative", "-30", 3},
+		{"negative", "-30", 1}, // a non-positive lifetime is unknown: the token is kept until a 401
+		{"minus one", "-1", 1},
+		{"huge negative", "-99999999999999999", 1},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			g := newTokenRig(t, func(n int32, w http.ResponseWriter) {

@@ -89,15 +89,23 @@ func TestTestCardNineIsDeterministicPerKey(t *testing.T) {
 }
 
 // The numbers the project always documented keep their answers whatever
-// their last digit says (4000000000000069 ends in 9 but always errors).
+// their last digit says (4000000000000069 ends in 9 but always errors,
+// with PROCESSING_ERROR: retried under its key as A55 asks, until the
+// attempts run out, resumable).
 func TestDocumentedTestCardsKeepTheirAnswers(t *testing.T) {
 	_, c := newFake(t)
 	ctx := context.Background()
 	for i := range 8 {
-		_, err := c.Charges.Create(ctx, refCharge(t, a55test.CardProcError), payonce.WithKey(keytest.Now(t, key(fmt.Sprintf("proc-%d", i)))))
-		require.ErrorIs(t, err, a55.ErrChargeFailed)
-		ch, _ := a55.ChargeFromError(err)
-		require.Equal(t, []string{"PROCESSING_ERROR"}, ch.Messages.Codes())
+		k := key(fmt.Sprintf("proc-%d", i))
+		_, err := c.Charges.Create(ctx, refCharge(t, a55test.CardProcError), payonce.WithKey(keytest.Now(t, k)))
+		require.ErrorIs(t, err, payonce.ErrRetriesExhausted)
+		require.NotErrorIs(t, err, a55.ErrChargeFailed)
+		require.True(t, payonce.IsResumable(err))
+		require.Equal(t, k, payonce.KeyOf(err).String())
+		var ae *payonce.APIError
+		require.ErrorAs(t, err, &ae)
+		require.Equal(t, "PROCESSING_ERROR", ae.Code)
+		require.Equal(t, fastPolicy().MaxAttempts, ae.Attempts)
 	}
 	_, err := c.Charges.Create(ctx, refCharge(t, a55test.CardDeclined))
 	require.ErrorIs(t, err, a55.ErrCardDeclined)

@@ -250,15 +250,16 @@ type rawAnswer struct{ body []byte }
 // Raw returns the answer the charge was read from, with every field the
 // SDK models and every one it does not, but card data masked wherever a
 // field's name says it is card data (card_number, number, pan: the last
-// four digits; card_cvv, cvv, cvc, cavv: "[REDACTED]"), Luhn or not, and
-// secrets, tokens and card numbers elsewhere cut as the journal cuts them
-// (redact.JSON). It is nil for a charge not read from an answer. Read it
+// four digits; card_cvv, cvv, cvc, cavv: "[REDACTED]"), Luhn or not,
+// identifiers kept as sent, and secrets, tokens and card numbers
+// elsewhere cut as the journal cuts them (redact.JSONWith and
+// Codec.AnswerFields). It is nil for a charge not read from an answer. Read it
 // with json.Unmarshal for the fields the SDK does not model.
 func (c *Charge) Raw() redact.RawJSON {
 	if c == nil || c.raw == nil || len(bytes.TrimSpace(c.raw.body)) == 0 {
 		return nil
 	}
-	return redact.RawJSON(redact.JSON(maskCardFields(c.raw.body)))
+	return redact.RawJSON(redact.JSONWith(maskCardFields(c.raw.body), Codec{}.AnswerFields()))
 }
 
 // maskCardFields masks, at any depth, the values of fields whose name

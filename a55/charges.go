@@ -671,7 +671,11 @@ func (s *ChargesService) Create(ctx context.Context, req *ChargeCreateRequest, o
 		Summary: summary,
 	}, (*createdCharge)(ch), opts)
 	if err != nil {
-		return c.legacyCreate(ctx, meta, err, req, body)
+		got, err := s.lookUpUnknown(ctx, req, meta, err)
+		if err != nil {
+			return c.legacyCreate(ctx, meta, err, req, body)
+		}
+		return got, nil
 	}
 	ch.Meta = meta
 	return ch, nil

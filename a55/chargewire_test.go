@@ -22,13 +22,11 @@ import (
 	"github.com/payonce/payonce/internal/keytest"
 )
 
-// reference is testdata/a55/reference.json: every name A55's reference
-// documents, which the client's tests (and the fake's) hold their side to.
-type reference struct {
+// wireReference is testdata/a55/reference.json's endpoints: every name
+// A55's reference documents, which the client's tests (and the fake's)
+// hold their side to.
+type wireReference struct {
 	Endpoints []refEndpoint `json:"endpoints"`
-	Statuses  []struct {
-		Name string `json:"name"`
-	} `json:"statuses"`
 }
 
 type refEndpoint struct {
@@ -56,18 +54,18 @@ type refField struct {
 }
 
 // loadReference reads the list of documented names.
-func loadReference(t *testing.T) *reference {
+func loadReference(t *testing.T) *wireReference {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join("..", "testdata", "a55", "reference.json"))
 	require.NoError(t, err)
-	var r reference
+	var r wireReference
 	require.NoError(t, json.Unmarshal(b, &r))
 	return &r
 }
 
 // endpoint is the endpoint named name, its response fields those of the
 // endpoint it answers as (response_as).
-func (r *reference) endpoint(t *testing.T, name string) refEndpoint {
+func (r *wireReference) endpoint(t *testing.T, name string) refEndpoint {
 	t.Helper()
 	for _, e := range r.Endpoints {
 		if e.Name == name {

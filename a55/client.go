@@ -93,6 +93,10 @@ func NewClient(auth Auth, opts ...payonce.Option) (*Client, error) {
 		corekit.WithProvider("a55"),
 		corekit.WithCodec(Codec{}),
 		payonce.WithSigner(z),
+		// Before scopes named the origin, entries were recorded under
+		// "a55:<client_id>" ("a55:" with an access token): a client
+		// refuses to miss them (payonce.WithLegacyScopes).
+		corekit.WithLegacyScopes("a55:" + auth.ClientID),
 	}
 	if z.cfg != nil {
 		// The journal scope: the client ID (never the secret) and, added by

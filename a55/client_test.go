@@ -7,6 +7,7 @@ import (
 	"github.com/payonce/payonce/a55"
 	"github.com/payonce/payonce/a55/a55test"
 	"github.com/payonce/payonce/journal"
+	"github.com/payonce/payonce/journal/journaltest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -104,4 +105,50 @@ func TestScopeHoldingACredentialIsRefused(t *testing.T) {
 	_, err = a55.NewClient(a55.AccessToken("tok-0123456789"), payonce.WithScope("a55:tok-0123456789"))
 	require.ErrorIs(t, err, payonce.ErrInvalidConfig)
 	assert.NotContains(t, err.Error(), "tok-0123456789")
+}
+
+// Entries an earlier payonce recorded under "a55:<client_id>" (and "a55:"
+// with an access token), before scopes named the origin, are never
+// missed: unmapped, a journaled call is refused, nothing sent; mapped
+// (payonce.WithLegacyScopes), they move into today's scope.
+func TestEntriesUnderEarlierScopeFormsAreNotMissed(t *testing.T) {
+	srv := a55test.New(t, a55test.WithCredentials("client-1", "secret-1"))
+	for name, tc := range map[string]struct {
+		old  string
+		auth func() a55.Auth
+		opts []payonce.Option
+	}{
+		"client credentials": {old: "a55:client-1", auth: func() a55.Auth {
+			a := a55.ClientCredentials("client-1", "secret-1")
+			a.TokenURL = srv.TokenURL()
+			return a
+		}},
+		"access token": {old: "a55:", auth: func() a55.Auth { return a55.AccessToken(srv.IssueToken()) }, opts: []payonce.Option{payonce.WithScope("shop-1/a55-sandbox")}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			j := journal.NewMemory()
+			_, _, err := j.Reserve(t.Context(), journaltest.Entry(tc.old, "order-0/charge"))
+			require.NoError(t, err)
+			client := func(extra ...payonce.Option) *a55.Client {
+				c, err := a55.NewClient(tc.auth(), append(append([]payonce.Option{payonce.WithBaseURL(srv.URL), payonce.WithHTTPClient(srv.HTTPClient()),
+					payonce.WithRetryPolicy(fastPolicy()), payonce.WithJournal(j)}, tc.opts...), extra...)...)
+				require.NoError(t, err)
+				return c
+			}
+			before := srv.Ledger().Len()
+			_, err = client().Charges.Create(t.Context(), scopeCharge(), payonce.WithReference("order-1/charge"))
+			require.ErrorIs(t, err, payonce.ErrInvalidConfig)
+			var le *payonce.LegacyScopeError
+			require.ErrorAs(t, err, &le)
+			assert.Equal(t, tc.old, le.Scope)
+			assert.Equal(t, before, srv.Ledger().Len(), "nothing sent")
+
+			c := client(payonce.WithLegacyScopes(tc.old))
+			_, err = c.Charges.Create(t.Context(), scopeCharge(), payonce.WithReference("order-1/charge"))
+			require.NoError(t, err)
+			got, err := j.Get(t.Context(), c.Core().Scope(), "order-0/charge")
+			require.NoError(t, err, "moved into today's scope")
+			assert.Equal(t, "key-order-0/charge", got.Key)
+		})
+	}
 }

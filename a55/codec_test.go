@@ -3,11 +3,14 @@ package a55_test
 import (
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"testing"
 
 	"github.com/payonce/payonce/internal/corekit"
+	"github.com/payonce/payonce/internal/keytest"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/a55"
@@ -48,4 +51,32 @@ func FuzzCodecDecoding(f *testing.F) {
 		a55.Codec{}.DecodeError(status, http.Header{}, body, e)
 		_ = e.Error()
 	})
+}
+
+// A charge answered in status "error" is a failed charge in any letter
+// case, as a 2xx and as a 4xx: "ERROR" never reads as a success.
+func TestChargeErrorStatusInAnyCase(t *testing.T) {
+	for _, status := range []string{"ERROR", "Error", " error "} {
+		for _, code := range []int{http.StatusOK, http.StatusBadRequest} {
+			t.Run(fmt.Sprint(status, code), func(t *testing.T) {
+				srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					w.Header().Set("Content-Type", "application/json")
+					w.WriteHeader(code)
+					fmt.Fprintf(w, `{"charge_uuid":"ch_1","status":%q,"amount":"10.00","currency":"BRL","message":[{"code":"XYZ","description":"refused"}]}`, status)
+				}))
+				defer srv.Close()
+				c, err := a55.NewClient(a55.AccessToken("tok"), payonce.WithBaseURL(srv.URL), payonce.WithRetryPolicy(fastPolicy()))
+				require.NoError(t, err)
+				req := chargeOf("10.00", "")
+				req.TypeCharge, req.Card, req.Description = a55.TypePix, nil, "order 1"
+				ch, err := c.Charges.Create(t.Context(), req, payonce.WithKey(keytest.Now(t, "status-case-key-01")))
+				require.Error(t, err, "a charge in status %q is no success", status)
+				assert.Nil(t, ch)
+				require.ErrorIs(t, err, a55.ErrChargeFailed)
+				failed, ok := a55.ChargeFromError(err)
+				require.True(t, ok)
+				assert.Equal(t, "ch_1", failed.UUID)
+			})
+		}
+	}
 }

@@ -33,12 +33,17 @@
 // payonce.WithKey(payonce.KeyOf(err)). A declined or failed charge is a *ChargeError,
 // which still gives the charge.
 //
-// The mapping of A55's answers:
+// The mapping of A55's answers (docs/a55.md, "Codes", has every code):
 //
 //	409, general shape or no body        payonce.ErrIdempotencyConflict (never retried)
 //	409, charge-level shape              ErrInvalidState (already paid, canceled, settled)
-//	charge with status "error"           *ChargeError: ErrCardDeclined (codes 05, 57, 77, 78,
-//	                                     CARD_DECLINED...) or ErrChargeFailed (70, 99, PROCESSING_ERROR...)
+//	charge in status error or declined   *ChargeError: ErrCardDeclined (codes 05, 57, 77, 78,
+//	(any case)                           CARD_DECLINED...) or ErrChargeFailed (70, 99...)
+//	3DS_REQUIRED                         ErrThreeDSRequired: an action (ChallengeURL), final
+//	3DS_UNAVAILABLE, PROCESSING_ERROR    retried under the same key (3DS_UNAVAILABLE no
+//	                                     sooner than 60 s later), whatever the status
+//	TIMEOUT, DUPLICATE_REQUEST           never retried: the charge the answer names is read;
+//	                                     in doubt until then (payonce.ErrOutcomeUnknown)
 //	401                                  token refreshed once, attempt repeated; then payonce.ErrUnauthorized
 //	403, 404, 400/422                    payonce.ErrForbidden, payonce.ErrNotFound, payonce.ErrInvalidRequest
 //	429                                  waits Retry-After (capped by the policy) and retries

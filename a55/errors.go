@@ -7,9 +7,16 @@ import "github.com/payonce/payonce/internal/corekit"
 var (
 	// ErrCardDeclined: the issuer refused the card (CARD_DECLINED and kin).
 	ErrCardDeclined = corekit.ErrCardDeclined
-	// ErrChargeFailed: the charge ended in an error status
-	// (PROCESSING_ERROR).
+	// ErrChargeFailed: the charge ended in an error status A55 decided
+	// (return codes 70 and 99, or no decline code).
 	ErrChargeFailed = corekit.ErrChargeFailed
+	// ErrThreeDSRequired: A55 answered 3DS_REQUIRED: the payer must pass
+	// the 3DS challenge (ChallengeURL gives its url_3ds, ChargeFromError
+	// the charge when the answer names one). An action, not a decline
+	// (it never matches ErrCardDeclined); final for the key, since the
+	// same body is answered the same: ask for the challenge, or send the
+	// charge again with threeds_authentication under a new reference.
+	ErrThreeDSRequired = corekit.ErrThreeDSRequired
 	// ErrInvalidState: a 409 that is not a key conflict: the charge cannot
 	// make this move (already paid, canceled or settled).
 	ErrInvalidState = corekit.ErrInvalidState

@@ -56,7 +56,7 @@ type ChargeListOptions struct {
 	// SortCreatedAsc; "" leaves it to the server.
 	Sort ChargeSort
 	// Status keeps only charges in this status (filter=status:<Status>);
-	// it must be one of Statuses().
+	// it must be one of Statuses(), in any case, and is sent as A55 spells it.
 	Status Status
 	// Type keeps only charges of this payment method (filter=type:<Type>).
 	// The list page's example writes type:credit; any printable value
@@ -142,7 +142,7 @@ func (o *ChargeListOptions) query() url.Values {
 		q.Set("sort", string(o.Sort))
 	}
 	if o.Status != "" {
-		q.Add("filter", "status:"+string(o.Status))
+		q.Add("filter", "status:"+string(o.Status.canonical()))
 	}
 	if o.Type != "" {
 		q.Add("filter", "type:"+string(o.Type))
@@ -175,7 +175,7 @@ func (o *ChargeListOptions) query() url.Values {
 func (o *ChargeListOptions) keep(c *Charge) bool {
 	return (o.IdempotencyKey == "" || c.IdempotencyKey == o.IdempotencyKey) &&
 		(o.Description == "" || c.Description == o.Description) &&
-		(o.Status == "" || c.Status == o.Status)
+		(o.Status == "" || c.Status.Is(o.Status.canonical()))
 }
 
 // ChargePage is one page of Charges.List.

@@ -292,3 +292,19 @@ func TestReadsTakeCallOptions(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, a55.PathChargeList+" trace-list", seen.Load())
 }
+
+// The client's own status filter keeps a charge whatever the case of its
+// status.
+func TestChargeListStatusFilterInAnyCase(t *testing.T) {
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"items":[{"charge_uuid":"a","status":"ERROR","amount":"1.00"},{"charge_uuid":"b","status":"confirmed","amount":"1.00"}],"total":2}`))
+	}))
+	defer ts.Close()
+	c, err := a55.NewClient(a55.AccessToken("tok"), payonce.WithBaseURL(ts.URL), payonce.WithRetryPolicy(fastPolicy()))
+	require.NoError(t, err)
+	p, err := c.Charges.List(context.Background(), &a55.ChargeListOptions{WalletUUID: testWallet, Limit: 10, Status: a55.StatusError})
+	require.NoError(t, err)
+	require.Len(t, p.Charges, 1)
+	assert.Equal(t, "a", p.Charges[0].UUID)
+}

@@ -80,6 +80,13 @@ type ChargeSettlement struct {
 //     ErrLookupNotFound; an entry under which no attempt was ever sent is
 //     recorded as not executed without a lookup.
 //
+// An entry marked to be looked up first (payonce.JournalEntry.LookUpFirst:
+// its last answer was TIMEOUT or DUPLICATE_REQUEST) whose recorded answer
+// named its charge is settled by reading that charge (Charges.Get), not by
+// listing: a failed status records a failure, another documented status
+// but issued and pending a success with the charge; a charge still issued
+// or pending is payonce.ErrOutcomeUnknown, nothing recorded.
+//
 // A succeeded entry is returned as it is (Recorded false). A failed one
 // (not executed included) is looked up too: a charge found under its key
 // is recorded as succeeded (a success outranks a failure), else it is
@@ -128,6 +135,15 @@ func (s *ChargesService) SettleCreate(ctx context.Context, reference string, opt
 			return nil, err
 		}
 	}
+	if known := recordedCharge(e); known != nil && e.LookUpFirst() {
+		// The answer that left the entry in doubt named the charge: it is
+		// read, not searched for.
+		st, ch, kind, err := s.settleRecorded(ctx, e, known, m)
+		if err != nil {
+			return fail(e, kind, fmt.Errorf("settle %q: %w", reference, err))
+		}
+		return record(st, ch)
+	}
 
 	from, to := corekit.LookupWindow(o.Margin, e.KeyCreated, e.CreatedAt, e.UpdatedAt)
 	// The first pass lists the window. When it finds no success, a second
@@ -166,7 +182,7 @@ func (s *ChargesService) SettleCreate(ctx context.Context, reference string, opt
 				case pass == 1 && slices.ContainsFunc(failed, func(f *Charge) bool { return f.UUID == ch.UUID }):
 					continue
 				}
-				if ch.Status == StatusError {
+				if ch.Status.Failed() {
 					failed = append(failed, ch)
 				} else {
 					ok = append(ok, ch)

@@ -411,3 +411,17 @@ func TestSettleCreateMatchesARedactedDescription(t *testing.T) {
 		})
 	}
 }
+
+// A listed charge in status "ERROR" or "Error" is a failed charge, never
+// the success a lookup records.
+func TestSettleCreateReadsStatusesInAnyCase(t *testing.T) {
+	now := time.Now()
+	for name, tc := range map[string]lookupCase{
+		"only failed, capitals": {[]map[string]any{listedCharge("ch_0", "ERROR", "47.00", now), listedCharge("ch_3", "Error", "47.00", now)}, nil, "failed", "ch_3"},
+		"one match, capitals":   {[]map[string]any{listedCharge("ch_0", "ERROR", "47.00", now), listedCharge("ch_1", "CONFIRMED", "47.00", now)}, nil, "succeeded", "ch_1"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			runLookupCase(t, tc, &a55.SettleOptions{Request: settleCharge("47.00")})
+		})
+	}
+}

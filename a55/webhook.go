@@ -69,9 +69,16 @@ type WebhookEvent struct {
 	delivery webhookDelivery
 }
 
-// Key is the event's identity for deduplication: its charge and status.
-// A redelivery of one status change has the same Key.
-func (e *WebhookEvent) Key() string { return e.ChargeUUID + "/" + string(e.Status) }
+// Key is the event's identity for deduplication: its charge and status
+// (a documented status in A55's spelling, whatever case it came in). A
+// redelivery of one status change has the same Key.
+func (e *WebhookEvent) Key() string {
+	s := e.Status.canonical()
+	if s == "" {
+		s = e.Status
+	}
+	return e.ChargeUUID + "/" + string(s)
+}
 
 // WebhookVerifier checks A55 webhook signatures. Safe for concurrent use.
 type WebhookVerifier struct {

@@ -82,6 +82,7 @@ func NewClient(apiKey, secret string, opts ...payonce.Option) (*Client, error) {
 		corekit.WithProvider(ProviderName),
 		corekit.WithScopeIdentity(scopeIdentity(apiKey, secret)), // the core adds the base URL's origin
 		payonce.WithFingerprintKey([]byte(secret)),               // journal fingerprints keyed, never a plain digest of a body
+		corekit.WithLegacyScopes(legacyScopes(apiKey)...),        // the scopes of earlier versions: never missed (payonce.WithLegacyScopes)
 		corekit.WithCodec(Codec{}),
 		payonce.WithSigner(signer),
 	}
@@ -125,4 +126,12 @@ func scopeIdentity(apiKey, secret string) string {
 	m.Write([]byte("payonce journal scope\x00"))
 	m.Write([]byte(apiKey))
 	return ProviderName + ":" + hex.EncodeToString(m.Sum(nil)[:16])
+}
+
+// legacyScopes are the scopes earlier payonce versions recorded this API
+// key's entries under: a plain SHA-256 prefix of the key, and before that
+// the key itself. They are only looked up, never stored again.
+func legacyScopes(apiKey string) []string {
+	sum := sha256.Sum256([]byte(apiKey))
+	return []string{ProviderName + ":" + hex.EncodeToString(sum[:8]), ProviderName + ":" + apiKey}
 }

@@ -27,6 +27,7 @@ import (
 	"github.com/payonce/payonce/internal/corekit"
 	"github.com/payonce/payonce/internal/keytest"
 	"github.com/payonce/payonce/journal"
+	"github.com/payonce/payonce/journal/journaltest"
 )
 
 const (
@@ -427,5 +428,28 @@ func TestScopeHoldingACredentialIsRefused(t *testing.T) {
 		require.ErrorIs(t, err, payonce.ErrInvalidConfig, scope)
 		assert.NotContains(t, err.Error(), "1234567890")
 		assert.NotContains(t, err.Error(), "secret_1")
+	}
+}
+
+// Entries an earlier payonce recorded under a plain digest of the API key
+// (or, earlier, the key itself) are never missed: a journaled call is
+// refused, nothing sent, and the error never holds the key.
+func TestEntriesUnderEarlierScopeFormsAreNotMissed(t *testing.T) {
+	const key, secret = "ak_golden_1234567890", "sk_golden_secret_1"
+	sum := sha256.Sum256([]byte(key))
+	for _, old := range []string{"coinepay:" + hex.EncodeToString(sum[:8]), "coinepay:" + key} {
+		srv := coinepaytest.New(t, coinepaytest.WithCredentials(key, secret))
+		j := journal.NewMemory()
+		_, _, err := j.Reserve(t.Context(), journaltest.Entry(old, "job-0/apply"))
+		require.NoError(t, err)
+		c, err := srv.Client(payonce.WithJournal(j))
+		require.NoError(t, err)
+		_, err = c.Cards.Apply(t.Context(), &coinepay.ApplyRequest{HeaderID: "hdr_1", PackageID: "pkg_basic"}, payonce.WithReference("job-1/apply"))
+		require.ErrorIs(t, err, payonce.ErrInvalidConfig)
+		var le *payonce.LegacyScopeError
+		require.ErrorAs(t, err, &le)
+		assert.Equal(t, old, le.Scope)
+		assert.NotContains(t, err.Error(), key)
+		assert.Zero(t, srv.Ledger().Len(), "nothing sent")
 	}
 }

@@ -13,7 +13,7 @@ import (
 // (openapi_signature_*, openapi_timestamp_expired, openapi_nonce_replayed,
 // openapi_api_key_invalid) and the keys the card API answers.
 func kindForMessageKey(key string) error {
-	switch key {
+	switch corekit.StatusKey(key) {
 	case "openapi_idempotency_key_required":
 		return payonce.ErrKeyRequired
 	case "openapi_idempotency_key_too_long":

@@ -29,3 +29,15 @@ func TestKindForMessageKeyTable(t *testing.T) {
 	}
 	assert.Nil(t, kindForMessageKey("something_new"))
 }
+
+// A message_key decides whether a failure is final for the key: it is
+// read without regard to case, so INSUFFICIENT_BALANCE stays the failure
+// a top-up mends, never a final refusal of the request.
+func TestKindForMessageKeyInAnyCase(t *testing.T) {
+	for _, key := range []string{"INSUFFICIENT_BALANCE", "Insufficient_Balance", " insufficient_balance "} {
+		assert.Equal(t, ErrInsufficientBalance, kindForMessageKey(key), key)
+		e := envelopeFailure(400, key, "no funds", "")
+		assert.False(t, Codec{}.FinalForKey(e.(*payonce.APIError)), key)
+	}
+	assert.Equal(t, corekit.ErrKeyTooLong, kindForMessageKey("OPENAPI_IDEMPOTENCY_KEY_TOO_LONG"))
+}

@@ -3,6 +3,7 @@ package journal_test
 import (
 	"context"
 	"database/sql"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -85,4 +86,28 @@ func TestReferenceThatIsNotUTF8IsInvalidInput(t *testing.T) {
 			assert.Empty(t, pending)
 		})
 	}
+}
+
+// The journal file deleted while a client runs: the client stops before
+// sending (ErrJournal) instead of charging and recording into a file a
+// restarted worker will not find; the worker that reopens the path never
+// charges an order twice.
+func TestSQLiteFileDeletedWhileRunningStopsBeforeSending(t *testing.T) {
+	srv := a55test.New(t)
+	path := filepath.Join(t.TempDir(), "journal.db")
+	j, err := sqlitejournal.Open(t.Context(), path)
+	require.NoError(t, err)
+	defer j.Close()
+	c := a55Client(t, srv, j)
+	_, err = c.Charges.Create(t.Context(), chargeRequest("4111111111111111"), payonce.WithReference("o-1"))
+	require.NoError(t, err)
+	require.Len(t, srv.Ledger().Operations(), 1)
+
+	require.NoError(t, os.Remove(path))
+	_ = os.Remove(path + "-wal")
+	_ = os.Remove(path + "-shm")
+	_, err = c.Charges.Create(t.Context(), chargeRequest("4111111111111111"), payonce.WithReference("o-2"))
+	require.ErrorIs(t, err, payonce.ErrJournal)
+	require.ErrorIs(t, err, sqlitejournal.ErrFileChanged)
+	assert.Len(t, srv.Ledger().Operations(), 1, "o-2 was not charged")
 }

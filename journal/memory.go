@@ -21,6 +21,8 @@ type Memory struct {
 	entries  map[entryID]*payonce.JournalEntry
 	now      func() time.Time
 	ownClock bool // WithClock was given: Now reports it
+	// inbox holds the inbox's events (memoryinbox.go), made on first use.
+	inbox map[eventKey]*payonce.InboxEvent
 }
 
 type entryID struct{ scope, reference string }
@@ -93,6 +95,12 @@ func (m *Memory) Update(ctx context.Context, e payonce.JournalEntry) error {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	return m.updateLocked(e)
+}
+
+// updateLocked is Update's write, m.mu held: the entry it wrote stays
+// under the lock for a caller that changes more of it (Unsend).
+func (m *Memory) updateLocked(e payonce.JournalEntry) error {
 	old, ok := m.entries[entryID{e.Scope, e.Reference}]
 	if !ok {
 		return fmt.Errorf("journal: update %q: %w", e.Reference, ErrNotFound)

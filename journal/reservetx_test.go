@@ -184,3 +184,72 @@ func TestReserveTxWithoutFingerprintBindsTheFirstBody(t *testing.T) {
 		check(t, j, "o-81/charge")
 	})
 }
+
+// hostileNames hold what an operator's terminal would obey or reorder:
+// ESC, BEL, a carriage return, a C1 control, a right-to-left override
+// and another bidirectional control, a line separator.
+var hostileNames = []string{"o-1\x1b[31m", "o-1\x07", "o-1\rfake", "o-1\u0085x", "o-1\u202etxt.exe", "o-1\u2066x", "o-1\u2028x"}
+
+// ReserveTx, Reserve and the client apply one validation: a scope or a
+// reference the client refuses is refused by every backend too, typed,
+// and nothing is recorded.
+func TestReserveTxRefusesNamesTheClientRefuses(t *testing.T) {
+	srv := a55test.New(t)
+	for _, bad := range hostileNames {
+		_, err := a55Client(t, srv, journal.NewMemory()).Charges.Create(t.Context(), chargeRequest("4111111111111111"), payonce.WithReference(bad))
+		require.ErrorIs(t, err, payonce.ErrInvalidRequest, "%q", bad)
+	}
+	assert.Empty(t, srv.Requests(), "nothing sent")
+
+	entry := func(scope, ref string) payonce.JournalEntry {
+		return payonce.JournalEntry{Scope: scope, Reference: ref, Operation: "charges.create", Method: "POST", Path: a55.PathCharges,
+			Key: "reserved-key-hostile-1", KeyCreated: time.Now(), Fingerprint: "f"}
+	}
+	check := func(t *testing.T, j journal.Store, reserveTx func(e payonce.JournalEntry) error) {
+		for _, bad := range hostileNames {
+			for _, e := range []payonce.JournalEntry{entry("a55:x", bad), entry(bad, "o-2")} {
+				require.ErrorIs(t, reserveTx(e), journal.ErrInvalidEntry, "%q", bad)
+				_, _, err := j.Reserve(t.Context(), e)
+				require.ErrorIs(t, err, journal.ErrInvalidEntry, "%q", bad)
+				_, err = j.Get(t.Context(), e.Scope, e.Reference)
+				require.ErrorIs(t, err, journal.ErrNotFound, "%q", bad)
+			}
+		}
+	}
+	t.Run("memory", func(t *testing.T) {
+		j := journal.NewMemory()
+		check(t, j, func(e payonce.JournalEntry) error { _, _, err := j.ReserveTx(t.Context(), e); return err })
+	})
+	t.Run("sqlite", func(t *testing.T) {
+		j, err := sqlitejournal.Open(t.Context(), filepath.Join(t.TempDir(), "shop.db"))
+		require.NoError(t, err)
+		defer j.Close()
+		check(t, j, func(e payonce.JournalEntry) error {
+			tx, err := j.DB().BeginTx(t.Context(), nil)
+			require.NoError(t, err)
+			defer func() { require.NoError(t, tx.Commit()) }()
+			_, _, err = j.ReserveTx(t.Context(), tx, e)
+			return err
+		})
+	})
+	t.Run("postgres", func(t *testing.T) {
+		url := os.Getenv("PAYONCE_POSTGRES_URL")
+		if url == "" {
+			t.Skip("PAYONCE_POSTGRES_URL is not set: skipping the PostgreSQL part")
+		}
+		schema := fmt.Sprintf("payonce_e2e_names_%d", time.Now().UnixNano())
+		j, err := pgjournal.Open(t.Context(), url, pgjournal.WithSchema(schema))
+		require.NoError(t, err)
+		defer j.Close()
+		defer func() {
+			_, _ = j.Pool().Exec(context.Background(), "DROP SCHEMA IF EXISTS "+pgx.Identifier{schema}.Sanitize()+" CASCADE")
+		}()
+		check(t, j, func(e payonce.JournalEntry) error {
+			tx, err := j.Pool().Begin(t.Context())
+			require.NoError(t, err)
+			defer func() { require.NoError(t, tx.Commit(t.Context())) }()
+			_, _, err = j.ReserveTx(t.Context(), tx, e)
+			return err
+		})
+	})
+}

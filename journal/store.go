@@ -55,6 +55,9 @@ var (
 	// ErrNotFound: no entry has this scope and reference (Get, Update,
 	// Take).
 	ErrNotFound = corekit.ErrJournalNotFound
+	// ErrScopeCollision: MoveScope was asked to move a scope's entries
+	// into a scope holding one of their references; nothing moved.
+	ErrScopeCollision = journalkit.ErrScopeCollision
 	// ErrSettled: a write tried to move a settled entry back to pending or
 	// to another outcome; a succeeded entry never changes.
 	ErrSettled = corekit.ErrJournalSettled

@@ -80,12 +80,8 @@ func plainHex(r *Redactor, run string) bool {
 		if !inertBytes(dec) {
 			return false
 		}
-		if r != nil {
-			for _, c := range r.cuts {
-				if bytes.Contains(dec, []byte(c)) {
-					return false
-				}
-			}
+		if r.containsSecret(dec) {
+			return false
 		}
 	}
 	return true

@@ -26,7 +26,10 @@ func JSON(b []byte) []byte {
 }
 
 // JSON is JSON, cutting r's secrets too.
-func (r *Redactor) JSON(b []byte) []byte {
+func (r *Redactor) JSON(b []byte) []byte { return r.JSONWith(b, nil) }
+
+// JSONWith is JSONWith, cutting r's secrets too.
+func (r *Redactor) JSONWith(b []byte, f *Fields) []byte {
 	if len(bytes.TrimSpace(b)) == 0 {
 		return nil
 	}
@@ -37,7 +40,7 @@ func (r *Redactor) JSON(b []byte) []byte {
 		out, _ := json.Marshal(r.Stored(string(b)))
 		return out
 	}
-	out, err := json.Marshal(r.redactValue(v))
+	out, err := json.Marshal(r.redactValue(v, f))
 	if err != nil {
 		return []byte("null")
 	}
@@ -201,13 +204,17 @@ func holdsCardNumber(s string) bool {
 	return false
 }
 
-func (r *Redactor) redactValue(v any) any {
+func (r *Redactor) redactValue(v any, f *Fields) any {
 	switch t := v.(type) {
 	case map[string]any:
 		var renamed []string
 		for k, val := range t {
 			if nk := r.Stored(k); nk != k {
 				renamed = append(renamed, k) // a name holding a card number or a secret
+			}
+			if kept, ok := r.knownField(f, k, val); ok {
+				t[k] = kept // the codec knows the field (Fields)
+				continue
 			}
 			if secretField(k) {
 				if _, ok := val.(string); ok {
@@ -220,7 +227,7 @@ func (r *Redactor) redactValue(v any) any {
 			if s, ok := val.(string); ok && identifierField(k) && (canonicalUUID(s) || r.plainIdentifier(s)) {
 				continue // a resource ID comes back exactly as the server sent it
 			}
-			t[k] = r.redactValue(val)
+			t[k] = r.redactValue(val, f)
 		}
 		// Names are redacted like values, in a fixed order; a redacted name
 		// that another name already has gets a suffix, so no value is lost.
@@ -246,7 +253,7 @@ func (r *Redactor) redactValue(v any) any {
 			return t
 		}
 		for i := range t {
-			t[i] = r.redactValue(t[i])
+			t[i] = r.redactValue(t[i], f)
 		}
 		return t
 	case string:

@@ -11,7 +11,6 @@ import (
 	"os"
 	"time"
 
-	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/internal/fakeserver"
 	"github.com/payonce/payonce/internal/fakeserver/a55fake"
 	"github.com/payonce/payonce/internal/fakeserver/coinepayfake"
@@ -108,7 +107,7 @@ func (o options) validate() error {
 		return fmt.Errorf("-addr %s: other machines could reach it and the admin API resets, reads and steers the fake; "+
 			"listen on a loopback address (127.0.0.1:8080) or add -allow-remote with an admin token", o.addr)
 	}
-	if _, err := payonce.ParseAmount(o.balance); err != nil {
+	if _, err := fakeserver.ParseDecimal(o.balance); err != nil {
 		return fmt.Errorf("-balance: %w", err)
 	}
 	return nil
@@ -116,7 +115,7 @@ func (o options) validate() error {
 
 // newHandler builds both fakes and the admin API on one engine.
 func newHandler(o options) (http.Handler, *fakeserver.Engine, error) {
-	bal, err := payonce.ParseAmount(o.balance)
+	bal, err := fakeserver.ParseDecimal(o.balance)
 	if err != nil {
 		return nil, nil, fmt.Errorf("-balance: %w", err)
 	}

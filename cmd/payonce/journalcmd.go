@@ -2,8 +2,11 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/payonce/payonce"
@@ -98,6 +101,9 @@ func openEntry(ctx context.Context, c common, d deps, verb, scope, ref string) (
 	}
 	e, err := j.Get(ctx, scope, ref)
 	if err != nil {
+		if errors.Is(err, journal.ErrNotFound) {
+			err = fmt.Errorf("%w%s", err, elsewhere(ctx, j.Store, scope, ref))
+		}
 		j.close()
 		return nil, time.Time{}, payonce.JournalEntry{}, fmt.Errorf("%s %q %q: %w", verb, scope, ref, err)
 	}
@@ -175,4 +181,30 @@ func cmdPurge(ctx context.Context, args []string, stdout io.Writer, d deps) erro
 	}
 	_, err = fmt.Fprintf(stdout, "%s %d settled entries last updated before %s\n", verb, res.Count, res.SettledBefore.Format(time.RFC3339))
 	return err
+}
+
+// elsewhere says which other scopes hold ref, when any does: an entry an
+// earlier payonce recorded under another form of the scope.
+func elsewhere(ctx context.Context, j journal.Store, scope, ref string) string {
+	u, ok := j.(payonce.JournalUpgrader)
+	if !ok {
+		return ""
+	}
+	counts, err := u.Scopes(ctx)
+	if err != nil {
+		return ""
+	}
+	var in []string
+	for _, n := range counts {
+		if n.Scope == scope {
+			continue
+		}
+		if _, err := j.Get(ctx, n.Scope, ref); err == nil {
+			in = append(in, strconv.Quote(n.Scope))
+		}
+	}
+	if len(in) == 0 {
+		return ""
+	}
+	return " (the reference is under scope " + strings.Join(in, ", ") + ": `payonce journal scopes` shows the scopes and moves one into another)"
 }

@@ -8,6 +8,9 @@ import (
 	"strconv"
 	"text/tabwriter"
 	"time"
+	"unicode"
+	"unicode/utf16"
+	"unicode/utf8"
 
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/internal/corekit"
@@ -107,7 +110,7 @@ func writeList(w io.Writer, vs []entryView) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "SCOPE\tREFERENCE\tSTATE\tOPERATION\tKEY AGE\tSENT\tATTEMPTS\tUPDATED")
 	for _, v := range vs {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%t\t%d\t%s\n", v.Scope, v.Reference, v.status(), v.Operation,
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%t\t%d\t%s\n", cell(v.Scope), cell(v.Reference), cell(v.status()), cell(v.Operation),
 			v.KeyAge, v.Sent, v.Attempts, v.UpdatedAt.Format(time.RFC3339))
 	}
 	return tw.Flush()
@@ -117,7 +120,7 @@ func writeEntry(w io.Writer, v entryView) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	row := func(k, val string) {
 		if val != "" {
-			fmt.Fprintf(tw, "%s\t%s\n", k, val)
+			fmt.Fprintf(tw, "%s\t%s\n", k, cell(val))
 		}
 	}
 	row("scope", v.Scope)
@@ -160,4 +163,127 @@ func fileExists(path string) error {
 		return usageErr("journal file %q is a directory", path)
 	}
 	return nil
+}
+
+// Escaping. Every text the command prints comes from a journal row, a
+// provider or the command line, and a terminal obeys some characters
+// rather than showing them (ESC sequences, BEL, a carriage return
+// rewriting the line, U+202E reordering it). Two layers keep them out:
+// a table cell holding a tab, a new line or any character that does not
+// show is printed quoted (cell), so it can neither split the table nor
+// forge a line; and everything the command writes, on stdout and stderr,
+// whatever subcommand wrote it, passes a terminalWriter.
+
+// cell is s as a table prints it: as it is when every character shows,
+// else quoted with Go's escapes ("o-1\u202etxt").
+func cell(s string) string {
+	for _, r := range s {
+		if r == utf8.RuneError || !unicode.IsGraphic(r) {
+			return strconv.QuoteToGraphic(s)
+		}
+	}
+	return s
+}
+
+// terminalWriter writes to w what it is given with every character a
+// terminal would obey or hide escaped: C0 controls but new line and
+// tab, DEL, C1 controls and every non-ASCII rune that is not graphic
+// (bidirectional controls, zero-width and other format characters, line
+// and paragraph separators). A rune is escaped as JSON escapes it
+// (\u001b, a pair of surrogates past U+FFFF), so JSON output stays JSON
+// and reads back the same text; a byte that is not UTF-8 as \xff. A rune
+// cut between two writes is held until the next one (or Flush).
+type terminalWriter struct {
+	w    io.Writer
+	held []byte // the start of a rune the last write cut
+}
+
+func newTerminalWriter(w io.Writer) *terminalWriter { return &terminalWriter{w: w} }
+
+// plainByte reports a byte a terminal shows as it is.
+func plainByte(c byte) bool { return c >= 0x20 && c < 0x7f || c == '\n' || c == '\t' }
+
+// Write escapes p and writes it; it reports all of p written once its
+// escaped form is.
+func (t *terminalWriter) Write(p []byte) (int, error) {
+	b := p
+	if len(t.held) > 0 {
+		b = append(t.held, p...)
+		t.held = nil
+	}
+	clean := true
+	for _, c := range b {
+		if !plainByte(c) {
+			clean = false
+			break
+		}
+	}
+	if clean {
+		if _, err := t.w.Write(b); err != nil {
+			return 0, err
+		}
+		return len(p), nil
+	}
+	out := make([]byte, 0, len(b)+16)
+	for i := 0; i < len(b); {
+		c := b[i]
+		if c < utf8.RuneSelf {
+			if plainByte(c) {
+				out = append(out, c)
+			} else {
+				out = appendRuneEscape(out, rune(c))
+			}
+			i++
+			continue
+		}
+		if !utf8.FullRune(b[i:]) {
+			t.held = append([]byte(nil), b[i:]...)
+			break
+		}
+		r, size := utf8.DecodeRune(b[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			out = fmt.Appendf(out, `\x%02x`, c)
+		case unicode.IsGraphic(r):
+			out = append(out, b[i:i+size]...)
+		default:
+			out = appendRuneEscape(out, r)
+		}
+		i += size
+	}
+	if _, err := t.w.Write(out); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+// Flush writes a rune the last write left cut, as the bytes it holds.
+func (t *terminalWriter) Flush() error {
+	if len(t.held) == 0 {
+		return nil
+	}
+	var out []byte
+	for _, c := range t.held {
+		out = fmt.Appendf(out, `\x%02x`, c)
+	}
+	t.held = nil
+	_, err := t.w.Write(out)
+	return err
+}
+
+// appendRuneEscape appends r as JSON escapes it: \uXXXX, or a surrogate
+// pair past U+FFFF.
+func appendRuneEscape(out []byte, r rune) []byte {
+	if r > 0xffff {
+		hi, lo := utf16.EncodeRune(r)
+		return fmt.Appendf(out, `\u%04x\u%04x`, hi, lo)
+	}
+	return fmt.Appendf(out, `\u%04x`, r)
+}
+
+// escapeOutput wraps the command's stdout and stderr in terminalWriters;
+// the function it returns flushes them.
+func escapeOutput(stdout, stderr io.Writer) (io.Writer, io.Writer, func()) {
+	o, e := newTerminalWriter(stdout), newTerminalWriter(stderr)
+	return o, e, func() { _ = o.Flush(); _ = e.Flush() }
 }

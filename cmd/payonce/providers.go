@@ -47,7 +47,7 @@ func clientOptions(j journal.Store, getenv func(string) string, d deps) []payonc
 	return opts
 }
 
-func a55FromEnv(j journal.Store, getenv func(string) string, d deps) (*a55.Client, error) {
+func a55FromEnv(j journal.Store, getenv func(string) string, d deps, extra ...payonce.Option) (*a55.Client, error) {
 	auth := a55.Auth{AccessToken: getenv(a55.EnvAccessToken)}
 	if auth.AccessToken == "" {
 		auth = a55.Auth{ClientID: getenv(a55.EnvClientID), ClientSecret: getenv(a55.EnvClientSecret), TokenURL: getenv(a55.EnvTokenURL)}
@@ -55,7 +55,7 @@ func a55FromEnv(j journal.Store, getenv func(string) string, d deps) (*a55.Clien
 			return nil, usageErr("an a55 lookup needs %s and %s (or %s) in the environment", a55.EnvClientID, a55.EnvClientSecret, a55.EnvAccessToken)
 		}
 	}
-	opts := clientOptions(j, getenv, d)
+	opts := append(clientOptions(j, getenv, d), extra...)
 	if e := getenv(EnvA55Environment); e != "" {
 		opts = append([]payonce.Option{a55.WithEnvironment(a55.Environment(e))}, opts...)
 	}
@@ -72,12 +72,12 @@ func a55FromEnv(j journal.Store, getenv func(string) string, d deps) (*a55.Clien
 	return c, nil
 }
 
-func coinepayFromEnv(j journal.Store, getenv func(string) string, d deps) (*coinepay.Client, error) {
+func coinepayFromEnv(j journal.Store, getenv func(string) string, d deps, extra ...payonce.Option) (*coinepay.Client, error) {
 	key, secret, base := getenv(EnvCoinepayAPIKey), getenv(EnvCoinepayAPISecret), getenv(EnvCoinepayBaseURL)
 	if key == "" || secret == "" || base == "" {
 		return nil, usageErr("a coinepay lookup needs %s, %s and %s in the environment", EnvCoinepayAPIKey, EnvCoinepayAPISecret, EnvCoinepayBaseURL)
 	}
-	c, err := coinepay.NewClient(key, secret, append([]payonce.Option{payonce.WithBaseURL(base)}, clientOptions(j, getenv, d)...)...)
+	c, err := coinepay.NewClient(key, secret, append(append([]payonce.Option{payonce.WithBaseURL(base)}, clientOptions(j, getenv, d)...), extra...)...)
 	if err != nil {
 		return nil, fmt.Errorf("coinepay client: %w", err)
 	}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"github.com/payonce/payonce/journal"
-	"github.com/payonce/payonce/redact"
 
 	"context"
 	"errors"
@@ -19,13 +18,15 @@ import (
 )
 
 // usage is the command's synopsis.
-const usage = `usage: payonce journal <list|show|settle|purge> -journal <file.db|postgres://...> [flags]
+const usage = `usage: payonce journal <list|show|settle|purge|scopes> -journal <file.db|postgres://...> [flags]
 
   list    pending entries, oldest first (-state in-doubt|pending|all, -scope, -older-than, -limit)
   show    one entry: show -scope S <reference>, or show <scope> <reference>
   settle  one entry: -lookup (at the provider, credentials from the environment)
           or -outcome succeeded|failed|not-executed -reason "..." [-result file.json|-]
   purge   delete settled entries older than -older-than (e.g. 720h); -dry-run counts them
+  scopes  the scopes the journal holds, with their entries; -from S -to T moves S's
+          entries into T (an earlier payonce's scope into today's), all or none
 
 Every subcommand takes -json for JSON output. See docs/journal.md.`
 
@@ -47,6 +48,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 }
 
 func runWith(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string, d deps) int {
+	stdout, stderr, flush := escapeOutput(stdout, stderr) // every byte printed is escaped (output.go)
+	defer flush()
 	err := dispatch(ctx, args, stdout, getenv, d)
 	switch {
 	case err == nil:
@@ -55,11 +58,11 @@ func runWith(ctx context.Context, args []string, stdout, stderr io.Writer, geten
 		fmt.Fprintln(stderr, usage)
 		return 0
 	case errors.Is(err, errUsage):
-		fmt.Fprintln(stderr, "payonce: "+redact.String(err.Error()))
+		fmt.Fprintln(stderr, "payonce: "+errorText(err))
 		fmt.Fprintln(stderr, "run 'payonce journal -h' for usage")
 		return 2
 	}
-	fmt.Fprintln(stderr, "payonce: "+redact.String(err.Error()))
+	fmt.Fprintln(stderr, "payonce: "+errorText(err))
 	return 1
 }
 
@@ -78,7 +81,7 @@ func dispatch(ctx context.Context, args []string, stdout io.Writer, getenv func(
 		return usageErr("unknown command %q: want journal", args[0])
 	}
 	if len(args) < 2 {
-		return usageErr("missing subcommand: want list, show, settle or purge")
+		return usageErr("missing subcommand: want list, show, settle, purge or scopes")
 	}
 	sub, rest := args[1], args[2:]
 	switch sub {
@@ -92,8 +95,10 @@ func dispatch(ctx context.Context, args []string, stdout io.Writer, getenv func(
 		return cmdSettle(ctx, rest, stdout, getenv, d)
 	case "purge":
 		return cmdPurge(ctx, rest, stdout, d)
+	case "scopes":
+		return cmdScopes(ctx, rest, stdout, d)
 	}
-	return usageErr("unknown subcommand %q: want list, show, settle or purge", sub)
+	return usageErr("unknown subcommand %q: want list, show, settle, purge or scopes", sub)
 }
 
 // common are the flags every subcommand takes.

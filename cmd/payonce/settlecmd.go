@@ -85,9 +85,9 @@ func cmdSettle(ctx context.Context, args []string, stdout io.Writer, getenv func
 	}
 	var res settleResult
 	if f.lookup {
-		res, err = lookup(ctx, j, e, f, getenv, d)
+		res, err = lookup(ctx, j.Store, e, f, getenv, d)
 	} else {
-		res, err = byHand(ctx, j, e, st)
+		res, err = byHand(ctx, j.Store, e, st)
 	}
 	if err != nil {
 		return err
@@ -221,7 +221,12 @@ var errScopeMismatch = errors.New("the credentials' scope is not the entry's")
 // lookup settles e by looking it up at its provider with a client built
 // from the environment, whose scope must be the entry's.
 func lookup(ctx context.Context, j journal.Store, e payonce.JournalEntry, f settleFlags, getenv func(string) string, d deps) (settleResult, error) {
-	checkScope := func(core *payonce.Client) error {
+	checkScope := func(core *payonce.Client, view *corekit.View) error {
+		// The client's first journal use: entries under an earlier form
+		// of its scope are refused, naming the scopes command.
+		if _, err := view.PlaceScopes(ctx); err != nil {
+			return fmt.Errorf("settle %q: %w", e.Reference, err)
+		}
 		if core.Scope() != e.Scope {
 			return fmt.Errorf("settle %q: %w: the environment's credentials record under %q, the entry is under %q (set %s if the application named its scope)",
 				e.Reference, errScopeMismatch, core.Scope(), e.Scope, EnvScope)
@@ -236,11 +241,12 @@ func lookup(ctx context.Context, j journal.Store, e payonce.JournalEntry, f sett
 		if f.requestFile != "" {
 			return settleResult{}, usageErr("-request is for an a55 charges.create lookup")
 		}
-		cc, err := coinepayFromEnv(j, getenv, d)
+		var view corekit.View
+		cc, err := coinepayFromEnv(j, getenv, d, corekit.Capture(&view))
 		if err != nil {
 			return settleResult{}, err
 		}
-		if err := checkScope(cc.Core()); err != nil {
+		if err := checkScope(cc.Core(), &view); err != nil {
 			return settleResult{}, err
 		}
 		s, err := cc.Cards.SettleApply(ctx, e.Reference, &coinepay.ApplyRequest{HeaderID: f.headerID, PackageID: f.packageID},
@@ -266,11 +272,12 @@ func lookup(ctx context.Context, j journal.Store, e payonce.JournalEntry, f sett
 				return settleResult{}, err
 			}
 		}
-		ac, err := a55FromEnv(j, getenv, d)
+		var view corekit.View
+		ac, err := a55FromEnv(j, getenv, d, corekit.Capture(&view))
 		if err != nil {
 			return settleResult{}, err
 		}
-		if err := checkScope(ac.Core()); err != nil {
+		if err := checkScope(ac.Core(), &view); err != nil {
 			return settleResult{}, err
 		}
 		s, err := ac.Charges.SettleCreate(ctx, e.Reference, &a55.SettleOptions{Margin: f.margin, RecordNotExecuted: f.recordNotExecuted, Request: req})

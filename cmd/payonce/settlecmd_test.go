@@ -17,6 +17,8 @@ import (
 	"github.com/payonce/payonce/a55/a55test"
 	"github.com/payonce/payonce/coinepay"
 	"github.com/payonce/payonce/coinepay/coinepaytest"
+	"github.com/payonce/payonce/internal/corekit"
+	gt "github.com/payonce/payonce/internal/goldentest"
 	"github.com/payonce/payonce/payoncetest"
 )
 
@@ -142,4 +144,79 @@ func TestA55LookupWithoutTheCard(t *testing.T) {
 		Card: &payonce.Card{Number: a55test.CardConfirms, HolderName: "TEST", ExpirationMonth: "12", ExpirationYear: "2099", CVV: "123"}})
 	srv, client, flags, env := lostCharge(t, req, "order-78/charge")
 	settleLookup(t, srv, client, req, "order-78/charge", flags, env)
+}
+
+// goldenCLI runs the command on a golden journal against the world's
+// fakes, with the golden credentials in the environment.
+func goldenCLI(t *testing.T, w *gt.World, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	env := w.Env()
+	code := runWith(t.Context(), append(args, w.Flags...), &out, &errb, func(k string) string { return env[k] },
+		deps{httpClient: w.CommandHTTPClient(t), now: w.Clock.Now})
+	return code, out.String(), errb.String()
+}
+
+// mapOldScopes maps a golden's old scopes to today's with the command.
+func mapOldScopes(t *testing.T, w *gt.World) {
+	t.Helper()
+	if !w.G.OldScopes {
+		return
+	}
+	a55Scope, cpScope := w.G.Scopes(t)
+	for from, to := range map[string]string{a55Scope: gt.A55Scope, cpScope: gt.CoinepayScope(t)} {
+		code, out, stderr := goldenCLI(t, w, "journal", "scopes", "-from", from, "-to", to)
+		require.Equal(t, 0, code, stderr)
+		t.Log(out)
+	}
+}
+
+// Every golden journal's entries in doubt are settled by the operator
+// command's lookup, after its old scopes are mapped: an A55 charge by its
+// summary or, before summaries, by -request (whose plain fingerprint is
+// verified); a Coinepay card by -header-id and -package-id. The next
+// call answers from the journal; nothing is charged twice.
+func TestGoldenJournalsSettledByTheCommand(t *testing.T) {
+	gt.ForEach(t, nil, func(t *testing.T, w *gt.World) {
+		w.Clock.Set(w.Entries[gt.RefJob2].KeyCreated.Add(25 * time.Hour))
+		mapOldScopes(t, w)
+		args := []string{"journal", "settle", "-lookup", "-json"}
+		if !w.G.Summary {
+			code, _, stderr := goldenCLI(t, w, append(args, gt.A55Scope, gt.RefOrder2)...)
+			require.Equal(t, 1, code)
+			assert.Contains(t, stderr, "-request", "the command names its own flag")
+			assert.NotContains(t, stderr, "SettleOptions")
+			assert.Equal(t, 1, strings.Count(stderr, "payonce: "), stderr)
+			body, err := corekit.MarshalWire(gt.Order2) // the exact request, card and all, as the operator would have it
+			require.NoError(t, err)
+			file := filepath.Join(t.TempDir(), "order-2.json")
+			require.NoError(t, os.WriteFile(file, body, 0o600))
+			args = append(args, "-request", file)
+		}
+		code, out, stderr := goldenCLI(t, w, append(args, gt.A55Scope, gt.RefOrder2)...)
+		require.Equal(t, 0, code, stderr)
+		var res settleResult
+		require.NoError(t, json.Unmarshal([]byte(out), &res))
+		assert.Equal(t, "succeeded", res.Outcome)
+
+		code, out, stderr = goldenCLI(t, w, "journal", "settle", "-lookup", "-json", "-header-id", gt.Job2.HeaderID, "-package-id", gt.Job2.PackageID,
+			gt.CoinepayScope(t), gt.RefJob2)
+		require.Equal(t, 0, code, stderr)
+		require.NoError(t, json.Unmarshal([]byte(out), &res))
+		assert.Equal(t, "succeeded", res.Outcome)
+
+		ac, err := w.A55Client(t)
+		require.NoError(t, err)
+		ch, err := ac.Charges.Create(t.Context(), gt.Order2, payonce.WithReference(gt.RefOrder2))
+		require.NoError(t, err)
+		assert.True(t, ch.Meta.FromJournal)
+		w.KeepsItsMeaning(t, gt.RefOrder2)
+		cc, err := w.CoinepayClient(t)
+		require.NoError(t, err)
+		card, err := cc.Cards.Apply(t.Context(), gt.Job2, payonce.WithReference(gt.RefJob2))
+		require.NoError(t, err)
+		assert.True(t, card.Meta.FromJournal)
+		w.KeepsItsMeaning(t, gt.RefJob2)
+		w.NoSecondCharge(t, 0, 0)
+	})
 }

@@ -70,18 +70,36 @@ func WithExtraCredentials(apiKey, secret string) payoncetest.Option {
 
 // WithBalance sets the starting balance (default 1000.00).
 func WithBalance(a payonce.Amount) payoncetest.Option {
-	return option(func(c *config) error { c.fake.StartBalance = &a; return nil })
+	return option(func(c *config) error {
+		d, err := fakeAmount(a)
+		if err != nil {
+			return fmt.Errorf("%w: coinepaytest.WithBalance(%s): %w", payonce.ErrInvalidConfig, a, err)
+		}
+		c.fake.StartBalance = &d
+		return nil
+	})
 }
 
 // WithFee sets the fee of a card when no catalog is set (default 1.00).
 func WithFee(a payonce.Amount) payoncetest.Option {
-	return option(func(c *config) error { c.fake.Fee = &a; return nil })
+	return option(func(c *config) error {
+		d, err := fakeAmount(a)
+		if err != nil {
+			return fmt.Errorf("%w: coinepaytest.WithFee(%s): %w", payonce.ErrInvalidConfig, a, err)
+		}
+		c.fake.Fee = &d
+		return nil
+	})
 }
 
 // WithCatalog restricts card/apply to these packages at their fees
 // (default: any non-empty header_id and package_id).
 func WithCatalog(pkgs ...Package) payoncetest.Option {
-	return option(func(c *config) error { c.fake.Catalog = catalog(pkgs); return nil })
+	return option(func(c *config) error {
+		cat, err := catalog(pkgs)
+		c.fake.Catalog = cat
+		return err
+	})
 }
 
 // WithMaxStoredResponse changes the 256 KB cap of stored answers. A
@@ -180,13 +198,20 @@ func (s *Server) APIKey() string { return s.apiKey }
 func (s *Server) Secret() string { return s.secret }
 
 // SetBalance sets the balance of apiKey (a key the server does not know is
-// ignored).
-func (s *Server) SetBalance(apiKey string, a payonce.Amount) { _ = s.fake.SetBalance(apiKey, a) }
+// ignored). An amount the fake cannot hold (over 999999999999999.99, the
+// most payonce.ParseAmount reads) panics, naming it.
+func (s *Server) SetBalance(apiKey string, a payonce.Amount) {
+	d, err := fakeAmount(a)
+	if err != nil {
+		panic(fmt.Sprintf("coinepaytest: SetBalance(%q, %s): %v", apiKey, a, err))
+	}
+	_ = s.fake.SetBalance(apiKey, d)
+}
 
 // Balance returns the balance of apiKey (zero for an unknown key).
 func (s *Server) Balance(apiKey string) payonce.Amount {
-	a, _ := s.fake.Balance(apiKey)
-	return a
+	d, _ := s.fake.Balance(apiKey)
+	return sdkAmount(d)
 }
 
 // signingTransport signs each request with a fresh nonce and timestamp.

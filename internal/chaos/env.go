@@ -16,7 +16,6 @@ import (
 
 	"github.com/payonce/payonce/internal/corekit"
 
-	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/internal/fakeserver"
 	"github.com/payonce/payonce/internal/fakeserver/a55fake"
 	"github.com/payonce/payonce/internal/fakeserver/coinepayfake"
@@ -109,7 +108,7 @@ func startEnv(cfg Config) (*env, error) {
 			return nil, err
 		}
 	}
-	big, _ := payonce.ParseAmount("100000000.00")
+	big := fakeserver.MustDecimal("100000000.00")
 	if cfg.CoinepayURL != "" {
 		e.coinepayURL = strings.TrimRight(cfg.CoinepayURL, "/")
 		if err := e.adminPost(e.coinepayURL+"/_fakepay/balance", map[string]string{"api_key": cfg.CoinepayKey, "amount": big.String()}); err != nil {

@@ -1,6 +1,7 @@
 package corekit
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -20,7 +21,11 @@ type Config struct {
 	Rules         KeyRules         // the provider's key rules (DefaultKeyRules until set)
 	Codec         any              // decodes the provider's answers (the root's codec interface)
 	ScopeIdentity string           // the credential identity journal entries are scoped by
+	LegacyScopes  []string         // the scopes earlier payonce versions gave this credential
 	Now           func() time.Time // the client's clock (WithClock); nil: time.Now
+	// Sleep is how the client waits between attempts (WithSleep); nil: a
+	// timer.
+	Sleep func(ctx context.Context, d time.Duration) error
 
 	views []*View
 }
@@ -83,6 +88,24 @@ func WithScopeIdentity(identity string) Option {
 	}
 }
 
+// WithLegacyScopes names the scopes earlier payonce versions recorded this
+// credential's journal entries under (before scopes named the base URL's
+// origin, or when a provider's digest changed): a client that finds
+// entries under one of them, unmapped, refuses to run rather than miss
+// them (see payonce.WithLegacyScopes). Scopes that could not have been
+// stored (empty, not printable, too long) are left out; the scopes are
+// query values only, never printed where a client's secrets are not cut.
+func WithLegacyScopes(scopes ...string) Option {
+	return func(c *Config) error {
+		for _, s := range scopes {
+			if s != "" && len(s) <= MaxReferenceLen && Printable(s) {
+				c.LegacyScopes = append(c.LegacyScopes, s)
+			}
+		}
+		return nil
+	}
+}
+
 // WithClock sets the clock the client measures keys' ages, signs and
 // checks cards' expiry by: a test's clock (payoncetest.ClientClock), or
 // an operator command's injected one.
@@ -92,6 +115,20 @@ func WithClock(now func() time.Time) Option {
 			return fmt.Errorf("%w: nil clock", ErrInvalidConfig)
 		}
 		c.Now = now
+		return nil
+	}
+}
+
+// WithSleep sets how the client waits before a retry: a test's, which
+// moves its fake clock on by d (and records it) instead of sleeping, so
+// that a wait of a minute costs nothing and is asserted exactly. It
+// returns ctx's error when ctx ends first.
+func WithSleep(sleep func(ctx context.Context, d time.Duration) error) Option {
+	return func(c *Config) error {
+		if sleep == nil {
+			return fmt.Errorf("%w: nil sleep", ErrInvalidConfig)
+		}
+		c.Sleep = sleep
 		return nil
 	}
 }
@@ -111,6 +148,10 @@ type View struct {
 	// the exact body bytes) is the one entry, a payonce.JournalEntry, was
 	// recorded with.
 	RequestMatches func(entry any, method, path string, body []byte) bool
+	// PlaceScopes is the check a client makes before its first journal
+	// use (payonce.WithLegacyScopes): nil, or the kind and the error that
+	// refuse the use.
+	PlaceScopes func(ctx context.Context) (kind, err error)
 }
 
 // Capture has payonce.NewClient fill *v with the client's settings once

@@ -29,6 +29,7 @@ var (
 	ErrNonceReplayed        = errors.New("signature nonce replayed")
 	ErrCardDeclined         = errors.New("card declined")
 	ErrChargeFailed         = errors.New("charge failed")
+	ErrThreeDSRequired      = errors.New("3DS challenge required")
 	ErrKeyExpired           = errors.New("idempotency key too old to retry safely")
 	ErrRetriesExhausted     = errors.New("retries exhausted")
 	ErrRetryBudgetExhausted = &subKindError{"retry budget exhausted", ErrRetriesExhausted}

@@ -30,6 +30,7 @@ var kindNames = []struct {
 	{"nonce_replayed", ErrNonceReplayed},
 	{"card_declined", ErrCardDeclined},
 	{"charge_failed", ErrChargeFailed},
+	{"three_ds_required", ErrThreeDSRequired},
 	{"key_expired", ErrKeyExpired},
 	{"retries_exhausted", ErrRetriesExhausted},
 	{"retry_budget_exhausted", ErrRetryBudgetExhausted},
@@ -49,6 +50,10 @@ var kindNames = []struct {
 	{"settled_failed", ErrSettledFailed},
 	{"lookup_ambiguous", ErrLookupAmbiguous},
 	{"lookup_not_found", ErrLookupNotFound},
+	{"invalid_event", ErrInvalidEvent},
+	{"event_handled", ErrEventHandled},
+	{"event_in_progress", ErrEventInProgress},
+	{"event_handler_failed", ErrEventHandlerFailed},
 	{"canceled", context.Canceled},
 	{"deadline_exceeded", context.DeadlineExceeded},
 }

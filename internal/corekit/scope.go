@@ -45,16 +45,61 @@ func origin(u *url.URL) string {
 	return scheme + "://" + host
 }
 
-// Printable reports whether s is valid UTF-8 without control characters:
-// every backend can store it (PostgreSQL's text refuses invalid UTF-8).
+// Printable reports whether s is valid UTF-8 that shows as it is written:
+// no control character (C0, DEL, C1), no line or paragraph separator and
+// no bidirectional formatting character (U+202E and its kin), which would
+// forge, erase or reorder a line on an operator's terminal or in a log.
+// Every backend can store it (PostgreSQL's text refuses invalid UTF-8).
 func Printable(s string) bool {
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c < 0x20 || c == 0x7f:
+			return false
+		case c >= utf8.RuneSelf:
+			return printableRunes(s[i:])
+		}
+	}
+	return true
+}
+
+// printableRunes is Printable past the ASCII fast path.
+func printableRunes(s string) bool {
 	if !utf8.ValidString(s) {
 		return false
 	}
-	for i := 0; i < len(s); i++ {
-		if s[i] < 0x20 || s[i] == 0x7f {
+	for _, r := range s {
+		if r < 0x20 || r >= 0x7f && r <= 0x9f || hiddenFormat(r) {
 			return false
 		}
 	}
 	return true
+}
+
+// hiddenFormat reports a rune that changes how the text around it shows
+// without showing itself: the bidirectional controls (ALM, LRM, RLM,
+// LRE..RLO, LRI..PDI) and the line and paragraph separators.
+func hiddenFormat(r rune) bool {
+	switch {
+	case r == 0x061c, r == 0x200e, r == 0x200f, r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069:
+		return true
+	case r == 0x2028, r == 0x2029:
+		return true
+	}
+	return false
+}
+
+// NameProblem says what is wrong with s as a journal reference, a scope
+// or a lease owner, "" when nothing: empty, longer than MaxReferenceLen
+// bytes, or not Printable. The client and every journal backend apply
+// it, so that no entry holds a name the client would refuse.
+func NameProblem(s string) string {
+	switch {
+	case s == "":
+		return "empty"
+	case len(s) > MaxReferenceLen:
+		return fmt.Sprintf("longer than %d bytes", MaxReferenceLen)
+	case !Printable(s):
+		return "holds a control or bidirectional formatting character, or is not UTF-8"
+	}
+	return ""
 }

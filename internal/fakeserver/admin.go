@@ -10,8 +10,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/payonce/payonce"
 )
 
 // AdminPrefix is the path prefix of the admin API; no real API uses it.
@@ -21,7 +19,7 @@ const AdminPrefix = "/_fakepay/"
 // rules of the admin API and the console.
 type AdminConfig struct {
 	// SetBalance sets a Coinepay balance; nil answers 404 on /_fakepay/balance.
-	SetBalance func(apiKey string, amount payonce.Amount) error
+	SetBalance func(apiKey string, amount Decimal) error
 	// Provider, when set, wraps the engine's admin API with a provider's
 	// own admin calls (the A55 fake's webhooks), which then sit behind the
 	// same access rules.
@@ -313,8 +311,8 @@ func (a *adminHandler) serveBalance(q adminRequest) Response {
 		return errMethodNotAllowed()
 	}
 	var req struct {
-		APIKey string          `json:"api_key"`
-		Amount *payonce.Amount `json:"amount"`
+		APIKey string   `json:"api_key"`
+		Amount *Decimal `json:"amount"`
 	}
 	if bad := q.decode(&req); bad != nil {
 		return *bad
@@ -453,10 +451,21 @@ type opDetail struct {
 }
 
 // webhookGroup is the deliveries of one resource the operation touched,
-// as the provider's admin call answers them.
+// as the provider's admin call answers them, masked (MaskJSON): a card
+// number, CVV, secret or token a provider put in a delivery is never
+// shown.
 type webhookGroup struct {
-	Resource   string `json:"resource"`
-	Deliveries any    `json:"deliveries"`
+	Resource   string          `json:"resource"`
+	Deliveries json.RawMessage `json:"deliveries"`
+}
+
+// maskedJSON is the JSON of v, masked; null when v has no JSON form.
+func maskedJSON(v any) json.RawMessage {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return json.RawMessage("null")
+	}
+	return MaskJSON(b)
 }
 
 // operation answers GET /_fakepay/operations/{id}.
@@ -477,7 +486,7 @@ func (a *adminHandler) operation(s string) Response {
 		for _, op := range d.Ledger {
 			if op.ID != "" && !seen[op.ID] {
 				seen[op.ID] = true
-				d.Webhooks = append(d.Webhooks, webhookGroup{Resource: op.ID, Deliveries: a.cfg.Webhooks(op.ID)})
+				d.Webhooks = append(d.Webhooks, webhookGroup{Resource: op.ID, Deliveries: maskedJSON(a.cfg.Webhooks(op.ID))})
 			}
 		}
 	}

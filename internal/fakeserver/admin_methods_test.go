@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/payonce/payonce"
 	"github.com/stretchr/testify/assert"
 )
 
@@ -54,7 +53,7 @@ func TestAdminAnswersEachPathAndMethod(t *testing.T) {
 		e := New(Options{Clock: NewFixedClock(testStart)})
 		cfg := AdminConfig{}
 		if c.balance {
-			cfg.SetBalance = func(key string, _ payonce.Amount) error {
+			cfg.SetBalance = func(key string, _ Decimal) error {
 				if key != "k" {
 					return ErrUnknownAPIKey
 				}

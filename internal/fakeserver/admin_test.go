@@ -2,6 +2,7 @@ package fakeserver
 
 import (
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -250,4 +251,43 @@ func TestAdminBadValueIsAnInvalidRequest(t *testing.T) {
 	assert.Equal(t, http.StatusBadRequest, status)
 	e, _ = v["error"].(map[string]any)
 	assert.Equal(t, "invalid_json", e["code"], v)
+}
+
+// What a provider's webhook deliveries hold is shown masked in an
+// operation's detail: no card number (Luhn or not), CVV, secret or token
+// reaches the console.
+func TestOperationDetailMasksWebhookDeliveries(t *testing.T) {
+	e := New(Options{})
+	hook := func(id string) any {
+		return []map[string]any{{
+			"id": "wh_1", "url": "https://merchant:hunter2@merchant.example/hook",
+			"body":         map[string]any{"charge_uuid": id, "card_number": testCardNoLuhn, "cvv": "987", "note": "pan " + testPAN},
+			"access_token": "tok-secret-1",
+		}}
+	}
+	srv := httptest.NewServer(WithAdmin(e.AdminHandler(AdminConfig{Webhooks: hook}), e.Handler(ProviderConfig{Name: "test"}, testBackend{e})))
+	t.Cleanup(srv.Close)
+	status, _ := do(t, http.MethodPost, srv.URL+"/op", "key-webhook-1", `{}`)
+	require.Equal(t, http.StatusOK, status)
+	resp := call(t, "GET", srv.URL+"/_fakepay/operations/1", nil)
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	body, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	for _, secret := range []string{testPAN, testCardNoLuhn, "987", "hunter2", "tok-secret-1"} {
+		assert.NotContains(t, string(body), secret)
+	}
+	var d struct {
+		Webhooks []struct {
+			Resource   string           `json:"resource"`
+			Deliveries []map[string]any `json:"deliveries"`
+		} `json:"webhooks"`
+	}
+	require.NoError(t, json.Unmarshal(body, &d))
+	require.Len(t, d.Webhooks, 1)
+	require.Len(t, d.Webhooks[0].Deliveries, 1)
+	dv := d.Webhooks[0].Deliveries[0]
+	assert.Equal(t, "wh_1", dv["id"], "the rest is kept")
+	assert.Equal(t, "https://merchant:[REDACTED]@merchant.example/hook", dv["url"])
+	assert.Equal(t, map[string]any{"charge_uuid": d.Webhooks[0].Resource, "card_number": "************0011", "cvv": "***",
+		"note": "pan ************1111"}, dv["body"])
 }

@@ -6,10 +6,10 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/base64"
+	"net"
 	"net/http"
+	"net/netip"
 	"strings"
-
-	"github.com/payonce/payonce/internal/loopback"
 )
 
 // Headers and names of the admin API's access rules.
@@ -59,7 +59,7 @@ func (g *adminGuard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// the console's browser policy: nothing there is ever rendered or
 	// embedded by another origin.
 	securityHeaders(w.Header())
-	if !g.allowRemote && !loopback.HostHeader(r.Host) {
+	if !g.allowRemote && !loopbackHost(r.Host) {
 		writeAdmin(w, adminError(http.StatusForbidden, "forbidden_host",
 			"the admin API answers only requests addressed to localhost or a loopback address"))
 		return
@@ -82,6 +82,28 @@ func (g *adminGuard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	g.next.ServeHTTP(w, r)
+}
+
+// loopbackHost reports whether a Host header names this machine only:
+// localhost or a name under .localhost (any case, with or without a final
+// dot), or a loopback IP (an IPv4-mapped one too), with or without a
+// port. An empty Host (HTTP/1.0) is accepted: browsers always send one.
+// The fake keeps its own check rather than the SDK's, as it keeps its own
+// everything.
+func loopbackHost(hostport string) bool {
+	if hostport == "" {
+		return true
+	}
+	host := hostport
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		host = h
+	}
+	host = strings.TrimSuffix(strings.ToLower(strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")), ".")
+	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.Unmap().IsLoopback()
 }
 
 // authorized reports whether r carries the admin token.

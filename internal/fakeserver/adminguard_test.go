@@ -141,3 +141,15 @@ func TestEveryAdminAnswerCarriesTheConsolePolicy(t *testing.T) {
 		assert.Equal(t, "same-origin", resp.Header.Get("Cross-Origin-Resource-Policy"), what)
 	}
 }
+
+func TestLoopbackHost(t *testing.T) {
+	for host, want := range map[string]bool{
+		"127.0.0.1:8080": true, "127.1.2.3": true, "[::1]:9": true, "[::1]": true, "localhost:80": true, "LOCALHOST.": true,
+		"app.localhost:3000": true, "App.LocalHost.:1": true, "": true, "[::ffff:127.0.0.1]:80": true, "127.0.0.1.": true,
+		"0.0.0.0:8080": false, "[::]:8080": false, "10.0.0.5:8080": false, "evil.example": false, "evil.example:80": false,
+		"localhost.evil.example": false, "127.0.0.1.nip.io": false, "[::ffff:10.0.0.1]:80": false, "localhostx": false,
+		"xlocalhost": false, "0x7f.0.0.1": false, "2130706433": false, "[fe80::1]:80": false,
+	} {
+		assert.Equal(t, want, loopbackHost(host), host)
+	}
+}

@@ -6,6 +6,12 @@
 // in through Backend and ProviderConfig; the engine runs the request
 // pipeline (faults, body limit, routing, authentication, key rules,
 // idempotency, commit, answer) the same way for both.
+//
+// The engine and the provider fakes import nothing of the SDK they check
+// (TestFakesImportNothingOfTheSDK): their money type (Decimal), their
+// masking of card data and secrets (MaskText, MaskJSON) and their wire
+// names are their own, so that a mistake in the SDK is caught by the fake
+// instead of shared with it.
 package fakeserver
 
 import (

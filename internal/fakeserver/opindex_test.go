@@ -1,6 +1,7 @@
 package fakeserver
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -183,18 +184,27 @@ func TestRequestLogNeverHoldsACardNumberFromAPath(t *testing.T) {
 	e, srv := newTestServer(t, Options{})
 	do(t, http.MethodPost, srv.URL+"/cards/"+pan, "key-plain-1", `{}`)
 	do(t, http.MethodPost, srv.URL+"/cards/%34%31%31%31%31%31%31%31%31%31%31%31%31%31%31%31/x", "key-plain-2", `{}`)
+	// named as a card number, Luhn or not; encoded; a CVV by its name
+	do(t, http.MethodPost, srv.URL+"/cards/card_number/"+testCardNoLuhn+"/x", "key-plain-3", `{}`)
+	do(t, http.MethodPost, srv.URL+"/cards/"+base64.StdEncoding.EncodeToString([]byte(pan))+"/x", "key-plain-4", `{}`)
+	do(t, http.MethodPost, srv.URL+"/cards;cvv=987/x", "key-plain-5", `{}`)
 	atts, _ := e.attempts.Page(0, 10, "", "")
-	require.Len(t, atts, 2)
+	require.Len(t, atts, 5)
 	for _, a := range atts {
 		assert.NotContains(t, a.Path, pan)
-		assert.Contains(t, a.Path, "/cards/", "the rest of the path is kept")
+		assert.NotContains(t, a.Path, testCardNoLuhn)
+		assert.NotContains(t, a.Path, "987")
+		assert.Contains(t, a.Path, "/cards", "the rest of the path is kept")
 	}
-	for _, path := range []string{"/_fakepay/requests", "/_fakepay/operations/1", "/_fakepay/operations/2"} {
+	for path, shown := range map[string]string{"/_fakepay/requests": "************1111", "/_fakepay/operations/1": "************1111",
+		"/_fakepay/operations/2": "************1111", "/_fakepay/operations/3": "/cards/card_number/************0011/x",
+		"/_fakepay/operations/5": "/cards;cvv=***/x"} {
 		resp := call(t, "GET", srv.URL+path, nil)
 		body, err := io.ReadAll(resp.Body)
 		require.NoError(t, err)
 		require.Equal(t, http.StatusOK, resp.StatusCode, path)
 		assert.NotContains(t, string(body), pan, path)
-		assert.Contains(t, string(body), "1111", path)
+		assert.NotContains(t, string(body), testCardNoLuhn, path)
+		assert.Contains(t, string(body), shown, path)
 	}
 }

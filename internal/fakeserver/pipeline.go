@@ -1,8 +1,6 @@
 package fakeserver
 
 import (
-	"github.com/payonce/payonce/redact"
-
 	"encoding/json"
 	"errors"
 	"io"
@@ -169,24 +167,18 @@ func Clip(s string) string {
 	return strings.Clone(s)
 }
 
-// clipRedacted is Clip of s with card numbers and secrets masked
-// (redact.String): what the request log, the admin API and the
-// console show of a request's path. It reads no more than twice what Clip
-// keeps, so a path of 64 KiB costs what a short one does; a card number
-// past that is cut by Clip anyway.
-func clipRedacted(s string) string { return clipRedactedAs(s, "") }
-
-// clipRedactedAs is clipRedacted(s), returning known itself, without a
-// copy, when that is what clipRedacted(s) is: the template of a route
-// whose path holds no ID is a constant of the backend.
-func clipRedactedAs(s, known string) string {
+// clipMaskedAs is ClipMasked(s), returning known itself, without a copy,
+// when that is what ClipMasked(s) is: the template of a route whose path
+// holds no ID is a constant of the backend. It is what the request log,
+// the admin API and the console show of a request's path.
+func clipMaskedAs(s, known string) string {
 	if len(s) > 2*MaxLogField {
 		s = s[:2*MaxLogField]
 	}
 	if known != "" && s == known && cleanTemplate(known) {
 		return known
 	}
-	v := redact.String(s)
+	v := MaskText(s)
 	if known != "" && len(known) <= MaxLogField && v == known {
 		return known
 	}
@@ -203,13 +195,13 @@ var (
 
 const maxCleanTemplates = 256
 
-// cleanTemplate reports whether clipRedacted(t) is t, as it is for a
-// route template (a constant of the backend, with no card number).
+// cleanTemplate reports whether ClipMasked(t) is t, as it is for a route
+// template (a constant of the backend, with no card number).
 func cleanTemplate(t string) bool {
 	if v, ok := cleanTemplates.Load(t); ok {
 		return v.(bool)
 	}
-	clean := len(t) <= MaxLogField && redact.String(t) == t
+	clean := len(t) <= MaxLogField && MaskText(t) == t
 	if nCleanTemplates.Add(1) <= maxCleanTemplates {
 		cleanTemplates.Store(t, clean)
 	}
@@ -258,9 +250,9 @@ func (h *providerHandler) newRequest(r *http.Request, key string, at time.Time, 
 	req.att = Attempt{Time: at, Provider: h.cfg.Name, Method: methodName(r.Method), IdempotencyKey: Clip(key)}
 	if routed {
 		req.att.Kind, req.att.Route = route.Kind, route.Template
-		req.att.Path = clipRedactedAs(r.URL.Path, route.Template)
+		req.att.Path = clipMaskedAs(r.URL.Path, route.Template)
 	} else {
-		req.att.Path = clipRedacted(r.URL.Path)
+		req.att.Path = ClipMasked(r.URL.Path)
 	}
 	req.Attempt = &req.att
 	return req

@@ -2,7 +2,9 @@ package hostile
 
 import (
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -11,6 +13,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"unicode"
 
 	"github.com/payonce/payonce/payoncetest"
 
@@ -175,6 +178,96 @@ func TestCoinepayOwnSecretsCutFromProse(t *testing.T) {
 				assert.NotContains(t, out, s)
 			}
 			assert.True(t, strings.Contains(err.Error(), "hostile-key-0123456789"))
+		})
+	}
+}
+
+// caseEchoes are the ways a server quotes a credential in another letter
+// case: upper-cased, lower-cased, mixed, and its hex in mixed case.
+func caseEchoes(secret string) []string {
+	h := hex.EncodeToString([]byte(secret))
+	mixed := []byte(h)
+	for i := range mixed {
+		if i%2 == 0 {
+			mixed[i] = byte(unicode.ToUpper(rune(mixed[i])))
+		}
+	}
+	return []string{
+		"invalid signature for secret " + strings.ToUpper(secret),
+		"key " + strings.ToLower(secret) + " unknown",
+		"rejected (" + strings.ToUpper(secret[:len(secret)/2]) + secret[len(secret)/2:] + ")",
+		"rejected " + string(mixed),
+		"rejected " + strings.ToUpper(url.QueryEscape(secret)),
+	}
+}
+
+// A Coinepay 401 whose text quotes the client's own secret or API key in
+// another letter case (or their hex in mixed case) keeps none of them in
+// Error(), %+v, the JSON form, the journal row or the logs.
+func TestCoinepayOwnSecretsCutInAnyCase(t *testing.T) {
+	t.Parallel()
+	const apiKey, secret = "ak_live_7Hq2Xw9Lm4", "sk_live_Vb8Nc3Zt6Qp1Ry5K"
+	for i, echo := range append(caseEchoes(secret), caseEchoes(apiKey)...) {
+		t.Run(fmt.Sprint(i), func(t *testing.T) {
+			t.Parallel()
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "application/json")
+				w.Header().Set("X-Request-Id", echo)
+				w.WriteHeader(http.StatusUnauthorized)
+				q := jsonString(echo)
+				_, _ = fmt.Fprint(w, `{"code":401,"message":`+q+`,"message_key":`+q+`,"data":null}`)
+			}))
+			defer srv.Close()
+			var logs syncBuffer
+			j := journal.NewMemory()
+			c, err := coinepay.NewClient(apiKey, secret, payonce.WithBaseURL(srv.URL), payonce.WithRetryPolicy(payoncetest.FastRetryPolicy()),
+				payonce.WithJournal(j), payonce.WithLogger(slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))))
+			require.NoError(t, err)
+			_, err = c.Cards.Apply(t.Context(), &coinepay.ApplyRequest{HeaderID: "h1", PackageID: "p1"},
+				payonce.WithReference("apply-1"), payonce.WithKey(keytest.Now(t, "hostile-key-0123456789")))
+			require.ErrorIs(t, err, payonce.ErrUnauthorized)
+			out := strings.ToLower(allOutput(t, err, j, c.Core().Scope(), "apply-1", &logs) + fmt.Sprintf("%+v %v %s", err, err, err.Error()))
+			for _, s := range []string{secret, apiKey, hex.EncodeToString([]byte(secret)), hex.EncodeToString([]byte(apiKey))} {
+				assert.NotContains(t, out, strings.ToLower(s))
+			}
+			assert.Contains(t, out, "hostile-key-0123456789")
+		})
+	}
+}
+
+// The A55 client secret quoted upper-cased by the token endpoint, or by
+// the API, is cut too.
+func TestA55OwnSecretCutInAnyCase(t *testing.T) {
+	t.Parallel()
+	const secret = "cs-9f8e7d6c5b4a39281706"
+	for i, echo := range caseEchoes(secret) {
+		t.Run(fmt.Sprint(i), func(t *testing.T) {
+			t.Parallel()
+			mux := http.NewServeMux()
+			mux.HandleFunc("POST /oauth2/token", func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(http.StatusUnauthorized)
+				_, _ = fmt.Fprintf(w, `{"error":%s,"error_description":%s}`, jsonString(echo), jsonString(echo))
+			})
+			srv := httptest.NewServer(mux)
+			defer srv.Close()
+			auth := a55.ClientCredentials("client-id", secret)
+			auth.TokenURL = srv.URL + "/oauth2/token"
+			var logs syncBuffer
+			j := journal.NewMemory()
+			c, err := a55.NewClient(auth, payonce.WithBaseURL(srv.URL), payonce.WithRetryPolicy(payoncetest.FastRetryPolicy()),
+				payonce.WithJournal(j), payonce.WithLogger(slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))))
+			require.NoError(t, err)
+			_, err = c.Charges.Create(t.Context(), cardCharge(), payonce.WithReference("order-1"),
+				payonce.WithKey(keytest.Now(t, "hostile-key-0123456789")))
+			require.ErrorIs(t, err, payonce.ErrUnauthorized)
+			out := printed(err)
+			for e := error(err); e != nil; e = errors.Unwrap(e) {
+				out += e.Error()
+			}
+			out = strings.ToLower(out + allOutput(t, err, j, c.Core().Scope(), "order-1", &logs))
+			assert.NotContains(t, out, secret)
+			assert.NotContains(t, out, hex.EncodeToString([]byte(secret)))
 		})
 	}
 }

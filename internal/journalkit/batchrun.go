@@ -11,13 +11,14 @@ import (
 
 // Verdict reports whether err, returned by one write of a batch, is the
 // write's own answer that changed nothing (ErrJournalNotFound,
-// ErrJournalSettled, ErrJournalFenced, ErrJournalLeased or the
-// ErrIdempotencyConflict of a Take): the transaction goes on for the other
+// ErrJournalSettled, ErrJournalFenced, ErrJournalLeased, the
+// ErrIdempotencyConflict of a Take or an inbox's ErrEventHandled): the
+// transaction goes on for the other
 // writes. Any other error may have left the transaction unusable, so the
 // backend rolls it back and runs each write in its own transaction.
 func Verdict(err error) bool {
 	for _, k := range []error{corekit.ErrJournalNotFound, corekit.ErrJournalSettled, payonce.ErrJournalFenced,
-		payonce.ErrJournalLeased, payonce.ErrIdempotencyConflict} {
+		payonce.ErrJournalLeased, payonce.ErrIdempotencyConflict, payonce.ErrEventHandled} {
 		if errors.Is(err, k) {
 			return true
 		}

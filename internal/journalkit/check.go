@@ -22,13 +22,20 @@ var ErrInvalidEntry = errors.New("journal: invalid entry")
 // identity, a key, its creation time and a fingerprint are required and
 // the state must be pending. Backends call it before writing.
 func CheckReserve(e payonce.JournalEntry) error {
+	if p := corekit.NameProblem(e.Reference); p != "" {
+		return fmt.Errorf("%w: reference %s", ErrInvalidEntry, p)
+	}
+	if p := corekit.NameProblem(e.Scope); p != "" && e.Scope != "" {
+		return fmt.Errorf("%w: scope %s", ErrInvalidEntry, p)
+	}
+	if p := corekit.NameProblem(e.LeaseOwner); p != "" && e.LeaseOwner != "" {
+		return fmt.Errorf("%w: lease owner %s", ErrInvalidEntry, p)
+	}
 	switch {
-	case e.Reference == "" || len(e.Reference) > corekit.MaxReferenceLen:
-		return fmt.Errorf("%w: reference must be 1 to %d bytes", ErrInvalidEntry, corekit.MaxReferenceLen)
-	case len(e.Scope) > corekit.MaxReferenceLen:
-		return fmt.Errorf("%w: scope longer than %d bytes", ErrInvalidEntry, corekit.MaxReferenceLen)
 	case e.Key == "":
 		return fmt.Errorf("%w: key required", ErrInvalidEntry)
+	case !corekit.Printable(e.Key):
+		return fmt.Errorf("%w: key holds a control or bidirectional formatting character, or is not UTF-8", ErrInvalidEntry)
 	case e.KeyCreated.IsZero():
 		// Without it the key-age guard would call the entry unknown on
 		// the first call: it could never run.

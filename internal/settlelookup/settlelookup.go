@@ -28,6 +28,11 @@ func Entry(ctx context.Context, view *corekit.View, reference, op string) (e pay
 	if j == nil {
 		return payonce.JournalEntry{}, false, payonce.ErrInvalidConfig, fmt.Errorf("settle %q: the client has no journal", reference)
 	}
+	if view.PlaceScopes != nil {
+		if kind, err := view.PlaceScopes(ctx); err != nil {
+			return payonce.JournalEntry{}, false, kind, err
+		}
+	}
 	e, err = j.Get(ctx, view.Scope, reference)
 	if err != nil {
 		return payonce.JournalEntry{}, false, payonce.ErrJournal, fmt.Errorf("settle %q: %w", reference, err)

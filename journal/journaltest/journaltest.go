@@ -59,6 +59,8 @@ func Run(t *testing.T, open func(t *testing.T) journal.Store) {
 		{"CanceledContext", testCanceledContext},
 	}
 	tests = append(tests, fenceTests...)
+	tests = append(tests, upgradeTests...)
+	tests = append(tests, unsendTests...)
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.fn(t, open(t))

@@ -49,6 +49,12 @@ var migrations = []string{
 	// by (payonce.JournalEntry.Summary); rows of earlier versions have
 	// none.
 	`ALTER TABLE $T ADD COLUMN summary text NOT NULL DEFAULT '';`,
+	// Version 4: nothing. SQLite's version 4 made its indexes partial,
+	// as PostgreSQL's have been since version 1; this one keeps a
+	// version number naming one schema on both backends.
+	`SELECT 1`,
+	// Version 5: the webhook inbox, a table of its own (inbox.go).
+	inboxTable,
 }
 
 // SchemaVersion is the schema version this package writes.

@@ -18,6 +18,12 @@ func (j *Journal) begin(ctx context.Context) (*sql.Tx, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sqlitejournal: begin: %w", err)
 	}
+	// Holding the write lock, before anything is written: the file must
+	// still be the one opened (file.go).
+	if err := j.file.check(); err != nil {
+		_ = tx.Rollback()
+		return nil, err
+	}
 	return tx, nil
 }
 

@@ -62,6 +62,8 @@ var migrations = []string{
 	DROP INDEX IF EXISTS payonce_journal_settled;
 	CREATE INDEX payonce_journal_pending_created ON payonce_journal (created_at) WHERE state = 'pending';
 	CREATE INDEX payonce_journal_settled_updated ON payonce_journal (updated_at) WHERE state IN ('succeeded', 'failed');`,
+	// Version 5: the webhook inbox, a table of its own (inbox.go).
+	inboxTable,
 }
 
 // schema is what the migrations build, created at once on a new file.
@@ -77,7 +79,8 @@ const schema = `CREATE TABLE payonce_journal (` + version1Columns + `
 		PRIMARY KEY (scope, reference)
 	);
 	CREATE INDEX payonce_journal_pending_created ON payonce_journal (created_at) WHERE state = 'pending';
-	CREATE INDEX payonce_journal_settled_updated ON payonce_journal (updated_at) WHERE state IN ('succeeded', 'failed');`
+	CREATE INDEX payonce_journal_settled_updated ON payonce_journal (updated_at) WHERE state IN ('succeeded', 'failed');` +
+	inboxTable
 
 // SchemaVersion is the schema version this package writes.
 func SchemaVersion() int { return len(migrations) }

@@ -12,9 +12,9 @@ import (
 )
 
 // shapeOf is what a schema holds, in a form two schemas can be compared
-// by: every column of the journal table with its type, default, NOT NULL
-// and key position, and every index with its columns, uniqueness and
-// WHERE clause.
+// by: every column of each of the journal's tables (the journal, the
+// inbox) with its type, default, NOT NULL and key position, and every
+// index with its columns, uniqueness and WHERE clause.
 func shapeOf(t *testing.T, db *sql.DB) []string {
 	t.Helper()
 	var shape []string
@@ -41,14 +41,18 @@ func shapeOf(t *testing.T, db *sql.DB) []string {
 		require.NoError(t, rows.Err())
 		return out
 	}
-	for _, r := range rowsOf("PRAGMA table_xinfo(payonce_journal)") {
-		shape = append(shape, "column "+strings.Join(r, " "))
-	}
-	for _, r := range rowsOf("SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = 'payonce_journal' ORDER BY name") {
-		name := strings.TrimPrefix(r[0], "true:")
-		shape = append(shape, "index "+strings.Join(strings.Fields(r[1]), " "))
-		for _, c := range rowsOf("PRAGMA index_xinfo(" + name + ")") {
-			shape = append(shape, "index "+name+" column "+strings.Join(c, " "))
+	for _, tr := range rowsOf("SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'payonce%' AND name <> 'payonce_journal_migrations' ORDER BY name") {
+		table := strings.TrimPrefix(tr[0], "true:")
+		shape = append(shape, "table "+table)
+		for _, r := range rowsOf("PRAGMA table_xinfo(" + table + ")") {
+			shape = append(shape, "column "+strings.Join(r, " "))
+		}
+		for _, r := range rowsOf("SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = '" + table + "' ORDER BY name") {
+			name := strings.TrimPrefix(r[0], "true:")
+			shape = append(shape, "index "+strings.Join(strings.Fields(r[1]), " "))
+			for _, c := range rowsOf("PRAGMA index_xinfo(" + name + ")") {
+				shape = append(shape, "index "+name+" column "+strings.Join(c, " "))
+			}
 		}
 	}
 	return shape
@@ -74,6 +78,7 @@ func TestNewFileSchemaMatchesTheMigrations(t *testing.T) {
 	require.NoError(t, err)
 	want := shapeOf(t, replayed)
 	require.NotEmpty(t, want)
+	assert.Contains(t, want, "table payonce_inbox", "every table is compared")
 	assert.Equal(t, want, shapeOf(t, fresh))
 
 	for _, db := range []*sql.DB{replayed, fresh} {

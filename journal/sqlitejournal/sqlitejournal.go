@@ -10,6 +10,8 @@ import (
 	"database/sql"
 	"fmt"
 	"net/url"
+	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/payonce/payonce"
@@ -31,6 +33,7 @@ type Journal struct {
 	busy  time.Duration              // the busy timeout, also begin's budget for retries
 	batch *journalkit.Batcher[write] // group commit of Reserve and Update (group.go)
 	stmts stmtCache                  // the writes' prepared statements (stmtcache.go)
+	file  *journalFile               // the file opened, checked before each write (file.go)
 }
 
 // Option configures Open.
@@ -90,6 +93,13 @@ func Open(ctx context.Context, path string, opts ...Option) (*Journal, error) {
 	if path == "" {
 		return nil, fmt.Errorf("%w: sqlitejournal: empty path", payonce.ErrInvalidConfig)
 	}
+	// The absolute path: a process that changes directory keeps to the
+	// file it opened, with every connection the pool opens later.
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("sqlitejournal: open: %w", err)
+	}
+	path = abs
 	q := url.Values{}
 	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", cfg.busy.Milliseconds()))
 	q.Add("_pragma", "journal_mode(WAL)")
@@ -113,6 +123,12 @@ func Open(ctx context.Context, path string, opts ...Option) (*Journal, error) {
 		_ = db.Close()
 		return nil, err
 	}
+	info, err := os.Stat(path)
+	if err != nil {
+		_ = db.Close()
+		return nil, fmt.Errorf("sqlitejournal: open: %w", err)
+	}
+	j.file = &journalFile{path: path, info: info}
 	return j, nil
 }
 
@@ -169,6 +185,9 @@ func (j *Journal) ReserveTx(ctx context.Context, tx *sql.Tx, e payonce.JournalEn
 		return payonce.JournalEntry{}, false, fmt.Errorf("%w: sqlitejournal: nil transaction", payonce.ErrInvalidConfig)
 	}
 	if err := journalkit.CheckReserveTx(e); err != nil {
+		return payonce.JournalEntry{}, false, err
+	}
+	if err := j.file.check(); err != nil {
 		return payonce.JournalEntry{}, false, err
 	}
 	return j.reserve(ctx, tx, e)
@@ -408,6 +427,9 @@ func (j *Journal) Claim(ctx context.Context, c journal.ClaimRequest) ([]payonce.
 
 // Purge deletes settled entries last updated before settledBefore.
 func (j *Journal) Purge(ctx context.Context, settledBefore time.Time) (int64, error) {
+	if err := j.file.check(); err != nil {
+		return 0, err
+	}
 	res, err := j.db.ExecContext(ctx, `DELETE FROM payonce_journal WHERE state IN ('succeeded', 'failed') AND updated_at < ?`,
 		micro(journalkit.Time(settledBefore)))
 	if err != nil {

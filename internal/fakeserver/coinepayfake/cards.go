@@ -6,19 +6,18 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/internal/fakeserver"
 )
 
 // card is an issued card and its JSON view.
 type card struct {
-	CardID    string         `json:"card_id"`
-	HeaderID  string         `json:"header_id"`
-	PackageID string         `json:"package_id"`
-	Status    string         `json:"status"`
-	Currency  string         `json:"currency"`
-	Balance   payonce.Amount `json:"balance"`
-	CreatedAt time.Time      `json:"created_at"`
+	CardID    string             `json:"card_id"`
+	HeaderID  string             `json:"header_id"`
+	PackageID string             `json:"package_id"`
+	Status    string             `json:"status"`
+	Currency  string             `json:"currency"`
+	Balance   fakeserver.Decimal `json:"balance"`
+	CreatedAt time.Time          `json:"created_at"`
 	// IdempotencyKey is the key of the apply that issued the card: an
 	// extension of the fake (Coinepay documents no such field), so that a
 	// settle lookup can tell identical applies apart.
@@ -27,21 +26,21 @@ type card struct {
 }
 
 func (f *Fake) invalid(msg string) fakeserver.Response {
-	return Envelope(http.StatusBadRequest, "openapi_invalid_request", msg, nil)
+	return Envelope(http.StatusBadRequest, KeyInvalidRequest, msg, nil)
 }
 
 func (f *Fake) decodeErr(err error) fakeserver.Response {
-	if errors.Is(err, payonce.ErrInvalidAmount) {
+	if errors.Is(err, fakeserver.ErrInvalidDecimal) {
 		return f.invalid("金额格式错误，应为两位小数的字符串，例如 \"100.00\"")
 	}
 	return f.Problem(fakeserver.ProblemMalformedJSON, 0, "")
 }
 
-func insufficient(balance payonce.Amount) fakeserver.Response {
-	return Envelope(http.StatusBadRequest, "insufficient_balance", "余额不足", map[string]any{"balance": balance})
+func insufficient(balance fakeserver.Decimal) fakeserver.Response {
+	return Envelope(http.StatusBadRequest, KeyInsufficientBalance, "余额不足", map[string]any{"balance": balance})
 }
 
-func (f *Fake) feeFor(headerID, packageID string) (payonce.Amount, bool) {
+func (f *Fake) feeFor(headerID, packageID string) (fakeserver.Decimal, bool) {
 	if len(f.cfg.Catalog) == 0 {
 		return f.fee, true
 	}
@@ -50,14 +49,11 @@ func (f *Fake) feeFor(headerID, packageID string) (payonce.Amount, bool) {
 			return p.Fee, true
 		}
 	}
-	return payonce.Amount{}, false
+	return fakeserver.Decimal{}, false
 }
 
 func (f *Fake) apply(r *fakeserver.Request) fakeserver.Response {
-	var in struct {
-		HeaderID  string `json:"header_id"`
-		PackageID string `json:"package_id"`
-	}
+	var in applyRequest
 	if err := r.Decode(&in, false); err != nil {
 		return f.decodeErr(err)
 	}
@@ -66,7 +62,7 @@ func (f *Fake) apply(r *fakeserver.Request) fakeserver.Response {
 	}
 	fee, found := f.feeFor(in.HeaderID, in.PackageID)
 	if !found {
-		return Envelope(http.StatusBadRequest, "openapi_package_not_found", "卡头或套餐不存在", nil)
+		return Envelope(http.StatusBadRequest, KeyPackageNotFound, "卡头或套餐不存在", nil)
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -91,14 +87,11 @@ func (f *Fake) apply(r *fakeserver.Request) fakeserver.Response {
 }
 
 func (f *Fake) notFound() fakeserver.Response {
-	return Envelope(http.StatusNotFound, "openapi_not_found", "卡片不存在", nil)
+	return Envelope(http.StatusNotFound, KeyNotFound, "卡片不存在", nil)
 }
 
 func (f *Fake) recharge(r *fakeserver.Request) fakeserver.Response {
-	var in struct {
-		CardID string          `json:"card_id"`
-		Amount *payonce.Amount `json:"amount"`
-	}
+	var in rechargeRequest
 	if err := r.Decode(&in, false); err != nil {
 		return f.decodeErr(err)
 	}
@@ -116,8 +109,12 @@ func (f *Fake) recharge(r *fakeserver.Request) fakeserver.Response {
 	if err != nil {
 		return insufficient(bal)
 	}
+	cardBalance, err := c.Balance.Add(*in.Amount)
+	if err != nil {
+		return f.invalid("充值后卡片余额超出上限")
+	}
 	f.balances[r.Credential] = rest
-	c.Balance = c.Balance.Add(*in.Amount)
+	c.Balance = cardBalance
 	id := f.e.NewID("rch_")
 	f.e.Record(fakeserver.Operation{Provider: Provider, Kind: "card.recharge", IdempotencyKey: r.Key, ID: c.CardID,
 		Credential: r.Credential, Amount: in.Amount.String()})
@@ -127,7 +124,7 @@ func (f *Fake) recharge(r *fakeserver.Request) fakeserver.Response {
 }
 
 func (f *Fake) info(r *fakeserver.Request) fakeserver.Response {
-	id := r.HTTP.URL.Query().Get("card_id")
+	id := r.HTTP.URL.Query().Get(queryCardID)
 	if id == "" {
 		return f.invalid("card_id 不能为空")
 	}
@@ -143,14 +140,14 @@ func (f *Fake) info(r *fakeserver.Request) fakeserver.Response {
 func (f *Fake) list(r *fakeserver.Request) fakeserver.Response {
 	q := r.HTTP.URL.Query()
 	page, pageSize := 1, 20
-	if s := q.Get("page"); s != "" {
+	if s := q.Get(queryPage); s != "" {
 		n, err := strconv.Atoi(s)
 		if err != nil || n < 1 || n > 1000000 {
 			return f.invalid("page 必须是正整数")
 		}
 		page = n
 	}
-	if s := q.Get("page_size"); s != "" {
+	if s := q.Get(queryPageSize); s != "" {
 		n, err := strconv.Atoi(s)
 		if err != nil || n < 1 || n > 100 {
 			return f.invalid("page_size 必须在 1 到 100 之间")

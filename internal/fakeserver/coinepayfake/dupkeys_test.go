@@ -1,8 +1,6 @@
 package coinepayfake
 
 import (
-	"github.com/payonce/payonce/coinepay"
-
 	"bytes"
 	"encoding/json"
 	"io"
@@ -23,14 +21,12 @@ func TestCoinepayDuplicateObjectKeysAreRefused(t *testing.T) {
 	f := New(e, Config{})
 	srv := httptest.NewServer(f.Handler())
 	defer srv.Close()
-	sig, err := coinepay.NewHMACSigner("demo-key", "demo-secret")
-	require.NoError(t, err)
 	send := func(key, body string) (int, string) {
 		req, err := http.NewRequest(http.MethodPost, srv.URL+PathApply, bytes.NewReader([]byte(body)))
 		require.NoError(t, err)
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Idempotency-Key", key)
-		require.NoError(t, sig.Sign(req, []byte(body)))
+		signRequest(t, req, "demo-key", "demo-secret", []byte(body), e.Clock().Now())
 		resp, err := http.DefaultClient.Do(req)
 		require.NoError(t, err)
 		defer resp.Body.Close()

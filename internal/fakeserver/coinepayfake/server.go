@@ -10,7 +10,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/internal/fakeserver"
 )
 
@@ -30,31 +29,37 @@ const (
 type Package struct {
 	HeaderID  string
 	PackageID string
-	Fee       payonce.Amount
+	Fee       fakeserver.Decimal
 }
 
 // Config configures the fake.
 type Config struct {
-	Keys              map[string]string // API key -> secret (default demo-key/demo-secret)
-	StartBalance      *payonce.Amount   // every key's starting balance (default 1000.00)
-	Fee               *payonce.Amount   // fee per card when Catalog is empty (default 1.00)
-	Catalog           []Package         // nil: any non-empty header_id/package_id at Fee
-	TimestampWindow   time.Duration     // default 300 s
-	NonceWindow       time.Duration     // default 600 s
-	NoReplayHeader    bool              // drop X-Idempotent-Replay: true on replays
-	MaxStoredResponse int               // default 256 KB
+	Keys              map[string]string   // API key -> secret (default demo-key/demo-secret)
+	StartBalance      *fakeserver.Decimal // every key's starting balance (default 1000.00)
+	Fee               *fakeserver.Decimal // fee per card when Catalog is empty (default 1.00)
+	Catalog           []Package           // nil: any non-empty header_id/package_id at Fee
+	TimestampWindow   time.Duration       // default 300 s
+	NonceWindow       time.Duration       // default 600 s
+	NoReplayHeader    bool                // drop X-Idempotent-Replay: true on replays
+	MaxStoredResponse int                 // default 256 KB
 }
+
+// The defaults of Config.
+var (
+	DefaultStartBalance = fakeserver.MustDecimal("1000.00")
+	DefaultFee          = fakeserver.MustDecimal("1.00")
+)
 
 // Fake is the Coinepay fake's state. Safe for concurrent use.
 type Fake struct {
 	e     *fakeserver.Engine
 	cfg   Config
-	start payonce.Amount
-	fee   payonce.Amount
+	start fakeserver.Decimal
+	fee   fakeserver.Decimal
 
 	mu       sync.Mutex
 	verifier *verifier
-	balances map[string]payonce.Amount
+	balances map[string]fakeserver.Decimal
 	cards    map[string]*card
 	order    map[string][]string // API key -> card IDs in creation order
 	all      []string            // every card ID in creation order (for the cap)
@@ -65,12 +70,10 @@ func New(e *fakeserver.Engine, cfg Config) *Fake {
 	if len(cfg.Keys) == 0 {
 		cfg.Keys = map[string]string{"demo-key": "demo-secret"}
 	}
-	f := &Fake{e: e, cfg: cfg, start: payonce.Amount{}, fee: payonce.Amount{}}
-	f.start, _ = payonce.ParseAmount("1000.00")
+	f := &Fake{e: e, cfg: cfg, start: DefaultStartBalance, fee: DefaultFee}
 	if cfg.StartBalance != nil {
 		f.start = *cfg.StartBalance
 	}
-	f.fee, _ = payonce.ParseAmount("1.00")
 	if cfg.Fee != nil {
 		f.fee = *cfg.Fee
 	}
@@ -91,7 +94,7 @@ func (f *Fake) reset() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.verifier = v
-	f.balances = make(map[string]payonce.Amount, len(f.cfg.Keys))
+	f.balances = make(map[string]fakeserver.Decimal, len(f.cfg.Keys))
 	for k := range f.cfg.Keys {
 		f.balances[k] = f.start
 	}
@@ -180,7 +183,7 @@ func Envelope(status int, key, msg string, data any) fakeserver.Response {
 	return fakeserver.JSON(status, map[string]any{"code": status, "message": msg, "message_key": key, "data": data})
 }
 
-func ok(data any) fakeserver.Response { return Envelope(http.StatusOK, "success", "成功", data) }
+func ok(data any) fakeserver.Response { return Envelope(http.StatusOK, KeySuccess, "成功", data) }
 
 // Problem implements fakeserver.Backend.
 func (f *Fake) Problem(p fakeserver.Problem, status int, detail string) fakeserver.Response {
@@ -211,11 +214,11 @@ func problemKey(p fakeserver.Problem) (key, msg string) {
 	case fakeserver.ProblemMalformedJSON, fakeserver.ProblemDuplicateKey:
 		return "openapi_invalid_json", "请求体不是合法的 JSON"
 	case fakeserver.ProblemInvalidRequest:
-		return "openapi_invalid_request", "请求参数错误"
+		return KeyInvalidRequest, "请求参数错误"
 	case fakeserver.ProblemUnauthorized:
 		return CodeSignatureRequired, "缺少签名请求头"
 	case fakeserver.ProblemNotFound:
-		return "openapi_not_found", "接口不存在"
+		return KeyNotFound, "接口不存在"
 	case fakeserver.ProblemMethodNotAllowed:
 		return "openapi_method_not_allowed", "请求方法不允许"
 	case fakeserver.ProblemBodyTooLarge:
@@ -244,8 +247,8 @@ func signatureMessage(code string) string {
 // Authenticate implements fakeserver.Backend with the fake's own verifier
 // on the fake clock.
 func (f *Fake) Authenticate(r *fakeserver.Request) *fakeserver.Response {
-	r.Attempt.Nonce = fakeserver.Clip(r.HTTP.Header.Get(HeaderNonce))
-	r.Attempt.Timestamp = fakeserver.Clip(r.HTTP.Header.Get(HeaderTimestamp))
+	r.Attempt.Nonce = fakeserver.ClipMasked(r.HTTP.Header.Get(HeaderNonce))
+	r.Attempt.Timestamp = fakeserver.ClipMasked(r.HTTP.Header.Get(HeaderTimestamp))
 	f.mu.Lock()
 	v := f.verifier
 	f.mu.Unlock()
@@ -264,7 +267,7 @@ func (f *Fake) Authenticate(r *fakeserver.Request) *fakeserver.Response {
 func (f *Fake) Decorate(http.Header, *fakeserver.Request) {}
 
 // SetBalance sets the balance of apiKey.
-func (f *Fake) SetBalance(apiKey string, a payonce.Amount) error {
+func (f *Fake) SetBalance(apiKey string, a fakeserver.Decimal) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if _, known := f.cfg.Keys[apiKey]; !known {
@@ -275,7 +278,7 @@ func (f *Fake) SetBalance(apiKey string, a payonce.Amount) error {
 }
 
 // Balance returns the balance of apiKey.
-func (f *Fake) Balance(apiKey string) (payonce.Amount, bool) {
+func (f *Fake) Balance(apiKey string) (fakeserver.Decimal, bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	a, known := f.balances[apiKey]

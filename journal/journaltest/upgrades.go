@@ -1,0 +1,178 @@
+package journaltest
+
+import (
+	"testing"
+	"time"
+
+	"github.com/payonce/payonce"
+	"github.com/payonce/payonce/internal/corekit"
+	"github.com/payonce/payonce/journal"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// upgradeTests are the suite's checks of payonce.JournalUpgrader, run on
+// a backend that implements it (every backend of this module does; a
+// third-party Store without it skips them).
+var upgradeTests = []struct {
+	name string
+	fn   func(t *testing.T, j journal.Store)
+}{
+	{"ScopesCountEntries", testScopesCountEntries},
+	{"MoveScopeMovesEveryEntry", testMoveScopeMovesEveryEntry},
+	{"MoveScopeRefusesACollision", testMoveScopeRefusesACollision},
+	{"MoveScopeRefusesALiveLease", testMoveScopeRefusesALiveLease},
+	{"MoveScopeRefusesInvalid", testMoveScopeRefusesInvalid},
+	{"ReplaceFingerprintComparesAndSwaps", testReplaceFingerprint},
+}
+
+// upgrader is j's payonce.JournalUpgrader, or skips the test.
+func upgrader(t *testing.T, j journal.Store) payonce.JournalUpgrader {
+	t.Helper()
+	u, ok := j.(payonce.JournalUpgrader)
+	if !ok {
+		t.Skipf("%T is not a payonce.JournalUpgrader", j)
+	}
+	return u
+}
+
+// settle records a success on the entry (scope, ref).
+func settle(t *testing.T, j journal.Store, e payonce.JournalEntry) payonce.JournalEntry {
+	t.Helper()
+	e.State, e.Result, e.StatusCode = payonce.JournalSucceeded, []byte(`{"id":"ch_1"}`), 200
+	require.NoError(t, j.Update(ctx(t), e))
+	got, err := j.Get(ctx(t), e.Scope, e.Reference)
+	require.NoError(t, err)
+	return got
+}
+
+func testScopesCountEntries(t *testing.T, j journal.Store) {
+	u := upgrader(t, j)
+	all, err := u.Scopes(ctx(t))
+	require.NoError(t, err)
+	assert.Empty(t, all)
+	settle(t, j, reserve(t, j, Entry("a55:c1", "r1")))
+	reserve(t, j, Entry("a55:c1", "r2"))
+	reserve(t, j, Entry("a55:c1@https://api.example", "r1"))
+	all, err = u.Scopes(ctx(t))
+	require.NoError(t, err)
+	assert.Equal(t, []payonce.ScopeCount{
+		{Scope: "a55:c1", Pending: 1, Settled: 1},
+		{Scope: "a55:c1@https://api.example", Pending: 1},
+	}, all)
+	some, err := u.Scopes(ctx(t), "a55:c1@https://api.example", "coinepay:absent")
+	require.NoError(t, err)
+	assert.Equal(t, []payonce.ScopeCount{{Scope: "a55:c1@https://api.example", Pending: 1}}, some)
+}
+
+func testMoveScopeMovesEveryEntry(t *testing.T, j journal.Store) {
+	u := upgrader(t, j)
+	done := settle(t, j, reserve(t, j, Entry("old", "r1")))
+	e := Entry("old", "r2")
+	e.Sent, e.Attempts = true, 2
+	pending := reserve(t, j, e) // no lease: a crashed run's
+	reserve(t, j, Entry("other", "r1"))
+
+	n, err := u.MoveScope(ctx(t), "old", "new")
+	require.NoError(t, err)
+	assert.EqualValues(t, 2, n)
+	for _, was := range []payonce.JournalEntry{done, pending} {
+		_, err := j.Get(ctx(t), "old", was.Reference)
+		require.ErrorIs(t, err, journal.ErrNotFound)
+		got, err := j.Get(ctx(t), "new", was.Reference)
+		require.NoError(t, err)
+		assert.Equal(t, "new", got.Scope)
+		assert.Equal(t, was.Key, got.Key, "an entry keeps its meaning")
+		assert.True(t, was.KeyCreated.Equal(got.KeyCreated))
+		assert.Equal(t, was.Fingerprint, got.Fingerprint)
+		assert.Equal(t, was.State, got.State)
+		assert.Equal(t, was.Sent, got.Sent)
+		assert.Equal(t, string(was.Result), string(got.Result))
+	}
+	got, err := j.Get(ctx(t), "new", "r2")
+	require.NoError(t, err)
+	assert.Equal(t, pending.Fence, got.Fence, "the fence moves with the entry")
+	other, err := j.Get(ctx(t), "other", "r1")
+	require.NoError(t, err)
+	assert.Equal(t, "other", other.Scope, "other scopes stay")
+	n, err = u.MoveScope(ctx(t), "old", "new")
+	require.NoError(t, err)
+	assert.Zero(t, n, "an empty scope moves nothing")
+}
+
+func testMoveScopeRefusesACollision(t *testing.T, j journal.Store) {
+	u := upgrader(t, j)
+	reserve(t, j, Entry("old", "r1"))
+	reserve(t, j, Entry("old", "r2"))
+	e := Entry("new", "r2")
+	e.Key = "key-new-r2-000000"
+	reserve(t, j, e)
+	_, err := u.MoveScope(ctx(t), "old", "new")
+	require.ErrorIs(t, err, journal.ErrScopeCollision)
+	assert.Contains(t, err.Error(), `"r2"`, "the error names the reference")
+	counts, err := u.Scopes(ctx(t))
+	require.NoError(t, err)
+	assert.Equal(t, []payonce.ScopeCount{{Scope: "new", Pending: 1}, {Scope: "old", Pending: 2}}, counts, "nothing moved")
+	got, err := j.Get(ctx(t), "new", "r2")
+	require.NoError(t, err)
+	assert.Equal(t, "key-new-r2-000000", got.Key)
+}
+
+func testMoveScopeRefusesALiveLease(t *testing.T, j journal.Store) {
+	u := upgrader(t, j)
+	reserve(t, j, Entry("old", "r1"))
+	taken, err := j.Take(ctx(t), payonce.JournalEntry{Scope: "old", Reference: "r1", LeaseOwner: "run-a", Lease: time.Hour})
+	require.NoError(t, err)
+	_, err = u.MoveScope(ctx(t), "old", "new")
+	require.ErrorIs(t, err, payonce.ErrJournalLeased)
+	_, err = j.Get(ctx(t), "old", "r1")
+	require.NoError(t, err, "nothing moved")
+
+	up := taken
+	up.State, up.ErrorKind = payonce.JournalFailed, corekit.KindName(payonce.ErrNotExecuted)
+	require.NoError(t, j.Update(ctx(t), up)) // ends the lease
+	n, err := u.MoveScope(ctx(t), "old", "new")
+	require.NoError(t, err)
+	assert.EqualValues(t, 1, n)
+}
+
+func testMoveScopeRefusesInvalid(t *testing.T, j journal.Store) {
+	u := upgrader(t, j)
+	reserve(t, j, Entry("old", "r1"))
+	for name, scopes := range map[string][2]string{
+		"same":        {"old", "old"},
+		"empty from":  {"", "new"},
+		"empty to":    {"old", ""},
+		"control":     {"old", "new\x1b[2J"},
+		"invalid utf": {"old", "new\xff"},
+	} {
+		_, err := u.MoveScope(ctx(t), scopes[0], scopes[1])
+		require.ErrorIs(t, err, journal.ErrInvalidEntry, name)
+	}
+	_, err := j.Get(ctx(t), "old", "r1")
+	require.NoError(t, err)
+}
+
+func testReplaceFingerprint(t *testing.T, j journal.Store) {
+	u := upgrader(t, j)
+	e := Entry("s", "r1")
+	e.Fingerprint = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+	done := settle(t, j, reserve(t, j, e))
+
+	ok, err := u.ReplaceFingerprint(ctx(t), "s", "r1", "another-old", "hmac-sha256:new")
+	require.NoError(t, err)
+	assert.False(t, ok, "only the old fingerprint is replaced")
+	ok, err = u.ReplaceFingerprint(ctx(t), "s", "r1", e.Fingerprint, "hmac-sha256:new")
+	require.NoError(t, err)
+	assert.True(t, ok)
+	got, err := j.Get(ctx(t), "s", "r1")
+	require.NoError(t, err)
+	assert.Equal(t, "hmac-sha256:new", got.Fingerprint)
+	got.Fingerprint = done.Fingerprint
+	assert.Equal(t, done, got, "nothing else changes, a succeeded entry's state included")
+
+	_, err = u.ReplaceFingerprint(ctx(t), "s", "absent", e.Fingerprint, "hmac-sha256:new")
+	require.ErrorIs(t, err, journal.ErrNotFound)
+	_, err = u.ReplaceFingerprint(ctx(t), "s", "r1", "hmac-sha256:new", "")
+	require.ErrorIs(t, err, journal.ErrInvalidEntry)
+}
