@@ -668,12 +668,13 @@ func (s *ChargesService) Create(ctx context.Context, req *ChargeCreateRequest, o
 	meta, err := c.do(ctx, &payonce.Request{
 		Operation: "charges.create", Method: http.MethodPost, Path: PathCharges, Route: PathCharges,
 		Body: body, Keyed: true, Validate: func() error { return req.validate(c, body.wallet, body.merchant) },
-		Summary: summary,
+		Summary:      summary,
+		EarlierForms: func() []payonce.EarlierForm { return guideCreateForms(req, body.wallet) },
 	}, (*createdCharge)(ch), opts)
 	if err != nil {
 		got, err := s.lookUpUnknown(ctx, req, meta, err)
 		if err != nil {
-			return c.legacyCreate(ctx, meta, err, req, body)
+			return nil, legacyError(err)
 		}
 		return got, nil
 	}
@@ -736,7 +737,7 @@ func (s *ChargesService) read(ctx context.Context, req *payonce.Request, opts []
 // captured or canceled is ErrInvalidState.
 func (s *ChargesService) Capture(ctx context.Context, req *CaptureRequest, opts ...payonce.CallOption) (*Charge, error) {
 	if req == nil {
-		return s.post(ctx, "charges.capture", PathChargeCapture, PathChargeCapture, nil, func() error { return errNilRequest }, guideForm{}, opts)
+		return s.post(ctx, "charges.capture", PathChargeCapture, PathChargeCapture, nil, func() error { return errNilRequest }, nil, opts)
 	}
 	body := &moveBody{chargeUUID: req.ChargeUUID, walletUUID: s.c.walletOr(req.WalletUUID), amount: req.Amount}
 	return s.post(ctx, "charges.capture", PathChargeCapture, PathChargeCapture, body, func() error {
@@ -749,7 +750,9 @@ func (s *ChargesService) Capture(ctx context.Context, req *CaptureRequest, opts 
 		var err error
 		body.dec, body.decKnown, err = moveAmount(req.Amount, req.Currency)
 		return err
-	}, guideMove(PathChargeCapture, req.ChargeUUID, body.walletUUID, req.Amount, true, "", false), opts)
+	}, func() []payonce.EarlierForm {
+		return guideMoveForms(PathChargeCapture, req.ChargeUUID, body.walletUUID, req.Amount, "")
+	}, opts)
 }
 
 // Refund refunds a captured charge, wholly or in part: POST
@@ -758,7 +761,7 @@ func (s *ChargesService) Capture(ctx context.Context, req *CaptureRequest, opts 
 // than remains, or a charge not captured, is ErrInvalidState.
 func (s *ChargesService) Refund(ctx context.Context, req *RefundRequest, opts ...payonce.CallOption) (*Charge, error) {
 	if req == nil {
-		return s.post(ctx, "charges.refund", PathChargeRefund, PathChargeRefund, nil, func() error { return errNilRequest }, guideForm{}, opts)
+		return s.post(ctx, "charges.refund", PathChargeRefund, PathChargeRefund, nil, func() error { return errNilRequest }, nil, opts)
 	}
 	wallet := s.c.walletOr(req.WalletUUID)
 	body := &moveBody{amount: req.Amount, reason: req.Reason}
@@ -772,7 +775,9 @@ func (s *ChargesService) Refund(ctx context.Context, req *RefundRequest, opts ..
 		var err error
 		body.dec, body.decKnown, err = moveAmount(req.Amount, req.Currency)
 		return err
-	}, guideMove(guideRefundPath, req.ChargeUUID, wallet, req.Amount, true, req.Reason, true), opts)
+	}, func() []payonce.EarlierForm {
+		return guideMoveForms(guideRefundPath, req.ChargeUUID, wallet, req.Amount, req.Reason)
+	}, opts)
 }
 
 // Cancel cancels a charge not yet captured or settled: POST
@@ -781,7 +786,7 @@ func (s *ChargesService) Refund(ctx context.Context, req *RefundRequest, opts ..
 // Canceling a settled or canceled charge is ErrInvalidState.
 func (s *ChargesService) Cancel(ctx context.Context, req *CancelRequest, opts ...payonce.CallOption) (*Charge, error) {
 	if req == nil {
-		return s.post(ctx, "charges.cancel", PathChargeCancel, PathChargeCancel, nil, func() error { return errNilRequest }, guideForm{}, opts)
+		return s.post(ctx, "charges.cancel", PathChargeCancel, PathChargeCancel, nil, func() error { return errNilRequest }, nil, opts)
 	}
 	wallet := s.c.walletOr(req.WalletUUID)
 	return s.post(ctx, "charges.cancel", chargePath(req.ChargeUUID, "cancel", wallet), PathChargeCancel, &moveBody{reason: req.Reason}, func() error {
@@ -789,7 +794,9 @@ func (s *ChargesService) Cancel(ctx context.Context, req *CancelRequest, opts ..
 			return err
 		}
 		return checkText("reason", req.Reason, false, maxText)
-	}, guideMove(guideCancelPath, req.ChargeUUID, wallet, payonce.Amount{}, false, req.Reason, true), opts)
+	}, func() []payonce.EarlierForm {
+		return guideMoveForms(guideCancelPath, req.ChargeUUID, wallet, payonce.Amount{}, req.Reason)
+	}, opts)
 }
 
 // checkPathIDs checks the charge and wallet UUIDs of a refund or cancel
@@ -803,15 +810,16 @@ func checkPathIDs(chargeUUID, walletUUID string) error {
 
 var errNilRequest = &payonce.ValidationError{Reason: "nil request", Err: payonce.ErrInvalidRequest}
 
-// post runs a capture, refund or cancel; guide is the form an earlier
-// payonce version sent it in (legacyMove).
-func (s *ChargesService) post(ctx context.Context, op, path, route string, body any, validate func() error, guide guideForm, opts []payonce.CallOption) (*Charge, error) {
+// post runs a capture, refund or cancel; earlier are the forms an
+// earlier payonce version sent it in (the guide's).
+func (s *ChargesService) post(ctx context.Context, op, path, route string, body any, validate func() error, earlier func() []payonce.EarlierForm, opts []payonce.CallOption) (*Charge, error) {
 	ch := new(Charge)
 	meta, err := s.c.do(ctx, &payonce.Request{
 		Operation: op, Method: http.MethodPost, Path: path, Route: route, Body: body, Keyed: true, Validate: validate,
+		EarlierForms: earlier,
 	}, ch, opts)
 	if err != nil {
-		return s.c.legacyMove(ctx, meta, err, guide)
+		return nil, legacyError(err)
 	}
 	ch.Meta = meta
 	return ch, nil

@@ -142,9 +142,12 @@ func newChargeMatcher(c *Client, e payonce.JournalEntry, req *ChargeCreateReques
 		}
 		switch {
 		case c.view.RequestMatches(e, http.MethodPost, PathCharges, body):
+		case c.matchesGuideForm(e, req, wallet):
+			// Recorded in the guide's wire form by an earlier payonce
+			// version: its fingerprint is one of this request's forms.
 		case hasSummary && stored.Legacy() && stored.agreesWith(req, wallet, merchant):
-			// Recorded in the guide's wire form, whose bytes today's
-			// request no longer has: its summary says it is this one.
+			// Recorded in the guide's form with a fingerprint no form
+			// rebuilt here matches: its summary says it is this one.
 		default:
 			return nil, fail(payonce.ErrIdempotencyConflict, fmt.Errorf("reference %q was recorded with another request", e.Reference))
 		}

@@ -2,6 +2,8 @@ package a55
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -71,7 +73,7 @@ func TestLegacyPendingChargeIsRefusedNotResent(t *testing.T) {
 	var le *LegacyEntryError
 	require.True(t, errors.As(err, &le), "%v", err)
 	assert.ErrorIs(t, err, ErrLegacyEntry)
-	assert.ErrorIs(t, err, payonce.ErrIdempotencyConflict)
+	assert.ErrorIs(t, err, payonce.ErrOutcomeUnknown, "in doubt: settled by lookup")
 	assert.Equal(t, e.Key, payonce.KeyOf(err).String())
 	assert.False(t, payonce.IsResumable(err), "never sent again under its key")
 	assert.Contains(t, err.Error(), "idempotency guide's wire form")
@@ -163,4 +165,40 @@ func TestLegacyRefundAndCancel(t *testing.T) {
 	assert.Equal(t, StatusCanceled, ch.Status)
 	assert.True(t, ch.Meta.FromJournal)
 	assert.Zero(t, hits.Load(), "nothing sent")
+}
+
+// An entry of a version before keyed fingerprints (a plain SHA-256 of the
+// guide's body) and before summaries keeps its meaning too: in doubt it
+// is refused; settled it answers from the journal, and its fingerprint is
+// rewritten keyed, so no row keeps an unkeyed digest of the card.
+func TestLegacyEntryWithAPlainFingerprintAndNoSummary(t *testing.T) {
+	j := journal.NewMemory()
+	u := setup(t, payonce.WithJournal(j))
+	hits := counted(u)
+	plain := func(body string) string {
+		h := sha256.New()
+		h.Write([]byte(http.MethodPost + "\x00" + PathCharges + "\x00" + body))
+		return hex.EncodeToString(h.Sum(nil))
+	}
+	now := u.client.view.Now()
+	for _, ref := range []string{"order-7/charge", "order-8/charge"} {
+		_, _, err := j.Reserve(context.Background(), payonce.JournalEntry{Scope: u.client.core.Scope(), Reference: ref, Operation: "charges.create",
+			Method: http.MethodPost, Path: PathCharges, Key: "legacy-plain-key-" + ref[:7], KeyCreated: now.Add(-time.Hour),
+			Fingerprint: plain(guideBody), State: payonce.JournalPending, Sent: true, Attempts: 1, CreatedAt: now.Add(-time.Hour), UpdatedAt: now.Add(-time.Hour)})
+		require.NoError(t, err)
+	}
+	_, err := u.client.Charges.Create(context.Background(), refCharge(), payonce.WithReference("order-7/charge"))
+	require.ErrorIs(t, err, ErrLegacyEntry)
+
+	_, err = u.client.core.Settle(context.Background(), "order-8/charge", payonce.Settlement{State: payonce.JournalSucceeded, Result: []byte(guideAnswer), StatusCode: 200, Reason: "earlier"})
+	require.NoError(t, err)
+	ch, err := u.client.Charges.Create(context.Background(), refCharge(), payonce.WithReference("order-8/charge"))
+	require.NoError(t, err)
+	assert.True(t, ch.Meta.FromJournal)
+	assert.Equal(t, "ch_old", ch.UUID)
+	e, err := j.Get(context.Background(), u.client.core.Scope(), "order-8/charge")
+	require.NoError(t, err)
+	assert.NotEqual(t, plain(guideBody), e.Fingerprint, "the plain digest is replaced")
+	assert.True(t, strings.HasPrefix(e.Fingerprint, "hmac-sha256:"), e.Fingerprint)
+	assert.Zero(t, hits.Load())
 }
