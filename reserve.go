@@ -190,6 +190,7 @@ type EarlierFormError struct {
 	Entry JournalEntry
 }
 
+// Error names the reference and what settles it, never a body.
 func (e *EarlierFormError) Error() string {
 	return fmt.Sprintf("reference %q is in doubt and was recorded in an earlier wire form of the request: "+
 		"its key is never sent again with another body; settle it by lookup or by hand", e.Entry.Reference)
