@@ -313,3 +313,21 @@ func TestChargeAmountFieldsAreAmounts(t *testing.T) {
 		assert.Equal(t, reflect.TypeFor[payonce.Amount](), f.Type, name)
 	}
 }
+
+// A pending charge's challenge URL is given only when it is an absolute
+// http(s) URL: a hostile answer's javascript: URL is never redirected to.
+func TestChargeChallengeURL(t *testing.T) {
+	for u, ok := range map[string]bool{"https://3ds.example/c1": true, "http://127.0.0.1:9/3ds": true, "javascript:alert(1)": false,
+		"": false, "/relative": false, "https://3ds.example/a b": false} {
+		got, gotOK := (&Charge{URL3DS: u}).ChallengeURL()
+		assert.Equal(t, ok, gotOK, u)
+		if ok {
+			assert.Equal(t, u, got)
+		}
+	}
+	var ch Charge
+	require.NoError(t, json.Unmarshal([]byte(`{"charge_uuid":"c","status":"pending","action_url":"https://3ds.example/c"}`), &ch))
+	got, ok := ch.ChallengeURL()
+	assert.True(t, ok)
+	assert.Equal(t, "https://3ds.example/c", got)
+}

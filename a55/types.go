@@ -361,6 +361,17 @@ type ChargeSubscription struct {
 	EndDate        string `json:"end_date,omitempty"` // "" when it runs until canceled
 }
 
+// ChallengeURL is URL3DS when it is an absolute http(s) URL of at most
+// 4096 bytes: where to send the payer of a pending charge for its 3DS
+// challenge. ok is false for none, and for anything else a server put
+// there (a javascript: URL is never given to be redirected to).
+func (c *Charge) ChallengeURL() (string, bool) {
+	if c == nil || !validChallenge(c.URL3DS) {
+		return "", false
+	}
+	return c.URL3DS, true
+}
+
 // Total is what the charge charges in all: InstallmentValue times
 // InstallmentCount (a count of 0, not reported, counts as 1) where the
 // answer reports the instalment's value, else Amount. It is exact; an
