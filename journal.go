@@ -83,6 +83,13 @@ type JournalEntry struct {
 	// SettleReason says why the entry was settled from outside a run
 	// (Client.Settle), or why the run recorded it as not executed.
 	SettleReason string
+	// ResourceID is the provider's ID of what the operation made (an A55
+	// charge, a Coinepay card), named by the answer Result holds: set by
+	// the client when it records a success, a failed operation that made
+	// one (a declined charge) or a settlement; JournalFinder.Holders finds
+	// the entry by it. "" when unknown: nothing made, an answer naming
+	// none, or an entry written before the journal kept it.
+	ResourceID string
 	// Lease is given to Reserve, Take and BeginAttempt, never stored: how
 	// long the entry is leased to LeaseOwner (for Reserve, a minute when 0).
 	Lease time.Duration
@@ -122,8 +129,8 @@ type Journal interface {
 	// e.LeaseOwner is set, is leased to it for e.Lease (a minute when
 	// it is not above 0).
 	Reserve(ctx context.Context, e JournalEntry) (JournalEntry, bool, error)
-	// Update records an outcome: it overwrites State, Result, StatusCode,
-	// RequestID, Replayed, Error*, LastCause, SettleReason and UpdatedAt
+	// Update records an outcome: it overwrites State, Result, ResourceID,
+	// StatusCode, RequestID, Replayed, Error*, LastCause, SettleReason and UpdatedAt
 	// of (Scope, Reference), raises Attempts to e.Attempts (never lowers
 	// it) and ends the lease. Precedence: a write of JournalSucceeded
 	// lands on a pending or failed entry whatever e.Fence (it records what

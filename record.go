@@ -36,6 +36,7 @@ func (op *operation) record(meta Meta, runErr error, out any) (Meta, error) {
 	case runErr == nil:
 		up.State = JournalSucceeded
 		up.Result = op.c.storedAnswer(op.respBody)
+		up.ResourceID = op.c.resourceID(op.req.Operation, op.respBody, up.Result)
 	case jr.fenced:
 		// Taken over before an attempt: this run records nothing more
 		// and sends nothing more; the entry's holder settles it.
@@ -125,6 +126,7 @@ func (op *operation) failedEntry(e *JournalEntry, apiErr *APIError) {
 	if op.finalForKey(apiErr) && !op.jr.inherited {
 		e.State = JournalFailed
 		e.Result = op.c.storedAnswer(op.respBody) // the codec rebuilds the same error from it
+		e.ResourceID = op.c.resourceID(op.req.Operation, op.respBody, e.Result)
 	} else {
 		e.State = JournalPending
 		e.LastCause = op.c.redactor().Stored(kind.Error())

@@ -60,6 +60,13 @@ func (c *Client) Settle(ctx context.Context, reference string, s Settlement) (Jo
 	if err != nil {
 		return fail(ErrJournal, JournalEntry{}, fmt.Errorf("settle: %w", err))
 	}
+	var resource string
+	if s.State == JournalSucceeded {
+		resource = c.resourceID(stored.Operation, s.Result, c.redactor().JSON(s.Result))
+		if kind, err := c.heldElsewhere(ctx, reference, resource); err != nil {
+			return fail(kind, stored, err)
+		}
+	}
 	fence := stored.Fence
 	switch {
 	case stored.State == JournalSucceeded:
@@ -81,7 +88,7 @@ func (c *Client) Settle(ctx context.Context, reference string, s Settlement) (Jo
 	up := JournalEntry{Scope: c.scope, Reference: reference, Fence: fence, SettleReason: c.redactor().Stored(s.Reason), RequestID: c.redactor().Redact(s.RequestID)}
 	switch {
 	case s.State == JournalSucceeded:
-		up.State, up.Result, up.StatusCode = JournalSucceeded, c.storedAnswer(s.Result), s.StatusCode
+		up.State, up.Result, up.StatusCode, up.ResourceID = JournalSucceeded, c.storedAnswer(s.Result), s.StatusCode, resource
 	case s.NotExecuted:
 		up.State, up.ErrorKind = JournalFailed, corekit.KindName(ErrNotExecuted)
 	default:
@@ -101,6 +108,30 @@ func (c *Client) Settle(ctx context.Context, reference string, s Settlement) (Jo
 		return fail(ErrJournal, stored, fmt.Errorf("settle: read back: %w", err))
 	}
 	return got, nil
+}
+
+// heldElsewhere refuses a success naming resource when the journal holds
+// that resource as another entry's outcome: one operation at the provider
+// is the outcome of one entry. A journal without JournalFinder cannot
+// tell, and the settlement is taken as given.
+func (c *Client) heldElsewhere(ctx context.Context, reference, resource string) (kind, err error) {
+	f, ok := c.journal.(JournalFinder)
+	if !ok || resource == "" {
+		return nil, nil
+	}
+	holders, err := f.Holders(ctx, c.scope, resource)
+	switch {
+	case errors.Is(err, ErrLookupUnsupported):
+		return nil, nil // a wrapper whose journal cannot tell
+	case err != nil:
+		return ErrJournal, fmt.Errorf("settle: holders: %w", err)
+	}
+	for _, h := range holders {
+		if h.Reference != reference {
+			return ErrInvalidRequest, invalid(ErrInvalidRequest, "result", fmt.Sprintf("names %s, the recorded outcome of reference %q", resource, h.Reference))
+		}
+	}
+	return nil, nil
 }
 
 // checkSettlement validates a settlement before the journal is read.

@@ -68,7 +68,12 @@ type ChargeSettlement struct {
 // instalment's value, or the whole amount), currency, type, wallet,
 // merchant, description, due date and instalments (each where A55
 // reports it), and the key when the server reports one (the payonce fake
-// does). Then:
+// does). It then asks the journal (payonce.JournalFinder;
+// payonce.ErrLookupUnsupported without it) which of them another entry
+// holds as its outcome, left out, and whether another entry of the scope
+// still in doubt, or settled without a known result, could have made
+// one: then ErrLookupAmbiguous, nothing recorded (docs/journal.md,
+// telling look-alike operations apart). Of the charges left:
 //
 //   - one match not in status error: a success (payonce.JournalSucceeded)
 //     with that charge; later calls with the reference answer it from the journal;
@@ -144,6 +149,10 @@ func (s *ChargesService) SettleCreate(ctx context.Context, reference string, opt
 		}
 		return record(st, ch)
 	}
+	finder, err := settlelookup.Finder(view, reference)
+	if err != nil {
+		return fail(e, payonce.ErrLookupUnsupported, err)
+	}
 
 	from, to := corekit.LookupWindow(o.Margin, e.KeyCreated, e.CreatedAt, e.UpdatedAt)
 	// The first pass lists the window. When it finds no success, a second
@@ -152,12 +161,12 @@ func (s *ChargesService) SettleCreate(ctx context.Context, reference string, opt
 	// whatever the clocks say, and must never be concluded not run. A
 	// server that reports no keys answers it with none (the client keeps
 	// only charges of the key), which ends the pass at its first page.
-	var ok, failed []*Charge
+	var found []*Charge
 	for pass := range 2 {
 		list := &ChargeListOptions{WalletUUID: m.sum.WalletUUID, Limit: MaxChargeListLimit, Description: m.listDescription()}
 		if pass == 0 {
 			list.DateStart, list.DateEnd = from, to
-		} else if len(ok) > 0 {
+		} else if slices.ContainsFunc(found, func(ch *Charge) bool { return !ch.Status.Failed() }) {
 			break
 		} else {
 			list.IdempotencyKey = e.Key
@@ -179,19 +188,40 @@ func (s *ChargesService) SettleCreate(ctx context.Context, reference string, opt
 					continue
 				case pass == 1 && !m.matches(ch, time.Time{}, time.Time{}):
 					continue
-				case pass == 1 && slices.ContainsFunc(failed, func(f *Charge) bool { return f.UUID == ch.UUID }):
+				case pass == 1 && slices.ContainsFunc(found, func(f *Charge) bool { return f.UUID == ch.UUID }):
 					continue
 				}
-				if ch.Status.Failed() {
-					failed = append(failed, ch)
-				} else {
-					ok = append(ok, ch)
-				}
+				found = append(found, ch)
 			}
 		}
 	}
-	window := settlelookup.Window(from, to)
+	// A charge another entry holds as its outcome is not this one's; one
+	// another entry could have made leaves nothing to conclude.
+	sifted, kind, err := settlelookup.Sift(ctx, finder, e, found, chargePolicy{c: s.c}, o.Margin, from, to, view.Rules.Window)
+	if err != nil {
+		return fail(e, kind, err)
+	}
+	var ok, failed []*Charge
+	for _, ch := range sifted.Kept {
+		if ch.Status.Failed() {
+			failed = append(failed, ch)
+		} else {
+			ok = append(ok, ch)
+		}
+	}
+	var rivalOK, rivalFailed []settlelookup.Contest[*Charge] // charges another entry could have made too
+	for _, c := range sifted.Contested {
+		if c.Record.Status.Failed() {
+			rivalFailed = append(rivalFailed, c)
+		} else {
+			rivalOK = append(rivalOK, c)
+		}
+	}
+	window := settlelookup.Window(from, to) + sifted.Note()
 	switch {
+	case len(ok)+len(rivalOK) > 1:
+		ids := settlelookup.Named(append(ok, contested(rivalOK)...), func(ch *Charge) string { return ch.UUID })
+		return fail(e, ErrLookupAmbiguous, fmt.Errorf("settle %q: %d charges match (%s), %s", reference, len(ok)+len(rivalOK), ids, window))
 	case len(ok) == 1:
 		res, err := json.Marshal(ok[0])
 		if err != nil {
@@ -199,11 +229,12 @@ func (s *ChargesService) SettleCreate(ctx context.Context, reference string, opt
 		}
 		return record(payonce.Settlement{State: payonce.JournalSucceeded, Result: res, StatusCode: http.StatusOK,
 			Reason: "a55 lookup: charge " + ok[0].UUID + " in status " + string(ok[0].Status) + ", " + window}, ok[0])
-	case len(ok) > 1:
-		ids := settlelookup.Named(ok, func(ch *Charge) string { return ch.UUID })
-		return fail(e, ErrLookupAmbiguous, fmt.Errorf("settle %q: %d charges match (%s), %s", reference, len(ok), ids, window))
+	case len(rivalOK) == 1:
+		return fail(e, ErrLookupAmbiguous, rivalOK[0].Ambiguous(reference))
 	case e.Settled():
 		return unchanged, nil // no success found: the recorded failure stands
+	case len(rivalFailed) > 0:
+		return fail(e, ErrLookupAmbiguous, rivalFailed[0].Ambiguous(reference))
 	case len(failed) > 0:
 		last := failed[len(failed)-1]
 		return record(payonce.Settlement{State: payonce.JournalFailed,
@@ -212,6 +243,15 @@ func (s *ChargesService) SettleCreate(ctx context.Context, reference string, opt
 		return record(payonce.Settlement{State: payonce.JournalFailed, NotExecuted: true, Reason: "a55 lookup: no matching charge " + window}, nil)
 	}
 	return fail(e, ErrLookupNotFound, fmt.Errorf("settle %q: no matching charge %s", reference, window))
+}
+
+// contested is the charges of cs.
+func contested(cs []settlelookup.Contest[*Charge]) []*Charge {
+	out := make([]*Charge, 0, len(cs))
+	for _, c := range cs {
+		out = append(out, c.Record)
+	}
+	return out
 }
 
 // agree reports whether a listed value matches the request's: equal, or

@@ -425,3 +425,95 @@ func TestSettleCreateReadsStatusesInAnyCase(t *testing.T) {
 		})
 	}
 }
+
+// noFinder is a journal that cannot say who holds a charge or which
+// entries look alike (no payonce.JournalFinder), as a third party's may.
+type noFinder struct{ payonce.Journal }
+
+// Through such a journal a lookup refuses before it reads anything at
+// A55: it could only guess.
+func TestSettleCreateRefusesAJournalWithoutAFinder(t *testing.T) {
+	srv, j, _, _ := inDoubt(t, payoncetest.FaultDropAfterCommit, settleCharge("42.00"), "order-1/charge")
+	srv.Clock().Advance(25 * time.Hour)
+	c := oneAttempt(t, srv, noFinder{j})
+	sent := srv.Stats().Requests
+	_, err := c.Charges.SettleCreate(t.Context(), "order-1/charge", nil)
+	require.ErrorIs(t, err, payonce.ErrLookupUnsupported)
+	assert.Contains(t, err.Error(), "JournalFinder")
+	assert.Equal(t, sent, srv.Stats().Requests, "nothing read at A55")
+	e, err := j.Get(t.Context(), c.Core().Scope(), "order-1/charge")
+	require.NoError(t, err)
+	assert.Equal(t, payonce.JournalPending, e.State)
+}
+
+// A declined charge's entry holds the charge as what its operation made,
+// and a success holds its own.
+func TestChargesCreateRecordsTheChargeAsTheResource(t *testing.T) {
+	srv := a55test.New(t)
+	j := journal.NewMemory()
+	c := oneAttempt(t, srv, j)
+	ok, err := c.Charges.Create(t.Context(), settleCharge("42.00"), payonce.WithReference("order-1/attempt-1"))
+	require.NoError(t, err)
+	declined := settleCharge("42.00")
+	declined.Card.Number = a55test.CardDeclined
+	_, err = c.Charges.Create(t.Context(), declined, payonce.WithReference("order-2/attempt-1"))
+	require.ErrorIs(t, err, a55.ErrCardDeclined)
+	failed, found := a55.ChargeFromError(err)
+	require.True(t, found)
+
+	e, err := j.Get(t.Context(), c.Core().Scope(), "order-1/attempt-1")
+	require.NoError(t, err)
+	assert.Equal(t, ok.UUID, e.ResourceID)
+	e, err = j.Get(t.Context(), c.Core().Scope(), "order-2/attempt-1")
+	require.NoError(t, err)
+	assert.Equal(t, payonce.JournalFailed, e.State)
+	assert.Equal(t, failed.UUID, e.ResourceID)
+}
+
+// Another entry of the same request whose charge is known made no other
+// charge that succeeded, though it may have made one in status error
+// (an earlier attempt's): a success found is the entry's even so. An
+// entry of the same request still in doubt could have made either: the
+// lookup refuses and names it.
+func TestSettleCreateWeighsTheOtherEntriesOfTheSameRequest(t *testing.T) {
+	now := time.Now()
+	listed := []map[string]any{listedCharge("ch_y", "confirmed", "47.00", now), listedCharge("ch_z", "error", "47.00", now)}
+	for name, tc := range map[string]struct {
+		rival   func(e payonce.JournalEntry) payonce.JournalEntry
+		kind    error
+		outcome string
+	}{
+		"a rival whose charge is known": {rival: func(e payonce.JournalEntry) payonce.JournalEntry {
+			e.State, e.ResourceID, e.Result = payonce.JournalSucceeded, "ch_b", []byte(`{"charge_uuid":"ch_b"}`)
+			return e
+		}, outcome: "succeeded"},
+		"a rival in doubt": {rival: func(e payonce.JournalEntry) payonce.JournalEntry { return e }, kind: a55.ErrLookupAmbiguous},
+	} {
+		t.Run(name, func(t *testing.T) {
+			srv, _ := listServer(t, listed)
+			j := journal.NewMemory()
+			c := stubClient(t, srv, j)
+			_, err := c.Charges.Create(t.Context(), settleCharge("47.00"), payonce.WithReference("order-1/charge"))
+			require.Error(t, err)
+			a, err := j.Get(t.Context(), c.Core().Scope(), "order-1/charge")
+			require.NoError(t, err)
+			rival := a
+			rival.Reference, rival.Key, rival.Sent = "order-2/charge", "key-of-order-2-0000", true
+			rival, _, err = j.Reserve(t.Context(), rival)
+			require.NoError(t, err)
+			if up := tc.rival(rival); up.State != payonce.JournalPending {
+				require.NoError(t, j.Update(t.Context(), up))
+			}
+
+			got, err := c.Charges.SettleCreate(t.Context(), "order-1/charge", nil)
+			if tc.kind != nil {
+				require.ErrorIs(t, err, tc.kind)
+				assert.Contains(t, err.Error(), `"order-2/charge"`)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tc.outcome, settlelookup.OutcomeOf(got.Entry))
+			assert.Equal(t, "ch_y", got.Charge.UUID)
+		})
+	}
+}

@@ -167,6 +167,7 @@ func (s *CardsService) Apply(ctx context.Context, req *ApplyRequest, opts ...pay
 		Body:      req,
 		Keyed:     true,
 		Validate:  req.Validate,
+		Summary:   req.summary(),
 	}, &out, opts...)
 	if err != nil {
 		return nil, err

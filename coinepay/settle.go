@@ -53,12 +53,16 @@ type ApplySettlement struct {
 // fake reports the key, as an extension), so the lookup reads the API
 // key's cards and keeps those with req's header and package, created in
 // the entry's window (its times widened by the margin) and, when the server reports
-// a key, under the entry's. One match: a success (payonce.JournalSucceeded)
+// a key, under the entry's. It then asks the journal (payonce.JournalFinder;
+// payonce.ErrLookupUnsupported without it): a card another entry holds as
+// its outcome is left out, and one another apply of the scope still in
+// doubt, or settled without a known card, could have issued (its header,
+// package and window fit) leaves nothing to conclude: ErrLookupAmbiguous
+// (docs/journal.md, telling look-alike operations apart). Of the cards
+// left, one: a success (payonce.JournalSucceeded)
 // with that card (a later Apply with the reference answers it from the journal, Fee
 // and AccountBalance zero: the list does not hold them). Several:
-// ErrLookupAmbiguous, nothing recorded; against Coinepay that is
-// the case whenever two applies of one header and package fall in one
-// window. None: not executed (JournalEntry.NotExecuted) when
+// ErrLookupAmbiguous, nothing recorded. None: not executed (JournalEntry.NotExecuted) when
 // opts.RecordNotExecuted is set and the window is over, else
 // ErrLookupNotFound. An entry under which no attempt was ever sent is
 // recorded as not executed without a lookup. A recharge cannot be looked up (card/info gives a
@@ -112,6 +116,10 @@ func (s *CardsService) SettleApply(ctx context.Context, reference string, req *A
 		return record(payonce.Settlement{State: payonce.JournalFailed, NotExecuted: true, Reason: "coinepay lookup: no attempt was ever sent under the key"}, nil)
 	}
 
+	finder, err := settlelookup.Finder(view, reference)
+	if err != nil {
+		return fail(e, payonce.ErrLookupUnsupported, err)
+	}
 	from, to := corekit.LookupWindow(o.Margin, e.KeyCreated, e.CreatedAt, e.UpdatedAt)
 	var found []*Card
 	n := 0
@@ -126,8 +134,21 @@ func (s *CardsService) SettleApply(ctx context.Context, reference string, req *A
 			found = append(found, c)
 		}
 	}
-	window := settlelookup.Window(from, to)
+	// A card another entry holds as its outcome is not this one's; one
+	// another entry could have issued leaves nothing to conclude.
+	sifted, kind, err := settlelookup.Sift(ctx, finder, e, found, cardPolicy{}, o.Margin, from, to, view.Rules.Window)
+	if err != nil {
+		return fail(e, kind, err)
+	}
+	found, rivals := sifted.Kept, sifted.Contested
+	window := settlelookup.Window(from, to) + sifted.Note()
 	switch {
+	case len(found)+len(rivals) > 1:
+		for _, c := range rivals {
+			found = append(found, c.Record)
+		}
+		ids := settlelookup.Named(found, func(c *Card) string { return c.CardID })
+		return fail(e, ErrLookupAmbiguous, fmt.Errorf("settle %q: %d cards match (%s), %s", reference, len(found), ids, window))
 	case len(found) == 1:
 		res, err := json.Marshal(Envelope{Code: http.StatusOK, Message: "settled by lookup", Data: json.RawMessage(found[0].Raw)})
 		if err != nil {
@@ -135,9 +156,8 @@ func (s *CardsService) SettleApply(ctx context.Context, reference string, req *A
 		}
 		return record(payonce.Settlement{State: payonce.JournalSucceeded, Result: res, StatusCode: http.StatusOK,
 			Reason: "coinepay lookup: card " + found[0].CardID + ", " + window}, found[0])
-	case len(found) > 1:
-		ids := settlelookup.Named(found, func(c *Card) string { return c.CardID })
-		return fail(e, ErrLookupAmbiguous, fmt.Errorf("settle %q: %d cards match (%s), %s", reference, len(found), ids, window))
+	case len(rivals) == 1:
+		return fail(e, ErrLookupAmbiguous, rivals[0].Ambiguous(reference))
 	case e.Settled():
 		return unchanged, nil // no success found: the recorded failure stands
 	case o.RecordNotExecuted && view.Now().After(to):

@@ -158,3 +158,72 @@ func TestSettleApplyFindsTheCardByItsKeyWhateverTheClocks(t *testing.T) {
 	assert.Equal(t, "succeeded", settlelookup.OutcomeOf(got.Entry))
 	assert.Equal(t, srv.Ledger().ByKey(key)[0].ID, got.Card.CardID)
 }
+
+// noFinder is a journal without payonce.JournalFinder, as a third
+// party's may be.
+type noFinder struct{ payonce.Journal }
+
+// Through such a journal a lookup refuses before it reads any card.
+func TestSettleApplyRefusesAJournalWithoutAFinder(t *testing.T) {
+	srv := coinepaytest.New(t)
+	j := journal.NewMemory()
+	req := &coinepay.ApplyRequest{HeaderID: "hdr_1", PackageID: "pkg_basic"}
+	require.NoError(t, srv.AddFault(payoncetest.Rule{Fault: payoncetest.FaultDropAfterCommit, Path: coinepay.PathCardApply, Count: 1}))
+	_, err := settleClient(t, srv, j).Cards.Apply(t.Context(), req, payonce.WithReference("job-1/apply"))
+	require.Error(t, err)
+	c := settleClient(t, srv, noFinder{j})
+	sent := srv.Stats().Requests
+	_, err = c.Cards.SettleApply(t.Context(), "job-1/apply", req, nil)
+	require.ErrorIs(t, err, payonce.ErrLookupUnsupported)
+	assert.Equal(t, sent, srv.Stats().Requests, "no card read")
+}
+
+// Answers without keys, as Coinepay's: two jobs applied for one header
+// and package and both cards were issued; job A's answer was lost, job
+// B's was recorded. A's lookup finds both cards: B's is B's outcome, so
+// A's is the other. A job in doubt for another header is no rival.
+func TestSettleApplyTellsIdenticalAppliesApartByWhatTheJournalHolds(t *testing.T) {
+	srv := coinepaytest.New(t, payoncetest.WithDocumentedAnswers())
+	j := journal.NewMemory()
+	c := settleClient(t, srv, j)
+	ctx := t.Context()
+	req := &coinepay.ApplyRequest{HeaderID: "hdr_1", PackageID: "pkg_basic"}
+	require.NoError(t, srv.AddFault(payoncetest.Rule{Fault: payoncetest.FaultDropAfterCommit, Path: coinepay.PathCardApply, Count: 1}))
+	_, err := c.Cards.Apply(ctx, req, payonce.WithReference("job-A/apply"))
+	require.Error(t, err)
+	keyA := payonce.KeyOf(err).String()
+	b, err := c.Cards.Apply(ctx, req, payonce.WithReference("job-B/apply"))
+	require.NoError(t, err)
+	other := &coinepay.ApplyRequest{HeaderID: "hdr_2", PackageID: "pkg_basic"}
+	require.NoError(t, srv.AddFault(payoncetest.Rule{Fault: payoncetest.FaultDropAfterCommit, Path: coinepay.PathCardApply, Count: 1}))
+	_, err = c.Cards.Apply(ctx, other, payonce.WithReference("job-C/apply"))
+	require.Error(t, err)
+	srv.Clock().Advance(25 * time.Hour)
+
+	got, err := c.Cards.SettleApply(ctx, "job-A/apply", req, nil)
+	require.NoError(t, err)
+	require.Equal(t, "succeeded", settlelookup.OutcomeOf(got.Entry))
+	ran := srv.Ledger().ByKey(keyA)
+	require.Len(t, ran, 1)
+	assert.Equal(t, ran[0].ID, got.Card.CardID)
+	assert.NotEqual(t, b.CardID, got.Card.CardID)
+	assert.Contains(t, got.Entry.SettleReason, `"job-B/apply"`, "the reason names the card left out")
+}
+
+// Cards.Apply stores its header and package as the entry's summary and
+// the card as what the operation made.
+func TestApplyRecordsItsSummaryAndItsCard(t *testing.T) {
+	srv := coinepaytest.New(t)
+	j := journal.NewMemory()
+	c := settleClient(t, srv, j)
+	req := &coinepay.ApplyRequest{HeaderID: "hdr_1", PackageID: "pkg_basic"}
+	res, err := c.Cards.Apply(t.Context(), req, payonce.WithReference("job-1/apply"))
+	require.NoError(t, err)
+	e, err := j.Get(t.Context(), c.Core().Scope(), "job-1/apply")
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"header_id":"hdr_1","package_id":"pkg_basic"}`, e.Summary)
+	assert.Equal(t, req.JournalSummary(), e.Summary)
+	assert.Equal(t, res.CardID, e.ResourceID)
+	var nilReq *coinepay.ApplyRequest
+	assert.Empty(t, nilReq.JournalSummary())
+}

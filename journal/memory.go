@@ -109,6 +109,7 @@ func (m *Memory) updateLocked(e payonce.JournalEntry) error {
 		return err
 	}
 	old.State, old.Result, old.StatusCode, old.RequestID, old.Replayed = e.State, append([]byte(nil), e.Result...), e.StatusCode, e.RequestID, e.Replayed
+	old.ResourceID = e.ResourceID
 	old.ErrorKind, old.ErrorCode, old.ErrorMessage = e.ErrorKind, e.ErrorCode, e.ErrorMessage
 	old.Attempts, old.LastCause, old.SettleReason = max(old.Attempts, e.Attempts), e.LastCause, e.SettleReason
 	old.UpdatedAt = e.UpdatedAt

@@ -59,6 +59,20 @@ func (r *rowRecorder) Get(ctx context.Context, scope, reference string) (payonce
 	return got, err
 }
 
+// Holders and LookAlikes pass the memory journal's payonce.JournalFinder
+// on, keeping what they read.
+func (r *rowRecorder) Holders(ctx context.Context, scope, resourceID string) ([]payonce.JournalEntry, error) {
+	got, err := r.Store.(payonce.JournalFinder).Holders(ctx, scope, resourceID)
+	r.keep(got...)
+	return got, err
+}
+
+func (r *rowRecorder) LookAlikes(ctx context.Context, q payonce.LookAlikeQuery) ([]payonce.JournalEntry, error) {
+	got, err := r.Store.(payonce.JournalFinder).LookAlikes(ctx, q)
+	r.keep(got...)
+	return got, err
+}
+
 func dumpMemory(t *testing.T, j journal.Store) string {
 	t.Helper()
 	r := j.(*rowRecorder)

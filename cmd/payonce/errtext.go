@@ -45,6 +45,7 @@ var notOperatorFacing = map[string]string{
 	"WithCallTimeout":         "the command sets no call timeout",
 	"WithLegacyScopes":        "the command's clients take none (payonce journal scopes moves scopes)",
 	"payonce.JournalUpgrader": "every journal the command opens is one",
+	"payonce.JournalFinder":   "every journal the command opens is one (finder.go passes it on)",
 	"payonce.Key":             "a Key's GoString, not an error",
 	"payonce.Meta":            "a Meta's GoString, not an error",
 	"payonce.Card":            "a Card's GoString, not an error",

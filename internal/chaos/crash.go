@@ -48,7 +48,14 @@ type CrashConfig struct {
 	// also runs under the same reference: the same A55 client ID on
 	// another origin (sandbox and production), sharing the journal.
 	OtherMerchantRate float64
-	MaxKills          int // kills per reference at most, so that every reference settles
+	// LookAlikeRate is the share of card charges that get a look-alike:
+	// another reference with the same amount and description whose every
+	// attempt the provider refuses with a 503 before anything runs. The
+	// A55 fakes answer without keys, as A55 documents, so the look-alike's
+	// settle lookup finds only the other reference's charge, which it
+	// must never take: the look-alike is settled as not executed.
+	LookAlikeRate float64
+	MaxKills      int // kills per reference at most, so that every reference settles
 	// LeasedRetry is how long the queue waits before it delivers again a
 	// reference another run holds (0: 200 ms). The workers' leases last
 	// crashLease, so a lease a killed worker left ends well before.
@@ -79,7 +86,7 @@ func DefaultCrashConfig() CrashConfig {
 	return CrashConfig{
 		References: 300, Workers: 6, Seed: 1,
 		KillRate: 0.06, HoldRate: 0.05, DualRate: 0.1, LateRate: 0.4, RevisitRate: 0.15,
-		FaultRate: 0.1, MaxKills: 3, FlipRate: 0.05, StallRate: 0.03, OtherMerchantRate: 0.1,
+		FaultRate: 0.1, MaxKills: 3, FlipRate: 0.05, StallRate: 0.03, OtherMerchantRate: 0.1, LookAlikeRate: 0.03,
 		ClockSkews:  []time.Duration{10 * time.Minute, 48 * time.Hour},
 		A55ClientID: "demo-client", A55ClientSecret: "demo-secret",
 		CoinepayKey: "demo-key", CoinepaySecret: "demo-secret",
@@ -102,7 +109,7 @@ func (c CrashConfig) Validate() error {
 		return errors.New("chaos: crash references must be at least 1")
 	case c.Workers < 1:
 		return errors.New("chaos: crash workers must be at least 1")
-	case !rate(c.KillRate) || !rate(c.HoldRate) || !rate(c.DualRate) || !rate(c.LateRate) || !rate(c.RevisitRate) || !rate(c.FlipRate) || !rate(c.StallRate) || !rate(c.OtherMerchantRate):
+	case !rate(c.KillRate) || !rate(c.HoldRate) || !rate(c.DualRate) || !rate(c.LateRate) || !rate(c.RevisitRate) || !rate(c.FlipRate) || !rate(c.StallRate) || !rate(c.OtherMerchantRate) || !rate(c.LookAlikeRate):
 		return errors.New("chaos: crash rates must be within 0..1")
 	case !(c.FaultRate >= 0 && c.FaultRate <= 0.5): // NaN too
 		return errors.New("chaos: crash fault rate must be within 0..0.5")
@@ -333,6 +340,26 @@ func RunCrash(ctx context.Context, cfg CrashConfig) (*CrashReport, error) {
 		return nil, err
 	}
 	r.wcfg.Journal, r.wcfg.Schema, r.wcfg.Sync = jr.dsn, jr.schema, true
+	plan := buildPlan(cfg.References, cfg.Seed)
+	for _, it := range plan[:cfg.References] {
+		if it.work == workCharge && r.chance(it.ref, "other") < cfg.OtherMerchantRate {
+			plan = append(plan, planItem{index: it.index, work: workCharge, ref: otherPrefix + it.ref, other: true})
+		}
+	}
+	alikes := 0
+	for _, it := range plan[:cfg.References] {
+		if it.work != workCharge || r.chance(it.ref, "look-alike") >= cfg.LookAlikeRate {
+			continue
+		}
+		alike := planItem{index: it.index, work: workLookAlike, ref: fmt.Sprintf("order-%d/%s", it.index, workLookAlike)}
+		plan = append(plan, alike)
+		alikes++
+		// Before the random faults: the look-alike's key meets no other.
+		if err := r.a55.AddFault(payoncetest.Rule{Fault: payoncetest.FaultErrorBeforeCommit, Status: 503, Path: "/api/*",
+			IdempotencyKey: lookAlikeKey(alike, time.Now()).String()}); err != nil {
+			return nil, err
+		}
+	}
 	for _, rule := range crashFaultRules(cfg.FaultRate) {
 		if err := r.a55.AddFault(payoncetest.Rule{Fault: payoncetest.FaultKind(rule.Fault), Path: rule.Path, Probability: rule.Probability,
 			Status: rule.Status, Delay: rule.Delay, When: rule.When}); err != nil {
@@ -349,17 +376,13 @@ func RunCrash(ctx context.Context, cfg CrashConfig) (*CrashReport, error) {
 	}
 
 	start := time.Now()
-	plan := buildPlan(cfg.References, cfg.Seed)
-	for _, it := range plan[:cfg.References] {
-		if it.work == workCharge && r.chance(it.ref, "other") < cfg.OtherMerchantRate {
-			plan = append(plan, planItem{index: it.index, work: workCharge, ref: otherPrefix + it.ref, other: true})
-		}
-	}
 	q := newQueue()
 	dual, flipped := 0, 0
 	for _, it := range plan {
 		rs := &refState{item: it, late: r.chance(it.ref, "late") < cfg.LateRate}
 		switch {
+		case it.work == workLookAlike:
+			// Its key's answers are the 503 rule's alone.
 		case r.chance(it.ref, "flip") < cfg.FlipRate:
 			rs.flip = newFlipState()
 			flipped++
@@ -372,14 +395,15 @@ func RunCrash(ctx context.Context, cfg CrashConfig) (*CrashReport, error) {
 		// worker taking it over sends it (one whose clock is true does
 		// not send a key made on a clock ahead): it goes to a worker
 		// with a true clock, alone.
-		first.honest = rs.stall != nil
+		first.honest = first.honest || rs.stall != nil
 		q.push(first)
 		if rs.flip != nil || rs.stall == nil && r.chance(it.ref, "dual") < cfg.DualRate {
 			q.push(r.nextDelivery(rs))
 			dual++
 		}
 	}
-	r.progress("crash: phase 1, %d references (%d delivered twice at once, %d of them answered differently twice) to %d workers", len(plan), dual, flipped, cfg.Workers)
+	r.progress("crash: phase 1, %d references (%d delivered twice at once, %d of them answered differently twice, %d charges with a look-alike never run) to %d workers",
+		len(plan), dual, flipped, alikes, cfg.Workers)
 	if err := r.phase(ctx, q); err != nil {
 		return nil, err
 	}
@@ -414,7 +438,8 @@ func RunCrash(ctx context.Context, cfg CrashConfig) (*CrashReport, error) {
 		return nil, err
 	}
 	rep.Dual, rep.Late, rep.Revisited, rep.Elapsed = dual, late, revisit, elapsed
-	rep.Flipped, rep.ClockSkews, rep.SecondMerchant = flipped, min(len(cfg.ClockSkews), cfg.Workers-1), len(plan)-cfg.References
+	rep.Flipped, rep.ClockSkews, rep.SecondMerchant = flipped, min(len(cfg.ClockSkews), cfg.Workers-1), len(plan)-cfg.References-alikes
+	rep.LookAlikes = alikes
 	r.mu.Lock()
 	rep.Stalls, rep.StallsTakenOver, rep.StaleSends = r.stalls, r.takenOver, r.staleSends
 	r.mu.Unlock()
@@ -428,10 +453,13 @@ func RunCrash(ctx context.Context, cfg CrashConfig) (*CrashReport, error) {
 func (r *crashRun) startFakes() {
 	big, _ := payonce.ParseAmount("100000000.00")
 	r.clock = payoncetest.NewClock()
+	// The A55 fakes answer as A55 documents, without the key that made a
+	// charge: a settle lookup tells charges apart by what they report and
+	// by what the journal holds, never by the fake's key.
 	r.a55 = a55test.NewServer(payoncetest.WithSeed(r.cfg.Seed), a55test.WithRateLimit(-1, time.Minute), payoncetest.WithClock(r.clock),
-		a55test.WithCredentials(r.cfg.A55ClientID, r.cfg.A55ClientSecret), payoncetest.WithLatency(r.latency))
+		a55test.WithCredentials(r.cfg.A55ClientID, r.cfg.A55ClientSecret), payoncetest.WithLatency(r.latency), payoncetest.WithDocumentedAnswers())
 	r.a55b = a55test.NewServer(payoncetest.WithSeed(r.cfg.Seed+2), a55test.WithRateLimit(-1, time.Minute), payoncetest.WithClock(r.clock),
-		a55test.WithCredentials(r.cfg.A55ClientID, r.cfg.A55ClientSecret), payoncetest.WithLatency(r.latency))
+		a55test.WithCredentials(r.cfg.A55ClientID, r.cfg.A55ClientSecret), payoncetest.WithLatency(r.latency), payoncetest.WithDocumentedAnswers())
 	r.cp = coinepaytest.NewServer(payoncetest.WithSeed(r.cfg.Seed+1), coinepaytest.WithBalance(big), payoncetest.WithClock(r.clock),
 		coinepaytest.WithCredentials(r.cfg.CoinepayKey, r.cfg.CoinepaySecret), payoncetest.WithLatency(r.latency))
 }
@@ -456,7 +484,9 @@ func (r *crashRun) nextDelivery(rs *refState) delivery {
 
 func (r *crashRun) nextDeliveryLocked(rs *refState) delivery {
 	rs.deliveries++
-	return delivery{item: rs.item, n: rs.deliveries}
+	// A look-alike's key is made on the machine's clock (lookAlikeKey): a worker
+	// whose clock runs ahead would find it too old to send.
+	return delivery{item: rs.item, n: rs.deliveries, honest: rs.item.work == workLookAlike}
 }
 
 // setup creates, without faults and without a journal, what the plan

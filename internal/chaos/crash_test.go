@@ -55,7 +55,7 @@ func crashTestConfig(t *testing.T) CrashConfig {
 	cfg := DefaultCrashConfig()
 	cfg.References, cfg.Workers, cfg.Seed = 30, 3, 7
 	cfg.KillRate, cfg.LateRate = 0.1, 0.6
-	cfg.FlipRate, cfg.OtherMerchantRate = 0.1, 0.2
+	cfg.FlipRate, cfg.OtherMerchantRate, cfg.LookAlikeRate = 0.1, 0.2, 0.15
 	// A reference another worker holds is delivered again soon: a lease
 	// a killed worker left lasts crashLease.
 	cfg.LeasedRetry = 2 * crashLease
@@ -128,6 +128,7 @@ func (c *crashCoverage) add(rep *CrashReport) {
 		"declined cards recorded failed":         rep.Failed,
 		"keys answered a 4xx not kept, then 2xx": rep.Flipped,
 		"a second merchant on the journal":       rep.SecondMerchant,
+		"a charge's look-alike that never ran":   rep.LookAlikes,
 	} {
 		c.counts[edge] += n
 	}

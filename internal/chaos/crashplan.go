@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/a55"
@@ -23,6 +24,11 @@ const (
 	workDeclined = "declined" // A55 charge with a card the issuer declines: a final failure
 	workApply    = "apply"    // Coinepay card issue
 	workRecharge = "recharge" // Coinepay recharge of one of the run's cards
+	// workLookAlike is an A55 charge with the amount and description of the
+	// card charge of its index, under its own reference and a key of its
+	// own (lookAlikeKey), which the provider answers 503 before anything runs:
+	// never executed.
+	workLookAlike = "lookalike"
 )
 
 // planItem is one business operation of the crash run.
@@ -109,11 +115,24 @@ func parseRef(ref string) (planItem, error) {
 		return planItem{}, fmt.Errorf("chaos: bad reference %q", ref)
 	}
 	switch w {
-	case workCharge, workDeclined, workApply, workRecharge:
+	case workCharge, workDeclined, workApply, workRecharge, workLookAlike:
 	default:
 		return planItem{}, fmt.Errorf("chaos: bad reference %q", ref)
 	}
 	return planItem{index: i, work: w, ref: ref}, nil
+}
+
+// lookAlikeKey is the key a look-alike is sent under, created at created:
+// its ID is the look-alike's reference's, so that the parent names it in the fault
+// rule that answers it 503 (the journal keeps the first creation time).
+// A worker makes it on the machine's clock, which a PostgreSQL journal's
+// shares: never ahead of it, so never refused as created in the future.
+func lookAlikeKey(p planItem, created time.Time) payonce.Key {
+	k, err := payonce.NewKey(created, "chaos-lookalike", p.journalRef())
+	if err != nil { // the parts are never empty
+		panic(err)
+	}
+	return k
 }
 
 // crashCVV is the CVV of the crash run's cards: distinctive, so that a
@@ -157,10 +176,14 @@ func chargeRequest(p planItem, amount payonce.Amount, wallet string) *a55.Charge
 	if p.work == workDeclined {
 		card.Number = a55test.CardDeclined
 	}
+	description := p.journalRef()
+	if p.work == workLookAlike {
+		description = fmt.Sprintf("order-%d/%s", p.index, workCharge) // its card charge's: a lookup cannot tell them apart
+	}
 	return a55test.Complete(&a55.ChargeCreateRequest{
 		InstallmentValue: amount, Currency: payonce.BRL, TypeCharge: a55.TypeCreditCard, Card: card,
 		Payer:      a55.Payer{Name: "Crash Payer", Email: "crash@example.com", TaxID: "12345678909"},
-		WalletUUID: wallet, Description: p.journalRef(),
+		WalletUUID: wallet, Description: description,
 	})
 }
 
@@ -181,8 +204,11 @@ func (cc *crashClients) execute(ctx context.Context, p planItem) (outcome, error
 		opts = append(opts, payonce.WithReference(p.journalRef()))
 	}
 	switch p.work {
-	case workCharge, workDeclined:
+	case workCharge, workDeclined, workLookAlike:
 		client, wallet := cc.a55, cc.wallet
+		if p.work == workLookAlike {
+			opts = append(opts, payonce.WithKey(lookAlikeKey(p, time.Now())))
+		}
 		if p.other {
 			client, wallet = cc.a55Other, cc.wallet2
 		}

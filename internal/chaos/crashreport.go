@@ -29,8 +29,12 @@ type CrashReport struct {
 	// SecondMerchant counts the references a second merchant (the same
 	// A55 client ID on another origin) ran too, on the same journal.
 	SecondMerchant int `json:"second_merchant"`
-	Stalls         int `json:"stalls"`      // workers stopped (SIGSTOP) past their journal lease, then resumed
-	StaleSends     int `json:"stale_sends"` // attempts a resumed worker sent after another took its reference over
+	// LookAlikes counts the card charges that had a look-alike: another
+	// reference, same amount and description, that never ran (every
+	// attempt a 503), settled by lookup against answers without keys.
+	LookAlikes int `json:"look_alikes"`
+	Stalls     int `json:"stalls"`      // workers stopped (SIGSTOP) past their journal lease, then resumed
+	StaleSends int `json:"stale_sends"` // attempts a resumed worker sent after another took its reference over
 	// StallsTakenOver counts the stalls whose reference another worker
 	// took over and settled while the stalled one was stopped.
 	StallsTakenOver int          `json:"stalls_taken_over"`
@@ -194,9 +198,10 @@ func newCrashReconciler(plan []planItem, ledger []fakeserver.Operation, setupKey
 			c.byKey[k] = append(c.byKey[k], op)
 		}
 	}
-	// A charge or recharge names its reference by its amount.
+	// A charge or recharge names its reference by its amount; a
+	// look-alike shares its card charge's and never runs.
 	for _, it := range plan {
-		if it.work != workApply {
+		if it.work != workApply && it.work != workLookAlike {
 			a, _ := payonce.AmountFromMinor(itemAmount(it))
 			c.byAmount[it.provider()+"\x00"+it.kind()+"\x00"+a.String()] = it.ref
 		}
@@ -464,6 +469,7 @@ func (r *CrashReport) writeSection(b *strings.Builder) {
 	row("  answered differently twice under one key (4xx not kept, then 2xx)", r.Flipped)
 	row("worker slots with a skewed clock", r.ClockSkews)
 	row("references a second merchant ran too (one client ID, another origin, one journal)", r.SecondMerchant)
+	row("charges with a look-alike never run (same amount and description, answers without keys)", r.LookAlikes)
 	row("workers stalled past their lease (SIGSTOP, SIGCONT)", fmt.Sprintf("%d (%d taken over meanwhile)", r.Stalls, r.StallsTakenOver))
 	row("  attempts they sent after resuming", r.StaleSends)
 	row("  redelivered", r.Redelivered)

@@ -65,7 +65,7 @@ func (r *crashRun) settleInDoubt(ctx context.Context, j journal.Store, plan []pl
 		var got payonce.JournalEntry
 		var lerr error
 		switch it.work {
-		case workCharge, workDeclined:
+		case workCharge, workDeclined, workLookAlike:
 			// The journal alone: the entry's summary, no card.
 			client := a
 			if it.other {

@@ -48,8 +48,9 @@ var (
 	ErrJournalFenced        = errors.New("journal entry taken over by another run")
 	ErrJournalLeased        = errors.New("journal entry leased to another run")
 	ErrJournalRecorded      = errors.New("recorded in the journal")
-	ErrLookupAmbiguous      = errors.New("settle lookup ambiguous: more than one operation at the provider matches")
+	ErrLookupAmbiguous      = errors.New("settle lookup ambiguous: the provider's records do not tell which operation is the entry's")
 	ErrLookupNotFound       = errors.New("settle lookup found no matching operation")
+	ErrLookupUnsupported    = errors.New("settle lookup needs a journal that finds entries by resource and look-alikes (payonce.JournalFinder)")
 	ErrRedirectRefused      = errors.New("redirect refused")
 	// ErrRedirectRan marks a refused redirect whose request may have run
 	// (a 301/302/303 answering a POST): it is not final for its key.

@@ -54,6 +54,7 @@ var kindNames = []struct {
 	{"event_handled", ErrEventHandled},
 	{"event_in_progress", ErrEventInProgress},
 	{"event_handler_failed", ErrEventHandlerFailed},
+	{"lookup_unsupported", ErrLookupUnsupported},
 	{"canceled", context.Canceled},
 	{"deadline_exceeded", context.DeadlineExceeded},
 }

@@ -49,6 +49,10 @@ type Options struct {
 	// older keys stay as small markers until their window ends, answering
 	// ProblemAnswerNotKept (409) to a repeat instead of executing again.
 	MaxOperations int
+	// DocumentedAnswers starts the engine in the documented-answers mode
+	// (SetDocumentedAnswers): no answer carries the key that made a
+	// resource.
+	DocumentedAnswers bool
 }
 
 // Engine holds the state shared by every provider served from it: clock,
@@ -64,6 +68,9 @@ type Engine struct {
 	stats    statCounters
 	date     atomic.Pointer[dateValue] // the latest Date header
 	latency  atomic.Int64              // nanoseconds added before every provider request
+	// documented: answers leave out the key that made a resource
+	// (documented.go).
+	documented atomic.Bool
 
 	closing   chan struct{}
 	closeOnce sync.Once
@@ -98,6 +105,7 @@ func New(o Options) *Engine {
 		maxOps:   max(o.MaxOperations, 0),
 	}
 	e.latency.Store(int64(o.Latency))
+	e.documented.Store(o.DocumentedAnswers)
 	return e
 }
 

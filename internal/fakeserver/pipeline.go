@@ -215,6 +215,9 @@ func cleanTemplate(t string) bool {
 func (h *providerHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	at := h.e.clock.Now()
 	key := r.Header.Get(HeaderIdempotencyKey)
+	if h.e.documented.Load() {
+		documentedRequest(r)
+	}
 	// Routed now so that every attempt, a faulted one too, names its
 	// operation; a routing problem is still answered after the faults.
 	route, prob := h.b.Route(r.Method, r.URL.Path)
@@ -450,6 +453,9 @@ func (h *providerHandler) write(w http.ResponseWriter, req *Request, resp Respon
 	req.Attempt.RequestID = Clip(hdr.Get("X-Request-Id"))
 	req.Attempt.Status = resp.Status
 	req.log()
+	if h.e.documented.Load() {
+		resp.Body = withoutKeyEcho(resp.Body)
+	}
 	w.WriteHeader(resp.Status)
 	_, _ = w.Write(resp.Body)
 }

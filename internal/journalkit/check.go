@@ -153,6 +153,7 @@ func NormalizeReserve(e payonce.JournalEntry, now time.Time) payonce.JournalEntr
 	e.CreatedAt, e.UpdatedAt, e.KeyCreated = Time(e.CreatedAt), Time(e.UpdatedAt), Time(e.KeyCreated)
 	e.LeaseUntil = time.Time{}
 	e.Fence, e.SettleReason, e.Lease = 1, "", corekit.ReserveLease(e.Lease)
+	e.ResourceID = "" // a pending entry holds no outcome
 	return e
 }
 

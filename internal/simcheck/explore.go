@@ -2,7 +2,10 @@
 // journaled runs: a stateless model checker in the manner of dBug, CHESS
 // or Jepsen's Maelstrom, small enough to run inside go test.
 //
-// A Scenario puts two or three workers on one reference. Each worker is a
+// A Scenario puts two or three workers on one reference, or on two
+// references whose requests look alike, one of them settled by lookup
+// (A55's SettleCreate, reading the model's charge list, which carries no
+// key, as A55's does). Each worker is a
 // goroutine running the real payonce client (the typed a55 or coinepay
 // client over the core's journaled run) against a real journal; the
 // journal and the HTTP transport are wrapped so that every journal call

@@ -39,6 +39,12 @@ func Explore(sc Scenario) (Stats, []*Violation, error) {
 		if wk.Merchant < 0 || wk.Merchant >= len(sc.Merchants) {
 			return Stats{}, nil, fmt.Errorf("simcheck: worker %s: no merchant %d", wk.Name, wk.Merchant)
 		}
+		if wk.Reference < 0 || wk.Reference > 1 {
+			return Stats{}, nil, fmt.Errorf("simcheck: worker %s: reference %d: a scenario has references 0 and 1", wk.Name, wk.Reference)
+		}
+		if wk.Settle && sc.Provider != A55 {
+			return Stats{}, nil, fmt.Errorf("simcheck: worker %s: only an A55 charge is settled by lookup here", wk.Name)
+		}
 	}
 	x := &explorer{maxDepth: sc.MaxDepth, script: sc.Script}
 	seen := map[string]struct{}{}
@@ -97,6 +103,10 @@ func newWorld(sc *Scenario, x *explorer, seen map[string]struct{}, run int) (*wo
 	w := &world{sc: sc, x: x, clock: &simClock{t: start}, models: map[string]*model{}, events: make(chan event),
 		scopes: map[int]string{}, stateSeen: seen, names: map[string]string{}}
 	w.ref = fmt.Sprintf("%s/run-%d", sc.Reference, run)
+	w.refs = 1
+	for _, wk := range sc.Workers {
+		w.refs = max(w.refs, wk.Reference+1)
+	}
 	for _, m := range sc.Merchants {
 		if w.models[m.Origin] == nil {
 			w.models[m.Origin] = newModel(sc.Provider, w.clock, sc.Answers)
@@ -126,7 +136,7 @@ func newWorld(sc *Scenario, x *explorer, seen map[string]struct{}, run int) (*wo
 
 // scopeOf is the journal scope the merchant's client records under.
 func scopeOf(p Provider, m Merchant) (string, error) {
-	c, err := newClient(p, m, &http.Client{}, nil, time.Now, 1)
+	c, err := newClient(p, m, &http.Client{}, nil, time.Now, 1, false)
 	if err != nil {
 		return "", err
 	}
@@ -137,6 +147,9 @@ func scopeOf(p Provider, m Merchant) (string, error) {
 type typedClient struct {
 	scope string
 	call  func(ctx context.Context, ref string) (id string, fromJournal bool, err error)
+	// settle settles ref by lookup: the resource recorded as its
+	// outcome, "" for not executed.
+	settle func(ctx context.Context, ref string) (id string, err error)
 }
 
 // policy is the workers' retry policy: no waits (the true clock does not
@@ -151,7 +164,9 @@ func policy(maxAttempts int) payonce.RetryPolicy {
 	return p
 }
 
-func newClient(p Provider, m Merchant, hc *http.Client, j journal.Store, now func() time.Time, maxAttempts int) (*typedClient, error) {
+// newClient is a client of merchant m on provider p; same gives every
+// reference the same request (Scenario.SameRequest).
+func newClient(p Provider, m Merchant, hc *http.Client, j journal.Store, now func() time.Time, maxAttempts int, same bool) (*typedClient, error) {
 	opts := []payonce.Option{payonce.WithBaseURL(m.Origin), payonce.WithHTTPClient(hc), corekit.WithClock(now),
 		payonce.WithRetryPolicy(policy(maxAttempts)), payonce.WithRetryBudget(nil)}
 	if j != nil {
@@ -164,11 +179,17 @@ func newClient(p Provider, m Merchant, hc *http.Client, j journal.Store, now fun
 			return nil, err
 		}
 		return &typedClient{scope: c.Core().Scope(), call: func(ctx context.Context, ref string) (string, bool, error) {
-			ch, err := c.Charges.Create(ctx, chargeRequest(ref, now()), payonce.WithReference(ref))
+			ch, err := c.Charges.Create(ctx, chargeRequest(ref, same), payonce.WithReference(ref))
 			if err != nil {
 				return "", false, err
 			}
 			return ch.UUID, ch.Meta.FromJournal, nil
+		}, settle: func(ctx context.Context, ref string) (string, error) {
+			s, err := c.Charges.SettleCreate(ctx, ref, &a55.SettleOptions{RecordNotExecuted: true})
+			if err != nil || s.Entry.State != payonce.JournalSucceeded {
+				return "", err
+			}
+			return resultID(A55, s.Entry.Result), nil
 		}}, nil
 	case Coinepay:
 		c, err := coinepay.NewClient(m.ClientID, "secret-"+m.ClientID, opts...)
@@ -188,17 +209,24 @@ func newClient(p Provider, m Merchant, hc *http.Client, j journal.Store, now fun
 }
 
 // chargeRequest is the A55 charge a reference stands for: its body is a
-// pure function of the reference, as a merchant's job rebuilds it.
-func chargeRequest(ref string, now time.Time) *a55.ChargeCreateRequest {
+// pure function of the reference, as a merchant's job rebuilds it; with
+// same, every reference's is the same charge (amount and description).
+func chargeRequest(ref string, same bool) *a55.ChargeCreateRequest {
+	if same {
+		ref = "sim order"
+	}
 	amount, _ := payonce.ParseAmount("10.00")
 	return a55test.Complete(&a55.ChargeCreateRequest{
 		InstallmentValue: amount, Currency: payonce.BRL, TypeCharge: a55.TypeCreditCard,
 		Card: &payonce.Card{Number: "4111111111111111", HolderName: "SIM CHECK", ExpirationMonth: "12",
 			ExpirationYear: strconv.Itoa(start.Year() + 5), CVV: "123"},
 		Payer:      a55.Payer{Name: "Sim Payer", Email: "sim@example.com", TaxID: "12345678909"},
-		WalletUUID: "6f1c2b1e-3d4a-4b5c-8d6e-7f8091a2b3c4", Description: ref,
+		WalletUUID: simWallet, Description: ref,
 	})
 }
+
+// simWallet is the wallet of every charge.
+const simWallet = "6f1c2b1e-3d4a-4b5c-8d6e-7f8091a2b3c4"
 
 // newCaller builds the worker's client on its own clock, with the
 // yielding journal and transport.
@@ -211,11 +239,18 @@ func (w *world) newCaller(p *proc) (caller, error) {
 		attempts = 2
 	}
 	hc := &http.Client{Transport: &simTransport{p: p}}
-	c, err := newClient(w.sc.Provider, w.merchant(p), hc, &simJournal{p: p, j: w.journal}, now, attempts)
+	c, err := newClient(w.sc.Provider, w.merchant(p), hc, &simJournal{p: p, j: w.journal}, now, attempts, w.sc.SameRequest)
 	if err != nil {
 		return nil, err
 	}
-	return func(ctx context.Context) (string, bool, error) { return c.call(ctx, w.ref) }, nil
+	ref := w.refName(wk.Reference)
+	if wk.Settle {
+		return func(ctx context.Context) (string, bool, error) {
+			id, err := c.settle(ctx, ref)
+			return id, false, err
+		}, nil
+	}
+	return func(ctx context.Context) (string, bool, error) { return c.call(ctx, ref) }, nil
 }
 
 // simTransport makes every attempt a yield point and answers it from the
@@ -236,8 +271,17 @@ func (t *simTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if p.crashed {
 		return nil, errCrashed
 	}
+	if req.Method == http.MethodGet {
+		// A read (a settle lookup's list): one yield, one answer.
+		if m := p.yield(&point{kind: "list"}); m.crash {
+			return nil, errCrashed
+		}
+		resp := w.modelFor(p).list(strconv.Itoa(w.sc.Workers[p.spec].Merchant), req.URL.Path)
+		p.note("list", resp.StatusCode)
+		return resp, nil
+	}
 	si := sendInfo{merchant: strconv.Itoa(w.sc.Workers[p.spec].Merchant), key: req.Header.Get("Idempotency-Key"),
-		fp: fingerprint(req.Method, req.URL.Path, body), path: req.URL.Path}
+		fp: fingerprint(req.Method, req.URL.Path, body), path: req.URL.Path, desc: descriptionOf(body)}
 	m := p.yield(&point{kind: "send", send: &si})
 	if m.crash {
 		return nil, errCrashed
@@ -251,6 +295,15 @@ func (t *simTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		resp.Body = io.NopCloser(strings.NewReader(string(b)))
 	}
 	return resp, err
+}
+
+// descriptionOf is the description of a request body, "" for none.
+func descriptionOf(body []byte) string {
+	var v struct {
+		Description string `json:"description"`
+	}
+	_ = json.Unmarshal(body, &v)
+	return v.Description
 }
 
 // resultID is the resource a 2xx answer (or a journal entry's Result)
@@ -364,6 +417,39 @@ func (s *simJournal) Claim(ctx context.Context, c journal.ClaimRequest) ([]payon
 	return got, err
 }
 
+// Holders is a yield point: a settle lookup reads who holds a record.
+func (s *simJournal) Holders(ctx context.Context, scope, resourceID string) ([]payonce.JournalEntry, error) {
+	if err := s.enter("holders"); err != nil {
+		return nil, err
+	}
+	got, err := s.j.(payonce.JournalFinder).Holders(ctx, scope, resourceID)
+	s.p.note("holders", refsOf(got), errText(err))
+	return got, err
+}
+
+// LookAlikes is a yield point: a settle lookup reads which entries look
+// alike.
+func (s *simJournal) LookAlikes(ctx context.Context, q payonce.LookAlikeQuery) ([]payonce.JournalEntry, error) {
+	if err := s.enter("look-alikes"); err != nil {
+		return nil, err
+	}
+	got, err := s.j.(payonce.JournalFinder).LookAlikes(ctx, q)
+	var states []string
+	for _, e := range got {
+		states = append(states, e.Reference+":"+s.p.w.entryString(e))
+	}
+	s.p.note("look-alikes", states, errText(err))
+	return got, err
+}
+
+func refsOf(es []payonce.JournalEntry) []string {
+	var out []string
+	for _, e := range es {
+		out = append(out, e.Reference)
+	}
+	return out
+}
+
 func (s *simJournal) Purge(ctx context.Context, before time.Time) (int64, error) {
 	if err := s.enter("purge"); err != nil {
 		return 0, err
@@ -402,26 +488,37 @@ func (w *world) check() {
 	for i, mc := range w.sc.Merchants {
 		mdl := w.models[mc.Origin]
 		merchant := strconv.Itoa(i)
-		var execs []execution
+		owned := map[string]bool{} // keys of the merchant's entries
+		for r := range w.refs {
+			e, err := w.journal.Get(context.Background(), w.scopes[i], w.refName(r))
+			has := err == nil
+			var execs []execution
+			for _, ex := range mdl.ledger {
+				if ex.merchant == merchant && has && ex.key == e.Key {
+					execs = append(execs, ex)
+				}
+			}
+			if has {
+				owned[e.Key] = true
+			}
+			if len(execs) > 1 {
+				w.problem("duplicate: merchant %d executed reference %d %d times", i, r, len(execs))
+			}
+			if has {
+				w.checkEntry(i, e, execs)
+			}
+			for _, p := range w.procs {
+				if wk := w.sc.Workers[p.spec]; wk.Merchant != i || wk.Reference != r {
+					continue
+				}
+				for _, d := range p.results {
+					w.checkDelivery(i, d, execs)
+				}
+			}
+		}
 		for _, ex := range mdl.ledger {
-			if ex.merchant == merchant {
-				execs = append(execs, ex)
-			}
-		}
-		if len(execs) > 1 {
-			w.problem("duplicate: merchant %d executed the reference %d times", i, len(execs))
-		}
-		e, err := w.journal.Get(context.Background(), w.scopes[i], w.ref)
-		has := err == nil
-		if has {
-			w.checkEntry(i, e, execs)
-		}
-		for _, p := range w.procs {
-			if w.sc.Workers[p.spec].Merchant != i {
-				continue
-			}
-			for _, d := range p.results {
-				w.checkDelivery(i, d, execs)
+			if ex.merchant == merchant && !owned[ex.key] {
+				w.problem("duplicate: merchant %d executed key %s, which no entry holds", i, short(ex.key))
 			}
 		}
 	}
@@ -449,7 +546,7 @@ func (w *world) checkDelivery(i int, d delivery, execs []execution) {
 	if d.crashed {
 		return
 	}
-	if d.err == nil {
+	if d.err == nil && !(d.settle && d.id == "") {
 		found := false
 		for _, ex := range execs {
 			found = found || ex.id == d.id

@@ -92,6 +92,7 @@ type sendInfo struct {
 	key      string
 	fp       string // method, path and body
 	path     string
+	desc     string // the request's description (A55), what its charge is listed with
 }
 
 // keyState is what the provider keeps under one merchant's key.
@@ -114,6 +115,13 @@ type execution struct {
 	at                    time.Time
 }
 
+// listedCharge is a charge as A55's list reports it: no key, as A55
+// documents.
+type listedCharge struct {
+	merchant, id, status, desc string
+	at                         time.Time
+}
+
 // model is the providers' documented semantics, one instance per run and
 // provider.
 type model struct {
@@ -122,7 +130,8 @@ type model struct {
 	answers  []Answer
 	keys     map[string]*keyState // merchant \x00 key
 	ledger   []execution
-	late     []string // sends past the key's window
+	charges  []listedCharge // what A55 lists: every charge made, declined ones too
+	late     []string       // sends past the key's window
 	nextID   int
 }
 
@@ -178,6 +187,7 @@ func (m *model) serve(s sendInfo, a Answer) (*http.Response, error) {
 		m.ledger = append(m.ledger, ex)
 		r := m.success(ex.id)
 		ks.kept, ks.kept2xx, ks.keptAt = &r, true, now
+		m.charges = append(m.charges, listedCharge{merchant: s.merchant, id: ex.id, status: "confirmed", desc: s.desc, at: now})
 		if a == AnswerLost {
 			return nil, io.ErrUnexpectedEOF
 		}
@@ -190,8 +200,10 @@ func (m *model) serve(s sendInfo, a Answer) (*http.Response, error) {
 		return ks.kept.http(false), nil
 	case Answer4xxKept:
 		m.nextID++
-		r := m.declined(fmt.Sprintf("00000000-0000-4000-9000-%012d", m.nextID))
+		id := fmt.Sprintf("00000000-0000-4000-9000-%012d", m.nextID)
+		r := m.declined(id)
 		ks.kept, ks.kept2xx, ks.keptAt = &r, false, now
+		m.charges = append(m.charges, listedCharge{merchant: s.merchant, id: id, status: "error", desc: s.desc, at: now})
 		return r.http(false), nil
 	case Answer4xxNotKept:
 		return m.refusal(400, "insufficient_balance", "INSUFFICIENT_FUNDS").http(false), nil
@@ -203,6 +215,25 @@ func (m *model) serve(s sendInfo, a Answer) (*http.Response, error) {
 		return m.refusal(409, "openapi_idempotency_key_conflict", "").http(false), nil
 	}
 	return nil, fmt.Errorf("simcheck: unknown answer %q", a)
+}
+
+// list answers a read of merchant's records: A55's charge list, every
+// charge on one page, none carrying a key. Coinepay's model lists
+// nothing.
+func (m *model) list(merchant, path string) *http.Response {
+	if m.provider != A55 || !strings.HasSuffix(path, "/charges/") {
+		return m.refusal(404, "openapi_not_found", "NOT_FOUND").http(false)
+	}
+	data := []map[string]any{}
+	for _, c := range m.charges {
+		if c.merchant != merchant {
+			continue
+		}
+		data = append(data, map[string]any{"charge_uuid": c.id, "wallet_uuid": simWallet, "status": c.status, "amount": "10.00",
+			"currency": "BRL", "type_charge": "credit_card", "description": c.desc, "created_at": c.at.Format(time.RFC3339Nano)})
+	}
+	b, _ := json.Marshal(map[string]any{"data": data, "page": 1, "limit": 100, "total": len(data), "total_pages": 1})
+	return response{status: http.StatusOK, body: b}.http(false)
 }
 
 // success is the provider's 2xx answer naming resource id.
@@ -263,7 +294,7 @@ func (m *model) state(canon func(string) string) string {
 	sort.Strings(parts)
 	var ex []string
 	for _, e := range m.ledger {
-		ex = append(ex, e.merchant+"/"+canon(e.key))
+		ex = append(ex, e.merchant+"/"+canon(e.key)+"@"+e.at.Sub(start).String())
 	}
 	return fmt.Sprintf("id=%d exec=%v late=%d %s", m.nextID, ex, len(m.late), strings.Join(parts, ","))
 }

@@ -61,6 +61,20 @@ var regressions = []struct {
 			Merchants: []Merchant{{Origin: "http://127.0.0.1:9001", ClientID: "shop"}, {Origin: "http://127.0.0.2:9001", ClientID: "shop"}},
 			Workers:   []Worker{{Name: "sandbox", Merchant: 0, MaxAttempts: 1}, {Name: "production", Merchant: 1, MaxAttempts: 1}}},
 	},
+	{
+		// Main: order A's charge never ran (its attempt got a 503);
+		// order B, the same charge under another reference, was charged
+		// and recorded. A55's answers carry no key, so A's settle lookup
+		// found one charge of A's amount and description in A's window
+		// and recorded A as paid with B's charge, which the journal held
+		// as B's outcome.
+		name: "a lookup never takes the charge another reference holds",
+		sc: Scenario{Provider: A55, SameRequest: true, Answers: []Answer{Answer2xx, Answer5xx, AnswerLost},
+			Workers: []Worker{{Name: "A", MaxAttempts: 1}, {Name: "B", Reference: 1, MaxAttempts: 1}, {Name: "settle A", Settle: true}},
+			Env:     []EnvStep{{Advance: 25 * time.Hour}},
+			Script: []string{"A reserve", "A sends, provider answers 5xx", "A update pending", "B reserve",
+				"B sends, provider answers 2xx", "B update succeeded", "env: clock +25h"}},
+	},
 }
 
 func TestRegressions(t *testing.T) {

@@ -25,6 +25,13 @@ type Worker struct {
 	// points); each crash redelivers the job to a new process with the
 	// same clock.
 	Crashes int
+	// Reference is the worker's reference: 0 the scenario's, 1 a second
+	// one of the same merchant (its own entry, its own key).
+	Reference int
+	// Settle makes the worker settle its reference by lookup (A55's
+	// SettleCreate, recording not executed once the window is over)
+	// instead of running the operation.
+	Settle bool
 }
 
 // Merchant is one credential on one provider origin.
@@ -49,6 +56,10 @@ type Scenario struct {
 	Env       []EnvStep
 	// Answers is the alphabet of a fresh key (default DefaultAnswers).
 	Answers []Answer
+	// SameRequest gives every reference the same request (amount and
+	// description): the provider's records of two references look alike,
+	// and carry no key.
+	SameRequest bool
 	// Journal returns the journal of one run, on the true clock, and its
 	// reference prefix (a SQL journal reused across runs keeps runs apart
 	// by reference). nil: a new journal.NewMemory per run.
@@ -119,6 +130,7 @@ type delivery struct {
 	err         error
 	got2xx      string
 	crashed     bool
+	settle      bool // a settle by lookup: id is what it recorded, "" for not executed
 }
 
 // world is one run: the scheduler, the provider models, the journal.
@@ -137,6 +149,7 @@ type world struct {
 	problems []string
 	scopes   map[int]string // merchant index -> the client's journal scope
 	ref      string         // the run's reference (unique per run: a SQL journal outlives runs)
+	refs     int            // how many references the workers use (Worker.Reference)
 	// stateSeen collects the distinct states of every run of one
 	// exploration.
 	stateSeen map[string]struct{}
@@ -243,7 +256,7 @@ func (p *proc) main() {
 		ctx, cancel := context.WithCancel(context.Background())
 		id, fromJournal, err := call(ctx)
 		cancel()
-		d := delivery{worker: p.name, id: id, fromJournal: fromJournal, err: err, got2xx: p.run.got2xx, crashed: p.crashed}
+		d := delivery{worker: p.name, id: id, fromJournal: fromJournal, err: err, got2xx: p.run.got2xx, crashed: p.crashed, settle: spec.Settle}
 		p.results = append(p.results, d)
 		if p.crashed {
 			return
@@ -259,7 +272,7 @@ func (w *world) schedule() {
 	for {
 		var opts []option
 		for _, p := range w.procs {
-			if p.done || p.at == nil {
+			if p.done || p.at == nil || !w.mayMove(p) {
 				continue
 			}
 			if p.at.kind == "send" {
@@ -323,6 +336,25 @@ func (w *world) abort() {
 	}
 }
 
+// mayMove reports whether p may take its next step: a worker settling
+// a reference by lookup starts once every run of that reference has
+// ended, as a merchant settles an entry in doubt (a run still under way,
+// or paused between its check and its bytes leaving, could still make
+// what the lookup concludes was never made). The runs of other
+// references go on meanwhile.
+func (w *world) mayMove(p *proc) bool {
+	wk := w.sc.Workers[p.spec]
+	if !wk.Settle || p.steps > 0 {
+		return true
+	}
+	for _, q := range w.procs {
+		if qw := w.sc.Workers[q.spec]; !qw.Settle && qw.Merchant == wk.Merchant && qw.Reference == wk.Reference && !q.done {
+			return false
+		}
+	}
+	return true
+}
+
 func (w *world) modelFor(p *proc) *model {
 	return w.models[w.merchant(p).Origin]
 }
@@ -351,12 +383,14 @@ func (w *world) noteState() bool {
 		b.WriteString(w.models[o].state(w.canon) + "|")
 	}
 	for i := range w.sc.Merchants {
-		e, err := w.journal.Get(context.Background(), w.scopes[i], w.ref)
-		if err != nil {
-			b.WriteString("none|")
-			continue
+		for r := range w.refs {
+			e, err := w.journal.Get(context.Background(), w.scopes[i], w.refName(r))
+			if err != nil {
+				b.WriteString("none|")
+				continue
+			}
+			b.WriteString(w.entryString(e) + "|")
 		}
-		b.WriteString(w.entryString(e) + "|")
 	}
 	for _, p := range w.procs {
 		at := "-"
@@ -371,6 +405,14 @@ func (w *world) noteState() bool {
 	}
 	w.stateSeen[k] = struct{}{}
 	return false
+}
+
+// refName is the run's name of reference r (Worker.Reference).
+func (w *world) refName(r int) string {
+	if r == 0 {
+		return w.ref
+	}
+	return fmt.Sprintf("%s#%d", w.ref, r+1)
 }
 
 // canon names a random value (a key, a lease owner) by its order of

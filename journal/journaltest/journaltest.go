@@ -61,6 +61,7 @@ func Run(t *testing.T, open func(t *testing.T) journal.Store) {
 	tests = append(tests, fenceTests...)
 	tests = append(tests, upgradeTests...)
 	tests = append(tests, unsendTests...)
+	tests = append(tests, finderTests...)
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.fn(t, open(t))
@@ -162,6 +163,7 @@ func testRoundTrip(t *testing.T, j journal.Store) {
 	up.ErrorKind, up.ErrorCode, up.ErrorMessage = "card_declined", "CARD_DECLINED", "cartão recusado 卡被拒"
 	up.Attempts, up.LastCause = 3, "Service Unavailable"
 	up.UpdatedAt = created.Add(time.Hour)
+	up.ResourceID = "ch_declined-7"
 	require.NoError(t, j.Update(ctx(t), up))
 
 	back, err := j.Get(ctx(t), e.Scope, e.Reference)
@@ -184,6 +186,7 @@ func testRoundTrip(t *testing.T, j journal.Store) {
 	assert.Equal(t, up.ErrorMessage, back.ErrorMessage)
 	assert.Equal(t, 3, back.Attempts)
 	assert.Equal(t, "Service Unavailable", back.LastCause)
+	assert.Equal(t, "ch_declined-7", back.ResourceID)
 	assert.True(t, back.CreatedAt.Equal(created), "CreatedAt %v", back.CreatedAt)
 	assert.True(t, back.UpdatedAt.Equal(up.UpdatedAt), "UpdatedAt %v", back.UpdatedAt)
 	assert.Equal(t, time.UTC, back.UpdatedAt.Location())

@@ -36,8 +36,8 @@ func upgrader(t *testing.T, j journal.Store) payonce.JournalUpgrader {
 	return u
 }
 
-// settle records a success on the entry (scope, ref).
-func settle(t *testing.T, j journal.Store, e payonce.JournalEntry) payonce.JournalEntry {
+// settleSucceeded records a success on the entry (scope, ref).
+func settleSucceeded(t *testing.T, j journal.Store, e payonce.JournalEntry) payonce.JournalEntry {
 	t.Helper()
 	e.State, e.Result, e.StatusCode = payonce.JournalSucceeded, []byte(`{"id":"ch_1"}`), 200
 	require.NoError(t, j.Update(ctx(t), e))
@@ -51,7 +51,7 @@ func testScopesCountEntries(t *testing.T, j journal.Store) {
 	all, err := u.Scopes(ctx(t))
 	require.NoError(t, err)
 	assert.Empty(t, all)
-	settle(t, j, reserve(t, j, Entry("a55:c1", "r1")))
+	settleSucceeded(t, j, reserve(t, j, Entry("a55:c1", "r1")))
 	reserve(t, j, Entry("a55:c1", "r2"))
 	reserve(t, j, Entry("a55:c1@https://api.example", "r1"))
 	all, err = u.Scopes(ctx(t))
@@ -67,7 +67,7 @@ func testScopesCountEntries(t *testing.T, j journal.Store) {
 
 func testMoveScopeMovesEveryEntry(t *testing.T, j journal.Store) {
 	u := upgrader(t, j)
-	done := settle(t, j, reserve(t, j, Entry("old", "r1")))
+	done := settleSucceeded(t, j, reserve(t, j, Entry("old", "r1")))
 	e := Entry("old", "r2")
 	e.Sent, e.Attempts = true, 2
 	pending := reserve(t, j, e) // no lease: a crashed run's
@@ -157,7 +157,7 @@ func testReplaceFingerprint(t *testing.T, j journal.Store) {
 	u := upgrader(t, j)
 	e := Entry("s", "r1")
 	e.Fingerprint = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
-	done := settle(t, j, reserve(t, j, e))
+	done := settleSucceeded(t, j, reserve(t, j, e))
 
 	ok, err := u.ReplaceFingerprint(ctx(t), "s", "r1", "another-old", "hmac-sha256:new")
 	require.NoError(t, err)

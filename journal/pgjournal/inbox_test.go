@@ -84,6 +84,7 @@ func TestVersionThreeSchemaGainsTheInbox(t *testing.T) {
 	j.Close()
 	for _, stmt := range []string{
 		"DROP TABLE " + pgx.Identifier{name, "payonce_inbox"}.Sanitize(),
+		"ALTER TABLE " + pgx.Identifier{name, "payonce_journal"}.Sanitize() + " DROP COLUMN resource_id",
 		"DELETE FROM " + pgx.Identifier{name, "payonce_journal_migrations"}.Sanitize() + " WHERE version > 3",
 	} {
 		_, err := p.Exec(t.Context(), stmt)

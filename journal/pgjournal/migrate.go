@@ -55,6 +55,40 @@ var migrations = []string{
 	`SELECT 1`,
 	// Version 5: the webhook inbox, a table of its own (inbox.go).
 	inboxTable,
+	// Version 6: the provider's resource ID of an entry's outcome
+	// (payonce.JournalEntry.ResourceID), indexed for the settle lookup's
+	// "which entry holds this payment". Rows of earlier versions get it
+	// from their stored answer where the operation names one at a known
+	// place (an A55 charge's charge_uuid, a Coinepay card_id or
+	// recharge_id) and redaction left it whole; the others, and any whose
+	// answer does not read as JSON, keep none, which a lookup reads as
+	// unknown.
+	`ALTER TABLE $T ADD COLUMN resource_id text NOT NULL DEFAULT '';
+	CREATE FUNCTION pg_temp.payonce_resource_id(doc bytea, op text) RETURNS text LANGUAGE plpgsql AS $fn$
+	DECLARE
+		v jsonb;
+		id text;
+	BEGIN
+		v := CASE op WHEN 'charges.create' THEN convert_from(doc, 'UTF8')::jsonb -> 'charge_uuid'
+			WHEN 'cards.apply' THEN convert_from(doc, 'UTF8')::jsonb -> 'data' -> 'card_id'
+			WHEN 'cards.recharge' THEN convert_from(doc, 'UTF8')::jsonb -> 'data' -> 'recharge_id' END;
+		IF v IS NULL OR jsonb_typeof(v) <> 'string' THEN
+			RETURN '';
+		END IF;
+		id := v #>> '{}';
+		IF length(id) > 255 OR position('*' IN id) > 0 OR position('[' IN id) > 0 THEN
+			RETURN '';
+		END IF;
+		RETURN id;
+	EXCEPTION WHEN others THEN
+		RETURN '';
+	END
+	$fn$;
+	UPDATE $T SET resource_id = pg_temp.payonce_resource_id(result, operation)
+		WHERE state IN ('succeeded', 'failed') AND length(result) > 0
+		AND operation IN ('charges.create', 'cards.apply', 'cards.recharge');
+	DROP FUNCTION pg_temp.payonce_resource_id(bytea, text);
+	CREATE INDEX ON $T (scope, resource_id) WHERE resource_id <> '';`,
 }
 
 // SchemaVersion is the schema version this package writes.

@@ -120,7 +120,7 @@ type querier interface {
 
 const columns = `scope, reference, operation, method, path, idem_key, key_created, fingerprint, state, result,
 	status_code, request_id, replayed, error_kind, error_code, error_message, attempts, last_cause,
-	created_at, updated_at, lease_owner, lease_until, fence, sent, settle_reason, summary`
+	created_at, updated_at, lease_owner, lease_until, fence, sent, settle_reason, summary, resource_id`
 
 func (j *Journal) sql(s string) string { return strings.ReplaceAll(s, "$T", j.table) }
 
@@ -162,7 +162,7 @@ func (j *Journal) ReserveTx(ctx context.Context, tx pgx.Tx, e payonce.JournalEnt
 const insertSQL = `WITH ins AS (INSERT INTO $T (` + columns + `)
 	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18,
 		COALESCE($19, now()), COALESCE($20, $19, now()), $21::text,
-		CASE WHEN $21::text <> '' THEN now() + $22::bigint * interval '1 microsecond' END, $23, $24, '', $25)
+		CASE WHEN $21::text <> '' THEN now() + $22::bigint * interval '1 microsecond' END, $23, $24, '', $25, '')
 	ON CONFLICT (scope, reference) DO NOTHING RETURNING ` + columns + `)
 	SELECT ` + columns + `, true FROM ins
 	UNION ALL SELECT ` + columns + `, false FROM $T WHERE scope = $1 AND reference = $2 AND NOT EXISTS (SELECT FROM ins)`
@@ -227,12 +227,12 @@ func (j *Journal) Update(ctx context.Context, e payonce.JournalEntry) error {
 // write only on a pending entry whose fence is the writer's ($15).
 const updateSQL = `UPDATE $T SET state = $3, result = $4, status_code = $5, request_id = $6, replayed = $7,
 	error_kind = $8, error_code = $9, error_message = $10, attempts = GREATEST(attempts, $11), last_cause = $12,
-	settle_reason = $13, updated_at = COALESCE($14, now()), lease_owner = '', lease_until = NULL
+	settle_reason = $13, updated_at = COALESCE($14, now()), lease_owner = '', lease_until = NULL, resource_id = $16
 	WHERE scope = $1 AND reference = $2 AND state <> 'succeeded' AND ($3::text = 'succeeded' OR (state = 'pending' AND fence = $15))`
 
 func updateArgs(e payonce.JournalEntry) []any {
 	return []any{e.Scope, e.Reference, string(e.State), e.Result, e.StatusCode, e.RequestID, e.Replayed, e.ErrorKind, e.ErrorCode, e.ErrorMessage,
-		e.Attempts, e.LastCause, e.SettleReason, optTime(e.UpdatedAt), e.Fence}
+		e.Attempts, e.LastCause, e.SettleReason, optTime(e.UpdatedAt), e.Fence, e.ResourceID}
 }
 
 // takeSQL gives a pending entry to a run: the fence grows, the lease is
@@ -430,7 +430,7 @@ func scanOne(rows pgx.Rows, extra ...any) (payonce.JournalEntry, error) {
 	var leaseUntil *time.Time
 	dest := []any{&e.Scope, &e.Reference, &e.Operation, &e.Method, &e.Path, &e.Key, &e.KeyCreated, &e.Fingerprint, &state, &e.Result,
 		&e.StatusCode, &e.RequestID, &e.Replayed, &e.ErrorKind, &e.ErrorCode, &e.ErrorMessage, &e.Attempts, &e.LastCause,
-		&e.CreatedAt, &e.UpdatedAt, &e.LeaseOwner, &leaseUntil, &e.Fence, &e.Sent, &e.SettleReason, &e.Summary}
+		&e.CreatedAt, &e.UpdatedAt, &e.LeaseOwner, &leaseUntil, &e.Fence, &e.Sent, &e.SettleReason, &e.Summary, &e.ResourceID}
 	if err := rows.Scan(append(dest, extra...)...); err != nil {
 		return payonce.JournalEntry{}, fmt.Errorf("pgjournal: scan: %w", err)
 	}

@@ -64,6 +64,27 @@ var migrations = []string{
 	CREATE INDEX payonce_journal_settled_updated ON payonce_journal (updated_at) WHERE state IN ('succeeded', 'failed');`,
 	// Version 5: the webhook inbox, a table of its own (inbox.go).
 	inboxTable,
+	// Version 6: the provider's resource ID of an entry's outcome
+	// (payonce.JournalEntry.ResourceID), indexed for the settle lookup's
+	// "which entry holds this payment". Rows of earlier versions get it
+	// from their stored answer where the operation names one at a known
+	// place (an A55 charge's charge_uuid, a Coinepay card_id or
+	// recharge_id) and redaction left it whole; the others keep none,
+	// which a lookup reads as unknown.
+	`ALTER TABLE payonce_journal ADD COLUMN resource_id TEXT NOT NULL DEFAULT '';
+	UPDATE payonce_journal SET resource_id = COALESCE(CASE
+			WHEN NOT json_valid(CAST(result AS TEXT)) THEN NULL
+			WHEN operation = 'charges.create' AND json_type(CAST(result AS TEXT), '$.charge_uuid') = 'text'
+				THEN json_extract(CAST(result AS TEXT), '$.charge_uuid')
+			WHEN operation = 'cards.apply' AND json_type(CAST(result AS TEXT), '$.data.card_id') = 'text'
+				THEN json_extract(CAST(result AS TEXT), '$.data.card_id')
+			WHEN operation = 'cards.recharge' AND json_type(CAST(result AS TEXT), '$.data.recharge_id') = 'text'
+				THEN json_extract(CAST(result AS TEXT), '$.data.recharge_id')
+		END, '')
+		WHERE state IN ('succeeded', 'failed') AND length(result) > 0
+		AND operation IN ('charges.create', 'cards.apply', 'cards.recharge');
+	UPDATE payonce_journal SET resource_id = '' WHERE resource_id GLOB '*[*[]*' OR length(resource_id) > 255;
+	CREATE INDEX payonce_journal_resource ON payonce_journal (scope, resource_id) WHERE resource_id <> '';`,
 }
 
 // schema is what the migrations build, created at once on a new file.
@@ -76,10 +97,12 @@ const schema = `CREATE TABLE payonce_journal (` + version1Columns + `
 		sent          INTEGER NOT NULL DEFAULT 1,
 		settle_reason TEXT    NOT NULL DEFAULT '',
 		summary       TEXT    NOT NULL DEFAULT '',
+		resource_id   TEXT    NOT NULL DEFAULT '',
 		PRIMARY KEY (scope, reference)
 	);
 	CREATE INDEX payonce_journal_pending_created ON payonce_journal (created_at) WHERE state = 'pending';
-	CREATE INDEX payonce_journal_settled_updated ON payonce_journal (updated_at) WHERE state IN ('succeeded', 'failed');` +
+	CREATE INDEX payonce_journal_settled_updated ON payonce_journal (updated_at) WHERE state IN ('succeeded', 'failed');
+	CREATE INDEX payonce_journal_resource ON payonce_journal (scope, resource_id) WHERE resource_id <> '';` +
 	inboxTable
 
 // SchemaVersion is the schema version this package writes.

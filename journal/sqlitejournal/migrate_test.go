@@ -126,3 +126,80 @@ func TestOpenUpgradesAnOlderFile(t *testing.T) {
 		})
 	}
 }
+
+// backfillRows are rows of a version before 6 and the resource ID
+// version 6 gives each: what the stored answer names where the operation
+// names one, nothing for a pending row, an answer that is not JSON, an ID
+// that is not a string or that redaction masked.
+var backfillRows = []struct {
+	ref, operation, state, result, want string
+}{
+	{"charge", "charges.create", "succeeded", `{"charge_uuid":"4f1c2b1e-3d4a-4b5c-8d6e-7f8091a2b3c4","status":"confirmed"}`, "4f1c2b1e-3d4a-4b5c-8d6e-7f8091a2b3c4"},
+	{"declined", "charges.create", "failed", `{"charge_uuid":"ch_declined","status":"error"}`, "ch_declined"},
+	{"card", "cards.apply", "succeeded", `{"code":200,"message":"ok","data":{"card_id":"card_830186349586224382650c29"}}`, "card_830186349586224382650c29"},
+	{"recharge", "cards.recharge", "succeeded", `{"code":200,"data":{"recharge_id":"rch_1","card_id":"card_1"}}`, "rch_1"},
+	{"pending", "charges.create", "pending", `{"charge_uuid":"ch_pending"}`, ""},
+	{"masked", "charges.create", "succeeded", `{"charge_uuid":"***************0005"}`, ""},
+	{"redacted", "cards.apply", "succeeded", `{"data":{"card_id":"[REDACTED]"}}`, ""},
+	{"number", "charges.create", "succeeded", `{"charge_uuid":4111}`, ""},
+	{"not-json", "charges.create", "succeeded", `charge_uuid: ch_x`, ""},
+	{"array", "cards.apply", "succeeded", `[{"data":{"card_id":"card_2"}}]`, ""},
+	{"wallet", "wallets.create", "succeeded", `{"wallet_uuid":"w_1"}`, ""},
+}
+
+// Version 6 fills the resource ID of older rows from their stored
+// answers, and the index finds them.
+func TestVersionSixFillsTheResourceOfOlderRows(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "v5.db")
+	old, err := sql.Open("sqlite", path)
+	require.NoError(t, err)
+	_, err = old.ExecContext(t.Context(), `CREATE TABLE payonce_journal_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)`)
+	require.NoError(t, err)
+	for i := range 5 {
+		_, err = old.ExecContext(t.Context(), migrations[i])
+		require.NoError(t, err)
+		_, err = old.ExecContext(t.Context(), `INSERT INTO payonce_journal_migrations VALUES (?, 0)`, i+1)
+		require.NoError(t, err)
+	}
+	for _, r := range backfillRows {
+		_, err = old.ExecContext(t.Context(), `INSERT INTO payonce_journal
+			(scope, reference, operation, idem_key, key_created, fingerprint, state, result, created_at, updated_at)
+			VALUES ('s', ?, ?, 'k', 1, 'f', ?, ?, 1, 1)`, r.ref, r.operation, r.state, []byte(r.result))
+		require.NoError(t, err)
+	}
+	require.NoError(t, old.Close())
+
+	j, err := Open(t.Context(), path)
+	require.NoError(t, err)
+	defer j.Close()
+	for _, r := range backfillRows {
+		e, err := j.Get(t.Context(), "s", r.ref)
+		require.NoError(t, err)
+		assert.Equal(t, r.want, e.ResourceID, r.ref)
+		if r.want != "" {
+			got, err := j.Holders(t.Context(), "s", r.want)
+			require.NoError(t, err)
+			require.Len(t, got, 1, r.ref)
+			assert.Equal(t, r.ref, got[0].Reference)
+		}
+	}
+	assert.Contains(t, queryPlan(t, j.DB(), `SELECT reference FROM payonce_journal WHERE scope = 's' AND resource_id = 'x' AND resource_id <> ''`),
+		"payonce_journal_resource", "Holders reads the index")
+}
+
+// queryPlan is SQLite's plan for query with args, its steps joined.
+func queryPlan(t *testing.T, db *sql.DB, query string, args ...any) string {
+	t.Helper()
+	rows, err := db.QueryContext(t.Context(), "EXPLAIN QUERY PLAN "+query, args...)
+	require.NoError(t, err)
+	defer rows.Close()
+	var steps []string
+	for rows.Next() {
+		var id, parent, unused int
+		var detail string
+		require.NoError(t, rows.Scan(&id, &parent, &unused, &detail))
+		steps = append(steps, detail)
+	}
+	require.NoError(t, rows.Err())
+	return strings.Join(steps, " | ")
+}

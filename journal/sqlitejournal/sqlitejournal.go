@@ -146,7 +146,7 @@ func (j *Journal) DB() *sql.DB { return j.db }
 
 const columns = `scope, reference, operation, method, path, idem_key, key_created, fingerprint, state, result,
 	status_code, request_id, replayed, error_kind, error_code, error_message, attempts, last_cause,
-	created_at, updated_at, lease_owner, lease_until, fence, sent, settle_reason, summary`
+	created_at, updated_at, lease_owner, lease_until, fence, sent, settle_reason, summary, resource_id`
 
 type queryer interface {
 	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
@@ -201,7 +201,7 @@ func (j *Journal) reserve(ctx context.Context, q queryer, e payonce.JournalEntry
 		until = micro(now.Add(corekit.ReserveLease(e.Lease)))
 	}
 	res, err := q.ExecContext(ctx, `INSERT INTO payonce_journal (`+columns+`)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '', ?)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '', ?, '')
 		ON CONFLICT (scope, reference) DO NOTHING`,
 		e.Scope, e.Reference, e.Operation, e.Method, e.Path, e.Key, micro(e.KeyCreated), e.Fingerprint, string(e.State), e.Result,
 		e.StatusCode, e.RequestID, e.Replayed, e.ErrorKind, e.ErrorCode, e.ErrorMessage, e.Attempts, e.LastCause,
@@ -252,10 +252,10 @@ func (j *Journal) Update(ctx context.Context, e payonce.JournalEntry) error {
 	return j.commitWrite(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		res, err := j.prepared(tx).ExecContext(ctx, `UPDATE payonce_journal SET state = ?, result = ?, status_code = ?, request_id = ?, replayed = ?,
 			error_kind = ?, error_code = ?, error_message = ?, attempts = MAX(attempts, ?), last_cause = ?, settle_reason = ?,
-			updated_at = ?, lease_owner = '', lease_until = 0
+			updated_at = ?, lease_owner = '', lease_until = 0, resource_id = ?
 			WHERE scope = ? AND reference = ? AND state <> 'succeeded' AND (? = 'succeeded' OR (state = 'pending' AND fence = ?))`,
 			string(e.State), e.Result, e.StatusCode, e.RequestID, e.Replayed, e.ErrorKind, e.ErrorCode, e.ErrorMessage,
-			e.Attempts, e.LastCause, e.SettleReason, micro(upd), e.Scope, e.Reference, string(e.State), e.Fence)
+			e.Attempts, e.LastCause, e.SettleReason, micro(upd), e.ResourceID, e.Scope, e.Reference, string(e.State), e.Fence)
 		if err != nil {
 			return fmt.Errorf("sqlitejournal: update: %w", err)
 		}
@@ -467,7 +467,7 @@ func scanAll(rows *sql.Rows) ([]payonce.JournalEntry, error) {
 		var keyCreated, created, updated, leaseUntil int64
 		if err := rows.Scan(&e.Scope, &e.Reference, &e.Operation, &e.Method, &e.Path, &e.Key, &keyCreated, &e.Fingerprint, &state, &e.Result,
 			&e.StatusCode, &e.RequestID, &e.Replayed, &e.ErrorKind, &e.ErrorCode, &e.ErrorMessage, &e.Attempts, &e.LastCause,
-			&created, &updated, &e.LeaseOwner, &leaseUntil, &e.Fence, &e.Sent, &e.SettleReason, &e.Summary); err != nil {
+			&created, &updated, &e.LeaseOwner, &leaseUntil, &e.Fence, &e.Sent, &e.SettleReason, &e.Summary, &e.ResourceID); err != nil {
 			return nil, fmt.Errorf("sqlitejournal: scan: %w", err)
 		}
 		e.State = payonce.JournalState(state)
