@@ -8,16 +8,12 @@ import (
 	"github.com/payonce/payonce/a55/a55test"
 	"github.com/payonce/payonce/journal"
 	"github.com/payonce/payonce/journal/journaltest"
-	"github.com/payonce/payonce/payoncetest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
 func scopeCharge() *a55.ChargeCreateRequest {
-	return &a55.ChargeCreateRequest{
-		Amount: payoncetest.Amount("25.00"), Currency: payonce.BRL, TypeCharge: a55.TypeCreditCard,
-		Card: &payonce.Card{Number: a55test.CardConfirms, HolderName: "TEST", ExpirationMonth: "12", ExpirationYear: "2099", CVV: "123"},
-	}
+	return chargeOf("25.00", a55test.CardConfirms)
 }
 
 // Two merchants authenticate with fixed access tokens and share one

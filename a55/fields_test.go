@@ -54,7 +54,8 @@ func TestChargeUUIDComesBackFromTheJournalAsSent(t *testing.T) {
 	require.NoError(t, err)
 	amount, err := payonce.ParseAmount("10.00")
 	require.NoError(t, err)
-	req := &a55.ChargeCreateRequest{Amount: amount, Currency: payonce.BRL, TypeCharge: a55.TypePix, WalletUUID: "5105105105105100", Description: "order 1"}
+	req := chargeOf("10.00", "")
+	req.TypeCharge, req.Card, req.InstallmentValue, req.WalletUUID, req.Description = a55.TypePix, nil, amount, "5105105105105100", "order 1"
 	first, err := c.Charges.Create(t.Context(), req, payonce.WithReference("order-1/charge"))
 	require.NoError(t, err)
 	again, err := c.Charges.Create(t.Context(), req, payonce.WithReference("order-1/charge"))

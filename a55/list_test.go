@@ -65,11 +65,11 @@ func TestChargeListRefusesBadOptionsBeforeSending(t *testing.T) {
 func TestChargeListPagesAndAll(t *testing.T) {
 	_, c := newFake(t)
 	ctx := context.Background()
-	w, err := c.Wallets.Create(ctx, &a55.WalletCreateRequest{Name: "list"})
+	w, err := c.Wallets.Create(ctx, walletRequest("list"))
 	require.NoError(t, err)
 	var created []string
 	for i := range 25 {
-		r := guideCharge(t, a55test.CardConfirms)
+		r := refCharge(t, a55test.CardConfirms)
 		r.WalletUUID = w.UUID
 		r.Description = fmt.Sprintf("order-%d", i)
 		ch, err := c.Charges.Create(ctx, r)
@@ -77,7 +77,7 @@ func TestChargeListPagesAndAll(t *testing.T) {
 		created = append(created, ch.UUID)
 	}
 	// A charge in another wallet is not listed.
-	_, err = c.Charges.Create(ctx, guideCharge(t, a55test.CardConfirms))
+	_, err = c.Charges.Create(ctx, refCharge(t, a55test.CardConfirms))
 	require.NoError(t, err)
 
 	var got []string
@@ -146,7 +146,7 @@ func TestChargeListPagesAndAll(t *testing.T) {
 func TestChargeListFiltersOnStatusAndDates(t *testing.T) {
 	srv, c := newFake(t)
 	ctx := context.Background()
-	confirmed, err := c.Charges.Create(ctx, guideCharge(t, a55test.CardConfirms))
+	confirmed, err := c.Charges.Create(ctx, refCharge(t, a55test.CardConfirms))
 	require.NoError(t, err)
 	srv.Clock().Advance(time.Hour)
 	pending, err := c.Charges.Create(ctx, preauth(t))
@@ -181,11 +181,12 @@ func TestLostAnswerIsSettledByListingNotByResending(t *testing.T) {
 	one.MaxAttempts = 1
 	c, err := srv.Client(payonce.WithRetryPolicy(one))
 	require.NoError(t, err)
+	c = c.WithAccount(testAccount)
 	ctx := context.Background()
 	require.NoError(t, srv.AddFault(payoncetest.Rule{Fault: payoncetest.FaultDropAfterCommit, Path: a55test.ChargePath, Count: 1}))
 
 	k := key("lost-answer")
-	_, err = c.Charges.Create(ctx, guideCharge(t, a55test.CardConfirms), payonce.WithKey(keytest.Now(t, k)))
+	_, err = c.Charges.Create(ctx, refCharge(t, a55test.CardConfirms), payonce.WithKey(keytest.Now(t, k)))
 	require.Error(t, err)
 	require.True(t, payonce.IsTemporary(err))
 	stored := payonce.KeyOf(err).String() // what the job keeps: the key, not the card
@@ -214,6 +215,7 @@ func TestChargeListFiltersTheAnswerItself(t *testing.T) {
 	defer ts.Close()
 	c, err := a55.NewClient(a55.AccessToken("tok"), payonce.WithBaseURL(ts.URL), payonce.WithRetryPolicy(fastPolicy()))
 	require.NoError(t, err)
+	c = c.WithAccount(testAccount)
 	p, err := c.Charges.List(context.Background(), &a55.ChargeListOptions{Limit: 10, IdempotencyKey: "wanted-key-0000001"})
 	require.NoError(t, err)
 	require.Len(t, p.Charges, 1)
@@ -235,6 +237,7 @@ func TestChargeListHostileAnswers(t *testing.T) {
 	defer ts.Close()
 	c, err := a55.NewClient(a55.AccessToken("tok"), payonce.WithBaseURL(ts.URL), payonce.WithRetryPolicy(fastPolicy()))
 	require.NoError(t, err)
+	c = c.WithAccount(testAccount)
 	ctx := context.Background()
 
 	for _, b := range []string{`{"data":"x"}`, `[1,2]`, `{"data":[{"created_at":5}]}`, `nope`} {
@@ -280,6 +283,7 @@ func TestReadsTakeCallOptions(t *testing.T) {
 	defer ts.Close()
 	c, err := a55.NewClient(a55.AccessToken("tok"), payonce.WithBaseURL(ts.URL), payonce.WithRetryPolicy(fastPolicy()))
 	require.NoError(t, err)
+	c = c.WithAccount(testAccount)
 	ctx := context.Background()
 	_, err = c.Charges.Get(ctx, "c1", "w1", payonce.WithHeader("X-Trace-Id", "trace-get"))
 	require.NoError(t, err)
@@ -299,7 +303,7 @@ func TestChargeListStatusFilterInAnyCase(t *testing.T) {
 	defer ts.Close()
 	c, err := a55.NewClient(a55.AccessToken("tok"), payonce.WithBaseURL(ts.URL), payonce.WithRetryPolicy(fastPolicy()))
 	require.NoError(t, err)
-	p, err := c.Charges.List(context.Background(), &a55.ChargeListOptions{Limit: 10, Status: a55.StatusError})
+	p, err := c.Charges.List(context.Background(), &a55.ChargeListOptions{WalletUUID: testWallet, Limit: 10, Status: a55.StatusError})
 	require.NoError(t, err)
 	require.Len(t, p.Charges, 1)
 	assert.Equal(t, "a", p.Charges[0].UUID)

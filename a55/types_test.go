@@ -21,7 +21,7 @@ import (
 func TestTypeChargeClientAndFakeAgree(t *testing.T) {
 	srv, c := newFake(t)
 	for i, typ := range []a55.TypeCharge{a55.TypeCreditCard, a55.TypePix, a55.TypeBoleto, a55.TypeApplePay, a55.TypeGooglePay, a55.TypeDebitCard} {
-		req := guideCharge(t, a55test.CardConfirms)
+		req := refCharge(t, a55test.CardConfirms)
 		req.TypeCharge = typ
 		if typ != a55.TypeCreditCard && typ != a55.TypeDebitCard {
 			req.Card = nil
@@ -29,7 +29,7 @@ func TestTypeChargeClientAndFakeAgree(t *testing.T) {
 		_, err := c.Charges.Create(context.Background(), req, payonce.WithKey(keytest.Now(t, key("type-"+string(rune('a'+i))))))
 		require.NoError(t, err, typ)
 	}
-	req := guideCharge(t, a55test.CardConfirms)
+	req := refCharge(t, a55test.CardConfirms)
 	req.TypeCharge = "crypto"
 	_, err := c.Charges.Create(context.Background(), req)
 	require.ErrorIs(t, err, payonce.ErrInvalidRequest)

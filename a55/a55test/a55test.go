@@ -47,14 +47,17 @@ const (
 	CardProcError = a55fake.CardProcError // 4000000000000069: 400 PROCESSING_ERROR
 )
 
-// Paths of the API.
+// Paths of the API. RefundPath and CancelPath are the idempotency
+// guide's body forms, which the fake also serves; the client refunds and
+// cancels on the reference's path forms (a55.PathChargeRefund and
+// a55.PathChargeCancel are their templates).
 const (
 	TokenPath   = a55fake.TokenPath
 	WalletPath  = a55.PathWallets
 	ChargePath  = a55.PathCharges
 	CapturePath = a55.PathChargeCapture
-	RefundPath  = a55.PathChargeRefund
-	CancelPath  = a55.PathChargeCancel
+	RefundPath  = "/api/v1/bank/wallet/charge/refund/"
+	CancelPath  = "/api/v1/bank/wallet/charge/cancel/"
 )
 
 type config struct {

@@ -86,8 +86,8 @@ func hookedCharge(t *testing.T, number, url string, capture bool) *a55.ChargeCre
 	t.Helper()
 	amount, err := payonce.ParseAmount("100.00")
 	require.NoError(t, err)
-	r := &a55.ChargeCreateRequest{Amount: amount, Currency: payonce.BRL, TypeCharge: a55.TypeCreditCard, WebhookURL: url,
-		Card: &payonce.Card{Number: payonce.CardNumber(number), HolderName: "TEST", ExpirationMonth: "12", ExpirationYear: "2099", CVV: "123"}}
+	r := a55test.Complete(&a55.ChargeCreateRequest{InstallmentValue: amount, Currency: payonce.BRL, TypeCharge: a55.TypeCreditCard, WebhookURL: url,
+		Card: &payonce.Card{Number: payonce.CardNumber(number), HolderName: "TEST", ExpirationMonth: "12", ExpirationYear: "2099", CVV: "123"}})
 	if !capture {
 		r.Capture = a55.Bool(false)
 	}

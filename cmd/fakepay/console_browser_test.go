@@ -24,6 +24,7 @@ import (
 
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/a55"
+	"github.com/payonce/payonce/a55/a55test"
 	"github.com/payonce/payonce/coinepay"
 	"github.com/payonce/payonce/internal/fakeserver"
 )
@@ -354,10 +355,10 @@ func testConsoleChaosBurst(t *testing.T, b *browser) {
 }
 
 func chargeRequest() *a55.ChargeCreateRequest {
-	return &a55.ChargeCreateRequest{
-		Amount: payoncetest.Amount("10.00"), Currency: payonce.BRL, TypeCharge: a55.TypeCreditCard,
+	return a55test.Complete(&a55.ChargeCreateRequest{
+		InstallmentValue: payoncetest.Amount("10.00"), Currency: payonce.BRL, TypeCharge: a55.TypeCreditCard,
 		Card: &payonce.Card{Number: "4111111111111111", HolderName: "TEST", ExpirationMonth: "12", ExpirationYear: "2035", CVV: "123"},
-	}
+	})
 }
 
 // hostile is markup that runs script if a page ever parses it as HTML.

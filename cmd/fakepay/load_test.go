@@ -72,7 +72,7 @@ func bareHandler() http.Handler {
 		}
 		now := time.Now().UTC()
 		out, _ := json.Marshal(bareAnswer{UUID: "3f1c2a9e-0d7b-4c51-9a1e-6b2f1e8d4c70", WalletUUID: "0c9e6f2a-5b1d-4e8a-9c3f-7a2b1d0e4f60",
-			Status: "confirmed", Amount: req.Amount.String(), CapturedAmount: req.Amount.String(), RefundedAmount: "0.00",
+			Status: "confirmed", Amount: req.InstallmentValue.String(), CapturedAmount: req.InstallmentValue.String(), RefundedAmount: "0.00",
 			Currency: string(req.Currency), TypeCharge: string(req.TypeCharge), Capture: true, Card: card, Payer: payer,
 			Message: []string{}, CreatedAt: now, UpdatedAt: now, IdempotencyKey: r.Header.Get("Idempotency-Key")})
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")

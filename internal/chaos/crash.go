@@ -500,7 +500,7 @@ func (r *crashRun) setup(ctx context.Context) (map[string]bool, error) {
 	if err != nil {
 		return nil, err
 	}
-	w, err := a.Wallets.Create(ctx, &a55.WalletCreateRequest{Name: "crash wallet", Currency: payonce.BRL})
+	w, err := a.Wallets.Create(ctx, a55test.WalletRequest("crash wallet"))
 	if err != nil {
 		return nil, fmt.Errorf("chaos: create wallet: %w", err)
 	}
@@ -523,7 +523,7 @@ func (r *crashRun) setup(ctx context.Context) (map[string]bool, error) {
 	if err != nil {
 		return nil, err
 	}
-	w2, err := b.Wallets.Create(ctx, &a55.WalletCreateRequest{Name: "crash wallet, second merchant", Currency: payonce.BRL})
+	w2, err := b.Wallets.Create(ctx, a55test.WalletRequest("crash wallet, second merchant"))
 	if err != nil {
 		return nil, fmt.Errorf("chaos: create the second merchant's wallet: %w", err)
 	}

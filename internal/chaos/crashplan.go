@@ -180,11 +180,11 @@ func chargeRequest(p planItem, amount payonce.Amount, wallet string) *a55.Charge
 	if p.work == workLookAlike {
 		description = fmt.Sprintf("order-%d/%s", p.index, workCharge) // its card charge's: a lookup cannot tell them apart
 	}
-	return &a55.ChargeCreateRequest{
-		Amount: amount, Currency: payonce.BRL, TypeCharge: a55.TypeCreditCard, Card: card,
-		Payer:      &a55.Payer{Name: "Crash Payer", Email: "crash@example.com", Document: "12345678909", DocumentType: "CPF"},
+	return a55test.Complete(&a55.ChargeCreateRequest{
+		InstallmentValue: amount, Currency: payonce.BRL, TypeCharge: a55.TypeCreditCard, Card: card,
+		Payer:      a55.Payer{Name: "Crash Payer", Email: "crash@example.com", TaxID: "12345678909"},
 		WalletUUID: wallet, Description: description,
-	}
+	})
 }
 
 // applyRequest is the Coinepay card issue of an apply item.

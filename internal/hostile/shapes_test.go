@@ -16,6 +16,7 @@ import (
 
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/a55"
+	"github.com/payonce/payonce/a55/a55test"
 	"github.com/payonce/payonce/internal/keytest"
 )
 
@@ -109,6 +110,6 @@ func a55Hostile(t *testing.T, answer http.HandlerFunc, h slog.Handler) *a55.Clie
 
 // cardCharge is a card charge whose number and CVV no output may show.
 func cardCharge() *a55.ChargeCreateRequest {
-	return &a55.ChargeCreateRequest{Amount: payoncetest.Amount("100.00"), Currency: payonce.BRL, TypeCharge: a55.TypeCreditCard,
-		Card: &payonce.Card{Number: "4111111111111111", HolderName: "TEST", ExpirationMonth: "12", ExpirationYear: "2099", CVV: "9173"}}
+	return a55test.Complete(&a55.ChargeCreateRequest{InstallmentValue: payoncetest.Amount("100.00"), Currency: payonce.BRL, TypeCharge: a55.TypeCreditCard,
+		Card: &payonce.Card{Number: "4111111111111111", HolderName: "TEST", ExpirationMonth: "12", ExpirationYear: "2099", CVV: "9173"}})
 }

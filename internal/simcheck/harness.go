@@ -13,6 +13,7 @@ import (
 
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/a55"
+	"github.com/payonce/payonce/a55/a55test"
 	"github.com/payonce/payonce/coinepay"
 	"github.com/payonce/payonce/internal/corekit"
 	"github.com/payonce/payonce/journal"
@@ -215,13 +216,13 @@ func chargeRequest(ref string, same bool) *a55.ChargeCreateRequest {
 		ref = "sim order"
 	}
 	amount, _ := payonce.ParseAmount("10.00")
-	return &a55.ChargeCreateRequest{
-		Amount: amount, Currency: payonce.BRL, TypeCharge: a55.TypeCreditCard,
+	return a55test.Complete(&a55.ChargeCreateRequest{
+		InstallmentValue: amount, Currency: payonce.BRL, TypeCharge: a55.TypeCreditCard,
 		Card: &payonce.Card{Number: "4111111111111111", HolderName: "SIM CHECK", ExpirationMonth: "12",
 			ExpirationYear: strconv.Itoa(start.Year() + 5), CVV: "123"},
-		Payer:      &a55.Payer{Name: "Sim Payer", Email: "sim@example.com", Document: "12345678909", DocumentType: "CPF"},
+		Payer:      a55.Payer{Name: "Sim Payer", Email: "sim@example.com", TaxID: "12345678909"},
 		WalletUUID: simWallet, Description: ref,
-	}
+	})
 }
 
 // simWallet is the wallet of every charge.
