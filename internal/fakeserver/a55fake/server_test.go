@@ -46,12 +46,11 @@ func TestFakeImportsNothingOfTheSDK(t *testing.T) {
 var start = time.Date(2030, 3, 14, 12, 0, 0, 0, time.UTC)
 
 // harness is the fake on a fixed clock behind a loopback server, with its
-// admin API, and a token of demo-client.
+// admin API, and the account of demo-client.
 type harness struct {
 	e    *fakeserver.Engine
 	f    *a55fake.Fake
 	srv  *httptest.Server
-	tok  string
 	acct a55fake.Account
 }
 
@@ -66,7 +65,7 @@ func newHarness(t *testing.T, cfg a55fake.Config) *harness {
 	t.Cleanup(func() { e.Close(); srv.Close() })
 	acct, ok := f.AccountOf("demo-client")
 	require.True(t, ok)
-	return &harness{e: e, f: f, srv: srv, tok: f.IssueToken("demo-client"), acct: acct}
+	return &harness{e: e, f: f, srv: srv, acct: acct}
 }
 
 // reply is an answer: its status and JSON body.
@@ -76,11 +75,13 @@ type reply struct {
 	header http.Header
 }
 
-// obj decodes the body as a JSON object.
+// obj decodes the body as a JSON object, numbers as json.Number.
 func (r reply) obj(t *testing.T) map[string]any {
 	t.Helper()
 	var m map[string]any
-	require.NoError(t, json.Unmarshal(r.body, &m), "%d %s", r.status, r.body)
+	d := json.NewDecoder(bytes.NewReader(r.body))
+	d.UseNumber() // amounts as written: 150.00, not 150
+	require.NoError(t, d.Decode(&m), "%d %s", r.status, r.body)
 	return m
 }
 
@@ -115,7 +116,7 @@ func (r reply) code(t *testing.T) string {
 	return e.Error.Code
 }
 
-// do sends a request with the bearer token; body is JSON-encoded unless
+// do sends a request with a fresh bearer token; body is JSON-encoded unless
 // it is a string or []byte.
 func (h *harness) do(t *testing.T, method, path, key string, body any) reply {
 	t.Helper()
@@ -133,7 +134,7 @@ func (h *harness) do(t *testing.T, method, path, key string, body any) reply {
 	}
 	req, err := http.NewRequest(method, h.srv.URL+path, rd)
 	require.NoError(t, err)
-	req.Header.Set("Authorization", "Bearer "+h.tok)
+	req.Header.Set("Authorization", "Bearer "+h.f.IssueToken("demo-client")) // valid however far the clock moved
 	req.Header.Set("Content-Type", "application/json")
 	if key != "" {
 		req.Header.Set("Idempotency-Key", key)

@@ -101,9 +101,7 @@ func TestRequestNamesAreTheReferences(t *testing.T) {
 		if name == "guide_form" {
 			// The guide's body as earlier payonce versions sent it
 			// carries these create-charge members beside it.
-			for _, extra := range []string{"wallet_uuid", "description", "due_date", "installment_count", "capture", "webhook_url"} {
-				want = append(want, extra)
-			}
+			want = append(want, "wallet_uuid", "description", "due_date", "installment_count", "capture", "webhook_url")
 		}
 		assert.ElementsMatch(t, want, fields, name)
 	}
