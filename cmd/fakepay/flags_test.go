@@ -183,12 +183,37 @@ func demoToken(t *testing.T, base string) string {
 	return tok.AccessToken
 }
 
+// demoAccount is the wallet and merchant the fake at base gives the demo
+// client (GET /_fakepay/a55/accounts).
+func demoAccount(t *testing.T, base string) (wallet, merchant string) {
+	t.Helper()
+	resp, err := http.Get(base + "/_fakepay/a55/accounts")
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	var out struct {
+		Accounts []struct {
+			ClientID   string `json:"client_id"`
+			WalletUUID string `json:"wallet_uuid"`
+			MerchantID string `json:"merchant_id"`
+		} `json:"accounts"`
+	}
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&out))
+	for _, a := range out.Accounts {
+		if a.ClientID == "demo-client" {
+			return a.WalletUUID, a.MerchantID
+		}
+	}
+	t.Fatal("no account of demo-client")
+	return "", ""
+}
+
 // rateLimitHeader returns the X-RateLimit-Limit of an A55 charge list
 // answer ("" when the fake sends none: no limit).
 func rateLimitHeader(t *testing.T, base string) string {
 	t.Helper()
 	token := demoToken(t, base)
-	req, err := http.NewRequest(http.MethodGet, base+"/api/v1/bank/wallet/charges/", nil)
+	wallet, _ := demoAccount(t, base)
+	req, err := http.NewRequest(http.MethodGet, base+"/api/v1/bank/wallet/charges/?wallet_uuid="+wallet, nil)
 	require.NoError(t, err)
 	req.Header.Set("Authorization", "Bearer "+token)
 	resp, err := http.DefaultClient.Do(req)

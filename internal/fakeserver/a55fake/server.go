@@ -192,8 +192,8 @@ func (f *Fake) newRoutes() routes {
 	return routes{
 		token:        fakeserver.Route{Kind: "token", Template: TokenPath, Public: true, Handle: f.token},
 		wallet:       keyed("wallet.create", walletPrefix, f.createWallet),
-		chargeCreate: keyed("charge.create", walletPrefix+"charge", f.createCharge),
-		pixCreate:    keyed("charge.create", walletPrefix+"charge/pix", f.createPixCharge),
+		chargeCreate: keyed("charge.create", walletPrefix+"charge/", f.createCharge),
+		pixCreate:    keyed("charge.create", walletPrefix+"charge/pix/", f.createPixCharge),
 		chargeGet: fakeserver.Route{Kind: "charge.get", Template: walletPrefix + "charge", Handle: func(r *fakeserver.Request) fakeserver.Response {
 			q := r.HTTP.URL.Query()
 			return f.getCharge(r, q.Get("charge_uuid"), q.Get("wallet_uuid"), false)
