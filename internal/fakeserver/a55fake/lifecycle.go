@@ -62,6 +62,7 @@ type TransitionError struct {
 	Reason  string
 }
 
+// Error says which event the charge's status refused and what it takes.
 func (e *TransitionError) Error() string {
 	return fmt.Sprintf("%s is not allowed on a %s charge: %s (allowed: %v)", e.Event, e.Status, e.Reason, e.Allowed)
 }
