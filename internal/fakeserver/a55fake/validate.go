@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -40,15 +41,23 @@ type checks struct {
 	codes    []string // a code per rule
 }
 
+// maxDetails bounds the details of one answer: a body of many broken
+// items gets the first ones.
+const maxDetails = 50
+
 func (c *checks) wrongType(field string, want jsonKind) {
-	c.typeErrs = append(c.typeErrs, Detail{Field: field, Reason: "want a JSON " + want.String()})
+	if len(c.typeErrs) < maxDetails {
+		c.typeErrs = append(c.typeErrs, Detail{Field: field, Reason: "want a JSON " + want.String()})
+	}
 }
 
 func (c *checks) rule(field, reason string) { c.ruleCode(field, reason, codeValidation) }
 
 func (c *checks) ruleCode(field, reason, code string) {
-	c.rules = append(c.rules, Detail{Field: field, Reason: reason})
-	c.codes = append(c.codes, code)
+	if len(c.rules) < maxDetails {
+		c.rules = append(c.rules, Detail{Field: field, Reason: reason})
+		c.codes = append(c.codes, code)
+	}
 }
 
 func (c *checks) ok() bool { return len(c.typeErrs) == 0 && len(c.rules) == 0 }
@@ -182,11 +191,45 @@ func (c *checks) walk(prefix string, obj object, fs []field, open bool) {
 	if open {
 		return
 	}
+	var unknown []string
 	for k := range obj {
 		if !hasField(fs, k) {
-			c.rule(prefix+k, "not a member of this body in A55's API reference")
+			unknown = append(unknown, k)
 		}
 	}
+	slices.Sort(unknown)
+	for _, k := range unknown {
+		c.rule(prefix+memberName(k), "not a member of this body in A55's API reference")
+	}
+}
+
+// memberName is an unknown member's name as a detail shows it: at most
+// 64 bytes, printable, and a run of 12 or more digits (a card number
+// sent as a name) masked but its last four.
+func memberName(k string) string {
+	if len(k) > 64 {
+		k = k[:64] + "..."
+	}
+	if !printable(k) {
+		return "(a name with control characters)"
+	}
+	b := []byte(k)
+	for i := 0; i < len(b); {
+		j := i
+		for j < len(b) && b[j] >= '0' && b[j] <= '9' {
+			j++
+		}
+		if j-i >= 12 {
+			for x := i; x < j-4; x++ {
+				b[x] = '*'
+			}
+		}
+		if j == i {
+			j++
+		}
+		i = j
+	}
+	return string(b)
 }
 
 func hasField(fs []field, name string) bool {
