@@ -606,6 +606,14 @@ func testConsoleLifecycle(t *testing.T, b *browser) {
 	require.Len(t, row, 1)
 
 	ctx, dlg := b.tab(t)
+	// The payer's page shows the QR code (a data: image the page's policy
+	// lets in) and the copy-and-paste string.
+	browse(t, ctx,
+		chromedp.Navigate(ch["charge_payment_url"].(string)),
+		waitJS(`document.getElementById('qr').complete && document.getElementById('qr').naturalWidth === 25`),
+	)
+	assert.True(t, strings.HasPrefix(mustEval[string](t, ctx, `document.getElementById('copy-paste').textContent`), "000201"))
+	b.screenshot(t, ctx, "pix-page")
 	browse(t, ctx,
 		chromedp.Navigate(fmt.Sprintf("%s/_fakepay/#/op/%d", f.url, row[0].ID)),
 		waitJS(`document.querySelector('#d-webhooks button[data-event="pix.paid"]') !== null`),

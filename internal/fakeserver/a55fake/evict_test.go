@@ -132,3 +132,19 @@ func TestWalletsEvictedOverCap(t *testing.T) {
 		map[string]any{"wallet_uuid": def, "amount": "1.00", "currency": "BRL", "type_charge": "pix"})
 	assert.Equal(t, http.StatusOK, st)
 }
+
+// The timers of PIX charges the cap dropped do not pile up: they stay
+// within twice the charges kept.
+func TestTimersBoundedByTheCap(t *testing.T) {
+	const maxOps = 100
+	h := newEvictHarness(t, maxOps)
+	pix := map[string]any{"amount": "10.00", "currency": "BRL", "type_charge": "pix"}
+	for i := range 20 * maxOps {
+		st, out := h.do(t, http.MethodPost, walletPrefix+"charge/", "", pix)
+		require.Equal(t, http.StatusOK, st, "%d: %v", i, out)
+	}
+	h.f.mu.Lock()
+	n := len(h.f.timers)
+	h.f.mu.Unlock()
+	assert.LessOrEqual(t, n, 2*max(maxOps, 64)+1)
+}

@@ -300,12 +300,29 @@ func (f *Fake) timeLocked(c *charge) {
 		return
 	}
 	heap.Push(&f.timers, timedCharge{at: c.ExpiresAt, c: c})
+	if len(f.timers) > 2*max(len(f.charges), 64) {
+		f.compactTimersLocked() // charges the cap dropped, or that ended otherwise
+	}
 	f.nextDue.Store(f.timers[0].at.UnixNano())
 	if !f.sweeping && !f.closed {
 		f.sweeping = true
 		f.sweepWG.Add(1)
 		go f.sweepLoop()
 	}
+}
+
+// compactTimersLocked drops the timers of charges no longer kept or no
+// longer waiting, so that the timers stay within the charges' cap.
+func (f *Fake) compactTimersLocked() {
+	kept := f.timers[:0]
+	for _, t := range f.timers {
+		if f.charges[t.c.UUID] == t.c && t.c.ExpiresAt.Equal(t.at) && expiry(t.c) != "" {
+			kept = append(kept, t)
+		}
+	}
+	clear(f.timers[len(kept):])
+	f.timers = kept
+	heap.Init(&f.timers)
 }
 
 // expiry is what happens to c when its time is up, or "" when it no

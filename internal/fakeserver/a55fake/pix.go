@@ -10,6 +10,7 @@ import (
 	"image/png"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // pixPayload is what a PIX charge shows its payer: a QR code image and
@@ -52,11 +53,25 @@ func crc16CCITT(b []byte) uint16 {
 	return crc
 }
 
-// qrImage draws a 25×25-module picture (4 pixels a module, with the three
+// pngEncoder reuses its compressor between images: a new one costs
+// most of a megabyte.
+var pngEncoder = png.Encoder{CompressionLevel: png.BestSpeed, BufferPool: &pngBuffers{}}
+
+// pngBuffers is a png.EncoderBufferPool on a sync.Pool.
+type pngBuffers struct{ p sync.Pool }
+
+func (b *pngBuffers) Get() *png.EncoderBuffer {
+	e, _ := b.p.Get().(*png.EncoderBuffer)
+	return e
+}
+
+func (b *pngBuffers) Put(e *png.EncoderBuffer) { b.p.Put(e) }
+
+// qrImage draws a 25×25-module picture (a pixel a module, with the three
 // finder squares of a QR code) from payload's hash and returns it as a
-// base64 PNG.
+// base64 PNG; a page scales it up.
 func qrImage(payload string) string {
-	const modules, scale = 25, 4
+	const modules, scale = 25, 1
 	seed := sha256.Sum256([]byte(payload))
 	img := image.NewGray(image.Rect(0, 0, modules*scale, modules*scale))
 	finder := func(x, y int) (in, dark bool) {
@@ -89,7 +104,7 @@ func qrImage(payload string) string {
 		}
 	}
 	var buf bytes.Buffer
-	_ = png.Encode(&buf, img) // into memory: cannot fail
+	_ = pngEncoder.Encode(&buf, img) // into memory: cannot fail
 	return base64.StdEncoding.EncodeToString(buf.Bytes())
 }
 
