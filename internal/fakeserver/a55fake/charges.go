@@ -592,6 +592,7 @@ func (f *Fake) findLocked(client, chargeUUID, walletUUID string) (*charge, *fake
 func (f *Fake) getCharge(r *fakeserver.Request, chargeUUID, walletUUID string, pathForm bool) fakeserver.Response {
 	if !pathForm {
 		var c checks
+		c.unknownParams(r.HTTP.URL.Query(), getParams)
 		if chargeUUID == "" {
 			c.rule("charge_uuid", "required")
 		}

@@ -2,6 +2,8 @@ package a55fake
 
 import (
 	"net/http"
+	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -77,6 +79,34 @@ func parseListDate(s string, end bool) (time.Time, bool) {
 	return d, true
 }
 
+// listParams are the query parameters of the list: the list-charges
+// page's and the fake's own idempotency_key and description.
+var listParams = []string{"wallet_uuid", "merchant_uuid", "date_start", "date_end", "page", "limit", "filter", "sort",
+	"idempotency_key", "description"}
+
+// getParams are the query parameters of Get's query form.
+var getParams = []string{"charge_uuid", "wallet_uuid"}
+
+// QueryParams returns the query parameters the fake takes, by endpoint
+// name as testdata/a55/reference.json names them.
+func QueryParams() map[string][]string {
+	return map[string][]string{"list_charges": slices.Clone(listParams), "get_charge": slices.Clone(getParams)}
+}
+
+// unknownParams refuses parameters the endpoint does not take.
+func (c *checks) unknownParams(q url.Values, known []string) {
+	var names []string
+	for k := range q {
+		if !slices.Contains(known, k) {
+			names = append(names, k)
+		}
+	}
+	slices.Sort(names)
+	for _, k := range names {
+		c.rule(memberName(k), "not a parameter of this endpoint in A55's API reference")
+	}
+}
+
 // parseListQuery reads the query of a list request (list-charges page):
 // wallet_uuid (required), merchant_uuid, date_start, date_end, page,
 // limit, sort (created:desc, created:asc) and repeated filter= values
@@ -88,6 +118,7 @@ func (f *Fake) parseListQuery(r *fakeserver.Request) (*listQuery, *fakeserver.Re
 	q := &listQuery{wallet: v.Get("wallet_uuid"), merchant: v.Get("merchant_uuid"), key: v.Get("idempotency_key"),
 		description: v.Get("description"), page: 1, limit: defaultListLimit}
 	var c checks
+	c.unknownParams(v, listParams)
 	if q.wallet == "" {
 		c.rule("wallet_uuid", "required")
 	}

@@ -439,3 +439,23 @@ func TestStatusesAndCodesAreDocumented(t *testing.T) {
 		assert.Contains(t, codes, c)
 	}
 }
+
+// The query parameters the fake takes are the reference's (the list's
+// fake_only ones included), and another one is refused naming it.
+func TestQueryNamesAreTheReferences(t *testing.T) {
+	ref := loadReference(t)
+	for name, params := range a55fake.QueryParams() {
+		var want []string
+		for _, q := range ref.endpoint(t, name).Query {
+			want = append(want, q.Name)
+		}
+		assert.ElementsMatch(t, want, params, name)
+	}
+	h := newHarness(t, a55fake.Config{})
+	r := h.do(t, http.MethodGet, listPath+"?wallet_uuid="+h.acct.WalletUUID+"&status=confirmed", "", nil)
+	assert.Equal(t, http.StatusUnprocessableEntity, r.status, "status is a filter= value, not a parameter")
+	assert.Equal(t, []string{"status"}, r.details(t))
+	r = h.do(t, http.MethodGet, chargePath+"?charge_uuid=x&wallet_uuid="+h.acct.WalletUUID+"&merchant_id=m", "", nil)
+	assert.Equal(t, http.StatusUnprocessableEntity, r.status)
+	assert.Equal(t, []string{"merchant_id"}, r.details(t))
+}
