@@ -563,6 +563,18 @@ func hookReceiver(t *testing.T) (url string, got <-chan map[string]any) {
 	return srv.URL + "/hooks/a55", ch
 }
 
+// recvHook waits for the receiver's next webhook.
+func recvHook(t *testing.T, got <-chan map[string]any) map[string]any {
+	t.Helper()
+	select {
+	case body := <-got:
+		return body
+	case <-time.After(30 * time.Second): // only guards a bug
+		t.Fatal("no webhook came")
+		return nil
+	}
+}
+
 // rawCharge creates an A55 charge in the reference's body over HTTP, as a
 // merchant in any language would, under key; it returns the answer.
 func (f *consoleFake) rawCharge(t *testing.T, key string, extra map[string]any) map[string]any {
@@ -601,7 +613,7 @@ func testConsoleLifecycle(t *testing.T, b *browser) {
 	f := newConsoleFake(t)
 	hook, got := hookReceiver(t)
 	ch := f.rawCharge(t, "console-pix-order-0001", map[string]any{"type_charge": "pix", "webhook_url": hook})
-	assert.Equal(t, "issued", (<-got)["status"])
+	assert.Equal(t, "issued", recvHook(t, got)["status"])
 	row := f.engine.Operations(fakeserver.OpFilter{Key: "console-pix-order-0001"}).Operations
 	require.Len(t, row, 1)
 
@@ -624,13 +636,9 @@ func testConsoleLifecycle(t *testing.T, b *browser) {
 		chromedp.Click(chromedp.CSS(`#d-webhooks button[data-event="pix.paid"]`)),
 		waitJS(`document.querySelector('#d-webhooks .charge-status') !== null && document.querySelector('#d-webhooks .charge-status').textContent === 'paid'`),
 	)
-	select {
-	case body := <-got:
-		assert.Equal(t, "paid", body["status"])
-		assert.Equal(t, ch["charge_uuid"], body["charge_uuid"])
-	case <-time.After(30 * time.Second): // only guards a bug
-		t.Fatal("no webhook after the click")
-	}
+	body := recvHook(t, got)
+	assert.Equal(t, "paid", body["status"])
+	assert.Equal(t, ch["charge_uuid"], body["charge_uuid"])
 	assert.Empty(t, dlg.all(), "one click, no dialog")
 	events := mustEval[[]string](t, ctx, `Array.from(document.querySelectorAll('#d-webhooks button.event')).map(b => b.dataset.event)`)
 	assert.Equal(t, []string{"refund"}, events, "a paid PIX takes a refund, no chargeback")
@@ -648,7 +656,7 @@ func testThreeDSChallengePage(t *testing.T, b *browser) {
 		"card_cvv": "123", "threeds_authentication": true, "device_info": map[string]any{"ip_address": "192.0.2.1"},
 		"redirect_url": "https://shop.example/return"})
 	require.Equal(t, "pending", ch["status"])
-	assert.Equal(t, "pending", (<-got)["status"])
+	assert.Equal(t, "pending", recvHook(t, got)["status"])
 
 	ctx, dlg := b.tab(t)
 	browse(t, ctx,
@@ -661,12 +669,7 @@ func testThreeDSChallengePage(t *testing.T, b *browser) {
 		waitJS(`document.getElementById('status').textContent === 'confirmed'`),
 		waitJS(`document.getElementById('back').hidden === false`),
 	)
-	select {
-	case body := <-got:
-		assert.Equal(t, "confirmed", body["status"])
-	case <-time.After(30 * time.Second): // only guards a bug
-		t.Fatal("no webhook after the click")
-	}
+	assert.Equal(t, "confirmed", recvHook(t, got)["status"])
 	assert.Equal(t, "https://shop.example/return", mustEval[string](t, ctx, `document.querySelector('#back a').href`))
 	assert.Empty(t, dlg.all())
 	b.screenshot(t, ctx, "3ds-confirmed")

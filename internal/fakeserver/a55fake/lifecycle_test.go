@@ -275,7 +275,11 @@ func TestClockExpiryInTheBackground(t *testing.T) {
 	h := newHarness(t, a55fake.Config{})
 	rc := newReceiver(t)
 	h.create(t, chargePath, h.body("pix", map[string]any{"due_date": start.Format(time.DateOnly), "webhook_url": rc.url}))
-	<-rc.got // the creation's own, delivered by the background goroutine
+	select {
+	case <-rc.got: // the creation's own, delivered by the background goroutine
+	case <-time.After(30 * time.Second): // only guards a bug
+		t.Fatal("the creation's webhook never came")
+	}
 	h.e.Clock().Advance(13 * time.Hour)
 	select {
 	case got := <-rc.got:
