@@ -23,6 +23,9 @@ const AdminPrefix = fakeserver.AdminPrefix + "a55"
 //	GET  /_fakepay/a55/charges/{charge_uuid}         {"charge":{..},"status":"..","events":[..]}
 //	POST /_fakepay/a55/charges/{charge_uuid}/events  {"event":"pix.paid","amount":"..","reason":".."}
 //	                                                 -> {"charge":{..},"status":"..","events":[..],"delivery":{..}|null}
+//	GET  /_fakepay/a55/answers                       {"rules":[{..answer rule.., "seen":n, "fired":n}]}
+//	POST /_fakepay/a55/answers                       add an AnswerRule -> 201 {"rules":[...]}
+//	DELETE /_fakepay/a55/answers[?index=N]           remove them all, or the Nth -> {"rules":[...]}
 //	GET  /_fakepay/a55/webhooks[?charge_uuid=..]     {"deliveries":[...]}
 //	POST /_fakepay/a55/webhooks/resend               {"charge_uuid":".."} -> {"delivery":{...}}
 //	POST /_fakepay/a55/webhooks/deliver              make the due attempts now -> {"attempted":n}
@@ -102,6 +105,8 @@ func (f *Fake) serveAdmin(r *http.Request, rest string) fakeserver.Response {
 		return stateAnswer(http.StatusOK, st, false)
 	}
 	switch rest {
+	case "answers":
+		return f.serveAnswers(r)
 	case "accounts":
 		if bad := method(http.MethodGet); bad != nil {
 			return *bad

@@ -107,9 +107,7 @@ func (f *Fake) view(c *charge) chargeView {
 		CreatedAt: c.CreatedAt.Format(time.RFC3339Nano), UpdatedAt: c.UpdatedAt.Format(time.RFC3339Nano),
 		IdempotencyKey: f.keyEcho(c),
 	}
-	if c.threeDS {
-		v.URL3DS = c.origin + threeDSPage + c.UUID
-	}
+	v.URL3DS = f.challengeURL(c)
 	if px := c.pix; px != nil {
 		v.PaymentURL = c.origin + payerPagePath + c.UUID
 		exp := c.ExpiresAt.Format(time.RFC3339)

@@ -13,18 +13,21 @@ import (
 // declined and expired of the quickstart and PIX pages).
 const (
 	StatusIssued                  = "issued"
-	StatusPending                 = "pending" // awaiting the 3DS challenge, or a boleto registered at the bank
+	StatusPending                 = "pending" // awaiting the 3DS challenge or the acquirer's answer, or a boleto registered at the bank
 	StatusConfirmed               = "confirmed"
+	StatusPreCaptured             = "pre_captured" // captured, the acquirer's confirmation awaited
 	StatusPaid                    = "paid"
 	StatusCanceled                = "canceled"
 	StatusError                   = "error"
 	StatusDeclined                = "declined"
 	StatusExpired                 = "expired"
 	StatusRefunded                = "refunded"
+	StatusRefundError             = "refund_error" // a refund failed: nothing went back
 	StatusChargebackRequested     = "chargeback_requested"
 	StatusPreChargebackResolution = "pre_chargeback_resolution"
 	StatusChargebackReversed      = "chargeback_reversed"
 	StatusChargebackRefunded      = "chargeback_refunded"
+	StatusChargeback              = "chargeback" // a dispute lost (status-lifecycle: terminal)
 )
 
 // Timing of the fake's asynchronous life, on its clock.
@@ -71,6 +74,9 @@ type charge struct {
 	WebhookURL, RedirectURL      string
 	origin                       string // the fake's own URL as the creating request reached it, for url_3ds and pages
 	threeDS                      bool   // sent to a 3DS challenge
+	required3DS                  bool   // answered 3DS_REQUIRED: in status error, its challenge waits (with threeDS)
+	acquirerThen                 Event  // pending at the acquirer after a TIMEOUT: the event its ExpiresAt brings
+	beforeRefundError            string // the status a failed refund left behind, back after a refund succeeds
 	outcome                      cardOutcome
 	pix                          *pixPayload
 	pixDedicated                 bool // created on /charge/pix/: answers with that page's spelling
@@ -457,13 +463,18 @@ func guideSpec(c *checks, obj object, now time.Time) *spec {
 }
 
 // commitCharge creates the charge of a valid request under the fake's
-// lock and answers it.
+// lock and answers it, or gives the answer a rule injects (answers.go).
 func (f *Fake) commitCharge(r *fakeserver.Request, s *spec, now time.Time) fakeserver.Response {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	w, resp := f.walletForCreateLocked(r.Credential, s)
 	if resp != nil {
 		return *resp
+	}
+	ans := f.answerFor(r, site{move: moveCreate, card: s.card != nil,
+		credit3D: s.card != nil && !s.threeDS && s.typeCharge == typeCredit})
+	if ans != nil && (ans.Code == AnswerTimeout && !ans.Executed || ans.Code == Answer3DSUnavailable || ans.Code == AnswerProcessingError) {
+		return f.transientAnswer(r, ans, "")
 	}
 	c := &charge{
 		UUID: f.e.NewUUID(), WalletUUID: w.UUID, MerchantID: w.MerchantUUID, TypeCharge: s.typeCharge, Currency: s.currency,
@@ -491,31 +502,77 @@ func (f *Fake) commitCharge(r *fakeserver.Request, s *spec, now time.Time) fakes
 	default:
 		c.CardBrand = cardBrand(s.card.number)
 		c.outcome = testCardOutcome(s.card.number, r.Key, c.UUID)
-		if s.threeDS {
+		switch o := c.outcome; {
+		case s.threeDS:
 			c.Status, c.threeDS = StatusPending, true
 			c.ExpiresAt = now.Add(ThreeDSTimeout)
-			break
-		}
-		if o := c.outcome; o.code != "" {
+		case ans != nil && ans.Code == Answer3DSRequired:
+			// In status error with the code; its challenge waits as a
+			// 3DS charge's does, unless the rule gives none.
+			c.Status, c.required3DS = StatusError, true
+			c.Message = []ChargeMessage{{Code: Answer3DSRequired, Source: "3ds", Description: "3DS authentication is required"}}
+			if !ans.NoChallenge {
+				c.threeDS = true
+				c.ExpiresAt = now.Add(ThreeDSTimeout)
+			}
+		case ans != nil && ans.Code == AnswerTimeout:
+			// Sent to the acquirer, whose answer comes later (After,
+			// Hold) or at once.
+			c.Status, c.acquirerThen = StatusPending, thenEvent(ans.Then)
+			if ans.After > 0 {
+				c.ExpiresAt = now.Add(ans.After)
+			} else if !ans.Hold {
+				_, _ = f.applyLocked(c, c.acquirerThen, TriggerOptions{}, now) // a pending charge takes it
+			}
+		case o.code != "":
 			c.Status = o.status
 			c.Message = []ChargeMessage{{Code: o.code, Source: "acquirer", Description: o.desc}}
 			f.addChargeLocked(c)
 			f.hooks.enqueue(c, event{})
 			return f.chargeError(http.StatusBadRequest, c, o.code, "acquirer", o.desc)
-		}
-		c.Status = StatusConfirmed
-		if s.capture {
-			c.Captured = c.Amount
-		} else {
-			c.authorised = true
+		default:
+			confirmLocked(c)
 		}
 	}
 	f.addChargeLocked(c)
 	f.timeLocked(c)
 	f.hooks.enqueue(c, event{})
-	f.e.Record(fakeserver.Operation{Provider: Provider, Kind: "charge.create", IdempotencyKey: r.Key, ID: c.UUID,
-		Credential: r.Credential, Amount: c.Amount.text(c.places())})
-	return f.chargeAnswer(c)
+	op := fakeserver.Operation{Provider: Provider, Kind: "charge.create", IdempotencyKey: r.Key, ID: c.UUID,
+		Credential: r.Credential, Amount: c.Amount.text(c.places()), Status: c.Status}
+	if ans != nil {
+		op.Code = ans.Code
+	}
+	f.e.Record(op)
+	if ans == nil {
+		return f.chargeAnswer(c)
+	}
+	id := c.UUID
+	if ans.OmitChargeUUID {
+		id = ""
+	}
+	if ans.Code == Answer3DSRequired {
+		return f.codeAnswer(ans, id, f.challengeURL(c), "3ds", "")
+	}
+	return f.codeAnswer(ans, id, "", "acquirer", "")
+}
+
+// challengeURL is c's url_3ds, "" when no challenge is offered.
+func (f *Fake) challengeURL(c *charge) string {
+	if !c.threeDS {
+		return ""
+	}
+	return c.origin + threeDSPage + c.UUID
+}
+
+// thenEvent is the acquirer's late answer an AnswerRule's Then names.
+func thenEvent(then string) Event {
+	switch then {
+	case StatusDeclined:
+		return EventAcquirerDeclined
+	case StatusError:
+		return EventAcquirerFailed
+	}
+	return EventAcquirerConfirmed
 }
 
 // dueOr is due, or def when no due date was given.

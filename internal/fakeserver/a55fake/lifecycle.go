@@ -25,21 +25,30 @@ const (
 	EventBoletoRegistered        Event = "boleto.registered"         // issued boleto → pending (registered at the bank)
 	EventBoletoPaid              Event = "boleto.paid"               // issued or pending boleto → paid
 	EventBoletoExpired           Event = "boleto.expired"            // issued or pending boleto → canceled
-	Event3DSCompleted            Event = "3ds.completed"             // pending challenge → the card's outcome: confirmed, or error/declined
-	Event3DSFailed               Event = "3ds.failed"                // pending challenge → error, 3DS_FAILED
-	Event3DSAbandoned            Event = "3ds.abandoned"             // pending challenge → canceled
+	Event3DSCompleted            Event = "3ds.completed"             // waiting challenge → the card's outcome: confirmed, or error/declined
+	Event3DSFailed               Event = "3ds.failed"                // waiting challenge → error, 3DS_FAILED
+	Event3DSAbandoned            Event = "3ds.abandoned"             // waiting challenge → canceled
 	EventRefund                  Event = "refund"                    // captured → refunded (all of it) or amount_remaining lowered (part)
+	EventRefundFailed            Event = "refund.failed"             // captured → refund_error, amount_remaining unchanged
 	EventChargebackRequested     Event = "chargeback.requested"      // captured card charge → chargeback_requested
 	EventChargebackPreResolution Event = "chargeback.pre_resolution" // chargeback_requested → pre_chargeback_resolution
 	EventChargebackReversed      Event = "chargeback.reversed"       // disputed → chargeback_reversed (the merchant keeps the money)
 	EventChargebackRefunded      Event = "chargeback.refunded"       // disputed → chargeback_refunded (the payer gets it back)
+	EventChargebackLost          Event = "chargeback.lost"           // disputed or captured card charge → chargeback (the dispute lost)
+	EventCaptureSubmitted        Event = "capture.submitted"         // authorised card charge → pre_captured (A55 captured it itself)
+	EventCaptureConfirmed        Event = "capture.confirmed"         // pre_captured → paid (the acquirer confirmed the capture)
+	EventAcquirerConfirmed       Event = "acquirer.confirmed"        // pending at the acquirer after a TIMEOUT → confirmed
+	EventAcquirerDeclined        Event = "acquirer.declined"         // pending at the acquirer after a TIMEOUT → declined, CARD_DECLINED
+	EventAcquirerFailed          Event = "acquirer.failed"           // pending at the acquirer after a TIMEOUT → error, TIMEOUT
 )
 
 // Events returns every event, in the order the console lists them.
 func Events() []Event {
 	return []Event{EventPixPaid, EventPixExpired, EventBoletoRegistered, EventBoletoPaid, EventBoletoExpired,
-		Event3DSCompleted, Event3DSFailed, Event3DSAbandoned, EventRefund,
-		EventChargebackRequested, EventChargebackPreResolution, EventChargebackReversed, EventChargebackRefunded}
+		Event3DSCompleted, Event3DSFailed, Event3DSAbandoned,
+		EventAcquirerConfirmed, EventAcquirerDeclined, EventAcquirerFailed, EventCaptureSubmitted, EventCaptureConfirmed,
+		EventRefund, EventRefundFailed,
+		EventChargebackRequested, EventChargebackPreResolution, EventChargebackReversed, EventChargebackRefunded, EventChargebackLost}
 }
 
 // Errors of Trigger.
@@ -72,13 +81,30 @@ func (e *TransitionError) Unwrap() error { return ErrEventNotAllowed }
 
 // TriggerOptions are an event's optional values.
 type TriggerOptions struct {
-	Amount string // refund: a decimal amount (default: all that remains)
-	Reason string // chargeback.requested: the reason (default "fraud")
+	Amount string // refund, refund.failed: a decimal amount (default: all that remains)
+	Reason string // chargeback.requested, chargeback.lost: the reason (default "fraud", or the open dispute's)
 }
 
 // disputed reports whether a charge is in an open chargeback.
 func disputed(c *charge) bool {
 	return c.Status == StatusChargebackRequested || c.Status == StatusPreChargebackResolution
+}
+
+// challengeWaits reports whether c's 3DS challenge waits for the payer:
+// a charge sent to one (pending), or one answered 3DS_REQUIRED (error)
+// whose url_3ds leads to it.
+func challengeWaits(c *charge) bool {
+	return c.threeDS && (c.Status == StatusPending && c.acquirerThen == "" || c.Status == StatusError && c.required3DS)
+}
+
+// awaitingAcquirer reports whether c waits for the acquirer's answer, a
+// TIMEOUT having been answered for it.
+func awaitingAcquirer(c *charge) bool { return c.acquirerThen != "" && c.Status == StatusPending }
+
+// settled reports whether c holds captured money that can still go back:
+// what a refund (and, for a card, a chargeback) takes.
+func settled(c *charge) bool {
+	return (c.Status == StatusConfirmed || c.Status == StatusPaid || c.Status == StatusRefundError) && !c.remaining().isZero()
 }
 
 // allowed returns the events c takes now.
@@ -91,18 +117,24 @@ func allowed(c *charge) []Event {
 		out = append(out, EventBoletoRegistered, EventBoletoPaid, EventBoletoExpired)
 	case c.TypeCharge == typeBoleto && c.Status == StatusPending:
 		out = append(out, EventBoletoPaid, EventBoletoExpired)
-	case c.threeDS && c.Status == StatusPending:
+	case challengeWaits(c):
 		out = append(out, Event3DSCompleted, Event3DSFailed, Event3DSAbandoned)
+	case awaitingAcquirer(c):
+		out = append(out, EventAcquirerConfirmed, EventAcquirerDeclined, EventAcquirerFailed)
+	case c.Status == StatusConfirmed && c.authorised:
+		out = append(out, EventCaptureSubmitted)
+	case c.Status == StatusPreCaptured:
+		out = append(out, EventCaptureConfirmed)
 	case disputed(c):
 		if c.Status == StatusChargebackRequested {
 			out = append(out, EventChargebackPreResolution)
 		}
-		out = append(out, EventChargebackReversed, EventChargebackRefunded)
+		out = append(out, EventChargebackReversed, EventChargebackRefunded, EventChargebackLost)
 	}
-	if (c.Status == StatusConfirmed || c.Status == StatusPaid) && !c.remaining().isZero() {
-		out = append(out, EventRefund)
+	if settled(c) {
+		out = append(out, EventRefund, EventRefundFailed)
 		if c.isCard() {
-			out = append(out, EventChargebackRequested)
+			out = append(out, EventChargebackRequested, EventChargebackLost)
 		}
 	}
 	return out
@@ -110,7 +142,7 @@ func allowed(c *charge) []Event {
 
 // event is what a webhook reports besides the charge's status.
 type event struct {
-	refund *decimal // the amount a refund just returned
+	refund *decimal // the amount a refund just returned, or failed to return (refund_error)
 }
 
 // applyLocked makes ev happen to c at now and returns the webhook's
@@ -138,24 +170,38 @@ func (f *Fake) applyLocked(c *charge, ev Event, opt TriggerOptions, now time.Tim
 		c.Status = StatusExpired
 	case EventBoletoRegistered:
 		c.Status = StatusPending
-	case EventBoletoExpired, Event3DSAbandoned:
+	case EventBoletoExpired:
 		c.Status = StatusCanceled
+	case Event3DSAbandoned:
+		c.Status, c.required3DS = StatusCanceled, false
 	case Event3DSCompleted:
+		c.required3DS = false
 		if o := c.outcome; o.code != "" {
 			c.Status = o.status
 			c.Message = []ChargeMessage{{Code: o.code, Source: "acquirer", Description: o.desc}}
 			break
 		}
-		c.Status = StatusConfirmed
-		if c.capture {
-			c.Captured = c.Amount
-		} else {
-			c.authorised = true
-		}
+		c.Message = []ChargeMessage{}
+		confirmLocked(c)
 	case Event3DSFailed:
-		c.Status = StatusError
+		c.Status, c.required3DS = StatusError, false
 		c.Message = []ChargeMessage{{Code: "3DS_FAILED", Source: "3ds", Description: "the cardholder failed the 3DS challenge"}}
-	case EventRefund:
+	case EventAcquirerConfirmed:
+		c.acquirerThen = ""
+		c.Message = []ChargeMessage{}
+		confirmLocked(c)
+	case EventAcquirerDeclined:
+		c.Status, c.acquirerThen = StatusDeclined, ""
+		c.Message = []ChargeMessage{{Code: "CARD_DECLINED", Source: "acquirer", Description: "the issuer declined the card"}}
+	case EventAcquirerFailed:
+		c.Status, c.acquirerThen = StatusError, ""
+		c.Message = []ChargeMessage{{Code: AnswerTimeout, Source: "acquirer", Description: "the acquirer did not respond in time"}}
+	case EventCaptureSubmitted:
+		c.Captured, c.authorised, c.Status = c.Amount, false, StatusPreCaptured
+		c.ExpiresAt = time.Time{} // waits for capture.confirmed
+	case EventCaptureConfirmed:
+		c.Status = StatusPaid
+	case EventRefund, EventRefundFailed:
 		var amount *decimal
 		if opt.Amount != "" {
 			d, err := parsePositive(opt.Amount, c.places())
@@ -164,7 +210,11 @@ func (f *Fake) applyLocked(c *charge, ev Event, opt TriggerOptions, now time.Tim
 			}
 			amount = &d
 		}
-		moved, err := refundLocked(c, amount)
+		refund := refundLocked
+		if ev == EventRefundFailed {
+			refund = failRefundLocked
+		}
+		moved, err := refund(c, amount)
 		if err != nil {
 			return event{}, &TransitionError{Event: ev, Status: c.Status, Allowed: allowed(c), Reason: err.desc}
 		}
@@ -175,6 +225,14 @@ func (f *Fake) applyLocked(c *charge, ev Event, opt TriggerOptions, now time.Tim
 			c.ChargebackReason = "fraud"
 		}
 		c.Status = StatusChargebackRequested
+	case EventChargebackLost:
+		switch {
+		case opt.Reason != "":
+			c.ChargebackReason = opt.Reason
+		case !disputed(c):
+			c.ChargebackReason = "fraud"
+		}
+		c.Status, c.Refunded = StatusChargeback, c.Captured
 	case EventChargebackPreResolution:
 		c.Status = StatusPreChargebackResolution
 	case EventChargebackReversed:
@@ -201,13 +259,19 @@ func whyNot(c *charge, ev Event) string {
 		return "only an issued (or registered) boleto is registered, paid or expires"
 	case Event3DSCompleted, Event3DSFailed, Event3DSAbandoned:
 		return "no 3DS challenge is waiting"
-	case EventChargebackRequested:
+	case EventAcquirerConfirmed, EventAcquirerDeclined, EventAcquirerFailed:
+		return "no charge answered TIMEOUT waits for the acquirer"
+	case EventCaptureSubmitted:
+		return "only an authorised card charge (capture false, nothing captured) is captured"
+	case EventCaptureConfirmed:
+		return "only a pre_captured charge has a capture to confirm"
+	case EventChargebackRequested, EventChargebackLost:
 		if !c.isCard() {
 			return "only card charges have chargebacks (PIX and boleto have none)"
 		}
-		return "only a captured charge with an amount remaining is disputed"
-	case EventRefund:
-		return "only a captured charge (confirmed or paid) with an amount remaining is refunded"
+		return "only a captured charge with an amount remaining (or an open chargeback) is disputed"
+	case EventRefund, EventRefundFailed:
+		return "only a captured charge (confirmed, paid or refund_error) with an amount remaining is refunded"
 	}
 	return "no chargeback is open"
 }
@@ -333,8 +397,12 @@ func expiry(c *charge) Event {
 		return EventPixExpired
 	case c.TypeCharge == typeBoleto && (c.Status == StatusIssued || c.Status == StatusPending):
 		return EventBoletoExpired
-	case c.threeDS && c.Status == StatusPending:
+	case challengeWaits(c):
 		return Event3DSAbandoned
+	case awaitingAcquirer(c):
+		return c.acquirerThen
+	case c.Status == StatusPreCaptured:
+		return EventCaptureConfirmed
 	}
 	return ""
 }

@@ -102,6 +102,7 @@ func TestEachTransitionFiresOneSignedWebhook(t *testing.T) {
 		return h.body(typ, with(extra, map[string]any{"webhook_url": rc.url}))
 	}
 	captured := hooked("credit_card", card("4024007153763191"))
+	authorised := hooked("credit_card", with(card("4024007153763191"), map[string]any{"capture": false}))
 	for _, tc := range []struct {
 		name   string
 		body   map[string]any
@@ -135,6 +136,16 @@ func TestEachTransitionFiresOneSignedWebhook(t *testing.T) {
 			nil, "chargeback_reversed", map[string]any{"chargeback_reason": "fraud"}},
 		{"chargeback refunded", captured, []a55fake.Event{a55fake.EventChargebackRequested, a55fake.EventChargebackPreResolution},
 			a55fake.EventChargebackRefunded, nil, "chargeback_refunded", map[string]any{"chargeback_reason": "fraud"}},
+		{"chargeback lost", captured, nil, a55fake.EventChargebackLost, map[string]any{"reason": "product_not_received"}, "chargeback",
+			map[string]any{"chargeback_reason": "product_not_received"}},
+		{"chargeback lost, disputed", captured, []a55fake.Event{a55fake.EventChargebackRequested, a55fake.EventChargebackPreResolution},
+			a55fake.EventChargebackLost, nil, "chargeback", map[string]any{"chargeback_reason": "fraud"}},
+		{"refund failed", captured, nil, a55fake.EventRefundFailed, map[string]any{"amount": "50.00"}, "refund_error",
+			map[string]any{"refund_amount": "50.00"}},
+		{"refund after a failed one", captured, []a55fake.Event{a55fake.EventRefundFailed}, a55fake.EventRefund, nil, "refunded",
+			map[string]any{"refund_amount": "150.00"}},
+		{"capture submitted", authorised, nil, a55fake.EventCaptureSubmitted, nil, "pre_captured", nil},
+		{"capture confirmed", authorised, []a55fake.Event{a55fake.EventCaptureSubmitted}, a55fake.EventCaptureConfirmed, nil, "paid", nil},
 	} {
 		created := h.create(t, chargePath, tc.body)
 		id := created["charge_uuid"].(string)
@@ -185,6 +196,8 @@ func TestTriggerRefusals(t *testing.T) {
 	}{
 		{cardID, a55fake.EventPixPaid}, {pix, a55fake.EventBoletoPaid}, {pix, a55fake.Event3DSCompleted},
 		{pix, a55fake.EventRefund}, {cardID, a55fake.EventChargebackReversed},
+		{pix, a55fake.EventRefundFailed}, {pix, a55fake.EventChargebackLost}, {cardID, a55fake.EventCaptureSubmitted},
+		{cardID, a55fake.EventCaptureConfirmed}, {cardID, a55fake.EventAcquirerConfirmed}, {cardID, a55fake.EventAcquirerFailed},
 	} {
 		_, err := h.f.Trigger(tc.id, tc.event, a55fake.TriggerOptions{})
 		var te *a55fake.TransitionError
@@ -213,8 +226,16 @@ func TestTriggerRefusals(t *testing.T) {
 	require.Equal(t, http.StatusOK, r.status)
 	st := r.obj(t)
 	assert.Equal(t, "confirmed", st["status"])
-	assert.Equal(t, []any{"refund", "chargeback.requested"}, st["events"])
+	assert.Equal(t, []any{"refund", "refund.failed", "chargeback.requested", "chargeback.lost"}, st["events"])
 	assert.Equal(t, cardID, st["charge"].(map[string]any)["charge_uuid"])
+
+	// A lost chargeback is the end: nothing remains, nothing more happens.
+	_, err = h.f.Trigger(cardID, a55fake.EventChargebackLost, a55fake.TriggerOptions{})
+	require.NoError(t, err)
+	got := h.admin(t, http.MethodGet, "/_fakepay/a55/charges/"+cardID, nil).obj(t)
+	assert.Equal(t, "chargeback", got["status"])
+	assert.Empty(t, got["events"])
+	assert.Equal(t, json.Number("0.00"), got["charge"].(map[string]any)["amount_remaining"])
 }
 
 // The fake clock ends what waits: a PIX expires at its due date's end

@@ -19,10 +19,10 @@ const (
 
 // knownStatuses are the statuses filter=status: takes.
 var knownStatuses = map[string]bool{
-	StatusIssued: true, StatusPending: true, StatusConfirmed: true, "pre_captured": true, StatusPaid: true,
+	StatusIssued: true, StatusPending: true, StatusConfirmed: true, StatusPreCaptured: true, StatusPaid: true,
 	StatusCanceled: true, StatusError: true, StatusDeclined: true, StatusExpired: true, StatusRefunded: true,
-	"refund_error": true, StatusChargebackRequested: true, StatusChargebackReversed: true, StatusChargebackRefunded: true,
-	StatusPreChargebackResolution: true, "chargeback": true,
+	StatusRefundError: true, StatusChargebackRequested: true, StatusChargebackReversed: true, StatusChargebackRefunded: true,
+	StatusPreChargebackResolution: true, StatusChargeback: true,
 }
 
 // listTypes are the values filter=type: takes: each type_charge, and the

@@ -2,6 +2,7 @@ package a55fake
 
 import (
 	"net/http"
+	"time"
 
 	"github.com/payonce/payonce/internal/fakeserver"
 )
@@ -44,44 +45,87 @@ func captureLocked(c *charge, amount *decimal) *moveError {
 	return nil
 }
 
-// refundLocked refunds amount (nil: all that remains) of a captured
-// charge; all of it makes the charge refunded, part of it lowers
-// amount_remaining and keeps the status. It returns what was refunded.
-func refundLocked(c *charge, amount *decimal) (decimal, *moveError) {
+// confirmLocked authorises c at the acquirer: confirmed, captured
+// unless the request asked for an authorisation only (capture false).
+func confirmLocked(c *charge) {
+	c.Status = StatusConfirmed
+	if c.capture {
+		c.Captured = c.Amount
+	} else {
+		c.authorised = true
+	}
+}
+
+// refundTake checks a refund of amount (nil: all that remains) of c and
+// returns what it would take.
+func refundTake(c *charge, amount *decimal) (decimal, *moveError) {
 	rem := c.remaining()
 	switch {
 	case c.Status == StatusCanceled:
 		return decimal{}, conflict("REFUND_NOT_ALLOWED", "the charge was canceled")
-	case c.Status != StatusConfirmed && c.Status != StatusPaid || rem.isZero():
-		return decimal{}, conflict("REFUND_NOT_ALLOWED", "only a captured charge (confirmed or paid) with an amount remaining can be refunded")
+	case !settled(c):
+		return decimal{}, conflict("REFUND_NOT_ALLOWED", "only a captured charge (confirmed, paid or refund_error) with an amount remaining can be refunded")
 	}
-	take := rem
 	if amount != nil {
 		if rem.less(*amount) {
 			return decimal{}, conflict("REFUND_NOT_ALLOWED", "the amount is above amount_remaining "+rem.text(c.places()))
 		}
-		take = *amount
+		return *amount, nil
+	}
+	return rem, nil
+}
+
+// refundLocked refunds amount (nil: all that remains) of a captured
+// charge; all of it makes the charge refunded, part of it lowers
+// amount_remaining and keeps the status (after a failed refund, the
+// status before it). It returns what was refunded.
+func refundLocked(c *charge, amount *decimal) (decimal, *moveError) {
+	take, err := refundTake(c, amount)
+	if err != nil {
+		return decimal{}, err
 	}
 	c.Refunded = c.Refunded.add(take)
-	if c.remaining().isZero() {
+	switch {
+	case c.remaining().isZero():
 		c.Status = StatusRefunded
+	case c.Status == StatusRefundError:
+		c.Status = c.beforeRefundError
 	}
 	return take, nil
 }
 
+// failRefundLocked makes a refund of amount (nil: all that remains) of a
+// captured charge fail: refund_error, amount_remaining unchanged. It
+// returns the amount that did not go back.
+func failRefundLocked(c *charge, amount *decimal) (decimal, *moveError) {
+	take, err := refundTake(c, amount)
+	if err != nil {
+		return decimal{}, err
+	}
+	if c.Status != StatusRefundError {
+		c.beforeRefundError = c.Status
+	}
+	c.Status = StatusRefundError
+	return take, nil
+}
+
 // cancelLocked cancels a charge not yet captured or settled: issued,
-// pending, or authorised and not captured.
+// pending (a 3DS challenge, a boleto registered, an acquirer's answer
+// awaited), one whose 3DS challenge waits, or authorised and not
+// captured.
 func cancelLocked(c *charge) *moveError {
 	switch {
 	case c.Status == StatusCanceled:
 		return conflict(codeCancelNotAllowed, "the charge was already canceled")
+	case c.Status == StatusPreCaptured:
+		return conflict(codeCancelNotAllowed, "the charge's capture is on its way to the acquirer; refund it once paid")
 	case !c.Captured.isZero():
 		return conflict(codeCancelNotAllowed, "the charge has already been settled and cannot be canceled; use refund instead")
-	case c.Status == StatusIssued, c.Status == StatusPending, c.Status == StatusConfirmed && c.authorised:
+	case c.Status == StatusIssued, c.Status == StatusPending, challengeWaits(c), c.Status == StatusConfirmed && c.authorised:
 	default:
 		return &moveError{status: http.StatusBadRequest, code: codeCancelNotAllowed, desc: "a " + c.Status + " charge cannot be canceled"}
 	}
-	c.Status, c.authorised = StatusCanceled, false
+	c.Status, c.authorised, c.required3DS, c.acquirerThen = StatusCanceled, false, false, ""
 	return nil
 }
 
@@ -163,7 +207,9 @@ func (f *Fake) guideMoveHandler(m move) func(*fakeserver.Request) fakeserver.Res
 	}
 }
 
-// doMove runs a capture, refund or cancel on the client's charge.
+// doMove runs a capture, refund or cancel on the client's charge, or
+// gives the answer a rule injects (answers.go) once the move is one the
+// charge takes.
 func (f *Fake) doMove(r *fakeserver.Request, m move, in moveRequest) fakeserver.Response {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -180,30 +226,68 @@ func (f *Fake) doMove(r *fakeserver.Request, m move, in moveRequest) fakeserver.
 		}
 		amount = &d
 	}
-	before := c.Status
-	var err *moveError
-	var moved decimal
-	ev := event{}
-	switch m {
-	case moveCapture:
-		err = captureLocked(c, amount)
-		moved = c.Captured
-	case moveRefund:
-		moved, err = refundLocked(c, amount)
-		ev = event{refund: &moved}
-	case moveCancel:
-		err = cancelLocked(c)
-		moved = c.Amount
-	}
-	if err != nil {
+	trial := *c
+	if _, err := moveLocked(&trial, m, amount, nil); err != nil {
 		return f.chargeError(err.status, c, err.code, "charge", err.desc)
 	}
-	c.UpdatedAt = f.e.Clock().Now().UTC()
+	ans := f.answerFor(r, site{move: m})
+	if ans != nil && (ans.Code == AnswerTimeout && !ans.Executed || ans.Code == AnswerProcessingError) {
+		return f.transientAnswer(r, ans, c.UUID)
+	}
+	before := c.Status
+	moved, _ := moveLocked(c, m, amount, ans) // as the trial did
+	ev := event{}
+	if m == moveRefund {
+		ev.refund = &moved
+	}
+	now := f.e.Clock().Now().UTC()
+	c.UpdatedAt = now
 	c.messageObject = m == moveCancel
+	if c.Status == StatusPreCaptured {
+		c.ExpiresAt = time.Time{} // waits for capture.confirmed, or until After
+		if ans.After > 0 {
+			c.ExpiresAt = now.Add(ans.After)
+			f.timeLocked(c)
+		}
+	}
 	if c.Status != before || m == moveRefund {
 		f.hooks.enqueue(c, ev)
 	}
-	f.e.Record(fakeserver.Operation{Provider: Provider, Kind: m.kind(), IdempotencyKey: r.Key, ID: c.UUID,
-		Credential: r.Credential, Amount: moved.text(c.places())})
+	op := fakeserver.Operation{Provider: Provider, Kind: m.kind(), IdempotencyKey: r.Key, ID: c.UUID,
+		Credential: r.Credential, Amount: moved.text(c.places()), Status: c.Status}
+	if ans != nil && ans.Code != "" {
+		op.Code = ans.Code
+	}
+	f.e.Record(op)
+	if ans != nil && ans.Code == AnswerTimeout {
+		id := c.UUID
+		if ans.OmitChargeUUID {
+			id = ""
+		}
+		return f.codeAnswer(ans, id, "", "acquirer", "")
+	}
 	return f.chargeAnswer(c)
+}
+
+// moveLocked makes move m of amount on c and returns the amount it
+// moved (a refund that failed: the amount that did not go back): a
+// capture answered pre_captured when ans says so, a refund that fails
+// when ans says refund_error.
+func moveLocked(c *charge, m move, amount *decimal, ans *AnswerRule) (decimal, *moveError) {
+	switch m {
+	case moveCapture:
+		if err := captureLocked(c, amount); err != nil {
+			return decimal{}, err
+		}
+		if ans != nil && ans.Status == StatusPreCaptured {
+			c.Status = StatusPreCaptured
+		}
+		return c.Captured, nil
+	case moveRefund:
+		if ans != nil && ans.Status == StatusRefundError {
+			return failRefundLocked(c, amount)
+		}
+		return refundLocked(c, amount)
+	}
+	return c.Amount, cancelLocked(c)
 }

@@ -44,6 +44,11 @@ type Config struct {
 	// WebhookAllowSelf also delivers to the fake's own listener (default
 	// off); its admin API is never a target, whatever this says.
 	WebhookAllowSelf bool
+
+	// Answers are standing answer rules (answers.go): in force from the
+	// start and again after every Reset, ahead of those AddAnswer adds.
+	// New panics on an invalid one; check them with AnswerRule.Validate.
+	Answers []AnswerRule
 }
 
 // Fake is the A55 fake's state. Safe for concurrent use.
@@ -73,6 +78,7 @@ type Fake struct {
 	chargeOrder []*charge // every charge, oldest first, for the list
 	hooks       *webhooks
 	routes      routes
+	answers     *answerRules // injected answers (answers.go), with their own lock
 
 	// The fake clock's expiries (lifecycle.go).
 	timers   timers
@@ -97,7 +103,8 @@ func New(e *fakeserver.Engine, cfg Config) *Fake {
 	if cfg.RateWindow <= 0 {
 		cfg.RateWindow = time.Minute
 	}
-	f := &Fake{e: e, cfg: cfg, rateLimit: cfg.RateLimit, rateWindow: cfg.RateWindow, stop: make(chan struct{})}
+	f := &Fake{e: e, cfg: cfg, rateLimit: cfg.RateLimit, rateWindow: cfg.RateWindow, stop: make(chan struct{}),
+		answers: newAnswerRules(e.Seed())}
 	f.routes = f.newRoutes()
 	f.rateOn.Store(f.rateLimit > 0)
 	f.hooks = newWebhooks(cfg, e.Clock(), func() string { return e.NewID("whd_") }, e.ListenAddrs)
@@ -125,6 +132,12 @@ func (f *Fake) reset() {
 	f.nextDue.Store(0)
 	f.installAccountsLocked(f.e.Clock().Now().UTC())
 	f.hooks.reset()
+	f.answers.clear()
+	for _, a := range f.cfg.Answers {
+		if err := f.answers.add(a); err != nil {
+			panic("a55fake: Config.Answers: " + err.Error())
+		}
+	}
 }
 
 // close stops the expiry goroutine and the webhook deliveries.

@@ -431,11 +431,14 @@ func TestStatusesAndCodesAreDocumented(t *testing.T) {
 	for _, s := range []string{a55fake.StatusIssued, a55fake.StatusPending, a55fake.StatusConfirmed, a55fake.StatusPaid,
 		a55fake.StatusCanceled, a55fake.StatusError, a55fake.StatusDeclined, a55fake.StatusExpired, a55fake.StatusRefunded,
 		a55fake.StatusChargebackRequested, a55fake.StatusPreChargebackResolution, a55fake.StatusChargebackReversed,
-		a55fake.StatusChargebackRefunded} {
+		a55fake.StatusChargebackRefunded, a55fake.StatusPreCaptured, a55fake.StatusRefundError, a55fake.StatusChargeback} {
 		assert.Contains(t, statuses, s)
 	}
+	assert.Len(t, statuses, 16, "every documented status is one the fake can give")
 	for _, c := range []string{"CARD_DECLINED", "PROCESSING_ERROR", "3DS_FAILED", "AMOUNT_INVALID", "CURRENCY_NOT_SUPPORTED",
-		"INVALID_CARD", "EXPIRED_CARD", "INVALID_CVC", "CANCEL_NOT_ALLOWED", "RATE_LIMIT_EXCEEDED"} {
+		"INVALID_CARD", "EXPIRED_CARD", "INVALID_CVC", "CANCEL_NOT_ALLOWED", "RATE_LIMIT_EXCEEDED",
+		a55fake.AnswerTimeout, a55fake.AnswerDuplicateRequest, a55fake.Answer3DSRequired, a55fake.Answer3DSUnavailable,
+		a55fake.AnswerProcessingError} {
 		assert.Contains(t, codes, c)
 	}
 }
