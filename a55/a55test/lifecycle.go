@@ -29,6 +29,13 @@ const (
 	EventChargebackPreResolution = Event(a55fake.EventChargebackPreResolution) // chargeback_requested → pre_chargeback_resolution
 	EventChargebackReversed      = Event(a55fake.EventChargebackReversed)      // disputed → chargeback_reversed
 	EventChargebackRefunded      = Event(a55fake.EventChargebackRefunded)      // disputed → chargeback_refunded
+	EventChargebackLost          = Event(a55fake.EventChargebackLost)          // disputed or captured card charge → chargeback (the dispute lost)
+	EventRefundFailed            = Event(a55fake.EventRefundFailed)            // captured → refund_error, amount_remaining unchanged
+	EventCaptureSubmitted        = Event(a55fake.EventCaptureSubmitted)        // authorised card charge → pre_captured (A55 captured it itself)
+	EventCaptureConfirmed        = Event(a55fake.EventCaptureConfirmed)        // pre_captured → paid
+	EventAcquirerConfirmed       = Event(a55fake.EventAcquirerConfirmed)       // pending at the acquirer after a TIMEOUT → confirmed
+	EventAcquirerDeclined        = Event(a55fake.EventAcquirerDeclined)        // pending at the acquirer after a TIMEOUT → declined, CARD_DECLINED
+	EventAcquirerFailed          = Event(a55fake.EventAcquirerFailed)          // pending at the acquirer after a TIMEOUT → error, TIMEOUT
 )
 
 // Timing of the fake's asynchronous life, on its clock: what waits ends
@@ -56,9 +63,10 @@ var (
 
 // Trigger makes ev happen to the charge now and fires its webhook (when
 // the charge has a webhook_url; DeliverDueWebhooks waits for it).
-// amount applies to EventRefund (a decimal such as "10.50"; "" refunds
-// all that remains), reason to EventChargebackRequested ("" is
-// "fraud"). It returns the charge's status after the event.
+// amount applies to EventRefund and EventRefundFailed (a decimal such as
+// "10.50"; "" is all that remains), reason to EventChargebackRequested
+// and EventChargebackLost ("" is "fraud", or the open chargeback's). It
+// returns the charge's status after the event.
 func (s *Server) Trigger(chargeUUID string, ev Event, amount, reason string) (status string, err error) {
 	res, err := s.fake.Trigger(chargeUUID, a55fake.Event(ev), a55fake.TriggerOptions{Amount: amount, Reason: reason})
 	return res.Status, err
@@ -149,4 +157,53 @@ func (s *Server) ChargeStatus(chargeUUID string) (status string, events []Event,
 		events = append(events, Event(e))
 	}
 	return res.Status, events, nil
+}
+
+// LoseChargeback ends a chargeback lost by the merchant: chargeback
+// (status-lifecycle's terminal status), nothing left to refund. It takes
+// an open chargeback, or a captured card charge (a dispute opened and
+// lost at once, as the signed webhook page shows it); reason ("" keeps
+// the open chargeback's, else "fraud") goes in the webhook.
+func (s *Server) LoseChargeback(chargeUUID, reason string) error {
+	_, err := s.Trigger(chargeUUID, EventChargebackLost, "", reason)
+	return err
+}
+
+// FailRefund makes a refund of a captured charge fail from A55's side:
+// refund_error, amount_remaining unchanged; its webhook carries the
+// amount (a decimal; "" for all that remains) as refund_amount. A later
+// refund (Refund, or the API's) still takes the charge.
+func (s *Server) FailRefund(chargeUUID, amount string) error {
+	_, err := s.Trigger(chargeUUID, EventRefundFailed, amount, "")
+	return err
+}
+
+// SubmitCapture captures an authorised card charge from A55's side (its
+// automatic capture): pre_captured until ConfirmCapture.
+func (s *Server) SubmitCapture(chargeUUID string) error {
+	return s.trigger(chargeUUID, EventCaptureSubmitted)
+}
+
+// ConfirmCapture confirms a pre_captured charge's capture, as its
+// acquirer does: paid.
+func (s *Server) ConfirmCapture(chargeUUID string) error {
+	return s.trigger(chargeUUID, EventCaptureConfirmed)
+}
+
+// ConfirmAtAcquirer ends a charge left pending by an Answer of TIMEOUT
+// (Hold or After): the acquirer authorised it, confirmed.
+func (s *Server) ConfirmAtAcquirer(chargeUUID string) error {
+	return s.trigger(chargeUUID, EventAcquirerConfirmed)
+}
+
+// DeclineAtAcquirer ends a charge left pending by an Answer of TIMEOUT:
+// declined, CARD_DECLINED.
+func (s *Server) DeclineAtAcquirer(chargeUUID string) error {
+	return s.trigger(chargeUUID, EventAcquirerDeclined)
+}
+
+// FailAtAcquirer ends a charge left pending by an Answer of TIMEOUT: the
+// acquirer never answered, error with code TIMEOUT.
+func (s *Server) FailAtAcquirer(chargeUUID string) error {
+	return s.trigger(chargeUUID, EventAcquirerFailed)
 }
