@@ -189,6 +189,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	t.Run("AdminToken", func(t *testing.T) { testConsoleAdminToken(t, b) })
 	t.Run("Webhooks", func(t *testing.T) { testConsoleWebhooks(t, b) })
 	t.Run("Lifecycle", func(t *testing.T) { testConsoleLifecycle(t, b) })
+	t.Run("Answers", func(t *testing.T) { testConsoleAnswers(t, b) })
 	t.Run("ThreeDSChallenge", func(t *testing.T) { testThreeDSChallengePage(t, b) })
 }
 
@@ -579,6 +580,14 @@ func recvHook(t *testing.T, got <-chan map[string]any) map[string]any {
 // merchant in any language would, under key; it returns the answer.
 func (f *consoleFake) rawCharge(t *testing.T, key string, extra map[string]any) map[string]any {
 	t.Helper()
+	status, out := f.sendCharge(t, key, extra)
+	require.Equal(t, http.StatusOK, status, "%v", out)
+	return out
+}
+
+// sendCharge is rawCharge, whatever the answer's status.
+func (f *consoleFake) sendCharge(t *testing.T, key string, extra map[string]any) (int, map[string]any) {
+	t.Helper()
 	wallet, merchant := demoAccount(t, f.url)
 	body := map[string]any{
 		"wallet_uuid": wallet, "merchant_id": merchant, "payer_name": "João Silva", "payer_email": "joao@example.com",
@@ -601,8 +610,27 @@ func (f *consoleFake) rawCharge(t *testing.T, key string, extra map[string]any) 
 	defer resp.Body.Close()
 	var out map[string]any
 	require.NoError(t, json.NewDecoder(resp.Body).Decode(&out))
-	require.Equal(t, http.StatusOK, resp.StatusCode, "%v", out)
-	return out
+	return resp.StatusCode, out
+}
+
+// testConsoleAnswers: an attempt answered with an injected A55 code shows
+// the code where a fault would show.
+func testConsoleAnswers(t *testing.T, b *browser) {
+	f := newConsoleFake(t, "-a55-answer", `{"code":"DUPLICATE_REQUEST","nth":2}`)
+	const key = "console-duplicate-0001"
+	f.rawCharge(t, key, map[string]any{"type_charge": "pix"})
+	status, out := f.sendCharge(t, key, map[string]any{"type_charge": "pix"})
+	require.Equal(t, http.StatusConflict, status, "%v", out)
+	row := f.engine.Operations(fakeserver.OpFilter{Key: key}).Operations
+	require.Len(t, row, 1)
+	ctx, _ := b.tab(t)
+	browse(t, ctx,
+		chromedp.Navigate(fmt.Sprintf("%s/_fakepay/#/op/%d", f.url, row[0].ID)),
+		waitJS(`document.querySelectorAll('#d-attempts tbody tr.attempt').length === 2`),
+	)
+	faults := mustEval[[]string](t, ctx, `Array.from(document.querySelectorAll('#d-attempts td.fault')).map(td => td.textContent)`)
+	assert.Equal(t, []string{"none", "DUPLICATE_REQUEST"}, faults)
+	b.screenshot(t, ctx, "operation-answer")
 }
 
 // testConsoleLifecycle opens a PIX charge on the console: one click on
@@ -641,7 +669,7 @@ func testConsoleLifecycle(t *testing.T, b *browser) {
 	assert.Equal(t, ch["charge_uuid"], body["charge_uuid"])
 	assert.Empty(t, dlg.all(), "one click, no dialog")
 	events := mustEval[[]string](t, ctx, `Array.from(document.querySelectorAll('#d-webhooks button.event')).map(b => b.dataset.event)`)
-	assert.Equal(t, []string{"refund"}, events, "a paid PIX takes a refund, no chargeback")
+	assert.Equal(t, []string{"refund", "refund.failed"}, events, "a paid PIX takes a refund (which may fail), no chargeback")
 	b.screenshot(t, ctx, "lifecycle-paid")
 }
 

@@ -157,7 +157,7 @@
     d.attempts.forEach((a, i) => {
       const sig = a.signature_valid === undefined ? "n/a" : (a.signature_valid ? "valid" : "invalid");
       ab.append(el("tr", { class: "attempt" }, el("td", {}, i + 1), el("td", {}, fmtTime(a.time)), el("td", {}, a.method),
-        el("td", { class: "mono path" }, a.path), el("td", { class: "fault" + (a.fault ? " warn" : "") }, a.fault || "none"),
+        el("td", { class: "mono path" }, a.path), el("td", { class: "fault" + (a.fault || a.answer ? " warn" : "") }, a.fault || a.answer || "none"),
         el("td", { class: "status" }, statusText(a.status)), el("td", {}, a.replay_header ? "true" : ""),
         el("td", {}, yesNo(a.replayed)), el("td", {}, yesNo(a.conflict)), el("td", {}, sig), el("td", { class: "mono" }, a.request_id || "")));
     });
