@@ -16,7 +16,11 @@
 // is paid or expires, a boleto is paid or canceled at its due date, a 3DS
 // challenge is passed, failed or abandoned, a chargeback is opened and
 // settled, by the fake's clock or when told (PayPix, Complete3DS,
-// Chargeback, ...), each change sending the signed webhook A55 sends. The
+// Chargeback, ...), each change sending the signed webhook A55 sends.
+// AddAnswer makes it answer, on demand, the codes of A55's code-response
+// page no test card gives (TIMEOUT after the charge was made or not,
+// DUPLICATE_REQUEST, 3DS_REQUIRED, 3DS_UNAVAILABLE, PROCESSING_ERROR) and
+// a capture's pre_captured or a refund's refund_error. The
 // Idempotency-Key semantics are the A55 guide's: optional key of 16..128
 // characters, 409 on a reused key with another payload, in-flight
 // waiting, only 2xx stored, a 24 h window. docs/testing.md has it all.

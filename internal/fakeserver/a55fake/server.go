@@ -3,7 +3,8 @@
 // credentials, the per-client rate limit, wallets, charges by card
 // (the sandbox's test cards, pre-authorisation and capture, 3DS), PIX
 // and boleto, refunds, cancels and chargebacks, with the signed webhook
-// of every change. It validates every request body by the reference's
+// of every change, and the codes and late statuses of A55's pages on
+// demand (answers.go). It validates every request body by the reference's
 // rules in its own words (wire.go) and shares no code with the client it
 // verifies. a55/a55test and cmd/fakepay serve it.
 package a55fake
