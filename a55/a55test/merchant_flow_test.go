@@ -48,7 +48,7 @@ func TestMerchantFlowEveryStepRunsOnce(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, key, auth.Meta.Key)
 	assert.Equal(t, 2, auth.Meta.Attempts)
-	assert.Equal(t, a55.StatusPending, auth.Status)
+	assert.Equal(t, a55.StatusConfirmed, auth.Status, "authorised: confirmed, nothing captured (pending is a 3DS challenge)")
 	assert.True(t, srv.Ledger().ExecutedOnce(key.String()), "authorised once")
 
 	// Capture, then refund part of it: each answer lost, each run once.
