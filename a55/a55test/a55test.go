@@ -43,6 +43,7 @@ import (
 	"time"
 
 	"github.com/payonce/payonce"
+	"github.com/payonce/payonce/a55"
 	"github.com/payonce/payonce/internal/fakeserver"
 	"github.com/payonce/payonce/internal/fakeserver/a55fake"
 	"github.com/payonce/payonce/payoncetest"
@@ -212,6 +213,15 @@ func (s *Server) MerchantID() string { return s.account().MerchantUUID }
 
 // EntityUUID returns the client's entity: a new wallet's entity_uuid.
 func (s *Server) EntityUUID() string { return s.account().EntityUUID }
+
+// Account returns the account the fake gave the server's client, as the
+// a55 client takes it (WithAccount): Server.Client's clients act for it,
+// and a request built by CardCharge, PixCharge or Complete names no
+// merchant or wallet of its own.
+func (s *Server) Account() a55.Account {
+	a := s.account()
+	return a55.Account{MerchantID: a.MerchantUUID, WalletUUID: a.WalletUUID}
+}
 
 func (s *Server) account() a55fake.Account {
 	a, _ := s.fake.AccountOf(s.clientID)

@@ -7,9 +7,9 @@ import (
 	"github.com/payonce/payonce/payoncetest"
 )
 
-// Client returns an a55.Client ready for the fake, acting for TestAccount
-// (its requests without a merchant or wallet name TestMerchantID and
-// TestWalletUUID): OAuth2 client credentials against the fake's token
+// Client returns an a55.Client ready for the fake, acting for Account (its
+// requests without a merchant or wallet name the fake's own merchant and
+// wallet of the primary client): OAuth2 client credentials against the fake's token
 // endpoint (a loopback base URL needs its token URL), the fake's URL as
 // base URL and an *http.Client for it (API calls and token requests), the fake's
 // clock (payoncetest.ClientClock: Clock().Advance ages the client's keys and
@@ -30,5 +30,5 @@ func (s *Server) Client(opts ...payonce.Option) (*a55.Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	return c.WithAccount(TestAccount), nil
+	return c.WithAccount(s.Account()), nil
 }

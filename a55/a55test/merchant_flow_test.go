@@ -58,7 +58,7 @@ func TestMerchantFlowEveryStepRunsOnce(t *testing.T) {
 	assert.Equal(t, a55.StatusPaid, cp.Status)
 	assert.True(t, srv.Ledger().ExecutedOnce(cp.Meta.Key.String()), "captured once")
 
-	dropNext(t, srv, a55.PathCharges+auth.UUID+"/refund/"+a55test.TestWalletUUID+"/")
+	dropNext(t, srv, a55.PathCharges+auth.UUID+"/refund/"+srv.WalletUUID()+"/")
 	rf, err := client.Charges.Refund(ctx, &a55.RefundRequest{ChargeUUID: auth.UUID, Amount: payoncetest.Amount("10.00")})
 	require.NoError(t, err)
 	assert.False(t, rf.AmountRemaining.IsZero(), "a partial refund leaves the rest")
@@ -73,7 +73,7 @@ func TestMerchantFlowEveryStepRunsOnce(t *testing.T) {
 	// Cancel another pre-authorisation; capturing it afterwards is refused.
 	other, err := client.Charges.Create(ctx, flowCharge("5.00", false))
 	require.NoError(t, err)
-	dropNext(t, srv, a55.PathCharges+other.UUID+"/cancel/"+a55test.TestWalletUUID+"/")
+	dropNext(t, srv, a55.PathCharges+other.UUID+"/cancel/"+srv.WalletUUID()+"/")
 	cn, err := client.Charges.Cancel(ctx, &a55.CancelRequest{ChargeUUID: other.UUID, Reason: "customer"})
 	require.NoError(t, err)
 	assert.Equal(t, a55.StatusCanceled, cn.Status)

@@ -37,7 +37,7 @@ func checkout(ctx context.Context, client *a55.Client, orderID string, orderCrea
 func TestCheckoutChargesOnceWhenTheAnswerIsLost(t *testing.T) {
 	srv := a55test.New(t) // closed by t.Cleanup
 	// The client reads the fake's clock, retries after milliseconds and
-	// acts for a55test.TestAccount.
+	// acts for the fake's own account (srv.Account()).
 	client, err := srv.Client()
 	require.NoError(t, err)
 

@@ -5,16 +5,6 @@ import (
 	"github.com/payonce/payonce/a55"
 )
 
-// The merchant and wallet of the requests this package builds, and of the
-// clients Server.Client returns (TestAccount).
-const (
-	TestMerchantID = "6ba7b810-9dad-11d1-80b4-00c04fd430c8"
-	TestWalletUUID = "f47ac10b-58cc-4372-a567-0e02b2c3d479"
-)
-
-// TestAccount is the account Server.Client's clients act for.
-var TestAccount = a55.Account{MerchantID: TestMerchantID, WalletUUID: TestWalletUUID}
-
 // TestPayer is a payer with every field A55 requires.
 func TestPayer() a55.Payer {
 	return a55.Payer{Name: "Maria Silva", Email: "maria.silva@example.com", TaxID: "39999999999", CellPhone: "+5511988887777",
@@ -23,16 +13,17 @@ func TestPayer() a55.Payer {
 }
 
 // CardCharge returns a card charge in A55's reference form, every
-// required field set (TestPayer, TestAccount, due 2099-12-31): amount
-// BRL in one instalment on card number (CardConfirms, TestCard(d), ...),
-// expiring 12/2099. Change what the test is about; the rest is valid.
+// required field set (TestPayer, due 2099-12-31) but the merchant and the
+// wallet, which the client's account gives (Server.Client acts for
+// Server.Account): amount BRL in one instalment on card number
+// (CardConfirms, TestCard(d), ...), expiring 12/2099. Change what the test
+// is about; the rest is valid.
 func CardCharge(amount, number string) *a55.ChargeCreateRequest {
 	v, err := payonce.ParseAmount(amount)
 	if err != nil {
 		panic("a55test.CardCharge: " + err.Error())
 	}
 	return &a55.ChargeCreateRequest{
-		WalletUUID: TestWalletUUID, MerchantID: TestMerchantID,
 		TypeCharge: a55.TypeCreditCard, Currency: payonce.BRL, InstallmentValue: v, InstallmentCount: 1,
 		DueDate: "2099-12-31", Description: "test charge", Payer: TestPayer(),
 		Card: &payonce.Card{Number: payonce.CardNumber(number), HolderName: "MARIA SILVA",
@@ -41,7 +32,7 @@ func CardCharge(amount, number string) *a55.ChargeCreateRequest {
 }
 
 // PixCharge returns a PIX charge of amount BRL in A55's reference form,
-// every required field set.
+// every required field set but the merchant and the wallet (CardCharge).
 func PixCharge(amount string) *a55.ChargeCreateRequest {
 	r := CardCharge(amount, "")
 	r.TypeCharge, r.Card = a55.TypePix, nil
@@ -56,17 +47,16 @@ func WalletRequest(name string) *a55.WalletCreateRequest {
 }
 
 // Complete fills every required field r leaves empty with a test value
-// (TestAccount's merchant and wallet, one instalment, due 2099-12-31, a
-// description, TestPayer's fields) and returns r: a test sets what it is
-// about, A55's required fields take care of themselves.
+// (one instalment, due 2099-12-31, a description, TestPayer's fields) and
+// returns r: a test sets what it is about, A55's required fields take care
+// of themselves. The merchant and the wallet stay as r has them: empty,
+// the client's account gives them (Server.Client acts for Server.Account).
 func Complete(r *a55.ChargeCreateRequest) *a55.ChargeCreateRequest {
 	set := func(s *string, v string) {
 		if *s == "" {
 			*s = v
 		}
 	}
-	set(&r.WalletUUID, TestWalletUUID)
-	set(&r.MerchantID, TestMerchantID)
 	if r.InstallmentCount == 0 {
 		r.InstallmentCount = 1
 	}

@@ -115,7 +115,8 @@ func TestWebhookOnEveryStatusChangeVerifies(t *testing.T) {
 	half, _ := payonce.ParseAmount("40.00")
 	_, err = c.Charges.Capture(ctx, &a55.CaptureRequest{ChargeUUID: ch.UUID})
 	require.NoError(t, err)
-	_, err = c.Charges.Refund(ctx, &a55.RefundRequest{ChargeUUID: ch.UUID, Amount: half}) // no status change
+	// A partial refund keeps the status and is told with its refund_amount.
+	_, err = c.Charges.Refund(ctx, &a55.RefundRequest{ChargeUUID: ch.UUID, Amount: half})
 	require.NoError(t, err)
 	_, err = c.Charges.Refund(ctx, &a55.RefundRequest{ChargeUUID: ch.UUID})
 	require.NoError(t, err)
@@ -124,7 +125,9 @@ func TestWebhookOnEveryStatusChangeVerifies(t *testing.T) {
 	require.ErrorIs(t, err, a55.ErrCardDeclined)
 
 	srv.DeliverDueWebhooks()
-	assert.Equal(t, []a55.Status{a55.StatusPending, a55.StatusConfirmed, a55.StatusRefunded, a55.StatusError}, rc.statuses())
+	// An authorisation is confirmed with nothing captured, its capture
+	// paid (A55's status-lifecycle page).
+	assert.Equal(t, []a55.Status{a55.StatusConfirmed, a55.StatusPaid, a55.StatusPaid, a55.StatusRefunded, a55.StatusError}, rc.statuses())
 	assert.Zero(t, rc.bad, "every delivery verifies with a55.WebhookVerifier")
 	assert.Equal(t, "whsec-test-1", srv.WebhookSecret())
 	for _, d := range srv.WebhookDeliveries() {
@@ -134,10 +137,10 @@ func TestWebhookOnEveryStatusChangeVerifies(t *testing.T) {
 		assert.True(t, d.NextAttempt.IsZero())
 		assert.NotContains(t, string(d.Body), "4111111111111111")
 	}
-	ev := rc.events[3]
+	ev := rc.events[4]
 	assert.Contains(t, string(ev.Raw), `"error_code":"05"`)
+	assert.Contains(t, string(rc.events[2].Raw), `"refund_amount":"40.00"`)
 	assert.Equal(t, ch.UUID, rc.events[0].ChargeUUID)
-	assert.Equal(t, ch.WalletUUID, rc.events[0].WalletUUID)
 	assert.Equal(t, "100.00", rc.events[0].Amount.String())
 
 	// Another secret does not verify.
