@@ -33,7 +33,7 @@ func TestChargeRedirectToAnotherOriginIsRefused(t *testing.T) {
 	defer srv.Close()
 	c, err := a55.NewClient(a55.AccessToken("tok-SECRET"), payonce.WithBaseURL(srv.URL), payonce.WithRetryPolicy(fastPolicy()))
 	require.NoError(t, err)
-	_, err = c.Charges.Create(context.Background(), refCharge(t, a55test.CardConfirms), payonce.WithKey(keytest.Now(t, key("redirect"))))
+	_, err = c.WithAccount(testAccount).Charges.Create(context.Background(), refCharge(t, a55test.CardConfirms), payonce.WithKey(keytest.Now(t, key("redirect"))))
 	require.Error(t, err)
 	assert.ErrorIs(t, err, payonce.ErrRedirectRefused)
 	assert.False(t, payonce.IsTemporary(err))
@@ -90,7 +90,7 @@ func TestMovesThroughFaults(t *testing.T) {
 			assert.Equal(t, 1, led.Count(key("wallet")))
 
 			req := preauth(t)
-			req.WalletUUID = w.UUID
+			req.WalletUUID, req.MerchantID = w.UUID, w.MerchantUUID // the merchant A55 made for the wallet
 			require.NoError(t, srv.AddFault(f.rule(a55test.ChargePath)))
 			ch, err := c.Charges.Create(ctx, req, payonce.WithKey(keytest.Now(t, key("create"))))
 			require.NoError(t, err)

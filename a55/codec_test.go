@@ -67,6 +67,7 @@ func TestChargeErrorStatusInAnyCase(t *testing.T) {
 				defer srv.Close()
 				c, err := a55.NewClient(a55.AccessToken("tok"), payonce.WithBaseURL(srv.URL), payonce.WithRetryPolicy(fastPolicy()))
 				require.NoError(t, err)
+				c = c.WithAccount(testAccount)
 				req := chargeOf("10.00", "")
 				req.TypeCharge, req.Card, req.Description = a55.TypePix, nil, "order 1"
 				ch, err := c.Charges.Create(t.Context(), req, payonce.WithKey(keytest.Now(t, "status-case-key-01")))

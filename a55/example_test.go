@@ -13,6 +13,7 @@ import (
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/a55"
 	"github.com/payonce/payonce/a55/a55test"
+	"github.com/payonce/payonce/journal"
 	"github.com/payonce/payonce/payoncetest"
 )
 
@@ -47,10 +48,6 @@ func mustAmount(s string) payonce.Amount {
 	return a
 }
 
-// exampleAccount is the merchant and wallet A55 gave with the
-// credentials.
-var exampleAccount = a55.Account{MerchantID: "11111111-1111-1111-1111-111111111111", WalletUUID: "00000000-0000-0000-0000-000000000000"}
-
 // examplePayer is who pays in the examples.
 func examplePayer() a55.Payer {
 	return a55.Payer{Name: "João Silva", Email: "joao.silva@example.com", TaxID: "39999999999", CellPhone: "+5511988887777",
@@ -60,7 +57,8 @@ func examplePayer() a55.Payer {
 
 func exampleCharge(number string, capture bool) *a55.ChargeCreateRequest {
 	req := &a55.ChargeCreateRequest{
-		WalletUUID: exampleAccount.WalletUUID, MerchantID: exampleAccount.MerchantID,
+		// No merchant or wallet: the client's account gives them
+		// (WithAccount; the fake's client acts for the fake's own).
 		TypeCharge: a55.TypeCreditCard, Currency: payonce.BRL,
 		InstallmentValue: mustAmount("100.00"), InstallmentCount: 1,
 		DueDate: "2099-12-31", Description: "Order 42",
@@ -181,12 +179,19 @@ func ExampleChargesService_Create() {
 }
 
 func ExampleChargesService_Create_pix() {
-	srv, client := exampleClient()
+	srv := a55test.NewServer()
 	defer srv.Close()
+	// A journal, so that the order's reference names the charge.
+	client, err := srv.Client(payonce.WithJournal(journal.NewMemory()))
+	if err != nil {
+		log.Fatal(err)
+	}
 
 	// PIX: the same flat body, type_charge pix, no card; the payer scans
 	// the QR code or pastes the copy-and-paste text.
-	shop := client.WithAccount(exampleAccount)
+	// The merchant and wallet A55 gave with the credentials (here the
+	// fake's own).
+	shop := client.WithAccount(srv.Account())
 	ch, err := shop.Charges.Create(context.Background(), &a55.ChargeCreateRequest{
 		TypeCharge: a55.TypePix, Currency: payonce.BRL,
 		InstallmentValue: mustAmount("150.00"), InstallmentCount: 1,

@@ -52,6 +52,7 @@ func TestChargeUUIDComesBackFromTheJournalAsSent(t *testing.T) {
 	auth.TokenURL = srv.URL + "/oauth2/token"
 	c, err := a55.NewClient(auth, payonce.WithBaseURL(srv.URL), payonce.WithRetryPolicy(payoncetest.FastRetryPolicy()), payonce.WithJournal(journal.NewMemory()))
 	require.NoError(t, err)
+	c = c.WithAccount(testAccount)
 	amount, err := payonce.ParseAmount("10.00")
 	require.NoError(t, err)
 	req := chargeOf("10.00", "")

@@ -32,17 +32,18 @@ func fastPolicy() payonce.RetryPolicy {
 	return p
 }
 
-// newFake starts the fake A55 and a client for it, acting for
-// testAccount.
+// newFake starts the fake A55 and a client for it, acting for the fake's
+// own account (srv.Account()).
 func newFake(t *testing.T, opts ...payonce.Option) (*a55test.Server, *a55.Client) {
 	t.Helper()
 	srv := a55test.New(t, payoncetest.WithSeed(7))
 	c, err := srv.Client(append([]payonce.Option{payonce.WithRetryPolicy(fastPolicy())}, opts...)...)
 	require.NoError(t, err)
-	return srv, c.WithAccount(testAccount)
+	return srv, c
 }
 
-// testAccount is the merchant and wallet of the tests' charges.
+// testAccount is the merchant and wallet of the handwritten servers'
+// charges (the fake has its own: srv.Account()).
 var testAccount = a55.Account{MerchantID: testMerchant, WalletUUID: testWallet}
 
 func amount(t testing.TB, s string) payonce.Amount {
@@ -53,7 +54,8 @@ func amount(t testing.TB, s string) payonce.Amount {
 }
 
 // refCharge is a card charge in the create-charge reference's form: every
-// required field, the card number given.
+// required field, the card number given; the merchant and wallet are the
+// client's account.
 func refCharge(_ testing.TB, number string) *a55.ChargeCreateRequest {
 	return chargeOf("100.00", number)
 }
@@ -61,7 +63,6 @@ func refCharge(_ testing.TB, number string) *a55.ChargeCreateRequest {
 // chargeOf is refCharge for amount in one instalment.
 func chargeOf(amount, number string) *a55.ChargeCreateRequest {
 	return &a55.ChargeCreateRequest{
-		WalletUUID: testWallet, MerchantID: testMerchant,
 		TypeCharge: a55.TypeCreditCard, Currency: payonce.BRL, InstallmentValue: payoncetest.Amount(amount), InstallmentCount: 1,
 		DueDate: "2099-12-31", Description: "Order 42",
 		Payer: a55.Payer{Name: "张伟", Email: "zhangwei@example.com", TaxID: "39999999999", CellPhone: "+5511988887777",
@@ -71,8 +72,8 @@ func chargeOf(amount, number string) *a55.ChargeCreateRequest {
 	}
 }
 
-// The merchant and wallet of the tests' charges (the create-wallet
-// page's examples).
+// The merchant and wallet of the handwritten servers' charges (the
+// create-wallet page's examples).
 const (
 	testMerchant = "6ba7b810-9dad-11d1-80b4-00c04fd430c8"
 	testWallet   = "f47ac10b-58cc-4372-a567-0e02b2c3d479"
@@ -398,7 +399,17 @@ func TestTestCards(t *testing.T) {
 
 var cvvInLog = regexp.MustCompile(`(?i)cvv\W*\d`)
 
+// testCVV is the CVV the test sends. Any four digits can occur inside the
+// UUIDs, keys and hex IDs a run generates ("…c9a296a59731"), so the CVV
+// is searched as a value of its own (cvvAlone): not inside a run of
+// letters, digits or hyphens, which is where those IDs put digits.
+const testCVV = "9731"
+
+var cvvAlone = regexp.MustCompile(`(^|[^0-9A-Za-z-])` + testCVV + `([^0-9A-Za-z-]|$)`)
+
 func TestSecretsNeverInErrorsOrLogs(t *testing.T) {
+	require.True(t, cvvAlone.MatchString(`{"card_cvv":"`+testCVV+`"}`), "the search finds the CVV as a value")
+	require.False(t, cvvAlone.MatchString("charge 6585012c-a3f2-4fb3-928d-c9a296a5"+testCVV+" status error"), "and not inside a UUID")
 	var buf bytes.Buffer
 	var mu sync.Mutex
 	logger := slog.New(slog.NewJSONHandler(&lockedWriter{w: &buf, mu: &mu}, &slog.HandlerOptions{Level: slog.LevelDebug}))
@@ -410,12 +421,12 @@ func TestSecretsNeverInErrorsOrLogs(t *testing.T) {
 	var errs []error
 	for _, n := range []string{a55test.CardConfirms, a55test.CardDeclined, a55test.CardProcError} {
 		r := refCharge(t, n)
-		r.Card.CVV = "9731"
+		r.Card.CVV = testCVV
 		_, err := c.Charges.Create(ctx, r, payonce.WithKey(keytest.Now(t, key("secret-"+n[12:]))))
 		errs = append(errs, err)
 	}
 	bad := refCharge(t, "4111111111111112") // fails Luhn, refused locally
-	bad.Card.CVV = "9731"
+	bad.Card.CVV = testCVV
 	_, err := c.Charges.Create(ctx, bad)
 	errs = append(errs, err)
 	_, err = c.Charges.Get(ctx, "no-such-charge", "secret-wallet-query")
@@ -424,7 +435,7 @@ func TestSecretsNeverInErrorsOrLogs(t *testing.T) {
 	tok, terr := c.Token(ctx)
 	require.NoError(t, terr)
 	secrets := []string{a55test.CardConfirms, a55test.CardDeclined, a55test.CardProcError, "4111111111111112",
-		"9731", srv.ClientSecret(), tok, "secret-wallet-query"}
+		srv.ClientSecret(), tok, "secret-wallet-query"}
 	for i, err := range errs {
 		if i == 0 {
 			require.NoError(t, err)
@@ -434,17 +445,17 @@ func TestSecretsNeverInErrorsOrLogs(t *testing.T) {
 		for _, s := range secrets {
 			assert.NotContains(t, err.Error(), s)
 		}
+		assert.False(t, cvvAlone.MatchString(err.Error()), "the CVV in %q", err)
+		assert.False(t, cvvInLog.MatchString(err.Error()), "the CVV in %q", err)
 	}
 	mu.Lock()
 	logs := buf.String()
 	mu.Unlock()
 	require.NotEmpty(t, logs)
-	for _, s := range secrets[:4] {
+	for _, s := range secrets {
 		assert.NotContains(t, logs, s)
 	}
-	for _, s := range secrets[5:] {
-		assert.NotContains(t, logs, s)
-	}
+	assert.False(t, cvvAlone.MatchString(logs), "the CVV in the logs")
 	assert.False(t, cvvInLog.MatchString(logs))
 	assert.NotContains(t, c.String(), srv.ClientSecret())
 }

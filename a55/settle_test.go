@@ -276,7 +276,7 @@ func TestSettleCreateNeedsNoCard(t *testing.T) {
 	e, err := j.Get(ctx, c.Core().Scope(), "order-1/charge")
 	require.NoError(t, err)
 	assert.JSONEq(t, `{"installment_value":"51.00","installment_count":1,"currency":"BRL","type_charge":"credit_card",`+
-		`"wallet_uuid":"`+testWallet+`","merchant_id":"`+testMerchant+`","description":"order-1","due_date":"2099-12-31"}`, e.Summary)
+		`"wallet_uuid":"`+srv.WalletUUID()+`","merchant_id":"`+srv.MerchantID()+`","description":"order-1","due_date":"2099-12-31"}`, e.Summary)
 	for _, secret := range []string{string(a55test.CardConfirms), "1111", "123", "TEST", "Zhang", "zw@example.com", "12345678909", "2098", "Paulista"} {
 		assert.NotContains(t, e.Summary, secret)
 	}
@@ -380,7 +380,7 @@ func stubClient(t *testing.T, srv *httptest.Server, j payonce.Journal) *a55.Clie
 	c, err := a55.NewClient(auth, payonce.WithBaseURL(srv.URL), payonce.WithJournal(j),
 		payonce.WithRetryPolicy(p), payonce.WithSigner(corekit.SignerFunc(func(*http.Request, []byte) error { return nil })))
 	require.NoError(t, err)
-	return c
+	return c.WithAccount(testAccount)
 }
 
 // A description that redaction changes is stored redacted: the lookup
