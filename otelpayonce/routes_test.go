@@ -110,7 +110,7 @@ func TestTypedClientRoutesAreTheirTemplates(t *testing.T) {
 	card := &payonce.Card{Number: a55test.CardConfirms, HolderName: "TEST", ExpirationMonth: "12", ExpirationYear: "2099", CVV: "123"}
 	noCapture := false
 	ch, err := client.Charges.Create(ctx, a55test.Complete(&a55.ChargeCreateRequest{InstallmentValue: amount, Currency: payonce.BRL, TypeCharge: a55.TypeCreditCard,
-		Card: card, WalletUUID: w.UUID, Capture: &noCapture}))
+		Card: card, WalletUUID: w.UUID, MerchantID: w.MerchantUUID, Capture: &noCapture}))
 	require.NoError(t, err)
 	_, err = client.Charges.Get(ctx, ch.UUID, w.UUID)
 	require.NoError(t, err)
@@ -121,7 +121,7 @@ func TestTypedClientRoutesAreTheirTemplates(t *testing.T) {
 	_, err = client.Charges.Refund(ctx, &a55.RefundRequest{ChargeUUID: ch.UUID, WalletUUID: w.UUID, Amount: amount})
 	require.NoError(t, err)
 	ch2, err := client.Charges.Create(ctx, a55test.Complete(&a55.ChargeCreateRequest{InstallmentValue: amount, Currency: payonce.BRL, TypeCharge: a55.TypeCreditCard,
-		Card: card, WalletUUID: w.UUID, Capture: &noCapture}))
+		Card: card, WalletUUID: w.UUID, MerchantID: w.MerchantUUID, Capture: &noCapture}))
 	require.NoError(t, err)
 	_, err = client.Charges.Cancel(ctx, &a55.CancelRequest{ChargeUUID: ch2.UUID, WalletUUID: w.UUID})
 	require.NoError(t, err)
