@@ -129,7 +129,9 @@ func settleLookup(t *testing.T, srv *a55test.Server, client *a55.Client, req *a5
 func TestA55LookupWithRequestFile(t *testing.T) {
 	req := a55test.Complete(&a55.ChargeCreateRequest{InstallmentValue: payoncetest.Amount("42.00"), Currency: payonce.BRL, TypeCharge: a55.TypeBoleto, Description: "order-77"})
 	srv, client, flags, env := lostCharge(t, req, "order-77/charge")
-	body, err := json.Marshal(req)
+	sent := *req // the request as sent: the client's account named the merchant and wallet
+	sent.WalletUUID, sent.MerchantID = srv.WalletUUID(), srv.MerchantID()
+	body, err := json.Marshal(&sent)
 	require.NoError(t, err)
 	file := filepath.Join(t.TempDir(), "charge.json")
 	require.NoError(t, os.WriteFile(file, body, 0o600))

@@ -349,10 +349,13 @@ func (m byHost) RoundTrip(r *http.Request) (*http.Response, error) {
 }
 
 // Env is the payonce command's environment for today's clients of the
-// golden credentials.
+// golden credentials, acting for the A55 fake's own wallet.
 func (w *World) Env() map[string]string {
 	return map[string]string{
 		a55.EnvClientID: A55ClientID, a55.EnvClientSecret: A55Secret, a55.EnvTokenURL: w.A55.TokenURL(), "A55_BASE_URL": a55.SandboxURL,
+		// The golden entries' summaries, of the guide's form, name no
+		// wallet: a lookup lists the fake's, which the charges went to.
+		"A55_WALLET_UUID": w.A55.WalletUUID(),
 		"COINEPAY_API_KEY": CoinepayKey, "COINEPAY_API_SECRET": CoinepaySecret, "COINEPAY_BASE_URL": CoinepayURL,
 	}
 }
