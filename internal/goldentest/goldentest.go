@@ -355,7 +355,7 @@ func (w *World) Env() map[string]string {
 		a55.EnvClientID: A55ClientID, a55.EnvClientSecret: A55Secret, a55.EnvTokenURL: w.A55.TokenURL(), "A55_BASE_URL": a55.SandboxURL,
 		// The golden entries' summaries, of the guide's form, name no
 		// wallet: a lookup lists the fake's, which the charges went to.
-		"A55_WALLET_UUID": w.A55.WalletUUID(),
+		"A55_WALLET_UUID":  w.A55.WalletUUID(),
 		"COINEPAY_API_KEY": CoinepayKey, "COINEPAY_API_SECRET": CoinepaySecret, "COINEPAY_BASE_URL": CoinepayURL,
 	}
 }
