@@ -531,9 +531,10 @@ func (r *crashRun) setup(ctx context.Context) (map[string]bool, error) {
 	r.scopes = map[string]string{providerA55: a.Core().Scope(), providerCoinepay: c.Core().Scope(), providerA55Other: b.Core().Scope()}
 	r.a55c = a
 	r.wcfg = workerConfig{
-		A55URL: r.a55.URL, A55OtherURL: r.a55b.URL, OtherWallet: w2.UUID, A55ClientID: r.cfg.A55ClientID, A55ClientSecret: r.cfg.A55ClientSecret,
+		A55URL: r.a55.URL, A55OtherURL: r.a55b.URL, OtherWallet: w2.UUID, OtherMerchant: w2.MerchantUUID,
+		A55ClientID: r.cfg.A55ClientID, A55ClientSecret: r.cfg.A55ClientSecret,
 		CoinepayURL: r.cp.URL, CoinepayKey: r.cfg.CoinepayKey, CoinepaySecret: r.cfg.CoinepaySecret,
-		Wallet: w.UUID, Cards: cards,
+		Wallet: w.UUID, Merchant: w.MerchantUUID, Cards: cards,
 	}
 	return keys, nil
 }

@@ -49,6 +49,7 @@ type runner struct {
 	a55        *a55.Client
 	coinepay   *coinepay.Client
 	walletUUID string
+	merchantID string // the wallet's merchant, as its create answered
 	stats      *retryStats
 	telemetry  *telemetry // Config.Telemetry
 
@@ -402,7 +403,7 @@ func (r *runner) createWallet(ctx context.Context) error {
 				r.replays.Add(1)
 			}
 			rec.done, rec.id, rec.ids[w.UUID] = true, w.UUID, true
-			r.walletUUID = w.UUID
+			r.walletUUID, r.merchantID = w.UUID, w.MerchantUUID
 			r.done.Add(1)
 			return nil
 		}

@@ -155,7 +155,7 @@ func (r *runner) submit(ctx context.Context, sc *scenario, st step, variant int,
 			InstallmentValue: amountFor(1000 + int64(sc.id%900)*10), Currency: payonce.BRL, TypeCharge: a55.TypeCreditCard,
 			Card:       testCard(),
 			Payer:      a55.Payer{Name: "Chaos Payer", Email: "chaos@example.com", TaxID: "12345678909"},
-			WalletUUID: r.walletUUID, Description: "order",
+			WalletUUID: r.walletUUID, MerchantID: r.merchantID, Description: "order",
 		})
 		if !st.capture {
 			req.Capture = a55.Bool(false)
