@@ -221,12 +221,15 @@ func chargeRequest(ref string, same bool) *a55.ChargeCreateRequest {
 		Card: &payonce.Card{Number: "4111111111111111", HolderName: "SIM CHECK", ExpirationMonth: "12",
 			ExpirationYear: strconv.Itoa(start.Year() + 5), CVV: "123"},
 		Payer:      a55.Payer{Name: "Sim Payer", Email: "sim@example.com", TaxID: "12345678909"},
-		WalletUUID: simWallet, Description: ref,
+		WalletUUID: simWallet, MerchantID: simMerchant, Description: ref,
 	})
 }
 
-// simWallet is the wallet of every charge.
-const simWallet = "6f1c2b1e-3d4a-4b5c-8d6e-7f8091a2b3c4"
+// simWallet and simMerchant are the wallet and merchant of every charge.
+const (
+	simWallet   = "6f1c2b1e-3d4a-4b5c-8d6e-7f8091a2b3c4"
+	simMerchant = "0b7f5c3e-2a4d-4e6f-9a1b-3c5d7e9f1a2b"
+)
 
 // newCaller builds the worker's client on its own clock, with the
 // yielding journal and transport.
