@@ -84,7 +84,23 @@ func (f *consoleFake) a55Client(t *testing.T) *a55.Client {
 		payonce.WithRetryPolicy(burstRetries()),
 		payonce.WithHTTPClient(&http.Client{Transport: &http.Transport{DisableKeepAlives: true}}))
 	require.NoError(t, err)
-	return c
+	// The account fakepay gave demo-client, as a user reads it from the
+	// admin API: the charges name its merchant and wallet.
+	var accounts struct {
+		Accounts []struct {
+			ClientID   string `json:"client_id"`
+			MerchantID string `json:"merchant_id"`
+			WalletUUID string `json:"wallet_uuid"`
+		} `json:"accounts"`
+	}
+	getJSON(t, f.url, "/_fakepay/a55/accounts", &accounts)
+	for _, a := range accounts.Accounts {
+		if a.ClientID == "demo-client" {
+			return c.WithAccount(a55.Account{MerchantID: a.MerchantID, WalletUUID: a.WalletUUID})
+		}
+	}
+	require.FailNow(t, "fakepay gave demo-client no account")
+	return nil
 }
 
 // burstRetries are millisecond retries with attempts to spare: under 50 %
