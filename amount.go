@@ -95,8 +95,9 @@ func (a Amount) MarshalJSON() ([]byte, error) {
 	return []byte(`"` + a.String() + `"`), nil
 }
 
-// UnmarshalJSON reads a JSON string ("100.00") or a JSON number (100.5),
-// without converting through a float.
+// UnmarshalJSON reads a JSON string ("100.00") or a JSON number (100.5,
+// 150.000), without converting through a float. A value with a non-zero
+// digit past the second decimal is refused, never rounded.
 func (a *Amount) UnmarshalJSON(b []byte) error {
 	b = bytes.TrimSpace(b)
 	if bytes.Equal(b, []byte("null")) {
@@ -111,7 +112,7 @@ func (a *Amount) UnmarshalJSON(b []byte) error {
 			return invalid(ErrInvalidAmount, "amount", "not a JSON string")
 		}
 	}
-	v, err := ParseAmount(s)
+	v, err := ParseAmount(trimExtraZeros(s))
 	if err != nil {
 		return err
 	}
@@ -119,11 +120,48 @@ func (a *Amount) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
+// trimExtraZeros drops the zeros past the second decimal of a decimal
+// text ("150.000" is "150.00"): a server may write a number with more
+// decimals than it has. Any other digit there stays, for ParseAmount to
+// refuse: an amount is never rounded.
+func trimExtraZeros(s string) string {
+	dot := strings.IndexByte(s, '.')
+	if dot < 0 {
+		return s
+	}
+	end := len(s)
+	for end > dot+3 && s[end-1] == '0' {
+		end--
+	}
+	return s[:end]
+}
+
 // Currency is an ISO 4217 code such as "BRL" or "USD".
 type Currency string
 
 // Currencies the providers document.
 const (
-	BRL Currency = "BRL"
-	USD Currency = "USD"
+	BRL Currency = "BRL" // Brazilian real
+	USD Currency = "USD" // US dollar
+	MXN Currency = "MXN" // Mexican peso
+	CLP Currency = "CLP" // Chilean peso, no decimals
+	COP Currency = "COP" // Colombian peso, no decimals
+	PEN Currency = "PEN" // Peruvian sol
+	ARS Currency = "ARS" // Argentine peso
 )
+
+// Decimals returns how many decimals an amount in c has where the
+// providers write it: 2 for BRL, USD, MXN, PEN and ARS; 0 for CLP and
+// COP, which A55 takes as whole units (an amount of 100.50 CLP cannot be
+// paid). ok is false for a currency the SDK does not know the minor units
+// of. An Amount always holds two decimals; one in a currency of 0 decimals
+// must have none set (Amount.Minor()%100 == 0).
+func (c Currency) Decimals() (decimals int, ok bool) {
+	switch c {
+	case BRL, USD, MXN, PEN, ARS:
+		return 2, true
+	case CLP, COP:
+		return 0, true
+	}
+	return 0, false
+}

@@ -54,3 +54,33 @@ func TestAmountArithmetic(t *testing.T) {
 	_, err = AmountFromMinor(-1)
 	assert.ErrorIs(t, err, ErrInvalidAmount)
 }
+
+// A server may write more decimals than an amount has: zeros past the
+// second decimal read exactly, any other digit is refused, never rounded.
+func TestAmountJSONReadsExtraZerosExactly(t *testing.T) {
+	for in, minor := range map[string]int64{`150.000`: 15000, `"199.900"`: 19990, `100.50`: 10050, `100`: 10000, `150.0`: 15000} {
+		var a Amount
+		require.NoError(t, json.Unmarshal([]byte(in), &a), in)
+		assert.Equal(t, minor, a.Minor(), in)
+	}
+	for _, in := range []string{`100.505`, `"0.001"`, `100.0001`} {
+		var a Amount
+		assert.ErrorIs(t, json.Unmarshal([]byte(in), &a), ErrInvalidAmount, in)
+	}
+	_, err := ParseAmount("150.000")
+	assert.ErrorIs(t, err, ErrInvalidAmount, "a merchant's text keeps the two-decimal rule")
+}
+
+// Every currency a provider documents has its minor units; CLP and COP
+// have none (A55 takes whole pesos).
+func TestCurrencyDecimals(t *testing.T) {
+	for c, want := range map[Currency]int{BRL: 2, USD: 2, MXN: 2, PEN: 2, ARS: 2, CLP: 0, COP: 0} {
+		got, ok := c.Decimals()
+		assert.True(t, ok, c)
+		assert.Equal(t, want, got, c)
+	}
+	for _, c := range []Currency{"", "EUR", "brl", "XXX"} {
+		_, ok := c.Decimals()
+		assert.False(t, ok, c)
+	}
+}

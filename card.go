@@ -57,7 +57,8 @@ func formatMasked(f fmt.State, verb rune, s string) {
 	_, _ = f.Write([]byte(s))
 }
 
-// Card is a payment card as A55's charge payload carries it. Printed,
+// Card is a payment card (A55's charge sends its fields as card_number,
+// card_name, card_expiry_month, card_expiry_year and card_cvv). Printed,
 // logged, formatted or marshalled with encoding/json, it shows at most the
 // last four digits and never the CVV; only the wire form of the request
 // that carries it, which the SDK sends, holds every field.

@@ -348,6 +348,22 @@ type Request struct {
 	// the provider's records by. A JSON object holding no card data; the
 	// typed clients set it.
 	Summary any
+	// EarlierForms, when not nil, gives the forms an earlier version of a
+	// typed client sent this request in (another wire form: its escaped
+	// path and exact body bytes). It is asked only when the journal entry
+	// of the call's reference was recorded with another request: an
+	// entry one of them matches keeps its meaning, answered from the
+	// journal when settled and refused (ErrOutcomeUnknown with an
+	// *EarlierFormError) when in doubt, its key never sent again with
+	// today's body.
+	EarlierForms func() []EarlierForm
+}
+
+// EarlierForm is a form an earlier version of a typed client sent a
+// request in: its escaped path and its exact body bytes.
+type EarlierForm struct {
+	Path string
+	Body []byte
 }
 
 // codec decodes a provider's answers (corekit.WithCodec). One that also has a method

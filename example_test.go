@@ -143,8 +143,8 @@ func ExampleIsResumable() {
 	client, _ := srv.Client(payonce.WithRetryPolicy(policy), payonce.WithExplicitKeys()) // a job never makes up a key
 	ctx := context.Background()
 	jobCreated := srv.Clock().Now() // stored with the job by the queue
-	req := &a55.ChargeCreateRequest{Amount: payoncetest.Amount("10.00"), Currency: payonce.BRL, TypeCharge: a55.TypeCreditCard,
-		Card: &payonce.Card{Number: a55test.CardConfirms, HolderName: "TEST", ExpirationMonth: "12", ExpirationYear: "2099", CVV: "123"}}
+	req := a55test.Complete(&a55.ChargeCreateRequest{InstallmentValue: payoncetest.Amount("10.00"), Currency: payonce.BRL, TypeCharge: a55.TypeCreditCard,
+		Card: &payonce.Card{Number: a55test.CardConfirms, HolderName: "TEST", ExpirationMonth: "12", ExpirationYear: "2099", CVV: "123"}})
 	runJob := func() error {
 		// Every run names the same key with the same age.
 		key, err := payonce.NewKey(jobCreated, "job-7", "charge", "order-42")

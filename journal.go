@@ -260,6 +260,10 @@ func JournalEntryOf(err error) (JournalEntry, bool) {
 	if errors.As(err, &ou) {
 		return ou.Entry, true
 	}
+	var efe *EarlierFormError
+	if errors.As(err, &efe) {
+		return efe.Entry, true
+	}
 	return JournalEntry{}, false
 }
 

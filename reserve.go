@@ -84,6 +84,9 @@ func (op *operation) take(stored, e JournalEntry, own bool, out any) (m Meta, do
 	mine := e.Fingerprint // the client's own form, as reserve computed it
 	e.Fingerprint = c.fingerprintLike(stored.Fingerprint, op.req.Method, op.req.Path, op.body)
 	if !sameRequest(stored, e) {
+		if form, ok := op.earlierForm(stored); ok {
+			return op.takeEarlier(stored, form, out)
+		}
 		return op.journalMeta(ref), true, op.conflict(ref)
 	}
 	if isPlainFingerprint(stored.Fingerprint) {
@@ -135,6 +138,62 @@ func (op *operation) take(stored, e JournalEntry, own bool, out any) (m Meta, do
 		return op.journalMeta(ref), true, err
 	}
 	return Meta{}, false, nil
+}
+
+// earlierForm is the earlier form of the request (Request.EarlierForms)
+// stored was recorded with, if any: its fingerprint, in the form stored
+// holds it, or for an entry without one, its method and path.
+func (op *operation) earlierForm(stored JournalEntry) (EarlierForm, bool) {
+	if op.req.EarlierForms == nil {
+		return EarlierForm{}, false
+	}
+	c, method := op.c, op.req.Method
+	for _, f := range op.req.EarlierForms() {
+		e := JournalEntry{Method: method, Path: c.redactor().Stored(f.Path),
+			Fingerprint: c.fingerprintLike(stored.Fingerprint, method, f.Path, f.Body)}
+		if sameRequest(stored, e) {
+			return f, true
+		}
+	}
+	return EarlierForm{}, false
+}
+
+// takeEarlier answers a call whose entry was recorded with an earlier
+// form of its request: settled, from the journal, as that form's call
+// would have been; in doubt, refused with an *EarlierFormError (kind
+// ErrOutcomeUnknown: it is settled by lookup), nothing sent, since its
+// key is never sent again with another body. A plain
+// fingerprint, verified in its form, is replaced by the client's keyed
+// form of the same earlier body first.
+func (op *operation) takeEarlier(stored JournalEntry, form EarlierForm, out any) (Meta, bool, error) {
+	ref := stored.Reference
+	if isPlainFingerprint(stored.Fingerprint) {
+		if _, err := op.c.upgradeFingerprint(op.ctx, stored, op.c.Fingerprint(op.req.Method, form.Path, form.Body)); err != nil {
+			return op.journalMeta(ref), true, op.fail(op.journalKind(), err)
+		}
+	}
+	if stored.Settled() {
+		m, err := op.answerFromEntry(stored, out)
+		return m, true, err
+	}
+	return op.journalMeta(ref), true, op.fail(ErrOutcomeUnknown, &EarlierFormError{Entry: stored})
+}
+
+// EarlierFormError is why a call was refused with nothing sent (kind
+// ErrOutcomeUnknown, JournalEntryOf gives the entry): the journal entry
+// of its reference is in doubt
+// and was recorded with an earlier form of the request (an earlier
+// version of the typed client's wire form, Request.EarlierForms), and its
+// key is never sent again with another body. Settle the entry by looking
+// the operation up at the provider, or by hand (Client.Settle).
+type EarlierFormError struct {
+	Entry JournalEntry
+}
+
+// Error names the reference and what settles it, never a body.
+func (e *EarlierFormError) Error() string {
+	return fmt.Sprintf("reference %q is in doubt and was recorded in an earlier wire form of the request: "+
+		"its key is never sent again with another body; settle it by lookup or by hand", e.Entry.Reference)
 }
 
 // journalKind is the kind of a journal failure before anything was sent:

@@ -1,6 +1,7 @@
 package payonce_test
 
 import (
+	"errors"
 	"io"
 	"net/http"
 	"testing"
@@ -142,4 +143,71 @@ func TestJournalOnlyAnUnknownOutcomeIsLookedUpFirst(t *testing.T) {
 	_, err = c.Do(t.Context(), chargeReq("10.00"), nil, payonce.WithReference("order-8"))
 	require.ErrorIs(t, err, payonce.ErrRetriesExhausted)
 	assert.Greater(t, s.calls.Load(), sent, "resumed")
+}
+
+// An entry recorded with an earlier form of the request (an earlier wire
+// form, Request.EarlierForms) keeps its meaning: settled, it answers from
+// the journal; in doubt, it is refused as in doubt with nothing sent,
+// since its key is never sent again with another body. A request no form matches is a
+// plain conflict, and a call without earlier forms one too.
+func TestJournalEntryOfAnEarlierFormIsNeverSentWithAnotherBody(t *testing.T) {
+	j := journal.NewMemory()
+	clk := newClock()
+	s := newStub(t, okCharge)
+	c := journalClient(t, s, j, clk)
+	ctx := t.Context()
+	oldBody := []byte(`{"amount":"10.00","old":true}`)
+	reserve := func(ref, path string, body []byte) payonce.JournalEntry {
+		e := payonce.JournalEntry{Scope: c.Scope(), Reference: ref, Operation: "charges.create", Method: http.MethodPost, Path: path,
+			Key: "earlier-key-" + ref, KeyCreated: clk.Now(), Fingerprint: c.Fingerprint(http.MethodPost, path, body),
+			State: payonce.JournalPending, Sent: true, Attempts: 1, CreatedAt: clk.Now(), UpdatedAt: clk.Now()}
+		_, created, err := j.Reserve(ctx, e)
+		require.NoError(t, err)
+		require.True(t, created)
+		return e
+	}
+	earlier := func(forms ...payonce.EarlierForm) *payonce.Request {
+		r := chargeReq("10.00")
+		r.EarlierForms = func() []payonce.EarlierForm { return forms }
+		return r
+	}
+	old := payonce.EarlierForm{Path: "/charge/", Body: oldBody}
+	other := payonce.EarlierForm{Path: "/charge/", Body: []byte(`{"amount":"99.00","old":true}`)}
+
+	e := reserve("in-doubt", "/charge/", oldBody)
+	_, err := c.Do(ctx, earlier(other, old), nil, payonce.WithReference("in-doubt"))
+	require.ErrorIs(t, err, payonce.ErrOutcomeUnknown, "in doubt: settled by lookup, never sent again")
+	var efe *payonce.EarlierFormError
+	require.ErrorAs(t, err, &efe)
+	assert.Equal(t, "in-doubt", efe.Entry.Reference)
+	assert.Equal(t, e.Key, payonce.KeyOf(err).String())
+	assert.Contains(t, err.Error(), "earlier wire form")
+	assert.False(t, payonce.IsResumable(err))
+	fromErr, ok := payonce.JournalEntryOf(err)
+	assert.True(t, ok)
+	assert.Equal(t, e.Key, fromErr.Key)
+	got, err := j.Get(ctx, c.Scope(), "in-doubt")
+	require.NoError(t, err)
+	assert.Equal(t, payonce.JournalPending, got.State, "left as it was")
+
+	_, err = c.Do(ctx, earlier(other), nil, payonce.WithReference("in-doubt"))
+	require.ErrorIs(t, err, payonce.ErrIdempotencyConflict)
+	assert.False(t, errors.As(err, &efe), "no form matches: a plain conflict")
+	_, err = c.Do(ctx, chargeReq("10.00"), nil, payonce.WithReference("in-doubt"))
+	require.ErrorIs(t, err, payonce.ErrIdempotencyConflict)
+	assert.False(t, errors.As(err, &efe))
+
+	reserve("settled", "/charge/", oldBody)
+	_, err = c.Settle(ctx, "settled", payonce.Settlement{State: payonce.JournalSucceeded, Result: []byte(`{"id":"ch-old","status":"confirmed"}`), Reason: "earlier"})
+	require.NoError(t, err)
+	var out chargeOut
+	meta, err := c.Do(ctx, earlier(old), &out, payonce.WithReference("settled"))
+	require.NoError(t, err)
+	assert.True(t, meta.FromJournal)
+	assert.Equal(t, "ch-old", out.ID)
+
+	reserve("old-path", "/charge/refund/", oldBody)
+	_, err = c.Do(ctx, earlier(payonce.EarlierForm{Path: "/charge/refund/", Body: oldBody}), nil, payonce.WithReference("old-path"))
+	require.ErrorAs(t, err, &efe, "an earlier path is an earlier form too")
+	assert.Zero(t, s.calls.Load(), "nothing sent")
 }

@@ -54,10 +54,14 @@ var ErrTokenRedirect = errors.New("a55: token endpoint answered a redirect, whic
 type Auth struct {
 	ClientID     string
 	ClientSecret string
-	// TokenURL is the OAuth2 token endpoint; "" means SandboxTokenURL,
-	// which NewClient refuses together with the production base URL.
+	// TokenURL is the OAuth2 token endpoint; "" means the environment's
+	// (Environment.TokenURL). A base URL that is no environment's origin
+	// needs it: NewClient never falls back to another environment's.
 	TokenURL string
-	// Scopes default to DefaultScope.
+	// Scopes are the scopes a token request asks for. nil means the
+	// environment's (Environment.Scope), or DefaultScope with a TokenURL
+	// on a base URL of another origin; an empty non-nil slice asks for
+	// none.
 	Scopes []string
 	// AccessToken is a fixed bearer token (A55_ACCESS_TOKEN). It cannot be
 	// refreshed: a 401 is returned as payonce.ErrUnauthorized.
@@ -65,7 +69,7 @@ type Auth struct {
 }
 
 // ClientCredentials returns an Auth for the OAuth2 client-credentials grant
-// against the sandbox token URL; set TokenURL for another environment.
+// against the token URL of the client's environment (WithEnvironment).
 func ClientCredentials(clientID, clientSecret string) Auth {
 	return Auth{ClientID: clientID, ClientSecret: clientSecret}
 }
@@ -103,7 +107,7 @@ func (a Auth) String() string {
 	}
 	tu := a.TokenURL
 	if tu == "" {
-		tu = SandboxTokenURL
+		tu = "(the environment's)"
 	}
 	return fmt.Sprintf("a55.Auth{ClientID: %s, ClientSecret: [REDACTED], TokenURL: %s}", a.ClientID, tu)
 }
@@ -161,20 +165,52 @@ func newAuthorizer(a Auth) *authorizer {
 		tok := a.AccessToken
 		return &authorizer{fixed: func() string { return tok }, now: time.Now, secrets: secretList(tok)}
 	}
-	scopes := a.Scopes
-	if len(scopes) == 0 {
-		scopes = []string{DefaultScope}
-	}
-	tu := a.TokenURL
-	if tu == "" {
-		tu = SandboxTokenURL
-	}
+	// The token URL and scopes are the environment's unless a names them:
+	// NewClient decides (resolveTokenURL) once it knows the base URL.
 	z := &authorizer{now: time.Now, secrets: secretList(a.ClientSecret), cfg: &clientcredentials.Config{
-		ClientID: a.ClientID, ClientSecret: a.ClientSecret, TokenURL: tu, Scopes: scopes,
+		ClientID: a.ClientID, ClientSecret: a.ClientSecret, TokenURL: a.TokenURL, Scopes: a.Scopes,
 		AuthStyle: oauth2.AuthStyleInParams,
 	}}
 	z.useHTTPClient(nil)
 	return z
+}
+
+// resolveTokenURL sets the token URL and scopes of a client-credentials
+// authorizer for a client of baseURL: a's own, else those of env when
+// the base URL is env's origin (known). A base URL of another origin
+// needs a.TokenURL: nothing falls back to the sandbox's token endpoint,
+// where production credentials would be refused, or sandbox ones sent
+// to the wrong host.
+func (z *authorizer) resolveTokenURL(a Auth, env Environment, known bool, baseURL string) error {
+	tu, scopes := a.TokenURL, a.Scopes
+	switch {
+	case tu == "" && !known:
+		return fmt.Errorf("%w: a55: base URL %s is none of A55's environments (a55.Sandbox, a55.Production, a55.ProductionCoreManager): "+
+			"set Auth.TokenURL to the token endpoint A55 gave with the credentials", payonce.ErrInvalidConfig, baseOrigin(baseURL))
+	case tu == "":
+		tu = env.TokenURL()
+	}
+	if scopes == nil {
+		scopes = []string{DefaultScope}
+		if known {
+			scopes = env.scopes()
+		}
+	}
+	if err := checkTokenURL(tu, baseURL); err != nil {
+		return err
+	}
+	z.cfg.TokenURL, z.cfg.Scopes = tu, scopes
+	return nil
+}
+
+// baseOrigin is a base URL's scheme, host and path for an error: never
+// its user information or query.
+func baseOrigin(baseURL string) string {
+	u, err := url.Parse(baseURL)
+	if err != nil {
+		return "(unreadable)"
+	}
+	return u.Scheme + "://" + u.Host + u.Path
 }
 
 // useHTTPClient sends token requests through hc's transport, cookie jar and

@@ -81,7 +81,7 @@ func TestTokenRedirectNotFollowed(t *testing.T) {
 	require.ErrorIs(t, err, ErrTokenRedirect)
 	require.ErrorIs(t, err, payonce.ErrInvalidConfig)
 
-	_, err = g.client.Charges.Create(t.Context(), guideCharge())
+	_, err = g.client.Charges.Create(t.Context(), refCharge())
 	require.ErrorIs(t, err, ErrTokenRedirect)
 	assert.ErrorIs(t, err, payonce.ErrInvalidConfig)
 	assert.False(t, payonce.IsTemporary(err), "a redirecting token endpoint is a configuration error")
@@ -116,11 +116,11 @@ func TestLate401KeepsFreshToken(t *testing.T) {
 
 	late := make(chan error, 1)
 	go func() {
-		_, err := g.client.Charges.Get(context.Background(), "c1", "")
+		_, err := g.client.Charges.Get(context.Background(), "c1", "w1")
 		late <- err
 	}()
 	<-arrived
-	_, err = g.client.Charges.Get(t.Context(), "c1", "")
+	_, err = g.client.Charges.Get(t.Context(), "c1", "w1")
 	require.NoError(t, err, "the prompt 401 refreshes the token")
 	assert.EqualValues(t, 2, g.tokens.Load())
 	free()
@@ -224,7 +224,7 @@ func TestToken5xxRetriedWithinPolicy(t *testing.T) {
 		assert.Equal(t, "Bearer tok-3", r.Header.Get("Authorization"))
 		writeJSON(w, 200, `{"charge_uuid":"c1","status":"confirmed","amount":"100.00"}`)
 	})
-	ch, err := g.client.Charges.Create(t.Context(), guideCharge(), payonce.WithKey(keytest.Now(t, "token-5xx-key-0123456789")))
+	ch, err := g.client.Charges.Create(t.Context(), refCharge(), payonce.WithKey(keytest.Now(t, "token-5xx-key-0123456789")))
 	require.NoError(t, err)
 	assert.Equal(t, []string{"token-5xx-key-0123456789"}, keys)
 	assert.Equal(t, 1, ch.Meta.Attempts, "failed signings are not attempts sent")
@@ -239,7 +239,7 @@ func TestToken5xxBoundedByPolicy(t *testing.T) {
 	})
 	var api atomic.Int32
 	g.mux.HandleFunc("POST "+PathCharges, func(w http.ResponseWriter, r *http.Request) { api.Add(1) })
-	_, err := g.client.Charges.Create(t.Context(), guideCharge(), payonce.WithKey(keytest.Now(t, "token-down-key-0123456789")))
+	_, err := g.client.Charges.Create(t.Context(), refCharge(), payonce.WithKey(keytest.Now(t, "token-down-key-0123456789")))
 	require.Error(t, err)
 	assert.ErrorIs(t, err, payonce.ErrRetriesExhausted)
 	assert.ErrorIs(t, err, payonce.ErrSignerTemporary)
@@ -259,7 +259,7 @@ func TestToken401Final(t *testing.T) {
 		w.WriteHeader(http.StatusUnauthorized)
 		_, _ = io.WriteString(w, `{"error":"invalid_client"}`)
 	})
-	_, err := g.client.Charges.Create(t.Context(), guideCharge())
+	_, err := g.client.Charges.Create(t.Context(), refCharge())
 	require.ErrorIs(t, err, payonce.ErrUnauthorized)
 	assert.NotErrorIs(t, err, payonce.ErrSignerTemporary)
 	assert.False(t, payonce.IsTemporary(err))
@@ -283,7 +283,7 @@ func TestTokenErrorNeverEchoesTheClientSecret(t *testing.T) {
 			w.WriteHeader(answer.status)
 			_, _ = io.WriteString(w, answer.body)
 		})
-		_, err := g.client.Charges.Create(t.Context(), guideCharge())
+		_, err := g.client.Charges.Create(t.Context(), refCharge())
 		require.Error(t, err, answer.body)
 		assert.NotContains(t, err.Error(), testSecret, answer.body)
 		assert.NotContains(t, fmt.Sprintf("%+v", err), testSecret, answer.body)
@@ -303,7 +303,7 @@ func TestUnauthorizedRefreshesOnceSameKey(t *testing.T) {
 		}
 		writeJSON(w, 200, `{"charge_uuid":"c6","status":"confirmed","amount":"100.00"}`)
 	})
-	ch, err := u.client.Charges.Create(context.Background(), guideCharge())
+	ch, err := u.client.Charges.Create(context.Background(), refCharge())
 	require.NoError(t, err)
 	require.Len(t, keys, 2)
 	assert.Equal(t, keys[0], keys[1])
@@ -319,7 +319,7 @@ func TestFixedTokenNoRefresh(t *testing.T) {
 	defer srv.Close()
 	c, err := NewClient(AccessToken("fixed-token-value"), payonce.WithBaseURL(srv.URL), payonce.WithRetryPolicy(fastPolicy()))
 	require.NoError(t, err)
-	_, err = c.Charges.Get(context.Background(), "c1", "")
+	_, err = c.Charges.Get(context.Background(), "c1", "w1")
 	assert.ErrorIs(t, err, payonce.ErrUnauthorized)
 	var ae *payonce.APIError
 	require.ErrorAs(t, err, &ae)
@@ -372,7 +372,7 @@ func TestBadCredentialsNotLeaked(t *testing.T) {
 	auth.TokenURL = u.srv.URL + "/oauth2/token"
 	c, err := NewClient(auth, payonce.WithBaseURL(u.srv.URL), payonce.WithRetryPolicy(fastPolicy()))
 	require.NoError(t, err)
-	_, err = c.Charges.Create(context.Background(), guideCharge())
+	_, err = c.Charges.Create(context.Background(), refCharge())
 	require.Error(t, err)
 	assert.ErrorIs(t, err, payonce.ErrUnauthorized)
 	assert.False(t, payonce.IsTemporary(err), "bad credentials are final: a job queue must not retry them")
@@ -457,7 +457,7 @@ func TestTokenRedirectEveryKind(t *testing.T) {
 					hop.Add(1)
 					issue(1, w, 3600)
 				})
-				_, err := g.client.Charges.Create(t.Context(), guideCharge())
+				_, err := g.client.Charges.Create(t.Context(), refCharge())
 				require.ErrorIs(t, err, ErrTokenRedirect)
 				assert.False(t, payonce.IsTemporary(err))
 				assert.NotContains(t, err.Error(), testSecret)
@@ -491,7 +491,7 @@ func TestTokenOddLifetimes(t *testing.T) {
 				writeJSON(w, 200, `{"charge_uuid":"c1","status":"paid","amount":"1.00"}`)
 			})
 			for range 3 {
-				_, err := g.client.Charges.Get(t.Context(), "c1", "")
+				_, err := g.client.Charges.Get(t.Context(), "c1", "w1")
 				require.NoError(t, err)
 			}
 			assert.LessOrEqual(t, g.tokens.Load(), c.maxFetches)
@@ -501,7 +501,7 @@ func TestTokenOddLifetimes(t *testing.T) {
 		g := newTokenRig(t, func(n int32, w http.ResponseWriter) {
 			writeJSON(w, 200, `{"access_token":"tok_secret_value_42","expires_in":"soon","token_type":"Bearer"}`)
 		})
-		_, err := g.client.Charges.Create(t.Context(), guideCharge())
+		_, err := g.client.Charges.Create(t.Context(), refCharge())
 		require.Error(t, err)
 		assert.ErrorIs(t, err, payonce.ErrInvalidConfig)
 		assert.NotContains(t, err.Error(), "tok_secret_value_42")
@@ -523,7 +523,7 @@ func TestTokenHugeBody(t *testing.T) {
 		}
 		_, _ = w.Write([]byte(`"}`))
 	})
-	_, err := g.client.Charges.Create(t.Context(), guideCharge())
+	_, err := g.client.Charges.Create(t.Context(), refCharge())
 	require.Error(t, err)
 	assert.NotContains(t, err.Error(), "tok_huge_42")
 	assert.NotContains(t, err.Error(), "4111 1111")
@@ -542,7 +542,7 @@ func TestUnauthorizedStormBounded(t *testing.T) {
 	var wg sync.WaitGroup
 	for range 8 {
 		wg.Go(func() {
-			_, err := g.client.Charges.Create(context.Background(), guideCharge())
+			_, err := g.client.Charges.Create(context.Background(), refCharge())
 			assert.ErrorIs(t, err, payonce.ErrUnauthorized)
 			assert.False(t, payonce.IsResumable(err))
 		})
@@ -571,7 +571,7 @@ func TestTokenWaitersLeaveNoGoroutines(t *testing.T) {
 		wg.Go(func() {
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 			defer cancel()
-			_, err := g.client.Charges.Get(ctx, "c1", "")
+			_, err := g.client.Charges.Get(ctx, "c1", "w1")
 			assert.Error(t, err)
 		})
 	}
@@ -587,6 +587,6 @@ func TestTokenWaitersLeaveNoGoroutines(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	require.LessOrEqual(t, n, base, "the fetch and every waiter are gone")
-	_, err := g.client.Charges.Get(t.Context(), "c1", "")
+	_, err := g.client.Charges.Get(t.Context(), "c1", "w1")
 	require.NoError(t, err)
 }

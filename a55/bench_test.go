@@ -19,6 +19,8 @@ import (
 	"github.com/payonce/payonce/a55/a55test"
 	"github.com/payonce/payonce/internal/benchpair"
 	"github.com/payonce/payonce/internal/benchwire"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // chargeBench is one server and the three ways of charging on it: bare
@@ -122,13 +124,40 @@ func (cb *chargeBench) coreDo(b *testing.B) {
 }
 
 func (cb *chargeBench) sdk(b *testing.B) {
-	ch, err := cb.c.Charges.Create(context.Background(), &a55.ChargeCreateRequest{
-		Amount: cb.amount, Currency: payonce.BRL, TypeCharge: a55.TypeCreditCard,
-		Card: &payonce.Card{Number: a55test.CardConfirms, HolderName: "TEST", ExpirationMonth: "12", ExpirationYear: "2099", CVV: "123"},
-	})
+	ch, err := cb.c.Charges.Create(context.Background(), benchRequest(cb.amount, a55test.CardConfirms))
 	if err != nil || ch.UUID == "" {
 		b.Fatal(err)
 	}
+}
+
+// benchRequest is benchwire.NewChargeRequest as an a55 request: the same
+// bytes on the wire (TestBenchBodiesAreTheSame).
+func benchRequest(amount payonce.Amount, number string) *a55.ChargeCreateRequest {
+	return &a55.ChargeCreateRequest{
+		WalletUUID: "00000000-0000-0000-0000-000000000000", MerchantID: "11111111-1111-1111-1111-111111111111",
+		TypeCharge: a55.TypeCreditCard, Currency: payonce.BRL, InstallmentValue: amount, InstallmentCount: 1,
+		DueDate: "2099-12-31", Description: "Order 42",
+		Payer: a55.Payer{Name: "João Silva", Email: "joao.silva@example.com", TaxID: "39999999999", CellPhone: "+5511988887777",
+			Address: a55.Address{Street: "Av. Paulista", Number: "1000", Complement: "Apto 42", Neighborhood: "Bela Vista",
+				City: "São Paulo", State: "SP", PostalCode: "01310-100", Country: "BR"}},
+		Card: &payonce.Card{Number: payonce.CardNumber(number), HolderName: "JOAO SILVA", ExpirationMonth: "12", ExpirationYear: "2099", CVV: "123"},
+	}
+}
+
+// The paired benchmark's two sides send the same bytes: the bare client's
+// json.Marshal of benchwire's struct and the SDK's wire form; and the
+// answer the httptest server gives is one the SDK reads.
+func TestBenchBodiesAreTheSame(t *testing.T) {
+	amount, err := payonce.ParseAmount("100.00")
+	require.NoError(t, err)
+	bare, err := json.Marshal(benchwire.NewChargeRequest(a55test.CardConfirms))
+	require.NoError(t, err)
+	sdk, err := benchRequest(amount, a55test.CardConfirms).MarshalWire()
+	require.NoError(t, err)
+	assert.Equal(t, string(bare), string(sdk))
+	var ch a55.Charge
+	require.NoError(t, a55.Codec{}.DecodeSuccess(200, nil, []byte(benchwire.ChargeAnswer), &ch))
+	assert.Equal(t, a55.StatusConfirmed, ch.Status)
 }
 
 // BenchmarkChargeCreate compares one successful charge done three ways

@@ -38,7 +38,7 @@ func TestTestCardOutcomeByLastDigit(t *testing.T) {
 			require.True(t, luhn.Valid(number))
 			require.Equal(t, byte('0'+tc.digit), number[len(number)-1])
 			k := key(fmt.Sprintf("digit-%d", tc.digit))
-			ch, err := c.Charges.Create(ctx, guideCharge(t, number), payonce.WithKey(keytest.Now(t, k)))
+			ch, err := c.Charges.Create(ctx, refCharge(t, number), payonce.WithKey(keytest.Now(t, k)))
 			if tc.kind == nil {
 				require.NoError(t, err)
 				assert.Equal(t, a55.StatusConfirmed, ch.Status)
@@ -73,8 +73,8 @@ func TestTestCardNineIsDeterministicPerKey(t *testing.T) {
 	seen := map[bool]int{}
 	for i := range 16 {
 		k := key(fmt.Sprintf("nine-%d", i))
-		_, first := c.Charges.Create(ctx, guideCharge(t, number), payonce.WithKey(keytest.Now(t, k)))
-		_, again := c.Charges.Create(ctx, guideCharge(t, number), payonce.WithKey(keytest.Now(t, k)))
+		_, first := c.Charges.Create(ctx, refCharge(t, number), payonce.WithKey(keytest.Now(t, k)))
+		_, again := c.Charges.Create(ctx, refCharge(t, number), payonce.WithKey(keytest.Now(t, k)))
 		require.Equal(t, first == nil, again == nil, "key %s drew two outcomes", k)
 		if first != nil {
 			require.ErrorIs(t, first, a55.ErrChargeFailed)
@@ -97,7 +97,7 @@ func TestDocumentedTestCardsKeepTheirAnswers(t *testing.T) {
 	ctx := context.Background()
 	for i := range 8 {
 		k := key(fmt.Sprintf("proc-%d", i))
-		_, err := c.Charges.Create(ctx, guideCharge(t, a55test.CardProcError), payonce.WithKey(keytest.Now(t, k)))
+		_, err := c.Charges.Create(ctx, refCharge(t, a55test.CardProcError), payonce.WithKey(keytest.Now(t, k)))
 		require.ErrorIs(t, err, payonce.ErrRetriesExhausted)
 		require.NotErrorIs(t, err, a55.ErrChargeFailed)
 		require.True(t, payonce.IsResumable(err))
@@ -107,11 +107,11 @@ func TestDocumentedTestCardsKeepTheirAnswers(t *testing.T) {
 		require.Equal(t, "PROCESSING_ERROR", ae.Code)
 		require.Equal(t, fastPolicy().MaxAttempts, ae.Attempts)
 	}
-	_, err := c.Charges.Create(ctx, guideCharge(t, a55test.CardDeclined))
+	_, err := c.Charges.Create(ctx, refCharge(t, a55test.CardDeclined))
 	require.ErrorIs(t, err, a55.ErrCardDeclined)
 	ch, _ := a55.ChargeFromError(err)
 	require.Equal(t, []string{"CARD_DECLINED"}, ch.Messages.Codes())
-	ok, err := c.Charges.Create(ctx, guideCharge(t, a55test.CardConfirms))
+	ok, err := c.Charges.Create(ctx, refCharge(t, a55test.CardConfirms))
 	require.NoError(t, err)
 	require.Equal(t, a55.StatusConfirmed, ok.Status)
 }

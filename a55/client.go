@@ -17,24 +17,25 @@ import (
 	"golang.org/x/time/rate"
 )
 
-// A55's endpoints (https://docs.a55.tech).
-const (
-	// SandboxURL is the sandbox API, the default base URL.
-	SandboxURL = "https://sandbox.api.a55.tech"
-	// ProductionURL is the production API.
-	ProductionURL = "https://api.a55.tech"
-	// SandboxTokenURL is the sandbox OAuth2 token endpoint, the default.
-	SandboxTokenURL = "https://auth.sandbox.a55.tech/oauth2/token"
-)
-
-// Paths of the wallet/charge API, in the idempotency guide's form: the
-// charge and wallet identifiers travel in the body.
+// Paths of the wallet/charge API, as A55's API reference gives them
+// (docs/a55.md). Refund and cancel name the charge and its wallet in the
+// path (the templates below are their routes); capture names them in the
+// body.
 const (
 	PathWallets       = "/api/v1/bank/wallet/"
 	PathCharges       = "/api/v1/bank/wallet/charge/"
+	PathChargeByUUID  = "/api/v1/bank/wallet/charge/{charge_uuid}/"
 	PathChargeCapture = "/api/v1/bank/wallet/charge/capture/"
-	PathChargeRefund  = "/api/v1/bank/wallet/charge/refund/"
-	PathChargeCancel  = "/api/v1/bank/wallet/charge/cancel/"
+	PathChargeRefund  = "/api/v1/bank/wallet/charge/{charge_uuid}/refund/{wallet_uuid}/"
+	PathChargeCancel  = "/api/v1/bank/wallet/charge/{charge_uuid}/cancel/{wallet_uuid}/"
+)
+
+// The idempotency guide's refund and cancel paths (identifiers in the
+// body), which payonce versions before the reference's wire form sent:
+// journal entries recorded under them are told apart (legacy.go).
+const (
+	guideRefundPath = "/api/v1/bank/wallet/charge/refund/"
+	guideCancelPath = "/api/v1/bank/wallet/charge/cancel/"
 )
 
 // RequestsPerMinute is A55's documented rate limit per client_id, over a
@@ -47,6 +48,15 @@ type Client struct {
 	core *payonce.Client
 	view corekit.View // what core resolved (corekit.Capture)
 	auth *authorizer
+	// account is the merchant and wallet a request names when it names
+	// none itself (WithAccount).
+	account Account
+	// env is the environment of the base URL, "" for another URL.
+	env Environment
+	// luhn: card numbers must pass the Luhn check. A55's sandbox test
+	// cards fail it, so it is off for the Sandbox environment and for a
+	// loopback base URL (the fakes), on everywhere else.
+	luhn bool
 
 	// Wallets creates wallets.
 	Wallets *WalletsService
@@ -54,11 +64,19 @@ type Client struct {
 	Charges *ChargesService
 }
 
-// NewClient returns an A55 client. The A55 defaults come first (sandbox
-// base URL, A55 key rules, the A55 codec, the bearer authorizer for auth)
-// and opts after them, so any payonce option overrides them:
-// payonce.WithBaseURL(a55.ProductionURL), payonce.WithHTTPClient,
+// NewClient returns an A55 client. The A55 defaults come first (the
+// Sandbox environment, A55 key rules, the A55 codec, the bearer
+// authorizer for auth) and opts after them, so any payonce option
+// overrides them: WithEnvironment(a55.Production), payonce.WithHTTPClient,
 // payonce.WithRetryPolicy, payonce.WithLogger, WithRateLimit().
+//
+// Production is never a default: name the environment A55 gave the
+// credentials for (WithEnvironment). The token URL and scope follow the
+// environment; a base URL of another origin (payonce.WithBaseURL: a
+// proxy, a fake) needs Auth.TokenURL, else NewClient refuses it with
+// payonce.ErrInvalidConfig (a fixed access token needs none). Nothing
+// falls back to the sandbox's token endpoint. A base URL that ends in
+// /api/v1 is refused: give the origin only.
 //
 // OAuth2 token requests go through the same *http.Client as the API calls.
 // A custom payonce.WithSigner replaces the bearer authorizer.
@@ -99,20 +117,36 @@ func NewClient(auth Auth, opts ...payonce.Option) (*Client, error) {
 	if scopeHolds(core.Scope(), auth.ClientSecret, auth.AccessToken) {
 		return nil, fmt.Errorf("%w: a55: the journal scope holds the client secret or the access token: name the account instead", payonce.ErrInvalidConfig)
 	}
-	if z.cfg != nil && auth.TokenURL == "" && view.BaseURL == ProductionURL {
-		return nil, fmt.Errorf("%w: a55: set Auth.TokenURL to the production token endpoint", payonce.ErrInvalidConfig)
+	if err := checkBasePath(view.BaseURL); err != nil {
+		return nil, err
 	}
+	env, known := environmentOf(view.BaseURL)
 	if z.cfg != nil {
-		if err := checkTokenURL(z.cfg.TokenURL, view.BaseURL); err != nil {
+		if err := z.resolveTokenURL(auth, env, known, view.BaseURL); err != nil {
 			return nil, err
 		}
 	}
 	z.useHTTPClient(view.HTTPClient)
-	c := &Client{core: core, view: view, auth: z}
+	c := &Client{core: core, view: view, auth: z, env: env, luhn: luhnChecked(env, view.BaseURL)}
 	c.Wallets = &WalletsService{c: c}
 	c.Charges = &ChargesService{c: c}
 	return c, nil
 }
+
+// luhnChecked reports whether card numbers must pass the Luhn check on a
+// client of env (or of another base URL): everywhere but the Sandbox
+// environment, whose test cards fail it, and a loopback host (a fake).
+func luhnChecked(env Environment, baseURL string) bool {
+	if env == Sandbox {
+		return false
+	}
+	u, err := url.Parse(baseURL)
+	return err != nil || !loopback.Host(u.Hostname())
+}
+
+// Environment returns the environment of the client's base URL; ok is
+// false for a base URL of another origin.
+func (c *Client) Environment() (env Environment, ok bool) { return c.env, c.env != "" }
 
 // scopeHolds reports whether scope holds one of the secrets (those of at
 // least 8 bytes: a shorter one would match by chance).
@@ -176,10 +210,6 @@ func clearTextRefused(u *url.URL, baseURL string) bool {
 	return err != nil || b.Scheme != "http" || loopback.Host(b.Hostname())
 }
 
-// WithProduction sets the production base URL. Production also needs
-// Auth.TokenURL, which A55 hands out with the production credentials.
-func WithProduction() payonce.Option { return payonce.WithBaseURL(ProductionURL) }
-
 // NewRateLimiter returns a token bucket that never lets more than perMinute
 // requests into any rolling 60-second window: burst requests at once, then
 // (perMinute-burst) a minute. Share one limiter among every client that
@@ -210,7 +240,11 @@ func (c *Client) Token(ctx context.Context) (string, error) { return c.auth.Toke
 
 // String describes the client without any credential.
 func (c *Client) String() string {
-	return "a55.Client{baseURL: " + c.view.BaseURL + ", auth: " + c.auth.String() + "}"
+	s := "a55.Client{baseURL: " + c.view.BaseURL
+	if c.env != "" {
+		s += " (" + string(c.env) + ")"
+	}
+	return s + ", auth: " + c.auth.String() + "}"
 }
 
 // RateLimit is the rate-limit state of an answer, from its X-RateLimit-*

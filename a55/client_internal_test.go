@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"regexp"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -66,7 +67,7 @@ func setup(t *testing.T, opts ...payonce.Option) *unit {
 	auth := ClientCredentials(testID, testSecret)
 	auth.TokenURL = u.srv.URL + "/oauth2/token"
 	// The client's clock is fixed before the example card's expiry (12/2030),
-	// which guideCharge keeps byte for byte; opts may set another.
+	// which refCharge keeps; opts may set another.
 	base := []payonce.Option{payonce.WithBaseURL(u.srv.URL), payonce.WithRetryPolicy(fastPolicy()),
 		payoncetest.ClientClock(func() time.Time { return guideTime })}
 	c, err := NewClient(auth, append(base, opts...)...)
@@ -78,15 +79,36 @@ func setup(t *testing.T, opts ...payonce.Option) *unit {
 // guideTime is before the example card's expiry (12/2030).
 var guideTime = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 
-// guideCharge is the example payload of A55's idempotency guide (card
-// expiring 12/2030).
-func guideCharge() *ChargeCreateRequest {
-	amt, _ := payonce.ParseAmount("100.00")
+// refCharge is a card charge in the create-charge reference's form, with
+// every required field (the payment-method pages' example payer and
+// address), card expiring 12/2030.
+func refCharge() *ChargeCreateRequest {
+	v, _ := payonce.ParseAmount("100.00")
 	return &ChargeCreateRequest{
-		Amount: amt, Currency: payonce.BRL, TypeCharge: TypeCreditCard,
-		Card:  &payonce.Card{Number: "4111111111111111", HolderName: "TEST", ExpirationMonth: "12", ExpirationYear: "2030", CVV: "123"},
-		Payer: &Payer{Name: "张伟", Email: "zhangwei@example.com", Document: "12345678909", DocumentType: "CPF"},
+		WalletUUID: "00000000-0000-0000-0000-000000000000", MerchantID: "11111111-1111-1111-1111-111111111111",
+		TypeCharge: TypeCreditCard, Currency: payonce.BRL, InstallmentValue: v, InstallmentCount: 1,
+		DueDate: "2026-12-31", Description: "Order 42",
+		Payer: Payer{Name: "João Silva", Email: "joao.silva@example.com", TaxID: "39999999999", CellPhone: "+5511988887777",
+			Address: Address{Street: "Av. Paulista", Number: "1000", Complement: "Apto 42", Neighborhood: "Bela Vista",
+				City: "São Paulo", State: "SP", PostalCode: "01310-100", Country: "BR"}},
+		Card: &payonce.Card{Number: "4111111111111111", HolderName: "JOAO SILVA", ExpirationMonth: "12", ExpirationYear: "2030", CVV: "123"},
 	}
+}
+
+// refWire is refCharge's exact wire form.
+const refWire = `{"wallet_uuid":"00000000-0000-0000-0000-000000000000","merchant_id":"11111111-1111-1111-1111-111111111111",` +
+	`"payer_name":"João Silva","payer_email":"joao.silva@example.com","payer_tax_id":"39999999999","payer_cell_phone":"+5511988887777",` +
+	`"installment_value":100.00,"installment_count":1,"currency":"BRL","due_date":"2026-12-31","description":"Order 42",` +
+	`"type_charge":"credit_card","payer_address":{"street":"Av. Paulista","address_number":"1000","complement":"Apto 42",` +
+	`"neighborhood":"Bela Vista","city":"São Paulo","state":"SP","postal_code":"01310-100","country":"BR"},` +
+	`"card_number":"4111111111111111","card_name":"JOAO SILVA","card_expiry_month":"12","card_expiry_year":"2030","card_cvv":"123"}`
+
+// pixCharge is a PIX charge in the reference's form, without wallet or
+// merchant (a client's Account gives them).
+func pixCharge() *ChargeCreateRequest {
+	r := refCharge()
+	r.WalletUUID, r.MerchantID, r.TypeCharge, r.Card = "", "", TypePix, nil
+	return r
 }
 
 func TestPrintedFormsHideSecrets(t *testing.T) {
@@ -109,7 +131,7 @@ func TestPrintedFormsHideSecrets(t *testing.T) {
 			assert.NotContains(t, s, "tok-1", verb)
 		}
 	}
-	req := guideCharge()
+	req := refCharge()
 	pointerAddr := regexp.MustCompile(`0x[0-9a-f]+`) // a pointer printed by %#v
 	for _, v := range []any{req, *req, req.Card} {
 		for _, verb := range []string{"%v", "%+v", "%#v", "%s"} {
@@ -135,16 +157,12 @@ func TestNewClientConfig(t *testing.T) {
 	assert.Equal(t, corekit.KeyRules{Provider: "a55", MinLen: 16, MaxLen: 128, Window: 24 * time.Hour}, keyRules(), "the rules the core's tests use")
 	_, err = NewClient(Auth{})
 	assert.ErrorIs(t, err, payonce.ErrInvalidConfig)
-	_, err = NewClient(ClientCredentials("id", "secret"), WithProduction())
-	assert.ErrorIs(t, err, payonce.ErrInvalidConfig, "production needs its token URL")
-	a := ClientCredentials("id", "secret")
-	a.TokenURL = "https://auth.example/oauth2/token"
-	c, err = NewClient(a, WithProduction(), WithRateLimit())
+	c, err = NewClient(ClientCredentials("id", "secret"), WithEnvironment(Production), WithRateLimit())
 	require.NoError(t, err)
 	assert.Equal(t, ProductionURL, c.view.BaseURL)
-	c, err = NewClient(AccessToken("t"), WithProduction())
+	c, err = NewClient(AccessToken("t"), WithEnvironment(ProductionCoreManager))
 	require.NoError(t, err)
-	assert.Equal(t, ProductionURL, c.view.BaseURL)
+	assert.Equal(t, CoreManagerURL, c.view.BaseURL)
 }
 
 func TestRateLimiter(t *testing.T) {
@@ -168,4 +186,40 @@ func TestCheckWebhookURLFollowsTheInsecureOptIn(t *testing.T) {
 	require.ErrorIs(t, checkWebhookURL(hook, "http://127.0.0.1:8080"), payonce.ErrInvalidRequest)
 	assert.NoError(t, checkWebhookURL(hook, "http://api.internal:8080"))
 	assert.NoError(t, checkWebhookURL("http://[::ffff:127.0.0.1]:9/h", "https://api.example"), "an IPv4-mapped loopback address is loopback")
+}
+
+// Every operation is observed under its documented path template: the
+// identifiers of a refund's, a cancel's or a fetch's path never reach a
+// span or a metric.
+func TestRoutesAreTheDocumentedTemplates(t *testing.T) {
+	var mu sync.Mutex
+	routes := map[string]string{}
+	obs := payonce.Observer{StartOperation: func(ctx context.Context, info payonce.OperationInfo) context.Context {
+		mu.Lock()
+		defer mu.Unlock()
+		routes[info.Operation] = info.Route
+		return ctx
+	}}
+	u := setup(t, payonce.WithObserver(obs))
+	u.mux.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, 200, `{"charge_uuid":"ch_1","status":"confirmed","charges":[]}`)
+	})
+	c := u.client.WithAccount(Account{MerchantID: "m-1", WalletUUID: "w-1"})
+	ctx := context.Background()
+	_, err := c.Charges.Create(ctx, pixCharge())
+	require.NoError(t, err)
+	_, err = c.Charges.Refund(ctx, &RefundRequest{ChargeUUID: "ch-4111111111111111"})
+	require.NoError(t, err)
+	_, err = c.Charges.Cancel(ctx, &CancelRequest{ChargeUUID: "ch-2"})
+	require.NoError(t, err)
+	_, err = c.Charges.Capture(ctx, &CaptureRequest{ChargeUUID: "ch-3"})
+	require.NoError(t, err)
+	_, err = c.Charges.Fetch(ctx, "ch-4")
+	require.NoError(t, err)
+	_, err = c.Charges.Get(ctx, "ch-5", "")
+	require.NoError(t, err)
+	assert.Equal(t, map[string]string{
+		"charges.create": PathCharges, "charges.refund": PathChargeRefund, "charges.cancel": PathChargeCancel,
+		"charges.capture": PathChargeCapture, "charges.fetch": PathChargeByUUID, "charges.get": PathCharges,
+	}, routes)
 }

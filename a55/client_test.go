@@ -8,16 +8,12 @@ import (
 	"github.com/payonce/payonce/a55/a55test"
 	"github.com/payonce/payonce/journal"
 	"github.com/payonce/payonce/journal/journaltest"
-	"github.com/payonce/payonce/payoncetest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
 func scopeCharge() *a55.ChargeCreateRequest {
-	return &a55.ChargeCreateRequest{
-		Amount: payoncetest.Amount("25.00"), Currency: payonce.BRL, TypeCharge: a55.TypeCreditCard,
-		Card: &payonce.Card{Number: a55test.CardConfirms, HolderName: "TEST", ExpirationMonth: "12", ExpirationYear: "2099", CVV: "123"},
-	}
+	return chargeOf("25.00", a55test.CardConfirms)
 }
 
 // Two merchants authenticate with fixed access tokens and share one
@@ -40,8 +36,12 @@ func TestAccessTokenClientsOnOneJournalNeverShareEntries(t *testing.T) {
 
 	a, err := a55.NewClient(a55.AccessToken(tokA), opts(payonce.WithScope("shop-a/sandbox"))...)
 	require.NoError(t, err)
+	a = a.WithAccount(srv.Account())
 	b, err := a55.NewClient(a55.AccessToken(tokB), opts(payonce.WithScope("shop-b/sandbox"))...)
 	require.NoError(t, err)
+	walletB, merchantB, ok := srv.AccountOf("merchant-b")
+	require.True(t, ok)
+	b = b.WithAccount(a55.Account{MerchantID: merchantB, WalletUUID: walletB})
 	chA, err := a.Charges.Create(t.Context(), scopeCharge(), payonce.WithReference("order-1/charge"))
 	require.NoError(t, err)
 	chB, err := b.Charges.Create(t.Context(), scopeCharge(), payonce.WithReference("order-1/charge"))
@@ -137,7 +137,7 @@ func TestEntriesUnderEarlierScopeFormsAreNotMissed(t *testing.T) {
 				c, err := a55.NewClient(tc.auth(), append(append([]payonce.Option{payonce.WithBaseURL(srv.URL), payonce.WithHTTPClient(srv.HTTPClient()),
 					payonce.WithRetryPolicy(fastPolicy()), payonce.WithJournal(j)}, tc.opts...), extra...)...)
 				require.NoError(t, err)
-				return c
+				return c.WithAccount(srv.Account())
 			}
 			before := srv.Ledger().Len()
 			_, err = client().Charges.Create(t.Context(), scopeCharge(), payonce.WithReference("order-1/charge"))

@@ -33,11 +33,11 @@ func TestChargeAnswerWithoutUUIDIsMalformed(t *testing.T) {
 		c, err := NewClient(AccessToken("fixed-token-value"), payonce.WithBaseURL(srv.URL), payonce.WithRetryPolicy(fastPolicy()),
 			payoncetest.ClientClock(func() time.Time { return guideTime }))
 		require.NoError(t, err)
-		ch, err := c.Charges.Create(context.Background(), guideCharge())
+		ch, err := c.Charges.Create(context.Background(), refCharge())
 		assert.Nil(t, ch, "%q", body)
 		require.ErrorIs(t, err, payonce.ErrMalformedResponse, "%q", body)
 		assert.NotEmpty(t, payonce.KeyOf(err).String())
-		w, err := c.Wallets.Create(context.Background(), &WalletCreateRequest{Name: "store-1"})
+		w, err := c.Wallets.Create(context.Background(), &WalletCreateRequest{EntityUUID: "e-1", CustomerID: "cust_1", Currency: payonce.BRL, Name: "store-1", Email: "store@example.com"})
 		srv.Close()
 		assert.Nil(t, w, "%q", body)
 		require.ErrorIs(t, err, payonce.ErrMalformedResponse, "%q", body)
@@ -73,7 +73,7 @@ func TestCodecErrorShapes(t *testing.T) {
 			u.mux.HandleFunc("POST "+PathCharges, func(w http.ResponseWriter, r *http.Request) {
 				writeJSON(w, tc.status, tc.body)
 			})
-			ch, err := u.client.Charges.Create(context.Background(), guideCharge())
+			ch, err := u.client.Charges.Create(context.Background(), refCharge())
 			require.Error(t, err)
 			assert.Nil(t, ch)
 			assert.ErrorIs(t, err, tc.kind)
@@ -103,7 +103,7 @@ func TestDeclinedAs2xxKeepsCharge(t *testing.T) {
 	u.mux.HandleFunc("POST "+PathCharges, func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, 200, `{"charge_uuid":"c5","status":"error","amount":"100.00","message":[{"code":"INSUFFICIENT_FUNDS","source":"card","description":"no funds"}]}`)
 	})
-	_, err := u.client.Charges.Create(context.Background(), guideCharge())
+	_, err := u.client.Charges.Create(context.Background(), refCharge())
 	require.Error(t, err)
 	assert.ErrorIs(t, err, ErrCardDeclined)
 	var ce *ChargeError

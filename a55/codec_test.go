@@ -8,7 +8,6 @@ import (
 
 	"github.com/payonce/payonce/internal/corekit"
 	"github.com/payonce/payonce/internal/keytest"
-	"github.com/payonce/payonce/payoncetest"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -68,7 +67,9 @@ func TestChargeErrorStatusInAnyCase(t *testing.T) {
 				defer srv.Close()
 				c, err := a55.NewClient(a55.AccessToken("tok"), payonce.WithBaseURL(srv.URL), payonce.WithRetryPolicy(fastPolicy()))
 				require.NoError(t, err)
-				req := &a55.ChargeCreateRequest{Amount: payoncetest.Amount("10.00"), Currency: payonce.BRL, TypeCharge: a55.TypePix, Description: "order 1"}
+				c = c.WithAccount(testAccount)
+				req := chargeOf("10.00", "")
+				req.TypeCharge, req.Card, req.Description = a55.TypePix, nil, "order 1"
 				ch, err := c.Charges.Create(t.Context(), req, payonce.WithKey(keytest.Now(t, "status-case-key-01")))
 				require.Error(t, err, "a charge in status %q is no success", status)
 				assert.Nil(t, ch)

@@ -4,13 +4,24 @@
 // retry, so a charge runs exactly once however often the network makes the
 // client try again.
 //
-// A client authenticates with OAuth2 client credentials (one shared token
-// fetch, cached, refreshed min(1 minute, lifetime/2) before it expires and
-// once more when an answer is 401, repeating the attempt with the same key;
-// token requests follow no redirect) or with a fixed access token:
+// A client is built for one environment (Sandbox, the default,
+// Production or ProductionCoreManager: WithEnvironment) and may act for
+// one merchant and wallet (WithAccount). It authenticates with OAuth2
+// client credentials (one shared token fetch, cached, refreshed min(1
+// minute, lifetime/2) before it expires and once more when an answer is
+// 401, repeating the attempt with the same key; token requests follow no
+// redirect) or with a fixed access token:
 //
-//	client, err := a55.NewClient(a55.ClientCredentials(id, secret))
-//	ch, err := client.Charges.Create(ctx, &a55.ChargeCreateRequest{...})
+//	client, err := a55.NewClient(a55.ClientCredentials(id, secret), a55.WithEnvironment(a55.Production))
+//	shop := client.WithAccount(a55.Account{MerchantID: merchantID, WalletUUID: walletUUID})
+//	ch, err := shop.Charges.Create(ctx, &a55.ChargeCreateRequest{...}, payonce.WithReference("order-42/attempt-1"))
+//
+// Charges.Create sends the create-charge reference's flat body for every
+// payment method (card, PIX, boleto, Apple and Google Pay), every
+// required field checked before any byte is sent; amounts are JSON
+// numbers in the currency's decimals, never rounded (SplitTotal,
+// ChargeCreateRequest.Total). docs/a55.md lists the fields and the
+// decisions taken where A55's pages disagree.
 //
 // Services follow the style of well-known Go API clients: client.Wallets
 // and client.Charges, ctx first, one method per endpoint. Every result
@@ -38,16 +49,17 @@
 //	429                                  waits Retry-After (capped by the policy) and retries
 //	500, 502, 503, 504, lost answers     retried with the same key
 //
-// Charges.Get, Charges.List and Charges.All read charges back: a charge
-// whose answer was lost is settled by reading it (docs/a55.md), never by
-// keeping the card and CVV to send them again.
+// Charges.Get, Charges.Fetch, Charges.List and Charges.All read charges
+// back: a charge whose answer was lost is settled by reading it
+// (Charges.SettleCreate, docs/a55.md), never by keeping the card and CVV
+// to send them again.
 //
 // Webhooks are verified with WebhookVerifier (HMAC-SHA256 over timestamp,
 // "." and the raw body, five minutes of tolerance); they arrive at least
 // once, so deduplicate on charge_uuid.
 //
-// The key is taken from payonce.WithKey, else a new UUID v4. A55
-// remembers a key for 24 hours;
+// The key is the journal's (payonce.WithReference), else payonce.WithKey,
+// else a new UUID v4. A55 remembers a key for 24 hours;
 // the client refuses to send an attempt once the key is older than that
 // window minus the retry policy's safety margin.
 package a55

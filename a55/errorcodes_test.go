@@ -75,7 +75,7 @@ func TestDeclinesAndReturnCodes(t *testing.T) {
 		} {
 			r := newCodeRig(t)
 			r.answer(a)
-			_, err := r.client.Charges.Create(context.Background(), guideCharge())
+			_, err := r.client.Charges.Create(context.Background(), refCharge())
 			require.ErrorIs(t, err, kind, "%s %s", code, shape)
 			for _, other := range []error{ErrCardDeclined, ErrChargeFailed, ErrThreeDSRequired, payonce.ErrOutcomeUnknown} {
 				if other != kind {
@@ -96,7 +96,7 @@ func TestDeclinesAndReturnCodes(t *testing.T) {
 		// The general shape names no charge: the kind alone.
 		r := newCodeRig(t)
 		r.answer(answer{400, `{"error":{"code":"` + code + `","message":"no"}}`})
-		_, err := r.client.Charges.Create(context.Background(), guideCharge())
+		_, err := r.client.Charges.Create(context.Background(), refCharge())
 		require.ErrorIs(t, err, kind, code)
 	}
 }
@@ -120,7 +120,7 @@ func TestRefusalCodesAndConflicts(t *testing.T) {
 	} {
 		r := newCodeRig(t)
 		r.answer(tc.a)
-		_, err := r.client.Charges.Create(context.Background(), guideCharge())
+		_, err := r.client.Charges.Create(context.Background(), refCharge())
 		require.ErrorIs(t, err, tc.kind, tc.a.body)
 		assert.False(t, payonce.IsResumable(err), tc.a.body)
 		creates, _ := r.counts()
@@ -177,7 +177,7 @@ func TestThreeDSUnavailableWaitsAMinuteUnderTheSameKey(t *testing.T) {
 			r := newCodeRig(t, f.options(waitingPolicy())...)
 			r.answer(a, answer{200, `{"charge_uuid":"c-2","status":"confirmed","amount":"100.00"}`})
 			start := f.clk.Now()
-			ch, err := r.client.Charges.Create(context.Background(), guideCharge())
+			ch, err := r.client.Charges.Create(context.Background(), refCharge())
 			require.NoError(t, err)
 			assert.Equal(t, "c-2", ch.UUID)
 			assert.Equal(t, 2, ch.Meta.Attempts)
@@ -205,7 +205,7 @@ func TestThreeDSUnavailableTheCallCannotWaitIsResumable(t *testing.T) {
 	r.answer(answer{503, `{"error":{"code":"3DS_UNAVAILABLE","message":"3DS service temporarily down"}}`},
 		answer{200, `{"charge_uuid":"c-2","status":"confirmed","amount":"100.00"}`})
 	ctx := context.Background()
-	_, err := r.client.Charges.Create(ctx, guideCharge(), payonce.WithReference("order-46"))
+	_, err := r.client.Charges.Create(ctx, refCharge(), payonce.WithReference("order-46"))
 	require.ErrorIs(t, err, payonce.ErrRetriesExhausted)
 	assert.True(t, payonce.IsResumable(err))
 	assert.NotErrorIs(t, err, ErrCardDeclined)
@@ -216,7 +216,7 @@ func TestThreeDSUnavailableTheCallCannotWaitIsResumable(t *testing.T) {
 	assert.Equal(t, payonce.JournalPending, e.State)
 	assert.False(t, e.LookUpFirst())
 
-	ch, err := r.client.Charges.Create(ctx, guideCharge(), payonce.WithReference("order-46"))
+	ch, err := r.client.Charges.Create(ctx, refCharge(), payonce.WithReference("order-46"))
 	require.NoError(t, err)
 	assert.Equal(t, "c-2", ch.UUID)
 	require.Len(t, r.keys, 2)
@@ -228,7 +228,7 @@ func TestThreeDSUnavailableTheCallCannotWaitIsResumable(t *testing.T) {
 	r2.answer(answer{400, `{"charge_uuid":"c-1","status":"error","message":[{"code":"3DS_UNAVAILABLE"}]}`})
 	dctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	_, err = r2.client.Charges.Create(dctx, guideCharge())
+	_, err = r2.client.Charges.Create(dctx, refCharge())
 	require.ErrorIs(t, err, payonce.ErrRetriesExhausted)
 	assert.True(t, payonce.IsResumable(err))
 	assert.Contains(t, err.Error(), "deadline")
@@ -248,7 +248,7 @@ func TestProcessingErrorIsRetriedUnderTheSameKey(t *testing.T) {
 		f := newFakeSleep()
 		r := newCodeRig(t, f.options(fastPolicy())...)
 		r.answer(a, a, answer{200, `{"charge_uuid":"c-2","status":"confirmed","amount":"100.00"}`})
-		ch, err := r.client.Charges.Create(context.Background(), guideCharge())
+		ch, err := r.client.Charges.Create(context.Background(), refCharge())
 		require.NoError(t, err, a.body)
 		assert.Equal(t, 3, ch.Meta.Attempts)
 		require.Len(t, r.keys, 3)
@@ -262,7 +262,7 @@ func TestProcessingErrorIsRetriedUnderTheSameKey(t *testing.T) {
 
 		r = newCodeRig(t, newFakeSleep().options(fastPolicy())...)
 		r.answer(a)
-		_, err = r.client.Charges.Create(context.Background(), guideCharge())
+		_, err = r.client.Charges.Create(context.Background(), refCharge())
 		require.ErrorIs(t, err, payonce.ErrRetriesExhausted, a.body)
 		assert.True(t, payonce.IsResumable(err))
 		assert.NotErrorIs(t, err, ErrChargeFailed)
@@ -278,7 +278,7 @@ func TestRetryCodeInAStoredChargeIsAFailure(t *testing.T) {
 	for _, code := range []string{"PROCESSING_ERROR", "3DS_UNAVAILABLE"} {
 		r := newCodeRig(t)
 		r.answer(answer{200, `{"charge_uuid":"c-1","status":"error","message":[{"code":"` + code + `"}]}`})
-		_, err := r.client.Charges.Create(context.Background(), guideCharge())
+		_, err := r.client.Charges.Create(context.Background(), refCharge())
 		require.ErrorIs(t, err, ErrChargeFailed, code)
 		assert.False(t, payonce.IsResumable(err))
 		creates, _ := r.counts()

@@ -13,6 +13,7 @@ import (
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/a55"
 	"github.com/payonce/payonce/a55/a55test"
+	"github.com/payonce/payonce/journal"
 	"github.com/payonce/payonce/payoncetest"
 )
 
@@ -47,14 +48,23 @@ func mustAmount(s string) payonce.Amount {
 	return a
 }
 
+// examplePayer is who pays in the examples.
+func examplePayer() a55.Payer {
+	return a55.Payer{Name: "João Silva", Email: "joao.silva@example.com", TaxID: "39999999999", CellPhone: "+5511988887777",
+		Address: a55.Address{Street: "Av. Paulista", Number: "1000", Neighborhood: "Bela Vista", City: "São Paulo",
+			State: "SP", PostalCode: "01310-100", Country: "BR"}}
+}
+
 func exampleCharge(number string, capture bool) *a55.ChargeCreateRequest {
 	req := &a55.ChargeCreateRequest{
-		Amount:     mustAmount("100.00"),
-		Currency:   payonce.BRL,
-		TypeCharge: a55.TypeCreditCard,
-		Card: &payonce.Card{Number: payonce.CardNumber(number), HolderName: "TEST",
+		// No merchant or wallet: the client's account gives them
+		// (WithAccount; the fake's client acts for the fake's own).
+		TypeCharge: a55.TypeCreditCard, Currency: payonce.BRL,
+		InstallmentValue: mustAmount("100.00"), InstallmentCount: 1,
+		DueDate: "2099-12-31", Description: "Order 42",
+		Payer: examplePayer(),
+		Card: &payonce.Card{Number: payonce.CardNumber(number), HolderName: "JOAO SILVA",
 			ExpirationMonth: "12", ExpirationYear: "2099", CVV: "123"},
-		Payer: &a55.Payer{Name: "张伟", Email: "zhangwei@example.com", Document: "12345678909", DocumentType: "CPF"},
 	}
 	if !capture {
 		req.Capture = a55.Bool(false)
@@ -63,8 +73,9 @@ func exampleCharge(number string, capture bool) *a55.ChargeCreateRequest {
 }
 
 func ExampleNewClient() {
-	// Client credentials; the token is fetched on first use, cached, and
-	// refreshed a minute before it expires or after a 401.
+	// Client credentials for the sandbox (the default environment); the
+	// token is fetched on first use, cached, and refreshed a minute before
+	// it expires or after a 401.
 	client, err := a55.NewClient(a55.ClientCredentials("my-client-id", "my-client-secret"),
 		a55.WithRateLimit(), // at most A55's 100 requests a minute
 	)
@@ -73,24 +84,74 @@ func ExampleNewClient() {
 	}
 	fmt.Println(client) // never shows the secret
 
-	// Or a fixed token, e.g. from A55_ACCESS_TOKEN.
-	_, err = a55.NewClient(a55.AccessToken("token-from-env"), payonce.WithBaseURL(a55.ProductionURL))
+	// Production is never a default: name the environment A55 gave the
+	// credentials for. Its token URL comes with it.
+	prod, err := a55.NewClient(a55.ClientCredentials("my-client-id", "my-client-secret"), a55.WithEnvironment(a55.Production))
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(prod.Environment())
+
+	// A base URL of another origin needs its token URL.
+	_, err = a55.NewClient(a55.ClientCredentials("my-client-id", "my-client-secret"), payonce.WithBaseURL("https://a55-proxy.example"))
+	fmt.Println(errors.Is(err, payonce.ErrInvalidConfig))
+	// Output:
+	// a55.Client{baseURL: https://sandbox.api.a55.tech (sandbox), auth: a55.authorizer{clientID: my-client-id, secret: [REDACTED], token: [REDACTED]}}
+	// production true
+	// true
+}
+
+func ExampleClient_WithAccount() {
+	client, err := a55.NewClient(a55.ClientCredentials("my-client-id", "my-client-secret"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	// Every charge, capture, refund, cancel, get and list of shop names
+	// this merchant and wallet unless the request names its own.
+	shop := client.WithAccount(a55.Account{MerchantID: "mer_1", WalletUUID: "wal_1"})
+	fmt.Println(shop.Account().WalletUUID, shop.Core() == client.Core())
+
+	// A request that ends up with no wallet is refused, nothing sent.
+	_, err = client.Charges.Get(context.Background(), "ch_1", "")
 	fmt.Println(err)
 	// Output:
-	// a55.Client{baseURL: https://sandbox.api.a55.tech, auth: a55.authorizer{clientID: my-client-id, secret: [REDACTED], token: [REDACTED]}}
-	// <nil>
+	// wal_1 true
+	// payonce: a55 charges.get: invalid request: wallet_uuid: required: set it on the request or on the client (WithAccount)
+}
+
+func ExampleSplitTotal() {
+	// 300.00 BRL in 3 instalments: A55 takes the instalment's value.
+	v, err := a55.SplitTotal(mustAmount("300.00"), 3, payonce.BRL)
+	fmt.Println(v, err)
+
+	// 100.00 BRL does not split in 3: refused, never rounded.
+	_, err = a55.SplitTotal(mustAmount("100.00"), 3, payonce.BRL)
+	fmt.Println(err)
+	// Output:
+	// 100.00 <nil>
+	// invalid amount: installment_value: a total of 100.00 BRL does not split into 3 equal instalments (installment_count) in BRL's 2 decimals: 99.99 or 100.02 would
 }
 
 func ExampleWalletsService_Create() {
 	srv, client := exampleClient()
 	defer srv.Close()
 
-	w, err := client.Wallets.Create(context.Background(), &a55.WalletCreateRequest{Name: "store-1"})
+	w, err := client.Wallets.Create(context.Background(), &a55.WalletCreateRequest{
+		EntityUUID: "550e8400-e29b-41d4-a716-446655440000", CustomerID: "cust_12345", Currency: payonce.BRL,
+		Name: "Loja São Paulo", Email: "financeiro@loja-sp.com.br", CreateCredentials: true,
+	})
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Println(w.Name, w.Status, w.UUID != "", len(w.Meta.Key.String()))
-	// Output: store-1 active true 36
+	// The wallet's own OAuth client: from this live answer only.
+	fmt.Println(w.Name, w.UUID != "", w.Credentials != nil, len(w.Meta.Key.String()))
+	if w.Credentials != nil {
+		printed := fmt.Sprint(w.Credentials) // never shows the secret
+		fmt.Println(strings.Contains(printed, w.Credentials.ClientSecret), strings.Contains(printed, "[REDACTED]"))
+	}
+	// Output:
+	// Loja São Paulo true true 36
+	// false true
 }
 
 func ExampleChargesService_Create() {
@@ -108,7 +169,7 @@ func ExampleChargesService_Create() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Println(ch.Status, ch.Amount, ch.Currency)
+	fmt.Println(ch.Status, ch.InstallmentValue, ch.Currency)
 	fmt.Println("key:", ch.Meta.Key, "attempts:", ch.Meta.Attempts)
 	fmt.Println("charges executed:", srv.Ledger().Count(ch.Meta.Key.String()))
 	// Output:
@@ -117,18 +178,45 @@ func ExampleChargesService_Create() {
 	// charges executed: 1
 }
 
+func ExampleChargesService_Create_pix() {
+	srv := a55test.NewServer()
+	defer srv.Close()
+	// A journal, so that the order's reference names the charge.
+	client, err := srv.Client(payonce.WithJournal(journal.NewMemory()))
+	if err != nil {
+		log.Fatal(err)
+	}
+
+	// PIX: the same flat body, type_charge pix, no card; the payer scans
+	// the QR code or pastes the copy-and-paste text.
+	// The merchant and wallet A55 gave with the credentials (here the
+	// fake's own).
+	shop := client.WithAccount(srv.Account())
+	ch, err := shop.Charges.Create(context.Background(), &a55.ChargeCreateRequest{
+		TypeCharge: a55.TypePix, Currency: payonce.BRL,
+		InstallmentValue: mustAmount("150.00"), InstallmentCount: 1,
+		DueDate: "2099-12-31", Description: "Order 43",
+		Payer: examplePayer(),
+	}, payonce.WithReference("order-43/pix"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(ch.Status, ch.Pix.QRCode != "", ch.Pix.Payload != "")
+	// Output: issued true true
+}
+
 func ExampleChargesService_Create_declined() {
 	srv, client := exampleClient()
 	defer srv.Close()
 
 	_, err := client.Charges.Create(context.Background(), exampleCharge(a55test.CardDeclined, true))
 	if errors.Is(err, a55.ErrCardDeclined) {
-		ch, _ := a55.ChargeFromError(err)
-		fmt.Println("declined:", ch.Status, ch.Messages.Codes())
+		_, ok := a55.ChargeFromError(err)
+		fmt.Println("declined, the charge in the error:", ok)
 		fmt.Println("card number in error:", strings.Contains(err.Error(), a55test.CardDeclined))
 	}
 	// Output:
-	// declined: error [CARD_DECLINED]
+	// declined, the charge in the error: true
 	// card number in error: false
 }
 
@@ -163,10 +251,10 @@ func ExampleChargesService_Get() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Println(ch.UUID == created.UUID, ch.Status, ch.Card.Last4)
+	fmt.Println(ch.UUID == created.UUID, ch.Status)
 	fmt.Println("rate limit:", ch.Meta.RateLimit.Limit, ch.Meta.RateLimit.Remaining)
 	// Output:
-	// true confirmed 1111
+	// true confirmed
 	// rate limit: 100 98
 }
 
@@ -178,19 +266,19 @@ func ExampleChargesService_Capture() {
 
 	fmt.Println(ch.Status)
 	ch, err := client.Charges.Capture(ctx, &a55.CaptureRequest{
-		ChargeUUID: ch.UUID, WalletUUID: ch.WalletUUID, Amount: mustAmount("80.00"),
+		ChargeUUID: ch.UUID, WalletUUID: ch.WalletUUID, Amount: mustAmount("80.00"), Currency: payonce.BRL,
 	})
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Println(ch.Status, ch.CapturedAmount)
+	fmt.Println(ch.Status)
 
 	// Capturing again is an illegal move, not a key conflict.
-	_, err = client.Charges.Capture(ctx, &a55.CaptureRequest{ChargeUUID: ch.UUID})
+	_, err = client.Charges.Capture(ctx, &a55.CaptureRequest{ChargeUUID: ch.UUID, WalletUUID: ch.WalletUUID})
 	fmt.Println(errors.Is(err, a55.ErrInvalidState))
 	// Output:
-	// pending
-	// confirmed 80.00
+	// confirmed
+	// paid
 	// true
 }
 
@@ -200,31 +288,32 @@ func ExampleChargesService_Refund() {
 	ctx := context.Background()
 
 	// A 503 on the way: the refund is retried with its key and runs once.
-	_ = srv.AddFault(payoncetest.Rule{Fault: payoncetest.FaultErrorBeforeCommit, Path: a55test.RefundPath, Count: 1})
+	_ = srv.AddFault(payoncetest.Rule{Fault: payoncetest.FaultErrorBeforeCommit,
+		Path: a55.PathCharges + ch.UUID + "/refund/" + ch.WalletUUID + "/", Count: 1})
 	ch, err := client.Charges.Refund(ctx, &a55.RefundRequest{
-		ChargeUUID: ch.UUID, WalletUUID: ch.WalletUUID, Amount: mustAmount("30.00"), Reason: "one item returned",
+		ChargeUUID: ch.UUID, WalletUUID: ch.WalletUUID, Amount: mustAmount("30.00"), Currency: payonce.BRL, Reason: "one item returned",
 	})
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Println(ch.Status, ch.RefundedAmount, "attempts:", ch.Meta.Attempts)
+	fmt.Println(ch.Status, ch.AmountRemaining, "attempts:", ch.Meta.Attempts)
 
 	// A zero Amount refunds what remains.
 	ch, err = client.Charges.Refund(ctx, &a55.RefundRequest{ChargeUUID: ch.UUID, WalletUUID: ch.WalletUUID})
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Println(ch.Status, ch.RefundedAmount)
+	fmt.Println(ch.Status)
 	// Output:
-	// confirmed 30.00 attempts: 2
-	// refunded 100.00
+	// confirmed 70.00 attempts: 2
+	// refunded
 }
 
 func ExampleChargesService_Cancel() {
 	srv, client, ch := exampleCharged(false)
 	defer srv.Close()
 
-	ch, err := client.Charges.Cancel(context.Background(), &a55.CancelRequest{ChargeUUID: ch.UUID, Reason: "customer asked"})
+	ch, err := client.Charges.Cancel(context.Background(), &a55.CancelRequest{ChargeUUID: ch.UUID, WalletUUID: ch.WalletUUID, Reason: "customer asked"})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -52,9 +52,11 @@ func TestChargeUUIDComesBackFromTheJournalAsSent(t *testing.T) {
 	auth.TokenURL = srv.URL + "/oauth2/token"
 	c, err := a55.NewClient(auth, payonce.WithBaseURL(srv.URL), payonce.WithRetryPolicy(payoncetest.FastRetryPolicy()), payonce.WithJournal(journal.NewMemory()))
 	require.NoError(t, err)
+	c = c.WithAccount(testAccount)
 	amount, err := payonce.ParseAmount("10.00")
 	require.NoError(t, err)
-	req := &a55.ChargeCreateRequest{Amount: amount, Currency: payonce.BRL, TypeCharge: a55.TypePix, WalletUUID: "5105105105105100", Description: "order 1"}
+	req := chargeOf("10.00", "")
+	req.TypeCharge, req.Card, req.InstallmentValue, req.WalletUUID, req.Description = a55.TypePix, nil, amount, "5105105105105100", "order 1"
 	first, err := c.Charges.Create(t.Context(), req, payonce.WithReference("order-1/charge"))
 	require.NoError(t, err)
 	again, err := c.Charges.Create(t.Context(), req, payonce.WithReference("order-1/charge"))

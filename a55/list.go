@@ -28,9 +28,12 @@ const (
 )
 
 // ChargeListOptions selects a page of charges: GET
-// /api/v1/bank/wallet/charges/ with wallet_uuid, page, limit, date_start,
-// date_end and filter=status:<status>, as A55's public reference documents
-// them. Every value is checked before anything is sent.
+// /api/v1/bank/wallet/charges/ with wallet_uuid, merchant_uuid, page,
+// limit, sort, date_start, date_end and the filter= parameters
+// (status:, type:, card_brand:, amount_gte:, amount_lte:), as A55's
+// list-charges page documents them (amount_lte is assumed by symmetry
+// with amount_gte, which the page shows). Every value is checked before
+// anything is sent.
 //
 // IdempotencyKey and Description are extensions that only the payonce fake
 // serves (A55 documents neither filter). The client also applies them to
@@ -39,17 +42,33 @@ const (
 // carry the key, a search by IdempotencyKey finds nothing, and a search by
 // Description is a scan of the wallet's charges, filtered here.
 type ChargeListOptions struct {
-	// WalletUUID scopes the list to one wallet. A55 requires it; the fake
-	// lists every wallet of the client when it is empty.
+	// WalletUUID scopes the list to one wallet: required, the client's
+	// Account's when empty.
 	WalletUUID string
+	// MerchantUUID keeps the charges of one merchant (merchant_uuid).
+	MerchantUUID string
 	// Page is the 1-based page number; zero leaves it to the server (1).
 	Page int
 	// Limit is the page size, 1 to MaxChargeListLimit. List refuses zero;
 	// All uses DefaultChargeListLimit for it.
 	Limit int
+	// Sort orders the charges by creation: SortCreatedDesc or
+	// SortCreatedAsc; "" leaves it to the server.
+	Sort ChargeSort
 	// Status keeps only charges in this status (filter=status:<Status>);
 	// it must be one of Statuses(), in any case, and is sent as A55 spells it.
 	Status Status
+	// Type keeps only charges of this payment method (filter=type:<Type>).
+	// The list page's example writes type:credit; any printable value
+	// without spaces is sent as given.
+	Type TypeCharge
+	// CardBrand keeps only charges of this card brand
+	// (filter=card_brand:<CardBrand>, such as Visa).
+	CardBrand string
+	// AmountGTE and AmountLTE keep only charges of at least and at most
+	// this amount (filter=amount_gte:<n>, filter=amount_lte:<n>, written
+	// as the shortest exact number); zero leaves a side open.
+	AmountGTE, AmountLTE payonce.Amount
 	// DateStart and DateEnd keep only charges created in [DateStart,
 	// DateEnd] (date_start, date_end, RFC 3339); zero leaves a side open.
 	DateStart, DateEnd time.Time
@@ -61,33 +80,81 @@ type ChargeListOptions struct {
 	Description string
 }
 
+// ChargeSort is the order of a charge list.
+type ChargeSort string
+
+// The orders of A55's list-charges page.
+const (
+	SortCreatedDesc ChargeSort = "created:desc"
+	SortCreatedAsc  ChargeSort = "created:asc"
+)
+
 func (o *ChargeListOptions) validate() error {
-	invalid := func(field, reason string) error {
-		return &payonce.ValidationError{Field: field, Reason: reason, Err: payonce.ErrInvalidRequest}
+	if err := checkID("wallet_uuid", o.WalletUUID, false); err != nil {
+		return err
+	}
+	if o.MerchantUUID != "" {
+		if err := checkID("merchant_uuid", o.MerchantUUID, false); err != nil {
+			return err
+		}
 	}
 	switch {
 	case o.Page < 0:
 		return invalid("page", "must not be negative")
 	case o.Limit < 1 || o.Limit > MaxChargeListLimit:
 		return invalid("limit", "must be within 1.."+strconv.Itoa(MaxChargeListLimit))
+	case o.Sort != "" && o.Sort != SortCreatedDesc && o.Sort != SortCreatedAsc:
+		return invalid("sort", "want created:desc or created:asc")
 	case o.Status != "" && !o.Status.Known():
 		return invalid("filter", "unknown status "+strconv.Quote(string(o.Status)))
+	case !o.AmountGTE.IsZero() && !o.AmountLTE.IsZero() && o.AmountLTE.Cmp(o.AmountGTE) < 0:
+		return invalid("filter", "amount_lte below amount_gte")
 	case !o.DateStart.IsZero() && !o.DateEnd.IsZero() && o.DateEnd.Before(o.DateStart):
 		return invalid("date_end", "before date_start")
+	}
+	if o.Type != "" {
+		if err := checkID("filter", string(o.Type), false); err != nil {
+			return invalid("filter", "type: must be printable, without spaces")
+		}
+	}
+	if o.CardBrand != "" {
+		if err := checkID("filter", o.CardBrand, false); err != nil {
+			return invalid("filter", "card_brand: must be printable, without spaces")
+		}
+	}
+	for _, v := range []struct{ field, v string }{{"idempotency_key", o.IdempotencyKey}, {"description", o.Description}} {
+		if err := checkText(v.field, v.v, false, maxText); err != nil {
+			return err
+		}
 	}
 	return nil
 }
 
 func (o *ChargeListOptions) query() url.Values {
-	q := url.Values{"limit": {strconv.Itoa(o.Limit)}}
-	if o.WalletUUID != "" {
-		q.Set("wallet_uuid", o.WalletUUID)
+	q := url.Values{"wallet_uuid": {o.WalletUUID}, "limit": {strconv.Itoa(o.Limit)}}
+	if o.MerchantUUID != "" {
+		q.Set("merchant_uuid", o.MerchantUUID)
 	}
 	if o.Page > 0 {
 		q.Set("page", strconv.Itoa(o.Page))
 	}
+	if o.Sort != "" {
+		q.Set("sort", string(o.Sort))
+	}
 	if o.Status != "" {
-		q.Set("filter", "status:"+string(o.Status.canonical()))
+		q.Add("filter", "status:"+string(o.Status.canonical()))
+	}
+	if o.Type != "" {
+		q.Add("filter", "type:"+string(o.Type))
+	}
+	if o.CardBrand != "" {
+		q.Add("filter", "card_brand:"+o.CardBrand)
+	}
+	if !o.AmountGTE.IsZero() {
+		q.Add("filter", "amount_gte:"+string(appendExact(nil, o.AmountGTE)))
+	}
+	if !o.AmountLTE.IsZero() {
+		q.Add("filter", "amount_lte:"+string(appendExact(nil, o.AmountLTE)))
 	}
 	if !o.DateStart.IsZero() {
 		q.Set("date_start", o.DateStart.UTC().Format(time.RFC3339))
@@ -203,20 +270,26 @@ func firstPositive(vs ...int) int {
 }
 
 // List reads one page of charges: GET /api/v1/bank/wallet/charges/. opts
-// may be nil: the first page of DefaultChargeListLimit charges of every
-// wallet. It sends no Idempotency-Key and, like every read, is retried
-// freely. A bad option (a limit outside 1..100, zero included, a negative
-// page, an unknown status, an end before the start) is refused before
-// anything is sent with payonce.ErrInvalidRequest.
+// may be nil: the first page of DefaultChargeListLimit charges of the
+// client's Account's wallet. It sends no Idempotency-Key and, like every
+// read, is retried freely. A bad option (no wallet, a limit outside
+// 1..100, zero included, a negative page, an unknown status or sort, an
+// end before the start) is refused before anything is sent with
+// payonce.ErrInvalidRequest. A55 does not document the answer's shape:
+// the client reads {"charges":[…],"page":n,"limit":n,"total":n}, a bare
+// array, and the usual other envelopes (data, items, results).
 //
 // It is how a merchant settles a charge whose answer was lost without
 // sending the card again: list the wallet's charges (by IdempotencyKey on
 // the fake, by Description or date range against A55) instead of keeping
 // the card and CVV to resend them (docs/a55.md).
 func (s *ChargesService) List(ctx context.Context, opts *ChargeListOptions, callOpts ...payonce.CallOption) (*ChargePage, error) {
-	if opts == nil {
-		opts = &ChargeListOptions{Limit: DefaultChargeListLimit}
+	o := ChargeListOptions{Limit: DefaultChargeListLimit}
+	if opts != nil {
+		o = *opts
 	}
+	o.WalletUUID = s.c.walletOr(o.WalletUUID)
+	opts = &o
 	l := chargeList{total: -1, totalPages: -1} // an empty body reports neither
 	meta, err := s.c.do(ctx, &payonce.Request{
 		Operation: "charges.list", Method: http.MethodGet, Path: PathChargeList, Route: PathChargeList,

@@ -63,31 +63,33 @@ func TestChargeListRefusesBadOptionsBeforeSending(t *testing.T) {
 }
 
 func TestChargeListPagesAndAll(t *testing.T) {
-	_, c := newFake(t)
+	srv, c := newFake(t)
 	ctx := context.Background()
-	w, err := c.Wallets.Create(ctx, &a55.WalletCreateRequest{Name: "list"})
-	require.NoError(t, err)
+	mine := srv.WalletUUID() // the client's account's wallet
 	var created []string
 	for i := range 25 {
-		r := guideCharge(t, a55test.CardConfirms)
-		r.WalletUUID = w.UUID
+		r := refCharge(t, a55test.CardConfirms)
 		r.Description = fmt.Sprintf("order-%d", i)
 		ch, err := c.Charges.Create(ctx, r)
 		require.NoError(t, err)
 		created = append(created, ch.UUID)
 	}
 	// A charge in another wallet is not listed.
-	_, err = c.Charges.Create(ctx, guideCharge(t, a55test.CardConfirms))
+	w, err := c.Wallets.Create(ctx, walletRequest("list"))
+	require.NoError(t, err)
+	other := refCharge(t, a55test.CardConfirms)
+	other.WalletUUID, other.MerchantID = w.UUID, w.MerchantUUID // the merchant A55 made for the wallet
+	_, err = c.Charges.Create(ctx, other)
 	require.NoError(t, err)
 
 	var got []string
 	for page := 1; ; page++ {
-		p, err := c.Charges.List(ctx, &a55.ChargeListOptions{WalletUUID: w.UUID, Page: page, Limit: 10})
+		p, err := c.Charges.List(ctx, &a55.ChargeListOptions{WalletUUID: mine, Page: page, Limit: 10})
 		require.NoError(t, err)
 		assert.Equal(t, page, p.Page)
 		assert.Equal(t, 10, p.Limit)
 		assert.Equal(t, 25, p.Total)
-		assert.Equal(t, 3, p.TotalPages)
+		assert.Equal(t, -1, p.TotalPages, "the list's assumed shape reports no page count: HasMore reads the total")
 		for _, ch := range p.Charges {
 			got = append(got, ch.UUID)
 		}
@@ -100,34 +102,38 @@ func TestChargeListPagesAndAll(t *testing.T) {
 	assert.Equal(t, created, got)
 
 	got = got[:0]
-	for ch, err := range c.Charges.All(ctx, &a55.ChargeListOptions{WalletUUID: w.UUID, Limit: 7}) {
+	for ch, err := range c.Charges.All(ctx, &a55.ChargeListOptions{WalletUUID: mine, Limit: 7}) {
 		require.NoError(t, err)
 		got = append(got, ch.UUID)
 	}
 	assert.Equal(t, created, got)
 
-	// nil options: the first page of every wallet, then every charge; the
-	// caller's options are left as they were.
+	// nil options: the first page of the account's wallet (A55 lists one
+	// wallet at a time), then every charge of it; the caller's options
+	// are left as they were, the account's wallet not written in.
 	p1, err := c.Charges.List(ctx, nil)
 	require.NoError(t, err)
 	assert.Equal(t, a55.DefaultChargeListLimit, p1.Limit)
 	assert.Len(t, p1.Charges, a55.DefaultChargeListLimit)
-	assert.Equal(t, 26, p1.Total)
+	assert.Equal(t, 25, p1.Total)
 	n := 0
 	for _, err := range c.Charges.All(ctx, nil) {
 		require.NoError(t, err)
 		n++
 	}
-	assert.Equal(t, 26, n)
-	mine := &a55.ChargeListOptions{WalletUUID: w.UUID}
-	for _, err := range c.Charges.All(ctx, mine) {
+	assert.Equal(t, 25, n)
+	opts := &a55.ChargeListOptions{Limit: 7}
+	for _, err := range c.Charges.All(ctx, opts) {
 		require.NoError(t, err)
 	}
-	assert.Equal(t, a55.ChargeListOptions{WalletUUID: w.UUID}, *mine)
+	assert.Equal(t, a55.ChargeListOptions{Limit: 7}, *opts)
+	p, err := c.Charges.List(ctx, &a55.ChargeListOptions{WalletUUID: w.UUID, Limit: 10})
+	require.NoError(t, err)
+	assert.Equal(t, 1, p.Total, "the other wallet's charge, listed by its wallet")
 
 	// Breaking out stops the paging.
 	n = 0
-	for range c.Charges.All(ctx, &a55.ChargeListOptions{WalletUUID: w.UUID, Limit: 2}) {
+	for range c.Charges.All(ctx, &a55.ChargeListOptions{WalletUUID: mine, Limit: 2}) {
 		n++
 		if n == 3 {
 			break
@@ -137,7 +143,7 @@ func TestChargeListPagesAndAll(t *testing.T) {
 
 	// Description (a merchant reference; a fake extension, filtered by the
 	// client too).
-	p, err := c.Charges.List(ctx, &a55.ChargeListOptions{WalletUUID: w.UUID, Limit: 100, Description: "order-7"})
+	p, err = c.Charges.List(ctx, &a55.ChargeListOptions{WalletUUID: mine, Limit: 100, Description: "order-7"})
 	require.NoError(t, err)
 	require.Len(t, p.Charges, 1)
 	assert.Equal(t, created[7], p.Charges[0].UUID)
@@ -146,12 +152,16 @@ func TestChargeListPagesAndAll(t *testing.T) {
 func TestChargeListFiltersOnStatusAndDates(t *testing.T) {
 	srv, c := newFake(t)
 	ctx := context.Background()
-	confirmed, err := c.Charges.Create(ctx, guideCharge(t, a55test.CardConfirms))
+	confirmed, err := c.Charges.Create(ctx, refCharge(t, a55test.CardConfirms))
 	require.NoError(t, err)
 	srv.Clock().Advance(time.Hour)
-	pending, err := c.Charges.Create(ctx, preauth(t))
+	// A PIX charge waits for the payer: issued (a pre-authorisation is
+	// confirmed like the other, nothing captured yet).
+	pix := chargeOf("100.00", "")
+	pix.TypeCharge, pix.Card = a55.TypePix, nil
+	pending, err := c.Charges.Create(ctx, pix)
 	require.NoError(t, err)
-	require.Equal(t, a55.StatusPending, pending.Status)
+	require.Equal(t, a55.StatusIssued, pending.Status)
 
 	ids := func(o *a55.ChargeListOptions) []string {
 		t.Helper()
@@ -162,7 +172,8 @@ func TestChargeListFiltersOnStatusAndDates(t *testing.T) {
 		}
 		return out
 	}
-	assert.Equal(t, []string{pending.UUID}, ids(&a55.ChargeListOptions{Status: a55.StatusPending}))
+	assert.Equal(t, []string{pending.UUID}, ids(&a55.ChargeListOptions{Status: a55.StatusIssued}))
+	assert.Empty(t, ids(&a55.ChargeListOptions{Status: a55.StatusPending}))
 	assert.Equal(t, []string{confirmed.UUID}, ids(&a55.ChargeListOptions{Status: a55.StatusConfirmed}))
 	assert.Empty(t, ids(&a55.ChargeListOptions{Status: a55.StatusRefunded}))
 	assert.Equal(t, []string{pending.UUID}, ids(&a55.ChargeListOptions{DateStart: pending.CreatedAt.Add(-time.Minute)}))
@@ -185,7 +196,7 @@ func TestLostAnswerIsSettledByListingNotByResending(t *testing.T) {
 	require.NoError(t, srv.AddFault(payoncetest.Rule{Fault: payoncetest.FaultDropAfterCommit, Path: a55test.ChargePath, Count: 1}))
 
 	k := key("lost-answer")
-	_, err = c.Charges.Create(ctx, guideCharge(t, a55test.CardConfirms), payonce.WithKey(keytest.Now(t, k)))
+	_, err = c.Charges.Create(ctx, refCharge(t, a55test.CardConfirms), payonce.WithKey(keytest.Now(t, k)))
 	require.Error(t, err)
 	require.True(t, payonce.IsTemporary(err))
 	stored := payonce.KeyOf(err).String() // what the job keeps: the key, not the card
@@ -214,6 +225,7 @@ func TestChargeListFiltersTheAnswerItself(t *testing.T) {
 	defer ts.Close()
 	c, err := a55.NewClient(a55.AccessToken("tok"), payonce.WithBaseURL(ts.URL), payonce.WithRetryPolicy(fastPolicy()))
 	require.NoError(t, err)
+	c = c.WithAccount(testAccount)
 	p, err := c.Charges.List(context.Background(), &a55.ChargeListOptions{Limit: 10, IdempotencyKey: "wanted-key-0000001"})
 	require.NoError(t, err)
 	require.Len(t, p.Charges, 1)
@@ -235,6 +247,7 @@ func TestChargeListHostileAnswers(t *testing.T) {
 	defer ts.Close()
 	c, err := a55.NewClient(a55.AccessToken("tok"), payonce.WithBaseURL(ts.URL), payonce.WithRetryPolicy(fastPolicy()))
 	require.NoError(t, err)
+	c = c.WithAccount(testAccount)
 	ctx := context.Background()
 
 	for _, b := range []string{`{"data":"x"}`, `[1,2]`, `{"data":[{"created_at":5}]}`, `nope`} {
@@ -280,6 +293,7 @@ func TestReadsTakeCallOptions(t *testing.T) {
 	defer ts.Close()
 	c, err := a55.NewClient(a55.AccessToken("tok"), payonce.WithBaseURL(ts.URL), payonce.WithRetryPolicy(fastPolicy()))
 	require.NoError(t, err)
+	c = c.WithAccount(testAccount)
 	ctx := context.Background()
 	_, err = c.Charges.Get(ctx, "c1", "w1", payonce.WithHeader("X-Trace-Id", "trace-get"))
 	require.NoError(t, err)
@@ -299,7 +313,7 @@ func TestChargeListStatusFilterInAnyCase(t *testing.T) {
 	defer ts.Close()
 	c, err := a55.NewClient(a55.AccessToken("tok"), payonce.WithBaseURL(ts.URL), payonce.WithRetryPolicy(fastPolicy()))
 	require.NoError(t, err)
-	p, err := c.Charges.List(context.Background(), &a55.ChargeListOptions{Limit: 10, Status: a55.StatusError})
+	p, err := c.Charges.List(context.Background(), &a55.ChargeListOptions{WalletUUID: testWallet, Limit: 10, Status: a55.StatusError})
 	require.NoError(t, err)
 	require.Len(t, p.Charges, 1)
 	assert.Equal(t, "a", p.Charges[0].UUID)

@@ -37,7 +37,7 @@ func TestChargeMetaPrintedHidesEchoedHeaders(t *testing.T) {
 	c, err := NewClient(AccessToken("fixed-token-value"), payonce.WithBaseURL(srv.URL), payonce.WithRetryPolicy(fastPolicy()),
 		payoncetest.ClientClock(func() time.Time { return guideTime }))
 	require.NoError(t, err)
-	ch, err := c.Charges.Create(context.Background(), guideCharge())
+	ch, err := c.Charges.Create(context.Background(), refCharge())
 	require.NoError(t, err)
 	require.Equal(t, 99, ch.Meta.RateLimit.Remaining)
 	// What is printed of the echo holds no digit of the CVV.

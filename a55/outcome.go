@@ -73,7 +73,7 @@ func (s *ChargesService) lookUpUnknown(ctx context.Context, req *ChargeCreateReq
 	}
 	wallet := known.WalletUUID
 	if wallet == "" && req != nil {
-		wallet = req.WalletUUID
+		wallet = s.c.walletOr(req.WalletUUID)
 	}
 	got, gerr := s.Get(ctx, known.UUID, wallet)
 	if gerr != nil {
@@ -83,7 +83,7 @@ func (s *ChargesService) lookUpUnknown(ctx context.Context, req *ChargeCreateReq
 	if req != nil {
 		// The charge read must be this request's: every field A55 reports
 		// agrees with it (and the key, where a server reports one).
-		m := &chargeMatcher{e: payonce.JournalEntry{Key: ae.Key.String()}, sum: req.Summary(), req: req}
+		m := &chargeMatcher{e: payonce.JournalEntry{Key: ae.Key.String()}, sum: req.summary(s.c.walletOr(req.WalletUUID), s.c.merchantOr(req.MerchantID)), req: req}
 		if !m.matches(got, time.Time{}, time.Time{}) {
 			if replayed { // the key's first request was another one
 				e := *ae

@@ -67,7 +67,7 @@ func newCodeRig(t *testing.T, opts ...payonce.Option) *codeRig {
 		if Status(status).Is(StatusDeclined) {
 			msg = `[{"code":"05","description":"not authorized"}]`
 		}
-		writeJSON(w, 200, fmt.Sprintf(`{"charge_uuid":%q,"wallet_uuid":"w-1","status":%q,"amount":%q,"message":%s}`, id, status, amount, msg))
+		writeJSON(w, 200, fmt.Sprintf(`{"charge_uuid":%q,"wallet_uuid":"00000000-0000-0000-0000-000000000000","description":"Order 42","status":%q,"amount":%q,"message":%s}`, id, status, amount, msg))
 	}
 	r.mux.HandleFunc("GET "+PathCharges, read)
 	r.mux.HandleFunc("GET "+PathCharges+"{id}/", read)
@@ -134,7 +134,7 @@ func TestUnknownOutcomeIsLookedUpNeverSentAgain(t *testing.T) {
 					r := newCodeRig(t)
 					r.answer(a)
 					r.readAs(tc.read)
-					ch, err := r.client.Charges.Create(context.Background(), guideCharge())
+					ch, err := r.client.Charges.Create(context.Background(), refCharge())
 					creates, gets := r.counts()
 					assert.Equal(t, 1, creates, "never sent again under the key")
 					if tc.read != "" {
@@ -188,7 +188,7 @@ func TestUnknownOutcomeWithoutAChargeIsInDoubt(t *testing.T) {
 		r := newCodeRig(t)
 		r.answer(a)
 		r.readAs("confirmed")
-		_, err := r.client.Charges.Create(context.Background(), guideCharge())
+		_, err := r.client.Charges.Create(context.Background(), refCharge())
 		require.ErrorIs(t, err, payonce.ErrOutcomeUnknown, a.body)
 		assert.NotErrorIs(t, err, payonce.ErrIdempotencyConflict)
 		assert.NotErrorIs(t, err, ErrChargeFailed)
@@ -212,7 +212,7 @@ func TestTimeoutThenTheSameReferenceLooksUpInsteadOfSending(t *testing.T) {
 	r.answer(answer{400, `{"charge_uuid":"c-1","status":"pending","message":[{"code":"TIMEOUT","description":"acquirer did not respond"}]}`})
 	r.readAs("pending")
 	ctx := context.Background()
-	_, err := r.client.Charges.Create(ctx, guideCharge(), payonce.WithReference("order-42/attempt-1"))
+	_, err := r.client.Charges.Create(ctx, refCharge(), payonce.WithReference("order-42/attempt-1"))
 	require.ErrorIs(t, err, payonce.ErrOutcomeUnknown)
 	key := payonce.KeyOf(err).String()
 	e, gerr := j.Get(ctx, r.client.core.Scope(), "order-42/attempt-1")
@@ -223,7 +223,7 @@ func TestTimeoutThenTheSameReferenceLooksUpInsteadOfSending(t *testing.T) {
 
 	for _, read := range []string{"", "pending"} { // still in doubt: a failed read, then pending
 		r.readAs(read)
-		_, err = r.client.Charges.Create(ctx, guideCharge(), payonce.WithReference("order-42/attempt-1"))
+		_, err = r.client.Charges.Create(ctx, refCharge(), payonce.WithReference("order-42/attempt-1"))
 		require.ErrorIs(t, err, payonce.ErrOutcomeUnknown)
 		assert.Equal(t, key, payonce.KeyOf(err).String())
 		got, ok := ChargeFromError(err)
@@ -235,7 +235,7 @@ func TestTimeoutThenTheSameReferenceLooksUpInsteadOfSending(t *testing.T) {
 	assert.Greater(t, gets, 2, "read on every run")
 
 	r.readAs("confirmed")
-	ch, err := r.client.Charges.Create(ctx, guideCharge(), payonce.WithReference("order-42/attempt-1"))
+	ch, err := r.client.Charges.Create(ctx, refCharge(), payonce.WithReference("order-42/attempt-1"))
 	require.NoError(t, err)
 	assert.Equal(t, "c-1", ch.UUID)
 	assert.Equal(t, key, ch.Meta.Key.String())
@@ -244,7 +244,7 @@ func TestTimeoutThenTheSameReferenceLooksUpInsteadOfSending(t *testing.T) {
 	assert.Equal(t, payonce.JournalSucceeded, e.State)
 	assert.Contains(t, e.SettleReason, "TIMEOUT")
 
-	ch, err = r.client.Charges.Create(ctx, guideCharge(), payonce.WithReference("order-42/attempt-1"))
+	ch, err = r.client.Charges.Create(ctx, refCharge(), payonce.WithReference("order-42/attempt-1"))
 	require.NoError(t, err)
 	assert.True(t, ch.Meta.FromJournal)
 	assert.Equal(t, "c-1", ch.UUID)
@@ -262,7 +262,7 @@ func TestTimeoutFoundDeclinedIsRecordedFailed(t *testing.T) {
 	r.answer(answer{504, `{"error":{"code":"TIMEOUT","message":"acquirer did not respond"},"charge_uuid":"c-1"}`})
 	r.readAs("declined")
 	ctx := context.Background()
-	_, err := r.client.Charges.Create(ctx, guideCharge(), payonce.WithReference("order-43"))
+	_, err := r.client.Charges.Create(ctx, refCharge(), payonce.WithReference("order-43"))
 	require.ErrorIs(t, err, ErrCardDeclined)
 	got, ok := ChargeFromError(err)
 	require.True(t, ok)
@@ -270,7 +270,7 @@ func TestTimeoutFoundDeclinedIsRecordedFailed(t *testing.T) {
 	e, gerr := j.Get(ctx, r.client.core.Scope(), "order-43")
 	require.NoError(t, gerr)
 	assert.Equal(t, payonce.JournalFailed, e.State)
-	_, err = r.client.Charges.Create(ctx, guideCharge(), payonce.WithReference("order-43"))
+	_, err = r.client.Charges.Create(ctx, refCharge(), payonce.WithReference("order-43"))
 	require.ErrorIs(t, err, payonce.ErrSettledFailed)
 	creates, gets := r.counts()
 	assert.Equal(t, 1, creates)
@@ -286,7 +286,7 @@ func TestTimeoutWithoutAChargeWaitsForTheSettleLookup(t *testing.T) {
 	r.answer(answer{504, `{"error":{"code":"TIMEOUT","message":"acquirer did not respond"}}`})
 	ctx := context.Background()
 	for range 2 {
-		_, err := r.client.Charges.Create(ctx, guideCharge(), payonce.WithReference("order-44"))
+		_, err := r.client.Charges.Create(ctx, refCharge(), payonce.WithReference("order-44"))
 		require.ErrorIs(t, err, payonce.ErrOutcomeUnknown)
 		assert.Contains(t, strings.ToLower(err.Error()), "settle")
 		assert.False(t, payonce.IsResumable(err))
@@ -309,7 +309,7 @@ func TestSettleCreateReadsTheChargeATimeoutNamed(t *testing.T) {
 	r.answer(answer{400, `{"charge_uuid":"c-1","status":"pending","message":[{"code":"TIMEOUT"}]}`})
 	r.readAs("pending")
 	ctx := context.Background()
-	_, err := r.client.Charges.Create(ctx, guideCharge(), payonce.WithReference("order-45"))
+	_, err := r.client.Charges.Create(ctx, refCharge(), payonce.WithReference("order-45"))
 	require.ErrorIs(t, err, payonce.ErrOutcomeUnknown)
 
 	_, err = r.client.Charges.SettleCreate(ctx, "order-45", nil)
@@ -335,7 +335,7 @@ func TestLookedUpChargeMustMatchTheRequest(t *testing.T) {
 	r.answer(answer{409, `{"error":{"code":"DUPLICATE_REQUEST","message":"Idempotency key already used"},"charge_uuid":"c-1"}`})
 	r.readAs("confirmed")
 	r.readAmount("250.00")
-	_, err := r.client.Charges.Create(context.Background(), guideCharge())
+	_, err := r.client.Charges.Create(context.Background(), refCharge())
 	require.ErrorIs(t, err, payonce.ErrIdempotencyConflict)
 	assert.NotErrorIs(t, err, payonce.ErrOutcomeUnknown)
 	assert.False(t, payonce.IsResumable(err))
@@ -348,7 +348,7 @@ func TestLookedUpChargeMustMatchTheRequest(t *testing.T) {
 	r.readAs("confirmed")
 	r.readAmount("250.00")
 	ctx := context.Background()
-	_, err = r.client.Charges.Create(ctx, guideCharge(), payonce.WithReference("order-48"))
+	_, err = r.client.Charges.Create(ctx, refCharge(), payonce.WithReference("order-48"))
 	require.ErrorIs(t, err, payonce.ErrOutcomeUnknown)
 	assert.Contains(t, err.Error(), "does not match")
 	e, gerr := j.Get(ctx, r.client.core.Scope(), "order-48")

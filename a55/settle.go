@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/payonce/payonce"
@@ -34,9 +33,10 @@ type SettleOptions struct {
 	// The lookup needs it only for an entry that holds no request summary
 	// (JournalEntry.Summary: an entry reserved by ReserveTx without
 	// one, or by a payonce version before summaries); given for any entry,
-	// it must match the entry's fingerprint (payonce.ErrIdempotencyConflict
-	// otherwise) and its card and payer narrow the match. Leave it nil to
-	// settle from the journal alone, with no card at hand.
+	// it must match the entry's fingerprint, or for an entry recorded in
+	// the guide's wire form its summary (payonce.ErrIdempotencyConflict
+	// otherwise). Leave it nil to settle from the journal alone, with no
+	// card at hand.
 	Request *ChargeCreateRequest
 }
 
@@ -58,23 +58,22 @@ type ChargeSettlement struct {
 // crash), by looking the charge up at A55 instead of sending it again, and
 // records what it found with payonce.Client.Settle (fenced like every
 // journal write). It needs no card: what it matches by is the request
-// summary Charges.Create stored in the entry (ChargeSummary: amount,
-// currency, type, wallet, description, due date, installments), or
-// opts.Request for an entry without one.
+// summary Charges.Create stored in the entry (ChargeSummary: instalment
+// value and count, currency, type, wallet, merchant, description, due
+// date), or opts.Request for an entry without one.
 //
 // It lists the wallet's charges created in the entry's window
 // (around the entry's times, by DateStart and DateEnd; by Description when the
-// request has one) and keeps those that match it: amount, currency, type,
-// wallet, description, due date and installments (each where A55 reports
-// it), with opts.Request also the card's last four digits, holder and
-// expiry and the payer's document and e-mail, and the key when the server
-// reports one (the payonce fake does). It then asks the journal
-// (payonce.JournalFinder; payonce.ErrLookupUnsupported without it) which
-// of them another entry holds as its outcome, left out, and whether
-// another entry of the scope still in doubt, or settled without a known
-// result, could have made one: then ErrLookupAmbiguous, nothing recorded
-// (docs/journal.md, telling look-alike operations apart). Of the charges
-// left:
+// request has one) and keeps those that match it: the amount (the
+// instalment's value, or the whole amount), currency, type, wallet,
+// merchant, description, due date and instalments (each where A55
+// reports it), and the key when the server reports one (the payonce fake
+// does). It then asks the journal (payonce.JournalFinder;
+// payonce.ErrLookupUnsupported without it) which of them another entry
+// holds as its outcome, left out, and whether another entry of the scope
+// still in doubt, or settled without a known result, could have made
+// one: then ErrLookupAmbiguous, nothing recorded (docs/journal.md,
+// telling look-alike operations apart). Of the charges left:
 //
 //   - one match not in status error: a success (payonce.JournalSucceeded)
 //     with that charge; later calls with the reference answer it from the journal;
@@ -122,7 +121,7 @@ func (s *ChargesService) SettleCreate(ctx context.Context, reference string, opt
 	}
 	var m *chargeMatcher
 	if o.Request != nil {
-		if m, err = newChargeMatcher(view, e, o.Request); err != nil {
+		if m, err = newChargeMatcher(s.c, e, o.Request); err != nil {
 			return nil, err
 		}
 	}
@@ -137,7 +136,7 @@ func (s *ChargesService) SettleCreate(ctx context.Context, reference string, opt
 		return record(payonce.Settlement{State: payonce.JournalFailed, NotExecuted: true, Reason: "a55 lookup: no attempt was ever sent under the key"}, nil)
 	}
 	if m == nil { // the summary's turn: not needed for an entry never sent
-		if m, err = newChargeMatcher(view, e, nil); err != nil {
+		if m, err = newChargeMatcher(s.c, e, nil); err != nil {
 			return nil, err
 		}
 	}
@@ -198,7 +197,7 @@ func (s *ChargesService) SettleCreate(ctx context.Context, reference string, opt
 	}
 	// A charge another entry holds as its outcome is not this one's; one
 	// another entry could have made leaves nothing to conclude.
-	sifted, kind, err := settlelookup.Sift(ctx, finder, e, found, chargePolicy{view: view}, o.Margin, from, to, view.Rules.Window)
+	sifted, kind, err := settlelookup.Sift(ctx, finder, e, found, chargePolicy{c: s.c}, o.Margin, from, to, view.Rules.Window)
 	if err != nil {
 		return fail(e, kind, err)
 	}
@@ -258,18 +257,3 @@ func contested(cs []settlelookup.Contest[*Charge]) []*Charge {
 // agree reports whether a listed value matches the request's: equal, or
 // one side not reported.
 func agree(listed, want string) bool { return listed == "" || want == "" || listed == want }
-
-// agreeSuffix is agree for values A55 may shorten ("2030" and "30", "07"
-// and "7").
-func agreeSuffix(listed, want string) bool {
-	listed, want = strings.TrimLeft(listed, "0"), strings.TrimLeft(want, "0")
-	return listed == "" || want == "" || strings.HasSuffix(want, listed) || strings.HasSuffix(listed, want)
-}
-
-// orEmpty is listed, or want when listed is empty (not reported).
-func orEmpty(listed, want string) string {
-	if listed == "" {
-		return want
-	}
-	return listed
-}

@@ -21,10 +21,9 @@ import (
 )
 
 func settleCharge(amount string) *a55.ChargeCreateRequest {
-	return &a55.ChargeCreateRequest{
-		Amount: payoncetest.Amount(amount), Currency: payonce.BRL, TypeCharge: a55.TypeCreditCard, Description: "order-1",
-		Card: &payonce.Card{Number: a55test.CardConfirms, HolderName: "TEST", ExpirationMonth: "12", ExpirationYear: "2099", CVV: "123"},
-	}
+	r := chargeOf(amount, a55test.CardConfirms)
+	r.Description = "order-1"
+	return r
 }
 
 // oneAttempt is a client of srv on j that sends each operation once.
@@ -152,6 +151,7 @@ func TestSettleCreateChecksTheRequest(t *testing.T) {
 	other.Card.Number = payonce.CardNumber(a55test.TestCard(4)) // another card, found by the same amount and description
 	_, err := c.Charges.SettleCreate(ctx, "order-1/charge", &a55.SettleOptions{Request: other})
 	require.ErrorIs(t, err, payonce.ErrIdempotencyConflict)
+	require.NotEmpty(t, srv.Ledger().Operations())
 	assert.Equal(t, payonce.KeyOf(err).String(), srv.Ledger().Operations()[0].IdempotencyKey)
 	_, err = c.Charges.SettleCreate(ctx, "no-such-order", nil)
 	require.ErrorIs(t, err, journal.ErrNotFound)
@@ -187,16 +187,20 @@ func listServer(t *testing.T, charges []map[string]any) (*httptest.Server, *atom
 	return srv, &lists
 }
 
+// listedCharge is a charge as A55's list may answer it: the reference's
+// fields, no key.
 func listedCharge(uuid, status, amount string, created time.Time) map[string]any {
-	return map[string]any{"charge_uuid": uuid, "status": status, "amount": amount, "currency": "BRL", "type_charge": "credit_card",
-		"description": "order-1", "created_at": created.UTC().Format(time.RFC3339), "card": map[string]any{"last4": "1111", "holder_name": "TEST"},
+	return map[string]any{"charge_uuid": uuid, "status": status, "installment_value": json.Number(amount), "installment_count": 1,
+		"currency": "BRL", "type_charge": "credit_card", "wallet_uuid": testWallet, "merchant_id": testMerchant,
+		"description": "order-1", "due_date": "2099-12-31", "created_at": created.UTC().Format(time.RFC3339),
 		"message": []map[string]any{{"code": "05", "description": "not authorised"}}}
 }
 
 // Against a server whose charges carry no key the lookup matches by the
 // request's fields: two matching charges are ambiguous (nothing recorded,
-// the entry stays pending), a charge of another amount, card or time is
-// not a match, and charges only in status error settle as failed.
+// the entry stays pending), a charge of another amount, wallet, merchant
+// or time is not a match, and charges only in status error settle as
+// failed.
 func TestSettleCreateMatchesByTheRequestAndNeverGuesses(t *testing.T) {
 	now := time.Now()
 	for name, tc := range map[string]lookupCase{
@@ -205,9 +209,25 @@ func TestSettleCreateMatchesByTheRequestAndNeverGuesses(t *testing.T) {
 		"one match, declines":   {[]map[string]any{listedCharge("ch_0", "error", "47.00", now), listedCharge("ch_1", "pending", "47.00", now)}, nil, "succeeded", "ch_1"},
 		"outside the window":    {[]map[string]any{listedCharge("ch_1", "confirmed", "47.00", now.Add(-48*time.Hour))}, a55.ErrLookupNotFound, "", ""},
 		"only declined charges": {[]map[string]any{listedCharge("ch_0", "error", "47.00", now), listedCharge("ch_3", "error", "47.00", now)}, nil, "failed", "ch_3"},
-		"another card": {[]map[string]any{func() map[string]any {
+		"another wallet": {[]map[string]any{func() map[string]any {
 			c := listedCharge("ch_1", "confirmed", "47.00", now)
-			c["card"] = map[string]any{"last4": "4444"}
+			c["wallet_uuid"] = "wal_other"
+			return c
+		}()}, a55.ErrLookupNotFound, "", ""},
+		"another merchant": {[]map[string]any{func() map[string]any {
+			c := listedCharge("ch_1", "confirmed", "47.00", now)
+			c["merchant_id"] = "mer_other"
+			return c
+		}()}, a55.ErrLookupNotFound, "", ""},
+		"the whole amount only": {[]map[string]any{func() map[string]any {
+			c := listedCharge("ch_1", "confirmed", "47.00", now)
+			delete(c, "installment_value")
+			c["amount"] = "47.00"
+			return c
+		}()}, nil, "succeeded", "ch_1"},
+		"no amount": {[]map[string]any{func() map[string]any {
+			c := listedCharge("ch_1", "confirmed", "47.00", now)
+			delete(c, "installment_value")
 			return c
 		}()}, a55.ErrLookupNotFound, "", ""},
 	} {
@@ -249,14 +269,15 @@ func TestSettleCreateFindsTheChargeByItsKeyWhateverTheClocks(t *testing.T) {
 // card or the payer.
 func TestSettleCreateNeedsNoCard(t *testing.T) {
 	req := settleCharge("51.00")
-	req.Payer = &a55.Payer{Name: "Zhang Wei", Email: "zw@example.com", Document: "12345678909", DocumentType: "CPF"}
+	req.Payer.Name, req.Payer.Email, req.Payer.TaxID = "Zhang Wei", "zw@example.com", "12345678909"
 	srv, j, c, key := inDoubt(t, payoncetest.FaultDropAfterCommit, req, "order-1/charge")
 	ctx := t.Context()
 
 	e, err := j.Get(ctx, c.Core().Scope(), "order-1/charge")
 	require.NoError(t, err)
-	assert.JSONEq(t, `{"amount":"51.00","currency":"BRL","type_charge":"credit_card","description":"order-1"}`, e.Summary)
-	for _, secret := range []string{string(a55test.CardConfirms), "1111", "123", "TEST", "Zhang", "zw@example.com", "12345678909", "2099"} {
+	assert.JSONEq(t, `{"installment_value":"51.00","installment_count":1,"currency":"BRL","type_charge":"credit_card",`+
+		`"wallet_uuid":"`+srv.WalletUUID()+`","merchant_id":"`+srv.MerchantID()+`","description":"order-1","due_date":"2099-12-31"}`, e.Summary)
+	for _, secret := range []string{string(a55test.CardConfirms), "1111", "123", "TEST", "Zhang", "zw@example.com", "12345678909", "2098", "Paulista"} {
 		assert.NotContains(t, e.Summary, secret)
 	}
 
@@ -354,10 +375,12 @@ func stubClient(t *testing.T, srv *httptest.Server, j payonce.Journal) *a55.Clie
 	t.Helper()
 	p := fastPolicy()
 	p.MaxAttempts = 1
-	c, err := a55.NewClient(a55.ClientCredentials("client-1", "secret-1"), payonce.WithBaseURL(srv.URL), payonce.WithJournal(j),
+	auth := a55.ClientCredentials("client-1", "secret-1")
+	auth.TokenURL = srv.URL + "/oauth2/token" // never asked: the signer below replaces the token's
+	c, err := a55.NewClient(auth, payonce.WithBaseURL(srv.URL), payonce.WithJournal(j),
 		payonce.WithRetryPolicy(p), payonce.WithSigner(corekit.SignerFunc(func(*http.Request, []byte) error { return nil })))
 	require.NoError(t, err)
-	return c
+	return c.WithAccount(testAccount)
 }
 
 // A description that redaction changes is stored redacted: the lookup

@@ -4,7 +4,6 @@ import (
 	"time"
 
 	"github.com/payonce/payonce"
-	"github.com/payonce/payonce/internal/corekit"
 	"github.com/payonce/payonce/internal/settlelookup"
 )
 
@@ -22,7 +21,7 @@ import (
 // Exact true for the entry whose reference it carries and CouldMake
 // false for every other entry; Charges.Create would put the entry's
 // reference in it. The field is chosen with the client's request form.
-type chargePolicy struct{ view *corekit.View }
+type chargePolicy struct{ c *Client }
 
 var _ settlelookup.Policy[*Charge] = chargePolicy{}
 
@@ -51,7 +50,7 @@ func (p chargePolicy) CouldMake(o payonce.JournalEntry, ch *Charge, from, to tim
 	if !settlelookup.Within(ch.CreatedAt, from, to) {
 		return false
 	}
-	m, err := newChargeMatcher(p.view, o, nil)
+	m, err := newChargeMatcher(p.c, o, nil)
 	if err != nil {
 		return true
 	}

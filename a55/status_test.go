@@ -84,7 +84,7 @@ func TestCreatedChargeInAFailedStatusOfAnyCaseFails(t *testing.T) {
 			u.mux.HandleFunc("POST "+PathCharges, func(w http.ResponseWriter, r *http.Request) {
 				writeJSON(w, 200, `{"charge_uuid":"c-`+status+`","status":"`+status+`","amount":"100.00"}`)
 			})
-			ch, err := u.client.Charges.Create(context.Background(), guideCharge())
+			ch, err := u.client.Charges.Create(context.Background(), refCharge())
 			require.Error(t, err)
 			assert.Nil(t, ch)
 			assert.ErrorIs(t, err, kind)
@@ -105,12 +105,12 @@ func TestListStatusFilterWithoutCase(t *testing.T) {
 		filter = r.URL.Query().Get("filter")
 		writeJSON(w, 200, `{"data":[{"charge_uuid":"a","status":"DECLINED"},{"charge_uuid":"b","status":"confirmed"}]}`)
 	})
-	page, err := u.client.Charges.List(context.Background(), &ChargeListOptions{Limit: 10, Status: "Declined"})
+	page, err := u.client.Charges.List(context.Background(), &ChargeListOptions{WalletUUID: "w-1", Limit: 10, Status: "Declined"})
 	require.NoError(t, err)
 	assert.Equal(t, "status:declined", filter)
 	require.Len(t, page.Charges, 1)
 	assert.Equal(t, "a", page.Charges[0].UUID)
-	_, err = u.client.Charges.List(context.Background(), &ChargeListOptions{Limit: 10, Status: "declined-ish"})
+	_, err = u.client.Charges.List(context.Background(), &ChargeListOptions{WalletUUID: "w-1", Limit: 10, Status: "declined-ish"})
 	require.ErrorIs(t, err, payonce.ErrInvalidRequest)
 }
 

@@ -36,7 +36,7 @@ func TestThreeDSRequiredIsAnActionNotADecline(t *testing.T) {
 			r := newCodeRig(t, payonce.WithJournal(j))
 			r.answer(tc.a)
 			ctx := context.Background()
-			_, err := r.client.Charges.Create(ctx, guideCharge(), payonce.WithReference("order-47"))
+			_, err := r.client.Charges.Create(ctx, refCharge(), payonce.WithReference("order-47"))
 			require.ErrorIs(t, err, ErrThreeDSRequired)
 			assert.NotErrorIs(t, err, ErrCardDeclined)
 			assert.NotErrorIs(t, err, ErrChargeFailed)
@@ -55,7 +55,7 @@ func TestThreeDSRequiredIsAnActionNotADecline(t *testing.T) {
 			require.NoError(t, gerr)
 			assert.Equal(t, payonce.JournalFailed, e.State, "final for the key")
 
-			_, err = r.client.Charges.Create(ctx, guideCharge(), payonce.WithReference("order-47"))
+			_, err = r.client.Charges.Create(ctx, refCharge(), payonce.WithReference("order-47"))
 			require.ErrorIs(t, err, ErrThreeDSRequired)
 			var ae *payonce.APIError
 			require.ErrorAs(t, err, &ae)
@@ -77,7 +77,7 @@ func TestThreeDSRequiredIsAnActionNotADecline(t *testing.T) {
 func TestPendingChargeWithAChallengeIsASuccess(t *testing.T) {
 	r := newCodeRig(t)
 	r.answer(answer{200, `{"charge_uuid":"c-1","status":"pending","url_3ds":"https://acs.example/c-1","message":[{"code":"3DS_REQUIRED"}]}`})
-	ch, err := r.client.Charges.Create(context.Background(), guideCharge())
+	ch, err := r.client.Charges.Create(context.Background(), refCharge())
 	require.NoError(t, err)
 	assert.True(t, ch.Status.Is(StatusPending))
 }

@@ -2,6 +2,7 @@ package a55_test
 
 import (
 	"context"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -21,15 +22,20 @@ import (
 func TestTypeChargeClientAndFakeAgree(t *testing.T) {
 	srv, c := newFake(t)
 	for i, typ := range []a55.TypeCharge{a55.TypeCreditCard, a55.TypePix, a55.TypeBoleto, a55.TypeApplePay, a55.TypeGooglePay, a55.TypeDebitCard} {
-		req := guideCharge(t, a55test.CardConfirms)
+		req := refCharge(t, a55test.CardConfirms)
 		req.TypeCharge = typ
 		if typ != a55.TypeCreditCard && typ != a55.TypeDebitCard {
 			req.Card = nil
 		}
+		if typ == a55.TypeDebitCard { // the debit-card page: 3DS, with the browser, or declined
+			req.ThreeDSAuthentication = true
+			req.DeviceInfo = &a55.DeviceInfo{IPAddress: "192.168.0.1", UserAgent: "Mozilla/5.0", HTTPBrowserLanguage: "en-US",
+				HTTPBrowserColorDepth: "24", HTTPBrowserScreenHeight: "1080", HTTPBrowserScreenWidth: "1920"}
+		}
 		_, err := c.Charges.Create(context.Background(), req, payonce.WithKey(keytest.Now(t, key("type-"+string(rune('a'+i))))))
 		require.NoError(t, err, typ)
 	}
-	req := guideCharge(t, a55test.CardConfirms)
+	req := refCharge(t, a55test.CardConfirms)
 	req.TypeCharge = "crypto"
 	_, err := c.Charges.Create(context.Background(), req)
 	require.ErrorIs(t, err, payonce.ErrInvalidRequest)
@@ -43,5 +49,10 @@ func TestTypeChargeClientAndFakeAgree(t *testing.T) {
 	resp, err := srv.HTTPClient().Do(hr)
 	require.NoError(t, err)
 	defer resp.Body.Close()
-	assert.Equal(t, http.StatusBadRequest, resp.StatusCode, "the fake refuses it too")
+	// A valid JSON type holding an undocumented method: a validation
+	// failure naming the field (422), as the fake answers every one.
+	assert.Equal(t, http.StatusUnprocessableEntity, resp.StatusCode, "the fake refuses it too")
+	answer, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	assert.Contains(t, string(answer), `"field":"type_charge"`)
 }

@@ -1,81 +1,206 @@
 package a55
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
-	"strings"
+	"strconv"
 	"time"
 
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/internal/redactprint"
 )
 
-// Wallet is an A55 wallet; wallets hold charges.
+// Wallet is an A55 wallet; wallets hold charges. Its ID is read from
+// wallet_uuid (create-wallet page) or uuid (quickstart page).
 type Wallet struct {
 	UUID         string           `json:"wallet_uuid"`
+	EntityUUID   string           `json:"entity_uuid,omitempty"`
+	MerchantUUID string           `json:"merchant_uuid,omitempty"`
+	CustomerID   string           `json:"customer_id,omitempty"`
 	Name         string           `json:"name,omitempty"`
 	Email        string           `json:"email,omitempty"`
-	Document     string           `json:"document,omitempty"`
-	DocumentType string           `json:"document_type,omitempty"`
 	Currency     payonce.Currency `json:"currency,omitempty"`
 	Status       string           `json:"status,omitempty"`
 	CreatedAt    time.Time        `json:"created_at,omitzero"`
+
+	// Credentials is the wallet's own OAuth client, which A55 hands out
+	// once, in the answer to a create with CreateCredentials: read it from
+	// the live answer and store it where secrets go. It is never printed,
+	// logged, put in a span or in the journal, and never marshalled.
+	Credentials *WalletCredentials `json:"-"`
+	// CredentialsWithheld reports an answer that had credentials which
+	// this Wallet does not carry: one answered from the journal (or a
+	// server's replay the journal stored), where they were never kept.
+	CredentialsWithheld bool `json:"-"`
 
 	// Meta describes the call that returned the wallet.
 	Meta ResponseMeta `json:"-"`
 }
 
-// WalletsService creates wallets (https://docs.a55.tech, Wallets).
+// WalletCredentials is a wallet's OAuth client: the client_id and
+// client_secret of a55.ClientCredentials for an Auth acting for the
+// wallet. Every printed form, its slog form and its JSON form hide the
+// secret; read the fields themselves on purpose.
+type WalletCredentials struct {
+	ClientID     string
+	ClientSecret string
+}
+
+// String hides the secret.
+func (c WalletCredentials) String() string {
+	return "a55.WalletCredentials{ClientID: " + c.ClientID + ", ClientSecret: [REDACTED]}"
+}
+
+// Format hides the secret under every verb.
+func (c WalletCredentials) Format(f fmt.State, verb rune) {
+	s := c.String()
+	if verb == 'q' {
+		s = strconv.Quote(s)
+	}
+	_, _ = io.WriteString(f, s)
+}
+
+// LogValue hides the secret in slog records.
+func (c WalletCredentials) LogValue() slog.Value { return slog.StringValue(c.String()) }
+
+// MarshalJSON hides the secret.
+func (c WalletCredentials) MarshalJSON() ([]byte, error) {
+	return json.Marshal(map[string]string{"client_id": c.ClientID, "client_secret": "[REDACTED]"})
+}
+
+// walletWire is a wallet answer's wire form: both spellings of the ID and
+// the credentials as sent.
+type walletWire struct {
+	walletFields
+	UUID        string          `json:"uuid"`
+	Credentials json.RawMessage `json:"credentials"`
+}
+
+// UnmarshalJSON reads a wallet answer: the ID from wallet_uuid or uuid,
+// and the credentials object when the answer holds one whole; a
+// credentials member the journal stored without them (null, or a
+// redacted text) sets CredentialsWithheld.
+func (w *Wallet) UnmarshalJSON(b []byte) error {
+	var v walletWire
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	*w = Wallet(v.walletFields)
+	if w.UUID == "" {
+		w.UUID = v.UUID
+	}
+	w.Credentials, w.CredentialsWithheld = nil, false
+	if raw := bytes.TrimSpace(v.Credentials); len(raw) > 0 {
+		var c struct {
+			ClientID     string `json:"client_id"`
+			ClientSecret string `json:"client_secret"`
+		}
+		if raw[0] == '{' && json.Unmarshal(raw, &c) == nil && c.ClientSecret != "" && c.ClientSecret != "[REDACTED]" {
+			w.Credentials = &WalletCredentials{ClientID: c.ClientID, ClientSecret: c.ClientSecret}
+		} else {
+			w.CredentialsWithheld = true
+		}
+	}
+	return nil
+}
+
+// WalletsService creates wallets
+// (https://docs.a55.tech/docs/api-reference/wallet/create-wallet).
 type WalletsService struct{ c *Client }
 
-// WalletCreateRequest is the body of POST /api/v1/bank/wallet/.
+// WalletCreateRequest is the body of POST /api/v1/bank/wallet/, as A55's
+// create-wallet page takes it: every field but MerchantUUID required;
+// create_credentials is always sent.
 type WalletCreateRequest struct {
-	Name         string           `json:"name"`
-	Email        string           `json:"email,omitempty"`
-	Document     string           `json:"document,omitempty"`
-	DocumentType string           `json:"document_type,omitempty"`
-	Currency     payonce.Currency `json:"currency,omitempty"`
+	EntityUUID string           `json:"entity_uuid"` // the account entity (your company)
+	CustomerID string           `json:"customer_id"` // your own customer ID
+	Currency   payonce.Currency `json:"currency"`    // BRL, MXN, CLP or ARS
+	Name       string           `json:"name"`
+	Email      string           `json:"email"`
+	// CreateCredentials asks A55 for the wallet's own OAuth client
+	// (Wallet.Credentials, in the live answer only).
+	CreateCredentials bool `json:"create_credentials"`
+	// MerchantUUID is an existing merchant; empty, A55 creates one (the
+	// client's Account is not used here).
+	MerchantUUID string `json:"merchant_uuid,omitempty"`
 }
+
+// walletCurrencies are the currencies of the create-wallet page.
+var walletCurrencies = []payonce.Currency{payonce.BRL, payonce.MXN, payonce.CLP, payonce.ARS}
 
 func (r *WalletCreateRequest) validate() error {
 	if r == nil {
-		return &payonce.ValidationError{Reason: "nil request", Err: payonce.ErrInvalidRequest}
+		return errNilRequest
 	}
-	if strings.TrimSpace(r.Name) == "" {
-		return &payonce.ValidationError{Field: "name", Reason: "required", Err: payonce.ErrInvalidRequest}
+	if err := checkRequiredID("entity_uuid", r.EntityUUID, false); err != nil {
+		return err
 	}
-	if r.Currency != "" {
-		return validateCurrency(r.Currency)
+	if err := checkRequiredID("customer_id", r.CustomerID, false); err != nil {
+		return err
+	}
+	known := false
+	for _, c := range walletCurrencies {
+		known = known || r.Currency == c
+	}
+	switch {
+	case r.Currency == "":
+		return invalid("currency", "required")
+	case !known:
+		return invalid("currency", "want BRL, MXN, CLP or ARS")
+	}
+	if err := checkText("name", r.Name, true, maxText); err != nil {
+		return err
+	}
+	if err := checkEmail("email", r.Email); err != nil {
+		return err
+	}
+	if r.MerchantUUID != "" {
+		return checkID("merchant_uuid", r.MerchantUUID, false)
 	}
 	return nil
 }
 
 // Create creates a wallet: POST /api/v1/bank/wallet/, one operation under
-// one Idempotency-Key (payonce.WithKey, else a new UUID v4), however many
-// attempts it takes.
+// one Idempotency-Key (payonce.WithReference with a journal, payonce.WithKey,
+// else a new UUID v4), however many attempts it takes. With
+// CreateCredentials the live answer carries Wallet.Credentials; answered
+// from the journal it does not (CredentialsWithheld), since the journal
+// never stores them.
 func (s *WalletsService) Create(ctx context.Context, req *WalletCreateRequest, opts ...payonce.CallOption) (*Wallet, error) {
 	w := new(Wallet)
+	var body any
+	if req != nil {
+		body = req
+	}
 	meta, err := s.c.do(ctx, &payonce.Request{
 		Operation: "wallets.create", Method: http.MethodPost, Path: PathWallets, Route: PathWallets,
-		Body: req, Keyed: true, Validate: req.validate,
+		Body: body, Keyed: true, Validate: req.validate,
 	}, w, opts)
 	if err != nil {
 		return nil, err
 	}
 	w.Meta = meta
+	if meta.FromJournal && req.CreateCredentials && w.Credentials == nil {
+		w.CredentialsWithheld = true
+	}
 	return w, nil
 }
 
-// walletFields is Wallet without its printing methods.
+// walletFields is Wallet without its methods.
 type walletFields Wallet
 
 // Format prints the wallet as Charge.Format prints a charge: every text
-// the server sent redacted, under every verb.
+// the server sent redacted, under every verb, and the credentials as an
+// address.
 func (w Wallet) Format(f fmt.State, verb rune) {
 	redactprint.Format(f, verb, walletFields(w), "a55.Wallet")
 }
 
-// LogValue is the slog form, texts redacted.
+// LogValue is the slog form, texts redacted, the credentials' secret
+// hidden.
 func (w Wallet) LogValue() slog.Value { return redactprint.LogValue(walletFields(w)) }

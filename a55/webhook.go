@@ -55,9 +55,9 @@ type WebhookEvent struct {
 	ChargeUUID string `json:"charge_uuid"`
 	WalletUUID string `json:"wallet_uuid,omitempty"`
 	// Description is the charge's description, the order reference the
-	// merchant gave Charges.Create: what maps the event to its order
-	// without a Charges.Get. The payonce fake sends it; where a
-	// delivery has none, map by the webhook URL (docs/a55.md).
+	// merchant gave Charges.Create, read when a delivery has it: neither
+	// payload A55's charge-webhook page documents does, nor the payonce
+	// fake's, so map by the charge's webhook URL too (docs/a55.md).
 	Description string         `json:"description,omitempty"`
 	Status      Status         `json:"status"`
 	Amount      payonce.Amount `json:"amount,omitzero"`

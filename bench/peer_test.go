@@ -196,9 +196,15 @@ func (p *peers) chargeBare(b *testing.B) {
 }
 
 func (p *peers) chargePayonce(b *testing.B) {
+	// benchwire.NewChargeRequest's charge: the same bytes on the wire.
 	ch, err := p.a55.Charges.Create(context.Background(), &a55.ChargeCreateRequest{
-		Amount: p.amount, Currency: payonce.BRL, TypeCharge: a55.TypeCreditCard,
-		Card: &payonce.Card{Number: cardNumber, HolderName: "TEST", ExpirationMonth: "12", ExpirationYear: "2099", CVV: "123"},
+		WalletUUID: "00000000-0000-0000-0000-000000000000", MerchantID: "11111111-1111-1111-1111-111111111111",
+		TypeCharge: a55.TypeCreditCard, Currency: payonce.BRL, InstallmentValue: p.amount, InstallmentCount: 1,
+		DueDate: "2099-12-31", Description: "Order 42",
+		Payer: a55.Payer{Name: "João Silva", Email: "joao.silva@example.com", TaxID: "39999999999", CellPhone: "+5511988887777",
+			Address: a55.Address{Street: "Av. Paulista", Number: "1000", Complement: "Apto 42", Neighborhood: "Bela Vista",
+				City: "São Paulo", State: "SP", PostalCode: "01310-100", Country: "BR"}},
+		Card: &payonce.Card{Number: cardNumber, HolderName: "JOAO SILVA", ExpirationMonth: "12", ExpirationYear: "2099", CVV: "123"},
 	})
 	if err != nil {
 		b.Fatal(err)

@@ -33,7 +33,7 @@ func TestSettleLookupsOnEveryBackend(t *testing.T) {
 			charge := chargeRequest("4111111111111111")
 			charge.Description = "order-5"
 			lost := chargeRequest("4111111111111111")
-			lost.Amount, lost.Description = payoncetest.Amount("7.00"), "order-6"
+			lost.InstallmentValue, lost.Description = payoncetest.Amount("7.00"), "order-6"
 			apply := &coinepay.ApplyRequest{HeaderID: "h1", PackageID: "p1"}
 
 			require.NoError(t, a.AddFault(payoncetest.Rule{Fault: payoncetest.FaultDropAfterCommit, Path: a55test.ChargePath, Count: 1}))

@@ -107,10 +107,10 @@ func coinepayScope(t *testing.T, srv *coinepaytest.Server) string {
 
 func chargeRequest(number string) *a55.ChargeCreateRequest {
 	amount, _ := payonce.ParseAmount("100.00")
-	return &a55.ChargeCreateRequest{
-		Amount: amount, Currency: payonce.BRL, TypeCharge: a55.TypeCreditCard,
+	return a55test.Complete(&a55.ChargeCreateRequest{
+		InstallmentValue: amount, Currency: payonce.BRL, TypeCharge: a55.TypeCreditCard,
 		Card: &payonce.Card{Number: payonce.CardNumber(number), HolderName: "TEST", ExpirationMonth: "12", ExpirationYear: "2099", CVV: "987"},
-	}
+	})
 }
 
 // Story: an A55 charge resumed 25 hours later with the journal returns the

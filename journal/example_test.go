@@ -36,8 +36,8 @@ func Example() {
 		return
 	}
 	amount, _ := payonce.ParseAmount("100.00")
-	req := &a55.ChargeCreateRequest{Amount: amount, Currency: payonce.BRL, TypeCharge: a55.TypeCreditCard,
-		Card: &payonce.Card{Number: "4111111111111111", HolderName: "TEST", ExpirationMonth: "12", ExpirationYear: "2099", CVV: "123"}}
+	req := a55test.Complete(&a55.ChargeCreateRequest{InstallmentValue: amount, Currency: payonce.BRL, TypeCharge: a55.TypeCreditCard,
+		Card: &payonce.Card{Number: "4111111111111111", HolderName: "TEST", ExpirationMonth: "12", ExpirationYear: "2099", CVV: "123"}})
 
 	first, err := client.Charges.Create(ctx, req, payonce.WithReference("order-42/charge"))
 	if err != nil {

@@ -126,6 +126,7 @@ func TestNoRowHoldsAnUnkeyedHashOfCardData(t *testing.T) {
 				payoncetest.ClientClock(srv.Clock().Now), payonce.WithRetryPolicy(payoncetest.FastRetryPolicy()), payonce.WithJournal(j),
 				payonce.WithScope("fp-token"))
 			require.NoError(t, err)
+			tok = tok.WithAccount(srv.Account())
 			_, err = tok.Charges.Create(ctx, charge(cards[0]), payonce.WithReference("fp-token-ok"))
 			require.NoError(t, err)
 
@@ -136,8 +137,10 @@ func TestNoRowHoldsAnUnkeyedHashOfCardData(t *testing.T) {
 					return nil
 				})))
 			require.NoError(t, err)
+			bare := charge(cards[0]) // the core client has no account: the body names it
+			bare.WalletUUID, bare.MerchantID = srv.WalletUUID(), srv.MerchantID()
 			_, err = core.Do(ctx, &payonce.Request{Operation: "charges.create", Method: http.MethodPost, Path: a55.PathCharges,
-				Body: charge(cards[0]), Keyed: true}, nil, payonce.WithReference("fp-core-ok"))
+				Body: bare, Keyed: true}, nil, payonce.WithReference("fp-core-ok"))
 			require.NoError(t, err)
 
 			srv.Clock().Advance(25 * time.Hour) // the lost charge's key is past the window

@@ -170,7 +170,7 @@ func TestSeveralProcessesCallOneReferenceOnce(t *testing.T) {
 			for range procs {
 				cmd := exec.Command(os.Args[0], "-test.run=^TestProcessHelper$")
 				cmd.Env = append(os.Environ(), "PROCESS_HELPER=1", "PROCESS_URL="+srv.URL, "PROCESS_ID="+srv.ClientID(),
-					"PROCESS_SECRET="+srv.ClientSecret(), "PROCESS_JOURNAL="+spec, fmt.Sprintf("PROCESS_REFS=%d", refs))
+					"PROCESS_SECRET="+srv.ClientSecret(), "PROCESS_WALLET="+srv.WalletUUID(), "PROCESS_MERCHANT="+srv.MerchantID(), "PROCESS_JOURNAL="+spec, fmt.Sprintf("PROCESS_REFS=%d", refs))
 				out := &bytes.Buffer{}
 				cmd.Stdout, cmd.Stderr = out, out
 				require.NoError(t, cmd.Start())
@@ -229,6 +229,7 @@ func TestProcessHelper(t *testing.T) {
 	auth.TokenURL = url + a55test.TokenPath
 	c, err := a55.NewClient(auth, payonce.WithBaseURL(url), payonce.WithJournal(j), payonce.WithRetryPolicy(payoncetest.FastRetryPolicy()))
 	require.NoError(t, err)
+	c = c.WithAccount(a55.Account{MerchantID: os.Getenv("PROCESS_MERCHANT"), WalletUUID: os.Getenv("PROCESS_WALLET")})
 	var refs int
 	_, _ = fmt.Sscanf(os.Getenv("PROCESS_REFS"), "%d", &refs)
 	for r := range refs {

@@ -2,6 +2,7 @@ package journal_test
 
 import (
 	"errors"
+	"reflect"
 	"testing"
 	"time"
 
@@ -66,7 +67,22 @@ func TestChargeFromTheJournalEqualsTheOriginal(t *testing.T) {
 			assert.Equal(t, first.Meta.RequestID, again.Meta.RequestID)
 			a, b := *first, *again
 			a.Meta, b.Meta = a55.ResponseMeta{}, a55.ResponseMeta{}
-			assert.Equal(t, a, b)
+			assert.Equal(t, exportedFields(a), exportedFields(b))
+			// The answer, as Raw gives it: the journal keeps it redacted,
+			// the same members and values in its own member order.
+			assert.JSONEq(t, string(a.Raw()), string(b.Raw()))
 		})
 	}
+}
+
+// exportedFields is every exported field of v, a struct, by name.
+func exportedFields(v any) map[string]any {
+	rv := reflect.ValueOf(v)
+	out := map[string]any{}
+	for i := range rv.NumField() {
+		if f := rv.Type().Field(i); f.IsExported() {
+			out[f.Name] = rv.Field(i).Interface()
+		}
+	}
+	return out
 }

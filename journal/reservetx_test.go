@@ -128,7 +128,7 @@ func TestReserveTxWithoutFingerprintBindsTheFirstBody(t *testing.T) {
 	scope := "a55:" + srv.ClientID() + "@" + srv.URL
 	charge := func(amount string) *a55.ChargeCreateRequest {
 		r := chargeRequest("4111111111111111")
-		r.Amount = payoncetest.Amount(amount)
+		r.InstallmentValue = payoncetest.Amount(amount)
 		return r
 	}
 	check := func(t *testing.T, j journal.Store, ref string) {

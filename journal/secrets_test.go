@@ -183,6 +183,7 @@ func TestNoJournalRowHoldsCardDataOrSecrets(t *testing.T) {
 			hc, err := a55.NewClient(a55.AccessToken(hostileToken), payonce.WithBaseURL(h.URL), payonce.WithJournal(j),
 				payonce.WithScope("a55:hostile"), payonce.WithRetryPolicy(payoncetest.FastRetryPolicy()))
 			require.NoError(t, err)
+			hc = hc.WithAccount(a55.Account{MerchantID: "mer_hostile", WalletUUID: "wal_hostile"})
 			for ref, key := range map[string]string{"hostile-ok": "hostile-ok-key-0001", "hostile-400": "hostile-400-key-0001",
 				"hostile-503": "hostile-503-key-0001", "hostile-declined-2xx": "hostile-dec-key-0001"} {
 				_, _ = hc.Charges.Create(ctx, chargeRequest("4111111111111111"), payonce.WithReference(ref), payonce.WithKey(keytest.Now(t, key)))

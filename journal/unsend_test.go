@@ -61,7 +61,7 @@ func refusedClient(t *testing.T, srv *a55test.Server, j journal.Store) *a55.Clie
 	c, err := a55.NewClient(auth, payonce.WithBaseURL(srv.URL), payonce.WithHTTPClient(srv.HTTPClient()),
 		payonce.WithRetryPolicy(payoncetest.FastRetryPolicy()), payoncetest.ClientClock(srv.Clock().Now), payonce.WithJournal(j), fingerprintKey)
 	require.NoError(t, err)
-	return c
+	return c.WithAccount(srv.Account())
 }
 
 // The token endpoint refuses the credentials, so no byte reaches the API:

@@ -171,10 +171,10 @@ func TestChargeWithLostAnswerTraces(t *testing.T) {
 		payonce.WithHTTPClient(&http.Client{Transport: hl}))
 	require.NoError(t, err)
 	amount, _ := payonce.ParseAmount("100.00")
-	ch, err := client.Charges.Create(context.Background(), &a55.ChargeCreateRequest{
-		Amount: amount, Currency: payonce.BRL, TypeCharge: a55.TypeCreditCard,
+	ch, err := client.Charges.Create(context.Background(), a55test.Complete(&a55.ChargeCreateRequest{
+		InstallmentValue: amount, Currency: payonce.BRL, TypeCharge: a55.TypeCreditCard,
 		Card: &payonce.Card{Number: "4111111111111111", HolderName: "TEST", ExpirationMonth: "12", ExpirationYear: "2099", CVV: "123"},
-	})
+	}))
 	require.NoError(t, err)
 	require.Equal(t, 2, ch.Meta.Attempts)
 	require.True(t, srv.Ledger().ExecutedOnce(ch.Meta.Key.String()))

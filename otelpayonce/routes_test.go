@@ -104,26 +104,28 @@ func TestTypedClientRoutesAreTheirTemplates(t *testing.T) {
 	client, err := srv.Client(payonce.WithObserver(tm.obs.Hooks()))
 	require.NoError(t, err)
 	ctx := t.Context()
-	w, err := client.Wallets.Create(ctx, &a55.WalletCreateRequest{Name: "shop", Currency: payonce.BRL})
+	w, err := client.Wallets.Create(ctx, a55test.WalletRequest("shop"))
 	require.NoError(t, err)
 	amount, _ := payonce.ParseAmount("100.00")
 	card := &payonce.Card{Number: a55test.CardConfirms, HolderName: "TEST", ExpirationMonth: "12", ExpirationYear: "2099", CVV: "123"}
 	noCapture := false
-	ch, err := client.Charges.Create(ctx, &a55.ChargeCreateRequest{Amount: amount, Currency: payonce.BRL, TypeCharge: a55.TypeCreditCard,
-		Card: card, WalletUUID: w.UUID, Capture: &noCapture})
+	ch, err := client.Charges.Create(ctx, a55test.Complete(&a55.ChargeCreateRequest{InstallmentValue: amount, Currency: payonce.BRL, TypeCharge: a55.TypeCreditCard,
+		Card: card, WalletUUID: w.UUID, MerchantID: w.MerchantUUID, Capture: &noCapture}))
 	require.NoError(t, err)
 	_, err = client.Charges.Get(ctx, ch.UUID, w.UUID)
 	require.NoError(t, err)
 	_, err = client.Charges.List(ctx, &a55.ChargeListOptions{WalletUUID: w.UUID, Limit: 10})
 	require.NoError(t, err)
-	_, err = client.Charges.Capture(ctx, &a55.CaptureRequest{ChargeUUID: ch.UUID})
+	_, err = client.Charges.Capture(ctx, &a55.CaptureRequest{ChargeUUID: ch.UUID, WalletUUID: w.UUID})
 	require.NoError(t, err)
-	_, err = client.Charges.Refund(ctx, &a55.RefundRequest{ChargeUUID: ch.UUID, Amount: amount})
+	_, err = client.Charges.Refund(ctx, &a55.RefundRequest{ChargeUUID: ch.UUID, WalletUUID: w.UUID, Amount: amount})
 	require.NoError(t, err)
-	ch2, err := client.Charges.Create(ctx, &a55.ChargeCreateRequest{Amount: amount, Currency: payonce.BRL, TypeCharge: a55.TypeCreditCard,
-		Card: card, WalletUUID: w.UUID, Capture: &noCapture})
+	ch2, err := client.Charges.Create(ctx, a55test.Complete(&a55.ChargeCreateRequest{InstallmentValue: amount, Currency: payonce.BRL, TypeCharge: a55.TypeCreditCard,
+		Card: card, WalletUUID: w.UUID, MerchantID: w.MerchantUUID, Capture: &noCapture}))
 	require.NoError(t, err)
-	_, err = client.Charges.Cancel(ctx, &a55.CancelRequest{ChargeUUID: ch2.UUID})
+	_, err = client.Charges.Cancel(ctx, &a55.CancelRequest{ChargeUUID: ch2.UUID, WalletUUID: w.UUID})
+	require.NoError(t, err)
+	_, err = client.Charges.Fetch(ctx, ch2.UUID)
 	require.NoError(t, err)
 
 	cp := coinepaytest.New(t)
@@ -146,6 +148,7 @@ func TestTypedClientRoutesAreTheirTemplates(t *testing.T) {
 		"a55 charges.capture": a55.PathChargeCapture, "POST " + a55.PathChargeCapture: a55.PathChargeCapture,
 		"a55 charges.refund": a55.PathChargeRefund, "POST " + a55.PathChargeRefund: a55.PathChargeRefund,
 		"a55 charges.cancel": a55.PathChargeCancel, "POST " + a55.PathChargeCancel: a55.PathChargeCancel,
+		"a55 charges.fetch": a55.PathChargeByUUID, "GET " + a55.PathChargeByUUID: a55.PathChargeByUUID,
 		"coinepay cards.apply": coinepay.PathCardApply, "POST " + coinepay.PathCardApply: coinepay.PathCardApply,
 		"coinepay cards.recharge": coinepay.PathCardRecharge, "POST " + coinepay.PathCardRecharge: coinepay.PathCardRecharge,
 		"coinepay cards.info": coinepay.PathCardInfo, "GET " + coinepay.PathCardInfo: coinepay.PathCardInfo,

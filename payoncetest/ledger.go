@@ -20,13 +20,25 @@ type Operation struct {
 	Credential     string    `json:"credential,omitempty"` // the A55 client_id or Coinepay API key that sent it
 	Amount         string    `json:"amount,omitempty"`     // the amount, when the operation has one
 	Time           time.Time `json:"time"`                 // when it committed, on the fake's clock
+
+	// Status is the resource's status the operation left, as the fake
+	// kept it then (an A55 charge: "confirmed", "pending" while the
+	// acquirer has not answered, "error" awaiting a 3DS challenge,
+	// "pre_captured", "refund_error", ...); "" for a Coinepay card.
+	Status string `json:"status,omitempty"`
+	// Code is the code of an answer that was not the resource although
+	// the operation ran (A55: "TIMEOUT", "3DS_REQUIRED"). Such an answer
+	// is not stored under the key: the same key sent again runs again, and
+	// shows here as a second operation, the double charge a client must
+	// avoid. "" for a plain answer.
+	Code string `json:"code,omitempty"`
 }
 
 func operations(in []fakeserver.Operation) []Operation {
 	out := make([]Operation, len(in))
 	for i, op := range in {
 		out[i] = Operation{Provider: op.Provider, Kind: op.Kind, IdempotencyKey: op.IdempotencyKey, ID: op.ID,
-			Credential: op.Credential, Amount: op.Amount, Time: op.Time}
+			Credential: op.Credential, Amount: op.Amount, Time: op.Time, Status: op.Status, Code: op.Code}
 	}
 	return out
 }
@@ -94,6 +106,10 @@ type Attempt struct {
 	Executed         bool      `json:"executed"`                    // the operation ran on this request
 	Fault            FaultKind `json:"fault,omitempty"`             // the fault injected, "" for none
 	Status           int       `json:"status"`                      // the HTTP status answered, 0 when none was sent
+	// Answer is the provider answer the fake injected instead of the
+	// operation's own (a55test.Answer: TIMEOUT, DUPLICATE_REQUEST, ...,
+	// pre_captured, refund_error), "" for none.
+	Answer string `json:"answer,omitempty"`
 }
 
 func attempts(in []fakeserver.Attempt) []Attempt {
@@ -102,7 +118,8 @@ func attempts(in []fakeserver.Attempt) []Attempt {
 		checked, valid := a.SignatureValid != nil, a.SignatureValid != nil && *a.SignatureValid
 		out[i] = Attempt{Time: a.Time, Provider: a.Provider, Method: a.Method, Path: a.Path, IdempotencyKey: a.IdempotencyKey,
 			Credential: a.Credential, Nonce: a.Nonce, Timestamp: a.Timestamp, SignatureChecked: checked, SignatureValid: valid,
-			Replayed: a.Replayed, Conflict: a.Conflict, Executed: a.Executed, Fault: FaultKind(a.Fault), Status: a.Status}
+			Replayed: a.Replayed, Conflict: a.Conflict, Executed: a.Executed, Fault: FaultKind(a.Fault), Status: a.Status,
+			Answer: a.Answer}
 	}
 	return out
 }

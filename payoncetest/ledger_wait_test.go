@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/payonce/payonce"
-	"github.com/payonce/payonce/a55"
 	"github.com/payonce/payonce/a55/a55test"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -26,7 +25,7 @@ func TestLedgerWaitCount(t *testing.T) {
 	key, err := payonce.NewKey(srv.Clock().Now(), "wallet", "1")
 	require.NoError(t, err)
 	go func() { done <- srv.Ledger().WaitCount(t.Context(), key.String(), 1) }()
-	w, err := client.Wallets.Create(t.Context(), &a55.WalletCreateRequest{Name: "shop"}, payonce.WithKey(key))
+	w, err := client.Wallets.Create(t.Context(), a55test.WalletRequest("shop"), payonce.WithKey(key))
 	require.NoError(t, err)
 	require.NoError(t, <-done)
 	assert.Equal(t, 1, srv.Ledger().Count(w.Meta.Key.String()))

@@ -92,9 +92,9 @@ var providers = []provider{
 			return &running{Fake: srv.Fake, url: srv.URL,
 				op: sdkOp(tb, srv.Client, func(ctx context.Context, c *a55.Client) (string, int, error) {
 					amount, _ := payonce.ParseAmount("100.00")
-					ch, err := c.Charges.Create(ctx, &a55.ChargeCreateRequest{Amount: amount, Currency: payonce.BRL,
+					ch, err := c.Charges.Create(ctx, a55test.Complete(&a55.ChargeCreateRequest{InstallmentValue: amount, Currency: payonce.BRL,
 						TypeCharge: a55.TypeCreditCard, Card: &payonce.Card{Number: a55test.CardConfirms, HolderName: "TEST",
-							ExpirationMonth: "12", ExpirationYear: "2099", CVV: "123"}})
+							ExpirationMonth: "12", ExpirationYear: "2099", CVV: "123"}}))
 					if err != nil {
 						return "", 0, err
 					}

@@ -14,7 +14,7 @@ import (
 
 // JSON returns a redacted copy of a JSON document, for storage: the
 // values of secret fields (cvv, cvc, security code, pin, token, secret, api key,
-// password, authorization, signature) become "[REDACTED]" (null when not a
+// password, authorization, signature, credentials) become "[REDACTED]" (null when not a
 // string); card numbers, in any field and with or without separators, keep
 // only their last four digits; integers of 13 to 19 digits that pass the
 // Luhn check become null; every other string passes through String.
@@ -55,7 +55,8 @@ func secretField(k string) bool {
 	case "cvv", "cvv2", "cvc", "cvc2", "cid", "securitycode", "cardsecuritycode", "pin",
 		"token", "accesstoken", "refreshtoken", "idtoken", "cardtoken", "bearer",
 		"secret", "clientsecret", "apisecret", "password", "authorization",
-		"signature", "xsignature", "privatekey", "apikeysecret":
+		"signature", "xsignature", "privatekey", "apikeysecret",
+		"credentials": // a provider's answer handing out an OAuth client (an A55 wallet's)
 		return true
 	}
 	// A prefixed or suffixed CVV, security code or PIN ("card_cvv",

@@ -31,6 +31,15 @@ func TestRedactJSON(t *testing.T) {
 	assert.Nil(t, JSON(nil))
 }
 
+// An answer that hands out an OAuth client (an A55 wallet created with
+// create_credentials) is stored without it: client ID and secret alike.
+func TestRedactJSONDropsCredentials(t *testing.T) {
+	out := string(JSON([]byte(`{"wallet_uuid":"w-1","credentials":{"client_id":"wallet-client-7","client_secret":"wallet-secret-7"}}`)))
+	assert.NotContains(t, out, "wallet-client-7")
+	assert.NotContains(t, out, "wallet-secret-7")
+	assert.JSONEq(t, `{"wallet_uuid":"w-1","credentials":null}`, out)
+}
+
 func FuzzRedactJSON(f *testing.F) {
 	f.Add([]byte(`{"card":{"number":"4111111111111111","cvv":"123"},"token":"t"}`))
 	f.Add([]byte(`["4111 1111 1111 1111", 4111111111111111, {"x": null}]`))

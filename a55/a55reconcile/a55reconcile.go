@@ -35,9 +35,10 @@ type Provider struct {
 var _ reconcile.Provider = (*Provider)(nil)
 
 // New returns the Provider of client's charges in wallets, under
-// client's journal scope. With no wallet, the list is read without one:
-// the server's default (every wallet of the credential, on the payonce
-// fake).
+// client's journal scope. With no wallet, the client's account's wallet
+// (a55.Client.WithAccount) is listed: A55 lists one wallet at a time
+// (list-charges requires wallet_uuid), and a client with no account is
+// refused before anything is sent.
 func New(client *a55.Client, wallets ...string) *Provider {
 	return &Provider{client: client, wallets: wallets}
 }

@@ -66,11 +66,12 @@ func journals(t *testing.T) map[string]func(t *testing.T) store {
 	return js
 }
 
+// charge is a card charge of 42.00 in A55's reference form; the client's
+// account (the fake's own) gives the merchant and wallet.
 func charge(card string) *a55.ChargeCreateRequest {
-	return &a55.ChargeCreateRequest{
-		Amount: payoncetest.Amount("42.00"), Currency: payonce.BRL, TypeCharge: a55.TypeCreditCard, Description: "an order",
-		Card: &payonce.Card{Number: payonce.CardNumber(card), HolderName: "TEST", ExpirationMonth: "12", ExpirationYear: "2099", CVV: "123"},
-	}
+	r := a55test.CardCharge("42.00", card)
+	r.Description = "an order"
+	return r
 }
 
 // planted plants against the A55 fake and j one case of every mismatch a

@@ -2,16 +2,28 @@
 // net/http/httptest: NewServer starts it on 127.0.0.1, New does the same and
 // registers Close with a testing.TB.
 //
-// The fake serves the OAuth2 client-credentials token endpoint, checks
-// bearer tokens against its own clock, applies the per-client rate limit
-// (100 requests per rolling minute by default, X-RateLimit-* headers),
-// creates wallets and charges (sandbox test cards 4111111111111111
-// confirms, 4000000000000002 is declined, 4000000000000069 errors),
-// captures, refunds and cancels them, and implements the Idempotency-Key
-// semantics of the A55 guide: optional key of 16..128 characters, 409 on a
-// reused key with another payload, in-flight waiting, only 2xx stored, a
-// 24 h window. It also simulates the sandbox's test cards by last digit
-// (TestCard) and sends signed charge webhooks (see docs/a55.md).
+// The fake speaks A55's API reference and shares no code with the client
+// it verifies: the OAuth2 client-credentials token endpoint, bearer
+// tokens on its own clock, the per-client rate limit (100 requests per
+// rolling minute by default, X-RateLimit-* headers), wallets, and
+// charges in the reference's flat body (every required member checked:
+// 422 naming the member, 400 for a wrong JSON type) by card, PIX (also on
+// /charge/pix/) and boleto, with pre-authorisation and capture, 3DS,
+// refunds, cancels, list and get in both forms; the idempotency guide's
+// nested body is taken too, by the guide's rules. Each client starts
+// with an account (WalletUUID, MerchantID). The sandbox's test cards
+// answer by last digit (TestCard). Charges live on asynchronously: a PIX
+// is paid or expires, a boleto is paid or canceled at its due date, a 3DS
+// challenge is passed, failed or abandoned, a chargeback is opened and
+// settled, by the fake's clock or when told (PayPix, Complete3DS,
+// Chargeback, ...), each change sending the signed webhook A55 sends.
+// AddAnswer makes it answer, on demand, the codes of A55's code-response
+// page no test card gives (TIMEOUT after the charge was made or not,
+// DUPLICATE_REQUEST, 3DS_REQUIRED, 3DS_UNAVAILABLE, PROCESSING_ERROR) and
+// a capture's pre_captured or a refund's refund_error. The
+// Idempotency-Key semantics are the A55 guide's: optional key of 16..128
+// characters, 409 on a reused key with another payload, in-flight
+// waiting, only 2xx stored, a 24 h window. docs/testing.md has it all.
 //
 // What every fake shares comes from package payoncetest: its options
 // (payoncetest.WithSeed, WithClock, ...) go to New and NewServer with this
@@ -43,18 +55,21 @@ const (
 	DefaultClientSecret = "demo-secret"
 
 	CardConfirms  = a55fake.CardConfirms  // 4111111111111111: confirmed
-	CardDeclined  = a55fake.CardDeclined  // 4000000000000002: 400 CARD_DECLINED
-	CardProcError = a55fake.CardProcError // 4000000000000069: 400 PROCESSING_ERROR
+	CardDeclined  = a55fake.CardDeclined  // 4000000000000002: 400, status declined, CARD_DECLINED
+	CardProcError = a55fake.CardProcError // 4000000000000069: 400, status error, PROCESSING_ERROR
 )
 
-// Paths of the API.
+// Paths of the API (fault rules match on them; a trailing * matches a
+// prefix, e.g. ChargePath + "*" for the refund and cancel path forms).
 const (
-	TokenPath   = a55fake.TokenPath
-	WalletPath  = a55.PathWallets
-	ChargePath  = a55.PathCharges
-	CapturePath = a55.PathChargeCapture
-	RefundPath  = a55.PathChargeRefund
-	CancelPath  = a55.PathChargeCancel
+	TokenPath     = a55fake.TokenPath
+	WalletPath    = "/api/v1/bank/wallet/"
+	ChargePath    = "/api/v1/bank/wallet/charge/"         // create (POST), get (GET ?charge_uuid=&wallet_uuid=)
+	PixChargePath = "/api/v1/bank/wallet/charge/pix/"     // create-pix-charge
+	CapturePath   = "/api/v1/bank/wallet/charge/capture/" // capture
+	ChargesPath   = "/api/v1/bank/wallet/charges/"        // list
+	RefundPath    = "/api/v1/bank/wallet/charge/refund/"  // the guide's body form; the reference's is ChargePath + "{charge_uuid}/refund/{wallet_uuid}/"
+	CancelPath    = "/api/v1/bank/wallet/charge/cancel/"  // the guide's body form; the reference's is ChargePath + "{charge_uuid}/cancel/{wallet_uuid}/"
 )
 
 type config struct {
@@ -187,6 +202,38 @@ func (s *Server) ClientSecret() string { return s.secret }
 
 // TokenURL returns the token endpoint, URL + "/oauth2/token".
 func (s *Server) TokenURL() string { return s.URL + TokenPath }
+
+// WalletUUID returns the wallet the fake gives the server's client: a
+// charge's wallet_uuid (its merchant is MerchantID).
+func (s *Server) WalletUUID() string { return s.account().WalletUUID }
+
+// MerchantID returns the merchant of the client's wallet: a charge's
+// merchant_id, a wallet's merchant_uuid.
+func (s *Server) MerchantID() string { return s.account().MerchantUUID }
+
+// EntityUUID returns the client's entity: a new wallet's entity_uuid.
+func (s *Server) EntityUUID() string { return s.account().EntityUUID }
+
+// Account returns the account the fake gave the server's client, as the
+// a55 client takes it (WithAccount): Server.Client's clients act for it,
+// and a request built by CardCharge, PixCharge or Complete names no
+// merchant or wallet of its own.
+func (s *Server) Account() a55.Account {
+	a := s.account()
+	return a55.Account{MerchantID: a.MerchantUUID, WalletUUID: a.WalletUUID}
+}
+
+func (s *Server) account() a55fake.Account {
+	a, _ := s.fake.AccountOf(s.clientID)
+	return a
+}
+
+// AccountOf returns the wallet and merchant of a client the fake knows
+// (the primary one or one added with WithExtraCredentials).
+func (s *Server) AccountOf(clientID string) (walletUUID, merchantID string, ok bool) {
+	a, ok := s.fake.AccountOf(clientID)
+	return a.WalletUUID, a.MerchantUUID, ok
+}
 
 // IssueToken returns a new valid access token for the server's client.
 func (s *Server) IssueToken() string { return s.fake.IssueToken(s.clientID) }

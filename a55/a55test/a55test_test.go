@@ -98,7 +98,7 @@ func TestGuideChargeTwiceChargesOnce(t *testing.T) {
 	a := charge(t, s, key1, guideCharge)
 	require.Equal(t, 200, a.Status, "%s", a.Raw)
 	assert.Equal(t, "confirmed", a.JSON["status"])
-	assert.Equal(t, "100.00", a.JSON["amount"])
+	assert.Contains(t, string(a.Raw), `"amount":100.00,`, "a JSON number with BRL's two decimals")
 	assert.NotEmpty(t, a.JSON["charge_uuid"])
 	assert.NotEmpty(t, a.Header.Get("X-Request-Id"))
 	assert.NotContains(t, string(a.Raw), "4111111111111111", "never echo the card number")
@@ -146,7 +146,7 @@ func TestOnly2xxStored(t *testing.T) {
 	a := charge(t, s, key1, declined)
 	assert.Equal(t, 400, a.Status)
 	assert.Equal(t, "CARD_DECLINED", errCode(a))
-	assert.Equal(t, "error", a.JSON["status"])
+	assert.Equal(t, "declined", a.JSON["status"], "the quickstart's decline card")
 	b := charge(t, s, key1, declined)
 	assert.NotEqual(t, a.JSON["charge_uuid"], b.JSON["charge_uuid"], "a 4xx is not stored: executed again")
 
@@ -189,8 +189,10 @@ func TestTestCards(t *testing.T) {
 	assert.Equal(t, 400, a.Status)
 	assert.Equal(t, "PROCESSING_ERROR", errCode(a))
 	assert.Equal(t, "error", a.JSON["status"])
-	assert.Equal(t, "INVALID_CARD", errCode(charge(t, s, "", withCard("4111111111111112", ""))))
+	assert.Equal(t, "INVALID_CARD", errCode(charge(t, s, "", withCard("41111111111a1111", ""))))
 	assert.Equal(t, "EXPIRED_CARD", errCode(charge(t, s, "", strings.Replace(withCard(a55test.CardConfirms, ""), "2099", "2020", 1))))
+	d := charge(t, s, "", withCard("4111111111111112", "")) // fails Luhn: the sandbox decides by the last digit
+	assert.Equal(t, "05", errCode(d))
 	assert.Equal(t, 0, s.Ledger().Len(), "failed charges are not in the ledger")
 	// A failed charge can still be fetched.
 	g := do(t, s.HTTPClient(), http.MethodGet, s.URL+a55test.ChargePath+a.JSON["charge_uuid"].(string)+"/", "", "")
@@ -206,14 +208,15 @@ func TestValidation(t *testing.T) {
 		code               string
 	}{
 		{http.MethodPost, a55test.ChargePath, `{"amount":`, 400, "INVALID_REQUEST"},
-		{http.MethodPost, a55test.ChargePath, `{"amount":"1.234","currency":"BRL","type_charge":"pix"}`, 400, "AMOUNT_INVALID"},
-		{http.MethodPost, a55test.ChargePath, `{"amount":"1.00","currency":"reais","type_charge":"pix"}`, 400, "CURRENCY_NOT_SUPPORTED"},
-		{http.MethodPost, a55test.ChargePath, `{"amount":"1.00","currency":"BRL","type_charge":"cash"}`, 400, "VALIDATION_ERROR"},
-		{http.MethodPost, a55test.ChargePath, `{"amount":"1.00","currency":"BRL","type_charge":"credit_card"}`, 400, "VALIDATION_ERROR"},
+		{http.MethodPost, a55test.ChargePath, `{"amount":"1.234","currency":"BRL","type_charge":"pix"}`, 422, "AMOUNT_INVALID"},
+		{http.MethodPost, a55test.ChargePath, `{"amount":"1.00","currency":"reais","type_charge":"pix"}`, 422, "CURRENCY_NOT_SUPPORTED"},
+		{http.MethodPost, a55test.ChargePath, `{"amount":"1.00","currency":"BRL","type_charge":"cash"}`, 422, "VALIDATION_ERROR"},
+		{http.MethodPost, a55test.ChargePath, `{"amount":"1.00","currency":"BRL","type_charge":"credit_card"}`, 422, "VALIDATION_ERROR"},
+		{http.MethodPost, a55test.ChargePath, `{"amount":1.00,"currency":"BRL","type_charge":"pix"}`, 400, "INVALID_REQUEST"},
 		{http.MethodPost, a55test.ChargePath, `{"amount":"1.00","currency":"BRL","type_charge":"pix","wallet_uuid":"nope"}`, 404, "NOT_FOUND"},
 		{http.MethodGet, "/api/v1/bank/wallet/nope/", "", 404, "NOT_FOUND"},
 		{http.MethodPut, a55test.ChargePath, "", 405, "METHOD_NOT_ALLOWED"},
-		{http.MethodGet, a55test.ChargePath, "", 400, "VALIDATION_ERROR"},
+		{http.MethodGet, a55test.ChargePath, "", 422, "VALIDATION_ERROR"},
 		{http.MethodPost, a55test.ChargePath, `{"x":"` + strings.Repeat("a", 1<<20) + `"}`, 413, "PAYLOAD_TOO_LARGE"},
 	}
 	for _, tc := range cases {
@@ -227,7 +230,8 @@ func TestMoves(t *testing.T) {
 	s := newFake(t)
 	c := s.HTTPClient()
 	pre := charge(t, s, "", withCard(a55test.CardConfirms, `"capture":false,`))
-	require.Equal(t, "pending", pre.JSON["status"])
+	require.Equal(t, "confirmed", pre.JSON["status"], "authorised, not pending")
+	assert.EqualValues(t, 0, pre.JSON["amount_remaining"], "nothing captured yet")
 	id, wallet := pre.JSON["charge_uuid"].(string), pre.JSON["wallet_uuid"].(string)
 	ids := `"charge_uuid":"` + id + `","wallet_uuid":"` + wallet + `"`
 
@@ -237,21 +241,21 @@ func TestMoves(t *testing.T) {
 	assert.Equal(t, "REFUND_NOT_ALLOWED", errCode(r))
 	assert.Equal(t, id, r.JSON["charge_uuid"])
 
-	// Partial capture.
-	cap1 := do(t, c, http.MethodPost, s.URL+a55test.CapturePath, "capture-key-0123456", `{`+ids+`,"amount":"80.00"}`)
+	// Partial capture: paid, the rest released.
+	cap1 := do(t, c, http.MethodPost, s.URL+a55test.CapturePath, "capture-key-0123456", `{`+ids+`,"amount":80.00}`)
 	require.Equal(t, 200, cap1.Status, "%s", cap1.Raw)
-	assert.Equal(t, "confirmed", cap1.JSON["status"])
-	assert.Equal(t, "80.00", cap1.JSON["captured_amount"])
-	assert.Equal(t, "CHARGE_ALREADY_PAID", errCode(do(t, c, http.MethodPost, s.URL+a55test.CapturePath, "", `{`+ids+`}`)))
+	assert.Equal(t, "paid", cap1.JSON["status"])
+	assert.EqualValues(t, 80, cap1.JSON["amount_remaining"])
+	assert.Equal(t, "CAPTURE_NOT_ALLOWED", errCode(do(t, c, http.MethodPost, s.URL+a55test.CapturePath, "", `{`+ids+`}`)))
 	assert.Equal(t, "CANCEL_NOT_ALLOWED", errCode(do(t, c, http.MethodPost, s.URL+a55test.CancelPath, "", `{`+ids+`}`)))
 
-	// Refunds: partial by body form, too much, rest by path form.
+	// Refunds: partial by the guide's body form, too much, rest by path form.
 	r1 := do(t, c, http.MethodPost, s.URL+a55test.RefundPath, "", `{`+ids+`,"amount":"30.00","reason":"customer"}`)
-	require.Equal(t, 200, r1.Status)
-	assert.Equal(t, "30.00", r1.JSON["refunded_amount"])
+	require.Equal(t, 200, r1.Status, "%s", r1.Raw)
+	assert.EqualValues(t, 50, r1.JSON["amount_remaining"])
 	over := do(t, c, http.MethodPost, s.URL+a55test.RefundPath, "", `{`+ids+`,"amount":"60.00"}`)
 	assert.Equal(t, 409, over.Status)
-	assert.Equal(t, "REFUND_EXCEEDS_AMOUNT", errCode(over))
+	assert.Equal(t, "REFUND_NOT_ALLOWED", errCode(over))
 	r2 := do(t, c, http.MethodPost, s.URL+"/api/v1/bank/wallet/charge/"+id+"/refund/"+wallet+"/", "", "")
 	require.Equal(t, 200, r2.Status, "%s", r2.Raw)
 	assert.Equal(t, "refunded", r2.JSON["status"])
@@ -264,13 +268,16 @@ func TestMoves(t *testing.T) {
 	require.Equal(t, 200, cn.Status, "%s", cn.Raw)
 	assert.Equal(t, "canceled", cn.JSON["status"])
 	ids2 := `{"charge_uuid":"` + id2 + `","wallet_uuid":"` + w2 + `"}`
-	assert.Equal(t, "CHARGE_ALREADY_CANCELED", errCode(do(t, c, http.MethodPost, s.URL+a55test.CancelPath, "", ids2)))
-	assert.Equal(t, "CHARGE_ALREADY_CANCELED", errCode(do(t, c, http.MethodPost, s.URL+a55test.CapturePath, "", ids2)))
+	again := do(t, c, http.MethodPost, s.URL+a55test.CancelPath, "", ids2)
+	assert.Equal(t, 409, again.Status)
+	assert.Equal(t, "CANCEL_NOT_ALLOWED", errCode(again))
+	assert.Equal(t, "CAPTURE_NOT_ALLOWED", errCode(do(t, c, http.MethodPost, s.URL+a55test.CapturePath, "", ids2)))
 
-	// Cancel by body form, GET by both forms.
+	// A PIX is issued: nothing to capture; cancel by body form, GET by both forms.
 	pix := charge(t, s, "", `{"amount":"10.00","currency":"BRL","type_charge":"pix"}`)
-	assert.Equal(t, "pending", pix.JSON["status"])
-	assert.Equal(t, "CAPTURE_NOT_ALLOWED", errCode(do(t, c, http.MethodPost, s.URL+a55test.CapturePath, "", `{"charge_uuid":"`+pix.JSON["charge_uuid"].(string)+`"}`)))
+	assert.Equal(t, "issued", pix.JSON["status"])
+	pixIDs := `{"charge_uuid":"` + pix.JSON["charge_uuid"].(string) + `","wallet_uuid":"` + wallet + `"}`
+	assert.Equal(t, "CAPTURE_NOT_ALLOWED", errCode(do(t, c, http.MethodPost, s.URL+a55test.CapturePath, "", pixIDs)))
 	cb := do(t, c, http.MethodPost, s.URL+a55test.CancelPath, "", `{"charge_uuid":"`+pix.JSON["charge_uuid"].(string)+`"}`)
 	assert.Equal(t, "canceled", cb.JSON["status"])
 	g1 := do(t, c, http.MethodGet, s.URL+a55test.ChargePath+"?"+url.Values{"charge_uuid": {id}, "wallet_uuid": {wallet}}.Encode(), "", "")
@@ -288,7 +295,7 @@ func TestWallet(t *testing.T) {
 	s := newFake(t)
 	w := do(t, s.HTTPClient(), http.MethodPost, s.URL+a55test.WalletPath, "wallet-key-0123456", `{"name":"shop"}`)
 	require.Equal(t, 200, w.Status)
-	wid := w.JSON["wallet_uuid"].(string)
+	wid := w.JSON["uuid"].(string) // the quickstart's body answers the quickstart's shape
 	ch := charge(t, s, "", `{"amount":"10.00","currency":"BRL","type_charge":"boleto","wallet_uuid":"`+wid+`"}`)
 	assert.Equal(t, "issued", ch.JSON["status"])
 	assert.Equal(t, wid, ch.JSON["wallet_uuid"])
@@ -349,7 +356,7 @@ func TestTokenEndpoint(t *testing.T) {
 	assert.Equal(t, "INVALID_TOKEN", errCode(expired))
 	// The HTTPClient renews its token on the fake clock.
 	assert.Equal(t, 200, charge(t, s, "", guideCharge).Status)
-	assert.Equal(t, 404, do(t, s.HTTPClient(), http.MethodGet, s.URL+a55test.ChargePath+"?charge_uuid=x", "", "").Status)
+	assert.Equal(t, 404, do(t, s.HTTPClient(), http.MethodGet, s.URL+a55test.ChargePath+"?charge_uuid=x&wallet_uuid="+s.WalletUUID(), "", "").Status)
 }
 
 func TestRateLimit(t *testing.T) {

@@ -7,9 +7,11 @@ import (
 	"github.com/payonce/payonce/payoncetest"
 )
 
-// Client returns an a55.Client ready for the fake: OAuth2 client
-// credentials against the fake's token endpoint, the fake's URL as base URL
-// and an *http.Client for it (API calls and token requests), the fake's
+// Client returns an a55.Client ready for the fake, acting for Account (its
+// requests without a merchant or wallet name the fake's own merchant and
+// wallet of the primary client): OAuth2 client credentials against the fake's token
+// endpoint (a loopback base URL needs its token URL), the fake's URL as
+// base URL and an *http.Client for it (API calls and token requests), the fake's
 // clock (payoncetest.ClientClock: Clock().Advance ages the client's keys and
 // card expiry checks as it ages the server's) and millisecond retries
 // (payoncetest.FastRetryPolicy). opts come last and win:
@@ -24,5 +26,9 @@ func (s *Server) Client(opts ...payonce.Option) (*a55.Client, error) {
 		corekit.WithClock(s.Clock().Now),
 		payonce.WithRetryPolicy(payoncetest.FastRetryPolicy()),
 	}
-	return a55.NewClient(auth, append(base, opts...)...)
+	c, err := a55.NewClient(auth, append(base, opts...)...)
+	if err != nil {
+		return nil, err
+	}
+	return c.WithAccount(s.Account()), nil
 }

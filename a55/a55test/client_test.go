@@ -20,8 +20,8 @@ func chargeReq(t *testing.T) *a55.ChargeCreateRequest {
 	t.Helper()
 	amount, err := payonce.ParseAmount("100.00")
 	require.NoError(t, err)
-	return &a55.ChargeCreateRequest{Amount: amount, Currency: payonce.BRL, TypeCharge: a55.TypeCreditCard,
-		Card: &payonce.Card{Number: a55test.CardConfirms, HolderName: "TEST", ExpirationMonth: "12", ExpirationYear: "2099", CVV: "123"}}
+	return a55test.Complete(&a55.ChargeCreateRequest{InstallmentValue: amount, Currency: payonce.BRL, TypeCharge: a55.TypeCreditCard,
+		Card: &payonce.Card{Number: a55test.CardConfirms, HolderName: "TEST", ExpirationMonth: "12", ExpirationYear: "2099", CVV: "123"}})
 }
 
 // The recipe "advance 25 h and resume" of docs/testing.md: the test client reads the
@@ -62,7 +62,7 @@ func TestClientTokenFollowsTheFakeClock(t *testing.T) {
 	ctx := context.Background()
 	amt, err := payonce.ParseAmount("10.00")
 	require.NoError(t, err)
-	ch, err := c.Charges.Create(ctx, &a55.ChargeCreateRequest{Amount: amt, Currency: payonce.BRL, TypeCharge: a55.TypePix},
+	ch, err := c.Charges.Create(ctx, a55test.Complete(&a55.ChargeCreateRequest{InstallmentValue: amt, Currency: payonce.BRL, TypeCharge: a55.TypePix}),
 		payonce.WithKey(keytest.Key(t, "token-clock-key-0123456789", s.Clock().Now())))
 	require.NoError(t, err)
 

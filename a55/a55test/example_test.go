@@ -91,10 +91,10 @@ func ExampleServer_DeliverDueWebhooks() {
 
 	client, _ := srv.Client(payonce.WithRetryPolicy(payoncetest.FastRetryPolicy()))
 	amount, _ := payonce.ParseAmount("100.00")
-	ch, err := client.Charges.Create(context.Background(), &a55.ChargeCreateRequest{
-		Amount: amount, Currency: payonce.BRL, TypeCharge: a55.TypeCreditCard, WebhookURL: receiver.URL + "/hooks/a55",
+	ch, err := client.Charges.Create(context.Background(), a55test.Complete(&a55.ChargeCreateRequest{
+		InstallmentValue: amount, Currency: payonce.BRL, TypeCharge: a55.TypeCreditCard, WebhookURL: receiver.URL + "/hooks/a55",
 		Card: &payonce.Card{Number: a55test.CardConfirms, HolderName: "TEST", ExpirationMonth: "12", ExpirationYear: "2099", CVV: "123"},
-	})
+	}))
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -21,11 +21,11 @@ import (
 )
 
 func flowCharge(amount string, capture bool) *a55.ChargeCreateRequest {
-	return &a55.ChargeCreateRequest{
-		Amount: payoncetest.Amount(amount), Currency: payonce.BRL, TypeCharge: a55.TypeCreditCard,
+	return a55test.Complete(&a55.ChargeCreateRequest{
+		InstallmentValue: payoncetest.Amount(amount), Currency: payonce.BRL, TypeCharge: a55.TypeCreditCard,
 		Capture: a55.Bool(capture),
 		Card:    &payonce.Card{Number: a55test.CardConfirms, HolderName: "TEST", ExpirationMonth: "12", ExpirationYear: "2099", CVV: "123"},
-	}
+	})
 }
 
 // dropNext makes the next request on path commit and lose its answer.
@@ -48,20 +48,20 @@ func TestMerchantFlowEveryStepRunsOnce(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, key, auth.Meta.Key)
 	assert.Equal(t, 2, auth.Meta.Attempts)
-	assert.Equal(t, a55.StatusPending, auth.Status)
+	assert.Equal(t, a55.StatusConfirmed, auth.Status, "authorised: confirmed, nothing captured (pending is a 3DS challenge)")
 	assert.True(t, srv.Ledger().ExecutedOnce(key.String()), "authorised once")
 
 	// Capture, then refund part of it: each answer lost, each run once.
 	dropNext(t, srv, a55test.CapturePath)
 	cp, err := client.Charges.Capture(ctx, &a55.CaptureRequest{ChargeUUID: auth.UUID})
 	require.NoError(t, err)
-	assert.Equal(t, a55.StatusConfirmed, cp.Status)
+	assert.Equal(t, a55.StatusPaid, cp.Status)
 	assert.True(t, srv.Ledger().ExecutedOnce(cp.Meta.Key.String()), "captured once")
 
-	dropNext(t, srv, a55test.RefundPath)
+	dropNext(t, srv, a55.PathCharges+auth.UUID+"/refund/"+srv.WalletUUID()+"/")
 	rf, err := client.Charges.Refund(ctx, &a55.RefundRequest{ChargeUUID: auth.UUID, Amount: payoncetest.Amount("10.00")})
 	require.NoError(t, err)
-	assert.Equal(t, "10.00", rf.RefundedAmount.String())
+	assert.False(t, rf.AmountRemaining.IsZero(), "a partial refund leaves the rest")
 	assert.True(t, srv.Ledger().ExecutedOnce(rf.Meta.Key.String()), "refunded once")
 
 	// Refunding more than remains is a final, typed error that keeps its key.
@@ -73,7 +73,7 @@ func TestMerchantFlowEveryStepRunsOnce(t *testing.T) {
 	// Cancel another pre-authorisation; capturing it afterwards is refused.
 	other, err := client.Charges.Create(ctx, flowCharge("5.00", false))
 	require.NoError(t, err)
-	dropNext(t, srv, a55test.CancelPath)
+	dropNext(t, srv, a55.PathCharges+other.UUID+"/cancel/"+srv.WalletUUID()+"/")
 	cn, err := client.Charges.Cancel(ctx, &a55.CancelRequest{ChargeUUID: other.UUID, Reason: "customer"})
 	require.NoError(t, err)
 	assert.Equal(t, a55.StatusCanceled, cn.Status)

@@ -11,8 +11,9 @@ import (
 )
 
 // Webhooks from the fake. A charge created with a webhook_url gets a POST
-// on every status change (created, captured, canceled, refunded in full),
-// signed like A55's: X-Webhook-Timestamp (Unix seconds on the fake clock)
+// on every change (created, captured, canceled, refunded in part or in
+// full, and each event of its life: Trigger, PayPix, Complete3DS, ...,
+// or the fake clock's expiries), signed like A55's: X-Webhook-Timestamp (Unix seconds on the fake clock)
 // and X-Webhook-Signature = hex(HMAC-SHA256(secret, timestamp + "." +
 // body)), so a55.NewWebhookVerifier(...).Parse accepts it. Delivery is at
 // least once: a 5xx answer, a timeout or a refused connection is retried

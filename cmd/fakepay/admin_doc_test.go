@@ -86,8 +86,9 @@ func TestAdminAPIAsDocumented(t *testing.T) {
 	getJSON(t, base, "/_fakepay/ledger?idempotency_key=order-1-payment-0001", &ledger)
 	require.Len(t, ledger.Operations, 1, "charged once")
 	op := ledger.Operations[0]
-	assert.Equal(t, []string{"amount", "credential", "id", "idempotency_key", "kind", "provider", "seq", "time"}, keysOf(op))
+	assert.Equal(t, []string{"amount", "credential", "id", "idempotency_key", "kind", "provider", "seq", "status", "time"}, keysOf(op))
 	assert.Equal(t, "charge.create", op["kind"])
+	assert.Equal(t, "confirmed", op["status"])
 	assert.Equal(t, "10.00", op["amount"])
 	assert.Equal(t, "demo-client", op["credential"])
 	assert.Empty(t, ledger.Next, "no more pages")

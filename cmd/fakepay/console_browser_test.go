@@ -24,6 +24,7 @@ import (
 
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/a55"
+	"github.com/payonce/payonce/a55/a55test"
 	"github.com/payonce/payonce/coinepay"
 	"github.com/payonce/payonce/internal/fakeserver"
 )
@@ -83,7 +84,23 @@ func (f *consoleFake) a55Client(t *testing.T) *a55.Client {
 		payonce.WithRetryPolicy(burstRetries()),
 		payonce.WithHTTPClient(&http.Client{Transport: &http.Transport{DisableKeepAlives: true}}))
 	require.NoError(t, err)
-	return c
+	// The account fakepay gave demo-client, as a user reads it from the
+	// admin API: the charges name its merchant and wallet.
+	var accounts struct {
+		Accounts []struct {
+			ClientID   string `json:"client_id"`
+			MerchantID string `json:"merchant_id"`
+			WalletUUID string `json:"wallet_uuid"`
+		} `json:"accounts"`
+	}
+	getJSON(t, f.url, "/_fakepay/a55/accounts", &accounts)
+	for _, a := range accounts.Accounts {
+		if a.ClientID == "demo-client" {
+			return c.WithAccount(a55.Account{MerchantID: a.MerchantID, WalletUUID: a.WalletUUID})
+		}
+	}
+	require.FailNow(t, "fakepay gave demo-client no account")
+	return nil
 }
 
 // burstRetries are millisecond retries with attempts to spare: under 50 %
@@ -188,6 +205,9 @@ func TestConsoleInBrowser(t *testing.T) {
 	t.Run("CrossSitePage", func(t *testing.T) { testConsoleCrossSitePage(t, b) })
 	t.Run("AdminToken", func(t *testing.T) { testConsoleAdminToken(t, b) })
 	t.Run("Webhooks", func(t *testing.T) { testConsoleWebhooks(t, b) })
+	t.Run("Lifecycle", func(t *testing.T) { testConsoleLifecycle(t, b) })
+	t.Run("Answers", func(t *testing.T) { testConsoleAnswers(t, b) })
+	t.Run("ThreeDSChallenge", func(t *testing.T) { testThreeDSChallengePage(t, b) })
 }
 
 // rowView is one row of the operations table as the page shows it.
@@ -354,10 +374,10 @@ func testConsoleChaosBurst(t *testing.T, b *browser) {
 }
 
 func chargeRequest() *a55.ChargeCreateRequest {
-	return &a55.ChargeCreateRequest{
-		Amount: payoncetest.Amount("10.00"), Currency: payonce.BRL, TypeCharge: a55.TypeCreditCard,
+	return a55test.Complete(&a55.ChargeCreateRequest{
+		InstallmentValue: payoncetest.Amount("10.00"), Currency: payonce.BRL, TypeCharge: a55.TypeCreditCard,
 		Card: &payonce.Card{Number: "4111111111111111", HolderName: "TEST", ExpirationMonth: "12", ExpirationYear: "2035", CVV: "123"},
-	}
+	})
 }
 
 // hostile is markup that runs script if a page ever parses it as HTML.
@@ -537,11 +557,165 @@ func testConsoleWebhooks(t *testing.T, b *browser) {
 	)
 	assert.Contains(t, mustEval[string](t, ctx, `document.getElementById('d-webhooks').innerText`), ch.UUID)
 	browse(t, ctx,
-		chromedp.Click(chromedp.CSS(`#d-webhooks button`)),
+		chromedp.Click(chromedp.CSS(`#d-webhooks button.resend`)),
 		waitJS(`document.querySelectorAll('#d-webhooks table.deliveries tbody tr').length === 2`),
 	)
 	<-got
 	require.Len(t, dlg.all(), 1)
 	assert.Contains(t, dlg.all()[0], "Send a new webhook for "+ch.UUID)
 	b.screenshot(t, ctx, "webhooks")
+}
+
+// hookReceiver is a merchant's webhook endpoint: it hands each delivery's
+// body over.
+func hookReceiver(t *testing.T) (url string, got <-chan map[string]any) {
+	t.Helper()
+	ch := make(chan map[string]any, 16)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var body map[string]any
+		_ = json.NewDecoder(r.Body).Decode(&body)
+		w.WriteHeader(http.StatusNoContent)
+		ch <- body
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL + "/hooks/a55", ch
+}
+
+// recvHook waits for the receiver's next webhook.
+func recvHook(t *testing.T, got <-chan map[string]any) map[string]any {
+	t.Helper()
+	select {
+	case body := <-got:
+		return body
+	case <-time.After(30 * time.Second): // only guards a bug
+		t.Fatal("no webhook came")
+		return nil
+	}
+}
+
+// rawCharge creates an A55 charge in the reference's body over HTTP, as a
+// merchant in any language would, under key; it returns the answer.
+func (f *consoleFake) rawCharge(t *testing.T, key string, extra map[string]any) map[string]any {
+	t.Helper()
+	status, out := f.sendCharge(t, key, extra)
+	require.Equal(t, http.StatusOK, status, "%v", out)
+	return out
+}
+
+// sendCharge is rawCharge, whatever the answer's status.
+func (f *consoleFake) sendCharge(t *testing.T, key string, extra map[string]any) (int, map[string]any) {
+	t.Helper()
+	wallet, merchant := demoAccount(t, f.url)
+	body := map[string]any{
+		"wallet_uuid": wallet, "merchant_id": merchant, "payer_name": "João Silva", "payer_email": "joao@example.com",
+		"payer_tax_id": "39999999999", "payer_cell_phone": "+5511988887777", "installment_value": 150, "installment_count": 1,
+		"currency": "BRL", "due_date": f.engine.Clock().Now().AddDate(0, 1, 0).Format("2006-01-02"), "description": "order 9",
+		"payer_address": map[string]any{"street": "Av. Paulista", "city": "São Paulo", "state": "SP", "postal_code": "01310-100"},
+	}
+	for k, v := range extra {
+		body[k] = v
+	}
+	b, err := json.Marshal(body)
+	require.NoError(t, err)
+	req, err := http.NewRequest(http.MethodPost, f.url+chargePath, strings.NewReader(string(b)))
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+f.a55Token(t))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set(corekit.HeaderIdempotencyKey, key)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	var out map[string]any
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&out))
+	return resp.StatusCode, out
+}
+
+// testConsoleAnswers: an attempt answered with an injected A55 code shows
+// the code where a fault would show.
+func testConsoleAnswers(t *testing.T, b *browser) {
+	f := newConsoleFake(t, "-a55-answer", `{"code":"DUPLICATE_REQUEST","nth":2}`)
+	const key = "console-duplicate-0001"
+	f.rawCharge(t, key, map[string]any{"type_charge": "pix"})
+	status, out := f.sendCharge(t, key, map[string]any{"type_charge": "pix"})
+	require.Equal(t, http.StatusConflict, status, "%v", out)
+	row := f.engine.Operations(fakeserver.OpFilter{Key: key}).Operations
+	require.Len(t, row, 1)
+	ctx, _ := b.tab(t)
+	browse(t, ctx,
+		chromedp.Navigate(fmt.Sprintf("%s/_fakepay/#/op/%d", f.url, row[0].ID)),
+		waitJS(`document.querySelectorAll('#d-attempts tbody tr.attempt').length === 2`),
+	)
+	faults := mustEval[[]string](t, ctx, `Array.from(document.querySelectorAll('#d-attempts td.fault')).map(td => td.textContent)`)
+	assert.Equal(t, []string{"none", "DUPLICATE_REQUEST"}, faults)
+	b.screenshot(t, ctx, "operation-answer")
+}
+
+// testConsoleLifecycle opens a PIX charge on the console: one click on
+// pix.paid (no dialog) pays it, the merchant's receiver gets the signed
+// webhook, and the page shows the new status and what the charge takes
+// next.
+func testConsoleLifecycle(t *testing.T, b *browser) {
+	f := newConsoleFake(t)
+	hook, got := hookReceiver(t)
+	ch := f.rawCharge(t, "console-pix-order-0001", map[string]any{"type_charge": "pix", "webhook_url": hook})
+	assert.Equal(t, "issued", recvHook(t, got)["status"])
+	row := f.engine.Operations(fakeserver.OpFilter{Key: "console-pix-order-0001"}).Operations
+	require.Len(t, row, 1)
+
+	ctx, dlg := b.tab(t)
+	// The payer's page shows the QR code (a data: image the page's policy
+	// lets in) and the copy-and-paste string.
+	browse(t, ctx,
+		chromedp.Navigate(ch["charge_payment_url"].(string)),
+		waitJS(`document.getElementById('qr').complete && document.getElementById('qr').naturalWidth === 25`),
+	)
+	assert.True(t, strings.HasPrefix(mustEval[string](t, ctx, `document.getElementById('copy-paste').textContent`), "000201"))
+	b.screenshot(t, ctx, "pix-page")
+	browse(t, ctx,
+		chromedp.Navigate(fmt.Sprintf("%s/_fakepay/#/op/%d", f.url, row[0].ID)),
+		waitJS(`document.querySelector('#d-webhooks button[data-event="pix.paid"]') !== null`),
+	)
+	assert.Equal(t, "issued", mustEval[string](t, ctx, `document.querySelector('#d-webhooks .charge-status').textContent`))
+	b.screenshot(t, ctx, "lifecycle-issued")
+	browse(t, ctx,
+		chromedp.Click(chromedp.CSS(`#d-webhooks button[data-event="pix.paid"]`)),
+		waitJS(`document.querySelector('#d-webhooks .charge-status') !== null && document.querySelector('#d-webhooks .charge-status').textContent === 'paid'`),
+	)
+	body := recvHook(t, got)
+	assert.Equal(t, "paid", body["status"])
+	assert.Equal(t, ch["charge_uuid"], body["charge_uuid"])
+	assert.Empty(t, dlg.all(), "one click, no dialog")
+	events := mustEval[[]string](t, ctx, `Array.from(document.querySelectorAll('#d-webhooks button.event')).map(b => b.dataset.event)`)
+	assert.Equal(t, []string{"refund", "refund.failed"}, events, "a paid PIX takes a refund (which may fail), no chargeback")
+	b.screenshot(t, ctx, "lifecycle-paid")
+}
+
+// testThreeDSChallengePage follows a 3DS charge's url_3ds to the fake's
+// challenge page: one click authenticates, the charge is confirmed and
+// its webhook sent, and the page offers the way back to redirect_url.
+func testThreeDSChallengePage(t *testing.T, b *browser) {
+	f := newConsoleFake(t)
+	hook, got := hookReceiver(t)
+	ch := f.rawCharge(t, "console-3ds-order-0001", map[string]any{"type_charge": "credit_card", "webhook_url": hook,
+		"card_number": "4024007153763191", "card_name": "MARIA SILVA", "card_expiry_month": "12", "card_expiry_year": "2035",
+		"card_cvv": "123", "threeds_authentication": true, "device_info": map[string]any{"ip_address": "192.0.2.1"},
+		"redirect_url": "https://shop.example/return"})
+	require.Equal(t, "pending", ch["status"])
+	assert.Equal(t, "pending", recvHook(t, got)["status"])
+
+	ctx, dlg := b.tab(t)
+	browse(t, ctx,
+		chromedp.Navigate(ch["url_3ds"].(string)),
+		waitJS(`document.getElementById('ev-3ds-completed') !== null`),
+	)
+	b.screenshot(t, ctx, "3ds-challenge")
+	browse(t, ctx,
+		chromedp.Click(chromedp.ID("ev-3ds-completed")),
+		waitJS(`document.getElementById('status').textContent === 'confirmed'`),
+		waitJS(`document.getElementById('back').hidden === false`),
+	)
+	assert.Equal(t, "confirmed", recvHook(t, got)["status"])
+	assert.Equal(t, "https://shop.example/return", mustEval[string](t, ctx, `document.querySelector('#back a').href`))
+	assert.Empty(t, dlg.all())
+	b.screenshot(t, ctx, "3ds-confirmed")
 }

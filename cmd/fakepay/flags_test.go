@@ -183,12 +183,37 @@ func demoToken(t *testing.T, base string) string {
 	return tok.AccessToken
 }
 
+// demoAccount is the wallet and merchant the fake at base gives the demo
+// client (GET /_fakepay/a55/accounts).
+func demoAccount(t *testing.T, base string) (wallet, merchant string) {
+	t.Helper()
+	resp, err := http.Get(base + "/_fakepay/a55/accounts")
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	var out struct {
+		Accounts []struct {
+			ClientID   string `json:"client_id"`
+			WalletUUID string `json:"wallet_uuid"`
+			MerchantID string `json:"merchant_id"`
+		} `json:"accounts"`
+	}
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&out))
+	for _, a := range out.Accounts {
+		if a.ClientID == "demo-client" {
+			return a.WalletUUID, a.MerchantID
+		}
+	}
+	t.Fatal("no account of demo-client")
+	return "", ""
+}
+
 // rateLimitHeader returns the X-RateLimit-Limit of an A55 charge list
 // answer ("" when the fake sends none: no limit).
 func rateLimitHeader(t *testing.T, base string) string {
 	t.Helper()
 	token := demoToken(t, base)
-	req, err := http.NewRequest(http.MethodGet, base+"/api/v1/bank/wallet/charges/", nil)
+	wallet, _ := demoAccount(t, base)
+	req, err := http.NewRequest(http.MethodGet, base+"/api/v1/bank/wallet/charges/?wallet_uuid="+wallet, nil)
 	require.NoError(t, err)
 	req.Header.Set("Authorization", "Bearer "+token)
 	resp, err := http.DefaultClient.Do(req)
@@ -225,6 +250,10 @@ func TestInvalidFlagsAreRefused(t *testing.T) {
 		{"-a55-client-id", ""},
 		{"-coinepay-secret", ""},
 		{"-a55-webhook-secret", ""},
+		{"-a55-answer", "TIMEOUT"},
+		{"-a55-answer", `{"code":"CARD_DECLINED"}`},
+		{"-a55-answer", `{"code":"TIMEOUT","then":"confirmed"}`},
+		{"-a55-answer", `{"code":"TIMEOUT","exectued":true}`},
 	} {
 		_, err := parseFlags(args, io.Discard)
 		require.Error(t, err, args)
@@ -232,4 +261,49 @@ func TestInvalidFlagsAreRefused(t *testing.T) {
 	}
 	_, err := parseFlags([]string{"-latency", "0s", "-fault-rate", "1", "-a55-rate-limit", "-1", "-balance", "0.00"}, io.Discard)
 	assert.NoError(t, err)
+}
+
+// -a55-answer makes fakepay give an A55 code from the start, and again
+// after a reset.
+func TestFlagA55Answer(t *testing.T) {
+	base := start(t, "-a55-answer", `{"code":"PROCESSING_ERROR","path":"/api/v1/bank/wallet/charge/","count":1}`,
+		"-a55-answer", `{"code":"TIMEOUT","executed":true,"path":"/api/v1/bank/wallet/charge/","nth":2}`)
+	token := demoToken(t, base)
+	send := func(key string) (int, map[string]any) {
+		body := `{"amount":"10.00","currency":"BRL","type_charge":"credit_card","card":{"number":"4111111111111111",` +
+			`"holder_name":"T","expiration_month":"12","expiration_year":"2099","cvv":"123"}}`
+		req, err := http.NewRequest(http.MethodPost, base+"/api/v1/bank/wallet/charge/", strings.NewReader(body))
+		require.NoError(t, err)
+		req.Header.Set("Authorization", "Bearer "+token)
+		req.Header.Set(corekit.HeaderIdempotencyKey, key)
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		var out map[string]any
+		require.NoError(t, json.NewDecoder(resp.Body).Decode(&out))
+		return resp.StatusCode, out
+	}
+	for round := range 2 {
+		key := "flag-answer-key-" + strconv.Itoa(round)
+		status, out := send(key)
+		assert.Equal(t, http.StatusInternalServerError, status, "round %d: %v", round, out)
+		status, out = send(key)
+		assert.Equal(t, http.StatusGatewayTimeout, status, "round %d: %v", round, out)
+		assert.NotEmpty(t, out["charge_uuid"], "made all the same")
+		status, _ = send(key)
+		assert.Equal(t, http.StatusOK, status)
+
+		var ledger struct {
+			Operations []map[string]any `json:"operations"`
+		}
+		getJSON(t, base, "/_fakepay/ledger?idempotency_key="+key, &ledger)
+		require.Len(t, ledger.Operations, 2, "round %d: the TIMEOUT's charge and the retry's", round)
+		assert.Equal(t, "TIMEOUT", ledger.Operations[0]["code"])
+		assert.Nil(t, ledger.Operations[1]["code"])
+
+		resp, err := http.Post(base+"/_fakepay/reset", "application/json", nil)
+		require.NoError(t, err)
+		resp.Body.Close()
+		token = demoToken(t, base)
+	}
 }

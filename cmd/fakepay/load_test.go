@@ -14,7 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/payonce/payonce/a55"
 	"github.com/payonce/payonce/internal/fakeserver"
 )
 
@@ -27,54 +26,55 @@ const loadRound = 2000
 // bareAnswer is what the bare handler answers: the fake's charge, field
 // for field, so that both send the same bytes.
 type bareAnswer struct {
-	UUID           string          `json:"charge_uuid"`
-	WalletUUID     string          `json:"wallet_uuid"`
-	Status         string          `json:"status"`
-	Amount         string          `json:"amount"`
-	CapturedAmount string          `json:"captured_amount"`
-	RefundedAmount string          `json:"refunded_amount"`
-	Currency       string          `json:"currency"`
-	TypeCharge     string          `json:"type_charge"`
-	Capture        bool            `json:"capture"`
-	Card           *bareCard       `json:"card,omitempty"`
-	Payer          json.RawMessage `json:"payer,omitempty"`
-	Message        []string        `json:"message"`
-	CreatedAt      time.Time       `json:"created_at"`
-	UpdatedAt      time.Time       `json:"updated_at"`
-	IdempotencyKey string          `json:"idempotency_key,omitempty"`
+	UUID             string          `json:"charge_uuid"`
+	WalletUUID       string          `json:"wallet_uuid"`
+	MerchantID       string          `json:"merchant_id"`
+	Status           string          `json:"status"`
+	Message          []string        `json:"message"`
+	TypeCharge       string          `json:"type_charge"`
+	Currency         string          `json:"currency"`
+	LocalCurrency    json.RawMessage `json:"local_currency"`
+	Amount           json.RawMessage `json:"amount"`
+	AmountRemaining  json.RawMessage `json:"amount_remaining"`
+	InstallmentValue json.RawMessage `json:"installment_value"`
+	InstallmentCount int             `json:"installment_count"`
+	TransactionRef   string          `json:"transaction_reference"`
+	CreatedAt        time.Time       `json:"created_at"`
+	UpdatedAt        time.Time       `json:"updated_at"`
+	IdempotencyKey   string          `json:"idempotency_key,omitempty"`
 }
 
-// bareCard is the card of a bareAnswer.
-type bareCard struct {
-	Last4           string `json:"last4"`
-	HolderName      string `json:"holder_name,omitempty"`
-	ExpirationMonth string `json:"expiration_month,omitempty"`
-	ExpirationYear  string `json:"expiration_year,omitempty"`
+// bareRequest is the idempotency guide's charge body, as the bare
+// handler parses it (its own type: the SDK's may change).
+type bareRequest struct {
+	Amount     string `json:"amount"`
+	Currency   string `json:"currency"`
+	TypeCharge string `json:"type_charge"`
+	Card       *struct {
+		Number, HolderName, ExpirationMonth, ExpirationYear, CVV string
+	} `json:"card"`
+	Payer json.RawMessage `json:"payer"`
 }
 
 // bareHandler is what the fake is measured against: a net/http handler
 // that reads and parses the same JSON and answers a charge of the fake's
 // shape, with the fake's headers, and nothing else (no idempotency,
-// ledger, log or faults).
+// ledger, log, validation or faults).
 func bareHandler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var req a55.ChargeCreateRequest
+		var req bareRequest
 		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, fakeserver.MaxRequestBody))
 		if err != nil || json.Unmarshal(body, &req) != nil {
 			w.WriteHeader(http.StatusBadRequest)
 			return
 		}
-		payer, _ := json.Marshal(req.Payer)
-		var card *bareCard
-		if req.Card != nil {
-			card = &bareCard{Last4: req.Card.Number.Last4(), HolderName: req.Card.HolderName,
-				ExpirationMonth: req.Card.ExpirationMonth, ExpirationYear: req.Card.ExpirationYear}
-		}
+		amount := json.RawMessage(req.Amount)
 		now := time.Now().UTC()
 		out, _ := json.Marshal(bareAnswer{UUID: "3f1c2a9e-0d7b-4c51-9a1e-6b2f1e8d4c70", WalletUUID: "0c9e6f2a-5b1d-4e8a-9c3f-7a2b1d0e4f60",
-			Status: "confirmed", Amount: req.Amount.String(), CapturedAmount: req.Amount.String(), RefundedAmount: "0.00",
-			Currency: string(req.Currency), TypeCharge: string(req.TypeCharge), Capture: true, Card: card, Payer: payer,
-			Message: []string{}, CreatedAt: now, UpdatedAt: now, IdempotencyKey: r.Header.Get("Idempotency-Key")})
+			MerchantID: "6ba7b810-9dad-41d1-80b4-00c04fd430c8", Status: "confirmed", Message: []string{}, TypeCharge: req.TypeCharge,
+			Currency: req.Currency, LocalCurrency: amount, Amount: amount, AmountRemaining: amount, InstallmentValue: amount,
+			InstallmentCount: 1, TransactionRef: "txn_5f0e3c1a9b7d2e4f6a8c0b1d", CreatedAt: now, UpdatedAt: now,
+			IdempotencyKey: r.Header.Get("Idempotency-Key")})
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
 		w.Header().Set("X-Request-Id", "req_5f0e3c1a9b7d2e4f6a8c0b1d")
 		_, _ = w.Write(out)
@@ -105,7 +105,7 @@ func (lt *loadTarget) round(b *testing.B, n int, keys *atomic.Int64) {
 		go func() {
 			defer wg.Done()
 			for next.Add(1) <= int64(n) {
-				req, _ := http.NewRequest(http.MethodPost, lt.srv.URL+a55.PathCharges, strings.NewReader(guideCharge))
+				req, _ := http.NewRequest(http.MethodPost, lt.srv.URL+chargePath, strings.NewReader(guideCharge))
 				req.Header.Set("Content-Type", "application/json")
 				req.Header.Set("Authorization", "Bearer "+lt.token)
 				req.Header.Set(fakeserver.HeaderIdempotencyKey, fmt.Sprintf("load-key-%020d", keys.Add(1)))
@@ -245,7 +245,7 @@ func BenchmarkFakepayHandler(b *testing.B) {
 				body := strings.NewReader(guideCharge)
 				for pb.Next() {
 					body.Reset(guideCharge)
-					req := httptest.NewRequest(http.MethodPost, a55.PathCharges, body)
+					req := httptest.NewRequest(http.MethodPost, chargePath, body)
 					req.Header.Set("Content-Type", "application/json")
 					req.Header.Set("Authorization", "Bearer "+token)
 					req.Header.Set(fakeserver.HeaderIdempotencyKey, fmt.Sprintf("load-key-%020d", keys.Add(1)))
@@ -266,7 +266,7 @@ func BenchmarkFakepayHandler(b *testing.B) {
 func TestBareAnswersAsTheFake(t *testing.T) {
 	h, token := handlerWithToken(t)
 	answer := func(h http.Handler) *httptest.ResponseRecorder {
-		req := httptest.NewRequest(http.MethodPost, a55.PathCharges, strings.NewReader(guideCharge))
+		req := httptest.NewRequest(http.MethodPost, chargePath, strings.NewReader(guideCharge))
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Authorization", "Bearer "+token)
 		req.Header.Set(fakeserver.HeaderIdempotencyKey, "load-key-00000000000000000001")
@@ -286,7 +286,7 @@ func TestBareAnswersAsTheFake(t *testing.T) {
 			t.Fatal(err)
 		}
 		n := len(body)
-		for _, generated := range []string{"charge_uuid", "wallet_uuid", "created_at", "updated_at"} {
+		for _, generated := range []string{"charge_uuid", "wallet_uuid", "merchant_id", "transaction_reference", "created_at", "updated_at"} {
 			v, ok := m[generated]
 			if !ok {
 				t.Errorf("no %s in %s", generated, body)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -38,6 +39,31 @@ type options struct {
 	allowRemote          bool
 	adminToken           string
 	webhookAllowSelf     bool
+	a55Answers           answerFlag
+}
+
+// answerFlag collects -a55-answer: each an A55 answer rule in the JSON
+// form of POST /_fakepay/a55/answers, checked as it is read.
+type answerFlag []a55fake.AnswerRule
+
+func (a *answerFlag) String() string {
+	if a == nil || len(*a) == 0 {
+		return ""
+	}
+	b, _ := json.Marshal([]a55fake.AnswerRule(*a))
+	return string(b)
+}
+
+func (a *answerFlag) Set(s string) error {
+	var r a55fake.AnswerRule
+	if err := json.Unmarshal([]byte(s), &r); err != nil {
+		return fmt.Errorf(`want a rule such as {"code":"TIMEOUT","executed":true,"probability":0.05}: %w`, err)
+	}
+	if err := r.Validate(); err != nil {
+		return err
+	}
+	*a = append(*a, r)
+	return nil
 }
 
 func parseFlags(args []string, out io.Writer) (options, error) {
@@ -63,6 +89,8 @@ func parseFlags(args []string, out io.Writer) (options, error) {
 	fs.DurationVar(&o.readTimeout, "read-timeout", time.Minute, "longest time to read one request, body included (also ends hang and delay faults)")
 	fs.DurationVar(&o.idleTimeout, "idle-timeout", 2*time.Minute, "longest time an idle keep-alive connection stays open")
 	fs.BoolVar(&o.allowRemote, "allow-remote", false, "allow a listen address other machines can reach (requires an admin token)")
+	fs.Var(&o.a55Answers, "a55-answer", `A55 answer rule in force from the start and after every reset, as the JSON of POST /_fakepay/a55/answers `+
+		`(repeatable), e.g. {"code":"TIMEOUT","executed":true,"probability":0.05}`)
 	fs.StringVar(&o.adminToken, "admin-token", "", "token every admin call and the console must carry (default: $"+fakeserver.AdminTokenEnv+")")
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -127,6 +155,7 @@ func newHandler(o options) (http.Handler, *fakeserver.Engine, error) {
 	a55 := a55fake.New(e, a55fake.Config{
 		Clients: map[string]string{o.a55ID: o.a55Secret}, RateLimit: rateLimit, TokenLifetime: o.tokenLifetime,
 		WebhookSecret: o.webhookSecret, WebhookAllowAnyHost: o.webhookAnyHost, WebhookAllowSelf: o.webhookAllowSelf,
+		Answers: o.a55Answers,
 	})
 	cp := coinepayfake.New(e, coinepayfake.Config{Keys: map[string]string{o.cpKey: o.cpSecret}, StartBalance: &bal})
 	a55h, cph := a55.Handler(), cp.Handler()

@@ -22,6 +22,9 @@ import (
 	"github.com/payonce/payonce/internal/admintest"
 )
 
+// chargePath is A55's create-charge path.
+const chargePath = "/api/v1/bank/wallet/charge/"
+
 // guideCharge is the charge payload of the A55 idempotency guide.
 const guideCharge = `{
 "amount": "100.00",

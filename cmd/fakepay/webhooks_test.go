@@ -35,7 +35,7 @@ func TestWebhookSecretFlag(t *testing.T) {
 
 	token := demoToken(t, base)
 
-	req, err := http.NewRequest(http.MethodPost, base+a55.PathCharges, strings.NewReader(
+	req, err := http.NewRequest(http.MethodPost, base+chargePath, strings.NewReader(
 		`{"amount":"10.00","currency":"BRL","type_charge":"pix","webhook_url":"`+rc.URL+`/hook"}`))
 	require.NoError(t, err)
 	req.Header.Set("Authorization", "Bearer "+token)
@@ -77,7 +77,7 @@ func TestWebhookToItselfIsBlocked(t *testing.T) {
 		base := start(t, args...)
 		token := demoToken(t, base)
 		charge := func(hook string) string {
-			req, err := http.NewRequest(http.MethodPost, base+a55.PathCharges, strings.NewReader(
+			req, err := http.NewRequest(http.MethodPost, base+chargePath, strings.NewReader(
 				`{"amount":"10.00","currency":"BRL","type_charge":"pix","webhook_url":"`+hook+`"}`))
 			require.NoError(t, err)
 			req.Header.Set("Authorization", "Bearer "+token)

@@ -28,6 +28,8 @@ var operatorTerms = []struct {
 	{regexp.MustCompile(`payonce\.Client\.Settle`), "a settle by hand (-outcome, -reason)"},
 	{regexp.MustCompile(`(?:pass |give )?payonce\.WithScope`), "set " + EnvScope + " to the application's scope"},
 	{regexp.MustCompile(`payonce\.WithJournal`), "-journal"},
+	// The command's A55 client takes its wallet from the environment.
+	{regexp.MustCompile(`\(WithAccount\)`), "(" + EnvA55WalletUUID + ")"},
 	// The command reaches a provider over https only (or plain http on
 	// loopback).
 	{regexp.MustCompile(`,? or WithInsecureHTTP`), ""},

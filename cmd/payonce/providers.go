@@ -13,8 +13,15 @@ import (
 // Environment variables the lookups read, beside a55's own (a55.EnvClientID,
 // a55.EnvClientSecret, a55.EnvTokenURL, a55.EnvAccessToken).
 const (
-	// EnvA55BaseURL is the A55 API base URL; unset: A55's sandbox.
+	// EnvA55Environment names the A55 environment: sandbox (the
+	// default), production or production-core-manager (a55.Environment).
+	EnvA55Environment = "A55_ENVIRONMENT"
+	// EnvA55BaseURL is an A55 API base URL of another origin (a proxy);
+	// it needs A55_TOKEN_URL.
 	EnvA55BaseURL = "A55_BASE_URL"
+	// EnvA55WalletUUID is the wallet a lookup lists when the entry's
+	// summary names none.
+	EnvA55WalletUUID = "A55_WALLET_UUID"
 	// EnvCoinepayAPIKey, EnvCoinepayAPISecret and EnvCoinepayBaseURL are
 	// the Coinepay credentials and base URL (all required).
 	EnvCoinepayAPIKey    = "COINEPAY_API_KEY"
@@ -49,12 +56,18 @@ func a55FromEnv(j journal.Store, getenv func(string) string, d deps, extra ...pa
 		}
 	}
 	opts := append(clientOptions(j, getenv, d), extra...)
+	if e := getenv(EnvA55Environment); e != "" {
+		opts = append([]payonce.Option{a55.WithEnvironment(a55.Environment(e))}, opts...)
+	}
 	if u := getenv(EnvA55BaseURL); u != "" {
 		opts = append([]payonce.Option{payonce.WithBaseURL(u)}, opts...)
 	}
 	c, err := a55.NewClient(auth, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("a55 client: %w", err)
+	}
+	if w := getenv(EnvA55WalletUUID); w != "" {
+		c = c.WithAccount(a55.Account{WalletUUID: w})
 	}
 	return c, nil
 }

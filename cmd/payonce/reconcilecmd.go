@@ -52,7 +52,7 @@ func (f *reconcileFlags) flagSet() *flag.FlagSet {
 	fs.StringVar(&f.until, "until", "", "end of the span: RFC 3339 time or YYYY-MM-DD (UTC); default now")
 	fs.DurationVar(&f.window, "window", 0, "length of the span ending at -until (default 24h; not with -since)")
 	fs.DurationVar(&f.margin, "margin", 0, "widen the span the provider's list is read over by this much (default 15m)")
-	fs.Func("wallet", "a55: a wallet UUID to list (repeat or separate by commas; default: the credential's)", func(s string) error {
+	fs.Func("wallet", "a55: a wallet UUID to list (repeat or separate by commas; default: A55_WALLET_UUID)", func(s string) error {
 		for w := range strings.SplitSeq(s, ",") {
 			if w = strings.TrimSpace(w); w != "" {
 				f.wallets = append(f.wallets, w)

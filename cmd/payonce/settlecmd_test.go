@@ -127,9 +127,11 @@ func settleLookup(t *testing.T, srv *a55test.Server, client *a55.Client, req *a5
 // An A55 charge whose answer was lost is found by -lookup with the exact
 // request given as a file, and the next call answers from the journal.
 func TestA55LookupWithRequestFile(t *testing.T) {
-	req := &a55.ChargeCreateRequest{Amount: payoncetest.Amount("42.00"), Currency: payonce.BRL, TypeCharge: a55.TypeBoleto, Description: "order-77"}
+	req := a55test.Complete(&a55.ChargeCreateRequest{InstallmentValue: payoncetest.Amount("42.00"), Currency: payonce.BRL, TypeCharge: a55.TypeBoleto, Description: "order-77"})
 	srv, client, flags, env := lostCharge(t, req, "order-77/charge")
-	body, err := json.Marshal(req)
+	sent := *req // the request as sent: the client's account named the merchant and wallet
+	sent.WalletUUID, sent.MerchantID = srv.WalletUUID(), srv.MerchantID()
+	body, err := json.Marshal(&sent)
 	require.NoError(t, err)
 	file := filepath.Join(t.TempDir(), "charge.json")
 	require.NoError(t, os.WriteFile(file, body, 0o600))
@@ -140,8 +142,8 @@ func TestA55LookupWithRequestFile(t *testing.T) {
 // alone: no request file, no card anywhere, and the next call answers
 // from the journal.
 func TestA55LookupWithoutTheCard(t *testing.T) {
-	req := &a55.ChargeCreateRequest{Amount: payoncetest.Amount("43.00"), Currency: payonce.BRL, TypeCharge: a55.TypeCreditCard, Description: "order-78",
-		Card: &payonce.Card{Number: a55test.CardConfirms, HolderName: "TEST", ExpirationMonth: "12", ExpirationYear: "2099", CVV: "123"}}
+	req := a55test.Complete(&a55.ChargeCreateRequest{InstallmentValue: payoncetest.Amount("43.00"), Currency: payonce.BRL, TypeCharge: a55.TypeCreditCard, Description: "order-78",
+		Card: &payonce.Card{Number: a55test.CardConfirms, HolderName: "TEST", ExpirationMonth: "12", ExpirationYear: "2099", CVV: "123"}})
 	srv, client, flags, env := lostCharge(t, req, "order-78/charge")
 	settleLookup(t, srv, client, req, "order-78/charge", flags, env)
 }

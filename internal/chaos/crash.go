@@ -500,7 +500,7 @@ func (r *crashRun) setup(ctx context.Context) (map[string]bool, error) {
 	if err != nil {
 		return nil, err
 	}
-	w, err := a.Wallets.Create(ctx, &a55.WalletCreateRequest{Name: "crash wallet", Currency: payonce.BRL})
+	w, err := a.Wallets.Create(ctx, a55test.WalletRequest("crash wallet"))
 	if err != nil {
 		return nil, fmt.Errorf("chaos: create wallet: %w", err)
 	}
@@ -523,7 +523,7 @@ func (r *crashRun) setup(ctx context.Context) (map[string]bool, error) {
 	if err != nil {
 		return nil, err
 	}
-	w2, err := b.Wallets.Create(ctx, &a55.WalletCreateRequest{Name: "crash wallet, second merchant", Currency: payonce.BRL})
+	w2, err := b.Wallets.Create(ctx, a55test.WalletRequest("crash wallet, second merchant"))
 	if err != nil {
 		return nil, fmt.Errorf("chaos: create the second merchant's wallet: %w", err)
 	}
@@ -531,9 +531,10 @@ func (r *crashRun) setup(ctx context.Context) (map[string]bool, error) {
 	r.scopes = map[string]string{providerA55: a.Core().Scope(), providerCoinepay: c.Core().Scope(), providerA55Other: b.Core().Scope()}
 	r.a55c = a
 	r.wcfg = workerConfig{
-		A55URL: r.a55.URL, A55OtherURL: r.a55b.URL, OtherWallet: w2.UUID, A55ClientID: r.cfg.A55ClientID, A55ClientSecret: r.cfg.A55ClientSecret,
+		A55URL: r.a55.URL, A55OtherURL: r.a55b.URL, OtherWallet: w2.UUID, OtherMerchant: w2.MerchantUUID,
+		A55ClientID: r.cfg.A55ClientID, A55ClientSecret: r.cfg.A55ClientSecret,
 		CoinepayURL: r.cp.URL, CoinepayKey: r.cfg.CoinepayKey, CoinepaySecret: r.cfg.CoinepaySecret,
-		Wallet: w.UUID, Cards: cards,
+		Wallet: w.UUID, Merchant: w.MerchantUUID, Cards: cards,
 	}
 	return keys, nil
 }

@@ -152,13 +152,15 @@ func itemAmount(p planItem) int64 {
 // crashClients are one worker's SDK clients and the resources the parent
 // set up for the run.
 type crashClients struct {
-	a55      *a55.Client
-	a55Other *a55.Client // the second merchant's (another origin)
-	coinepay *coinepay.Client
-	wallet   string
-	wallet2  string // the second merchant's wallet
-	cards    []string
-	journal  bool // the clients have a journal: calls carry their reference
+	a55       *a55.Client
+	a55Other  *a55.Client // the second merchant's (another origin)
+	coinepay  *coinepay.Client
+	wallet    string
+	merchant  string // the wallet's merchant
+	wallet2   string // the second merchant's wallet
+	merchant2 string // its merchant
+	cards     []string
+	journal   bool // the clients have a journal: calls carry their reference
 }
 
 // outcome is what one delivery of a reference ended with.
@@ -168,9 +170,10 @@ type outcome struct {
 	fromJournal bool
 }
 
-// chargeRequest is the A55 charge of a charge item: the same bytes in
-// every worker and in the parent's settle lookup.
-func chargeRequest(p planItem, amount payonce.Amount, wallet string) *a55.ChargeCreateRequest {
+// chargeRequest is the A55 charge of a charge item into wallet of
+// merchant: the same bytes in every worker and in the parent's settle
+// lookup.
+func chargeRequest(p planItem, amount payonce.Amount, wallet, merchant string) *a55.ChargeCreateRequest {
 	card := &payonce.Card{Number: "4111111111111111", HolderName: "CHAOS CRASH", ExpirationMonth: "12",
 		ExpirationYear: testCard().ExpirationYear, CVV: crashCVV}
 	if p.work == workDeclined {
@@ -180,11 +183,11 @@ func chargeRequest(p planItem, amount payonce.Amount, wallet string) *a55.Charge
 	if p.work == workLookAlike {
 		description = fmt.Sprintf("order-%d/%s", p.index, workCharge) // its card charge's: a lookup cannot tell them apart
 	}
-	return &a55.ChargeCreateRequest{
-		Amount: amount, Currency: payonce.BRL, TypeCharge: a55.TypeCreditCard, Card: card,
-		Payer:      &a55.Payer{Name: "Crash Payer", Email: "crash@example.com", Document: "12345678909", DocumentType: "CPF"},
-		WalletUUID: wallet, Description: description,
-	}
+	return a55test.Complete(&a55.ChargeCreateRequest{
+		InstallmentValue: amount, Currency: payonce.BRL, TypeCharge: a55.TypeCreditCard, Card: card,
+		Payer:      a55.Payer{Name: "Crash Payer", Email: "crash@example.com", TaxID: "12345678909"},
+		WalletUUID: wallet, MerchantID: merchant, Description: description,
+	})
 }
 
 // applyRequest is the Coinepay card issue of an apply item.
@@ -205,17 +208,17 @@ func (cc *crashClients) execute(ctx context.Context, p planItem) (outcome, error
 	}
 	switch p.work {
 	case workCharge, workDeclined, workLookAlike:
-		client, wallet := cc.a55, cc.wallet
+		client, wallet, merchant := cc.a55, cc.wallet, cc.merchant
 		if p.work == workLookAlike {
 			opts = append(opts, payonce.WithKey(lookAlikeKey(p, time.Now())))
 		}
 		if p.other {
-			client, wallet = cc.a55Other, cc.wallet2
+			client, wallet, merchant = cc.a55Other, cc.wallet2, cc.merchant2
 		}
 		if client == nil {
 			return outcome{}, errors.New("chaos: no client for the second merchant")
 		}
-		ch, err := client.Charges.Create(ctx, chargeRequest(p, amount, wallet), opts...)
+		ch, err := client.Charges.Create(ctx, chargeRequest(p, amount, wallet, merchant), opts...)
 		if err != nil {
 			return outcome{attempts: attemptsOf(err)}, err
 		}

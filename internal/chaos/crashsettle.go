@@ -155,8 +155,14 @@ func settlementFromRecords(it planItem, e payonce.JournalEntry, ledger []fakeser
 		if it.a55() {
 			body, _ = json.Marshal(map[string]any{"charge_uuid": op.ID, "status": "confirmed", "amount": op.Amount, "currency": "BRL", "description": it.journalRef()})
 		} else {
+			// The ledger names a Coinepay operation by its card: an
+			// issue's card is its resource, but a recharge is one of
+			// many on that card, and naming the card as its recharge_id
+			// would claim another reference's recharge of the card (the
+			// journal refuses it). The records give no recharge ID:
+			// none is named.
 			body, _ = json.Marshal(map[string]any{"code": 200, "message": "ok", "message_key": "success",
-				"data": map[string]any{"card_id": op.ID, "recharge_id": op.ID, "amount": op.Amount}})
+				"data": map[string]any{"card_id": op.ID, "amount": op.Amount}})
 		}
 		return payonce.Settlement{State: payonce.JournalSucceeded, Result: body, StatusCode: 200,
 			Reason: "the provider's records show the operation under the entry's key"}

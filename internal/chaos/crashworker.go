@@ -58,6 +58,7 @@ type workerConfig struct {
 	A55URL          string        `json:"a55_url"`
 	A55OtherURL     string        `json:"a55_other_url"` // the second merchant's origin
 	OtherWallet     string        `json:"other_wallet"`
+	OtherMerchant   string        `json:"other_merchant"` // the other wallet's merchant
 	A55ClientID     string        `json:"a55_client_id"`
 	A55ClientSecret string        `json:"a55_client_secret"`
 	CoinepayURL     string        `json:"coinepay_url"`
@@ -67,6 +68,7 @@ type workerConfig struct {
 	Schema          string        `json:"schema,omitempty"`
 	ClockOffset     time.Duration `json:"clock_offset"` // the fakes' clock minus the local clock
 	Wallet          string        `json:"wallet"`
+	Merchant        string        `json:"merchant"` // the wallet's merchant
 	Cards           []string      `json:"cards"`
 	Sync            bool          `json:"sync"` // stop at every phase for the parent's word
 
@@ -246,7 +248,8 @@ func newCrashClients(cfg workerConfig, j journal.Store, wrap func(http.RoundTrip
 	if err != nil {
 		return nil, err
 	}
-	cc := &crashClients{a55: a, coinepay: c, wallet: cfg.Wallet, wallet2: cfg.OtherWallet, cards: cfg.Cards, journal: j != nil}
+	cc := &crashClients{a55: a, coinepay: c, wallet: cfg.Wallet, merchant: cfg.Merchant, wallet2: cfg.OtherWallet,
+		merchant2: cfg.OtherMerchant, cards: cfg.Cards, journal: j != nil}
 	if cfg.A55OtherURL != "" {
 		auth2 := a55.Auth{ClientID: cfg.A55ClientID, ClientSecret: cfg.A55ClientSecret, TokenURL: cfg.A55OtherURL + "/oauth2/token"}
 		if cc.a55Other, err = a55.NewClient(auth2, common(cfg.A55OtherURL)...); err != nil {

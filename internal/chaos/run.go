@@ -15,6 +15,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/a55"
+	"github.com/payonce/payonce/a55/a55test"
 	"github.com/payonce/payonce/coinepay"
 )
 
@@ -48,6 +49,7 @@ type runner struct {
 	a55        *a55.Client
 	coinepay   *coinepay.Client
 	walletUUID string
+	merchantID string // the wallet's merchant, as its create answered
 	stats      *retryStats
 	telemetry  *telemetry // Config.Telemetry
 
@@ -392,7 +394,7 @@ func (r *runner) createWallet(ctx context.Context) error {
 	}
 	rec := r.newRecord(step{kind: kindWalletCreate}, key.String())
 	for i := 0; ; i++ {
-		w, err := r.a55.Wallets.Create(ctx, &a55.WalletCreateRequest{Name: "chaos wallet", Currency: payonce.BRL}, payonce.WithKey(key))
+		w, err := r.a55.Wallets.Create(ctx, a55test.WalletRequest("chaos wallet"), payonce.WithKey(key))
 		r.subs.Add(1)
 		r.attempt.Add(int64(attemptsOf(err)))
 		if err == nil {
@@ -401,7 +403,7 @@ func (r *runner) createWallet(ctx context.Context) error {
 				r.replays.Add(1)
 			}
 			rec.done, rec.id, rec.ids[w.UUID] = true, w.UUID, true
-			r.walletUUID = w.UUID
+			r.walletUUID, r.merchantID = w.UUID, w.MerchantUUID
 			r.done.Add(1)
 			return nil
 		}

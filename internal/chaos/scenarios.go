@@ -9,6 +9,7 @@ import (
 
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/a55"
+	"github.com/payonce/payonce/a55/a55test"
 	"github.com/payonce/payonce/coinepay"
 )
 
@@ -150,12 +151,12 @@ func (r *runner) submit(ctx context.Context, sc *scenario, st step, variant int,
 	}
 	switch st.kind {
 	case kindChargeCreate:
-		req := &a55.ChargeCreateRequest{
-			Amount: amountFor(1000 + int64(sc.id%900)*10), Currency: payonce.BRL, TypeCharge: a55.TypeCreditCard,
+		req := a55test.Complete(&a55.ChargeCreateRequest{
+			InstallmentValue: amountFor(1000 + int64(sc.id%900)*10), Currency: payonce.BRL, TypeCharge: a55.TypeCreditCard,
 			Card:       testCard(),
-			Payer:      &a55.Payer{Name: "Chaos Payer", Email: "chaos@example.com", Document: "12345678909", DocumentType: "CPF"},
-			WalletUUID: r.walletUUID, Description: "order",
-		}
+			Payer:      a55.Payer{Name: "Chaos Payer", Email: "chaos@example.com", TaxID: "12345678909"},
+			WalletUUID: r.walletUUID, MerchantID: r.merchantID, Description: "order",
+		})
 		if !st.capture {
 			req.Capture = a55.Bool(false)
 		}

@@ -75,7 +75,22 @@ func card(number string) *payonce.Card {
 }
 
 func charge(amount string, c *payonce.Card) *a55.ChargeCreateRequest {
-	return &a55.ChargeCreateRequest{Amount: payoncetest.Amount(amount), Currency: payonce.BRL, TypeCharge: a55.TypeCreditCard, Card: c}
+	return a55test.Complete(&a55.ChargeCreateRequest{InstallmentValue: payoncetest.Amount(amount), Currency: payonce.BRL, TypeCharge: a55.TypeCreditCard, Card: c})
+}
+
+// debit is charge on a debit card: without 3DS, which the debit-card page
+// says A55 declines, it is refused before sending.
+func debit(amount string, c *payonce.Card) *a55.ChargeCreateRequest {
+	r := charge(amount, c)
+	r.TypeCharge = a55.TypeDebitCard
+	return r
+}
+
+// dueDate is a card charge due on date.
+func dueDate(amount, date string) *a55.ChargeCreateRequest {
+	r := charge(amount, card(a55test.CardConfirms))
+	r.DueDate = date
+	return r
 }
 
 // Every A55 error path says each thing once: every answer of the fake
@@ -126,8 +141,8 @@ func TestA55ErrorsSayEachThingOnce(t *testing.T) {
 	add("refund above the amount", err)
 	_, err = c.Charges.Get(ctx, "00000000-0000-4000-8000-000000000000", "")
 	add("charge not found", err)
-	_, err = c.Charges.Create(ctx, &a55.ChargeCreateRequest{Amount: payoncetest.Amount("1.00"), Currency: payonce.BRL,
-		TypeCharge: a55.TypeBoleto, WalletUUID: "00000000-0000-4000-8000-000000000001"})
+	_, err = c.Charges.Create(ctx, a55test.Complete(&a55.ChargeCreateRequest{InstallmentValue: payoncetest.Amount("1.00"), Currency: payonce.BRL,
+		TypeCharge: a55.TypeBoleto, WalletUUID: "00000000-0000-4000-8000-000000000001"}))
 	add("wallet not found", err)
 
 	key := payonce.WithKey(keytest.Key(t, "errortext-key-0000001", srv.Clock().Now()))
@@ -154,12 +169,13 @@ func TestA55ErrorsSayEachThingOnce(t *testing.T) {
 		"Luhn":          charge("1.00", card("4111111111111112")),
 		"expired card":  charge("1.00", &payonce.Card{Number: a55test.CardConfirms, HolderName: "T", ExpirationMonth: "01", ExpirationYear: "2001", CVV: "123"}),
 		"CVV":           charge("1.00", &payonce.Card{Number: a55test.CardConfirms, HolderName: "T", ExpirationMonth: "12", ExpirationYear: "2099", CVV: "12a"}),
-		"no card":       charge("1.00", nil),
-		"type":          {Amount: payoncetest.Amount("1.00"), Currency: payonce.BRL, TypeCharge: "cash"},
-		"currency":      {Amount: payoncetest.Amount("1.00"), Currency: "XX", TypeCharge: a55.TypeBoleto},
-		"webhook URL":   {Amount: payoncetest.Amount("1.00"), Currency: payonce.BRL, TypeCharge: a55.TypeBoleto, WebhookURL: "ftp://x"},
+		"debit, no 3DS": debit("1.00", card(a55test.CardConfirms)),
+		"due date":      dueDate("1.00", "2099-02-30"),
+		"type":          a55test.Complete(&a55.ChargeCreateRequest{InstallmentValue: payoncetest.Amount("1.00"), Currency: payonce.BRL, TypeCharge: "cash"}),
+		"currency":      a55test.Complete(&a55.ChargeCreateRequest{InstallmentValue: payoncetest.Amount("1.00"), Currency: "XX", TypeCharge: a55.TypeBoleto}),
+		"webhook URL":   a55test.Complete(&a55.ChargeCreateRequest{InstallmentValue: payoncetest.Amount("1.00"), Currency: payonce.BRL, TypeCharge: a55.TypeBoleto, WebhookURL: "ftp://x"}),
 		"nil request":   nil,
-		"installments":  {Amount: payoncetest.Amount("1.00"), Currency: payonce.BRL, TypeCharge: a55.TypeCreditCard, Card: card(a55test.CardConfirms), InstallmentCount: -1},
+		"installments":  a55test.Complete(&a55.ChargeCreateRequest{InstallmentValue: payoncetest.Amount("1.00"), Currency: payonce.BRL, TypeCharge: a55.TypeCreditCard, Card: card(a55test.CardConfirms), InstallmentCount: 13}),
 		"holder absent": charge("1.00", &payonce.Card{Number: a55test.CardConfirms, ExpirationMonth: "12", ExpirationYear: "2099", CVV: "123"}),
 	} {
 		_, err := c.Charges.Create(ctx, req)

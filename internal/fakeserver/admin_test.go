@@ -273,7 +273,9 @@ func TestOperationDetailMasksWebhookDeliveries(t *testing.T) {
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 	body, err := io.ReadAll(resp.Body)
 	require.NoError(t, err)
-	for _, secret := range []string{testPAN, testCardNoLuhn, "987", "hunter2", "tok-secret-1"} {
+	// The CVV as a JSON string of its own: three digits alone also occur
+	// inside the detail's timestamps and random IDs.
+	for _, secret := range []string{testPAN, testCardNoLuhn, `"987"`, "hunter2", "tok-secret-1"} {
 		assert.NotContains(t, string(body), secret)
 	}
 	var d struct {

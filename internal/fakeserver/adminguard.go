@@ -81,7 +81,7 @@ func (g *adminGuard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	g.next.ServeHTTP(w, r)
+	g.next.ServeHTTP(w, withGuard(r, g))
 }
 
 // loopbackHost reports whether a Host header names this machine only:

@@ -9,8 +9,9 @@ import (
 
 // Operation is one business operation a fake executed and committed: a
 // wallet or charge created, captured, refunded or canceled, a card issued
-// or recharged. Answers that were replays, conflicts or errors add none.
-// It never holds a card number, CVV, secret or token.
+// or recharged. Answers that were replays, conflicts or errors add none,
+// but for an error answered although the operation ran (Code). It never
+// holds a card number, CVV, secret or token.
 type Operation struct {
 	Seq            uint64    `json:"seq"`      // position in the engine's ledger, from 1, never reused (not even by Reset)
 	Provider       string    `json:"provider"` // "a55" or "coinepay"
@@ -20,6 +21,16 @@ type Operation struct {
 	Credential     string    `json:"credential,omitempty"` // A55 client_id or Coinepay API key id
 	Amount         string    `json:"amount,omitempty"`
 	Time           time.Time `json:"time"`
+
+	// Status is the resource's status the operation left, as the
+	// provider kept it then (an A55 charge: "confirmed", "pending",
+	// "pre_captured", "refund_error", ...); "" when the provider has none.
+	Status string `json:"status,omitempty"`
+	// Code is the code of an answer that was not the resource although
+	// the operation ran (A55: "TIMEOUT", "3DS_REQUIRED"): such an answer
+	// is not kept under the key, so a repeat runs again and shows as a
+	// second operation. "" for a plain answer.
+	Code string `json:"code,omitempty"`
 }
 
 // Ledger is the list of executed operations, in commit order. A merchant
@@ -253,6 +264,11 @@ type Attempt struct {
 	RequestID    string `json:"request_id,omitempty"` // the answer's X-Request-Id
 	Kind         string `json:"kind,omitempty"`       // the operation the path names, e.g. "charge.create"
 	Route        string `json:"route,omitempty"`      // its path template, IDs replaced by {names}
+	// Answer is the provider answer a backend injected instead of the
+	// operation's own (A55's TIMEOUT, DUPLICATE_REQUEST, 3DS_REQUIRED,
+	// 3DS_UNAVAILABLE, PROCESSING_ERROR, or a status such as
+	// pre_captured), "" for none.
+	Answer string `json:"answer,omitempty"`
 }
 
 // DefaultAttemptLogSize is how many attempts an AttemptLog keeps.

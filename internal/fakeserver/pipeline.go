@@ -126,6 +126,16 @@ type Backend interface {
 	Decorate(h http.Header, req *Request)
 }
 
+// Preempter is a Backend that may answer a keyed request itself before
+// the idempotency store looks at its key: an answer the provider gives
+// to the key whatever the store holds (A55's DUPLICATE_REQUEST, injected
+// on demand). Such an answer runs nothing and is not stored.
+type Preempter interface {
+	// Preempt returns the answer to send instead of running req (its
+	// route is keyed and it carries a key), or nil to go on.
+	Preempt(req *Request) *Response
+}
+
 // ProviderConfig is the idempotency behaviour of one provider.
 type ProviderConfig struct {
 	Name          string // "a55" or "coinepay": ledger, attempt log, fault matching
@@ -142,13 +152,15 @@ func (e *Engine) Handler(cfg ProviderConfig, b Backend) http.Handler {
 	e.stores = append(e.stores, st)
 	e.providers = append(e.providers, cfg.Name)
 	e.mu.Unlock()
-	return &providerHandler{e: e, cfg: cfg, b: b, store: st}
+	pre, _ := b.(Preempter)
+	return &providerHandler{e: e, cfg: cfg, b: b, pre: pre, store: st}
 }
 
 type providerHandler struct {
 	e     *Engine
 	cfg   ProviderConfig
 	b     Backend
+	pre   Preempter // b, when it preempts; nil otherwise
 	store *Store
 	cred  atomic.Pointer[string] // the credential clipCredential clipped last
 }
@@ -211,7 +223,7 @@ func cleanTemplate(t string) bool {
 // ServeHTTP runs a provider request through the pipeline: log the
 // attempt, route, inject the faults that strike before the body is read,
 // read the body, admit the request (route, credentials, key), screen the
-// body, execute it once per key, then answer.
+// body, let the backend preempt it, execute it once per key, then answer.
 func (h *providerHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	at := h.e.clock.Now()
 	key := r.Header.Get(HeaderIdempotencyKey)
@@ -236,7 +248,7 @@ func (h *providerHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	scan := scanBody(req.Body)
 	defer scan.release()
-	if !h.screen(w, req, route, fault, scan.dupKey) {
+	if !h.screen(w, req, route, fault, scan.dupKey) || h.preempt(w, req, route) {
 		return
 	}
 	resp, outcome, ok := h.execute(r, req, route, fault, &scan)
@@ -378,6 +390,20 @@ func (h *providerHandler) screen(w http.ResponseWriter, req *Request, route Rout
 		h.write(w, req, h.b.Problem(ProblemInvalidRequest, fault.Status, "injected refusal before commit"), false)
 		return false
 	}
+	return true
+}
+
+// preempt sends the backend's own answer to a keyed request, when it has
+// one, and reports whether it did.
+func (h *providerHandler) preempt(w http.ResponseWriter, req *Request, route Route) bool {
+	if h.pre == nil || !route.Keyed || req.Key == "" {
+		return false
+	}
+	resp := h.pre.Preempt(req)
+	if resp == nil {
+		return false
+	}
+	h.write(w, req, *resp, false)
 	return true
 }
 

@@ -77,12 +77,17 @@ var Goldens = []Golden{
 	{Commit: "a0e267d", Schema: 4, PGSchema: 3, Summary: true},
 }
 
+// charge is a golden charge in today's form: the generator's amount,
+// currency, type, description and card, and the fields A55's reference
+// requires besides (a55test.Complete's).
 func charge(card, amount, desc string) *a55.ChargeCreateRequest {
-	return &a55.ChargeCreateRequest{Amount: payoncetest.Amount(amount), Currency: payonce.BRL, TypeCharge: a55.TypeCreditCard, Description: desc,
-		Card: &payonce.Card{Number: payonce.CardNumber(card), HolderName: "GOLDEN TEST", ExpirationMonth: "12", ExpirationYear: "2030", CVV: "123"}}
+	return a55test.Complete(&a55.ChargeCreateRequest{InstallmentValue: payoncetest.Amount(amount), Currency: payonce.BRL, TypeCharge: a55.TypeCreditCard, Description: desc,
+		Card: &payonce.Card{Number: payonce.CardNumber(card), HolderName: "GOLDEN TEST", ExpirationMonth: "12", ExpirationYear: "2030", CVV: "123"}})
 }
 
-// The golden requests, as the generator made them, and the new ones.
+// The golden requests (the generator sent them in the idempotency guide's
+// wire form, which the entries' fingerprints and summaries hold), and the
+// new ones.
 var (
 	Order1 = charge(a55test.TestCard(0), "100.00", "golden order-1")
 	Order2 = charge(a55test.TestCard(1), "250.00", "golden order-2")
@@ -344,10 +349,13 @@ func (m byHost) RoundTrip(r *http.Request) (*http.Response, error) {
 }
 
 // Env is the payonce command's environment for today's clients of the
-// golden credentials.
+// golden credentials, acting for the A55 fake's own wallet.
 func (w *World) Env() map[string]string {
 	return map[string]string{
 		a55.EnvClientID: A55ClientID, a55.EnvClientSecret: A55Secret, a55.EnvTokenURL: w.A55.TokenURL(), "A55_BASE_URL": a55.SandboxURL,
+		// The golden entries' summaries, of the guide's form, name no
+		// wallet: a lookup lists the fake's, which the charges went to.
+		"A55_WALLET_UUID":  w.A55.WalletUUID(),
 		"COINEPAY_API_KEY": CoinepayKey, "COINEPAY_API_SECRET": CoinepaySecret, "COINEPAY_BASE_URL": CoinepayURL,
 	}
 }

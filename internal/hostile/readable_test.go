@@ -19,6 +19,7 @@ import (
 
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/a55"
+	"github.com/payonce/payonce/a55/a55test"
 	"github.com/payonce/payonce/coinepay"
 	"github.com/payonce/payonce/internal/keytest"
 )
@@ -123,7 +124,7 @@ func TestResultsPrintOrdinaryValuesUnchanged(t *testing.T) {
 	require.NoError(t, err)
 	ch, err := c.Charges.Create(t.Context(), cardCharge(), payonce.WithKey(keytest.Now(t, "readable-key-0123456789")))
 	require.NoError(t, err)
-	wl, err := c.Wallets.Create(t.Context(), &a55.WalletCreateRequest{Name: "Loja", Currency: payonce.BRL})
+	wl, err := c.Wallets.Create(t.Context(), a55test.WalletRequest("Loja"))
 	require.NoError(t, err)
 	var ev a55.WebhookEvent
 	require.NoError(t, json.Unmarshal([]byte(a55Charge), &ev))

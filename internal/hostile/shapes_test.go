@@ -16,6 +16,7 @@ import (
 
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/a55"
+	"github.com/payonce/payonce/a55/a55test"
 	"github.com/payonce/payonce/internal/keytest"
 )
 
@@ -107,8 +108,10 @@ func a55Hostile(t *testing.T, answer http.HandlerFunc, h slog.Handler) *a55.Clie
 	return c
 }
 
-// cardCharge is a card charge whose number and CVV no output may show.
+// cardCharge is a card charge whose number and CVV no output may show,
+// into a wallet the hostile servers take as any other.
 func cardCharge() *a55.ChargeCreateRequest {
-	return &a55.ChargeCreateRequest{Amount: payoncetest.Amount("100.00"), Currency: payonce.BRL, TypeCharge: a55.TypeCreditCard,
-		Card: &payonce.Card{Number: "4111111111111111", HolderName: "TEST", ExpirationMonth: "12", ExpirationYear: "2099", CVV: "9173"}}
+	return a55test.Complete(&a55.ChargeCreateRequest{InstallmentValue: payoncetest.Amount("100.00"), Currency: payonce.BRL, TypeCharge: a55.TypeCreditCard,
+		WalletUUID: "f47ac10b-58cc-4372-a567-0e02b2c3d479", MerchantID: "6ba7b810-9dad-11d1-80b4-00c04fd430c8",
+		Card: &payonce.Card{Number: "4111111111111111", HolderName: "TEST", ExpirationMonth: "12", ExpirationYear: "2099", CVV: "9173"}})
 }

@@ -152,6 +152,11 @@ func value(rv reflect.Value) slog.Value {
 	if !rv.IsValid() {
 		return slog.AnyValue(nil)
 	}
+	if (rv.Kind() == reflect.Pointer || rv.Kind() == reflect.Interface) && rv.IsNil() {
+		// A nil pointer to a type whose LogValue has a value receiver
+		// would panic in it.
+		return slog.AnyValue(nil)
+	}
 	if rv.CanInterface() {
 		switch x := rv.Interface().(type) {
 		case slog.LogValuer:

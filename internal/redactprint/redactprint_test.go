@@ -87,3 +87,17 @@ func TestLogValueMasksAFieldThatFormatsItself(t *testing.T) {
 	assert.NotContains(t, out, "4111111111111112")
 	assert.Contains(t, out, `"cvv":"***"`)
 }
+
+// A nil pointer field whose type logs itself with a value receiver logs
+// as null, never a panic in its LogValue.
+func TestLogValueOfANilPointerThatLogsItself(t *testing.T) {
+	v := LogValue(struct {
+		Before string
+		P      *printed
+		After  string
+	}{Before: "a", After: "b"})
+	var b bytes.Buffer
+	slog.New(slog.NewJSONHandler(&b, logtest.Options(slog.LevelInfo))).Info("r", "v", v)
+	assert.Contains(t, b.String(), `"P":null`)
+	assert.NotContains(t, b.String(), "panicked")
+}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/a55"
+	"github.com/payonce/payonce/a55/a55test"
 	"github.com/payonce/payonce/coinepay"
 	"github.com/payonce/payonce/internal/corekit"
 	"github.com/payonce/payonce/journal"
@@ -215,17 +216,20 @@ func chargeRequest(ref string, same bool) *a55.ChargeCreateRequest {
 		ref = "sim order"
 	}
 	amount, _ := payonce.ParseAmount("10.00")
-	return &a55.ChargeCreateRequest{
-		Amount: amount, Currency: payonce.BRL, TypeCharge: a55.TypeCreditCard,
+	return a55test.Complete(&a55.ChargeCreateRequest{
+		InstallmentValue: amount, Currency: payonce.BRL, TypeCharge: a55.TypeCreditCard,
 		Card: &payonce.Card{Number: "4111111111111111", HolderName: "SIM CHECK", ExpirationMonth: "12",
 			ExpirationYear: strconv.Itoa(start.Year() + 5), CVV: "123"},
-		Payer:      &a55.Payer{Name: "Sim Payer", Email: "sim@example.com", Document: "12345678909", DocumentType: "CPF"},
-		WalletUUID: simWallet, Description: ref,
-	}
+		Payer:      a55.Payer{Name: "Sim Payer", Email: "sim@example.com", TaxID: "12345678909"},
+		WalletUUID: simWallet, MerchantID: simMerchant, Description: ref,
+	})
 }
 
-// simWallet is the wallet of every charge.
-const simWallet = "6f1c2b1e-3d4a-4b5c-8d6e-7f8091a2b3c4"
+// simWallet and simMerchant are the wallet and merchant of every charge.
+const (
+	simWallet   = "6f1c2b1e-3d4a-4b5c-8d6e-7f8091a2b3c4"
+	simMerchant = "0b7f5c3e-2a4d-4e6f-9a1b-3c5d7e9f1a2b"
+)
 
 // newCaller builds the worker's client on its own clock, with the
 // yielding journal and transport.

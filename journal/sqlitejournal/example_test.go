@@ -34,8 +34,8 @@ func ExampleOpen() {
 	policy := payoncetest.FastRetryPolicy()
 	policy.MaxAttempts = 1
 	client, _ := srv.Client(payonce.WithJournal(j), payonce.WithRetryPolicy(policy), payonce.WithExplicitKeys())
-	req := &a55.ChargeCreateRequest{Amount: payoncetest.Amount("42.00"), Currency: payonce.BRL, TypeCharge: a55.TypeCreditCard,
-		Card: &payonce.Card{Number: a55test.CardConfirms, HolderName: "TEST", ExpirationMonth: "12", ExpirationYear: "2099", CVV: "123"}}
+	req := a55test.Complete(&a55.ChargeCreateRequest{InstallmentValue: payoncetest.Amount("42.00"), Currency: payonce.BRL, TypeCharge: a55.TypeCreditCard,
+		Card: &payonce.Card{Number: a55test.CardConfirms, HolderName: "TEST", ExpirationMonth: "12", ExpirationYear: "2099", CVV: "123"}})
 
 	_ = srv.AddFault(payoncetest.Rule{Fault: payoncetest.FaultDropAfterCommit, Path: a55test.ChargePath, Count: 1})
 	_, err = client.Charges.Create(ctx, req, payonce.WithReference("order-42/charge"))

@@ -45,12 +45,21 @@ func (f *Fake) token(r *fakeserver.Request) fakeserver.Response {
 		id, secret = u, p
 	}
 	want, known := f.cfg.Clients[id]
+	principal := id
+	if !known {
+		// A wallet's credentials (create_credentials): tokens of the
+		// client that created the wallet.
+		f.tokMu.RLock()
+		wc, ok := f.walletCreds[id]
+		f.tokMu.RUnlock()
+		want, known, principal = wc.secret, ok, wc.owner
+	}
 	if id == "" || !known || subtle.ConstantTimeCompare([]byte(want), []byte(secret)) != 1 {
 		return f.oauthError(http.StatusUnauthorized, "invalid_client", "unknown client or wrong secret")
 	}
-	r.Credential = id
-	r.Attempt.Credential = fakeserver.Clip(id)
-	tok := f.IssueToken(id)
+	r.Credential = principal
+	r.Attempt.Credential = fakeserver.Clip(principal)
+	tok := f.IssueToken(principal)
 	resp := map[string]any{
 		"access_token": tok,
 		"expires_in":   int(math.Round(f.cfg.TokenLifetime.Seconds())),

@@ -81,16 +81,17 @@ func TestChargesEvictedOverCap(t *testing.T) {
 	assert.Equal(t, http.StatusNotFound, st)
 	st, _ = h.do(t, http.MethodGet, walletPrefix+"charge/"+kept, "", nil)
 	assert.Equal(t, http.StatusOK, st)
+	acct, _ := h.f.AccountOf("demo-client")
 	for _, route := range []string{"capture", "refund", "cancel"} {
 		st, out := h.do(t, http.MethodPost, walletPrefix+"charge/"+route, "evict-move-key-"+route+"-0001",
-			map[string]any{"charge_uuid": old})
+			map[string]any{"charge_uuid": old, "wallet_uuid": acct.WalletUUID})
 		assert.Equal(t, http.StatusNotFound, st, "%s: %v", route, out)
 	}
 
-	st, list := h.do(t, http.MethodGet, walletPrefix+"charges?limit=100&page=1", "", nil)
+	st, list := h.do(t, http.MethodGet, walletPrefix+"charges?limit=100&page=1&wallet_uuid="+acct.WalletUUID, "", nil)
 	require.Equal(t, http.StatusOK, st)
 	assert.EqualValues(t, order, list["total"])
-	for _, c := range list["data"].([]any) {
+	for _, c := range list["charges"].([]any) {
 		assert.NotEqual(t, old, c.(map[string]any)["charge_uuid"])
 	}
 
@@ -100,7 +101,7 @@ func TestChargesEvictedOverCap(t *testing.T) {
 	st, _ = h.do(t, http.MethodPost, walletPrefix+"charge/", evictKey(0), pix)
 	assert.NotEqual(t, http.StatusOK, st, "the answer of an evicted key is not kept in full")
 	assert.Equal(t, executed, h.e.Stats().Executed, "a replayed key executed again")
-	_, list = h.do(t, http.MethodGet, walletPrefix+"charges?idempotency_key="+evictKey(0), "", nil)
+	_, list = h.do(t, http.MethodGet, walletPrefix+"charges?wallet_uuid="+acct.WalletUUID+"&idempotency_key="+evictKey(0), "", nil)
 	assert.EqualValues(t, 0, list["total"])
 }
 
@@ -118,7 +119,7 @@ func TestWalletsEvictedOverCap(t *testing.T) {
 		st, out := h.do(t, http.MethodPost, walletPrefix, fmt.Sprintf("evict-wallet-key-%06d", i), map[string]any{"name": "w"})
 		require.Equal(t, http.StatusOK, st, out)
 		if i == 0 {
-			first = out["wallet_uuid"].(string)
+			first = out["uuid"].(string)
 		}
 	}
 	_, _, wallets := h.sizes()
@@ -130,4 +131,20 @@ func TestWalletsEvictedOverCap(t *testing.T) {
 	st, _ = h.do(t, http.MethodPost, walletPrefix+"charge/", "evict-default-wallet-02",
 		map[string]any{"wallet_uuid": def, "amount": "1.00", "currency": "BRL", "type_charge": "pix"})
 	assert.Equal(t, http.StatusOK, st)
+}
+
+// The timers of PIX charges the cap dropped do not pile up: they stay
+// within twice the charges kept.
+func TestTimersBoundedByTheCap(t *testing.T) {
+	const maxOps = 100
+	h := newEvictHarness(t, maxOps)
+	pix := map[string]any{"amount": "10.00", "currency": "BRL", "type_charge": "pix"}
+	for i := range 20 * maxOps {
+		st, out := h.do(t, http.MethodPost, walletPrefix+"charge/", "", pix)
+		require.Equal(t, http.StatusOK, st, "%d: %v", i, out)
+	}
+	h.f.mu.Lock()
+	n := len(h.f.timers)
+	h.f.mu.Unlock()
+	assert.LessOrEqual(t, n, 2*max(maxOps, 64)+1)
 }

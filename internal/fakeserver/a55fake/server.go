@@ -1,6 +1,12 @@
 // Package a55fake is the A55 wallet/charge API served by the fakeserver
-// engine: OAuth2 client credentials, the per-client rate limit, wallets and
-// charges with the sandbox test cards. a55/a55test and cmd/fakepay serve it.
+// engine, as A55's API reference documents it: OAuth2 client
+// credentials, the per-client rate limit, wallets, charges by card
+// (the sandbox's test cards, pre-authorisation and capture, 3DS), PIX
+// and boleto, refunds, cancels and chargebacks, with the signed webhook
+// of every change, and the codes and late statuses of A55's pages on
+// demand (answers.go). It validates every request body by the reference's
+// rules in its own words (wire.go) and shares no code with the client it
+// verifies. a55/a55test and cmd/fakepay serve it.
 package a55fake
 
 import (
@@ -39,6 +45,11 @@ type Config struct {
 	// WebhookAllowSelf also delivers to the fake's own listener (default
 	// off); its admin API is never a target, whatever this says.
 	WebhookAllowSelf bool
+
+	// Answers are standing answer rules (answers.go): in force from the
+	// start and again after every Reset, ahead of those AddAnswer adds.
+	// New panics on an invalid one; check them with AnswerRule.Validate.
+	Answers []AnswerRule
 }
 
 // Fake is the A55 fake's state. Safe for concurrent use.
@@ -46,25 +57,37 @@ type Fake struct {
 	e   *fakeserver.Engine
 	cfg Config
 
-	// tokMu guards tokens and lastSweep apart from mu: every request
-	// reads its token, and would otherwise wait for the charge another
-	// request is committing under mu.
-	tokMu     sync.RWMutex
-	tokens    map[string]token
-	lastSweep time.Time
+	// tokMu guards tokens, walletCreds and lastSweep apart from mu:
+	// every request reads its token, and would otherwise wait for the
+	// charge another request is committing under mu.
+	tokMu       sync.RWMutex
+	tokens      map[string]token
+	walletCreds map[string]walletCredentials // client_id of a wallet's credentials -> its secret and owner
+	lastSweep   time.Time
 
-	mu            sync.Mutex
-	rateLimit     int
-	rateOn        atomic.Bool // rateLimit > 0, read without mu by every request
-	rateWindow    time.Duration
-	hits          map[string][]time.Time
-	wallets       map[string]*wallet
-	walletOrder   []string // wallets created on request, oldest first, for the cap
-	defaultWallet map[string]string
-	charges       map[string]*charge
-	chargeOrder   []*charge // every charge, oldest first, for the list
-	hooks         *webhooks
-	routes        routes
+	accounts map[string]Account // by client_id; made once, kept across Reset
+
+	mu          sync.Mutex
+	rateLimit   int
+	rateOn      atomic.Bool // rateLimit > 0, read without mu by every request
+	rateWindow  time.Duration
+	hits        map[string][]time.Time
+	wallets     map[string]*wallet
+	walletOrder []string          // wallets created on request, oldest first, for the cap
+	merchants   map[string]string // merchant UUID -> the client whose it is
+	charges     map[string]*charge
+	chargeOrder []*charge // every charge, oldest first, for the list
+	hooks       *webhooks
+	routes      routes
+	answers     *answerRules // injected answers (answers.go), with their own lock
+
+	// The fake clock's expiries (lifecycle.go).
+	timers   timers
+	nextDue  atomic.Int64 // Unix nanoseconds of the earliest end, 0 when none waits
+	sweeping bool         // sweepLoop runs
+	closed   bool
+	stop     chan struct{}
+	sweepWG  sync.WaitGroup
 }
 
 // New returns the fake on engine e.
@@ -81,13 +104,15 @@ func New(e *fakeserver.Engine, cfg Config) *Fake {
 	if cfg.RateWindow <= 0 {
 		cfg.RateWindow = time.Minute
 	}
-	f := &Fake{e: e, cfg: cfg, rateLimit: cfg.RateLimit, rateWindow: cfg.RateWindow}
+	f := &Fake{e: e, cfg: cfg, rateLimit: cfg.RateLimit, rateWindow: cfg.RateWindow, stop: make(chan struct{}),
+		answers: newAnswerRules(e.Seed())}
 	f.routes = f.newRoutes()
 	f.rateOn.Store(f.rateLimit > 0)
 	f.hooks = newWebhooks(cfg, e.Clock(), func() string { return e.NewID("whd_") }, e.ListenAddrs)
+	f.newAccounts()
 	f.reset()
 	e.OnReset(f.reset)
-	e.OnClose(f.hooks.close)
+	e.OnClose(f.close)
 	return f
 }
 
@@ -96,14 +121,36 @@ func (f *Fake) reset() {
 	defer f.mu.Unlock()
 	f.tokMu.Lock()
 	f.tokens = make(map[string]token)
+	f.walletCreds = make(map[string]walletCredentials)
 	f.tokMu.Unlock()
 	f.hits = make(map[string][]time.Time)
 	f.wallets = make(map[string]*wallet)
 	f.walletOrder = nil
-	f.defaultWallet = make(map[string]string)
+	f.merchants = make(map[string]string)
 	f.charges = make(map[string]*charge)
 	f.chargeOrder = nil
+	f.timers = nil
+	f.nextDue.Store(0)
+	f.installAccountsLocked(f.e.Clock().Now().UTC())
 	f.hooks.reset()
+	f.answers.clear()
+	for _, a := range f.cfg.Answers {
+		if err := f.answers.add(a); err != nil {
+			panic("a55fake: Config.Answers: " + err.Error())
+		}
+	}
+}
+
+// close stops the expiry goroutine and the webhook deliveries.
+func (f *Fake) close() {
+	f.mu.Lock()
+	if !f.closed {
+		f.closed = true
+		close(f.stop)
+	}
+	f.mu.Unlock()
+	f.sweepWG.Wait()
+	f.hooks.close()
 }
 
 // KeyRules returns A55's documented Idempotency-Key rules, which the fake
@@ -128,6 +175,7 @@ func (f *Fake) Handler() http.Handler {
 			f.refuseSelf(w)
 			return
 		}
+		f.sweep() // what the fake clock ended shows before the request is served
 		h.ServeHTTP(w, r)
 	})
 }
@@ -148,7 +196,7 @@ func Owns(path string) bool {
 // routes are the operations whose path holds no ID, built once: a
 // request routes to one without allocating.
 type routes struct {
-	token, wallet, chargeCreate, chargeGet, chargeList, capture, refund, cancel fakeserver.Route
+	token, wallet, chargeCreate, pixCreate, chargeGet, chargeList, capture, refund, cancel fakeserver.Route
 }
 
 func (f *Fake) newRoutes() routes {
@@ -159,18 +207,20 @@ func (f *Fake) newRoutes() routes {
 		token:        fakeserver.Route{Kind: "token", Template: TokenPath, Public: true, Handle: f.token},
 		wallet:       keyed("wallet.create", walletPrefix, f.createWallet),
 		chargeCreate: keyed("charge.create", walletPrefix+"charge/", f.createCharge),
+		pixCreate:    keyed("charge.create", walletPrefix+"charge/pix/", f.createPixCharge),
 		chargeGet: fakeserver.Route{Kind: "charge.get", Template: walletPrefix + "charge", Handle: func(r *fakeserver.Request) fakeserver.Response {
 			q := r.HTTP.URL.Query()
-			return f.getCharge(r, q.Get("charge_uuid"), q.Get("wallet_uuid"))
+			return f.getCharge(r, q.Get("charge_uuid"), q.Get("wallet_uuid"), false)
 		}},
 		chargeList: fakeserver.Route{Kind: "charge.list", Template: walletPrefix + "charges", Handle: f.listCharges},
-		capture:    keyed("charge.capture", walletPrefix+"charge/capture", f.moveHandler(moveCapture, "", "")),
-		refund:     keyed("charge.refund", walletPrefix+"charge/refund", f.moveHandler(moveRefund, "", "")),
-		cancel:     keyed("charge.cancel", walletPrefix+"charge/cancel", f.moveHandler(moveCancel, "", "")),
+		capture:    keyed("charge.capture", walletPrefix+"charge/capture", f.captureHandler),
+		refund:     keyed("charge.refund", walletPrefix+"charge/refund", f.guideMoveHandler(moveRefund)),
+		cancel:     keyed("charge.cancel", walletPrefix+"charge/cancel", f.guideMoveHandler(moveCancel)),
 	}
 }
 
-// Route implements fakeserver.Backend.
+// Route implements fakeserver.Backend: the reference's paths, and the
+// idempotency guide's body forms of refund and cancel.
 func (f *Fake) Route(method, path string) (fakeserver.Route, fakeserver.Problem) {
 	only := func(want string, r fakeserver.Route) (fakeserver.Route, fakeserver.Problem) {
 		if method != want {
@@ -197,6 +247,8 @@ func (f *Fake) Route(method, path string) (fakeserver.Route, fakeserver.Problem)
 			return f.routes.chargeGet, fakeserver.ProblemNone
 		}
 		return only(http.MethodPost, f.routes.chargeCreate)
+	case "charge/pix":
+		return only(http.MethodPost, f.routes.pixCreate)
 	case "charges":
 		return only(http.MethodGet, f.routes.chargeList)
 	case "charge/capture":
@@ -211,19 +263,16 @@ func (f *Fake) Route(method, path string) (fakeserver.Route, fakeserver.Problem)
 	case len(seg) == 2 && seg[0] == "charge" && seg[1] != "":
 		return only(http.MethodGet, fakeserver.Route{Kind: "charge.get", Template: walletPrefix + "charge/{charge_uuid}",
 			Handle: func(r *fakeserver.Request) fakeserver.Response {
-				return f.getCharge(r, seg[1], r.HTTP.URL.Query().Get("wallet_uuid"))
+				return f.getCharge(r, seg[1], "", true)
 			}})
 	case len(seg) == 4 && seg[0] == "charge" && seg[1] != "" && seg[3] != "":
 		switch seg[2] {
 		case "refund":
 			return only(http.MethodPost, fakeserver.Route{Kind: "charge.refund", Template: walletPrefix + "charge/{charge_uuid}/refund/{wallet_uuid}",
-				Keyed: true, Handle: f.moveHandler(moveRefund, seg[1], seg[3])})
+				Keyed: true, Handle: f.pathMoveHandler(moveRefund, seg[1], seg[3])})
 		case "cancel":
 			return only(http.MethodPost, fakeserver.Route{Kind: "charge.cancel", Template: walletPrefix + "charge/{charge_uuid}/cancel/{wallet_uuid}",
-				Keyed: true, Handle: f.moveHandler(moveCancel, seg[1], seg[3])})
-		case "capture":
-			return only(http.MethodPost, fakeserver.Route{Kind: "charge.capture", Template: walletPrefix + "charge/{charge_uuid}/capture/{wallet_uuid}",
-				Keyed: true, Handle: f.moveHandler(moveCapture, seg[1], seg[3])})
+				Keyed: true, Handle: f.pathMoveHandler(moveCancel, seg[1], seg[3])})
 		}
 	}
 	return fakeserver.Route{}, fakeserver.ProblemNotFound
@@ -293,10 +342,6 @@ func (f *Fake) generalError(status int, code, msg string, details []Detail) fake
 	})
 	resp.Header = http.Header{"X-Request-Id": {rid}}
 	return resp
-}
-
-func (f *Fake) validation(field, reason string) fakeserver.Response {
-	return f.generalError(http.StatusBadRequest, "VALIDATION_ERROR", "invalid request", []Detail{{Field: field, Reason: reason}})
 }
 
 // Decorate implements fakeserver.Backend: X-Request-Id and the

@@ -21,7 +21,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/internal/fakeserver"
 )
 
@@ -97,23 +96,47 @@ func (d *WebhookDelivery) clone() WebhookDelivery {
 	return c
 }
 
-// webhookEvent is the body of a charge webhook: the fields A55 sends
-// (charge_uuid, status, amount, currency, created_at, updated_at, and
-// error_code/error_message for a failed charge) plus wallet_uuid and the
-// charge's description (the merchant's order reference), which a charge's
-// answer carries too.
+// webhookEvent is the body of a charge webhook: the union of the two
+// payloads the charge-webhook page documents. subscription_uuid and
+// payment_link_uuid are null unless the charge has one; amount and
+// refund_amount are decimal strings ("199.90"); error_code and
+// error_message come with a failed charge, refund_amount with a refund,
+// chargeback_reason with a chargeback.
 type webhookEvent struct {
-	ChargeUUID   string         `json:"charge_uuid"`
-	WalletUUID   string         `json:"wallet_uuid"`
-	Description  string         `json:"description,omitempty"`
-	Status       string         `json:"status"`
-	Amount       payonce.Amount `json:"amount"`
-	Currency     string         `json:"currency"`
-	RefundAmount string         `json:"refund_amount,omitempty"`
-	ErrorCode    string         `json:"error_code,omitempty"`
-	ErrorMessage string         `json:"error_message,omitempty"`
-	CreatedAt    time.Time      `json:"created_at"`
-	UpdatedAt    time.Time      `json:"updated_at"`
+	ChargeUUID       string  `json:"charge_uuid"`
+	Status           string  `json:"status"`
+	TransactionRef   string  `json:"transaction_reference"`
+	SubscriptionUUID *string `json:"subscription_uuid"`
+	PaymentLinkUUID  *string `json:"payment_link_uuid"`
+	Amount           string  `json:"amount"`
+	Currency         string  `json:"currency"`
+	CreatedAt        string  `json:"created_at"`
+	UpdatedAt        string  `json:"updated_at"`
+	ErrorCode        string  `json:"error_code,omitempty"`
+	ErrorMessage     string  `json:"error_message,omitempty"`
+	RefundAmount     string  `json:"refund_amount,omitempty"`
+	ChargebackReason string  `json:"chargeback_reason,omitempty"`
+}
+
+// newWebhookEvent is the body of c's webhook now.
+func newWebhookEvent(c *charge, ev event) webhookEvent {
+	p := c.places()
+	out := webhookEvent{ChargeUUID: c.UUID, Status: c.Status, TransactionRef: c.TransactionRef, Amount: c.Amount.text(p),
+		Currency: c.Currency, CreatedAt: c.CreatedAt.Format(time.RFC3339Nano), UpdatedAt: c.UpdatedAt.Format(time.RFC3339Nano)}
+	if c.sub != nil {
+		id := c.sub.UUID
+		out.SubscriptionUUID = &id
+	}
+	if (c.Status == StatusError || c.Status == StatusDeclined) && len(c.Message) > 0 {
+		out.ErrorCode, out.ErrorMessage = c.Message[0].Code, c.Message[0].Description
+	}
+	if ev.refund != nil {
+		out.RefundAmount = ev.refund.text(p)
+	}
+	if strings.HasPrefix(c.Status, "chargeback") || c.Status == StatusPreChargebackResolution {
+		out.ChargebackReason = c.ChargebackReason
+	}
+	return out
 }
 
 // webhooks delivers charge events. A goroutine runs only while deliveries
@@ -280,22 +303,15 @@ func (w *webhooks) allowed(u *url.URL) bool {
 	return strings.EqualFold(h, "localhost") || (ip != nil && ip.IsLoopback())
 }
 
-// enqueue records an event for c and schedules its first attempt. The
+// enqueue records an event for c (its status now, with ev's extras) and
+// schedules its first attempt. The
 // caller holds the Fake's lock; webhooks never takes it.
-func (w *webhooks) enqueue(c *charge) *WebhookDelivery {
+func (w *webhooks) enqueue(c *charge, ev event) *WebhookDelivery {
 	if c.WebhookURL == "" {
 		return nil
 	}
 	c.webhooks++
-	ev := webhookEvent{ChargeUUID: c.UUID, WalletUUID: c.WalletUUID, Description: c.Description, Status: c.Status, Amount: c.Amount,
-		Currency: c.Currency, CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt}
-	if c.Status == StatusRefunded {
-		ev.RefundAmount = c.RefundedAmount.String()
-	}
-	if c.Status == StatusError && len(c.Message) > 0 {
-		ev.ErrorCode, ev.ErrorMessage = c.Message[0].Code, c.Message[0].Description
-	}
-	body := fakeserver.JSON(http.StatusOK, ev).Body
+	body := fakeserver.JSON(http.StatusOK, newWebhookEvent(c, ev)).Body
 	u, err := url.Parse(c.WebhookURL)
 	d := &WebhookDelivery{ID: w.newID(), ChargeUUID: c.UUID, Status: c.Status, Body: body, Attempts: []WebhookAttempt{}}
 	if err == nil {

@@ -16,7 +16,7 @@ import (
 func TestWebhookAdminAttemptsNeverNull(t *testing.T) {
 	h := newEvictHarness(t, 0)
 	st, out := h.do(t, http.MethodPost, walletPrefix+"charge/", "webhook-admin-key-0001",
-		map[string]any{"amount": "1.00", "currency": "BRL", "type_charge": "pix", "webhook_url": "http://example.com/hook"})
+		map[string]any{"amount": "1.00", "currency": "BRL", "type_charge": "pix", "webhook_url": "https://example.com/hook"})
 	require.Equal(t, http.StatusOK, st, out)
 	admin := h.f.AdminHandler(http.NotFoundHandler())
 

@@ -25,7 +25,7 @@ func TestWebhookQueueIsBounded(t *testing.T) {
 
 	f.mu.Lock()
 	for i := range 3 {
-		f.hooks.enqueue(&charge{UUID: fmt.Sprint("c", i), Status: StatusConfirmed, WebhookURL: refused})
+		f.hooks.enqueue(&charge{UUID: fmt.Sprint("c", i), Status: StatusConfirmed, WebhookURL: refused}, event{})
 	}
 	f.mu.Unlock()
 	f.DeliverDueWebhooks()
@@ -37,7 +37,7 @@ func TestWebhookQueueIsBounded(t *testing.T) {
 
 	// Records: the oldest finished ones go first, waiting ones stay.
 	for i := range maxWebhookRecords + 5 {
-		f.hooks.enqueue(&charge{UUID: fmt.Sprint("x", i), Status: StatusConfirmed, WebhookURL: "http://192.0.2.1/"})
+		f.hooks.enqueue(&charge{UUID: fmt.Sprint("x", i), Status: StatusConfirmed, WebhookURL: "http://192.0.2.1/"}, event{})
 	}
 	all := f.WebhookDeliveries("")
 	assert.Len(t, all, maxWebhookRecords)

@@ -157,7 +157,7 @@
     d.attempts.forEach((a, i) => {
       const sig = a.signature_valid === undefined ? "n/a" : (a.signature_valid ? "valid" : "invalid");
       ab.append(el("tr", { class: "attempt" }, el("td", {}, i + 1), el("td", {}, fmtTime(a.time)), el("td", {}, a.method),
-        el("td", { class: "mono path" }, a.path), el("td", { class: "fault" + (a.fault ? " warn" : "") }, a.fault || "none"),
+        el("td", { class: "mono path" }, a.path), el("td", { class: "fault" + (a.fault || a.answer ? " warn" : "") }, a.fault || a.answer || "none"),
         el("td", { class: "status" }, statusText(a.status)), el("td", {}, a.replay_header ? "true" : ""),
         el("td", {}, yesNo(a.replayed)), el("td", {}, yesNo(a.conflict)), el("td", {}, sig), el("td", { class: "mono" }, a.request_id || "")));
     });
@@ -174,11 +174,12 @@
       const box = el("div", { class: "hooks" });
       const head = el("p", {}, "resource ", el("span", { class: "mono" }, g.resource), " ");
       if (document.body.dataset.webhooks) {
-        const b = el("button", { type: "button" }, "Resend webhook");
+        const b = el("button", { type: "button", class: "resend" }, "Resend webhook");
         b.addEventListener("click", () => act("Send a new webhook for " + g.resource + " now?", "POST", "/_fakepay/a55/webhooks/resend", { charge_uuid: g.resource }, () => say("webhook queued")));
         head.append(b);
       }
       box.append(head);
+      if (document.body.dataset.webhooks) await loadLifecycle(box, g.resource);
       const t = el("table", { class: "deliveries" }, el("thead", {}, el("tr", {}, el("th", {}, "delivery"), el("th", {}, "event"),
         el("th", {}, "url"), el("th", {}, "state"), el("th", {}, "tries and answers"))));
       const tb = el("tbody");
@@ -192,6 +193,41 @@
       wh.append(box);
     }
     if (d.webhooks.length === 0) wh.append(el("p", {}, "none"));
+  }
+
+  // loadLifecycle shows an A55 charge's status and, one click each, the
+  // events A55's side can make happen to it now (a PIX paid, a 3DS
+  // challenge passed, a chargeback opened...), each firing its webhook.
+  async function loadLifecycle(box, id) {
+    let st;
+    try {
+      st = await api("GET", "/_fakepay/a55/charges/" + encodeURIComponent(id));
+    } catch (e) {
+      return; // not a charge (a wallet), or gone
+    }
+    const p = el("p", { class: "lifecycle" }, "charge status ", el("strong", { class: "charge-status" }, st.status), " ");
+    for (const ev of st.events) {
+      const b = el("button", { type: "button", class: "event", "data-event": ev }, ev);
+      b.addEventListener("click", () => trigger(id, ev));
+      p.append(b, " ");
+    }
+    const c = st.charge || {};
+    for (const [k, label] of [["url_3ds", "3DS challenge page"], ["charge_payment_url", "payer page"], ["boleto_url", "boleto page"]]) {
+      if (c[k]) p.append(el("a", { href: c[k], class: "page-link" }, label), " ");
+    }
+    box.append(p);
+  }
+
+  // trigger makes an event happen in one click: a sandbox's change, no
+  // confirm (the resend, clock and reset controls ask first).
+  async function trigger(id, ev) {
+    try {
+      const st = await api("POST", "/_fakepay/a55/charges/" + encodeURIComponent(id) + "/events", { event: ev });
+      say(ev + ": charge " + st.status);
+      await refresh(true);
+    } catch (e) {
+      say(e.message, true);
+    }
   }
 
   async function refresh(force) {
