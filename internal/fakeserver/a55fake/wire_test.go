@@ -36,6 +36,8 @@ type refEndpoint struct {
 	Response   []refField `json:"response"`
 	ResponseAs string     `json:"response_as"`
 	Query      []refField `json:"query"`
+	OneOf      []string   `json:"one_of"`
+	Never      []string   `json:"response_never"`
 }
 
 type reference struct {
@@ -454,6 +456,11 @@ func TestQueryNamesAreTheReferences(t *testing.T) {
 		}
 		assert.ElementsMatch(t, want, params, name)
 	}
+	for _, e := range ref.Endpoints {
+		if len(e.Query) > 0 {
+			assert.Contains(t, a55fake.QueryParams(), e.Name, "the fake lists the parameters of %s", e.Name)
+		}
+	}
 	h := newHarness(t, a55fake.Config{})
 	r := h.do(t, http.MethodGet, listPath+"?wallet_uuid="+h.acct.WalletUUID+"&status=confirmed", "", nil)
 	assert.Equal(t, http.StatusUnprocessableEntity, r.status, "status is a filter= value, not a parameter")
@@ -461,4 +468,38 @@ func TestQueryNamesAreTheReferences(t *testing.T) {
 	r = h.do(t, http.MethodGet, chargePath+"?charge_uuid=x&wallet_uuid="+h.acct.WalletUUID+"&merchant_id=m", "", nil)
 	assert.Equal(t, http.StatusUnprocessableEntity, r.status)
 	assert.Equal(t, []string{"merchant_id"}, r.details(t))
+}
+
+// get-wallet takes any one of its one_of names alone and refuses a query
+// without them, naming each; it answers create-wallet's documented names
+// but those it never answers (credentials).
+func TestGetWalletNamesAreTheReferences(t *testing.T) {
+	ref := loadReference(t)
+	e := ref.endpoint(t, "get_wallet")
+	require.Equal(t, walletPath, e.Path)
+	require.NotEmpty(t, e.OneOf)
+	h := newHarness(t, a55fake.Config{})
+	body := h.build(t, ref.endpoint(t, "create_wallet").Request, "", nil)
+	r := h.do(t, http.MethodPost, walletPath, "", body)
+	require.Equal(t, http.StatusOK, r.status, "%s", r.body)
+	created := r.obj(t)
+	names := responseNames(ref.endpoint(t, "create_wallet").Response)
+	for _, n := range e.Never {
+		require.True(t, names[n], "response_never names an answer name: %s", n)
+		delete(names, n)
+	}
+	for _, name := range e.OneOf {
+		v, ok := created[name].(string)
+		if !ok { // email and customer_id are the request's
+			v = body[name].(string)
+		}
+		r := h.do(t, http.MethodGet, walletPath+"?"+name+"="+v, "", nil)
+		require.Equal(t, http.StatusOK, r.status, "%s alone: %s", name, r.body)
+		for _, k := range keysOf(r.obj(t), "") {
+			assert.True(t, names[k], "get_wallet answers %s, not a documented name it may answer", k)
+		}
+	}
+	r = h.do(t, http.MethodGet, walletPath+"?currency=BRL", "", nil)
+	require.Equal(t, http.StatusUnprocessableEntity, r.status, "%s", r.body)
+	assert.ElementsMatch(t, e.OneOf, r.details(t))
 }
