@@ -3,6 +3,7 @@ package a55fake_test
 import (
 	"encoding/json"
 	"net/http"
+	"net/url"
 	"os"
 	"slices"
 	"strconv"
@@ -502,4 +503,27 @@ func TestGetWalletNamesAreTheReferences(t *testing.T) {
 	r = h.do(t, http.MethodGet, walletPath+"?currency=BRL", "", nil)
 	require.Equal(t, http.StatusUnprocessableEntity, r.status, "%s", r.body)
 	assert.ElementsMatch(t, e.OneOf, r.details(t))
+}
+
+// The token endpoint answers the authentication page's names and no
+// other, whatever the form asks for (a scope is taken, not echoed).
+func TestTokenAnswerNamesAreTheReferences(t *testing.T) {
+	ref := loadReference(t)
+	names := responseNames(ref.endpoint(t, "token").Response)
+	h := newHarness(t, a55fake.Config{})
+	for _, form := range []url.Values{
+		{"grant_type": {"client_credentials"}, "client_id": {"demo-client"}, "client_secret": {"demo-secret"}},
+		{"grant_type": {"client_credentials"}, "client_id": {"demo-client"}, "client_secret": {"demo-secret"}, "scope": {"api/readwrite"}},
+	} {
+		resp, err := http.PostForm(h.srv.URL+a55fake.TokenPath, form)
+		require.NoError(t, err)
+		var m map[string]any
+		require.NoError(t, json.NewDecoder(resp.Body).Decode(&m))
+		_ = resp.Body.Close()
+		require.Equal(t, http.StatusOK, resp.StatusCode)
+		for k := range m {
+			assert.True(t, names[k], "the token answer's %s is not a documented name", k)
+		}
+		assert.Len(t, m, len(names))
+	}
 }
