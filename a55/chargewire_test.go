@@ -39,6 +39,8 @@ type refEndpoint struct {
 	Query      []refField `json:"query"`
 	Response   []refField `json:"response"`
 	ResponseAs string     `json:"response_as"`
+	OneOf      []string   `json:"one_of"`
+	Never      []string   `json:"response_never"`
 }
 
 type refField struct {

@@ -57,7 +57,11 @@ func (Codec) DecodeSuccess(status int, _ http.Header, body []byte, out any) erro
 		}
 	case *Wallet:
 		if v.UUID == "" {
-			return errors.New("wallet answer without wallet_uuid")
+			return errNoWalletUUID
+		}
+	case *queriedWallet:
+		if v.UUID == "" {
+			return errNoWalletUUID
 		}
 	}
 	cc, ok := out.(*createdCharge)

@@ -4,11 +4,15 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
+	"net/url"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/payonce/payonce"
@@ -110,7 +114,9 @@ func (w *Wallet) UnmarshalJSON(b []byte) error {
 }
 
 // WalletsService creates wallets
-// (https://docs.a55.tech/docs/api-reference/wallet/create-wallet).
+// (https://docs.a55.tech/docs/api-reference/wallet/create-wallet) and
+// reads one
+// (https://docs.a55.tech/zh-CN/docs/api-reference/wallet/get-wallet).
 type WalletsService struct{ c *Client }
 
 // WalletCreateRequest is the body of POST /api/v1/bank/wallet/, as A55's
@@ -189,6 +195,121 @@ func (s *WalletsService) Create(ctx context.Context, req *WalletCreateRequest, o
 		w.CredentialsWithheld = true
 	}
 	return w, nil
+}
+
+// WalletQuery is the query of GET /api/v1/bank/wallet/, as A55's
+// get-wallet page takes it: at least one of WalletUUID, Email and
+// CustomerID (each one given must name the same wallet), and Currency,
+// which tells a customer's wallets in several currencies apart. Empty
+// fields are not sent; the client's Account is not used here.
+type WalletQuery struct {
+	WalletUUID string           // wallet_uuid
+	Email      string           // email
+	CustomerID string           // customer_id
+	Currency   payonce.Currency // currency: BRL, MXN, CLP or ARS
+}
+
+func (q *WalletQuery) validate() error {
+	switch {
+	case q == nil:
+		return errNilRequest
+	case q.WalletUUID == "" && q.Email == "" && q.CustomerID == "":
+		return invalid("wallet_uuid", "one of wallet_uuid, email or customer_id is required")
+	}
+	if q.WalletUUID != "" {
+		if err := checkID("wallet_uuid", q.WalletUUID, false); err != nil {
+			return err
+		}
+	}
+	if q.Email != "" {
+		if err := checkEmail("email", q.Email); err != nil {
+			return err
+		}
+	}
+	if q.CustomerID != "" {
+		if err := checkID("customer_id", q.CustomerID, false); err != nil {
+			return err
+		}
+	}
+	if q.Currency != "" && !slices.Contains(walletCurrencies, q.Currency) {
+		return invalid("currency", "want BRL, MXN, CLP or ARS")
+	}
+	return nil
+}
+
+// values is the query string: the fields set.
+func (q *WalletQuery) values() url.Values {
+	v := url.Values{}
+	if q == nil {
+		return v
+	}
+	for name, s := range map[string]string{"wallet_uuid": q.WalletUUID, "email": q.Email, "customer_id": q.CustomerID,
+		"currency": string(q.Currency)} {
+		if s != "" {
+			v.Set(name, s)
+		}
+	}
+	return v
+}
+
+// Get reads the one wallet q names: GET /api/v1/bank/wallet/ with the
+// query's wallet_uuid, email, customer_id and currency, checked before
+// anything is sent. The answer is read as a create's (its ID from
+// wallet_uuid or uuid; credentials, should an answer hold them, in the
+// live Wallet only): a read is never journaled (payonce.WithReference is
+// refused), so nothing of it is kept. An answer naming another wallet,
+// e-mail, customer or currency than q gave is a malformed answer
+// (payonce.ErrMalformedResponse), never taken for the wallet asked for.
+// A GET carries no key and is retried freely.
+func (s *WalletsService) Get(ctx context.Context, q *WalletQuery, opts ...payonce.CallOption) (*Wallet, error) {
+	out := &queriedWallet{q: q}
+	meta, err := s.c.do(ctx, &payonce.Request{
+		Operation: "wallets.get", Method: http.MethodGet, Path: PathWallets, Route: PathWallets, Query: q.values(),
+		Validate: q.validate,
+	}, out, opts)
+	if err != nil {
+		return nil, err
+	}
+	w := &out.Wallet
+	w.Meta = meta
+	return w, nil
+}
+
+// queriedWallet reads a wallet answer and holds it to the query that
+// asked for it.
+type queriedWallet struct {
+	Wallet
+	q *WalletQuery
+}
+
+// Refusals of a wallet answer; they name no value the server sent.
+var (
+	errNoWalletUUID     = errors.New("wallet answer without wallet_uuid")
+	errWalletNotQueried = errors.New("wallet answer does not match the query")
+)
+
+// UnmarshalJSON reads the answer as Wallet does, then requires each
+// field the query gave to be the answer's where the answer reports it
+// (the e-mail without regard to case).
+func (w *queriedWallet) UnmarshalJSON(b []byte) error {
+	if err := w.Wallet.UnmarshalJSON(b); err != nil {
+		return err
+	}
+	if w.UUID == "" {
+		return errNoWalletUUID
+	}
+	q, got := w.q, &w.Wallet
+	if q == nil {
+		return nil
+	}
+	differs := func(want, have string, fold bool) bool {
+		return want != "" && have != "" && want != have && !(fold && strings.EqualFold(want, have))
+	}
+	if differs(q.WalletUUID, got.UUID, false) || differs(q.Email, got.Email, true) ||
+		differs(q.CustomerID, got.CustomerID, false) || differs(string(q.Currency), string(got.Currency), false) {
+		return errWalletNotQueried
+	}
+	return nil
 }
 
 // walletFields is Wallet without its methods.

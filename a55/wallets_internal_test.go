@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"reflect"
 	"strings"
 	"testing"
@@ -175,4 +176,132 @@ func TestWalletCredentialsFromTheLiveAnswerOnly(t *testing.T) {
 	assert.Nil(t, again.Credentials)
 	assert.True(t, again.CredentialsWithheld, "the replay says the credentials are withheld")
 	assert.Equal(t, w.UUID, again.UUID)
+}
+
+// Wallets.Get sends only the get-wallet page's query names, each query
+// holding one of its one_of names, and reads the answer as a create's:
+// every documented name, the ID from wallet_uuid or uuid.
+func TestWalletGetQueryNamesAreTheReference(t *testing.T) {
+	ref := loadReference(t)
+	e := ref.endpoint(t, "get_wallet")
+	require.Equal(t, PathWallets, e.Path)
+	u := setup(t)
+	var queries []url.Values
+	u.mux.HandleFunc("GET "+PathWallets, func(w http.ResponseWriter, r *http.Request) {
+		queries = append(queries, r.URL.Query())
+		writeJSON(w, 200, strings.Replace(walletAnswer, `"wallet_uuid"`, `"uuid"`, 1))
+	})
+	for _, q := range []*WalletQuery{
+		{WalletUUID: "f47ac10b-58cc-4372-a567-0e02b2c3d479"},
+		{Email: "financeiro@loja-sp.com.br"},
+		{CustomerID: "cust_12345", Currency: payonce.BRL},
+		{WalletUUID: "f47ac10b-58cc-4372-a567-0e02b2c3d479", Email: "financeiro@loja-sp.com.br", CustomerID: "cust_12345", Currency: payonce.BRL},
+	} {
+		w, err := u.client.Wallets.Get(context.Background(), q)
+		require.NoError(t, err, "%+v", q)
+		assert.Equal(t, "f47ac10b-58cc-4372-a567-0e02b2c3d479", w.UUID, "read as a create's answer: uuid too")
+		assert.Equal(t, "cust_12345", w.CustomerID)
+		assert.Equal(t, payonce.BRL, w.Currency)
+	}
+	require.Len(t, queries, 4)
+	for _, q := range queries {
+		given := 0
+		for name := range q {
+			f, ok := field(e.Query, name)
+			assert.True(t, ok && !f.FakeOnly, "query %s is documented", name)
+			if len(f.Enum) > 0 {
+				assert.Contains(t, f.Enum, q.Get(name))
+			}
+		}
+		for _, name := range e.OneOf {
+			if q.Get(name) != "" {
+				given++
+			}
+		}
+		assert.Positive(t, given, "%v holds one of %v", q, e.OneOf)
+	}
+	assert.Equal(t, url.Values{"customer_id": {"cust_12345"}, "currency": {"BRL"}}, queries[2], "only what the query sets")
+}
+
+// A query the get-wallet page would refuse is refused before anything is
+// sent, naming the field: none of wallet_uuid, email or customer_id, a
+// malformed one, a currency wallets do not hold.
+func TestWalletGetRefusesAQueryBeforeSending(t *testing.T) {
+	u := setup(t)
+	hits := counted(u)
+	for name, tc := range map[string]struct {
+		q     *WalletQuery
+		field string
+	}{
+		"nil":           {nil, ""},
+		"empty":         {&WalletQuery{}, "wallet_uuid"},
+		"currency only": {&WalletQuery{Currency: payonce.BRL}, "wallet_uuid"},
+		"bad e-mail":    {&WalletQuery{Email: "finance"}, "email"},
+		"spaced ID":     {&WalletQuery{WalletUUID: "a b"}, "wallet_uuid"},
+		"long customer": {&WalletQuery{CustomerID: strings.Repeat("c", 129)}, "customer_id"},
+		"COP":           {&WalletQuery{CustomerID: "cust_1", Currency: payonce.COP}, "currency"},
+		"control char":  {&WalletQuery{Email: "a\x00@b.example"}, "email"},
+	} {
+		_, err := u.client.Wallets.Get(context.Background(), tc.q)
+		require.ErrorIs(t, err, payonce.ErrInvalidRequest, name)
+		var ve *payonce.ValidationError
+		require.True(t, errors.As(err, &ve), name)
+		assert.Equal(t, tc.field, ve.Field, name)
+	}
+	assert.Zero(t, hits.Load())
+	assert.Zero(t, u.tokens.Load())
+}
+
+// The wallet a read answers is the query's: an answer naming another
+// wallet, e-mail, customer or currency than the query gave is a malformed
+// answer, never taken for the wallet asked for; an answer naming no
+// wallet is one too.
+func TestWalletGetRefusesAnotherWallet(t *testing.T) {
+	u := setup(t)
+	answer := walletAnswer
+	u.mux.HandleFunc("GET "+PathWallets, func(w http.ResponseWriter, r *http.Request) { writeJSON(w, 200, answer) })
+	for name, q := range map[string]*WalletQuery{
+		"wallet":   {WalletUUID: "another-wallet"},
+		"email":    {Email: "other@loja.example"},
+		"customer": {CustomerID: "cust_other"},
+		"currency": {CustomerID: "cust_12345", Currency: payonce.MXN},
+	} {
+		_, err := u.client.Wallets.Get(context.Background(), q)
+		assert.ErrorIs(t, err, payonce.ErrMalformedResponse, name)
+	}
+	w, err := u.client.Wallets.Get(context.Background(), &WalletQuery{Email: "FINANCEIRO@loja-sp.com.br"})
+	require.NoError(t, err, "an e-mail in another case is the same")
+	assert.Equal(t, "f47ac10b-58cc-4372-a567-0e02b2c3d479", w.UUID)
+	for _, a := range []string{`{}`, `{"name":"no id"}`, `[` + walletAnswer + `]`, ``} {
+		answer = a
+		_, err := u.client.Wallets.Get(context.Background(), &WalletQuery{CustomerID: "cust_12345"})
+		assert.ErrorIs(t, err, payonce.ErrMalformedResponse, a)
+	}
+}
+
+// A wallet read is never journaled (a reference is refused, nothing
+// sent), and credentials an answer holds reach the caller only: no log
+// record or printed form holds the secret.
+func TestWalletGetNeverPersistsCredentials(t *testing.T) {
+	var logged bytes.Buffer
+	u := setup(t, payonce.WithJournal(journal.NewMemory()),
+		payonce.WithLogger(slog.New(slog.NewJSONHandler(&logged, &slog.HandlerOptions{Level: slog.LevelDebug}))))
+	calls := 0
+	u.mux.HandleFunc("GET "+PathWallets, func(w http.ResponseWriter, r *http.Request) {
+		calls++
+		writeJSON(w, 200, walletAnswer)
+	})
+	_, err := u.client.Wallets.Get(context.Background(), &WalletQuery{CustomerID: "cust_12345"}, payonce.WithReference("wallet-read"))
+	require.ErrorIs(t, err, payonce.ErrInvalidRequest)
+	assert.Zero(t, calls, "a read is never journaled: nothing sent")
+
+	w, err := u.client.Wallets.Get(context.Background(), &WalletQuery{CustomerID: "cust_12345"})
+	require.NoError(t, err)
+	require.NotNil(t, w.Credentials, "read as a create's answer")
+	assert.False(t, w.Meta.FromJournal)
+	b, err := json.Marshal(w)
+	require.NoError(t, err)
+	for _, s := range []string{logged.String(), fmt.Sprintf("%+v", w), fmt.Sprintf("%#v", *w), string(b)} {
+		assert.NotContains(t, s, "wallet-secret-s3cr3t-4711")
+	}
 }

@@ -60,15 +60,13 @@ func (f *Fake) token(r *fakeserver.Request) fakeserver.Response {
 	r.Credential = principal
 	r.Attempt.Credential = fakeserver.Clip(principal)
 	tok := f.IssueToken(principal)
-	resp := map[string]any{
+	// The authentication page's three names, and no other: a scope
+	// asked for is taken, not echoed.
+	return fakeserver.JSON(http.StatusOK, map[string]any{
 		"access_token": tok,
 		"expires_in":   int(math.Round(f.cfg.TokenLifetime.Seconds())),
 		"token_type":   "Bearer",
-	}
-	if s := form.Get("scope"); s != "" {
-		resp["scope"] = s
-	}
-	return fakeserver.JSON(http.StatusOK, resp)
+	})
 }
 
 // IssueToken returns a new access token for clientID, valid for the token

@@ -90,7 +90,8 @@ var getParams = []string{"charge_uuid", "wallet_uuid"}
 // QueryParams returns the query parameters the fake takes, by endpoint
 // name as testdata/a55/reference.json names them.
 func QueryParams() map[string][]string {
-	return map[string][]string{"list_charges": slices.Clone(listParams), "get_charge": slices.Clone(getParams)}
+	return map[string][]string{"list_charges": slices.Clone(listParams), "get_charge": slices.Clone(getParams),
+		"get_wallet": slices.Clone(walletQueryParams)}
 }
 
 // unknownParams refuses parameters the endpoint does not take.

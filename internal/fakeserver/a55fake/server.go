@@ -196,7 +196,7 @@ func Owns(path string) bool {
 // routes are the operations whose path holds no ID, built once: a
 // request routes to one without allocating.
 type routes struct {
-	token, wallet, chargeCreate, pixCreate, chargeGet, chargeList, capture, refund, cancel fakeserver.Route
+	token, wallet, walletGet, chargeCreate, pixCreate, chargeGet, chargeList, capture, refund, cancel fakeserver.Route
 }
 
 func (f *Fake) newRoutes() routes {
@@ -206,6 +206,7 @@ func (f *Fake) newRoutes() routes {
 	return routes{
 		token:        fakeserver.Route{Kind: "token", Template: TokenPath, Public: true, Handle: f.token},
 		wallet:       keyed("wallet.create", walletPrefix, f.createWallet),
+		walletGet:    fakeserver.Route{Kind: "wallet.get", Template: walletPrefix, Handle: f.getWallet},
 		chargeCreate: keyed("charge.create", walletPrefix+"charge/", f.createCharge),
 		pixCreate:    keyed("charge.create", walletPrefix+"charge/pix/", f.createPixCharge),
 		chargeGet: fakeserver.Route{Kind: "charge.get", Template: walletPrefix + "charge", Handle: func(r *fakeserver.Request) fakeserver.Response {
@@ -241,6 +242,9 @@ func (f *Fake) Route(method, path string) (fakeserver.Route, fakeserver.Problem)
 	}
 	switch rest {
 	case "":
+		if method == http.MethodGet {
+			return f.routes.walletGet, fakeserver.ProblemNone
+		}
 		return only(http.MethodPost, f.routes.wallet)
 	case "charge":
 		if method == http.MethodGet {

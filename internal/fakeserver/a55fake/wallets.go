@@ -3,7 +3,10 @@ package a55fake
 import (
 	"encoding/json"
 	"net/http"
+	"net/url"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/payonce/payonce/internal/fakeserver"
@@ -178,20 +181,106 @@ func (f *Fake) commitWallet(r *fakeserver.Request, w *wallet, creds map[string]s
 	f.addWalletLocked(w)
 	f.mu.Unlock()
 	f.e.Record(fakeserver.Operation{Provider: Provider, Kind: "wallet.create", IdempotencyKey: r.Key, ID: w.UUID, Credential: r.Credential})
-	created := w.CreatedAt.Format(time.RFC3339Nano)
 	if w.quickstart {
-		return fakeserver.JSON(http.StatusOK, map[string]any{"uuid": w.UUID, "name": w.Name, "status": w.Status, "created_at": created})
+		return fakeserver.JSON(http.StatusOK, map[string]any{"uuid": w.UUID, "name": w.Name, "status": w.Status,
+			"created_at": w.CreatedAt.Format(time.RFC3339Nano)})
 	}
-	out := map[string]any{
-		"wallet_uuid": w.UUID, "entity_uuid": w.EntityUUID, "merchant_uuid": w.MerchantUUID, "customer_id": w.CustomerID,
-		"name": w.Name, "email": w.Email, "currency": w.Currency, "status": w.Status, "created_at": created,
-	}
+	out := walletAnswer(w)
 	if creds != nil {
 		out["credentials"] = creds
 	}
+	return answerJSON(out)
+}
+
+// walletAnswer is a wallet in the create-wallet reference's shape,
+// without credentials.
+func walletAnswer(w *wallet) map[string]any {
+	return map[string]any{
+		"wallet_uuid": w.UUID, "entity_uuid": w.EntityUUID, "merchant_uuid": w.MerchantUUID, "customer_id": w.CustomerID,
+		"name": w.Name, "email": w.Email, "currency": w.Currency, "status": w.Status, "created_at": w.CreatedAt.Format(time.RFC3339Nano),
+	}
+}
+
+// answerJSON is a 200 answer of out.
+func answerJSON(out map[string]any) fakeserver.Response {
 	b, err := json.Marshal(out)
 	if err != nil {
 		return fakeserver.JSON(http.StatusInternalServerError, map[string]string{"error": "encode"})
 	}
 	return fakeserver.Response{Status: http.StatusOK, Body: b}
+}
+
+// walletQueryParams are the query parameters of the get-wallet page:
+// wallet_uuid, email or customer_id (at least one of them), and
+// currency.
+var walletQueryParams = []string{"wallet_uuid", "email", "customer_id", "currency"}
+
+// getWallet serves GET /api/v1/bank/wallet/ (the get-wallet page): the
+// one wallet of the client that wallet_uuid, email and customer_id name,
+// each given one agreeing, narrowed by currency; in create-wallet's
+// shape, never with credentials (A55 hands them out once, in the create's
+// answer). A query naming none of the three is 422 naming them; a wallet
+// of another client 403; none 404; a query several wallets match is 422
+// naming what it gave: the fake never picks one of them.
+func (f *Fake) getWallet(r *fakeserver.Request) fakeserver.Response {
+	q := r.HTTP.URL.Query()
+	id, email, customer, currency := q.Get("wallet_uuid"), q.Get("email"), q.Get("customer_id"), q.Get("currency")
+	var c checks
+	c.unknownParams(q, walletQueryParams)
+	if id == "" && email == "" && customer == "" {
+		for _, name := range walletQueryParams[:3] {
+			c.rule(name, "one of wallet_uuid, email or customer_id is required")
+		}
+	}
+	c.checkID("wallet_uuid", id)
+	c.checkID("customer_id", customer)
+	if email != "" {
+		c.checkEmail("email", email)
+	}
+	if currency != "" && !slices.Contains(walletCurrencies, currency) {
+		c.ruleCode("currency", "want one of "+strings.Join(walletCurrencies, ", "), codeCurrency)
+	}
+	if !c.ok() {
+		return c.answer(f)
+	}
+	match := func(w *wallet) bool {
+		return (id == "" || w.UUID == id) && (email == "" || w.Email == email) &&
+			(customer == "" || w.CustomerID == customer) && (currency == "" || w.Currency == currency)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if id != "" {
+		w, ok := f.wallets[id]
+		switch {
+		case !ok:
+			return *f.refuse(http.StatusNotFound, codeNotFound, "wallet not found", "wallet_uuid", "no such wallet")
+		case w.client != r.Credential:
+			return *f.refuse(http.StatusForbidden, codeForbidden, "the wallet belongs to another client", "wallet_uuid", "not a wallet of this client")
+		case !match(w):
+			return *f.refuse(http.StatusNotFound, codeNotFound, "wallet not found", "wallet_uuid", "the wallet does not match the query")
+		}
+		return answerJSON(walletAnswer(w))
+	}
+	var found []*wallet
+	for _, w := range f.wallets {
+		if w.client == r.Credential && match(w) {
+			found = append(found, w)
+		}
+	}
+	switch len(found) {
+	case 0:
+		return *f.refuse(http.StatusNotFound, codeNotFound, "wallet not found", firstGiven(q), "no wallet of this client matches")
+	case 1:
+		return answerJSON(walletAnswer(found[0]))
+	}
+	c.rule(firstGiven(q), strconv.Itoa(len(found))+" wallets match: name wallet_uuid, or narrow by currency")
+	return c.answer(f)
+}
+
+// firstGiven names the first of email and customer_id the query gives.
+func firstGiven(q url.Values) string {
+	if q.Get("email") != "" {
+		return "email"
+	}
+	return "customer_id"
 }

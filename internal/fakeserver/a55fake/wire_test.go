@@ -3,6 +3,7 @@ package a55fake_test
 import (
 	"encoding/json"
 	"net/http"
+	"net/url"
 	"os"
 	"slices"
 	"strconv"
@@ -36,6 +37,8 @@ type refEndpoint struct {
 	Response   []refField `json:"response"`
 	ResponseAs string     `json:"response_as"`
 	Query      []refField `json:"query"`
+	OneOf      []string   `json:"one_of"`
+	Never      []string   `json:"response_never"`
 }
 
 type reference struct {
@@ -454,6 +457,11 @@ func TestQueryNamesAreTheReferences(t *testing.T) {
 		}
 		assert.ElementsMatch(t, want, params, name)
 	}
+	for _, e := range ref.Endpoints {
+		if len(e.Query) > 0 {
+			assert.Contains(t, a55fake.QueryParams(), e.Name, "the fake lists the parameters of %s", e.Name)
+		}
+	}
 	h := newHarness(t, a55fake.Config{})
 	r := h.do(t, http.MethodGet, listPath+"?wallet_uuid="+h.acct.WalletUUID+"&status=confirmed", "", nil)
 	assert.Equal(t, http.StatusUnprocessableEntity, r.status, "status is a filter= value, not a parameter")
@@ -461,4 +469,61 @@ func TestQueryNamesAreTheReferences(t *testing.T) {
 	r = h.do(t, http.MethodGet, chargePath+"?charge_uuid=x&wallet_uuid="+h.acct.WalletUUID+"&merchant_id=m", "", nil)
 	assert.Equal(t, http.StatusUnprocessableEntity, r.status)
 	assert.Equal(t, []string{"merchant_id"}, r.details(t))
+}
+
+// get-wallet takes any one of its one_of names alone and refuses a query
+// without them, naming each; it answers create-wallet's documented names
+// but those it never answers (credentials).
+func TestGetWalletNamesAreTheReferences(t *testing.T) {
+	ref := loadReference(t)
+	e := ref.endpoint(t, "get_wallet")
+	require.Equal(t, walletPath, e.Path)
+	require.NotEmpty(t, e.OneOf)
+	h := newHarness(t, a55fake.Config{})
+	body := h.build(t, ref.endpoint(t, "create_wallet").Request, "", nil)
+	r := h.do(t, http.MethodPost, walletPath, "", body)
+	require.Equal(t, http.StatusOK, r.status, "%s", r.body)
+	created := r.obj(t)
+	names := responseNames(ref.endpoint(t, "create_wallet").Response)
+	for _, n := range e.Never {
+		require.True(t, names[n], "response_never names an answer name: %s", n)
+		delete(names, n)
+	}
+	for _, name := range e.OneOf {
+		v, ok := created[name].(string)
+		if !ok { // email and customer_id are the request's
+			v = body[name].(string)
+		}
+		r := h.do(t, http.MethodGet, walletPath+"?"+name+"="+v, "", nil)
+		require.Equal(t, http.StatusOK, r.status, "%s alone: %s", name, r.body)
+		for _, k := range keysOf(r.obj(t), "") {
+			assert.True(t, names[k], "get_wallet answers %s, not a documented name it may answer", k)
+		}
+	}
+	r = h.do(t, http.MethodGet, walletPath+"?currency=BRL", "", nil)
+	require.Equal(t, http.StatusUnprocessableEntity, r.status, "%s", r.body)
+	assert.ElementsMatch(t, e.OneOf, r.details(t))
+}
+
+// The token endpoint answers the authentication page's names and no
+// other, whatever the form asks for (a scope is taken, not echoed).
+func TestTokenAnswerNamesAreTheReferences(t *testing.T) {
+	ref := loadReference(t)
+	names := responseNames(ref.endpoint(t, "token").Response)
+	h := newHarness(t, a55fake.Config{})
+	for _, form := range []url.Values{
+		{"grant_type": {"client_credentials"}, "client_id": {"demo-client"}, "client_secret": {"demo-secret"}},
+		{"grant_type": {"client_credentials"}, "client_id": {"demo-client"}, "client_secret": {"demo-secret"}, "scope": {"api/readwrite"}},
+	} {
+		resp, err := http.PostForm(h.srv.URL+a55fake.TokenPath, form)
+		require.NoError(t, err)
+		var m map[string]any
+		require.NoError(t, json.NewDecoder(resp.Body).Decode(&m))
+		_ = resp.Body.Close()
+		require.Equal(t, http.StatusOK, resp.StatusCode)
+		for k := range m {
+			assert.True(t, names[k], "the token answer's %s is not a documented name", k)
+		}
+		assert.Len(t, m, len(names))
+	}
 }
