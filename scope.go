@@ -118,8 +118,12 @@ type ScopeCount struct {
 // (WithLegacyScopes, or the command its text names), or, when they are
 // another account's entries, move them out of the way.
 type LegacyScopeError struct {
-	Scope            string
-	Own              string
+	Scope string
+	Own   string
+	// Reference is the reference a run found under Scope, when the
+	// refusal is one run's (the scope gained entries after the client's
+	// first use); "" at the first use.
+	Reference        string
 	Pending, Settled int64
 }
 
