@@ -92,9 +92,15 @@ type JournalUpgrader interface {
 	// given (a scope without entries is left out), ordered by scope.
 	Scopes(ctx context.Context, only ...string) ([]ScopeCount, error)
 	// MoveScope moves every entry of scope from into scope to, atomically,
-	// and returns how many it moved. Nothing moves when to holds one of
-	// from's references (journal.ErrScopeCollision) or a pending entry of
-	// from is leased to a live run (ErrJournalLeased), both wrapped.
+	// and returns how many it moved. An entry of to whose reference from
+	// holds too gives way to from's when it is pending, was never sent
+	// (Sent false, no attempt counted) and no live run holds it: its key
+	// never left, and from's entry, which may have run, is the
+	// reference's; the moved entry's fence is raised above the replaced
+	// one's. Nothing moves when another entry of to holds one of from's
+	// references (journal.ErrScopeCollision), or a pending entry of from,
+	// or one of to that would give way, is leased to a live run
+	// (ErrJournalLeased), both wrapped.
 	MoveScope(ctx context.Context, from, to string) (int64, error)
 	// ReplaceFingerprint sets the fingerprint of (scope, reference) to fp
 	// when it is old, and reports whether it did (false: the entry holds

@@ -44,7 +44,9 @@ func (m *Memory) Scopes(ctx context.Context, only ...string) ([]payonce.ScopeCou
 	return out, nil
 }
 
-// MoveScope moves every entry of from into to, or none.
+// MoveScope moves every entry of from into to, or none. An entry of to
+// never sent gives way to from's entry of its reference
+// (journalkit.GiveWayRefusal).
 func (m *Memory) MoveScope(ctx context.Context, from, to string) (int64, error) {
 	if err := ctx.Err(); err != nil {
 		return 0, err
@@ -60,8 +62,10 @@ func (m *Memory) MoveScope(ctx context.Context, from, to string) (int64, error) 
 		if id.scope != from {
 			continue
 		}
-		if _, ok := m.entries[entryID{to, id.reference}]; ok {
-			return 0, journalkit.CollisionError(from, to, id.reference)
+		if d, ok := m.entries[entryID{to, id.reference}]; ok {
+			if err := journalkit.GiveWayRefusal(*d, now, from, to); err != nil {
+				return 0, err
+			}
 		}
 		if e.State == payonce.JournalPending && e.LeaseOwner != "" && e.LeaseUntil.After(now) {
 			return 0, journalkit.LeasedError(from, id.reference)
@@ -71,6 +75,9 @@ func (m *Memory) MoveScope(ctx context.Context, from, to string) (int64, error) 
 	for _, ref := range refs {
 		e := m.entries[entryID{from, ref}]
 		delete(m.entries, entryID{from, ref})
+		if d, ok := m.entries[entryID{to, ref}]; ok {
+			e.Fence = journalkit.MovedFence(e.Fence, d.Fence)
+		}
 		e.Scope = to
 		m.entries[entryID{to, ref}] = e
 	}
