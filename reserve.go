@@ -323,12 +323,12 @@ func (op *operation) storedAgeRefusal() *APIError {
 }
 
 // sameRequest reports whether a stored entry was recorded for the request
-// e describes: the same fingerprint or, for an entry reserved without one
+// e describes: the same fingerprint (compared in constant time) or, for an entry reserved without one
 // (ReserveTx) that no run has bound yet, the same method and path, so
 // that a reference never runs another operation under its key.
 func sameRequest(stored, e JournalEntry) bool {
 	if stored.Fingerprint != "" {
-		return stored.Fingerprint == e.Fingerprint
+		return corekit.SameFingerprint(stored.Fingerprint, e.Fingerprint)
 	}
 	return (stored.Method == "" || strings.EqualFold(stored.Method, e.Method)) && (stored.Path == "" || redact.Stored(stored.Path) == e.Path)
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/payonce/payonce"
+	"github.com/payonce/payonce/internal/corekit"
 	"github.com/payonce/payonce/internal/journalkit"
 )
 
@@ -99,7 +100,7 @@ func (m *Memory) ReplaceFingerprint(ctx context.Context, scope, reference, old, 
 	if !ok {
 		return false, fmt.Errorf("journal: replace fingerprint %q: %w", reference, ErrNotFound)
 	}
-	if e.Fingerprint != old {
+	if !corekit.SameFingerprint(e.Fingerprint, old) {
 		return false, nil
 	}
 	e.Fingerprint = fp

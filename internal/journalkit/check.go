@@ -120,7 +120,7 @@ func TakeRefusal(e payonce.JournalEntry, r payonce.JournalEntry, now time.Time) 
 	switch {
 	case e.Settled():
 		return fmt.Errorf("journal: take %q: %w", r.Reference, corekit.ErrJournalSettled)
-	case r.Fingerprint != "" && e.Fingerprint != "" && e.Fingerprint != r.Fingerprint:
+	case r.Fingerprint != "" && e.Fingerprint != "" && !corekit.SameFingerprint(e.Fingerprint, r.Fingerprint):
 		return fmt.Errorf("journal: take %q: recorded with another request: %w", r.Reference, payonce.ErrIdempotencyConflict)
 	case e.LeaseOwner != "" && e.LeaseOwner != r.LeaseOwner && e.LeaseUntil.After(now):
 		return fmt.Errorf("journal: take %q: %w until %s", r.Reference, payonce.ErrJournalLeased, e.LeaseUntil.UTC().Format(time.RFC3339))

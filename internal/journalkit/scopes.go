@@ -31,7 +31,7 @@ func CheckMoveScope(from, to string) error {
 // CheckReplaceFingerprint validates ReplaceFingerprint's new fingerprint:
 // non-empty and not the old one.
 func CheckReplaceFingerprint(old, fp string) error {
-	if fp == "" || fp == old {
+	if fp == "" || corekit.SameFingerprint(fp, old) {
 		return fmt.Errorf("%w: a new fingerprint is required", ErrInvalidEntry)
 	}
 	return nil
