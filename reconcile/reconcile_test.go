@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"strings"
 	"testing"
 	"time"
 
@@ -17,6 +18,7 @@ import (
 	"github.com/payonce/payonce/journal/journaltest"
 	"github.com/payonce/payonce/payoncetest"
 	"github.com/payonce/payonce/reconcile"
+	"github.com/payonce/payonce/redact"
 )
 
 const scope = "fake:shop@https://fake.example"
@@ -455,4 +457,32 @@ func TestAttemptsHoldingOneResourceAreNotTwoSuccesses(t *testing.T) {
 		{"misrecorded", "o-7/attempt-1", "r1"},
 		{"misrecorded", "o-7/attempt-2", "r1"},
 	}, kinds(rep))
+}
+
+// secretHolder holds a provider client's own secrets.
+type secretHolder []string
+
+func (h secretHolder) SecretValues() []string { return h }
+
+// The report's statuses and texts lose the client's own secrets too
+// (Options.Redactor: its credentials, a token it was given), in any
+// letter case, where they do not look like secrets; its identifiers keep
+// their digits and lose them as well.
+func TestReportCutsTheClientsOwnSecrets(t *testing.T) {
+	const secret = "pelican-orbit-77"
+	b := newBook(t)
+	p := &fakeProvider{resources: []reconcile.Resource{
+		{ID: "card_4111111111111111_" + secret, Status: "frozen by " + strings.ToUpper(secret), Account: "hdr/" + secret,
+			Order: "order-" + secret, Currency: payonce.Currency(secret), CreatedAt: base},
+	}}
+	o := opts()
+	o.Redactor = redact.NewSecrets(secretHolder{secret}).Redactor()
+	rep := run(t, p, b, o)
+	require.Len(t, rep.Findings, 1)
+	out, err := json.Marshal(rep)
+	require.NoError(t, err)
+	assert.NotContains(t, strings.ToLower(string(out)), secret)
+	f := rep.Findings[0]
+	assert.Equal(t, "frozen by [REDACTED]", f.Status)
+	assert.Contains(t, f.ResourceID, "card_4111111111111111_", "an identifier keeps its digits")
 }
