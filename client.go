@@ -313,6 +313,16 @@ func (c *Client) transport() http.RoundTripper {
 // redactor is the redactor of the client's own secrets (nil for none).
 func (c *Client) redactor() *redact.Redactor { return c.secrets.Redactor() }
 
+// Redactor returns the redactor the client's journal rows and errors go
+// through: redact.String's rules, and the client's own secrets (its
+// signer's credentials and tokens, redact.SecretHolder) cut in any
+// letter case, as the client holds them when asked: a token it obtains
+// later is not in it. Give it to what prints a provider's texts outside
+// a call (InboxHandler.Redactor; reconcile.Options.Secrets takes the
+// client itself and asks again for each text). It is nil, which redacts
+// as redact.String does, for a client whose signer holds none.
+func (c *Client) Redactor() *redact.Redactor { return c.redactor() }
+
 // storedAnswer is an answer body as the journal stores it: redacted, the
 // fields the codec names kept or masked as it says (fieldsCodec), so that
 // what the provider sent comes back as sent.

@@ -128,7 +128,7 @@ func (c *Client) requestMatches(e JournalEntry, method, path string, body []byte
 	if e.Fingerprint == "" {
 		return strings.EqualFold(e.Method, method) && redact.Stored(e.Path) == redact.Stored(path)
 	}
-	if !hmac.Equal([]byte(c.fingerprintLike(e.Fingerprint, method, path, body)), []byte(e.Fingerprint)) {
+	if !corekit.SameFingerprint(c.fingerprintLike(e.Fingerprint, method, path, body), e.Fingerprint) {
 		return false
 	}
 	if isPlainFingerprint(e.Fingerprint) {

@@ -4,7 +4,12 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -258,4 +263,53 @@ func TestPlainFingerprintReplacedMeanwhileIsNoConflict(t *testing.T) {
 	_, err := c.Do(t.Context(), chargeReq("10.00"), nil, payonce.WithReference("order-1"))
 	require.NoError(t, err)
 	assert.Equal(t, []string{"key-of-an-old-version-1"}, s.sentKeys(), "resumed with its key")
+}
+
+// Fingerprints are compared in constant time wherever Go compares them
+// (crypto/subtle, hmac.Equal): a comparison that stops at the first
+// differing byte tells a caller who can time it how much of a stored
+// fingerprint it guessed. The test reads every source file of the module
+// (tests aside, and the fake providers, whose fingerprints are their own
+// requests') and refuses == and != between fingerprints; a test against
+// the empty string (is there one) reveals nothing of its bytes.
+func TestFingerprintsAreComparedInConstantTime(t *testing.T) {
+	fingerprint := func(x ast.Expr) bool {
+		switch x := x.(type) {
+		case *ast.SelectorExpr:
+			return strings.Contains(strings.ToLower(x.Sel.Name), "fingerprint")
+		case *ast.Ident:
+			return x.Name == "fp" || strings.Contains(strings.ToLower(x.Name), "fingerprint")
+		}
+		return false
+	}
+	empty := func(x ast.Expr) bool {
+		lit, ok := x.(*ast.BasicLit)
+		return ok && lit.Kind == token.STRING && (lit.Value == `""` || lit.Value == "``")
+	}
+	var found []string
+	fset := token.NewFileSet()
+	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		switch {
+		case err != nil:
+			return err
+		case d.IsDir() && path != "." && (d.Name() == "testdata" || d.Name() == "bench" || strings.HasPrefix(d.Name(), ".") || path == filepath.Join("internal", "fakeserver")):
+			return filepath.SkipDir
+		case d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go"):
+			return nil
+		}
+		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
+		if err != nil {
+			return err
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			b, ok := n.(*ast.BinaryExpr)
+			if ok && (b.Op == token.EQL || b.Op == token.NEQ) && (fingerprint(b.X) || fingerprint(b.Y)) && !empty(b.X) && !empty(b.Y) {
+				found = append(found, fset.Position(b.Pos()).String())
+			}
+			return true
+		})
+		return nil
+	})
+	require.NoError(t, err)
+	assert.Empty(t, found, "fingerprints compared with == or !=")
 }

@@ -1,6 +1,7 @@
 package payonce
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -53,28 +54,92 @@ func (op *operation) reserve(out any) (m Meta, done bool, err error) {
 		Fingerprint: c.Fingerprint(op.req.Method, op.req.Path, op.body),
 		State:       JournalPending, LeaseOwner: owner, Sent: true, Attempts: 1, Lease: op.jr.lease,
 	}
-	hk := heldKey{c.scope, ref}
+	return op.reserveEntry(e, own, out, true)
+}
+
+// reserveEntry reserves e, the entry of the call's reference, or takes
+// the entry the reference holds. A new reservation stands before the
+// earlier forms of the client's scope are read for its reference (one
+// read by primary key each), so that an earlier process's reservation of
+// it made before that read is seen, and nothing is sent under a new key
+// while an earlier form holds the reference: the run takes its
+// reservation back and answers as earlierHeld does. again: the run may
+// reserve once more, after moving an earlier entry in. done as for
+// reserve.
+func (op *operation) reserveEntry(e JournalEntry, own bool, out any, again bool) (m Meta, done bool, err error) {
+	c, ref := op.c, e.Reference
 	reservedAt := time.Now()
 	stored, created, err := c.journal.Reserve(op.ctx, e)
 	if err != nil {
 		return op.journalMeta(ref), true, op.fail(op.journalKind(), fmt.Errorf("reserve: %w", err))
 	}
-	if created {
-		op.jr.fence, op.jr.reserved, op.jr.reservedAt, op.jr.attempts = stored.Fence, true, reservedAt, stored.Attempts
-		op.jr.marked = stored.Sent
-		c.held.set(hk, stored.Fence)
-		if own {
-			c.observeJournalTime(stored.UpdatedAt)
-		}
-		return Meta{}, false, nil
+	if !created {
+		return op.take(stored, e, own, out, again)
 	}
-	return op.take(stored, e, own, out)
+	if held, found, err := c.earlierHolder(op.ctx, ref); err != nil || found {
+		if berr := op.takeBack(stored); berr != nil {
+			// Left marked "may have been sent", as after a crash: a
+			// later run finds both entries and is refused.
+			err = errors.Join(err, fmt.Errorf("%w: take back the reservation: %w", ErrJournal, berr))
+		}
+		if err != nil {
+			return op.journalMeta(ref), true, op.fail(op.journalKind(), err)
+		}
+		return op.earlierHeld(held, e, own, out, again)
+	}
+	op.jr.fence, op.jr.reserved, op.jr.reservedAt, op.jr.attempts = stored.Fence, true, reservedAt, stored.Attempts
+	op.jr.marked = stored.Sent
+	c.held.set(heldKey{c.scope, ref}, stored.Fence)
+	if own {
+		c.observeJournalTime(stored.UpdatedAt)
+	}
+	return Meta{}, false, nil
+}
+
+// takeBack takes back the reservation stored the run just made, before
+// any byte left under it: the entry stays pending and never sent
+// (JournalUnsender), so that an earlier form's entry of its reference
+// can move over it (JournalUpgrader.MoveScope).
+func (op *operation) takeBack(stored JournalEntry) error {
+	up := JournalEntry{Scope: stored.Scope, Reference: stored.Reference, State: JournalPending, Fence: stored.Fence,
+		LastCause: "nothing sent: the reference is held under an earlier form of the client's scope"}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(op.ctx), journalWriteTimeout)
+	defer cancel()
+	if u, ok := op.c.journal.(JournalUnsender); ok {
+		return u.Unsend(ctx, up)
+	}
+	return op.c.journal.Update(ctx, up)
+}
+
+// earlierHeld answers a run about to send under a reference that held,
+// an entry under an earlier form of the client's scope, holds: nothing
+// is sent. When the client owns that scope its entries move into the
+// client's (all or none) and the run reserves again, once, to find the
+// moved entry and resume it with its key; otherwise, or a second time,
+// the run is refused (placeReference). done as for reserve.
+func (op *operation) earlierHeld(held, e JournalEntry, own bool, out any, again bool) (Meta, bool, error) {
+	c, ref := op.c, e.Reference
+	var err error
+	if again {
+		err = c.placeReference(op.ctx, held)
+	} else {
+		// Found again right after a move: a process of the earlier
+		// version keeps reserving the reference.
+		err = &LegacyScopeError{Scope: held.Scope, Own: c.scope, Reference: ref, Pending: 1}
+	}
+	if err != nil {
+		return op.journalMeta(ref), true, op.fail(placementKind(err), err)
+	}
+	op.jr = &journalRun{ref: ref, owner: op.jr.owner, lease: op.jr.lease}
+	return op.reserveEntry(e, own, out, false)
 }
 
 // take takes over an entry another run reserved: the same request under
 // the stored key, neither settled nor past its window, and no other owner
-// holding its lease. done as for reserve.
-func (op *operation) take(stored, e JournalEntry, own bool, out any) (m Meta, done bool, err error) {
+// holding its lease. Before it takes the entry to send, the earlier forms
+// of the client's scope are read for its reference (earlierHeld). done as
+// for reserve.
+func (op *operation) take(stored, e JournalEntry, own bool, out any, again bool) (m Meta, done bool, err error) {
 	c, ref, owner := op.c, op.jr.ref, op.jr.owner
 	hk := heldKey{c.scope, ref}
 	op.key, op.created = stored.Key, stored.KeyCreated
@@ -116,6 +181,13 @@ func (op *operation) take(stored, e JournalEntry, own bool, out any) (m Meta, do
 		if refusal := op.storedAgeRefusal(); refusal != nil {
 			return op.journalMeta(ref), true, op.fail(ErrOutcomeUnknown, &outcomeUnknownError{Entry: stored, Cause: refusal.Kind})
 		}
+	}
+	switch held, found, err := c.earlierHolder(op.ctx, ref); {
+	case err != nil:
+		return op.journalMeta(ref), true, op.fail(op.journalKind(), err)
+	case found:
+		e.Fingerprint = mine
+		return op.earlierHeld(held, e, own, out, again)
 	}
 	taken, err := c.journal.Take(op.ctx, JournalEntry{Scope: stored.Scope, Reference: ref, LeaseOwner: owner, Lease: op.jr.lease, Fingerprint: e.Fingerprint})
 	switch {
@@ -251,12 +323,12 @@ func (op *operation) storedAgeRefusal() *APIError {
 }
 
 // sameRequest reports whether a stored entry was recorded for the request
-// e describes: the same fingerprint or, for an entry reserved without one
+// e describes: the same fingerprint (compared in constant time) or, for an entry reserved without one
 // (ReserveTx) that no run has bound yet, the same method and path, so
 // that a reference never runs another operation under its key.
 func sameRequest(stored, e JournalEntry) bool {
 	if stored.Fingerprint != "" {
-		return stored.Fingerprint == e.Fingerprint
+		return corekit.SameFingerprint(stored.Fingerprint, e.Fingerprint)
 	}
 	return (stored.Method == "" || strings.EqualFold(stored.Method, e.Method)) && (stored.Path == "" || redact.Stored(stored.Path) == e.Path)
 }

@@ -24,7 +24,10 @@ type journalIdentity struct {
 	// owned are the earlier scopes the caller says the client owns
 	// (WithLegacyScopes): their entries move into the client's scope.
 	owned []string
-	place *scopePlacement
+	// earlier are legacy and owned together, without the client's own
+	// scope: the forms a new reservation's reference is looked up under.
+	earlier []string
+	place   *scopePlacement
 }
 
 // scopePlacement is the check a client makes once, at its first journal
@@ -52,6 +55,12 @@ func (c *Client) resolveScope() error {
 	}
 	if slices.Contains(c.ident.owned, c.scope) {
 		return fmt.Errorf("%w: WithLegacyScopes names the client's own scope %q", ErrInvalidConfig, c.scope)
+	}
+	c.ident.earlier = nil
+	for _, s := range append(slices.Clone(c.ident.legacy), c.ident.owned...) {
+		if s != c.scope && !slices.Contains(c.ident.earlier, s) {
+			c.ident.earlier = append(c.ident.earlier, s)
+		}
 	}
 	c.ident.place = &scopePlacement{}
 	return nil
@@ -92,9 +101,15 @@ type JournalUpgrader interface {
 	// given (a scope without entries is left out), ordered by scope.
 	Scopes(ctx context.Context, only ...string) ([]ScopeCount, error)
 	// MoveScope moves every entry of scope from into scope to, atomically,
-	// and returns how many it moved. Nothing moves when to holds one of
-	// from's references (journal.ErrScopeCollision) or a pending entry of
-	// from is leased to a live run (ErrJournalLeased), both wrapped.
+	// and returns how many it moved. An entry of to whose reference from
+	// holds too gives way to from's when it is pending, was never sent
+	// (Sent false, no attempt counted) and no live run holds it: its key
+	// never left, and from's entry, which may have run, is the
+	// reference's; the moved entry's fence is raised above the replaced
+	// one's. Nothing moves when another entry of to holds one of from's
+	// references (journal.ErrScopeCollision), or a pending entry of from,
+	// or one of to that would give way, is leased to a live run
+	// (ErrJournalLeased), both wrapped.
 	MoveScope(ctx context.Context, from, to string) (int64, error)
 	// ReplaceFingerprint sets the fingerprint of (scope, reference) to fp
 	// when it is old, and reports whether it did (false: the entry holds
@@ -110,25 +125,36 @@ type ScopeCount struct {
 	Settled int64  `json:"settled"`
 }
 
-// LegacyScopeError is the cause of an ErrInvalidConfig refusal at a
-// client's first journal use: the journal holds entries under Scope, the
-// form an earlier payonce gave the client's credential, which the client,
-// recording under Own, would not find: it would run each of their
-// references again. Nothing was sent. Map the scope to Own
+// LegacyScopeError is the cause of an ErrInvalidConfig refusal: the
+// journal holds entries under Scope, the form an earlier payonce gave the
+// client's credential, which the client, recording under Own, would not
+// find: it would run each of their references again. Nothing was sent.
+// At the client's first journal use it refuses every call; later, a run
+// whose new reservation's Reference Scope holds (a process of the earlier
+// version still writes it) is refused. Map the scope to Own
 // (WithLegacyScopes, or the command its text names), or, when they are
 // another account's entries, move them out of the way.
 type LegacyScopeError struct {
-	Scope            string
-	Own              string
+	Scope string
+	Own   string
+	// Reference is the reference a run found under Scope, when the
+	// refusal is one run's (the scope gained entries after the client's
+	// first use); "" at the first use.
+	Reference        string
 	Pending, Settled int64
 }
 
 // Error names the two scopes and the command that maps one to the other.
 func (e *LegacyScopeError) Error() string {
-	return fmt.Sprintf("the journal holds %d entries (%d pending) under scope %q, the form an earlier payonce gave this client's credential; "+
-		"this client records under %q and would run each of their references again: "+
-		"move them with `payonce journal scopes -journal <journal> -from %q -to %q`, or give the client payonce.WithLegacyScopes(%q)",
-		e.Pending+e.Settled, e.Pending, e.Scope, e.Own, e.Scope, e.Own, e.Scope)
+	held := fmt.Sprintf("the journal holds %d entries (%d pending) under scope %q, the form an earlier payonce gave this client's credential; "+
+		"this client records under %q and would run each of their references again", e.Pending+e.Settled, e.Pending, e.Scope, e.Own)
+	if e.Reference != "" {
+		held = fmt.Sprintf("reference %q is held under scope %q (%d entries, %d pending), the form an earlier payonce gave this client's credential, "+
+			"which a process of that version still writes; this client records under %q and would run it again",
+			e.Reference, e.Scope, e.Pending+e.Settled, e.Pending, e.Own)
+	}
+	return fmt.Sprintf("%s: move them with `payonce journal scopes -journal <journal> -from %q -to %q`, or give the client payonce.WithLegacyScopes(%q)",
+		held, e.Scope, e.Own, e.Scope)
 }
 
 // Unwrap returns ErrInvalidConfig.
@@ -158,12 +184,7 @@ func (c *Client) placeScopes(ctx context.Context) error {
 
 // findLegacyEntries is placeScopes' one run.
 func (c *Client) findLegacyEntries(ctx context.Context) error {
-	var check []string
-	for _, s := range append(slices.Clone(c.ident.legacy), c.ident.owned...) {
-		if s != c.scope && !slices.Contains(check, s) {
-			check = append(check, s)
-		}
-	}
+	check := c.ident.earlier
 	if len(check) == 0 {
 		return nil
 	}
@@ -190,14 +211,72 @@ func (c *Client) findLegacyEntries(ctx context.Context) error {
 		move = append(move, n.Scope)
 	}
 	for _, from := range move {
-		if _, err := u.MoveScope(ctx, from, c.scope); err != nil {
-			if errors.Is(err, ErrJournalLeased) {
-				return journalErr(ctx, fmt.Errorf("move the entries of scope %q into %q: %w", from, c.scope, err))
-			}
-			return fmt.Errorf("%w: move the entries of scope %q into %q (WithLegacyScopes): %w", ErrInvalidConfig, from, c.scope, err)
+		if err := c.moveScope(ctx, u, from); err != nil {
+			return err
 		}
 	}
 	return nil
+}
+
+// moveScope moves the entries of from, an earlier scope the client owns,
+// into its own: all or none (JournalUpgrader.MoveScope).
+func (c *Client) moveScope(ctx context.Context, u JournalUpgrader, from string) error {
+	if _, err := u.MoveScope(ctx, from, c.scope); err != nil {
+		if errors.Is(err, ErrJournalLeased) {
+			return journalErr(ctx, fmt.Errorf("move the entries of scope %q into %q: %w", from, c.scope, err))
+		}
+		return fmt.Errorf("%w: move the entries of scope %q into %q (WithLegacyScopes): %w", ErrInvalidConfig, from, c.scope, err)
+	}
+	return nil
+}
+
+// earlierHolder returns the entry of ref under an earlier form of the
+// client's scope (legacy or owned), when one holds it: one read by
+// primary key per form, none for a client without earlier forms. A run
+// asks it after its reservation stands and before its first byte (see
+// operation.reserveEntry), and again before it takes an entry to send.
+func (c *Client) earlierHolder(ctx context.Context, ref string) (JournalEntry, bool, error) {
+	for _, s := range c.ident.earlier {
+		e, err := c.journal.Get(ctx, s, ref)
+		switch {
+		case err == nil:
+			return e, true, nil
+		case !errors.Is(err, corekit.ErrJournalNotFound):
+			// The scope is not named: the earliest Coinepay form is the
+			// API key itself.
+			return JournalEntry{}, false, journalErr(ctx, fmt.Errorf("read reference %q under the earlier forms of the scope: %w", ref, err))
+		}
+	}
+	return JournalEntry{}, false, nil
+}
+
+// placeReference answers held, the entry of a run's reference under an
+// earlier form of the client's scope: when the client owns that scope
+// (WithLegacyScopes) its entries move into the client's, all or none, and
+// the run reserves again (it then takes the moved entry, with its key);
+// otherwise the run is refused (LegacyScopeError naming the reference).
+func (c *Client) placeReference(ctx context.Context, held JournalEntry) error {
+	u, ok := c.journal.(JournalUpgrader)
+	if ok && slices.Contains(c.ident.owned, held.Scope) {
+		return c.moveScope(ctx, u, held.Scope)
+	}
+	le := &LegacyScopeError{Scope: held.Scope, Own: c.scope, Reference: held.Reference}
+	if ok {
+		counts, err := u.Scopes(ctx, held.Scope)
+		if err != nil {
+			return journalErr(ctx, fmt.Errorf("journal scopes: %w", err))
+		}
+		for _, n := range counts {
+			le.Pending, le.Settled = n.Pending, n.Settled
+		}
+	}
+	if le.Pending+le.Settled == 0 {
+		le.Pending, le.Settled = 1, 0
+		if held.Settled() {
+			le.Pending, le.Settled = 0, 1
+		}
+	}
+	return le
 }
 
 // placementKind is the kind of a placeScopes error.

@@ -47,9 +47,21 @@ func BenchmarkOperationParallel(b *testing.B) {
 	benchBackends(b, func(b *testing.B, j journal.Store) { runBench(b, url, req, j, true) })
 }
 
-func runBench(b *testing.B, url string, req *payonce.Request, j journal.Store, parallel bool) {
+// BenchmarkOperationWithEarlierScopes is BenchmarkOperation for a client
+// whose scope had two earlier forms (as a Coinepay client's has): each
+// new reservation reads its reference under both, by primary key, before
+// its first byte. Its ratio to BenchmarkOperation is the check's cost.
+func BenchmarkOperationWithEarlierScopes(b *testing.B) {
+	url, req := benchServer(b)
+	benchBackends(b, func(b *testing.B, j journal.Store) {
+		runBench(b, url, req, j, false, corekit.WithLegacyScopes("bench-earlier", "bench-earliest"))
+	})
+}
+
+func runBench(b *testing.B, url string, req *payonce.Request, j journal.Store, parallel bool, extra ...payonce.Option) {
 	opts := []payonce.Option{payonce.WithBaseURL(url), corekit.WithKeyRules(corekit.KeyRules{Provider: "a55", MinLen: 16, MaxLen: 128, Window: corekit.DefaultKeyWindow}), payonce.WithScope("bench"),
 		payonce.WithRetryBudget(nil)}
+	opts = append(opts, extra...)
 	if j != nil {
 		opts = append(opts, payonce.WithJournal(j))
 	}

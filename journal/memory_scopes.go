@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/payonce/payonce"
+	"github.com/payonce/payonce/internal/corekit"
 	"github.com/payonce/payonce/internal/journalkit"
 )
 
@@ -44,7 +45,9 @@ func (m *Memory) Scopes(ctx context.Context, only ...string) ([]payonce.ScopeCou
 	return out, nil
 }
 
-// MoveScope moves every entry of from into to, or none.
+// MoveScope moves every entry of from into to, or none. An entry of to
+// never sent gives way to from's entry of its reference
+// (journalkit.GiveWayRefusal).
 func (m *Memory) MoveScope(ctx context.Context, from, to string) (int64, error) {
 	if err := ctx.Err(); err != nil {
 		return 0, err
@@ -60,8 +63,10 @@ func (m *Memory) MoveScope(ctx context.Context, from, to string) (int64, error) 
 		if id.scope != from {
 			continue
 		}
-		if _, ok := m.entries[entryID{to, id.reference}]; ok {
-			return 0, journalkit.CollisionError(from, to, id.reference)
+		if d, ok := m.entries[entryID{to, id.reference}]; ok {
+			if err := journalkit.GiveWayRefusal(*d, now, from, to); err != nil {
+				return 0, err
+			}
 		}
 		if e.State == payonce.JournalPending && e.LeaseOwner != "" && e.LeaseUntil.After(now) {
 			return 0, journalkit.LeasedError(from, id.reference)
@@ -71,6 +76,9 @@ func (m *Memory) MoveScope(ctx context.Context, from, to string) (int64, error) 
 	for _, ref := range refs {
 		e := m.entries[entryID{from, ref}]
 		delete(m.entries, entryID{from, ref})
+		if d, ok := m.entries[entryID{to, ref}]; ok {
+			e.Fence = journalkit.MovedFence(e.Fence, d.Fence)
+		}
 		e.Scope = to
 		m.entries[entryID{to, ref}] = e
 	}
@@ -92,7 +100,7 @@ func (m *Memory) ReplaceFingerprint(ctx context.Context, scope, reference, old, 
 	if !ok {
 		return false, fmt.Errorf("journal: replace fingerprint %q: %w", reference, ErrNotFound)
 	}
-	if e.Fingerprint != old {
+	if !corekit.SameFingerprint(e.Fingerprint, old) {
 		return false, nil
 	}
 	e.Fingerprint = fp

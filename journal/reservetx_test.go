@@ -2,9 +2,14 @@ package journal_test
 
 import (
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -15,6 +20,7 @@ import (
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/a55"
 	"github.com/payonce/payonce/a55/a55test"
+	"github.com/payonce/payonce/internal/corekit"
 	"github.com/payonce/payonce/journal"
 	"github.com/payonce/payonce/journal/pgjournal"
 	"github.com/payonce/payonce/journal/sqlitejournal"
@@ -203,7 +209,7 @@ func TestReserveTxRefusesNamesTheClientRefuses(t *testing.T) {
 
 	entry := func(scope, ref string) payonce.JournalEntry {
 		return payonce.JournalEntry{Scope: scope, Reference: ref, Operation: "charges.create", Method: "POST", Path: a55.PathCharges,
-			Key: "reserved-key-hostile-1", KeyCreated: time.Now(), Fingerprint: "f"}
+			Key: "reserved-key-hostile-1", KeyCreated: time.Now(), Fingerprint: corekit.Fingerprint("POST", a55.PathCharges, []byte(`{}`))}
 	}
 	check := func(t *testing.T, j journal.Store, reserveTx func(e payonce.JournalEntry) error) {
 		for _, bad := range hostileNames {
@@ -251,5 +257,91 @@ func TestReserveTxRefusesNamesTheClientRefuses(t *testing.T) {
 			_, _, err = j.ReserveTx(t.Context(), tx, e)
 			return err
 		})
+	})
+}
+
+// eachReserveTx runs check on every backend's ReserveTx, each on a
+// journal of its own, committing the merchant's transaction after it.
+func eachReserveTx(t *testing.T, check func(t *testing.T, j journal.Store, reserveTx func(e payonce.JournalEntry) error)) {
+	t.Run("memory", func(t *testing.T) {
+		j := journal.NewMemory()
+		check(t, j, func(e payonce.JournalEntry) error { _, _, err := j.ReserveTx(t.Context(), e); return err })
+	})
+	t.Run("sqlite", func(t *testing.T) {
+		j, err := sqlitejournal.Open(t.Context(), filepath.Join(t.TempDir(), "shop.db"))
+		require.NoError(t, err)
+		defer j.Close()
+		check(t, j, func(e payonce.JournalEntry) error {
+			tx, err := j.DB().BeginTx(t.Context(), nil)
+			require.NoError(t, err)
+			defer func() { require.NoError(t, tx.Commit()) }()
+			_, _, err = j.ReserveTx(t.Context(), tx, e)
+			return err
+		})
+	})
+	t.Run("postgres", func(t *testing.T) {
+		url := os.Getenv("PAYONCE_POSTGRES_URL")
+		if url == "" {
+			t.Skip("PAYONCE_POSTGRES_URL is not set: skipping the PostgreSQL part")
+		}
+		schema := fmt.Sprintf("payonce_e2e_reservetx_%d", time.Now().UnixNano())
+		j, err := pgjournal.Open(t.Context(), url, pgjournal.WithSchema(schema))
+		require.NoError(t, err)
+		defer j.Close()
+		defer func() {
+			_, _ = j.Pool().Exec(context.Background(), "DROP SCHEMA IF EXISTS "+pgx.Identifier{schema}.Sanitize()+" CASCADE")
+		}()
+		check(t, j, func(e payonce.JournalEntry) error {
+			tx, err := j.Pool().Begin(t.Context())
+			require.NoError(t, err)
+			defer func() { require.NoError(t, tx.Commit(t.Context())) }()
+			_, _, err = j.ReserveTx(t.Context(), tx, e)
+			return err
+		})
+	})
+}
+
+// ReserveTx stores a fingerprint only in a form the client writes: keyed
+// (Client.Fingerprint with a fingerprint key) or "sha256-redacted:"
+// (without one), or none. A plain digest of the request (an earlier
+// payonce's form, or one a merchant computed) is an unkeyed hash of a
+// body that may hold a card number and CVV: refused, typed, in any
+// letter case or encoding, and nothing recorded.
+func TestReserveTxRefusesAPlainFingerprint(t *testing.T) {
+	body := []byte(`{"card":{"number":"4111111111111111","cvv":"123"},"amount":"10.00"}`)
+	plain := sha256.Sum256(append([]byte("POST\x00"+a55.PathCharges+"\x00"), body...))
+	key := hmac.New(sha256.New, []byte("merchant fingerprint key"))
+	key.Write(body)
+	hexDigits := hex.EncodeToString(plain[:])
+	entry := func(ref, fp string) payonce.JournalEntry {
+		return payonce.JournalEntry{Scope: "a55:x", Reference: ref, Operation: "charges.create", Method: "POST", Path: a55.PathCharges,
+			Key: "reserved-key-" + ref, KeyCreated: time.Now(), Fingerprint: fp}
+	}
+	eachReserveTx(t, func(t *testing.T, j journal.Store, reserveTx func(e payonce.JournalEntry) error) {
+		for name, fp := range map[string]string{
+			"plain hex":        hexDigits,
+			"upper-case hex":   strings.ToUpper(hexDigits),
+			"base64":           base64.StdEncoding.EncodeToString(plain[:]),
+			"a prefix of ours": corekit.FingerprintKeyedPrefix + "not-a-digest",
+			"prefix, upper":    corekit.FingerprintRedactedPrefix + strings.ToUpper(hexDigits),
+			"prefix, short":    corekit.FingerprintKeyedPrefix + hexDigits[:32],
+			"anything else":    "f",
+		} {
+			err := reserveTx(entry("o-"+strings.ReplaceAll(name, " ", "-"), fp))
+			require.ErrorIs(t, err, journal.ErrInvalidEntry, name)
+			assert.NotContains(t, err.Error(), hexDigits, "%s: the error names no digest", name)
+			_, err = j.Get(t.Context(), "a55:x", "o-"+strings.ReplaceAll(name, " ", "-"))
+			require.ErrorIs(t, err, journal.ErrNotFound, "%s: nothing recorded", name)
+		}
+		for name, fp := range map[string]string{
+			"keyed":    corekit.FingerprintKeyedPrefix + hex.EncodeToString(key.Sum(nil)),
+			"redacted": corekit.Fingerprint("POST", a55.PathCharges, body),
+			"none":     "",
+		} {
+			require.NoError(t, reserveTx(entry("ok-"+name, fp)), name)
+			got, err := j.Get(t.Context(), "a55:x", "ok-"+name)
+			require.NoError(t, err)
+			assert.Equal(t, fp, got.Fingerprint)
+		}
 	})
 }

@@ -56,7 +56,8 @@ var (
 	// Take).
 	ErrNotFound = corekit.ErrJournalNotFound
 	// ErrScopeCollision: MoveScope was asked to move a scope's entries
-	// into a scope holding one of their references; nothing moved.
+	// into a scope holding one of their references in an entry that may
+	// have run (sent, or settled); nothing moved.
 	ErrScopeCollision = journalkit.ErrScopeCollision
 	// ErrSettled: a write tried to move a settled entry back to pending or
 	// to another outcome; a succeeded entry never changes.

@@ -62,6 +62,20 @@ type Options struct {
 	// fails with ErrTooManyResources rather than report on part of them.
 	// Zero: DefaultMaxResources.
 	MaxResources int
+	// Secrets cuts the provider client's own secrets (its credentials, a
+	// token it obtained) from every text of the report, besides what
+	// redact.String removes: give it the client's core, client.Core().
+	// It is asked again for each text, so that a token the client
+	// obtains while Run reads the provider's list is cut too. nil:
+	// redact.String's rules alone.
+	Secrets Secrets
+}
+
+// Secrets gives the redactor of a provider client's own secrets: a
+// *payonce.Client (a typed client's Core) is one, and so is a
+// *redact.Secrets.
+type Secrets interface {
+	Redactor() *redact.Redactor
 }
 
 // Kind is what a Finding reports.
@@ -238,7 +252,31 @@ func Run(ctx context.Context, p Provider, j Journal, o Options) (*Report, error)
 	if r.report.Findings == nil {
 		r.report.Findings = []Finding{}
 	}
+	r.redactFindings()
 	return &r.report, nil
+}
+
+// redactor is the redactor of the client's own secrets now
+// (Options.Secrets), nil for none.
+func (r *run) redactor() *redact.Redactor {
+	if r.o.Secrets == nil || corekit.IsNil(r.o.Secrets) {
+		return nil
+	}
+	return r.o.Secrets.Redactor()
+}
+
+// redactFindings cuts, from what the report says of each finding, the
+// secrets its texts were built with: a resource's identifiers (kept as
+// the provider sent them, digits and all, but for the client's own
+// secrets and any secret, token or credential written in one, as a
+// journal row keeps them) and the details that name them. Statuses and
+// other texts were redacted as they were read (clean).
+func (r *run) redactFindings() {
+	rd := r.redactor()
+	for i := range r.report.Findings {
+		f := &r.report.Findings[i]
+		f.ResourceID, f.Detail, f.Order = rd.Identifier(f.ResourceID), rd.Identifier(f.Detail), rd.Identifier(f.Order)
+	}
 }
 
 // entryRow is one journal entry of the operation and what Run learned of
@@ -390,7 +428,7 @@ func (r *run) loadResources(ctx context.Context) error {
 			continue
 		}
 		r.listed[res.ID] = true
-		r.resources = append(r.resources, clean(res))
+		r.resources = append(r.resources, r.clean(res))
 		if r.inReport(res) {
 			r.report.Resources++
 		}
@@ -406,11 +444,14 @@ func checkResource(res Resource) error {
 	return nil
 }
 
-// clean is res with the provider's free texts redacted (its ID and key
-// are identifiers, kept as sent) and its time in UTC.
-func clean(res Resource) Resource {
-	res.Status, res.Order, res.Account = redact.String(res.Status), redact.String(res.Order), redact.String(res.Account)
-	res.Currency = payonce.Currency(redact.String(string(res.Currency)))
+// clean is res with the provider's free texts redacted, the client's
+// own secrets cut too (Options.Secrets; its ID and key are identifiers,
+// kept as sent until the report is written: redactFindings), and its
+// time in UTC.
+func (r *run) clean(res Resource) Resource {
+	rd := r.redactor()
+	res.Status, res.Order, res.Account = rd.Redact(res.Status), rd.Redact(res.Order), rd.Redact(res.Account)
+	res.Currency = payonce.Currency(rd.Redact(string(res.Currency)))
 	if !res.CreatedAt.IsZero() {
 		res.CreatedAt = res.CreatedAt.UTC()
 	}
@@ -504,6 +545,7 @@ func (r *run) inboxCheck(ctx context.Context, h *entryRow, res *Resource) error 
 			last = ev.Type
 		}
 	}
+	last = r.redactor().Redact(last) // as res.Status was (clean)
 	if last == "" || SameStatus(last, res.Status) {
 		return nil // the same, or nothing known to compare with
 	}
@@ -513,7 +555,7 @@ func (r *run) inboxCheck(ctx context.Context, h *entryRow, res *Resource) error 
 		said = fmt.Sprintf("the last of the inbox's %d events about it says %q", len(events), last)
 	}
 	f := r.finding(h, res, KindUnreceived, fmt.Sprintf("the provider says %q; %s", res.Status, said))
-	f.Known = redact.String(last)
+	f.Known = last
 	r.report.Findings = append(r.report.Findings, f)
 	return nil
 }
@@ -551,7 +593,7 @@ func (r *run) unseen(ctx context.Context) error {
 		if res.ID != h.rec.ID {
 			return fmt.Errorf("%w: asked the %s provider for %s, it answered another resource", ErrMalformedResource, r.info.Provider, h.rec.ID)
 		}
-		res = clean(res)
+		res = r.clean(res)
 		h.res = &res
 		if err := r.compare(ctx, h, &res, false); err != nil {
 			return err
@@ -784,7 +826,7 @@ func (r *run) finding(h *entryRow, res *Resource, kind Kind, detail string) Find
 	if h != nil {
 		f.Reference, f.Order, f.EntryState, f.CreatedAt = h.e.Reference, h.order, EntryState(h.e, r.report.Now), h.e.CreatedAt.UTC()
 		if h.hasRec {
-			f.Known = redact.String(h.rec.Status)
+			f.Known = r.redactor().Redact(h.rec.Status)
 		}
 	}
 	if res != nil {

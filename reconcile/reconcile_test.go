@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -17,6 +19,7 @@ import (
 	"github.com/payonce/payonce/journal/journaltest"
 	"github.com/payonce/payonce/payoncetest"
 	"github.com/payonce/payonce/reconcile"
+	"github.com/payonce/payonce/redact"
 )
 
 const scope = "fake:shop@https://fake.example"
@@ -455,4 +458,70 @@ func TestAttemptsHoldingOneResourceAreNotTwoSuccesses(t *testing.T) {
 		{"misrecorded", "o-7/attempt-1", "r1"},
 		{"misrecorded", "o-7/attempt-2", "r1"},
 	}, kinds(rep))
+}
+
+// secretHolder holds a provider client's own secrets.
+type secretHolder []string
+
+func (h secretHolder) SecretValues() []string { return h }
+
+// The report's statuses and texts lose the client's own secrets too
+// (Options.Secrets: its credentials, a token it obtained), in any
+// letter case, where they do not look like secrets; its identifiers keep
+// their digits and lose them as well.
+func TestReportCutsTheClientsOwnSecrets(t *testing.T) {
+	const secret = "pelican-orbit-77"
+	b := newBook(t)
+	p := &fakeProvider{resources: []reconcile.Resource{
+		{ID: "card_4111111111111111_" + secret, Status: "frozen by " + strings.ToUpper(secret), Account: "hdr/" + secret,
+			Order: "order-" + secret, Currency: payonce.Currency(secret), CreatedAt: base},
+	}}
+	o := opts()
+	o.Secrets = redact.NewSecrets(secretHolder{secret})
+	rep := run(t, p, b, o)
+	require.Len(t, rep.Findings, 1)
+	out, err := json.Marshal(rep)
+	require.NoError(t, err)
+	assert.NotContains(t, strings.ToLower(string(out)), secret)
+	f := rep.Findings[0]
+	assert.Equal(t, "frozen by [REDACTED]", f.Status)
+	assert.Contains(t, f.ResourceID, "card_4111111111111111_", "an identifier keeps its digits")
+}
+
+// tokenClient is a provider client that obtains its token as it reads
+// the list (an A55 client's first request fetches one).
+type tokenClient struct {
+	*fakeProvider
+	mu    sync.Mutex
+	token string
+}
+
+func (c *tokenClient) SecretValues() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.token == "" {
+		return nil
+	}
+	return []string{c.token}
+}
+
+func (c *tokenClient) List(ctx context.Context, from, to time.Time) iter.Seq2[reconcile.Resource, error] {
+	c.mu.Lock()
+	c.token = "opaque-token-5150"
+	c.mu.Unlock()
+	return c.fakeProvider.List(ctx, from, to)
+}
+
+// A token the client obtains while Run reads the list is cut too: the
+// client's secrets are asked for again for each text.
+func TestReportCutsATokenObtainedWhileReading(t *testing.T) {
+	b := newBook(t)
+	c := &tokenClient{fakeProvider: &fakeProvider{resources: []reconcile.Resource{
+		{ID: "r1", Status: "held for opaque-token-5150", CreatedAt: base},
+	}}}
+	o := opts()
+	o.Secrets = redact.NewSecrets(c)
+	rep := run(t, c, b, o)
+	require.Len(t, rep.Findings, 1)
+	assert.Equal(t, "held for [REDACTED]", rep.Findings[0].Status)
 }

@@ -94,9 +94,13 @@ func JSONWith(b []byte, f *Fields) []byte {
 	return r.JSONWith(b, f)
 }
 
-// identifier is an identifier's value as stored: as sent, but for the
-// client's secrets and any secret, token or credential written in it. Its
-// digits are kept, whatever they spell.
+// Identifier is an identifier's value as a journal row stores it (the
+// fields a codec names identifiers, redact.Fields): as sent, but for r's
+// secrets and any secret, token or credential written in it. Its digits
+// are kept, whatever they spell.
+func (r *Redactor) Identifier(s string) string { return r.identifier(s) }
+
+// identifier is Identifier.
 func (r *Redactor) identifier(s string) string {
 	s = r.cutSecrets(s)
 	if !mayNeedRedaction(s) || canonicalUUID(s) {

@@ -160,12 +160,12 @@ func cmdReconcile(ctx context.Context, args []string, stdout io.Writer, getenv f
 	if !ok {
 		return errors.New("reconcile: the journal cannot list its entries")
 	}
-	prov, err := f.providerOf(j, getenv, d)
+	prov, client, err := f.providerOf(j, getenv, d)
 	if err != nil {
 		return err
 	}
 	o := reconcile.Options{From: from, To: to, Now: now, Margin: f.margin, Orders: orders,
-		InboxScope: f.inboxScope, MaxResources: f.maxResources}
+		InboxScope: f.inboxScope, MaxResources: f.maxResources, Secrets: client}
 	if o.Inbox, err = f.inboxOf(ctx, j, prov.Info().Scope); err != nil {
 		return err
 	}
@@ -183,20 +183,21 @@ func cmdReconcile(ctx context.Context, args []string, stdout io.Writer, getenv f
 }
 
 // providerOf builds the provider's client from the environment, as
-// settle -lookup does.
-func (f *reconcileFlags) providerOf(j *journalHandle, getenv func(string) string, d deps) (reconcile.Provider, error) {
+// settle -lookup does, and returns it with its core client, whose
+// secrets the report is cut of.
+func (f *reconcileFlags) providerOf(j *journalHandle, getenv func(string) string, d deps) (reconcile.Provider, *payonce.Client, error) {
 	if f.provider == "a55" {
 		c, err := a55FromEnv(j, getenv, d)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		return a55reconcile.New(c, f.wallets...), nil
+		return a55reconcile.New(c, f.wallets...), c.Core(), nil
 	}
 	c, err := coinepayFromEnv(j, getenv, d)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return coinepayreconcile.New(c), nil
+	return coinepayreconcile.New(c), c.Core(), nil
 }
 
 // inboxOf is the inbox -inbox asks to check: the journal's, when it has

@@ -252,3 +252,31 @@ func TestReconcileCommandRefusesBadInput(t *testing.T) {
 	assert.Equal(t, 2, code)
 	assert.Contains(t, stderr, "want journal or reconcile")
 }
+
+// A provider's statuses that echo the client's own credentials (its API
+// key, its secret, in any letter case) are printed without them, in
+// every format: the report goes through the client's redactor.
+func TestReconcileCommandCutsTheClientsOwnSecrets(t *testing.T) {
+	b := backends(t)[0]
+	ctx := t.Context()
+	srv := coinepaytest.New(t)
+	b.open(t)
+	plain, err := srv.Client()
+	require.NoError(t, err)
+	c := cli{t: t, srv: srv, env: coinepayEnv(srv)}
+	from := srv.Clock().Now().Add(-time.Minute)
+	for _, status := range []string{"frozen by " + srv.Secret(), "held for " + strings.ToUpper(srv.APIKey())} {
+		card, err := plain.Cards.Apply(ctx, &coinepay.ApplyRequest{HeaderID: "h9", PackageID: "p1"})
+		require.NoError(t, err)
+		require.NoError(t, srv.SetCardStatus(card.CardID, status))
+	}
+	args := append(append([]string{"reconcile", "-provider", "coinepay"}, spanFlags(from)...), b.flags...)
+	for _, format := range [][]string{nil, {"-json"}, {"-csv"}} {
+		code, out, stderr := c.run(append(args, format...)...)
+		require.Equal(t, exitAttention, code, stderr)
+		assert.Contains(t, out, "frozen by", format)
+		for _, secret := range []string{srv.Secret(), srv.APIKey()} {
+			assert.NotContains(t, strings.ToLower(out), strings.ToLower(secret), format)
+		}
+	}
+}

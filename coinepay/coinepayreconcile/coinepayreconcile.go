@@ -3,7 +3,7 @@
 // entries. What it assumes of card/list, which Coinepay does not
 // document, is in docs/journal.md ("Reconcile").
 //
-//	rep, err := reconcile.Run(ctx, coinepayreconcile.New(client), j, reconcile.Options{From: from, To: to})
+//	rep, err := reconcile.Run(ctx, coinepayreconcile.New(client), j, reconcile.Options{From: from, To: to, Secrets: client.Core()})
 package coinepayreconcile
 
 import (

@@ -3,6 +3,7 @@ package corekit
 import (
 	"crypto/hmac"
 	"crypto/sha256"
+	"crypto/subtle"
 	"encoding/hex"
 	"hash"
 	"strings"
@@ -46,4 +47,11 @@ func fingerprintHex(h hash.Hash, method, path string, body []byte) string {
 	h.Write([]byte{0})
 	h.Write(body)
 	return hex.EncodeToString(h.Sum(nil))
+}
+
+// SameFingerprint reports whether two fingerprints are the same, in time
+// that does not depend on where they differ (crypto/subtle): a stored
+// fingerprint is never compared byte by byte up to the first difference.
+func SameFingerprint(a, b string) bool {
+	return subtle.ConstantTimeCompare([]byte(a), []byte(b)) == 1
 }

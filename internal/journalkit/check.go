@@ -52,12 +52,31 @@ func CheckReserve(e payonce.JournalEntry) error {
 // CheckReserve, but Fingerprint may be empty (a merchant reserving inside
 // its own transaction may not have the exact body bytes yet): the first
 // run binds the fingerprint of the body it sends (Take), and from then on
-// another body under the reference is ErrIdempotencyConflict.
+// another body under the reference is ErrIdempotencyConflict. A
+// fingerprint given must be in a form the client writes
+// (payonce.Client.Fingerprint): any other may be an unkeyed hash of a
+// body holding card data, which no row keeps.
 func CheckReserveTx(e payonce.JournalEntry) error {
 	if e.Fingerprint == "" {
 		e.Fingerprint = "-"
+	} else if !ClientFingerprint(e.Fingerprint) {
+		return fmt.Errorf("%w: fingerprint is not in a form a client writes (%q or %q and 64 lower-case hex digits, as the client computes it); "+
+			"a plain digest of the request would keep an unkeyed hash of card data", ErrInvalidEntry, corekit.FingerprintKeyedPrefix, corekit.FingerprintRedactedPrefix)
 	}
 	return CheckReserve(e)
+}
+
+// ClientFingerprint reports a fingerprint of a form the client writes:
+// corekit.FingerprintKeyedPrefix (an HMAC under the client's key) or
+// corekit.FingerprintRedactedPrefix (a digest of the body without its
+// card data), then 64 lower-case hex digits.
+func ClientFingerprint(fp string) bool {
+	for _, p := range []string{corekit.FingerprintKeyedPrefix, corekit.FingerprintRedactedPrefix} {
+		if d, ok := strings.CutPrefix(fp, p); ok {
+			return len(d) == 64 && strings.Trim(d, "0123456789abcdef") == ""
+		}
+	}
+	return false
 }
 
 // CheckTake validates a take request.
@@ -101,7 +120,7 @@ func TakeRefusal(e payonce.JournalEntry, r payonce.JournalEntry, now time.Time) 
 	switch {
 	case e.Settled():
 		return fmt.Errorf("journal: take %q: %w", r.Reference, corekit.ErrJournalSettled)
-	case r.Fingerprint != "" && e.Fingerprint != "" && e.Fingerprint != r.Fingerprint:
+	case r.Fingerprint != "" && e.Fingerprint != "" && !corekit.SameFingerprint(e.Fingerprint, r.Fingerprint):
 		return fmt.Errorf("journal: take %q: recorded with another request: %w", r.Reference, payonce.ErrIdempotencyConflict)
 	case e.LeaseOwner != "" && e.LeaseOwner != r.LeaseOwner && e.LeaseUntil.After(now):
 		return fmt.Errorf("journal: take %q: %w until %s", r.Reference, payonce.ErrJournalLeased, e.LeaseUntil.UTC().Format(time.RFC3339))

@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -393,7 +395,17 @@ func (s *simJournal) Now(ctx context.Context) (time.Time, error) {
 	return s.j.Now(ctx)
 }
 
+// Get is a yield point when it reads a scope a worker records under. A
+// read of another scope (a run looking its reference up under the
+// earlier forms of its client's scope) is none: nothing in the model
+// writes there, so no interleaving around it can differ.
 func (s *simJournal) Get(ctx context.Context, scope, reference string) (payonce.JournalEntry, error) {
+	if !slices.Contains(slices.Collect(maps.Values(s.p.w.scopes)), scope) {
+		if s.p.crashed {
+			return payonce.JournalEntry{}, errCrashed
+		}
+		return s.j.Get(ctx, scope, reference)
+	}
 	if err := s.enter("get"); err != nil {
 		return payonce.JournalEntry{}, err
 	}

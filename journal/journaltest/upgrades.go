@@ -1,6 +1,7 @@
 package journaltest
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -21,7 +22,9 @@ var upgradeTests = []struct {
 	{"ScopesCountEntries", testScopesCountEntries},
 	{"MoveScopeMovesEveryEntry", testMoveScopeMovesEveryEntry},
 	{"MoveScopeRefusesACollision", testMoveScopeRefusesACollision},
+	{"MoveScopeReplacesAnEntryNeverSent", testMoveScopeReplacesAnEntryNeverSent},
 	{"MoveScopeRefusesALiveLease", testMoveScopeRefusesALiveLease},
+	{"MoveScopeRefusesALiveLeaseOnTheEntryReplaced", testMoveScopeRefusesALiveLeaseOnTheEntryReplaced},
 	{"MoveScopeRefusesInvalid", testMoveScopeRefusesInvalid},
 	{"ReplaceFingerprintComparesAndSwaps", testReplaceFingerprint},
 }
@@ -100,22 +103,89 @@ func testMoveScopeMovesEveryEntry(t *testing.T, j journal.Store) {
 	assert.Zero(t, n, "an empty scope moves nothing")
 }
 
+// A reference both scopes hold is a collision when to's entry may have
+// run: one a run may have sent under, or a settled one. Nothing moves.
 func testMoveScopeRefusesACollision(t *testing.T, j journal.Store) {
 	u := upgrader(t, j)
+	for name, to := range map[string]func(e payonce.JournalEntry) payonce.JournalEntry{
+		"sent": func(e payonce.JournalEntry) payonce.JournalEntry {
+			e.Sent, e.Attempts = true, 1
+			return reserve(t, j, e)
+		},
+		"attempt counted": func(e payonce.JournalEntry) payonce.JournalEntry {
+			e.Attempts = 1
+			return reserve(t, j, e)
+		},
+		"succeeded": func(e payonce.JournalEntry) payonce.JournalEntry { return settleSucceeded(t, j, reserve(t, j, e)) },
+		"failed": func(e payonce.JournalEntry) payonce.JournalEntry {
+			got := reserve(t, j, e)
+			got.State, got.ErrorKind = payonce.JournalFailed, corekit.KindName(payonce.ErrNotExecuted)
+			require.NoError(t, j.Update(ctx(t), got))
+			return got
+		},
+	} {
+		from, into := "old-"+name, "new-"+name
+		reserve(t, j, Entry(from, "r1"))
+		reserve(t, j, Entry(from, "r2"))
+		e := Entry(into, "r2")
+		e.Key = "key-new-r2-000000"
+		to(e)
+		_, err := u.MoveScope(ctx(t), from, into)
+		require.ErrorIs(t, err, journal.ErrScopeCollision, name)
+		assert.Contains(t, err.Error(), `"r2"`, "the error names the reference")
+		counts, err := u.Scopes(ctx(t), from, into)
+		require.NoError(t, err)
+		assert.Len(t, counts, 2, name)
+		assert.EqualValues(t, 2, counts[slices.IndexFunc(counts, func(c payonce.ScopeCount) bool { return c.Scope == from })].Pending, "%s: nothing moved", name)
+		got, err := j.Get(ctx(t), into, "r2")
+		require.NoError(t, err)
+		assert.Equal(t, "key-new-r2-000000", got.Key, name)
+	}
+}
+
+// An entry of to that is pending, was never sent (no attempt counted)
+// and no live run holds gives way to from's entry of its reference: its
+// key never left, and from's entry, which may have run, is the
+// reference's. The moved entry's fence is above the replaced one's, so
+// that a run still holding that one is fenced.
+func testMoveScopeReplacesAnEntryNeverSent(t *testing.T, j journal.Store) {
+	u := upgrader(t, j)
+	e := Entry("old", "r2")
+	e.Sent, e.Attempts = true, 1
+	was := reserve(t, j, e)
 	reserve(t, j, Entry("old", "r1"))
-	reserve(t, j, Entry("old", "r2"))
-	e := Entry("new", "r2")
-	e.Key = "key-new-r2-000000"
-	reserve(t, j, e)
-	_, err := u.MoveScope(ctx(t), "old", "new")
-	require.ErrorIs(t, err, journal.ErrScopeCollision)
-	assert.Contains(t, err.Error(), `"r2"`, "the error names the reference")
-	counts, err := u.Scopes(ctx(t))
+	idle := Entry("new", "r2")
+	idle.Key = "key-new-r2-000000"
+	reserve(t, j, idle)
+	var stale payonce.JournalEntry
+	for range 3 { // taken and given back: fence 4, its lease ended, never sent
+		taken, err := j.Take(ctx(t), payonce.JournalEntry{Scope: "new", Reference: "r2", LeaseOwner: "run-a", Lease: time.Hour})
+		require.NoError(t, err)
+		taken.State = payonce.JournalPending
+		require.NoError(t, j.Update(ctx(t), taken))
+		stale = taken
+	}
+	require.EqualValues(t, 4, stale.Fence)
+
+	n, err := u.MoveScope(ctx(t), "old", "new")
 	require.NoError(t, err)
-	assert.Equal(t, []payonce.ScopeCount{{Scope: "new", Pending: 1}, {Scope: "old", Pending: 2}}, counts, "nothing moved")
+	assert.EqualValues(t, 2, n)
 	got, err := j.Get(ctx(t), "new", "r2")
 	require.NoError(t, err)
-	assert.Equal(t, "key-new-r2-000000", got.Key)
+	assert.Equal(t, was.Key, got.Key, "the moved entry is the reference's")
+	assert.True(t, got.Sent)
+	assert.Equal(t, 1, got.Attempts)
+	assert.Greater(t, got.Fence, stale.Fence, "above the replaced entry's fence")
+	_, err = j.BeginAttempt(ctx(t), payonce.JournalEntry{Scope: "new", Reference: "r2", Fence: stale.Fence, LeaseOwner: "run-a", Lease: time.Hour})
+	require.ErrorIs(t, err, payonce.ErrJournalFenced, "a run holding the replaced entry is fenced")
+	stale.State = payonce.JournalPending
+	require.ErrorIs(t, j.Update(ctx(t), stale), payonce.ErrJournalFenced)
+	r1, err := j.Get(ctx(t), "new", "r1")
+	require.NoError(t, err)
+	assert.EqualValues(t, 1, r1.Fence, "an entry that replaced none keeps its fence")
+	counts, err := u.Scopes(ctx(t))
+	require.NoError(t, err)
+	assert.Equal(t, []payonce.ScopeCount{{Scope: "new", Pending: 2}}, counts)
 }
 
 func testMoveScopeRefusesALiveLease(t *testing.T, j journal.Store) {
@@ -134,6 +204,24 @@ func testMoveScopeRefusesALiveLease(t *testing.T, j journal.Store) {
 	n, err := u.MoveScope(ctx(t), "old", "new")
 	require.NoError(t, err)
 	assert.EqualValues(t, 1, n)
+}
+
+// An entry never sent that a live run holds (taken, its first attempt on
+// its way) does not give way: the run may be about to send under it.
+func testMoveScopeRefusesALiveLeaseOnTheEntryReplaced(t *testing.T, j journal.Store) {
+	u := upgrader(t, j)
+	reserve(t, j, Entry("old", "r1"))
+	reserve(t, j, Entry("new", "r1"))
+	taken, err := j.Take(ctx(t), payonce.JournalEntry{Scope: "new", Reference: "r1", LeaseOwner: "run-a", Lease: time.Hour})
+	require.NoError(t, err)
+	_, err = u.MoveScope(ctx(t), "old", "new")
+	require.ErrorIs(t, err, payonce.ErrJournalLeased)
+	assert.Contains(t, err.Error(), `"r1"`)
+	got, err := j.Get(ctx(t), "new", "r1")
+	require.NoError(t, err)
+	assert.Equal(t, taken.Fence, got.Fence, "nothing moved")
+	_, err = j.Get(ctx(t), "old", "r1")
+	require.NoError(t, err)
 }
 
 func testMoveScopeRefusesInvalid(t *testing.T, j journal.Store) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -47,7 +48,8 @@ func (j *Journal) Scopes(ctx context.Context, only ...string) ([]payonce.ScopeCo
 
 // MoveScope moves every entry of from into to in one transaction, or
 // none: from's entries are locked first, so no run takes or settles one
-// meanwhile.
+// meanwhile, then to's entries of their references, each of which gives
+// way to from's if it was never sent (journalkit.GiveWayRefusal).
 func (j *Journal) MoveScope(ctx context.Context, from, to string) (int64, error) {
 	if err := journalkit.CheckMoveScope(from, to); err != nil {
 		return 0, err
@@ -64,14 +66,8 @@ func (j *Journal) MoveScope(ctx context.Context, from, to string) (int64, error)
 		case !errors.Is(err, pgx.ErrNoRows):
 			return fmt.Errorf("pgjournal: move scope: %w", err)
 		}
-		var ref string
-		err = tx.QueryRow(ctx, j.sql(`SELECT a.reference FROM $T a JOIN $T b ON b.scope = $2 AND b.reference = a.reference
-			WHERE a.scope = $1 ORDER BY a.reference COLLATE "C" LIMIT 1`), from, to).Scan(&ref)
-		switch {
-		case err == nil:
-			return journalkit.CollisionError(from, to, ref)
-		case !errors.Is(err, pgx.ErrNoRows):
-			return fmt.Errorf("pgjournal: move scope: %w", err)
+		if err := j.giveWay(ctx, tx, from, to); err != nil {
+			return err
 		}
 		// The UPDATE's snapshot is newer than the lock's: an entry
 		// reserved under from meanwhile (a run of an earlier payonce) is
@@ -111,6 +107,40 @@ func (j *Journal) MoveScope(ctx context.Context, from, to string) (int64, error)
 		return 0, err
 	}
 	return n, nil
+}
+
+// giveWay deletes, in tx, to's entries of from's references, each of
+// which must give way (journalkit.GiveWayRefusal), locked, and raises the
+// fence of from's entry of each above the one it replaces.
+func (j *Journal) giveWay(ctx context.Context, tx pgx.Tx, from, to string) error {
+	rows, err := tx.Query(ctx, j.sql(`SELECT `+columns+` FROM $T WHERE scope = $2 AND reference IN (SELECT reference FROM $T WHERE scope = $1)
+		ORDER BY reference COLLATE "C" FOR UPDATE`), from, to)
+	if err != nil {
+		return fmt.Errorf("pgjournal: move scope: %w", err)
+	}
+	both, err := scanAll(rows)
+	if err != nil || len(both) == 0 {
+		return err
+	}
+	var now time.Time
+	if err := tx.QueryRow(ctx, `SELECT now()`).Scan(&now); err != nil {
+		return fmt.Errorf("pgjournal: move scope: %w", err)
+	}
+	refs, fences := make([]string, len(both)), make([]int64, len(both))
+	for i, d := range both {
+		if err := journalkit.GiveWayRefusal(d, now.UTC(), from, to); err != nil {
+			return err
+		}
+		refs[i], fences[i] = d.Reference, journalkit.MovedFence(0, d.Fence)
+	}
+	if _, err := tx.Exec(ctx, j.sql(`DELETE FROM $T WHERE scope = $1 AND reference = ANY($2::text[])`), to, refs); err != nil {
+		return fmt.Errorf("pgjournal: move scope: %w", err)
+	}
+	if _, err := tx.Exec(ctx, j.sql(`UPDATE $T t SET fence = GREATEST(t.fence, r.fence) FROM unnest($2::text[], $3::bigint[]) AS r(reference, fence)
+		WHERE t.scope = $1 AND t.reference = r.reference`), from, refs, fences); err != nil {
+		return fmt.Errorf("pgjournal: move scope: %w", err)
+	}
+	return nil
 }
 
 // ReplaceFingerprint sets the fingerprint of (scope, reference) to fp when

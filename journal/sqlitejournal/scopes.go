@@ -45,30 +45,47 @@ func (j *Journal) Scopes(ctx context.Context, only ...string) ([]payonce.ScopeCo
 }
 
 // MoveScope moves every entry of from into to in one write transaction,
-// or none.
+// or none. An entry of to never sent gives way to from's entry of its
+// reference (journalkit.GiveWayRefusal).
 func (j *Journal) MoveScope(ctx context.Context, from, to string) (int64, error) {
 	if err := journalkit.CheckMoveScope(from, to); err != nil {
 		return 0, err
 	}
 	var n int64
 	err := j.inTx(ctx, func(tx *sql.Tx) error {
-		var ref string
-		err := tx.QueryRowContext(ctx, `SELECT a.reference FROM payonce_journal a JOIN payonce_journal b ON b.scope = ? AND b.reference = a.reference
-			WHERE a.scope = ? ORDER BY a.reference LIMIT 1`, to, from).Scan(&ref)
-		switch {
-		case err == nil:
-			return journalkit.CollisionError(from, to, ref)
-		case !errors.Is(err, sql.ErrNoRows):
+		now := journalkit.Time(j.now())
+		rows, err := tx.QueryContext(ctx, `SELECT `+columns+` FROM payonce_journal
+			WHERE scope = ? AND reference IN (SELECT reference FROM payonce_journal WHERE scope = ?) ORDER BY reference`, to, from)
+		if err != nil {
 			return fmt.Errorf("sqlitejournal: move scope: %w", err)
 		}
+		both, err := scanAll(rows)
+		if err != nil {
+			return fmt.Errorf("sqlitejournal: move scope: %w", err)
+		}
+		for _, d := range both {
+			if err := journalkit.GiveWayRefusal(d, now, from, to); err != nil {
+				return err
+			}
+		}
+		var ref string
 		err = tx.QueryRowContext(ctx, `SELECT reference FROM payonce_journal
 			WHERE scope = ? AND state = 'pending' AND lease_owner <> '' AND lease_until > ? ORDER BY reference LIMIT 1`,
-			from, micro(journalkit.Time(j.now()))).Scan(&ref)
+			from, micro(now)).Scan(&ref)
 		switch {
 		case err == nil:
 			return journalkit.LeasedError(from, ref)
 		case !errors.Is(err, sql.ErrNoRows):
 			return fmt.Errorf("sqlitejournal: move scope: %w", err)
+		}
+		for _, d := range both {
+			if _, err := tx.ExecContext(ctx, `DELETE FROM payonce_journal WHERE scope = ? AND reference = ?`, to, d.Reference); err != nil {
+				return fmt.Errorf("sqlitejournal: move scope: %w", err)
+			}
+			if _, err := tx.ExecContext(ctx, `UPDATE payonce_journal SET fence = MAX(fence, ?) WHERE scope = ? AND reference = ?`,
+				journalkit.MovedFence(0, d.Fence), from, d.Reference); err != nil {
+				return fmt.Errorf("sqlitejournal: move scope: %w", err)
+			}
 		}
 		res, err := tx.ExecContext(ctx, `UPDATE payonce_journal SET scope = ? WHERE scope = ?`, to, from)
 		if err != nil {

@@ -356,10 +356,12 @@ func (j *Journal) Now(ctx context.Context) (time.Time, error) {
 
 // Get returns the entry of (scope, reference).
 func (j *Journal) Get(ctx context.Context, scope, reference string) (payonce.JournalEntry, error) {
-	return get(ctx, j.db, scope, reference)
+	return get(ctx, &j.stmts, scope, reference)
 }
 
-func get(ctx context.Context, q queryer, scope, reference string) (payonce.JournalEntry, error) {
+func get(ctx context.Context, q interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}, scope, reference string) (payonce.JournalEntry, error) {
 	rows, err := q.QueryContext(ctx, `SELECT `+columns+` FROM payonce_journal WHERE scope = ? AND reference = ?`, scope, reference)
 	if err != nil {
 		return payonce.JournalEntry{}, fmt.Errorf("sqlitejournal: get: %w", err)

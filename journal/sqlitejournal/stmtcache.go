@@ -74,3 +74,14 @@ func (p preparedTx) QueryRowContext(ctx context.Context, query string, args ...a
 	}
 	return p.tx.StmtContext(ctx, s).QueryRowContext(ctx, args...)
 }
+
+// QueryContext runs the cached statement of query on the database, outside
+// any transaction: a read (Get) parses nothing once its statement is
+// prepared.
+func (c *stmtCache) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	s, err := c.get(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	return s.QueryContext(ctx, args...)
+}
