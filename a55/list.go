@@ -369,8 +369,14 @@ func (s *ChargesService) pages(ctx context.Context, o ChargeListOptions, callOpt
 				yield(nil, err)
 				return
 			}
-			// A server that ignores page would answer the same page forever.
+			// A server that ignores page would answer the same page
+			// forever; ending here as if the list were complete would hide
+			// the charges past the page (a lookup would find none of them,
+			// a reconcile would report on part of the list).
 			if page.firstUUID != "" && page.firstUUID == prevFirst {
+				yield(nil, &payonce.APIError{Provider: "a55", Operation: "charges.list", Method: http.MethodGet, Path: PathChargeList,
+					StatusCode: page.Meta.StatusCode, RequestID: page.Meta.RequestID, Attempts: page.Meta.Attempts, Kind: payonce.ErrMalformedResponse,
+					Err: fmt.Errorf("page %d starts with charge %s, as the page before it did: the list cannot be read to its end", o.Page, prevFirst)})
 				return
 			}
 			prevFirst = page.firstUUID

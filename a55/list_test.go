@@ -257,16 +257,21 @@ func TestChargeListHostileAnswers(t *testing.T) {
 	}
 
 	// A server that ignores page and always claims more: All stops once it
-	// sees the same page again.
+	// sees the same page again, with an error, never as if complete.
 	setBody(`{"data":[{"charge_uuid":"x","status":"confirmed"},{"charge_uuid":"y","status":"confirmed"}],"total_pages":1000}`)
 	calls.Store(0)
 	n := 0
+	var last error
 	for _, err := range c.Charges.All(ctx, &a55.ChargeListOptions{Limit: 2}) {
-		require.NoError(t, err)
+		if err != nil {
+			last = err
+			continue
+		}
 		n++
 	}
 	assert.Equal(t, 2, n)
 	assert.Equal(t, int32(2), calls.Load())
+	require.ErrorIs(t, last, payonce.ErrMalformedResponse)
 
 	// A bare array is a page too; null members are skipped.
 	setBody(`[{"charge_uuid":"z","status":"pending"},null]`)
