@@ -116,12 +116,15 @@ const (
 	maxURL  = 2048
 )
 
-// checkText checks a text field: present when required, valid UTF-8, no
-// control characters, at most limit bytes.
+// checkText checks a text field: present when required (white space
+// alone is not: A55 refuses it as missing), valid UTF-8, no control
+// characters, at most limit bytes.
 func checkText(field, v string, required bool, limit int) error {
 	switch {
 	case v == "" && required:
 		return invalid(field, "required")
+	case required && strings.TrimSpace(v) == "":
+		return invalid(field, "required: white space alone is empty")
 	case len(v) > limit:
 		return invalid(field, "longer than "+strconv.Itoa(limit)+" bytes")
 	}

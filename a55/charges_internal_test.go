@@ -555,3 +555,36 @@ func TestIsDate(t *testing.T) {
 		assert.Equal(t, want, isDate(v), v)
 	}
 }
+
+// A required text of only white space (spaces, a tab, a no-break space)
+// is as missing as an empty one: A55 and the fake refuse it, so the
+// client refuses it before sending, naming the field.
+func TestWhitespaceOnlyRequiredTextIsRefusedBeforeSending(t *testing.T) {
+	u := setup(t)
+	hits := counted(u)
+	blank := " \u00a0 "
+	for field, mut := range map[string]func(r *ChargeCreateRequest){
+		"payer_name":                func(r *ChargeCreateRequest) { r.Payer.Name = blank },
+		"description":               func(r *ChargeCreateRequest) { r.Description = blank },
+		"payer_address.street":      func(r *ChargeCreateRequest) { r.Payer.Address.Street = blank },
+		"payer_address.city":        func(r *ChargeCreateRequest) { r.Payer.Address.City = "  " },
+		"payer_address.state":       func(r *ChargeCreateRequest) { r.Payer.Address.State = "  " },
+		"payer_address.postal_code": func(r *ChargeCreateRequest) { r.Payer.Address.PostalCode = blank },
+		"items[0].name":             func(r *ChargeCreateRequest) { r.Items = []Item{{Name: blank, Quantity: 1}} },
+	} {
+		r := refCharge()
+		mut(r)
+		_, err := u.client.Charges.Create(context.Background(), r)
+		var ve *payonce.ValidationError
+		require.True(t, errors.As(err, &ve), "%s: %v", field, err)
+		assert.Equal(t, field, ve.Field)
+		assert.ErrorIs(t, err, payonce.ErrInvalidRequest, field)
+	}
+	_, err := u.client.Wallets.Create(context.Background(), &WalletCreateRequest{EntityUUID: "ent-1", CustomerID: "cust-1",
+		Currency: payonce.BRL, Name: blank, Email: "a@example.com"})
+	var ve *payonce.ValidationError
+	require.True(t, errors.As(err, &ve), "%v", err)
+	assert.Equal(t, "name", ve.Field)
+	assert.Zero(t, hits.Load(), "nothing is sent")
+	assert.Zero(t, u.tokens.Load(), "not even a token request")
+}
