@@ -588,3 +588,37 @@ func TestWhitespaceOnlyRequiredTextIsRefusedBeforeSending(t *testing.T) {
 	assert.Zero(t, hits.Load(), "nothing is sent")
 	assert.Zero(t, u.tokens.Load(), "not even a token request")
 }
+
+// threeds_authentication needs device_info whatever the card method (the
+// 3DS page: "mandatory payload for 3DS: ... device_info"), and only
+// credit and debit cards take 3DS: a wallet token carries its own
+// authentication (eci, cavv). Both are refused before sending.
+func TestThreeDSRulesHoldForEveryMethodBeforeSending(t *testing.T) {
+	u := setup(t)
+	hits := counted(u)
+	device := &DeviceInfo{IPAddress: "192.168.0.1", UserAgent: "Mozilla/5.0"}
+	for name, c := range map[string]struct {
+		mut   func(r *ChargeCreateRequest)
+		field string
+	}{
+		"credit card 3DS without device_info": {func(r *ChargeCreateRequest) { r.ThreeDSAuthentication = true }, "device_info"},
+		"credit card paid on A55's page, 3DS without device_info": {func(r *ChargeCreateRequest) {
+			r.Card, r.ThreeDSAuthentication = nil, true
+		}, "device_info"},
+		"apple pay with 3DS": {func(r *ChargeCreateRequest) {
+			r.TypeCharge, r.ApplePay = TypeApplePay, &TokenData{ECI: "05", CAVV: "AAABBBCCCDDD"}
+			r.ThreeDSAuthentication, r.DeviceInfo = true, device
+		}, "threeds_authentication"},
+		"google pay with 3DS": {func(r *ChargeCreateRequest) {
+			r.TypeCharge, r.Card, r.ThreeDSAuthentication, r.DeviceInfo = TypeGooglePay, nil, true, device
+		}, "threeds_authentication"},
+	} {
+		r := refCharge()
+		c.mut(r)
+		_, err := u.client.Charges.Create(context.Background(), r)
+		var ve *payonce.ValidationError
+		require.True(t, errors.As(err, &ve), "%s: %v", name, err)
+		assert.Equal(t, c.field, ve.Field, name)
+	}
+	assert.Zero(t, hits.Load(), "nothing is sent")
+}
