@@ -622,3 +622,25 @@ func TestThreeDSRulesHoldForEveryMethodBeforeSending(t *testing.T) {
 	}
 	assert.Zero(t, hits.Load(), "nothing is sent")
 }
+
+// An identifier that goes in a path is one segment of it, never a dot
+// segment: "." would be resolved away on the way (a refund of charge "."
+// reached /charge/refund/{wallet}/, the guide's endpoint, and Fetch(".")
+// the get-charge endpoint). It is refused before sending.
+func TestPathIDsThatAreDotSegmentsAreRefusedBeforeSending(t *testing.T) {
+	u := setup(t)
+	hits := counted(u)
+	for _, id := range []string{".", ".."} {
+		_, err := u.client.Charges.Refund(context.Background(), &RefundRequest{ChargeUUID: id, WalletUUID: "w1"})
+		var ve *payonce.ValidationError
+		require.True(t, errors.As(err, &ve), "refund of %q: %v", id, err)
+		assert.Equal(t, "charge_uuid", ve.Field)
+		_, err = u.client.Charges.Cancel(context.Background(), &CancelRequest{ChargeUUID: "c1", WalletUUID: id})
+		require.True(t, errors.As(err, &ve), "cancel in wallet %q: %v", id, err)
+		assert.Equal(t, "wallet_uuid", ve.Field)
+		_, err = u.client.Charges.Fetch(context.Background(), id)
+		require.True(t, errors.As(err, &ve), "fetch of %q: %v", id, err)
+		assert.Equal(t, "charge_uuid", ve.Field)
+	}
+	assert.Zero(t, hits.Load(), "nothing is sent")
+}
