@@ -330,3 +330,37 @@ func TestWebhookReceiverRefusals(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, evs, "nothing unverified is recorded")
 }
+
+// A marking handler records the event handled itself (in its own
+// transaction, on an SQL backend): it runs once, and the receiver takes
+// its mark as the record.
+func TestWebhookReceiverMarkingHandler(t *testing.T) {
+	srv, c := fixedServer(t)
+	in := journal.NewMemory().WithClock(srv.Clock().Now)
+	var runs atomic.Int32
+	v, err := srv.WebhookVerifier()
+	require.NoError(t, err)
+	rc, err := a55.NewWebhookReceiver(v, in, nil, a55.WithWebhookScope("a55:test"),
+		a55.WithWebhookMarkingHandler(func(ctx context.Context, n *a55.WebhookNotice, mark func(context.Context) (payonce.InboxEvent, error)) (payonce.InboxEvent, error) {
+			runs.Add(1)
+			return mark(ctx) // with the merchant's writes, in one transaction
+		}))
+	require.NoError(t, err)
+	hs := httptest.NewServer(rc)
+	t.Cleanup(hs.Close)
+	ch, err := c.Charges.Create(t.Context(), hookedCharge(t, a55test.CardConfirms, hs.URL+"/hooks/a55", true))
+	require.NoError(t, err)
+	srv.DeliverDueWebhooks()
+	_, err = srv.ResendWebhook(ch.UUID)
+	require.NoError(t, err)
+	srv.DeliverDueWebhooks()
+	for _, d := range srv.WebhookDeliveriesFor(ch.UUID) {
+		assert.Equal(t, []int{http.StatusNoContent}, attemptCodes(d))
+	}
+	assert.EqualValues(t, 1, runs.Load())
+
+	_, err = a55.NewWebhookReceiver(v, in, nil, a55.WithWebhookScope("a55:test"))
+	assert.ErrorIs(t, err, payonce.ErrInvalidConfig, "a handler is required")
+	_, err = a55.NewWebhookReceiver(v, in, func(context.Context, *a55.WebhookNotice) error { return nil })
+	assert.ErrorIs(t, err, payonce.ErrInvalidConfig, "a scope is required")
+}
