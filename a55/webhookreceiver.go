@@ -179,9 +179,9 @@ func NewWebhookReceiver(v *WebhookVerifier, inbox payonce.Inbox, h WebhookHandle
 	case h == nil && !r.marking:
 		return nil, fmt.Errorf("%w: a55: webhook receiver: a handler is required", payonce.ErrInvalidConfig)
 	case r.scope == "":
-		return nil, fmt.Errorf("%w: a55: webhook receiver: a scope is required (WithWebhookScope)", payonce.ErrInvalidConfig)
+		return nil, fmt.Errorf("%w: a55: webhook receiver: a scope is required", payonce.ErrInvalidConfig)
 	case r.reference != nil && r.client.view.Journal == nil:
-		return nil, fmt.Errorf("%w: a55: webhook receiver: settling needs a client with payonce.WithJournal", payonce.ErrInvalidConfig)
+		return nil, fmt.Errorf("%w: a55: webhook receiver: settling needs a client with a journal", payonce.ErrInvalidConfig)
 	}
 	var auth *authorizer
 	if r.client != nil {
