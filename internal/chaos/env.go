@@ -83,7 +83,7 @@ type env struct {
 	coinepayURL  string
 	a55Srv       *localFake
 	coinepaySrv  *localFake
-	a55Fake      *a55fake.Fake // the in-process A55 fake's own API: answers, triggers
+	a55Fake      *a55fake.Fake     // the in-process A55 fake's own API: answers, triggers
 	clientFaults []*faultTransport // external mode, one per external provider
 	rules        []fakeserver.Rule // the in-process fakes' fault rules
 

@@ -57,7 +57,7 @@ type scenario struct {
 	cardID     string
 
 	failed  bool
-	pending *pendingStep         // parked after a temporary failure
+	pending *pendingStep        // parked after a temporary failure
 	code    *a55fake.AnswerRule // the codes segment: the A55 code its create is answered first with
 }
 
@@ -147,7 +147,7 @@ type result struct {
 	id       string
 	amount   payonce.Amount
 	attempts int
-	replayed bool       // the answer was marked as a stored replay
+	replayed bool        // the answer was marked as a stored replay
 	charge   *a55.Charge // a charge.create's charge
 }
 
