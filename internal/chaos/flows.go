@@ -143,6 +143,10 @@ func (r *runner) lookUpCreate(ctx context.Context, sc *scenario, st step, varian
 			return chargeOf(found), nil
 		}
 		r.flows.lookupResent.Add(1)
+		// The create in doubt counts as a submission with its attempts; the
+		// one sent again as the caller's.
+		r.subs.Add(1)
+		r.attempt.Add(int64(attemptsOf(err)))
 		var ch *a55.Charge
 		ch, err = r.a55.Charges.Create(ctx, r.chargeRequest(sc, st, variant), payonce.WithKey(payonce.KeyOf(err)))
 		if err == nil {
@@ -169,6 +173,12 @@ func (r *runner) findCharge(ctx context.Context, err error, want string) (*a55.C
 	var lerr error
 	for range 10 {
 		page, lerr = r.a55.Charges.List(ctx, &a55.ChargeListOptions{WalletUUID: r.walletUUID, Description: want, Limit: 10})
+		r.subs.Add(1)
+		if lerr == nil {
+			r.attempt.Add(int64(page.Meta.Attempts))
+		} else {
+			r.attempt.Add(int64(attemptsOf(lerr)))
+		}
 		if lerr == nil || !payonce.IsTemporary(lerr) {
 			break
 		}
@@ -190,7 +200,14 @@ func (r *runner) getCharge(ctx context.Context, uuid string) (*a55.Charge, error
 	var ch *a55.Charge
 	var err error
 	for range 10 {
-		if ch, err = r.a55.Charges.Get(ctx, uuid, r.walletUUID); err == nil || !payonce.IsTemporary(err) {
+		ch, err = r.a55.Charges.Get(ctx, uuid, r.walletUUID)
+		r.subs.Add(1) // a read the run makes counts as a submission, with its attempts
+		if err == nil {
+			r.attempt.Add(int64(ch.Meta.Attempts))
+		} else {
+			r.attempt.Add(int64(attemptsOf(err)))
+		}
+		if err == nil || !payonce.IsTemporary(err) {
 			break
 		}
 	}
@@ -284,7 +301,7 @@ func (e *env) trigger(ctx context.Context, chargeUUID string, ev a55fake.Event) 
 // (codeRules). An external server is left as it is: its answer rules
 // would outlive the run.
 func (e *env) addCodes(context.Context) error {
-	if e.a55Fake == nil {
+	if e.a55Fake == nil || !e.cfg.A55Codes {
 		return nil
 	}
 	for _, a := range codeRules() {
@@ -392,7 +409,7 @@ func codeCycle() []a55fake.AnswerRule {
 // chains only, no twins, each create's key answered once with the next
 // code of codeCycle. It needs the in-process A55 fake.
 func (r *runner) runCodeSegment(ctx context.Context, env *env, gen *scenarioGen) error {
-	if env.a55Fake == nil || r.a55 == nil {
+	if env.a55Fake == nil || r.a55 == nil || !r.cfg.A55Codes {
 		return nil
 	}
 	env.stopFaults()
