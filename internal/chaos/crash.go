@@ -347,8 +347,17 @@ func RunCrash(ctx context.Context, cfg CrashConfig) (*CrashReport, error) {
 		}
 	}
 	alikes := 0
-	for _, it := range plan[:cfg.References] {
-		if it.work != workCharge || r.chance(it.ref, "look-alike") >= cfg.LookAlikeRate {
+	// At least one look-alike when the rate is not 0, so that a short run
+	// (the default run's crash phase) has the case too.
+	firstCharge := -1
+	for i, it := range plan[:cfg.References] {
+		if it.work == workCharge {
+			firstCharge = i
+			break
+		}
+	}
+	for i, it := range plan[:cfg.References] {
+		if it.work != workCharge || r.chance(it.ref, "look-alike") >= cfg.LookAlikeRate && !(i == firstCharge && cfg.LookAlikeRate > 0 && !r.anyLookAlike(plan[:cfg.References])) {
 			continue
 		}
 		alike := planItem{index: it.index, work: workLookAlike, ref: fmt.Sprintf("order-%d/%s", it.index, workLookAlike)}
@@ -447,6 +456,17 @@ func RunCrash(ctx context.Context, cfg CrashConfig) (*CrashReport, error) {
 		rep.OpsPerSecond = float64(rep.Operations) / elapsed.Seconds()
 	}
 	return rep, nil
+}
+
+// anyLookAlike reports whether the rate alone gives one of plan's card
+// charges a look-alike.
+func (r *crashRun) anyLookAlike(plan []planItem) bool {
+	for _, it := range plan {
+		if it.work == workCharge && r.chance(it.ref, "look-alike") < r.cfg.LookAlikeRate {
+			return true
+		}
+	}
+	return false
 }
 
 // startFakes starts both fakes in-process on one clock.

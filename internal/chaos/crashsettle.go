@@ -65,7 +65,7 @@ func (r *crashRun) settleInDoubt(ctx context.Context, j journal.Store, plan []pl
 		var got payonce.JournalEntry
 		var lerr error
 		switch it.work {
-		case workCharge, workDeclined, workLookAlike:
+		case workCharge, workDeclined, workLookAlike, workPix, work3DS:
 			// The journal alone: the entry's summary, no card.
 			client := a
 			if it.other {
