@@ -52,25 +52,6 @@ func keyInvalid(r corekit.KeyRules, sentinel error, rule string) *ValidationErro
 	return &ValidationError{Reason: rule, Err: sentinel}
 }
 
-// CallOption adjusts one operation.
-type CallOption func(*callOptions)
-
-type callOptions struct {
-	key      Key           // WithKey
-	keySet   bool          // WithKey was given, maybe with the zero Key
-	keyClash bool          // two WithKey options name different keys
-	keyMade  bool          // set by resolveKey: the call named no key, one was made now
-	noKey    bool          // WithoutKey
-	policy   *RetryPolicy  // WithCallRetryPolicy
-	timeout  time.Duration // WithCallTimeout
-	headers  []string      // WithHeader: canonical name, value, name, value...
-	err      error         // the first invalid option
-
-	reference    string // WithReference
-	hasReference bool
-	leaseOwner   string // WithLeaseOwner
-}
-
 // WithKey runs one operation under k: its value is the Idempotency-Key of
 // every attempt, and its creation time is the key's age for the key-age
 // guard, in this process or any other. The zero Key is refused
@@ -95,15 +76,6 @@ func WithKey(k Key) CallOption {
 // Coinepay refuses it with ErrKeyRequired before anything is sent.
 func WithoutKey() CallOption {
 	return func(o *callOptions) { o.noKey = true }
-}
-
-// apply runs opts on o.
-func (o *callOptions) apply(opts []CallOption) {
-	for _, opt := range opts {
-		if opt != nil {
-			opt(o)
-		}
-	}
 }
 
 // resolveKey picks the operation's key: the call's WithKey, none with
