@@ -32,7 +32,7 @@ type Signer interface {
 // signing is not counted as an attempt sent, but it uses up a place in the
 // retry schedule, so a signer that keeps failing cannot loop forever. Any
 // other Signer error ends the operation at once.
-var ErrSignerTemporary = corekit.ErrSignerTemporary
+var ErrSignerTemporary = newKind("signer_temporary", "signer temporarily unable to sign")
 
 // recoverer is a Signer that can mend the cause of its own rejection: an
 // OAuth2 authorizer refreshes its token after a 401, the HMAC signer learns
