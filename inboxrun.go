@@ -296,7 +296,7 @@ func (ih *InboxHandler) recorded(ev InboxEvent) (InboxEvent, error) {
 		required bool
 	}{{"scope", ev.Scope, true}, {"event ID", ev.EventID, true}, {"resource ID", ev.ResourceID, false}, {"type", ev.Type, false}} {
 		if err := corekit.CheckEventField(f.name, f.v, f.required, corekit.MaxEventText); err != nil {
-			return InboxEvent{}, err
+			return InboxEvent{}, fmt.Errorf("%w: %w", ErrInvalidEvent, err)
 		}
 	}
 	if len(ev.Body) > MaxEventBody {

@@ -519,14 +519,14 @@ func TestValidationErrorsTextAndKinds(t *testing.T) {
 			"invalid request: type_charge: want one of credit_card, pix, boleto, applepay, googlepay, debit_card"},
 		{"no wallet", func(r *ChargeCreateRequest) { r.WalletUUID = "" }, payonce.ErrInvalidRequest,
 			"invalid request: wallet_uuid: required: set it on the request or on the client (WithAccount)"},
-		{"bad key", func(*ChargeCreateRequest) {}, corekit.ErrKeyTooShort, "charges.create: idempotency key too short: at least 16 characters, got 5 ["},
+		{"bad key", func(*ChargeCreateRequest) {}, payonce.ErrKeyTooShort, "charges.create: idempotency key too short: at least 16 characters, got 5 ["},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			req := refCharge()
 			tc.mut(req)
 			var opts []payonce.CallOption
-			if tc.kind == corekit.ErrKeyTooShort {
+			if tc.kind == payonce.ErrKeyTooShort {
 				opts = append(opts, payonce.WithKey(keytest.Key(t, "short", guideTime)))
 			}
 			_, err := u.client.Charges.Create(context.Background(), req, opts...)
@@ -536,7 +536,7 @@ func TestValidationErrorsTextAndKinds(t *testing.T) {
 			assert.Contains(t, err.Error(), tc.text)
 			var ae *payonce.APIError
 			require.True(t, errors.As(err, &ae))
-			if tc.kind != corekit.ErrKeyTooShort {
+			if tc.kind != payonce.ErrKeyTooShort {
 				assert.Equal(t, tc.kind, ae.Kind, "the kind stays the specific one")
 			}
 			assert.False(t, payonce.IsResumable(err))

@@ -16,7 +16,6 @@ import (
 	"github.com/payonce/payonce/a55/a55test"
 	"github.com/payonce/payonce/coinepay"
 	"github.com/payonce/payonce/coinepay/coinepaytest"
-	"github.com/payonce/payonce/internal/corekit"
 	"github.com/payonce/payonce/internal/fakeserver"
 	"github.com/payonce/payonce/payoncetest"
 )
@@ -514,7 +513,7 @@ func (r *crashRun) nextDeliveryLocked(rs *refState) delivery {
 // It returns the keys it used, which the reconciliation leaves out.
 func (r *crashRun) setup(ctx context.Context) (map[string]bool, error) {
 	keys := map[string]bool{}
-	clock := corekit.WithClock(r.clock.Now)
+	clock := payonce.WithClock(r.clock.Now)
 	a, err := a55.NewClient(a55.Auth{ClientID: r.cfg.A55ClientID, ClientSecret: r.cfg.A55ClientSecret, TokenURL: r.a55.TokenURL()},
 		payonce.WithBaseURL(r.a55.URL), clock)
 	if err != nil {
@@ -732,7 +731,7 @@ func (r *crashRun) settleLocked(q *queue, d delivery, res deliveryResult) {
 			res.done.status, res.done.detail = statusSkewedDoubt, "clock_ahead"
 		}
 		rs.reports = append(rs.reports, res.done)
-		if res.done.status == statusTemporary && res.done.detail == corekit.KindName(payonce.ErrJournalLeased) {
+		if res.done.status == statusTemporary && res.done.detail == payonce.KindName(payonce.ErrJournalLeased) {
 			// Another run holds the entry (one that died holds it until
 			// its lease ends): a queue retries later, without giving up.
 			if !rs.settled {

@@ -11,8 +11,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/payonce/payonce/internal/corekit"
-
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/internal/fakeserver"
 )
@@ -115,7 +113,7 @@ func (r *crashRun) report(ctx context.Context, jr *journalRun, plan []planItem, 
 	for _, it := range plan {
 		e, err := j.Get(ctx, r.scopes[it.provider()], it.journalRef())
 		switch {
-		case errors.Is(err, corekit.ErrJournalNotFound):
+		case errors.Is(err, payonce.ErrJournalNotFound):
 		case err != nil:
 			return nil, fmt.Errorf("chaos: read journal: %w", err)
 		default:
