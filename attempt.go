@@ -128,25 +128,6 @@ func (op *operation) attemptRequest(req *http.Request) *http.Request {
 	return r
 }
 
-// sign signs the attempt afresh. A temporary failure of the signer is
-// retried like a transport failure (nothing was sent: a place in the
-// schedule, not an attempt); any other stops the loop.
-func (op *operation) sign(r *http.Request) error {
-	if op.c.signer == nil {
-		return nil
-	}
-	if err := op.c.signer.Sign(r, op.body); err != nil {
-		if op.jr != nil {
-			op.jr.signFailed = true // nothing of this attempt left (storePending)
-		}
-		if errors.Is(err, ErrSignerTemporary) {
-			return fmt.Errorf("sign: %w", err)
-		}
-		return &stopError{err: fmt.Errorf("sign: %w", err)}
-	}
-	return nil
-}
-
 // admit lets an attempt go: after the wait classify.go chose and the
 // client's limiter (both on the operation's context, before the attempt's
 // timer starts), only while the key is fresh, and after the journal's

@@ -9,6 +9,34 @@ import (
 	"github.com/payonce/payonce/internal/corekit"
 )
 
+// CallOption adjusts one operation.
+type CallOption func(*callOptions)
+
+type callOptions struct {
+	key      Key           // WithKey
+	keySet   bool          // WithKey was given, maybe with the zero Key
+	keyClash bool          // two WithKey options name different keys
+	keyMade  bool          // set by resolveKey: the call named no key, one was made now
+	noKey    bool          // WithoutKey
+	policy   *RetryPolicy  // WithCallRetryPolicy
+	timeout  time.Duration // WithCallTimeout
+	headers  []string      // WithHeader: canonical name, value, name, value...
+	err      error         // the first invalid option
+
+	reference    string // WithReference
+	hasReference bool
+	leaseOwner   string // WithLeaseOwner
+}
+
+// apply runs opts on o.
+func (o *callOptions) apply(opts []CallOption) {
+	for _, opt := range opts {
+		if opt != nil {
+			opt(o)
+		}
+	}
+}
+
 // Per-call options beyond the key: an interactive checkout and a background
 // job can share one Client and still run under different policies. An
 // invalid option makes Do return an *APIError (carrying the operation's

@@ -106,7 +106,7 @@ func (op *operation) decide(ctx context.Context, resp *http.Response, err error)
 	if op.c.budget != nil {
 		cost, ok := op.c.budget.acquire(timeout)
 		if !ok {
-			return false, corekit.ErrRetryBudgetExhausted
+			return false, ErrRetryBudgetExhausted
 		}
 		op.spent += cost
 	}
@@ -250,7 +250,7 @@ func (op *operation) apiError(resp *http.Response, body []byte) *APIError {
 	op.c.codec.DecodeError(resp.StatusCode, resp.Header, body, e)
 	op.fill(e, resp)
 	if e.Kind == nil { // the codec knows no kind for the answer's code
-		e.Kind = corekit.KindForStatus(resp.StatusCode)
+		e.Kind = KindForStatus(resp.StatusCode)
 	}
 	if d, ok := parseRetryAfter(resp.Header.Get("Retry-After"), time.Now()); ok {
 		e.RetryAfter = d
@@ -302,8 +302,8 @@ func (op *operation) failure(resp *http.Response, err error) *APIError {
 		return e
 	case errors.Is(err, ErrKeyExpired):
 		return withLast(ErrKeyExpired)
-	case errors.Is(err, corekit.ErrRetryBudgetExhausted):
-		return withLast(corekit.ErrRetryBudgetExhausted)
+	case errors.Is(err, ErrRetryBudgetExhausted):
+		return withLast(ErrRetryBudgetExhausted)
 	case errors.As(err, &exhausted):
 		if last == nil {
 			e := op.fail(ErrRetriesExhausted, fmt.Errorf("%w: %w", ErrTransport, cleanTransportError(exhausted.err)))

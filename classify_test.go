@@ -2,6 +2,7 @@ package payonce
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -239,7 +240,7 @@ func (s *sleeps) all() []time.Duration {
 
 func newSleeps() (*sleeps, []Option) {
 	s := &sleeps{now: time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)}
-	return s, []Option{corekit.WithClock(s.Now), corekit.WithSleep(s.sleep)}
+	return s, []Option{WithClock(s.Now), WithSleep(s.sleep)}
 }
 
 // A code that asks for a retry under the key is retried whatever its
@@ -248,7 +249,7 @@ func newSleeps() (*sleeps, []Option) {
 // is neither final nor resumable.
 func TestCodecAdviceOverridesTheStatusTable(t *testing.T) {
 	rec := &recorder{statuses: []int{400, 400, 200}, body: `{"code":"AGAIN","message":"try again"}`}
-	c := setup(t, rec, corekit.WithCodec(codesAdvice))
+	c := setup(t, rec, WithTestCodec(codesAdvice))
 	meta, err := c.Do(context.Background(), postReq(), nil)
 	require.NoError(t, err)
 	assert.Equal(t, 3, meta.Attempts)
@@ -260,7 +261,7 @@ func TestCodecAdviceOverridesTheStatusTable(t *testing.T) {
 	}
 
 	rec = &recorder{statuses: []int{503}, body: `{"code":"UNKNOWN","message":"no answer from upstream"}`}
-	c = setup(t, rec, corekit.WithCodec(codesAdvice))
+	c = setup(t, rec, WithTestCodec(codesAdvice))
 	meta, err = c.Do(context.Background(), postReq(), nil)
 	require.ErrorIs(t, err, ErrOutcomeUnknown)
 	assert.NotErrorIs(t, err, ErrServer)
@@ -270,7 +271,7 @@ func TestCodecAdviceOverridesTheStatusTable(t *testing.T) {
 	assert.Equal(t, meta.Key.String(), KeyOf(err).String())
 	var ae *APIError
 	require.ErrorAs(t, err, &ae)
-	assert.False(t, defaultFinalForKey(ae))
+	assert.False(t, Provider{}.FinalForKey(ae))
 }
 
 // A provider's least wait is waited in full, on the client's sleep (a
@@ -281,7 +282,7 @@ func TestCodecLeastWaitIsNeverShortened(t *testing.T) {
 	s, opts := newSleeps()
 	p := fastPolicy()
 	p.MaxRetryAfter, p.MaxElapsedTime = 2*time.Minute, 5*time.Minute
-	c := setup(t, rec, append(opts, corekit.WithCodec(codesAdvice), WithRetryPolicy(p))...)
+	c := setup(t, rec, append(opts, WithTestCodec(codesAdvice), WithRetryPolicy(p))...)
 	start := s.Now()
 	meta, err := c.Do(context.Background(), postReq(), nil)
 	require.NoError(t, err)
@@ -318,7 +319,7 @@ func TestCodecLeastWaitTheCallCannotAffordEndsResumable(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			rec := &recorder{statuses: []int{400, 200}, body: `{"code":"LATER","message":"come back in a minute"}`}
 			s, opts := newSleeps()
-			c := setup(t, rec, append(opts, corekit.WithCodec(codesAdvice), WithRetryPolicy(tc.policy))...)
+			c := setup(t, rec, append(opts, WithTestCodec(codesAdvice), WithRetryPolicy(tc.policy))...)
 			ctx := context.Background()
 			if tc.timeout > 0 {
 				var cancel context.CancelFunc
@@ -336,7 +337,19 @@ func TestCodecLeastWaitTheCallCannotAffordEndsResumable(t *testing.T) {
 			assert.Empty(t, s.all(), "nothing waited")
 			var ae *APIError
 			require.ErrorAs(t, err, &ae)
-			assert.False(t, defaultFinalForKey(ae))
+			assert.False(t, Provider{}.FinalForKey(ae))
 		})
 	}
+}
+
+// A refused redirect is final for its key only when the request cannot
+// have run, whatever the provider's final kinds: a 307 never ran, a 303
+// answering a POST may have.
+func TestRedirectFinalForKey(t *testing.T) {
+	p := Provider{FinalKinds: []error{ErrInvalidRequest, testErrCardDeclined}}
+	assert.True(t, p.FinalForKey(&APIError{Kind: ErrRedirectRefused, StatusCode: 307}), "a 307 never ran")
+	assert.False(t, p.FinalForKey(&APIError{Kind: ErrRedirectRefused, StatusCode: 303,
+		Err: fmt.Errorf("%w: %w", ErrRedirectRefused, errRedirectRan)}), "a 303 to a POST may have run")
+	assert.True(t, p.FinalForKey(&APIError{Kind: testErrCardDeclined, StatusCode: 402}))
+	assert.False(t, p.FinalForKey(nil))
 }

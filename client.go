@@ -31,9 +31,11 @@ type Client struct {
 	httpClient    *http.Client
 	policy        RetryPolicy
 	budget        *RetryBudget
-	rules         corekit.KeyRules
+	rules         KeyRules
 	signer        Signer
-	codec         codec
+	codec         Codec
+	kinds         []error        // the provider's own kinds (Provider.Kinds)
+	finalKinds    []error        // the kinds final for a key (Provider.FinalKinds); nil: DefaultFinalKinds
 	fields        *redact.Fields // what the codec knows of its answers' fields (fieldsCodec), nil for nothing
 	limiter       limiter
 	logger        *slog.Logger
@@ -41,7 +43,7 @@ type Client struct {
 	userAgent     string
 	provider      string
 	now           func() time.Time
-	sleep         func(context.Context, time.Duration) error // corekit.WithSleep; nil: a timer
+	sleep         func(context.Context, time.Duration) error // WithSleep; nil: a timer
 	allowInsecure bool
 	explicitKeys  bool                  // WithExplicitKeys
 	journal       Journal               // WithJournal
@@ -65,12 +67,10 @@ type limiter = interface {
 
 // Option configures a Client. Options validate their input and NewClient
 // returns the first error, wrapped in ErrInvalidConfig.
-type Option func(*corekit.Config) error
+type Option func(*Client) error
 
-// option adapts f, which sets the client under construction, to an Option.
-func option(f func(*Client) error) Option {
-	return func(cfg *corekit.Config) error { return f(cfg.Client.(*Client)) }
-}
+// option is f, which sets the client under construction, as an Option.
+func option(f func(*Client) error) Option { return f }
 
 // WithBaseURL sets the API's base URL. Plain http:// is refused unless the
 // host is loopback or WithInsecureHTTP is given.
@@ -195,22 +195,19 @@ func NewClient(opts ...Option) (*Client, error) {
 		jclock:     &journalClock{},
 		leaseOwner: "client:" + uuid.NewString(),
 		held:       &heldEntries{},
+		rules:      DefaultKeyRules(),
+		codec:      jsonCodec{},
 	}
-	cfg := &corekit.Config{Client: c, Rules: corekit.DefaultKeyRules()}
 	for _, o := range opts {
 		if o == nil {
 			continue
 		}
-		if err := o(cfg); err != nil {
+		if err := o(c); err != nil {
 			return nil, err
 		}
 	}
-	if cfg.Now != nil {
-		c.now = cfg.Now
-	}
-	c.sleep = cfg.Sleep
-	if err := c.useProvider(cfg); err != nil {
-		return nil, err
+	if fc, ok := c.codec.(fieldsCodec); ok {
+		c.fields = fc.AnswerFields()
 	}
 	if c.baseURL == nil {
 		return nil, fmt.Errorf("%w: a base URL is required", ErrInvalidConfig)
@@ -235,45 +232,7 @@ func NewClient(opts ...Option) (*Client, error) {
 		return nil, fmt.Errorf("%w: an attempt needs a timeout: set RetryPolicy.AttemptTimeout or the http.Client's Timeout", ErrInvalidConfig)
 	}
 	c.retry = c.newRetryClient()
-	cfg.Fill(c.view())
 	return c, nil
-}
-
-// useProvider takes what a typed client set on cfg (corekit.Config).
-func (c *Client) useProvider(cfg *corekit.Config) error {
-	c.provider, c.rules, c.ident.identity, c.ident.legacy = cfg.Provider, cfg.Rules, cfg.ScopeIdentity, cfg.LegacyScopes
-	c.codec = jsonCodec{}
-	if cfg.Codec != nil {
-		cd, ok := cfg.Codec.(codec)
-		if !ok {
-			return fmt.Errorf("%w: codec %T lacks DecodeSuccess or DecodeError", ErrInvalidConfig, cfg.Codec)
-		}
-		c.codec = cd
-	}
-	if fc, ok := c.codec.(fieldsCodec); ok {
-		c.fields = fc.AnswerFields()
-	}
-	return nil
-}
-
-// view is what a typed client reads back from c (corekit.Capture).
-func (c *Client) view() corekit.View {
-	v := corekit.View{Provider: c.provider, BaseURL: c.baseURL.String(), HTTPClient: c.httpClient, Now: c.now, Scope: c.scope,
-		Logger: c.logger, Rules: c.rules,
-		RequestMatches: func(e any, method, path string, body []byte) bool {
-			je, ok := e.(JournalEntry)
-			return ok && c.requestMatches(je, method, path, body)
-		},
-		PlaceScopes: func(ctx context.Context) (error, error) {
-			if err := c.placeScopes(ctx); err != nil {
-				return placementKind(err), err
-			}
-			return nil, nil
-		}}
-	if c.journal != nil {
-		v.Journal = c.journal
-	}
-	return v
 }
 
 // newRetryClient builds the client's one go-retryablehttp loop. Each
@@ -374,20 +333,6 @@ type Request struct {
 type EarlierForm struct {
 	Path string
 	Body []byte
-}
-
-// codec decodes a provider's answers (corekit.WithCodec). One that also has a method
-// FinalForKey(e *APIError) bool tells which of its provider's failures are
-// final for an idempotency key (no later attempt with the same key and body
-// can execute): the journal records only those as failed.
-type codec interface {
-	// DecodeSuccess decodes a 2xx body into out (out may be nil). It may
-	// return an *APIError when a 2xx envelope reports a failure; any other
-	// error becomes ErrMalformedResponse.
-	DecodeSuccess(status int, header http.Header, body []byte, out any) error
-	// DecodeError fills e's Code, Message, RequestID, Details and, when it
-	// knows better than the status and code tables, Kind.
-	DecodeError(status int, header http.Header, body []byte, e *APIError)
 }
 
 // fieldsCodec is a codec that knows the fields of its provider's answers:

@@ -89,7 +89,7 @@ func setup(t *testing.T, rec *recorder, opts ...Option) *Client {
 	t.Helper()
 	srv := httptest.NewServer(rec)
 	t.Cleanup(srv.Close)
-	base := []Option{WithBaseURL(srv.URL), WithRetryPolicy(fastPolicy()), corekit.WithKeyRules(coinepayRules()), corekit.WithProvider("test")}
+	base := []Option{WithBaseURL(srv.URL), WithRetryPolicy(fastPolicy()), WithTestKeyRules(coinepayRules()), WithTestProviderName("test")}
 	c, err := NewClient(append(base, opts...)...)
 	require.NoError(t, err)
 	return c
@@ -149,9 +149,9 @@ func TestBadKeysNeverReachTheServer(t *testing.T) {
 		opt  CallOption
 		want error
 	}{
-		{WithKey(testKey("has space")), corekit.ErrKeyInvalidChars},
-		{WithKey(testKey("slash/inside")), corekit.ErrKeyInvalidChars},
-		{WithKey(testKey(strings.Repeat("k", 129))), corekit.ErrKeyTooLong},
+		{WithKey(testKey("has space")), ErrKeyInvalidChars},
+		{WithKey(testKey("slash/inside")), ErrKeyInvalidChars},
+		{WithKey(testKey(strings.Repeat("k", 129))), ErrKeyTooLong},
 		{WithoutKey(), ErrKeyRequired},
 	} {
 		meta, err := c.Do(context.Background(), postReq(), nil, tc.opt)
@@ -160,9 +160,9 @@ func TestBadKeysNeverReachTheServer(t *testing.T) {
 		assert.ErrorAs(t, err, &ke)
 		assert.Zero(t, meta.Attempts)
 	}
-	a55 := setup(t, rec, corekit.WithKeyRules(a55Rules()))
+	a55 := setup(t, rec, WithTestKeyRules(a55Rules()))
 	_, err := a55.Do(context.Background(), postReq(), nil, WithKey(testKey("short")))
-	assert.ErrorIs(t, err, corekit.ErrKeyTooShort)
+	assert.ErrorIs(t, err, ErrKeyTooShort)
 	assert.Equal(t, "short", KeyOf(err).String())
 	assert.Empty(t, rec.seen())
 }
@@ -281,7 +281,7 @@ func TestNewClientOptions(t *testing.T) {
 	}
 	_, err = NewClient(WithBaseURL("http://api.example.com"), WithInsecureHTTP())
 	assert.NoError(t, err)
-	for _, o := range []Option{WithHTTPClient(nil), WithLogger(nil), corekit.WithClock(nil), corekit.WithCodec(nil), corekit.WithKeyRules(corekit.KeyRules{MinLen: 5, MaxLen: 2})} {
+	for _, o := range []Option{WithHTTPClient(nil), WithLogger(nil), WithClock(nil), WithProvider(Provider{Codec: (*jsonCodec)(nil)}), WithTestKeyRules(KeyRules{MinLen: 5, MaxLen: 2})} {
 		_, err = NewClient(WithBaseURL("https://x"), o)
 		assert.ErrorIs(t, err, ErrInvalidConfig)
 	}
@@ -368,14 +368,14 @@ func TestUserAgentAndProviderValidate(t *testing.T) {
 	for _, opt := range []Option{
 		WithUserAgent("shop/1.0\r\nX-Evil: 1"),
 		WithUserAgent(strings.Repeat("u", 1025)),
-		corekit.WithProvider("a55\nfake"),
-		corekit.WithProvider(strings.Repeat("p", 65)),
+		WithTestProviderName("a55\nfake"),
+		WithTestProviderName(strings.Repeat("p", 65)),
 	} {
 		_, err := NewClient(WithBaseURL("http://127.0.0.1:1"), opt)
 		require.ErrorIs(t, err, ErrInvalidConfig)
 		assert.NotContains(t, err.Error(), "\n")
 	}
-	_, err := NewClient(WithBaseURL("http://127.0.0.1:1"), WithUserAgent("shop/1.0 (+https://shop.example)"), corekit.WithProvider("a55"))
+	_, err := NewClient(WithBaseURL("http://127.0.0.1:1"), WithUserAgent("shop/1.0 (+https://shop.example)"), WithTestProviderName("a55"))
 	require.NoError(t, err)
 }
 
@@ -389,7 +389,7 @@ func TestTypedNilDependenciesAreRefused(t *testing.T) {
 		"signer":      WithSigner((*hmacSigner)(nil)),
 		"signer func": WithSigner(corekit.SignerFunc(nil)),
 		"journal":     WithJournal((*nilJournal)(nil)),
-		"codec":       corekit.WithCodec((*jsonCodec)(nil)),
+		"codec":       WithTestCodec((*jsonCodec)(nil)),
 	} {
 		_, err := NewClient(WithBaseURL("http://127.0.0.1:1"), opt)
 		require.ErrorIs(t, err, ErrInvalidConfig, name)

@@ -10,8 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/payonce/payonce/internal/corekit"
-
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/internal/errortext"
 	"github.com/payonce/payonce/internal/keytest"
@@ -69,7 +67,7 @@ func TestEveryErrorPathSaysEachThingOnce(t *testing.T) {
 			})
 			return do(c, t.Context())
 		}},
-		{"budget exhausted", corekit.ErrRetryBudgetExhausted, func(t *testing.T) error {
+		{"budget exhausted", payonce.ErrRetryBudgetExhausted, func(t *testing.T) error {
 			c, _ := client(t, status(http.StatusServiceUnavailable), payonce.WithRetryBudget(payonce.NewRetryBudget(1)))
 			return do(c, t.Context())
 		}},
@@ -143,7 +141,7 @@ func TestEveryErrorPathSaysEachThingOnce(t *testing.T) {
 			_, err := c.Do(t.Context(), req, nil)
 			return err
 		}},
-		{"key rules", corekit.ErrKeyTooShort, func(t *testing.T) error {
+		{"key rules", payonce.ErrKeyTooShort, func(t *testing.T) error {
 			c, _ := client(t, okCharge)
 			return do(c, t.Context(), payonce.WithKey(keytest.Key(t, "k-12345", newClock().Now())))
 		}},

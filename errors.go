@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/payonce/payonce/internal/corekit"
 	"github.com/payonce/payonce/internal/errortext"
 	"github.com/payonce/payonce/redact"
 )
@@ -24,68 +23,96 @@ import (
 // keys).
 var (
 	// ErrKeyRequired: the provider requires an Idempotency-Key and none was given.
-	ErrKeyRequired = corekit.ErrKeyRequired
+	ErrKeyRequired = newKind("key_required", "idempotency key required")
 	// ErrKeyInvalid: the key breaks the provider's rules: shorter than its
 	// minimum (A55: 16), longer than its maximum (128) or holding a
 	// character it refuses. The error's text says which.
-	ErrKeyInvalid = corekit.ErrKeyInvalid
+	ErrKeyInvalid = newKind("key_invalid", "idempotency key invalid")
+	// ErrKeyTooShort: the key is shorter than the provider's minimum. It
+	// is an ErrKeyInvalid, with its own name in journals and metrics.
+	ErrKeyTooShort = newSubKind("key_too_short", "idempotency key too short", ErrKeyInvalid)
+	// ErrKeyTooLong: the key is longer than the provider's maximum. It is
+	// an ErrKeyInvalid.
+	ErrKeyTooLong = newSubKind("key_too_long", "idempotency key too long", ErrKeyInvalid)
+	// ErrKeyInvalidChars: the key holds a character the provider refuses.
+	// It is an ErrKeyInvalid.
+	ErrKeyInvalidChars = newSubKind("key_invalid_chars", "idempotency key has invalid characters", ErrKeyInvalid)
 	// ErrIdempotencyConflict: the key was already used with another payload
 	// (HTTP 409). Retrying can never succeed: fix the body or use a new key.
-	ErrIdempotencyConflict = corekit.ErrIdempotencyConflict
+	ErrIdempotencyConflict = newKind("idempotency_conflict", "idempotency key reused with a different payload")
 	// ErrUnauthorized: missing, unknown or expired credentials (HTTP 401).
-	ErrUnauthorized = corekit.ErrUnauthorized
+	ErrUnauthorized = newKind("unauthorized", "unauthorized")
 	// ErrForbidden: the credentials may not do this (HTTP 403).
-	ErrForbidden = corekit.ErrForbidden
+	ErrForbidden = newKind("forbidden", "forbidden")
 	// ErrNotFound: the resource or path does not exist (HTTP 404).
-	ErrNotFound = corekit.ErrNotFound
+	ErrNotFound = newKind("not_found", "not found")
 	// ErrInvalidRequest: the server refused the request as malformed or
 	// invalid (HTTP 400, 405, 413, 422 without a more specific code).
-	ErrInvalidRequest = corekit.ErrInvalidRequest
+	ErrInvalidRequest = newKind("invalid_request", "invalid request")
 	// ErrRateLimited: too many requests (HTTP 429). APIError.RetryAfter
 	// holds the server's Retry-After.
-	ErrRateLimited = corekit.ErrRateLimited
+	ErrRateLimited = newKind("rate_limited", "rate limited")
 	// ErrServer: the server failed (HTTP 5xx).
-	ErrServer = corekit.ErrServer
+	ErrServer = newKind("server", "server error")
 
 	// ErrKeyExpired: the operation's key is older than the provider's
 	// window minus the safety margin; another attempt could be executed
 	// by the server as a new operation, so none is sent.
-	ErrKeyExpired = corekit.ErrKeyExpired
+	ErrKeyExpired = newKind("key_expired", "idempotency key too old to retry safely")
 	// ErrRetriesExhausted: every allowed attempt failed with a retryable
 	// error, or the client-wide retry budget (WithRetryBudget) was spent
 	// before the next one; the error's text says which.
-	ErrRetriesExhausted = corekit.ErrRetriesExhausted
+	ErrRetriesExhausted = newKind("retries_exhausted", "retries exhausted")
+	// ErrRetryBudgetExhausted: the client-wide retry budget
+	// (WithRetryBudget) was spent before the next attempt. It is an
+	// ErrRetriesExhausted, with its own name in journals and metrics.
+	ErrRetryBudgetExhausted = newSubKind("retry_budget_exhausted", "retry budget exhausted", ErrRetriesExhausted)
 	// ErrTransport: the request could not be sent or its answer not read.
-	ErrTransport = corekit.ErrTransport
+	ErrTransport = newKind("transport", "transport error")
 	// ErrMalformedResponse: the server's answer could not be decoded.
-	ErrMalformedResponse = corekit.ErrMalformedResponse
+	ErrMalformedResponse = newKind("malformed_response", "malformed response")
 	// ErrInvalidAmount: an amount is not a valid decimal string.
-	ErrInvalidAmount = corekit.ErrInvalidAmount
+	ErrInvalidAmount = newKind("invalid_amount", "invalid amount")
 	// ErrInvalidCard: a card fails the Luhn, expiry or CVV checks.
-	ErrInvalidCard = corekit.ErrInvalidCard
+	ErrInvalidCard = newKind("invalid_card", "invalid card")
 	// ErrInvalidConfig: a client option was refused.
-	ErrInvalidConfig = corekit.ErrInvalidConfig
+	ErrInvalidConfig = newKind("invalid_config", "invalid configuration")
 	// ErrOutcomeUnknown: the operation may have executed and its outcome
 	// is not known: an answer said so (a provider's timeout code), or the
 	// journal holds a pending entry whose key is too old to send again or
 	// whose last answer said so (JournalEntry.LookUpFirst; JournalEntryOf
 	// gives the entry). Nothing more is sent under the key: look the
 	// operation up and settle it. Never final, never resumable.
-	ErrOutcomeUnknown = corekit.ErrOutcomeUnknown
+	ErrOutcomeUnknown = newKind("outcome_unknown", "outcome unknown: reconciliation needed")
 	// ErrJournal: the journal failed (see JournalWriteError for a failure
 	// after the operation ran).
-	ErrJournal = corekit.ErrJournal
+	ErrJournal = newKind("journal", "journal error")
 	// ErrKeyCreatedInFuture: the key's creation time (a Key, a journal
 	// entry) lies more than a minute ahead of the clock the age is measured on: its age is unknown, so
 	// nothing is sent. Final for the key.
-	ErrKeyCreatedInFuture = corekit.ErrKeyCreatedInFuture
+	ErrKeyCreatedInFuture = newKind("key_created_in_future", "idempotency key creation time is in the future")
 	// ErrNotExecuted: the journal records that the provider never
 	// executed the operation (nothing was sent under the key, or Settle
 	// recorded it so): nothing moved, and a new reference may run it.
-	ErrNotExecuted = corekit.ErrNotExecuted
+	ErrNotExecuted = newKind("not_executed", "operation not executed: nothing moved; a new reference may run it")
 	// ErrSettledFailed: the operation was settled as failed from outside
 	// a run (Client.Settle): the provider did not complete it.
-	ErrSettledFailed = corekit.ErrSettledFailed
+	ErrSettledFailed = newKind("settled_failed", "operation settled as failed")
+)
+
+// Errors of a settle lookup (a55.ChargesService.SettleCreate,
+// coinepay.CardsService.SettleApply): the provider's records did not tell
+// what happened, so nothing was recorded and the entry stays pending.
+// Both providers' lookups return them.
+var (
+	// ErrLookupAmbiguous: more than one operation at the provider could be
+	// the entry's. The lookup never picks one: settle by hand
+	// (Client.Settle) once you know which, if any, is yours.
+	ErrLookupAmbiguous = newKind("lookup_ambiguous", "settle lookup ambiguous: the provider's records do not tell which operation is the entry's")
+	// ErrLookupNotFound: no operation at the provider matches the entry,
+	// and the lookup was not allowed to conclude that none ran (or its
+	// window is not over yet).
+	ErrLookupNotFound = newKind("lookup_not_found", "settle lookup found no matching operation")
 )
 
 // APIError is the one error type every payonce operation returns. It
@@ -336,8 +363,8 @@ func redirectMayHaveRun(e *APIError) bool {
 // resumable reports whether running the very same operation again, with
 // the same key and body, may succeed later: it is Temporary (network, 5xx,
 // 429, spent retries or budget, a context that ended while an attempt may
-// have been in flight) or the account lacked the balance
-// (coinepay.ErrInsufficientBalance: servers do not store that answer). It is false
+// have been in flight) or its kind is resumable (NewResumableKind: a
+// balance to top up, say, whose answer servers do not store). It is false
 // for an operation without a key (nothing ties a new run to this one),
 // for a key past its window, and for conflicts, validation errors,
 // declined or failed charges and refused credentials.
@@ -345,7 +372,7 @@ func (e *APIError) resumable() bool {
 	if e.Key.IsZero() || errors.Is(e, ErrKeyExpired) {
 		return false
 	}
-	return e.temporary() || errors.Is(e, corekit.ErrInsufficientBalance)
+	return e.temporary() || resumableKind(e.Kind)
 }
 
 // IsTemporary reports whether err is an *APIError whose failure may pass,

@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/payonce/payonce/internal/corekit"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -18,7 +17,7 @@ func TestKindForStatus(t *testing.T) {
 	table := map[int]error{400: ErrInvalidRequest, 401: ErrUnauthorized, 403: ErrForbidden, 404: ErrNotFound,
 		409: ErrIdempotencyConflict, 413: ErrInvalidRequest, 422: ErrInvalidRequest, 429: ErrRateLimited, 500: ErrServer, 503: ErrServer}
 	for status, want := range table {
-		assert.Equal(t, want, corekit.KindForStatus(status), status)
+		assert.Equal(t, want, KindForStatus(status), status)
 	}
 }
 
@@ -74,8 +73,8 @@ func TestValidationError(t *testing.T) {
 	assert.Equal(t, `invalid amount: want a decimal string with at most two decimals, like "100.00"`, err.Error(), "the field the sentinel names is said once")
 	assert.ErrorIs(t, err, ErrInvalidAmount)
 	assert.ErrorIs(t, err, ErrInvalidRequest, "a refused amount is a kind of invalid request")
-	ke := validateKey(corekit.KeyRules{Provider: "a55", MinLen: 16}, "short")
-	assert.ErrorIs(t, ke, corekit.ErrKeyTooShort)
+	ke := validateKey(KeyRules{Provider: "a55", MinLen: 16}, "short")
+	assert.ErrorIs(t, ke, ErrKeyTooShort)
 	assert.ErrorIs(t, ke, ErrInvalidRequest, "a refused key is a kind of invalid request")
 	card := Card{Number: "4111111111111112"}
 	assert.ErrorIs(t, card.Validate(time.Now()), ErrInvalidRequest)
@@ -99,7 +98,7 @@ func FuzzErrorDecoding(f *testing.F) {
 		e := &APIError{}
 		jsonCodec{}.DecodeError(status, http.Header{}, []byte(body), e)
 		_ = e.Error()
-		if status >= 100 && status < 1000 && corekit.KindForStatus(status) == nil {
+		if status >= 100 && status < 1000 && KindForStatus(status) == nil {
 			t.Fatal("no kind")
 		}
 	})
@@ -114,7 +113,7 @@ func TestJournalKindsResumable(t *testing.T) {
 		e := &APIError{Kind: kind, Key: testKey("k-0000000000000001")}
 		assert.Equal(t, want, e.temporary(), kind.Error())
 		assert.Equal(t, want, e.resumable(), kind.Error())
-		assert.Equal(t, kind, corekit.KindByName(corekit.KindName(kind)), "every kind has a stable name")
+		assert.Equal(t, kind, (&Client{}).kindByName(KindName(kind)), "every kind has a stable name")
 	}
 }
 
@@ -128,19 +127,19 @@ func TestIsResumable(t *testing.T) {
 		{&APIError{Key: testKey(k), Kind: ErrRetriesExhausted, Err: ErrServer}, true, true},
 		{&APIError{Key: testKey(k), Kind: ErrTransport}, true, true},
 		{&APIError{Key: testKey(k), Kind: ErrRateLimited, StatusCode: 429}, true, true},
-		{&APIError{Key: testKey(k), Kind: corekit.ErrRetryBudgetExhausted}, true, true},
+		{&APIError{Key: testKey(k), Kind: ErrRetryBudgetExhausted}, true, true},
 		{&APIError{Key: testKey(k), Kind: context.Canceled}, true, true},
 		{&APIError{Key: testKey(k), Kind: context.DeadlineExceeded}, true, true},
-		{&APIError{Key: testKey(k), Kind: corekit.ErrInsufficientBalance, StatusCode: 402}, true, false},
+		{&APIError{Key: testKey(k), Kind: testErrInsufficientBalance, StatusCode: 402}, true, false},
 		{&APIError{Key: testKey(k), Kind: ErrIdempotencyConflict, StatusCode: 409}, false, false},
 		{&APIError{Key: testKey(k), Kind: ErrInvalidCard, Err: invalid(ErrInvalidCard, "card.number", "x")}, false, false},
 		{&APIError{Key: testKey(k), Kind: ErrInvalidRequest, StatusCode: 422}, false, false},
-		{&APIError{Key: testKey(k), Kind: corekit.ErrCardDeclined, StatusCode: 402}, false, false},
-		{&APIError{Key: testKey(k), Kind: corekit.ErrChargeFailed}, false, false},
+		{&APIError{Key: testKey(k), Kind: testErrCardDeclined, StatusCode: 402}, false, false},
+		{&APIError{Key: testKey(k), Kind: testErrChargeFailed}, false, false},
 		{&APIError{Key: testKey(k), Kind: ErrUnauthorized, StatusCode: 401}, false, false},
 		{&APIError{Key: testKey(k), Kind: ErrKeyExpired, Err: ErrServer}, false, false},
 		{&APIError{Kind: ErrRetriesExhausted, Err: ErrServer}, false, true},
-		{&APIError{Kind: corekit.ErrInsufficientBalance}, false, false},
+		{&APIError{Kind: testErrInsufficientBalance}, false, false},
 	}
 	for _, c := range cases {
 		wrapped := fmt.Errorf("job: %w", c.err)
@@ -169,9 +168,9 @@ func (k kindCodec) DecodeError(status int, h http.Header, body []byte, e *APIErr
 func TestInsufficientBalanceResumable(t *testing.T) {
 	rec := &recorder{statuses: []int{http.StatusPaymentRequired},
 		body: `{"code":402,"message":"余额不足","message_key":"insufficient_balance","data":null}`}
-	c := setup(t, rec, corekit.WithCodec(kindCodec{"insufficient_balance": corekit.ErrInsufficientBalance}))
+	c := setup(t, rec, WithTestCodec(kindCodec{"insufficient_balance": testErrInsufficientBalance}))
 	_, err := c.Do(t.Context(), postReq(), nil, WithKey(testKey("balance-key-1")))
-	require.ErrorIs(t, err, corekit.ErrInsufficientBalance)
+	require.ErrorIs(t, err, testErrInsufficientBalance)
 	assert.True(t, IsResumable(err))
 	assert.Equal(t, "balance-key-1", KeyOf(err).String())
 	_, err = c.Do(t.Context(), postReq(), nil, WithoutKey())

@@ -10,8 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/payonce/payonce/internal/corekit"
-
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -20,10 +18,10 @@ import (
 // sentinel's text, a provider name followed by a colon, or a ": "
 // separated segment.
 func repeated(s string) string {
-	for _, k := range []error{ErrKeyRequired, corekit.ErrKeyTooShort, corekit.ErrKeyTooLong, corekit.ErrKeyInvalidChars, ErrIdempotencyConflict,
-		corekit.ErrInsufficientBalance, ErrUnauthorized, ErrForbidden, ErrNotFound, corekit.ErrInvalidState, ErrInvalidRequest,
-		ErrRateLimited, ErrServer, corekit.ErrSignatureInvalid, corekit.ErrTimestampExpired, corekit.ErrNonceReplayed, corekit.ErrCardDeclined,
-		corekit.ErrChargeFailed, ErrKeyExpired, ErrRetriesExhausted, corekit.ErrRetryBudgetExhausted, ErrTransport,
+	for _, k := range []error{ErrKeyRequired, ErrKeyTooShort, ErrKeyTooLong, ErrKeyInvalidChars, ErrIdempotencyConflict,
+		testErrInsufficientBalance, ErrUnauthorized, ErrForbidden, ErrNotFound, testErrInvalidState, ErrInvalidRequest,
+		ErrRateLimited, ErrServer, testErrSignatureInvalid, testErrTimestampExpired, testErrNonceReplayed, testErrCardDeclined,
+		testErrChargeFailed, ErrKeyExpired, ErrRetriesExhausted, ErrRetryBudgetExhausted, ErrTransport,
 		ErrMalformedResponse, ErrInvalidAmount, ErrInvalidCard, ErrInvalidConfig, ErrSignerTemporary, ErrRedirectRefused} {
 		if strings.Count(s, k.Error()) > 1 {
 			return k.Error()
@@ -56,7 +54,7 @@ func TestErrorTextSaysEachThingOnce(t *testing.T) {
 	require.Error(t, vErr)
 	_, amtErr := ParseAmount("1.234")
 	cases := []*APIError{
-		{Provider: "a55", Operation: "charges.create", Kind: corekit.ErrKeyTooShort, Err: keyErr, Key: testKey("short")},
+		{Provider: "a55", Operation: "charges.create", Kind: ErrKeyTooShort, Err: keyErr, Key: testKey("short")},
 		{Provider: "coinepay", Operation: "cards.apply", Kind: ErrKeyRequired, Err: reqKeyErr},
 		{Provider: "a55", Operation: "charges.create", Kind: ErrInvalidCard, Err: vErr, Key: testKey("k-0123456789abcdef")},
 		{Provider: "a55", Operation: "charges.refund", Kind: ErrInvalidAmount, Err: amtErr, Key: testKey("k-0123456789abcdef")},
@@ -65,7 +63,7 @@ func TestErrorTextSaysEachThingOnce(t *testing.T) {
 		{Provider: "test", Method: "POST", Path: "/x", Kind: ErrTransport, Err: fmt.Errorf("%w: redirect to plain http:// refused", ErrTransport)},
 		{Provider: "test", Operation: "op", Kind: ErrRetriesExhausted, Err: ErrServer, StatusCode: 503, Attempts: 5, Key: testKey("k-0123456789abcdef")},
 		{Provider: "test", Operation: "op", Kind: ErrRetriesExhausted, Err: fmt.Errorf("%w: %w", ErrTransport, errors.New("dial: refused")), Attempts: 5},
-		{Provider: "a55", Operation: "charges.create", Kind: corekit.ErrCardDeclined, StatusCode: 402, Code: "CARD_DECLINED", Message: "CARD_DECLINED",
+		{Provider: "a55", Operation: "charges.create", Kind: testErrCardDeclined, StatusCode: 402, Code: "CARD_DECLINED", Message: "CARD_DECLINED",
 			Err: errors.New("charge c1 status error")},
 		{Provider: "coinepay", Operation: "cards.apply", Kind: ErrIdempotencyConflict, StatusCode: 409,
 			Code: "openapi_idempotency_key_conflict", Message: "Idempotency-Key 冲突", Key: testKey("k-1")},
@@ -97,7 +95,7 @@ func TestClientErrorsSayEachThingOnce(t *testing.T) {
 	rec := &recorder{}
 	c := setup(t, rec)
 	_, err := c.Do(t.Context(), postReq(), nil, WithKey(testKey("bad key with spaces")))
-	require.ErrorIs(t, err, corekit.ErrKeyInvalidChars)
+	require.ErrorIs(t, err, ErrKeyInvalidChars)
 	assert.Empty(t, repeated(err.Error()), err.Error())
 	req := postReq()
 	req.Validate = func() error { return invalid(ErrInvalidCard, "card.cvv", "want 3 or 4 digits") }
@@ -200,7 +198,7 @@ func TestRefusedKeyCannotForgeTheErrorText(t *testing.T) {
 	c := setup(t, rec)
 	forged := "abcdefghijklmnop\nlevel=ERROR msg=\"forged\"\r\x1b[2J"
 	_, err := c.Do(context.Background(), postReq(), nil, WithKey(testKey(forged)))
-	require.ErrorIs(t, err, corekit.ErrKeyInvalidChars)
+	require.ErrorIs(t, err, ErrKeyInvalidChars)
 	assert.Equal(t, forged, KeyOf(err).String())
 	assert.NotContains(t, err.Error(), "\n")
 	assert.NotContains(t, err.Error(), "\r")
@@ -208,7 +206,7 @@ func TestRefusedKeyCannotForgeTheErrorText(t *testing.T) {
 
 	long := strings.Repeat("k", 5000)
 	_, err = c.Do(context.Background(), postReq(), nil, WithKey(testKey(long)))
-	require.ErrorIs(t, err, corekit.ErrKeyTooLong)
+	require.ErrorIs(t, err, ErrKeyTooLong)
 	assert.Equal(t, long, KeyOf(err).String())
 	assert.Less(t, len(err.Error()), 600)
 	assert.Empty(t, rec.seen())

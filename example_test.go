@@ -10,8 +10,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/payonce/payonce/internal/corekit"
-
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/a55"
 	"github.com/payonce/payonce/a55/a55test"
@@ -34,7 +32,7 @@ func ExampleClient_Do() {
 	policy := payonce.DefaultRetryPolicy()
 	policy.InitialInterval, policy.MaxInterval = time.Millisecond, 5*time.Millisecond
 	client, err := payonce.NewClient(payonce.WithBaseURL(srv.URL), payonce.WithRetryPolicy(policy),
-		corekit.WithKeyRules(corekit.KeyRules{Provider: "a55", MinLen: 16, MaxLen: 128, Window: corekit.DefaultKeyWindow}))
+		payonce.WithProvider(payonce.Provider{Name: "a55", KeyRules: payonce.KeyRules{Provider: "a55", MinLen: 16, MaxLen: 128, Window: payonce.DefaultKeyWindow}}))
 	if err != nil {
 		fmt.Println(err)
 		return

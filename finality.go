@@ -1,49 +1,43 @@
 package payonce
 
-import (
-	"errors"
+import "errors"
 
-	"github.com/payonce/payonce/internal/corekit"
-)
-
-// finalityCodec is a codec that knows which of its provider's failures are
-// final for an idempotency key. The journal records a failure as failed
-// only when it is final; any other leaves the entry pending, since a
-// later attempt with the same key and body may still execute (neither
-// provider keeps an answer that is not a 2xx).
-type finalityCodec interface {
-	codec
-	// FinalForKey reports whether e, the failure an attempt under a key
-	// ended with, is final for that key: no later attempt with the same
-	// key and body can execute the operation.
-	FinalForKey(e *APIError) bool
+// DefaultFinalKinds are the failures final for a key whatever the
+// provider, when its Provider gives no FinalKinds: a deterministic refusal
+// of this key or this body (validation, a resource or path that does not
+// exist, a key the server's rules refuse). Everything else (5xx, 429,
+// transport, refused credentials or signatures, a key conflict, an answer
+// the client could not read, and every provider's own kind) may still
+// execute under the key.
+func DefaultFinalKinds() []error {
+	return []error{
+		ErrInvalidRequest, ErrInvalidAmount, ErrInvalidCard, ErrNotFound,
+		ErrKeyRequired, ErrKeyTooShort, ErrKeyTooLong, ErrKeyInvalidChars,
+	}
 }
 
-// defaultFinalKinds are the failures final for a key whatever the
-// provider: a deterministic refusal of this key or this body (validation,
-// a resource or path that does not exist, an illegal move, a key the
-// server's rules refuse) and a charge the provider decided (declined, or
-// ended in an error status). Everything else (5xx, 429, transport, a
-// balance to top up, refused credentials or signatures, a key conflict,
-// an answer the client could not read) may still execute under the key.
-var defaultFinalKinds = []error{
-	ErrInvalidRequest, ErrInvalidAmount, ErrInvalidCard, ErrNotFound, corekit.ErrInvalidState,
-	corekit.ErrCardDeclined, corekit.ErrChargeFailed,
-	ErrKeyRequired, corekit.ErrKeyTooShort, corekit.ErrKeyTooLong, corekit.ErrKeyInvalidChars,
+// FinalForKey reports whether e, the failure an attempt under a key ended
+// with, is final for that key by p.FinalKinds (DefaultFinalKinds when
+// nil): no later attempt with the same key and body can execute the
+// operation. A refused redirect is final only when the request cannot
+// have run (307/308, not a 301, 302 or 303 answering a request with a
+// body). A nil e is not final.
+func (p Provider) FinalForKey(e *APIError) bool {
+	return finalForKey(e, p.FinalKinds)
 }
 
-// defaultFinalForKey is the table a codec that is not a finalityCodec is
-// judged by (defaultFinalKinds), and the one the providers' codecs narrow:
-// a refused redirect is final only when the request cannot have run
-// (307/308).
-func defaultFinalForKey(e *APIError) bool {
+// finalForKey is Provider.FinalForKey for the final kinds kinds.
+func finalForKey(e *APIError, kinds []error) bool {
 	if e == nil {
 		return false
 	}
 	if errors.Is(e.Kind, ErrRedirectRefused) {
-		return !redirectMayHaveRun(e)
+		return !errors.Is(e.Err, errRedirectRan)
 	}
-	for _, k := range defaultFinalKinds {
+	if kinds == nil {
+		kinds = DefaultFinalKinds()
+	}
+	for _, k := range kinds {
 		if errors.Is(e.Kind, k) {
 			return true
 		}
@@ -51,16 +45,13 @@ func defaultFinalForKey(e *APIError) bool {
 	return false
 }
 
-// finalForKey asks the client's codec, else defaultFinalForKey, whether
-// the run's failure is final for its key.
+// finalForKey asks, by the client's Provider.FinalKinds, whether the
+// run's failure is final for its key.
 func (op *operation) finalForKey(e *APIError) bool {
 	if e.StatusCode == 0 && !errors.Is(e.Kind, ErrRedirectRefused) {
 		// The client stopped the run (spent retries, a context, the
 		// key's age, the journal): no answer said anything final.
 		return false
 	}
-	if fc, ok := op.c.codec.(finalityCodec); ok {
-		return fc.FinalForKey(e)
-	}
-	return defaultFinalForKey(e)
+	return finalForKey(e, op.c.finalKinds)
 }

@@ -115,19 +115,18 @@ func TestReservedRedactedFingerprintChecksAKeyedRun(t *testing.T) {
 // fingerprint form, or by method and path for an entry without one.
 func TestRequestMatches(t *testing.T) {
 	body := cardBody("4111111111111111", "987", "10.00")
-	var view corekit.View
-	keyed, err := payonce.NewClient(payonce.WithBaseURL("https://api.example"), payonce.WithFingerprintKey([]byte("k")), corekit.Capture(&view))
+	keyed, err := payonce.NewClient(payonce.WithBaseURL("https://api.example"), payonce.WithFingerprintKey([]byte("k")))
 	require.NoError(t, err)
 	own := payonce.JournalEntry{Method: "POST", Path: "/charge/", Fingerprint: keyed.Fingerprint("POST", "/charge/", body)}
-	assert.True(t, view.RequestMatches(own, "POST", "/charge/", body))
-	assert.False(t, view.RequestMatches(own, "POST", "/charge/", cardBody("4012888888071111", "987", "10.00")))
+	assert.True(t, keyed.RequestMatches(own, "POST", "/charge/", body))
+	assert.False(t, keyed.RequestMatches(own, "POST", "/charge/", cardBody("4012888888071111", "987", "10.00")))
 	redacted := payonce.JournalEntry{Method: "POST", Path: "/charge/", Fingerprint: corekit.Fingerprint("POST", "/charge/", body)}
-	assert.True(t, view.RequestMatches(redacted, "POST", "/charge/", body))
-	assert.False(t, view.RequestMatches(redacted, "POST", "/charge/", cardBody("4111111111111111", "987", "11.00")))
+	assert.True(t, keyed.RequestMatches(redacted, "POST", "/charge/", body))
+	assert.False(t, keyed.RequestMatches(redacted, "POST", "/charge/", cardBody("4111111111111111", "987", "11.00")))
 	bare := payonce.JournalEntry{Method: "POST", Path: "/charge/"}
-	assert.True(t, view.RequestMatches(bare, "post", "/charge/", body))
-	assert.False(t, view.RequestMatches(bare, "POST", "/other/", body))
-	assert.False(t, view.RequestMatches(payonce.JournalEntry{Fingerprint: "e3b0c44298fc1c149afbf4c8996fb924"}, "POST", "/charge/", body),
+	assert.True(t, keyed.RequestMatches(bare, "post", "/charge/", body))
+	assert.False(t, keyed.RequestMatches(bare, "POST", "/other/", body))
+	assert.False(t, keyed.RequestMatches(payonce.JournalEntry{Fingerprint: "e3b0c44298fc1c149afbf4c8996fb924"}, "POST", "/charge/", body),
 		"a fingerprint of no known form matches nothing")
 }
 
@@ -211,10 +210,9 @@ func TestRequestMatchesReplacesAPlainFingerprint(t *testing.T) {
 	const body = `{"amount":"10.00"}`
 	j, clk := journal.NewMemory(), newClock()
 	was := plainEntry(t, j, clk, body, nil)
-	var view corekit.View
-	c := journalClient(t, newStub(t, okCharge), j, clk, payonce.WithFingerprintKey([]byte("k")), corekit.Capture(&view))
-	assert.False(t, view.RequestMatches(was, "POST", "/charge/", []byte(`{"amount":"11.00"}`)))
-	assert.True(t, view.RequestMatches(was, "POST", "/charge/", []byte(body)))
+	c := journalClient(t, newStub(t, okCharge), j, clk, payonce.WithFingerprintKey([]byte("k")))
+	assert.False(t, c.RequestMatches(was, "POST", "/charge/", []byte(`{"amount":"11.00"}`)))
+	assert.True(t, c.RequestMatches(was, "POST", "/charge/", []byte(body)))
 	got, err := j.Get(t.Context(), was.Scope, was.Reference)
 	require.NoError(t, err)
 	assert.Equal(t, c.Fingerprint("POST", "/charge/", []byte(body)), got.Fingerprint)

@@ -9,11 +9,11 @@ import (
 )
 
 // validateKey checks key against the rules r. It returns nil or a
-// *ValidationError wrapping ErrKeyRequired, corekit.ErrKeyTooShort, corekit.ErrKeyTooLong
-// or corekit.ErrKeyInvalidChars, and ErrInvalidRequest: a key the client refuses
+// *ValidationError wrapping ErrKeyRequired, ErrKeyTooShort, ErrKeyTooLong
+// or ErrKeyInvalidChars, and ErrInvalidRequest: a key the client refuses
 // is a refusal of input like any other. An empty key is an error only when
 // Required is set.
-func validateKey(r corekit.KeyRules, key string) error {
+func validateKey(r KeyRules, key string) error {
 	if key == "" {
 		if r.Required {
 			return keyInvalid(r, ErrKeyRequired, "this endpoint needs one")
@@ -21,10 +21,10 @@ func validateKey(r corekit.KeyRules, key string) error {
 		return nil
 	}
 	if r.MinLen > 0 && len(key) < r.MinLen {
-		return keyInvalid(r, corekit.ErrKeyTooShort, fmt.Sprintf("at least %d characters, got %d", r.MinLen, len(key)))
+		return keyInvalid(r, ErrKeyTooShort, fmt.Sprintf("at least %d characters, got %d", r.MinLen, len(key)))
 	}
 	if r.MaxLen > 0 && len(key) > r.MaxLen {
-		return keyInvalid(r, corekit.ErrKeyTooLong, fmt.Sprintf("at most %d characters, got %d", r.MaxLen, len(key)))
+		return keyInvalid(r, ErrKeyTooLong, fmt.Sprintf("at most %d characters, got %d", r.MaxLen, len(key)))
 	}
 	for i := 0; i < len(key); i++ {
 		c := key[i]
@@ -37,7 +37,7 @@ func validateKey(r corekit.KeyRules, key string) error {
 			if r.Charset != "" {
 				rule = "only A-Z a-z 0-9 and " + strings.TrimLeft(r.Charset, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
 			}
-			return keyInvalid(r, corekit.ErrKeyInvalidChars, fmt.Sprintf("%s (bad byte at position %d)", rule, i))
+			return keyInvalid(r, ErrKeyInvalidChars, fmt.Sprintf("%s (bad byte at position %d)", rule, i))
 		}
 	}
 	return nil
@@ -45,30 +45,11 @@ func validateKey(r corekit.KeyRules, key string) error {
 
 // keyInvalid is the refusal of a key by the rules r: "idempotency key too
 // short: a55: at least 16 characters, got 5".
-func keyInvalid(r corekit.KeyRules, sentinel error, rule string) *ValidationError {
+func keyInvalid(r KeyRules, sentinel error, rule string) *ValidationError {
 	if r.Provider != "" {
 		rule = r.Provider + ": " + rule
 	}
 	return &ValidationError{Reason: rule, Err: sentinel}
-}
-
-// CallOption adjusts one operation.
-type CallOption func(*callOptions)
-
-type callOptions struct {
-	key      Key           // WithKey
-	keySet   bool          // WithKey was given, maybe with the zero Key
-	keyClash bool          // two WithKey options name different keys
-	keyMade  bool          // set by resolveKey: the call named no key, one was made now
-	noKey    bool          // WithoutKey
-	policy   *RetryPolicy  // WithCallRetryPolicy
-	timeout  time.Duration // WithCallTimeout
-	headers  []string      // WithHeader: canonical name, value, name, value...
-	err      error         // the first invalid option
-
-	reference    string // WithReference
-	hasReference bool
-	leaseOwner   string // WithLeaseOwner
 }
 
 // WithKey runs one operation under k: its value is the Idempotency-Key of
@@ -95,15 +76,6 @@ func WithKey(k Key) CallOption {
 // Coinepay refuses it with ErrKeyRequired before anything is sent.
 func WithoutKey() CallOption {
 	return func(o *callOptions) { o.noKey = true }
-}
-
-// apply runs opts on o.
-func (o *callOptions) apply(opts []CallOption) {
-	for _, opt := range opts {
-		if opt != nil {
-			opt(o)
-		}
-	}
 }
 
 // resolveKey picks the operation's key: the call's WithKey, none with

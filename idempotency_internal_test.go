@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/payonce/payonce/internal/corekit"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -19,40 +18,40 @@ import (
 // a55Rules and coinepayRules are the providers' key rules (a55.KeyRules,
 // coinepay.KeyRules), which the core's own tests cannot import; their
 // packages' tests check that they are the same.
-func a55Rules() corekit.KeyRules {
-	return corekit.KeyRules{Provider: "a55", MinLen: 16, MaxLen: 128, Window: corekit.DefaultKeyWindow}
+func a55Rules() KeyRules {
+	return KeyRules{Provider: "a55", MinLen: 16, MaxLen: 128, Window: DefaultKeyWindow}
 }
 
 const coinepayCharset = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~:"
 
-func coinepayRules() corekit.KeyRules {
-	return corekit.KeyRules{Provider: "coinepay", Required: true, MaxLen: 128, Charset: coinepayCharset, Window: corekit.DefaultKeyWindow}
+func coinepayRules() KeyRules {
+	return KeyRules{Provider: "coinepay", Required: true, MaxLen: 128, Charset: coinepayCharset, Window: DefaultKeyWindow}
 }
 
 func TestKeyRules(t *testing.T) {
 	a55, cp := a55Rules(), coinepayRules()
 	cases := []struct {
 		name  string
-		rules corekit.KeyRules
+		rules KeyRules
 		key   string
 		want  error
 	}{
 		{"a55 uuid", a55, "550e8400-e29b-41d4-a716-446655440000", nil},
 		{"a55 empty is allowed", a55, "", nil},
-		{"a55 15 chars", a55, strings.Repeat("a", 15), corekit.ErrKeyTooShort},
+		{"a55 15 chars", a55, strings.Repeat("a", 15), ErrKeyTooShort},
 		{"a55 16 chars", a55, strings.Repeat("a", 16), nil},
 		{"a55 128 chars", a55, strings.Repeat("a", 128), nil},
-		{"a55 129 chars", a55, strings.Repeat("a", 129), corekit.ErrKeyTooLong},
-		{"a55 space", a55, "abcdefgh ijklmnopq", corekit.ErrKeyInvalidChars},
-		{"a55 non-ascii", a55, "abcdefghijklmnopé", corekit.ErrKeyInvalidChars},
+		{"a55 129 chars", a55, strings.Repeat("a", 129), ErrKeyTooLong},
+		{"a55 space", a55, "abcdefgh ijklmnopq", ErrKeyInvalidChars},
+		{"a55 non-ascii", a55, "abcdefghijklmnopé", ErrKeyInvalidChars},
 		{"coinepay empty", cp, "", ErrKeyRequired},
 		{"coinepay short ok", cp, "k1", nil},
 		{"coinepay task key", cp, "openapi:apply:42", nil},
 		{"coinepay all charset", cp, coinepayCharset, nil},
-		{"coinepay 129", cp, strings.Repeat("a", 129), corekit.ErrKeyTooLong},
-		{"coinepay slash", cp, "a/b", corekit.ErrKeyInvalidChars},
-		{"coinepay plus", cp, "a+b", corekit.ErrKeyInvalidChars},
-		{"coinepay newline", cp, "a\nb", corekit.ErrKeyInvalidChars},
+		{"coinepay 129", cp, strings.Repeat("a", 129), ErrKeyTooLong},
+		{"coinepay slash", cp, "a/b", ErrKeyInvalidChars},
+		{"coinepay plus", cp, "a+b", ErrKeyInvalidChars},
+		{"coinepay newline", cp, "a\nb", ErrKeyInvalidChars},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -176,7 +175,7 @@ func FuzzKeyRulesValidate(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, key string) {
-		for _, r := range []corekit.KeyRules{a55Rules(), coinepayRules()} {
+		for _, r := range []KeyRules{a55Rules(), coinepayRules()} {
 			err := validateKey(r, key)
 			if err == nil {
 				if len(key) > r.MaxLen || (key != "" && len(key) < r.MinLen) || (r.Required && key == "") {
@@ -227,7 +226,7 @@ func TestWithoutKeyAndAKeyTogetherAreRefused(t *testing.T) {
 	assert.Empty(t, rec.seen(), "nothing is sent")
 
 	// WithoutKey alone still sends without a key where keys are optional.
-	c = setup(t, rec, corekit.WithKeyRules(a55Rules()))
+	c = setup(t, rec, WithTestKeyRules(a55Rules()))
 	_, err = c.Do(t.Context(), postReq(), nil, WithoutKey())
 	require.NoError(t, err)
 	require.Len(t, rec.seen(), 1)
@@ -238,17 +237,17 @@ func TestWithoutKeyAndAKeyTogetherAreRefused(t *testing.T) {
 // the rule's sentinel (not nil), so its text, its journal kind name and
 // observers name the rule that was broken.
 func TestRefusedKeyErrorKindIsTheRule(t *testing.T) {
-	c, err := NewClient(WithBaseURL("https://api.example"), corekit.WithKeyRules(a55Rules()))
+	c, err := NewClient(WithBaseURL("https://api.example"), WithTestKeyRules(a55Rules()))
 	require.NoError(t, err)
 	for key, kind := range map[string]error{
-		"short":                 corekit.ErrKeyTooShort,
-		"has spaces in the key": corekit.ErrKeyInvalidChars,
+		"short":                 ErrKeyTooShort,
+		"has spaces in the key": ErrKeyInvalidChars,
 	} {
 		_, err := c.Do(context.Background(), &Request{Operation: "things.create", Method: "POST", Path: "/x", Keyed: true}, nil, WithKey(testKey(key)))
 		var e *APIError
 		require.ErrorAs(t, err, &e)
 		assert.Equal(t, kind, e.Kind, key)
-		assert.Equal(t, corekit.KindName(kind), outcome(err), key)
+		assert.Equal(t, KindName(kind), outcome(err), key)
 		assert.ErrorIs(t, err, ErrInvalidRequest, key)
 	}
 }
@@ -283,7 +282,7 @@ func TestResumedKeyKeepsItsAge(t *testing.T) {
 func TestResumePastTheWindowIsRefused(t *testing.T) {
 	rec := &recorder{}
 	now := time.Now()
-	c := setup(t, rec, corekit.WithClock(func() time.Time { return now }))
+	c := setup(t, rec, WithClock(func() time.Time { return now }))
 	failed := &APIError{Kind: ErrRetriesExhausted, Err: ErrServer, Key: testKeyAt("order:5:payment-key", now.Add(-25*time.Hour))}
 	_, err := c.Do(t.Context(), postReq(), nil, WithKey(KeyOf(failed)))
 	require.Error(t, err)
@@ -306,8 +305,8 @@ func TestWithKeyRefusesAKeyWithoutItsAge(t *testing.T) {
 	defer srv.Close()
 	k := JournalEntry{Key: "order-1234567890abcdef"}.IdempotencyKey()
 	require.False(t, k.IsZero())
-	for _, rules := range []corekit.KeyRules{{}, a55Rules()} {
-		c, err := NewClient(WithBaseURL(srv.URL), corekit.WithKeyRules(rules))
+	for _, rules := range []KeyRules{{}, a55Rules()} {
+		c, err := NewClient(WithBaseURL(srv.URL), WithTestKeyRules(rules))
 		require.NoError(t, err)
 		_, err = c.Do(t.Context(), &Request{Operation: "x", Method: http.MethodPost, Path: "/x", Body: map[string]string{"a": "b"}, Keyed: true},
 			nil, WithKey(k))

@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/payonce/payonce/internal/corekit"
 	"github.com/payonce/payonce/payoncetest"
 
 	"github.com/stretchr/testify/assert"
@@ -65,15 +64,14 @@ func TestClientWithoutKeyRulesKeepsTheDefaultWindowAndLength(t *testing.T) {
 	}))
 	defer srv.Close()
 	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
-	var view corekit.View
-	c, err := payonce.NewClient(payonce.WithBaseURL(srv.URL), payoncetest.ClientClock(func() time.Time { return now }), corekit.Capture(&view))
+	c, err := payonce.NewClient(payonce.WithBaseURL(srv.URL), payoncetest.ClientClock(func() time.Time { return now }))
 	require.NoError(t, err)
-	assert.Equal(t, corekit.DefaultKeyRules(), view.Rules)
+	assert.Equal(t, payonce.DefaultKeyRules(), c.Settings().KeyRules)
 	req := func() *payonce.Request {
 		return &payonce.Request{Operation: "x", Method: http.MethodPost, Path: "/x", Body: map[string]string{"a": "b"}, Keyed: true}
 	}
 
-	_, err = c.Do(t.Context(), req(), nil, payonce.WithKey(keytest.Key(t, "order-1-payment", now.Add(-corekit.DefaultKeyWindow-time.Second))))
+	_, err = c.Do(t.Context(), req(), nil, payonce.WithKey(keytest.Key(t, "order-1-payment", now.Add(-payonce.DefaultKeyWindow-time.Second))))
 	require.ErrorIs(t, err, payonce.ErrKeyExpired)
 	assert.Equal(t, "order-1-payment", payonce.KeyOf(err).String())
 

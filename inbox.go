@@ -127,16 +127,16 @@ var (
 	// incomplete or holds what no inbox stores (an empty or overlong
 	// identity, a control or format character, a body over
 	// MaxEventBody): nothing was recorded.
-	ErrInvalidEvent = corekit.ErrInvalidEvent
+	ErrInvalidEvent = newKind("invalid_event", "invalid webhook event")
 	// ErrEventHandled: the event was already handled, by another
 	// delivery's handler run.
-	ErrEventHandled = corekit.ErrEventHandled
+	ErrEventHandled = newKind("event_handled", "webhook event already handled")
 	// ErrEventInProgress: another handler run holds a live claim on the
 	// event; it was recorded, and this delivery did not run the handler.
-	ErrEventInProgress = corekit.ErrEventInProgress
+	ErrEventInProgress = newKind("event_in_progress", "webhook event being handled by another receiver")
 	// ErrEventHandlerFailed: the merchant's handler returned an error (or
 	// panicked); the event stays unhandled for the next delivery.
-	ErrEventHandlerFailed = corekit.ErrEventHandlerFailed
+	ErrEventHandlerFailed = newKind("event_handler_failed", "webhook event handler failed")
 )
 
 // MaxEventBody is the longest webhook body HandleOnce accepts, in bytes:

@@ -80,14 +80,14 @@ const (
 	// the handler did not run (200: the provider may stop).
 	InboxAlreadyHandled InboxOutcome = "already_handled"
 	// InboxInProgress: another run holds a live claim on the event
-	// (ErrEventInProgress); the handler did not run here (409: the
+	// (ErrEventInProgress); the handler did not run here (503: the
 	// provider delivers again, and that delivery finds the event handled,
 	// or takes it over once the claim's lease has passed).
 	InboxInProgress InboxOutcome = "in_progress"
 	// InboxTakenOver: the handler ran, but another run took the event
 	// over before this one recorded it (ErrJournalFenced): a
 	// MarkingHandler's effects were rolled back, an EventHandler's were
-	// not (409).
+	// not (503).
 	InboxTakenOver InboxOutcome = "taken_over"
 	// InboxFailed: the handler failed (ErrEventHandlerFailed, 500), the
 	// inbox failed (ErrJournal, 503) or the event is invalid
@@ -145,19 +145,19 @@ func (e *InboxError) Unwrap() []error {
 
 // InboxHTTPStatus is the status a webhook receiver answers a delivery
 // HandleOnce returned err for: 200 when nil (handled, now or before);
-// 400 for ErrInvalidEvent (no delivery of it can be recorded); 409 for
-// ErrEventInProgress and ErrJournalFenced (another run holds the event:
-// the provider's next delivery finds it handled or takes it over); 500
-// for ErrEventHandlerFailed and 503 for anything else (the inbox failed):
-// the provider delivers again and the event is handled then.
+// 400 for ErrInvalidEvent (no delivery of it can be recorded); 500 for
+// ErrEventHandlerFailed; 503 for ErrEventInProgress and ErrJournalFenced
+// (another run holds the event) and for anything else (the inbox
+// failed). Every answer but 200 and 400 is a 5xx because providers retry
+// a 5xx and some (A55) never retry a 4xx: an event another run holds must
+// be delivered again, to find it handled or take it over should that run
+// have stopped.
 func InboxHTTPStatus(err error) int {
 	switch {
 	case err == nil:
 		return http.StatusOK
 	case errors.Is(err, ErrInvalidEvent):
 		return http.StatusBadRequest
-	case errors.Is(err, ErrEventInProgress), errors.Is(err, ErrJournalFenced):
-		return http.StatusConflict
 	case errors.Is(err, ErrEventHandlerFailed):
 		return http.StatusInternalServerError
 	}
@@ -296,7 +296,7 @@ func (ih *InboxHandler) recorded(ev InboxEvent) (InboxEvent, error) {
 		required bool
 	}{{"scope", ev.Scope, true}, {"event ID", ev.EventID, true}, {"resource ID", ev.ResourceID, false}, {"type", ev.Type, false}} {
 		if err := corekit.CheckEventField(f.name, f.v, f.required, corekit.MaxEventText); err != nil {
-			return InboxEvent{}, err
+			return InboxEvent{}, fmt.Errorf("%w: %w", ErrInvalidEvent, err)
 		}
 	}
 	if len(ev.Body) > MaxEventBody {

@@ -68,8 +68,8 @@ func TestInboxHTTPStatus(t *testing.T) {
 	}{
 		{nil, http.StatusOK},
 		{wrap(payonce.ErrInvalidEvent), http.StatusBadRequest},
-		{wrap(payonce.ErrEventInProgress), http.StatusConflict},
-		{wrap(payonce.ErrJournalFenced), http.StatusConflict},
+		{wrap(payonce.ErrEventInProgress), http.StatusServiceUnavailable},
+		{wrap(payonce.ErrJournalFenced), http.StatusServiceUnavailable},
 		{wrap(payonce.ErrEventHandlerFailed), http.StatusInternalServerError},
 		{wrap(payonce.ErrJournal), http.StatusServiceUnavailable},
 		{errors.New("anything else"), http.StatusServiceUnavailable},

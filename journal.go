@@ -104,13 +104,13 @@ func (e JournalEntry) Settled() bool { return e.State == JournalSucceeded || e.S
 // operation up at the provider (a typed client's lookup, Client.Settle);
 // Result holds that answer, redacted, for the lookup to read.
 func (e JournalEntry) LookUpFirst() bool {
-	return e.State == JournalPending && e.ErrorKind == corekit.KindName(ErrOutcomeUnknown)
+	return e.State == JournalPending && e.ErrorKind == KindName(ErrOutcomeUnknown)
 }
 
 // NotExecuted reports whether the entry is settled as never executed by the
 // provider (nothing moved: a new reference may run the operation).
 func (e JournalEntry) NotExecuted() bool {
-	return e.State == JournalFailed && e.ErrorKind == corekit.KindName(ErrNotExecuted)
+	return e.State == JournalFailed && e.ErrorKind == KindName(ErrNotExecuted)
 }
 
 // Journal stores journal entries durably: what Client.Do and Client.Settle
@@ -135,9 +135,9 @@ type Journal interface {
 	// it) and ends the lease. Precedence: a write of JournalSucceeded
 	// lands on a pending or failed entry whatever e.Fence (it records what
 	// the provider did); every other write needs a pending entry
-	// (journal.ErrSettled, wrapped) and e.Fence equal to the stored fence
+	// (ErrJournalSettled, wrapped) and e.Fence equal to the stored fence
 	// (ErrJournalFenced, wrapped). A succeeded entry never changes
-	// (journal.ErrSettled). An absent entry is journal.ErrNotFound (wrapped).
+	// (ErrJournalSettled). An absent entry is ErrJournalNotFound (wrapped).
 	Update(ctx context.Context, e JournalEntry) error
 	// Take gives the pending entry (r.Scope, r.Reference) to the run
 	// r.LeaseOwner (non-empty): it raises the fence by one, leases the
@@ -145,14 +145,14 @@ type Journal interface {
 	// r.Fingerprint to an entry reserved without one (ReserveTx; "" checks
 	// nothing) and returns the entry; r's other fields are not read. A
 	// live lease of another owner is ErrJournalLeased, a settled entry
-	// journal.ErrSettled, another fingerprint than the stored one
-	// ErrIdempotencyConflict, an absent one journal.ErrNotFound (all
-	// wrapped); on ErrJournalLeased and journal.ErrSettled the stored
+	// ErrJournalSettled, another fingerprint than the stored one
+	// ErrIdempotencyConflict, an absent one ErrJournalNotFound (all
+	// wrapped); on ErrJournalLeased and ErrJournalSettled the stored
 	// entry is returned too.
 	Take(ctx context.Context, r JournalEntry) (JournalEntry, error)
 	// BeginAttempt is the check before each attempt a run sends, in one
 	// atomic write: the entry (r.Scope, r.Reference) must be pending (else
-	// journal.ErrSettled, with the entry) and its fence r.Fence, the run's
+	// ErrJournalSettled, with the entry) and its fence r.Fence, the run's
 	// from Reserve or Take (else ErrJournalFenced); it then sets Sent,
 	// adds one to Attempts, renews the lease to r.LeaseOwner (non-empty)
 	// until now + r.Lease (above 0), sets UpdatedAt to now and returns the
@@ -162,7 +162,7 @@ type Journal interface {
 	// PostgreSQL), or the zero time when the journal has none of its own
 	// and measures with the machine's clock (SQLite, memory).
 	Now(ctx context.Context) (time.Time, error)
-	// Get returns the entry of (scope, reference), or journal.ErrNotFound
+	// Get returns the entry of (scope, reference), or ErrJournalNotFound
 	// (wrapped) when absent.
 	Get(ctx context.Context, scope, reference string) (JournalEntry, error)
 }
@@ -173,11 +173,23 @@ var (
 	// or claim has since replaced: the entry was taken over. As an
 	// APIError's Kind: the run stopped, nothing more was sent; call again
 	// with the reference to get the outcome.
-	ErrJournalFenced = corekit.ErrJournalFenced
+	ErrJournalFenced = newKind("journal_fenced", "journal entry taken over by another run")
 	// ErrJournalLeased: another run holds a live lease on the entry. As an
 	// APIError's Kind: nothing was sent; call again once it has finished.
-	ErrJournalLeased = corekit.ErrJournalLeased
+	ErrJournalLeased = newKind("journal_leased", "journal entry leased to another run")
+	// ErrJournalNotFound: no entry has this scope and reference (Get,
+	// Update, Take). Not a kind: the client never ends an operation with
+	// it.
+	ErrJournalNotFound = errors.New("journal entry not found")
+	// ErrJournalSettled: a write tried to move a settled entry back to
+	// pending or to another outcome; a succeeded entry never changes. Not
+	// a kind.
+	ErrJournalSettled = errors.New("journal entry already settled")
 )
+
+// errJournalRecorded is the Err of an *APIError answered from the journal:
+// the failure it records, not a new one.
+var errJournalRecorded = errors.New("recorded in the journal")
 
 // outcomeUnknownError is the Err of an *APIError whose Kind is
 // ErrOutcomeUnknown: the journal holds a pending entry whose key is too old
@@ -354,11 +366,11 @@ func (op *operation) fromJournal(e JournalEntry, out any) (Meta, error) {
 // again, so what the codec attached to the first error (an A55 charge
 // declined, for a55.ChargeFromError) is there too. It is FromJournal.
 func (op *operation) storedError(e JournalEntry, out any) *APIError {
-	kind := corekit.KindByName(e.ErrorKind)
+	kind := op.c.kindByName(e.ErrorKind)
 	if kind == nil {
 		kind = ErrServer
 	}
-	ae := &APIError{Kind: kind, Code: e.ErrorCode, Message: e.ErrorMessage, Err: corekit.ErrJournalRecorded, FromJournal: true}
+	ae := &APIError{Kind: kind, Code: e.ErrorCode, Message: e.ErrorMessage, Err: errJournalRecorded, FromJournal: true}
 	if inner := op.decodedError(e, out); inner != nil {
 		ae.Err = &recordedError{err: inner}
 	}
@@ -404,5 +416,5 @@ func (op *operation) decodedError(e JournalEntry, out any) error {
 // that it was recorded and what the codec attached.
 type recordedError struct{ err error }
 
-func (e *recordedError) Error() string   { return corekit.ErrJournalRecorded.Error() }
-func (e *recordedError) Unwrap() []error { return []error{corekit.ErrJournalRecorded, e.err} }
+func (e *recordedError) Error() string   { return errJournalRecorded.Error() }
+func (e *recordedError) Unwrap() []error { return []error{errJournalRecorded, e.err} }

@@ -105,6 +105,20 @@ func (providerCodec) DecodeError(status int, h http.Header, body []byte, e *payo
 	}
 }
 
+// bothProviders is the provider of the journaled clients: A55's name and
+// key rules, providerCodec, both providers' kinds, and as final for a key
+// the core's defaults and the charges A55 decided.
+func bothProviders() payonce.Provider {
+	return payonce.Provider{
+		Name:     "a55",
+		KeyRules: payonce.KeyRules{Provider: "a55", MinLen: 16, MaxLen: 128, Window: payonce.DefaultKeyWindow},
+		Codec:    providerCodec{},
+		Kinds: []error{a55.ErrCardDeclined, a55.ErrChargeFailed, a55.ErrThreeDSRequired, a55.ErrInvalidState,
+			coinepay.ErrInsufficientBalance, coinepay.ErrSignatureInvalid, coinepay.ErrTimestampExpired, coinepay.ErrNonceReplayed},
+		FinalKinds: append(payonce.DefaultFinalKinds(), a55.ErrInvalidState, a55.ErrCardDeclined, a55.ErrChargeFailed),
+	}
+}
+
 // answeringClient is a journaled client on a memory journal whose server
 // answers every request with status and body.
 func answeringClient(t *testing.T, status int, body string) (*journal.Memory, *stub, *payonce.Client) {
@@ -121,8 +135,8 @@ func journalClient(t *testing.T, s *stub, j payonce.Journal, clk *clock, extra .
 	t.Helper()
 	opts := []payonce.Option{
 		payonce.WithBaseURL(s.srv.URL), payonce.WithRetryPolicy(payoncetest.FastRetryPolicy()),
-		corekit.WithKeyRules(corekit.KeyRules{Provider: "a55", MinLen: 16, MaxLen: 128, Window: corekit.DefaultKeyWindow}), corekit.WithProvider("a55"),
-		payonce.WithScope("a55:client-1"), payoncetest.ClientClock(clk.Now), corekit.WithCodec(providerCodec{}),
+		payonce.WithProvider(bothProviders()),
+		payonce.WithScope("a55:client-1"), payoncetest.ClientClock(clk.Now),
 	}
 	if j != nil {
 		opts = append(opts, payonce.WithJournal(j))
@@ -372,7 +386,7 @@ func TestJournalRecordsNothingForRefusedInput(t *testing.T) {
 	_, err := c.Do(t.Context(), req, nil, payonce.WithReference("order-6"))
 	require.ErrorIs(t, err, payonce.ErrInvalidCard)
 	_, err = c.Do(t.Context(), chargeReq("1.00"), nil, payonce.WithReference("order-7"), payonce.WithKey(keytest.Key(t, "short", newClock().Now())))
-	require.ErrorIs(t, err, corekit.ErrKeyTooShort)
+	require.ErrorIs(t, err, payonce.ErrKeyTooShort)
 	for _, ref := range []string{"order-6", "order-7"} {
 		_, err := j.Get(t.Context(), "a55:client-1", ref)
 		assert.ErrorIs(t, err, journal.ErrNotFound, ref)

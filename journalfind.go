@@ -58,7 +58,7 @@ type LookAlikeQuery struct {
 // implements JournalFinder; the client's does not, so nothing was
 // looked up or recorded. Settle by hand (Client.Settle) or use a journal
 // of package journal.
-var ErrLookupUnsupported = corekit.ErrLookupUnsupported
+var ErrLookupUnsupported = newKind("lookup_unsupported", "settle lookup needs a journal that finds entries by resource and look-alikes (payonce.JournalFinder)")
 
 // resourceNamer is a codec that names the resource an operation's answer
 // holds (the provider's ID of the charge or card the operation made):

@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/payonce/payonce"
-	"github.com/payonce/payonce/internal/corekit"
 	"github.com/payonce/payonce/journal"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -45,7 +44,7 @@ func TestResourceIDIsRecordedWithTheOutcome(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			j := journal.NewMemory()
-			c := journalClient(t, answering(t, `{"id":"`+tc.id+`","status":"confirmed"}`), j, newClock(), corekit.WithCodec(resourceCodec{}))
+			c := journalClient(t, answering(t, `{"id":"`+tc.id+`","status":"confirmed"}`), j, newClock(), payonce.WithTestCodec(resourceCodec{}))
 			_, err := c.Do(t.Context(), chargeReq("10.00"), nil, payonce.WithReference("order-1"))
 			require.NoError(t, err)
 			e, err := j.Get(t.Context(), c.Scope(), "order-1")
@@ -74,11 +73,11 @@ func TestResourceIDIsRecordedWithTheOutcome(t *testing.T) {
 func TestSettleRefusesAnotherEntrysResource(t *testing.T) {
 	j := journal.NewMemory()
 	clk := newClock()
-	paid := journalClient(t, answering(t, `{"id":"ch_b","status":"confirmed"}`), j, clk, corekit.WithCodec(resourceCodec{}))
+	paid := journalClient(t, answering(t, `{"id":"ch_b","status":"confirmed"}`), j, clk, payonce.WithTestCodec(resourceCodec{}))
 	_, err := paid.Do(t.Context(), chargeReq("10.00"), nil, payonce.WithReference("order-B"))
 	require.NoError(t, err)
 	inDoubt(t, j, clk, "order-A")
-	c := journalClient(t, answering(t, `{}`), j, clk, corekit.WithCodec(resourceCodec{}))
+	c := journalClient(t, answering(t, `{}`), j, clk, payonce.WithTestCodec(resourceCodec{}))
 	before, err := j.Get(t.Context(), c.Scope(), "order-A")
 	require.NoError(t, err)
 
@@ -105,11 +104,11 @@ type noFinder struct{ payonce.Journal }
 func TestSettleWithoutAFinderTakesTheSettlement(t *testing.T) {
 	m := journal.NewMemory()
 	clk := newClock()
-	paid := journalClient(t, answering(t, `{"id":"ch_b"}`), m, clk, corekit.WithCodec(resourceCodec{}))
+	paid := journalClient(t, answering(t, `{"id":"ch_b"}`), m, clk, payonce.WithTestCodec(resourceCodec{}))
 	_, err := paid.Do(t.Context(), chargeReq("10.00"), nil, payonce.WithReference("order-B"))
 	require.NoError(t, err)
 	inDoubt(t, m, clk, "order-A")
-	c := journalClient(t, answering(t, `{}`), noFinder{m}, clk, corekit.WithCodec(resourceCodec{}))
+	c := journalClient(t, answering(t, `{}`), noFinder{m}, clk, payonce.WithTestCodec(resourceCodec{}))
 	_, isFinder := any(noFinder{m}).(payonce.JournalFinder)
 	require.False(t, isFinder)
 	e, err := c.Settle(t.Context(), "order-A", payonce.Settlement{State: payonce.JournalSucceeded, Result: []byte(`{"id":"ch_b"}`), Reason: "by hand"})

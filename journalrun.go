@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"sync"
 	"time"
-
-	"github.com/payonce/payonce/internal/corekit"
 )
 
 // journalRun is what one journaled run holds: the entry's reference, the
@@ -211,7 +209,7 @@ func (op *operation) beginAttempt() (wrote bool, err error) {
 		jr.everSent, jr.marked, jr.attempts = true, true, got.Attempts
 		op.c.observeJournalTime(got.UpdatedAt)
 		return true, nil
-	case errors.Is(err, corekit.ErrJournalSettled) && got.Settled():
+	case errors.Is(err, ErrJournalSettled) && got.Settled():
 		jr.settled = &got
 	case errors.Is(err, ErrJournalFenced):
 		jr.fenced = true
@@ -224,7 +222,7 @@ func (op *operation) beginAttempt() (wrote bool, err error) {
 // ErrJournalFenced when another run took the entry over or settled it,
 // ErrJournal when the journal could not answer. Nothing was sent.
 func journalStop(err error) error {
-	if errors.Is(err, ErrJournalFenced) || errors.Is(err, corekit.ErrJournalSettled) {
+	if errors.Is(err, ErrJournalFenced) || errors.Is(err, ErrJournalSettled) {
 		return fmt.Errorf("%w: stopped before an attempt: %w", ErrJournalFenced, err)
 	}
 	return fmt.Errorf("%w: before an attempt: %w", ErrJournal, err)

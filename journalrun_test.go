@@ -146,7 +146,7 @@ func TestRunTakenOverMidAttemptDoesNotAnswerItsFinalFailure(t *testing.T) {
 		w.WriteHeader(http.StatusPaymentRequired)
 		_, _ = io.WriteString(w, `{"charge_uuid":"c1","status":"error","message":[{"code":"INSUFFICIENT_FUNDS","source":"charge","description":"no funds"}]}`)
 	})
-	c := journalClient(t, s, j, clk, corekit.WithCodec(a55.Codec{}), payonce.WithJournalLease(time.Minute))
+	c := journalClient(t, s, j, clk, payonce.WithTestCodec(a55.Codec{}), payonce.WithJournalLease(time.Minute))
 	took := make(chan error, 1)
 	go func() {
 		<-inflight

@@ -10,8 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/payonce/payonce/internal/corekit"
-
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -195,8 +193,8 @@ func TestHostileStoredKeysSendNothing(t *testing.T) {
 			require.Error(t, err, name)
 			var apiErr *payonce.APIError
 			require.ErrorAs(t, err, &apiErr, name)
-			assert.True(t, errors.Is(err, payonce.ErrInvalidRequest) || errors.Is(err, corekit.ErrKeyTooShort) ||
-				errors.Is(err, corekit.ErrKeyInvalidChars), "%s: %v", name, err)
+			assert.True(t, errors.Is(err, payonce.ErrInvalidRequest) || errors.Is(err, payonce.ErrKeyTooShort) ||
+				errors.Is(err, payonce.ErrKeyInvalidChars), "%s: %v", name, err)
 		}
 	}
 	assert.Zero(t, s.calls.Load(), "nothing sent")

@@ -303,7 +303,7 @@ func outcome(err error) string {
 	if !errors.As(err, &e) {
 		return "error"
 	}
-	if name := corekit.KindName(e.Kind); name != "" {
+	if name := KindName(e.Kind); name != "" {
 		return name
 	}
 	return "error"

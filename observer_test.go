@@ -430,7 +430,7 @@ func TestRequestRouteWins(t *testing.T) {
 func TestOutcome(t *testing.T) {
 	assert.Equal(t, "success", outcome(nil))
 	assert.Equal(t, "error", outcome(io.EOF))
-	assert.Equal(t, "card_declined", outcome(&APIError{Kind: corekit.ErrCardDeclined}))
+	assert.Equal(t, "card_declined", outcome(&APIError{Kind: testErrCardDeclined}))
 	assert.Equal(t, "canceled", outcome(fmt.Errorf("wrapped: %w", &APIError{Kind: context.Canceled})))
 	assert.Equal(t, "error", outcome(&APIError{}))
 	assert.Equal(t, "server", outcome(&APIError{Kind: ErrServer}), "the journal's names")

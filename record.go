@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"time"
-
-	"github.com/payonce/payonce/internal/corekit"
 )
 
 // record writes the run's outcome under the precedence rules: a 2xx lands
@@ -68,11 +66,11 @@ func (op *operation) record(meta Meta, runErr error, out any) (Meta, error) {
 		return meta, e
 	case err == nil:
 		return meta, runErr
-	case runErr == nil && errors.Is(err, corekit.ErrJournalSettled):
+	case runErr == nil && errors.Is(err, ErrJournalSettled):
 		// Another run recorded the success first: the same operation
 		// under the same key. This run's answer is the caller's.
 		return meta, nil
-	case runErr != nil && (errors.Is(err, corekit.ErrJournalSettled) || errors.Is(err, ErrJournalFenced)):
+	case runErr != nil && (errors.Is(err, ErrJournalSettled) || errors.Is(err, ErrJournalFenced)):
 		return op.overtaken(uctx, meta, runErr, apiErr, err, out)
 	}
 	e := op.fail(ErrJournal, &JournalWriteError{Outcome: runErr, Err: err})
@@ -117,9 +115,9 @@ func (op *operation) overtaken(ctx context.Context, meta Meta, runErr error, api
 func (op *operation) failedEntry(e *JournalEntry, apiErr *APIError) {
 	kind := apiErr.Kind
 	if kind == nil {
-		kind = corekit.KindForStatus(apiErr.StatusCode)
+		kind = KindForStatus(apiErr.StatusCode)
 	}
-	e.ErrorKind, e.ErrorCode, e.ErrorMessage = corekit.KindName(kind), op.c.redactor().Stored(apiErr.Code), op.c.redactor().Stored(apiErr.Message)
+	e.ErrorKind, e.ErrorCode, e.ErrorMessage = KindName(kind), op.c.redactor().Stored(apiErr.Code), op.c.redactor().Stored(apiErr.Message)
 	if apiErr.StatusCode != 0 {
 		e.StatusCode = apiErr.StatusCode
 	}
@@ -150,9 +148,9 @@ func (op *operation) recordNotSent(e JournalEntry, refusal *APIError) {
 	up := e
 	up.Fence = op.jr.fence
 	up.State, up.Result, up.StatusCode, up.RequestID, up.Replayed = JournalFailed, nil, 0, "", false
-	up.ErrorKind, up.ErrorCode, up.ErrorMessage = corekit.KindName(ErrNotExecuted), "", ""
+	up.ErrorKind, up.ErrorCode, up.ErrorMessage = KindName(ErrNotExecuted), "", ""
 	up.LastCause = ""
-	up.SettleReason = "refused before any attempt was sent: " + corekit.KindName(refusal.Kind)
+	up.SettleReason = "refused before any attempt was sent: " + KindName(refusal.Kind)
 	up.UpdatedAt = time.Time{}
 	uctx, cancel := context.WithTimeout(context.WithoutCancel(op.ctx), journalWriteTimeout)
 	defer cancel()

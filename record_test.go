@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/payonce/payonce"
+	"github.com/payonce/payonce/a55"
 	"github.com/payonce/payonce/internal/keytest"
 	"github.com/payonce/payonce/journal"
 	"github.com/payonce/payonce/journal/sqlitejournal"
@@ -293,7 +294,7 @@ func TestTakeOverRefusedFinallyIsNotTheOutcome(t *testing.T) {
 	_, err = c.Do(t.Context(), chargeReq("1.00"), nil, payonce.WithReference("order-p9"))
 	require.Error(t, err)
 	assert.ErrorIs(t, err, payonce.ErrOutcomeUnknown)
-	assert.NotErrorIs(t, err, corekit.ErrCardDeclined, "the caller must not read 'nothing charged'")
+	assert.NotErrorIs(t, err, a55.ErrCardDeclined, "the caller must not read 'nothing charged'")
 	assert.Equal(t, "inherited-key-0123456789", payonce.KeyOf(err).String())
 	assert.Contains(t, err.Error(), "CARD_DECLINED", "the refusal's text stays")
 	assert.Equal(t, int32(1), s.calls.Load())
@@ -329,7 +330,7 @@ func TestJournalKeepsTheIdentifiersTheCodecNames(t *testing.T) {
 		_, _ = io.WriteString(w, answer)
 	})
 	j := journal.NewMemory()
-	c := journalClient(t, s, j, newClock(), corekit.WithCodec(fieldsCodec{}))
+	c := journalClient(t, s, j, newClock(), payonce.WithTestCodec(fieldsCodec{}))
 	type card struct {
 		ID     json.Number `json:"id"`
 		CardID string      `json:"card_id"`

@@ -7,7 +7,6 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/payonce/payonce/internal/corekit"
 	"github.com/payonce/payonce/internal/loopback"
 )
 
@@ -20,10 +19,14 @@ import (
 // body or another method (a POST) usually means the request ran
 // (IsResumable reports true): the outcome is unknown, the error is
 // temporary and resumable with the same key.
-var ErrRedirectRefused = corekit.ErrRedirectRefused
+var ErrRedirectRefused = newKind("redirect_refused", "redirect refused")
+
+// errRedirectRan marks a refused redirect whose request may have run (a
+// 301/302/303 answering a POST): it is not final for its key.
+var errRedirectRan = errors.New("the redirected request may have run")
 
 // redirectError says why a redirect was refused. It unwraps to
-// ErrRedirectRefused and, when MayHaveRun, corekit.ErrRedirectRan. It never holds the target's path or query string,
+// ErrRedirectRefused and, when MayHaveRun, errRedirectRan. It never holds the target's path or query string,
 // only its origin.
 type redirectError struct {
 	StatusCode int    // the redirect status, e.g. 307
@@ -47,10 +50,10 @@ func (e *redirectError) Error() string {
 }
 
 // Unwrap returns ErrRedirectRefused and, for a request that may have run,
-// corekit.ErrRedirectRan (which the providers' codecs read).
+// errRedirectRan (which the providers' codecs read).
 func (e *redirectError) Unwrap() []error {
 	if e.MayHaveRun {
-		return []error{ErrRedirectRefused, corekit.ErrRedirectRan}
+		return []error{ErrRedirectRefused, errRedirectRan}
 	}
 	return []error{ErrRedirectRefused}
 }

@@ -191,7 +191,7 @@ func (op *operation) take(stored, e JournalEntry, own bool, out any, again bool)
 	}
 	taken, err := c.journal.Take(op.ctx, JournalEntry{Scope: stored.Scope, Reference: ref, LeaseOwner: owner, Lease: op.jr.lease, Fingerprint: e.Fingerprint})
 	switch {
-	case errors.Is(err, corekit.ErrJournalSettled) && taken.Settled():
+	case errors.Is(err, ErrJournalSettled) && taken.Settled():
 		m, err := op.answerFromEntry(taken, out)
 		return m, true, err
 	case errors.Is(err, ErrIdempotencyConflict):

@@ -89,7 +89,7 @@ func TestJournalLookUpFirstEntryIsNeverSentAgain(t *testing.T) {
 		w.WriteHeader(http.StatusGatewayTimeout)
 		_, _ = io.WriteString(w, `{"charge_uuid":"ch-9","status":"pending","message":[{"code":"UPSTREAM_SILENT","description":"no answer, card 4111111111111111"}]}`)
 	})
-	c := journalClient(t, s, j, clk, corekit.WithCodec(lookUpCodec{}))
+	c := journalClient(t, s, j, clk, payonce.WithTestCodec(lookUpCodec{}))
 	_, err := c.Do(t.Context(), chargeReq("10.00"), nil, payonce.WithReference("order-7"))
 	require.ErrorIs(t, err, payonce.ErrOutcomeUnknown)
 	require.EqualValues(t, 1, s.calls.Load(), "a 504 that leaves the outcome unknown is not retried")
@@ -132,7 +132,7 @@ func TestJournalLookUpFirstEntryIsNeverSentAgain(t *testing.T) {
 func TestJournalOnlyAnUnknownOutcomeIsLookedUpFirst(t *testing.T) {
 	j := journal.NewMemory()
 	s := newStub(t, func(_ int, w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusBadGateway) })
-	c := journalClient(t, s, j, newClock(), corekit.WithCodec(lookUpCodec{}))
+	c := journalClient(t, s, j, newClock(), payonce.WithTestCodec(lookUpCodec{}))
 	_, err := c.Do(t.Context(), chargeReq("10.00"), nil, payonce.WithReference("order-8"))
 	require.ErrorIs(t, err, payonce.ErrRetriesExhausted)
 	e, err := j.Get(t.Context(), c.Scope(), "order-8")

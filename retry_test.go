@@ -17,8 +17,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/payonce/payonce/internal/corekit"
-
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -326,7 +324,7 @@ func TestKeyAgeGuardStopsLoopCrossingTheWindow(t *testing.T) {
 	defer srv.Close()
 	p := fastPolicy()
 	p.MaxAttempts = 10
-	c, err := NewClient(WithBaseURL(srv.URL), WithRetryPolicy(p), corekit.WithClock(clock), corekit.WithKeyRules(a55Rules()))
+	c, err := NewClient(WithBaseURL(srv.URL), WithRetryPolicy(p), WithClock(clock), WithTestKeyRules(a55Rules()))
 	require.NoError(t, err)
 	created := now.Add(-22 * time.Hour)
 	_, err = c.Do(context.Background(), postReq(), nil, WithKey(testKeyAt("order-123456789012", created)))
@@ -346,13 +344,13 @@ func TestRetryBudget(t *testing.T) {
 		c := setup(t, rec, WithRetryPolicy(p), WithRetryBudget(budget))
 		_, err := c.Do(context.Background(), postReq(), nil)
 		require.Error(t, err)
-		assert.ErrorIs(t, err, corekit.ErrRetryBudgetExhausted)
+		assert.ErrorIs(t, err, ErrRetryBudgetExhausted)
 		assert.ErrorIs(t, err, ErrRetriesExhausted, "a spent budget is one way retries run out")
 		assert.NotEmpty(t, KeyOf(err).String())
 		assert.Len(t, rec.seen(), 3, "two retries of cost 5 each, then no more")
 		assert.Equal(t, 0, budget.Available())
 		_, err = c.Do(context.Background(), postReq(), nil)
-		assert.ErrorIs(t, err, corekit.ErrRetryBudgetExhausted)
+		assert.ErrorIs(t, err, ErrRetryBudgetExhausted)
 		assert.Len(t, rec.seen(), 4, "the next operation gets its first attempt, no retry")
 	})
 	t.Run("successes refill it", func(t *testing.T) {
@@ -468,7 +466,7 @@ func TestKeySafetyMarginCoversTheAttemptTimeout(t *testing.T) {
 	rec := &recorder{}
 	srv := httptest.NewServer(rec)
 	defer srv.Close()
-	c, err := NewClient(WithBaseURL(srv.URL), WithRetryPolicy(fastPolicy()), corekit.WithKeyRules(a55Rules()))
+	c, err := NewClient(WithBaseURL(srv.URL), WithRetryPolicy(fastPolicy()), WithTestKeyRules(a55Rules()))
 	require.NoError(t, err)
 	p := fastPolicy()
 	p.KeySafetyMargin = 0
@@ -481,7 +479,7 @@ func TestKeySafetyMarginCoversTheAttemptTimeout(t *testing.T) {
 	require.ErrorIs(t, err, ErrInvalidConfig)
 	assert.Contains(t, err.Error(), "KeySafetyMargin")
 	long.AttemptTimeout = 0
-	hc, err := NewClient(WithBaseURL(srv.URL), WithRetryPolicy(long), corekit.WithKeyRules(a55Rules()),
+	hc, err := NewClient(WithBaseURL(srv.URL), WithRetryPolicy(long), WithTestKeyRules(a55Rules()),
 		WithHTTPClient(&http.Client{Timeout: 2 * time.Minute}))
 	require.NoError(t, err)
 	_, err = hc.Do(context.Background(), postReq(), nil)
@@ -493,7 +491,7 @@ func TestKeySafetyMarginCoversTheAttemptTimeout(t *testing.T) {
 
 func TestNoKeyMeansNoRetry(t *testing.T) {
 	rec := &recorder{statuses: []int{503}}
-	c := setup(t, rec, corekit.WithKeyRules(a55Rules()))
+	c := setup(t, rec, WithTestKeyRules(a55Rules()))
 	meta, err := c.Do(context.Background(), postReq(), nil, WithoutKey())
 	require.Error(t, err)
 	assert.ErrorIs(t, err, ErrServer)

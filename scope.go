@@ -43,7 +43,7 @@ type scopePlacement struct {
 // those of every other client without one.
 func (c *Client) resolveScope() error {
 	if !c.ident.explicit && c.ident.identity != "" {
-		s, err := corekit.ScopeOf(c.ident.identity, c.baseURL.String())
+		s, err := scopeOf(c.ident.identity, c.baseURL.String())
 		if err != nil {
 			return err
 		}
@@ -241,7 +241,7 @@ func (c *Client) earlierHolder(ctx context.Context, ref string) (JournalEntry, b
 		switch {
 		case err == nil:
 			return e, true, nil
-		case !errors.Is(err, corekit.ErrJournalNotFound):
+		case !errors.Is(err, ErrJournalNotFound):
 			// The scope is not named: the earliest Coinepay form is the
 			// API key itself.
 			return JournalEntry{}, false, journalErr(ctx, fmt.Errorf("read reference %q under the earlier forms of the scope: %w", ref, err))
@@ -296,4 +296,13 @@ func journalErr(ctx context.Context, err error) error {
 		return fmt.Errorf("%w: %w", cerr, err)
 	}
 	return fmt.Errorf("%w: %w", ErrJournal, err)
+}
+
+// scopeOf is corekit.ScopeOf, its error an ErrInvalidConfig.
+func scopeOf(identity, baseURL string) (string, error) {
+	s, err := corekit.ScopeOf(identity, baseURL)
+	if err != nil {
+		return "", fmt.Errorf("%w: %w", ErrInvalidConfig, err)
+	}
+	return s, nil
 }

@@ -32,7 +32,7 @@ func TestJournalWithoutScopeIsRefused(t *testing.T) {
 	require.ErrorIs(t, err, payonce.ErrInvalidConfig, "an empty scope is no scope")
 
 	c, err := payonce.NewClient(payonce.WithBaseURL("https://api.example"), payonce.WithJournal(journal.NewMemory()),
-		corekit.WithScopeIdentity("shop:1"))
+		payonce.WithTestScopeIdentity("shop:1"))
 	require.NoError(t, err)
 	assert.Equal(t, "shop:1@https://api.example", c.Scope())
 
@@ -43,10 +43,10 @@ func TestJournalWithoutScopeIsRefused(t *testing.T) {
 
 // ScopeOf joins identity and origin; what cannot be a scope is refused.
 func TestScopeOf(t *testing.T) {
-	s, err := corekit.ScopeOf("p:id", "HTTPS://Host.Example:443/x/y")
+	s, err := payonce.ScopeOf("p:id", "HTTPS://Host.Example:443/x/y")
 	require.NoError(t, err)
 	assert.Equal(t, "p:id@https://host.example", s)
-	s, err = corekit.ScopeOf("p:id", "http://host.example:8080")
+	s, err = payonce.ScopeOf("p:id", "http://host.example:8080")
 	require.NoError(t, err)
 	assert.Equal(t, "p:id@http://host.example:8080", s)
 
@@ -58,10 +58,10 @@ func TestScopeOf(t *testing.T) {
 		"user info":      {"p:id", "https://u:p@a.example"},
 		"ftp":            {"p:id", "ftp://a.example"},
 	} {
-		_, err := corekit.ScopeOf(tc[0], tc[1])
+		_, err := payonce.ScopeOf(tc[0], tc[1])
 		assert.ErrorIs(t, err, payonce.ErrInvalidConfig, name)
 	}
-	_, err = payonce.NewClient(payonce.WithBaseURL("https://api.example"), corekit.WithScopeIdentity(strings.Repeat("x", 250)))
+	_, err = payonce.NewClient(payonce.WithBaseURL("https://api.example"), payonce.WithTestScopeIdentity(strings.Repeat("x", 250)))
 	require.ErrorIs(t, err, payonce.ErrInvalidConfig, "identity and origin over 255 bytes")
 }
 
@@ -83,7 +83,7 @@ func legacyJournal(t *testing.T, s *stub, old string) *journal.Memory {
 func TestEntriesUnderALegacyScopeAreRefusedNotRunAgain(t *testing.T) {
 	s := newStub(t, okCharge)
 	j := legacyJournal(t, s, "a55:client-1-old")
-	c := journalClient(t, s, j, newClock(), corekit.WithLegacyScopes("a55:client-1-old"))
+	c := journalClient(t, s, j, newClock(), payonce.WithTestLegacyScopes("a55:client-1-old"))
 	for _, ref := range []string{"order-1/charge", "order-2/charge"} {
 		_, err := c.Do(t.Context(), chargeReq("10.00"), nil, payonce.WithReference(ref))
 		require.ErrorIs(t, err, payonce.ErrInvalidConfig, ref)
@@ -123,7 +123,7 @@ func (j *scopeCounter) Scopes(ctx context.Context, only ...string) ([]payonce.Sc
 func TestWithLegacyScopesMovesTheEntriesOnce(t *testing.T) {
 	s := newStub(t, okCharge)
 	j := &scopeCounter{Memory: legacyJournal(t, s, "shop-42/a55")}
-	c := journalClient(t, s, j, newClock(), corekit.WithLegacyScopes("a55:client-1-old"), payonce.WithLegacyScopes("shop-42/a55"))
+	c := journalClient(t, s, j, newClock(), payonce.WithTestLegacyScopes("a55:client-1-old"), payonce.WithLegacyScopes("shop-42/a55"))
 	m, err := c.Do(t.Context(), chargeReq("10.00"), nil, payonce.WithReference("order-1/charge"))
 	require.NoError(t, err)
 	assert.True(t, m.FromJournal)
@@ -168,7 +168,7 @@ func TestWithLegacyScopesNeedsAJournalUpgrader(t *testing.T) {
 	require.ErrorIs(t, err, payonce.ErrInvalidConfig)
 	assert.Contains(t, err.Error(), "JournalUpgrader")
 	assert.Zero(t, s.calls.Load())
-	_, err = journalClient(t, s, j, newClock(), corekit.WithLegacyScopes("a55:client-1-old")).
+	_, err = journalClient(t, s, j, newClock(), payonce.WithTestLegacyScopes("a55:client-1-old")).
 		Do(t.Context(), chargeReq("10.00"), nil, payonce.WithReference("order-1/charge"))
 	require.NoError(t, err)
 }

@@ -70,16 +70,16 @@ func (c *Client) Settle(ctx context.Context, reference string, s Settlement) (Jo
 	fence := stored.Fence
 	switch {
 	case stored.State == JournalSucceeded:
-		return fail(corekit.ErrJournalSettled, stored, fmt.Errorf("reference %q already succeeded", reference))
+		return fail(ErrJournalSettled, stored, fmt.Errorf("reference %q already succeeded", reference))
 	case stored.State == JournalFailed && s.State != JournalSucceeded:
-		return fail(corekit.ErrJournalSettled, stored, fmt.Errorf("reference %q already failed; only a success may replace it", reference))
+		return fail(ErrJournalSettled, stored, fmt.Errorf("reference %q already failed; only a success may replace it", reference))
 	case stored.State == JournalPending:
 		taken, err := c.journal.Take(ctx, JournalEntry{Scope: c.scope, Reference: reference, LeaseOwner: "settle:" + uuid.NewString(), Lease: corekit.JournalReserveLease})
 		switch {
 		case errors.Is(err, ErrJournalLeased):
 			return fail(ErrJournalLeased, stored, fmt.Errorf("reference %q: a run holds it: %w", reference, err))
-		case errors.Is(err, corekit.ErrJournalSettled):
-			return fail(corekit.ErrJournalSettled, taken, fmt.Errorf("reference %q settled meanwhile: %w", reference, err))
+		case errors.Is(err, ErrJournalSettled):
+			return fail(ErrJournalSettled, taken, fmt.Errorf("reference %q settled meanwhile: %w", reference, err))
 		case err != nil:
 			return fail(ErrJournal, stored, fmt.Errorf("settle: take: %w", err))
 		}
@@ -90,13 +90,13 @@ func (c *Client) Settle(ctx context.Context, reference string, s Settlement) (Jo
 	case s.State == JournalSucceeded:
 		up.State, up.Result, up.StatusCode, up.ResourceID = JournalSucceeded, c.storedAnswer(s.Result), s.StatusCode, resource
 	case s.NotExecuted:
-		up.State, up.ErrorKind = JournalFailed, corekit.KindName(ErrNotExecuted)
+		up.State, up.ErrorKind = JournalFailed, KindName(ErrNotExecuted)
 	default:
-		up.State, up.ErrorKind = JournalFailed, corekit.KindName(ErrSettledFailed)
+		up.State, up.ErrorKind = JournalFailed, KindName(ErrSettledFailed)
 	}
 	if err := c.journal.Update(ctx, up); err != nil {
 		kind := ErrJournal
-		for _, k := range []error{ErrJournalFenced, corekit.ErrJournalSettled} {
+		for _, k := range []error{ErrJournalFenced, ErrJournalSettled} {
 			if errors.Is(err, k) {
 				kind = k
 			}

@@ -65,8 +65,8 @@ func invalid(field, reason string) error {
 
 // checkID checks an identifier: present, printable, no whitespace, at
 // most maxID bytes; one that goes in a path (inPath) may also hold no
-// '/', '?', '#', '%' and no "..", whatever escaping would make of them.
-// The refusal names field and says where a missing one comes from.
+// '/', '?', '#', '%' and no "..", whatever escaping would make of them,
+// and may not be ".". The refusal names field and says where a missing one comes from.
 func checkID(field, v string, inPath bool) error {
 	switch {
 	case v == "":
@@ -75,8 +75,10 @@ func checkID(field, v string, inPath bool) error {
 		return invalid(field, "longer than 128 bytes")
 	case !printableNoSpace(v):
 		return invalid(field, "must be printable, without spaces")
-	case inPath && (strings.ContainsAny(v, "/?#%\\") || strings.Contains(v, "..")):
-		return invalid(field, "must not hold /, ?, #, %, \\ or ..")
+	case inPath && (strings.ContainsAny(v, "/?#%\\") || strings.Contains(v, "..") || v == "."):
+		// "." and ".." are dot segments, resolved away on the way: the
+		// request would reach another endpoint.
+		return invalid(field, "must not hold /, ?, #, %, \\ or .., nor be .")
 	}
 	return nil
 }

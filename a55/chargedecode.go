@@ -3,8 +3,10 @@ package a55
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/redact"
@@ -15,7 +17,42 @@ import (
 // url_3ds), so that encoding/json reads the answer in one pass.
 type chargeWire struct {
 	chargeFields
-	ActionURL string `json:"action_url"`
+	ActionURL string     `json:"action_url"`
+	CreatedAt answerTime `json:"created_at"`
+	UpdatedAt answerTime `json:"updated_at"`
+}
+
+// answerTime is a timestamp of an answer: RFC 3339, or zero when the
+// string is in another form (no zone, a space for the T), which cannot be
+// placed in time; the answer's Raw keeps the text. A timestamp never
+// fails the answer it is in; another JSON type than a string or null
+// does.
+type answerTime time.Time
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (t *answerTime) UnmarshalJSON(b []byte) error {
+	return readAnswerTime(b, (*time.Time)(t))
+}
+
+// readAnswerTime reads the JSON value v into dst as answerTime does.
+func readAnswerTime(v []byte, dst *time.Time) error {
+	v = bytes.TrimSpace(v)
+	switch {
+	case bytes.Equal(v, []byte("null")):
+		return nil
+	case len(v) < 2 || v[0] != '"':
+		return errors.New("timestamp is not a JSON string")
+	}
+	var s string
+	if err := json.Unmarshal(v, &s); err != nil {
+		return err
+	}
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		t = time.Time{}
+	}
+	*dst = t
+	return nil
 }
 
 // decodeCharge decodes a charge answer into ch, every documented
@@ -44,6 +81,7 @@ func decodeChargeSlow(body []byte, ch *Charge) error {
 // body for Raw.
 func (w *chargeWire) fold(ch *Charge, body []byte) {
 	*ch = Charge(w.chargeFields)
+	ch.CreatedAt, ch.UpdatedAt = time.Time(w.CreatedAt), time.Time(w.UpdatedAt)
 	if ch.URL3DS == "" {
 		ch.URL3DS = w.ActionURL
 	}
@@ -190,9 +228,9 @@ func (c *Charge) setField(key, v []byte, action *string) bool {
 		}
 		return false // rare: encoding/json merges it as it does a struct
 	case "created_at":
-		return c.CreatedAt.UnmarshalJSON(v) == nil
+		return readAnswerTime(v, &c.CreatedAt) == nil
 	case "updated_at":
-		return c.UpdatedAt.UnmarshalJSON(v) == nil
+		return readAnswerTime(v, &c.UpdatedAt) == nil
 	case "idempotency_key":
 		return str(&c.IdempotencyKey)
 	}

@@ -1,8 +1,10 @@
 package a55
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"reflect"
 	"strings"
 	"testing"
@@ -330,4 +332,39 @@ func TestChargeChallengeURL(t *testing.T) {
 	got, ok := ch.ChallengeURL()
 	assert.True(t, ok)
 	assert.Equal(t, "https://3ds.example/c", got)
+}
+
+// A timestamp A55 writes in another form than RFC 3339 (no zone, as
+// Python's isoformat writes, or a space for the T) never fails the
+// answer it is in: the charge or wallet is read, the time left zero (it
+// cannot be placed in time) and the text kept in Raw. A wallet's one-time
+// credentials are not lost to a timestamp. A timestamp of another JSON
+// type is still a malformed answer.
+func TestTimestampsInAnotherFormNeverFailAnAnswer(t *testing.T) {
+	u := setup(t)
+	charge := strings.NewReplacer(`"created_at":"2026-12-02T00:13:27.258965821Z"`, `"created_at":"2026-12-02T00:13:27.258965"`,
+		`"updated_at":"2026-12-02T00:13:27.258965821Z"`, `"updated_at":"2026-12-02 00:13:27"`).Replace(refAnswer)
+	require.NotEqual(t, refAnswer, charge)
+	u.mux.HandleFunc("POST "+PathCharges, func(w http.ResponseWriter, r *http.Request) { writeJSON(w, 200, charge) })
+	ch, err := u.client.Charges.Create(context.Background(), refCharge())
+	require.NoError(t, err)
+	assert.Equal(t, StatusConfirmed, ch.Status)
+	assert.True(t, ch.CreatedAt.IsZero())
+	assert.True(t, ch.UpdatedAt.IsZero())
+	assert.Contains(t, string(ch.Raw()), `"2026-12-02 00:13:27"`)
+	var slow chargeWire
+	require.NoError(t, json.Unmarshal([]byte(charge), &slow), "encoding/json's path reads it too")
+
+	wallet := strings.Replace(walletAnswer, `"created_at":"2026-12-01T10:00:00Z"`, `"created_at":"2026-12-01T10:00:00"`, 1)
+	require.NotEqual(t, walletAnswer, wallet)
+	u.mux.HandleFunc("POST "+PathWallets, func(w http.ResponseWriter, r *http.Request) { writeJSON(w, 200, wallet) })
+	w, err := u.client.Wallets.Create(context.Background(), walletReq())
+	require.NoError(t, err)
+	require.NotNil(t, w.Credentials, "the credentials reach the caller")
+	assert.True(t, w.CreatedAt.IsZero())
+
+	var c Charge
+	assert.Error(t, json.Unmarshal([]byte(`{"charge_uuid":"c1","status":"confirmed","created_at":5}`), &c))
+	var wl Wallet
+	assert.Error(t, json.Unmarshal([]byte(`{"wallet_uuid":"w1","created_at":true}`), &wl))
 }

@@ -89,8 +89,9 @@ type ChargeCreateRequest struct {
 	// (A55's test cards fail it), the month two digits, the year four,
 	// not expired by the client's clock, the CVV 3 or 4 digits.
 	Card *payonce.Card
-	// ThreeDSAuthentication asks for 3DS (threeds_authentication) with
-	// DeviceInfo (device_info), both required for a debit card: the
+	// ThreeDSAuthentication asks for 3DS (threeds_authentication), for
+	// credit and debit cards only, with DeviceInfo (device_info), which
+	// 3DS always needs; both are required for a debit card: the
 	// answer is then pending with Charge.URL3DS until the payer completes
 	// the challenge, and the final status arrives by webhook.
 	ThreeDSAuthentication bool
@@ -116,12 +117,15 @@ const (
 	maxURL  = 2048
 )
 
-// checkText checks a text field: present when required, valid UTF-8, no
-// control characters, at most limit bytes.
+// checkText checks a text field: present when required (white space
+// alone is not: A55 refuses it as missing), valid UTF-8, no control
+// characters, at most limit bytes.
 func checkText(field, v string, required bool, limit int) error {
 	switch {
 	case v == "" && required:
 		return invalid(field, "required")
+	case required && strings.TrimSpace(v) == "":
+		return invalid(field, "required: white space alone is empty")
 	case len(v) > limit:
 		return invalid(field, "longer than "+strconv.Itoa(limit)+" bytes")
 	}
@@ -340,11 +344,12 @@ func (r *ChargeCreateRequest) validateCard(c *Client) error {
 		switch {
 		case r.Card != nil:
 			return cardInvalid("card_number", "card fields are taken by credit_card, debit_card, applepay and googlepay charges only")
-		case r.ThreeDSAuthentication:
-			return invalid("threeds_authentication", "3DS is for card charges only")
 		case r.DeviceInfo != nil:
 			return invalid("device_info", "3DS is for card charges only")
 		}
+	}
+	if r.ThreeDSAuthentication && t != TypeCreditCard && t != TypeDebitCard {
+		return invalid("threeds_authentication", "3DS is for credit_card and debit_card charges only")
 	}
 	for _, tok := range []struct {
 		field string
@@ -373,7 +378,7 @@ func (r *ChargeCreateRequest) validateCard(c *Client) error {
 			return invalid("threeds_authentication", "a debit card charge needs 3DS: set it true, with device_info")
 		}
 	}
-	if r.ThreeDSAuthentication && t == TypeDebitCard && r.DeviceInfo == nil {
+	if r.ThreeDSAuthentication && r.DeviceInfo == nil {
 		return invalid("device_info", "required with threeds_authentication")
 	}
 	if d := r.DeviceInfo; d != nil {

@@ -519,14 +519,14 @@ func TestValidationErrorsTextAndKinds(t *testing.T) {
 			"invalid request: type_charge: want one of credit_card, pix, boleto, applepay, googlepay, debit_card"},
 		{"no wallet", func(r *ChargeCreateRequest) { r.WalletUUID = "" }, payonce.ErrInvalidRequest,
 			"invalid request: wallet_uuid: required: set it on the request or on the client (WithAccount)"},
-		{"bad key", func(*ChargeCreateRequest) {}, corekit.ErrKeyTooShort, "charges.create: idempotency key too short: at least 16 characters, got 5 ["},
+		{"bad key", func(*ChargeCreateRequest) {}, payonce.ErrKeyTooShort, "charges.create: idempotency key too short: at least 16 characters, got 5 ["},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			req := refCharge()
 			tc.mut(req)
 			var opts []payonce.CallOption
-			if tc.kind == corekit.ErrKeyTooShort {
+			if tc.kind == payonce.ErrKeyTooShort {
 				opts = append(opts, payonce.WithKey(keytest.Key(t, "short", guideTime)))
 			}
 			_, err := u.client.Charges.Create(context.Background(), req, opts...)
@@ -536,7 +536,7 @@ func TestValidationErrorsTextAndKinds(t *testing.T) {
 			assert.Contains(t, err.Error(), tc.text)
 			var ae *payonce.APIError
 			require.True(t, errors.As(err, &ae))
-			if tc.kind != corekit.ErrKeyTooShort {
+			if tc.kind != payonce.ErrKeyTooShort {
 				assert.Equal(t, tc.kind, ae.Kind, "the kind stays the specific one")
 			}
 			assert.False(t, payonce.IsResumable(err))
@@ -554,4 +554,93 @@ func TestIsDate(t *testing.T) {
 		want := err == nil && p.Format(time.DateOnly) == v
 		assert.Equal(t, want, isDate(v), v)
 	}
+}
+
+// A required text of only white space (spaces, a tab, a no-break space)
+// is as missing as an empty one: A55 and the fake refuse it, so the
+// client refuses it before sending, naming the field.
+func TestWhitespaceOnlyRequiredTextIsRefusedBeforeSending(t *testing.T) {
+	u := setup(t)
+	hits := counted(u)
+	blank := " \u00a0 "
+	for field, mut := range map[string]func(r *ChargeCreateRequest){
+		"payer_name":                func(r *ChargeCreateRequest) { r.Payer.Name = blank },
+		"description":               func(r *ChargeCreateRequest) { r.Description = blank },
+		"payer_address.street":      func(r *ChargeCreateRequest) { r.Payer.Address.Street = blank },
+		"payer_address.city":        func(r *ChargeCreateRequest) { r.Payer.Address.City = "  " },
+		"payer_address.state":       func(r *ChargeCreateRequest) { r.Payer.Address.State = "  " },
+		"payer_address.postal_code": func(r *ChargeCreateRequest) { r.Payer.Address.PostalCode = blank },
+		"items[0].name":             func(r *ChargeCreateRequest) { r.Items = []Item{{Name: blank, Quantity: 1}} },
+	} {
+		r := refCharge()
+		mut(r)
+		_, err := u.client.Charges.Create(context.Background(), r)
+		var ve *payonce.ValidationError
+		require.True(t, errors.As(err, &ve), "%s: %v", field, err)
+		assert.Equal(t, field, ve.Field)
+		assert.ErrorIs(t, err, payonce.ErrInvalidRequest, field)
+	}
+	_, err := u.client.Wallets.Create(context.Background(), &WalletCreateRequest{EntityUUID: "ent-1", CustomerID: "cust-1",
+		Currency: payonce.BRL, Name: blank, Email: "a@example.com"})
+	var ve *payonce.ValidationError
+	require.True(t, errors.As(err, &ve), "%v", err)
+	assert.Equal(t, "name", ve.Field)
+	assert.Zero(t, hits.Load(), "nothing is sent")
+	assert.Zero(t, u.tokens.Load(), "not even a token request")
+}
+
+// threeds_authentication needs device_info whatever the card method (the
+// 3DS page: "mandatory payload for 3DS: ... device_info"), and only
+// credit and debit cards take 3DS: a wallet token carries its own
+// authentication (eci, cavv). Both are refused before sending.
+func TestThreeDSRulesHoldForEveryMethodBeforeSending(t *testing.T) {
+	u := setup(t)
+	hits := counted(u)
+	device := &DeviceInfo{IPAddress: "192.168.0.1", UserAgent: "Mozilla/5.0"}
+	for name, c := range map[string]struct {
+		mut   func(r *ChargeCreateRequest)
+		field string
+	}{
+		"credit card 3DS without device_info": {func(r *ChargeCreateRequest) { r.ThreeDSAuthentication = true }, "device_info"},
+		"credit card paid on A55's page, 3DS without device_info": {func(r *ChargeCreateRequest) {
+			r.Card, r.ThreeDSAuthentication = nil, true
+		}, "device_info"},
+		"apple pay with 3DS": {func(r *ChargeCreateRequest) {
+			r.TypeCharge, r.ApplePay = TypeApplePay, &TokenData{ECI: "05", CAVV: "AAABBBCCCDDD"}
+			r.ThreeDSAuthentication, r.DeviceInfo = true, device
+		}, "threeds_authentication"},
+		"google pay with 3DS": {func(r *ChargeCreateRequest) {
+			r.TypeCharge, r.Card, r.ThreeDSAuthentication, r.DeviceInfo = TypeGooglePay, nil, true, device
+		}, "threeds_authentication"},
+	} {
+		r := refCharge()
+		c.mut(r)
+		_, err := u.client.Charges.Create(context.Background(), r)
+		var ve *payonce.ValidationError
+		require.True(t, errors.As(err, &ve), "%s: %v", name, err)
+		assert.Equal(t, c.field, ve.Field, name)
+	}
+	assert.Zero(t, hits.Load(), "nothing is sent")
+}
+
+// An identifier that goes in a path is one segment of it, never a dot
+// segment: "." would be resolved away on the way (a refund of charge "."
+// reached /charge/refund/{wallet}/, the guide's endpoint, and Fetch(".")
+// the get-charge endpoint). It is refused before sending.
+func TestPathIDsThatAreDotSegmentsAreRefusedBeforeSending(t *testing.T) {
+	u := setup(t)
+	hits := counted(u)
+	for _, id := range []string{".", ".."} {
+		_, err := u.client.Charges.Refund(context.Background(), &RefundRequest{ChargeUUID: id, WalletUUID: "w1"})
+		var ve *payonce.ValidationError
+		require.True(t, errors.As(err, &ve), "refund of %q: %v", id, err)
+		assert.Equal(t, "charge_uuid", ve.Field)
+		_, err = u.client.Charges.Cancel(context.Background(), &CancelRequest{ChargeUUID: "c1", WalletUUID: id})
+		require.True(t, errors.As(err, &ve), "cancel in wallet %q: %v", id, err)
+		assert.Equal(t, "wallet_uuid", ve.Field)
+		_, err = u.client.Charges.Fetch(context.Background(), id)
+		require.True(t, errors.As(err, &ve), "fetch of %q: %v", id, err)
+		assert.Equal(t, "charge_uuid", ve.Field)
+	}
+	assert.Zero(t, hits.Load(), "nothing is sent")
 }

@@ -141,7 +141,7 @@ func newChargeMatcher(c *Client, e payonce.JournalEntry, req *ChargeCreateReques
 			return nil, fail(payonce.ErrInvalidRequest, fmt.Errorf("encode request: %w", err))
 		}
 		switch {
-		case c.view.RequestMatches(e, http.MethodPost, PathCharges, body):
+		case c.core.RequestMatches(e, http.MethodPost, PathCharges, body):
 		case c.matchesGuideForm(e, req, wallet):
 			// Recorded in the guide's wire form by an earlier payonce
 			// version: its fingerprint is one of this request's forms.

@@ -10,8 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/payonce/payonce/internal/corekit"
-
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/internal/loopback"
 	"golang.org/x/time/rate"
@@ -46,7 +44,7 @@ const RequestsPerMinute = 100
 // one retry budget, limiter and token cache. Safe for concurrent use.
 type Client struct {
 	core *payonce.Client
-	view corekit.View // what core resolved (corekit.Capture)
+	view payonce.Settings // what core resolved (payonce.Client.Settings)
 	auth *authorizer
 	// account is the merchant and wallet a request names when it names
 	// none itself (WithAccount).
@@ -85,32 +83,33 @@ func NewClient(auth Auth, opts ...payonce.Option) (*Client, error) {
 		return nil, err
 	}
 	z := newAuthorizer(auth)
-	var view corekit.View
-	base := []payonce.Option{
-		corekit.Capture(&view),
-		payonce.WithBaseURL(SandboxURL),
-		corekit.WithKeyRules(keyRules()),
-		corekit.WithProvider("a55"),
-		corekit.WithCodec(Codec{}),
-		payonce.WithSigner(z),
-		// Before scopes named the origin, entries were recorded under
-		// "a55:<client_id>" ("a55:" with an access token): a client
-		// refuses to miss them (payonce.WithLegacyScopes).
-		corekit.WithLegacyScopes("a55:" + auth.ClientID),
-	}
+	p := provider()
+	// Before scopes named the origin, entries were recorded under
+	// "a55:<client_id>" ("a55:" with an access token): a client refuses
+	// to miss them (payonce.WithLegacyScopes).
+	p.LegacyScopes = []string{"a55:" + auth.ClientID}
 	if z.cfg != nil {
 		// The journal scope: the client ID (never the secret) and, added by
 		// the core, the base URL's origin. A fixed access token names no
 		// client, so a journal needs payonce.WithScope then.
+		p.ScopeIdentity = "a55:" + auth.ClientID
+	}
+	base := []payonce.Option{
+		payonce.WithProvider(p),
+		payonce.WithBaseURL(SandboxURL),
+		payonce.WithSigner(z),
+	}
+	if z.cfg != nil {
 		// The client secret keys the journal's body fingerprints
 		// (payonce.WithFingerprintKey, which the caller's options may
 		// replace): no row holds an unkeyed digest of the card.
-		base = append(base, corekit.WithScopeIdentity("a55:"+auth.ClientID), payonce.WithFingerprintKey([]byte(auth.ClientSecret)))
+		base = append(base, payonce.WithFingerprintKey([]byte(auth.ClientSecret)))
 	}
 	core, err := payonce.NewClient(append(base, opts...)...)
 	if err != nil {
 		return nil, err
 	}
+	view := core.Settings()
 	// The token's lifetime runs on the client's clock (payoncetest.ClientClock in tests),
 	// as the key window does: a fake's Clock().Advance ages both.
 	z.now = view.Now

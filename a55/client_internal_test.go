@@ -14,7 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/payonce/payonce/internal/corekit"
 	"github.com/payonce/payonce/payoncetest"
 
 	"github.com/stretchr/testify/assert"
@@ -153,8 +152,8 @@ func TestNewClientConfig(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, SandboxURL, c.view.BaseURL)
 	assert.Equal(t, "a55", c.view.Provider)
-	assert.Equal(t, keyRules(), c.view.Rules)
-	assert.Equal(t, corekit.KeyRules{Provider: "a55", MinLen: 16, MaxLen: 128, Window: 24 * time.Hour}, keyRules(), "the rules the core's tests use")
+	assert.Equal(t, keyRules(), c.view.KeyRules)
+	assert.Equal(t, payonce.KeyRules{Provider: "a55", MinLen: 16, MaxLen: 128, Window: 24 * time.Hour}, keyRules(), "the rules the core's tests use")
 	_, err = NewClient(Auth{})
 	assert.ErrorIs(t, err, payonce.ErrInvalidConfig)
 	c, err = NewClient(ClientCredentials("id", "secret"), WithEnvironment(Production), WithRateLimit())

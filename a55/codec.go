@@ -10,7 +10,6 @@ import (
 
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/internal/corekit"
-	"github.com/payonce/payonce/internal/finality"
 	"github.com/payonce/payonce/redact"
 )
 
@@ -253,7 +252,6 @@ func (c *chargeFailure) Error() string {
 var _ interface {
 	DecodeSuccess(status int, header http.Header, body []byte, out any) error
 	DecodeError(status int, header http.Header, body []byte, e *payonce.APIError)
-	FinalForKey(e *payonce.APIError) bool
 	Advise(e *payonce.APIError) corekit.Advice
 } = Codec{}
 
@@ -269,10 +267,18 @@ var _ interface {
 var finalKinds = []error{
 	payonce.ErrInvalidRequest, payonce.ErrNotFound, ErrInvalidState,
 	ErrCardDeclined, ErrChargeFailed, ErrThreeDSRequired,
-	payonce.ErrKeyRequired, corekit.ErrKeyTooShort, corekit.ErrKeyTooLong, corekit.ErrKeyInvalidChars,
+	payonce.ErrKeyRequired, payonce.ErrKeyTooShort, payonce.ErrKeyTooLong, payonce.ErrKeyInvalidChars,
 }
 
-// FinalForKey reports whether e is final for its idempotency key, by
-// finalKinds; a refused redirect is final only when the request cannot
-// have run (307/308, not a 301, 302 or 303 whose request may have run).
-func (Codec) FinalForKey(e *payonce.APIError) bool { return finality.ForKey(e, finalKinds) }
+// provider is what the core must know of A55 (payonce.Provider): its name,
+// key rules, codec, own error kinds and the kinds final for a key. The
+// client adds the credential's scope identity and legacy scopes.
+func provider() payonce.Provider {
+	return payonce.Provider{
+		Name:       "a55",
+		KeyRules:   keyRules(),
+		Codec:      Codec{},
+		Kinds:      []error{ErrCardDeclined, ErrChargeFailed, ErrThreeDSRequired, ErrInvalidState},
+		FinalKinds: finalKinds,
+	}
+}

@@ -56,9 +56,11 @@
 // to send them again.
 //
 // Webhooks are verified with WebhookVerifier (HMAC-SHA256 over timestamp,
-// "." and the raw body, five minutes of tolerance); they arrive at least
-// once, so deduplicate on WebhookEvent.Key (docs/a55.md, "Webhooks", says
-// what identifies an event).
+// "." and the raw body, five minutes of tolerance). They arrive at least
+// once, out of order and with no event ID: WebhookReceiver hands each
+// event (identified by WebhookEvent.Key, ordered by ChargeState) to your
+// handler once through a payonce.Inbox; docs/a55.md, "Webhooks", says
+// what identifies an event and why.
 //
 // The key is the journal's (payonce.WithReference), else payonce.WithKey,
 // else a new UUID v4. A55 remembers a key for 24 hours;

@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/payonce/payonce"
-	"github.com/payonce/payonce/internal/corekit"
 )
 
 // A55's hosts, as its pages give them (docs/a55.md, Decisions: where the
@@ -107,7 +106,7 @@ func (e Environment) known() bool { return e.BaseURL() != "" }
 // refused with payonce.ErrInvalidConfig.
 func WithEnvironment(e Environment) payonce.Option {
 	if !e.known() {
-		return func(*corekit.Config) error {
+		return func(*payonce.Client) error {
 			return fmt.Errorf("%w: a55: unknown environment %q: want a55.Sandbox, a55.Production or a55.ProductionCoreManager",
 				payonce.ErrInvalidConfig, string(e))
 		}

@@ -72,9 +72,9 @@ var codeRules = map[string]codeRule{
 	"INVALID_STATE":           {kind: ErrInvalidState},
 
 	"IDEMPOTENCY_KEY_REQUIRED":  {kind: payonce.ErrKeyRequired},
-	"IDEMPOTENCY_KEY_TOO_LONG":  {kind: corekit.ErrKeyTooLong},
-	"IDEMPOTENCY_KEY_TOO_SHORT": {kind: corekit.ErrKeyTooShort},
-	"IDEMPOTENCY_KEY_INVALID":   {kind: corekit.ErrKeyInvalidChars},
+	"IDEMPOTENCY_KEY_TOO_LONG":  {kind: payonce.ErrKeyTooLong},
+	"IDEMPOTENCY_KEY_TOO_SHORT": {kind: payonce.ErrKeyTooShort},
+	"IDEMPOTENCY_KEY_INVALID":   {kind: payonce.ErrKeyInvalidChars},
 	"IDEMPOTENCY_KEY_CONFLICT":  {kind: payonce.ErrIdempotencyConflict},
 
 	"UNAUTHORIZED":  {kind: payonce.ErrUnauthorized},

@@ -49,7 +49,7 @@ func TestCodeTableFollowsTheReference(t *testing.T) {
 	assert.Equal(t, payonce.ErrRateLimited, codeKind("RATE_LIMIT_EXCEEDED"))
 	assert.Equal(t, payonce.ErrServer, codeKind("PROCESSING_ERROR"))
 	assert.Equal(t, payonce.ErrIdempotencyConflict, codeKind("IDEMPOTENCY_KEY_CONFLICT"))
-	assert.Equal(t, corekit.ErrKeyTooShort, codeKind("IDEMPOTENCY_KEY_TOO_SHORT"))
+	assert.Equal(t, payonce.ErrKeyTooShort, codeKind("IDEMPOTENCY_KEY_TOO_SHORT"))
 	assert.Nil(t, codeKind("something_new"))
 	assert.Equal(t, corekit.Advice{}, Codec{}.Advise(&payonce.APIError{Code: "something_new"}))
 	assert.NotEqual(t, ErrCardDeclined, codeKind("3DS_REQUIRED"), "an action, not a decline")
@@ -139,7 +139,7 @@ type fakeSleep struct {
 func newFakeSleep() *fakeSleep { return &fakeSleep{clk: payoncetest.NewFixedClock(guideTime)} }
 
 func (f *fakeSleep) options(p payonce.RetryPolicy) []payonce.Option {
-	return []payonce.Option{payoncetest.ClientClock(f.clk.Now), corekit.WithSleep(f.sleep), payonce.WithRetryPolicy(p)}
+	return []payonce.Option{payoncetest.ClientClock(f.clk.Now), payonce.WithSleep(f.sleep), payonce.WithRetryPolicy(p)}
 }
 
 func (f *fakeSleep) sleep(ctx context.Context, d time.Duration) error {

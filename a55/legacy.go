@@ -193,7 +193,7 @@ func guideMoveForms(path, chargeUUID, walletUUID string, amount payonce.Amount, 
 // guide's forms of r (a settle lookup's check of SettleOptions.Request).
 func (c *Client) matchesGuideForm(e payonce.JournalEntry, r *ChargeCreateRequest, wallet string) bool {
 	for _, f := range guideCreateForms(r, wallet) {
-		if c.view.RequestMatches(e, http.MethodPost, f.Path, f.Body) {
+		if c.core.RequestMatches(e, http.MethodPost, f.Path, f.Body) {
 			return true
 		}
 	}

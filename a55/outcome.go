@@ -148,7 +148,7 @@ func (s *ChargesService) settleRecorded(ctx context.Context, e payonce.JournalEn
 		return payonce.Settlement{}, nil, settlelookup.ErrKindOf(err), fmt.Errorf("get charge %s: %w", known.UUID, err)
 	}
 	if !m.matches(got, time.Time{}, time.Time{}) {
-		return payonce.Settlement{}, nil, ErrLookupAmbiguous, fmt.Errorf("charge %s, named by the entry's answer, does not match its request", got.UUID)
+		return payonce.Settlement{}, nil, payonce.ErrLookupAmbiguous, fmt.Errorf("charge %s, named by the entry's answer, does not match its request", got.UUID)
 	}
 	st, settled := settlementOf(e.ErrorCode, got)
 	if !settled {

@@ -355,7 +355,7 @@ func TestLookedUpChargeMustMatchTheRequest(t *testing.T) {
 	require.NoError(t, gerr)
 	assert.True(t, e.LookUpFirst(), "nothing recorded")
 	_, err = r.client.Charges.SettleCreate(ctx, "order-48", nil)
-	require.ErrorIs(t, err, ErrLookupAmbiguous)
+	require.ErrorIs(t, err, payonce.ErrLookupAmbiguous)
 	creates, _ := r.counts()
 	assert.Equal(t, 1, creates)
 }

@@ -16,7 +16,7 @@ import (
 
 // maxSettlePages bounds the pages a settle lookup reads: a window holding
 // more charges than this is not searched to the end, so nothing is
-// concluded from it (ErrLookupAmbiguous).
+// concluded from it (payonce.ErrLookupAmbiguous).
 const maxSettlePages = 200
 
 // SettleOptions tunes a settle lookup. The zero value is the default.
@@ -26,7 +26,7 @@ type SettleOptions struct {
 	Margin time.Duration
 	// RecordNotExecuted lets the lookup record the entry as not executed
 	// when no charge matches and the window is over by the client's clock.
-	// Without it that case is ErrLookupNotFound and the entry stays
+	// Without it that case is payonce.ErrLookupNotFound and the entry stays
 	// pending (wait for the charge's webhook, then settle by hand).
 	RecordNotExecuted bool
 	// Request is the request the entry was recorded with, card and all.
@@ -72,17 +72,17 @@ type ChargeSettlement struct {
 // payonce.ErrLookupUnsupported without it) which of them another entry
 // holds as its outcome, left out, and whether another entry of the scope
 // still in doubt, or settled without a known result, could have made
-// one: then ErrLookupAmbiguous, nothing recorded (docs/journal.md,
+// one: then payonce.ErrLookupAmbiguous, nothing recorded (docs/journal.md,
 // telling look-alike operations apart). Of the charges left:
 //
 //   - one match not in status error: a success (payonce.JournalSucceeded)
 //     with that charge; later calls with the reference answer it from the journal;
-//   - several such matches: ErrLookupAmbiguous, nothing recorded;
+//   - several such matches: payonce.ErrLookupAmbiguous, nothing recorded;
 //   - only matches in status error (A55 keeps a declined or failed charge
 //     and does not store its answer): a failure (payonce.JournalFailed);
 //   - none: not executed (JournalEntry.NotExecuted) when
 //     opts.RecordNotExecuted is set and the window is over, else
-//     ErrLookupNotFound; an entry under which no attempt was ever sent is
+//     payonce.ErrLookupNotFound; an entry under which no attempt was ever sent is
 //     recorded as not executed without a lookup.
 //
 // An entry marked to be looked up first (payonce.JournalEntry.LookUpFirst:
@@ -103,7 +103,7 @@ func (s *ChargesService) SettleCreate(ctx context.Context, reference string, opt
 	if opts != nil {
 		o = *opts
 	}
-	core, view := s.c.core, &s.c.view
+	core, view := s.c.core, s.c.core.Settings()
 	fail := func(e payonce.JournalEntry, kind, cause error) (*ChargeSettlement, error) {
 		return nil, &payonce.APIError{Provider: "a55", Operation: "charges.settle", Method: http.MethodGet, Path: PathChargeList,
 			Kind: kind, Err: cause, Key: e.IdempotencyKey()}
@@ -111,7 +111,7 @@ func (s *ChargesService) SettleCreate(ctx context.Context, reference string, opt
 	if view.Journal == nil {
 		return fail(payonce.JournalEntry{}, payonce.ErrInvalidConfig, errors.New("SettleCreate needs a client with payonce.WithJournal"))
 	}
-	e, stands, kind, err := settlelookup.Entry(ctx, view, reference, "charges.create")
+	e, stands, kind, err := settlelookup.Entry(ctx, core, reference, "charges.create")
 	if err != nil {
 		return fail(e, kind, err)
 	}
@@ -149,7 +149,7 @@ func (s *ChargesService) SettleCreate(ctx context.Context, reference string, opt
 		}
 		return record(st, ch)
 	}
-	finder, err := settlelookup.Finder(view, reference)
+	finder, err := settlelookup.Finder(view.Journal, reference)
 	if err != nil {
 		return fail(e, payonce.ErrLookupUnsupported, err)
 	}
@@ -177,7 +177,7 @@ func (s *ChargesService) SettleCreate(ctx context.Context, reference string, opt
 				return fail(e, settlelookup.ErrKindOf(err), fmt.Errorf("settle %q: list charges: %w", reference, err))
 			}
 			if pages++; pages > maxSettlePages {
-				return fail(e, ErrLookupAmbiguous, fmt.Errorf("settle %q: more than %d pages of charges to read: narrow them (wallet, description)", reference, maxSettlePages))
+				return fail(e, payonce.ErrLookupAmbiguous, fmt.Errorf("settle %q: more than %d pages of charges to read: narrow them (wallet, description)", reference, maxSettlePages))
 			}
 			if pass == 1 && len(page.Charges) == 0 {
 				break
@@ -197,7 +197,7 @@ func (s *ChargesService) SettleCreate(ctx context.Context, reference string, opt
 	}
 	// A charge another entry holds as its outcome is not this one's; one
 	// another entry could have made leaves nothing to conclude.
-	sifted, kind, err := settlelookup.Sift(ctx, finder, e, found, chargePolicy{c: s.c}, o.Margin, from, to, view.Rules.Window)
+	sifted, kind, err := settlelookup.Sift(ctx, finder, e, found, chargePolicy{c: s.c}, o.Margin, from, to, view.KeyRules.Window)
 	if err != nil {
 		return fail(e, kind, err)
 	}
@@ -221,7 +221,7 @@ func (s *ChargesService) SettleCreate(ctx context.Context, reference string, opt
 	switch {
 	case len(ok)+len(rivalOK) > 1:
 		ids := settlelookup.Named(append(ok, contested(rivalOK)...), func(ch *Charge) string { return ch.UUID })
-		return fail(e, ErrLookupAmbiguous, fmt.Errorf("settle %q: %d charges match (%s), %s", reference, len(ok)+len(rivalOK), ids, window))
+		return fail(e, payonce.ErrLookupAmbiguous, fmt.Errorf("settle %q: %d charges match (%s), %s", reference, len(ok)+len(rivalOK), ids, window))
 	case len(ok) == 1:
 		res, err := json.Marshal(ok[0])
 		if err != nil {
@@ -230,11 +230,11 @@ func (s *ChargesService) SettleCreate(ctx context.Context, reference string, opt
 		return record(payonce.Settlement{State: payonce.JournalSucceeded, Result: res, StatusCode: http.StatusOK,
 			Reason: "a55 lookup: charge " + ok[0].UUID + " in status " + string(ok[0].Status) + ", " + window}, ok[0])
 	case len(rivalOK) == 1:
-		return fail(e, ErrLookupAmbiguous, rivalOK[0].Ambiguous(reference))
+		return fail(e, payonce.ErrLookupAmbiguous, rivalOK[0].Ambiguous(reference))
 	case e.Settled():
 		return unchanged, nil // no success found: the recorded failure stands
 	case len(rivalFailed) > 0:
-		return fail(e, ErrLookupAmbiguous, rivalFailed[0].Ambiguous(reference))
+		return fail(e, payonce.ErrLookupAmbiguous, rivalFailed[0].Ambiguous(reference))
 	case len(failed) > 0:
 		last := failed[len(failed)-1]
 		return record(payonce.Settlement{State: payonce.JournalFailed,
@@ -242,7 +242,7 @@ func (s *ChargesService) SettleCreate(ctx context.Context, reference string, opt
 	case o.RecordNotExecuted && view.Now().After(to):
 		return record(payonce.Settlement{State: payonce.JournalFailed, NotExecuted: true, Reason: "a55 lookup: no matching charge " + window}, nil)
 	}
-	return fail(e, ErrLookupNotFound, fmt.Errorf("settle %q: no matching charge %s", reference, window))
+	return fail(e, payonce.ErrLookupNotFound, fmt.Errorf("settle %q: no matching charge %s", reference, window))
 }
 
 // contested is the charges of cs.

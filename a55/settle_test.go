@@ -105,7 +105,7 @@ func TestSettleCreateFindsTheChargeOfAWrongFailure(t *testing.T) {
 }
 
 // A charge that never ran (every attempt refused before the commit) is
-// not found: without RecordNotExecuted that is ErrLookupNotFound with the
+// not found: without RecordNotExecuted that is payonce.ErrLookupNotFound with the
 // key, and the entry stays pending; with it, once the window is over, it
 // is recorded as not executed and later calls say so, nothing sent.
 func TestSettleCreateNotFound(t *testing.T) {
@@ -115,7 +115,7 @@ func TestSettleCreateNotFound(t *testing.T) {
 	srv.Clock().Advance(25 * time.Hour)
 
 	_, err := c.Charges.SettleCreate(ctx, "order-1/charge", nil)
-	require.ErrorIs(t, err, a55.ErrLookupNotFound)
+	require.ErrorIs(t, err, payonce.ErrLookupNotFound)
 	assert.Equal(t, key, payonce.KeyOf(err).String())
 	e, gerr := j.Get(ctx, c.Core().Scope(), "order-1/charge")
 	require.NoError(t, gerr)
@@ -137,7 +137,7 @@ func TestSettleCreateNotFound(t *testing.T) {
 func TestSettleCreateNotFoundInsideTheWindowStaysPending(t *testing.T) {
 	_, _, c, _ := inDoubt(t, payoncetest.FaultErrorBeforeCommit, settleCharge("44.00"), "order-1/charge")
 	_, err := c.Charges.SettleCreate(t.Context(), "order-1/charge", &a55.SettleOptions{RecordNotExecuted: true})
-	require.ErrorIs(t, err, a55.ErrLookupNotFound)
+	require.ErrorIs(t, err, payonce.ErrLookupNotFound)
 }
 
 // Settling with another request than the recorded one is refused before
@@ -204,21 +204,21 @@ func listedCharge(uuid, status, amount string, created time.Time) map[string]any
 func TestSettleCreateMatchesByTheRequestAndNeverGuesses(t *testing.T) {
 	now := time.Now()
 	for name, tc := range map[string]lookupCase{
-		"two matches":           {[]map[string]any{listedCharge("ch_1", "confirmed", "47.00", now), listedCharge("ch_2", "confirmed", "47.00", now)}, a55.ErrLookupAmbiguous, "", ""},
+		"two matches":           {[]map[string]any{listedCharge("ch_1", "confirmed", "47.00", now), listedCharge("ch_2", "confirmed", "47.00", now)}, payonce.ErrLookupAmbiguous, "", ""},
 		"one match, one other":  {[]map[string]any{listedCharge("ch_1", "confirmed", "47.00", now), listedCharge("ch_2", "confirmed", "48.00", now)}, nil, "succeeded", "ch_1"},
 		"one match, declines":   {[]map[string]any{listedCharge("ch_0", "error", "47.00", now), listedCharge("ch_1", "pending", "47.00", now)}, nil, "succeeded", "ch_1"},
-		"outside the window":    {[]map[string]any{listedCharge("ch_1", "confirmed", "47.00", now.Add(-48*time.Hour))}, a55.ErrLookupNotFound, "", ""},
+		"outside the window":    {[]map[string]any{listedCharge("ch_1", "confirmed", "47.00", now.Add(-48*time.Hour))}, payonce.ErrLookupNotFound, "", ""},
 		"only declined charges": {[]map[string]any{listedCharge("ch_0", "error", "47.00", now), listedCharge("ch_3", "error", "47.00", now)}, nil, "failed", "ch_3"},
 		"another wallet": {[]map[string]any{func() map[string]any {
 			c := listedCharge("ch_1", "confirmed", "47.00", now)
 			c["wallet_uuid"] = "wal_other"
 			return c
-		}()}, a55.ErrLookupNotFound, "", ""},
+		}()}, payonce.ErrLookupNotFound, "", ""},
 		"another merchant": {[]map[string]any{func() map[string]any {
 			c := listedCharge("ch_1", "confirmed", "47.00", now)
 			c["merchant_id"] = "mer_other"
 			return c
-		}()}, a55.ErrLookupNotFound, "", ""},
+		}()}, payonce.ErrLookupNotFound, "", ""},
 		"the whole amount only": {[]map[string]any{func() map[string]any {
 			c := listedCharge("ch_1", "confirmed", "47.00", now)
 			delete(c, "installment_value")
@@ -229,7 +229,7 @@ func TestSettleCreateMatchesByTheRequestAndNeverGuesses(t *testing.T) {
 			c := listedCharge("ch_1", "confirmed", "47.00", now)
 			delete(c, "installment_value")
 			return c
-		}()}, a55.ErrLookupNotFound, "", ""},
+		}()}, payonce.ErrLookupNotFound, "", ""},
 	} {
 		t.Run(name, func(t *testing.T) {
 			runLookupCase(t, tc, &a55.SettleOptions{Request: settleCharge("47.00")})
@@ -300,13 +300,13 @@ func TestSettleCreateMatchesByTheSummaryAndNeverGuesses(t *testing.T) {
 	}
 	for name, tc := range map[string]lookupCase{
 		"one match":             {[]map[string]any{listedCharge("ch_1", "confirmed", "47.00", now)}, nil, "succeeded", "ch_1"},
-		"two matches":           {[]map[string]any{listedCharge("ch_1", "confirmed", "47.00", now), listedCharge("ch_2", "paid", "47.00", now)}, a55.ErrLookupAmbiguous, "", ""},
-		"another amount":        {[]map[string]any{listedCharge("ch_1", "confirmed", "47.01", now)}, a55.ErrLookupNotFound, "", ""},
-		"another description":   {[]map[string]any{with("ch_1", "description", "order-2")}, a55.ErrLookupNotFound, "", ""},
-		"no description":        {[]map[string]any{with("ch_1", "description", "")}, a55.ErrLookupNotFound, "", ""},
-		"another currency":      {[]map[string]any{with("ch_1", "currency", "USD")}, a55.ErrLookupNotFound, "", ""},
-		"another type":          {[]map[string]any{with("ch_1", "type_charge", "pix")}, a55.ErrLookupNotFound, "", ""},
-		"outside the window":    {[]map[string]any{listedCharge("ch_1", "confirmed", "47.00", now.Add(-48*time.Hour))}, a55.ErrLookupNotFound, "", ""},
+		"two matches":           {[]map[string]any{listedCharge("ch_1", "confirmed", "47.00", now), listedCharge("ch_2", "paid", "47.00", now)}, payonce.ErrLookupAmbiguous, "", ""},
+		"another amount":        {[]map[string]any{listedCharge("ch_1", "confirmed", "47.01", now)}, payonce.ErrLookupNotFound, "", ""},
+		"another description":   {[]map[string]any{with("ch_1", "description", "order-2")}, payonce.ErrLookupNotFound, "", ""},
+		"no description":        {[]map[string]any{with("ch_1", "description", "")}, payonce.ErrLookupNotFound, "", ""},
+		"another currency":      {[]map[string]any{with("ch_1", "currency", "USD")}, payonce.ErrLookupNotFound, "", ""},
+		"another type":          {[]map[string]any{with("ch_1", "type_charge", "pix")}, payonce.ErrLookupNotFound, "", ""},
+		"outside the window":    {[]map[string]any{listedCharge("ch_1", "confirmed", "47.00", now.Add(-48*time.Hour))}, payonce.ErrLookupNotFound, "", ""},
 		"only declined charges": {[]map[string]any{listedCharge("ch_0", "error", "47.00", now)}, nil, "failed", "ch_0"},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -487,7 +487,7 @@ func TestSettleCreateWeighsTheOtherEntriesOfTheSameRequest(t *testing.T) {
 			e.State, e.ResourceID, e.Result = payonce.JournalSucceeded, "ch_b", []byte(`{"charge_uuid":"ch_b"}`)
 			return e
 		}, outcome: "succeeded"},
-		"a rival in doubt": {rival: func(e payonce.JournalEntry) payonce.JournalEntry { return e }, kind: a55.ErrLookupAmbiguous},
+		"a rival in doubt": {rival: func(e payonce.JournalEntry) payonce.JournalEntry { return e }, kind: payonce.ErrLookupAmbiguous},
 	} {
 		t.Run(name, func(t *testing.T) {
 			srv, _ := listServer(t, listed)

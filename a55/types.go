@@ -308,6 +308,9 @@ type Charge struct {
 	// Subscription is the subscription the charge started, if any.
 	Subscription *ChargeSubscription `json:"subscription,omitempty"`
 
+	// CreatedAt and UpdatedAt are the answer's RFC 3339 timestamps; one
+	// in another form is left zero (Raw keeps its text), never failing
+	// the answer.
 	CreatedAt time.Time `json:"created_at,omitzero"`
 	UpdatedAt time.Time `json:"updated_at,omitzero"`
 	// IdempotencyKey is the key of the request that created the charge.

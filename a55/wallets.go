@@ -83,6 +83,7 @@ type walletWire struct {
 	walletFields
 	UUID        string          `json:"uuid"`
 	Credentials json.RawMessage `json:"credentials"`
+	CreatedAt   answerTime      `json:"created_at"`
 }
 
 // UnmarshalJSON reads a wallet answer: the ID from wallet_uuid or uuid,
@@ -95,6 +96,7 @@ func (w *Wallet) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*w = Wallet(v.walletFields)
+	w.CreatedAt = time.Time(v.CreatedAt)
 	if w.UUID == "" {
 		w.UUID = v.UUID
 	}

@@ -46,11 +46,10 @@ var (
 )
 
 // WebhookEvent is a charge notification. A55 delivers webhooks at least
-// once (retried at 0, 1 min, 5 min, 30 min, 2 h, 6 h and 24 h), so the same
-// event can arrive more than once: deduplicate on Key (for example a
-// unique index in the table that records them) and answer 2xx to a
-// duplicate without acting on it again. A WebhookReplayGuard also tells a
-// delivery replayed inside the signature's window.
+// once, out of order, with no event ID: Key is the event's identity, the
+// one a WebhookReceiver records in its payonce.Inbox, and ChargeState
+// orders events of one charge (docs/a55.md, "Webhooks": what a55 relies
+// on and why).
 type WebhookEvent struct {
 	ChargeUUID string `json:"charge_uuid"`
 	WalletUUID string `json:"wallet_uuid,omitempty"`
@@ -61,23 +60,89 @@ type WebhookEvent struct {
 	Description string         `json:"description,omitempty"`
 	Status      Status         `json:"status"`
 	Amount      payonce.Amount `json:"amount,omitzero"`
-	Event       string         `json:"event,omitempty"`
-	Raw         redact.RawJSON `json:"-"` // the whole verified body; printed redacted
+	// TransactionReference is the acquirer's (or the client's) reference
+	// of the transaction, when the delivery has it.
+	TransactionReference string `json:"transaction_reference,omitempty"`
+	// RefundAmount is what the refund this event reports returned (or,
+	// in status refund_error, failed to return); zero when it reports
+	// none. A partial refund leaves the charge in its status (confirmed,
+	// paid) and is told by it.
+	RefundAmount payonce.Amount `json:"refund_amount,omitzero"`
+	// UpdatedAt is when the charge's status last changed, when the
+	// delivery says so in a form a55 reads (RFC 3339); zero otherwise.
+	UpdatedAt time.Time      `json:"-"`
+	Event     string         `json:"event,omitempty"`
+	Raw       redact.RawJSON `json:"-"` // the whole verified body; printed redacted
 
+	// updatedAt is updated_at as sent, trimmed: Key uses it as sent
+	// when it is no time a55 reads.
+	updatedAt string
 	// delivery identifies the signed delivery (its timestamp and
 	// signature) for WebhookReplayGuard; set by Parse, never printed.
 	delivery webhookDelivery
 }
 
-// Key is the event's identity for deduplication: its charge and status
-// (a documented status in A55's spelling, whatever case it came in). A
-// redelivery of one status change has the same Key.
+// UnmarshalJSON decodes a webhook body: the fields above, updated_at
+// whatever its form (UpdatedAt stays zero when a55 cannot read it).
+func (e *WebhookEvent) UnmarshalJSON(b []byte) error {
+	type plain WebhookEvent
+	var v struct {
+		*plain
+		UpdatedAt json.RawMessage `json:"updated_at"`
+	}
+	v.plain = (*plain)(e)
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	e.UpdatedAt, e.updatedAt = time.Time{}, ""
+	var s string
+	if len(v.UpdatedAt) == 0 || string(v.UpdatedAt) == "null" {
+		return nil
+	}
+	if json.Unmarshal(v.UpdatedAt, &s) != nil {
+		s = string(v.UpdatedAt) // a number or another form: kept as sent
+	}
+	e.updatedAt = strings.TrimSpace(s)
+	if t, err := time.Parse(time.RFC3339Nano, e.updatedAt); err == nil {
+		e.UpdatedAt = t
+	}
+	return nil
+}
+
+// Key is the event's identity, the same for every delivery of one event
+// and different for two events (docs/a55.md, "Event identity"): the
+// charge and its status (in A55's spelling whatever the case it came in),
+// and, for an event that reports a refund, the refunded amount and when
+// the status last changed, so that a second partial refund is its own
+// event:
+//
+//	fe5e…5804/confirmed
+//	fe5e…5804/confirmed/refund/10.00/2030-01-02T03:04:05Z
 func (e *WebhookEvent) Key() string {
 	s := e.Status.canonical()
 	if s == "" {
-		s = e.Status
+		s = Status(strings.TrimSpace(string(e.Status)))
 	}
-	return e.ChargeUUID + "/" + string(s)
+	k := e.ChargeUUID + "/" + string(s)
+	if e.RefundAmount.IsZero() {
+		return k
+	}
+	k += "/refund/" + e.RefundAmount.String()
+	switch {
+	case !e.UpdatedAt.IsZero():
+		k += "/" + e.UpdatedAt.UTC().Format(time.RFC3339Nano)
+	case e.updatedAt != "":
+		k += "/" + redact.Cut(e.updatedAt, maxKeyTime) // an inbox's event ID holds 255 bytes
+	}
+	return k
+}
+
+// maxKeyTime bounds the updated_at Key carries as sent.
+const maxKeyTime = 64
+
+// State is what the event says of its charge, for ChargeState.After.
+func (e *WebhookEvent) State() ChargeState {
+	return ChargeState{Status: e.Status, UpdatedAt: e.UpdatedAt}
 }
 
 // WebhookVerifier checks A55 webhook signatures. Safe for concurrent use.

@@ -33,9 +33,9 @@ func deliveryOf(h http.Header) webhookDelivery {
 // its timestamp leaves WebhookTolerance, so for that long the guard
 // remembers the signature of every event First saw. It is one process's
 // memory (at most MaxWebhookReplays deliveries, the oldest forgotten
-// first): keep deduplicating on WebhookEvent.Key in your database, which
-// also catches a redelivery (signed afresh, a new signature). Safe for
-// concurrent use.
+// first): a WebhookReceiver's inbox, keyed by WebhookEvent.Key, is what
+// tells a redelivery (signed afresh, a new signature) across a fleet.
+// Safe for concurrent use.
 type WebhookReplayGuard struct {
 	now func() time.Time
 

@@ -10,7 +10,6 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/payonce/payonce/internal/corekit"
 	"github.com/payonce/payonce/payoncetest"
 
 	"github.com/stretchr/testify/assert"
@@ -117,7 +116,7 @@ func TestValidationErrorsTextAndKinds(t *testing.T) {
 		{"key too long", func() error {
 			_, err := c.Cards.Apply(ctx, &coinepay.ApplyRequest{HeaderID: "h", PackageID: "p"}, payonce.WithKey(keytest.Now(t, strings.Repeat("k", 129))))
 			return err
-		}, corekit.ErrKeyTooLong, "idempotency key too long"},
+		}, payonce.ErrKeyTooLong, "idempotency key too long"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -52,7 +52,7 @@ const (
 // one per API key and share it.
 type Client struct {
 	core   *payonce.Client
-	view   corekit.View // what core resolved (corekit.Capture)
+	view   payonce.Settings // what core resolved (payonce.Client.Settings)
 	signer *HMACSigner
 
 	// Cards issues, funds and reads cards.
@@ -72,31 +72,29 @@ type Client struct {
 func NewClient(apiKey, secret string, opts ...payonce.Option) (*Client, error) {
 	// The default signer reads the client's clock (payoncetest.ClientClock in tests), so
 	// that one clock dates both the key-age guard and the signatures.
-	var view corekit.View
-	signer, err := NewHMACSigner(apiKey, secret, WithSignerClock(func() time.Time { return view.Now() }))
+	var core *payonce.Client
+	signer, err := NewHMACSigner(apiKey, secret, WithSignerClock(func() time.Time { return core.Settings().Now() }))
 	if err != nil {
 		return nil, fmt.Errorf("coinepay: %w", err)
 	}
+	p := provider()
+	p.ScopeIdentity = scopeIdentity(apiKey, secret) // the core adds the base URL's origin
+	p.LegacyScopes = legacyScopes(apiKey)           // the scopes of earlier versions: never missed (payonce.WithLegacyScopes)
 	base := []payonce.Option{
-		corekit.Capture(&view),
-		corekit.WithKeyRules(keyRules()),
-		corekit.WithProvider(ProviderName),
-		corekit.WithScopeIdentity(scopeIdentity(apiKey, secret)), // the core adds the base URL's origin
-		payonce.WithFingerprintKey([]byte(secret)),               // journal fingerprints keyed, never a plain digest of a body
-		corekit.WithLegacyScopes(legacyScopes(apiKey)...),        // the scopes of earlier versions: never missed (payonce.WithLegacyScopes)
-		corekit.WithCodec(Codec{}),
+		payonce.WithProvider(p),
+		payonce.WithFingerprintKey([]byte(secret)), // journal fingerprints keyed, never a plain digest of a body
 		payonce.WithSigner(signer),
 	}
-	core, err := payonce.NewClient(append(base, opts...)...)
+	core, err = payonce.NewClient(append(base, opts...)...)
 	if err != nil {
 		return nil, fmt.Errorf("coinepay: %w", err)
 	}
 	for _, c := range []string{apiKey, secret} {
-		if len(c) >= 8 && strings.Contains(view.Scope, c) {
+		if len(c) >= 8 && strings.Contains(core.Scope(), c) {
 			return nil, fmt.Errorf("%w: coinepay: the journal scope holds the API key or secret: name the account instead", payonce.ErrInvalidConfig)
 		}
 	}
-	c := &Client{core: core, view: view, signer: signer}
+	c := &Client{core: core, view: core.Settings(), signer: signer}
 	c.Cards = &CardsService{client: c}
 	return c, nil
 }
@@ -118,7 +116,11 @@ func (c *Client) ClockOffset() time.Duration { return c.signer.ClockOffset() }
 // without letting anyone who reads the journal confirm a guessed one.
 // Rotating the secret changes the scope (docs/journal.md).
 func Scope(apiKey, secret, baseURL string) (string, error) {
-	return corekit.ScopeOf(scopeIdentity(apiKey, secret), baseURL)
+	s, err := corekit.ScopeOf(scopeIdentity(apiKey, secret), baseURL)
+	if err != nil {
+		return "", fmt.Errorf("%w: %w", payonce.ErrInvalidConfig, err)
+	}
+	return s, nil
 }
 
 // scopeIdentity is the credential part of Scope.

@@ -107,12 +107,12 @@ func TestNewClientConfig(t *testing.T) {
 	require.ErrorIs(t, err, payonce.ErrInvalidConfig, "plain http to a remote host")
 	assert.NotContains(t, err.Error(), testSecret)
 
-	var view corekit.View
-	c, err := coinepay.NewClient(testAPIKey, testSecret, payonce.WithBaseURL("https://coinepay.example/"), corekit.Capture(&view))
+	c, err := coinepay.NewClient(testAPIKey, testSecret, payonce.WithBaseURL("https://coinepay.example/"))
 	require.NoError(t, err)
+	view := c.Core().Settings()
 	assert.Equal(t, "coinepay", view.Provider)
-	assert.Equal(t, corekit.KeyRules{Provider: "coinepay", Required: true, MaxLen: 128, Window: 24 * time.Hour,
-		Charset: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~:"}, view.Rules, "the rules the core's tests use")
+	assert.Equal(t, payonce.KeyRules{Provider: "coinepay", Required: true, MaxLen: 128, Window: 24 * time.Hour,
+		Charset: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~:"}, view.KeyRules, "the rules the core's tests use")
 	assert.Equal(t, "https://coinepay.example", view.BaseURL)
 	assert.NotContains(t, fmt.Sprintf("%v %+v %#v", c, c, c), testSecret)
 }
@@ -249,11 +249,11 @@ func TestValidationBeforeSending(t *testing.T) {
 		{"key too long", func() error {
 			_, err := c.Cards.Apply(ctx, &coinepay.ApplyRequest{HeaderID: "h", PackageID: "p"}, payonce.WithKey(keytest.Now(t, long)))
 			return err
-		}, corekit.ErrKeyTooLong, long},
+		}, payonce.ErrKeyTooLong, long},
 		{"key invalid chars", func() error {
 			_, err := c.Cards.Recharge(ctx, &coinepay.RechargeRequest{CardID: "c", Amount: mustAmount(t, "1")}, payonce.WithKey(keytest.Now(t, "order 42/x")))
 			return err
-		}, corekit.ErrKeyInvalidChars, "order 42/x"},
+		}, payonce.ErrKeyInvalidChars, "order 42/x"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

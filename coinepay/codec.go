@@ -7,10 +7,7 @@ import (
 	"fmt"
 	"net/http"
 
-	"github.com/payonce/payonce/internal/corekit"
-
 	"github.com/payonce/payonce"
-	"github.com/payonce/payonce/internal/finality"
 )
 
 // Envelope is the shape of every Coinepay OpenAPI answer, success and
@@ -136,7 +133,6 @@ func (Codec) DecodeError(_ int, _ http.Header, body []byte, e *payonce.APIError)
 var _ interface {
 	DecodeSuccess(status int, header http.Header, body []byte, out any) error
 	DecodeError(status int, header http.Header, body []byte, e *payonce.APIError)
-	FinalForKey(e *payonce.APIError) bool
 } = Codec{}
 
 // finalKinds are the Coinepay failures final for an idempotency key (see
@@ -150,10 +146,18 @@ var _ interface {
 // credentials, 429 and 5xx.
 var finalKinds = []error{
 	payonce.ErrInvalidRequest, payonce.ErrNotFound,
-	payonce.ErrKeyRequired, corekit.ErrKeyTooLong, corekit.ErrKeyInvalidChars,
+	payonce.ErrKeyRequired, payonce.ErrKeyTooLong, payonce.ErrKeyInvalidChars,
 }
 
-// FinalForKey reports whether e is final for its idempotency key, by
-// finalKinds; a refused redirect is final only when the request cannot
-// have run (307/308, not a 301, 302 or 303 whose request may have run).
-func (Codec) FinalForKey(e *payonce.APIError) bool { return finality.ForKey(e, finalKinds) }
+// provider is what the core must know of Coinepay (payonce.Provider): its name,
+// key rules, codec, own error kinds and the kinds final for a key. The
+// client adds the credential's scope identity and legacy scopes.
+func provider() payonce.Provider {
+	return payonce.Provider{
+		Name:       ProviderName,
+		KeyRules:   keyRules(),
+		Codec:      Codec{},
+		Kinds:      []error{ErrInsufficientBalance, ErrSignatureInvalid, ErrTimestampExpired, ErrNonceReplayed},
+		FinalKinds: finalKinds,
+	}
+}

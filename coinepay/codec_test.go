@@ -7,8 +7,6 @@ import (
 	"net/http"
 	"testing"
 
-	"github.com/payonce/payonce/internal/corekit"
-
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -29,8 +27,8 @@ func TestMessageKeysMapToSentinels(t *testing.T) {
 		kind   error
 	}{
 		{400, "openapi_idempotency_key_required", "缺少 Idempotency-Key 请求头", payonce.ErrKeyRequired},
-		{400, "openapi_idempotency_key_too_long", "Idempotency-Key 过长", corekit.ErrKeyTooLong},
-		{400, "openapi_idempotency_key_invalid_chars", "Idempotency-Key 含非法字符", corekit.ErrKeyInvalidChars},
+		{400, "openapi_idempotency_key_too_long", "Idempotency-Key 过长", payonce.ErrKeyTooLong},
+		{400, "openapi_idempotency_key_invalid_chars", "Idempotency-Key 含非法字符", payonce.ErrKeyInvalidChars},
 		{409, "openapi_idempotency_key_conflict", "Idempotency-Key 冲突", payonce.ErrIdempotencyConflict},
 		{400, "insufficient_balance", "余额不足", coinepay.ErrInsufficientBalance},
 		{401, "openapi_signature_required", "缺少签名", coinepay.ErrSignatureInvalid},
@@ -136,11 +134,11 @@ func TestCodecDirect(t *testing.T) {
 // key only; a balance to top up, a conflict, an answer not kept, refused
 // signatures, 429 and 5xx leave the entry pending.
 func TestFinalForKey(t *testing.T) {
-	final := []error{payonce.ErrInvalidRequest, payonce.ErrNotFound, payonce.ErrKeyRequired, corekit.ErrKeyTooLong, corekit.ErrKeyInvalidChars}
+	final := []error{payonce.ErrInvalidRequest, payonce.ErrNotFound, payonce.ErrKeyRequired, payonce.ErrKeyTooLong, payonce.ErrKeyInvalidChars}
 	open := []error{coinepay.ErrInsufficientBalance, payonce.ErrIdempotencyConflict, coinepay.ErrSignatureInvalid, coinepay.ErrTimestampExpired,
 		coinepay.ErrNonceReplayed, payonce.ErrUnauthorized, payonce.ErrForbidden, payonce.ErrRateLimited, payonce.ErrServer,
-		payonce.ErrMalformedResponse, corekit.ErrCardDeclined, corekit.ErrInvalidState}
-	var c coinepay.Codec
+		payonce.ErrMalformedResponse, payonce.NewKind("card_declined", "card declined"), payonce.NewKind("invalid_state", "invalid state for this operation")} // another provider's
+	c := coinepay.ProviderForTest()
 	for _, k := range final {
 		assert.True(t, c.FinalForKey(&payonce.APIError{Kind: k, StatusCode: 400}), k.Error())
 	}

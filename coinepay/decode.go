@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/payonce/payonce"
-	"github.com/payonce/payonce/internal/corekit"
 	"github.com/payonce/payonce/internal/jsonmember"
 	"github.com/payonce/payonce/redact"
 )
@@ -187,7 +186,7 @@ func envelopeFailure(code int, messageKey, message, requestID string) error {
 	e := &payonce.APIError{Code: messageKey, Message: message, RequestID: requestID}
 	e.Kind = kindForMessageKey(messageKey)
 	if e.Kind == nil {
-		e.Kind = corekit.KindForStatus(code)
+		e.Kind = payonce.KindForStatus(code)
 	}
 	return e
 }

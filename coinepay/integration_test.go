@@ -256,8 +256,8 @@ func TestKeyRulesClientAndServer(t *testing.T) {
 		code string
 	}{
 		{"missing", payonce.WithoutKey(), "", payonce.ErrKeyRequired, "openapi_idempotency_key_required"},
-		{"too long", payonce.WithKey(keytest.Now(t, strings.Repeat("k", 129))), strings.Repeat("k", 129), corekit.ErrKeyTooLong, "openapi_idempotency_key_too_long"},
-		{"invalid chars", payonce.WithKey(keytest.Now(t, "order/42 x")), "order/42 x", corekit.ErrKeyInvalidChars, "openapi_idempotency_key_invalid_chars"},
+		{"too long", payonce.WithKey(keytest.Now(t, strings.Repeat("k", 129))), strings.Repeat("k", 129), payonce.ErrKeyTooLong, "openapi_idempotency_key_too_long"},
+		{"invalid chars", payonce.WithKey(keytest.Now(t, "order/42 x")), "order/42 x", payonce.ErrKeyInvalidChars, "openapi_idempotency_key_invalid_chars"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -1,7 +1,7 @@
 package coinepay
 
 import (
-	"github.com/payonce/payonce/internal/corekit"
+	"github.com/payonce/payonce"
 )
 
 // KeyCharset is the URL-safe charset the project accepts for
@@ -11,6 +11,6 @@ const KeyCharset = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz01234567
 
 // keyRules are Coinepay's rules: required on card/apply and
 // card/recharge, at most 128 URL-safe characters, a 24 h window.
-func keyRules() corekit.KeyRules {
-	return corekit.KeyRules{Provider: "coinepay", Required: true, MaxLen: 128, Charset: KeyCharset, Window: corekit.DefaultKeyWindow}
+func keyRules() payonce.KeyRules {
+	return payonce.KeyRules{Provider: "coinepay", Required: true, MaxLen: 128, Charset: KeyCharset, Window: payonce.DefaultKeyWindow}
 }

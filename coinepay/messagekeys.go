@@ -17,11 +17,11 @@ func kindForMessageKey(key string) error {
 	case "openapi_idempotency_key_required":
 		return payonce.ErrKeyRequired
 	case "openapi_idempotency_key_too_long":
-		return corekit.ErrKeyTooLong
+		return payonce.ErrKeyTooLong
 	case "openapi_idempotency_key_too_short":
-		return corekit.ErrKeyTooShort
+		return payonce.ErrKeyTooShort
 	case "openapi_idempotency_key_invalid_chars":
-		return corekit.ErrKeyInvalidChars
+		return payonce.ErrKeyInvalidChars
 	case "openapi_idempotency_key_conflict":
 		return payonce.ErrIdempotencyConflict
 	case "insufficient_balance":

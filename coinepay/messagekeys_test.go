@@ -1,7 +1,6 @@
 package coinepay
 
 import (
-	"github.com/payonce/payonce/internal/corekit"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -14,8 +13,8 @@ import (
 func TestKindForMessageKeyTable(t *testing.T) {
 	table := map[string]error{
 		"openapi_idempotency_key_required":      payonce.ErrKeyRequired,
-		"openapi_idempotency_key_too_long":      corekit.ErrKeyTooLong,
-		"openapi_idempotency_key_invalid_chars": corekit.ErrKeyInvalidChars,
+		"openapi_idempotency_key_too_long":      payonce.ErrKeyTooLong,
+		"openapi_idempotency_key_invalid_chars": payonce.ErrKeyInvalidChars,
 		"openapi_idempotency_key_conflict":      payonce.ErrIdempotencyConflict,
 		"insufficient_balance":                  ErrInsufficientBalance,
 		"openapi_signature_required":            ErrSignatureInvalid,
@@ -37,7 +36,7 @@ func TestKindForMessageKeyInAnyCase(t *testing.T) {
 	for _, key := range []string{"INSUFFICIENT_BALANCE", "Insufficient_Balance", " insufficient_balance "} {
 		assert.Equal(t, ErrInsufficientBalance, kindForMessageKey(key), key)
 		e := envelopeFailure(400, key, "no funds", "")
-		assert.False(t, Codec{}.FinalForKey(e.(*payonce.APIError)), key)
+		assert.False(t, provider().FinalForKey(e.(*payonce.APIError)), key)
 	}
-	assert.Equal(t, corekit.ErrKeyTooLong, kindForMessageKey("OPENAPI_IDEMPOTENCY_KEY_TOO_LONG"))
+	assert.Equal(t, payonce.ErrKeyTooLong, kindForMessageKey("OPENAPI_IDEMPOTENCY_KEY_TOO_LONG"))
 }

@@ -15,7 +15,7 @@ import (
 
 // maxSettleCards bounds the cards a settle lookup reads: card/list has no
 // date filter, so the lookup reads the API key's cards to the end; past
-// this many it concludes nothing (ErrLookupAmbiguous).
+// this many it concludes nothing (payonce.ErrLookupAmbiguous).
 const maxSettleCards = 20000
 
 // SettleOptions tunes a settle lookup. The zero value is the default.
@@ -25,7 +25,7 @@ type SettleOptions struct {
 	Margin time.Duration
 	// RecordNotExecuted lets the lookup record the entry as not executed
 	// when no card matches and the window is over by the client's clock.
-	// Without it that case is ErrLookupNotFound and the entry
+	// Without it that case is payonce.ErrLookupNotFound and the entry
 	// stays pending.
 	RecordNotExecuted bool
 }
@@ -57,7 +57,7 @@ type ApplySettlement struct {
 // payonce.ErrLookupUnsupported without it): a card another entry holds as
 // its outcome is left out, and one another apply of the scope still in
 // doubt, or settled without a known card, could have issued (its header,
-// package and window fit) leaves nothing to conclude: ErrLookupAmbiguous
+// package and window fit) leaves nothing to conclude: payonce.ErrLookupAmbiguous
 // (docs/journal.md, telling look-alike operations apart). So does a card
 // without the entry's key whose creation time is unknown (no created_at,
 // or one that is not RFC 3339): it fits every window, and may be the card
@@ -67,9 +67,9 @@ type ApplySettlement struct {
 // and AccountBalance zero: the list does not hold them), unless its status
 // says the apply failed (Card.Failed): the apply is then recorded failed
 // (payonce.JournalFailed; an entry already failed stands). Several:
-// ErrLookupAmbiguous, nothing recorded. None: not executed (JournalEntry.NotExecuted) when
+// payonce.ErrLookupAmbiguous, nothing recorded. None: not executed (JournalEntry.NotExecuted) when
 // opts.RecordNotExecuted is set and the window is over, else
-// ErrLookupNotFound. An entry under which no attempt was ever sent is
+// payonce.ErrLookupNotFound. An entry under which no attempt was ever sent is
 // recorded as not executed without a lookup. A recharge cannot be looked up (card/info gives a
 // card's balance, not its recharges): settle it with payonce.Client.Settle
 // (docs/journal.md).
@@ -84,7 +84,7 @@ func (s *CardsService) SettleApply(ctx context.Context, reference string, req *A
 	if opts != nil {
 		o = *opts
 	}
-	core, view := s.client.core, &s.client.view
+	core, view := s.client.core, s.client.core.Settings()
 	fail := func(e payonce.JournalEntry, kind, cause error) (*ApplySettlement, error) {
 		return nil, &payonce.APIError{Provider: ProviderName, Operation: "cards.settle", Method: http.MethodGet, Path: PathCardList,
 			Kind: kind, Err: cause, Key: e.IdempotencyKey()}
@@ -95,7 +95,7 @@ func (s *CardsService) SettleApply(ctx context.Context, reference string, req *A
 	if err := req.Validate(); err != nil {
 		return fail(payonce.JournalEntry{}, payonce.ErrInvalidRequest, err)
 	}
-	e, stands, kind, err := settlelookup.Entry(ctx, view, reference, "cards.apply")
+	e, stands, kind, err := settlelookup.Entry(ctx, core, reference, "cards.apply")
 	if err != nil {
 		return fail(e, kind, err)
 	}
@@ -107,7 +107,7 @@ func (s *CardsService) SettleApply(ctx context.Context, reference string, req *A
 	if err != nil {
 		return fail(e, payonce.ErrInvalidRequest, fmt.Errorf("encode request: %w", err))
 	}
-	if !view.RequestMatches(e, http.MethodPost, PathCardApply, body) {
+	if !core.RequestMatches(e, http.MethodPost, PathCardApply, body) {
 		return fail(e, payonce.ErrIdempotencyConflict, fmt.Errorf("reference %q was recorded with another request", reference))
 	}
 	record := func(st payonce.Settlement, c *Card) (*ApplySettlement, error) {
@@ -121,7 +121,7 @@ func (s *CardsService) SettleApply(ctx context.Context, reference string, req *A
 		return record(payonce.Settlement{State: payonce.JournalFailed, NotExecuted: true, Reason: "coinepay lookup: no attempt was ever sent under the key"}, nil)
 	}
 
-	finder, err := settlelookup.Finder(view, reference)
+	finder, err := settlelookup.Finder(view.Journal, reference)
 	if err != nil {
 		return fail(e, payonce.ErrLookupUnsupported, err)
 	}
@@ -133,7 +133,7 @@ func (s *CardsService) SettleApply(ctx context.Context, reference string, req *A
 			return fail(e, settlelookup.ErrKindOf(err), fmt.Errorf("settle %q: list cards: %w", reference, err))
 		}
 		if n++; n > maxSettleCards {
-			return fail(e, ErrLookupAmbiguous, fmt.Errorf("settle %q: more than %d cards to read", reference, maxSettleCards))
+			return fail(e, payonce.ErrLookupAmbiguous, fmt.Errorf("settle %q: more than %d cards to read", reference, maxSettleCards))
 		}
 		if cardMatches(req, e, c, from, to) {
 			found = append(found, c)
@@ -141,14 +141,14 @@ func (s *CardsService) SettleApply(ctx context.Context, reference string, req *A
 	}
 	// A card another entry holds as its outcome is not this one's; one
 	// another entry could have issued leaves nothing to conclude.
-	sifted, kind, err := settlelookup.Sift(ctx, finder, e, found, cardPolicy{}, o.Margin, from, to, view.Rules.Window)
+	sifted, kind, err := settlelookup.Sift(ctx, finder, e, found, cardPolicy{}, o.Margin, from, to, view.KeyRules.Window)
 	if err != nil {
 		return fail(e, kind, err)
 	}
 	found, rivals := sifted.Kept, sifted.Contested
 	window := settlelookup.Window(from, to) + sifted.Note()
 	if c := untimed(e, found); c != nil {
-		return fail(e, ErrLookupAmbiguous, fmt.Errorf("settle %q: card %s carries no creation time the lookup can read (created_at in RFC 3339), so it cannot be placed in the window %s: it may be the card of any apply of its header and package, one purged from the journal or made outside it included; nothing recorded: settle it with payonce.Client.Settle",
+		return fail(e, payonce.ErrLookupAmbiguous, fmt.Errorf("settle %q: card %s carries no creation time the lookup can read (created_at in RFC 3339), so it cannot be placed in the window %s: it may be the card of any apply of its header and package, one purged from the journal or made outside it included; nothing recorded: settle it with payonce.Client.Settle",
 			reference, c.CardID, window))
 	}
 	switch {
@@ -157,7 +157,7 @@ func (s *CardsService) SettleApply(ctx context.Context, reference string, req *A
 			found = append(found, c.Record)
 		}
 		ids := settlelookup.Named(found, func(c *Card) string { return c.CardID })
-		return fail(e, ErrLookupAmbiguous, fmt.Errorf("settle %q: %d cards match (%s), %s", reference, len(found), ids, window))
+		return fail(e, payonce.ErrLookupAmbiguous, fmt.Errorf("settle %q: %d cards match (%s), %s", reference, len(found), ids, window))
 	case len(found) == 1 && found[0].Failed() && e.Settled():
 		return unchanged, nil // a failed card: no success found, the recorded failure stands
 	case len(found) == 1 && found[0].Failed():
@@ -171,13 +171,13 @@ func (s *CardsService) SettleApply(ctx context.Context, reference string, req *A
 		return record(payonce.Settlement{State: payonce.JournalSucceeded, Result: res, StatusCode: http.StatusOK,
 			Reason: "coinepay lookup: card " + found[0].CardID + ", " + window}, found[0])
 	case len(rivals) == 1:
-		return fail(e, ErrLookupAmbiguous, rivals[0].Ambiguous(reference))
+		return fail(e, payonce.ErrLookupAmbiguous, rivals[0].Ambiguous(reference))
 	case e.Settled():
 		return unchanged, nil // no success found: the recorded failure stands
 	case o.RecordNotExecuted && view.Now().After(to):
 		return record(payonce.Settlement{State: payonce.JournalFailed, NotExecuted: true, Reason: "coinepay lookup: no matching card " + window}, nil)
 	}
-	return fail(e, ErrLookupNotFound, fmt.Errorf("settle %q: no matching card %s", reference, window))
+	return fail(e, payonce.ErrLookupNotFound, fmt.Errorf("settle %q: no matching card %s", reference, window))
 }
 
 // untimed is the first of found that the lookup cannot place in time: a

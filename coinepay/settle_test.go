@@ -63,7 +63,7 @@ func TestSettleApplyFindsTheCardOfALostAnswer(t *testing.T) {
 	assert.Equal(t, 2, srv.Ledger().CountKind("card.apply"), "one card per reference")
 }
 
-// An apply that never ran is not found: ErrLookupNotFound with the key,
+// An apply that never ran is not found: payonce.ErrLookupNotFound with the key,
 // or, with RecordNotExecuted once the window is over, not executed.
 func TestSettleApplyNotFound(t *testing.T) {
 	srv := coinepaytest.New(t)
@@ -77,7 +77,7 @@ func TestSettleApplyNotFound(t *testing.T) {
 	key := payonce.KeyOf(err).String()
 	srv.Clock().Advance(25 * time.Hour)
 	_, err = c.Cards.SettleApply(ctx, "job-2/apply", req, nil)
-	require.ErrorIs(t, err, coinepay.ErrLookupNotFound)
+	require.ErrorIs(t, err, payonce.ErrLookupNotFound)
 	assert.Equal(t, key, payonce.KeyOf(err).String())
 
 	got, err := c.Cards.SettleApply(ctx, "job-2/apply", req, &coinepay.SettleOptions{RecordNotExecuted: true})
@@ -122,7 +122,7 @@ func TestSettleApplyNeverGuesses(t *testing.T) {
 	key := payonce.KeyOf(err).String()
 
 	_, err = c.Cards.SettleApply(t.Context(), "job-3/apply", req, nil)
-	require.ErrorIs(t, err, coinepay.ErrLookupAmbiguous)
+	require.ErrorIs(t, err, payonce.ErrLookupAmbiguous)
 	assert.Equal(t, key, payonce.KeyOf(err).String())
 	assert.Contains(t, err.Error(), "card_1")
 	e, gerr := j.Get(t.Context(), c.Core().Scope(), "job-3/apply")
@@ -130,7 +130,7 @@ func TestSettleApplyNeverGuesses(t *testing.T) {
 	assert.Equal(t, payonce.JournalPending, e.State)
 
 	got, err := c.Cards.SettleApply(t.Context(), "job-3/apply", req, nil)
-	require.ErrorIs(t, err, coinepay.ErrLookupAmbiguous, "asking again does not pick one")
+	require.ErrorIs(t, err, payonce.ErrLookupAmbiguous, "asking again does not pick one")
 	assert.Nil(t, got)
 }
 
@@ -266,7 +266,7 @@ func TestSettleApplyNeverTakesACardItCannotPlaceInTime(t *testing.T) {
 			key := payonce.KeyOf(err).String()
 
 			got, err := c.Cards.SettleApply(t.Context(), "job-3/apply", req, &coinepay.SettleOptions{RecordNotExecuted: true})
-			require.ErrorIs(t, err, coinepay.ErrLookupAmbiguous)
+			require.ErrorIs(t, err, payonce.ErrLookupAmbiguous)
 			assert.Nil(t, got)
 			assert.Equal(t, key, payonce.KeyOf(err).String())
 			assert.Contains(t, err.Error(), "card_old")

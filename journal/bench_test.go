@@ -12,8 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/payonce/payonce/internal/corekit"
-
 	"github.com/jackc/pgx/v5"
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/journal"
@@ -54,12 +52,12 @@ func BenchmarkOperationParallel(b *testing.B) {
 func BenchmarkOperationWithEarlierScopes(b *testing.B) {
 	url, req := benchServer(b)
 	benchBackends(b, func(b *testing.B, j journal.Store) {
-		runBench(b, url, req, j, false, corekit.WithLegacyScopes("bench-earlier", "bench-earliest"))
+		runBench(b, url, req, j, false, payonce.WithProvider(benchProvider("bench-earlier", "bench-earliest")))
 	})
 }
 
 func runBench(b *testing.B, url string, req *payonce.Request, j journal.Store, parallel bool, extra ...payonce.Option) {
-	opts := []payonce.Option{payonce.WithBaseURL(url), corekit.WithKeyRules(corekit.KeyRules{Provider: "a55", MinLen: 16, MaxLen: 128, Window: corekit.DefaultKeyWindow}), payonce.WithScope("bench"),
+	opts := []payonce.Option{payonce.WithBaseURL(url), payonce.WithProvider(benchProvider()), payonce.WithScope("bench"),
 		payonce.WithRetryBudget(nil)}
 	opts = append(opts, extra...)
 	if j != nil {
@@ -133,4 +131,10 @@ func benchBackends(b *testing.B, run func(b *testing.B, j journal.Store)) {
 		defer func() { _, _ = j.Pool().Exec(b.Context(), "DROP SCHEMA "+pgx.Identifier{schema}.Sanitize()+" CASCADE") }()
 		run(b, j)
 	})
+}
+
+// benchProvider is a provider with A55's key rules and the earlier
+// scopes legacy.
+func benchProvider(legacy ...string) payonce.Provider {
+	return payonce.Provider{KeyRules: payonce.KeyRules{Provider: "a55", MinLen: 16, MaxLen: 128, Window: payonce.DefaultKeyWindow}, LegacyScopes: legacy}
 }

@@ -118,7 +118,7 @@ func TestSettleCreateRefusesWhenAnotherOrderInDoubtCouldHaveMadeTheCharge(t *tes
 
 			for _, ref := range []string{"order-A/attempt-1", "order-B/attempt-1"} {
 				_, err := c.Charges.SettleCreate(ctx, ref, &a55.SettleOptions{RecordNotExecuted: true})
-				require.ErrorIs(t, err, a55.ErrLookupAmbiguous, ref)
+				require.ErrorIs(t, err, payonce.ErrLookupAmbiguous, ref)
 				e, err := j.Get(ctx, c.Core().Scope(), ref)
 				require.NoError(t, err)
 				assert.Equal(t, payonce.JournalPending, e.State, "%s: nothing recorded", ref)

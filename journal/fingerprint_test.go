@@ -131,7 +131,7 @@ func TestNoRowHoldsAnUnkeyedHashOfCardData(t *testing.T) {
 			require.NoError(t, err)
 
 			core, err := payonce.NewClient(payonce.WithBaseURL(srv.URL), payonce.WithHTTPClient(hc), payonce.WithJournal(j),
-				payonce.WithScope("fp-core"), corekit.WithKeyRules(corekit.KeyRules{Provider: "a55", MinLen: 16, MaxLen: 128, Window: corekit.DefaultKeyWindow}), payoncetest.ClientClock(srv.Clock().Now),
+				payonce.WithScope("fp-core"), payonce.WithProvider(payonce.Provider{KeyRules: payonce.KeyRules{Provider: "a55", MinLen: 16, MaxLen: 128, Window: payonce.DefaultKeyWindow}}), payoncetest.ClientClock(srv.Clock().Now),
 				payonce.WithSigner(corekit.SignerFunc(func(r *http.Request, _ []byte) error {
 					r.Header.Set("Authorization", "Bearer "+srv.IssueToken())
 					return nil

@@ -2,7 +2,6 @@ package journal
 
 import (
 	"context"
-	"github.com/payonce/payonce/internal/corekit"
 	"time"
 
 	"github.com/payonce/payonce"
@@ -54,12 +53,12 @@ var (
 	ErrBatcherClosed = journalkit.ErrBatcherClosed
 	// ErrNotFound: no entry has this scope and reference (Get, Update,
 	// Take).
-	ErrNotFound = corekit.ErrJournalNotFound
+	ErrNotFound = payonce.ErrJournalNotFound
 	// ErrScopeCollision: MoveScope was asked to move a scope's entries
 	// into a scope holding one of their references in an entry that may
 	// have run (sent, or settled); nothing moved.
 	ErrScopeCollision = journalkit.ErrScopeCollision
 	// ErrSettled: a write tried to move a settled entry back to pending or
 	// to another outcome; a succeeded entry never changes.
-	ErrSettled = corekit.ErrJournalSettled
+	ErrSettled = payonce.ErrJournalSettled
 )

@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/payonce/payonce"
-	"github.com/payonce/payonce/internal/corekit"
 	"github.com/payonce/payonce/internal/fakeserver"
 )
 
@@ -122,4 +121,4 @@ func WithHoldOnFailure(d time.Duration) Option {
 // its keys' ages by, signs with (Coinepay's timestamps) and checks card
 // expiry against: a Clock's Now, so that Advance ages the client's keys
 // with the fake's, or any func. nil is refused (payonce.ErrInvalidConfig).
-func ClientClock(now func() time.Time) payonce.Option { return corekit.WithClock(now) }
+func ClientClock(now func() time.Time) payonce.Option { return payonce.WithClock(now) }

@@ -180,7 +180,7 @@ func InDoubt(e payonce.JournalEntry, now time.Time) bool {
 		return false
 	}
 	age := now.Sub(e.KeyCreated)
-	return age >= corekit.DefaultKeyWindow || age < -corekit.KeyClockTolerance
+	return age >= payonce.DefaultKeyWindow || age < -corekit.KeyClockTolerance
 }
 
 // EntryState is the state a report names for e at now: in-doubt,
@@ -350,7 +350,7 @@ func newRun(ctx context.Context, p Provider, j Journal, o Options) (*run, error)
 		r.o.InboxScope = info.Scope
 	}
 	r.listFrom = r.from.Add(-r.margin)
-	r.listTo = r.to.Add(corekit.DefaultKeyWindow + r.margin)
+	r.listTo = r.to.Add(payonce.DefaultKeyWindow + r.margin)
 	if limit := now.Add(r.margin); r.listTo.After(limit) {
 		r.listTo = limit // nothing is created in the future
 		if end := r.to.Add(r.margin); end.After(limit) {
@@ -367,7 +367,7 @@ func newRun(ctx context.Context, p Provider, j Journal, o Options) (*run, error)
 func (r *run) loadEntries(ctx context.Context) error {
 	// Reserved in [from, to] and changed at or after from: every entry
 	// reserved in the span, whatever its state.
-	from, to := r.from.Add(-corekit.DefaultKeyWindow-r.margin), r.to.Add(r.margin)
+	from, to := r.from.Add(-payonce.DefaultKeyWindow-r.margin), r.to.Add(r.margin)
 	es, err := r.j.LookAlikes(ctx, payonce.LookAlikeQuery{Scope: r.info.Scope, Operation: r.info.Operation,
 		From: from, To: to, Since: from})
 	if err != nil {

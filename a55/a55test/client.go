@@ -3,7 +3,6 @@ package a55test
 import (
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/a55"
-	"github.com/payonce/payonce/internal/corekit"
 	"github.com/payonce/payonce/payoncetest"
 )
 
@@ -23,7 +22,7 @@ func (s *Server) Client(opts ...payonce.Option) (*a55.Client, error) {
 	base := []payonce.Option{
 		payonce.WithBaseURL(s.URL),
 		payonce.WithHTTPClient(s.base),
-		corekit.WithClock(s.Clock().Now),
+		payonce.WithClock(s.Clock().Now),
 		payonce.WithRetryPolicy(payoncetest.FastRetryPolicy()),
 	}
 	c, err := a55.NewClient(auth, append(base, opts...)...)

@@ -24,7 +24,6 @@ import (
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/a55"
 	"github.com/payonce/payonce/a55/a55test"
-	"github.com/payonce/payonce/internal/corekit"
 	"github.com/payonce/payonce/payoncetest"
 )
 
@@ -327,14 +326,13 @@ func TestWebhookCloseStopsDeliveries(t *testing.T) {
 	clk := payoncetest.NewFixedClock(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
 	srv := a55test.NewServer(payoncetest.WithClock(clk))
 	rc := newReceiver(t, srv, always(http.StatusInternalServerError))
-	var view corekit.View
-	c, err := srv.Client(payonce.WithRetryPolicy(payoncetest.FastRetryPolicy()), corekit.Capture(&view))
+	c, err := srv.Client(payonce.WithRetryPolicy(payoncetest.FastRetryPolicy()))
 	require.NoError(t, err)
 	ch, err := c.Charges.Create(context.Background(), hookedCharge(t, a55test.CardConfirms, rc.URL, true))
 	require.NoError(t, err)
 	srv.DeliverDueWebhooks()
 	srv.Close()
-	view.HTTPClient.CloseIdleConnections()
+	c.Core().Settings().HTTPClient.CloseIdleConnections()
 	clk.Advance(time.Hour)
 	assert.Zero(t, srv.DeliverDueWebhooks())
 	assert.Len(t, srv.WebhookDeliveriesFor(ch.UUID)[0].Attempts, 1)

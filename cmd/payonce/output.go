@@ -13,7 +13,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/payonce/payonce"
-	"github.com/payonce/payonce/internal/corekit"
 	"github.com/payonce/payonce/reconcile"
 )
 
@@ -78,7 +77,7 @@ func (v entryView) status() string {
 	if v.InDoubt {
 		return "in-doubt"
 	}
-	if v.State == string(payonce.JournalFailed) && v.ErrorKind == corekit.KindName(payonce.ErrNotExecuted) {
+	if v.State == string(payonce.JournalFailed) && v.ErrorKind == payonce.KindName(payonce.ErrNotExecuted) {
 		return "not-executed"
 	}
 	return v.State

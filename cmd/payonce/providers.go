@@ -6,7 +6,6 @@ import (
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/a55"
 	"github.com/payonce/payonce/coinepay"
-	"github.com/payonce/payonce/internal/corekit"
 	"github.com/payonce/payonce/journal"
 )
 
@@ -42,7 +41,7 @@ func clientOptions(j journal.Store, getenv func(string) string, d deps) []payonc
 		opts = append(opts, payonce.WithHTTPClient(d.httpClient))
 	}
 	if d.now != nil {
-		opts = append(opts, corekit.WithClock(d.now))
+		opts = append(opts, payonce.WithClock(d.now))
 	}
 	return opts
 }

@@ -221,10 +221,10 @@ var errScopeMismatch = errors.New("the credentials' scope is not the entry's")
 // lookup settles e by looking it up at its provider with a client built
 // from the environment, whose scope must be the entry's.
 func lookup(ctx context.Context, j journal.Store, e payonce.JournalEntry, f settleFlags, getenv func(string) string, d deps) (settleResult, error) {
-	checkScope := func(core *payonce.Client, view *corekit.View) error {
+	checkScope := func(core *payonce.Client) error {
 		// The client's first journal use: entries under an earlier form
 		// of its scope are refused, naming the scopes command.
-		if _, err := view.PlaceScopes(ctx); err != nil {
+		if _, err := core.CheckScopes(ctx); err != nil {
 			return fmt.Errorf("settle %q: %w", e.Reference, err)
 		}
 		if core.Scope() != e.Scope {
@@ -241,12 +241,11 @@ func lookup(ctx context.Context, j journal.Store, e payonce.JournalEntry, f sett
 		if f.requestFile != "" {
 			return settleResult{}, usageErr("-request is for an a55 charges.create lookup")
 		}
-		var view corekit.View
-		cc, err := coinepayFromEnv(j, getenv, d, corekit.Capture(&view))
+		cc, err := coinepayFromEnv(j, getenv, d)
 		if err != nil {
 			return settleResult{}, err
 		}
-		if err := checkScope(cc.Core(), &view); err != nil {
+		if err := checkScope(cc.Core()); err != nil {
 			return settleResult{}, err
 		}
 		s, err := cc.Cards.SettleApply(ctx, e.Reference, &coinepay.ApplyRequest{HeaderID: f.headerID, PackageID: f.packageID},
@@ -272,12 +271,11 @@ func lookup(ctx context.Context, j journal.Store, e payonce.JournalEntry, f sett
 				return settleResult{}, err
 			}
 		}
-		var view corekit.View
-		ac, err := a55FromEnv(j, getenv, d, corekit.Capture(&view))
+		ac, err := a55FromEnv(j, getenv, d)
 		if err != nil {
 			return settleResult{}, err
 		}
-		if err := checkScope(ac.Core(), &view); err != nil {
+		if err := checkScope(ac.Core()); err != nil {
 			return settleResult{}, err
 		}
 		s, err := ac.Charges.SettleCreate(ctx, e.Reference, &a55.SettleOptions{Margin: f.margin, RecordNotExecuted: f.recordNotExecuted, Request: req})

@@ -3,7 +3,6 @@ package coinepaytest
 import (
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/coinepay"
-	"github.com/payonce/payonce/internal/corekit"
 	"github.com/payonce/payonce/payoncetest"
 )
 
@@ -20,7 +19,7 @@ func (s *Server) Client(opts ...payonce.Option) (*coinepay.Client, error) {
 	base := []payonce.Option{
 		payonce.WithBaseURL(s.URL),
 		payonce.WithHTTPClient(s.base),
-		corekit.WithClock(s.Clock().Now),
+		payonce.WithClock(s.Clock().Now),
 		payonce.WithRetryPolicy(payoncetest.FastRetryPolicy()),
 	}
 	return coinepay.NewClient(s.apiKey, s.secret, append(base, opts...)...)

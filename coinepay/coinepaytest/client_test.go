@@ -5,8 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/payonce/payonce/internal/corekit"
-
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -72,7 +70,7 @@ func TestNewKeyFitsCoinepay(t *testing.T) {
 	require.NoError(t, err)
 	req := &coinepay.ApplyRequest{HeaderID: "hdr_1", PackageID: "pkg_basic"}
 	_, err = client.Cards.Apply(context.Background(), req, payonce.WithKey(keytest.Now(t, "order 42/x")))
-	require.ErrorIs(t, err, corekit.ErrKeyInvalidChars)
+	require.ErrorIs(t, err, payonce.ErrKeyInvalidChars)
 	assert.Empty(t, srv.Requests())
 
 	for _, id := range []string{"1", "42/x", "pedido ação", "~tilde"} {

@@ -25,6 +25,10 @@ type Config struct {
 	// parallel with the same key and another body.
 	DuplicateRate float64
 	ConflictRate  float64
+	// A55Codes has the in-process A55 fake answer creates with A55's
+	// codes too (TIMEOUT, DUPLICATE_REQUEST, 3DS_UNAVAILABLE,
+	// PROCESSING_ERROR), and adds the codes segment.
+	A55Codes bool
 
 	// External servers (cmd/fakepay or another fake): when set, that
 	// provider is not started in-process and faults are injected on the
@@ -76,6 +80,7 @@ func DefaultConfig() Config {
 		Seed:             1,
 		DuplicateRate:    0.05,
 		ConflictRate:     0.01,
+		A55Codes:         true,
 		A55ClientID:      "demo-client",
 		A55ClientSecret:  "demo-secret",
 		CoinepayKey:      "demo-key",

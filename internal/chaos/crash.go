@@ -16,7 +16,6 @@ import (
 	"github.com/payonce/payonce/a55/a55test"
 	"github.com/payonce/payonce/coinepay"
 	"github.com/payonce/payonce/coinepay/coinepaytest"
-	"github.com/payonce/payonce/internal/corekit"
 	"github.com/payonce/payonce/internal/fakeserver"
 	"github.com/payonce/payonce/payoncetest"
 )
@@ -347,8 +346,17 @@ func RunCrash(ctx context.Context, cfg CrashConfig) (*CrashReport, error) {
 		}
 	}
 	alikes := 0
-	for _, it := range plan[:cfg.References] {
-		if it.work != workCharge || r.chance(it.ref, "look-alike") >= cfg.LookAlikeRate {
+	// At least one look-alike when the rate is not 0, so that a short run
+	// (the default run's crash phase) has the case too.
+	firstCharge := -1
+	for i, it := range plan[:cfg.References] {
+		if it.work == workCharge {
+			firstCharge = i
+			break
+		}
+	}
+	for i, it := range plan[:cfg.References] {
+		if it.work != workCharge || r.chance(it.ref, "look-alike") >= cfg.LookAlikeRate && !(i == firstCharge && cfg.LookAlikeRate > 0 && !r.anyLookAlike(plan[:cfg.References])) {
 			continue
 		}
 		alike := planItem{index: it.index, work: workLookAlike, ref: fmt.Sprintf("order-%d/%s", it.index, workLookAlike)}
@@ -449,6 +457,17 @@ func RunCrash(ctx context.Context, cfg CrashConfig) (*CrashReport, error) {
 	return rep, nil
 }
 
+// anyLookAlike reports whether the rate alone gives one of plan's card
+// charges a look-alike.
+func (r *crashRun) anyLookAlike(plan []planItem) bool {
+	for _, it := range plan {
+		if it.work == workCharge && r.chance(it.ref, "look-alike") < r.cfg.LookAlikeRate {
+			return true
+		}
+	}
+	return false
+}
+
 // startFakes starts both fakes in-process on one clock.
 func (r *crashRun) startFakes() {
 	big, _ := payonce.ParseAmount("100000000.00")
@@ -494,7 +513,7 @@ func (r *crashRun) nextDeliveryLocked(rs *refState) delivery {
 // It returns the keys it used, which the reconciliation leaves out.
 func (r *crashRun) setup(ctx context.Context) (map[string]bool, error) {
 	keys := map[string]bool{}
-	clock := corekit.WithClock(r.clock.Now)
+	clock := payonce.WithClock(r.clock.Now)
 	a, err := a55.NewClient(a55.Auth{ClientID: r.cfg.A55ClientID, ClientSecret: r.cfg.A55ClientSecret, TokenURL: r.a55.TokenURL()},
 		payonce.WithBaseURL(r.a55.URL), clock)
 	if err != nil {
@@ -712,7 +731,7 @@ func (r *crashRun) settleLocked(q *queue, d delivery, res deliveryResult) {
 			res.done.status, res.done.detail = statusSkewedDoubt, "clock_ahead"
 		}
 		rs.reports = append(rs.reports, res.done)
-		if res.done.status == statusTemporary && res.done.detail == corekit.KindName(payonce.ErrJournalLeased) {
+		if res.done.status == statusTemporary && res.done.detail == payonce.KindName(payonce.ErrJournalLeased) {
 			// Another run holds the entry (one that died holds it until
 			// its lease ends): a queue retries later, without giving up.
 			if !rs.settled {

@@ -215,6 +215,18 @@ func TestCrashRunSQLite(t *testing.T) {
 			}
 		}
 		assert.Positive(t, charges, "the journal recorded card charges' results")
+		// The PIX and 3DS references were run, executed and checked.
+		flows := map[string]FlowCount{}
+		for _, f := range rep.ByFlow {
+			flows[f.Flow] = f
+		}
+		for _, f := range []string{flowCard, flowPix, flow3DS} {
+			assert.Positive(t, flows[f].Count, f)
+		}
+		assert.Positive(t, flows[flowCard].Ledger)
+		assert.Positive(t, flows[flowPix].Ledger+flows[flow3DS].Ledger, "a PIX or 3DS charge executed")
+		assert.Zero(t, rep.FlowChecksFailed)
+		assert.Positive(t, rep.LookAlikes, "a charge with a look-alike never run")
 	})
 }
 
@@ -442,10 +454,15 @@ func TestPlanReferencesRoundTrip(t *testing.T) {
 		assert.Equal(t, it, back)
 		works[it.work]++
 	}
-	for _, w := range []string{workCharge, workDeclined, workApply, workRecharge} {
+	for _, w := range []string{workCharge, workDeclined, workApply, workRecharge, workPix, work3DS} {
 		assert.Positive(t, works[w], w)
 	}
 	assert.Equal(t, plan, buildPlan(200, 3), "same seed, same plan")
+	for seed := range uint64(20) {
+		short := buildPlan(ShortCrashConfig().References, seed)
+		assert.True(t, slices.ContainsFunc(short, func(p planItem) bool { return p.work == workPix }), "a short plan has a PIX charge (seed %d)", seed)
+		assert.True(t, slices.ContainsFunc(short, func(p planItem) bool { return p.work == work3DS }), "a short plan has a 3DS charge (seed %d)", seed)
+	}
 	for _, bad := range []string{"", "order-1", "order-x/charge", "order--1/charge", "order-1/refund", "x-1/charge"} {
 		_, err := parseRef(bad)
 		assert.Error(t, err, bad)

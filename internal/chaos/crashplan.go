@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -29,6 +30,8 @@ const (
 	// own (lookAlikeKey), which the provider answers 503 before anything runs:
 	// never executed.
 	workLookAlike = "lookalike"
+	workPix       = "pix" // A55 PIX charge: issued, then paid or expired by the fake's trigger
+	work3DS       = "3ds" // A55 card charge with 3DS: pending with url_3ds, then completed or abandoned
 )
 
 // planItem is one business operation of the crash run.
@@ -77,8 +80,9 @@ func (p planItem) kind() string {
 	return kindChargeCreate
 }
 
-// buildPlan draws n references: about 40 % card charges, 5 % declined
-// charges, 25 % card issues and 30 % recharges.
+// buildPlan draws n references: about 30 % card charges, 5 % declined
+// charges, 7 % PIX charges, 8 % 3DS charges, 20 % card issues and 30 %
+// recharges.
 func buildPlan(n int, seed uint64) []planItem {
 	rng := rand.New(rand.NewPCG(seed, seed^0xc7a5))
 	out := make([]planItem, n)
@@ -86,14 +90,31 @@ func buildPlan(n int, seed uint64) []planItem {
 		x := rng.Float64()
 		w := workRecharge
 		switch {
-		case x < 0.40:
+		case x < 0.30:
 			w = workCharge
-		case x < 0.45:
+		case x < 0.35:
 			w = workDeclined
+		case x < 0.42:
+			w = workPix
+		case x < 0.50:
+			w = work3DS
 		case x < 0.70:
 			w = workApply
 		}
 		out[i] = planItem{index: i, work: w, ref: fmt.Sprintf("order-%d/%s", i, w)}
+	}
+	// A plan of 20 or more has every A55 flow: the last recharges become
+	// a PIX and a 3DS charge when the draw gave none.
+	for _, w := range []string{workPix, work3DS} {
+		if n < 20 || slices.ContainsFunc(out, func(p planItem) bool { return p.work == w }) {
+			continue
+		}
+		for i := n - 1; i >= 0; i-- {
+			if out[i].work == workRecharge {
+				out[i] = planItem{index: i, work: w, ref: fmt.Sprintf("order-%d/%s", i, w)}
+				break
+			}
+		}
 	}
 	return out
 }
@@ -115,7 +136,7 @@ func parseRef(ref string) (planItem, error) {
 		return planItem{}, fmt.Errorf("chaos: bad reference %q", ref)
 	}
 	switch w {
-	case workCharge, workDeclined, workApply, workRecharge, workLookAlike:
+	case workCharge, workDeclined, workApply, workRecharge, workLookAlike, workPix, work3DS:
 	default:
 		return planItem{}, fmt.Errorf("chaos: bad reference %q", ref)
 	}
@@ -183,11 +204,34 @@ func chargeRequest(p planItem, amount payonce.Amount, wallet, merchant string) *
 	if p.work == workLookAlike {
 		description = fmt.Sprintf("order-%d/%s", p.index, workCharge) // its card charge's: a lookup cannot tell them apart
 	}
-	return a55test.Complete(&a55.ChargeCreateRequest{
+	req := a55test.Complete(&a55.ChargeCreateRequest{
 		InstallmentValue: amount, Currency: payonce.BRL, TypeCharge: a55.TypeCreditCard, Card: card,
 		Payer:      a55.Payer{Name: "Crash Payer", Email: "crash@example.com", TaxID: "12345678909"},
 		WalletUUID: wallet, MerchantID: merchant, Description: description,
 	})
+	switch p.work {
+	case workPix:
+		req.TypeCharge, req.Card = a55.TypePix, nil
+	case work3DS:
+		req.ThreeDSAuthentication = true
+		req.DeviceInfo = &a55.DeviceInfo{IPAddress: "203.0.113.7", UserAgent: "Mozilla/5.0 (chaos)", HTTPAcceptContent: "text/html",
+			HTTPBrowserLanguage: "pt-BR", HTTPBrowserColorDepth: "24", HTTPBrowserScreenHeight: "1080", HTTPBrowserScreenWidth: "1920",
+			HTTPBrowserTimeDifference: "180"}
+	}
+	return req
+}
+
+// flowOfWork is the payment flow of an A55 charge item ("" for Coinepay's).
+func flowOfWork(w string) string {
+	switch w {
+	case workPix:
+		return flowPix
+	case work3DS:
+		return flow3DS
+	case workCharge, workDeclined, workLookAlike:
+		return flowCard
+	}
+	return ""
 }
 
 // applyRequest is the Coinepay card issue of an apply item.
@@ -207,7 +251,7 @@ func (cc *crashClients) execute(ctx context.Context, p planItem) (outcome, error
 		opts = append(opts, payonce.WithReference(p.journalRef()))
 	}
 	switch p.work {
-	case workCharge, workDeclined, workLookAlike:
+	case workCharge, workDeclined, workLookAlike, workPix, work3DS:
 		client, wallet, merchant := cc.a55, cc.wallet, cc.merchant
 		if p.work == workLookAlike {
 			opts = append(opts, payonce.WithKey(lookAlikeKey(p, time.Now())))

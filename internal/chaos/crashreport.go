@@ -11,8 +11,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/payonce/payonce/internal/corekit"
-
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/internal/fakeserver"
 )
@@ -74,13 +72,22 @@ type CrashReport struct {
 	Elapsed      time.Duration `json:"elapsed_ns"`
 	OpsPerSecond float64       `json:"ops_per_second"`
 	Problems     []string      `json:"problems,omitempty"`
+	// ByFlow counts the A55 charge references by payment flow: the
+	// references, the charges the ledger executed for them, and the
+	// statuses the PIX and 3DS charges ended in after the fake's
+	// triggers (before the run settled what was in doubt).
+	ByFlow []FlowCount `json:"by_flow,omitempty"`
+	// FlowChecksFailed counts PIX and 3DS charges whose trigger failed
+	// or left another status than the event leads to.
+	FlowChecksFailed int `json:"flow_checks_failed"`
 }
 
 // Passed reports no duplicate, nothing lost, nothing misrecorded,
 // nothing sent for a reference the journal had settled and no worker
 // that died unplanned.
 func (r *CrashReport) Passed() bool {
-	return r.Duplicates == 0 && r.Lost == 0 && r.Misrecorded == 0 && r.SentWhenSettled == 0 && r.StaleSends == 0 && r.WorkerFailures == 0
+	return r.Duplicates == 0 && r.Lost == 0 && r.Misrecorded == 0 && r.SentWhenSettled == 0 && r.StaleSends == 0 && r.WorkerFailures == 0 &&
+		r.FlowChecksFailed == 0
 }
 
 // ResultLine is the crash run's last line.
@@ -106,7 +113,7 @@ func (r *crashRun) report(ctx context.Context, jr *journalRun, plan []planItem, 
 	for _, it := range plan {
 		e, err := j.Get(ctx, r.scopes[it.provider()], it.journalRef())
 		switch {
-		case errors.Is(err, corekit.ErrJournalNotFound):
+		case errors.Is(err, payonce.ErrJournalNotFound):
 		case err != nil:
 			return nil, fmt.Errorf("chaos: read journal: %w", err)
 		default:
@@ -123,13 +130,15 @@ func (r *crashRun) report(ctx context.Context, jr *journalRun, plan []planItem, 
 	for _, op := range r.cp.Ledger().Operations() {
 		ledger = append(ledger, fakeserver.Operation{Provider: op.Provider, Kind: op.Kind, IdempotencyKey: op.IdempotencyKey, ID: op.ID, Amount: op.Amount})
 	}
+	flows, flowProblems := r.finishFlows(plan, ledger)
 	settled, err := r.settleInDoubt(ctx, j, plan, entries, ledger)
 	if err != nil {
 		return nil, err
 	}
 	r.mu.Lock()
 	rep := reconcileCrash(plan, r.refs, entries, ledger, setupKeys, settled)
-	rep.Problems = append(r.problems, rep.Problems...)
+	rep.ByFlow, rep.FlowChecksFailed = flows, len(flowProblems)
+	rep.Problems = append(append(r.problems, flowProblems...), rep.Problems...)
 	if len(rep.Problems) > maxProblems {
 		rep.Problems = rep.Problems[:maxProblems]
 	}
@@ -489,6 +498,10 @@ func (r *CrashReport) writeSection(b *strings.Builder) {
 	row("duplicates", r.Duplicates)
 	row("lost", r.Lost)
 	row("misrecorded (journal says otherwise than the provider)", r.Misrecorded)
+	for _, f := range r.ByFlow {
+		row("  a55 "+f.Flow+": references / ledger / then", fmt.Sprintf("%d / %d / %s", f.Count, f.Ledger, outcomeText(f.Outcomes)))
+	}
+	row("flow checks failed (PIX, 3DS)", r.FlowChecksFailed)
 	row("elapsed", r.Elapsed.Round(time.Millisecond))
 	row("operations per second", fmt.Sprintf("%.0f", r.OpsPerSecond))
 	_ = tw.Flush()

@@ -8,7 +8,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/payonce/payonce"
-	"github.com/payonce/payonce/internal/corekit"
 	"github.com/payonce/payonce/internal/fakeserver"
 )
 
@@ -130,7 +129,7 @@ func TestReconcileCrashInDoubt(t *testing.T) {
 	ok := c.entries["order-0/charge"]
 	ok.State, ok.Result = payonce.JournalSucceeded, []byte(`{"charge_uuid":"ch-1"}`)
 	no := c.entries["order-1/apply"]
-	no.State, no.ErrorKind = payonce.JournalFailed, corekit.KindName(payonce.ErrNotExecuted)
+	no.State, no.ErrorKind = payonce.JournalFailed, payonce.KindName(payonce.ErrNotExecuted)
 	c.settled = map[string]settledEntry{"order-0/charge": {entry: ok, how: settledByLookup}, "order-1/apply": {entry: no, how: settledByHand}}
 	rep = c.run()
 	assert.True(t, rep.Passed(), rep.Problems)

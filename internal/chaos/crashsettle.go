@@ -37,7 +37,7 @@ type settledEntry struct {
 // the provider's support or statement.
 func (r *crashRun) settleInDoubt(ctx context.Context, j journal.Store, plan []planItem,
 	entries map[string]payonce.JournalEntry, ledger []fakeserver.Operation) (map[string]settledEntry, error) {
-	clock := corekit.WithClock(r.clock.Now)
+	clock := payonce.WithClock(r.clock.Now)
 	a, err := a55.NewClient(a55.Auth{ClientID: r.cfg.A55ClientID, ClientSecret: r.cfg.A55ClientSecret, TokenURL: r.a55.TokenURL()},
 		payonce.WithBaseURL(r.a55.URL), clock, payonce.WithJournal(j))
 	if err != nil {
@@ -65,7 +65,7 @@ func (r *crashRun) settleInDoubt(ctx context.Context, j journal.Store, plan []pl
 		var got payonce.JournalEntry
 		var lerr error
 		switch it.work {
-		case workCharge, workDeclined, workLookAlike:
+		case workCharge, workDeclined, workLookAlike, workPix, work3DS:
 			// The journal alone: the entry's summary, no card.
 			client := a
 			if it.other {
@@ -87,7 +87,7 @@ func (r *crashRun) settleInDoubt(ctx context.Context, j journal.Store, plan []pl
 			out[it.ref] = settledEntry{entry: got, how: settledByLookup}
 			continue
 		}
-		if lerr != nil && !errors.Is(lerr, a55.ErrLookupNotFound) && !errors.Is(lerr, a55.ErrLookupAmbiguous) && !errors.Is(lerr, errNoLookup) {
+		if lerr != nil && !errors.Is(lerr, payonce.ErrLookupNotFound) && !errors.Is(lerr, payonce.ErrLookupAmbiguous) && !errors.Is(lerr, errNoLookup) {
 			return nil, fmt.Errorf("chaos: settle %s by lookup: %w", it.ref, lerr)
 		}
 		core := a.Core()

@@ -205,7 +205,7 @@ func queueRetries(err error) bool {
 func kindNameOf(err error) string {
 	var e *payonce.APIError
 	if errors.As(err, &e) && e.Kind != nil {
-		if n := corekit.KindName(e.Kind); n != "" {
+		if n := payonce.KindName(e.Kind); n != "" {
 			return n
 		}
 	}
@@ -230,7 +230,7 @@ func newCrashClients(cfg workerConfig, j journal.Store, wrap func(http.RoundTrip
 		if wrap != nil {
 			hc.Transport = wrap(hc.Transport)
 		}
-		opts := []payonce.Option{payonce.WithBaseURL(url), payonce.WithRetryPolicy(p), payonce.WithHTTPClient(hc), corekit.WithClock(clock)}
+		opts := []payonce.Option{payonce.WithBaseURL(url), payonce.WithRetryPolicy(p), payonce.WithHTTPClient(hc), payonce.WithClock(clock)}
 		if j != nil {
 			// Short leases: the run redelivers a crashed worker's jobs at
 			// once, and a crashed run's lease would hold them back (the

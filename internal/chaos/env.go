@@ -83,6 +83,7 @@ type env struct {
 	coinepayURL  string
 	a55Srv       *localFake
 	coinepaySrv  *localFake
+	a55Fake      *a55fake.Fake     // the in-process A55 fake's own API: answers, triggers
 	clientFaults []*faultTransport // external mode, one per external provider
 	rules        []fakeserver.Rule // the in-process fakes' fault rules
 
@@ -99,8 +100,9 @@ func startEnv(cfg Config) (*env, error) {
 		e.a55URL = strings.TrimRight(cfg.A55URL, "/")
 	} else {
 		e.a55Srv = newLocalFake(cfg.Seed, localMaxOperations(cfg.segment()), func(en *fakeserver.Engine) http.Handler {
-			return a55fake.New(en, a55fake.Config{Clients: fakeserver.Credentials(cfg.A55ClientID, cfg.A55ClientSecret, nil),
-				RateLimit: -1, RateWindow: time.Minute}).Handler()
+			e.a55Fake = a55fake.New(en, a55fake.Config{Clients: fakeserver.Credentials(cfg.A55ClientID, cfg.A55ClientSecret, nil),
+				RateLimit: -1, RateWindow: time.Minute})
+			return e.a55Fake.Handler()
 		})
 		e.a55URL = e.a55Srv.URL
 		if err := e.a55Srv.addFaults(e.rules); err != nil {

@@ -42,6 +42,34 @@ type Report struct {
 	// Telemetry is what otelpayonce's instruments counted (-otel), nil
 	// without it.
 	Telemetry *Telemetry `json:"telemetry,omitempty"`
+	// ByFlow counts the A55 charge creates by payment flow (card, PIX,
+	// 3DS): what the clients were told, what the ledger executed, and
+	// the statuses the PIX and 3DS charges ended in.
+	ByFlow []FlowCount `json:"by_flow,omitempty"`
+	// Codes counts the A55 codes the fake answered creates with.
+	Codes []CauseCount `json:"codes,omitempty"`
+	// LongWaits counts the retries the A55 client waited at least 60 s
+	// for (3DS_UNAVAILABLE), on its injected sleep: none was slept.
+	LongWaits int `json:"long_waits"`
+	// LookedUp counts the creates whose outcome was unknown (TIMEOUT,
+	// DUPLICATE_REQUEST naming no charge), looked up before anything was
+	// sent again: found executed, or found never run and sent again.
+	LookedUp         int `json:"looked_up"`
+	LookedUpExecuted int `json:"looked_up_executed"`
+	LookedUpResent   int `json:"looked_up_resent"`
+	// FlowChecksFailed counts the checks of the PIX and 3DS flows that
+	// failed (a charge without its QR code or challenge URL, a status
+	// other than the trigger leads to) and 3DS_UNAVAILABLE retries not
+	// waited for.
+	FlowChecksFailed int `json:"flow_checks_failed"`
+}
+
+// FlowCount is the A55 charge creates of one payment flow.
+type FlowCount struct {
+	Flow     string         `json:"flow"`
+	Count    int            `json:"count"`  // creates the clients made
+	Ledger   int            `json:"ledger"` // charges the ledger executed for them (and strangers of the flow)
+	Outcomes map[string]int `json:"outcomes,omitempty"`
 }
 
 // CauseCount is a number of retries for one cause.
@@ -69,7 +97,7 @@ type ServerStats struct {
 // Passed reports zero duplicates and zero lost operations, in the crash
 // phase too.
 func (r *Report) Passed() bool {
-	return r.Duplicates == 0 && r.Lost == 0 && (r.Crash == nil || r.Crash.Passed())
+	return r.Duplicates == 0 && r.Lost == 0 && r.FlowChecksFailed == 0 && (r.Crash == nil || r.Crash.Passed())
 }
 
 // ResultLine is the report's last line. With a crash phase, its figures
@@ -105,6 +133,13 @@ func (r *runner) report(check *reconciler, server ServerStats, elapsed time.Dura
 	for _, f := range failed {
 		rep.problem("failed: %s", f)
 	}
+	rep.FlowChecksFailed += int(r.flowFailed.Load())
+	rep.LookedUp, rep.LookedUpExecuted, rep.LookedUpResent = int(r.flows.lookups.Load()), int(r.flows.lookupExecuted.Load()), int(r.flows.lookupResent.Load())
+	r.flows.mu.Lock()
+	for i := range rep.ByFlow {
+		rep.ByFlow[i].Outcomes = r.flows.outcomes[rep.ByFlow[i].Flow]
+	}
+	r.flows.mu.Unlock()
 	return rep
 }
 
@@ -135,11 +170,28 @@ func reconcile(ops []*opRecord, ledger []fakeserver.Operation) *Report {
 type reconciler struct {
 	rep   *Report
 	kinds map[[2]string]*KindCount
+	flows map[string]*FlowCount
 	lat   []time.Duration
+	// strangers are the charges the ledger executed under keys no client
+	// knows, by ledger ID: their flow and order as the provider reports
+	// them (set before add).
+	strangers map[string]stranger
 }
 
+// stranger is what the provider reports of a charge no client knows of.
+type stranger struct{ flow, order string }
+
 func newReconciler() *reconciler {
-	return &reconciler{rep: &Report{}, kinds: map[[2]string]*KindCount{}}
+	return &reconciler{rep: &Report{}, kinds: map[[2]string]*KindCount{}, flows: map[string]*FlowCount{}}
+}
+
+func (c *reconciler) flowOf(f string) *FlowCount {
+	fc := c.flows[f]
+	if fc == nil {
+		fc = &FlowCount{Flow: f}
+		c.flows[f] = fc
+	}
+	return fc
 }
 
 func (c *reconciler) kindOf(p, k string) *KindCount {
@@ -162,6 +214,7 @@ func (c *reconciler) add(ops []*opRecord, ledger []fakeserver.Operation) {
 		kindOf(op.Provider, op.Kind).Ledger++
 	}
 	known := map[string]bool{}
+	paid := map[string]string{} // order -> the key of its create the ledger executed
 	for _, rec := range ops {
 		rep.Operations++
 		kindOf(rec.provider, rec.kind).Count++
@@ -174,6 +227,14 @@ func (c *reconciler) add(ops []*opRecord, ledger []fakeserver.Operation) {
 		k := keyOf(rec.provider, rec.key)
 		known[k] = true
 		entries := byKey[k]
+		if rec.flow != "" {
+			fc := c.flowOf(rec.flow)
+			fc.Count++
+			fc.Ledger += len(entries)
+			if len(entries) > 0 && rec.order != "" {
+				paid[rec.order] = rec.key
+			}
+		}
 		duplicate := false
 		if len(entries) > 1 {
 			duplicate = true
@@ -214,6 +275,15 @@ func (c *reconciler) add(ops []*opRecord, ledger []fakeserver.Operation) {
 		entries := byKey[k]
 		rep.Lost++
 		rep.problem("lost: %s %s key %s in the ledger, but no client learned of it", op.Provider, op.Kind, op.IdempotencyKey)
+		if st, ok := c.strangers[op.ID]; ok {
+			c.flowOf(st.flow).Ledger += len(entries)
+			if first, ok := paid[st.order]; ok {
+				// A second payment for an order whose own create executed.
+				rep.Duplicates++
+				rep.problem("duplicate: %s payment for %s made twice: key %s, and key %s no client knows", st.flow, st.order, first, op.IdempotencyKey)
+				continue
+			}
+		}
 		if len(entries) > 1 {
 			rep.Duplicates++
 			rep.problem("duplicate: %s %s key %s executed %d times", op.Provider, op.Kind, op.IdempotencyKey, len(entries))
@@ -224,6 +294,11 @@ func (c *reconciler) add(ops []*opRecord, ledger []fakeserver.Operation) {
 // finish returns the report of every part added.
 func (c *reconciler) finish() *Report {
 	rep, lat := c.rep, c.lat
+	rep.ByFlow = nil
+	for _, fc := range c.flows {
+		rep.ByFlow = append(rep.ByFlow, *fc)
+	}
+	sort.Slice(rep.ByFlow, func(i, j int) bool { return rep.ByFlow[i].Flow < rep.ByFlow[j].Flow })
 	rep.ByKind = nil
 	for _, kc := range c.kinds {
 		rep.ByKind = append(rep.ByKind, *kc)
@@ -251,6 +326,15 @@ func (r *Report) WriteText(w io.Writer) error {
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t\n", k.Provider, k.Kind, k.Count, k.Ledger)
 	}
 	_ = tw.Flush()
+	if len(r.ByFlow) > 0 {
+		b.WriteString("\n")
+		tw = tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "a55 flow\tcreates\tledger\tthen\t")
+		for _, f := range r.ByFlow {
+			fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t\n", f.Flow, f.Count, f.Ledger, outcomeText(f.Outcomes))
+		}
+		_ = tw.Flush()
+	}
 	b.WriteString("\n")
 	tw = tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	row := func(name string, v any) { fmt.Fprintf(tw, "%s\t%v\n", name, v) }
@@ -265,9 +349,15 @@ func (r *Report) WriteText(w io.Writer) error {
 	row("replays (served from the idempotency store)", r.Replays)
 	row("conflicts (409, same key + other body)", r.Conflicts)
 	row("resumed (with the key from the error)", fmt.Sprintf("%d in %d round(s)", r.Resumed, r.ResumeRounds))
+	for _, c := range r.Codes {
+		row("  a55 answered "+c.Cause, c.Count)
+	}
+	row("retries waited >= 60 s (3DS_UNAVAILABLE; injected sleep, not slept)", r.LongWaits)
+	row("outcome unknown, looked up before sending again", fmt.Sprintf("%d (executed %d, never run and sent again %d)", r.LookedUp, r.LookedUpExecuted, r.LookedUpResent))
 	row("failed (final error)", r.Failed)
 	row("duplicates", r.Duplicates)
 	row("lost", r.Lost)
+	row("flow checks failed (PIX, 3DS, 60 s waits)", r.FlowChecksFailed)
 	row("latency p50 / p99", fmt.Sprintf("%v / %v", r.LatencyP50.Round(10*time.Microsecond), r.LatencyP99.Round(10*time.Microsecond)))
 	row("elapsed", r.Elapsed.Round(time.Millisecond))
 	row("operations per second", fmt.Sprintf("%.0f", r.OpsPerSecond))
@@ -292,4 +382,17 @@ func (r *Report) WriteText(w io.Writer) error {
 	b.WriteString(r.ResultLine() + "\n")
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// outcomeText lists a flow's final statuses, sorted by name.
+func outcomeText(m map[string]int) string {
+	if len(m) == 0 {
+		return "-"
+	}
+	var parts []string
+	for s, n := range m {
+		parts = append(parts, fmt.Sprintf("%s %d", s, n))
+	}
+	sort.Strings(parts)
+	return strings.Join(parts, ", ")
 }

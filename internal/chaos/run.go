@@ -17,11 +17,14 @@ import (
 	"github.com/payonce/payonce/a55"
 	"github.com/payonce/payonce/a55/a55test"
 	"github.com/payonce/payonce/coinepay"
+	"github.com/payonce/payonce/internal/corekit"
 )
 
 // opRecord is what the clients learned about one operation (one key).
 type opRecord struct {
 	provider, kind, key string
+	flow                string // a charge.create's payment flow
+	order               string // a charge.create's order (its description)
 	id                  string // the resource the client was told of
 	ids                 map[string]bool
 	done                bool // the client believes it executed
@@ -52,6 +55,9 @@ type runner struct {
 	merchantID string // the wallet's merchant, as its create answered
 	stats      *retryStats
 	telemetry  *telemetry // Config.Telemetry
+	env        *env
+	flows      *flowTally
+	flowFailed atomic.Int64 // PIX and 3DS checks after the create that failed
 
 	mu      sync.Mutex
 	ops     []*opRecord
@@ -80,6 +86,12 @@ func (r *runner) runStep(ctx context.Context, sc *scenario, st step) bool {
 		return false
 	}
 	rec := r.newRecord(st, key.String())
+	if st.kind == kindChargeCreate {
+		rec.flow, rec.order = sc.flow, description(sc, variantMain)
+	}
+	if err := r.answerFirst(sc, st, key.String()); err != nil {
+		r.fail(fmt.Sprintf("scenario %d: %v", sc.id, err))
+	}
 	variants := []int{variantMain}
 	if st.dup {
 		variants = append(variants, variantMain)
@@ -149,6 +161,9 @@ func (r *runner) settle(ctx context.Context, sc *scenario, st step, rec *opRecor
 	if won != nil {
 		rec.done, rec.id = true, won.id
 		sc.apply(st, *won)
+		if st.kind == kindChargeCreate {
+			r.finishFlow(ctx, sc, won.charge)
+		}
 		r.done.Add(1)
 		return true, false
 	}
@@ -287,7 +302,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	defer env.close()
 
-	r := &runner{cfg: cfg, stats: newRetryStats()}
+	r := &runner{cfg: cfg, stats: newRetryStats(), env: env, flows: newFlowTally()}
 	if cfg.Telemetry {
 		if r.telemetry, err = newTelemetry(); err != nil {
 			return nil, err
@@ -304,6 +319,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if r.a55 != nil {
 		total++
 		if err := r.createWallet(ctx); err != nil {
+			return nil, err
+		}
+		if err := env.addCodes(ctx); err != nil {
 			return nil, err
 		}
 	}
@@ -333,7 +351,29 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			prog.stop()
 			return nil, fmt.Errorf("chaos: read ledger: %w", err)
 		}
-		check.add(r.takeRecords(), ledger)
+		recs := r.takeRecords()
+		if check.strangers, err = r.strangers(ctx, recs, ledger); err != nil {
+			prog.stop()
+			return nil, err
+		}
+		check.add(recs, ledger)
+	}
+	if err := r.runCodeSegment(ctx, env, gen); err != nil {
+		prog.stop()
+		return nil, err
+	}
+	if r.a55 != nil && env.a55Fake != nil {
+		ledger, err := env.ledger(ctx)
+		if err != nil {
+			prog.stop()
+			return nil, fmt.Errorf("chaos: read ledger: %w", err)
+		}
+		recs := r.takeRecords()
+		if check.strangers, err = r.strangers(ctx, recs, ledger); err != nil {
+			prog.stop()
+			return nil, err
+		}
+		check.add(recs, ledger)
 	}
 	elapsed := time.Since(start)
 	prog.stop()
@@ -343,6 +383,12 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		return nil, fmt.Errorf("chaos: read request log: %w", err)
 	}
 	rep := r.report(check, server, elapsed, rounds)
+	if r.a55 != nil {
+		if rep.Codes, err = env.codeCounts(ctx); err != nil {
+			return nil, fmt.Errorf("chaos: read the A55 answers: %w", err)
+		}
+		r.checkLongWaits(rep)
+	}
 	if r.telemetry != nil {
 		if rep.Telemetry, err = r.telemetry.collect(ctx); err != nil {
 			return nil, err
@@ -373,7 +419,10 @@ func (r *runner) newClients(env *env) error {
 	var err error
 	if env.a55URL != "" {
 		auth := a55.Auth{ClientID: r.cfg.A55ClientID, ClientSecret: r.cfg.A55ClientSecret, TokenURL: env.a55URL + "/oauth2/token"}
-		if r.a55, err = a55.NewClient(auth, common(env.a55URL, env.httpClient(providerA55))...); err != nil {
+		// The A55 client may wait the minute 3DS_UNAVAILABLE asks for; its
+		// injected sleep skips that wait (the run never sleeps a minute).
+		opts := append(common(env.a55URL, env.httpClient(providerA55)), payonce.WithRetryPolicy(a55Policy(r.cfg.Retry)), corekit.WithSleep(r.sleep))
+		if r.a55, err = a55.NewClient(auth, opts...); err != nil {
 			return err
 		}
 	}

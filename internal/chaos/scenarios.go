@@ -11,6 +11,7 @@ import (
 	"github.com/payonce/payonce/a55"
 	"github.com/payonce/payonce/a55/a55test"
 	"github.com/payonce/payonce/coinepay"
+	"github.com/payonce/payonce/internal/fakeserver/a55fake"
 )
 
 // Operation kinds, named as the fakes' ledgers name them.
@@ -50,12 +51,14 @@ type scenario struct {
 	steps []step
 	next  int // the step to run
 
+	flow       string // an A55 chain's payment flow: flowCard, flowPix or flow3DS
 	chargeUUID string
 	amount     payonce.Amount
 	cardID     string
 
 	failed  bool
-	pending *pendingStep // parked after a temporary failure
+	pending *pendingStep        // parked after a temporary failure
+	code    *a55fake.AnswerRule // the codes segment: the A55 code its create is answered first with
 }
 
 // scenarioGen draws scenarios from rng, a segment at a time: the
@@ -103,12 +106,14 @@ func (g *scenarioGen) draw() *scenario {
 		return s
 	}
 	var steps []step
-	pick := rng.IntN(4)
+	// 0-2: card flows, 3: Coinepay, 4: PIX, 5: 3DS.
+	pick := rng.IntN(6)
 	if !g.a55On {
 		pick = 3
 	} else if !g.coinepayOn && pick == 3 {
-		pick = rng.IntN(3)
+		pick = []int{0, 1, 2, 4, 5}[rng.IntN(5)]
 	}
+	flow := flowCard
 	switch pick {
 	case 0: // sale: charge, refund half, refund the rest
 		steps = []step{{kind: kindChargeCreate, capture: true}, {kind: kindChargeRefund}, {kind: kindChargeRefund, second: true}}
@@ -116,14 +121,18 @@ func (g *scenarioGen) draw() *scenario {
 		steps = []step{{kind: kindChargeCreate}, {kind: kindChargeCapture}, {kind: kindChargeRefund, second: true}}
 	case 2: // pre-authorisation, then cancel
 		steps = []step{{kind: kindChargeCreate}, {kind: kindChargeCancel}}
+	case 4: // PIX: paid or expired later (finishFlow)
+		steps, flow = []step{{kind: kindChargeCreate}}, flowPix
+	case 5: // card with 3DS: the challenge completed or abandoned later (finishFlow)
+		steps, flow = []step{{kind: kindChargeCreate}}, flow3DS
 	default: // issue a card, fund it twice
-		steps = []step{{kind: kindCardApply}, {kind: kindCardRecharge}, {kind: kindCardRecharge}}
+		steps, flow = []step{{kind: kindCardApply}, {kind: kindCardRecharge}, {kind: kindCardRecharge}}, ""
 	}
 	for i := range steps {
 		steps[i] = flags(steps[i])
 	}
 	g.nextID++
-	return &scenario{id: g.nextID - 1, steps: steps}
+	return &scenario{id: g.nextID - 1, steps: steps, flow: flow}
 }
 
 // testCard confirms on the A55 sandbox and the fake. It expires five years
@@ -138,7 +147,8 @@ type result struct {
 	id       string
 	amount   payonce.Amount
 	attempts int
-	replayed bool // the answer was marked as a stored replay
+	replayed bool        // the answer was marked as a stored replay
+	charge   *a55.Charge // a charge.create's charge
 }
 
 // submit sends one submission of step st of sc. Its body is a pure
@@ -151,23 +161,11 @@ func (r *runner) submit(ctx context.Context, sc *scenario, st step, variant int,
 	}
 	switch st.kind {
 	case kindChargeCreate:
-		req := a55test.Complete(&a55.ChargeCreateRequest{
-			InstallmentValue: amountFor(1000 + int64(sc.id%900)*10), Currency: payonce.BRL, TypeCharge: a55.TypeCreditCard,
-			Card:       testCard(),
-			Payer:      a55.Payer{Name: "Chaos Payer", Email: "chaos@example.com", TaxID: "12345678909"},
-			WalletUUID: r.walletUUID, MerchantID: r.merchantID, Description: "order",
-		})
-		if !st.capture {
-			req.Capture = a55.Bool(false)
-		}
-		if variant == variantConflicting {
-			req.Description = "order (edited)"
-		}
-		ch, err := r.a55.Charges.Create(ctx, req, opts...)
+		ch, err := r.a55.Charges.Create(ctx, r.chargeRequest(sc, st, variant), opts...)
 		if err != nil {
-			return result{attempts: attemptsOf(err)}, err
+			return r.lookUpCreate(ctx, sc, st, variant, err)
 		}
-		return result{id: ch.UUID, amount: ch.Amount, attempts: ch.Meta.Attempts, replayed: ch.Meta.Replayed}, nil
+		return chargeOf(ch), nil
 	case kindChargeCapture:
 		req := &a55.CaptureRequest{ChargeUUID: sc.chargeUUID, WalletUUID: r.walletUUID}
 		if variant == variantConflicting {
@@ -211,6 +209,33 @@ func (r *runner) submit(ctx context.Context, sc *scenario, st step, variant int,
 		return result{id: res.CardID, attempts: res.Meta.Attempts, replayed: res.Meta.Replayed}, nil
 	}
 	return result{}, errors.New("chaos: unknown step " + st.kind)
+}
+
+// chargeRequest is the create of sc's charge in its flow: a card
+// charge, a PIX charge, or a card charge with 3DS. The variant
+// conflicting edits the description.
+func (r *runner) chargeRequest(sc *scenario, st step, variant int) *a55.ChargeCreateRequest {
+	amount, _ := payonce.AmountFromMinor(1000 + int64(sc.id%900)*10)
+	req := a55test.Complete(&a55.ChargeCreateRequest{
+		InstallmentValue: amount, Currency: payonce.BRL, TypeCharge: a55.TypeCreditCard,
+		Card:       testCard(),
+		Payer:      a55.Payer{Name: "Chaos Payer", Email: "chaos@example.com", TaxID: "12345678909"},
+		WalletUUID: r.walletUUID, MerchantID: r.merchantID, Description: description(sc, variant),
+	})
+	switch sc.flow {
+	case flowPix:
+		req.TypeCharge, req.Card = a55.TypePix, nil
+	case flow3DS:
+		req.ThreeDSAuthentication = true
+		req.DeviceInfo = &a55.DeviceInfo{IPAddress: "203.0.113.7", UserAgent: "Mozilla/5.0 (chaos)", HTTPAcceptContent: "text/html",
+			HTTPBrowserLanguage: "pt-BR", HTTPBrowserColorDepth: "24", HTTPBrowserScreenHeight: "1080", HTTPBrowserScreenWidth: "1920",
+			HTTPBrowserTimeDifference: "180"}
+	default:
+		if !st.capture {
+			req.Capture = a55.Bool(false)
+		}
+	}
+	return req
 }
 
 func chargeResult(ch *a55.Charge, err error) (result, error) {

@@ -16,6 +16,9 @@ func TestTelemetryAgreesWithTheReport(t *testing.T) {
 	t.Parallel()
 	cfg := testConfig(300)
 	cfg.Telemetry = true
+	// A TIMEOUT naming its charge is settled by a read inside the SDK's
+	// create, an operation of its own the run's results cannot see.
+	cfg.A55Codes = false
 	rep, err := Run(context.Background(), cfg)
 	require.NoError(t, err)
 	require.True(t, rep.Passed(), rep.Problems)

@@ -1,19 +1,10 @@
 package corekit
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 	"unicode"
 	"unicode/utf8"
-)
-
-// The inbox's kinds of failure, exported by the root package.
-var (
-	ErrInvalidEvent       = errors.New("invalid webhook event")
-	ErrEventHandled       = errors.New("webhook event already handled")
-	ErrEventInProgress    = errors.New("webhook event being handled by another receiver")
-	ErrEventHandlerFailed = errors.New("webhook event handler failed")
 )
 
 // Bounds on what an inbox stores.
@@ -67,16 +58,16 @@ func SafeEventText(s string) string {
 }
 
 // CheckEventField validates one text field of an inbox event: at most
-// maxLen bytes, non-empty when required, EventText. The error wraps
-// ErrInvalidEvent and quotes no byte of s but its length.
+// maxLen bytes, non-empty when required, EventText. The error quotes no
+// byte of s but its length; callers wrap it in their invalid-event kind.
 func CheckEventField(name, s string, required bool, maxLen int) error {
 	switch {
 	case s == "" && required:
-		return fmt.Errorf("%w: %s is empty", ErrInvalidEvent, name)
+		return fmt.Errorf("%s is empty", name)
 	case len(s) > maxLen:
-		return fmt.Errorf("%w: %s is %d bytes, longer than %d", ErrInvalidEvent, name, len(s), maxLen)
+		return fmt.Errorf("%s is %d bytes, longer than %d", name, len(s), maxLen)
 	case !EventText(s):
-		return fmt.Errorf("%w: %s holds a control or format character or is not UTF-8", ErrInvalidEvent, name)
+		return fmt.Errorf("%s holds a control or format character or is not UTF-8", name)
 	}
 	return nil
 }

@@ -1,6 +1,7 @@
 package corekit
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"net/url"
@@ -15,16 +16,17 @@ import (
 // URL's origin, its scheme and host lowercased and a default port (443
 // for https, 80 for http) left out, e.g.
 // "a55:client-1@https://sandbox.api.a55.tech". The origin never holds an
-// "@", so no two (identity, origin) pairs give one scope.
+// "@", so no two (identity, origin) pairs give one scope. Its error says
+// what is wrong; callers wrap it in their configuration kind.
 func ScopeOf(identity, baseURL string) (string, error) {
 	u, err := url.Parse(baseURL)
 	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") || u.User != nil {
-		return "", fmt.Errorf("%w: scope: base URL must be an absolute http(s) URL without user info", ErrInvalidConfig)
+		return "", errors.New("scope: base URL must be an absolute http(s) URL without user info")
 	}
 	s := identity + "@" + origin(u)
 	if identity == "" || len(s) > MaxReferenceLen || !Printable(s) {
-		return "", fmt.Errorf("%w: scope %q is empty, not printable or longer than %d bytes: pass payonce.WithScope",
-			ErrInvalidConfig, redact.String(s), MaxReferenceLen)
+		return "", fmt.Errorf("scope %q is empty, not printable or longer than %d bytes: pass payonce.WithScope",
+			redact.String(s), MaxReferenceLen)
 	}
 	return s, nil
 }

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 
-	"github.com/payonce/payonce/internal/corekit"
-
 	"github.com/payonce/payonce"
 )
 
@@ -17,7 +15,7 @@ import (
 // writes. Any other error may have left the transaction unusable, so the
 // backend rolls it back and runs each write in its own transaction.
 func Verdict(err error) bool {
-	for _, k := range []error{corekit.ErrJournalNotFound, corekit.ErrJournalSettled, payonce.ErrJournalFenced,
+	for _, k := range []error{payonce.ErrJournalNotFound, payonce.ErrJournalSettled, payonce.ErrJournalFenced,
 		payonce.ErrJournalLeased, payonce.ErrIdempotencyConflict, payonce.ErrEventHandled} {
 		if errors.Is(err, k) {
 			return true

@@ -103,11 +103,11 @@ func CheckAttempt(r payonce.JournalEntry) error {
 func CheckUpdate(old, e payonce.JournalEntry) error {
 	switch {
 	case old.State == payonce.JournalSucceeded:
-		return fmt.Errorf("journal: update %q from %s to %s: %w", e.Reference, old.State, e.State, corekit.ErrJournalSettled)
+		return fmt.Errorf("journal: update %q from %s to %s: %w", e.Reference, old.State, e.State, payonce.ErrJournalSettled)
 	case e.State == payonce.JournalSucceeded:
 		return nil
 	case old.State != payonce.JournalPending:
-		return fmt.Errorf("journal: update %q from %s to %s: %w", e.Reference, old.State, e.State, corekit.ErrJournalSettled)
+		return fmt.Errorf("journal: update %q from %s to %s: %w", e.Reference, old.State, e.State, payonce.ErrJournalSettled)
 	case old.Fence != e.Fence:
 		return fmt.Errorf("journal: update %q with fence %d, the entry's is %d: %w", e.Reference, e.Fence, old.Fence, payonce.ErrJournalFenced)
 	}
@@ -119,7 +119,7 @@ func CheckUpdate(old, e payonce.JournalEntry) error {
 func TakeRefusal(e payonce.JournalEntry, r payonce.JournalEntry, now time.Time) error {
 	switch {
 	case e.Settled():
-		return fmt.Errorf("journal: take %q: %w", r.Reference, corekit.ErrJournalSettled)
+		return fmt.Errorf("journal: take %q: %w", r.Reference, payonce.ErrJournalSettled)
 	case r.Fingerprint != "" && e.Fingerprint != "" && !corekit.SameFingerprint(e.Fingerprint, r.Fingerprint):
 		return fmt.Errorf("journal: take %q: recorded with another request: %w", r.Reference, payonce.ErrIdempotencyConflict)
 	case e.LeaseOwner != "" && e.LeaseOwner != r.LeaseOwner && e.LeaseUntil.After(now):
@@ -132,7 +132,7 @@ func TakeRefusal(e payonce.JournalEntry, r payonce.JournalEntry, now time.Time) 
 func AttemptRefusal(e payonce.JournalEntry, r payonce.JournalEntry) error {
 	switch {
 	case e.Settled():
-		return fmt.Errorf("journal: attempt %q: %w", r.Reference, corekit.ErrJournalSettled)
+		return fmt.Errorf("journal: attempt %q: %w", r.Reference, payonce.ErrJournalSettled)
 	case e.Fence != r.Fence:
 		return fmt.Errorf("journal: attempt %q with fence %d, the entry's is %d: %w", r.Reference, r.Fence, e.Fence, payonce.ErrJournalFenced)
 	}

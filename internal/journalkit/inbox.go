@@ -13,7 +13,9 @@ import (
 // The checks and rules every backend's inbox (payonce.Inbox) shares. An
 // argument error wraps ErrInvalidEntry and payonce.ErrInvalidEvent.
 
-func invalidEvent(err error) error { return fmt.Errorf("%w: %w", ErrInvalidEntry, err) }
+func invalidEvent(err error) error {
+	return fmt.Errorf("%w: %w: %w", ErrInvalidEntry, payonce.ErrInvalidEvent, err)
+}
 
 // checkIdentity validates an event's scope and ID.
 func checkIdentity(scope, eventID string) error {

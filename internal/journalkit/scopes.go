@@ -67,5 +67,5 @@ func MovedFence(moved, replaced int64) int64 { return max(moved, replaced+1) }
 // LeasedError is the error of a MoveScope refused because a run holds a
 // pending entry of scope (from's, or one of to's that would give way).
 func LeasedError(scope, reference string) error {
-	return fmt.Errorf("%w: reference %q of scope %q: wait for its run to end", corekit.ErrJournalLeased, reference, scope)
+	return fmt.Errorf("%w: reference %q of scope %q: wait for its run to end", payonce.ErrJournalLeased, reference, scope)
 }

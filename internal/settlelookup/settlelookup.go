@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/payonce/payonce"
-	"github.com/payonce/payonce/internal/corekit"
 )
 
 // MaxNamed is how many candidates an ambiguous lookup names in its error.
@@ -23,17 +22,16 @@ const MaxNamed = 5
 // was sent gives way to a success the lookup may find under its key).
 // kind and err are set when the entry cannot be read (payonce.ErrJournal)
 // or records another operation (payonce.ErrInvalidRequest).
-func Entry(ctx context.Context, view *corekit.View, reference, op string) (e payonce.JournalEntry, stands bool, kind, err error) {
-	j, _ := view.Journal.(payonce.Journal)
+func Entry(ctx context.Context, core *payonce.Client, reference, op string) (e payonce.JournalEntry, stands bool, kind, err error) {
+	set := core.Settings()
+	j := set.Journal
 	if j == nil {
 		return payonce.JournalEntry{}, false, payonce.ErrInvalidConfig, fmt.Errorf("settle %q: the client has no journal", reference)
 	}
-	if view.PlaceScopes != nil {
-		if kind, err := view.PlaceScopes(ctx); err != nil {
-			return payonce.JournalEntry{}, false, kind, err
-		}
+	if kind, err := core.CheckScopes(ctx); err != nil {
+		return payonce.JournalEntry{}, false, kind, err
 	}
-	e, err = j.Get(ctx, view.Scope, reference)
+	e, err = j.Get(ctx, set.Scope, reference)
 	if err != nil {
 		return payonce.JournalEntry{}, false, payonce.ErrJournal, fmt.Errorf("settle %q: %w", reference, err)
 	}

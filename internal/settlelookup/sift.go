@@ -58,11 +58,11 @@ func Within(t, from, to time.Time) bool {
 // lookup needs to ask it who holds a record and which entries look
 // alike. A journal without it is payonce.ErrLookupUnsupported: the lookup
 // refuses rather than guess.
-func Finder(view *corekit.View, reference string) (payonce.JournalFinder, error) {
-	f, ok := view.Journal.(payonce.JournalFinder)
+func Finder(j payonce.Journal, reference string) (payonce.JournalFinder, error) {
+	f, ok := j.(payonce.JournalFinder)
 	if !ok {
 		return nil, fmt.Errorf("settle %q: the client's journal (%T) cannot tell which entry holds a payment or which entries look alike (payonce.JournalFinder): nothing looked up; settle it by hand (payonce.Client.Settle)",
-			reference, view.Journal)
+			reference, j)
 	}
 	return f, nil
 }
@@ -186,7 +186,7 @@ func Sift[R any](ctx context.Context, f payonce.JournalFinder, e payonce.Journal
 		return s, payonce.ErrJournal, fmt.Errorf("settle %q: look-alike entries: %w", e.Reference, err)
 	}
 	if len(alikes) > MaxLookAlikes {
-		return s, corekit.ErrLookupAmbiguous, fmt.Errorf("settle %q: more than %d entries of the scope could have made the same operation in the window %s: nothing concluded",
+		return s, payonce.ErrLookupAmbiguous, fmt.Errorf("settle %q: more than %d entries of the scope could have made the same operation in the window %s: nothing concluded",
 			e.Reference, MaxLookAlikes, Window(q.From, q.To))
 	}
 	for _, o := range alikes {

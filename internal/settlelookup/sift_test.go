@@ -74,7 +74,7 @@ func (w *world) settle(e payonce.JournalEntry, st payonce.JournalState, resource
 	up := e
 	up.State, up.ResourceID, up.Result = st, resource, []byte(result)
 	if notExecuted {
-		up.ErrorKind = corekit.KindName(payonce.ErrNotExecuted)
+		up.ErrorKind = payonce.KindName(payonce.ErrNotExecuted)
 	}
 	require.NoError(w.t, w.j.Update(w.t.Context(), up))
 }
@@ -191,16 +191,16 @@ func TestSiftRefusesTooManyLookAlikes(t *testing.T) {
 	e := journaltest.Entry("s", "A")
 	_, kind, err := settlelookup.Sift(t.Context(), manyAlikes{}, e, []record{{id: "ch_1"}}, policy{}, 0, t0, t0, 0)
 	require.Error(t, err)
-	assert.ErrorIs(t, kind, corekit.ErrLookupAmbiguous)
+	assert.ErrorIs(t, kind, payonce.ErrLookupAmbiguous)
 	assert.Contains(t, err.Error(), "more than")
 }
 
 // A lookup through a journal without JournalFinder is refused.
 func TestFinderNeedsAJournalFinder(t *testing.T) {
-	_, err := settlelookup.Finder(&corekit.View{Journal: struct{ payonce.Journal }{journal.NewMemory()}}, "A")
+	_, err := settlelookup.Finder(struct{ payonce.Journal }{journal.NewMemory()}, "A")
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "JournalFinder")
-	f, err := settlelookup.Finder(&corekit.View{Journal: journal.NewMemory()}, "A")
+	f, err := settlelookup.Finder(journal.NewMemory(), "A")
 	require.NoError(t, err)
 	assert.NotNil(t, f)
 }

@@ -17,7 +17,6 @@ import (
 	"github.com/payonce/payonce/a55"
 	"github.com/payonce/payonce/a55/a55test"
 	"github.com/payonce/payonce/coinepay"
-	"github.com/payonce/payonce/internal/corekit"
 	"github.com/payonce/payonce/journal"
 )
 
@@ -169,7 +168,7 @@ func policy(maxAttempts int) payonce.RetryPolicy {
 // newClient is a client of merchant m on provider p; same gives every
 // reference the same request (Scenario.SameRequest).
 func newClient(p Provider, m Merchant, hc *http.Client, j journal.Store, now func() time.Time, maxAttempts int, same bool) (*typedClient, error) {
-	opts := []payonce.Option{payonce.WithBaseURL(m.Origin), payonce.WithHTTPClient(hc), corekit.WithClock(now),
+	opts := []payonce.Option{payonce.WithBaseURL(m.Origin), payonce.WithHTTPClient(hc), payonce.WithClock(now),
 		payonce.WithRetryPolicy(policy(maxAttempts)), payonce.WithRetryBudget(nil)}
 	if j != nil {
 		opts = append(opts, payonce.WithJournal(j))
@@ -478,7 +477,7 @@ func errText(err error) string {
 	}
 	var ae *payonce.APIError
 	if errors.As(err, &ae) && ae.Kind != nil {
-		return corekit.KindName(ae.Kind)
+		return payonce.KindName(ae.Kind)
 	}
 	switch {
 	case errors.Is(err, journal.ErrSettled):

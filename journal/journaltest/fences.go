@@ -37,7 +37,7 @@ var fenceTests = []struct {
 func testSettlementRoundTrips(t *testing.T, j journal.Store) {
 	e := reserve(t, j, Entry("s", "f12"))
 	up := e
-	up.State, up.ErrorKind, up.SettleReason = payonce.JournalFailed, corekit.KindName(payonce.ErrNotExecuted), "nothing found at the provider: 卡"
+	up.State, up.ErrorKind, up.SettleReason = payonce.JournalFailed, payonce.KindName(payonce.ErrNotExecuted), "nothing found at the provider: 卡"
 	require.NoError(t, j.Update(ctx(t), up))
 	got, err := j.Get(ctx(t), "s", "f12")
 	require.NoError(t, err)

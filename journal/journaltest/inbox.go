@@ -503,7 +503,7 @@ func testTwoReceiversOneRun(t *testing.T, in journal.InboxStore) {
 	res, err := payonce.HandleOnce(ctx(t), in, Event("s", "ev-2r"), h)
 	require.ErrorIs(t, err, payonce.ErrEventInProgress)
 	assert.Equal(t, payonce.InboxInProgress, res.Outcome)
-	assert.Equal(t, 409, payonce.InboxHTTPStatus(err))
+	assert.Equal(t, 503, payonce.InboxHTTPStatus(err), "a 5xx: the provider delivers it again")
 	var ie *payonce.InboxError
 	require.ErrorAs(t, err, &ie)
 	assert.Equal(t, "ev-2r", ie.EventID)
@@ -608,7 +608,7 @@ func testTakenOverRun(t *testing.T, in journal.InboxStore) {
 	close(finish)
 	err := <-first
 	require.ErrorIs(t, err, payonce.ErrJournalFenced)
-	assert.Equal(t, 409, payonce.InboxHTTPStatus(err))
+	assert.Equal(t, 503, payonce.InboxHTTPStatus(err), "a 5xx: the provider delivers it again")
 	assert.EqualValues(t, 1, c.runs.Load())
 	stored, err := in.GetEvent(ctx(t), "s", "ev-over")
 	require.NoError(t, err)

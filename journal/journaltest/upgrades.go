@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/payonce/payonce"
-	"github.com/payonce/payonce/internal/corekit"
 	"github.com/payonce/payonce/journal"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -119,7 +118,7 @@ func testMoveScopeRefusesACollision(t *testing.T, j journal.Store) {
 		"succeeded": func(e payonce.JournalEntry) payonce.JournalEntry { return settleSucceeded(t, j, reserve(t, j, e)) },
 		"failed": func(e payonce.JournalEntry) payonce.JournalEntry {
 			got := reserve(t, j, e)
-			got.State, got.ErrorKind = payonce.JournalFailed, corekit.KindName(payonce.ErrNotExecuted)
+			got.State, got.ErrorKind = payonce.JournalFailed, payonce.KindName(payonce.ErrNotExecuted)
 			require.NoError(t, j.Update(ctx(t), got))
 			return got
 		},
@@ -199,7 +198,7 @@ func testMoveScopeRefusesALiveLease(t *testing.T, j journal.Store) {
 	require.NoError(t, err, "nothing moved")
 
 	up := taken
-	up.State, up.ErrorKind = payonce.JournalFailed, corekit.KindName(payonce.ErrNotExecuted)
+	up.State, up.ErrorKind = payonce.JournalFailed, payonce.KindName(payonce.ErrNotExecuted)
 	require.NoError(t, j.Update(ctx(t), up)) // ends the lease
 	n, err := u.MoveScope(ctx(t), "old", "new")
 	require.NoError(t, err)

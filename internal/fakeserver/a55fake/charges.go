@@ -235,6 +235,9 @@ func commonSpec(c *checks, obj object, now time.Time, typeCharge string) *spec {
 	if e := obj.str("payer_email"); e != "" {
 		c.checkEmail("payer_email", e)
 	}
+	if p := obj.str("payer_cell_phone"); strings.TrimSpace(p) != "" {
+		c.checkPhone("payer_cell_phone", p)
+	}
 	if s.webhookURL != "" {
 		c.checkURL("webhook_url", s.webhookURL)
 	}
@@ -420,6 +423,9 @@ func guideSpec(c *checks, obj object, now time.Time) *spec {
 	typ := obj.str("type_charge")
 	s := &spec{walletUUID: obj.str("wallet_uuid"), typeCharge: typ, currency: obj.str("currency"),
 		description: obj.str("description"), capture: true, webhookURL: obj.str("webhook_url"), count: 1}
+	if p := obj.str("payer_cell_phone"); strings.TrimSpace(p) != "" {
+		c.checkPhone("payer_cell_phone", p)
+	}
 	if s.webhookURL != "" {
 		c.checkURL("webhook_url", s.webhookURL)
 	}

@@ -320,3 +320,29 @@ func TestGetForms(t *testing.T) {
 	r = h.do(t, http.MethodGet, chargePath+"?charge_uuid=nope&wallet_uuid="+h.acct.WalletUUID, "", nil)
 	assert.Equal(t, http.StatusNotFound, r.status)
 }
+
+// payer_cell_phone is a mobile number with its country code: 8 to 15
+// digits, a leading + and spaces, dashes or parentheses between them. A
+// number of another shape is 422 naming the field, on both create
+// endpoints, as the client refuses it before sending.
+func TestPayerCellPhoneIsChecked(t *testing.T) {
+	h := newHarness(t, a55fake.Config{})
+	pix := h.body("pix", nil)
+	delete(pix, "type_charge")
+	delete(pix, "installment_value")
+	delete(pix, "installment_count")
+	pix["amount"] = json.Number("150.00")
+	for _, phone := range []string{"12", "1234567", "+55 11 9888-877x", "55+11988887777", "1234567890123456"} {
+		for path, body := range map[string]map[string]any{chargePath: h.body("pix", nil), pixPath: pix} {
+			r := h.do(t, http.MethodPost, path, "", with(body, map[string]any{"payer_cell_phone": phone}))
+			if assert.Equal(t, http.StatusUnprocessableEntity, r.status, "%s %q: %s", path, phone, r.body) {
+				assert.Contains(t, r.details(t), "payer_cell_phone", "%s %q", path, phone)
+			}
+		}
+	}
+	assert.Empty(t, h.e.Ledger().Operations())
+	for _, phone := range []string{"+5511988887777", "5511988887777", "+55 (11) 98888-7777"} {
+		r := h.do(t, http.MethodPost, chargePath, "", h.body("pix", map[string]any{"payer_cell_phone": phone}))
+		assert.Equal(t, http.StatusOK, r.status, "%q: %s", phone, r.body)
+	}
+}

@@ -416,6 +416,26 @@ func (c *checks) checkEmail(field, s string) {
 	}
 }
 
+// checkPhone checks a payer's mobile number with its country code: an
+// optional leading +, then 8 to 15 digits (E.164's bound), spaces,
+// dashes or parentheses between them.
+func (c *checks) checkPhone(field, s string) {
+	digits := 0
+	for i, r := range s {
+		switch {
+		case r >= '0' && r <= '9':
+			digits++
+		case r == '+' && i == 0, r == ' ', r == '-', r == '(', r == ')':
+		default:
+			c.rule(field, "want a mobile number with its country code, such as +5511988887777")
+			return
+		}
+	}
+	if digits < 8 || digits > 15 {
+		c.rule(field, "want 8 to 15 digits with the country code, such as +5511988887777")
+	}
+}
+
 // checkID checks an identifier the fake will look up (a wallet or a
 // merchant): printable, no white space.
 func (c *checks) checkID(field, s string) {

@@ -2,6 +2,8 @@ package payonce
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"net/http"
 
 	"github.com/payonce/payonce/internal/corekit"
@@ -30,7 +32,7 @@ type Signer interface {
 // signing is not counted as an attempt sent, but it uses up a place in the
 // retry schedule, so a signer that keeps failing cannot loop forever. Any
 // other Signer error ends the operation at once.
-var ErrSignerTemporary = corekit.ErrSignerTemporary
+var ErrSignerTemporary = newKind("signer_temporary", "signer temporarily unable to sign")
 
 // recoverer is a Signer that can mend the cause of its own rejection: an
 // OAuth2 authorizer refreshes its token after a 401, the HMAC signer learns
@@ -57,4 +59,23 @@ func recoverSigner(ctx context.Context, s Signer, resp *http.Response, err *APIE
 		ctx = corekit.WithRejectedRequest(ctx, resp.Request)
 	}
 	return r.Recover(ctx, resp.Header, err)
+}
+
+// sign signs the attempt afresh. A temporary failure of the signer is
+// retried like a transport failure (nothing was sent: a place in the
+// schedule, not an attempt); any other stops the loop.
+func (op *operation) sign(r *http.Request) error {
+	if op.c.signer == nil {
+		return nil
+	}
+	if err := op.c.signer.Sign(r, op.body); err != nil {
+		if op.jr != nil {
+			op.jr.signFailed = true // nothing of this attempt left (storePending)
+		}
+		if errors.Is(err, ErrSignerTemporary) {
+			return fmt.Errorf("sign: %w", err)
+		}
+		return &stopError{err: fmt.Errorf("sign: %w", err)}
+	}
+	return nil
 }

@@ -1,0 +1,4 @@
+package a55
+
+// ProviderForTest is what the client hands the core (provider).
+var ProviderForTest = provider

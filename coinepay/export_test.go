@@ -1,0 +1,4 @@
+package coinepay
+
+// ProviderForTest is what the client hands the core (provider).
+var ProviderForTest = provider

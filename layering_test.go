@@ -1,0 +1,51 @@
+package payonce_test
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// internalImportsRoot lists the internal helpers that still import the
+// root package and are still to be moved below it. The list only
+// shrinks: a helper that stops importing the root fails the test until
+// it is struck off.
+var internalImportsRoot = map[string]bool{
+	"internal/journalkit":   true,
+	"internal/settlelookup": true,
+}
+
+// An internal package that ships in a merchant's binary (one the public
+// packages depend on) is a lower layer: it never imports the root
+// package. The verification harness and test support may import anything.
+func TestShippedInternalNeverImportsRoot(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go list")
+	}
+	const mod = "github.com/payonce/payonce"
+	out, err := exec.Command("go", "list", "-deps", "-f", "{{.ImportPath}}|{{join .Imports \" \"}}",
+		".", "./a55/...", "./coinepay/...", "./journal/...", "./reconcile/...", "./redact/...", "./otelpayonce/...").Output()
+	require.NoError(t, err)
+	shipped := 0
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		path, imports, _ := strings.Cut(line, "|")
+		rel, ok := strings.CutPrefix(path, mod+"/")
+		if !ok || !strings.HasPrefix(rel, "internal/") {
+			continue
+		}
+		shipped++
+		importsRoot := false
+		for _, imp := range strings.Fields(imports) {
+			importsRoot = importsRoot || imp == mod
+		}
+		if internalImportsRoot[rel] {
+			assert.True(t, importsRoot, "%s no longer imports the root: strike it off internalImportsRoot", rel)
+			continue
+		}
+		assert.False(t, importsRoot, "%s ships and imports the root package", rel)
+	}
+	assert.Positive(t, shipped)
+}
