@@ -368,26 +368,25 @@ func (r *WebhookReceiver) previous(ctx context.Context, stored payonce.InboxEven
 // named: ch must match the entry's request and be in an outcome status.
 // Nothing is recorded otherwise (a nil settlement and why).
 func (s *ChargesService) settleFetched(ctx context.Context, reference string, ch *Charge) (*ChargeSettlement, error) {
-	view := &s.c.view
 	fail := func(e payonce.JournalEntry, kind, cause error) (*ChargeSettlement, error) {
 		return nil, &payonce.APIError{Provider: "a55", Operation: "charges.settle", Method: http.MethodGet, Path: PathChargeByUUID,
 			Kind: kind, Err: cause, Key: e.IdempotencyKey()}
 	}
-	e, stands, kind, err := settlelookup.Entry(ctx, view, reference, "charges.create")
+	e, stands, kind, err := settlelookup.Entry(ctx, s.c.core, reference, "charges.create")
 	switch {
 	case err != nil:
 		return fail(e, kind, err)
 	case stands || e.State != payonce.JournalPending:
 		return nil, nil // not in doubt: nothing to settle
 	case !e.Sent:
-		return fail(e, ErrLookupAmbiguous, fmt.Errorf("settle %q: no attempt of it was sent, so charge %s is not its outcome", reference, ch.UUID))
+		return fail(e, payonce.ErrLookupAmbiguous, fmt.Errorf("settle %q: no attempt of it was sent, so charge %s is not its outcome", reference, ch.UUID))
 	}
 	m, err := newChargeMatcher(s.c, e, nil)
 	if err != nil {
 		return nil, err
 	}
 	if !m.matches(ch, time.Time{}, time.Time{}) {
-		return fail(e, ErrLookupAmbiguous, fmt.Errorf("settle %q: charge %s does not match its request", reference, ch.UUID))
+		return fail(e, payonce.ErrLookupAmbiguous, fmt.Errorf("settle %q: charge %s does not match its request", reference, ch.UUID))
 	}
 	st, settled := settlementOf("a webhook", ch)
 	if !settled {

@@ -17,7 +17,6 @@ import (
 	"github.com/payonce/payonce/a55"
 	"github.com/payonce/payonce/a55/a55test"
 	"github.com/payonce/payonce/coinepay"
-	"github.com/payonce/payonce/internal/corekit"
 )
 
 // opRecord is what the clients learned about one operation (one key).
@@ -421,7 +420,7 @@ func (r *runner) newClients(env *env) error {
 		auth := a55.Auth{ClientID: r.cfg.A55ClientID, ClientSecret: r.cfg.A55ClientSecret, TokenURL: env.a55URL + "/oauth2/token"}
 		// The A55 client may wait the minute 3DS_UNAVAILABLE asks for; its
 		// injected sleep skips that wait (the run never sleeps a minute).
-		opts := append(common(env.a55URL, env.httpClient(providerA55)), payonce.WithRetryPolicy(a55Policy(r.cfg.Retry)), corekit.WithSleep(r.sleep))
+		opts := append(common(env.a55URL, env.httpClient(providerA55)), payonce.WithRetryPolicy(a55Policy(r.cfg.Retry)), payonce.WithSleep(r.sleep))
 		if r.a55, err = a55.NewClient(auth, opts...); err != nil {
 			return err
 		}
