@@ -2,7 +2,12 @@
 // (https://docs.a55.tech), built on the payonce core: every POST is one
 // business operation with one Idempotency-Key, sent unchanged on every
 // retry, so a charge runs exactly once however often the network makes the
-// client try again.
+// client try again. A merchant calls NewClient, WithAccount and the
+// services, Charges and Wallets:
+//
+//	client, err := a55.NewClient(a55.ClientCredentials(id, secret), a55.WithEnvironment(a55.Production))
+//	shop := client.WithAccount(a55.Account{MerchantID: merchantID, WalletUUID: walletUUID})
+//	ch, err := shop.Charges.Create(ctx, &a55.ChargeCreateRequest{...}, payonce.WithReference("order-42/attempt-1"))
 //
 // A client is built for one environment (Sandbox, the default,
 // Production or ProductionCoreManager: WithEnvironment) and may act for
@@ -10,11 +15,7 @@
 // client credentials (one shared token fetch, cached, refreshed min(1
 // minute, lifetime/2) before it expires and once more when an answer is
 // 401, repeating the attempt with the same key; token requests follow no
-// redirect) or with a fixed access token:
-//
-//	client, err := a55.NewClient(a55.ClientCredentials(id, secret), a55.WithEnvironment(a55.Production))
-//	shop := client.WithAccount(a55.Account{MerchantID: merchantID, WalletUUID: walletUUID})
-//	ch, err := shop.Charges.Create(ctx, &a55.ChargeCreateRequest{...}, payonce.WithReference("order-42/attempt-1"))
+// redirect) or with a fixed access token.
 //
 // Charges.Create sends the create-charge reference's flat body for every
 // payment method (card, PIX, boleto, Apple and Google Pay), every

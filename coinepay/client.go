@@ -10,6 +10,7 @@
 // attempt afresh (new nonce, timestamp and HMAC signature), retries only
 // what can succeed, and maps every message_key to a payonce sentinel:
 //
+//	client, err := coinepay.NewClient(apiKey, apiSecret, payonce.WithBaseURL(baseURL), payonce.WithExplicitKeys())
 //	res, err := client.Cards.Apply(ctx, &coinepay.ApplyRequest{HeaderID: "h1", PackageID: "p1"})
 //	switch {
 //	case errors.Is(err, ErrInsufficientBalance):

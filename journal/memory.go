@@ -1,5 +1,8 @@
-// Package journal holds the in-memory journal and what the journal
-// backends share. See docs/journal.md for when to use a journal.
+// Package journal holds the in-memory journal a merchant's tests call
+// (NewMemory, given to payonce.WithJournal) and what the journal backends
+// share: Store, the queries (PendingQuery, ClaimRequest) and the errors.
+// The durable journals are sqlitejournal.Open and pgjournal.Open. See
+// docs/journal.md for when to use a journal.
 package journal
 
 import (

@@ -1,4 +1,6 @@
-// Package otelpayonce reports payonce operations to OpenTelemetry: one
+// Package otelpayonce reports payonce operations to OpenTelemetry; a
+// merchant calls New and passes its Hooks to payonce.WithObserver (below):
+// one
 // span per business operation with a child span per attempt (none for an
 // operation sampled out: its attempts carry its trace context), W3C trace
 // context on every attempt, and metrics (operations by outcome, attempts,

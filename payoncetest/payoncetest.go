@@ -1,4 +1,6 @@
-// Package payoncetest is what the fake payment APIs for tests share: the
+// Package payoncetest is what the fake payment APIs for tests share (a
+// merchant's test starts a fake with a55test.New or coinepaytest.New and
+// passes this package's options and rules to it): the
 // options that mean the same for every fake (WithClock, WithSeed,
 // WithLatency, WithFaultRate, WithHoldOnFailure), fault injection (Rule,
 // FaultKind), what really ran (Ledger, Operation, Attempt, Stats), the

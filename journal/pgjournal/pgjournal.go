@@ -1,4 +1,6 @@
-// Package pgjournal is the payonce.Journal for a fleet: one PostgreSQL
+// Package pgjournal is the payonce.Journal for a fleet, which a merchant
+// opens with Open(ctx, url) or New(ctx, pool) and gives to
+// payonce.WithJournal: one PostgreSQL
 // database (through pgx/v5 and pgxpool) shared by every worker. Claim
 // leases pending entries with FOR UPDATE SKIP LOCKED, so each is resumed by
 // one worker; ReserveTx joins the merchant's own transaction.

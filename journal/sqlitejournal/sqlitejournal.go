@@ -1,4 +1,5 @@
-// Package sqlitejournal is the embedded payonce.Journal: one SQLite file
+// Package sqlitejournal is the embedded payonce.Journal a merchant opens
+// with Open(ctx, path) and gives to payonce.WithJournal: one SQLite file
 // (pure Go, modernc.org/sqlite) in WAL mode, safe for several goroutines
 // and several processes sharing the file. Writes take SQLite's write lock
 // up front (BEGIN IMMEDIATE) and wait for it up to the busy timeout.
