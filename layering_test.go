@@ -14,8 +14,7 @@ import (
 // shrinks: a helper that stops importing the root fails the test until
 // it is struck off.
 var internalImportsRoot = map[string]bool{
-	"internal/journalkit":   true,
-	"internal/settlelookup": true,
+	"internal/journalkit": true,
 }
 
 // An internal package that ships in a merchant's binary (one the public
