@@ -32,6 +32,7 @@ func TestLookupWindowTextIsUTC(t *testing.T) {
 func TestSettledOutcome(t *testing.T) {
 	assert.Equal(t, "succeeded", payonce.JournalEntry{State: payonce.JournalSucceeded}.SettledOutcome())
 	assert.Equal(t, "failed", payonce.JournalEntry{State: payonce.JournalFailed}.SettledOutcome())
+	assert.Equal(t, "not_executed", payonce.JournalEntry{State: payonce.JournalFailed, ErrorKind: payonce.KindName(payonce.ErrNotExecuted)}.SettledOutcome())
 }
 
 func TestCallKind(t *testing.T) {
