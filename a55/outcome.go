@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/payonce/payonce"
-	"github.com/payonce/payonce/internal/settlelookup"
 )
 
 // The codes whose answer leaves a create's outcome unknown (kind
@@ -145,7 +144,7 @@ func settlementOf(code string, ch *Charge) (st payonce.Settlement, settled bool)
 func (s *ChargesService) settleRecorded(ctx context.Context, e payonce.JournalEntry, known *Charge, m *chargeMatcher) (payonce.Settlement, *Charge, error, error) {
 	got, err := s.Get(ctx, known.UUID, known.WalletUUID)
 	if err != nil {
-		return payonce.Settlement{}, nil, settlelookup.ErrKindOf(err), fmt.Errorf("get charge %s: %w", known.UUID, err)
+		return payonce.Settlement{}, nil, payonce.CallKind(err), fmt.Errorf("get charge %s: %w", known.UUID, err)
 	}
 	if !m.matches(got, time.Time{}, time.Time{}) {
 		return payonce.Settlement{}, nil, payonce.ErrLookupAmbiguous, fmt.Errorf("charge %s, named by the entry's answer, does not match its request", got.UUID)

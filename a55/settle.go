@@ -11,7 +11,6 @@ import (
 
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/internal/corekit"
-	"github.com/payonce/payonce/internal/settlelookup"
 )
 
 // maxSettlePages bounds the pages a settle lookup reads: a window holding
@@ -111,7 +110,7 @@ func (s *ChargesService) SettleCreate(ctx context.Context, reference string, opt
 	if view.Journal == nil {
 		return fail(payonce.JournalEntry{}, payonce.ErrInvalidConfig, errors.New("SettleCreate needs a client with payonce.WithJournal"))
 	}
-	e, stands, kind, err := settlelookup.Entry(ctx, core, reference, "charges.create")
+	e, stands, kind, err := core.LookupEntry(ctx, reference, "charges.create")
 	if err != nil {
 		return fail(e, kind, err)
 	}
@@ -149,7 +148,7 @@ func (s *ChargesService) SettleCreate(ctx context.Context, reference string, opt
 		}
 		return record(st, ch)
 	}
-	finder, err := settlelookup.Finder(view.Journal, reference)
+	finder, err := core.LookupFinder(reference)
 	if err != nil {
 		return fail(e, payonce.ErrLookupUnsupported, err)
 	}
@@ -174,7 +173,7 @@ func (s *ChargesService) SettleCreate(ctx context.Context, reference string, opt
 		pages := 0
 		for page, err := range s.pages(ctx, *list) {
 			if err != nil {
-				return fail(e, settlelookup.ErrKindOf(err), fmt.Errorf("settle %q: list charges: %w", reference, err))
+				return fail(e, payonce.CallKind(err), fmt.Errorf("settle %q: list charges: %w", reference, err))
 			}
 			if pages++; pages > maxSettlePages {
 				return fail(e, payonce.ErrLookupAmbiguous, fmt.Errorf("settle %q: more than %d pages of charges to read: narrow them (wallet, description)", reference, maxSettlePages))
@@ -197,7 +196,7 @@ func (s *ChargesService) SettleCreate(ctx context.Context, reference string, opt
 	}
 	// A charge another entry holds as its outcome is not this one's; one
 	// another entry could have made leaves nothing to conclude.
-	sifted, kind, err := settlelookup.Sift(ctx, finder, e, found, chargePolicy{c: s.c}, o.Margin, from, to, view.KeyRules.Window)
+	sifted, kind, err := payonce.SiftLookup(ctx, finder, e, found, chargePolicy{c: s.c}, o.Margin, from, to, view.KeyRules.Window)
 	if err != nil {
 		return fail(e, kind, err)
 	}
@@ -209,7 +208,7 @@ func (s *ChargesService) SettleCreate(ctx context.Context, reference string, opt
 			ok = append(ok, ch)
 		}
 	}
-	var rivalOK, rivalFailed []settlelookup.Contest[*Charge] // charges another entry could have made too
+	var rivalOK, rivalFailed []payonce.LookupContest[*Charge] // charges another entry could have made too
 	for _, c := range sifted.Contested {
 		if c.Record.Status.Failed() {
 			rivalFailed = append(rivalFailed, c)
@@ -217,10 +216,10 @@ func (s *ChargesService) SettleCreate(ctx context.Context, reference string, opt
 			rivalOK = append(rivalOK, c)
 		}
 	}
-	window := settlelookup.Window(from, to) + sifted.Note()
+	window := payonce.LookupWindowText(from, to) + sifted.Note()
 	switch {
 	case len(ok)+len(rivalOK) > 1:
-		ids := settlelookup.Named(append(ok, contested(rivalOK)...), func(ch *Charge) string { return ch.UUID })
+		ids := payonce.LookupNamed(append(ok, contested(rivalOK)...), func(ch *Charge) string { return ch.UUID })
 		return fail(e, payonce.ErrLookupAmbiguous, fmt.Errorf("settle %q: %d charges match (%s), %s", reference, len(ok)+len(rivalOK), ids, window))
 	case len(ok) == 1:
 		res, err := json.Marshal(ok[0])
@@ -246,7 +245,7 @@ func (s *ChargesService) SettleCreate(ctx context.Context, reference string, opt
 }
 
 // contested is the charges of cs.
-func contested(cs []settlelookup.Contest[*Charge]) []*Charge {
+func contested(cs []payonce.LookupContest[*Charge]) []*Charge {
 	out := make([]*Charge, 0, len(cs))
 	for _, c := range cs {
 		out = append(out, c.Record)

@@ -13,7 +13,6 @@ import (
 	"github.com/payonce/payonce/a55"
 	"github.com/payonce/payonce/a55/a55test"
 	"github.com/payonce/payonce/internal/corekit"
-	"github.com/payonce/payonce/internal/settlelookup"
 	"github.com/payonce/payonce/journal"
 	"github.com/payonce/payonce/payoncetest"
 	"github.com/stretchr/testify/assert"
@@ -65,7 +64,7 @@ func TestSettleCreateFindsTheChargeOfALostAnswer(t *testing.T) {
 	got, err := c.Charges.SettleCreate(ctx, "order-1/charge", nil)
 	require.NoError(t, err)
 	assert.True(t, got.Recorded)
-	assert.Equal(t, "succeeded", settlelookup.OutcomeOf(got.Entry))
+	assert.Equal(t, "succeeded", got.Entry.SettledOutcome())
 	assert.Equal(t, payonce.JournalSucceeded, got.Entry.State)
 	ran := srv.Ledger().ByKey(key)
 	require.Len(t, ran, 1)
@@ -82,7 +81,7 @@ func TestSettleCreateFindsTheChargeOfALostAnswer(t *testing.T) {
 	twice, err := c.Charges.SettleCreate(ctx, "order-1/charge", nil)
 	require.NoError(t, err)
 	assert.False(t, twice.Recorded, "a settled entry is returned as it is")
-	assert.Equal(t, "succeeded", settlelookup.OutcomeOf(twice.Entry))
+	assert.Equal(t, "succeeded", twice.Entry.SettledOutcome())
 }
 
 // An entry wrongly settled by hand as not executed gives way to the charge
@@ -96,7 +95,7 @@ func TestSettleCreateFindsTheChargeOfAWrongFailure(t *testing.T) {
 	got, err := c.Charges.SettleCreate(ctx, "order-1/charge", nil)
 	require.NoError(t, err)
 	assert.True(t, got.Recorded)
-	assert.Equal(t, "succeeded", settlelookup.OutcomeOf(got.Entry))
+	assert.Equal(t, "succeeded", got.Entry.SettledOutcome())
 	assert.Equal(t, srv.Ledger().ByKey(key)[0].ID, got.Charge.UUID)
 	again, err := c.Charges.Create(ctx, settleCharge("49.00"), payonce.WithReference("order-1/charge"))
 	require.NoError(t, err)
@@ -123,7 +122,7 @@ func TestSettleCreateNotFound(t *testing.T) {
 
 	got, err := c.Charges.SettleCreate(ctx, "order-1/charge", &a55.SettleOptions{RecordNotExecuted: true})
 	require.NoError(t, err)
-	assert.Equal(t, "not_executed", settlelookup.OutcomeOf(got.Entry))
+	assert.Equal(t, "not_executed", got.Entry.SettledOutcome())
 	assert.True(t, got.Entry.NotExecuted())
 	sent := srv.Stats().Requests
 	_, err = c.Charges.Create(ctx, settleCharge("43.00"), payonce.WithReference("order-1/charge"))
@@ -166,7 +165,7 @@ func TestSettleCreateChecksTheRequest(t *testing.T) {
 	require.NoError(t, err)
 	got, err := c.Charges.SettleCreate(ctx, "order-2/charge", nil)
 	require.NoError(t, err)
-	assert.Equal(t, "not_executed", settlelookup.OutcomeOf(got.Entry), "never sent: not executed")
+	assert.Equal(t, "not_executed", got.Entry.SettledOutcome(), "never sent: not executed")
 	assert.Equal(t, sent, srv.Stats().Requests, "nothing listed")
 }
 
@@ -259,7 +258,7 @@ func TestSettleCreateFindsTheChargeByItsKeyWhateverTheClocks(t *testing.T) {
 
 	got, err := c.Charges.SettleCreate(t.Context(), "order-1/charge", &a55.SettleOptions{RecordNotExecuted: true})
 	require.NoError(t, err)
-	assert.Equal(t, "succeeded", settlelookup.OutcomeOf(got.Entry), "never 'not executed' for a charge that ran")
+	assert.Equal(t, "succeeded", got.Entry.SettledOutcome(), "never 'not executed' for a charge that ran")
 	assert.Equal(t, srv.Ledger().ByKey(key)[0].ID, got.Charge.UUID)
 }
 
@@ -284,7 +283,7 @@ func TestSettleCreateNeedsNoCard(t *testing.T) {
 	later := oneAttempt(t, srv, j) // another process: no card, no request
 	got, err := later.Charges.SettleCreate(ctx, "order-1/charge", nil)
 	require.NoError(t, err)
-	assert.Equal(t, "succeeded", settlelookup.OutcomeOf(got.Entry))
+	assert.Equal(t, "succeeded", got.Entry.SettledOutcome())
 	assert.Equal(t, srv.Ledger().ByKey(key.String())[0].ID, got.Charge.UUID)
 }
 
@@ -348,7 +347,7 @@ func runLookupCase(t *testing.T, tc lookupCase, opts *a55.SettleOptions) {
 		return
 	}
 	require.NoError(t, err)
-	assert.Equal(t, outcome, settlelookup.OutcomeOf(got.Entry))
+	assert.Equal(t, outcome, got.Entry.SettledOutcome())
 	assert.Equal(t, uuid, got.Charge.UUID)
 }
 
@@ -406,7 +405,7 @@ func TestSettleCreateMatchesARedactedDescription(t *testing.T) {
 
 			got, err := oneAttempt(t, srv, j).Charges.SettleCreate(ctx, ref, nil)
 			require.NoError(t, err)
-			assert.Equal(t, "succeeded", settlelookup.OutcomeOf(got.Entry))
+			assert.Equal(t, "succeeded", got.Entry.SettledOutcome())
 			assert.Equal(t, srv.Ledger().ByKey(key.String())[0].ID, got.Charge.UUID)
 		})
 	}
@@ -512,7 +511,7 @@ func TestSettleCreateWeighsTheOtherEntriesOfTheSameRequest(t *testing.T) {
 				return
 			}
 			require.NoError(t, err)
-			assert.Equal(t, tc.outcome, settlelookup.OutcomeOf(got.Entry))
+			assert.Equal(t, tc.outcome, got.Entry.SettledOutcome())
 			assert.Equal(t, "ch_y", got.Charge.UUID)
 		})
 	}

@@ -4,11 +4,10 @@ import (
 	"time"
 
 	"github.com/payonce/payonce"
-	"github.com/payonce/payonce/internal/settlelookup"
 )
 
 // chargePolicy is what SettleCreate tells the shared lookup steps
-// (settlelookup.Sift) about A55's charges: a charge is named by its
+// (payonce.SiftLookup) about A55's charges: a charge is named by its
 // charge_uuid; a charge is an entry's own by its mark; another entry
 // could have made a charge when its request summary and window fit.
 //
@@ -23,7 +22,7 @@ import (
 // reference in it. The field is chosen with the client's request form.
 type chargePolicy struct{ c *Client }
 
-var _ settlelookup.Policy[*Charge] = chargePolicy{}
+var _ payonce.LookupPolicy[*Charge] = chargePolicy{}
 
 // ID is the charge's charge_uuid.
 func (chargePolicy) ID(ch *Charge) string { return ch.UUID }
@@ -34,7 +33,7 @@ func (chargePolicy) Exact(e payonce.JournalEntry, ch *Charge) bool {
 }
 
 // CouldMake reports whether o's request could have made ch in [from,
-// to] (settlelookup.Within): ch's key, when reported, is o's; a failed
+// to] (payonce.InLookupWindow): ch's key, when reported, is o's; a failed
 // entry (declined, or settled as failed) made no charge but a failed one
 // (Status.Failed: error or declined, in any case), and one whose charge
 // is known made no other that succeeded (a key runs to success once; a
@@ -47,7 +46,7 @@ func (p chargePolicy) CouldMake(o payonce.JournalEntry, ch *Charge, from, to tim
 	if !ch.Status.Failed() && (o.State == payonce.JournalFailed || o.ResourceID != "") {
 		return false
 	}
-	if !settlelookup.Within(ch.CreatedAt, from, to) {
+	if !payonce.InLookupWindow(ch.CreatedAt, from, to) {
 		return false
 	}
 	m, err := newChargeMatcher(p.c, o, nil)

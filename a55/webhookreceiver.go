@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/payonce/payonce"
-	"github.com/payonce/payonce/internal/settlelookup"
 	"github.com/payonce/payonce/redact"
 )
 
@@ -372,7 +371,7 @@ func (s *ChargesService) settleFetched(ctx context.Context, reference string, ch
 		return nil, &payonce.APIError{Provider: "a55", Operation: "charges.settle", Method: http.MethodGet, Path: PathChargeByUUID,
 			Kind: kind, Err: cause, Key: e.IdempotencyKey()}
 	}
-	e, stands, kind, err := settlelookup.Entry(ctx, s.c.core, reference, "charges.create")
+	e, stands, kind, err := s.c.core.LookupEntry(ctx, reference, "charges.create")
 	switch {
 	case err != nil:
 		return fail(e, kind, err)

@@ -10,7 +10,6 @@ import (
 
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/internal/corekit"
-	"github.com/payonce/payonce/internal/settlelookup"
 )
 
 // maxSettleCards bounds the cards a settle lookup reads: card/list has no
@@ -95,7 +94,7 @@ func (s *CardsService) SettleApply(ctx context.Context, reference string, req *A
 	if err := req.Validate(); err != nil {
 		return fail(payonce.JournalEntry{}, payonce.ErrInvalidRequest, err)
 	}
-	e, stands, kind, err := settlelookup.Entry(ctx, core, reference, "cards.apply")
+	e, stands, kind, err := core.LookupEntry(ctx, reference, "cards.apply")
 	if err != nil {
 		return fail(e, kind, err)
 	}
@@ -121,7 +120,7 @@ func (s *CardsService) SettleApply(ctx context.Context, reference string, req *A
 		return record(payonce.Settlement{State: payonce.JournalFailed, NotExecuted: true, Reason: "coinepay lookup: no attempt was ever sent under the key"}, nil)
 	}
 
-	finder, err := settlelookup.Finder(view.Journal, reference)
+	finder, err := core.LookupFinder(reference)
 	if err != nil {
 		return fail(e, payonce.ErrLookupUnsupported, err)
 	}
@@ -130,7 +129,7 @@ func (s *CardsService) SettleApply(ctx context.Context, reference string, req *A
 	n := 0
 	for c, err := range s.All(ctx, &ListOptions{PageSize: DefaultPageSize}) {
 		if err != nil {
-			return fail(e, settlelookup.ErrKindOf(err), fmt.Errorf("settle %q: list cards: %w", reference, err))
+			return fail(e, payonce.CallKind(err), fmt.Errorf("settle %q: list cards: %w", reference, err))
 		}
 		if n++; n > maxSettleCards {
 			return fail(e, payonce.ErrLookupAmbiguous, fmt.Errorf("settle %q: more than %d cards to read", reference, maxSettleCards))
@@ -141,12 +140,12 @@ func (s *CardsService) SettleApply(ctx context.Context, reference string, req *A
 	}
 	// A card another entry holds as its outcome is not this one's; one
 	// another entry could have issued leaves nothing to conclude.
-	sifted, kind, err := settlelookup.Sift(ctx, finder, e, found, cardPolicy{}, o.Margin, from, to, view.KeyRules.Window)
+	sifted, kind, err := payonce.SiftLookup(ctx, finder, e, found, cardPolicy{}, o.Margin, from, to, view.KeyRules.Window)
 	if err != nil {
 		return fail(e, kind, err)
 	}
 	found, rivals := sifted.Kept, sifted.Contested
-	window := settlelookup.Window(from, to) + sifted.Note()
+	window := payonce.LookupWindowText(from, to) + sifted.Note()
 	if c := untimed(e, found); c != nil {
 		return fail(e, payonce.ErrLookupAmbiguous, fmt.Errorf("settle %q: card %s carries no creation time the lookup can read (created_at in RFC 3339), so it cannot be placed in the window %s: it may be the card of any apply of its header and package, one purged from the journal or made outside it included; nothing recorded: settle it with payonce.Client.Settle",
 			reference, c.CardID, window))
@@ -156,7 +155,7 @@ func (s *CardsService) SettleApply(ctx context.Context, reference string, req *A
 		for _, c := range rivals {
 			found = append(found, c.Record)
 		}
-		ids := settlelookup.Named(found, func(c *Card) string { return c.CardID })
+		ids := payonce.LookupNamed(found, func(c *Card) string { return c.CardID })
 		return fail(e, payonce.ErrLookupAmbiguous, fmt.Errorf("settle %q: %d cards match (%s), %s", reference, len(found), ids, window))
 	case len(found) == 1 && found[0].Failed() && e.Settled():
 		return unchanged, nil // a failed card: no success found, the recorded failure stands

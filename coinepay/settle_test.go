@@ -10,7 +10,6 @@ import (
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/coinepay"
 	"github.com/payonce/payonce/coinepay/coinepaytest"
-	"github.com/payonce/payonce/internal/settlelookup"
 	"github.com/payonce/payonce/journal"
 	"github.com/payonce/payonce/payoncetest"
 	"github.com/stretchr/testify/assert"
@@ -49,7 +48,7 @@ func TestSettleApplyFindsTheCardOfALostAnswer(t *testing.T) {
 
 	got, err := c.Cards.SettleApply(ctx, "job-1/apply", req, nil)
 	require.NoError(t, err)
-	assert.Equal(t, "succeeded", settlelookup.OutcomeOf(got.Entry))
+	assert.Equal(t, "succeeded", got.Entry.SettledOutcome())
 	ran := srv.Ledger().ByKey(key)
 	require.Len(t, ran, 1)
 	assert.Equal(t, ran[0].ID, got.Card.CardID)
@@ -82,7 +81,7 @@ func TestSettleApplyNotFound(t *testing.T) {
 
 	got, err := c.Cards.SettleApply(ctx, "job-2/apply", req, &coinepay.SettleOptions{RecordNotExecuted: true})
 	require.NoError(t, err)
-	assert.Equal(t, "not_executed", settlelookup.OutcomeOf(got.Entry))
+	assert.Equal(t, "not_executed", got.Entry.SettledOutcome())
 	_, err = c.Cards.Apply(ctx, req, payonce.WithReference("job-2/apply"))
 	require.ErrorIs(t, err, payonce.ErrNotExecuted)
 	assert.Zero(t, srv.Ledger().CountKind("card.apply"))
@@ -90,7 +89,7 @@ func TestSettleApplyNotFound(t *testing.T) {
 	again, err := c.Cards.SettleApply(ctx, "job-2/apply", req, nil)
 	require.NoError(t, err)
 	assert.False(t, again.Recorded, "no card found: the recorded outcome stands")
-	assert.Equal(t, "not_executed", settlelookup.OutcomeOf(again.Entry))
+	assert.Equal(t, "not_executed", again.Entry.SettledOutcome())
 }
 
 // Against a server whose cards carry no key, as Coinepay's do, two cards
@@ -155,7 +154,7 @@ func TestSettleApplyFindsTheCardByItsKeyWhateverTheClocks(t *testing.T) {
 
 	got, err := c.Cards.SettleApply(t.Context(), "job-4/apply", req, &coinepay.SettleOptions{RecordNotExecuted: true})
 	require.NoError(t, err)
-	assert.Equal(t, "succeeded", settlelookup.OutcomeOf(got.Entry))
+	assert.Equal(t, "succeeded", got.Entry.SettledOutcome())
 	assert.Equal(t, srv.Ledger().ByKey(key)[0].ID, got.Card.CardID)
 }
 
@@ -202,7 +201,7 @@ func TestSettleApplyTellsIdenticalAppliesApartByWhatTheJournalHolds(t *testing.T
 
 	got, err := c.Cards.SettleApply(ctx, "job-A/apply", req, nil)
 	require.NoError(t, err)
-	require.Equal(t, "succeeded", settlelookup.OutcomeOf(got.Entry))
+	require.Equal(t, "succeeded", got.Entry.SettledOutcome())
 	ran := srv.Ledger().ByKey(keyA)
 	require.Len(t, ran, 1)
 	assert.Equal(t, ran[0].ID, got.Card.CardID)
@@ -298,7 +297,7 @@ func TestSettleApplyNeverRecordsAFailedCardAsASuccess(t *testing.T) {
 
 			got, err := c.Cards.SettleApply(t.Context(), "job-4/apply", req, nil)
 			require.NoError(t, err)
-			assert.Equal(t, "failed", settlelookup.OutcomeOf(got.Entry), got.Entry.SettleReason)
+			assert.Equal(t, "failed", got.Entry.SettledOutcome(), got.Entry.SettleReason)
 			assert.Nil(t, got.Card, "no card issued")
 			assert.Contains(t, got.Entry.SettleReason, "card_f")
 			_, err = c.Cards.Apply(t.Context(), req, payonce.WithReference("job-4/apply"))

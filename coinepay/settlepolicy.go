@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/payonce/payonce"
-	"github.com/payonce/payonce/internal/settlelookup"
 	"github.com/payonce/payonce/redact"
 )
 
@@ -48,7 +47,7 @@ func (r *ApplyRequest) summary() any {
 }
 
 // cardPolicy is what SettleApply tells the shared lookup steps
-// (settlelookup.Sift) about Coinepay's cards. Coinepay's apply takes a
+// (payonce.SiftLookup) about Coinepay's cards. Coinepay's apply takes a
 // header and a package and nothing else, and its cards carry neither the
 // key (only the payonce fake reports one) nor anything of the merchant's:
 // a card is an entry's own only by its key, and two applies of one
@@ -56,7 +55,7 @@ func (r *ApplyRequest) summary() any {
 // journal holds.
 type cardPolicy struct{}
 
-var _ settlelookup.Policy[*Card] = cardPolicy{}
+var _ payonce.LookupPolicy[*Card] = cardPolicy{}
 
 // ID is the card's card_id.
 func (cardPolicy) ID(c *Card) string { return c.CardID }
@@ -71,7 +70,7 @@ func (cardPolicy) Exact(e payonce.JournalEntry, c *Card) bool {
 // refuses before issuing) but one in a failed status (Card.Failed), one
 // whose card is known no other but such a card (a key that failed runs
 // again: its failed card may be an earlier attempt's); c's creation
-// time, when reported, lies in the window (settlelookup.Within); its
+// time, when reported, lies in the window (payonce.InLookupWindow); its
 // header and package, when reported, are those of o's summary (an entry
 // without one, written before applies kept it, could have issued any
 // card in its window).
@@ -81,7 +80,7 @@ func (cardPolicy) CouldMake(o payonce.JournalEntry, c *Card, from, to time.Time)
 		return c.IdempotencyKey == o.Key
 	case !c.Failed() && (o.State == payonce.JournalFailed || o.ResourceID != ""):
 		return false
-	case !settlelookup.Within(c.CreatedAt, from, to):
+	case !payonce.InLookupWindow(c.CreatedAt, from, to):
 		return false
 	}
 	var sum ApplySummary

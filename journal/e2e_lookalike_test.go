@@ -10,7 +10,6 @@ import (
 	"github.com/payonce/payonce/a55/a55test"
 	"github.com/payonce/payonce/coinepay"
 	"github.com/payonce/payonce/coinepay/coinepaytest"
-	"github.com/payonce/payonce/internal/settlelookup"
 	"github.com/payonce/payonce/journal"
 	"github.com/payonce/payonce/payoncetest"
 	"github.com/stretchr/testify/assert"
@@ -49,7 +48,7 @@ func TestSettleCreateNeverTakesAnotherOrdersCharge(t *testing.T) {
 
 			s, err := c.Charges.SettleCreate(ctx, "order-A/attempt-1", &a55.SettleOptions{RecordNotExecuted: true})
 			require.NoError(t, err)
-			assert.Equal(t, "not_executed", settlelookup.OutcomeOf(s.Entry), "order A never ran: %s", s.Entry.SettleReason)
+			assert.Equal(t, "not_executed", s.Entry.SettledOutcome(), "order A never ran: %s", s.Entry.SettleReason)
 			assert.Nil(t, s.Charge)
 			assert.NotContains(t, string(s.Entry.Result), paid.UUID)
 			_, err = c.Charges.Create(ctx, req, payonce.WithReference("order-A/attempt-1"))
@@ -85,7 +84,7 @@ func TestSettleCreateTellsTwinChargesApartByTheirHolders(t *testing.T) {
 
 			s, err := c.Charges.SettleCreate(ctx, "order-A/attempt-1", nil)
 			require.NoError(t, err)
-			require.Equal(t, "succeeded", settlelookup.OutcomeOf(s.Entry))
+			require.Equal(t, "succeeded", s.Entry.SettledOutcome())
 			require.NotNil(t, s.Charge)
 			assert.NotEqual(t, paid.UUID, s.Charge.UUID)
 			assert.Equal(t, s.Charge.UUID, s.Entry.ResourceID)
@@ -149,7 +148,7 @@ func TestSettleApplyNeverTakesAnotherJobsCard(t *testing.T) {
 
 			s, err := c.Cards.SettleApply(ctx, "job-A/apply", apply, &coinepay.SettleOptions{RecordNotExecuted: true})
 			require.NoError(t, err)
-			assert.Equal(t, "not_executed", settlelookup.OutcomeOf(s.Entry), "job A never ran: %s", s.Entry.SettleReason)
+			assert.Equal(t, "not_executed", s.Entry.SettledOutcome(), "job A never ran: %s", s.Entry.SettleReason)
 			assert.Nil(t, s.Card)
 			assert.NotContains(t, string(s.Entry.Result), issued.CardID)
 		})

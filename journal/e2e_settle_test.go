@@ -9,7 +9,6 @@ import (
 	"github.com/payonce/payonce/a55/a55test"
 	"github.com/payonce/payonce/coinepay"
 	"github.com/payonce/payonce/coinepay/coinepaytest"
-	"github.com/payonce/payonce/internal/settlelookup"
 	"github.com/payonce/payonce/payoncetest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -49,13 +48,13 @@ func TestSettleLookupsOnEveryBackend(t *testing.T) {
 
 			ch, err := ac.Charges.SettleCreate(ctx, "order-5/charge", nil)
 			require.NoError(t, err)
-			assert.Equal(t, "succeeded", settlelookup.OutcomeOf(ch.Entry))
+			assert.Equal(t, "succeeded", ch.Entry.SettledOutcome())
 			none, err := ac.Charges.SettleCreate(ctx, "order-6/charge", &a55.SettleOptions{RecordNotExecuted: true})
 			require.NoError(t, err)
-			assert.Equal(t, "not_executed", settlelookup.OutcomeOf(none.Entry))
+			assert.Equal(t, "not_executed", none.Entry.SettledOutcome())
 			card, err := cc.Cards.SettleApply(ctx, "job-5/apply", apply, nil)
 			require.NoError(t, err)
-			assert.Equal(t, "succeeded", settlelookup.OutcomeOf(card.Entry))
+			assert.Equal(t, "succeeded", card.Entry.SettledOutcome())
 
 			j2 := reopen(t)
 			again, err := a55Client(t, a, j2).Charges.Create(ctx, charge, payonce.WithReference("order-5/charge"))

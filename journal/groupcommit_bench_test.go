@@ -16,7 +16,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/payonce/payonce"
-	"github.com/payonce/payonce/internal/journalkit"
+	"github.com/payonce/payonce/journal"
 	"github.com/payonce/payonce/journal/journaltest"
 	"github.com/payonce/payonce/journal/pgjournal"
 	"github.com/payonce/payonce/journal/sqlitejournal"
@@ -92,10 +92,10 @@ func (s *groupCommitSide) round(b *testing.B, prefix string, next *atomic.Int64)
 
 // compareGroupCommit runs the journal's operation (Reserve, then Update to
 // succeeded: the two durable writes of every journaled call) against the
-// same two writes done raw through a journalkit.Batcher on the same database
+// same two writes done raw through a journal.Batcher on the same database
 // with the same durability, groupCommitCallers at once, in interleaved
 // rounds, and reports both rates and journal/raw.
-func compareGroupCommit(b *testing.B, j payonce.Journal, raw *journalkit.Batcher[rawWrite]) {
+func compareGroupCommit(b *testing.B, j payonce.Journal, raw *journal.Batcher[rawWrite]) {
 	journalOp := func(ctx context.Context, ref string) error {
 		e, _, err := j.Reserve(ctx, journaltest.Entry("bench", ref))
 		if err != nil {
@@ -134,7 +134,7 @@ func compareGroupCommit(b *testing.B, j payonce.Journal, raw *journalkit.Batcher
 
 // BenchmarkGroupCommitVsRaw measures the journal against the engine's
 // limit: the same two durable writes per operation, batched the same way
-// (journalkit.Batcher, one lane for SQLite, two for PostgreSQL), as raw
+// (journal.Batcher, one lane for SQLite, two for PostgreSQL), as raw
 // statements on the journal's own database handle, so at the same
 // durability (SQLite WAL with synchronous=FULL; PostgreSQL's default
 // synchronous_commit):
@@ -166,9 +166,9 @@ func BenchmarkGroupCommitVsRaw(b *testing.B) {
 			defer st.Close()
 			stmts[q] = st
 		}
-		raw := journalkit.NewBatcher(func(ctx context.Context, items []journalkit.BatchItem[rawWrite]) []error {
+		raw := journal.NewBatcher(func(ctx context.Context, items []journal.BatchItem[rawWrite]) []error {
 			return sqliteRawBatch(ctx, db, stmts, items)
-		}, journalkit.DefaultMaxBatch, 1, 0)
+		}, journal.DefaultMaxBatch, 1, 0)
 		defer raw.Close()
 		compareGroupCommit(b, j, raw)
 	})
@@ -196,9 +196,9 @@ func BenchmarkGroupCommitVsRaw(b *testing.B) {
 				b.Fatal(err)
 			}
 		}
-		raw := journalkit.NewBatcher(func(ctx context.Context, items []journalkit.BatchItem[rawWrite]) []error {
+		raw := journal.NewBatcher(func(ctx context.Context, items []journal.BatchItem[rawWrite]) []error {
 			return pgRawBatch(ctx, pool, table, items)
-		}, journalkit.DefaultMaxBatch, 2, 0)
+		}, journal.DefaultMaxBatch, 2, 0)
 		defer raw.Close()
 		compareGroupCommit(b, j, raw)
 	})
@@ -206,7 +206,7 @@ func BenchmarkGroupCommitVsRaw(b *testing.B) {
 
 // sqliteRawBatch commits the items in one BEGIN IMMEDIATE transaction,
 // each by its statement prepared in stmts.
-func sqliteRawBatch(ctx context.Context, db *sql.DB, stmts map[string]*sql.Stmt, items []journalkit.BatchItem[rawWrite]) []error {
+func sqliteRawBatch(ctx context.Context, db *sql.DB, stmts map[string]*sql.Stmt, items []journal.BatchItem[rawWrite]) []error {
 	errs := make([]error, len(items))
 	tx, err := db.BeginTx(ctx, nil)
 	if err == nil {
@@ -229,7 +229,7 @@ func sqliteRawBatch(ctx context.Context, db *sql.DB, stmts map[string]*sql.Stmt,
 
 // pgRawBatch sends the items as one pgx.Batch: pipelined, one implicit
 // transaction.
-func pgRawBatch(ctx context.Context, pool *pgxpool.Pool, table string, items []journalkit.BatchItem[rawWrite]) []error {
+func pgRawBatch(ctx context.Context, pool *pgxpool.Pool, table string, items []journal.BatchItem[rawWrite]) []error {
 	batch := &pgx.Batch{}
 	for _, it := range items {
 		batch.Queue(strings.Replace(it.Write.sql, "raw_commits", table, 1), it.Write.args...)

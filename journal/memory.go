@@ -3,6 +3,14 @@
 // share: Store, the queries (PendingQuery, ClaimRequest) and the errors.
 // The durable journals are sqlitejournal.Open and pgjournal.Open. See
 // docs/journal.md for when to use a journal.
+//
+// The rest is for backend authors: every backend checks its arguments and
+// applies the stored-state rules with the same functions (CheckReserve,
+// CheckUpdate, TakeRefusal and the other Check and Refusal functions,
+// rules.go and inboxrules.go), stores times as StoredTime gives them, and
+// may group its writes into one transaction with a Batcher and RunBatch
+// (batch.go). The conformance suites in journaltest hold every backend to
+// the same behaviour.
 package journal
 
 import (
@@ -13,7 +21,6 @@ import (
 
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/internal/corekit"
-	"github.com/payonce/payonce/internal/journalkit"
 )
 
 // Memory is an in-memory payonce.Journal for tests and single-process
@@ -50,7 +57,7 @@ func (m *Memory) Reserve(ctx context.Context, e payonce.JournalEntry) (payonce.J
 	if err := ctx.Err(); err != nil {
 		return payonce.JournalEntry{}, false, err
 	}
-	if err := journalkit.CheckReserve(e); err != nil {
+	if err := CheckReserve(e); err != nil {
 		return payonce.JournalEntry{}, false, err
 	}
 	return m.reserve(e)
@@ -63,7 +70,7 @@ func (m *Memory) ReserveTx(ctx context.Context, e payonce.JournalEntry) (payonce
 	if err := ctx.Err(); err != nil {
 		return payonce.JournalEntry{}, false, err
 	}
-	if err := journalkit.CheckReserveTx(e); err != nil {
+	if err := CheckReserveTx(e); err != nil {
 		return payonce.JournalEntry{}, false, err
 	}
 	return m.reserve(e)
@@ -76,8 +83,8 @@ func (m *Memory) reserve(e payonce.JournalEntry) (payonce.JournalEntry, bool, er
 	if old, ok := m.entries[id]; ok {
 		return clone(*old), false, nil
 	}
-	now := journalkit.Time(m.now())
-	e = journalkit.NormalizeReserve(e, now)
+	now := StoredTime(m.now())
+	e = NormalizeReserve(e, now)
 	if e.LeaseOwner != "" {
 		e.LeaseUntil = now.Add(corekit.ReserveLease(e.Lease))
 	}
@@ -93,7 +100,7 @@ func (m *Memory) Update(ctx context.Context, e payonce.JournalEntry) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if err := journalkit.CheckState(e.State); err != nil {
+	if err := CheckState(e.State); err != nil {
 		return err
 	}
 	m.mu.Lock()
@@ -108,7 +115,7 @@ func (m *Memory) updateLocked(e payonce.JournalEntry) error {
 	if !ok {
 		return fmt.Errorf("journal: update %q: %w", e.Reference, ErrNotFound)
 	}
-	if err := journalkit.CheckUpdate(*old, e); err != nil {
+	if err := CheckUpdate(*old, e); err != nil {
 		return err
 	}
 	old.State, old.Result, old.StatusCode, old.RequestID, old.Replayed = e.State, append([]byte(nil), e.Result...), e.StatusCode, e.RequestID, e.Replayed
@@ -119,7 +126,7 @@ func (m *Memory) updateLocked(e payonce.JournalEntry) error {
 	if old.UpdatedAt.IsZero() {
 		old.UpdatedAt = m.now()
 	}
-	old.UpdatedAt = journalkit.Time(old.UpdatedAt)
+	old.UpdatedAt = StoredTime(old.UpdatedAt)
 	old.LeaseOwner, old.LeaseUntil = "", time.Time{}
 	return nil
 }
@@ -129,7 +136,7 @@ func (m *Memory) Take(ctx context.Context, r payonce.JournalEntry) (payonce.Jour
 	if err := ctx.Err(); err != nil {
 		return payonce.JournalEntry{}, err
 	}
-	if err := journalkit.CheckTake(r); err != nil {
+	if err := CheckTake(r); err != nil {
 		return payonce.JournalEntry{}, err
 	}
 	m.mu.Lock()
@@ -138,8 +145,8 @@ func (m *Memory) Take(ctx context.Context, r payonce.JournalEntry) (payonce.Jour
 	if !ok {
 		return payonce.JournalEntry{}, fmt.Errorf("journal: take %q: %w", r.Reference, ErrNotFound)
 	}
-	now := journalkit.Time(m.now())
-	if err := journalkit.TakeRefusal(*e, r, now); err != nil {
+	now := StoredTime(m.now())
+	if err := TakeRefusal(*e, r, now); err != nil {
 		return clone(*e), err
 	}
 	e.Fence++
@@ -156,7 +163,7 @@ func (m *Memory) BeginAttempt(ctx context.Context, r payonce.JournalEntry) (payo
 	if err := ctx.Err(); err != nil {
 		return payonce.JournalEntry{}, err
 	}
-	if err := journalkit.CheckAttempt(r); err != nil {
+	if err := CheckAttempt(r); err != nil {
 		return payonce.JournalEntry{}, err
 	}
 	m.mu.Lock()
@@ -165,10 +172,10 @@ func (m *Memory) BeginAttempt(ctx context.Context, r payonce.JournalEntry) (payo
 	if !ok {
 		return payonce.JournalEntry{}, fmt.Errorf("journal: attempt %q: %w", r.Reference, ErrNotFound)
 	}
-	if err := journalkit.AttemptRefusal(*e, r); err != nil {
+	if err := AttemptRefusal(*e, r); err != nil {
 		return clone(*e), err
 	}
-	now := journalkit.Time(m.now())
+	now := StoredTime(m.now())
 	e.Sent, e.Attempts = true, e.Attempts+1
 	e.LeaseOwner, e.LeaseUntil, e.UpdatedAt = r.LeaseOwner, now.Add(r.Lease), now
 	return clone(*e), nil
@@ -185,7 +192,7 @@ func (m *Memory) Now(ctx context.Context) (time.Time, error) {
 	if !m.ownClock {
 		return time.Time{}, nil
 	}
-	return journalkit.Time(m.now()), nil
+	return StoredTime(m.now()), nil
 }
 
 // Get returns the entry of (scope, reference).
@@ -226,7 +233,7 @@ func (m *Memory) pendingLocked(scope string, before time.Time, limit int, keep f
 		}
 		out = append(out, clone(*e))
 	}
-	journalkit.SortEntries(out)
+	SortEntries(out)
 	if limit > 0 && len(out) > limit {
 		out = out[:limit]
 	}
@@ -238,12 +245,12 @@ func (m *Memory) Claim(ctx context.Context, c ClaimRequest) ([]payonce.JournalEn
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if err := journalkit.CheckClaim(c.Owner, c.Lease); err != nil {
+	if err := CheckClaim(c.Owner, c.Lease); err != nil {
 		return nil, err
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	now := journalkit.Time(m.now())
+	now := StoredTime(m.now())
 	sel := m.pendingLocked(c.Scope, time.Time{}, c.Limit, func(e *payonce.JournalEntry) bool {
 		return e.LeaseOwner == "" || !e.LeaseUntil.After(now)
 	})

@@ -8,7 +8,6 @@ import (
 
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/internal/corekit"
-	"github.com/payonce/payonce/internal/journalkit"
 )
 
 // Memory carries entries an earlier payonce wrote into today's forms.
@@ -47,29 +46,29 @@ func (m *Memory) Scopes(ctx context.Context, only ...string) ([]payonce.ScopeCou
 
 // MoveScope moves every entry of from into to, or none. An entry of to
 // never sent gives way to from's entry of its reference
-// (journalkit.GiveWayRefusal).
+// (GiveWayRefusal).
 func (m *Memory) MoveScope(ctx context.Context, from, to string) (int64, error) {
 	if err := ctx.Err(); err != nil {
 		return 0, err
 	}
-	if err := journalkit.CheckMoveScope(from, to); err != nil {
+	if err := CheckMoveScope(from, to); err != nil {
 		return 0, err
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	now := journalkit.Time(m.now())
+	now := StoredTime(m.now())
 	var refs []string
 	for id, e := range m.entries {
 		if id.scope != from {
 			continue
 		}
 		if d, ok := m.entries[entryID{to, id.reference}]; ok {
-			if err := journalkit.GiveWayRefusal(*d, now, from, to); err != nil {
+			if err := GiveWayRefusal(*d, now, from, to); err != nil {
 				return 0, err
 			}
 		}
 		if e.State == payonce.JournalPending && e.LeaseOwner != "" && e.LeaseUntil.After(now) {
-			return 0, journalkit.LeasedError(from, id.reference)
+			return 0, LeasedError(from, id.reference)
 		}
 		refs = append(refs, id.reference)
 	}
@@ -77,7 +76,7 @@ func (m *Memory) MoveScope(ctx context.Context, from, to string) (int64, error) 
 		e := m.entries[entryID{from, ref}]
 		delete(m.entries, entryID{from, ref})
 		if d, ok := m.entries[entryID{to, ref}]; ok {
-			e.Fence = journalkit.MovedFence(e.Fence, d.Fence)
+			e.Fence = MovedFence(e.Fence, d.Fence)
 		}
 		e.Scope = to
 		m.entries[entryID{to, ref}] = e
@@ -91,7 +90,7 @@ func (m *Memory) ReplaceFingerprint(ctx context.Context, scope, reference, old, 
 	if err := ctx.Err(); err != nil {
 		return false, err
 	}
-	if err := journalkit.CheckReplaceFingerprint(old, fp); err != nil {
+	if err := CheckReplaceFingerprint(old, fp); err != nil {
 		return false, err
 	}
 	m.mu.Lock()

@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"github.com/payonce/payonce"
-	"github.com/payonce/payonce/internal/journalkit"
 )
 
 var _ payonce.JournalFinder = (*Memory)(nil)
@@ -15,7 +14,7 @@ func (m *Memory) Holders(ctx context.Context, scope, resourceID string) ([]payon
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if err := journalkit.CheckHolders(scope, resourceID); err != nil {
+	if err := CheckHolders(scope, resourceID); err != nil {
 		return nil, err
 	}
 	return m.find(func(e *payonce.JournalEntry) bool { return e.Scope == scope && e.ResourceID == resourceID }, 0), nil
@@ -27,11 +26,11 @@ func (m *Memory) LookAlikes(ctx context.Context, q payonce.LookAlikeQuery) ([]pa
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	q, err := journalkit.CheckLookAlikes(q)
+	q, err := CheckLookAlikes(q)
 	if err != nil {
 		return nil, err
 	}
-	return m.find(func(e *payonce.JournalEntry) bool { return journalkit.LookAlike(*e, q) }, q.Limit), nil
+	return m.find(func(e *payonce.JournalEntry) bool { return lookAlike(*e, q) }, q.Limit), nil
 }
 
 // find returns the entries keep selects, oldest first, at most limit (0:
@@ -45,7 +44,7 @@ func (m *Memory) find(keep func(*payonce.JournalEntry) bool, limit int) []payonc
 			out = append(out, clone(*e))
 		}
 	}
-	journalkit.SortEntries(out)
+	SortEntries(out)
 	if limit > 0 && len(out) > limit {
 		out = out[:limit]
 	}

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/payonce/payonce"
-	"github.com/payonce/payonce/internal/journalkit"
 )
 
 // The memory journal's inbox (payonce.Inbox): its events live beside the
@@ -20,7 +19,7 @@ func (m *Memory) RecordEvent(ctx context.Context, e payonce.InboxEvent) (payonce
 	if err := ctx.Err(); err != nil {
 		return payonce.InboxEvent{}, false, err
 	}
-	if err := journalkit.CheckRecordEvent(e); err != nil {
+	if err := CheckRecordEvent(e); err != nil {
 		return payonce.InboxEvent{}, false, err
 	}
 	m.mu.Lock()
@@ -28,14 +27,14 @@ func (m *Memory) RecordEvent(ctx context.Context, e payonce.InboxEvent) (payonce
 	if m.inbox == nil {
 		m.inbox = map[eventKey]*payonce.InboxEvent{}
 	}
-	now := journalkit.Time(m.now())
+	now := StoredTime(m.now())
 	k := eventKey{e.Scope, e.EventID}
 	if old, ok := m.inbox[k]; ok {
 		old.Deliveries++
 		old.UpdatedAt = now
 		return cloneEvent(*old), false, nil
 	}
-	e = journalkit.NormalizeRecord(e, now)
+	e = NormalizeRecord(e, now)
 	e.Body = cloneBody(e.Body)
 	m.inbox[k] = &e
 	return cloneEvent(e), true, nil
@@ -56,7 +55,7 @@ func (m *Memory) ClaimEvent(ctx context.Context, r payonce.InboxEvent) (payonce.
 	if err := ctx.Err(); err != nil {
 		return payonce.InboxEvent{}, err
 	}
-	if err := journalkit.CheckClaimEvent(r); err != nil {
+	if err := CheckClaimEvent(r); err != nil {
 		return payonce.InboxEvent{}, err
 	}
 	m.mu.Lock()
@@ -65,8 +64,8 @@ func (m *Memory) ClaimEvent(ctx context.Context, r payonce.InboxEvent) (payonce.
 	if err != nil {
 		return payonce.InboxEvent{}, err
 	}
-	now := journalkit.Time(m.now())
-	if err := journalkit.ClaimEventRefusal(*e, r, now); err != nil {
+	now := StoredTime(m.now())
+	if err := ClaimEventRefusal(*e, r, now); err != nil {
 		return cloneEvent(*e), err
 	}
 	e.Fence++
@@ -81,7 +80,7 @@ func (m *Memory) MarkHandled(ctx context.Context, r payonce.InboxEvent) (payonce
 	if err := ctx.Err(); err != nil {
 		return payonce.InboxEvent{}, err
 	}
-	if err := journalkit.CheckMarkEvent(r, false); err != nil {
+	if err := CheckMarkEvent(r, false); err != nil {
 		return payonce.InboxEvent{}, err
 	}
 	m.mu.Lock()
@@ -90,11 +89,11 @@ func (m *Memory) MarkHandled(ctx context.Context, r payonce.InboxEvent) (payonce
 	if err != nil {
 		return payonce.InboxEvent{}, err
 	}
-	if err := journalkit.MarkRefusal(*e, r, false); err != nil {
+	if err := MarkRefusal(*e, r, false); err != nil {
 		return cloneEvent(*e), err
 	}
 	if !e.Handled() {
-		now := journalkit.Time(m.now())
+		now := StoredTime(m.now())
 		e.HandledAt, e.UpdatedAt = now, now
 		e.LeaseOwner, e.LeaseUntil = "", time.Time{}
 	}
@@ -107,7 +106,7 @@ func (m *Memory) ReleaseEvent(ctx context.Context, r payonce.InboxEvent) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if err := journalkit.CheckMarkEvent(r, true); err != nil {
+	if err := CheckMarkEvent(r, true); err != nil {
 		return err
 	}
 	m.mu.Lock()
@@ -116,10 +115,10 @@ func (m *Memory) ReleaseEvent(ctx context.Context, r payonce.InboxEvent) error {
 	if err != nil {
 		return err
 	}
-	if err := journalkit.MarkRefusal(*e, r, true); err != nil {
+	if err := MarkRefusal(*e, r, true); err != nil {
 		return err
 	}
-	e.LastError, e.UpdatedAt = r.LastError, journalkit.Time(m.now())
+	e.LastError, e.UpdatedAt = r.LastError, StoredTime(m.now())
 	e.LeaseOwner, e.LeaseUntil = "", time.Time{}
 	return nil
 }
@@ -143,19 +142,19 @@ func (m *Memory) Events(ctx context.Context, q payonce.InboxQuery) ([]payonce.In
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if err := journalkit.CheckEventsQuery(q); err != nil {
+	if err := CheckEventsQuery(q); err != nil {
 		return nil, err
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	now := journalkit.Time(m.now())
+	now := StoredTime(m.now())
 	var out []payonce.InboxEvent
 	for _, e := range m.inbox {
-		if journalkit.EventSelected(*e, q, now) {
+		if eventSelected(*e, q, now) {
 			out = append(out, cloneEvent(*e))
 		}
 	}
-	journalkit.SortEvents(out)
+	sortEvents(out)
 	if q.Limit > 0 && len(out) > q.Limit {
 		out = out[:q.Limit]
 	}

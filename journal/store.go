@@ -2,10 +2,10 @@ package journal
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/payonce/payonce"
-	"github.com/payonce/payonce/internal/journalkit"
 )
 
 // Store is a payonce.Journal a recovery worker can also list, claim and
@@ -45,19 +45,22 @@ type ClaimRequest struct {
 // Errors the journals return (wrapped) besides payonce's.
 var (
 	// ErrInvalidEntry: an entry or request given to a journal is incomplete.
-	ErrInvalidEntry = journalkit.ErrInvalidEntry
+	ErrInvalidEntry = errors.New("journal: invalid entry")
 	// ErrWriteInDoubt: a write's context ended while its batch was
-	// committing; the write may be recorded (see docs/journal.md).
-	ErrWriteInDoubt = journalkit.ErrWriteInDoubt
-	// ErrBatcherClosed: a write came after the journal was closed.
-	ErrBatcherClosed = journalkit.ErrBatcherClosed
+	// committing (Batcher.Do); the write may be recorded. Get tells
+	// which; a reserved entry found later is resumed with its own key,
+	// so acting as if the write failed is safe (see docs/journal.md).
+	ErrWriteInDoubt = errors.New("journal: context ended while the write was committing; it may be recorded")
+	// ErrBatcherClosed: a write came after the journal was closed
+	// (Batcher.Do after Close).
+	ErrBatcherClosed = errors.New("journal: closed")
 	// ErrNotFound: no entry has this scope and reference (Get, Update,
 	// Take).
 	ErrNotFound = payonce.ErrJournalNotFound
 	// ErrScopeCollision: MoveScope was asked to move a scope's entries
 	// into a scope holding one of their references in an entry that may
 	// have run (sent, or settled); nothing moved.
-	ErrScopeCollision = journalkit.ErrScopeCollision
+	ErrScopeCollision = errors.New("journal: both scopes hold a reference")
 	// ErrSettled: a write tried to move a settled entry back to pending or
 	// to another outcome; a succeeded entry never changes.
 	ErrSettled = payonce.ErrJournalSettled

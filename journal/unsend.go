@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"github.com/payonce/payonce"
-	"github.com/payonce/payonce/internal/journalkit"
 )
 
 // Unsend records a pending outcome and marks the entry never sent
@@ -13,7 +12,7 @@ func (m *Memory) Unsend(ctx context.Context, e payonce.JournalEntry) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if err := journalkit.CheckUnsend(e); err != nil {
+	if err := CheckUnsend(e); err != nil {
 		return err
 	}
 	m.mu.Lock()

@@ -15,7 +15,6 @@ import (
 	"github.com/payonce/payonce/a55"
 	"github.com/payonce/payonce/coinepay"
 	"github.com/payonce/payonce/internal/corekit"
-	"github.com/payonce/payonce/internal/settlelookup"
 	"github.com/payonce/payonce/journal"
 )
 
@@ -211,7 +210,7 @@ func byHand(ctx context.Context, j journal.Store, e payonce.JournalEntry, st pay
 // outcomeName is the outcome a settled entry holds, as the command prints
 // it: "succeeded", "failed" or "not-executed".
 func outcomeName(e payonce.JournalEntry) string {
-	return strings.ReplaceAll(settlelookup.OutcomeOf(e), "_", "-")
+	return strings.ReplaceAll(e.SettledOutcome(), "_", "-")
 }
 
 // errScopeMismatch: the credentials in the environment are another

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/payonce/payonce"
-	"github.com/payonce/payonce/internal/journalkit"
+	"github.com/payonce/payonce/journal"
 )
 
 var _ payonce.JournalFinder = (*Journal)(nil)
@@ -15,7 +15,7 @@ var _ payonce.JournalFinder = (*Journal)(nil)
 // outcome (payonce.JournalFinder), through the partial index on
 // (scope, resource_id).
 func (j *Journal) Holders(ctx context.Context, scope, resourceID string) ([]payonce.JournalEntry, error) {
-	if err := journalkit.CheckHolders(scope, resourceID); err != nil {
+	if err := journal.CheckHolders(scope, resourceID); err != nil {
 		return nil, err
 	}
 	rows, err := j.pool.Query(ctx, j.sql(`SELECT `+columns+` FROM $T
@@ -33,7 +33,7 @@ func (j *Journal) Holders(ctx context.Context, scope, resourceID string) ([]payo
 // they last changed: an attempt may still be on its way), settled ones
 // by the settled index (changed since q.From).
 func (j *Journal) LookAlikes(ctx context.Context, q payonce.LookAlikeQuery) ([]payonce.JournalEntry, error) {
-	q, err := journalkit.CheckLookAlikes(q)
+	q, err := journal.CheckLookAlikes(q)
 	if err != nil {
 		return nil, err
 	}

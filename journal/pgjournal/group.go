@@ -8,11 +8,11 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/payonce/payonce"
-	"github.com/payonce/payonce/internal/journalkit"
+	"github.com/payonce/payonce/journal"
 )
 
 // Group commit: every write of one process (Reserve, Update, Take,
-// BeginAttempt) goes through a journalkit.Batcher. A batch of several
+// BeginAttempt) goes through a journal.Batcher. A batch of several
 // writes is sent as one pgx.Batch: one statement per write, pipelined on
 // one connection and run in one implicit transaction (one round trip, one
 // WAL flush), which commits at the batch's end or not at all. Each caller
@@ -37,11 +37,11 @@ type write interface {
 // nothing, and runs again alone once the batch has committed.
 var errAgain = errors.New("pgjournal: refused in a batch")
 
-func newBatcher(j *Journal) *journalkit.Batcher[write] {
-	return journalkit.NewBatcher(j.runBatch, journalkit.DefaultMaxBatch, writeLanes, 0)
+func newBatcher(j *Journal) *journal.Batcher[write] {
+	return journal.NewBatcher(j.runBatch, journal.DefaultMaxBatch, writeLanes, 0)
 }
 
-func (j *Journal) runBatch(ctx context.Context, items []journalkit.BatchItem[write]) []error {
+func (j *Journal) runBatch(ctx context.Context, items []journal.BatchItem[write]) []error {
 	errs := make([]error, len(items))
 	var live []int
 	for i, it := range items {
@@ -69,7 +69,7 @@ func (j *Journal) runBatch(ctx context.Context, items []journalkit.BatchItem[wri
 // relied upon, and the caller runs each alone (a Reserve that did commit
 // is found again, an Update is applied again, both harmless). A write
 // the batch refused gets errAgain.
-func (j *Journal) pipelined(ctx context.Context, items []journalkit.BatchItem[write], live []int, errs []error) bool {
+func (j *Journal) pipelined(ctx context.Context, items []journal.BatchItem[write], live []int, errs []error) bool {
 	b := &pgx.Batch{}
 	for _, i := range live {
 		items[i].Write.queue(j, b)
@@ -169,7 +169,7 @@ func (w *updateWrite) refusal(rows pgx.Rows) error {
 	old, _, err := scanRowNow(rows)
 	var rule error
 	if err == nil {
-		rule = journalkit.CheckUpdate(old, w.e)
+		rule = journal.CheckUpdate(old, w.e)
 	}
 	return refusedWrite("update", w.e.Reference, err, rule)
 }
@@ -188,13 +188,13 @@ type guardedWrite struct {
 // takeWrite is the write of Take r.
 func takeWrite(r payonce.JournalEntry) *guardedWrite {
 	return &guardedWrite{op: "take", ref: r.Reference, stmt: takeSQL, args: takeArgs(r), scope: r.Scope,
-		refusal: func(e payonce.JournalEntry, now time.Time) error { return journalkit.TakeRefusal(e, r, now) }}
+		refusal: func(e payonce.JournalEntry, now time.Time) error { return journal.TakeRefusal(e, r, now) }}
 }
 
 // attemptWrite is the write of BeginAttempt r.
 func attemptWrite(r payonce.JournalEntry) *guardedWrite {
 	return &guardedWrite{op: "attempt", ref: r.Reference, stmt: attemptSQL, args: attemptArgs(r), scope: r.Scope,
-		refusal: func(e payonce.JournalEntry, _ time.Time) error { return journalkit.AttemptRefusal(e, r) }}
+		refusal: func(e payonce.JournalEntry, _ time.Time) error { return journal.AttemptRefusal(e, r) }}
 }
 
 func (w *guardedWrite) alone(ctx context.Context, j *Journal) error {

@@ -12,7 +12,6 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/payonce/payonce"
-	"github.com/payonce/payonce/internal/journalkit"
 	"github.com/payonce/payonce/journal"
 	"github.com/payonce/payonce/journal/journaltest"
 	"github.com/stretchr/testify/assert"
@@ -63,13 +62,13 @@ func (badWrite) read(_ *Journal, br pgx.BatchResults) error {
 
 func TestGroupCommitOneFailingWriteFailsOnlyItself(t *testing.T) {
 	j := openInternal(t)
-	a := &reserveWrite{e: journalkit.NormalizeReserve(journaltest.Entry("scope", "a"), time.Time{})}
-	dupe := &reserveWrite{e: journalkit.NormalizeReserve(journaltest.Entry("scope", "a"), time.Time{})}
-	b := &reserveWrite{e: journalkit.NormalizeReserve(journaltest.Entry("scope", "b"), time.Time{})}
-	c := &reserveWrite{e: journalkit.NormalizeReserve(journaltest.Entry("scope", "c"), time.Time{})}
+	a := &reserveWrite{e: journal.NormalizeReserve(journaltest.Entry("scope", "a"), time.Time{})}
+	dupe := &reserveWrite{e: journal.NormalizeReserve(journaltest.Entry("scope", "a"), time.Time{})}
+	b := &reserveWrite{e: journal.NormalizeReserve(journaltest.Entry("scope", "b"), time.Time{})}
+	c := &reserveWrite{e: journal.NormalizeReserve(journaltest.Entry("scope", "c"), time.Time{})}
 	canceled, cancel := context.WithCancel(t.Context())
 	cancel()
-	errs := j.runBatch(t.Context(), []journalkit.BatchItem[write]{
+	errs := j.runBatch(t.Context(), []journal.BatchItem[write]{
 		{Ctx: t.Context(), Write: a}, {Ctx: t.Context(), Write: badWrite{}}, {Ctx: t.Context(), Write: dupe},
 		{Ctx: canceled, Write: c}, {Ctx: t.Context(), Write: b},
 	})
@@ -90,15 +89,15 @@ func TestGroupCommitOneFailingWriteFailsOnlyItself(t *testing.T) {
 
 func TestGroupCommitPipelinedBatch(t *testing.T) {
 	j := openInternal(t)
-	a := &reserveWrite{e: journalkit.NormalizeReserve(journaltest.Entry("scope", "a"), time.Time{})}
-	dupe := &reserveWrite{e: journalkit.NormalizeReserve(journaltest.Entry("scope", "a"), time.Time{})}
+	a := &reserveWrite{e: journal.NormalizeReserve(journaltest.Entry("scope", "a"), time.Time{})}
+	dupe := &reserveWrite{e: journal.NormalizeReserve(journaltest.Entry("scope", "a"), time.Time{})}
 	settle := journaltest.Entry("scope", "a")
 	settle.State, settle.UpdatedAt = payonce.JournalSucceeded, time.Now()
 	back := settle
 	back.State = payonce.JournalPending
 	absent := journaltest.Entry("scope", "absent")
 	absent.UpdatedAt = time.Now()
-	errs := j.runBatch(t.Context(), []journalkit.BatchItem[write]{
+	errs := j.runBatch(t.Context(), []journal.BatchItem[write]{
 		{Ctx: t.Context(), Write: a}, {Ctx: t.Context(), Write: dupe},
 		{Ctx: t.Context(), Write: &updateWrite{e: settle}}, {Ctx: t.Context(), Write: &updateWrite{e: back}},
 		{Ctx: t.Context(), Write: &updateWrite{e: absent}},
@@ -134,7 +133,7 @@ func TestGroupCommitRefusedGuardedWrites(t *testing.T) {
 	leased := takeWrite(payonce.JournalEntry{Scope: "scope", Reference: "a", LeaseOwner: "w2", Lease: time.Hour})
 	stale := attemptWrite(payonce.JournalEntry{Scope: "scope", Reference: "a", LeaseOwner: "w1", Lease: time.Hour, Fence: 1})
 	absent := attemptWrite(payonce.JournalEntry{Scope: "scope", Reference: "absent", LeaseOwner: "w1", Lease: time.Hour, Fence: 1})
-	errs := j.runBatch(t.Context(), []journalkit.BatchItem[write]{
+	errs := j.runBatch(t.Context(), []journal.BatchItem[write]{
 		{Ctx: t.Context(), Write: take}, {Ctx: t.Context(), Write: leased},
 		{Ctx: t.Context(), Write: stale}, {Ctx: t.Context(), Write: absent},
 	})
@@ -163,11 +162,11 @@ func TestGroupCommitReserveMeetsLaterCommit(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, created)
 
-	a := &reserveWrite{e: journalkit.NormalizeReserve(journaltest.Entry("scope", "a"), time.Time{})}
-	b := &reserveWrite{e: journalkit.NormalizeReserve(journaltest.Entry("scope", "b"), time.Time{})}
+	a := &reserveWrite{e: journal.NormalizeReserve(journaltest.Entry("scope", "a"), time.Time{})}
+	b := &reserveWrite{e: journal.NormalizeReserve(journaltest.Entry("scope", "b"), time.Time{})}
 	done := make(chan []error, 1)
 	go func() {
-		done <- j.runBatch(ctx, []journalkit.BatchItem[write]{{Ctx: ctx, Write: b}, {Ctx: ctx, Write: a}})
+		done <- j.runBatch(ctx, []journal.BatchItem[write]{{Ctx: ctx, Write: b}, {Ctx: ctx, Write: a}})
 	}()
 	// The batch waits for other's row lock: the wait shows in
 	// pg_stat_activity, on a statement naming this test's schema.

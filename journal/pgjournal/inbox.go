@@ -8,7 +8,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/payonce/payonce"
-	"github.com/payonce/payonce/internal/journalkit"
 	"github.com/payonce/payonce/journal"
 )
 
@@ -84,7 +83,7 @@ const eventNowSQL = `SELECT ` + eventColumns + `, now() FROM $I WHERE scope = $1
 // RecordEvent stores e as unhandled unless its (Scope, EventID) exists; a
 // duplicate adds one to Deliveries (payonce.Inbox.RecordEvent).
 func (j *Journal) RecordEvent(ctx context.Context, e payonce.InboxEvent) (payonce.InboxEvent, bool, error) {
-	if err := journalkit.CheckRecordEvent(e); err != nil {
+	if err := journal.CheckRecordEvent(e); err != nil {
 		return payonce.InboxEvent{}, false, err
 	}
 	w := recordWrite(e)
@@ -97,7 +96,7 @@ func (j *Journal) RecordEvent(ctx context.Context, e payonce.InboxEvent) (payonc
 // ClaimEvent gives the unhandled event to the run r.LeaseOwner
 // (payonce.Inbox.ClaimEvent).
 func (j *Journal) ClaimEvent(ctx context.Context, r payonce.InboxEvent) (payonce.InboxEvent, error) {
-	if err := journalkit.CheckClaimEvent(r); err != nil {
+	if err := journal.CheckClaimEvent(r); err != nil {
 		return payonce.InboxEvent{}, err
 	}
 	w := claimWrite(r)
@@ -109,7 +108,7 @@ func (j *Journal) ClaimEvent(ctx context.Context, r payonce.InboxEvent) (payonce
 // (payonce.Inbox.MarkHandled). MarkHandledTx does it in the merchant's
 // transaction.
 func (j *Journal) MarkHandled(ctx context.Context, r payonce.InboxEvent) (payonce.InboxEvent, error) {
-	if err := journalkit.CheckMarkEvent(r, false); err != nil {
+	if err := journal.CheckMarkEvent(r, false); err != nil {
 		return payonce.InboxEvent{}, err
 	}
 	w := markWrite(r)
@@ -119,7 +118,7 @@ func (j *Journal) MarkHandled(ctx context.Context, r payonce.InboxEvent) (payonc
 
 // recordWrite is the write of RecordEvent e.
 func recordWrite(e payonce.InboxEvent) *eventWrite {
-	n := journalkit.NormalizeRecord(e, time.Time{})
+	n := journal.NormalizeRecord(e, time.Time{})
 	return &eventWrite{op: "record", r: e, stmt: recordSQL,
 		args: []any{n.Scope, n.EventID, n.ResourceID, n.Type, n.Body, optTime(n.ReceivedAt)}}
 }
@@ -127,19 +126,19 @@ func recordWrite(e payonce.InboxEvent) *eventWrite {
 // claimWrite is the write of ClaimEvent r.
 func claimWrite(r payonce.InboxEvent) *eventWrite {
 	return &eventWrite{op: "claim", r: r, stmt: claimSQL, args: []any{r.Scope, r.EventID, r.LeaseOwner, r.Lease.Microseconds()},
-		refusal: func(e payonce.InboxEvent, now time.Time) error { return journalkit.ClaimEventRefusal(e, r, now) }}
+		refusal: func(e payonce.InboxEvent, now time.Time) error { return journal.ClaimEventRefusal(e, r, now) }}
 }
 
 // markWrite is the write of MarkHandled r.
 func markWrite(r payonce.InboxEvent) *eventWrite {
 	return &eventWrite{op: "mark", r: r, stmt: markSQL, args: []any{r.Scope, r.EventID, r.Fence},
-		refusal: func(e payonce.InboxEvent, _ time.Time) error { return journalkit.MarkRefusal(e, r, false) }}
+		refusal: func(e payonce.InboxEvent, _ time.Time) error { return journal.MarkRefusal(e, r, false) }}
 }
 
 // releaseWrite is the write of ReleaseEvent r.
 func releaseWrite(r payonce.InboxEvent) *eventWrite {
 	return &eventWrite{op: "release", r: r, stmt: releaseSQL, args: []any{r.Scope, r.EventID, r.Fence, r.LastError},
-		refusal: func(e payonce.InboxEvent, _ time.Time) error { return journalkit.MarkRefusal(e, r, true) }}
+		refusal: func(e payonce.InboxEvent, _ time.Time) error { return journal.MarkRefusal(e, r, true) }}
 }
 
 // MarkHandledTx is MarkHandled inside the caller's transaction, so that
@@ -153,7 +152,7 @@ func (j *Journal) MarkHandledTx(ctx context.Context, tx pgx.Tx, r payonce.InboxE
 	if tx == nil {
 		return payonce.InboxEvent{}, fmt.Errorf("%w: pgjournal: nil transaction", payonce.ErrInvalidConfig)
 	}
-	if err := journalkit.CheckMarkEvent(r, false); err != nil {
+	if err := journal.CheckMarkEvent(r, false); err != nil {
 		return payonce.InboxEvent{}, err
 	}
 	w := markWrite(r)
@@ -189,7 +188,7 @@ func (j *Journal) HandlerTx(fn func(ctx context.Context, tx pgx.Tx, ev payonce.I
 // ReleaseEvent ends the claim of fence r.Fence without handling the
 // event (payonce.Inbox.ReleaseEvent).
 func (j *Journal) ReleaseEvent(ctx context.Context, r payonce.InboxEvent) error {
-	if err := journalkit.CheckMarkEvent(r, true); err != nil {
+	if err := journal.CheckMarkEvent(r, true); err != nil {
 		return err
 	}
 	return j.inbox.Do(ctx, releaseWrite(r))
@@ -213,7 +212,7 @@ func (j *Journal) GetEvent(ctx context.Context, scope, eventID string) (payonce.
 
 // Events lists the events q selects, oldest first.
 func (j *Journal) Events(ctx context.Context, q payonce.InboxQuery) ([]payonce.InboxEvent, error) {
-	if err := journalkit.CheckEventsQuery(q); err != nil {
+	if err := journal.CheckEventsQuery(q); err != nil {
 		return nil, err
 	}
 	query, args := eventsSQL(q)
@@ -246,7 +245,7 @@ func eventsSQL(q payonce.InboxQuery) (string, []any) {
 		where = append(where, "(lease_owner = '' OR lease_until IS NULL OR lease_until <= now())")
 	}
 	if !q.Before.IsZero() {
-		arg("received_at < $n", journalkit.Time(q.Before))
+		arg("received_at < $n", journal.StoredTime(q.Before))
 	}
 	args = append(args, limit(q.Limit))
 	return `SELECT ` + eventColumns + ` FROM $I WHERE ` + strings.Join(where, " AND ") +
@@ -255,7 +254,7 @@ func eventsSQL(q payonce.InboxQuery) (string, []any) {
 
 // PurgeEvents deletes events handled before handledBefore.
 func (j *Journal) PurgeEvents(ctx context.Context, handledBefore time.Time) (int64, error) {
-	tag, err := j.pool.Exec(ctx, j.isql(`DELETE FROM $I WHERE handled_at IS NOT NULL AND handled_at < $1`), journalkit.Time(handledBefore))
+	tag, err := j.pool.Exec(ctx, j.isql(`DELETE FROM $I WHERE handled_at IS NOT NULL AND handled_at < $1`), journal.StoredTime(handledBefore))
 	if err != nil {
 		return 0, fmt.Errorf("pgjournal: purge events: %w", err)
 	}

@@ -7,7 +7,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/payonce/payonce"
-	"github.com/payonce/payonce/internal/journalkit"
 	"github.com/payonce/payonce/journal"
 	"github.com/payonce/payonce/journal/journaltest"
 	"github.com/stretchr/testify/assert"
@@ -25,9 +24,9 @@ func TestGroupCommitInboxWrites(t *testing.T) {
 	leased := claimWrite(payonce.InboxEvent{Scope: "s", EventID: "e1", LeaseOwner: "w2", Lease: time.Hour})
 	stale := markWrite(payonce.InboxEvent{Scope: "s", EventID: "e1", Fence: 7})
 	absent := releaseWrite(payonce.InboxEvent{Scope: "s", EventID: "absent", Fence: 1})
-	var items []journalkit.BatchItem[write]
+	var items []journal.BatchItem[write]
 	for _, w := range []*eventWrite{first, dupe, claimed, leased, stale, absent} {
-		items = append(items, journalkit.BatchItem[write]{Ctx: t.Context(), Write: w})
+		items = append(items, journal.BatchItem[write]{Ctx: t.Context(), Write: w})
 	}
 	errs := j.runBatch(t.Context(), items)
 	require.NoError(t, errs[0])

@@ -19,7 +19,6 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/internal/corekit"
-	"github.com/payonce/payonce/internal/journalkit"
 	"github.com/payonce/payonce/journal"
 )
 
@@ -32,12 +31,12 @@ type Journal struct {
 	pool   *pgxpool.Pool
 	owned  bool // Close closes the pool
 	schema string
-	table  string                     // quoted schema.table
-	batch  *journalkit.Batcher[write] // group commit of every write (group.go)
+	table  string                  // quoted schema.table
+	batch  *journal.Batcher[write] // group commit of every write (group.go)
 	// inbox is the inbox's own group commit (inbox.go): a delivery may
 	// wait for an event's row a handler's transaction holds (HandlerTx),
 	// and must never hold up the journal's writes while it does.
-	inbox *journalkit.Batcher[write]
+	inbox *journal.Batcher[write]
 }
 
 // Option configures Open and New.
@@ -133,10 +132,10 @@ func (j *Journal) sql(s string) string { return strings.ReplaceAll(s, "$T", j.ta
 
 // Reserve inserts e as pending unless (Scope, Reference) exists.
 func (j *Journal) Reserve(ctx context.Context, e payonce.JournalEntry) (payonce.JournalEntry, bool, error) {
-	if err := journalkit.CheckReserve(e); err != nil {
+	if err := journal.CheckReserve(e); err != nil {
 		return payonce.JournalEntry{}, false, err
 	}
-	w := &reserveWrite{e: journalkit.NormalizeReserve(e, time.Time{})}
+	w := &reserveWrite{e: journal.NormalizeReserve(e, time.Time{})}
 	if err := j.batch.Do(ctx, w); err != nil {
 		return payonce.JournalEntry{}, false, err
 	}
@@ -154,7 +153,7 @@ func (j *Journal) ReserveTx(ctx context.Context, tx pgx.Tx, e payonce.JournalEnt
 	if tx == nil {
 		return payonce.JournalEntry{}, false, fmt.Errorf("%w: pgjournal: nil transaction", payonce.ErrInvalidConfig)
 	}
-	if err := journalkit.CheckReserveTx(e); err != nil {
+	if err := journal.CheckReserveTx(e); err != nil {
 		return payonce.JournalEntry{}, false, err
 	}
 	return j.reserve(ctx, tx, e)
@@ -190,7 +189,7 @@ func optTime(t time.Time) *time.Time {
 }
 
 func (j *Journal) reserve(ctx context.Context, q querier, e payonce.JournalEntry) (payonce.JournalEntry, bool, error) {
-	e = journalkit.NormalizeReserve(e, time.Time{})
+	e = journal.NormalizeReserve(e, time.Time{})
 	rows, err := q.Query(ctx, j.sql(insertSQL), insertArgs(e)...)
 	if err != nil {
 		return payonce.JournalEntry{}, false, fmt.Errorf("pgjournal: reserve: %w", err)
@@ -223,10 +222,10 @@ func scanReserved(rows pgx.Rows) (e payonce.JournalEntry, created, found bool, e
 // Update records an outcome under the precedence and fence rules of
 // payonce.Journal, stated in the UPDATE itself (updateSQL).
 func (j *Journal) Update(ctx context.Context, e payonce.JournalEntry) error {
-	if err := journalkit.CheckState(e.State); err != nil {
+	if err := journal.CheckState(e.State); err != nil {
 		return err
 	}
-	e.UpdatedAt = journalkit.Time(e.UpdatedAt)
+	e.UpdatedAt = journal.StoredTime(e.UpdatedAt)
 	return j.batch.Do(ctx, &updateWrite{e: e})
 }
 
@@ -272,7 +271,7 @@ const rowSQL = `SELECT ` + columns + `, now() FROM $T WHERE scope = $1 AND refer
 
 // Take gives a pending entry to the run r.LeaseOwner (payonce.Journal.Take).
 func (j *Journal) Take(ctx context.Context, r payonce.JournalEntry) (payonce.JournalEntry, error) {
-	if err := journalkit.CheckTake(r); err != nil {
+	if err := journal.CheckTake(r); err != nil {
 		return payonce.JournalEntry{}, err
 	}
 	w := takeWrite(r)
@@ -283,7 +282,7 @@ func (j *Journal) Take(ctx context.Context, r payonce.JournalEntry) (payonce.Jou
 // BeginAttempt checks and records, before an attempt is sent, that the
 // run's fence is current (payonce.Journal.BeginAttempt).
 func (j *Journal) BeginAttempt(ctx context.Context, r payonce.JournalEntry) (payonce.JournalEntry, error) {
-	if err := journalkit.CheckAttempt(r); err != nil {
+	if err := journal.CheckAttempt(r); err != nil {
 		return payonce.JournalEntry{}, err
 	}
 	w := attemptWrite(r)
@@ -299,7 +298,7 @@ func (j *Journal) Now(ctx context.Context) (time.Time, error) {
 	if err := j.pool.QueryRow(ctx, `SELECT now()`).Scan(&t); err != nil {
 		return time.Time{}, fmt.Errorf("pgjournal: now: %w", err)
 	}
-	return journalkit.Time(t), nil
+	return journal.StoredTime(t), nil
 }
 
 // refusedWrite is the error of a guarded write that changed nothing,
@@ -359,7 +358,7 @@ func (j *Journal) get(ctx context.Context, q querier, scope, reference string) (
 func (j *Journal) Pending(ctx context.Context, q journal.PendingQuery) ([]payonce.JournalEntry, error) {
 	var before *time.Time
 	if !q.Before.IsZero() {
-		b := journalkit.Time(q.Before)
+		b := journal.StoredTime(q.Before)
 		before = &b
 	}
 	rows, err := j.pool.Query(ctx, j.sql(`SELECT `+columns+` FROM $T
@@ -375,7 +374,7 @@ func (j *Journal) Pending(ctx context.Context, q journal.PendingQuery) ([]payonc
 // c.Lease. Rows another worker is claiming at the same moment are skipped
 // (FOR UPDATE SKIP LOCKED), so concurrent claims never share an entry.
 func (j *Journal) Claim(ctx context.Context, c journal.ClaimRequest) ([]payonce.JournalEntry, error) {
-	if err := journalkit.CheckClaim(c.Owner, c.Lease); err != nil {
+	if err := journal.CheckClaim(c.Owner, c.Lease); err != nil {
 		return nil, err
 	}
 	rows, err := j.pool.Query(ctx, j.sql(`WITH c AS (
@@ -393,13 +392,13 @@ func (j *Journal) Claim(ctx context.Context, c journal.ClaimRequest) ([]payonce.
 	if err != nil {
 		return nil, err
 	}
-	journalkit.SortEntries(es)
+	journal.SortEntries(es)
 	return es, nil
 }
 
 // Purge deletes settled entries last updated before settledBefore.
 func (j *Journal) Purge(ctx context.Context, settledBefore time.Time) (int64, error) {
-	tag, err := j.pool.Exec(ctx, j.sql(`DELETE FROM $T WHERE state IN ('succeeded', 'failed') AND updated_at < $1`), journalkit.Time(settledBefore))
+	tag, err := j.pool.Exec(ctx, j.sql(`DELETE FROM $T WHERE state IN ('succeeded', 'failed') AND updated_at < $1`), journal.StoredTime(settledBefore))
 	if err != nil {
 		return 0, fmt.Errorf("pgjournal: purge: %w", err)
 	}

@@ -9,7 +9,6 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/payonce/payonce"
-	"github.com/payonce/payonce/internal/journalkit"
 	"github.com/payonce/payonce/journal"
 )
 
@@ -49,9 +48,9 @@ func (j *Journal) Scopes(ctx context.Context, only ...string) ([]payonce.ScopeCo
 // MoveScope moves every entry of from into to in one transaction, or
 // none: from's entries are locked first, so no run takes or settles one
 // meanwhile, then to's entries of their references, each of which gives
-// way to from's if it was never sent (journalkit.GiveWayRefusal).
+// way to from's if it was never sent (journal.GiveWayRefusal).
 func (j *Journal) MoveScope(ctx context.Context, from, to string) (int64, error) {
-	if err := journalkit.CheckMoveScope(from, to); err != nil {
+	if err := journal.CheckMoveScope(from, to); err != nil {
 		return 0, err
 	}
 	var n int64
@@ -62,7 +61,7 @@ func (j *Journal) MoveScope(ctx context.Context, from, to string) (int64, error)
 			ORDER BY reference COLLATE "C" LIMIT 1`), from).Scan(&leased)
 		switch {
 		case err == nil:
-			return journalkit.LeasedError(from, leased)
+			return journal.LeasedError(from, leased)
 		case !errors.Is(err, pgx.ErrNoRows):
 			return fmt.Errorf("pgjournal: move scope: %w", err)
 		}
@@ -99,7 +98,7 @@ func (j *Journal) MoveScope(ctx context.Context, from, to string) (int64, error)
 		case err != nil:
 			return fmt.Errorf("pgjournal: move scope: %w", err)
 		case leased != "":
-			return journalkit.LeasedError(from, leased)
+			return journal.LeasedError(from, leased)
 		}
 		return nil
 	})
@@ -110,7 +109,7 @@ func (j *Journal) MoveScope(ctx context.Context, from, to string) (int64, error)
 }
 
 // giveWay deletes, in tx, to's entries of from's references, each of
-// which must give way (journalkit.GiveWayRefusal), locked, and raises the
+// which must give way (journal.GiveWayRefusal), locked, and raises the
 // fence of from's entry of each above the one it replaces.
 func (j *Journal) giveWay(ctx context.Context, tx pgx.Tx, from, to string) error {
 	rows, err := tx.Query(ctx, j.sql(`SELECT `+columns+` FROM $T WHERE scope = $2 AND reference IN (SELECT reference FROM $T WHERE scope = $1)
@@ -128,10 +127,10 @@ func (j *Journal) giveWay(ctx context.Context, tx pgx.Tx, from, to string) error
 	}
 	refs, fences := make([]string, len(both)), make([]int64, len(both))
 	for i, d := range both {
-		if err := journalkit.GiveWayRefusal(d, now.UTC(), from, to); err != nil {
+		if err := journal.GiveWayRefusal(d, now.UTC(), from, to); err != nil {
 			return err
 		}
-		refs[i], fences[i] = d.Reference, journalkit.MovedFence(0, d.Fence)
+		refs[i], fences[i] = d.Reference, journal.MovedFence(0, d.Fence)
 	}
 	if _, err := tx.Exec(ctx, j.sql(`DELETE FROM $T WHERE scope = $1 AND reference = ANY($2::text[])`), to, refs); err != nil {
 		return fmt.Errorf("pgjournal: move scope: %w", err)
@@ -146,7 +145,7 @@ func (j *Journal) giveWay(ctx context.Context, tx pgx.Tx, from, to string) error
 // ReplaceFingerprint sets the fingerprint of (scope, reference) to fp when
 // it is old.
 func (j *Journal) ReplaceFingerprint(ctx context.Context, scope, reference, old, fp string) (bool, error) {
-	if err := journalkit.CheckReplaceFingerprint(old, fp); err != nil {
+	if err := journal.CheckReplaceFingerprint(old, fp); err != nil {
 		return false, err
 	}
 	var replaced, found bool

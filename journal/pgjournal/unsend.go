@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	"github.com/payonce/payonce"
-	"github.com/payonce/payonce/internal/journalkit"
+	"github.com/payonce/payonce/journal"
 )
 
 // unsendSQL records a pending outcome and marks the entry never sent:
@@ -18,10 +18,10 @@ const unsendSQL = `UPDATE $T SET result = $3, status_code = $4, request_id = $5,
 // Unsend records a pending outcome and marks the entry never sent
 // (payonce.JournalUnsender), in one guarded UPDATE.
 func (j *Journal) Unsend(ctx context.Context, e payonce.JournalEntry) error {
-	if err := journalkit.CheckUnsend(e); err != nil {
+	if err := journal.CheckUnsend(e); err != nil {
 		return err
 	}
-	e.UpdatedAt = journalkit.Time(e.UpdatedAt)
+	e.UpdatedAt = journal.StoredTime(e.UpdatedAt)
 	tag, err := j.pool.Exec(ctx, j.sql(unsendSQL), e.Scope, e.Reference, e.Result, e.StatusCode, e.RequestID, e.Replayed,
 		e.ErrorKind, e.ErrorCode, e.ErrorMessage, e.LastCause, e.SettleReason, e.Fence, optTime(e.UpdatedAt))
 	if err != nil {
@@ -37,7 +37,7 @@ func (j *Journal) Unsend(ctx context.Context, e payonce.JournalEntry) error {
 	old, _, err := scanRowNow(rows)
 	var rule error
 	if err == nil {
-		rule = journalkit.CheckUpdate(old, e)
+		rule = journal.CheckUpdate(old, e)
 	}
 	return refusedWrite("unsend", e.Reference, err, rule)
 }

@@ -4,19 +4,19 @@ import (
 	"context"
 	"database/sql"
 
-	"github.com/payonce/payonce/internal/journalkit"
+	"github.com/payonce/payonce/journal"
 )
 
 // write is one Reserve or Update run inside a (batch) transaction.
 type write func(ctx context.Context, tx *sql.Tx) error
 
 // Group commit: Reserve and Update of one process go through a
-// journalkit.Batcher, so concurrent writes share one BEGIN IMMEDIATE
+// journal.Batcher, so concurrent writes share one BEGIN IMMEDIATE
 // transaction and one fsync. Each caller still returns only once its own
 // write is committed.
 
-func newBatcher(j *Journal) *journalkit.Batcher[write] {
-	return journalkit.NewBatcher(j.runBatch, journalkit.DefaultMaxBatch, 1, 0)
+func newBatcher(j *Journal) *journal.Batcher[write] {
+	return journal.NewBatcher(j.runBatch, journal.DefaultMaxBatch, 1, 0)
 }
 
 // commitWrite runs w through the batcher.
@@ -24,8 +24,8 @@ func (j *Journal) commitWrite(ctx context.Context, w write) error {
 	return j.batch.Do(ctx, w)
 }
 
-func (j *Journal) runBatch(ctx context.Context, items []journalkit.BatchItem[write]) []error {
-	return journalkit.RunBatch(ctx, items,
+func (j *Journal) runBatch(ctx context.Context, items []journal.BatchItem[write]) []error {
+	return journal.RunBatch(ctx, items,
 		j.begin,
 		func(ctx context.Context, tx *sql.Tx, w write) error { return w(ctx, tx) },
 		func(_ context.Context, tx *sql.Tx) error { return j.commit(tx) },

@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/payonce/payonce"
-	"github.com/payonce/payonce/internal/journalkit"
 	"github.com/payonce/payonce/journal"
 	"github.com/payonce/payonce/journal/journaltest"
 	"github.com/stretchr/testify/assert"
@@ -31,9 +30,9 @@ func TestGroupCommitManyAttempts(t *testing.T) {
 }
 
 // reserveItem is a Reserve as Reserve queues it, with its results.
-func reserveItem(t *testing.T, j *Journal, ref string, out *payonce.JournalEntry, created *bool) journalkit.BatchItem[write] {
+func reserveItem(t *testing.T, j *Journal, ref string, out *payonce.JournalEntry, created *bool) journal.BatchItem[write] {
 	e := journaltest.Entry("scope", ref)
-	return journalkit.BatchItem[write]{Ctx: t.Context(), Write: func(ctx context.Context, tx *sql.Tx) error {
+	return journal.BatchItem[write]{Ctx: t.Context(), Write: func(ctx context.Context, tx *sql.Tx) error {
 		var err error
 		*out, *created, err = j.reserve(ctx, tx, e)
 		return err
@@ -44,7 +43,7 @@ func TestGroupCommitOneFailingWriteFailsOnlyItself(t *testing.T) {
 	j := openInternal(t)
 	var a, b, dupe payonce.JournalEntry
 	var aNew, bNew, dupeNew bool
-	bad := journalkit.BatchItem[write]{Ctx: t.Context(), Write: func(ctx context.Context, tx *sql.Tx) error {
+	bad := journal.BatchItem[write]{Ctx: t.Context(), Write: func(ctx context.Context, tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO no_such_table VALUES (1)`)
 		return err
 	}}
@@ -54,7 +53,7 @@ func TestGroupCommitOneFailingWriteFailsOnlyItself(t *testing.T) {
 	var cNew bool
 	skipped := reserveItem(t, j, "c", &c, &cNew)
 	skipped.Ctx = canceled
-	errs := j.runBatch(t.Context(), []journalkit.BatchItem[write]{
+	errs := j.runBatch(t.Context(), []journal.BatchItem[write]{
 		reserveItem(t, j, "a", &a, &aNew), bad, reserveItem(t, j, "a", &dupe, &dupeNew), skipped, reserveItem(t, j, "b", &b, &bNew),
 	})
 	require.Len(t, errs, 5)
@@ -78,7 +77,7 @@ func TestGroupCommitSharesOneTransaction(t *testing.T) {
 	var aNew, dupeNew bool
 	e := journaltest.Entry("scope", "a")
 	e.State = payonce.JournalSucceeded
-	errs := j.runBatch(t.Context(), []journalkit.BatchItem[write]{
+	errs := j.runBatch(t.Context(), []journal.BatchItem[write]{
 		reserveItem(t, j, "a", &a, &aNew),
 		reserveItem(t, j, "a", &dupe, &dupeNew),
 	})

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/payonce/payonce"
-	"github.com/payonce/payonce/internal/journalkit"
 	"github.com/payonce/payonce/journal"
 )
 
@@ -48,13 +47,13 @@ const eventColumns = `scope, event_id, resource_id, event_type, body, received_a
 // RecordEvent stores e as unhandled unless its (Scope, EventID) exists; a
 // duplicate adds one to Deliveries (payonce.Inbox.RecordEvent).
 func (j *Journal) RecordEvent(ctx context.Context, e payonce.InboxEvent) (payonce.InboxEvent, bool, error) {
-	if err := journalkit.CheckRecordEvent(e); err != nil {
+	if err := journal.CheckRecordEvent(e); err != nil {
 		return payonce.InboxEvent{}, false, err
 	}
 	var out payonce.InboxEvent
 	err := j.commitWrite(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		now := journalkit.Time(j.now())
-		n := journalkit.NormalizeRecord(e, now)
+		now := journal.StoredTime(j.now())
+		n := journal.NormalizeRecord(e, now)
 		rows, err := j.prepared(tx).QueryContext(ctx, `INSERT INTO payonce_inbox (scope, event_id, resource_id, event_type, body, received_at, updated_at)
 			VALUES (?, ?, ?, ?, ?, ?, ?)
 			ON CONFLICT (scope, event_id) DO UPDATE SET deliveries = deliveries + 1, updated_at = ?
@@ -82,14 +81,14 @@ func (j *Journal) RecordEvent(ctx context.Context, e payonce.InboxEvent) (payonc
 // ClaimEvent gives the unhandled event to the run r.LeaseOwner
 // (payonce.Inbox.ClaimEvent), in one guarded UPDATE.
 func (j *Journal) ClaimEvent(ctx context.Context, r payonce.InboxEvent) (payonce.InboxEvent, error) {
-	if err := journalkit.CheckClaimEvent(r); err != nil {
+	if err := journal.CheckClaimEvent(r); err != nil {
 		return payonce.InboxEvent{}, err
 	}
 	var out payonce.InboxEvent
 	err := j.commitWrite(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		now := journalkit.Time(j.now())
+		now := journal.StoredTime(j.now())
 		var err error
-		out, err = guardedEvent(ctx, j.prepared(tx), "claim", r, func(e payonce.InboxEvent) error { return journalkit.ClaimEventRefusal(e, r, now) },
+		out, err = guardedEvent(ctx, j.prepared(tx), "claim", r, func(e payonce.InboxEvent) error { return journal.ClaimEventRefusal(e, r, now) },
 			`UPDATE payonce_inbox SET fence = fence + 1, attempts = attempts + 1, lease_owner = ?, lease_until = ?, updated_at = ?
 			WHERE scope = ? AND event_id = ? AND handled_at = 0 AND (lease_owner = '' OR lease_owner = ? OR lease_until <= ?)
 			RETURNING `+eventColumns,
@@ -103,7 +102,7 @@ func (j *Journal) ClaimEvent(ctx context.Context, r payonce.InboxEvent) (payonce
 // (payonce.Inbox.MarkHandled). MarkHandledTx does it in the merchant's
 // transaction.
 func (j *Journal) MarkHandled(ctx context.Context, r payonce.InboxEvent) (payonce.InboxEvent, error) {
-	if err := journalkit.CheckMarkEvent(r, false); err != nil {
+	if err := journal.CheckMarkEvent(r, false); err != nil {
 		return payonce.InboxEvent{}, err
 	}
 	var out payonce.InboxEvent
@@ -125,7 +124,7 @@ func (j *Journal) MarkHandledTx(ctx context.Context, tx *sql.Tx, r payonce.Inbox
 	if tx == nil {
 		return payonce.InboxEvent{}, fmt.Errorf("%w: sqlitejournal: nil transaction", payonce.ErrInvalidConfig)
 	}
-	if err := journalkit.CheckMarkEvent(r, false); err != nil {
+	if err := journal.CheckMarkEvent(r, false); err != nil {
 		return payonce.InboxEvent{}, err
 	}
 	if err := j.file.check(); err != nil {
@@ -135,8 +134,8 @@ func (j *Journal) MarkHandledTx(ctx context.Context, tx *sql.Tx, r payonce.Inbox
 }
 
 func (j *Journal) markHandled(ctx context.Context, q queryer, r payonce.InboxEvent) (payonce.InboxEvent, error) {
-	now := micro(journalkit.Time(j.now()))
-	return guardedEvent(ctx, q, "mark", r, func(e payonce.InboxEvent) error { return journalkit.MarkRefusal(e, r, false) },
+	now := micro(journal.StoredTime(j.now()))
+	return guardedEvent(ctx, q, "mark", r, func(e payonce.InboxEvent) error { return journal.MarkRefusal(e, r, false) },
 		`UPDATE payonce_inbox SET handled_at = ?, updated_at = ?, lease_owner = '', lease_until = 0
 		WHERE scope = ? AND event_id = ? AND handled_at = 0 AND fence = ?
 		RETURNING `+eventColumns,
@@ -172,12 +171,12 @@ func (j *Journal) HandlerTx(fn func(ctx context.Context, tx *sql.Tx, ev payonce.
 // ReleaseEvent ends the claim of fence r.Fence without handling the
 // event (payonce.Inbox.ReleaseEvent).
 func (j *Journal) ReleaseEvent(ctx context.Context, r payonce.InboxEvent) error {
-	if err := journalkit.CheckMarkEvent(r, true); err != nil {
+	if err := journal.CheckMarkEvent(r, true); err != nil {
 		return err
 	}
 	return j.commitWrite(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		now := micro(journalkit.Time(j.now()))
-		_, err := guardedEvent(ctx, j.prepared(tx), "release", r, func(e payonce.InboxEvent) error { return journalkit.MarkRefusal(e, r, true) },
+		now := micro(journal.StoredTime(j.now()))
+		_, err := guardedEvent(ctx, j.prepared(tx), "release", r, func(e payonce.InboxEvent) error { return journal.MarkRefusal(e, r, true) },
 			`UPDATE payonce_inbox SET last_error = ?, updated_at = ?, lease_owner = '', lease_until = 0
 			WHERE scope = ? AND event_id = ? AND handled_at = 0 AND fence = ?
 			RETURNING `+eventColumns,
@@ -234,10 +233,10 @@ func getEvent(ctx context.Context, q queryer, op, scope, eventID string) (payonc
 
 // Events lists the events q selects, oldest first.
 func (j *Journal) Events(ctx context.Context, q payonce.InboxQuery) ([]payonce.InboxEvent, error) {
-	if err := journalkit.CheckEventsQuery(q); err != nil {
+	if err := journal.CheckEventsQuery(q); err != nil {
 		return nil, err
 	}
-	query, args := eventsSQL(q, journalkit.Time(j.now()))
+	query, args := eventsSQL(q, journal.StoredTime(j.now()))
 	rows, err := j.db.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("sqlitejournal: events: %w", err)
@@ -263,7 +262,7 @@ func eventsSQL(q payonce.InboxQuery, now time.Time) (string, []any) {
 		where, args = append(where, "(lease_owner = '' OR lease_until <= ?)"), append(args, micro(now))
 	}
 	if !q.Before.IsZero() {
-		where, args = append(where, "received_at < ?"), append(args, micro(journalkit.Time(q.Before)))
+		where, args = append(where, "received_at < ?"), append(args, micro(journal.StoredTime(q.Before)))
 	}
 	return `SELECT ` + eventColumns + ` FROM payonce_inbox WHERE ` + strings.Join(where, " AND ") +
 		` ORDER BY received_at, scope, event_id LIMIT ?`, append(args, limit(q.Limit))
@@ -274,7 +273,7 @@ func (j *Journal) PurgeEvents(ctx context.Context, handledBefore time.Time) (int
 	if err := j.file.check(); err != nil {
 		return 0, err
 	}
-	res, err := j.db.ExecContext(ctx, `DELETE FROM payonce_inbox WHERE handled_at <> 0 AND handled_at < ?`, micro(journalkit.Time(handledBefore)))
+	res, err := j.db.ExecContext(ctx, `DELETE FROM payonce_inbox WHERE handled_at <> 0 AND handled_at < ?`, micro(journal.StoredTime(handledBefore)))
 	if err != nil {
 		return 0, fmt.Errorf("sqlitejournal: purge events: %w", err)
 	}

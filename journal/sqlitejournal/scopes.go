@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/payonce/payonce"
-	"github.com/payonce/payonce/internal/journalkit"
+	"github.com/payonce/payonce/journal"
 )
 
 // Journal carries entries an earlier payonce wrote into today's forms.
@@ -46,14 +46,14 @@ func (j *Journal) Scopes(ctx context.Context, only ...string) ([]payonce.ScopeCo
 
 // MoveScope moves every entry of from into to in one write transaction,
 // or none. An entry of to never sent gives way to from's entry of its
-// reference (journalkit.GiveWayRefusal).
+// reference (journal.GiveWayRefusal).
 func (j *Journal) MoveScope(ctx context.Context, from, to string) (int64, error) {
-	if err := journalkit.CheckMoveScope(from, to); err != nil {
+	if err := journal.CheckMoveScope(from, to); err != nil {
 		return 0, err
 	}
 	var n int64
 	err := j.inTx(ctx, func(tx *sql.Tx) error {
-		now := journalkit.Time(j.now())
+		now := journal.StoredTime(j.now())
 		rows, err := tx.QueryContext(ctx, `SELECT `+columns+` FROM payonce_journal
 			WHERE scope = ? AND reference IN (SELECT reference FROM payonce_journal WHERE scope = ?) ORDER BY reference`, to, from)
 		if err != nil {
@@ -64,7 +64,7 @@ func (j *Journal) MoveScope(ctx context.Context, from, to string) (int64, error)
 			return fmt.Errorf("sqlitejournal: move scope: %w", err)
 		}
 		for _, d := range both {
-			if err := journalkit.GiveWayRefusal(d, now, from, to); err != nil {
+			if err := journal.GiveWayRefusal(d, now, from, to); err != nil {
 				return err
 			}
 		}
@@ -74,7 +74,7 @@ func (j *Journal) MoveScope(ctx context.Context, from, to string) (int64, error)
 			from, micro(now)).Scan(&ref)
 		switch {
 		case err == nil:
-			return journalkit.LeasedError(from, ref)
+			return journal.LeasedError(from, ref)
 		case !errors.Is(err, sql.ErrNoRows):
 			return fmt.Errorf("sqlitejournal: move scope: %w", err)
 		}
@@ -83,7 +83,7 @@ func (j *Journal) MoveScope(ctx context.Context, from, to string) (int64, error)
 				return fmt.Errorf("sqlitejournal: move scope: %w", err)
 			}
 			if _, err := tx.ExecContext(ctx, `UPDATE payonce_journal SET fence = MAX(fence, ?) WHERE scope = ? AND reference = ?`,
-				journalkit.MovedFence(0, d.Fence), from, d.Reference); err != nil {
+				journal.MovedFence(0, d.Fence), from, d.Reference); err != nil {
 				return fmt.Errorf("sqlitejournal: move scope: %w", err)
 			}
 		}
@@ -106,7 +106,7 @@ func (j *Journal) MoveScope(ctx context.Context, from, to string) (int64, error)
 // ReplaceFingerprint sets the fingerprint of (scope, reference) to fp when
 // it is old.
 func (j *Journal) ReplaceFingerprint(ctx context.Context, scope, reference, old, fp string) (bool, error) {
-	if err := journalkit.CheckReplaceFingerprint(old, fp); err != nil {
+	if err := journal.CheckReplaceFingerprint(old, fp); err != nil {
 		return false, err
 	}
 	var replaced bool

@@ -17,7 +17,6 @@ import (
 
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/internal/corekit"
-	"github.com/payonce/payonce/internal/journalkit"
 	"github.com/payonce/payonce/journal"
 	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
 )
@@ -31,10 +30,10 @@ const DefaultBusyTimeout = 10 * time.Second
 type Journal struct {
 	db    *sql.DB
 	now   func() time.Time
-	busy  time.Duration              // the busy timeout, also begin's budget for retries
-	batch *journalkit.Batcher[write] // group commit of Reserve and Update (group.go)
-	stmts stmtCache                  // the writes' prepared statements (stmtcache.go)
-	file  *journalFile               // the file opened, checked before each write (file.go)
+	busy  time.Duration           // the busy timeout, also begin's budget for retries
+	batch *journal.Batcher[write] // group commit of Reserve and Update (group.go)
+	stmts stmtCache               // the writes' prepared statements (stmtcache.go)
+	file  *journalFile            // the file opened, checked before each write (file.go)
 }
 
 // Option configures Open.
@@ -157,7 +156,7 @@ type queryer interface {
 
 // Reserve inserts e as pending unless (Scope, Reference) exists.
 func (j *Journal) Reserve(ctx context.Context, e payonce.JournalEntry) (payonce.JournalEntry, bool, error) {
-	if err := journalkit.CheckReserve(e); err != nil {
+	if err := journal.CheckReserve(e); err != nil {
 		return payonce.JournalEntry{}, false, err
 	}
 	var out payonce.JournalEntry
@@ -185,7 +184,7 @@ func (j *Journal) ReserveTx(ctx context.Context, tx *sql.Tx, e payonce.JournalEn
 	if tx == nil {
 		return payonce.JournalEntry{}, false, fmt.Errorf("%w: sqlitejournal: nil transaction", payonce.ErrInvalidConfig)
 	}
-	if err := journalkit.CheckReserveTx(e); err != nil {
+	if err := journal.CheckReserveTx(e); err != nil {
 		return payonce.JournalEntry{}, false, err
 	}
 	if err := j.file.check(); err != nil {
@@ -195,8 +194,8 @@ func (j *Journal) ReserveTx(ctx context.Context, tx *sql.Tx, e payonce.JournalEn
 }
 
 func (j *Journal) reserve(ctx context.Context, q queryer, e payonce.JournalEntry) (payonce.JournalEntry, bool, error) {
-	now := journalkit.Time(j.now())
-	e = journalkit.NormalizeReserve(e, now)
+	now := journal.StoredTime(j.now())
+	e = journal.NormalizeReserve(e, now)
 	var until int64
 	if e.LeaseOwner != "" {
 		until = micro(now.Add(corekit.ReserveLease(e.Lease)))
@@ -243,12 +242,12 @@ func inserted(e payonce.JournalEntry, until int64) payonce.JournalEntry {
 // entry not succeeded, every other write only on a pending entry whose
 // fence is the writer's.
 func (j *Journal) Update(ctx context.Context, e payonce.JournalEntry) error {
-	if err := journalkit.CheckState(e.State); err != nil {
+	if err := journal.CheckState(e.State); err != nil {
 		return err
 	}
-	upd := journalkit.Time(e.UpdatedAt)
+	upd := journal.StoredTime(e.UpdatedAt)
 	if upd.IsZero() {
-		upd = journalkit.Time(j.now())
+		upd = journal.StoredTime(j.now())
 	}
 	return j.commitWrite(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		res, err := j.prepared(tx).ExecContext(ctx, `UPDATE payonce_journal SET state = ?, result = ?, status_code = ?, request_id = ?, replayed = ?,
@@ -270,7 +269,7 @@ func (j *Journal) Update(ctx context.Context, e payonce.JournalEntry) error {
 		if err != nil {
 			return err
 		}
-		return refused(journalkit.CheckUpdate(old, e), "update", e.Reference)
+		return refused(journal.CheckUpdate(old, e), "update", e.Reference)
 	})
 }
 
@@ -287,12 +286,12 @@ func refused(rule error, op, ref string) error {
 // one guarded UPDATE raises the fence, leases the entry and binds the
 // fingerprint to an entry reserved without one.
 func (j *Journal) Take(ctx context.Context, r payonce.JournalEntry) (payonce.JournalEntry, error) {
-	if err := journalkit.CheckTake(r); err != nil {
+	if err := journal.CheckTake(r); err != nil {
 		return payonce.JournalEntry{}, err
 	}
 	var out payonce.JournalEntry
 	err := j.commitWrite(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		now := journalkit.Time(j.now())
+		now := journal.StoredTime(j.now())
 		res, err := j.prepared(tx).ExecContext(ctx, `UPDATE payonce_journal SET fence = fence + 1, lease_owner = ?, lease_until = ?, updated_at = ?,
 			fingerprint = CASE WHEN fingerprint = '' THEN ? ELSE fingerprint END
 			WHERE scope = ? AND reference = ? AND state = 'pending'
@@ -312,7 +311,7 @@ func (j *Journal) Take(ctx context.Context, r payonce.JournalEntry) (payonce.Jou
 		if n == 1 {
 			return nil
 		}
-		return refused(journalkit.TakeRefusal(out, r, now), "take", r.Reference)
+		return refused(journal.TakeRefusal(out, r, now), "take", r.Reference)
 	})
 	return out, err
 }
@@ -321,12 +320,12 @@ func (j *Journal) Take(ctx context.Context, r payonce.JournalEntry) (payonce.Jou
 // run's fence is current (payonce.Journal.BeginAttempt), in one guarded
 // UPDATE committed through the group commit.
 func (j *Journal) BeginAttempt(ctx context.Context, r payonce.JournalEntry) (payonce.JournalEntry, error) {
-	if err := journalkit.CheckAttempt(r); err != nil {
+	if err := journal.CheckAttempt(r); err != nil {
 		return payonce.JournalEntry{}, err
 	}
 	var out payonce.JournalEntry
 	err := j.commitWrite(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		now := journalkit.Time(j.now())
+		now := journal.StoredTime(j.now())
 		res, err := j.prepared(tx).ExecContext(ctx, `UPDATE payonce_journal SET sent = 1, attempts = attempts + 1, lease_owner = ?, lease_until = ?, updated_at = ?
 			WHERE scope = ? AND reference = ? AND state = 'pending' AND fence = ?`,
 			r.LeaseOwner, micro(now.Add(r.Lease)), micro(now), r.Scope, r.Reference, r.Fence)
@@ -343,7 +342,7 @@ func (j *Journal) BeginAttempt(ctx context.Context, r payonce.JournalEntry) (pay
 		if n == 1 {
 			return nil
 		}
-		return refused(journalkit.AttemptRefusal(out, r), "attempt", r.Reference)
+		return refused(journal.AttemptRefusal(out, r), "attempt", r.Reference)
 	})
 	return out, err
 }
@@ -381,7 +380,7 @@ func get(ctx context.Context, q interface {
 func (j *Journal) Pending(ctx context.Context, q journal.PendingQuery) ([]payonce.JournalEntry, error) {
 	before := int64(0)
 	if !q.Before.IsZero() {
-		before = micro(journalkit.Time(q.Before))
+		before = micro(journal.StoredTime(q.Before))
 	}
 	rows, err := j.db.QueryContext(ctx, `SELECT `+columns+` FROM payonce_journal
 		WHERE state = 'pending' AND (? = '' OR scope = ?) AND (? = 0 OR updated_at < ?)
@@ -397,12 +396,12 @@ func (j *Journal) Pending(ctx context.Context, q journal.PendingQuery) ([]payonc
 // c.Lease. The write lock makes concurrent claims, in any process, see
 // each other: an entry is leased to one owner at a time.
 func (j *Journal) Claim(ctx context.Context, c journal.ClaimRequest) ([]payonce.JournalEntry, error) {
-	if err := journalkit.CheckClaim(c.Owner, c.Lease); err != nil {
+	if err := journal.CheckClaim(c.Owner, c.Lease); err != nil {
 		return nil, err
 	}
 	var out []payonce.JournalEntry
 	err := j.inTx(ctx, func(tx *sql.Tx) error {
-		now := journalkit.Time(j.now())
+		now := journal.StoredTime(j.now())
 		rows, err := tx.QueryContext(ctx, `SELECT `+columns+` FROM payonce_journal
 			WHERE state = 'pending' AND (? = '' OR scope = ?) AND (lease_owner = '' OR lease_until <= ?)
 			ORDER BY created_at, scope, reference LIMIT ?`, c.Scope, c.Scope, micro(now), limit(c.Limit))
@@ -434,7 +433,7 @@ func (j *Journal) Purge(ctx context.Context, settledBefore time.Time) (int64, er
 		return 0, err
 	}
 	res, err := j.db.ExecContext(ctx, `DELETE FROM payonce_journal WHERE state IN ('succeeded', 'failed') AND updated_at < ?`,
-		micro(journalkit.Time(settledBefore)))
+		micro(journal.StoredTime(settledBefore)))
 	if err != nil {
 		return 0, fmt.Errorf("sqlitejournal: purge: %w", err)
 	}

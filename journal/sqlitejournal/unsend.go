@@ -6,19 +6,19 @@ import (
 	"fmt"
 
 	"github.com/payonce/payonce"
-	"github.com/payonce/payonce/internal/journalkit"
+	"github.com/payonce/payonce/journal"
 )
 
 // Unsend records a pending outcome and marks the entry never sent
 // (payonce.JournalUnsender), in one guarded UPDATE: only a pending entry
 // whose fence is the writer's changes.
 func (j *Journal) Unsend(ctx context.Context, e payonce.JournalEntry) error {
-	if err := journalkit.CheckUnsend(e); err != nil {
+	if err := journal.CheckUnsend(e); err != nil {
 		return err
 	}
-	upd := journalkit.Time(e.UpdatedAt)
+	upd := journal.StoredTime(e.UpdatedAt)
 	if upd.IsZero() {
-		upd = journalkit.Time(j.now())
+		upd = journal.StoredTime(j.now())
 	}
 	return j.commitWrite(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		res, err := j.prepared(tx).ExecContext(ctx, `UPDATE payonce_journal SET result = ?, status_code = ?, request_id = ?, replayed = ?,
@@ -40,7 +40,7 @@ func (j *Journal) Unsend(ctx context.Context, e payonce.JournalEntry) error {
 		if err != nil {
 			return err
 		}
-		return refused(journalkit.CheckUpdate(old, e), "unsend", e.Reference)
+		return refused(journal.CheckUpdate(old, e), "unsend", e.Reference)
 	})
 }
 

@@ -1,4 +1,4 @@
-package journalkit
+package journal
 
 import (
 	"context"
@@ -7,25 +7,17 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/payonce/payonce"
 )
 
 // DefaultMaxBatch is the most writes a Batcher commits in one transaction.
 const DefaultMaxBatch = 128
 
-// DefaultBatchTimeout bounds one batch's transaction, whatever the callers'
+// defaultBatchTimeout bounds one batch's transaction, whatever the callers'
 // contexts: a batch runs for several callers, so no one caller's context
 // may cancel it.
-const DefaultBatchTimeout = 30 * time.Second
-
-// ErrBatcherClosed is returned by Batcher.Do after Close.
-var ErrBatcherClosed = errors.New("journal: closed")
-
-// ErrWriteInDoubt is returned (with the context's error) by Batcher.Do when
-// the caller's context ended while its write was inside a transaction being
-// committed: the write may or may not be recorded. Get tells which; a
-// reserved entry found later is resumed with its own key, so acting as if
-// the write failed is safe.
-var ErrWriteInDoubt = errors.New("journal: context ended while the write was committing; it may be recorded")
+const defaultBatchTimeout = 30 * time.Second
 
 // BatchItem is one caller's write in a batch: Ctx is the caller's context
 // (a backend checks it before running the write and runs the write under
@@ -34,11 +26,6 @@ type BatchItem[T any] struct {
 	Ctx   context.Context
 	Write T
 }
-
-// BatchFunc runs items in one transaction and returns one error per item
-// (nil when that item's write committed). It is called by one goroutine at
-// a time.
-type BatchFunc[T any] func(ctx context.Context, items []BatchItem[T]) []error
 
 // Batcher is group commit: concurrent Do calls are gathered into batches of
 // at most max items, each committed in one transaction by run. A caller
@@ -50,7 +37,7 @@ type BatchFunc[T any] func(ctx context.Context, items []BatchItem[T]) []error
 // while another commits. No goroutine of its own runs: nothing is left
 // behind by Close.
 type Batcher[T any] struct {
-	run     BatchFunc[T]
+	run     func(ctx context.Context, items []BatchItem[T]) []error
 	max     int
 	lanes   int
 	timeout time.Duration
@@ -74,15 +61,15 @@ type waiter[T any] struct {
 
 // NewBatcher returns a Batcher committing with run, at most maxItems per
 // batch (DefaultMaxBatch when max <= 0), at most lanes batches at once (1
-// when lanes <= 0), each batch bounded by timeout (DefaultBatchTimeout
+// when lanes <= 0), each batch bounded by timeout (defaultBatchTimeout
 // when timeout <= 0).
-func NewBatcher[T any](run BatchFunc[T], maxItems, lanes int, timeout time.Duration) *Batcher[T] {
+func NewBatcher[T any](run func(ctx context.Context, items []BatchItem[T]) []error, maxItems, lanes int, timeout time.Duration) *Batcher[T] {
 	if maxItems <= 0 {
 		maxItems = DefaultMaxBatch
 	}
 	lanes = min(max(lanes, 1), maxItems)
 	if timeout <= 0 {
-		timeout = DefaultBatchTimeout
+		timeout = defaultBatchTimeout
 	}
 	b := &Batcher[T]{run: run, max: maxItems, lanes: lanes, timeout: timeout}
 	b.idle = sync.NewCond(&b.mu)
@@ -288,4 +275,88 @@ func (b *Batcher[T]) Close() {
 		b.idle.Wait()
 	}
 	b.mu.Unlock()
+}
+
+// verdict reports whether err, returned by one write of a batch, is the
+// write's own answer that changed nothing (ErrJournalNotFound,
+// ErrJournalSettled, ErrJournalFenced, ErrJournalLeased, the
+// ErrIdempotencyConflict of a Take or an inbox's ErrEventHandled): the
+// transaction goes on for the other
+// writes. Any other error may have left the transaction unusable, so the
+// backend rolls it back and runs each write in its own transaction.
+func verdict(err error) bool {
+	for _, k := range []error{payonce.ErrJournalNotFound, payonce.ErrJournalSettled, payonce.ErrJournalFenced,
+		payonce.ErrJournalLeased, payonce.ErrIdempotencyConflict, payonce.ErrEventHandled} {
+		if errors.Is(err, k) {
+			return true
+		}
+	}
+	return false
+}
+
+// RunBatch is the batch algorithm both SQL backends share. begin opens a
+// transaction; write runs one item's write in it; commit commits it and
+// rollback abandons it; alone runs one item in a transaction of its own.
+// Items whose context ended before their turn get the context's error and
+// write nothing. When a write fails with an error verdict does not accept,
+// the transaction is rolled back and every item runs alone, so one item's
+// failure never fails or undoes another's. A commit failure is returned to
+// every item the transaction held.
+func RunBatch[T any, Tx any](ctx context.Context, items []BatchItem[T],
+	begin func(ctx context.Context) (Tx, error),
+	write func(ctx context.Context, tx Tx, w T) error,
+	commit func(ctx context.Context, tx Tx) error,
+	rollback func(tx Tx),
+	alone func(ctx context.Context, w T) error,
+) []error {
+	errs := make([]error, len(items))
+	runAlone := func() []error {
+		for i, it := range items {
+			if err := it.Ctx.Err(); err != nil {
+				errs[i] = err
+				continue
+			}
+			errs[i] = alone(ctx, it.Write)
+		}
+		return errs
+	}
+	if len(items) == 1 {
+		return runAlone()
+	}
+	tx, err := begin(ctx)
+	if err != nil {
+		for i := range errs {
+			errs[i] = err
+		}
+		return errs
+	}
+	held := false
+	for i, it := range items {
+		if err := it.Ctx.Err(); err != nil {
+			errs[i] = err
+			continue
+		}
+		if err := write(ctx, tx, it.Write); err != nil {
+			if !verdict(err) {
+				rollback(tx)
+				clear(errs)
+				return runAlone()
+			}
+			errs[i] = err
+			continue
+		}
+		held = true
+	}
+	if !held {
+		rollback(tx)
+		return errs
+	}
+	if err := commit(ctx, tx); err != nil {
+		for i := range errs {
+			if errs[i] == nil {
+				errs[i] = err
+			}
+		}
+	}
+	return errs
 }

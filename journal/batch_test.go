@@ -1,4 +1,4 @@
-package journalkit_test
+package journal_test
 
 import (
 	"context"
@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/payonce/payonce/internal/journalkit"
+	"github.com/payonce/payonce/journal"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -26,7 +26,7 @@ type recorder struct {
 	entered atomic.Int32 // writes handed to run, counted before the gate
 }
 
-func (r *recorder) run(ctx context.Context, items []journalkit.BatchItem[int]) []error {
+func (r *recorder) run(ctx context.Context, items []journal.BatchItem[int]) []error {
 	n := r.running.Add(1)
 	defer r.running.Add(-1)
 	r.entered.Add(int32(len(items)))
@@ -61,7 +61,7 @@ var errBad = errors.New("bad write")
 
 func TestBatcherGroupsConcurrentWritesAndAnswersEach(t *testing.T) {
 	r := &recorder{fail: map[int]bool{7: true}, gate: make(chan struct{})}
-	b := journalkit.NewBatcher(r.run, 16, 1, 0)
+	b := journal.NewBatcher(r.run, 16, 1, 0)
 	const n = 100
 	errs := make([]error, n)
 	var wg sync.WaitGroup
@@ -72,7 +72,7 @@ func TestBatcherGroupsConcurrentWritesAndAnswersEach(t *testing.T) {
 	// write is in the held batch or in the queue), not after a sleep a
 	// loaded machine can outlast before the goroutines run.
 	require.Eventually(t, func() bool {
-		return r.running.Load() == 1 && int(r.entered.Load())+journalkit.Queued(b) == n
+		return r.running.Load() == 1 && int(r.entered.Load())+journal.Queued(b) == n
 	}, 30*time.Second, time.Millisecond)
 	close(r.gate)
 	wg.Wait()
@@ -101,7 +101,7 @@ func TestBatcherGroupsConcurrentWritesAndAnswersEach(t *testing.T) {
 
 func TestBatcherLanesBoundConcurrentBatches(t *testing.T) {
 	r := &recorder{}
-	b := journalkit.NewBatcher(r.run, 4, 3, 0)
+	b := journal.NewBatcher(r.run, 4, 3, 0)
 	var wg sync.WaitGroup
 	for i := range 300 {
 		wg.Go(func() { assert.NoError(t, b.Do(t.Context(), i)) })
@@ -118,7 +118,7 @@ func TestBatcherLanesBoundConcurrentBatches(t *testing.T) {
 
 func TestBatcherCancelWhileQueuedWritesNothing(t *testing.T) {
 	r := &recorder{gate: make(chan struct{})}
-	b := journalkit.NewBatcher(r.run, 16, 1, 0)
+	b := journal.NewBatcher(r.run, 16, 1, 0)
 	first := make(chan error, 1)
 	go func() { first <- b.Do(t.Context(), 1) }()
 	require.Eventually(t, func() bool { return r.running.Load() == 1 }, 30*time.Second, time.Millisecond)
@@ -127,11 +127,11 @@ func TestBatcherCancelWhileQueuedWritesNothing(t *testing.T) {
 	queued := make(chan error, 1)
 	go func() { queued <- b.Do(ctx, 2) }()
 	// Write 2 is queued behind the running batch before the cancel.
-	require.Eventually(t, func() bool { return journalkit.Queued(b) == 1 }, 30*time.Second, time.Millisecond)
+	require.Eventually(t, func() bool { return journal.Queued(b) == 1 }, 30*time.Second, time.Millisecond)
 	cancel()
 	err := <-queued
 	require.ErrorIs(t, err, context.Canceled)
-	require.NotErrorIs(t, err, journalkit.ErrWriteInDoubt, "a queued write was never sent")
+	require.NotErrorIs(t, err, journal.ErrWriteInDoubt, "a queued write was never sent")
 
 	close(r.gate)
 	require.NoError(t, <-first)
@@ -145,12 +145,12 @@ func TestBatcherCancelWhileQueuedWritesNothing(t *testing.T) {
 func TestBatcherFollowerInBatchGetsInDoubt(t *testing.T) {
 	gate := make(chan struct{})
 	var entered atomic.Int32
-	run := func(ctx context.Context, items []journalkit.BatchItem[int]) []error {
+	run := func(ctx context.Context, items []journal.BatchItem[int]) []error {
 		entered.Add(int32(len(items)))
 		<-gate
 		return make([]error, len(items))
 	}
-	b := journalkit.NewBatcher(run, 16, 1, 0)
+	b := journal.NewBatcher(run, 16, 1, 0)
 	leader := make(chan error, 1)
 	// The first batch holds write 0 alone; writes 1 and 2 queue and go in
 	// the second batch, led by write 1.
@@ -162,15 +162,15 @@ func TestBatcherFollowerInBatchGetsInDoubt(t *testing.T) {
 	// not slept on: were write 2 first, it would lead, and a leader's
 	// cancel is no follower's.
 	go func() { res <- b.Do(t.Context(), 1) }()
-	require.Eventually(t, func() bool { return journalkit.Queued(b) == 1 }, 30*time.Second, time.Millisecond)
+	require.Eventually(t, func() bool { return journal.Queued(b) == 1 }, 30*time.Second, time.Millisecond)
 	go func() { res <- b.Do(ctx, 2) }()
-	require.Eventually(t, func() bool { return journalkit.Queued(b) == 2 }, 30*time.Second, time.Millisecond)
+	require.Eventually(t, func() bool { return journal.Queued(b) == 2 }, 30*time.Second, time.Millisecond)
 	gate <- struct{}{} // first batch ends
 	require.NoError(t, <-leader)
 	require.Eventually(t, func() bool { return entered.Load() == 3 }, 30*time.Second, time.Millisecond)
 	cancel() // write 2 is inside the second batch
 	err := <-res
-	require.ErrorIs(t, err, journalkit.ErrWriteInDoubt)
+	require.ErrorIs(t, err, journal.ErrWriteInDoubt)
 	require.ErrorIs(t, err, context.Canceled)
 	close(gate)
 	require.NoError(t, <-res)
@@ -179,7 +179,7 @@ func TestBatcherFollowerInBatchGetsInDoubt(t *testing.T) {
 
 func TestBatcherCloseWhileBusyWaitsAndRefusesNewWrites(t *testing.T) {
 	r := &recorder{gate: make(chan struct{})}
-	b := journalkit.NewBatcher(r.run, 8, 1, 0)
+	b := journal.NewBatcher(r.run, 8, 1, 0)
 	var wg sync.WaitGroup
 	errs := make([]error, 20)
 	for i := range 20 {
@@ -191,7 +191,7 @@ func TestBatcherCloseWhileBusyWaitsAndRefusesNewWrites(t *testing.T) {
 	require.Eventually(t, func() bool {
 		ctx, cancel := context.WithTimeout(t.Context(), 5*time.Millisecond)
 		defer cancel()
-		return errors.Is(b.Do(ctx, 99), journalkit.ErrBatcherClosed)
+		return errors.Is(b.Do(ctx, 99), journal.ErrBatcherClosed)
 	}, 30*time.Second, time.Millisecond)
 	select {
 	case <-closed:
@@ -217,15 +217,15 @@ func TestBatcherCloseWhileBusyWaitsAndRefusesNewWrites(t *testing.T) {
 		if written[i] {
 			assert.NoError(t, err, "write %d was queued before Close: it is committed", i)
 		} else {
-			assert.ErrorIs(t, err, journalkit.ErrBatcherClosed, "write %d came after Close: refused, not lost", i)
+			assert.ErrorIs(t, err, journal.ErrBatcherClosed, "write %d came after Close: refused, not lost", i)
 		}
 	}
 }
 
 func TestBatcherBadBatchFuncFailsEveryWriteWithoutHanging(t *testing.T) {
-	b := journalkit.NewBatcher(func(context.Context, []journalkit.BatchItem[int]) []error { panic("boom") }, 8, 1, 0)
+	b := journal.NewBatcher(func(context.Context, []journal.BatchItem[int]) []error { panic("boom") }, 8, 1, 0)
 	require.ErrorContains(t, b.Do(t.Context(), 1), "panicked")
-	short := journalkit.NewBatcher(func(context.Context, []journalkit.BatchItem[int]) []error { return nil }, 8, 1, 0)
+	short := journal.NewBatcher(func(context.Context, []journal.BatchItem[int]) []error { return nil }, 8, 1, 0)
 	require.Error(t, short.Do(t.Context(), 1))
 	b.Close()
 	short.Close()

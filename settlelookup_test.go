@@ -1,8 +1,9 @@
-package settlelookup_test
+package payonce_test
 
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -10,12 +11,34 @@ import (
 
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/internal/corekit"
-	"github.com/payonce/payonce/internal/settlelookup"
 	"github.com/payonce/payonce/journal"
 	"github.com/payonce/payonce/journal/journaltest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
+
+func TestLookupNamedListsTheFirstFew(t *testing.T) {
+	id := func(s string) string { return "id-" + s }
+	assert.Equal(t, "", payonce.LookupNamed([]string{}, id))
+	assert.Equal(t, "id-a, id-b", payonce.LookupNamed([]string{"a", "b"}, id))
+	assert.Equal(t, "id-1, id-2, id-3, id-4, id-5", payonce.LookupNamed([]string{"1", "2", "3", "4", "5", "6", "7"}, id))
+}
+
+func TestLookupWindowTextIsUTC(t *testing.T) {
+	from := time.Date(2026, 1, 2, 3, 4, 5, 0, time.FixedZone("x", 3600))
+	assert.Equal(t, "created 2026-01-02T02:04:05Z to 2026-01-02T02:04:05Z", payonce.LookupWindowText(from, from))
+}
+
+func TestSettledOutcome(t *testing.T) {
+	assert.Equal(t, "succeeded", payonce.JournalEntry{State: payonce.JournalSucceeded}.SettledOutcome())
+	assert.Equal(t, "failed", payonce.JournalEntry{State: payonce.JournalFailed}.SettledOutcome())
+	assert.Equal(t, "not_executed", payonce.JournalEntry{State: payonce.JournalFailed, ErrorKind: payonce.KindName(payonce.ErrNotExecuted)}.SettledOutcome())
+}
+
+func TestCallKind(t *testing.T) {
+	assert.ErrorIs(t, payonce.CallKind(errors.New("reset")), payonce.ErrTransport)
+	assert.ErrorIs(t, payonce.CallKind(&payonce.APIError{Kind: payonce.ErrRateLimited}), payonce.ErrRateLimited)
+}
 
 // record is a provider's record in these tests: its ID, the key it
 // reports ("" none) and the description it was made with.
@@ -79,15 +102,15 @@ func (w *world) settle(e payonce.JournalEntry, st payonce.JournalState, resource
 	require.NoError(w.t, w.j.Update(w.t.Context(), up))
 }
 
-func (w *world) sift(found ...record) settlelookup.Sifted[record] {
+func (w *world) sift(found ...record) payonce.LookupSift[record] {
 	from, to := corekit.LookupWindow(0, w.a.KeyCreated, w.a.CreatedAt, w.a.UpdatedAt)
-	s, _, err := settlelookup.Sift(w.t.Context(), w.j, w.a, found, policy{}, 0, from, to, 24*time.Hour)
+	s, _, err := payonce.SiftLookup(w.t.Context(), w.j, w.a, found, policy{}, 0, from, to, 24*time.Hour)
 	require.NoError(w.t, err)
 	return s
 }
 
 // rivals is the records contested, each with its rivals.
-func rivals(s settlelookup.Sifted[record]) map[string][]string {
+func rivals(s payonce.LookupSift[record]) map[string][]string {
 	out := map[string][]string{}
 	for _, c := range s.Contested {
 		out[c.ID] = c.Rivals
@@ -115,7 +138,7 @@ func TestSiftLeavesOutAnotherEntrysOutcome(t *testing.T) {
 	assert.Equal(t, map[string]string{"ch_b": "B"}, s.Held)
 	assert.Contains(t, s.Note(), `ch_b is "B"'s`)
 
-	many := settlelookup.Sifted[record]{Held: map[string]string{}}
+	many := payonce.LookupSift[record]{Held: map[string]string{}}
 	for i := range 40 {
 		many.Held[fmt.Sprintf("ch_%02d_%s", i, strings.Repeat("x", 200))] = strings.Repeat("r", 200)
 	}
@@ -189,18 +212,23 @@ func (manyAlikes) LookAlikes(_ context.Context, q payonce.LookAlikeQuery) ([]pay
 
 func TestSiftRefusesTooManyLookAlikes(t *testing.T) {
 	e := journaltest.Entry("s", "A")
-	_, kind, err := settlelookup.Sift(t.Context(), manyAlikes{}, e, []record{{id: "ch_1"}}, policy{}, 0, t0, t0, 0)
+	_, kind, err := payonce.SiftLookup(t.Context(), manyAlikes{}, e, []record{{id: "ch_1"}}, policy{}, 0, t0, t0, 0)
 	require.Error(t, err)
 	assert.ErrorIs(t, kind, payonce.ErrLookupAmbiguous)
 	assert.Contains(t, err.Error(), "more than")
 }
 
 // A lookup through a journal without JournalFinder is refused.
-func TestFinderNeedsAJournalFinder(t *testing.T) {
-	_, err := settlelookup.Finder(struct{ payonce.Journal }{journal.NewMemory()}, "A")
+func TestLookupFinderNeedsAJournalFinder(t *testing.T) {
+	finder := func(j payonce.Journal) (payonce.JournalFinder, error) {
+		c, err := payonce.NewClient(payonce.WithJournal(j), payonce.WithScope("s"), payonce.WithBaseURL("https://lookup.invalid"))
+		require.NoError(t, err)
+		return c.LookupFinder("A")
+	}
+	_, err := finder(struct{ payonce.Journal }{journal.NewMemory()})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "JournalFinder")
-	f, err := settlelookup.Finder(journal.NewMemory(), "A")
+	f, err := finder(journal.NewMemory())
 	require.NoError(t, err)
 	assert.NotNil(t, f)
 }

@@ -1,4 +1,4 @@
-package journalkit
+package journal
 
 import (
 	"fmt"
@@ -94,7 +94,7 @@ func NormalizeRecord(e payonce.InboxEvent, now time.Time) payonce.InboxEvent {
 	if e.ReceivedAt.IsZero() {
 		e.ReceivedAt = now
 	}
-	e.ReceivedAt = Time(e.ReceivedAt)
+	e.ReceivedAt = StoredTime(e.ReceivedAt)
 	e.UpdatedAt, e.Deliveries = e.ReceivedAt, 1
 	e.HandledAt, e.Attempts, e.LastError = time.Time{}, 0, ""
 	e.LeaseOwner, e.LeaseUntil, e.Fence, e.Lease = "", time.Time{}, 0, 0
@@ -130,22 +130,22 @@ func MarkRefusal(e, r payonce.InboxEvent, release bool) error {
 	return nil
 }
 
-// EventSelected reports whether q selects the stored event e at now.
-func EventSelected(e payonce.InboxEvent, q payonce.InboxQuery, now time.Time) bool {
+// eventSelected reports whether q selects the stored event e at now.
+func eventSelected(e payonce.InboxEvent, q payonce.InboxQuery, now time.Time) bool {
 	switch {
 	case q.Scope != "" && e.Scope != q.Scope,
 		q.ResourceID != "" && e.ResourceID != q.ResourceID,
 		(q.Unhandled || q.Stuck) && e.Handled(),
 		q.Stuck && e.LeaseOwner != "" && e.LeaseUntil.After(now),
-		!q.Before.IsZero() && !e.ReceivedAt.Before(Time(q.Before)):
+		!q.Before.IsZero() && !e.ReceivedAt.Before(StoredTime(q.Before)):
 		return false
 	}
 	return true
 }
 
-// SortEvents orders events oldest first (received, then scope and event
+// sortEvents orders events oldest first (received, then scope and event
 // ID), the order Events returns.
-func SortEvents(es []payonce.InboxEvent) {
+func sortEvents(es []payonce.InboxEvent) {
 	slices.SortFunc(es, func(a, b payonce.InboxEvent) int {
 		if c := a.ReceivedAt.Compare(b.ReceivedAt); c != 0 {
 			return c

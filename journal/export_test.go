@@ -1,4 +1,4 @@
-package journalkit
+package journal
 
 // Queued returns how many writes wait in b's queue, not yet taken into a
 // batch: tests wait for it instead of sleeping and hoping a goroutine has
