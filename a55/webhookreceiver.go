@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/payonce/payonce"
+	"github.com/payonce/payonce/internal/corekit"
 	"github.com/payonce/payonce/internal/settlelookup"
 	"github.com/payonce/payonce/redact"
 )
@@ -112,10 +113,14 @@ func WithWebhookFetch(c *Client) WebhookReceiverOption {
 // WithWebhookSettle has the receiver settle the Charges.Create journal
 // entry that reference names for a delivery (the order in its path, say;
 // "" for none) when that entry is in doubt: the charge is fetched with
-// c, whose journal holds the entry, and must match the entry's request
-// (its summary) and be in an outcome status; it is then recorded through
+// c, whose journal holds the entry, and is recorded through
 // payonce.Client.Settle, fenced like every journal write
-// (WebhookNotice.Settlement). Implies WithWebhookFetch(c).
+// (WebhookNotice.Settlement), only when it is in an outcome status and is
+// the entry's by the rules of Charges.SettleCreate: it matches the
+// entry's request (its summary) in the entry's window, or carries its
+// key, and no other entry holds it or could have made it
+// (payonce.ErrLookupAmbiguous otherwise, in WebhookNotice.SettleErr).
+// Implies WithWebhookFetch(c).
 func WithWebhookSettle(c *Client, reference func(r *http.Request, ev *WebhookEvent) string) WebhookReceiverOption {
 	return func(r *WebhookReceiver) error {
 		if c == nil || reference == nil {
@@ -365,7 +370,12 @@ func (r *WebhookReceiver) previous(ctx context.Context, stored payonce.InboxEven
 
 // settleFetched settles reference's Charges.Create entry, when it is in
 // doubt, with ch, a charge just read from the API that a verified webhook
-// named: ch must match the entry's request and be in an outcome status.
+// named, by the rules of SettleCreate's lookup: ch must match the entry's
+// request, in the entry's window unless it carries the entry's key, be
+// in an outcome status, and be the entry's alone: a charge the journal
+// holds as another entry's outcome, or that another entry in doubt could
+// have made, is refused (payonce.ErrLookupAmbiguous), since a reference
+// function need not be exact and a delivery's path is not signed.
 // Nothing is recorded otherwise (a nil settlement and why).
 func (s *ChargesService) settleFetched(ctx context.Context, reference string, ch *Charge) (*ChargeSettlement, error) {
 	fail := func(e payonce.JournalEntry, kind, cause error) (*ChargeSettlement, error) {
@@ -385,12 +395,27 @@ func (s *ChargesService) settleFetched(ctx context.Context, reference string, ch
 	if err != nil {
 		return nil, err
 	}
-	if !m.matches(ch, time.Time{}, time.Time{}) {
-		return fail(e, payonce.ErrLookupAmbiguous, fmt.Errorf("settle %q: charge %s does not match its request", reference, ch.UUID))
+	view, pol := s.c.core.Settings(), chargePolicy{c: s.c}
+	from, to := corekit.LookupWindow(0, e.KeyCreated, e.CreatedAt, e.UpdatedAt)
+	if !m.matches(ch, from, to) && !(pol.Exact(e, ch) && m.matches(ch, time.Time{}, time.Time{})) {
+		return fail(e, payonce.ErrLookupAmbiguous, fmt.Errorf("settle %q: charge %s does not match its request, %s", reference, ch.UUID, settlelookup.Window(from, to)))
 	}
 	st, settled := settlementOf("a webhook", ch)
 	if !settled {
 		return fail(e, payonce.ErrOutcomeUnknown, fmt.Errorf("settle %q: charge %s is still in status %s", reference, ch.UUID, ch.Status))
+	}
+	finder, err := settlelookup.Finder(view.Journal, reference)
+	if err != nil {
+		return fail(e, payonce.ErrLookupUnsupported, err)
+	}
+	sifted, kind, err := settlelookup.Sift(ctx, finder, e, []*Charge{ch}, pol, 0, from, to, view.KeyRules.Window)
+	switch {
+	case err != nil:
+		return fail(e, kind, err)
+	case len(sifted.Contested) > 0:
+		return fail(e, payonce.ErrLookupAmbiguous, sifted.Contested[0].Ambiguous(reference))
+	case len(sifted.Kept) == 0:
+		return fail(e, payonce.ErrLookupAmbiguous, fmt.Errorf("settle %q: charge %s is the recorded outcome of %q, not this entry's", reference, ch.UUID, sifted.Held[ch.UUID]))
 	}
 	got, err := s.c.core.Settle(ctx, reference, st)
 	if err != nil {
