@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"runtime/debug"
 	"time"
 
 	"github.com/payonce/payonce"
@@ -52,8 +53,9 @@ type WebhookNotice struct {
 }
 
 // WebhookHandler is the merchant's handling of one event. It runs under
-// the claim's lease (its context ends with it); an error (or a panic)
-// leaves the event unhandled, and A55's next delivery runs it again. Its
+// the claim's lease (its context ends with it); an error (or a panic,
+// whose cause is a *WebhookHandlerPanic) leaves the event unhandled, the
+// delivery is answered 500, and A55's next delivery runs it again. Its
 // effects and the inbox's record of the event are two writes: make them
 // idempotent, or give the receiver a marking handler
 // (WithWebhookMarkingHandler) that commits both in one transaction.
@@ -292,7 +294,8 @@ func (r *WebhookReceiver) Receive(req *http.Request) (payonce.InboxResult, error
 	in := payonce.InboxEvent{Scope: r.scope, EventID: ev.Key(), ResourceID: ev.ChargeUUID, Type: string(typ), Body: body}
 	ctx := req.Context()
 	if r.marking {
-		return r.inbox.Handle(ctx, in, payonce.MarkingHandler(func(ctx context.Context, stored payonce.InboxEvent) (payonce.InboxEvent, error) {
+		return r.inbox.Handle(ctx, in, payonce.MarkingHandler(func(ctx context.Context, stored payonce.InboxEvent) (_ payonce.InboxEvent, err error) {
+			defer recoverHandler(&err)
 			n, err := r.notice(ctx, req, ev, stored)
 			if err != nil {
 				return payonce.InboxEvent{}, err
@@ -302,7 +305,8 @@ func (r *WebhookReceiver) Receive(req *http.Request) (payonce.InboxResult, error
 			})
 		}))
 	}
-	return r.inbox.Handle(ctx, in, payonce.EventHandler(func(ctx context.Context, stored payonce.InboxEvent) error {
+	return r.inbox.Handle(ctx, in, payonce.EventHandler(func(ctx context.Context, stored payonce.InboxEvent) (err error) {
+		defer recoverHandler(&err)
 		n, err := r.notice(ctx, req, ev, stored)
 		if err != nil {
 			return err
@@ -422,4 +426,27 @@ func (s *ChargesService) settleFetched(ctx context.Context, reference string, ch
 		return nil, err
 	}
 	return &ChargeSettlement{Entry: got, Charge: ch, Recorded: true}, nil
+}
+
+// WebhookHandlerPanic is the cause (errors.As) of a delivery whose
+// handler panicked: the receiver answers 500, as for a handler's error,
+// and the event stays unhandled for A55's next delivery. Value and Stack
+// are for the merchant's own code; its text names neither, since a
+// panic's value may hold anything.
+type WebhookHandlerPanic struct {
+	Value any
+	Stack []byte
+}
+
+// Error says the handler panicked, naming neither value nor stack.
+func (p *WebhookHandlerPanic) Error() string { return "a55: webhook handler panicked" }
+
+// recoverHandler turns a panic of the handler's run into its error, so
+// that the inbox releases the event and the delivery is answered 500: a
+// panic let through would cut the connection (an answer A55 need not
+// retry) and have net/http log its value.
+func recoverHandler(err *error) {
+	if p := recover(); p != nil {
+		*err = &WebhookHandlerPanic{Value: p, Stack: debug.Stack()}
+	}
 }
