@@ -6,12 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"runtime/debug"
 	"time"
 
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/internal/corekit"
+	"github.com/payonce/payonce/internal/redactprint"
 	"github.com/payonce/payonce/internal/settlelookup"
 	"github.com/payonce/payonce/redact"
 )
@@ -50,6 +52,43 @@ type WebhookNotice struct {
 	// settles it.
 	Settlement *ChargeSettlement
 	SettleErr  error
+}
+
+// webhookNoticeFields is WebhookNotice without its printing methods.
+type webhookNoticeFields WebhookNotice
+
+// Format prints the notice with every text redacted, under every verb:
+// the request and the settlement as their addresses, as fmt prints a
+// pointer inside a struct, since the request's headers carry the
+// delivery's signature and whatever a proxy in front adds. The inbox's
+// copy of the body is left out: Event.Raw prints it.
+func (n WebhookNotice) Format(f fmt.State, verb rune) {
+	n.Inbox.Body = nil
+	redactprint.Format(f, verb, webhookNoticeFields(n), "a55.WebhookNotice")
+}
+
+// LogValue is the slog form, texts redacted: the request is its method
+// and path (no query, no headers), SettleErr its text; the inbox's copy
+// of the body is left out.
+func (n WebhookNotice) LogValue() slog.Value {
+	n.Inbox.Body = nil
+	var req, settleErr string
+	if n.Request != nil && n.Request.URL != nil {
+		req = n.Request.Method + " " + n.Request.URL.Path
+	}
+	if n.SettleErr != nil {
+		settleErr = n.SettleErr.Error()
+	}
+	return redactprint.LogValue(struct {
+		Event      *WebhookEvent
+		Inbox      payonce.InboxEvent
+		Request    string
+		Charge     *Charge
+		Previous   ChargeState
+		Stale      bool
+		Settlement *ChargeSettlement
+		SettleErr  string
+	}{n.Event, n.Inbox, req, n.Charge, n.Previous, n.Stale, n.Settlement, settleErr})
 }
 
 // WebhookHandler is the merchant's handling of one event. It runs under

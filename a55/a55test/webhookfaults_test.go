@@ -1,8 +1,11 @@
 package a55test_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"fmt"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"sync/atomic"
@@ -165,4 +168,41 @@ func TestWebhookReceiverHandlerErrorIsRetried(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, stored.Handled())
 	assert.Equal(t, 2, stored.Attempts)
+}
+
+// A notice prints and logs with its texts redacted and without the
+// delivery's headers, under every verb: they carry the delivery's
+// signature (a replay within the tolerance) and whatever a proxy in
+// front adds (its credentials).
+func TestWebhookNoticePrintsNoHeadersOrCardData(t *testing.T) {
+	srv, _ := fixedServer(t)
+	in := journal.NewMemory().WithClock(srv.Clock().Now)
+	var got *a55.WebhookNotice
+	rc := newReceiverOf(t, srv, in, func(ctx context.Context, n *a55.WebhookNotice) error {
+		got = n
+		return nil
+	})
+	body := []byte(`{"charge_uuid":"c-print","status":"confirmed","card_number":"4111111111111111","description":"order 7"}`)
+	req, err := a55.NewSignedWebhookRequest("http://receiver/hooks/a55/order-7?token=query-secret", srv.WebhookSecret(), srv.Clock().Now(), body)
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer proxy-token-secret")
+	_, err = rc.Receive(req)
+	require.NoError(t, err)
+	require.NotNil(t, got)
+	sig := req.Header.Get(a55.HeaderWebhookSignature)
+	var outs []string
+	for _, verb := range []string{"%v", "%+v", "%#v", "%s", "%d", "%x", "%q"} {
+		outs = append(outs, fmt.Sprintf(verb, got), fmt.Sprintf(verb, *got))
+	}
+	var buf bytes.Buffer
+	slog.New(slog.NewJSONHandler(&buf, nil)).Info("webhook", "notice", got)
+	slog.New(slog.NewTextHandler(&buf, nil)).Info("webhook", "notice", got)
+	outs = append(outs, buf.String())
+	assert.Contains(t, buf.String(), "/hooks/a55/order-7", "the path names the order")
+	assert.NotContains(t, buf.String(), "!ERROR")
+	for _, s := range outs {
+		for _, secret := range []string{sig, "proxy-token-secret", "query-secret", "4111111111111111"} {
+			assert.NotContains(t, s, secret)
+		}
+	}
 }
