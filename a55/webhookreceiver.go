@@ -6,10 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
+	"runtime/debug"
 	"time"
 
 	"github.com/payonce/payonce"
+	"github.com/payonce/payonce/internal/corekit"
+	"github.com/payonce/payonce/internal/redactprint"
 	"github.com/payonce/payonce/redact"
 )
 
@@ -49,9 +53,47 @@ type WebhookNotice struct {
 	SettleErr  error
 }
 
+// webhookNoticeFields is WebhookNotice without its printing methods.
+type webhookNoticeFields WebhookNotice
+
+// Format prints the notice with every text redacted, under every verb:
+// the request and the settlement as their addresses, as fmt prints a
+// pointer inside a struct, since the request's headers carry the
+// delivery's signature and whatever a proxy in front adds. The inbox's
+// copy of the body is left out: Event.Raw prints it.
+func (n WebhookNotice) Format(f fmt.State, verb rune) {
+	n.Inbox.Body = nil
+	redactprint.Format(f, verb, webhookNoticeFields(n), "a55.WebhookNotice")
+}
+
+// LogValue is the slog form, texts redacted: the request is its method
+// and path (no query, no headers), SettleErr its text; the inbox's copy
+// of the body is left out.
+func (n WebhookNotice) LogValue() slog.Value {
+	n.Inbox.Body = nil
+	var req, settleErr string
+	if n.Request != nil && n.Request.URL != nil {
+		req = n.Request.Method + " " + n.Request.URL.Path
+	}
+	if n.SettleErr != nil {
+		settleErr = n.SettleErr.Error()
+	}
+	return redactprint.LogValue(struct {
+		Event      *WebhookEvent
+		Inbox      payonce.InboxEvent
+		Request    string
+		Charge     *Charge
+		Previous   ChargeState
+		Stale      bool
+		Settlement *ChargeSettlement
+		SettleErr  string
+	}{n.Event, n.Inbox, req, n.Charge, n.Previous, n.Stale, n.Settlement, settleErr})
+}
+
 // WebhookHandler is the merchant's handling of one event. It runs under
-// the claim's lease (its context ends with it); an error (or a panic)
-// leaves the event unhandled, and A55's next delivery runs it again. Its
+// the claim's lease (its context ends with it); an error (or a panic,
+// whose cause is a *WebhookHandlerPanic) leaves the event unhandled, the
+// delivery is answered 500, and A55's next delivery runs it again. Its
 // effects and the inbox's record of the event are two writes: make them
 // idempotent, or give the receiver a marking handler
 // (WithWebhookMarkingHandler) that commits both in one transaction.
@@ -111,10 +153,14 @@ func WithWebhookFetch(c *Client) WebhookReceiverOption {
 // WithWebhookSettle has the receiver settle the Charges.Create journal
 // entry that reference names for a delivery (the order in its path, say;
 // "" for none) when that entry is in doubt: the charge is fetched with
-// c, whose journal holds the entry, and must match the entry's request
-// (its summary) and be in an outcome status; it is then recorded through
+// c, whose journal holds the entry, and is recorded through
 // payonce.Client.Settle, fenced like every journal write
-// (WebhookNotice.Settlement). Implies WithWebhookFetch(c).
+// (WebhookNotice.Settlement), only when it is in an outcome status and is
+// the entry's by the rules of Charges.SettleCreate: it matches the
+// entry's request (its summary) in the entry's window, or carries its
+// key, and no other entry holds it or could have made it
+// (payonce.ErrLookupAmbiguous otherwise, in WebhookNotice.SettleErr).
+// Implies WithWebhookFetch(c).
 func WithWebhookSettle(c *Client, reference func(r *http.Request, ev *WebhookEvent) string) WebhookReceiverOption {
 	return func(r *WebhookReceiver) error {
 		if c == nil || reference == nil {
@@ -286,7 +332,8 @@ func (r *WebhookReceiver) Receive(req *http.Request) (payonce.InboxResult, error
 	in := payonce.InboxEvent{Scope: r.scope, EventID: ev.Key(), ResourceID: ev.ChargeUUID, Type: string(typ), Body: body}
 	ctx := req.Context()
 	if r.marking {
-		return r.inbox.Handle(ctx, in, payonce.MarkingHandler(func(ctx context.Context, stored payonce.InboxEvent) (payonce.InboxEvent, error) {
+		return r.inbox.Handle(ctx, in, payonce.MarkingHandler(func(ctx context.Context, stored payonce.InboxEvent) (_ payonce.InboxEvent, err error) {
+			defer recoverHandler(&err)
 			n, err := r.notice(ctx, req, ev, stored)
 			if err != nil {
 				return payonce.InboxEvent{}, err
@@ -296,7 +343,8 @@ func (r *WebhookReceiver) Receive(req *http.Request) (payonce.InboxResult, error
 			})
 		}))
 	}
-	return r.inbox.Handle(ctx, in, payonce.EventHandler(func(ctx context.Context, stored payonce.InboxEvent) error {
+	return r.inbox.Handle(ctx, in, payonce.EventHandler(func(ctx context.Context, stored payonce.InboxEvent) (err error) {
+		defer recoverHandler(&err)
 		n, err := r.notice(ctx, req, ev, stored)
 		if err != nil {
 			return err
@@ -364,7 +412,12 @@ func (r *WebhookReceiver) previous(ctx context.Context, stored payonce.InboxEven
 
 // settleFetched settles reference's Charges.Create entry, when it is in
 // doubt, with ch, a charge just read from the API that a verified webhook
-// named: ch must match the entry's request and be in an outcome status.
+// named, by the rules of SettleCreate's lookup: ch must match the entry's
+// request, in the entry's window unless it carries the entry's key, be
+// in an outcome status, and be the entry's alone: a charge the journal
+// holds as another entry's outcome, or that another entry in doubt could
+// have made, is refused (payonce.ErrLookupAmbiguous), since a reference
+// function need not be exact and a delivery's path is not signed.
 // Nothing is recorded otherwise (a nil settlement and why).
 func (s *ChargesService) settleFetched(ctx context.Context, reference string, ch *Charge) (*ChargeSettlement, error) {
 	fail := func(e payonce.JournalEntry, kind, cause error) (*ChargeSettlement, error) {
@@ -384,16 +437,54 @@ func (s *ChargesService) settleFetched(ctx context.Context, reference string, ch
 	if err != nil {
 		return nil, err
 	}
-	if !m.matches(ch, time.Time{}, time.Time{}) {
-		return fail(e, payonce.ErrLookupAmbiguous, fmt.Errorf("settle %q: charge %s does not match its request", reference, ch.UUID))
+	view, pol := s.c.core.Settings(), chargePolicy{c: s.c}
+	from, to := corekit.LookupWindow(0, e.KeyCreated, e.CreatedAt, e.UpdatedAt)
+	if !m.matches(ch, from, to) && !(pol.Exact(e, ch) && m.matches(ch, time.Time{}, time.Time{})) {
+		return fail(e, payonce.ErrLookupAmbiguous, fmt.Errorf("settle %q: charge %s does not match its request, %s", reference, ch.UUID, payonce.LookupWindowText(from, to)))
 	}
 	st, settled := settlementOf("a webhook", ch)
 	if !settled {
 		return fail(e, payonce.ErrOutcomeUnknown, fmt.Errorf("settle %q: charge %s is still in status %s", reference, ch.UUID, ch.Status))
+	}
+	finder, err := s.c.core.LookupFinder(reference)
+	if err != nil {
+		return fail(e, payonce.ErrLookupUnsupported, err)
+	}
+	sifted, kind, err := payonce.SiftLookup(ctx, finder, e, []*Charge{ch}, pol, 0, from, to, view.KeyRules.Window)
+	switch {
+	case err != nil:
+		return fail(e, kind, err)
+	case len(sifted.Contested) > 0:
+		return fail(e, payonce.ErrLookupAmbiguous, sifted.Contested[0].Ambiguous(reference))
+	case len(sifted.Kept) == 0:
+		return fail(e, payonce.ErrLookupAmbiguous, fmt.Errorf("settle %q: charge %s is the recorded outcome of %q, not this entry's", reference, ch.UUID, sifted.Held[ch.UUID]))
 	}
 	got, err := s.c.core.Settle(ctx, reference, st)
 	if err != nil {
 		return nil, err
 	}
 	return &ChargeSettlement{Entry: got, Charge: ch, Recorded: true}, nil
+}
+
+// WebhookHandlerPanic is the cause (errors.As) of a delivery whose
+// handler panicked: the receiver answers 500, as for a handler's error,
+// and the event stays unhandled for A55's next delivery. Value and Stack
+// are for the merchant's own code; its text names neither, since a
+// panic's value may hold anything.
+type WebhookHandlerPanic struct {
+	Value any
+	Stack []byte
+}
+
+// Error says the handler panicked, naming neither value nor stack.
+func (p *WebhookHandlerPanic) Error() string { return "a55: webhook handler panicked" }
+
+// recoverHandler turns a panic of the handler's run into its error, so
+// that the inbox releases the event and the delivery is answered 500: a
+// panic let through would cut the connection (an answer A55 need not
+// retry) and have net/http log its value.
+func recoverHandler(err *error) {
+	if p := recover(); p != nil {
+		*err = &WebhookHandlerPanic{Value: p, Stack: debug.Stack()}
+	}
 }
