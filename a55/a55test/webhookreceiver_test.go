@@ -286,7 +286,7 @@ func TestWebhookReceiverSettlesAnEntryInDoubt(t *testing.T) {
 	require.Equal(t, payonce.JournalPending, e.State)
 
 	// The fake may have delivered the event while the create still held
-	// its entry: the receiver then answered 503 and A55's next attempt
+	// its entry: the receiver then answered a 5xx and A55's next attempt
 	// comes a minute later on the fake's clock.
 	srv.DeliverDueWebhooks()
 	if handed.Load() == nil {
