@@ -11,5 +11,4 @@ var (
 	testErrNonceReplayed       = NewKind("nonce_replayed", "signature nonce replayed")
 	testErrCardDeclined        = NewKind("card_declined", "card declined")
 	testErrChargeFailed        = NewKind("charge_failed", "charge failed")
-	testErrThreeDSRequired     = NewKind("three_ds_required", "3DS challenge required")
 )
