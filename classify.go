@@ -320,7 +320,11 @@ func (op *operation) failure(resp *http.Response, err error) *APIError {
 	case errors.Is(err, ErrMalformedResponse):
 		return op.fail(ErrMalformedResponse, cause)
 	case errors.As(err, &stop):
-		return withLast(stopKind(err))
+		e := withLast(stopKind(err))
+		if ls := (*lookupStop)(nil); errors.As(err, &ls) {
+			e.Err = ls // what the lookup said, not the lost answer's kind
+		}
+		return e
 	}
 	return withLast(ErrTransport)
 }
@@ -330,7 +334,7 @@ func (op *operation) failure(resp *http.Response, err error) *APIError {
 // keeps its kind, so that IsTemporary tells a job queue not to try again
 // with bad credentials; anything else is a transport failure.
 func stopKind(err error) error {
-	for _, k := range []error{ErrJournalFenced, ErrJournal, ErrUnauthorized, ErrForbidden, ErrInvalidConfig, ErrInvalidRequest} {
+	for _, k := range []error{ErrOutcomeUnknown, ErrJournalFenced, ErrJournal, ErrUnauthorized, ErrForbidden, ErrInvalidConfig, ErrInvalidRequest} {
 		if errors.Is(err, k) {
 			return k
 		}

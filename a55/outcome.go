@@ -19,6 +19,9 @@ import (
 const (
 	codeTimeout   = "TIMEOUT"
 	codeDuplicate = "DUPLICATE_REQUEST"
+	// codeLostAnswer names, in a settle's reason, a create whose answer
+	// was lost and whose charge a lookup found before a re-send.
+	codeLostAnswer = "a lost answer"
 )
 
 // lookUpUnknown settles a Charges.Create whose outcome is unknown by
@@ -45,7 +48,7 @@ const (
 // up here: the error stays ErrOutcomeUnknown (settle a journal entry with
 // SettleCreate, which lists the wallet's charges). Any other error is
 // returned as it is.
-func (s *ChargesService) lookUpUnknown(ctx context.Context, req *ChargeCreateRequest, meta ResponseMeta, err error) (*Charge, error) {
+func (s *ChargesService) lookUpUnknown(ctx context.Context, req *ChargeCreateRequest, meta ResponseMeta, err error, lost *Charge) (*Charge, error) {
 	var ae *payonce.APIError
 	if !errors.As(err, &ae) || !errors.Is(ae.Kind, payonce.ErrOutcomeUnknown) {
 		return nil, err
@@ -56,7 +59,10 @@ func (s *ChargesService) lookUpUnknown(ctx context.Context, req *ChargeCreateReq
 		known = cf.charge
 	}
 	e, fromJournal := payonce.JournalEntryOf(err)
-	if fromJournal {
+	switch {
+	case lost != nil:
+		code, known = codeLostAnswer, lost
+	case fromJournal:
 		if !e.LookUpFirst() {
 			return nil, err // in doubt for another reason (a key too old): SettleCreate's
 		}
