@@ -91,7 +91,6 @@ func (t *attemptTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 	}
 	resp, err := t.c.transport().RoundTrip(r)
 	if err != nil {
-		op.noteLost(nil, err)
 		return nil, err
 	}
 	if rerr := badLocation(req, len(op.body) > 0, resp); rerr != nil {
@@ -99,10 +98,8 @@ func (t *attemptTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 		return nil, &stopError{err: rerr}
 	}
 	if err := op.read(resp); err != nil {
-		op.noteLost(nil, err)
 		return nil, err
 	}
-	op.noteLost(resp, nil)
 	return resp, nil
 }
 
@@ -135,9 +132,8 @@ func (op *operation) attemptRequest(req *http.Request) *http.Request {
 // client's limiter (both on the operation's context, before the attempt's
 // timer starts), only while the key is fresh, and after the journal's
 // check that this run still holds its entry. A redirect hop of the
-// attempt passes the key-age guard only. After an attempt whose answer
-// was lost, the operation is looked up first (Request.BeforeResend). A
-// refusal stops the loop; nothing is sent.
+// attempt passes the key-age guard only. A refusal stops the loop;
+// nothing is sent.
 func (op *operation) admit(hop bool) error {
 	if !hop {
 		wait := op.plan.wait
@@ -146,11 +142,6 @@ func (op *operation) admit(hop bool) error {
 		}
 		if err := op.pace(wait); err != nil {
 			return &stopError{err: err}
-		}
-		// After the wait: a charge made by the attempt whose answer was
-		// lost has had that long to show.
-		if err := op.lookBeforeResend(); err != nil {
-			return err
 		}
 	}
 	if err := op.keyFresh(0); err != nil {

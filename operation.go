@@ -31,15 +31,14 @@ type operation struct {
 	policy  RetryPolicy   // the client's, or the call's (WithCallRetryPolicy)
 	timeout time.Duration // per-attempt timeout, always above 0
 
-	tries     int        // attempts started (a signer's temporary failure leaves one unsent)
-	attempts  int        // attempts sent
-	spent     int        // budget tokens this operation's retries spent
-	recovered bool       // the signer recovered once (classify.go)
-	plan      retryPlan  // the retry classify.go decided on, until its attempt starts
-	lastCause string     // the cause of the last retryable failure, for the journal
-	errAnswer *APIError  // the last error answer, decoded once (classify.go)
-	respBody  []byte     // the last answer's body, read by its attempt
-	lost      lostAnswer // how the last attempt's answer was lost, if it was (resend.go)
+	tries     int       // attempts started (a signer's temporary failure leaves one unsent)
+	attempts  int       // attempts sent
+	spent     int       // budget tokens this operation's retries spent
+	recovered bool      // the signer recovered once (classify.go)
+	plan      retryPlan // the retry classify.go decided on, until its attempt starts
+	lastCause string    // the cause of the last retryable failure, for the journal
+	errAnswer *APIError // the last error answer, decoded once (classify.go)
+	respBody  []byte    // the last answer's body, read by its attempt
 
 	// Kept inside the operation rather than allocated apart.
 	bo            backoff.ExponentialBackOff

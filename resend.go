@@ -6,63 +6,45 @@ import (
 	"net/http"
 )
 
-// lostAnswer says how an attempt's answer was lost, if it was: the
-// operation may have executed under the key, and a provider that keeps
-// only 2xx answers would execute a re-send again (Request.BeforeResend).
-type lostAnswer uint8
-
-const (
-	answerKept      lostAnswer = iota // an answer came, or nothing was sent
-	answerLostOnWay                   // a transport failure once the request may have left
-	answerLost5xx                     // a 5xx answer: lost unless it carries a code of the provider's
-)
-
-// noteLost records how the attempt that just ended lost its answer: err
-// is its transport or read failure, resp its answer (when err is nil).
-func (op *operation) noteLost(resp *http.Response, err error) {
-	switch {
-	case err != nil && mayHaveLeft(err):
-		op.lost = answerLostOnWay
-	case err == nil && resp != nil && resp.StatusCode >= 500:
-		op.lost = answerLost5xx
-	}
-}
-
-// mayHaveLeft reports whether a request that failed with err may have
-// reached the server: anything but a connection never made.
-func mayHaveLeft(err error) bool {
-	var opErr *net.OpError
-	return !(errors.As(err, &opErr) && opErr.Op == "dial")
-}
-
-// lookBeforeResend is asked before an attempt (not a redirect hop): when
-// the last attempt's answer was lost and the request has a BeforeResend,
-// the operation is looked up first. A refusal stops the loop, nothing
-// sent: a lookupStop, which failure turns into ErrOutcomeUnknown.
-func (op *operation) lookBeforeResend() error {
-	lost := op.lost
-	op.lost = answerKept
-	if lost == answerKept || op.req.BeforeResend == nil || op.key == "" {
+// lookBeforeResend is asked by decide once a retry is otherwise decided.
+// When the attempt that just ended lost its answer (answerLost) and the
+// request has a BeforeResend, the operation is looked up before it is
+// sent again: found nothing, the retry goes on; found it, or cannot
+// tell, a lookupStop ends the loop, nothing sent, which failure turns
+// into ErrOutcomeUnknown.
+func (op *operation) lookBeforeResend(resp *http.Response, err error) error {
+	if op.req.BeforeResend == nil || op.key == "" || !op.answerLost(resp, err) {
 		return nil
 	}
-	// A 5xx carrying a code of the provider's is its own answer: it says
-	// what it did (a code that asks for a retry ran nothing). errAnswer is
-	// the last answer, decoded by checkRetry when the codec advises.
-	if lost == answerLost5xx && op.errAnswer != nil && op.errAnswer.Code != "" {
-		return nil
-	}
-	found, err := op.req.BeforeResend(op.ctx, op.keyValue())
+	found, lerr := op.req.BeforeResend(op.ctx, op.keyValue())
 	switch {
-	case err != nil:
+	case lerr != nil:
 		if cerr := op.ctx.Err(); cerr != nil {
 			return cerr
 		}
-		return &stopError{err: &lookupStop{why: "looking the operation up failed: " + err.Error()}}
+		return &stopError{err: &lookupStop{why: "looking the operation up failed: " + lerr.Error()}}
 	case found:
 		return &stopError{err: &lookupStop{found: true, why: "the operation was found at the provider"}}
 	}
-	op.debug("payonce lookup found nothing: sending again")
+	op.debug("payonce lookup after a lost answer found nothing: sending again")
 	return nil
+}
+
+// answerLost reports whether the attempt that just ended (its answer
+// resp, or its failure err) lost its answer, so that the operation may
+// have executed under the key and a provider that keeps only 2xx answers
+// would execute a re-send again: a failure once the request may have
+// left (anything but a connection never made or a signer that could not
+// sign), or a 5xx in which the codec read no code of the provider's (a
+// gateway's; a provider's own code says what it did, and one that asks
+// for a retry ran nothing). op.errAnswer is resp decoded, when the codec
+// advises (decide).
+func (op *operation) answerLost(resp *http.Response, err error) bool {
+	if err != nil {
+		var opErr *net.OpError
+		return !errors.Is(err, ErrSignerTemporary) && !(errors.As(err, &opErr) && opErr.Op == "dial")
+	}
+	return resp != nil && resp.StatusCode >= 500 && (op.errAnswer == nil || op.errAnswer.Code == "")
 }
 
 // lookupStop ends the attempt loop after a lost answer: the lookup found
