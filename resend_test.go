@@ -12,7 +12,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/payonce/payonce"
-	"github.com/payonce/payonce/internal/corekit"
 	"github.com/payonce/payonce/payoncetest"
 )
 
@@ -96,7 +95,7 @@ func TestBeforeResendNotAskedForAnAnswer(t *testing.T) {
 		_, _ = w.Write([]byte(`{"id":"op-1"}`))
 	}))
 	t.Cleanup(srv.Close)
-	c, err := payonce.NewClient(payonce.WithBaseURL(srv.URL), payonce.WithRetryPolicy(payoncetest.FastRetryPolicy()), corekit.WithCodec(lookUpCodec{}))
+	c, err := payonce.NewClient(payonce.WithBaseURL(srv.URL), payonce.WithRetryPolicy(payoncetest.FastRetryPolicy()), payonce.WithTestCodec(lookUpCodec{}))
 	require.NoError(t, err)
 	asked := 0
 	_, err = c.Do(context.Background(), &payonce.Request{Operation: "op.create", Method: http.MethodPost, Path: "/op", Body: map[string]int{"a": 1}, Keyed: true,
