@@ -66,6 +66,7 @@ func (l *lostCreate) lookUp(ctx context.Context, key payonce.Key) (*Charge, erro
 			if !m.matches(ch, from, to) {
 				continue
 			}
+			ch.Meta = page.Meta // the list's answer: the lookup's
 			found = append(found, ch)
 			if ch.IdempotencyKey == key.String() {
 				exact = append(exact, ch)
