@@ -20,8 +20,9 @@ import (
 // (kept in op.plan for the next attempt's admit). It refuses what cannot
 // succeed (any status but 429/500/502/503/504, TLS failures, a done
 // context) and stops when no attempt is left, the backoff's time is up,
-// the key would age past its window before the retry, or the retry budget
-// runs dry. A final error answer the signer recovers from (a refreshed
+// the key would age past its window before the retry, the lookup after a
+// lost answer finds the operation or cannot tell (resend.go), or the
+// retry budget runs dry. A final error answer the signer recovers from (a refreshed
 // token after a 401) is repeated once.
 func checkRetry(ctx context.Context, resp *http.Response, err error) (bool, error) {
 	op := operationFrom(ctx)
@@ -102,6 +103,9 @@ func (op *operation) decide(ctx context.Context, resp *http.Response, err error)
 	}
 	if kerr := op.keyFresh(wait); kerr != nil {
 		return false, &stopError{err: kerr}
+	}
+	if lerr := op.lookBeforeResend(resp, err); lerr != nil {
+		return false, lerr
 	}
 	if op.c.budget != nil {
 		cost, ok := op.c.budget.acquire(timeout)
@@ -320,7 +324,11 @@ func (op *operation) failure(resp *http.Response, err error) *APIError {
 	case errors.Is(err, ErrMalformedResponse):
 		return op.fail(ErrMalformedResponse, cause)
 	case errors.As(err, &stop):
-		return withLast(stopKind(err))
+		e := withLast(stopKind(err))
+		if ls := (*lookupStop)(nil); errors.As(err, &ls) {
+			e.Err = ls // what the lookup said, not the lost answer's kind
+		}
+		return e
 	}
 	return withLast(ErrTransport)
 }
@@ -330,7 +338,7 @@ func (op *operation) failure(resp *http.Response, err error) *APIError {
 // keeps its kind, so that IsTemporary tells a job queue not to try again
 // with bad credentials; anything else is a transport failure.
 func stopKind(err error) error {
-	for _, k := range []error{ErrJournalFenced, ErrJournal, ErrUnauthorized, ErrForbidden, ErrInvalidConfig, ErrInvalidRequest} {
+	for _, k := range []error{ErrOutcomeUnknown, ErrJournalFenced, ErrJournal, ErrUnauthorized, ErrForbidden, ErrInvalidConfig, ErrInvalidRequest} {
 		if errors.Is(err, k) {
 			return k
 		}

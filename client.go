@@ -326,6 +326,21 @@ type Request struct {
 	// *EarlierFormError) when in doubt, its key never sent again with
 	// today's body.
 	EarlierForms func() []EarlierForm
+	// BeforeResend, when not nil, is asked before an attempt is sent
+	// again under the key after one whose answer was lost: a transport
+	// failure once the request may have left (a reset, a timeout, a body
+	// cut short), or a 5xx answer in which the codec read no code of the
+	// provider's (a gateway's). That attempt may have executed, and a
+	// provider that keeps only 2xx answers under a key (A55) would
+	// execute a re-send again. It looks the operation up, on the call's
+	// context, by its key: found false (and no error) when nothing ran,
+	// and the attempt is sent; found true when the operation ran, or an
+	// error when the lookup cannot tell (it failed, or is ambiguous):
+	// nothing more is sent, and Do returns an *APIError of kind
+	// ErrOutcomeUnknown carrying the key (a journal entry stays pending,
+	// marked LookUpFirst), which the typed client settles with what it
+	// found.
+	BeforeResend func(ctx context.Context, key Key) (found bool, err error)
 }
 
 // EarlierForm is a form an earlier version of a typed client sent a

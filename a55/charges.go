@@ -661,6 +661,13 @@ func moveAmount(a payonce.Amount, c payonce.Currency) (dec int, known bool, err 
 // gives the charge. A pending answer with URL3DS is a success: the payer
 // completes the 3DS challenge there and the final status arrives by
 // webhook.
+//
+// An attempt whose answer was lost (a transport failure, a 5xx without
+// A55's code) may have made the charge, and A55 keeps no answer but a
+// 2xx under the key: before sending again, Create looks the charge up in
+// the wallet's list (lostCreate) and sends again only when none matches.
+// A charge found settles the create as a TIMEOUT's does; a lookup that
+// cannot tell is payonce.ErrOutcomeUnknown (docs/a55.md).
 func (s *ChargesService) Create(ctx context.Context, req *ChargeCreateRequest, opts ...payonce.CallOption) (*Charge, error) {
 	c := s.c
 	body := &chargeBody{r: req}
@@ -670,14 +677,19 @@ func (s *ChargesService) Create(ctx context.Context, req *ChargeCreateRequest, o
 		summary = (*journalSummary)(body)
 	}
 	ch := new(Charge)
+	lost := &lostCreate{s: s, req: req, wallet: body.wallet, merchant: body.merchant}
 	meta, err := c.do(ctx, &payonce.Request{
 		Operation: "charges.create", Method: http.MethodPost, Path: PathCharges, Route: PathCharges,
 		Body: body, Keyed: true, Validate: func() error { return req.validate(c, body.wallet, body.merchant) },
 		Summary:      summary,
 		EarlierForms: func() []payonce.EarlierForm { return guideCreateForms(req, body.wallet) },
+		BeforeResend: lost.beforeResend,
 	}, (*createdCharge)(ch), opts)
 	if err != nil {
-		got, err := s.lookUpUnknown(ctx, req, meta, err)
+		if lost.refused {
+			return nil, legacyError(err) // its text says why the lookup could not tell
+		}
+		got, err := s.lookUpUnknown(ctx, req, meta, err, lost.found)
 		if err != nil {
 			return nil, legacyError(err)
 		}

@@ -160,7 +160,8 @@ func ExampleChargesService_Create() {
 	ctx := context.Background()
 
 	// The guide's story: the charge commits on the server, the answer is
-	// lost on the way back, the client retries with the same key.
+	// lost on the way back; the client looks the charge up before it
+	// sends the key again, and finds it.
 	_ = srv.AddFault(payoncetest.Rule{Fault: payoncetest.FaultDropAfterCommit, Path: a55test.ChargePath, Count: 1})
 
 	orderCreated := srv.Clock().Now() // stored with the order
@@ -174,7 +175,7 @@ func ExampleChargesService_Create() {
 	fmt.Println("charges executed:", srv.Ledger().Count(ch.Meta.Key.String()))
 	// Output:
 	// confirmed 100.00 BRL
-	// key: 550e8400-e29b-41d4-a716-446655440000 attempts: 2
+	// key: 550e8400-e29b-41d4-a716-446655440000 attempts: 1
 	// charges executed: 1
 }
 

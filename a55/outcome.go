@@ -18,6 +18,9 @@ import (
 const (
 	codeTimeout   = "TIMEOUT"
 	codeDuplicate = "DUPLICATE_REQUEST"
+	// codeLostAnswer names, in a settle's reason, a create whose answer
+	// was lost and whose charge a lookup found before a re-send.
+	codeLostAnswer = "a lost answer"
 )
 
 // lookUpUnknown settles a Charges.Create whose outcome is unknown by
@@ -25,8 +28,10 @@ const (
 // error, meta its meta. It acts on an answer of this run (TIMEOUT, or
 // DUPLICATE_REQUEST: the key was used before) and on a journal entry
 // marked to be looked up first (payonce.JournalEntry.LookUpFirst: such
-// an answer of an earlier run). When the charge's UUID is known (the
-// answer named it) it Gets the charge, and by its status:
+// an answer of an earlier run; when that answer named no charge, the
+// wallet's list is searched as before a resend, lostCreate). When the
+// charge's UUID is known (the answer named it) it Gets the charge (one a
+// list found is taken as listed), and by its status:
 //
 //   - a failed status (error, declined): the create failed, a *ChargeError
 //     of kind ErrCardDeclined or ErrChargeFailed with the charge;
@@ -44,7 +49,7 @@ const (
 // up here: the error stays ErrOutcomeUnknown (settle a journal entry with
 // SettleCreate, which lists the wallet's charges). Any other error is
 // returned as it is.
-func (s *ChargesService) lookUpUnknown(ctx context.Context, req *ChargeCreateRequest, meta ResponseMeta, err error) (*Charge, error) {
+func (s *ChargesService) lookUpUnknown(ctx context.Context, req *ChargeCreateRequest, meta ResponseMeta, err error, lost *Charge) (*Charge, error) {
 	var ae *payonce.APIError
 	if !errors.As(err, &ae) || !errors.Is(ae.Kind, payonce.ErrOutcomeUnknown) {
 		return nil, err
@@ -55,11 +60,22 @@ func (s *ChargesService) lookUpUnknown(ctx context.Context, req *ChargeCreateReq
 		known = cf.charge
 	}
 	e, fromJournal := payonce.JournalEntryOf(err)
-	if fromJournal {
+	switch {
+	case lost != nil:
+		code, known = codeLostAnswer, lost
+	case fromJournal:
 		if !e.LookUpFirst() {
 			return nil, err // in doubt for another reason (a key too old): SettleCreate's
 		}
 		code, known = e.ErrorCode, recordedCharge(e)
+		if known == nil && req != nil {
+			// The answer named no charge (or was lost): the wallet's list
+			// may find it, by the entry's key and the request.
+			l := &lostCreate{s: s, req: req, wallet: s.c.walletOr(req.WalletUUID), merchant: s.c.merchantOr(req.MerchantID)}
+			if ch, lerr := l.lookUp(ctx, payonce.KeyOf(err)); lerr == nil && ch != nil {
+				known, lost = ch, ch
+			}
+		}
 	}
 	switch {
 	case fromJournal && (known == nil || known.UUID == ""):
@@ -74,9 +90,12 @@ func (s *ChargesService) lookUpUnknown(ctx context.Context, req *ChargeCreateReq
 	if wallet == "" && req != nil {
 		wallet = s.c.walletOr(req.WalletUUID)
 	}
-	got, gerr := s.Get(ctx, known.UUID, wallet)
-	if gerr != nil {
-		return nil, stillInDoubt(ae, known, meta, "reading it failed: "+lookupFailure(gerr))
+	got := lost // just listed: not read again, a read that could fail
+	if got == nil {
+		var gerr error
+		if got, gerr = s.Get(ctx, known.UUID, wallet); gerr != nil {
+			return nil, stillInDoubt(ae, known, meta, "reading it failed: "+lookupFailure(gerr))
+		}
 	}
 	replayed := strings.EqualFold(strings.TrimSpace(code), codeDuplicate)
 	if req != nil {

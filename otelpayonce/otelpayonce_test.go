@@ -158,14 +158,15 @@ func (h *headerLog) RoundTrip(r *http.Request) (*http.Response, error) {
 	return h.next.RoundTrip(r)
 }
 
-// A charge whose answer is lost after the commit: one operation span with
-// two attempt spans below it, the second marked as a retry after a
-// transport failure; each attempt carried its own span's traceparent; the
-// customer paid once.
+// A charge whose connection is reset: one operation span with two
+// attempt spans below it, the second marked as a retry after a transport
+// failure; each attempt carried its own span's traceparent; the customer
+// paid once. (The charge list the client reads before it sends the key
+// again, finding nothing, has spans of its own.)
 func TestChargeWithLostAnswerTraces(t *testing.T) {
 	tm := newTelemetry(t)
 	srv := a55test.New(t)
-	require.NoError(t, srv.AddFault(payoncetest.Rule{Fault: payoncetest.FaultDropAfterCommit, Path: a55test.ChargePath, Count: 1}))
+	require.NoError(t, srv.AddFault(payoncetest.Rule{Fault: payoncetest.FaultResetBeforeRead, Path: a55test.ChargePath, Count: 1}))
 	hl := &headerLog{byPath: map[string][]string{}, next: http.DefaultTransport}
 	client, err := srv.Client(payonce.WithRetryPolicy(fastPolicy()), payonce.WithObserver(tm.obs.Hooks()),
 		payonce.WithHTTPClient(&http.Client{Transport: hl}))
@@ -180,17 +181,19 @@ func TestChargeWithLostAnswerTraces(t *testing.T) {
 	require.True(t, srv.Ledger().ExecutedOnce(ch.Meta.Key.String()))
 
 	spans := tm.spans.Ended()
-	require.Len(t, spans, 3)
 	var op sdktrace.ReadOnlySpan
 	var attempts []sdktrace.ReadOnlySpan
 	for _, s := range spans {
 		if s.Name() == "a55 charges.create" {
 			op = s
-		} else {
-			attempts = append(attempts, s)
 		}
 	}
 	require.NotNil(t, op)
+	for _, s := range spans {
+		if s.Parent().SpanID() == op.SpanContext().SpanID() && s.SpanKind() == trace.SpanKindClient {
+			attempts = append(attempts, s)
+		}
+	}
 	assert.Equal(t, trace.SpanKindInternal, op.SpanKind())
 	v, _ := attr(op, otelpayonce.AttrIdempotencyKey)
 	assert.Equal(t, ch.Meta.Key.String(), v.AsString())

@@ -160,8 +160,10 @@ func planted(t *testing.T, j store) (*a55test.Server, *a55.Client, time.Time, ma
 		ResourceID: charges["order-10/attempt-1"], Type: "refunded", Body: []byte(`{}`)})
 	require.NoError(t, err)
 
-	// A charge whose answer was lost on every attempt: pending, then in doubt.
+	// A charge whose answer was lost, and the list that would find it
+	// down: pending, then in doubt.
 	require.NoError(t, srv.AddFault(payoncetest.Rule{Fault: payoncetest.FaultDropAfterCommit, Path: a55test.ChargePath, Count: 10}))
+	require.NoError(t, srv.AddFault(payoncetest.Rule{Fault: payoncetest.FaultErrorBeforeCommit, Path: a55test.ChargesPath, Count: 20}))
 	_, err = create("job-doubt/charge", a55test.CardConfirms)
 	require.Error(t, err)
 	srv.ClearFaults()

@@ -31,14 +31,15 @@ func TestClientKeyAgesWithTheFakeClock(t *testing.T) {
 	srv := a55test.New(t)
 	client, err := srv.Client()
 	require.NoError(t, err)
-	// Every answer is lost after the charge commits: the operation fails
-	// with its key, and the customer has paid once.
+	// Every answer is lost after the charge commits, and the charge list
+	// that would find it is down: the operation fails with its key, in
+	// doubt, and the customer has paid once.
 	require.NoError(t, srv.AddFault(payoncetest.Rule{Fault: payoncetest.FaultDropAfterCommit, Path: a55test.ChargePath}))
+	require.NoError(t, srv.AddFault(payoncetest.Rule{Fault: payoncetest.FaultErrorBeforeCommit, Path: a55test.ChargesPath}))
 	key, err := payonce.NewKey(srv.Clock().Now(), "order", "4242", "payment")
 	require.NoError(t, err)
 	_, err = client.Charges.Create(context.Background(), chargeReq(t), payonce.WithKey(key))
-	require.Error(t, err)
-	require.True(t, payonce.IsTemporary(err))
+	require.ErrorIs(t, err, payonce.ErrOutcomeUnknown)
 	require.Equal(t, 1, srv.Ledger().Count(key.String()))
 	srv.ClearFaults()
 

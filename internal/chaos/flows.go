@@ -32,11 +32,13 @@ const (
 // DUPLICATE_REQUEST answers ahead of the key's store and names the key's
 // charge, if any; 3DS_UNAVAILABLE (a charge with card fields) asks for
 // 60 s before the next attempt; PROCESSING_ERROR is retried under the
-// key. A TIMEOUT that made the charge is not in this mix: A55 keeps only
-// 2xx answers under a key, so when that answer is lost on the way, or a
-// second submission of the key is in flight, the key runs again
-// whatever the client does without a journal. It runs in the codes
-// segment instead (codeSteps), without network faults or twins.
+// key. A TIMEOUT that made the charge is given per key instead
+// (answerFirst: timeoutExecutedRate of the creates), among the same
+// network faults, its answer lost like any other: the client looks the
+// charge up before it sends the key again. Creates with a parallel twin
+// are left out of it: A55 keeps only 2xx answers under a key, so a twin
+// waiting on the first request runs the charge again when the first is
+// answered TIMEOUT, whatever its client does without a journal.
 func codeRules() []a55fake.AnswerRule {
 	return []a55fake.AnswerRule{
 		{Code: a55fake.AnswerTimeout, Path: a55ChargePath, Probability: 0.02},
@@ -434,11 +436,24 @@ func (r *runner) runCodeSegment(ctx context.Context, env *env, gen *scenarioGen)
 	return env.restartFaults()
 }
 
+// timeoutExecutedRate is the share of the fault run's creates without a
+// twin answered TIMEOUT after the charge was made, once under their key.
+const timeoutExecutedRate = 0.03
+
 // answerFirst has the A55 fake answer the first request under key with
-// sc's code (the codes segment).
+// sc's code (the codes segment), or, in the fault run, a create without a
+// twin with TIMEOUT after making the charge (timeoutExecutedRate), under
+// the network faults like any other answer.
 func (r *runner) answerFirst(sc *scenario, st step, key string) error {
-	if sc.code == nil || st.kind != kindChargeCreate || r.env.a55Fake == nil {
+	if st.kind != kindChargeCreate || r.env.a55Fake == nil {
 		return nil
+	}
+	if sc.code == nil {
+		if !r.cfg.A55Codes || st.dup || st.conflict || seeded(r.cfg.Seed, "timeout executed", sc.id) >= timeoutExecutedRate {
+			return nil
+		}
+		return r.env.a55Fake.AddAnswer(a55fake.AnswerRule{Code: a55fake.AnswerTimeout, Executed: true,
+			Path: a55ChargePath, IdempotencyKey: key, Count: 1})
 	}
 	a := *sc.code
 	a.Path, a.IdempotencyKey, a.Count = a55ChargePath, key, 1

@@ -25,7 +25,11 @@ func TestTelemetryAgreesWithTheReport(t *testing.T) {
 	tel := rep.Telemetry
 	require.NotNil(t, tel)
 
-	assert.Equal(t, rep.Attempts, tel.Attempts)
+	// A55 creates whose answer was lost are looked up inside the SDK
+	// before a resend (a list, then a read of the charge found):
+	// operations of their own the run's results cannot see either, so
+	// the instruments count at least what the run does.
+	assert.LessOrEqual(t, rep.Attempts, tel.Attempts)
 	assert.Equal(t, rep.Retries, tel.Retries)
 	assert.NotEmpty(t, tel.Retries, "the fault mix makes the clients retry")
 	assert.Equal(t, rep.Recoveries, tel.Recoveries)
@@ -35,7 +39,7 @@ func TestTelemetryAgreesWithTheReport(t *testing.T) {
 	for _, o := range tel.Operations {
 		ops += o.Count
 	}
-	assert.Equal(t, rep.Submissions, ops)
+	assert.LessOrEqual(t, rep.Submissions, ops)
 
 	// The spans agree with the metrics: one operation span per operation,
 	// one attempt span per attempt (signer failures included, which the
