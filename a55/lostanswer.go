@@ -6,7 +6,6 @@ import (
 
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/internal/corekit"
-	"github.com/payonce/payonce/internal/settlelookup"
 )
 
 // lostCreate is the lookup Charges.Create asks for before it sends a
@@ -82,6 +81,6 @@ func (l *lostCreate) lookUp(ctx context.Context, key payonce.Key) (*Charge, erro
 	case 1:
 		return found[0], nil
 	}
-	ids := settlelookup.Named(found, func(ch *Charge) string { return ch.UUID })
-	return nil, fmt.Errorf("%d charges match the request (%s), %s", len(found), ids, settlelookup.Window(from, to))
+	ids := payonce.LookupNamed(found, func(ch *Charge) string { return ch.UUID })
+	return nil, fmt.Errorf("%d charges match the request (%s), %s", len(found), ids, payonce.LookupWindowText(from, to))
 }
