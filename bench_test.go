@@ -17,7 +17,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/payonce/payonce"
-	"github.com/payonce/payonce/internal/benchpair"
+	"github.com/payonce/payonce/internal/devtools/benchpair"
 	"github.com/payonce/payonce/otelpayonce"
 	"go.opentelemetry.io/otel/attribute"
 	otelmetric "go.opentelemetry.io/otel/metric"

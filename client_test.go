@@ -19,7 +19,7 @@ import (
 	"time"
 
 	"github.com/payonce/payonce/internal/corekit"
-	"github.com/payonce/payonce/internal/logtest"
+	"github.com/payonce/payonce/internal/testsupport/logtest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/time/rate"

@@ -14,7 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/payonce/payonce"
-	"github.com/payonce/payonce/internal/keytest"
+	"github.com/payonce/payonce/internal/testsupport/keytest"
 )
 
 // Two options naming different keys in one call are refused before

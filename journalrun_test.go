@@ -16,7 +16,7 @@ import (
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/a55"
 	"github.com/payonce/payonce/internal/corekit"
-	"github.com/payonce/payonce/internal/keytest"
+	"github.com/payonce/payonce/internal/testsupport/keytest"
 	"github.com/payonce/payonce/journal"
 )
 

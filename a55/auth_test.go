@@ -19,7 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/payonce/payonce"
-	"github.com/payonce/payonce/internal/keytest"
+	"github.com/payonce/payonce/internal/testsupport/keytest"
 )
 
 // tokenRig is an httptest server with a token endpoint whose answers the

@@ -17,8 +17,8 @@ import (
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/a55"
 	"github.com/payonce/payonce/a55/a55test"
-	"github.com/payonce/payonce/internal/benchpair"
-	"github.com/payonce/payonce/internal/benchwire"
+	"github.com/payonce/payonce/internal/devtools/benchpair"
+	"github.com/payonce/payonce/internal/devtools/benchwire"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )

@@ -11,8 +11,8 @@ import (
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/a55"
 	"github.com/payonce/payonce/a55/a55test"
-	"github.com/payonce/payonce/internal/keytest"
 	"github.com/payonce/payonce/internal/luhn"
+	"github.com/payonce/payonce/internal/testsupport/keytest"
 )
 
 // Every last digit of the sandbox table, through the client: the status,

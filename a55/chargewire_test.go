@@ -19,7 +19,7 @@ import (
 
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/internal/corekit"
-	"github.com/payonce/payonce/internal/keytest"
+	"github.com/payonce/payonce/internal/testsupport/keytest"
 )
 
 // wireReference is testdata/a55/reference.json's endpoints: every name

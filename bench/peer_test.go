@@ -21,9 +21,9 @@ import (
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/a55"
 	"github.com/payonce/payonce/coinepay"
-	"github.com/payonce/payonce/internal/benchpair"
-	"github.com/payonce/payonce/internal/benchwire"
 	"github.com/payonce/payonce/internal/corekit"
+	"github.com/payonce/payonce/internal/devtools/benchpair"
+	"github.com/payonce/payonce/internal/devtools/benchwire"
 	"github.com/stripe/stripe-go/v85"
 )
 

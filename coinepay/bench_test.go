@@ -15,8 +15,8 @@ import (
 	"github.com/google/uuid"
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/coinepay"
-	"github.com/payonce/payonce/internal/benchpair"
-	"github.com/payonce/payonce/internal/benchwire"
+	"github.com/payonce/payonce/internal/devtools/benchpair"
+	"github.com/payonce/payonce/internal/devtools/benchwire"
 )
 
 // applyBench is one httptest server and two ways of issuing a card on

@@ -25,7 +25,7 @@ import (
 	"github.com/payonce/payonce/coinepay"
 	"github.com/payonce/payonce/coinepay/coinepaytest"
 	"github.com/payonce/payonce/internal/corekit"
-	"github.com/payonce/payonce/internal/keytest"
+	"github.com/payonce/payonce/internal/testsupport/keytest"
 	"github.com/payonce/payonce/journal"
 	"github.com/payonce/payonce/journal/journaltest"
 )

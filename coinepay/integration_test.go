@@ -23,8 +23,8 @@ import (
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/coinepay"
 	"github.com/payonce/payonce/coinepay/coinepaytest"
-	"github.com/payonce/payonce/internal/keytest"
-	"github.com/payonce/payonce/internal/retrytest"
+	"github.com/payonce/payonce/internal/testsupport/keytest"
+	"github.com/payonce/payonce/internal/testsupport/retrytest"
 	"github.com/payonce/payonce/payoncetest"
 )
 

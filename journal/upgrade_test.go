@@ -10,7 +10,7 @@ import (
 
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/a55"
-	gt "github.com/payonce/payonce/internal/goldentest"
+	gt "github.com/payonce/payonce/internal/testsupport/goldentest"
 )
 
 // chargeUUIDOf is the charge_uuid of a recorded A55 answer.

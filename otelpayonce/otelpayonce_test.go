@@ -27,7 +27,7 @@ import (
 	"github.com/payonce/payonce/a55/a55test"
 	"github.com/payonce/payonce/coinepay"
 	"github.com/payonce/payonce/coinepay/coinepaytest"
-	"github.com/payonce/payonce/internal/keytest"
+	"github.com/payonce/payonce/internal/testsupport/keytest"
 	"github.com/payonce/payonce/journal"
 	"github.com/payonce/payonce/otelpayonce"
 	"github.com/payonce/payonce/payoncetest"

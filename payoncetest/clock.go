@@ -3,7 +3,7 @@ package payoncetest
 import (
 	"time"
 
-	"github.com/payonce/payonce/internal/fakeserver"
+	"github.com/payonce/payonce/internal/fake/fakeserver"
 )
 
 // Clock is a fake's clock: key windows, token lifetimes, rate limits and

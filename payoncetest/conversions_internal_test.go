@@ -7,7 +7,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
-	"github.com/payonce/payonce/internal/fakeserver"
+	"github.com/payonce/payonce/internal/fake/fakeserver"
 )
 
 // The conversions carry every field between the engine and the test API.

@@ -3,7 +3,7 @@ package payoncetest
 import (
 	"time"
 
-	"github.com/payonce/payonce/internal/fakeserver"
+	"github.com/payonce/payonce/internal/fake/fakeserver"
 )
 
 // FaultKind names a failure a fake injects on demand (Rule.Fault).

@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/payonce/payonce/internal/admintest"
+	"github.com/payonce/payonce/internal/testsupport/admintest"
 	"github.com/payonce/payonce/payoncetest"
 )
 

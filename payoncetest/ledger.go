@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/payonce/payonce/internal/fakeserver"
+	"github.com/payonce/payonce/internal/fake/fakeserver"
 )
 
 // Operation is one business operation a fake executed and committed: an

@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/payonce/payonce"
-	"github.com/payonce/payonce/internal/fakeserver"
+	"github.com/payonce/payonce/internal/fake/fakeserver"
 )
 
 // settings is what a fake's options set: the engine's, the hold, and the

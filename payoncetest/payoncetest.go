@@ -23,7 +23,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/payonce/payonce/internal/fakeserver"
+	"github.com/payonce/payonce/internal/fake/fakeserver"
 )
 
 // Provider is what a provider's test package gives Serve to run its fake

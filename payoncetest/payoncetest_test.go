@@ -20,7 +20,7 @@ import (
 	"github.com/payonce/payonce/a55/a55test"
 	"github.com/payonce/payonce/coinepay"
 	"github.com/payonce/payonce/coinepay/coinepaytest"
-	"github.com/payonce/payonce/internal/retrytest"
+	"github.com/payonce/payonce/internal/testsupport/retrytest"
 	"github.com/payonce/payonce/payoncetest"
 )
 

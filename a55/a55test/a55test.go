@@ -44,8 +44,8 @@ import (
 
 	"github.com/payonce/payonce"
 	"github.com/payonce/payonce/a55"
-	"github.com/payonce/payonce/internal/fakeserver"
-	"github.com/payonce/payonce/internal/fakeserver/a55fake"
+	"github.com/payonce/payonce/internal/fake/a55fake"
+	"github.com/payonce/payonce/internal/fake/fakeserver"
 	"github.com/payonce/payonce/payoncetest"
 )
 

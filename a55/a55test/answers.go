@@ -3,7 +3,7 @@ package a55test
 import (
 	"time"
 
-	"github.com/payonce/payonce/internal/fakeserver/a55fake"
+	"github.com/payonce/payonce/internal/fake/a55fake"
 )
 
 // The codes of A55's code-response page an Answer gives (Answer.Code).

@@ -1,7 +1,7 @@
 package a55test
 
 import (
-	"github.com/payonce/payonce/internal/fakeserver/a55fake"
+	"github.com/payonce/payonce/internal/fake/a55fake"
 )
 
 // Event is a change A55's side makes to a charge outside any call of the

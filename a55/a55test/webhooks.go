@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/payonce/payonce/a55"
-	"github.com/payonce/payonce/internal/fakeserver/a55fake"
+	"github.com/payonce/payonce/internal/fake/a55fake"
 	"github.com/payonce/payonce/payoncetest"
 )
 

@@ -29,7 +29,7 @@ import (
 	"runtime/debug"
 	"syscall"
 
-	"github.com/payonce/payonce/internal/chaos"
+	"github.com/payonce/payonce/internal/verify/chaos"
 )
 
 func main() {

@@ -5,7 +5,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/payonce/payonce/internal/chaos"
+	"github.com/payonce/payonce/internal/verify/chaos"
 )
 
 // TestMain makes the test binary a crash-run worker when the run

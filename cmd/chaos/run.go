@@ -9,7 +9,7 @@ import (
 	"io"
 	"os"
 
-	"github.com/payonce/payonce/internal/chaos"
+	"github.com/payonce/payonce/internal/verify/chaos"
 )
 
 // run parses args, performs the run and returns the exit code: 0 when no

@@ -26,7 +26,7 @@ import (
 	"github.com/payonce/payonce/a55"
 	"github.com/payonce/payonce/a55/a55test"
 	"github.com/payonce/payonce/coinepay"
-	"github.com/payonce/payonce/internal/fakeserver"
+	"github.com/payonce/payonce/internal/fake/fakeserver"
 )
 
 // The browser tests drive the console in headless Chromium. They run

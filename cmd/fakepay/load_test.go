@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/payonce/payonce/internal/fakeserver"
+	"github.com/payonce/payonce/internal/fake/fakeserver"
 )
 
 // loadConcurrency is how many requests the load generator keeps in flight.

@@ -12,9 +12,9 @@ import (
 	"os"
 	"time"
 
-	"github.com/payonce/payonce/internal/fakeserver"
-	"github.com/payonce/payonce/internal/fakeserver/a55fake"
-	"github.com/payonce/payonce/internal/fakeserver/coinepayfake"
+	"github.com/payonce/payonce/internal/fake/a55fake"
+	"github.com/payonce/payonce/internal/fake/coinepayfake"
+	"github.com/payonce/payonce/internal/fake/fakeserver"
 	"github.com/payonce/payonce/internal/loopback"
 )
 

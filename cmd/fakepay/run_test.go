@@ -19,7 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/payonce/payonce/coinepay"
-	"github.com/payonce/payonce/internal/admintest"
+	"github.com/payonce/payonce/internal/testsupport/admintest"
 )
 
 // chargePath is A55's create-charge path.

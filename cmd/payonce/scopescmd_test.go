@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/payonce/payonce"
-	gt "github.com/payonce/payonce/internal/goldentest"
+	gt "github.com/payonce/payonce/internal/testsupport/goldentest"
 	"github.com/payonce/payonce/journal/journaltest"
 	"github.com/payonce/payonce/journal/sqlitejournal"
 )

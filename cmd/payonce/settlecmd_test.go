@@ -18,7 +18,7 @@ import (
 	"github.com/payonce/payonce/coinepay"
 	"github.com/payonce/payonce/coinepay/coinepaytest"
 	"github.com/payonce/payonce/internal/corekit"
-	gt "github.com/payonce/payonce/internal/goldentest"
+	gt "github.com/payonce/payonce/internal/testsupport/goldentest"
 	"github.com/payonce/payonce/payoncetest"
 )
 

@@ -4,8 +4,8 @@ import (
 	"fmt"
 
 	"github.com/payonce/payonce"
-	"github.com/payonce/payonce/internal/fakeserver"
-	"github.com/payonce/payonce/internal/fakeserver/coinepayfake"
+	"github.com/payonce/payonce/internal/fake/coinepayfake"
+	"github.com/payonce/payonce/internal/fake/fakeserver"
 )
 
 // Package is a card catalog entry for WithCatalog: card/apply accepts this

@@ -31,8 +31,8 @@ import (
 	"time"
 
 	"github.com/payonce/payonce"
-	"github.com/payonce/payonce/internal/fakeserver"
-	"github.com/payonce/payonce/internal/fakeserver/coinepayfake"
+	"github.com/payonce/payonce/internal/fake/coinepayfake"
+	"github.com/payonce/payonce/internal/fake/fakeserver"
 	"github.com/payonce/payonce/payoncetest"
 )
 

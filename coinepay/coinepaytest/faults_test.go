@@ -14,9 +14,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/payonce/payonce/coinepay/coinepaytest"
-	"github.com/payonce/payonce/internal/admintest"
 	"github.com/payonce/payonce/internal/corekit"
-	"github.com/payonce/payonce/internal/fakeserver"
+	"github.com/payonce/payonce/internal/fake/fakeserver"
+	"github.com/payonce/payonce/internal/testsupport/admintest"
 	"github.com/payonce/payonce/payoncetest"
 )
 

@@ -1,5 +1,3 @@
-// Package errortext holds the check every error text of the SDK passes:
-// it says each thing once.
 package errortext
 
 import (

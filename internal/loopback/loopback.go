@@ -1,6 +1,3 @@
-// Package loopback tells whether a host, a Host header or a listen
-// address names this machine only: plain http goes only there unless a
-// client opts in, and the fakes answer only there unless told otherwise.
 package loopback
 
 import (

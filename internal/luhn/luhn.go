@@ -1,4 +1,3 @@
-// Package luhn holds the Luhn checksum that card validation and redaction share.
 package luhn
 
 // Valid reports whether the digit string passes the Luhn checksum.

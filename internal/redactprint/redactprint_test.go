@@ -1,7 +1,7 @@
 package redactprint
 
 import (
-	"github.com/payonce/payonce/internal/logtest"
+	"github.com/payonce/payonce/internal/testsupport/logtest"
 	"github.com/payonce/payonce/redact"
 
 	"bytes"

@@ -3,7 +3,7 @@ package pgjournal_test
 import (
 	"testing"
 
-	"github.com/payonce/payonce/internal/pgnotice"
+	"github.com/payonce/payonce/internal/testsupport/pgnotice"
 )
 
 // TestMain says, on a run without a database, that the PostgreSQL tests
