@@ -333,14 +333,16 @@ type Request struct {
 	// provider's (a gateway's). That attempt may have executed, and a
 	// provider that keeps only 2xx answers under a key (A55) would
 	// execute a re-send again. It looks the operation up, on the call's
-	// context, by its key: found false (and no error) when nothing ran,
-	// and the attempt is sent; found true when the operation ran, or an
-	// error when the lookup cannot tell (it failed, or is ambiguous):
-	// nothing more is sent, and Do returns an *APIError of kind
-	// ErrOutcomeUnknown carrying the key (a journal entry stays pending,
-	// marked LookUpFirst), which the typed client settles with what it
-	// found.
-	BeforeResend func(ctx context.Context, key Key) (found bool, err error)
+	// context, by its key and, for a journaled call, the reference of its
+	// entry ("" for a call without one), by which the lookup asks the
+	// journal which entry holds or could have made what it finds
+	// (SiftLookup): found false (and no error) when nothing ran, and the
+	// attempt is sent; found true when the operation ran, or an error
+	// when the lookup cannot tell (it failed, or is ambiguous): nothing
+	// more is sent, and Do returns an *APIError of kind ErrOutcomeUnknown
+	// carrying the key (a journal entry stays pending, marked
+	// LookUpFirst), which the typed client settles with what it found.
+	BeforeResend func(ctx context.Context, key Key, reference string) (found bool, err error)
 }
 
 // EarlierForm is a form an earlier version of a typed client sent a

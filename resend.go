@@ -16,13 +16,17 @@ func (op *operation) lookBeforeResend(resp *http.Response, err error) error {
 	if op.req.BeforeResend == nil || op.key == "" || !op.answerLost(resp, err) {
 		return nil
 	}
-	found, lerr := op.req.BeforeResend(op.ctx, op.keyValue())
+	ref := ""
+	if op.jr != nil {
+		ref = op.jr.ref
+	}
+	found, lerr := op.req.BeforeResend(op.ctx, op.keyValue(), ref)
 	switch {
 	case lerr != nil:
 		if cerr := op.ctx.Err(); cerr != nil {
 			return cerr
 		}
-		return &stopError{err: &lookupStop{why: "looking the operation up failed: " + lerr.Error()}}
+		return &stopError{err: &lookupStop{why: "looking the operation up could not tell: " + lerr.Error()}}
 	case found:
 		return &stopError{err: &lookupStop{found: true, why: "the operation was found at the provider"}}
 	}

@@ -60,7 +60,8 @@ func TestBeforeResendAfterALostAnswer(t *testing.T) {
 				require.NoError(t, err)
 				var asked []payonce.Key
 				_, err = c.Do(context.Background(), &payonce.Request{Operation: "op.create", Method: http.MethodPost, Path: "/op", Body: map[string]int{"a": 1}, Keyed: true,
-					BeforeResend: func(_ context.Context, k payonce.Key) (bool, error) {
+					BeforeResend: func(_ context.Context, k payonce.Key, ref string) (bool, error) {
+						assert.Empty(t, ref, "a call without a reference")
 						asked = append(asked, k)
 						return tc.found, tc.err
 					}}, nil)
@@ -99,7 +100,7 @@ func TestBeforeResendNotAskedForAnAnswer(t *testing.T) {
 	require.NoError(t, err)
 	asked := 0
 	_, err = c.Do(context.Background(), &payonce.Request{Operation: "op.create", Method: http.MethodPost, Path: "/op", Body: map[string]int{"a": 1}, Keyed: true,
-		BeforeResend: func(context.Context, payonce.Key) (bool, error) { asked++; return false, nil }}, nil)
+		BeforeResend: func(context.Context, payonce.Key, string) (bool, error) { asked++; return false, nil }}, nil)
 	require.NoError(t, err)
 	assert.Equal(t, int32(2), posts.Load())
 	assert.Zero(t, asked)

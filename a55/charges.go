@@ -665,9 +665,12 @@ func moveAmount(a payonce.Amount, c payonce.Currency) (dec int, known bool, err 
 // An attempt whose answer was lost (a transport failure, a 5xx without
 // A55's code) may have made the charge, and A55 keeps no answer but a
 // 2xx under the key: before sending again, Create looks the charge up in
-// the wallet's list (lostCreate) and sends again only when none matches.
-// A charge found settles the create as a TIMEOUT's does; a lookup that
-// cannot tell is payonce.ErrOutcomeUnknown (docs/a55.md).
+// the wallet's list (lostCreate) and sends again only when none can be
+// the create's. A charge found to be the create's (its key, or, with a
+// journal, the one match no other entry holds or could have made)
+// settles the create as a TIMEOUT's does; a lookup that cannot tell, a
+// match without the key on a call without a journal included, is
+// payonce.ErrOutcomeUnknown naming the candidates (docs/a55.md).
 func (s *ChargesService) Create(ctx context.Context, req *ChargeCreateRequest, opts ...payonce.CallOption) (*Charge, error) {
 	c := s.c
 	body := &chargeBody{r: req}

@@ -38,25 +38,37 @@ func chargesOf(t *testing.T, c *a55.Client, key string) int {
 
 // A TIMEOUT that made the charge, whose answer is lost on the way, leaves
 // nothing stored under the key: the create is looked up before anything
-// is sent again, and the charge found is its answer. One charge, one
-// attempt.
-// It holds whether the server reports a charge's key (the fake's
-// extension) or not (A55's documented answers: the charge is told by
-// its fields).
+// is sent again, and the charge found, which reports the key (the fake's
+// extension), is its answer. One charge, one attempt.
 func TestLostTimeoutIsLookedUpBeforeResend(t *testing.T) {
-	for name, documented := range map[string]bool{"fake": false, "documented": true} {
-		t.Run(name, func(t *testing.T) {
-			srv, c := fakeAnswering(t, documented)
-			lostTimeout(t, srv, "")
-			ch, err := c.Charges.Create(t.Context(), settleCharge("42.00"))
-			require.NoError(t, err)
-			key := ch.Meta.Key.String()
-			assert.Equal(t, 1, srv.Ledger().Count(key), "charged once")
-			assert.Equal(t, 1, ch.Meta.Attempts, "nothing sent again under the key")
-			assert.True(t, ch.Status.Is(a55.StatusConfirmed))
-			assert.Equal(t, "order-1", ch.Description)
-		})
-	}
+	srv, c := fakeAnswering(t, false)
+	lostTimeout(t, srv, "")
+	ch, err := c.Charges.Create(t.Context(), settleCharge("42.00"))
+	require.NoError(t, err)
+	key := ch.Meta.Key.String()
+	assert.Equal(t, 1, srv.Ledger().Count(key), "charged once")
+	assert.Equal(t, 1, ch.Meta.Attempts, "nothing sent again under the key")
+	assert.True(t, ch.Status.Is(a55.StatusConfirmed))
+	assert.Equal(t, "order-1", ch.Description)
+}
+
+// Answering as A55 documents (no key in a charge), the one charge that
+// matches a call without a journal cannot be told from another order's
+// of the same amount and description: the create stops in doubt with its
+// key, naming the charge, and nothing is sent again. Charged once.
+func TestLostTimeoutWithoutAJournalNamesTheCandidate(t *testing.T) {
+	srv, c := fakeAnswering(t, true)
+	lostTimeout(t, srv, "")
+	_, err := c.Charges.Create(t.Context(), settleCharge("42.00"))
+	require.ErrorIs(t, err, payonce.ErrOutcomeUnknown)
+	assert.False(t, payonce.IsResumable(err), "never re-sent blindly")
+	key := payonce.KeyOf(err).String()
+	require.NotEmpty(t, key)
+	assert.Equal(t, 1, srv.Ledger().Count(key), "sent once")
+	ops := srv.Ledger().ByKey(key)
+	require.Len(t, ops, 1)
+	assert.Contains(t, err.Error(), ops[0].ID, "the error names the candidate")
+	assert.Contains(t, err.Error(), "none carries its key")
 }
 
 // fakeAnswering is newFake, answering as A55 documents (no key in a
@@ -75,27 +87,38 @@ func fakeAnswering(t *testing.T, documented bool) (*a55test.Server, *a55.Client)
 
 // The same with a journal: the charge found is recorded as the entry's
 // outcome, and the next call with the reference answers it from the
-// journal, sending nothing.
+// journal, sending nothing. Answering as A55 documents, the one match no
+// other entry holds or could have made is the entry's.
 func TestLostTimeoutIsRecordedFromTheLookup(t *testing.T) {
-	srv := a55test.New(t)
-	j := journal.NewMemory()
-	c, err := srv.Client(payonce.WithJournal(j), payonce.WithRetryPolicy(fastPolicy()))
-	require.NoError(t, err)
-	lostTimeout(t, srv, "")
-	ch, err := c.Charges.Create(t.Context(), settleCharge("42.00"), payonce.WithReference("order-1/charge"))
-	require.NoError(t, err)
-	key := ch.Meta.Key.String()
-	assert.Equal(t, 1, srv.Ledger().Count(key), "charged once")
-	e, err := j.Get(t.Context(), c.Core().Scope(), "order-1/charge")
-	require.NoError(t, err)
-	assert.Equal(t, payonce.JournalSucceeded, e.State)
+	for name, documented := range map[string]bool{"fake": false, "documented": true} {
+		t.Run(name, func(t *testing.T) {
+			opts := []payoncetest.Option{payoncetest.WithSeed(7)}
+			if documented {
+				opts = append(opts, payoncetest.WithDocumentedAnswers())
+			}
+			srv := a55test.New(t, opts...)
+			j := journal.NewMemory()
+			c, err := srv.Client(payonce.WithJournal(j), payonce.WithRetryPolicy(fastPolicy()))
+			require.NoError(t, err)
+			lostTimeout(t, srv, "")
+			ch, err := c.Charges.Create(t.Context(), settleCharge("42.00"), payonce.WithReference("order-1/charge"))
+			require.NoError(t, err)
+			key := ch.Meta.Key.String()
+			assert.Equal(t, 1, srv.Ledger().Count(key), "charged once")
+			assert.Equal(t, 1, ch.Meta.Attempts, "nothing sent again under the key")
+			e, err := j.Get(t.Context(), c.Core().Scope(), "order-1/charge")
+			require.NoError(t, err)
+			assert.Equal(t, payonce.JournalSucceeded, e.State)
+			assert.Equal(t, ch.UUID, e.ResourceID)
 
-	before := len(srv.Requests())
-	again, err := c.Charges.Create(t.Context(), settleCharge("42.00"), payonce.WithReference("order-1/charge"))
-	require.NoError(t, err)
-	assert.Equal(t, ch.UUID, again.UUID)
-	assert.Len(t, srv.Requests(), before, "answered from the journal")
-	assert.Equal(t, 1, srv.Ledger().Count(key))
+			before := len(srv.Requests())
+			again, err := c.Charges.Create(t.Context(), settleCharge("42.00"), payonce.WithReference("order-1/charge"))
+			require.NoError(t, err)
+			assert.Equal(t, ch.UUID, again.UUID)
+			assert.Len(t, srv.Requests(), before, "answered from the journal")
+			assert.Equal(t, 1, srv.Ledger().Count(key))
+		})
+	}
 }
 
 // A lost TIMEOUT whose charge was declined is the create's failure, with
@@ -137,4 +160,105 @@ func TestLostAnswerAmbiguousLookupStopsInDoubt(t *testing.T) {
 	key := payonce.KeyOf(err).String()
 	require.NotEmpty(t, key)
 	assert.Equal(t, 1, srv.Ledger().Count(key), "sent once")
+}
+
+// lostBeforeCommit has srv's next charge create lose its answer having
+// made nothing: the connection is reset before the body is read.
+func lostBeforeCommit(t *testing.T, srv *a55test.Server) {
+	t.Helper()
+	require.NoError(t, srv.AddFault(payoncetest.Rule{Fault: payoncetest.FaultResetBeforeRead, Path: a55test.ChargePath, Count: 1}))
+}
+
+// documentedJournaled is a fake answering as A55 documents (no key in a
+// charge) and a client of it on a memory journal.
+func documentedJournaled(t *testing.T) (*a55test.Server, *journal.Memory, *a55.Client) {
+	t.Helper()
+	srv := a55test.New(t, payoncetest.WithSeed(7), payoncetest.WithDocumentedAnswers())
+	j := journal.NewMemory()
+	c, err := srv.Client(payonce.WithJournal(j), payonce.WithRetryPolicy(fastPolicy()))
+	require.NoError(t, err)
+	return srv, j, c
+}
+
+// Order B, of the same amount and description, is charged and recorded;
+// order A's create then loses its answer having made nothing. The only
+// charge the lookup finds is B's, which the journal holds as B's
+// outcome: it is left out, nothing of A's ran, and A is sent again under
+// its key and charged once, with its own charge.
+func TestLostAnswerNeverTakesAChargeAnotherEntryHolds(t *testing.T) {
+	srv, j, c := documentedJournaled(t)
+	b, err := c.Charges.Create(t.Context(), settleCharge("42.00"), payonce.WithReference("order-B/charge"))
+	require.NoError(t, err)
+
+	lostBeforeCommit(t, srv)
+	a, err := c.Charges.Create(t.Context(), settleCharge("42.00"), payonce.WithReference("order-A/charge"))
+	require.NoError(t, err)
+	assert.NotEqual(t, b.UUID, a.UUID, "A is not paid with B's charge")
+	assert.Equal(t, 2, a.Meta.Attempts, "sent again under A's key")
+	assert.Equal(t, 1, srv.Ledger().Count(a.Meta.Key.String()), "A charged once")
+	assert.Equal(t, 1, srv.Ledger().Count(b.Meta.Key.String()), "B charged once")
+
+	e, err := j.Get(t.Context(), c.Core().Scope(), "order-A/charge")
+	require.NoError(t, err)
+	assert.Equal(t, payonce.JournalSucceeded, e.State)
+	assert.Equal(t, a.UUID, e.ResourceID, "A's entry holds A's charge")
+}
+
+// Order B's charge is made but B is still in doubt (its TIMEOUT named a
+// charge still pending); order A's create then loses its answer having
+// made nothing. B's charge could be either's: A stops in doubt, nothing
+// sent again and nothing recorded, never settled with B's charge.
+func TestLostAnswerContestedByAnEntryInDoubtStopsInDoubt(t *testing.T) {
+	srv, j, c := documentedJournaled(t)
+	require.NoError(t, srv.AddAnswer(a55test.Answer{Code: a55test.AnswerTimeout, Executed: true, Hold: true, Path: a55test.ChargePath, Count: 1}))
+	_, err := c.Charges.Create(t.Context(), settleCharge("42.00"), payonce.WithReference("order-B/charge"))
+	require.ErrorIs(t, err, payonce.ErrOutcomeUnknown, "B in doubt: its charge is pending")
+	bCharge, ok := a55.ChargeFromError(err)
+	require.True(t, ok)
+
+	lostBeforeCommit(t, srv)
+	_, err = c.Charges.Create(t.Context(), settleCharge("42.00"), payonce.WithReference("order-A/charge"))
+	require.ErrorIs(t, err, payonce.ErrOutcomeUnknown)
+	assert.False(t, payonce.IsResumable(err), "never re-sent blindly")
+	key := payonce.KeyOf(err).String()
+	require.NotEmpty(t, key)
+	assert.Zero(t, srv.Ledger().Count(key), "nothing of A's ran, and nothing was sent again")
+	assert.Contains(t, err.Error(), bCharge.UUID, "the error names the charge it could not attribute")
+	if ch, ok := a55.ChargeFromError(err); ok {
+		assert.NotEqual(t, bCharge.UUID, ch.UUID, "B's charge is not given as A's")
+	}
+
+	e, err := j.Get(t.Context(), c.Core().Scope(), "order-A/charge")
+	require.NoError(t, err)
+	assert.Equal(t, payonce.JournalPending, e.State, "A stays in doubt")
+	assert.Empty(t, e.ResourceID)
+}
+
+// Without a journal, order B's charge, of the same amount and
+// description, is made by another client; order A's create then loses
+// its answer having made nothing. A55's charges carry no key, so the one
+// charge that matches cannot be told from another order's: A stops in
+// doubt with its key, naming the charge, and nothing is sent again.
+func TestLostAnswerWithoutAJournalNeverTakesAnotherOrdersCharge(t *testing.T) {
+	srv, c := fakeAnswering(t, true)
+	other, err := srv.Client(payonce.WithRetryPolicy(fastPolicy()))
+	require.NoError(t, err)
+	b, err := other.Charges.Create(t.Context(), settleCharge("42.00"))
+	require.NoError(t, err)
+
+	lostBeforeCommit(t, srv)
+	a, err := c.Charges.Create(t.Context(), settleCharge("42.00"))
+	if err == nil {
+		assert.NotEqual(t, b.UUID, a.UUID, "A returned B's charge as its own")
+		return
+	}
+	require.ErrorIs(t, err, payonce.ErrOutcomeUnknown)
+	assert.False(t, payonce.IsResumable(err))
+	key := payonce.KeyOf(err).String()
+	require.NotEmpty(t, key)
+	assert.Zero(t, srv.Ledger().Count(key), "nothing sent again under A's key")
+	assert.Contains(t, err.Error(), b.UUID, "the error names the candidate charge")
+	if ch, ok := a55.ChargeFromError(err); ok {
+		assert.NotEqual(t, b.UUID, ch.UUID, "B's charge is not given as A's")
+	}
 }

@@ -72,7 +72,7 @@ func (s *ChargesService) lookUpUnknown(ctx context.Context, req *ChargeCreateReq
 			// The answer named no charge (or was lost): the wallet's list
 			// may find it, by the entry's key and the request.
 			l := &lostCreate{s: s, req: req, wallet: s.c.walletOr(req.WalletUUID), merchant: s.c.merchantOr(req.MerchantID)}
-			if ch, lerr := l.lookUp(ctx, payonce.KeyOf(err)); lerr == nil && ch != nil {
+			if ch, lerr := l.lookUp(ctx, payonce.KeyOf(err), e.Reference); lerr == nil && ch != nil {
 				known, lost = ch, ch
 			}
 		}
