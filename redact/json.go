@@ -262,9 +262,24 @@ func (r *Redactor) redactValue(v any, f *Fields) any {
 		if s, ok := integerDigits(t.String()); ok && len(s) >= 13 && len(s) <= 19 && luhn.Valid(s) {
 			return nil
 		}
+		if numberHoldsCardNumber(t.String()) {
+			return nil
+		}
 		return t
 	}
 	return v
+}
+
+// numberHoldsCardNumber reports whether one of the digit runs of a JSON
+// number's text (its integer part, fraction or exponent) is a card
+// number on its own: "1e4111111111111111" writes one in its exponent.
+func numberHoldsCardNumber(s string) bool {
+	for _, run := range strings.FieldsFunc(s, func(r rune) bool { return r < '0' || r > '9' }) {
+		if len(run) >= 13 && len(run) <= 19 && luhn.Valid(run) {
+			return true
+		}
+	}
+	return false
 }
 
 // integerDigits returns the digits of a JSON number that is an integer in
