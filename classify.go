@@ -77,11 +77,11 @@ func (op *operation) decide(ctx context.Context, resp *http.Response, err error)
 		return false, err
 	}
 	if op.tries >= op.policy.MaxAttempts {
-		return false, &exhaustedError{err: err}
+		return false, op.exhausted(resp, err, &exhaustedError{err: err})
 	}
 	wait := op.bo.NextBackOff()
 	if wait == backoff.Stop {
-		return false, &exhaustedError{err: err}
+		return false, op.exhausted(resp, err, &exhaustedError{err: err})
 	}
 	if resp != nil {
 		if d, ok := parseRetryAfter(resp.Header.Get("Retry-After"), time.Now()); ok {
@@ -89,7 +89,7 @@ func (op *operation) decide(ctx context.Context, resp *http.Response, err error)
 			if m := op.policy.MaxElapsedTime; m > 0 && op.bo.GetElapsedTime()+wait > m {
 				// The server's wait would start the retry past
 				// MaxElapsedTime, which the backoff's own schedule never does.
-				return false, &exhaustedError{err: err}
+				return false, op.exhausted(resp, err, &exhaustedError{err: err})
 			}
 		}
 	}
@@ -97,7 +97,7 @@ func (op *operation) decide(ctx context.Context, resp *http.Response, err error)
 		// The provider's least wait is never shortened: a call that
 		// cannot wait it ends now, resumable with its key.
 		if why := op.cannotWait(ctx, nb); why != "" {
-			return false, &exhaustedError{why: why}
+			return false, op.exhausted(resp, err, &exhaustedError{why: why})
 		}
 		wait = max(wait, nb)
 	}
@@ -116,6 +116,19 @@ func (op *operation) decide(ctx context.Context, resp *http.Response, err error)
 	}
 	op.plan = retryPlan{cause: cause, wait: wait}
 	return true, nil
+}
+
+// exhausted ends the loop with ex, resumable with the key, once the
+// attempt that just ended (resp, err) is looked up when it lost its
+// answer (lookBeforeResend): a resumed call sends the key again knowing
+// nothing of that attempt, so a provider that keeps only 2xx answers
+// under a key would run the operation a second time. Found, or a lookup
+// that cannot tell, ends the loop in doubt instead, nothing resumable.
+func (op *operation) exhausted(resp *http.Response, err error, ex *exhaustedError) error {
+	if lerr := op.lookBeforeResend(resp, err); lerr != nil {
+		return lerr
+	}
+	return ex
 }
 
 // adviceCodec is a codec whose provider's codes say more about a retry

@@ -327,7 +327,9 @@ type Request struct {
 	// today's body.
 	EarlierForms func() []EarlierForm
 	// BeforeResend, when not nil, is asked before an attempt is sent
-	// again under the key after one whose answer was lost: a transport
+	// again under the key after one whose answer was lost, and before the
+	// call ends resumable with the key after one (no attempt or time
+	// left: a resumed call sends the key again): a transport
 	// failure once the request may have left (a reset, a timeout, a body
 	// cut short), or a 5xx answer in which the codec read no code of the
 	// provider's (a gateway's). That attempt may have executed, and a
@@ -337,7 +339,7 @@ type Request struct {
 	// entry ("" for a call without one), by which the lookup asks the
 	// journal which entry holds or could have made what it finds
 	// (SiftLookup): found false (and no error) when nothing ran, and the
-	// attempt is sent; found true when the operation ran, or an error
+	// attempt is sent (or the call ends resumable); found true when the operation ran, or an error
 	// when the lookup cannot tell (it failed, or is ambiguous): nothing
 	// more is sent, and Do returns an *APIError of kind ErrOutcomeUnknown
 	// carrying the key (a journal entry stays pending, marked

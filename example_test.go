@@ -153,8 +153,9 @@ func ExampleIsResumable() {
 		return err
 	}
 
-	// The answer is lost twice: the charge ran, the job is run again.
-	_ = srv.AddFault(payoncetest.Rule{Fault: payoncetest.FaultDropAfterCommit, Path: a55test.ChargePath, Count: 2})
+	// The connection is reset twice before the request is read: the
+	// client's lookup finds no charge, the job is run again.
+	_ = srv.AddFault(payoncetest.Rule{Fault: payoncetest.FaultResetBeforeRead, Path: a55test.ChargePath, Count: 2})
 	err := runJob()
 	fmt.Println("first run:", errors.Is(err, payonce.ErrTransport), payonce.IsResumable(err))
 	err = runJob()
@@ -168,5 +169,5 @@ func ExampleIsResumable() {
 	// first run: true true
 	// redelivered: true true
 	// a day later: true
-	// charges executed: 1
+	// charges executed: 0
 }

@@ -6,12 +6,14 @@ import (
 	"net/http"
 )
 
-// lookBeforeResend is asked by decide once a retry is otherwise decided.
-// When the attempt that just ended lost its answer (answerLost) and the
-// request has a BeforeResend, the operation is looked up before it is
-// sent again: found nothing, the retry goes on; found it, or cannot
-// tell, a lookupStop ends the loop, nothing sent, which failure turns
-// into ErrOutcomeUnknown.
+// lookBeforeResend is asked by decide once a retry is otherwise decided,
+// and once the loop would end resumable with the key (exhausted): a
+// resumed call sends the key again as a retry would. When the attempt
+// that just ended lost its answer (answerLost) and the request has a
+// BeforeResend, the operation is looked up first: found nothing, the
+// retry goes on, or the call ends resumable; found it, or cannot tell, a
+// lookupStop ends the loop, nothing sent, which failure turns into
+// ErrOutcomeUnknown.
 func (op *operation) lookBeforeResend(resp *http.Response, err error) error {
 	if op.req.BeforeResend == nil || op.key == "" || !op.answerLost(resp, err) {
 		return nil
@@ -30,7 +32,7 @@ func (op *operation) lookBeforeResend(resp *http.Response, err error) error {
 	case found:
 		return &stopError{err: &lookupStop{found: true, why: "the operation was found at the provider"}}
 	}
-	op.debug("payonce lookup after a lost answer found nothing: sending again")
+	op.debug("payonce lookup after a lost answer found nothing: the key may be sent again")
 	return nil
 }
 

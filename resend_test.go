@@ -105,3 +105,46 @@ func TestBeforeResendNotAskedForAnAnswer(t *testing.T) {
 	assert.Equal(t, int32(2), posts.Load())
 	assert.Zero(t, asked)
 }
+
+// The attempt that loses its answer is the last the policy allows: the
+// request's BeforeResend is asked before the call ends, since a call
+// resumed with its key sends it again as a retry would. Found nothing,
+// the call ends resumable as before; found the operation, or a lookup
+// that cannot tell, it is ErrOutcomeUnknown with its key, not resumable.
+// One POST each time.
+func TestBeforeResendAfterALostAnswerOnTheLastAttempt(t *testing.T) {
+	for _, bare502 := range []bool{false, true} {
+		for name, tc := range map[string]struct {
+			found bool
+			err   error
+		}{
+			"nothing found": {},
+			"found":         {found: true},
+			"cannot tell":   {err: errors.New("2 matches")},
+		} {
+			t.Run(name, func(t *testing.T) {
+				srv, posts := lostFirst(t, bare502)
+				p := payoncetest.FastRetryPolicy()
+				p.MaxAttempts = 1
+				c, err := payonce.NewClient(payonce.WithBaseURL(srv.URL), payonce.WithRetryPolicy(p))
+				require.NoError(t, err)
+				var asked []payonce.Key
+				_, err = c.Do(context.Background(), &payonce.Request{Operation: "op.create", Method: http.MethodPost, Path: "/op", Body: map[string]int{"a": 1}, Keyed: true,
+					BeforeResend: func(_ context.Context, k payonce.Key, _ string) (bool, error) {
+						asked = append(asked, k)
+						return tc.found, tc.err
+					}}, nil)
+				assert.Equal(t, int32(1), posts.Load())
+				require.Len(t, asked, 1, "looked up before the call ends")
+				assert.Equal(t, asked[0], payonce.KeyOf(err))
+				if !tc.found && tc.err == nil {
+					require.ErrorIs(t, err, payonce.ErrRetriesExhausted)
+					assert.True(t, payonce.IsResumable(err), "nothing ran: resumable with the key")
+					return
+				}
+				require.ErrorIs(t, err, payonce.ErrOutcomeUnknown)
+				assert.False(t, payonce.IsResumable(err), "never re-sent blindly")
+			})
+		}
+	}
+}

@@ -183,8 +183,9 @@ func TestChargeListFiltersOnStatusAndDates(t *testing.T) {
 	require.ErrorIs(t, err, payonce.ErrNotFound)
 }
 
-// The story the list exists for: the charge commits, every answer is lost
-// and the retries run out. The merchant settles the outcome by listing the
+// The story the list exists for: the charge commits, its answer is lost
+// and the client's own lookup cannot tell (its list fails): the create is
+// in doubt with its key. The merchant settles the outcome by listing the
 // charges its key created, without sending the card again.
 func TestLostAnswerIsSettledByListingNotByResending(t *testing.T) {
 	srv := a55test.New(t)
@@ -194,11 +195,12 @@ func TestLostAnswerIsSettledByListingNotByResending(t *testing.T) {
 	require.NoError(t, err)
 	ctx := context.Background()
 	require.NoError(t, srv.AddFault(payoncetest.Rule{Fault: payoncetest.FaultDropAfterCommit, Path: a55test.ChargePath, Count: 1}))
+	require.NoError(t, srv.AddFault(payoncetest.Rule{Fault: payoncetest.FaultErrorBeforeCommit, Path: a55.PathChargeList, Count: 1}))
 
 	k := key("lost-answer")
 	_, err = c.Charges.Create(ctx, refCharge(t, a55test.CardConfirms), payonce.WithKey(keytest.Now(t, k)))
-	require.Error(t, err)
-	require.True(t, payonce.IsTemporary(err))
+	require.ErrorIs(t, err, payonce.ErrOutcomeUnknown)
+	require.False(t, payonce.IsResumable(err), "never re-sent blindly")
 	stored := payonce.KeyOf(err).String() // what the job keeps: the key, not the card
 
 	p, err := c.Charges.List(ctx, &a55.ChargeListOptions{Limit: 10, IdempotencyKey: stored})

@@ -262,3 +262,59 @@ func TestLostAnswerWithoutAJournalNeverTakesAnotherOrdersCharge(t *testing.T) {
 		assert.NotEqual(t, b.UUID, ch.UUID, "B's charge is not given as A's")
 	}
 }
+
+// The attempt whose answer is lost is the last the policy allows: a 503
+// before anything ran, a reset before the body was read, then a TIMEOUT
+// that made the charge, its answer lost on the way. The create is looked
+// up before the call ends, as before a retry: ending resumable with its
+// key instead would have a job queue send the key again, and A55, which
+// keeps nothing but a 2xx under it, charge the order twice. Found (the
+// fake reports the key), the charge is the create's; answering as A55
+// documents, the call stops in doubt, not resumable. Either way the
+// create is resumed as a job queue does, while IsResumable says so, and
+// the order is charged once.
+func TestLostAnswerOnTheLastAttemptIsLookedUpBeforeTheCallEnds(t *testing.T) {
+	for name, documented := range map[string]bool{"fake": false, "documented": true} {
+		t.Run(name, func(t *testing.T) {
+			opts := []payoncetest.Option{payoncetest.WithSeed(7)}
+			if documented {
+				opts = append(opts, payoncetest.WithDocumentedAnswers())
+			}
+			srv := a55test.New(t, opts...)
+			p := fastPolicy()
+			p.MaxAttempts = 3
+			c, err := srv.Client(payonce.WithRetryPolicy(p))
+			require.NoError(t, err)
+			require.NoError(t, srv.AddFault(payoncetest.Rule{Fault: payoncetest.FaultErrorBeforeCommit, Path: a55test.ChargePath, Nth: 1}))
+			require.NoError(t, srv.AddFault(payoncetest.Rule{Fault: payoncetest.FaultResetBeforeRead, Path: a55test.ChargePath, Nth: 2}))
+			require.NoError(t, srv.AddAnswer(a55test.Answer{Code: a55test.AnswerTimeout, Executed: true, Path: a55test.ChargePath, Count: 1}))
+			require.NoError(t, srv.AddFault(payoncetest.Rule{Fault: payoncetest.FaultDropAfterCommit, Path: a55test.ChargePath, Nth: 3}))
+
+			ch, err := c.Charges.Create(t.Context(), settleCharge("42.00"))
+			var key payonce.Key
+			for resumes := 0; err != nil && payonce.IsResumable(err) && resumes < 3; resumes++ {
+				key = payonce.KeyOf(err)
+				ch, err = c.Charges.Create(t.Context(), settleCharge("42.00"), payonce.WithKey(key))
+			}
+			if documented {
+				require.ErrorIs(t, err, payonce.ErrOutcomeUnknown)
+				assert.False(t, payonce.IsResumable(err), "never re-sent blindly")
+				key = payonce.KeyOf(err)
+			} else {
+				require.NoError(t, err)
+				key = ch.Meta.Key
+				assert.Equal(t, 3, ch.Meta.Attempts, "nothing sent after the lost answer")
+				assert.Equal(t, "order-1", ch.Description)
+			}
+			require.False(t, key.IsZero())
+			assert.Equal(t, 1, srv.Ledger().Count(key.String()), "charged once")
+			sent := 0
+			for _, a := range srv.Requests() {
+				if a.IdempotencyKey == key.String() {
+					sent++
+				}
+			}
+			assert.Equal(t, 3, sent, "three attempts, none after the lost answer")
+		})
+	}
+}

@@ -278,9 +278,12 @@ func TestWebhookReceiverSettlesAnEntryInDoubt(t *testing.T) {
 
 	req := hookedCharge(t, a55test.CardConfirms, hs.URL+"/hooks/a55/order-9", true)
 	req.Description = "order-9"
+	// The create's answer is lost, and the list that looks it up fails:
+	// the entry stays in doubt.
 	require.NoError(t, srv.AddFault(payoncetest.Rule{Fault: payoncetest.FaultDropAfterCommit, Path: a55test.ChargePath, Count: 1}))
+	require.NoError(t, srv.AddFault(payoncetest.Rule{Fault: payoncetest.FaultErrorBeforeCommit, Path: a55.PathChargeList, Count: 1}))
 	_, err = c.Charges.Create(t.Context(), req, payonce.WithReference("order-9/charge"))
-	require.Error(t, err, "the answer was lost")
+	require.ErrorIs(t, err, payonce.ErrOutcomeUnknown, "the answer was lost, the lookup could not tell")
 	e, err := j.Get(t.Context(), c.Core().Scope(), "order-9/charge")
 	require.NoError(t, err)
 	require.Equal(t, payonce.JournalPending, e.State)

@@ -87,8 +87,9 @@ func TestUsageErrors(t *testing.T) {
 }
 
 // lostCharge creates req under reference against a new fake on a journal
-// of the first backend, loses its answer and moves the fake's clock past
-// the key's window; it returns the fake, the client, the journal flags and
+// of the first backend, loses its answer (the client's lookup of it
+// failing: the entry stays in doubt) and moves the fake's clock past the
+// key's window; it returns the fake, the client, the journal flags and
 // the environment of the payonce command.
 func lostCharge(t *testing.T, req *a55.ChargeCreateRequest, reference string) (*a55test.Server, *a55.Client, []string, map[string]string) {
 	t.Helper()
@@ -99,8 +100,9 @@ func lostCharge(t *testing.T, req *a55.ChargeCreateRequest, reference string) (*
 	client, err := srv.Client(payonce.WithJournal(b.open(t)), payonce.WithRetryPolicy(one))
 	require.NoError(t, err)
 	require.NoError(t, srv.AddFault(payoncetest.Rule{Fault: payoncetest.FaultDropAfterCommit, Path: a55test.ChargePath, Count: 1}))
+	require.NoError(t, srv.AddFault(payoncetest.Rule{Fault: payoncetest.FaultErrorBeforeCommit, Path: a55.PathChargeList, Count: 1}))
 	_, err = client.Charges.Create(t.Context(), req, payonce.WithReference(reference))
-	require.Error(t, err)
+	require.ErrorIs(t, err, payonce.ErrOutcomeUnknown)
 	srv.Clock().Advance(25 * time.Hour)
 	env := map[string]string{a55.EnvClientID: srv.ClientID(), a55.EnvClientSecret: srv.ClientSecret(), a55.EnvTokenURL: srv.TokenURL(), EnvA55BaseURL: srv.URL}
 	return srv, client, b.flags, env

@@ -186,10 +186,17 @@ func TestA55ErrorsSayEachThingOnce(t *testing.T) {
 	_, err = c.Wallets.Create(ctx, &a55.WalletCreateRequest{})
 	add("validation: wallet without a name", err)
 
-	// Transport: the answer lost after the commit, every attempt.
+	// Transport: the answer lost, every attempt, of a TIMEOUT that made
+	// nothing (the lookup finds nothing); then lost after the commit, the
+	// lookup's list failing (it cannot tell).
+	require.NoError(t, srv.AddAnswer(a55test.Answer{Code: a55test.AnswerTimeout, Path: a55test.ChargePath, Count: 1}))
 	require.NoError(t, srv.AddFault(payoncetest.Rule{Fault: payoncetest.FaultDropAfterCommit, Path: a55test.ChargePath, Count: 1}))
 	_, err = c.Charges.Create(ctx, charge("70.00", card(a55test.CardConfirms)))
 	add("answer lost", err)
+	require.NoError(t, srv.AddFault(payoncetest.Rule{Fault: payoncetest.FaultDropAfterCommit, Path: a55test.ChargePath, Count: 1}))
+	require.NoError(t, srv.AddFault(payoncetest.Rule{Fault: payoncetest.FaultErrorBeforeCommit, Path: a55.PathChargeList, Count: 1}))
+	_, err = c.Charges.Create(ctx, charge("71.00", card(a55test.CardConfirms)))
+	add("answer lost, lookup failed", err)
 	require.NoError(t, srv.AddFault(payoncetest.Rule{Fault: payoncetest.FaultErrorBeforeCommit, Path: a55test.ChargePath, Count: 1, Status: http.StatusServiceUnavailable}))
 	_, err = c.Charges.Create(ctx, charge("71.00", card(a55test.CardConfirms)))
 	add("503", err)
