@@ -41,6 +41,11 @@ func checkRetry(ctx context.Context, resp *http.Response, err error) (bool, erro
 func (op *operation) decide(ctx context.Context, resp *http.Response, err error) (bool, error) {
 	op.plan, op.errAnswer = retryPlan{}, nil
 	if cerr := ctx.Err(); cerr != nil {
+		if op.req.BeforeResend != nil && op.key != "" && op.answerLost(resp, err) {
+			// The call ends with no lookup possible: resumed, the key
+			// would be sent again, as a retry would (lookBeforeResend).
+			return false, &stopError{err: &lookupStop{why: "the call's context ended before the operation could be looked up (" + cerr.Error() + ")"}}
+		}
 		return false, cerr
 	}
 	timeout := false
@@ -304,8 +309,9 @@ func (op *operation) failure(resp *http.Response, err error) *APIError {
 	var stop *stopError
 	var redirect *redirectError
 	var exhausted *exhaustedError
+	var ls *lookupStop
 	switch {
-	case op.ctx.Err() != nil:
+	case op.ctx.Err() != nil && !errors.As(err, &ls):
 		return withLast(op.ctx.Err())
 	case errors.As(err, &redirect):
 		// A 307/308 means the server did not execute the request: final.

@@ -148,3 +148,41 @@ func TestBeforeResendAfterALostAnswerOnTheLastAttempt(t *testing.T) {
 		}
 	}
 }
+
+// A call whose context ends right after an attempt whose answer was lost
+// cannot look the operation up; ended resumable, a job queue would send
+// the key again, which a provider that keeps only 2xx answers executes a
+// second time. It ends ErrOutcomeUnknown with its key, not resumable,
+// and nothing more is sent.
+func TestContextEndingAfterALostAnswerIsNeverResumable(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	var posts atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		posts.Add(1)
+		cancel() // the caller gives up while the answer is on its way
+		conn, _, err := http.NewResponseController(w).Hijack()
+		if err == nil {
+			_ = conn.Close()
+		}
+	}))
+	t.Cleanup(srv.Close)
+	c, err := payonce.NewClient(payonce.WithBaseURL(srv.URL), payonce.WithRetryPolicy(payoncetest.FastRetryPolicy()))
+	require.NoError(t, err)
+	asked := 0
+	_, err = c.Do(ctx, &payonce.Request{Operation: "op.create", Method: http.MethodPost, Path: "/op", Body: map[string]int{"a": 1}, Keyed: true,
+		BeforeResend: func(context.Context, payonce.Key, string) (bool, error) {
+			asked++
+			return false, nil
+		}}, nil)
+	require.ErrorIs(t, err, payonce.ErrOutcomeUnknown)
+	assert.False(t, payonce.IsResumable(err), "never resumed blindly")
+	assert.NotEmpty(t, payonce.KeyOf(err), "the key comes back to look the operation up")
+	assert.Equal(t, int32(1), posts.Load())
+	assert.Zero(t, asked, "no lookup runs on an ended context")
+
+	// Without a lookup to ask, the context's end stays what it was.
+	ctx2, cancel2 := context.WithCancel(context.Background())
+	cancel2()
+	_, err = c.Do(ctx2, &payonce.Request{Operation: "op.create", Method: http.MethodPost, Path: "/op", Body: map[string]int{"a": 1}, Keyed: true}, nil)
+	require.ErrorIs(t, err, context.Canceled)
+}
