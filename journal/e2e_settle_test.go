@@ -36,6 +36,7 @@ func TestSettleLookupsOnEveryBackend(t *testing.T) {
 			apply := &coinepay.ApplyRequest{HeaderID: "h1", PackageID: "p1"}
 
 			require.NoError(t, a.AddFault(payoncetest.Rule{Fault: payoncetest.FaultDropAfterCommit, Path: a55test.ChargePath, Count: 1}))
+			require.NoError(t, a.AddFault(payoncetest.Rule{Fault: payoncetest.FaultErrorBeforeCommit, Path: a55.PathChargeList, Count: 1}))
 			_, err := ac.Charges.Create(ctx, charge, payonce.WithReference("order-5/charge"))
 			require.Error(t, err)
 			require.NoError(t, a.AddFault(payoncetest.Rule{Fault: payoncetest.FaultErrorBeforeCommit, Path: a55test.ChargePath, Count: 1}))

@@ -119,6 +119,7 @@ func TestNoRowHoldsAnUnkeyedHashOfCardData(t *testing.T) {
 			one.MaxAttempts = 1
 			lossy := a55Client(t, srv, j, payonce.WithHTTPClient(hc), payonce.WithRetryPolicy(one))
 			require.NoError(t, srv.AddFault(payoncetest.Rule{Fault: payoncetest.FaultDropAfterCommit, Path: a55test.ChargePath, Count: 1}))
+			require.NoError(t, srv.AddFault(payoncetest.Rule{Fault: payoncetest.FaultErrorBeforeCommit, Path: a55.PathChargeList, Count: 1}))
 			_, err = lossy.Charges.Create(ctx, charge(cards[2]), payonce.WithReference("fp-lost"))
 			require.Error(t, err)
 
@@ -144,6 +145,7 @@ func TestNoRowHoldsAnUnkeyedHashOfCardData(t *testing.T) {
 			require.NoError(t, err)
 
 			srv.Clock().Advance(25 * time.Hour) // the lost charge's key is past the window
+			require.NoError(t, srv.AddFault(payoncetest.Rule{Fault: payoncetest.FaultErrorBeforeCommit, Path: a55.PathChargeList, Count: 1}))
 			_, err = lossy.Charges.Create(ctx, charge(cards[2]), payonce.WithReference("fp-lost"))
 			require.ErrorIs(t, err, payonce.ErrOutcomeUnknown)
 			entry, ok := payonce.JournalEntryOf(err)

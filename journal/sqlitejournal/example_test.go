@@ -37,7 +37,7 @@ func ExampleOpen() {
 	req := a55test.Complete(&a55.ChargeCreateRequest{InstallmentValue: payoncetest.Amount("42.00"), Currency: payonce.BRL, TypeCharge: a55.TypeCreditCard,
 		Card: &payonce.Card{Number: a55test.CardConfirms, HolderName: "TEST", ExpirationMonth: "12", ExpirationYear: "2099", CVV: "123"}})
 
-	_ = srv.AddFault(payoncetest.Rule{Fault: payoncetest.FaultDropAfterCommit, Path: a55test.ChargePath, Count: 1})
+	_ = srv.AddFault(payoncetest.Rule{Fault: payoncetest.FaultResetBeforeRead, Path: a55test.ChargePath, Count: 1}) // nothing ran
 	_, err = client.Charges.Create(ctx, req, payonce.WithReference("order-42/charge"))
 	fmt.Println("resumable:", payonce.IsResumable(err))
 
