@@ -75,6 +75,7 @@ func TestSettleCreateTellsTwinChargesApartByTheirHolders(t *testing.T) {
 			req.Description = "t-shirt"
 
 			require.NoError(t, srv.AddFault(payoncetest.Rule{Fault: payoncetest.FaultDropAfterCommit, Path: a55test.ChargePath, Count: 1}))
+			require.NoError(t, srv.AddFault(payoncetest.Rule{Fault: payoncetest.FaultErrorBeforeCommit, Path: a55.PathChargeList, Count: 1}))
 			_, err := c.Charges.Create(ctx, req, payonce.WithReference("order-A/attempt-1"))
 			require.Error(t, err)
 			paid, err := c.Charges.Create(ctx, req, payonce.WithReference("order-B/attempt-1"))
