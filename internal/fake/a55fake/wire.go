@@ -1,5 +1,7 @@
 package a55fake
 
+import "slices"
+
 // The request bodies the fake takes, written down from A55's API
 // reference in the fake's own words: every name, JSON type, required
 // flag and enum. The client has its own list; both are held to
@@ -97,16 +99,21 @@ var tokenPayFields = []field{
 	{name: "type", kind: kString, enum: walletPayTypes},
 }
 
-// createChargeFields is the body of POST /api/v1/bank/wallet/charge/
-// (create-charge page, with the card, 3DS, subscription and wallet-pay
-// fields of their own pages).
-var createChargeFields = []field{
+// accountPayerFields open both create bodies: the account the charge is
+// for and the payer (create-charge and create-pix-charge pages).
+var accountPayerFields = []field{
 	{name: "wallet_uuid", kind: kString, required: true},
 	{name: "merchant_id", kind: kString, required: true},
 	{name: "payer_name", kind: kString, required: true},
 	{name: "payer_email", kind: kString, required: true},
 	{name: "payer_tax_id", kind: kString, required: true},
 	{name: "payer_cell_phone", kind: kString, required: true},
+}
+
+// createChargeFields is the body of POST /api/v1/bank/wallet/charge/
+// (create-charge page, with the card, 3DS, subscription and wallet-pay
+// fields of their own pages).
+var createChargeFields = append(slices.Clip(accountPayerFields), []field{
 	{name: "installment_value", kind: kNumber, required: true},
 	{name: "installment_count", kind: kInteger, required: true},
 	{name: "currency", kind: kString, required: true, enum: chargeCurrencies},
@@ -152,24 +159,18 @@ var createChargeFields = []field{
 	}},
 	{name: typeApplePay, kind: kObject, fields: tokenPayFields},
 	{name: typeGooglePay, kind: kObject, fields: tokenPayFields},
-}
+}...)
 
 // createPixFields is the body of POST /api/v1/bank/wallet/charge/pix/
 // (create-pix-charge page): amount instead of installment_value, BRL only.
-var createPixFields = []field{
-	{name: "wallet_uuid", kind: kString, required: true},
-	{name: "merchant_id", kind: kString, required: true},
-	{name: "payer_name", kind: kString, required: true},
-	{name: "payer_email", kind: kString, required: true},
-	{name: "payer_tax_id", kind: kString, required: true},
-	{name: "payer_cell_phone", kind: kString, required: true},
+var createPixFields = append(slices.Clip(accountPayerFields), []field{
 	{name: "amount", kind: kNumber, required: true},
 	{name: "currency", kind: kString, required: true, enum: []string{"BRL"}},
 	{name: "due_date", kind: kString, required: true},
 	{name: "description", kind: kString, required: true},
 	{name: "webhook_url", kind: kString},
 	{name: "payer_address", kind: kObject, required: true, fields: payerAddressFields},
-}
+}...)
 
 // guideChargeFields is the idempotency guide's illustrative body (nested
 // card and payer, amount a decimal string), with the optional members
