@@ -343,6 +343,9 @@ func (c *Client) checkReference(req *Request, o callOptions) error {
 func (op *operation) journalMeta(ref string) Meta {
 	m := op.meta(nil)
 	m.Reference = ref
+	if op.jr != nil {
+		m.LeaseOwner = op.jr.owner
+	}
 	return m
 }
 

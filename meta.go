@@ -33,6 +33,10 @@ type Meta struct {
 	// recorded for Reference.
 	FromJournal bool
 	Reference   string // the journal reference (WithReference), "" without one
+	// LeaseOwner is the owner under which the call held its journal entry
+	// (WithLeaseOwner, else the client's own): a lookup that settles the
+	// entry within the call passes it on (Settlement.LeaseOwner).
+	LeaseOwner string
 }
 
 // metaFields is Meta without its methods, so that printing it uses fmt's

@@ -12,7 +12,7 @@ import (
 // key is recorded failed, any other leaves the entry pending.
 func (op *operation) record(meta Meta, runErr error, out any) (Meta, error) {
 	c, jr := op.c, op.jr
-	meta.Reference = jr.ref
+	meta.Reference, meta.LeaseOwner = jr.ref, jr.owner
 	if jr.settled != nil && runErr != nil {
 		// Settled by another run or by Settle before an attempt of ours:
 		// its outcome is the answer, nothing more was sent.

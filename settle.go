@@ -28,6 +28,11 @@ type Settlement struct {
 	StatusCode  int    // JournalSucceeded: its HTTP status, 2xx (200 when 0)
 	RequestID   string // the provider's request ID, when known
 	Reason      string // required: why and from what the outcome was found; stored, never a secret
+	// LeaseOwner is the owner under which the caller's run holds the
+	// entry (ResponseMeta.LeaseOwner), when the settle is that run's own
+	// (a lookup within the call); empty for a settle from outside any
+	// run, which a live lease refuses.
+	LeaseOwner string
 }
 
 // Settle records the outcome of reference's pending (in-doubt) entry, found
@@ -74,7 +79,11 @@ func (c *Client) Settle(ctx context.Context, reference string, s Settlement) (Jo
 	case stored.State == JournalFailed && s.State != JournalSucceeded:
 		return fail(ErrJournalSettled, stored, fmt.Errorf("reference %q already failed; only a success may replace it", reference))
 	case stored.State == JournalPending:
-		taken, err := c.journal.Take(ctx, JournalEntry{Scope: c.scope, Reference: reference, LeaseOwner: "settle:" + uuid.NewString(), Lease: corekit.JournalReserveLease})
+		owner := s.LeaseOwner
+		if owner == "" {
+			owner = "settle:" + uuid.NewString()
+		}
+		taken, err := c.journal.Take(ctx, JournalEntry{Scope: c.scope, Reference: reference, LeaseOwner: owner, Lease: corekit.JournalReserveLease})
 		switch {
 		case errors.Is(err, ErrJournalLeased):
 			return fail(ErrJournalLeased, stored, fmt.Errorf("reference %q: a run holds it: %w", reference, err))

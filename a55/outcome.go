@@ -118,6 +118,7 @@ func (s *ChargesService) lookUpUnknown(ctx context.Context, req *ChargeCreateReq
 		// first, the journal failed) leaves the entry marked: the next
 		// call with the reference looks the charge up again, and finds
 		// the same.
+		st.LeaseOwner = meta.LeaseOwner
 		_, _ = s.c.core.Settle(ctx, meta.Reference, st)
 	}
 	switch {

@@ -408,3 +408,34 @@ func TestFreshKeyOnASkewedWorkerIsSentOnce(t *testing.T) {
 		}
 	}
 }
+
+// A worker that claimed an entry in doubt and resumes it under its lease
+// (WithLeaseOwner) settles it when its lookup finds the charge: the
+// journal records what the provider did, not only the caller's answer.
+func TestClaimedEntryInDoubtIsRecordedByItsWorkersLookup(t *testing.T) {
+	for _, b := range backends(t) {
+		t.Run(b.name, func(t *testing.T) {
+			srv := a55test.New(t)
+			j, _ := b.open(t)
+			require.NoError(t, srv.AddFault(payoncetest.Rule{Fault: payoncetest.FaultDropAfterCommit, Path: a55test.ChargePath, Count: 1}))
+			require.NoError(t, srv.AddFault(payoncetest.Rule{Fault: payoncetest.FaultErrorBeforeCommit, Path: a55.PathChargeList, Count: 1}))
+			one := payoncetest.FastRetryPolicy()
+			one.MaxAttempts = 1
+			req := chargeRequest("4111111111111111")
+			req.Description = "order-claimed"
+			_, err := a55Client(t, srv, j, payonce.WithRetryPolicy(one)).Charges.Create(t.Context(), req, payonce.WithReference("order-claimed"))
+			require.ErrorIs(t, err, payonce.ErrOutcomeUnknown)
+
+			claimed, err := j.Claim(t.Context(), journal.ClaimRequest{Owner: "worker-1", Lease: time.Minute})
+			require.NoError(t, err)
+			require.Len(t, claimed, 1)
+			ch, err := a55Client(t, srv, j).Charges.Create(t.Context(), req, payonce.WithReference("order-claimed"), payonce.WithLeaseOwner("worker-1"))
+			require.NoError(t, err)
+			e, err := j.Get(t.Context(), claimed[0].Scope, "order-claimed")
+			require.NoError(t, err)
+			assert.Equal(t, payonce.JournalSucceeded, e.State, "the lookup's finding is recorded")
+			assert.Equal(t, ch.UUID, e.ResourceID)
+			assert.Equal(t, 1, srv.Ledger().Len())
+		})
+	}
+}
